@@ -1,0 +1,202 @@
+//! The one user-facing error type.
+//!
+//! Two kinds of failure are kept apart (STYLE.md): user and operating errors are values of
+//! [`PgError`], carrying the SQLSTATE PostgreSQL would send; programmer errors are
+//! assertions. The server turns a panic in one session into [`SqlState::INTERNAL_ERROR`]
+//! for that session only.
+
+use std::fmt;
+
+/// A five-character SQLSTATE code, as in PostgreSQL's `errcodes.txt`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct SqlState(pub &'static str);
+
+impl SqlState {
+    /// Informational: NOTICE and friends.
+    pub const SUCCESSFUL_COMPLETION: SqlState = SqlState("00000");
+    /// A statement the grammar accepts but Myriad does not implement (yet).
+    pub const FEATURE_NOT_SUPPORTED: SqlState = SqlState("0A000");
+    /// A value that does not fit its type (`integer out of range`).
+    pub const NUMERIC_VALUE_OUT_OF_RANGE: SqlState = SqlState("22003");
+    /// A string longer than `varchar(n)` / `char(n)` allows.
+    pub const STRING_DATA_RIGHT_TRUNCATION: SqlState = SqlState("22001");
+    /// Division (or modulo) by zero.
+    pub const DIVISION_BY_ZERO: SqlState = SqlState("22012");
+    /// A literal that cannot be read as its type (`invalid input syntax for type integer`).
+    pub const INVALID_TEXT_REPRESENTATION: SqlState = SqlState("22P02");
+    /// A bad argument to a function (negative substring length, ...).
+    pub const INVALID_PARAMETER_VALUE: SqlState = SqlState("22023");
+    /// LIKE pattern ending in the escape character.
+    pub const INVALID_ESCAPE_SEQUENCE: SqlState = SqlState("22025");
+    /// Bad LIMIT / OFFSET value (negative).
+    pub const INVALID_ROW_COUNT_IN_LIMIT_CLAUSE: SqlState = SqlState("2201W");
+    pub const INVALID_ROW_COUNT_IN_RESULT_OFFSET_CLAUSE: SqlState = SqlState("2201X");
+    /// A scalar subquery returned more than one row.
+    pub const CARDINALITY_VIOLATION: SqlState = SqlState("21000");
+    /// A NULL into a NOT NULL column.
+    pub const NOT_NULL_VIOLATION: SqlState = SqlState("23502");
+    /// A duplicate key in a PRIMARY KEY or UNIQUE constraint.
+    pub const UNIQUE_VIOLATION: SqlState = SqlState("23505");
+    /// Malformed SQL.
+    pub const SYNTAX_ERROR: SqlState = SqlState("42601");
+    /// A column name that resolves to more than one column.
+    pub const AMBIGUOUS_COLUMN: SqlState = SqlState("42702");
+    /// A column name that resolves to nothing.
+    pub const UNDEFINED_COLUMN: SqlState = SqlState("42703");
+    /// A table name that resolves to nothing.
+    pub const UNDEFINED_TABLE: SqlState = SqlState("42P01");
+    /// A table that already exists.
+    pub const DUPLICATE_TABLE: SqlState = SqlState("42P07");
+    /// A column listed twice in CREATE TABLE or an INSERT column list.
+    pub const DUPLICATE_COLUMN: SqlState = SqlState("42701");
+    /// Two FROM items with the same name.
+    pub const DUPLICATE_ALIAS: SqlState = SqlState("42712");
+    /// A constraint name used twice.
+    pub const DUPLICATE_OBJECT: SqlState = SqlState("42710");
+    /// An expression whose type does not fit where it is used.
+    pub const DATATYPE_MISMATCH: SqlState = SqlState("42804");
+    /// An operator with no implementation for its argument types.
+    pub const UNDEFINED_FUNCTION: SqlState = SqlState("42883");
+    /// A type name that resolves to nothing.
+    pub const UNDEFINED_OBJECT: SqlState = SqlState("42704");
+    /// A non-aggregated column outside GROUP BY, or an aggregate where none is allowed.
+    pub const GROUPING_ERROR: SqlState = SqlState("42803");
+    /// Misuse of a construct that is valid elsewhere (an aggregate in WHERE, ...).
+    pub const INVALID_COLUMN_REFERENCE: SqlState = SqlState("42P10");
+    /// A construct that is not allowed in this position.
+    pub const INVALID_TABLE_DEFINITION: SqlState = SqlState("42P16");
+    /// Too many columns, too long a name, ...
+    pub const TOO_MANY_COLUMNS: SqlState = SqlState("54011");
+    /// A statement that is well-formed but not allowed here.
+    pub const WRONG_OBJECT_TYPE: SqlState = SqlState("42809");
+    /// A malformed protocol message.
+    pub const PROTOCOL_VIOLATION: SqlState = SqlState("08P01");
+    /// Disk I/O failed.
+    pub const IO_ERROR: SqlState = SqlState("58030");
+    /// Data on disk is not what it should be (bad checksum, impossible page).
+    pub const DATA_CORRUPTED: SqlState = SqlState("XX001");
+    /// A bug: an invariant did not hold. Reported to the one session that hit it.
+    pub const INTERNAL_ERROR: SqlState = SqlState("XX000");
+    /// The server is shutting down.
+    pub const ADMIN_SHUTDOWN: SqlState = SqlState("57P01");
+    /// Too many buffers pinned at once.
+    pub const CONFIGURATION_LIMIT_EXCEEDED: SqlState = SqlState("53400");
+    /// A program limit such as the largest row that fits on a page.
+    pub const PROGRAM_LIMIT_EXCEEDED: SqlState = SqlState("54000");
+    /// A name that is reserved or otherwise invalid.
+    pub const INVALID_NAME: SqlState = SqlState("42602");
+    /// A column referenced in a place that cannot see it.
+    pub const UNDEFINED_PARAMETER: SqlState = SqlState("42P02");
+}
+
+impl fmt::Display for SqlState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.0)
+    }
+}
+
+/// Severity of a message sent to the client.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Severity {
+    Error,
+    Fatal,
+    Notice,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Error => "ERROR",
+            Severity::Fatal => "FATAL",
+            Severity::Notice => "NOTICE",
+        }
+    }
+}
+
+/// A user-facing error (or notice): what PostgreSQL's `ereport` carries.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PgError {
+    pub severity: Severity,
+    pub code: SqlState,
+    pub message: String,
+    pub detail: Option<String>,
+    pub hint: Option<String>,
+    /// 1-based character position in the statement text, as PostgreSQL's `P` field.
+    pub position: Option<u32>,
+}
+
+pub type PgResult<T> = Result<T, PgError>;
+
+impl PgError {
+    pub fn new(code: SqlState, message: impl Into<String>) -> PgError {
+        PgError {
+            severity: Severity::Error,
+            code,
+            message: message.into(),
+            detail: None,
+            hint: None,
+            position: None,
+        }
+    }
+
+    /// A NOTICE (not an error): sent to the client, execution continues.
+    pub fn notice(message: impl Into<String>) -> PgError {
+        PgError {
+            severity: Severity::Notice,
+            ..PgError::new(SqlState::SUCCESSFUL_COMPLETION, message)
+        }
+    }
+
+    pub fn with_detail(mut self, detail: impl Into<String>) -> PgError {
+        self.detail = Some(detail.into());
+        self
+    }
+
+    pub fn with_hint(mut self, hint: impl Into<String>) -> PgError {
+        self.hint = Some(hint.into());
+        self
+    }
+
+    /// Attach a cursor position unless one is already set (the innermost position wins).
+    pub fn with_position(mut self, position: Option<u32>) -> PgError {
+        if self.position.is_none() {
+            self.position = position;
+        }
+        self
+    }
+
+    pub fn syntax(message: impl Into<String>) -> PgError {
+        PgError::new(SqlState::SYNTAX_ERROR, message)
+    }
+
+    pub fn unsupported(feature: impl fmt::Display) -> PgError {
+        PgError::new(
+            SqlState::FEATURE_NOT_SUPPORTED,
+            format!("{feature} is not supported"),
+        )
+    }
+
+    pub fn internal(message: impl Into<String>) -> PgError {
+        PgError::new(SqlState::INTERNAL_ERROR, message)
+    }
+
+    pub fn io(context: impl fmt::Display, err: std::io::Error) -> PgError {
+        PgError::new(SqlState::IO_ERROR, format!("{context}: {err}"))
+    }
+
+    pub fn division_by_zero() -> PgError {
+        PgError::new(SqlState::DIVISION_BY_ZERO, "division by zero")
+    }
+}
+
+impl fmt::Display for PgError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.severity.as_str(), self.message)?;
+        if let Some(d) = &self.detail {
+            write!(f, " (DETAIL: {d})")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for PgError {}

@@ -1,0 +1,213 @@
+//! SQL data types as PostgreSQL names and numbers them.
+
+use crate::ids::Oid;
+
+/// A SQL type together with its length modifier, where it has one.
+///
+/// `Unknown` is the type of an undecorated string literal (and of a bare NULL) before
+/// context resolves it, exactly as PostgreSQL's `unknown` pseudo-type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DataType {
+    Bool,
+    Int2,
+    Int4,
+    Int8,
+    Float4,
+    Float8,
+    Text,
+    /// `varchar(n)`; `None` is unlimited `varchar`.
+    Varchar(Option<u32>),
+    /// `char(n)`, PostgreSQL's `bpchar`: blank-padded; `None` is unlimited `bpchar`.
+    Bpchar(Option<u32>),
+    Unknown,
+}
+
+/// PostgreSQL type OIDs (from `pg_type.dat`), sent in RowDescription.
+pub mod oids {
+    use crate::ids::Oid;
+    pub const BOOL: Oid = 16;
+    pub const INT8: Oid = 20;
+    pub const INT2: Oid = 21;
+    pub const INT4: Oid = 23;
+    pub const TEXT: Oid = 25;
+    pub const FLOAT4: Oid = 700;
+    pub const FLOAT8: Oid = 701;
+    pub const UNKNOWN: Oid = 705;
+    pub const BPCHAR: Oid = 1042;
+    pub const VARCHAR: Oid = 1043;
+}
+
+/// The VARHDRSZ that PostgreSQL adds to a character type's declared length in its typmod.
+const VARHDRSZ: i32 = 4;
+
+impl DataType {
+    /// The type's OID as PostgreSQL reports it.
+    pub fn oid(&self) -> Oid {
+        match self {
+            DataType::Bool => oids::BOOL,
+            DataType::Int2 => oids::INT2,
+            DataType::Int4 => oids::INT4,
+            DataType::Int8 => oids::INT8,
+            DataType::Float4 => oids::FLOAT4,
+            DataType::Float8 => oids::FLOAT8,
+            DataType::Text => oids::TEXT,
+            DataType::Varchar(_) => oids::VARCHAR,
+            DataType::Bpchar(_) => oids::BPCHAR,
+            DataType::Unknown => oids::UNKNOWN,
+        }
+    }
+
+    /// The type modifier (`atttypmod`): declared length + 4 for character types, else -1.
+    pub fn typmod(&self) -> i32 {
+        match self {
+            DataType::Varchar(Some(n)) | DataType::Bpchar(Some(n)) => *n as i32 + VARHDRSZ,
+            _ => -1,
+        }
+    }
+
+    /// The storage length (`typlen`): fixed size in bytes, or -1 for variable length.
+    pub fn typlen(&self) -> i16 {
+        match self {
+            DataType::Bool => 1,
+            DataType::Int2 => 2,
+            DataType::Int4 | DataType::Float4 => 4,
+            DataType::Int8 | DataType::Float8 => 8,
+            DataType::Unknown => -2,
+            _ => -1,
+        }
+    }
+
+    /// Rebuild a type from its OID and typmod (the inverse of [`oid`](Self::oid) and
+    /// [`typmod`](Self::typmod)).
+    pub fn from_oid(oid: Oid, typmod: i32) -> Option<DataType> {
+        let len = (typmod >= VARHDRSZ).then(|| (typmod - VARHDRSZ) as u32);
+        Some(match oid {
+            oids::BOOL => DataType::Bool,
+            oids::INT2 => DataType::Int2,
+            oids::INT4 => DataType::Int4,
+            oids::INT8 => DataType::Int8,
+            oids::FLOAT4 => DataType::Float4,
+            oids::FLOAT8 => DataType::Float8,
+            oids::TEXT => DataType::Text,
+            oids::VARCHAR => DataType::Varchar(len),
+            oids::BPCHAR => DataType::Bpchar(len),
+            oids::UNKNOWN => DataType::Unknown,
+            _ => return None,
+        })
+    }
+
+    /// The name PostgreSQL's `format_type` prints, used in error messages.
+    pub fn name(&self) -> String {
+        match self {
+            DataType::Varchar(Some(n)) => format!("character varying({n})"),
+            DataType::Bpchar(Some(n)) => format!("character({n})"),
+            DataType::Bpchar(None) => "bpchar".to_string(),
+            other => other.base_name().to_string(),
+        }
+    }
+
+    /// The name without length modifier (`integer`, `character varying`, ...).
+    pub fn base_name(&self) -> &'static str {
+        match self {
+            DataType::Bool => "boolean",
+            DataType::Int2 => "smallint",
+            DataType::Int4 => "integer",
+            DataType::Int8 => "bigint",
+            DataType::Float4 => "real",
+            DataType::Float8 => "double precision",
+            DataType::Text => "text",
+            DataType::Varchar(_) => "character varying",
+            DataType::Bpchar(_) => "character",
+            DataType::Unknown => "unknown",
+        }
+    }
+
+    /// The internal name PostgreSQL uses for a cast's output column (`int4`, `text`, ...).
+    pub fn internal_name(&self) -> &'static str {
+        match self {
+            DataType::Bool => "bool",
+            DataType::Int2 => "int2",
+            DataType::Int4 => "int4",
+            DataType::Int8 => "int8",
+            DataType::Float4 => "float4",
+            DataType::Float8 => "float8",
+            DataType::Text => "text",
+            DataType::Varchar(_) => "varchar",
+            DataType::Bpchar(_) => "bpchar",
+            DataType::Unknown => "unknown",
+        }
+    }
+
+    pub fn is_integer(&self) -> bool {
+        matches!(self, DataType::Int2 | DataType::Int4 | DataType::Int8)
+    }
+
+    pub fn is_float(&self) -> bool {
+        matches!(self, DataType::Float4 | DataType::Float8)
+    }
+
+    pub fn is_numeric(&self) -> bool {
+        self.is_integer() || self.is_float()
+    }
+
+    /// Text-like types (PostgreSQL's string category).
+    pub fn is_string(&self) -> bool {
+        matches!(
+            self,
+            DataType::Text | DataType::Varchar(_) | DataType::Bpchar(_)
+        )
+    }
+
+    /// Rank within the numeric category: a wider type can hold every value of a narrower
+    /// one, and implicit casts only go up this ladder (int2 < int4 < int8 < float4 < float8).
+    pub fn numeric_rank(&self) -> Option<u8> {
+        Some(match self {
+            DataType::Int2 => 1,
+            DataType::Int4 => 2,
+            DataType::Int8 => 3,
+            DataType::Float4 => 4,
+            DataType::Float8 => 5,
+            _ => return None,
+        })
+    }
+
+    /// The same type without a length modifier (the type of an expression over a column).
+    pub fn without_typmod(&self) -> DataType {
+        match self {
+            DataType::Varchar(_) => DataType::Varchar(None),
+            DataType::Bpchar(_) => DataType::Bpchar(None),
+            other => *other,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn oid_typmod_round_trip() {
+        for t in [
+            DataType::Bool,
+            DataType::Int2,
+            DataType::Int4,
+            DataType::Int8,
+            DataType::Float4,
+            DataType::Float8,
+            DataType::Text,
+            DataType::Varchar(Some(10)),
+            DataType::Varchar(None),
+            DataType::Bpchar(Some(1)),
+            DataType::Bpchar(None),
+        ] {
+            assert_eq!(DataType::from_oid(t.oid(), t.typmod()), Some(t));
+        }
+    }
+
+    #[test]
+    fn names_match_format_type() {
+        assert_eq!(DataType::Varchar(Some(5)).name(), "character varying(5)");
+        assert_eq!(DataType::Bpchar(Some(3)).name(), "character(3)");
+        assert_eq!(DataType::Float8.name(), "double precision");
+    }
+}

@@ -1,0 +1,432 @@
+//! One SQL datum, with PostgreSQL's text input (`int4in`, `float8in`, `boolin`, ...) and
+//! text output (`int4out`, `float8out`, ...).
+//!
+//! A [`Value`] does not carry its declared type: the binder knows every expression's
+//! [`DataType`] and the executor only ever combines values of matching types. Character
+//! types share one representation except `char(n)` ([`Value::Bpchar`]), whose trailing
+//! blanks are insignificant in comparisons and dropped when it turns into text.
+
+use std::cmp::Ordering;
+
+use crate::error::{PgError, PgResult, SqlState};
+use crate::types::DataType;
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    Null,
+    Bool(bool),
+    Int2(i16),
+    Int4(i32),
+    Int8(i64),
+    Float4(f32),
+    Float8(f64),
+    /// `text` and `varchar`.
+    Text(String),
+    /// `char(n)`, stored blank-padded to its declared length.
+    Bpchar(String),
+}
+
+impl Value {
+    pub fn is_null(&self) -> bool {
+        matches!(self, Value::Null)
+    }
+
+    /// Integer value of any integer variant.
+    pub fn as_i64(&self) -> Option<i64> {
+        match self {
+            Value::Int2(v) => Some(*v as i64),
+            Value::Int4(v) => Some(*v as i64),
+            Value::Int8(v) => Some(*v),
+            _ => None,
+        }
+    }
+
+    /// Numeric value of any numeric variant, widened to f64.
+    pub fn as_f64(&self) -> Option<f64> {
+        match self {
+            Value::Float4(v) => Some(*v as f64),
+            Value::Float8(v) => Some(*v),
+            other => other.as_i64().map(|v| v as f64),
+        }
+    }
+
+    /// The string of a character value; for `char(n)` without its trailing blanks.
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Value::Text(s) => Some(s),
+            Value::Bpchar(s) => Some(s.trim_end_matches(' ')),
+            _ => None,
+        }
+    }
+
+    /// The text output function: `None` for NULL.
+    pub fn to_text(&self) -> Option<String> {
+        Some(match self {
+            Value::Null => return None,
+            Value::Bool(b) => if *b { "t" } else { "f" }.to_string(),
+            Value::Int2(v) => v.to_string(),
+            Value::Int4(v) => v.to_string(),
+            Value::Int8(v) => v.to_string(),
+            Value::Float4(v) => format_float(*v as f64, FloatKind::Float4),
+            Value::Float8(v) => format_float(*v, FloatKind::Float8),
+            Value::Text(s) | Value::Bpchar(s) => s.clone(),
+        })
+    }
+
+    /// Total order between two non-NULL values of comparable types, as PostgreSQL's btree
+    /// comparison functions define it: numbers by value (NaN above everything, equal to
+    /// itself), strings bytewise (the C collation), `char(n)` ignoring trailing blanks,
+    /// `false < true`. Callers deal with NULL.
+    pub fn cmp_non_null(&self, other: &Value) -> Ordering {
+        use Value::*;
+        match (self, other) {
+            (Bool(a), Bool(b)) => a.cmp(b),
+            (Text(_) | Bpchar(_), Text(_) | Bpchar(_)) => {
+                self.as_str().unwrap_or("").cmp(other.as_str().unwrap_or(""))
+            }
+            (Float4(_) | Float8(_), _) | (_, Float4(_) | Float8(_)) => {
+                cmp_f64(self.as_f64().unwrap_or(0.0), other.as_f64().unwrap_or(0.0))
+            }
+            _ => match (self.as_i64(), other.as_i64()) {
+                (Some(a), Some(b)) => a.cmp(&b),
+                // Mismatched kinds never reach here from bound expressions; order them by
+                // kind so that sorting stays a total order even if they did.
+                _ => self.kind_rank().cmp(&other.kind_rank()),
+            },
+        }
+    }
+
+    /// Comparison for sorting and grouping: NULLs equal to each other and greater than
+    /// everything (PostgreSQL's default `NULLS LAST` for ascending order).
+    pub fn cmp_nulls_last(&self, other: &Value) -> Ordering {
+        match (self.is_null(), other.is_null()) {
+            (true, true) => Ordering::Equal,
+            (true, false) => Ordering::Greater,
+            (false, true) => Ordering::Less,
+            (false, false) => self.cmp_non_null(other),
+        }
+    }
+
+    fn kind_rank(&self) -> u8 {
+        match self {
+            Value::Null => 0,
+            Value::Bool(_) => 1,
+            Value::Int2(_) | Value::Int4(_) | Value::Int8(_) => 2,
+            Value::Float4(_) | Value::Float8(_) => 3,
+            Value::Text(_) | Value::Bpchar(_) => 4,
+        }
+    }
+
+    /// The type input function: read `text` as a value of type `ty`, applying the type's
+    /// length modifier as an assignment would (PostgreSQL's `*in` functions).
+    pub fn parse(text: &str, ty: &DataType) -> PgResult<Value> {
+        match ty {
+            DataType::Bool => parse_bool(text).map(Value::Bool),
+            DataType::Int2 => {
+                let v = parse_int(text, ty)?;
+                i16::try_from(v)
+                    .map(Value::Int2)
+                    .map_err(|_| out_of_range_input(text, ty))
+            }
+            DataType::Int4 => {
+                let v = parse_int(text, ty)?;
+                i32::try_from(v)
+                    .map(Value::Int4)
+                    .map_err(|_| out_of_range_input(text, ty))
+            }
+            DataType::Int8 => parse_int(text, ty).map(Value::Int8),
+            DataType::Float4 => {
+                let v = parse_float(text, ty)?;
+                let f = v as f32;
+                if f.is_infinite() && v.is_finite() || (f == 0.0 && v != 0.0) {
+                    return Err(PgError::new(
+                        SqlState::NUMERIC_VALUE_OUT_OF_RANGE,
+                        format!("\"{}\" is out of range for type real", text.trim()),
+                    ));
+                }
+                Ok(Value::Float4(f))
+            }
+            DataType::Float8 => parse_float(text, ty).map(Value::Float8),
+            DataType::Text | DataType::Unknown => Ok(Value::Text(text.to_string())),
+            DataType::Varchar(_) | DataType::Bpchar(_) => {
+                Value::Text(text.to_string()).coerce_char_length(ty, false)
+            }
+        }
+    }
+
+    /// Apply a character type's length to a string value: `varchar(n)` truncates, `char(n)`
+    /// truncates and blank-pads. Too-long input is an error unless the excess is all
+    /// blanks or `explicit` is set (an explicit cast truncates silently, as in PostgreSQL).
+    pub fn coerce_char_length(self, ty: &DataType, explicit: bool) -> PgResult<Value> {
+        let s = match self {
+            Value::Null => return Ok(Value::Null),
+            Value::Text(s) => s,
+            Value::Bpchar(s) => s,
+            other => return Ok(other),
+        };
+        let (limit, pad) = match ty {
+            DataType::Varchar(n) => (*n, false),
+            DataType::Bpchar(n) => (*n, true),
+            DataType::Text => return Ok(Value::Text(s.trim_end_matches(' ').to_string())),
+            _ => return Ok(Value::Text(s)),
+        };
+        let Some(limit) = limit else {
+            return Ok(if pad { Value::Bpchar(s) } else { Value::Text(s) });
+        };
+        let limit = limit as usize;
+        let mut out = match s.char_indices().nth(limit) {
+            None => s,
+            Some((cut, _)) => {
+                if !explicit && s[cut..].chars().any(|c| c != ' ') {
+                    return Err(PgError::new(
+                        SqlState::STRING_DATA_RIGHT_TRUNCATION,
+                        format!("value too long for type {}", ty.name()),
+                    ));
+                }
+                s[..cut].to_string()
+            }
+        };
+        if pad {
+            let have = out.chars().count();
+            out.extend(std::iter::repeat_n(' ', limit.saturating_sub(have)));
+            Ok(Value::Bpchar(out))
+        } else {
+            Ok(Value::Text(out))
+        }
+    }
+}
+
+fn cmp_f64(a: f64, b: f64) -> Ordering {
+    match (a.is_nan(), b.is_nan()) {
+        (true, true) => Ordering::Equal,
+        (true, false) => Ordering::Greater,
+        (false, true) => Ordering::Less,
+        (false, false) => a.partial_cmp(&b).unwrap_or(Ordering::Equal),
+    }
+}
+
+fn invalid_input(text: &str, ty: &DataType) -> PgError {
+    PgError::new(
+        SqlState::INVALID_TEXT_REPRESENTATION,
+        format!("invalid input syntax for type {}: \"{}\"", ty.name(), text),
+    )
+}
+
+fn out_of_range_input(text: &str, ty: &DataType) -> PgError {
+    PgError::new(
+        SqlState::NUMERIC_VALUE_OUT_OF_RANGE,
+        format!("value \"{}\" is out of range for type {}", text, ty.name()),
+    )
+}
+
+/// PostgreSQL's whitespace for type input (`scanner_isspace`).
+fn is_pg_space(c: char) -> bool {
+    matches!(c, ' ' | '\t' | '\n' | '\r' | '\x0b' | '\x0c')
+}
+
+fn parse_int(text: &str, ty: &DataType) -> PgResult<i64> {
+    let t = text.trim_matches(is_pg_space);
+    let (neg, digits) = match t.as_bytes().first() {
+        Some(b'-') => (true, &t[1..]),
+        Some(b'+') => (false, &t[1..]),
+        _ => (false, t),
+    };
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(invalid_input(text, ty));
+    }
+    let mut v: i64 = 0;
+    for b in digits.bytes() {
+        let d = (b - b'0') as i64;
+        v = v
+            .checked_mul(10)
+            .and_then(|v| if neg { v.checked_sub(d) } else { v.checked_add(d) })
+            .ok_or_else(|| out_of_range_input(text, ty))?;
+    }
+    Ok(v)
+}
+
+fn parse_float(text: &str, ty: &DataType) -> PgResult<f64> {
+    let t = text.trim_matches(is_pg_space);
+    let lower = t.to_ascii_lowercase();
+    let special = match lower.as_str() {
+        "nan" | "+nan" | "-nan" => Some(f64::NAN),
+        "infinity" | "+infinity" | "inf" | "+inf" => Some(f64::INFINITY),
+        "-infinity" | "-inf" => Some(f64::NEG_INFINITY),
+        _ => None,
+    };
+    if let Some(v) = special {
+        return Ok(v);
+    }
+    // Rust's parser accepts exactly the decimal forms strtod does, plus words handled above;
+    // reject its extra spellings ("infinity" inside other text never reaches here).
+    let valid_chars = t
+        .bytes()
+        .all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'E' | b'+' | b'-'));
+    match t.parse::<f64>() {
+        Ok(v) if valid_chars && !t.is_empty() => {
+            if v.is_infinite() {
+                Err(PgError::new(
+                    SqlState::NUMERIC_VALUE_OUT_OF_RANGE,
+                    format!("\"{}\" is out of range for type {}", t, ty.name()),
+                ))
+            } else {
+                Ok(v)
+            }
+        }
+        _ => Err(invalid_input(text, ty)),
+    }
+}
+
+fn parse_bool(text: &str) -> PgResult<bool> {
+    let t = text.trim_matches(is_pg_space).to_ascii_lowercase();
+    let matches_prefix = |word: &str, min: usize| t.len() >= min && word.starts_with(t.as_str());
+    if matches_prefix("true", 1) || matches_prefix("yes", 1) || t == "on" || t == "1" {
+        Ok(true)
+    } else if matches_prefix("false", 1) || matches_prefix("no", 1) || matches_prefix("off", 2) || t == "0"
+    {
+        Ok(false)
+    } else {
+        Err(invalid_input(text, &DataType::Bool))
+    }
+}
+
+#[derive(Clone, Copy)]
+enum FloatKind {
+    Float4,
+    Float8,
+}
+
+/// `float8out` / `float4out` with PostgreSQL 12+'s default `extra_float_digits = 1`: the
+/// shortest string that reads back to the same value, in exponent form when the decimal
+/// exponent is below -4 or at least the type's precision (15 digits for float8, 6 for float4).
+fn format_float(v: f64, kind: FloatKind) -> String {
+    if v.is_nan() {
+        return "NaN".into();
+    }
+    if v.is_infinite() {
+        return if v > 0.0 { "Infinity" } else { "-Infinity" }.into();
+    }
+    if v == 0.0 {
+        return if v.is_sign_negative() { "-0" } else { "0" }.into();
+    }
+    // Rust's `{:e}` prints the shortest round-trip digits: "-1.2345e-7".
+    let sci = match kind {
+        FloatKind::Float4 => format!("{:e}", v as f32),
+        FloatKind::Float8 => format!("{v:e}"),
+    };
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let (sign, mantissa) = match mantissa.strip_prefix('-') {
+        Some(m) => ("-", m),
+        None => ("", mantissa),
+    };
+    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
+    let precision = match kind {
+        FloatKind::Float4 => 6,
+        FloatKind::Float8 => 15,
+    };
+    if exp < -4 || exp >= precision {
+        let mut m = digits[..1].to_string();
+        if digits.len() > 1 {
+            m.push('.');
+            m.push_str(&digits[1..]);
+        }
+        let esign = if exp < 0 { '-' } else { '+' };
+        format!("{sign}{m}e{esign}{:02}", exp.abs())
+    } else if exp < 0 {
+        let zeros = "0".repeat((-exp - 1) as usize);
+        format!("{sign}0.{zeros}{digits}")
+    } else {
+        let int_len = exp as usize + 1;
+        if digits.len() <= int_len {
+            format!("{sign}{digits}{}", "0".repeat(int_len - digits.len()))
+        } else {
+            format!("{sign}{}.{}", &digits[..int_len], &digits[int_len..])
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn f8(v: f64) -> String {
+        Value::Float8(v).to_text().unwrap()
+    }
+
+    #[test]
+    fn float_output_matches_postgres() {
+        assert_eq!(f8(1.5), "1.5");
+        assert_eq!(f8(100.0), "100");
+        assert_eq!(f8(0.1 + 0.2), "0.30000000000000004");
+        assert_eq!(f8(1e15), "1e+15");
+        assert_eq!(f8(123456789012345.0), "123456789012345");
+        assert_eq!(f8(0.0001), "0.0001");
+        assert_eq!(f8(0.00001), "1e-05");
+        assert_eq!(f8(-2.5e-10), "-2.5e-10");
+        assert_eq!(f8(f64::INFINITY), "Infinity");
+        assert_eq!(f8(-0.0), "-0");
+        assert_eq!(Value::Float4(1234567.0).to_text().unwrap(), "1.234567e+06");
+        assert_eq!(Value::Float4(0.1).to_text().unwrap(), "0.1");
+    }
+
+    #[test]
+    fn int_input_errors() {
+        assert_eq!(Value::parse(" 42 ", &DataType::Int4), Ok(Value::Int4(42)));
+        assert_eq!(Value::parse("-32768", &DataType::Int2), Ok(Value::Int2(-32768)));
+        let e = Value::parse("abc", &DataType::Int4).unwrap_err();
+        assert_eq!(e.code, SqlState::INVALID_TEXT_REPRESENTATION);
+        assert_eq!(e.message, "invalid input syntax for type integer: \"abc\"");
+        let e = Value::parse("3000000000", &DataType::Int4).unwrap_err();
+        assert_eq!(e.code, SqlState::NUMERIC_VALUE_OUT_OF_RANGE);
+        assert_eq!(
+            e.message,
+            "value \"3000000000\" is out of range for type integer"
+        );
+        assert!(Value::parse("-9223372036854775808", &DataType::Int8).is_ok());
+    }
+
+    #[test]
+    fn bool_input() {
+        for t in ["t", "TRUE", "yes", "on", "1", " tr "] {
+            assert_eq!(Value::parse(t, &DataType::Bool), Ok(Value::Bool(true)), "{t}");
+        }
+        for t in ["f", "false", "no", "off", "0"] {
+            assert_eq!(Value::parse(t, &DataType::Bool), Ok(Value::Bool(false)), "{t}");
+        }
+        assert!(Value::parse("o", &DataType::Bool).is_err());
+        assert!(Value::parse("maybe", &DataType::Bool).is_err());
+    }
+
+    #[test]
+    fn char_lengths() {
+        let v = Value::parse("ab", &DataType::Bpchar(Some(4))).unwrap();
+        assert_eq!(v, Value::Bpchar("ab  ".into()));
+        assert_eq!(v.as_str(), Some("ab"));
+        let e = Value::parse("abcde", &DataType::Varchar(Some(3))).unwrap_err();
+        assert_eq!(e.code, SqlState::STRING_DATA_RIGHT_TRUNCATION);
+        assert_eq!(e.message, "value too long for type character varying(3)");
+        assert_eq!(
+            Value::parse("abc   ", &DataType::Varchar(Some(3))),
+            Ok(Value::Text("abc".into()))
+        );
+        assert_eq!(
+            Value::Text("abcde".into()).coerce_char_length(&DataType::Varchar(Some(3)), true),
+            Ok(Value::Text("abc".into()))
+        );
+    }
+
+    #[test]
+    fn ordering() {
+        assert_eq!(
+            Value::Bpchar("a  ".into()).cmp_non_null(&Value::Text("a".into())),
+            Ordering::Equal
+        );
+        assert_eq!(
+            Value::Float8(f64::NAN).cmp_non_null(&Value::Float8(f64::INFINITY)),
+            Ordering::Greater
+        );
+        assert_eq!(Value::Null.cmp_nulls_last(&Value::Int4(1)), Ordering::Greater);
+        assert_eq!(Value::Int2(3).cmp_non_null(&Value::Int8(2)), Ordering::Greater);
+    }
+}
