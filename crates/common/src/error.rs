@@ -43,6 +43,8 @@ impl SqlState {
     pub const AMBIGUOUS_COLUMN: SqlState = SqlState("42702");
     /// A column name that resolves to nothing.
     pub const UNDEFINED_COLUMN: SqlState = SqlState("42703");
+    /// A schema name that resolves to nothing.
+    pub const INVALID_SCHEMA_NAME: SqlState = SqlState("3F000");
     /// A table name that resolves to nothing.
     pub const UNDEFINED_TABLE: SqlState = SqlState("42P01");
     /// A table that already exists.
@@ -55,6 +57,8 @@ impl SqlState {
     pub const DUPLICATE_OBJECT: SqlState = SqlState("42710");
     /// An expression whose type does not fit where it is used.
     pub const DATATYPE_MISMATCH: SqlState = SqlState("42804");
+    /// A cast that does not exist (`cannot cast type boolean to bigint`).
+    pub const CANNOT_COERCE: SqlState = SqlState("42846");
     /// An operator with no implementation for its argument types.
     pub const UNDEFINED_FUNCTION: SqlState = SqlState("42883");
     /// A type name that resolves to nothing.
@@ -149,6 +153,11 @@ impl PgError {
 
     pub fn with_detail(mut self, detail: impl Into<String>) -> PgError {
         self.detail = Some(detail.into());
+        self
+    }
+
+    pub fn with_code(mut self, code: SqlState) -> PgError {
+        self.code = code;
         self
     }
 

@@ -1,1 +1,18 @@
-//! placeholder
+//! The SQL front end: text to bound, typed statements.
+//!
+//! 1. [`parser::parse`] runs `sqlparser` (PostgreSQL dialect) over the whole query string and
+//!    turns its errors into PostgreSQL's `syntax error at or near "..."` with a position.
+//! 2. [`binder::Binder::bind`] resolves every name against one [`catalog::CatalogSnapshot`],
+//!    types every expression, inserts the implicit casts PostgreSQL would, and produces a
+//!    [`bound::BoundStatement`]: a logical plan for queries, a target and row source for DML,
+//!    a descriptor for DDL.
+//!
+//! Nothing here touches storage: binding is a pure function of the statement and the
+//! catalog snapshot, which is what lets a later plan cache key on the catalog version.
+
+pub mod binder;
+pub mod bound;
+pub mod parser;
+
+pub use binder::Binder;
+pub use bound::BoundStatement;

@@ -1,0 +1,115 @@
+//! Descriptors: the catalog's description of one table.
+
+use common::DataType;
+use common::ids::{Oid, RelId};
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ColumnDesc {
+    pub name: String,
+    pub ty: DataType,
+    pub not_null: bool,
+    /// The DEFAULT expression as SQL text (PostgreSQL keeps it as a node tree in
+    /// `pg_attrdef`; text keeps this layer free of the SQL front end, which re-binds it).
+    pub default: Option<String>,
+}
+
+/// A PRIMARY KEY or UNIQUE constraint.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KeyDesc {
+    /// The constraint's name, which is also its index's name (`t_pkey`, `t_a_key`).
+    pub name: String,
+    /// Column positions (0-based) in key order.
+    pub columns: Vec<usize>,
+    pub primary: bool,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct TableDesc {
+    pub oid: Oid,
+    /// The storage the table's rows live in (`base/<rel>`).
+    pub rel: RelId,
+    pub name: String,
+    pub columns: Vec<ColumnDesc>,
+    pub keys: Vec<KeyDesc>,
+}
+
+impl TableDesc {
+    pub fn column_index(&self, name: &str) -> Option<usize> {
+        self.columns.iter().position(|c| c.name == name)
+    }
+
+    pub fn column_types(&self) -> Vec<DataType> {
+        self.columns.iter().map(|c| c.ty).collect()
+    }
+}
+
+/// What CREATE TABLE asks for; the catalog assigns identifiers and missing names.
+#[derive(Clone, Debug)]
+pub struct NewTable {
+    pub name: String,
+    pub columns: Vec<ColumnDesc>,
+    pub keys: Vec<NewKey>,
+}
+
+#[derive(Clone, Debug)]
+pub struct NewKey {
+    pub name: Option<String>,
+    pub columns: Vec<usize>,
+    pub primary: bool,
+}
+
+/// PostgreSQL's generated constraint name: `<table>_pkey` or `<table>_<col>[_<col>...]_key`,
+/// each part truncated so that the whole fits in an identifier.
+pub(crate) fn default_key_name(table: &str, columns: &[ColumnDesc], key: &NewKey) -> String {
+    let cols: Vec<&str> = key.columns.iter().map(|&i| columns[i].name.as_str()).collect();
+    let (middle, suffix) = if key.primary {
+        (String::new(), "pkey")
+    } else {
+        (cols.join("_"), "key")
+    };
+    make_object_name(table, &middle, suffix)
+}
+
+/// PostgreSQL's `makeObjectName`: shorten the longer of the two names until
+/// `name1_name2_label` fits in `NAMEDATALEN - 1` bytes.
+fn make_object_name(name1: &str, name2: &str, label: &str) -> String {
+    let max = common::limits::MAX_IDENTIFIER_BYTES;
+    let overhead = label.len() + 1 + if name2.is_empty() { 0 } else { 1 };
+    let mut n1 = name1.len();
+    let mut n2 = name2.len();
+    while n1 + n2 + overhead > max {
+        if n1 > n2 {
+            n1 -= 1;
+        } else {
+            n2 -= 1;
+        }
+    }
+    let cut = |s: &str, mut n: usize| {
+        while !s.is_char_boundary(n) {
+            n -= 1;
+        }
+        s[..n].to_string()
+    };
+    let mut out = cut(name1, n1);
+    if !name2.is_empty() {
+        out.push('_');
+        out.push_str(&cut(name2, n2));
+    }
+    out.push('_');
+    out.push_str(label);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_names_are_shortened_like_postgres() {
+        let t = "a".repeat(60);
+        let name = make_object_name(&t, "", "pkey");
+        assert_eq!(name.len(), 63);
+        assert!(name.ends_with("_pkey"));
+        assert_eq!(make_object_name("t", "a_b", "key"), "t_a_b_key");
+    }
+}

@@ -1,0 +1,203 @@
+//! Binding DDL: CREATE TABLE and DROP TABLE.
+
+use catalog::{ColumnDesc, NewTable};
+use catalog::NewKey;
+use common::{PgError, PgResult, SqlState};
+use sqlparser::ast;
+
+use super::coerce::{CastContext, coerce};
+use super::expr::ExprContext;
+use super::{Binder, Scope, ident_name};
+use crate::bound::BoundStatement;
+
+impl Binder<'_> {
+    pub(crate) fn bind_create_table(&self, c: &ast::CreateTable) -> PgResult<BoundStatement> {
+        if c.or_replace || c.temporary || c.external || c.query.is_some() || c.like.is_some()
+            || c.clone.is_some() || c.partition_by.is_some() || c.inherits.is_some()
+            || c.partition_of.is_some() || c.for_values.is_some()
+        {
+            return Err(PgError::unsupported(format!(
+                "this form of CREATE TABLE (\"{}\")",
+                first_line(&c.to_string())
+            )));
+        }
+        if c.unlogged {
+            return Err(PgError::unsupported("CREATE UNLOGGED TABLE"));
+        }
+        if !matches!(c.table_options, ast::CreateTableOptions::None) {
+            return Err(PgError::unsupported("table storage parameters (WITH ...)"));
+        }
+        let (name, pos) = self.object_name(&c.name)?;
+        if self.catalog.relation_exists(&name) {
+            if c.if_not_exists {
+                return Ok(BoundStatement::CreateTableSkipped(PgError::notice(format!(
+                    "relation \"{name}\" already exists, skipping"
+                ))
+                .with_code(SqlState::DUPLICATE_TABLE)));
+            }
+            return Err(PgError::new(
+                SqlState::DUPLICATE_TABLE,
+                format!("relation \"{name}\" already exists"),
+            ));
+        }
+        let _ = pos;
+        if c.columns.len() > common::limits::MAX_COLUMNS {
+            return Err(PgError::new(
+                SqlState::TOO_MANY_COLUMNS,
+                format!("tables can have at most {} columns", common::limits::MAX_COLUMNS),
+            ));
+        }
+        let mut columns: Vec<ColumnDesc> = Vec::with_capacity(c.columns.len());
+        let mut keys: Vec<NewKey> = Vec::new();
+        for def in &c.columns {
+            let cname = ident_name(&def.name);
+            if columns.iter().any(|x| x.name == cname) {
+                return Err(PgError::new(
+                    SqlState::DUPLICATE_COLUMN,
+                    format!("column \"{cname}\" specified more than once"),
+                ));
+            }
+            let ty = self.bind_type(&def.data_type)?;
+            let mut col = ColumnDesc { name: cname, ty, not_null: false, default: None };
+            let idx = columns.len();
+            for opt in &def.options {
+                match &opt.option {
+                    ast::ColumnOption::Null => col.not_null = false,
+                    ast::ColumnOption::NotNull => col.not_null = true,
+                    ast::ColumnOption::Default(e) => {
+                        self.check_default(e, &col)?;
+                        col.default = Some(e.to_string());
+                    }
+                    ast::ColumnOption::PrimaryKey(_) => {
+                        col.not_null = true;
+                        keys.push(NewKey { name: opt.name.as_ref().map(ident_name), columns: vec![idx], primary: true });
+                    }
+                    ast::ColumnOption::Unique(_) => {
+                        keys.push(NewKey { name: opt.name.as_ref().map(ident_name), columns: vec![idx], primary: false });
+                    }
+                    other => return Err(PgError::unsupported(format!("column constraint {other}"))),
+                }
+            }
+            columns.push(col);
+        }
+        for tc in &c.constraints {
+            let (name, cols, primary) = match tc {
+                ast::TableConstraint::PrimaryKey(pk) => (&pk.name, &pk.columns, true),
+                ast::TableConstraint::Unique(u) => (&u.name, &u.columns, false),
+                other => return Err(PgError::unsupported(format!("table constraint {other}"))),
+            };
+            let mut positions = Vec::with_capacity(cols.len());
+            for ic in cols {
+                let ast::Expr::Identifier(id) = &ic.column.expr else {
+                    return Err(PgError::unsupported("expressions in key constraints"));
+                };
+                let n = ident_name(id);
+                let Some(p) = columns.iter().position(|x| x.name == n) else {
+                    return Err(PgError::new(
+                        SqlState::UNDEFINED_COLUMN,
+                        format!("column \"{n}\" named in key does not exist"),
+                    )
+                    .with_position(self.position(&id.span)));
+                };
+                if positions.contains(&p) {
+                    return Err(PgError::new(
+                        SqlState::DUPLICATE_COLUMN,
+                        format!("column \"{n}\" appears twice in {} constraint", if primary { "primary key" } else { "unique" }),
+                    ));
+                }
+                positions.push(p);
+            }
+            if primary {
+                for &p in &positions {
+                    columns[p].not_null = true;
+                }
+            }
+            keys.push(NewKey { name: name.as_ref().map(ident_name), columns: positions, primary });
+        }
+        if keys.iter().filter(|k| k.primary).count() > 1 {
+            return Err(PgError::new(
+                SqlState::INVALID_TABLE_DEFINITION,
+                format!("multiple primary keys for table \"{name}\" are not allowed"),
+            ));
+        }
+        // A unique constraint identical to another adds nothing (PostgreSQL merges them).
+        let mut deduped: Vec<NewKey> = Vec::with_capacity(keys.len());
+        for k in keys {
+            if let Some(existing) = deduped.iter_mut().find(|d| d.columns == k.columns) {
+                existing.primary |= k.primary;
+                if existing.name.is_none() {
+                    existing.name = k.name;
+                }
+            } else {
+                deduped.push(k);
+            }
+        }
+        Ok(BoundStatement::CreateTable(NewTable { name, columns, keys: deduped }))
+    }
+
+    /// A DEFAULT must be a column-free expression assignable to the column.
+    fn check_default(&self, e: &ast::Expr, col: &ColumnDesc) -> PgResult<()> {
+        let scope = Scope::default();
+        let cx = ExprContext { scope: &scope, aggs_allowed: false, clause: "DEFAULT expressions" };
+        let bound = self.bind_expr(e, &cx).map_err(|err| {
+            if err.code == SqlState::UNDEFINED_COLUMN {
+                PgError::new(SqlState::FEATURE_NOT_SUPPORTED, "cannot use column reference in DEFAULT expression")
+            } else {
+                err
+            }
+        })?;
+        self.assign(bound, col)?;
+        Ok(())
+    }
+
+    /// Coerce `e` for storing into `col`, with PostgreSQL's assignment error.
+    pub(crate) fn assign(&self, e: crate::bound::Expr, col: &ColumnDesc) -> PgResult<crate::bound::Expr> {
+        let from = e.ty;
+        coerce(e, &col.ty, CastContext::Assignment).map_err(|err| {
+            if err.code == SqlState::DATATYPE_MISMATCH {
+                PgError::new(
+                    SqlState::DATATYPE_MISMATCH,
+                    format!("column \"{}\" is of type {} but expression is of type {}", col.name, col.ty.name(), from.name()),
+                )
+                .with_hint("You will need to rewrite or cast the expression.")
+            } else {
+                err
+            }
+        })
+    }
+
+    pub(crate) fn bind_drop(
+        &self,
+        object_type: ast::ObjectType,
+        if_exists: bool,
+        names: &[ast::ObjectName],
+        _cascade: bool,
+    ) -> PgResult<BoundStatement> {
+        if object_type != ast::ObjectType::Table {
+            return Err(PgError::unsupported(format!("DROP {object_type}")));
+        }
+        let mut tables = Vec::new();
+        let mut notices = Vec::new();
+        for n in names {
+            let (name, pos) = self.object_name(n)?;
+            match self.catalog.table(&name) {
+                Some(t) => {
+                    if !tables.iter().any(|x: &std::sync::Arc<catalog::TableDesc>| x.oid == t.oid) {
+                        tables.push(t.clone());
+                    }
+                }
+                None if if_exists => notices.push(PgError::notice(format!("table \"{name}\" does not exist, skipping"))),
+                None => {
+                    return Err(PgError::new(SqlState::UNDEFINED_TABLE, format!("table \"{name}\" does not exist"))
+                        .with_position(pos));
+                }
+            }
+        }
+        Ok(BoundStatement::DropTables { tables, notices })
+    }
+}
+
+fn first_line(s: &str) -> &str {
+    s.lines().next().unwrap_or("")
+}
+

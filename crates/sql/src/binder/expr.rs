@@ -1,0 +1,730 @@
+//! Binding expressions: names to column positions, literals to typed constants, operators
+//! and functions to typed nodes with PostgreSQL's implicit casts.
+
+use common::{DataType, PgError, PgResult, SqlState, Value};
+use sqlparser::ast::{self, BinaryOperator, UnaryOperator};
+
+use super::coerce::{CastContext, coerce, common_type};
+use super::{Binder, Scope, ident_name};
+use crate::bound::{AggCall, AggFunc, BinaryOp, Expr, ExprKind, ScalarFunc};
+
+/// Where an expression appears: decides whether aggregates are allowed and names the
+/// clause in errors (`aggregate functions are not allowed in WHERE`).
+#[derive(Clone, Copy)]
+pub(crate) struct ExprContext<'s> {
+    pub scope: &'s Scope,
+    pub aggs_allowed: bool,
+    pub clause: &'static str,
+}
+
+impl ExprContext<'_> {
+    fn inside_agg(&self) -> Self {
+        ExprContext {
+            aggs_allowed: false,
+            clause: "aggregate function calls",
+            ..*self
+        }
+    }
+}
+
+fn undefined_operator(op: &str, l: &DataType, r: &DataType) -> PgError {
+    PgError::new(
+        SqlState::UNDEFINED_FUNCTION,
+        format!("operator does not exist: {} {} {}", l.name(), op, r.name()),
+    )
+    .with_hint(
+        "No operator matches the given name and argument types. You might need to add explicit type casts.",
+    )
+}
+
+fn undefined_function(name: &str, args: &[Expr]) -> PgError {
+    let types: Vec<String> = args.iter().map(|a| a.ty.name()).collect();
+    PgError::new(
+        SqlState::UNDEFINED_FUNCTION,
+        format!("function {}({}) does not exist", name, types.join(", ")),
+    )
+    .with_hint(
+        "No function matches the given name and argument types. You might need to add explicit type casts.",
+    )
+}
+
+/// Require a boolean (PostgreSQL's `coerce_to_boolean`).
+pub(crate) fn coerce_to_bool(e: Expr, construct: &str) -> PgResult<Expr> {
+    match e.ty {
+        DataType::Bool => Ok(e),
+        DataType::Unknown => coerce(e, &DataType::Bool, CastContext::Implicit),
+        other => Err(PgError::new(
+            SqlState::DATATYPE_MISMATCH,
+            format!("argument of {construct} must be type boolean, not type {}", other.name()),
+        )),
+    }
+}
+
+/// Read an integer or decimal literal as PostgreSQL types it: int4 if it fits, else int8.
+/// Decimal and larger literals are `numeric` in PostgreSQL; Myriad has no numeric type yet
+/// and reads them as float8 (docs: compatibility table).
+fn number_literal(text: &str) -> PgResult<Expr> {
+    if let Ok(v) = text.parse::<i32>() {
+        return Ok(Expr::constant(Value::Int4(v), DataType::Int4));
+    }
+    if let Ok(v) = text.parse::<i64>() {
+        return Ok(Expr::constant(Value::Int8(v), DataType::Int8));
+    }
+    match text.parse::<f64>() {
+        Ok(v) if v.is_finite() => Ok(Expr::constant(Value::Float8(v), DataType::Float8)),
+        _ => Err(PgError::new(
+            SqlState::NUMERIC_VALUE_OUT_OF_RANGE,
+            format!("\"{text}\" is out of range for type double precision"),
+        )),
+    }
+}
+
+impl Binder<'_> {
+    pub(crate) fn bind_expr(&self, e: &ast::Expr, cx: &ExprContext) -> PgResult<Expr> {
+        use ast::Expr as A;
+        match e {
+            A::Identifier(id) => {
+                if id.quote_style.is_none() && id.value.eq_ignore_ascii_case("default") {
+                    return Err(PgError::syntax("DEFAULT is not allowed in this context")
+                        .with_position(self.position(&id.span)));
+                }
+                self.bind_column(None, id, cx)
+            }
+            A::CompoundIdentifier(parts) => match parts.as_slice() {
+                [t, c] => self.bind_column(Some(t), c, cx),
+                [s, t, c] if ident_name(s) == "public" => self.bind_column(Some(t), c, cx),
+                _ => Err(PgError::unsupported(format!("qualified name {e}"))),
+            },
+            A::Value(v) => self.bind_literal(&v.value, v.span),
+            A::Nested(inner) => self.bind_expr(inner, cx),
+            A::UnaryOp { op, expr } => self.bind_unary(*op, expr, cx),
+            A::BinaryOp { left, op, right } => {
+                let l = self.bind_expr(left, cx)?;
+                let r = self.bind_expr(right, cx)?;
+                self.bind_binary(op, l, r)
+            }
+            A::IsNull(x) | A::IsNotNull(x) => Ok(Expr::new(
+                ExprKind::IsNull {
+                    expr: Box::new(self.bind_expr(x, cx)?),
+                    negated: matches!(e, A::IsNotNull(_)),
+                },
+                DataType::Bool,
+            )),
+            A::IsTrue(x) | A::IsNotTrue(x) | A::IsFalse(x) | A::IsNotFalse(x) | A::IsUnknown(x)
+            | A::IsNotUnknown(x) => {
+                let (value, negated) = match e {
+                    A::IsTrue(_) => (Some(true), false),
+                    A::IsNotTrue(_) => (Some(true), true),
+                    A::IsFalse(_) => (Some(false), false),
+                    A::IsNotFalse(_) => (Some(false), true),
+                    A::IsUnknown(_) => (None, false),
+                    _ => (None, true),
+                };
+                let construct = match value {
+                    Some(true) => "IS TRUE",
+                    Some(false) => "IS FALSE",
+                    None => "IS UNKNOWN",
+                };
+                let x = coerce_to_bool(self.bind_expr(x, cx)?, construct)?;
+                Ok(Expr::new(
+                    ExprKind::IsBool { expr: Box::new(x), value, negated },
+                    DataType::Bool,
+                ))
+            }
+            A::IsDistinctFrom(l, r) | A::IsNotDistinctFrom(l, r) => {
+                let l = self.bind_expr(l, cx)?;
+                let r = self.bind_expr(r, cx)?;
+                let (l, r) = self.unify_for_comparison(l, r, "=")?;
+                Ok(Expr::new(
+                    ExprKind::IsDistinctFrom {
+                        left: Box::new(l),
+                        right: Box::new(r),
+                        negated: matches!(e, A::IsNotDistinctFrom(..)),
+                    },
+                    DataType::Bool,
+                ))
+            }
+            A::InList { expr, list, negated } => {
+                let x = self.bind_expr(expr, cx)?;
+                let items = list
+                    .iter()
+                    .map(|i| self.bind_expr(i, cx))
+                    .collect::<PgResult<Vec<_>>>()?;
+                let mut types = vec![x.ty];
+                types.extend(items.iter().map(|i| i.ty));
+                let ty = common_type(&types, "IN").map_err(|_| {
+                    let other = items.iter().find(|i| {
+                        common_type(&[x.ty, i.ty], "IN").is_err()
+                    });
+                    undefined_operator("=", &x.ty, &other.map(|o| o.ty).unwrap_or(x.ty))
+                })?;
+                let x = coerce(x, &ty, CastContext::Implicit)?;
+                let items = items
+                    .into_iter()
+                    .map(|i| coerce(i, &ty, CastContext::Implicit))
+                    .collect::<PgResult<Vec<_>>>()?;
+                Ok(Expr::new(
+                    ExprKind::InList { expr: Box::new(x), list: items, negated: *negated },
+                    DataType::Bool,
+                ))
+            }
+            A::Between { expr, negated, low, high } => {
+                let x = self.bind_expr(expr, cx)?;
+                let lo = self.bind_expr(low, cx)?;
+                let hi = self.bind_expr(high, cx)?;
+                let ge = self.bind_binary(&BinaryOperator::GtEq, x.clone(), lo)?;
+                let le = self.bind_binary(&BinaryOperator::LtEq, x, hi)?;
+                let both = Expr::new(
+                    ExprKind::Binary(BinaryOp::And, Box::new(ge), Box::new(le)),
+                    DataType::Bool,
+                );
+                Ok(if *negated {
+                    Expr::new(ExprKind::Not(Box::new(both)), DataType::Bool)
+                } else {
+                    both
+                })
+            }
+            A::Like { negated, any, expr, pattern, escape_char }
+            | A::ILike { negated, any, expr, pattern, escape_char } => {
+                if *any {
+                    return Err(PgError::unsupported("LIKE ANY"));
+                }
+                let op = match (matches!(e, A::ILike { .. }), negated) {
+                    (false, false) => "~~",
+                    (false, true) => "!~~",
+                    (true, false) => "~~*",
+                    (true, true) => "!~~*",
+                };
+                let x = self.bind_expr(expr, cx)?;
+                let p = self.bind_expr(pattern, cx)?;
+                let as_text = |v: Expr, other: &DataType| -> PgResult<Expr> {
+                    if v.ty.is_string() {
+                        Ok(v)
+                    } else if v.ty == DataType::Unknown {
+                        coerce(v, &DataType::Text, CastContext::Implicit)
+                    } else {
+                        Err(undefined_operator(op, &v.ty, other))
+                    }
+                };
+                let (xt, pt) = (x.ty, p.ty);
+                let x = as_text(x, &pt)?;
+                let p = as_text(p, &xt)?;
+                let escape = match escape_char {
+                    Some(esc) => Some(Box::new(coerce(
+                        self.bind_expr(esc, cx)?,
+                        &DataType::Text,
+                        CastContext::Implicit,
+                    )?)),
+                    None => None,
+                };
+                Ok(Expr::new(
+                    ExprKind::Like {
+                        expr: Box::new(x),
+                        pattern: Box::new(p),
+                        escape,
+                        negated: *negated,
+                        case_insensitive: matches!(e, A::ILike { .. }),
+                    },
+                    DataType::Bool,
+                ))
+            }
+            A::Case { operand, conditions, else_result, .. } => {
+                let operand = operand.as_ref().map(|o| self.bind_expr(o, cx)).transpose()?;
+                let mut whens = Vec::with_capacity(conditions.len());
+                let mut results = Vec::with_capacity(conditions.len() + 1);
+                for c in conditions {
+                    let cond = self.bind_expr(&c.condition, cx)?;
+                    let cond = match &operand {
+                        Some(op) => self.bind_binary(&BinaryOperator::Eq, op.clone(), cond)?,
+                        None => coerce_to_bool(cond, "CASE/WHEN")?,
+                    };
+                    whens.push(cond);
+                    results.push(self.bind_expr(&c.result, cx)?);
+                }
+                let else_expr = match else_result {
+                    Some(e) => self.bind_expr(e, cx)?,
+                    None => Expr::constant(Value::Null, DataType::Unknown),
+                };
+                results.push(else_expr);
+                let types: Vec<DataType> = results.iter().map(|r| r.ty).collect();
+                let ty = common_type(&types, "CASE")?;
+                let mut results = results
+                    .into_iter()
+                    .map(|r| coerce(r, &ty, CastContext::Implicit))
+                    .collect::<PgResult<Vec<_>>>()?;
+                let else_result = results.pop().expect("else branch pushed above");
+                Ok(Expr::new(
+                    ExprKind::Case {
+                        whens: whens.into_iter().zip(results).collect(),
+                        else_result: Box::new(else_result),
+                    },
+                    ty,
+                ))
+            }
+            A::Cast { kind, expr, data_type, format } => {
+                if format.is_some() || matches!(kind, ast::CastKind::TryCast | ast::CastKind::SafeCast) {
+                    return Err(PgError::unsupported(format!("{e}")));
+                }
+                let to = self.bind_type(data_type)?;
+                let x = self.bind_expr(expr, cx)?;
+                coerce(x, &to, CastContext::Explicit)
+            }
+            A::Substring { expr, substring_from, substring_for, .. } => {
+                let mut args = vec![self.bind_expr(expr, cx)?];
+                args.push(match substring_from {
+                    Some(f) => self.bind_expr(f, cx)?,
+                    None => Expr::constant(Value::Int4(1), DataType::Int4),
+                });
+                if let Some(f) = substring_for {
+                    args.push(self.bind_expr(f, cx)?);
+                }
+                self.bind_scalar_function("substring", args)
+            }
+            A::Function(f) => self.bind_function(f, cx),
+            A::Subquery(_) | A::Exists { .. } | A::InSubquery { .. } => {
+                Err(PgError::unsupported("subqueries in expressions"))
+            }
+            other => Err(PgError::unsupported(format!("expression \"{other}\""))),
+        }
+    }
+
+    fn bind_column(&self, table: Option<&ast::Ident>, col: &ast::Ident, cx: &ExprContext) -> PgResult<Expr> {
+        let name = ident_name(col);
+        let qualifier = table.map(ident_name);
+        let pos = self.position(&table.unwrap_or(col).span);
+        let (index, ty) = cx
+            .scope
+            .resolve(qualifier.as_deref(), &name)
+            .map_err(|e| e.with_position(pos))?;
+        Ok(Expr::column(index, ty))
+    }
+
+    fn bind_literal(&self, v: &ast::Value, span: sqlparser::tokenizer::Span) -> PgResult<Expr> {
+        use ast::Value as V;
+        match v {
+            V::Number(text, _) => number_literal(text),
+            V::SingleQuotedString(s) | V::EscapedStringLiteral(s) | V::DollarQuotedString(ast::DollarQuotedString { value: s, .. }) => {
+                Ok(Expr::constant(Value::Text(s.clone()), DataType::Unknown))
+            }
+            V::Boolean(b) => Ok(Expr::constant(Value::Bool(*b), DataType::Bool)),
+            V::Null => Ok(Expr::constant(Value::Null, DataType::Unknown)),
+            V::Placeholder(p) => Err(PgError::new(
+                SqlState::UNDEFINED_PARAMETER,
+                format!("there is no parameter {p}"),
+            )
+            .with_position(self.position(&span))),
+            other => Err(PgError::unsupported(format!("literal {other}"))),
+        }
+    }
+
+    fn bind_unary(&self, op: UnaryOperator, x: &ast::Expr, cx: &ExprContext) -> PgResult<Expr> {
+        match op {
+            UnaryOperator::Minus => {
+                // A negative number literal is one constant, as PostgreSQL's grammar folds it:
+                // -2147483648 is an int4.
+                if let ast::Expr::Value(v) = x {
+                    if let ast::Value::Number(text, _) = &v.value {
+                        return number_literal(&format!("-{text}"));
+                    }
+                }
+                let e = self.bind_expr(x, cx)?;
+                let e = if e.ty == DataType::Unknown {
+                    coerce(e, &DataType::Float8, CastContext::Implicit)?
+                } else {
+                    e
+                };
+                if !e.ty.is_numeric() {
+                    return Err(PgError::new(
+                        SqlState::UNDEFINED_FUNCTION,
+                        format!("operator does not exist: - {}", e.ty.name()),
+                    )
+                    .with_hint("No operator matches the given name and argument type. You might need to add an explicit type cast."));
+                }
+                let ty = e.ty;
+                Ok(Expr::new(ExprKind::Neg(Box::new(e)), ty))
+            }
+            UnaryOperator::Plus => {
+                let e = self.bind_expr(x, cx)?;
+                if !e.ty.is_numeric() {
+                    return Err(PgError::new(
+                        SqlState::UNDEFINED_FUNCTION,
+                        format!("operator does not exist: + {}", e.ty.name()),
+                    ));
+                }
+                Ok(e)
+            }
+            UnaryOperator::Not => {
+                let e = coerce_to_bool(self.bind_expr(x, cx)?, "NOT")?;
+                Ok(Expr::new(ExprKind::Not(Box::new(e)), DataType::Bool))
+            }
+            other => Err(PgError::unsupported(format!("operator {other}"))),
+        }
+    }
+
+    /// Give two comparison operands one type, as operator resolution would.
+    fn unify_for_comparison(&self, l: Expr, r: Expr, op: &str) -> PgResult<(Expr, Expr)> {
+        let (lt, rt) = (l.ty, r.ty);
+        let ty = match (lt, rt) {
+            (DataType::Unknown, DataType::Unknown) => DataType::Text,
+            (DataType::Unknown, t) | (t, DataType::Unknown) => t,
+            (a, b) if a.is_numeric() && b.is_numeric() => {
+                if a.numeric_rank() >= b.numeric_rank() { a } else { b }
+            }
+            // bpchar = bpchar compares blank-insensitively; any other string mix compares
+            // as text. Both are what `Value::cmp_non_null` does, so no cast is needed.
+            (a, b) if a.is_string() && b.is_string() => return Ok((l, r)),
+            (a, b) if a == b => a,
+            _ => return Err(undefined_operator(op, &lt, &rt)),
+        };
+        let l = coerce(l, &ty.without_typmod(), CastContext::Implicit)?;
+        let r = coerce(r, &ty.without_typmod(), CastContext::Implicit)?;
+        Ok((l, r))
+    }
+
+    pub(crate) fn bind_binary(&self, op: &BinaryOperator, l: Expr, r: Expr) -> PgResult<Expr> {
+        let op = match op {
+            BinaryOperator::Plus => BinaryOp::Add,
+            BinaryOperator::Minus => BinaryOp::Sub,
+            BinaryOperator::Multiply => BinaryOp::Mul,
+            BinaryOperator::Divide => BinaryOp::Div,
+            BinaryOperator::Modulo => BinaryOp::Mod,
+            BinaryOperator::StringConcat => BinaryOp::Concat,
+            BinaryOperator::Eq => BinaryOp::Eq,
+            BinaryOperator::NotEq => BinaryOp::NotEq,
+            BinaryOperator::Lt => BinaryOp::Lt,
+            BinaryOperator::LtEq => BinaryOp::LtEq,
+            BinaryOperator::Gt => BinaryOp::Gt,
+            BinaryOperator::GtEq => BinaryOp::GtEq,
+            BinaryOperator::And => BinaryOp::And,
+            BinaryOperator::Or => BinaryOp::Or,
+            other => return Err(PgError::unsupported(format!("operator {other}"))),
+        };
+        let binary = |op, l, r, ty| Expr::new(ExprKind::Binary(op, Box::new(l), Box::new(r)), ty);
+        match op {
+            BinaryOp::And | BinaryOp::Or => {
+                let l = coerce_to_bool(l, op.symbol())?;
+                let r = coerce_to_bool(r, op.symbol())?;
+                Ok(binary(op, l, r, DataType::Bool))
+            }
+            _ if op.is_comparison() => {
+                let (l, r) = self.unify_for_comparison(l, r, op.symbol())?;
+                Ok(binary(op, l, r, DataType::Bool))
+            }
+            BinaryOp::Concat => {
+                let stringy = |t: &DataType| t.is_string() || *t == DataType::Unknown;
+                if !stringy(&l.ty) && !stringy(&r.ty) {
+                    return Err(undefined_operator("||", &l.ty, &r.ty));
+                }
+                let to_text = |e: Expr| -> PgResult<Expr> {
+                    if e.ty == DataType::Text {
+                        Ok(e)
+                    } else {
+                        coerce(e, &DataType::Text, CastContext::Explicit)
+                    }
+                };
+                Ok(binary(op, to_text(l)?, to_text(r)?, DataType::Text))
+            }
+            _ => {
+                // Arithmetic: an unknown literal takes the other side's type.
+                let (lt, rt) = (l.ty, r.ty);
+                let l = if lt == DataType::Unknown && rt.is_numeric() { coerce(l, &rt, CastContext::Implicit)? } else { l };
+                let r = if rt == DataType::Unknown && lt.is_numeric() { coerce(r, &lt, CastContext::Implicit)? } else { r };
+                if !l.ty.is_numeric() || !r.ty.is_numeric() {
+                    return Err(undefined_operator(op.symbol(), &lt, &rt));
+                }
+                let ty = match (l.ty, r.ty) {
+                    (DataType::Float4, DataType::Float4) => DataType::Float4,
+                    (a, b) if a.is_float() || b.is_float() => DataType::Float8,
+                    (a, b) => if a.numeric_rank() >= b.numeric_rank() { a } else { b },
+                };
+                if op == BinaryOp::Mod && ty.is_float() {
+                    return Err(undefined_operator("%", &l.ty, &r.ty));
+                }
+                let l = coerce(l, &ty, CastContext::Implicit)?;
+                let r = coerce(r, &ty, CastContext::Implicit)?;
+                Ok(binary(op, l, r, ty))
+            }
+        }
+    }
+
+    fn bind_function(&self, f: &ast::Function, cx: &ExprContext) -> PgResult<Expr> {
+        let name = match f.name.0.as_slice() {
+            [ast::ObjectNamePart::Identifier(id)] => ident_name(id),
+            [ast::ObjectNamePart::Identifier(s), ast::ObjectNamePart::Identifier(id)]
+                if ident_name(s) == "pg_catalog" =>
+            {
+                ident_name(id)
+            }
+            _ => return Err(PgError::unsupported(format!("function {}", f.name))),
+        };
+        if f.filter.is_some() || f.null_treatment.is_some() || f.over.is_some() || !f.within_group.is_empty() {
+            return Err(PgError::unsupported(format!("function call syntax in {f}")));
+        }
+        let (args, distinct) = match &f.args {
+            ast::FunctionArguments::None => (Vec::new(), false),
+            ast::FunctionArguments::Subquery(_) => {
+                return Err(PgError::unsupported("subqueries in expressions"));
+            }
+            ast::FunctionArguments::List(list) => {
+                if !list.clauses.is_empty() {
+                    return Err(PgError::unsupported(format!("function call syntax in {f}")));
+                }
+                let distinct = matches!(list.duplicate_treatment, Some(ast::DuplicateTreatment::Distinct));
+                (list.args.iter().collect::<Vec<_>>(), distinct)
+            }
+        };
+        let agg = match name.as_str() {
+            "count" => Some(AggFunc::Count),
+            "sum" => Some(AggFunc::Sum),
+            "avg" => Some(AggFunc::Avg),
+            "min" => Some(AggFunc::Min),
+            "max" => Some(AggFunc::Max),
+            _ => None,
+        };
+        if let Some(func) = agg {
+            if !cx.aggs_allowed {
+                let msg = if cx.clause == "aggregate function calls" {
+                    "aggregate function calls cannot be nested".to_string()
+                } else {
+                    format!("aggregate functions are not allowed in {}", cx.clause)
+                };
+                return Err(PgError::new(SqlState::GROUPING_ERROR, msg));
+            }
+            let inner = cx.inside_agg();
+            let star = matches!(args.as_slice(), [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Wildcard)]);
+            if star {
+                if func != AggFunc::Count {
+                    return Err(PgError::syntax(format!("{name}(*) specified, but {name} is not an aggregate function")));
+                }
+                return Ok(agg_expr(AggCall { func: AggFunc::CountStar, arg: None, distinct: false, ty: DataType::Int8 }));
+            }
+            let [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(a))] = args.as_slice() else {
+                return Err(PgError::new(
+                    SqlState::UNDEFINED_FUNCTION,
+                    format!("function {name} with {} arguments does not exist", args.len()),
+                ));
+            };
+            let arg = self.bind_expr(a, &inner)?;
+            let arg = if arg.ty == DataType::Unknown && func != AggFunc::Count {
+                coerce(arg, &DataType::Text, CastContext::Implicit)?
+            } else {
+                arg
+            };
+            let ty = match func {
+                AggFunc::Count | AggFunc::CountStar => DataType::Int8,
+                AggFunc::Sum => match arg.ty {
+                    DataType::Int2 | DataType::Int4 | DataType::Int8 => DataType::Int8,
+                    DataType::Float4 => DataType::Float4,
+                    DataType::Float8 => DataType::Float8,
+                    _ => return Err(undefined_function(&name, &[arg])),
+                },
+                AggFunc::Avg => {
+                    if !arg.ty.is_numeric() {
+                        return Err(undefined_function(&name, &[arg]));
+                    }
+                    DataType::Float8
+                }
+                AggFunc::Min | AggFunc::Max => {
+                    if arg.ty == DataType::Unknown {
+                        DataType::Text
+                    } else {
+                        arg.ty.without_typmod()
+                    }
+                }
+            };
+            return Ok(agg_expr(AggCall { func, arg: Some(arg), distinct, ty }));
+        }
+        if distinct {
+            return Err(PgError::new(
+                SqlState::WRONG_OBJECT_TYPE,
+                format!("DISTINCT specified, but {name} is not an aggregate function"),
+            ));
+        }
+        let mut bound = Vec::with_capacity(args.len());
+        for a in args {
+            match a {
+                ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(x)) => bound.push(self.bind_expr(x, cx)?),
+                _ => return Err(PgError::unsupported(format!("function argument {a}"))),
+            }
+        }
+        self.bind_scalar_function(&name, bound)
+    }
+
+    fn bind_scalar_function(&self, name: &str, args: Vec<Expr>) -> PgResult<Expr> {
+        let text_arg = |a: Expr| -> PgResult<Expr> {
+            if a.ty.is_string() {
+                Ok(a)
+            } else if a.ty == DataType::Unknown {
+                coerce(a, &DataType::Text, CastContext::Implicit)
+            } else {
+                Err(undefined_function(name, std::slice::from_ref(&a)))
+            }
+        };
+        let int_arg = |a: Expr, all: &[Expr]| -> PgResult<Expr> {
+            if a.ty == DataType::Unknown || a.ty == DataType::Int2 || a.ty == DataType::Int4 {
+                coerce(a, &DataType::Int4, CastContext::Implicit)
+            } else {
+                Err(undefined_function(name, all))
+            }
+        };
+        match (name, args.len()) {
+            ("lower" | "upper", 1) => {
+                let a = text_arg(args.into_iter().next().expect("one argument"))?;
+                let f = if name == "lower" { ScalarFunc::Lower } else { ScalarFunc::Upper };
+                Ok(Expr::new(ExprKind::Func(f, vec![coerce(a, &DataType::Text, CastContext::Implicit)?]), DataType::Text))
+            }
+            ("length" | "char_length" | "character_length", 1) => {
+                let a = text_arg(args.into_iter().next().expect("one argument"))?;
+                Ok(Expr::new(ExprKind::Func(ScalarFunc::Length, vec![a]), DataType::Int4))
+            }
+            ("abs", 1) => {
+                let a = args.into_iter().next().expect("one argument");
+                let a = if a.ty == DataType::Unknown { coerce(a, &DataType::Float8, CastContext::Implicit)? } else { a };
+                if !a.ty.is_numeric() {
+                    return Err(undefined_function(name, &[a]));
+                }
+                let ty = a.ty;
+                Ok(Expr::new(ExprKind::Func(ScalarFunc::Abs, vec![a]), ty))
+            }
+            ("substr" | "substring", 2 | 3) => {
+                let all = args.clone();
+                let mut it = args.into_iter();
+                let s = text_arg(it.next().expect("string argument"))?;
+                let s = coerce(s, &DataType::Text, CastContext::Implicit)?;
+                let mut out = vec![s];
+                for a in it {
+                    out.push(int_arg(a, &all)?);
+                }
+                Ok(Expr::new(ExprKind::Func(ScalarFunc::Substr, out), DataType::Text))
+            }
+            ("coalesce", n) if n > 0 => {
+                let types: Vec<DataType> = args.iter().map(|a| a.ty).collect();
+                let ty = common_type(&types, "COALESCE")?;
+                let args = args.into_iter().map(|a| coerce(a, &ty, CastContext::Implicit)).collect::<PgResult<Vec<_>>>()?;
+                Ok(Expr::new(ExprKind::Coalesce(args), ty))
+            }
+            ("nullif", 2) => {
+                let mut it = args.into_iter();
+                let a = it.next().expect("two arguments");
+                let b = it.next().expect("two arguments");
+                let ty = if a.ty == DataType::Unknown { b.ty } else { a.ty };
+                let ty = if ty == DataType::Unknown { DataType::Text } else { ty };
+                let (a, b) = self.unify_for_comparison(coerce(a, &ty, CastContext::Implicit)?, b, "=")?;
+                let ty = a.ty;
+                Ok(Expr::new(ExprKind::NullIf(Box::new(a), Box::new(b)), ty))
+            }
+            _ => Err(undefined_function(name, &args)),
+        }
+    }
+
+    /// Map a SQL type name to a [`DataType`].
+    pub(crate) fn bind_type(&self, t: &ast::DataType) -> PgResult<DataType> {
+        use ast::DataType as T;
+        let char_len = |l: &Option<ast::CharacterLength>| -> PgResult<Option<u32>> {
+            match l {
+                None => Ok(None),
+                Some(ast::CharacterLength::IntegerLength { length, .. }) => {
+                    if *length < 1 {
+                        return Err(PgError::syntax("length for type varchar must be at least 1"));
+                    }
+                    if *length > common::limits::MAX_CHAR_TYPMOD as u64 {
+                        return Err(PgError::syntax(format!(
+                            "length for type varchar cannot exceed {}",
+                            common::limits::MAX_CHAR_TYPMOD
+                        )));
+                    }
+                    Ok(Some(*length as u32))
+                }
+                Some(ast::CharacterLength::Max) => Err(PgError::syntax("syntax error at or near \"max\"")),
+            }
+        };
+        Ok(match t {
+            T::SmallInt(_) | T::Int2(_) => DataType::Int2,
+            T::Int(_) | T::Integer(_) | T::Int4(_) => DataType::Int4,
+            T::BigInt(_) | T::Int8(_) => DataType::Int8,
+            T::Real | T::Float4 => DataType::Float4,
+            T::DoublePrecision | T::Float8 | T::Double(ast::ExactNumberInfo::None) => DataType::Float8,
+            T::Float(info) => match info {
+                ast::ExactNumberInfo::None => DataType::Float8,
+                ast::ExactNumberInfo::Precision(p) | ast::ExactNumberInfo::PrecisionAndScale(p, _) => {
+                    match *p {
+                        0 => return Err(PgError::syntax("precision for type float must be at least 1 bit")),
+                        1..=24 => DataType::Float4,
+                        25..=53 => DataType::Float8,
+                        _ => return Err(PgError::syntax("precision for type float must be less than 54 bits")),
+                    }
+                }
+            },
+            T::Bool | T::Boolean => DataType::Bool,
+            T::Text => DataType::Text,
+            T::Varchar(l) | T::CharacterVarying(l) | T::CharVarying(l) => DataType::Varchar(char_len(l)?),
+            T::Char(l) | T::Character(l) => DataType::Bpchar(Some(char_len(l)?.unwrap_or(1))),
+            T::Custom(name, mods) if mods.is_empty() && name.0.len() == 1 => {
+                let n = name.to_string().to_lowercase();
+                match n.trim_matches('"') {
+                    "bpchar" => DataType::Bpchar(None),
+                    "int2" => DataType::Int2,
+                    "int4" => DataType::Int4,
+                    "int8" => DataType::Int8,
+                    "float4" => DataType::Float4,
+                    "float8" => DataType::Float8,
+                    "bool" => DataType::Bool,
+                    "varchar" => DataType::Varchar(None),
+                    "text" => DataType::Text,
+                    other => {
+                        return Err(PgError::new(
+                            SqlState::UNDEFINED_OBJECT,
+                            format!("type \"{other}\" does not exist"),
+                        ));
+                    }
+                }
+            }
+            other => return Err(PgError::unsupported(format!("type {other}"))),
+        })
+    }
+}
+
+fn agg_expr(call: AggCall) -> Expr {
+    let ty = call.ty;
+    Expr::new(ExprKind::Agg(Box::new(call)), ty)
+}
+
+/// The name PostgreSQL gives an output column computed by `e` (`FigureColname`).
+pub(crate) fn figure_colname(e: &ast::Expr) -> Option<String> {
+    use ast::Expr as A;
+    match e {
+        A::Identifier(id) => Some(ident_name(id)),
+        A::CompoundIdentifier(parts) => parts.last().map(ident_name),
+        A::Nested(inner) => figure_colname(inner),
+        A::Function(f) => f.name.0.last().and_then(|p| match p {
+            ast::ObjectNamePart::Identifier(id) => Some(ident_name(id)),
+            _ => None,
+        }),
+        A::Cast { expr, data_type, .. } => figure_colname(expr).or_else(|| {
+            Some(match data_type {
+                ast::DataType::Custom(n, _) => n.to_string().to_lowercase(),
+                other => type_internal_name(other).to_string(),
+            })
+        }),
+        A::Case { .. } => Some("case".into()),
+        A::Substring { .. } => Some("substring".into()),
+        A::Value(v) if matches!(v.value, ast::Value::Boolean(_)) => Some("bool".into()),
+        _ => None,
+    }
+}
+
+fn type_internal_name(t: &ast::DataType) -> &'static str {
+    use ast::DataType as T;
+    match t {
+        T::SmallInt(_) | T::Int2(_) => "int2",
+        T::Int(_) | T::Integer(_) | T::Int4(_) => "int4",
+        T::BigInt(_) | T::Int8(_) => "int8",
+        T::Real | T::Float4 => "float4",
+        T::DoublePrecision | T::Float8 | T::Double(_) | T::Float(_) => "float8",
+        T::Bool | T::Boolean => "bool",
+        T::Text => "text",
+        T::Varchar(_) | T::CharacterVarying(_) | T::CharVarying(_) => "varchar",
+        T::Char(_) | T::Character(_) => "bpchar",
+        _ => "?column?",
+    }
+}

@@ -1,0 +1,213 @@
+//! The binder: `sqlparser` statements to [`BoundStatement`]s against one catalog snapshot.
+//!
+//! Name resolution follows PostgreSQL: unquoted identifiers fold to lower case; a column
+//! name must match exactly one column of the FROM items in scope (42703 / 42702); a
+//! qualifier must name a FROM item (42P01 `missing FROM-clause entry`). Only the `public`
+//! schema exists so far.
+
+mod coerce;
+mod ddl;
+mod dml;
+mod expr;
+mod query;
+
+pub use coerce::CastContext;
+
+use std::sync::Arc;
+
+use catalog::{CatalogSnapshot, TableDesc};
+use common::{DataType, PgError, PgResult, SqlState};
+use sqlparser::ast::{self, Statement};
+
+use crate::bound::{BoundStatement, OutputColumn};
+
+/// Binds statements of one query string against one catalog snapshot.
+pub struct Binder<'a> {
+    catalog: &'a CatalogSnapshot,
+    /// The statement text, to turn token locations into cursor positions.
+    sql: &'a str,
+}
+
+/// An identifier as PostgreSQL reads it: unquoted names fold to lower case and every name
+/// is cut to `NAMEDATALEN - 1` bytes.
+pub(crate) fn ident_name(id: &ast::Ident) -> String {
+    let mut s = if id.quote_style.is_some() {
+        id.value.clone()
+    } else {
+        id.value.to_lowercase()
+    };
+    let max = common::limits::MAX_IDENTIFIER_BYTES;
+    if s.len() > max {
+        let mut cut = max;
+        while !s.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        s.truncate(cut);
+    }
+    s
+}
+
+/// One column visible to expressions: the FROM items' columns, in order.
+#[derive(Clone, Debug)]
+pub(crate) struct ScopeColumn {
+    /// The FROM item's name (its alias, or the table name).
+    pub table: Option<String>,
+    pub name: String,
+    pub ty: DataType,
+    pub table_oid: u32,
+    pub column_number: i16,
+}
+
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Scope {
+    pub columns: Vec<ScopeColumn>,
+}
+
+impl Scope {
+    pub fn for_table(table: &TableDesc, alias: &str) -> Scope {
+        Scope {
+            columns: table
+                .columns
+                .iter()
+                .enumerate()
+                .map(|(i, c)| ScopeColumn {
+                    table: Some(alias.to_string()),
+                    name: c.name.clone(),
+                    ty: c.ty,
+                    table_oid: table.oid,
+                    column_number: i as i16 + 1,
+                })
+                .collect(),
+        }
+    }
+
+    fn has_table(&self, name: &str) -> bool {
+        self.columns.iter().any(|c| c.table.as_deref() == Some(name))
+    }
+
+    /// Resolve a possibly qualified column name to its position and type.
+    pub fn resolve(&self, table: Option<&str>, name: &str) -> PgResult<(usize, DataType)> {
+        if let Some(t) = table {
+            if !self.has_table(t) {
+                return Err(PgError::new(
+                    SqlState::UNDEFINED_TABLE,
+                    format!("missing FROM-clause entry for table \"{t}\""),
+                ));
+            }
+        }
+        let mut found = None;
+        for (i, c) in self.columns.iter().enumerate() {
+            if c.name == name && (table.is_none() || c.table.as_deref() == table) {
+                if found.is_some() {
+                    return Err(PgError::new(
+                        SqlState::AMBIGUOUS_COLUMN,
+                        format!("column reference \"{name}\" is ambiguous"),
+                    ));
+                }
+                found = Some((i, c.ty));
+            }
+        }
+        found.ok_or_else(|| {
+            let msg = match table {
+                Some(t) => format!("column {t}.{name} does not exist"),
+                None => format!("column \"{name}\" does not exist"),
+            };
+            PgError::new(SqlState::UNDEFINED_COLUMN, msg)
+        })
+    }
+
+    pub fn output_column(&self, index: usize, name: String, ty: DataType) -> OutputColumn {
+        let c = &self.columns[index];
+        OutputColumn {
+            name,
+            ty,
+            table_oid: c.table_oid,
+            column_number: c.column_number,
+        }
+    }
+}
+
+impl<'a> Binder<'a> {
+    pub fn new(catalog: &'a CatalogSnapshot, sql: &'a str) -> Binder<'a> {
+        Binder { catalog, sql }
+    }
+
+    pub fn bind(&self, stmt: &Statement) -> PgResult<BoundStatement> {
+        match stmt {
+            Statement::Query(q) => Ok(BoundStatement::Query(self.bind_query(q)?)),
+            Statement::Insert(i) => self.bind_insert(i),
+            Statement::Update(u) => self.bind_update(u),
+            Statement::Delete(d) => self.bind_delete(d),
+            Statement::CreateTable(c) => self.bind_create_table(c),
+            Statement::Drop {
+                object_type,
+                if_exists,
+                names,
+                cascade,
+                ..
+            } => self.bind_drop(*object_type, *if_exists, names, *cascade),
+            other => Err(PgError::unsupported(statement_kind(other))),
+        }
+    }
+
+    /// The cursor position of a token, if the parser recorded one.
+    pub(crate) fn position(&self, span: &sqlparser::tokenizer::Span) -> Option<u32> {
+        crate::parser::location_to_position(self.sql, span.start.line, span.start.column)
+    }
+
+    /// Look up a table by (possibly schema-qualified) name.
+    pub(crate) fn table(&self, name: &ast::ObjectName) -> PgResult<Arc<TableDesc>> {
+        let (parts, pos) = self.object_name(name)?;
+        self.catalog.table(&parts).cloned().ok_or_else(|| {
+            PgError::new(
+                SqlState::UNDEFINED_TABLE,
+                format!("relation \"{parts}\" does not exist"),
+            )
+            .with_position(pos)
+        })
+    }
+
+    /// The relation name of an object name, checking its schema.
+    pub(crate) fn object_name(&self, name: &ast::ObjectName) -> PgResult<(String, Option<u32>)> {
+        let ids: Vec<&ast::Ident> = name
+            .0
+            .iter()
+            .map(|p| match p {
+                ast::ObjectNamePart::Identifier(id) => Ok(id),
+                _ => Err(PgError::unsupported(format!("name {name}"))),
+            })
+            .collect::<PgResult<_>>()?;
+        match ids.as_slice() {
+            [t] => Ok((ident_name(t), self.position(&t.span))),
+            [s, t] => {
+                let schema = ident_name(s);
+                if schema != "public" {
+                    return Err(PgError::new(
+                        SqlState::INVALID_SCHEMA_NAME,
+                        format!("schema \"{schema}\" does not exist"),
+                    )
+                    .with_position(self.position(&s.span)));
+                }
+                Ok((ident_name(t), self.position(&t.span)))
+            }
+            _ => Err(PgError::syntax(format!(
+                "improper qualified name (too many dotted names): {name}"
+            ))),
+        }
+    }
+}
+
+/// A statement's kind for `... is not supported` errors: its leading keywords.
+fn statement_kind(stmt: &Statement) -> String {
+    let text = stmt.to_string();
+    let words: Vec<&str> = text
+        .split_whitespace()
+        .take_while(|w| w.chars().all(|c| c.is_ascii_alphabetic() || c == '_'))
+        .take(2)
+        .collect();
+    if words.is_empty() {
+        "this statement".into()
+    } else {
+        words.join(" ").to_uppercase()
+    }
+}

@@ -1,0 +1,328 @@
+//! Bound statements: names resolved, types known, implicit casts explicit.
+//!
+//! Expressions address their input row by position ([`ExprKind::Column`]); every node knows
+//! its result type. A query is a tree of [`LogicalPlan`] operators that the planner turns
+//! into an executable plan.
+
+use std::sync::Arc;
+
+use catalog::{NewTable, TableDesc};
+use common::{DataType, PgError, Value};
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Expr {
+    pub kind: ExprKind,
+    pub ty: DataType,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BinaryOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Mod,
+    Concat,
+    Eq,
+    NotEq,
+    Lt,
+    LtEq,
+    Gt,
+    GtEq,
+    And,
+    Or,
+}
+
+impl BinaryOp {
+    pub fn is_comparison(self) -> bool {
+        matches!(
+            self,
+            BinaryOp::Eq | BinaryOp::NotEq | BinaryOp::Lt | BinaryOp::LtEq | BinaryOp::Gt | BinaryOp::GtEq
+        )
+    }
+
+    /// The operator as PostgreSQL spells it in `operator does not exist` errors.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            BinaryOp::Add => "+",
+            BinaryOp::Sub => "-",
+            BinaryOp::Mul => "*",
+            BinaryOp::Div => "/",
+            BinaryOp::Mod => "%",
+            BinaryOp::Concat => "||",
+            BinaryOp::Eq => "=",
+            BinaryOp::NotEq => "<>",
+            BinaryOp::Lt => "<",
+            BinaryOp::LtEq => "<=",
+            BinaryOp::Gt => ">",
+            BinaryOp::GtEq => ">=",
+            BinaryOp::And => "AND",
+            BinaryOp::Or => "OR",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScalarFunc {
+    Lower,
+    Upper,
+    Length,
+    Abs,
+    Substr,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AggFunc {
+    CountStar,
+    Count,
+    Sum,
+    Avg,
+    Min,
+    Max,
+}
+
+/// One aggregate call, computed by an [`LogicalPlan::Aggregate`] node.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AggCall {
+    pub func: AggFunc,
+    /// The argument, over the aggregate's input row (None for `count(*)`).
+    pub arg: Option<Expr>,
+    pub distinct: bool,
+    pub ty: DataType,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum ExprKind {
+    Const(Value),
+    /// A column of the input row, by position.
+    Column(usize),
+    Neg(Box<Expr>),
+    Not(Box<Expr>),
+    Binary(BinaryOp, Box<Expr>, Box<Expr>),
+    IsNull { expr: Box<Expr>, negated: bool },
+    /// `IS [NOT] TRUE/FALSE/UNKNOWN`: `value` None is UNKNOWN.
+    IsBool { expr: Box<Expr>, value: Option<bool>, negated: bool },
+    IsDistinctFrom { left: Box<Expr>, right: Box<Expr>, negated: bool },
+    Like { expr: Box<Expr>, pattern: Box<Expr>, escape: Option<Box<Expr>>, negated: bool, case_insensitive: bool },
+    /// `expr IN (list)`; every element already has `expr`'s type.
+    InList { expr: Box<Expr>, list: Vec<Expr>, negated: bool },
+    Case { whens: Vec<(Expr, Expr)>, else_result: Box<Expr> },
+    Coalesce(Vec<Expr>),
+    NullIf(Box<Expr>, Box<Expr>),
+    /// A conversion to `ty` of this node; `explicit` casts truncate over-long strings
+    /// silently, assignment casts report 22001.
+    Cast { expr: Box<Expr>, explicit: bool },
+    Func(ScalarFunc, Vec<Expr>),
+    /// An aggregate call while binding; replaced by a column of the aggregate's output
+    /// before binding finishes.
+    Agg(Box<AggCall>),
+}
+
+impl Expr {
+    pub fn new(kind: ExprKind, ty: DataType) -> Expr {
+        Expr { kind, ty }
+    }
+
+    pub fn constant(value: Value, ty: DataType) -> Expr {
+        Expr::new(ExprKind::Const(value), ty)
+    }
+
+    pub fn column(index: usize, ty: DataType) -> Expr {
+        Expr::new(ExprKind::Column(index), ty)
+    }
+
+    /// Visit this node and all its children (including aggregate arguments).
+    pub fn walk<'a>(&'a self, f: &mut dyn FnMut(&'a Expr)) {
+        f(self);
+        self.for_each_child(&mut |c| c.walk(f));
+    }
+
+    fn for_each_child<'a>(&'a self, f: &mut dyn FnMut(&'a Expr)) {
+        match &self.kind {
+            ExprKind::Const(_) | ExprKind::Column(_) => {}
+            ExprKind::Neg(e) | ExprKind::Not(e) | ExprKind::Cast { expr: e, .. } => f(e),
+            ExprKind::IsNull { expr, .. } | ExprKind::IsBool { expr, .. } => f(expr),
+            ExprKind::Binary(_, l, r)
+            | ExprKind::IsDistinctFrom { left: l, right: r, .. }
+            | ExprKind::NullIf(l, r) => {
+                f(l);
+                f(r);
+            }
+            ExprKind::Like { expr, pattern, escape, .. } => {
+                f(expr);
+                f(pattern);
+                if let Some(e) = escape {
+                    f(e);
+                }
+            }
+            ExprKind::InList { expr, list, .. } => {
+                f(expr);
+                list.iter().for_each(f);
+            }
+            ExprKind::Case { whens, else_result } => {
+                for (w, t) in whens {
+                    f(w);
+                    f(t);
+                }
+                f(else_result);
+            }
+            ExprKind::Coalesce(list) | ExprKind::Func(_, list) => list.iter().for_each(f),
+            ExprKind::Agg(call) => {
+                if let Some(a) = &call.arg {
+                    f(a);
+                }
+            }
+        }
+    }
+
+    pub fn contains_agg(&self) -> bool {
+        let mut found = false;
+        self.walk(&mut |e| found |= matches!(e.kind, ExprKind::Agg(_)));
+        found
+    }
+
+    pub fn references_columns(&self) -> bool {
+        let mut found = false;
+        self.walk(&mut |e| found |= matches!(e.kind, ExprKind::Column(_)));
+        found
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JoinKind {
+    Inner,
+    Left,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct SortKey {
+    pub expr: Expr,
+    pub desc: bool,
+    pub nulls_first: bool,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum LogicalPlan {
+    /// Every row of a table, all columns in table order.
+    Scan { table: Arc<TableDesc> },
+    /// Literal rows (VALUES, or the single empty row of a SELECT without FROM).
+    Values { rows: Vec<Vec<Expr>>, width: usize },
+    Filter { input: Box<LogicalPlan>, predicate: Expr },
+    Project { input: Box<LogicalPlan>, exprs: Vec<Expr> },
+    /// Output: left columns then right columns.
+    Join { left: Box<LogicalPlan>, right: Box<LogicalPlan>, kind: JoinKind, on: Option<Expr> },
+    /// Output: the group keys, then the aggregate results.
+    Aggregate { input: Box<LogicalPlan>, group_by: Vec<Expr>, aggs: Vec<AggCall> },
+    Sort { input: Box<LogicalPlan>, keys: Vec<SortKey> },
+    Distinct { input: Box<LogicalPlan> },
+    Limit { input: Box<LogicalPlan>, limit: Option<Expr>, offset: Option<Expr> },
+}
+
+/// A column of a statement's result.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OutputColumn {
+    pub name: String,
+    pub ty: DataType,
+    /// The table and column it comes from, for RowDescription (0 when computed).
+    pub table_oid: u32,
+    pub column_number: i16,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct BoundQuery {
+    pub plan: LogicalPlan,
+    pub columns: Vec<OutputColumn>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Returning {
+    /// Over the table's row (the new row for INSERT/UPDATE, the old one for DELETE).
+    pub exprs: Vec<Expr>,
+    pub columns: Vec<OutputColumn>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct BoundInsert {
+    pub table: Arc<TableDesc>,
+    /// Rows as wide as the table, in table column order, already cast to column types.
+    pub source: LogicalPlan,
+    pub returning: Option<Returning>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct BoundUpdate {
+    pub table: Arc<TableDesc>,
+    pub filter: Option<Expr>,
+    /// (column position, new value over the old row), already cast to the column type.
+    pub assignments: Vec<(usize, Expr)>,
+    pub returning: Option<Returning>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct BoundDelete {
+    pub table: Arc<TableDesc>,
+    pub filter: Option<Expr>,
+    pub returning: Option<Returning>,
+}
+
+#[derive(Clone, Debug)]
+pub enum BoundStatement {
+    Query(BoundQuery),
+    Insert(BoundInsert),
+    Update(BoundUpdate),
+    Delete(BoundDelete),
+    CreateTable(NewTable),
+    /// `CREATE TABLE IF NOT EXISTS` of a table that exists: a notice, nothing else.
+    CreateTableSkipped(PgError),
+    DropTables { tables: Vec<Arc<TableDesc>>, notices: Vec<PgError> },
+}
+
+impl Expr {
+    /// Rebuild this node with each direct child replaced by `f(child)`.
+    pub fn try_map_children(self, f: &mut dyn FnMut(Expr) -> common::PgResult<Expr>) -> common::PgResult<Expr> {
+        let mut bx = |e: Box<Expr>| -> common::PgResult<Box<Expr>> { Ok(Box::new(f(*e)?)) };
+        let kind = match self.kind {
+            k @ (ExprKind::Const(_) | ExprKind::Column(_)) => k,
+            ExprKind::Neg(e) => ExprKind::Neg(bx(e)?),
+            ExprKind::Not(e) => ExprKind::Not(bx(e)?),
+            ExprKind::Cast { expr, explicit } => ExprKind::Cast { expr: bx(expr)?, explicit },
+            ExprKind::IsNull { expr, negated } => ExprKind::IsNull { expr: bx(expr)?, negated },
+            ExprKind::IsBool { expr, value, negated } => ExprKind::IsBool { expr: bx(expr)?, value, negated },
+            ExprKind::Binary(op, l, r) => ExprKind::Binary(op, bx(l)?, bx(r)?),
+            ExprKind::IsDistinctFrom { left, right, negated } => {
+                ExprKind::IsDistinctFrom { left: bx(left)?, right: bx(right)?, negated }
+            }
+            ExprKind::NullIf(l, r) => ExprKind::NullIf(bx(l)?, bx(r)?),
+            ExprKind::Like { expr, pattern, escape, negated, case_insensitive } => ExprKind::Like {
+                expr: bx(expr)?,
+                pattern: bx(pattern)?,
+                escape: escape.map(&mut bx).transpose()?,
+                negated,
+                case_insensitive,
+            },
+            ExprKind::InList { expr, list, negated } => ExprKind::InList {
+                expr: bx(expr)?,
+                list: list.into_iter().map(&mut *f).collect::<common::PgResult<_>>()?,
+                negated,
+            },
+            ExprKind::Case { whens, else_result } => {
+                let mut out = Vec::with_capacity(whens.len());
+                for (w, t) in whens {
+                    out.push((f(w)?, f(t)?));
+                }
+                ExprKind::Case { whens: out, else_result: Box::new(f(*else_result)?) }
+            }
+            ExprKind::Coalesce(list) => {
+                ExprKind::Coalesce(list.into_iter().map(&mut *f).collect::<common::PgResult<_>>()?)
+            }
+            ExprKind::Func(func, list) => {
+                ExprKind::Func(func, list.into_iter().map(&mut *f).collect::<common::PgResult<_>>()?)
+            }
+            ExprKind::Agg(mut call) => {
+                call.arg = call.arg.map(&mut *f).transpose()?;
+                ExprKind::Agg(call)
+            }
+        };
+        Ok(Expr { kind, ty: self.ty })
+    }
+}
