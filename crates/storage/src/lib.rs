@@ -1,1 +1,27 @@
-//! placeholder
+//! Myriad's storage layer: bytes on disk, as pages, through a bounded cache.
+//!
+//! Bottom to top:
+//! - [`vfs`]: every file operation behind the [`Vfs`] / [`VfsFile`] traits, so a simulator
+//!   can drop unsynced writes and tear pages ([`OsVfs`] is the real file system).
+//! - [`smgr`]: relations as arrays of 8 KiB blocks in `base/<rel>`, sizes and existence
+//!   cached in memory ([`Smgr`]).
+//! - [`page`]: PostgreSQL's slotted page layout, checksums, verification ([`Page`],
+//!   [`PageMut`]).
+//! - [`bufmgr`]: the buffer pool: pins, clock sweep, partitioned mapping table, content
+//!   locks ([`BufferPool`], [`PinnedBuffer`]).
+//!
+//! The rules these modules keep are numbered in this crate's README.md; code cites them as
+//! "buffer rule N" / "smgr rule N". A lower module never calls a higher one, and nothing
+//! here knows what a tuple is.
+
+pub mod bufmgr;
+pub mod page;
+pub mod smgr;
+pub mod vfs;
+
+pub use bufmgr::{
+    BufferPool, BufferPoolStats, BufferReadGuard, BufferTag, BufferWriteGuard, PinnedBuffer,
+};
+pub use page::{Page, PageMut};
+pub use smgr::Smgr;
+pub use vfs::{OsVfs, Vfs, VfsFile};
