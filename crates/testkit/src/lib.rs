@@ -195,10 +195,6 @@ impl sqllogictest::AsyncDB for PgWire {
         }
     }
 
-    fn engine_name(&self) -> &str {
-        "postgres-wire"
-    }
-
     async fn sleep(dur: Duration) {
         tokio::time::sleep(dur).await;
     }
