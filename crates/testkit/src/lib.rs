@@ -71,10 +71,20 @@ impl From<tokio_postgres::Error> for SqlError {
                 sqlstate: Some(db.code().code().to_owned()),
                 message: db.message().to_owned(),
             },
-            None => SqlError {
-                sqlstate: None,
-                message: err.to_string(),
-            },
+            None => {
+                // Client-side errors keep their cause ("error connecting to server: Connection
+                // refused") in the source chain.
+                let mut message = err.to_string();
+                let mut source = std::error::Error::source(&err);
+                while let Some(cause) = source {
+                    message.push_str(&format!(": {cause}"));
+                    source = cause.source();
+                }
+                SqlError {
+                    sqlstate: None,
+                    message,
+                }
+            }
         }
     }
 }
