@@ -1,1 +1,16 @@
-//! placeholder
+//! Myriad's access layer: how rows live in pages.
+//!
+//! - [`tuple`]: the heap tuple format (header with 64-bit xmin/xmax, null bitmap, column
+//!   data) and its encoding from / decoding to [`common::Value`]s.
+//! - [`heapam`]: the heap access method: insert, delete, update, fetch by item pointer,
+//!   and the sequential scan [`HeapScan`]. The one place heap pages change.
+//!
+//! Below: `storage` (pages, buffer pool). Above: the executor, which turns rows into
+//! tuples and back. Btree, visibility map and free space map arrive as `nbtree`,
+//! `visibilitymap` and `freespace` with their issues. Rules: this crate's README.md
+//! ("access rule N", "tuple rule N").
+
+pub mod heapam;
+pub mod tuple;
+
+pub use heapam::{HeapScan, heap_delete, heap_fetch, heap_insert, heap_update};

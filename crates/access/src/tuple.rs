@@ -1,0 +1,488 @@
+//! The heap tuple format: a row as bytes on a heap page.
+//!
+//! ```text
+//!  0         8         16             20              22           24         26       27
+//!  +---------+---------+--------------+---------------+------------+----------+--------+
+//!  | t_xmin  | t_xmax  | t_ctid.block | t_ctid.offset | t_infomask | t_natts  | t_hoff |
+//!  |  u64    |  u64    |     u32      |      u16      |    u16     |   u16    |   u8   |
+//!  +---------+---------+--------------+---------------+------------+----------+--------+
+//!  | null bitmap: ceil(t_natts / 8) bytes, only if t_infomask & HEAP_HASNULL;          |
+//!  |   bit i (byte i / 8, bit i % 8) set = column i is NOT NULL (PostgreSQL's sense)   |
+//!  +-----------------------------------------------------------------------------------+  <- t_hoff
+//!  | column data, non-NULL columns in order, no padding:                                |
+//!  |   bool 1 byte (0 or 1); int2 2; int4 4; int8 8; float4 4; float8 8 (little-endian) |
+//!  |   text / varchar / bpchar: u32 length, then that many UTF-8 bytes                  |
+//!  +-----------------------------------------------------------------------------------+
+//! ```
+//!
+//! Decisions (README "tuple rules"):
+//! - Transaction ids are 64 bits, so they never wrap and tuples never need freezing.
+//! - No alignment padding between columns: values are read with `from_le_bytes`, which
+//!   does not care, and rows are smaller. (PostgreSQL aligns so it can point into the page.)
+//! - `char(n)` is stored blank-padded, exactly as its [`Value::Bpchar`] holds it.
+//! - A tuple may have fewer columns than the table (`t_natts < types.len()`): the missing
+//!   trailing columns read as NULL, which is what `ALTER TABLE ADD COLUMN` needs.
+//! - Until transactions exist every tuple is written with `t_xmin` =
+//!   [`BOOTSTRAP_XID`] and `t_xmax` = [`INVALID_XID`].
+//!
+//! Decoding never panics: bytes that do not fit the format are an error with
+//! [`SqlState::DATA_CORRUPTED`]; callers add where the tuple came from.
+
+use common::ids::{BlockNumber, ItemPointer};
+use common::limits::MAX_COLUMNS;
+use common::{DataType, PgError, PgResult, SqlState, Value};
+use storage::page::MAX_ITEM_SIZE;
+
+/// A 64-bit transaction id: never wraps, so tuples never need freezing.
+pub type Xid = u64;
+
+/// "No transaction": `t_xmax` of a tuple nobody deleted.
+pub const INVALID_XID: Xid = 0;
+
+/// The transaction that is always committed and visible to everyone, used for every tuple
+/// until the transactions issue hands out real ids (PostgreSQL's `BootstrapTransactionId`,
+/// which also plays the role of its `FrozenTransactionId` here).
+pub const BOOTSTRAP_XID: Xid = 1;
+
+/// Size of the fixed part of the header (`SizeofHeapTupleHeader`).
+pub const HEAP_TUPLE_HEADER_SIZE: usize = 27;
+
+/// Largest heap tuple: what fits on an empty heap page (`MaxHeapTupleSize`).
+pub const MAX_HEAP_TUPLE_SIZE: usize = MAX_ITEM_SIZE;
+
+/// `t_infomask`: the tuple has a null bitmap (some column is NULL).
+pub const HEAP_HASNULL: u16 = 0x0001;
+/// `t_infomask`: the tuple has variable-length columns.
+pub const HEAP_HASVARWIDTH: u16 = 0x0002;
+/// Bits this version understands; others are reserved for MVCC hint bits.
+const HEAP_KNOWN_BITS: u16 = HEAP_HASNULL | HEAP_HASVARWIDTH;
+
+/// Block number of an item pointer that points nowhere (`InvalidBlockNumber`).
+pub const INVALID_BLOCK: BlockNumber = BlockNumber::MAX;
+
+const T_XMIN: usize = 0;
+const T_XMAX: usize = 8;
+const T_CTID_BLOCK: usize = 16;
+const T_CTID_OFFSET: usize = 20;
+const T_INFOMASK: usize = 22;
+const T_NATTS: usize = 24;
+const T_HOFF: usize = 26;
+
+const _: () = assert!(T_HOFF + 1 == HEAP_TUPLE_HEADER_SIZE);
+const _: () = assert!(
+    HEAP_TUPLE_HEADER_SIZE + MAX_COLUMNS.div_ceil(8) <= u8::MAX as usize,
+    "t_hoff is a u8"
+);
+
+/// The decoded fixed header of a heap tuple.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TupleHeader {
+    pub xmin: Xid,
+    pub xmax: Xid,
+    /// The tuple's own item pointer, or its newer version's (set by `heapam`).
+    pub ctid: ItemPointer,
+    pub infomask: u16,
+    pub natts: u16,
+    pub hoff: u8,
+}
+
+fn corrupt(what: impl std::fmt::Display) -> PgError {
+    PgError::new(
+        SqlState::DATA_CORRUPTED,
+        format!("invalid heap tuple: {what}"),
+    )
+}
+
+/// A bounds-checked reader over tuple bytes.
+struct Reader<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize, what: &str) -> PgResult<&'a [u8]> {
+        let end = self.pos.checked_add(n).filter(|e| *e <= self.bytes.len());
+        let Some(end) = end else {
+            return Err(corrupt(format!(
+                "{what} at byte {} runs past the end ({} bytes)",
+                self.pos,
+                self.bytes.len()
+            )));
+        };
+        let s = &self.bytes[self.pos..end];
+        self.pos = end;
+        Ok(s)
+    }
+
+    fn array<const N: usize>(&mut self, what: &str) -> PgResult<[u8; N]> {
+        let s = self.take(N, what)?;
+        let mut a = [0u8; N];
+        a.copy_from_slice(s);
+        Ok(a)
+    }
+}
+
+/// Read a tuple's fixed header, checking it against the tuple's length.
+pub fn header(bytes: &[u8]) -> PgResult<TupleHeader> {
+    let mut r = Reader { bytes, pos: 0 };
+    let h = TupleHeader {
+        xmin: u64::from_le_bytes(r.array("t_xmin")?),
+        xmax: u64::from_le_bytes(r.array("t_xmax")?),
+        ctid: ItemPointer {
+            block: u32::from_le_bytes(r.array("t_ctid")?),
+            offset: u16::from_le_bytes(r.array("t_ctid")?),
+        },
+        infomask: u16::from_le_bytes(r.array("t_infomask")?),
+        natts: u16::from_le_bytes(r.array("t_natts")?),
+        hoff: u8::from_le_bytes(r.array("t_hoff")?),
+    };
+    let bitmap = if h.infomask & HEAP_HASNULL != 0 {
+        (h.natts as usize).div_ceil(8)
+    } else {
+        0
+    };
+    if h.infomask & !HEAP_KNOWN_BITS != 0 {
+        return Err(corrupt(format!(
+            "unknown t_infomask bits {:#06x}",
+            h.infomask
+        )));
+    }
+    if h.hoff as usize != HEAP_TUPLE_HEADER_SIZE + bitmap || h.hoff as usize > bytes.len() {
+        return Err(corrupt(format!(
+            "t_hoff {} does not match {} columns (tuple of {} bytes)",
+            h.hoff,
+            h.natts,
+            bytes.len()
+        )));
+    }
+    Ok(h)
+}
+
+/// Set a tuple's `t_ctid` (the caller has checked the header with [`header`] or built it
+/// with [`encode`]).
+pub fn set_ctid(bytes: &mut [u8], tid: ItemPointer) {
+    assert!(
+        bytes.len() >= HEAP_TUPLE_HEADER_SIZE,
+        "tuple of {} bytes has no header",
+        bytes.len()
+    );
+    bytes[T_CTID_BLOCK..T_CTID_BLOCK + 4].copy_from_slice(&tid.block.to_le_bytes());
+    bytes[T_CTID_OFFSET..T_CTID_OFFSET + 2].copy_from_slice(&tid.offset.to_le_bytes());
+}
+
+fn mismatch(i: usize, ty: &DataType, v: &Value) -> PgError {
+    PgError::internal(format!(
+        "column {} of type {} given value {v:?}",
+        i + 1,
+        ty.name()
+    ))
+}
+
+/// The error for a row too large for a heap page, worded as PostgreSQL's.
+pub fn row_too_big(size: usize) -> PgError {
+    PgError::new(
+        SqlState::PROGRAM_LIMIT_EXCEEDED,
+        format!("row is too big: size {size}, maximum size {MAX_HEAP_TUPLE_SIZE}"),
+    )
+}
+
+/// Build a heap tuple from one value per column. A value must be of its column's type
+/// (`Value::Text` for text and varchar, `Value::Bpchar` for char(n)), or NULL; anything
+/// else is a caller bug, reported as an internal error. A tuple larger than a page is
+/// `PROGRAM_LIMIT_EXCEEDED` "row is too big".
+pub fn encode(values: &[Value], types: &[DataType]) -> PgResult<Vec<u8>> {
+    if values.len() != types.len() {
+        return Err(PgError::internal(format!(
+            "encode: {} values for {} columns",
+            values.len(),
+            types.len()
+        )));
+    }
+    if types.len() > MAX_COLUMNS {
+        return Err(PgError::new(
+            SqlState::TOO_MANY_COLUMNS,
+            format!("tables can have at most {MAX_COLUMNS} columns"),
+        ));
+    }
+    let has_null = values.iter().any(Value::is_null);
+    let bitmap_len = if has_null { types.len().div_ceil(8) } else { 0 };
+    let hoff = HEAP_TUPLE_HEADER_SIZE + bitmap_len;
+    let mut out = vec![0u8; hoff];
+    let mut infomask = 0;
+    if has_null {
+        infomask |= HEAP_HASNULL;
+    }
+    for (i, (v, ty)) in values.iter().zip(types).enumerate() {
+        if v.is_null() {
+            continue;
+        }
+        if has_null {
+            out[HEAP_TUPLE_HEADER_SIZE + i / 8] |= 1 << (i % 8);
+        }
+        match (ty, v) {
+            (DataType::Bool, Value::Bool(b)) => out.push(*b as u8),
+            (DataType::Int2, Value::Int2(x)) => out.extend_from_slice(&x.to_le_bytes()),
+            (DataType::Int4, Value::Int4(x)) => out.extend_from_slice(&x.to_le_bytes()),
+            (DataType::Int8, Value::Int8(x)) => out.extend_from_slice(&x.to_le_bytes()),
+            (DataType::Float4, Value::Float4(x)) => out.extend_from_slice(&x.to_le_bytes()),
+            (DataType::Float8, Value::Float8(x)) => out.extend_from_slice(&x.to_le_bytes()),
+            (DataType::Text | DataType::Varchar(_) | DataType::Unknown, Value::Text(s))
+            | (DataType::Bpchar(_), Value::Bpchar(s)) => {
+                infomask |= HEAP_HASVARWIDTH;
+                let len = u32::try_from(s.len()).map_err(|_| row_too_big(s.len()))?;
+                out.extend_from_slice(&len.to_le_bytes());
+                out.extend_from_slice(s.as_bytes());
+            }
+            _ => return Err(mismatch(i, ty, v)),
+        }
+        if out.len() > MAX_HEAP_TUPLE_SIZE {
+            // Stop copying early; report the full size as PostgreSQL does.
+            let rest: usize = values[i + 1..]
+                .iter()
+                .zip(&types[i + 1..])
+                .map(|(v, ty)| encoded_len(v, ty))
+                .sum();
+            return Err(row_too_big(out.len() + rest));
+        }
+    }
+    let natts = types.len() as u16;
+    out[T_XMIN..T_XMIN + 8].copy_from_slice(&BOOTSTRAP_XID.to_le_bytes());
+    out[T_XMAX..T_XMAX + 8].copy_from_slice(&INVALID_XID.to_le_bytes());
+    set_ctid(
+        &mut out,
+        ItemPointer {
+            block: INVALID_BLOCK,
+            offset: 0,
+        },
+    );
+    out[T_INFOMASK..T_INFOMASK + 2].copy_from_slice(&infomask.to_le_bytes());
+    out[T_NATTS..T_NATTS + 2].copy_from_slice(&natts.to_le_bytes());
+    out[T_HOFF] = hoff as u8;
+    Ok(out)
+}
+
+/// Bytes a value takes in the data area (for the size in "row is too big").
+fn encoded_len(v: &Value, ty: &DataType) -> usize {
+    match v {
+        Value::Null => 0,
+        Value::Text(s) | Value::Bpchar(s) => 4 + s.len(),
+        _ => ty.typlen().max(0) as usize,
+    }
+}
+
+/// Read a heap tuple back into one value per column of `types`. Bytes that do not fit
+/// the format (truncated, bad lengths, invalid UTF-8, a bool other than 0/1, more columns
+/// than `types`) are DATA_CORRUPTED; nothing here panics.
+pub fn decode(bytes: &[u8], types: &[DataType]) -> PgResult<Vec<Value>> {
+    let h = header(bytes)?;
+    let natts = h.natts as usize;
+    if natts > types.len() {
+        return Err(corrupt(format!(
+            "{natts} columns, but the table has {}",
+            types.len()
+        )));
+    }
+    let has_null = h.infomask & HEAP_HASNULL != 0;
+    let bitmap = &bytes[HEAP_TUPLE_HEADER_SIZE..h.hoff as usize];
+    let mut r = Reader {
+        bytes,
+        pos: h.hoff as usize,
+    };
+    let mut values = Vec::with_capacity(types.len());
+    for (i, ty) in types.iter().enumerate() {
+        let present = i < natts && (!has_null || bitmap[i / 8] & (1 << (i % 8)) != 0);
+        if !present {
+            values.push(Value::Null);
+            continue;
+        }
+        let v = match ty {
+            DataType::Bool => match r.array::<1>("bool")?[0] {
+                0 => Value::Bool(false),
+                1 => Value::Bool(true),
+                b => return Err(corrupt(format!("column {} is a bool of {b}", i + 1))),
+            },
+            DataType::Int2 => Value::Int2(i16::from_le_bytes(r.array("int2")?)),
+            DataType::Int4 => Value::Int4(i32::from_le_bytes(r.array("int4")?)),
+            DataType::Int8 => Value::Int8(i64::from_le_bytes(r.array("int8")?)),
+            DataType::Float4 => Value::Float4(f32::from_le_bytes(r.array("float4")?)),
+            DataType::Float8 => Value::Float8(f64::from_le_bytes(r.array("float8")?)),
+            DataType::Text | DataType::Varchar(_) | DataType::Unknown | DataType::Bpchar(_) => {
+                let len = u32::from_le_bytes(r.array("text length")?) as usize;
+                let raw = r.take(len, "text")?;
+                let s = std::str::from_utf8(raw)
+                    .map_err(|e| corrupt(format!("column {} is not UTF-8: {e}", i + 1)))?
+                    .to_owned();
+                if matches!(ty, DataType::Bpchar(_)) {
+                    Value::Bpchar(s)
+                } else {
+                    Value::Text(s)
+                }
+            }
+        };
+        values.push(v);
+    }
+    if r.pos != bytes.len() {
+        return Err(corrupt(format!(
+            "{} bytes left over after the last column",
+            bytes.len() - r.pos
+        )));
+    }
+    Ok(values)
+}
+
+/// The item pointer stored in a tuple's header, for callers that only need it.
+pub fn ctid(bytes: &[u8]) -> PgResult<ItemPointer> {
+    Ok(header(bytes)?.ctid)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn all_types() -> Vec<DataType> {
+        vec![
+            DataType::Bool,
+            DataType::Int2,
+            DataType::Int4,
+            DataType::Int8,
+            DataType::Float4,
+            DataType::Float8,
+            DataType::Text,
+            DataType::Varchar(Some(10)),
+            DataType::Bpchar(Some(4)),
+        ]
+    }
+
+    fn sample() -> Vec<Value> {
+        vec![
+            Value::Bool(true),
+            Value::Int2(-32768),
+            Value::Int4(i32::MAX),
+            Value::Int8(i64::MIN),
+            Value::Float4(1.5),
+            Value::Float8(-0.1),
+            Value::Text("héllo".into()),
+            Value::Text("".into()),
+            Value::Bpchar("ab  ".into()),
+        ]
+    }
+
+    #[test]
+    fn round_trip_all_types() {
+        let types = all_types();
+        let values = sample();
+        let bytes = encode(&values, &types).expect("encode");
+        let h = header(&bytes).expect("header");
+        assert_eq!(h.xmin, BOOTSTRAP_XID);
+        assert_eq!(h.xmax, INVALID_XID);
+        assert_eq!(h.natts, 9);
+        assert_eq!(h.hoff as usize, HEAP_TUPLE_HEADER_SIZE);
+        assert_eq!(h.infomask, HEAP_HASVARWIDTH);
+        assert_eq!(decode(&bytes, &types).expect("decode"), values);
+        // 27 header + 1 + 2 + 4 + 8 + 4 + 8 + (4+6) + 4 + (4+4)
+        assert_eq!(bytes.len(), 27 + 1 + 2 + 4 + 8 + 4 + 8 + 10 + 4 + 8);
+    }
+
+    #[test]
+    fn round_trip_nulls_everywhere() {
+        let types = all_types();
+        for mask in [0u32, 1, 0b1_0101_0101, 0b1_1111_1111, 0b1_0000_0000] {
+            let values: Vec<Value> = sample()
+                .into_iter()
+                .enumerate()
+                .map(|(i, v)| if mask & (1 << i) != 0 { Value::Null } else { v })
+                .collect();
+            let bytes = encode(&values, &types).expect("encode");
+            assert_eq!(
+                header(&bytes).expect("header").infomask & HEAP_HASNULL != 0,
+                mask != 0
+            );
+            assert_eq!(decode(&bytes, &types).expect("decode"), values, "{mask:b}");
+        }
+        let nan = encode(&[Value::Float8(f64::NAN)], &[DataType::Float8]).expect("encode");
+        match decode(&nan, &[DataType::Float8])
+            .expect("decode")
+            .as_slice()
+        {
+            [Value::Float8(f)] => assert!(f.is_nan()),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(
+            decode(&encode(&[], &[]).expect("encode"), &[]).expect("decode"),
+            vec![]
+        );
+    }
+
+    #[test]
+    fn fewer_stored_columns_read_as_null() {
+        let bytes = encode(&[Value::Int4(7)], &[DataType::Int4]).expect("encode");
+        let wider = [DataType::Int4, DataType::Text, DataType::Bool];
+        assert_eq!(
+            decode(&bytes, &wider).expect("decode"),
+            vec![Value::Int4(7), Value::Null, Value::Null]
+        );
+        let e = decode(&bytes, &[]).expect_err("more columns than the table");
+        assert_eq!(e.code, SqlState::DATA_CORRUPTED);
+    }
+
+    #[test]
+    fn type_mismatch_is_an_internal_error() {
+        let e = encode(&[Value::Int8(1)], &[DataType::Int4]).expect_err("mismatch");
+        assert_eq!(e.code, SqlState::INTERNAL_ERROR);
+        let e = encode(&[Value::Text("a".into())], &[DataType::Bpchar(Some(1))])
+            .expect_err("bpchar wants Value::Bpchar");
+        assert_eq!(e.code, SqlState::INTERNAL_ERROR);
+        assert!(encode(&[], &[DataType::Int4]).is_err());
+    }
+
+    #[test]
+    fn too_big_row_matches_postgres_message() {
+        let big = "x".repeat(9000);
+        let e = encode(
+            &[Value::Int4(1), Value::Text(big), Value::Text("yy".into())],
+            &[DataType::Int4, DataType::Text, DataType::Text],
+        )
+        .expect_err("too big");
+        assert_eq!(e.code, SqlState::PROGRAM_LIMIT_EXCEEDED);
+        assert_eq!(
+            e.message,
+            format!(
+                "row is too big: size {}, maximum size 8160",
+                27 + 4 + 4 + 9000 + 4 + 2
+            )
+        );
+        let fits = "x".repeat(MAX_HEAP_TUPLE_SIZE - 27 - 4);
+        let bytes = encode(&[Value::Text(fits)], &[DataType::Text]).expect("exactly fits");
+        assert_eq!(bytes.len(), MAX_HEAP_TUPLE_SIZE);
+    }
+
+    #[test]
+    fn corrupt_bytes_never_panic() {
+        let types = all_types();
+        let mut values = sample();
+        values[3] = Value::Null;
+        let good = encode(&values, &types).expect("encode");
+        // Every truncation is an error.
+        for len in 0..good.len() {
+            let e = decode(&good[..len], &types).expect_err("truncated");
+            assert_eq!(e.code, SqlState::DATA_CORRUPTED, "len {len}");
+        }
+        // Every single-byte change either decodes to something or is DATA_CORRUPTED.
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        for at in 0..good.len() {
+            for _ in 0..8 {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                let mut bad = good.clone();
+                bad[at] = seed as u8;
+                if let Err(e) = decode(&bad, &types) {
+                    assert_eq!(e.code, SqlState::DATA_CORRUPTED);
+                }
+            }
+        }
+        let mut long = good.clone();
+        long.push(0);
+        assert!(decode(&long, &types).is_err(), "trailing garbage");
+    }
+}
