@@ -2,7 +2,7 @@
 //!
 //! Interface: [`heap_insert`], [`heap_delete`], [`heap_update`], [`heap_fetch`] and the
 //! sequential scan [`HeapScan`]. Tuples are opaque bytes here (built by
-//! [`tuple::encode`](crate::tuple::encode)); this module only reads and writes their
+//! [`tuple::encode`]); this module only reads and writes their
 //! `t_ctid`.
 //!
 //! This is the one place heap pages change (access rule 1): every change goes through a

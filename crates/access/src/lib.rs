@@ -1,6 +1,6 @@
 //! Myriad's access layer: how rows live in pages.
 //!
-//! - [`tuple`]: the heap tuple format (header with 64-bit xmin/xmax, null bitmap, column
+//! - [`tuple`](mod@tuple): the heap tuple format (header with 64-bit xmin/xmax, null bitmap, column
 //!   data) and its encoding from / decoding to [`common::Value`]s.
 //! - [`heapam`]: the heap access method: insert, delete, update, fetch by item pointer,
 //!   and the sequential scan [`HeapScan`]. The one place heap pages change.

@@ -30,8 +30,9 @@
 
 use common::ids::{BlockNumber, ItemPointer};
 use common::limits::MAX_COLUMNS;
-use common::{DataType, PgError, PgResult, SqlState, Value};
+use common::{DataType, PgError, PgResult, RelId, SqlState, Value};
 use storage::page::MAX_ITEM_SIZE;
+use storage::smgr::relpath;
 
 /// A 64-bit transaction id: never wraps, so tuples never need freezing.
 pub type Xid = u64;
@@ -330,6 +331,29 @@ pub fn decode(bytes: &[u8], types: &[DataType]) -> PgResult<Vec<Value>> {
     Ok(values)
 }
 
+/// [`decode`], with a corruption error saying where the tuple came from (relation and
+/// item pointer), as every DATA_CORRUPTED error should.
+pub fn decode_at(
+    bytes: &[u8],
+    types: &[DataType],
+    rel: RelId,
+    tid: ItemPointer,
+) -> PgResult<Vec<Value>> {
+    decode(bytes, types).map_err(|e| {
+        let place = format!(
+            "tuple ({},{}) of relation {}",
+            tid.block,
+            tid.offset,
+            relpath(rel)
+        );
+        let detail = match &e.detail {
+            Some(d) => format!("{place}: {d}"),
+            None => place,
+        };
+        e.with_detail(detail)
+    })
+}
+
 /// The item pointer stored in a tuple's header, for callers that only need it.
 pub fn ctid(bytes: &[u8]) -> PgResult<ItemPointer> {
     Ok(header(bytes)?.ctid)
@@ -483,6 +507,15 @@ mod tests {
         }
         let mut long = good.clone();
         long.push(0);
-        assert!(decode(&long, &types).is_err(), "trailing garbage");
+        let tid = ItemPointer {
+            block: 3,
+            offset: 7,
+        };
+        let e = decode_at(&long, &types, 16384, tid).expect_err("trailing garbage");
+        assert_eq!(e.code, SqlState::DATA_CORRUPTED);
+        assert_eq!(
+            e.detail.as_deref(),
+            Some("tuple (3,7) of relation base/16384")
+        );
     }
 }

@@ -8,7 +8,7 @@
 //!
 //! Structure (as PostgreSQL's `storage/buffer`):
 //! - Frames: a header (state, pin count, dirty flag, usage count) under a small mutex, and
-//!   the page under a content `RwLock`. A frame is in one [`FrameState`]; every change of
+//!   the page under a content `RwLock`. A frame is in one `FrameState`; every change of
 //!   state goes through `FrameHeader::set_state`, which asserts the edge is legal.
 //! - The buffer mapping table, tag -> frame, split into [`NUM_BUFFER_PARTITIONS`]
 //!   mutex-protected hash maps by a hash of the tag. A hit locks one partition and one frame
@@ -767,6 +767,51 @@ mod tests {
             );
         }
         assert!(pool.read_buffer(20, 2).is_ok());
+    }
+
+    #[test]
+    fn racing_loads_of_good_and_corrupt_pages() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let pool = pool(dir.path(), 3);
+        pool.smgr().create(30).expect("create");
+        for i in 0..6 {
+            let (_, mut buf) = pool.extend(30).expect("extend");
+            stamp(&mut buf, i);
+        }
+        pool.flush_all().expect("flush");
+        drop(pool);
+        // Corrupt block 4's header.
+        let file = OsVfs
+            .open(&dir.path().join("base/30"), false)
+            .expect("open");
+        file.write_all_at(&[0xee], 4 * BLCKSZ as u64 + 13)
+            .expect("write");
+        let pool = self::pool(dir.path(), 4);
+        // Eight threads, four frames: every page is loaded and waited on concurrently.
+        let all_pinned = AtomicU64::new(0);
+        std::thread::scope(|s| {
+            for t in 0..8u32 {
+                let (pool, all_pinned) = (&pool, &all_pinned);
+                s.spawn(move || {
+                    for round in 0..300u32 {
+                        let block = (round + t) % 6;
+                        match pool.read_buffer(30, block) {
+                            Ok(buf) => assert_eq!(read_stamp(&buf), block),
+                            // Eight threads may pin more than four frames at once.
+                            Err(e) if e.code == SqlState::CONFIGURATION_LIMIT_EXCEEDED => {
+                                all_pinned.fetch_add(1, Ordering::Relaxed);
+                            }
+                            Err(e) if block == 4 => assert_eq!(e.code, SqlState::DATA_CORRUPTED),
+                            Err(e) => panic!("block {block}: {e:?}"),
+                        }
+                    }
+                });
+            }
+        });
+        let s = pool.stats();
+        let refused = all_pinned.load(Ordering::Relaxed);
+        assert!(refused < 8 * 300, "some reads got a frame: {s:?}");
+        assert!(s.misses > 6 && s.hits > 0, "{s:?}");
     }
 
     #[test]
