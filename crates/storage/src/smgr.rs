@@ -18,8 +18,9 @@
 //! - `read_block` / `write_block` only touch blocks below the cached size.
 //!
 //! Locking: the map of open relations is one `parking_lot::RwLock`, taken shared to find an
-//! open relation and exclusively to open or forget one. Each relation's size has its own
-//! mutex, held across an extend's write so concurrent extends get distinct blocks. Nothing
+//! open relation and exclusively to open or forget one. Each relation's size is an atomic,
+//! read without locking; an extend holds the relation's extend mutex across its write so
+//! concurrent extends get distinct blocks. Nothing
 //! here is on the buffer pool's hit path: smgr is reached on misses, write-backs and
 //! extends.
 //!
@@ -33,7 +34,7 @@ use std::collections::{HashMap, HashSet};
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 use common::ids::BlockNumber;
 use common::limits::BLCKSZ;
@@ -64,8 +65,25 @@ pub fn relpath(rel: RelId) -> String {
 /// An open relation: its file and its size in blocks.
 struct SmgrRelation {
     file: Arc<dyn VfsFile>,
-    /// Cached size; held across an extend's write.
-    nblocks: Mutex<BlockNumber>,
+    /// Cached size. Read without locking; written only under `extend_lock`, after the new
+    /// block's zeros are written, so a reader never sees a block that is not on disk.
+    nblocks: AtomicU32,
+    /// Serialises extends, so concurrent extends get distinct blocks.
+    extend_lock: Mutex<()>,
+}
+
+impl SmgrRelation {
+    fn new(file: Arc<dyn VfsFile>, nblocks: BlockNumber) -> SmgrRelation {
+        SmgrRelation {
+            file,
+            nblocks: AtomicU32::new(nblocks),
+            extend_lock: Mutex::new(()),
+        }
+    }
+
+    fn nblocks(&self) -> BlockNumber {
+        self.nblocks.load(Ordering::Acquire)
+    }
 }
 
 /// The storage manager: see the module header.
@@ -119,13 +137,9 @@ impl Smgr {
             .map_err(|e| PgError::io(format!("could not create file \"{}\"", relpath(rel)), e))?;
         self.base_dir_dirty.store(true, Ordering::Release);
         self.absent.write().remove(&rel);
-        self.open.write().insert(
-            rel,
-            Arc::new(SmgrRelation {
-                file,
-                nblocks: Mutex::new(0),
-            }),
-        );
+        self.open
+            .write()
+            .insert(rel, Arc::new(SmgrRelation::new(file, 0)));
         Ok(())
     }
 
@@ -206,25 +220,22 @@ impl Smgr {
                     format!("file \"{}\" is too large: {len} bytes", relpath(rel)),
                 )
             })?;
-        let r = Arc::new(SmgrRelation {
-            file,
-            nblocks: Mutex::new(nblocks),
-        });
+        let r = Arc::new(SmgrRelation::new(file, nblocks));
         open.insert(rel, Arc::clone(&r));
         Ok(r)
     }
 
     /// Number of blocks in `rel`. No syscall after the relation's first use.
     pub fn nblocks(&self, rel: RelId) -> PgResult<BlockNumber> {
-        Ok(*self.relation(rel)?.nblocks.lock())
+        Ok(self.relation(rel)?.nblocks())
     }
 
     /// Append one zeroed block to `rel`; returns its number. The zeroed block is a valid
     /// "new" page (see `page::is_new`), so a crash right after leaves a readable file.
     pub fn extend(&self, rel: RelId) -> PgResult<BlockNumber> {
         let r = self.relation(rel)?;
-        let mut nblocks = r.nblocks.lock();
-        let block = *nblocks;
+        let _extending = r.extend_lock.lock();
+        let block = r.nblocks();
         if block >= MAX_BLOCKS_PER_RELATION {
             return Err(PgError::new(
                 SqlState::PROGRAM_LIMIT_EXCEEDED,
@@ -238,7 +249,7 @@ impl Smgr {
         r.file
             .write_all_at(&ZEROES, block as u64 * BLCKSZ as u64)
             .map_err(|e| PgError::io(format!("could not extend file \"{}\"", relpath(rel)), e))?;
-        *nblocks = block + 1;
+        r.nblocks.store(block + 1, Ordering::Release);
         Ok(block)
     }
 
@@ -250,7 +261,7 @@ impl Smgr {
         buf: &mut [u8; BLCKSZ],
     ) -> PgResult<()> {
         let r = self.relation(rel)?;
-        let nblocks = *r.nblocks.lock();
+        let nblocks = r.nblocks();
         if block >= nblocks {
             return Err(PgError::new(
                 SqlState::DATA_CORRUPTED,
@@ -287,7 +298,7 @@ impl Smgr {
     /// [`extend`]: Self::extend
     pub fn write_block(&self, rel: RelId, block: BlockNumber, buf: &[u8; BLCKSZ]) -> PgResult<()> {
         let r = self.relation(rel)?;
-        let nblocks = *r.nblocks.lock();
+        let nblocks = r.nblocks();
         if block >= nblocks {
             return Err(PgError::internal(format!(
                 "could not write block {block} in file \"{}\": beyond the end of the file ({nblocks} blocks)",
