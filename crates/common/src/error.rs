@@ -26,6 +26,8 @@ impl SqlState {
     pub const INVALID_TEXT_REPRESENTATION: SqlState = SqlState("22P02");
     /// A bad argument to a function (negative substring length, ...).
     pub const INVALID_PARAMETER_VALUE: SqlState = SqlState("22023");
+    /// A bad substring length.
+    pub const SUBSTRING_ERROR: SqlState = SqlState("22011");
     /// LIKE pattern ending in the escape character.
     pub const INVALID_ESCAPE_SEQUENCE: SqlState = SqlState("22025");
     /// Bad LIMIT / OFFSET value (negative).

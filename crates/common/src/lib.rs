@@ -17,6 +17,6 @@ pub mod types;
 pub mod value;
 
 pub use error::{PgError, PgResult, SqlState};
-pub use ids::{BlockNumber, Oid, RelId};
+pub use ids::{BlockNumber, ItemPointer, Oid, RelId};
 pub use types::DataType;
 pub use value::Value;

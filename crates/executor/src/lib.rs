@@ -1,1 +1,82 @@
-//! placeholder
+//! The executor: runs planned statements against storage.
+//!
+//! - [`exec`]: one pull-based operator per plan node (`next()` returns a row or the end).
+//! - [`eval`]: expression evaluation with PostgreSQL's NULL semantics, overflow and
+//!   division errors.
+//! - [`agg`]: aggregate accumulators. [`sortkey`]: orderings for sort, group and distinct.
+//! - [`dml`]: INSERT / UPDATE / DELETE with constraint checks before any page changes.
+//! - [`execute`]: the entry point, also running DDL (catalog change, then storage).
+
+pub mod agg;
+pub mod dml;
+pub mod eval;
+pub mod exec;
+pub mod sortkey;
+
+use catalog::Catalog;
+use common::{PgError, PgResult, Value};
+use planner::PlannedStatement;
+use sql::bound::OutputColumn;
+use storage::bufmgr::BufferPool;
+
+/// What a statement produced: rows (for queries and RETURNING), its command tag, notices.
+#[derive(Debug, Default)]
+pub struct StatementResult {
+    /// `Some` when the statement returns rows (even zero of them): RowDescription is sent.
+    pub columns: Option<Vec<OutputColumn>>,
+    pub rows: Vec<Vec<Value>>,
+    /// The CommandComplete tag, exactly as PostgreSQL writes it (`INSERT 0 2`).
+    pub tag: String,
+    pub notices: Vec<PgError>,
+}
+
+/// Everything a statement may touch.
+pub struct ExecContext<'a> {
+    pub pool: &'a BufferPool,
+    pub catalog: &'a Catalog,
+}
+
+pub fn execute(stmt: PlannedStatement, cx: &ExecContext) -> PgResult<StatementResult> {
+    match stmt {
+        PlannedStatement::Query { plan, columns } => {
+            let mut op = exec::build(&plan, cx.pool)?;
+            let rows = exec::collect(op.as_mut())?;
+            Ok(StatementResult { tag: format!("SELECT {}", rows.len()), columns: Some(columns), rows, notices: vec![] })
+        }
+        PlannedStatement::Insert { insert, source } => {
+            let mut op = exec::build(&source, cx.pool)?;
+            let rows = exec::collect(op.as_mut())?;
+            let n = rows.len();
+            let out = dml::insert(cx.pool, &insert.table, rows, insert.returning.as_ref())?;
+            Ok(with_returning(format!("INSERT 0 {n}"), insert.returning.map(|r| r.columns), out))
+        }
+        PlannedStatement::Update(u) => {
+            let (n, out) = dml::update(cx.pool, &u)?;
+            Ok(with_returning(format!("UPDATE {n}"), u.returning.map(|r| r.columns), out))
+        }
+        PlannedStatement::Delete(d) => {
+            let (n, out) = dml::delete(cx.pool, &d)?;
+            Ok(with_returning(format!("DELETE {n}"), d.returning.map(|r| r.columns), out))
+        }
+        PlannedStatement::CreateTable(new) => {
+            let table = cx.catalog.create_table(new)?;
+            cx.pool.smgr().create(table.rel)?;
+            Ok(StatementResult { tag: "CREATE TABLE".into(), ..Default::default() })
+        }
+        PlannedStatement::Notice(n) => {
+            Ok(StatementResult { tag: "CREATE TABLE".into(), notices: vec![n], ..Default::default() })
+        }
+        PlannedStatement::DropTables { tables, notices } => {
+            for t in &tables {
+                cx.catalog.drop_table(t.oid)?;
+                cx.pool.drop_relation(t.rel)?;
+                cx.pool.smgr().unlink(t.rel)?;
+            }
+            Ok(StatementResult { tag: "DROP TABLE".into(), notices, ..Default::default() })
+        }
+    }
+}
+
+fn with_returning(tag: String, columns: Option<Vec<OutputColumn>>, rows: Vec<Vec<Value>>) -> StatementResult {
+    StatementResult { tag, columns, rows, notices: vec![] }
+}

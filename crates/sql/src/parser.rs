@@ -1,7 +1,6 @@
 //! `sqlparser` with PostgreSQL's error conventions.
 
 use common::{PgError, PgResult};
-use sqlparser::ast::Statement;
 use sqlparser::dialect::PostgreSqlDialect;
 use sqlparser::parser::{Parser, ParserError};
 
@@ -9,7 +8,10 @@ use sqlparser::parser::{Parser, ParserError};
 /// stack (PostgreSQL reports `stack depth limit exceeded`; sqlparser's default is 50).
 const PARSER_RECURSION_LIMIT: usize = 200;
 
+pub use sqlparser::ast::Statement;
+
 /// Parse a query string holding zero or more statements.
+
 pub fn parse(sql: &str) -> PgResult<Vec<Statement>> {
     let dialect = PostgreSqlDialect {};
     Parser::new(&dialect)

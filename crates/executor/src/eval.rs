@@ -1,0 +1,485 @@
+//! Expression evaluation over one row, with PostgreSQL's NULL semantics and errors.
+
+use common::{DataType, PgError, PgResult, SqlState, Value};
+use sql::bound::{BinaryOp, Expr, ExprKind, ScalarFunc};
+
+pub type Row = Vec<Value>;
+
+fn out_of_range(ty: &DataType) -> PgError {
+    let name = match ty {
+        DataType::Int2 => "smallint",
+        DataType::Int4 => "integer",
+        _ => "bigint",
+    };
+    PgError::new(SqlState::NUMERIC_VALUE_OUT_OF_RANGE, format!("{name} out of range"))
+}
+
+fn float_overflow() -> PgError {
+    PgError::new(SqlState::NUMERIC_VALUE_OUT_OF_RANGE, "value out of range: overflow")
+}
+
+fn float_underflow() -> PgError {
+    PgError::new(SqlState::NUMERIC_VALUE_OUT_OF_RANGE, "value out of range: underflow")
+}
+
+/// Build an integer value of type `ty` from an i64, checking its range.
+fn int_of(ty: &DataType, v: i64) -> PgResult<Value> {
+    match ty {
+        DataType::Int2 => i16::try_from(v).map(Value::Int2).map_err(|_| out_of_range(ty)),
+        DataType::Int4 => i32::try_from(v).map(Value::Int4).map_err(|_| out_of_range(ty)),
+        _ => Ok(Value::Int8(v)),
+    }
+}
+
+fn float_of(ty: &DataType, v: f64, inputs_finite: bool, inputs_nonzero: bool) -> PgResult<Value> {
+    match ty {
+        DataType::Float4 => {
+            let f = v as f32;
+            if f.is_infinite() && inputs_finite {
+                return Err(float_overflow());
+            }
+            if f == 0.0 && inputs_nonzero {
+                return Err(float_underflow());
+            }
+            Ok(Value::Float4(f))
+        }
+        _ => {
+            if v.is_infinite() && inputs_finite {
+                return Err(float_overflow());
+            }
+            if v == 0.0 && inputs_nonzero {
+                return Err(float_underflow());
+            }
+            Ok(Value::Float8(v))
+        }
+    }
+}
+
+/// Evaluate `e` over `row`.
+pub fn eval(e: &Expr, row: &[Value]) -> PgResult<Value> {
+    match &e.kind {
+        ExprKind::Const(v) => Ok(v.clone()),
+        ExprKind::Column(i) => Ok(row.get(*i).cloned().unwrap_or(Value::Null)),
+        ExprKind::Neg(x) => {
+            let v = eval(x, row)?;
+            match v {
+                Value::Null => Ok(Value::Null),
+                Value::Float4(f) => Ok(Value::Float4(-f)),
+                Value::Float8(f) => Ok(Value::Float8(-f)),
+                other => {
+                    let i = other.as_i64().ok_or_else(|| PgError::internal("negation of a non-number"))?;
+                    int_of(&e.ty, i.checked_neg().ok_or_else(|| out_of_range(&e.ty))?)
+                }
+            }
+        }
+        ExprKind::Not(x) => Ok(match eval(x, row)? {
+            Value::Bool(b) => Value::Bool(!b),
+            _ => Value::Null,
+        }),
+        ExprKind::Binary(op, l, r) => eval_binary(*op, l, r, &e.ty, row),
+        ExprKind::IsNull { expr, negated } => Ok(Value::Bool(eval(expr, row)?.is_null() != *negated)),
+        ExprKind::IsBool { expr, value, negated } => {
+            let v = eval(expr, row)?;
+            let is = match (value, &v) {
+                (None, Value::Null) => true,
+                (Some(want), Value::Bool(b)) => want == b,
+                _ => false,
+            };
+            Ok(Value::Bool(is != *negated))
+        }
+        ExprKind::IsDistinctFrom { left, right, negated } => {
+            let (a, b) = (eval(left, row)?, eval(right, row)?);
+            let distinct = match (a.is_null(), b.is_null()) {
+                (true, true) => false,
+                (true, false) | (false, true) => true,
+                _ => a.cmp_non_null(&b) != std::cmp::Ordering::Equal,
+            };
+            Ok(Value::Bool(distinct != *negated))
+        }
+        ExprKind::Like { expr, pattern, escape, negated, case_insensitive } => {
+            let v = eval(expr, row)?;
+            let p = eval(pattern, row)?;
+            let esc = match escape {
+                Some(x) => match eval(x, row)? {
+                    Value::Null => return Ok(Value::Null),
+                    other => Some(other),
+                },
+                None => None,
+            };
+            let (Some(s), Some(p)) = (v.as_str(), p.as_str()) else {
+                return Ok(Value::Null);
+            };
+            let escape_char = match &esc {
+                None => Some('\\'),
+                Some(e) => {
+                    let s = e.as_str().unwrap_or("");
+                    let mut chars = s.chars();
+                    match (chars.next(), chars.next()) {
+                        (None, _) => None,
+                        (Some(c), None) => Some(c),
+                        _ => {
+                            return Err(PgError::new(
+                                SqlState::INVALID_ESCAPE_SEQUENCE,
+                                "invalid escape string",
+                            )
+                            .with_hint("Escape string must be empty or one character."));
+                        }
+                    }
+                }
+            };
+            let m = if *case_insensitive {
+                like(&s.to_lowercase(), &p.to_lowercase(), escape_char)?
+            } else {
+                like(s, p, escape_char)?
+            };
+            Ok(Value::Bool(m != *negated))
+        }
+        ExprKind::InList { expr, list, negated } => {
+            let v = eval(expr, row)?;
+            if v.is_null() {
+                return Ok(Value::Null);
+            }
+            let mut saw_null = false;
+            for item in list {
+                let x = eval(item, row)?;
+                if x.is_null() {
+                    saw_null = true;
+                } else if v.cmp_non_null(&x) == std::cmp::Ordering::Equal {
+                    return Ok(Value::Bool(!*negated));
+                }
+            }
+            Ok(if saw_null { Value::Null } else { Value::Bool(*negated) })
+        }
+        ExprKind::Case { whens, else_result } => {
+            for (cond, result) in whens {
+                if eval(cond, row)? == Value::Bool(true) {
+                    return eval(result, row);
+                }
+            }
+            eval(else_result, row)
+        }
+        ExprKind::Coalesce(list) => {
+            for item in list {
+                let v = eval(item, row)?;
+                if !v.is_null() {
+                    return Ok(v);
+                }
+            }
+            Ok(Value::Null)
+        }
+        ExprKind::NullIf(a, b) => {
+            let va = eval(a, row)?;
+            let vb = eval(b, row)?;
+            if !va.is_null() && !vb.is_null() && va.cmp_non_null(&vb) == std::cmp::Ordering::Equal {
+                Ok(Value::Null)
+            } else {
+                Ok(va)
+            }
+        }
+        ExprKind::Cast { expr, explicit } => cast_value(eval(expr, row)?, &e.ty, *explicit),
+        ExprKind::Func(f, args) => {
+            let vals = args.iter().map(|a| eval(a, row)).collect::<PgResult<Vec<_>>>()?;
+            eval_func(*f, vals, &e.ty)
+        }
+        ExprKind::Agg(_) => Err(PgError::internal("aggregate evaluated outside an Aggregate node")),
+    }
+}
+
+fn eval_binary(op: BinaryOp, l: &Expr, r: &Expr, ty: &DataType, row: &[Value]) -> PgResult<Value> {
+    match op {
+        BinaryOp::And => {
+            let a = eval(l, row)?;
+            if a == Value::Bool(false) {
+                return Ok(a);
+            }
+            let b = eval(r, row)?;
+            Ok(match (a, b) {
+                (_, Value::Bool(false)) => Value::Bool(false),
+                (Value::Bool(true), Value::Bool(true)) => Value::Bool(true),
+                _ => Value::Null,
+            })
+        }
+        BinaryOp::Or => {
+            let a = eval(l, row)?;
+            if a == Value::Bool(true) {
+                return Ok(a);
+            }
+            let b = eval(r, row)?;
+            Ok(match (a, b) {
+                (_, Value::Bool(true)) => Value::Bool(true),
+                (Value::Bool(false), Value::Bool(false)) => Value::Bool(false),
+                _ => Value::Null,
+            })
+        }
+        _ => {
+            let a = eval(l, row)?;
+            let b = eval(r, row)?;
+            if a.is_null() || b.is_null() {
+                return Ok(Value::Null);
+            }
+            if op.is_comparison() {
+                use std::cmp::Ordering::*;
+                let c = a.cmp_non_null(&b);
+                let res = match op {
+                    BinaryOp::Eq => c == Equal,
+                    BinaryOp::NotEq => c != Equal,
+                    BinaryOp::Lt => c == Less,
+                    BinaryOp::LtEq => c != Greater,
+                    BinaryOp::Gt => c == Greater,
+                    _ => c != Less,
+                };
+                return Ok(Value::Bool(res));
+            }
+            if op == BinaryOp::Concat {
+                let mut s = a.as_str().unwrap_or_default().to_string();
+                s.push_str(b.as_str().unwrap_or_default());
+                return Ok(Value::Text(s));
+            }
+            arith(op, &a, &b, ty)
+        }
+    }
+}
+
+fn arith(op: BinaryOp, a: &Value, b: &Value, ty: &DataType) -> PgResult<Value> {
+    if ty.is_float() {
+        let (x, y) = (a.as_f64().unwrap_or(0.0), b.as_f64().unwrap_or(0.0));
+        let finite = x.is_finite() && y.is_finite();
+        let v = match op {
+            BinaryOp::Add => x + y,
+            BinaryOp::Sub => x - y,
+            BinaryOp::Mul => {
+                return float_of(ty, x * y, finite, x != 0.0 && y != 0.0);
+            }
+            BinaryOp::Div => {
+                if y == 0.0 {
+                    return Err(PgError::division_by_zero());
+                }
+                return float_of(ty, x / y, finite, x != 0.0);
+            }
+            _ => return Err(PgError::internal("unsupported float operator")),
+        };
+        return float_of(ty, v, finite, false);
+    }
+    let (x, y) = (
+        a.as_i64().ok_or_else(|| PgError::internal("integer operator on a non-integer"))?,
+        b.as_i64().ok_or_else(|| PgError::internal("integer operator on a non-integer"))?,
+    );
+    let v = match op {
+        BinaryOp::Add => x.checked_add(y),
+        BinaryOp::Sub => x.checked_sub(y),
+        BinaryOp::Mul => x.checked_mul(y),
+        BinaryOp::Div => {
+            if y == 0 {
+                return Err(PgError::division_by_zero());
+            }
+            x.checked_div(y)
+        }
+        BinaryOp::Mod => {
+            if y == 0 {
+                return Err(PgError::division_by_zero());
+            }
+            Some(x.checked_rem(y).unwrap_or(0))
+        }
+        _ => return Err(PgError::internal("unsupported integer operator")),
+    };
+    int_of(ty, v.ok_or_else(|| out_of_range(ty))?)
+}
+
+/// SQL LIKE: `%` any run, `_` any one character, `escape` makes the next one literal.
+fn like(s: &str, pattern: &str, escape: Option<char>) -> PgResult<bool> {
+    enum Tok {
+        Any,
+        One,
+        Lit(char),
+    }
+    let mut toks = Vec::new();
+    let mut it = pattern.chars();
+    while let Some(c) = it.next() {
+        if Some(c) == escape {
+            match it.next() {
+                Some(n) => toks.push(Tok::Lit(n)),
+                None => {
+                    return Err(PgError::new(
+                        SqlState::INVALID_ESCAPE_SEQUENCE,
+                        "LIKE pattern must not end with escape character",
+                    ));
+                }
+            }
+        } else if c == '%' {
+            toks.push(Tok::Any);
+        } else if c == '_' {
+            toks.push(Tok::One);
+        } else {
+            toks.push(Tok::Lit(c));
+        }
+    }
+    let chars: Vec<char> = s.chars().collect();
+    // Iterative matching with backtracking to the last `%` (linear in practice).
+    let (mut si, mut pi) = (0usize, 0usize);
+    let mut star: Option<(usize, usize)> = None;
+    while si < chars.len() {
+        match toks.get(pi) {
+            Some(Tok::Any) => {
+                star = Some((pi, si));
+                pi += 1;
+            }
+            Some(Tok::One) => {
+                si += 1;
+                pi += 1;
+            }
+            Some(Tok::Lit(c)) if *c == chars[si] => {
+                si += 1;
+                pi += 1;
+            }
+            _ => match star {
+                Some((sp, ss)) => {
+                    pi = sp + 1;
+                    si = ss + 1;
+                    star = Some((sp, ss + 1));
+                }
+                None => return Ok(false),
+            },
+        }
+    }
+    Ok(toks[pi..].iter().all(|t| matches!(t, Tok::Any)))
+}
+
+fn eval_func(f: ScalarFunc, args: Vec<Value>, ty: &DataType) -> PgResult<Value> {
+    if args.iter().any(Value::is_null) {
+        return Ok(Value::Null);
+    }
+    match f {
+        // The C collation: case mapping of ASCII letters only, as PostgreSQL does there.
+        ScalarFunc::Lower => Ok(Value::Text(args[0].as_str().unwrap_or_default().to_ascii_lowercase())),
+        ScalarFunc::Upper => Ok(Value::Text(args[0].as_str().unwrap_or_default().to_ascii_uppercase())),
+        ScalarFunc::Length => Ok(Value::Int4(args[0].as_str().unwrap_or_default().chars().count() as i32)),
+        ScalarFunc::Abs => match &args[0] {
+            Value::Float4(v) => Ok(Value::Float4(v.abs())),
+            Value::Float8(v) => Ok(Value::Float8(v.abs())),
+            other => {
+                let i = other.as_i64().unwrap_or(0);
+                int_of(ty, i.checked_abs().ok_or_else(|| out_of_range(ty))?)
+            }
+        },
+        ScalarFunc::Substr => {
+            let s = args[0].as_str().unwrap_or_default();
+            let start = args[1].as_i64().unwrap_or(1);
+            let end = match args.get(2) {
+                None => i64::MAX,
+                Some(l) => {
+                    let len = l.as_i64().unwrap_or(0);
+                    if len < 0 {
+                        return Err(PgError::new(
+                            SqlState::SUBSTRING_ERROR,
+                            "negative substring length not allowed",
+                        ));
+                    }
+                    start.saturating_add(len)
+                }
+            };
+            let from = start.max(1);
+            if end <= from {
+                return Ok(Value::Text(String::new()));
+            }
+            let out: String = s
+                .chars()
+                .skip((from - 1) as usize)
+                .take(usize::try_from(end - from).unwrap_or(usize::MAX))
+                .collect();
+            Ok(Value::Text(out))
+        }
+    }
+}
+
+/// Convert a value to `to` (the executor side of a bound Cast).
+pub fn cast_value(v: Value, to: &DataType, explicit: bool) -> PgResult<Value> {
+    if v.is_null() {
+        return Ok(Value::Null);
+    }
+    match to {
+        DataType::Bool => match v {
+            Value::Bool(_) => Ok(v),
+            Value::Int4(i) => Ok(Value::Bool(i != 0)),
+            Value::Text(_) | Value::Bpchar(_) => Value::parse(v.as_str().unwrap_or_default(), to),
+            _ => Err(PgError::internal("unsupported cast to boolean")),
+        },
+        DataType::Int2 | DataType::Int4 | DataType::Int8 => match &v {
+            Value::Bool(b) => Ok(Value::Int4(*b as i32)),
+            Value::Float4(_) | Value::Float8(_) => {
+                let f = v.as_f64().unwrap_or(0.0).round_ties_even();
+                if !f.is_finite() || f < i64::MIN as f64 || f >= i64::MAX as f64 {
+                    return Err(out_of_range(to));
+                }
+                int_of(to, f as i64)
+            }
+            Value::Text(_) | Value::Bpchar(_) => Value::parse(v.as_str().unwrap_or_default(), to),
+            other => int_of(to, other.as_i64().unwrap_or(0)),
+        },
+        DataType::Float4 | DataType::Float8 => match &v {
+            Value::Text(_) | Value::Bpchar(_) => Value::parse(v.as_str().unwrap_or_default(), to),
+            Value::Float4(f) if *to == DataType::Float8 => Ok(Value::Float8(*f as f64)),
+            other => {
+                let f = other.as_f64().unwrap_or(0.0);
+                float_of(to, f, f.is_finite(), f != 0.0)
+            }
+        },
+        DataType::Text | DataType::Varchar(_) | DataType::Bpchar(_) => {
+            let s = match &v {
+                // The bool-to-text cast spells the words out (`booltext`), unlike `boolout`.
+                Value::Bool(b) => Value::Text(if *b { "true" } else { "false" }.to_string()),
+                Value::Text(_) => v,
+                Value::Bpchar(s) if !matches!(to, DataType::Bpchar(_)) => Value::Text(s.trim_end_matches(' ').to_string()),
+                Value::Bpchar(_) => v,
+                other => Value::Text(other.to_text().unwrap_or_default()),
+            };
+            s.coerce_char_length(to, explicit)
+        }
+        DataType::Unknown => Ok(v),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn like_patterns() {
+        assert!(like("hello", "h%o", Some('\\')).unwrap());
+        assert!(like("hello", "_ello", Some('\\')).unwrap());
+        assert!(!like("hello", "h_o", Some('\\')).unwrap());
+        assert!(like("50%", "50\\%", Some('\\')).unwrap());
+        assert!(!like("50x", "50\\%", Some('\\')).unwrap());
+        assert!(like("", "%", Some('\\')).unwrap());
+        assert!(like("abcabc", "%abc", Some('\\')).unwrap());
+        assert!(like("a%b", "a%%b", None).unwrap());
+        assert!(like("x", "x\\", Some('\\')).is_err());
+    }
+
+    #[test]
+    fn integer_overflow_and_division() {
+        let e = arith(BinaryOp::Add, &Value::Int4(i32::MAX), &Value::Int4(1), &DataType::Int4).unwrap_err();
+        assert_eq!(e.message, "integer out of range");
+        let e = arith(BinaryOp::Div, &Value::Int8(1), &Value::Int8(0), &DataType::Int8).unwrap_err();
+        assert_eq!(e.code, SqlState::DIVISION_BY_ZERO);
+        assert_eq!(
+            arith(BinaryOp::Div, &Value::Int4(-7), &Value::Int4(2), &DataType::Int4).unwrap(),
+            Value::Int4(-3)
+        );
+        assert_eq!(
+            arith(BinaryOp::Mod, &Value::Int4(i32::MIN), &Value::Int4(-1), &DataType::Int4).unwrap(),
+            Value::Int4(0)
+        );
+    }
+
+    #[test]
+    fn casts() {
+        assert_eq!(cast_value(Value::Float8(2.5), &DataType::Int4, true).unwrap(), Value::Int4(2));
+        assert_eq!(cast_value(Value::Float8(3.5), &DataType::Int4, true).unwrap(), Value::Int4(4));
+        assert_eq!(cast_value(Value::Bool(true), &DataType::Text, true).unwrap(), Value::Text("true".into()));
+        assert_eq!(
+            cast_value(Value::Bpchar("ab  ".into()), &DataType::Text, false).unwrap(),
+            Value::Text("ab".into())
+        );
+        assert!(cast_value(Value::Int4(70000), &DataType::Int2, true).is_err());
+    }
+}

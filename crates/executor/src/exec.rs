@@ -1,0 +1,320 @@
+//! Plan nodes as pull-based operators: each `next()` returns one row or `None` at the end.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use access::heapam::HeapScan;
+use common::{DataType, ItemPointer, PgError, PgResult, SqlState, Value};
+use planner::Plan;
+use sql::bound::{AggCall, Expr, JoinKind, SortKey};
+use storage::bufmgr::BufferPool;
+
+use crate::agg::Accumulator;
+use crate::eval::{Row, eval};
+use crate::sortkey::{RowKey, compare_sort_keys};
+
+pub trait Operator {
+    fn next(&mut self) -> PgResult<Option<Row>>;
+}
+
+/// Build the operator tree for `plan`.
+pub fn build<'a>(plan: &'a Plan, pool: &'a BufferPool) -> PgResult<Box<dyn Operator + 'a>> {
+    Ok(match plan {
+        Plan::SeqScan { table, filter } => Box::new(SeqScanOp {
+            scan: TableScan::new(pool, table.rel, table.column_types())?,
+            filter: filter.as_ref(),
+        }),
+        Plan::Values { rows, .. } => Box::new(ValuesOp { rows, pos: 0 }),
+        Plan::Filter { input, predicate } => Box::new(FilterOp { input: build(input, pool)?, predicate }),
+        Plan::Project { input, exprs } => Box::new(ProjectOp { input: build(input, pool)?, exprs }),
+        Plan::NestedLoopJoin { left, right, kind, on, right_width } => Box::new(NestedLoopOp {
+            left: build(left, pool)?,
+            right: Some(build(right, pool)?),
+            right_rows: Vec::new(),
+            kind: *kind,
+            on: on.as_ref(),
+            right_width: *right_width,
+            current: None,
+            pos: 0,
+            matched: false,
+        }),
+        Plan::Aggregate { input, group_by, aggs } => Box::new(AggregateOp {
+            input: Some(build(input, pool)?),
+            group_by,
+            aggs,
+            output: Vec::new().into_iter(),
+        }),
+        Plan::Sort { input, keys } => Box::new(SortOp { input: Some(build(input, pool)?), keys, output: Vec::new().into_iter() }),
+        Plan::Distinct { input } => Box::new(DistinctOp { input: build(input, pool)?, seen: BTreeSet::new() }),
+        Plan::Limit { input, limit, offset } => {
+            let limit = eval_count(limit.as_ref(), "LIMIT", SqlState::INVALID_ROW_COUNT_IN_LIMIT_CLAUSE)?;
+            let offset = eval_count(offset.as_ref(), "OFFSET", SqlState::INVALID_ROW_COUNT_IN_RESULT_OFFSET_CLAUSE)?;
+            Box::new(LimitOp { input: build(input, pool)?, remaining: limit, skip: offset.unwrap_or(0) })
+        }
+    })
+}
+
+fn eval_count(e: Option<&Expr>, what: &str, code: SqlState) -> PgResult<Option<i64>> {
+    let Some(e) = e else { return Ok(None) };
+    match eval(e, &[])? {
+        Value::Null => Ok(None),
+        v => {
+            let n = v.as_i64().unwrap_or(0);
+            if n < 0 {
+                return Err(PgError::new(code, format!("{what} must not be negative")));
+            }
+            Ok(Some(n))
+        }
+    }
+}
+
+/// Run an operator to the end.
+pub fn collect(op: &mut dyn Operator) -> PgResult<Vec<Row>> {
+    let mut rows = Vec::new();
+    while let Some(r) = op.next()? {
+        rows.push(r);
+    }
+    Ok(rows)
+}
+
+/// A heap scan that decodes rows; yields each row with its address.
+pub struct TableScan<'a> {
+    scan: HeapScan<'a>,
+    types: Vec<DataType>,
+}
+
+impl<'a> TableScan<'a> {
+    pub fn new(pool: &'a BufferPool, rel: common::RelId, types: Vec<DataType>) -> PgResult<TableScan<'a>> {
+        Ok(TableScan { scan: HeapScan::new(pool, rel)?, types })
+    }
+
+    pub fn next_row(&mut self) -> PgResult<Option<(ItemPointer, Row)>> {
+        match self.scan.next() {
+            None => Ok(None),
+            Some(r) => {
+                let (tid, bytes) = r?;
+                Ok(Some((tid, access::tuple::decode(&bytes, &self.types)?)))
+            }
+        }
+    }
+}
+
+struct SeqScanOp<'a> {
+    scan: TableScan<'a>,
+    filter: Option<&'a Expr>,
+}
+
+impl Operator for SeqScanOp<'_> {
+    fn next(&mut self) -> PgResult<Option<Row>> {
+        while let Some((_, row)) = self.scan.next_row()? {
+            match self.filter {
+                Some(f) if eval(f, &row)? != Value::Bool(true) => continue,
+                _ => return Ok(Some(row)),
+            }
+        }
+        Ok(None)
+    }
+}
+
+struct ValuesOp<'a> {
+    rows: &'a [Vec<Expr>],
+    pos: usize,
+}
+
+impl Operator for ValuesOp<'_> {
+    fn next(&mut self) -> PgResult<Option<Row>> {
+        let Some(r) = self.rows.get(self.pos) else { return Ok(None) };
+        self.pos += 1;
+        r.iter().map(|e| eval(e, &[])).collect::<PgResult<Row>>().map(Some)
+    }
+}
+
+struct FilterOp<'a> {
+    input: Box<dyn Operator + 'a>,
+    predicate: &'a Expr,
+}
+
+impl Operator for FilterOp<'_> {
+    fn next(&mut self) -> PgResult<Option<Row>> {
+        while let Some(row) = self.input.next()? {
+            if eval(self.predicate, &row)? == Value::Bool(true) {
+                return Ok(Some(row));
+            }
+        }
+        Ok(None)
+    }
+}
+
+struct ProjectOp<'a> {
+    input: Box<dyn Operator + 'a>,
+    exprs: &'a [Expr],
+}
+
+impl Operator for ProjectOp<'_> {
+    fn next(&mut self) -> PgResult<Option<Row>> {
+        match self.input.next()? {
+            None => Ok(None),
+            Some(row) => self.exprs.iter().map(|e| eval(e, &row)).collect::<PgResult<Row>>().map(Some),
+        }
+    }
+}
+
+struct NestedLoopOp<'a> {
+    left: Box<dyn Operator + 'a>,
+    /// The right input until it has been materialised into `right_rows`.
+    right: Option<Box<dyn Operator + 'a>>,
+    right_rows: Vec<Row>,
+    kind: JoinKind,
+    on: Option<&'a Expr>,
+    right_width: usize,
+    current: Option<Row>,
+    pos: usize,
+    matched: bool,
+}
+
+impl Operator for NestedLoopOp<'_> {
+    fn next(&mut self) -> PgResult<Option<Row>> {
+        if let Some(mut r) = self.right.take() {
+            self.right_rows = collect(r.as_mut())?;
+        }
+        loop {
+            if self.current.is_none() {
+                match self.left.next()? {
+                    None => return Ok(None),
+                    Some(l) => {
+                        self.current = Some(l);
+                        self.pos = 0;
+                        self.matched = false;
+                    }
+                }
+            }
+            let left = self.current.as_ref().expect("set above");
+            while self.pos < self.right_rows.len() {
+                let right = &self.right_rows[self.pos];
+                self.pos += 1;
+                let mut row = Vec::with_capacity(left.len() + right.len());
+                row.extend_from_slice(left);
+                row.extend_from_slice(right);
+                let ok = match self.on {
+                    None => true,
+                    Some(on) => eval(on, &row)? == Value::Bool(true),
+                };
+                if ok {
+                    self.matched = true;
+                    return Ok(Some(row));
+                }
+            }
+            let left = self.current.take().expect("set above");
+            if self.kind == JoinKind::Left && !self.matched {
+                let mut row = left;
+                row.extend(std::iter::repeat_n(Value::Null, self.right_width));
+                return Ok(Some(row));
+            }
+        }
+    }
+}
+
+struct AggregateOp<'a> {
+    input: Option<Box<dyn Operator + 'a>>,
+    group_by: &'a [Expr],
+    aggs: &'a [AggCall],
+    output: std::vec::IntoIter<Row>,
+}
+
+impl AggregateOp<'_> {
+    fn compute(&mut self, mut input: Box<dyn Operator + '_>) -> PgResult<Vec<Row>> {
+        let mut groups: BTreeMap<RowKey, Vec<Accumulator>> = BTreeMap::new();
+        let new_accs = || self.aggs.iter().map(Accumulator::new).collect::<Vec<_>>();
+        if self.group_by.is_empty() {
+            // A plain aggregate yields one row even over no input.
+            groups.insert(RowKey(Vec::new()), new_accs());
+        }
+        while let Some(row) = input.next()? {
+            let key = RowKey(self.group_by.iter().map(|g| eval(g, &row)).collect::<PgResult<_>>()?);
+            let accs = groups.entry(key).or_insert_with(new_accs);
+            for (acc, call) in accs.iter_mut().zip(self.aggs) {
+                acc.add(call, &row)?;
+            }
+        }
+        Ok(groups
+            .into_iter()
+            .map(|(key, accs)| {
+                let mut row = key.0;
+                row.extend(accs.into_iter().zip(self.aggs).map(|(a, c)| a.finish(&c.ty)));
+                row
+            })
+            .collect())
+    }
+}
+
+impl Operator for AggregateOp<'_> {
+    fn next(&mut self) -> PgResult<Option<Row>> {
+        if let Some(input) = self.input.take() {
+            self.output = self.compute(input)?.into_iter();
+        }
+        Ok(self.output.next())
+    }
+}
+
+struct SortOp<'a> {
+    input: Option<Box<dyn Operator + 'a>>,
+    keys: &'a [SortKey],
+    output: std::vec::IntoIter<Row>,
+}
+
+impl Operator for SortOp<'_> {
+    fn next(&mut self) -> PgResult<Option<Row>> {
+        if let Some(mut input) = self.input.take() {
+            let mut keyed = Vec::new();
+            while let Some(row) = input.next()? {
+                let k = self.keys.iter().map(|k| eval(&k.expr, &row)).collect::<PgResult<Vec<_>>>()?;
+                keyed.push((k, row));
+            }
+            keyed.sort_by(|a, b| compare_sort_keys(self.keys, &a.0, &b.0));
+            self.output = keyed.into_iter().map(|(_, r)| r).collect::<Vec<_>>().into_iter();
+        }
+        Ok(self.output.next())
+    }
+}
+
+struct DistinctOp<'a> {
+    input: Box<dyn Operator + 'a>,
+    seen: BTreeSet<RowKey>,
+}
+
+impl Operator for DistinctOp<'_> {
+    fn next(&mut self) -> PgResult<Option<Row>> {
+        while let Some(row) = self.input.next()? {
+            if self.seen.insert(RowKey(row.clone())) {
+                return Ok(Some(row));
+            }
+        }
+        Ok(None)
+    }
+}
+
+struct LimitOp<'a> {
+    input: Box<dyn Operator + 'a>,
+    remaining: Option<i64>,
+    skip: i64,
+}
+
+impl Operator for LimitOp<'_> {
+    fn next(&mut self) -> PgResult<Option<Row>> {
+        if self.remaining == Some(0) {
+            return Ok(None);
+        }
+        while self.skip > 0 {
+            if self.input.next()?.is_none() {
+                return Ok(None);
+            }
+            self.skip -= 1;
+        }
+        let r = self.input.next()?;
+        if r.is_some() {
+            if let Some(n) = &mut self.remaining {
+                *n -= 1;
+            }
+        }
+        Ok(r)
+    }
+}

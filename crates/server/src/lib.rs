@@ -1,0 +1,204 @@
+//! The `myriad` server: listener, sessions, statement dispatch, configuration.
+//!
+//! # Life of a query
+//!
+//! 1. [`Server::start`] accepts a TCP connection and hands it to
+//!    `wire::serve_connection`, which runs the startup handshake (trust auth,
+//!    ParameterStatus of a PostgreSQL 15 server) on the async runtime.
+//! 2. A `Query` message reaches `wire`'s query handler, which moves the string to a
+//!    blocking thread (`spawn_blocking`) and calls [`Database::execute_simple`].
+//! 3. `sql::parser::parse` parses the whole string into statements (a syntax error anywhere
+//!    runs nothing, as in PostgreSQL).
+//! 4. For each statement, [`Database`] takes the statement lock (see below), takes the
+//!    current `catalog::CatalogSnapshot`, and `sql::Binder::bind` resolves names and types.
+//! 5. `planner::plan` turns the bound statement into a plan (filters pushed into scans).
+//! 6. `executor::execute` runs it: operators pull rows from `access::heapam::HeapScan`,
+//!    which reads pages through `storage::bufmgr::BufferPool` from `storage::smgr`.
+//! 7. The rows and command tag go back to `wire`, which encodes RowDescription, DataRow
+//!    and CommandComplete and flushes once, with ReadyForQuery.
+//!
+//! Concurrency (temporary, until the transactions issue): one reader-writer lock over
+//! statements: queries share it, anything that writes takes it alone. A panic in one
+//! statement becomes an XX000 error for that session only.
+
+pub mod config;
+
+use std::net::SocketAddr;
+use std::panic::AssertUnwindSafe;
+use std::path::Path;
+use std::sync::Arc;
+
+use catalog::Catalog;
+use common::{PgError, PgResult, SqlState};
+use parking_lot::RwLock;
+use sqlparser_stmt::is_read_only;
+use storage::bufmgr::BufferPool;
+use storage::smgr::Smgr;
+use storage::vfs::{OsVfs, Vfs};
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use wire::{Backend, Column, Completed, StatementOutcome};
+
+pub use config::Config;
+
+mod sqlparser_stmt {
+    /// Statements that only read take the statement lock shared.
+    pub fn is_read_only(stmt: &sql::parser::Statement) -> bool {
+        matches!(stmt, sql::parser::Statement::Query(_))
+    }
+}
+
+/// One open data directory: catalog, storage, buffer pool.
+pub struct Database {
+    catalog: Catalog,
+    pool: BufferPool,
+    /// The temporary statement lock (see the module docs).
+    statement_lock: RwLock<()>,
+}
+
+impl Database {
+    /// Open (creating if needed) the data directory.
+    pub fn open(data_dir: &Path, buffer_pool_pages: usize) -> PgResult<Database> {
+        let vfs: Arc<dyn Vfs> = Arc::new(OsVfs);
+        vfs.create_dir_all(data_dir)
+            .map_err(|e| PgError::io(format!("could not create directory \"{}\"", data_dir.display()), e))?;
+        let catalog = Catalog::open(vfs.clone(), data_dir)?;
+        let smgr = Arc::new(Smgr::new(vfs, data_dir)?);
+        let pool = BufferPool::new(smgr, buffer_pool_pages);
+        Ok(Database { catalog, pool, statement_lock: RwLock::new(()) })
+    }
+
+    /// Write every dirty page and compact the catalog: a clean shutdown.
+    pub fn checkpoint(&self) -> PgResult<()> {
+        let _guard = self.statement_lock.write();
+        self.pool.flush_all()?;
+        self.catalog.compact()
+    }
+
+    fn execute_one(&self, stmt: &sql::parser::Statement, sql_text: &str) -> PgResult<executor::StatementResult> {
+        let _shared;
+        let _exclusive;
+        if is_read_only(stmt) {
+            _shared = self.statement_lock.read();
+        } else {
+            _exclusive = self.statement_lock.write();
+        }
+        let snapshot = self.catalog.snapshot();
+        let bound = sql::Binder::new(&snapshot, sql_text).bind(stmt)?;
+        let planned = planner::plan(bound);
+        let cx = executor::ExecContext { pool: &self.pool, catalog: &self.catalog };
+        executor::execute(planned, &cx)
+    }
+}
+
+fn to_wire(r: executor::StatementResult) -> (Vec<PgError>, Completed) {
+    let columns = r.columns.map(|cols| {
+        cols.into_iter()
+            .map(|c| Column {
+                name: c.name,
+                table_oid: c.table_oid,
+                column_number: c.column_number,
+                type_oid: c.ty.oid(),
+                type_size: c.ty.typlen(),
+                type_modifier: c.ty.typmod(),
+            })
+            .collect()
+    });
+    (r.notices, Completed { columns, rows: r.rows, tag: r.tag })
+}
+
+fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = p.downcast_ref::<&str>() {
+        s.to_string()
+    } else if let Some(s) = p.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "unknown panic".to_string()
+    }
+}
+
+impl Backend for Database {
+    fn execute_simple(&self, sql_text: &str) -> Vec<StatementOutcome> {
+        let stmts = match sql::parser::parse(sql_text) {
+            Ok(s) => s,
+            Err(e) => return vec![StatementOutcome { notices: vec![], result: Err(e) }],
+        };
+        let mut out = Vec::with_capacity(stmts.len());
+        for stmt in &stmts {
+            let result = std::panic::catch_unwind(AssertUnwindSafe(|| self.execute_one(stmt, sql_text)))
+                .unwrap_or_else(|p| {
+                    let msg = panic_message(p.as_ref());
+                    tracing::error!(panic = %msg, statement = %stmt, "statement panicked");
+                    Err(PgError::new(SqlState::INTERNAL_ERROR, format!("internal error: {msg}")))
+                });
+            match result {
+                Ok(r) => {
+                    let (notices, done) = to_wire(r);
+                    out.push(StatementOutcome { notices, result: Ok(done) });
+                }
+                Err(e) => {
+                    out.push(StatementOutcome { notices: vec![], result: Err(e) });
+                    break;
+                }
+            }
+        }
+        out
+    }
+}
+
+/// A running server.
+pub struct Server {
+    addr: SocketAddr,
+    db: Arc<Database>,
+    stop: watch::Sender<bool>,
+    accept_task: tokio::task::JoinHandle<()>,
+}
+
+impl Server {
+    /// Open the data directory and start accepting connections.
+    pub async fn start(config: &Config) -> PgResult<Server> {
+        let db = Arc::new(Database::open(&config.data_dir, config.buffer_pool_pages)?);
+        let listener = TcpListener::bind(&config.listen)
+            .await
+            .map_err(|e| PgError::io(format!("could not listen on {}", config.listen), e))?;
+        let addr = listener.local_addr().map_err(|e| PgError::io("local address", e))?;
+        let (stop, mut stopped) = watch::channel(false);
+        let handlers = wire::Handlers::new(db.clone());
+        let accept_task = tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    _ = stopped.changed() => break,
+                    accepted = listener.accept() => match accepted {
+                        Ok((socket, peer)) => {
+                            tracing::debug!(%peer, "connection accepted");
+                            tokio::spawn(wire::serve_connection(socket, handlers.clone()));
+                        }
+                        Err(e) => {
+                            tracing::warn!(error = %e, "accept failed");
+                            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                        }
+                    },
+                }
+            }
+        });
+        tracing::info!(%addr, data_dir = %config.data_dir.display(), "myriad is ready to accept connections");
+        Ok(Server { addr, db, stop, accept_task })
+    }
+
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Stop accepting, then flush everything to disk. Statements already running finish
+    /// first: the checkpoint waits for the statement lock.
+    pub async fn shutdown(self) -> PgResult<()> {
+        let _ = self.stop.send(true);
+        let _ = self.accept_task.await;
+        let db = self.db.clone();
+        tokio::task::spawn_blocking(move || db.checkpoint())
+            .await
+            .map_err(|e| PgError::internal(format!("checkpoint task failed: {e}")))??;
+        tracing::info!("database shut down cleanly");
+        Ok(())
+    }
+}
