@@ -61,7 +61,11 @@ pub struct NewKey {
 /// PostgreSQL's generated constraint name: `<table>_pkey` or `<table>_<col>[_<col>...]_key`,
 /// each part truncated so that the whole fits in an identifier.
 pub(crate) fn default_key_name(table: &str, columns: &[ColumnDesc], key: &NewKey) -> String {
-    let cols: Vec<&str> = key.columns.iter().map(|&i| columns[i].name.as_str()).collect();
+    let cols: Vec<&str> = key
+        .columns
+        .iter()
+        .map(|&i| columns[i].name.as_str())
+        .collect();
     let (middle, suffix) = if key.primary {
         (String::new(), "pkey")
     } else {

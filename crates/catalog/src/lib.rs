@@ -183,7 +183,9 @@ impl Catalog {
         let mut log = self.log.lock();
         let cur = self.snapshot();
         let Some(table) = cur.table_by_oid(oid).cloned() else {
-            return Err(PgError::internal(format!("cache lookup failed for relation {oid}")));
+            return Err(PgError::internal(format!(
+                "cache lookup failed for relation {oid}"
+            )));
         };
         let record = Record::DropTable(oid);
         log.append(&record)?;
@@ -198,8 +200,11 @@ impl Catalog {
         let cur = self.snapshot();
         let mut tables: Vec<&Arc<TableDesc>> = cur.tables().collect();
         tables.sort_by_key(|t| t.oid);
-        let records = std::iter::once(Record::NextOid(cur.next_oid))
-            .chain(tables.into_iter().map(|t| Record::CreateTable((**t).clone())));
+        let records = std::iter::once(Record::NextOid(cur.next_oid)).chain(
+            tables
+                .into_iter()
+                .map(|t| Record::CreateTable((**t).clone())),
+        );
         log.rewrite(records)
     }
 
@@ -228,7 +233,10 @@ mod tests {
     fn new_table(name: &str) -> NewTable {
         NewTable {
             name: name.into(),
-            columns: vec![col("id", DataType::Int4), col("name", DataType::Varchar(Some(10)))],
+            columns: vec![
+                col("id", DataType::Int4),
+                col("name", DataType::Varchar(Some(10))),
+            ],
             keys: vec![NewKey {
                 name: None,
                 columns: vec![0],

@@ -77,7 +77,10 @@ impl CatalogLog {
                     let record = decode(payload).ok_or_else(|| {
                         PgError::new(
                             SqlState::DATA_CORRUPTED,
-                            format!("invalid catalog record at offset {pos} in \"{}\"", path.display()),
+                            format!(
+                                "invalid catalog record at offset {pos} in \"{}\"",
+                                path.display()
+                            ),
                         )
                     })?;
                     records.push(record);
@@ -127,7 +130,9 @@ impl CatalogLog {
             .and_then(|_| file.sync())
             .map_err(|e| io_err(&tmp, e))?;
         self.vfs.rename(&tmp, &path).map_err(|e| io_err(&path, e))?;
-        self.vfs.sync_dir(&self.dir).map_err(|e| io_err(&self.dir, e))?;
+        self.vfs
+            .sync_dir(&self.dir)
+            .map_err(|e| io_err(&self.dir, e))?;
         self.file = file;
         self.end = buf.len() as u64;
         Ok(())
@@ -222,7 +227,8 @@ impl<'a> Reader<'a> {
         self.take(1).map(|b| b[0])
     }
     fn u32(&mut self) -> Option<u32> {
-        self.take(4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        self.take(4)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
     }
     fn string(&mut self) -> Option<String> {
         let n = self.u32()? as usize;

@@ -81,9 +81,10 @@ impl Value {
         use Value::*;
         match (self, other) {
             (Bool(a), Bool(b)) => a.cmp(b),
-            (Text(_) | Bpchar(_), Text(_) | Bpchar(_)) => {
-                self.as_str().unwrap_or("").cmp(other.as_str().unwrap_or(""))
-            }
+            (Text(_) | Bpchar(_), Text(_) | Bpchar(_)) => self
+                .as_str()
+                .unwrap_or("")
+                .cmp(other.as_str().unwrap_or("")),
             (Float4(_) | Float8(_), _) | (_, Float4(_) | Float8(_)) => {
                 cmp_f64(self.as_f64().unwrap_or(0.0), other.as_f64().unwrap_or(0.0))
             }
@@ -158,20 +159,27 @@ impl Value {
     /// truncates and blank-pads. Too-long input is an error unless the excess is all
     /// blanks or `explicit` is set (an explicit cast truncates silently, as in PostgreSQL).
     pub fn coerce_char_length(self, ty: &DataType, explicit: bool) -> PgResult<Value> {
-        let s = match self {
+        let (s, from_bpchar) = match self {
             Value::Null => return Ok(Value::Null),
-            Value::Text(s) => s,
-            Value::Bpchar(s) => s,
+            Value::Text(s) => (s, false),
+            Value::Bpchar(s) => (s, true),
             other => return Ok(other),
         };
         let (limit, pad) = match ty {
             DataType::Varchar(n) => (*n, false),
             DataType::Bpchar(n) => (*n, true),
-            DataType::Text => return Ok(Value::Text(s.trim_end_matches(' ').to_string())),
+            DataType::Text if from_bpchar => {
+                return Ok(Value::Text(s.trim_end_matches(' ').to_string()));
+            }
+            DataType::Text => return Ok(Value::Text(s)),
             _ => return Ok(Value::Text(s)),
         };
         let Some(limit) = limit else {
-            return Ok(if pad { Value::Bpchar(s) } else { Value::Text(s) });
+            return Ok(if pad {
+                Value::Bpchar(s)
+            } else {
+                Value::Text(s)
+            });
         };
         let limit = limit as usize;
         let mut out = match s.char_indices().nth(limit) {
@@ -239,7 +247,13 @@ fn parse_int(text: &str, ty: &DataType) -> PgResult<i64> {
         let d = (b - b'0') as i64;
         v = v
             .checked_mul(10)
-            .and_then(|v| if neg { v.checked_sub(d) } else { v.checked_add(d) })
+            .and_then(|v| {
+                if neg {
+                    v.checked_sub(d)
+                } else {
+                    v.checked_add(d)
+                }
+            })
             .ok_or_else(|| out_of_range_input(text, ty))?;
     }
     Ok(v)
@@ -282,7 +296,10 @@ fn parse_bool(text: &str) -> PgResult<bool> {
     let matches_prefix = |word: &str, min: usize| t.len() >= min && word.starts_with(t.as_str());
     if matches_prefix("true", 1) || matches_prefix("yes", 1) || t == "on" || t == "1" {
         Ok(true)
-    } else if matches_prefix("false", 1) || matches_prefix("no", 1) || matches_prefix("off", 2) || t == "0"
+    } else if matches_prefix("false", 1)
+        || matches_prefix("no", 1)
+        || matches_prefix("off", 2)
+        || t == "0"
     {
         Ok(false)
     } else {
@@ -373,7 +390,10 @@ mod tests {
     #[test]
     fn int_input_errors() {
         assert_eq!(Value::parse(" 42 ", &DataType::Int4), Ok(Value::Int4(42)));
-        assert_eq!(Value::parse("-32768", &DataType::Int2), Ok(Value::Int2(-32768)));
+        assert_eq!(
+            Value::parse("-32768", &DataType::Int2),
+            Ok(Value::Int2(-32768))
+        );
         let e = Value::parse("abc", &DataType::Int4).unwrap_err();
         assert_eq!(e.code, SqlState::INVALID_TEXT_REPRESENTATION);
         assert_eq!(e.message, "invalid input syntax for type integer: \"abc\"");
@@ -389,10 +409,18 @@ mod tests {
     #[test]
     fn bool_input() {
         for t in ["t", "TRUE", "yes", "on", "1", " tr "] {
-            assert_eq!(Value::parse(t, &DataType::Bool), Ok(Value::Bool(true)), "{t}");
+            assert_eq!(
+                Value::parse(t, &DataType::Bool),
+                Ok(Value::Bool(true)),
+                "{t}"
+            );
         }
         for t in ["f", "false", "no", "off", "0"] {
-            assert_eq!(Value::parse(t, &DataType::Bool), Ok(Value::Bool(false)), "{t}");
+            assert_eq!(
+                Value::parse(t, &DataType::Bool),
+                Ok(Value::Bool(false)),
+                "{t}"
+            );
         }
         assert!(Value::parse("o", &DataType::Bool).is_err());
         assert!(Value::parse("maybe", &DataType::Bool).is_err());
@@ -426,7 +454,13 @@ mod tests {
             Value::Float8(f64::NAN).cmp_non_null(&Value::Float8(f64::INFINITY)),
             Ordering::Greater
         );
-        assert_eq!(Value::Null.cmp_nulls_last(&Value::Int4(1)), Ordering::Greater);
-        assert_eq!(Value::Int2(3).cmp_non_null(&Value::Int8(2)), Ordering::Greater);
+        assert_eq!(
+            Value::Null.cmp_nulls_last(&Value::Int4(1)),
+            Ordering::Greater
+        );
+        assert_eq!(
+            Value::Int2(3).cmp_non_null(&Value::Int8(2)),
+            Ordering::Greater
+        );
     }
 }

@@ -34,7 +34,10 @@ impl Accumulator {
             AggFunc::Min => State::Min(None),
             AggFunc::Max => State::Max(None),
         };
-        Accumulator { state, seen: call.distinct.then(BTreeSet::new) }
+        Accumulator {
+            state,
+            seen: call.distinct.then(BTreeSet::new),
+        }
     }
 
     pub fn add(&mut self, call: &AggCall, row: &[Value]) -> PgResult<()> {

@@ -28,7 +28,9 @@ fn key_bytes(row: &[Value], cols: &[usize]) -> Option<Vec<u8>> {
             Value::Null => return None,
             Value::Float4(f) => canonical_float(*f as f64),
             Value::Float8(f) => canonical_float(*f),
-            v @ (Value::Int2(_) | Value::Int4(_) | Value::Int8(_)) => v.as_i64().unwrap_or(0).to_string(),
+            v @ (Value::Int2(_) | Value::Int4(_) | Value::Int8(_)) => {
+                v.as_i64().unwrap_or(0).to_string()
+            }
             Value::Bool(b) => b.to_string(),
             v => v.as_str().unwrap_or_default().to_string(),
         };
@@ -49,18 +51,34 @@ fn canonical_float(f: f64) -> String {
 }
 
 fn format_key(table: &TableDesc, cols: &[usize], row: &[Value]) -> String {
-    let names: Vec<&str> = cols.iter().map(|&c| table.columns[c].name.as_str()).collect();
-    let vals: Vec<String> = cols.iter().map(|&c| row[c].to_text().unwrap_or_else(|| "null".into())).collect();
-    format!("Key ({})=({}) already exists.", names.join(", "), vals.join(", "))
+    let names: Vec<&str> = cols
+        .iter()
+        .map(|&c| table.columns[c].name.as_str())
+        .collect();
+    let vals: Vec<String> = cols
+        .iter()
+        .map(|&c| row[c].to_text().unwrap_or_else(|| "null".into()))
+        .collect();
+    format!(
+        "Key ({})=({}) already exists.",
+        names.join(", "),
+        vals.join(", ")
+    )
 }
 
 fn check_not_null(table: &TableDesc, row: &[Value]) -> PgResult<()> {
     for (i, c) in table.columns.iter().enumerate() {
         if c.not_null && row[i].is_null() {
-            let vals: Vec<String> = row.iter().map(|v| v.to_text().unwrap_or_else(|| "null".into())).collect();
+            let vals: Vec<String> = row
+                .iter()
+                .map(|v| v.to_text().unwrap_or_else(|| "null".into()))
+                .collect();
             return Err(PgError::new(
                 SqlState::NOT_NULL_VIOLATION,
-                format!("null value in column \"{}\" of relation \"{}\" violates not-null constraint", c.name, table.name),
+                format!(
+                    "null value in column \"{}\" of relation \"{}\" violates not-null constraint",
+                    c.name, table.name
+                ),
             )
             .with_detail(format!("Failing row contains ({}).", vals.join(", "))));
         }
@@ -109,7 +127,10 @@ impl KeySets {
                 if set.contains_key(&b) {
                     return Err(PgError::new(
                         SqlState::UNIQUE_VIOLATION,
-                        format!("duplicate key value violates unique constraint \"{}\"", k.name),
+                        format!(
+                            "duplicate key value violates unique constraint \"{}\"",
+                            k.name
+                        ),
                     )
                     .with_detail(format_key(table, &k.columns, row)));
                 }
@@ -127,12 +148,22 @@ impl KeySets {
 fn returning_rows(r: Option<&Returning>, rows: &[Row]) -> PgResult<Vec<Row>> {
     let Some(r) = r else { return Ok(Vec::new()) };
     rows.iter()
-        .map(|row| r.exprs.iter().map(|e| eval(e, row)).collect::<PgResult<Row>>())
+        .map(|row| {
+            r.exprs
+                .iter()
+                .map(|e| eval(e, row))
+                .collect::<PgResult<Row>>()
+        })
         .collect()
 }
 
 /// Insert `rows` (full width, already cast); returns the RETURNING rows.
-pub fn insert(pool: &BufferPool, table: &TableDesc, rows: Vec<Row>, returning: Option<&Returning>) -> PgResult<Vec<Row>> {
+pub fn insert(
+    pool: &BufferPool,
+    table: &TableDesc,
+    rows: Vec<Row>,
+    returning: Option<&Returning>,
+) -> PgResult<Vec<Row>> {
     let types = table.column_types();
     // Length checks of char(n)/varchar(n) happened in the casts; NOT NULL and keys here.
     for row in &rows {
@@ -143,14 +174,21 @@ pub fn insert(pool: &BufferPool, table: &TableDesc, rows: Vec<Row>, returning: O
         keys.add(table, row)?;
     }
     let out = returning_rows(returning, &rows)?;
-    let encoded = rows.iter().map(|r| access::tuple::encode(r, &types)).collect::<PgResult<Vec<_>>>()?;
+    let encoded = rows
+        .iter()
+        .map(|r| access::tuple::encode(r, &types))
+        .collect::<PgResult<Vec<_>>>()?;
     for t in &encoded {
         heapam::heap_insert(pool, table.rel, t)?;
     }
     Ok(out)
 }
 
-fn matching_rows(pool: &BufferPool, table: &TableDesc, filter: Option<&sql::bound::Expr>) -> PgResult<Vec<(ItemPointer, Row)>> {
+fn matching_rows(
+    pool: &BufferPool,
+    table: &TableDesc,
+    filter: Option<&sql::bound::Expr>,
+) -> PgResult<Vec<(ItemPointer, Row)>> {
     let mut scan = TableScan::new(pool, table.rel, table.column_types())?;
     let mut out = Vec::new();
     while let Some((tid, row)) = scan.next_row()? {
@@ -184,7 +222,10 @@ pub fn update(pool: &BufferPool, u: &BoundUpdate) -> PgResult<(usize, Vec<Row>)>
     }
     let out = returning_rows(u.returning.as_ref(), &new_rows)?;
     let types = table.column_types();
-    let encoded = new_rows.iter().map(|r| access::tuple::encode(r, &types)).collect::<PgResult<Vec<_>>>()?;
+    let encoded = new_rows
+        .iter()
+        .map(|r| access::tuple::encode(r, &types))
+        .collect::<PgResult<Vec<_>>>()?;
     for ((tid, _), t) in targets.iter().zip(&encoded) {
         heapam::heap_update(pool, table.rel, *tid, t)?;
     }

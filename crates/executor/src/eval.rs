@@ -11,22 +11,35 @@ fn out_of_range(ty: &DataType) -> PgError {
         DataType::Int4 => "integer",
         _ => "bigint",
     };
-    PgError::new(SqlState::NUMERIC_VALUE_OUT_OF_RANGE, format!("{name} out of range"))
+    PgError::new(
+        SqlState::NUMERIC_VALUE_OUT_OF_RANGE,
+        format!("{name} out of range"),
+    )
 }
 
 fn float_overflow() -> PgError {
-    PgError::new(SqlState::NUMERIC_VALUE_OUT_OF_RANGE, "value out of range: overflow")
+    PgError::new(
+        SqlState::NUMERIC_VALUE_OUT_OF_RANGE,
+        "value out of range: overflow",
+    )
 }
 
 fn float_underflow() -> PgError {
-    PgError::new(SqlState::NUMERIC_VALUE_OUT_OF_RANGE, "value out of range: underflow")
+    PgError::new(
+        SqlState::NUMERIC_VALUE_OUT_OF_RANGE,
+        "value out of range: underflow",
+    )
 }
 
 /// Build an integer value of type `ty` from an i64, checking its range.
 fn int_of(ty: &DataType, v: i64) -> PgResult<Value> {
     match ty {
-        DataType::Int2 => i16::try_from(v).map(Value::Int2).map_err(|_| out_of_range(ty)),
-        DataType::Int4 => i32::try_from(v).map(Value::Int4).map_err(|_| out_of_range(ty)),
+        DataType::Int2 => i16::try_from(v)
+            .map(Value::Int2)
+            .map_err(|_| out_of_range(ty)),
+        DataType::Int4 => i32::try_from(v)
+            .map(Value::Int4)
+            .map_err(|_| out_of_range(ty)),
         _ => Ok(Value::Int8(v)),
     }
 }
@@ -59,6 +72,7 @@ fn float_of(ty: &DataType, v: f64, inputs_finite: bool, inputs_nonzero: bool) ->
 pub fn eval(e: &Expr, row: &[Value]) -> PgResult<Value> {
     match &e.kind {
         ExprKind::Const(v) => Ok(v.clone()),
+        ExprKind::NumericLiteral(v) => Ok(Value::Float8(*v)),
         ExprKind::Column(i) => Ok(row.get(*i).cloned().unwrap_or(Value::Null)),
         ExprKind::Neg(x) => {
             let v = eval(x, row)?;
@@ -67,7 +81,9 @@ pub fn eval(e: &Expr, row: &[Value]) -> PgResult<Value> {
                 Value::Float4(f) => Ok(Value::Float4(-f)),
                 Value::Float8(f) => Ok(Value::Float8(-f)),
                 other => {
-                    let i = other.as_i64().ok_or_else(|| PgError::internal("negation of a non-number"))?;
+                    let i = other
+                        .as_i64()
+                        .ok_or_else(|| PgError::internal("negation of a non-number"))?;
                     int_of(&e.ty, i.checked_neg().ok_or_else(|| out_of_range(&e.ty))?)
                 }
             }
@@ -77,8 +93,14 @@ pub fn eval(e: &Expr, row: &[Value]) -> PgResult<Value> {
             _ => Value::Null,
         }),
         ExprKind::Binary(op, l, r) => eval_binary(*op, l, r, &e.ty, row),
-        ExprKind::IsNull { expr, negated } => Ok(Value::Bool(eval(expr, row)?.is_null() != *negated)),
-        ExprKind::IsBool { expr, value, negated } => {
+        ExprKind::IsNull { expr, negated } => {
+            Ok(Value::Bool(eval(expr, row)?.is_null() != *negated))
+        }
+        ExprKind::IsBool {
+            expr,
+            value,
+            negated,
+        } => {
             let v = eval(expr, row)?;
             let is = match (value, &v) {
                 (None, Value::Null) => true,
@@ -87,7 +109,11 @@ pub fn eval(e: &Expr, row: &[Value]) -> PgResult<Value> {
             };
             Ok(Value::Bool(is != *negated))
         }
-        ExprKind::IsDistinctFrom { left, right, negated } => {
+        ExprKind::IsDistinctFrom {
+            left,
+            right,
+            negated,
+        } => {
             let (a, b) = (eval(left, row)?, eval(right, row)?);
             let distinct = match (a.is_null(), b.is_null()) {
                 (true, true) => false,
@@ -96,7 +122,13 @@ pub fn eval(e: &Expr, row: &[Value]) -> PgResult<Value> {
             };
             Ok(Value::Bool(distinct != *negated))
         }
-        ExprKind::Like { expr, pattern, escape, negated, case_insensitive } => {
+        ExprKind::Like {
+            expr,
+            pattern,
+            escape,
+            negated,
+            case_insensitive,
+        } => {
             let v = eval(expr, row)?;
             let p = eval(pattern, row)?;
             let esc = match escape {
@@ -106,9 +138,15 @@ pub fn eval(e: &Expr, row: &[Value]) -> PgResult<Value> {
                 },
                 None => None,
             };
-            let (Some(s), Some(p)) = (v.as_str(), p.as_str()) else {
+            // LIKE on char(n) sees the blank padding (PostgreSQL's bpcharlike).
+            let raw = |v: &Value| match v {
+                Value::Bpchar(s) | Value::Text(s) => Some(s.clone()),
+                _ => None,
+            };
+            let (Some(s), Some(p)) = (raw(&v), raw(&p)) else {
                 return Ok(Value::Null);
             };
+            let (s, p) = (s.as_str(), p.as_str());
             let escape_char = match &esc {
                 None => Some('\\'),
                 Some(e) => {
@@ -134,7 +172,11 @@ pub fn eval(e: &Expr, row: &[Value]) -> PgResult<Value> {
             };
             Ok(Value::Bool(m != *negated))
         }
-        ExprKind::InList { expr, list, negated } => {
+        ExprKind::InList {
+            expr,
+            list,
+            negated,
+        } => {
             let v = eval(expr, row)?;
             if v.is_null() {
                 return Ok(Value::Null);
@@ -148,7 +190,11 @@ pub fn eval(e: &Expr, row: &[Value]) -> PgResult<Value> {
                     return Ok(Value::Bool(!*negated));
                 }
             }
-            Ok(if saw_null { Value::Null } else { Value::Bool(*negated) })
+            Ok(if saw_null {
+                Value::Null
+            } else {
+                Value::Bool(*negated)
+            })
         }
         ExprKind::Case { whens, else_result } => {
             for (cond, result) in whens {
@@ -178,10 +224,15 @@ pub fn eval(e: &Expr, row: &[Value]) -> PgResult<Value> {
         }
         ExprKind::Cast { expr, explicit } => cast_value(eval(expr, row)?, &e.ty, *explicit),
         ExprKind::Func(f, args) => {
-            let vals = args.iter().map(|a| eval(a, row)).collect::<PgResult<Vec<_>>>()?;
+            let vals = args
+                .iter()
+                .map(|a| eval(a, row))
+                .collect::<PgResult<Vec<_>>>()?;
             eval_func(*f, vals, &e.ty)
         }
-        ExprKind::Agg(_) => Err(PgError::internal("aggregate evaluated outside an Aggregate node")),
+        ExprKind::Agg(_) => Err(PgError::internal(
+            "aggregate evaluated outside an Aggregate node",
+        )),
     }
 }
 
@@ -261,8 +312,10 @@ fn arith(op: BinaryOp, a: &Value, b: &Value, ty: &DataType) -> PgResult<Value> {
         return float_of(ty, v, finite, false);
     }
     let (x, y) = (
-        a.as_i64().ok_or_else(|| PgError::internal("integer operator on a non-integer"))?,
-        b.as_i64().ok_or_else(|| PgError::internal("integer operator on a non-integer"))?,
+        a.as_i64()
+            .ok_or_else(|| PgError::internal("integer operator on a non-integer"))?,
+        b.as_i64()
+            .ok_or_else(|| PgError::internal("integer operator on a non-integer"))?,
     );
     let v = match op {
         BinaryOp::Add => x.checked_add(y),
@@ -350,9 +403,15 @@ fn eval_func(f: ScalarFunc, args: Vec<Value>, ty: &DataType) -> PgResult<Value> 
     }
     match f {
         // The C collation: case mapping of ASCII letters only, as PostgreSQL does there.
-        ScalarFunc::Lower => Ok(Value::Text(args[0].as_str().unwrap_or_default().to_ascii_lowercase())),
-        ScalarFunc::Upper => Ok(Value::Text(args[0].as_str().unwrap_or_default().to_ascii_uppercase())),
-        ScalarFunc::Length => Ok(Value::Int4(args[0].as_str().unwrap_or_default().chars().count() as i32)),
+        ScalarFunc::Lower => Ok(Value::Text(
+            args[0].as_str().unwrap_or_default().to_ascii_lowercase(),
+        )),
+        ScalarFunc::Upper => Ok(Value::Text(
+            args[0].as_str().unwrap_or_default().to_ascii_uppercase(),
+        )),
+        ScalarFunc::Length => Ok(Value::Int4(
+            args[0].as_str().unwrap_or_default().chars().count() as i32,
+        )),
         ScalarFunc::Abs => match &args[0] {
             Value::Float4(v) => Ok(Value::Float4(v.abs())),
             Value::Float8(v) => Ok(Value::Float8(v.abs())),
@@ -428,7 +487,9 @@ pub fn cast_value(v: Value, to: &DataType, explicit: bool) -> PgResult<Value> {
                 // The bool-to-text cast spells the words out (`booltext`), unlike `boolout`.
                 Value::Bool(b) => Value::Text(if *b { "true" } else { "false" }.to_string()),
                 Value::Text(_) => v,
-                Value::Bpchar(s) if !matches!(to, DataType::Bpchar(_)) => Value::Text(s.trim_end_matches(' ').to_string()),
+                Value::Bpchar(s) if !matches!(to, DataType::Bpchar(_)) => {
+                    Value::Text(s.trim_end_matches(' ').to_string())
+                }
                 Value::Bpchar(_) => v,
                 other => Value::Text(other.to_text().unwrap_or_default()),
             };
@@ -457,25 +518,58 @@ mod tests {
 
     #[test]
     fn integer_overflow_and_division() {
-        let e = arith(BinaryOp::Add, &Value::Int4(i32::MAX), &Value::Int4(1), &DataType::Int4).unwrap_err();
+        let e = arith(
+            BinaryOp::Add,
+            &Value::Int4(i32::MAX),
+            &Value::Int4(1),
+            &DataType::Int4,
+        )
+        .unwrap_err();
         assert_eq!(e.message, "integer out of range");
-        let e = arith(BinaryOp::Div, &Value::Int8(1), &Value::Int8(0), &DataType::Int8).unwrap_err();
+        let e = arith(
+            BinaryOp::Div,
+            &Value::Int8(1),
+            &Value::Int8(0),
+            &DataType::Int8,
+        )
+        .unwrap_err();
         assert_eq!(e.code, SqlState::DIVISION_BY_ZERO);
         assert_eq!(
-            arith(BinaryOp::Div, &Value::Int4(-7), &Value::Int4(2), &DataType::Int4).unwrap(),
+            arith(
+                BinaryOp::Div,
+                &Value::Int4(-7),
+                &Value::Int4(2),
+                &DataType::Int4
+            )
+            .unwrap(),
             Value::Int4(-3)
         );
         assert_eq!(
-            arith(BinaryOp::Mod, &Value::Int4(i32::MIN), &Value::Int4(-1), &DataType::Int4).unwrap(),
+            arith(
+                BinaryOp::Mod,
+                &Value::Int4(i32::MIN),
+                &Value::Int4(-1),
+                &DataType::Int4
+            )
+            .unwrap(),
             Value::Int4(0)
         );
     }
 
     #[test]
     fn casts() {
-        assert_eq!(cast_value(Value::Float8(2.5), &DataType::Int4, true).unwrap(), Value::Int4(2));
-        assert_eq!(cast_value(Value::Float8(3.5), &DataType::Int4, true).unwrap(), Value::Int4(4));
-        assert_eq!(cast_value(Value::Bool(true), &DataType::Text, true).unwrap(), Value::Text("true".into()));
+        assert_eq!(
+            cast_value(Value::Float8(2.5), &DataType::Int4, true).unwrap(),
+            Value::Int4(2)
+        );
+        assert_eq!(
+            cast_value(Value::Float8(3.5), &DataType::Int4, true).unwrap(),
+            Value::Int4(4)
+        );
+        assert_eq!(
+            cast_value(Value::Bool(true), &DataType::Text, true).unwrap(),
+            Value::Text("true".into())
+        );
         assert_eq!(
             cast_value(Value::Bpchar("ab  ".into()), &DataType::Text, false).unwrap(),
             Value::Text("ab".into())

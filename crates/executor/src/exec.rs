@@ -24,9 +24,21 @@ pub fn build<'a>(plan: &'a Plan, pool: &'a BufferPool) -> PgResult<Box<dyn Opera
             filter: filter.as_ref(),
         }),
         Plan::Values { rows, .. } => Box::new(ValuesOp { rows, pos: 0 }),
-        Plan::Filter { input, predicate } => Box::new(FilterOp { input: build(input, pool)?, predicate }),
-        Plan::Project { input, exprs } => Box::new(ProjectOp { input: build(input, pool)?, exprs }),
-        Plan::NestedLoopJoin { left, right, kind, on, right_width } => Box::new(NestedLoopOp {
+        Plan::Filter { input, predicate } => Box::new(FilterOp {
+            input: build(input, pool)?,
+            predicate,
+        }),
+        Plan::Project { input, exprs } => Box::new(ProjectOp {
+            input: build(input, pool)?,
+            exprs,
+        }),
+        Plan::NestedLoopJoin {
+            left,
+            right,
+            kind,
+            on,
+            right_width,
+        } => Box::new(NestedLoopOp {
             left: build(left, pool)?,
             right: Some(build(right, pool)?),
             right_rows: Vec::new(),
@@ -37,18 +49,45 @@ pub fn build<'a>(plan: &'a Plan, pool: &'a BufferPool) -> PgResult<Box<dyn Opera
             pos: 0,
             matched: false,
         }),
-        Plan::Aggregate { input, group_by, aggs } => Box::new(AggregateOp {
+        Plan::Aggregate {
+            input,
+            group_by,
+            aggs,
+        } => Box::new(AggregateOp {
             input: Some(build(input, pool)?),
             group_by,
             aggs,
             output: Vec::new().into_iter(),
         }),
-        Plan::Sort { input, keys } => Box::new(SortOp { input: Some(build(input, pool)?), keys, output: Vec::new().into_iter() }),
-        Plan::Distinct { input } => Box::new(DistinctOp { input: build(input, pool)?, seen: BTreeSet::new() }),
-        Plan::Limit { input, limit, offset } => {
-            let limit = eval_count(limit.as_ref(), "LIMIT", SqlState::INVALID_ROW_COUNT_IN_LIMIT_CLAUSE)?;
-            let offset = eval_count(offset.as_ref(), "OFFSET", SqlState::INVALID_ROW_COUNT_IN_RESULT_OFFSET_CLAUSE)?;
-            Box::new(LimitOp { input: build(input, pool)?, remaining: limit, skip: offset.unwrap_or(0) })
+        Plan::Sort { input, keys } => Box::new(SortOp {
+            input: Some(build(input, pool)?),
+            keys,
+            output: Vec::new().into_iter(),
+        }),
+        Plan::Distinct { input } => Box::new(DistinctOp {
+            input: build(input, pool)?,
+            seen: BTreeSet::new(),
+        }),
+        Plan::Limit {
+            input,
+            limit,
+            offset,
+        } => {
+            let limit = eval_count(
+                limit.as_ref(),
+                "LIMIT",
+                SqlState::INVALID_ROW_COUNT_IN_LIMIT_CLAUSE,
+            )?;
+            let offset = eval_count(
+                offset.as_ref(),
+                "OFFSET",
+                SqlState::INVALID_ROW_COUNT_IN_RESULT_OFFSET_CLAUSE,
+            )?;
+            Box::new(LimitOp {
+                input: build(input, pool)?,
+                remaining: limit,
+                skip: offset.unwrap_or(0),
+            })
         }
     })
 }
@@ -83,8 +122,15 @@ pub struct TableScan<'a> {
 }
 
 impl<'a> TableScan<'a> {
-    pub fn new(pool: &'a BufferPool, rel: common::RelId, types: Vec<DataType>) -> PgResult<TableScan<'a>> {
-        Ok(TableScan { scan: HeapScan::new(pool, rel)?, types })
+    pub fn new(
+        pool: &'a BufferPool,
+        rel: common::RelId,
+        types: Vec<DataType>,
+    ) -> PgResult<TableScan<'a>> {
+        Ok(TableScan {
+            scan: HeapScan::new(pool, rel)?,
+            types,
+        })
     }
 
     pub fn next_row(&mut self) -> PgResult<Option<(ItemPointer, Row)>> {
@@ -122,9 +168,14 @@ struct ValuesOp<'a> {
 
 impl Operator for ValuesOp<'_> {
     fn next(&mut self) -> PgResult<Option<Row>> {
-        let Some(r) = self.rows.get(self.pos) else { return Ok(None) };
+        let Some(r) = self.rows.get(self.pos) else {
+            return Ok(None);
+        };
         self.pos += 1;
-        r.iter().map(|e| eval(e, &[])).collect::<PgResult<Row>>().map(Some)
+        r.iter()
+            .map(|e| eval(e, &[]))
+            .collect::<PgResult<Row>>()
+            .map(Some)
     }
 }
 
@@ -153,7 +204,12 @@ impl Operator for ProjectOp<'_> {
     fn next(&mut self) -> PgResult<Option<Row>> {
         match self.input.next()? {
             None => Ok(None),
-            Some(row) => self.exprs.iter().map(|e| eval(e, &row)).collect::<PgResult<Row>>().map(Some),
+            Some(row) => self
+                .exprs
+                .iter()
+                .map(|e| eval(e, &row))
+                .collect::<PgResult<Row>>()
+                .map(Some),
         }
     }
 }
@@ -229,7 +285,12 @@ impl AggregateOp<'_> {
             groups.insert(RowKey(Vec::new()), new_accs());
         }
         while let Some(row) = input.next()? {
-            let key = RowKey(self.group_by.iter().map(|g| eval(g, &row)).collect::<PgResult<_>>()?);
+            let key = RowKey(
+                self.group_by
+                    .iter()
+                    .map(|g| eval(g, &row))
+                    .collect::<PgResult<_>>()?,
+            );
             let accs = groups.entry(key).or_insert_with(new_accs);
             for (acc, call) in accs.iter_mut().zip(self.aggs) {
                 acc.add(call, &row)?;
@@ -239,7 +300,11 @@ impl AggregateOp<'_> {
             .into_iter()
             .map(|(key, accs)| {
                 let mut row = key.0;
-                row.extend(accs.into_iter().zip(self.aggs).map(|(a, c)| a.finish(&c.ty)));
+                row.extend(
+                    accs.into_iter()
+                        .zip(self.aggs)
+                        .map(|(a, c)| a.finish(&c.ty)),
+                );
                 row
             })
             .collect())
@@ -266,11 +331,19 @@ impl Operator for SortOp<'_> {
         if let Some(mut input) = self.input.take() {
             let mut keyed = Vec::new();
             while let Some(row) = input.next()? {
-                let k = self.keys.iter().map(|k| eval(&k.expr, &row)).collect::<PgResult<Vec<_>>>()?;
+                let k = self
+                    .keys
+                    .iter()
+                    .map(|k| eval(&k.expr, &row))
+                    .collect::<PgResult<Vec<_>>>()?;
                 keyed.push((k, row));
             }
             keyed.sort_by(|a, b| compare_sort_keys(self.keys, &a.0, &b.0));
-            self.output = keyed.into_iter().map(|(_, r)| r).collect::<Vec<_>>().into_iter();
+            self.output = keyed
+                .into_iter()
+                .map(|(_, r)| r)
+                .collect::<Vec<_>>()
+                .into_iter();
         }
         Ok(self.output.next())
     }

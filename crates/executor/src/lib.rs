@@ -41,42 +41,77 @@ pub fn execute(stmt: PlannedStatement, cx: &ExecContext) -> PgResult<StatementRe
         PlannedStatement::Query { plan, columns } => {
             let mut op = exec::build(&plan, cx.pool)?;
             let rows = exec::collect(op.as_mut())?;
-            Ok(StatementResult { tag: format!("SELECT {}", rows.len()), columns: Some(columns), rows, notices: vec![] })
+            Ok(StatementResult {
+                tag: format!("SELECT {}", rows.len()),
+                columns: Some(columns),
+                rows,
+                notices: vec![],
+            })
         }
         PlannedStatement::Insert { insert, source } => {
             let mut op = exec::build(&source, cx.pool)?;
             let rows = exec::collect(op.as_mut())?;
             let n = rows.len();
             let out = dml::insert(cx.pool, &insert.table, rows, insert.returning.as_ref())?;
-            Ok(with_returning(format!("INSERT 0 {n}"), insert.returning.map(|r| r.columns), out))
+            Ok(with_returning(
+                format!("INSERT 0 {n}"),
+                insert.returning.map(|r| r.columns),
+                out,
+            ))
         }
         PlannedStatement::Update(u) => {
             let (n, out) = dml::update(cx.pool, &u)?;
-            Ok(with_returning(format!("UPDATE {n}"), u.returning.map(|r| r.columns), out))
+            Ok(with_returning(
+                format!("UPDATE {n}"),
+                u.returning.map(|r| r.columns),
+                out,
+            ))
         }
         PlannedStatement::Delete(d) => {
             let (n, out) = dml::delete(cx.pool, &d)?;
-            Ok(with_returning(format!("DELETE {n}"), d.returning.map(|r| r.columns), out))
+            Ok(with_returning(
+                format!("DELETE {n}"),
+                d.returning.map(|r| r.columns),
+                out,
+            ))
         }
         PlannedStatement::CreateTable(new) => {
             let table = cx.catalog.create_table(new)?;
             cx.pool.smgr().create(table.rel)?;
-            Ok(StatementResult { tag: "CREATE TABLE".into(), ..Default::default() })
+            Ok(StatementResult {
+                tag: "CREATE TABLE".into(),
+                ..Default::default()
+            })
         }
-        PlannedStatement::Notice(n) => {
-            Ok(StatementResult { tag: "CREATE TABLE".into(), notices: vec![n], ..Default::default() })
-        }
+        PlannedStatement::Notice(n) => Ok(StatementResult {
+            tag: "CREATE TABLE".into(),
+            notices: vec![n],
+            ..Default::default()
+        }),
         PlannedStatement::DropTables { tables, notices } => {
             for t in &tables {
                 cx.catalog.drop_table(t.oid)?;
                 cx.pool.drop_relation(t.rel)?;
                 cx.pool.smgr().unlink(t.rel)?;
             }
-            Ok(StatementResult { tag: "DROP TABLE".into(), notices, ..Default::default() })
+            Ok(StatementResult {
+                tag: "DROP TABLE".into(),
+                notices,
+                ..Default::default()
+            })
         }
     }
 }
 
-fn with_returning(tag: String, columns: Option<Vec<OutputColumn>>, rows: Vec<Vec<Value>>) -> StatementResult {
-    StatementResult { tag, columns, rows, notices: vec![] }
+fn with_returning(
+    tag: String,
+    columns: Option<Vec<OutputColumn>>,
+    rows: Vec<Vec<Value>>,
+) -> StatementResult {
+    StatementResult {
+        tag,
+        columns,
+        rows,
+        notices: vec![],
+    }
 }

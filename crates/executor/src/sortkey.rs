@@ -41,8 +41,20 @@ pub fn compare_sort_keys(keys: &[SortKey], a: &[Value], b: &[Value]) -> Ordering
     for (k, (x, y)) in keys.iter().zip(a.iter().zip(b)) {
         let c = match (x.is_null(), y.is_null()) {
             (true, true) => Ordering::Equal,
-            (true, false) => if k.nulls_first { Ordering::Less } else { Ordering::Greater },
-            (false, true) => if k.nulls_first { Ordering::Greater } else { Ordering::Less },
+            (true, false) => {
+                if k.nulls_first {
+                    Ordering::Less
+                } else {
+                    Ordering::Greater
+                }
+            }
+            (false, true) => {
+                if k.nulls_first {
+                    Ordering::Greater
+                } else {
+                    Ordering::Less
+                }
+            }
             (false, false) => {
                 let c = x.cmp_non_null(y);
                 if k.desc { c.reverse() } else { c }

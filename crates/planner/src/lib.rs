@@ -10,25 +10,56 @@ use std::sync::Arc;
 use catalog::{NewTable, TableDesc};
 use common::PgError;
 use sql::bound::{
-    AggCall, BoundDelete, BoundInsert, BoundStatement, BoundUpdate, Expr, JoinKind, LogicalPlan, OutputColumn,
-    SortKey,
+    AggCall, BoundDelete, BoundInsert, BoundStatement, BoundUpdate, Expr, JoinKind, LogicalPlan,
+    OutputColumn, SortKey,
 };
 
 /// An executable plan tree. Every node produces rows of a fixed width.
 #[derive(Clone, Debug)]
 pub enum Plan {
     /// Heap sequential scan, all columns in table order, optionally filtered.
-    SeqScan { table: Arc<TableDesc>, filter: Option<Expr> },
-    Values { rows: Vec<Vec<Expr>>, width: usize },
-    Filter { input: Box<Plan>, predicate: Expr },
-    Project { input: Box<Plan>, exprs: Vec<Expr> },
+    SeqScan {
+        table: Arc<TableDesc>,
+        filter: Option<Expr>,
+    },
+    Values {
+        rows: Vec<Vec<Expr>>,
+        width: usize,
+    },
+    Filter {
+        input: Box<Plan>,
+        predicate: Expr,
+    },
+    Project {
+        input: Box<Plan>,
+        exprs: Vec<Expr>,
+    },
     /// For each left row, scan the (materialised) right side.
-    NestedLoopJoin { left: Box<Plan>, right: Box<Plan>, kind: JoinKind, on: Option<Expr>, right_width: usize },
+    NestedLoopJoin {
+        left: Box<Plan>,
+        right: Box<Plan>,
+        kind: JoinKind,
+        on: Option<Expr>,
+        right_width: usize,
+    },
     /// Sort-free grouping: groups are kept in an ordered map keyed by the group values.
-    Aggregate { input: Box<Plan>, group_by: Vec<Expr>, aggs: Vec<AggCall> },
-    Sort { input: Box<Plan>, keys: Vec<SortKey> },
-    Distinct { input: Box<Plan> },
-    Limit { input: Box<Plan>, limit: Option<Expr>, offset: Option<Expr> },
+    Aggregate {
+        input: Box<Plan>,
+        group_by: Vec<Expr>,
+        aggs: Vec<AggCall>,
+    },
+    Sort {
+        input: Box<Plan>,
+        keys: Vec<SortKey>,
+    },
+    Distinct {
+        input: Box<Plan>,
+    },
+    Limit {
+        input: Box<Plan>,
+        limit: Option<Expr>,
+        offset: Option<Expr>,
+    },
 }
 
 impl Plan {
@@ -38,11 +69,14 @@ impl Plan {
             Plan::SeqScan { table, .. } => table.columns.len(),
             Plan::Values { width, .. } => *width,
             Plan::Project { exprs, .. } => exprs.len(),
-            Plan::NestedLoopJoin { left, right_width, .. } => left.width() + right_width,
+            Plan::NestedLoopJoin {
+                left, right_width, ..
+            } => left.width() + right_width,
             Plan::Aggregate { group_by, aggs, .. } => group_by.len() + aggs.len(),
-            Plan::Filter { input, .. } | Plan::Sort { input, .. } | Plan::Distinct { input } | Plan::Limit { input, .. } => {
-                input.width()
-            }
+            Plan::Filter { input, .. }
+            | Plan::Sort { input, .. }
+            | Plan::Distinct { input }
+            | Plan::Limit { input, .. } => input.width(),
         }
     }
 }
@@ -50,27 +84,47 @@ impl Plan {
 /// A statement ready for the executor.
 #[derive(Clone, Debug)]
 pub enum PlannedStatement {
-    Query { plan: Plan, columns: Vec<OutputColumn> },
-    Insert { insert: BoundInsert, source: Plan },
+    Query {
+        plan: Plan,
+        columns: Vec<OutputColumn>,
+    },
+    Insert {
+        insert: BoundInsert,
+        source: Plan,
+    },
     Update(BoundUpdate),
     Delete(BoundDelete),
     CreateTable(NewTable),
     Notice(PgError),
-    DropTables { tables: Vec<Arc<TableDesc>>, notices: Vec<PgError> },
+    DropTables {
+        tables: Vec<Arc<TableDesc>>,
+        notices: Vec<PgError>,
+    },
 }
 
 pub fn plan(stmt: BoundStatement) -> PlannedStatement {
     match stmt {
-        BoundStatement::Query(q) => PlannedStatement::Query { plan: plan_query(q.plan), columns: q.columns },
+        BoundStatement::Query(q) => PlannedStatement::Query {
+            plan: plan_query(q.plan),
+            columns: q.columns,
+        },
         BoundStatement::Insert(mut i) => {
-            let source = plan_query(std::mem::replace(&mut i.source, LogicalPlan::Values { rows: vec![], width: 0 }));
+            let source = plan_query(std::mem::replace(
+                &mut i.source,
+                LogicalPlan::Values {
+                    rows: vec![],
+                    width: 0,
+                },
+            ));
             PlannedStatement::Insert { insert: i, source }
         }
         BoundStatement::Update(u) => PlannedStatement::Update(u),
         BoundStatement::Delete(d) => PlannedStatement::Delete(d),
         BoundStatement::CreateTable(t) => PlannedStatement::CreateTable(t),
         BoundStatement::CreateTableSkipped(n) => PlannedStatement::Notice(n),
-        BoundStatement::DropTables { tables, notices } => PlannedStatement::DropTables { tables, notices },
+        BoundStatement::DropTables { tables, notices } => {
+            PlannedStatement::DropTables { tables, notices }
+        }
     }
 }
 
@@ -78,23 +132,68 @@ pub fn plan(stmt: BoundStatement) -> PlannedStatement {
 pub fn plan_query(lp: LogicalPlan) -> Plan {
     let b = |p: Box<LogicalPlan>| Box::new(plan_query(*p));
     match lp {
-        LogicalPlan::Scan { table } => Plan::SeqScan { table, filter: None },
+        LogicalPlan::Scan { table } => Plan::SeqScan {
+            table,
+            filter: None,
+        },
         LogicalPlan::Values { rows, width } => Plan::Values { rows, width },
         LogicalPlan::Filter { input, predicate } => match plan_query(*input) {
             // Push the filter into the scan below it.
-            Plan::SeqScan { table, filter: None } => Plan::SeqScan { table, filter: Some(predicate) },
-            other => Plan::Filter { input: Box::new(other), predicate },
+            Plan::SeqScan {
+                table,
+                filter: None,
+            } => Plan::SeqScan {
+                table,
+                filter: Some(predicate),
+            },
+            other => Plan::Filter {
+                input: Box::new(other),
+                predicate,
+            },
         },
-        LogicalPlan::Project { input, exprs } => Plan::Project { input: b(input), exprs },
-        LogicalPlan::Join { left, right, kind, on } => {
+        LogicalPlan::Project { input, exprs } => Plan::Project {
+            input: b(input),
+            exprs,
+        },
+        LogicalPlan::Join {
+            left,
+            right,
+            kind,
+            on,
+        } => {
             let right = plan_query(*right);
             let right_width = right.width();
-            Plan::NestedLoopJoin { left: b(left), right: Box::new(right), kind, on, right_width }
+            Plan::NestedLoopJoin {
+                left: b(left),
+                right: Box::new(right),
+                kind,
+                on,
+                right_width,
+            }
         }
-        LogicalPlan::Aggregate { input, group_by, aggs } => Plan::Aggregate { input: b(input), group_by, aggs },
-        LogicalPlan::Sort { input, keys } => Plan::Sort { input: b(input), keys },
+        LogicalPlan::Aggregate {
+            input,
+            group_by,
+            aggs,
+        } => Plan::Aggregate {
+            input: b(input),
+            group_by,
+            aggs,
+        },
+        LogicalPlan::Sort { input, keys } => Plan::Sort {
+            input: b(input),
+            keys,
+        },
         LogicalPlan::Distinct { input } => Plan::Distinct { input: b(input) },
-        LogicalPlan::Limit { input, limit, offset } => Plan::Limit { input: b(input), limit, offset },
+        LogicalPlan::Limit {
+            input,
+            limit,
+            offset,
+        } => Plan::Limit {
+            input: b(input),
+            limit,
+            offset,
+        },
     }
 }
 
@@ -110,13 +209,23 @@ mod tests {
             oid: 1,
             rel: 1,
             name: "t".into(),
-            columns: vec![ColumnDesc { name: "a".into(), ty: DataType::Int4, not_null: false, default: None }],
+            columns: vec![ColumnDesc {
+                name: "a".into(),
+                ty: DataType::Int4,
+                not_null: false,
+                default: None,
+            }],
             keys: vec![],
         });
         let pred = Expr::constant(Value::Bool(true), DataType::Bool);
-        let lp = LogicalPlan::Filter { input: Box::new(LogicalPlan::Scan { table }), predicate: pred };
+        let lp = LogicalPlan::Filter {
+            input: Box::new(LogicalPlan::Scan { table }),
+            predicate: pred,
+        };
         match plan_query(lp) {
-            Plan::SeqScan { filter: Some(_), .. } => {}
+            Plan::SeqScan {
+                filter: Some(_), ..
+            } => {}
             other => panic!("filter not pushed down: {other:?}"),
         }
     }

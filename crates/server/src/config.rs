@@ -31,7 +31,9 @@ impl Default for Config {
 
 impl Config {
     pub fn from_file(path: &Path) -> Result<Config, String> {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("could not read {}: {e}", path.display()))?;
-        toml::from_str(&text).map_err(|e| format!("invalid configuration file {}: {e}", path.display()))
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("could not read {}: {e}", path.display()))?;
+        toml::from_str(&text)
+            .map_err(|e| format!("invalid configuration file {}: {e}", path.display()))
     }
 }

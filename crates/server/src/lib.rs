@@ -60,12 +60,20 @@ impl Database {
     /// Open (creating if needed) the data directory.
     pub fn open(data_dir: &Path, buffer_pool_pages: usize) -> PgResult<Database> {
         let vfs: Arc<dyn Vfs> = Arc::new(OsVfs);
-        vfs.create_dir_all(data_dir)
-            .map_err(|e| PgError::io(format!("could not create directory \"{}\"", data_dir.display()), e))?;
+        vfs.create_dir_all(data_dir).map_err(|e| {
+            PgError::io(
+                format!("could not create directory \"{}\"", data_dir.display()),
+                e,
+            )
+        })?;
         let catalog = Catalog::open(vfs.clone(), data_dir)?;
         let smgr = Arc::new(Smgr::new(vfs, data_dir)?);
         let pool = BufferPool::new(smgr, buffer_pool_pages);
-        Ok(Database { catalog, pool, statement_lock: RwLock::new(()) })
+        Ok(Database {
+            catalog,
+            pool,
+            statement_lock: RwLock::new(()),
+        })
     }
 
     /// Write every dirty page and compact the catalog: a clean shutdown.
@@ -75,7 +83,11 @@ impl Database {
         self.catalog.compact()
     }
 
-    fn execute_one(&self, stmt: &sql::parser::Statement, sql_text: &str) -> PgResult<executor::StatementResult> {
+    fn execute_one(
+        &self,
+        stmt: &sql::parser::Statement,
+        sql_text: &str,
+    ) -> PgResult<executor::StatementResult> {
         let _shared;
         let _exclusive;
         if is_read_only(stmt) {
@@ -86,7 +98,10 @@ impl Database {
         let snapshot = self.catalog.snapshot();
         let bound = sql::Binder::new(&snapshot, sql_text).bind(stmt)?;
         let planned = planner::plan(bound);
-        let cx = executor::ExecContext { pool: &self.pool, catalog: &self.catalog };
+        let cx = executor::ExecContext {
+            pool: &self.pool,
+            catalog: &self.catalog,
+        };
         executor::execute(planned, &cx)
     }
 }
@@ -104,7 +119,14 @@ fn to_wire(r: executor::StatementResult) -> (Vec<PgError>, Completed) {
             })
             .collect()
     });
-    (r.notices, Completed { columns, rows: r.rows, tag: r.tag })
+    (
+        r.notices,
+        Completed {
+            columns,
+            rows: r.rows,
+            tag: r.tag,
+        },
+    )
 }
 
 fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
@@ -121,23 +143,38 @@ impl Backend for Database {
     fn execute_simple(&self, sql_text: &str) -> Vec<StatementOutcome> {
         let stmts = match sql::parser::parse(sql_text) {
             Ok(s) => s,
-            Err(e) => return vec![StatementOutcome { notices: vec![], result: Err(e) }],
+            Err(e) => {
+                return vec![StatementOutcome {
+                    notices: vec![],
+                    result: Err(e),
+                }];
+            }
         };
         let mut out = Vec::with_capacity(stmts.len());
         for stmt in &stmts {
-            let result = std::panic::catch_unwind(AssertUnwindSafe(|| self.execute_one(stmt, sql_text)))
-                .unwrap_or_else(|p| {
-                    let msg = panic_message(p.as_ref());
-                    tracing::error!(panic = %msg, statement = %stmt, "statement panicked");
-                    Err(PgError::new(SqlState::INTERNAL_ERROR, format!("internal error: {msg}")))
-                });
+            let result =
+                std::panic::catch_unwind(AssertUnwindSafe(|| self.execute_one(stmt, sql_text)))
+                    .unwrap_or_else(|p| {
+                        let msg = panic_message(p.as_ref());
+                        tracing::error!(panic = %msg, statement = %stmt, "statement panicked");
+                        Err(PgError::new(
+                            SqlState::INTERNAL_ERROR,
+                            format!("internal error: {msg}"),
+                        ))
+                    });
             match result {
                 Ok(r) => {
                     let (notices, done) = to_wire(r);
-                    out.push(StatementOutcome { notices, result: Ok(done) });
+                    out.push(StatementOutcome {
+                        notices,
+                        result: Ok(done),
+                    });
                 }
                 Err(e) => {
-                    out.push(StatementOutcome { notices: vec![], result: Err(e) });
+                    out.push(StatementOutcome {
+                        notices: vec![],
+                        result: Err(e),
+                    });
                     break;
                 }
             }
@@ -161,7 +198,9 @@ impl Server {
         let listener = TcpListener::bind(&config.listen)
             .await
             .map_err(|e| PgError::io(format!("could not listen on {}", config.listen), e))?;
-        let addr = listener.local_addr().map_err(|e| PgError::io("local address", e))?;
+        let addr = listener
+            .local_addr()
+            .map_err(|e| PgError::io("local address", e))?;
         let (stop, mut stopped) = watch::channel(false);
         let handlers = wire::Handlers::new(db.clone());
         let accept_task = tokio::spawn(async move {
@@ -182,7 +221,12 @@ impl Server {
             }
         });
         tracing::info!(%addr, data_dir = %config.data_dir.display(), "myriad is ready to accept connections");
-        Ok(Server { addr, db, stop, accept_task })
+        Ok(Server {
+            addr,
+            db,
+            stop,
+            accept_task,
+        })
     }
 
     pub fn local_addr(&self) -> SocketAddr {

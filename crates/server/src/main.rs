@@ -24,7 +24,8 @@ struct Args {
 fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("MYRIAD_LOG").unwrap_or_else(|_| "info".into()),
+            tracing_subscriber::EnvFilter::try_from_env("MYRIAD_LOG")
+                .unwrap_or_else(|_| "info".into()),
         )
         .init();
     let args = Args::parse();

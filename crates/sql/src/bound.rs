@@ -37,7 +37,12 @@ impl BinaryOp {
     pub fn is_comparison(self) -> bool {
         matches!(
             self,
-            BinaryOp::Eq | BinaryOp::NotEq | BinaryOp::Lt | BinaryOp::LtEq | BinaryOp::Gt | BinaryOp::GtEq
+            BinaryOp::Eq
+                | BinaryOp::NotEq
+                | BinaryOp::Lt
+                | BinaryOp::LtEq
+                | BinaryOp::Gt
+                | BinaryOp::GtEq
         )
     }
 
@@ -94,24 +99,55 @@ pub struct AggCall {
 #[derive(Clone, Debug, PartialEq)]
 pub enum ExprKind {
     Const(Value),
+    /// A decimal literal (`2.5`). PostgreSQL types it `numeric`; Myriad has no numeric type
+    /// yet and evaluates it as float8, but keeps it apart so that storing it into an integer
+    /// column rounds half away from zero as numeric does, not half to even as float8 does.
+    NumericLiteral(f64),
     /// A column of the input row, by position.
     Column(usize),
     Neg(Box<Expr>),
     Not(Box<Expr>),
     Binary(BinaryOp, Box<Expr>, Box<Expr>),
-    IsNull { expr: Box<Expr>, negated: bool },
+    IsNull {
+        expr: Box<Expr>,
+        negated: bool,
+    },
     /// `IS [NOT] TRUE/FALSE/UNKNOWN`: `value` None is UNKNOWN.
-    IsBool { expr: Box<Expr>, value: Option<bool>, negated: bool },
-    IsDistinctFrom { left: Box<Expr>, right: Box<Expr>, negated: bool },
-    Like { expr: Box<Expr>, pattern: Box<Expr>, escape: Option<Box<Expr>>, negated: bool, case_insensitive: bool },
+    IsBool {
+        expr: Box<Expr>,
+        value: Option<bool>,
+        negated: bool,
+    },
+    IsDistinctFrom {
+        left: Box<Expr>,
+        right: Box<Expr>,
+        negated: bool,
+    },
+    Like {
+        expr: Box<Expr>,
+        pattern: Box<Expr>,
+        escape: Option<Box<Expr>>,
+        negated: bool,
+        case_insensitive: bool,
+    },
     /// `expr IN (list)`; every element already has `expr`'s type.
-    InList { expr: Box<Expr>, list: Vec<Expr>, negated: bool },
-    Case { whens: Vec<(Expr, Expr)>, else_result: Box<Expr> },
+    InList {
+        expr: Box<Expr>,
+        list: Vec<Expr>,
+        negated: bool,
+    },
+    Case {
+        whens: Vec<(Expr, Expr)>,
+        else_result: Box<Expr>,
+    },
     Coalesce(Vec<Expr>),
     NullIf(Box<Expr>, Box<Expr>),
     /// A conversion to `ty` of this node; `explicit` casts truncate over-long strings
     /// silently, assignment casts report 22001.
-    Cast { expr: Box<Expr>, explicit: bool },
+    Cast {
+        expr: Box<Expr>,
+        explicit: bool,
+    },
     Func(ScalarFunc, Vec<Expr>),
     /// An aggregate call while binding; replaced by a column of the aggregate's output
     /// before binding finishes.
@@ -139,16 +175,23 @@ impl Expr {
 
     fn for_each_child<'a>(&'a self, f: &mut dyn FnMut(&'a Expr)) {
         match &self.kind {
-            ExprKind::Const(_) | ExprKind::Column(_) => {}
+            ExprKind::Const(_) | ExprKind::NumericLiteral(_) | ExprKind::Column(_) => {}
             ExprKind::Neg(e) | ExprKind::Not(e) | ExprKind::Cast { expr: e, .. } => f(e),
             ExprKind::IsNull { expr, .. } | ExprKind::IsBool { expr, .. } => f(expr),
             ExprKind::Binary(_, l, r)
-            | ExprKind::IsDistinctFrom { left: l, right: r, .. }
+            | ExprKind::IsDistinctFrom {
+                left: l, right: r, ..
+            }
             | ExprKind::NullIf(l, r) => {
                 f(l);
                 f(r);
             }
-            ExprKind::Like { expr, pattern, escape, .. } => {
+            ExprKind::Like {
+                expr,
+                pattern,
+                escape,
+                ..
+            } => {
                 f(expr);
                 f(pattern);
                 if let Some(e) = escape {
@@ -204,18 +247,47 @@ pub struct SortKey {
 #[derive(Clone, Debug, PartialEq)]
 pub enum LogicalPlan {
     /// Every row of a table, all columns in table order.
-    Scan { table: Arc<TableDesc> },
+    Scan {
+        table: Arc<TableDesc>,
+    },
     /// Literal rows (VALUES, or the single empty row of a SELECT without FROM).
-    Values { rows: Vec<Vec<Expr>>, width: usize },
-    Filter { input: Box<LogicalPlan>, predicate: Expr },
-    Project { input: Box<LogicalPlan>, exprs: Vec<Expr> },
+    Values {
+        rows: Vec<Vec<Expr>>,
+        width: usize,
+    },
+    Filter {
+        input: Box<LogicalPlan>,
+        predicate: Expr,
+    },
+    Project {
+        input: Box<LogicalPlan>,
+        exprs: Vec<Expr>,
+    },
     /// Output: left columns then right columns.
-    Join { left: Box<LogicalPlan>, right: Box<LogicalPlan>, kind: JoinKind, on: Option<Expr> },
+    Join {
+        left: Box<LogicalPlan>,
+        right: Box<LogicalPlan>,
+        kind: JoinKind,
+        on: Option<Expr>,
+    },
     /// Output: the group keys, then the aggregate results.
-    Aggregate { input: Box<LogicalPlan>, group_by: Vec<Expr>, aggs: Vec<AggCall> },
-    Sort { input: Box<LogicalPlan>, keys: Vec<SortKey> },
-    Distinct { input: Box<LogicalPlan> },
-    Limit { input: Box<LogicalPlan>, limit: Option<Expr>, offset: Option<Expr> },
+    Aggregate {
+        input: Box<LogicalPlan>,
+        group_by: Vec<Expr>,
+        aggs: Vec<AggCall>,
+    },
+    Sort {
+        input: Box<LogicalPlan>,
+        keys: Vec<SortKey>,
+    },
+    Distinct {
+        input: Box<LogicalPlan>,
+    },
+    Limit {
+        input: Box<LogicalPlan>,
+        limit: Option<Expr>,
+        offset: Option<Expr>,
+    },
 }
 
 /// A column of a statement's result.
@@ -274,35 +346,74 @@ pub enum BoundStatement {
     CreateTable(NewTable),
     /// `CREATE TABLE IF NOT EXISTS` of a table that exists: a notice, nothing else.
     CreateTableSkipped(PgError),
-    DropTables { tables: Vec<Arc<TableDesc>>, notices: Vec<PgError> },
+    DropTables {
+        tables: Vec<Arc<TableDesc>>,
+        notices: Vec<PgError>,
+    },
 }
 
 impl Expr {
     /// Rebuild this node with each direct child replaced by `f(child)`.
-    pub fn try_map_children(self, f: &mut dyn FnMut(Expr) -> common::PgResult<Expr>) -> common::PgResult<Expr> {
+    pub fn try_map_children(
+        self,
+        f: &mut dyn FnMut(Expr) -> common::PgResult<Expr>,
+    ) -> common::PgResult<Expr> {
         let mut bx = |e: Box<Expr>| -> common::PgResult<Box<Expr>> { Ok(Box::new(f(*e)?)) };
         let kind = match self.kind {
-            k @ (ExprKind::Const(_) | ExprKind::Column(_)) => k,
+            k @ (ExprKind::Const(_) | ExprKind::NumericLiteral(_) | ExprKind::Column(_)) => k,
             ExprKind::Neg(e) => ExprKind::Neg(bx(e)?),
             ExprKind::Not(e) => ExprKind::Not(bx(e)?),
-            ExprKind::Cast { expr, explicit } => ExprKind::Cast { expr: bx(expr)?, explicit },
-            ExprKind::IsNull { expr, negated } => ExprKind::IsNull { expr: bx(expr)?, negated },
-            ExprKind::IsBool { expr, value, negated } => ExprKind::IsBool { expr: bx(expr)?, value, negated },
+            ExprKind::Cast { expr, explicit } => ExprKind::Cast {
+                expr: bx(expr)?,
+                explicit,
+            },
+            ExprKind::IsNull { expr, negated } => ExprKind::IsNull {
+                expr: bx(expr)?,
+                negated,
+            },
+            ExprKind::IsBool {
+                expr,
+                value,
+                negated,
+            } => ExprKind::IsBool {
+                expr: bx(expr)?,
+                value,
+                negated,
+            },
             ExprKind::Binary(op, l, r) => ExprKind::Binary(op, bx(l)?, bx(r)?),
-            ExprKind::IsDistinctFrom { left, right, negated } => {
-                ExprKind::IsDistinctFrom { left: bx(left)?, right: bx(right)?, negated }
-            }
+            ExprKind::IsDistinctFrom {
+                left,
+                right,
+                negated,
+            } => ExprKind::IsDistinctFrom {
+                left: bx(left)?,
+                right: bx(right)?,
+                negated,
+            },
             ExprKind::NullIf(l, r) => ExprKind::NullIf(bx(l)?, bx(r)?),
-            ExprKind::Like { expr, pattern, escape, negated, case_insensitive } => ExprKind::Like {
+            ExprKind::Like {
+                expr,
+                pattern,
+                escape,
+                negated,
+                case_insensitive,
+            } => ExprKind::Like {
                 expr: bx(expr)?,
                 pattern: bx(pattern)?,
                 escape: escape.map(&mut bx).transpose()?,
                 negated,
                 case_insensitive,
             },
-            ExprKind::InList { expr, list, negated } => ExprKind::InList {
+            ExprKind::InList {
+                expr,
+                list,
+                negated,
+            } => ExprKind::InList {
                 expr: bx(expr)?,
-                list: list.into_iter().map(&mut *f).collect::<common::PgResult<_>>()?,
+                list: list
+                    .into_iter()
+                    .map(&mut *f)
+                    .collect::<common::PgResult<_>>()?,
                 negated,
             },
             ExprKind::Case { whens, else_result } => {
@@ -310,14 +421,22 @@ impl Expr {
                 for (w, t) in whens {
                     out.push((f(w)?, f(t)?));
                 }
-                ExprKind::Case { whens: out, else_result: Box::new(f(*else_result)?) }
+                ExprKind::Case {
+                    whens: out,
+                    else_result: Box::new(f(*else_result)?),
+                }
             }
-            ExprKind::Coalesce(list) => {
-                ExprKind::Coalesce(list.into_iter().map(&mut *f).collect::<common::PgResult<_>>()?)
-            }
-            ExprKind::Func(func, list) => {
-                ExprKind::Func(func, list.into_iter().map(&mut *f).collect::<common::PgResult<_>>()?)
-            }
+            ExprKind::Coalesce(list) => ExprKind::Coalesce(
+                list.into_iter()
+                    .map(&mut *f)
+                    .collect::<common::PgResult<_>>()?,
+            ),
+            ExprKind::Func(func, list) => ExprKind::Func(
+                func,
+                list.into_iter()
+                    .map(&mut *f)
+                    .collect::<common::PgResult<_>>()?,
+            ),
             ExprKind::Agg(mut call) => {
                 call.arg = call.arg.map(&mut *f).transpose()?;
                 ExprKind::Agg(call)

@@ -72,18 +72,54 @@ fn syntax_error(sql: &str, e: ParserError) -> PgError {
         }
         None => (msg.as_str(), None),
     };
+    if body.starts_with("Unterminated") && body.contains("string") {
+        let rest: String = position
+            .map(|p| sql.chars().skip(p.saturating_sub(1) as usize).collect())
+            .unwrap_or_default();
+        return PgError::syntax(format!("unterminated quoted string at or near \"{rest}\""))
+            .with_position(position);
+    }
+    if let Some(e) = delete_without_from(sql, body, position) {
+        return e;
+    }
     let found = body.rsplit_once("found: ").map(|(_, f)| f.trim());
     match found {
-        Some("EOF") => {
-            PgError::syntax("syntax error at end of input")
-                .with_position(Some(sql.chars().count() as u32 + 1))
-        }
+        Some("EOF") => PgError::syntax("syntax error at end of input")
+            .with_position(Some(sql.chars().count() as u32 + 1)),
         Some(tok) => {
             let tok = tok.trim_matches('\'').trim_matches('"');
             PgError::syntax(format!("syntax error at or near \"{tok}\"")).with_position(position)
         }
         None => PgError::syntax(format!("syntax error: {body}")).with_position(position),
     }
+}
+
+/// `DELETE t WHERE ...`: sqlparser reads `t` as a MySQL multi-table target and then misses
+/// FROM; PostgreSQL's grammar fails on `t` itself, right after DELETE.
+fn delete_without_from(sql: &str, body: &str, position: Option<u32>) -> Option<PgError> {
+    if !body.starts_with("Expected: FROM") {
+        return None;
+    }
+    let before: Vec<char> = sql
+        .chars()
+        .take(position?.saturating_sub(1) as usize)
+        .collect();
+    let lower: String = before.iter().collect::<String>().to_ascii_lowercase();
+    let at = lower.rfind("delete")? + "delete".len();
+    let rest = &lower[at..];
+    let skip = rest.len() - rest.trim_start().len();
+    let start = lower[..at + skip].chars().count();
+    let token: String = before[start..]
+        .iter()
+        .take_while(|c| !c.is_whitespace())
+        .collect();
+    if token.is_empty() {
+        return None;
+    }
+    Some(
+        PgError::syntax(format!("syntax error at or near \"{token}\""))
+            .with_position(Some(start as u32 + 1)),
+    )
 }
 
 #[cfg(test)]
@@ -98,8 +134,18 @@ mod tests {
         assert_eq!(e.position, Some(1));
         let e = parse("SELECT 1 +").unwrap_err();
         assert_eq!(e.message, "syntax error at end of input");
-        let e = parse("SELECT 1;\nSELECT FROM WHERE").unwrap_err();
-        assert!(e.message.starts_with("syntax error at or near"), "{}", e.message);
+        let e = parse("DELETE e WHERE id = 1").unwrap_err();
+        assert_eq!(e.message, "syntax error at or near \"e\"");
+        assert_eq!(e.position, Some(8));
+        let e = parse("SELECT 'abc").unwrap_err();
+        assert_eq!(e.message, "unterminated quoted string at or near \"'abc\"");
+        assert_eq!(e.position, Some(8));
+        let e = parse("SELECT 1;\nSELECT 1 1").unwrap_err();
+        assert!(
+            e.message.starts_with("syntax error at or near"),
+            "{}",
+            e.message
+        );
         assert!(e.position.unwrap() > 10);
     }
 

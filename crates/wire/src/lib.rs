@@ -23,18 +23,22 @@ use async_trait::async_trait;
 use bytes::{BufMut, BytesMut};
 use common::{PgError, Value};
 use futures::{Sink, SinkExt};
-use pgwire::api::auth::{ServerParameterProvider, StartupHandler, finish_authentication, protocol_negotiation, save_startup_parameters_to_metadata};
+use pgwire::api::auth::{
+    ServerParameterProvider, StartupHandler, finish_authentication, protocol_negotiation,
+    save_startup_parameters_to_metadata,
+};
 use pgwire::api::query::SimpleQueryHandler;
 use pgwire::api::results::Response;
 use pgwire::api::store::PortalStore;
 use pgwire::api::{
-    ClientInfo, ClientPortalStore, PgWireConnectionState, PgWireServerHandlers, PidSecretKeyGenerator,
-    RandomPidSecretKeyGenerator,
+    ClientInfo, ClientPortalStore, PgWireConnectionState, PgWireServerHandlers,
+    PidSecretKeyGenerator, RandomPidSecretKeyGenerator,
 };
 use pgwire::error::{PgWireError, PgWireResult};
 use pgwire::messages::data::{DataRow, FieldDescription, RowDescription};
 use pgwire::messages::response::{
-    CommandComplete, EmptyQueryResponse, ErrorResponse, NoticeResponse, ReadyForQuery, TransactionStatus,
+    CommandComplete, EmptyQueryResponse, ErrorResponse, NoticeResponse, ReadyForQuery,
+    TransactionStatus,
 };
 use pgwire::messages::simplequery::Query;
 use pgwire::messages::{PgWireBackendMessage, PgWireFrontendMessage};
@@ -89,7 +93,9 @@ impl<B: Backend> Handlers<B> {
 
 impl<B: Backend> PgWireServerHandlers for Handlers<B> {
     fn simple_query_handler(&self) -> Arc<impl SimpleQueryHandler> {
-        Arc::new(QueryHandler { backend: self.backend.clone() })
+        Arc::new(QueryHandler {
+            backend: self.backend.clone(),
+        })
     }
 
     fn startup_handler(&self) -> Arc<impl StartupHandler> {
@@ -120,15 +126,27 @@ impl ServerParameterProvider for Parameters {
         set("is_superuser", "on");
         set("default_transaction_read_only", "off");
         set("in_hot_standby", "off");
-        set("application_name", meta.get("application_name").map(String::as_str).unwrap_or(""));
-        set("session_authorization", meta.get("user").map(String::as_str).unwrap_or("postgres"));
+        set(
+            "application_name",
+            meta.get("application_name")
+                .map(String::as_str)
+                .unwrap_or(""),
+        );
+        set(
+            "session_authorization",
+            meta.get("user").map(String::as_str).unwrap_or("postgres"),
+        );
         Some(p)
     }
 }
 
 #[async_trait]
 impl StartupHandler for Startup {
-    async fn on_startup<C>(&self, client: &mut C, message: PgWireFrontendMessage) -> PgWireResult<()>
+    async fn on_startup<C>(
+        &self,
+        client: &mut C,
+        message: PgWireFrontendMessage,
+    ) -> PgWireResult<()>
     where
         C: ClientInfo + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
         C::Error: Debug,
@@ -155,7 +173,12 @@ struct QueryHandler<B: Backend> {
 /// PostgreSQL's ErrorResponse / NoticeResponse fields for an error.
 fn error_fields(e: &PgError) -> Vec<(u8, String)> {
     let sev = e.severity.as_str().to_string();
-    let mut f = vec![(b'S', sev.clone()), (b'V', sev), (b'C', e.code.0.to_string()), (b'M', e.message.clone())];
+    let mut f = vec![
+        (b'S', sev.clone()),
+        (b'V', sev),
+        (b'C', e.code.0.to_string()),
+        (b'M', e.message.clone()),
+    ];
     if let Some(d) = &e.detail {
         f.push((b'D', d.clone()));
     }
@@ -203,7 +226,8 @@ fn data_row(row: &[Value], buf: &mut BytesMut) -> DataRow {
 }
 
 fn is_empty_query(q: &str) -> bool {
-    q.trim_matches(|c: char| c.is_whitespace() || c == ';').is_empty()
+    q.trim_matches(|c: char| c.is_whitespace() || c == ';')
+        .is_empty()
 }
 
 #[async_trait]
@@ -217,41 +241,68 @@ impl<B: Backend> SimpleQueryHandler for QueryHandler<B> {
     {
         client.set_state(PgWireConnectionState::QueryInProgress);
         if is_empty_query(&query.query) {
-            client.feed(PgWireBackendMessage::EmptyQueryResponse(EmptyQueryResponse::new())).await?;
+            client
+                .feed(PgWireBackendMessage::EmptyQueryResponse(
+                    EmptyQueryResponse::new(),
+                ))
+                .await?;
         } else {
             let backend = self.backend.clone();
             let sql = query.query;
-            let outcomes = match tokio::task::spawn_blocking(move || backend.execute_simple(&sql)).await {
-                Ok(o) => o,
-                Err(e) => vec![StatementOutcome {
-                    notices: vec![],
-                    result: Err(PgError::internal(format!("statement execution failed: {e}"))),
-                }],
-            };
+            let outcomes =
+                match tokio::task::spawn_blocking(move || backend.execute_simple(&sql)).await {
+                    Ok(o) => o,
+                    Err(e) => vec![StatementOutcome {
+                        notices: vec![],
+                        result: Err(PgError::internal(format!(
+                            "statement execution failed: {e}"
+                        ))),
+                    }],
+                };
             let mut buf = BytesMut::new();
             for o in outcomes {
                 for n in &o.notices {
-                    client.feed(PgWireBackendMessage::NoticeResponse(NoticeResponse::new(error_fields(n)))).await?;
+                    client
+                        .feed(PgWireBackendMessage::NoticeResponse(NoticeResponse::new(
+                            error_fields(n),
+                        )))
+                        .await?;
                 }
                 match o.result {
                     Ok(done) => {
                         if let Some(cols) = &done.columns {
-                            client.feed(PgWireBackendMessage::RowDescription(row_description(cols))).await?;
+                            client
+                                .feed(PgWireBackendMessage::RowDescription(row_description(cols)))
+                                .await?;
                             for r in &done.rows {
-                                client.feed(PgWireBackendMessage::DataRow(data_row(r, &mut buf))).await?;
+                                client
+                                    .feed(PgWireBackendMessage::DataRow(data_row(r, &mut buf)))
+                                    .await?;
                             }
                         }
-                        client.feed(PgWireBackendMessage::CommandComplete(CommandComplete::new(done.tag))).await?;
+                        client
+                            .feed(PgWireBackendMessage::CommandComplete(CommandComplete::new(
+                                done.tag,
+                            )))
+                            .await?;
                     }
                     Err(e) => {
-                        client.feed(PgWireBackendMessage::ErrorResponse(ErrorResponse::new(error_fields(&e)))).await?;
+                        client
+                            .feed(PgWireBackendMessage::ErrorResponse(ErrorResponse::new(
+                                error_fields(&e),
+                            )))
+                            .await?;
                         break;
                     }
                 }
             }
         }
         client.set_state(PgWireConnectionState::ReadyForQuery);
-        client.send(PgWireBackendMessage::ReadyForQuery(ReadyForQuery::new(TransactionStatus::Idle))).await?;
+        client
+            .send(PgWireBackendMessage::ReadyForQuery(ReadyForQuery::new(
+                TransactionStatus::Idle,
+            )))
+            .await?;
         Ok(())
     }
 
@@ -268,7 +319,10 @@ impl<B: Backend> SimpleQueryHandler for QueryHandler<B> {
 }
 
 /// Serve one accepted connection until it closes.
-pub async fn serve_connection<B: Backend>(socket: tokio::net::TcpStream, handlers: Arc<Handlers<B>>) {
+pub async fn serve_connection<B: Backend>(
+    socket: tokio::net::TcpStream,
+    handlers: Arc<Handlers<B>>,
+) {
     if let Err(e) = pgwire::tokio::process_socket(socket, None, handlers).await {
         tracing::debug!(error = %e, "connection ended with an error");
     }

@@ -41,6 +41,38 @@ pub fn can_cast(from: &DataType, to: &DataType, ctx: CastContext) -> bool {
 /// Convert `expr` to `to` in `ctx`, or fail with the error PostgreSQL gives in that context.
 /// Unknown-typed literals are read at bind time, so a bad literal fails here with 22P02.
 pub fn coerce(expr: Expr, to: &DataType, ctx: CastContext) -> PgResult<Expr> {
+    if let ExprKind::NumericLiteral(v) = expr.kind {
+        if to.is_integer() && ctx != CastContext::Implicit {
+            // numeric to integer rounds half away from zero.
+            let r = v.round();
+            let fits = match to {
+                DataType::Int2 => (i16::MIN as f64..=i16::MAX as f64).contains(&r),
+                DataType::Int4 => (i32::MIN as f64..=i32::MAX as f64).contains(&r),
+                _ => r >= i64::MIN as f64 && r < i64::MAX as f64,
+            };
+            if !fits {
+                let name = match to {
+                    DataType::Int2 => "smallint",
+                    DataType::Int4 => "integer",
+                    _ => "bigint",
+                };
+                return Err(PgError::new(
+                    SqlState::NUMERIC_VALUE_OUT_OF_RANGE,
+                    format!("{name} out of range"),
+                ));
+            }
+            let value = match to {
+                DataType::Int2 => Value::Int2(r as i16),
+                DataType::Int4 => Value::Int4(r as i32),
+                _ => Value::Int8(r as i64),
+            };
+            return Ok(Expr::constant(value, *to));
+        }
+        if ctx == CastContext::Explicit {
+            // `2.5::float8` is a float8 from here on.
+            return coerce(Expr::constant(Value::Float8(v), DataType::Float8), to, ctx);
+        }
+    }
     if expr.ty == *to {
         return Ok(expr);
     }
@@ -58,7 +90,13 @@ pub fn coerce(expr: Expr, to: &DataType, ctx: CastContext) -> PgResult<Expr> {
             };
             return Ok(Expr::constant(value, *to));
         }
-        return Ok(Expr::new(ExprKind::Cast { expr: Box::new(expr), explicit: ctx == CastContext::Explicit }, *to));
+        return Ok(Expr::new(
+            ExprKind::Cast {
+                expr: Box::new(expr),
+                explicit: ctx == CastContext::Explicit,
+            },
+            *to,
+        ));
     }
     if !can_cast(&expr.ty, to, ctx) {
         return Err(cast_error(&expr.ty, to, ctx));
@@ -68,7 +106,10 @@ pub fn coerce(expr: Expr, to: &DataType, ctx: CastContext) -> PgResult<Expr> {
         return Ok(Expr { ty: *to, ..expr });
     }
     Ok(Expr::new(
-        ExprKind::Cast { expr: Box::new(expr), explicit: ctx == CastContext::Explicit },
+        ExprKind::Cast {
+            expr: Box::new(expr),
+            explicit: ctx == CastContext::Explicit,
+        },
         *to,
     ))
 }
@@ -81,7 +122,11 @@ pub fn cast_error(from: &DataType, to: &DataType, ctx: CastContext) -> PgError {
         ),
         _ => PgError::new(
             SqlState::DATATYPE_MISMATCH,
-            format!("expression is of type {} but {} was expected", from.name(), to.name()),
+            format!(
+                "expression is of type {} but {} was expected",
+                from.name(),
+                to.name()
+            ),
         ),
     }
 }
@@ -103,12 +148,16 @@ pub fn common_type(types: &[DataType], what: &str) -> PgResult<DataType> {
             }
             continue;
         }
-        let same_category = (t.is_numeric() && result.is_numeric())
-            || (t.is_string() && result.is_string());
+        let same_category =
+            (t.is_numeric() && result.is_numeric()) || (t.is_string() && result.is_string());
         if !same_category {
             return Err(PgError::new(
                 SqlState::DATATYPE_MISMATCH,
-                format!("{what} types {} and {} cannot be matched", result.name(), t.name()),
+                format!(
+                    "{what} types {} and {} cannot be matched",
+                    result.name(),
+                    t.name()
+                ),
             ));
         }
         if t.is_numeric() {

@@ -1,7 +1,7 @@
 //! Binding DDL: CREATE TABLE and DROP TABLE.
 
-use catalog::{ColumnDesc, NewTable};
 use catalog::NewKey;
+use catalog::{ColumnDesc, NewTable};
 use common::{PgError, PgResult, SqlState};
 use sqlparser::ast;
 
@@ -12,9 +12,16 @@ use crate::bound::BoundStatement;
 
 impl Binder<'_> {
     pub(crate) fn bind_create_table(&self, c: &ast::CreateTable) -> PgResult<BoundStatement> {
-        if c.or_replace || c.temporary || c.external || c.query.is_some() || c.like.is_some()
-            || c.clone.is_some() || c.partition_by.is_some() || c.inherits.is_some()
-            || c.partition_of.is_some() || c.for_values.is_some()
+        if c.or_replace
+            || c.temporary
+            || c.external
+            || c.query.is_some()
+            || c.like.is_some()
+            || c.clone.is_some()
+            || c.partition_by.is_some()
+            || c.inherits.is_some()
+            || c.partition_of.is_some()
+            || c.for_values.is_some()
         {
             return Err(PgError::unsupported(format!(
                 "this form of CREATE TABLE (\"{}\")",
@@ -30,10 +37,10 @@ impl Binder<'_> {
         let (name, pos) = self.object_name(&c.name)?;
         if self.catalog.relation_exists(&name) {
             if c.if_not_exists {
-                return Ok(BoundStatement::CreateTableSkipped(PgError::notice(format!(
-                    "relation \"{name}\" already exists, skipping"
-                ))
-                .with_code(SqlState::DUPLICATE_TABLE)));
+                return Ok(BoundStatement::CreateTableSkipped(
+                    PgError::notice(format!("relation \"{name}\" already exists, skipping"))
+                        .with_code(SqlState::DUPLICATE_TABLE),
+                ));
             }
             return Err(PgError::new(
                 SqlState::DUPLICATE_TABLE,
@@ -44,12 +51,16 @@ impl Binder<'_> {
         if c.columns.len() > common::limits::MAX_COLUMNS {
             return Err(PgError::new(
                 SqlState::TOO_MANY_COLUMNS,
-                format!("tables can have at most {} columns", common::limits::MAX_COLUMNS),
+                format!(
+                    "tables can have at most {} columns",
+                    common::limits::MAX_COLUMNS
+                ),
             ));
         }
         let mut columns: Vec<ColumnDesc> = Vec::with_capacity(c.columns.len());
         let mut keys: Vec<NewKey> = Vec::new();
         for def in &c.columns {
+            self.check_not_reserved(&def.name)?;
             let cname = ident_name(&def.name);
             if columns.iter().any(|x| x.name == cname) {
                 return Err(PgError::new(
@@ -58,7 +69,12 @@ impl Binder<'_> {
                 ));
             }
             let ty = self.bind_type(&def.data_type)?;
-            let mut col = ColumnDesc { name: cname, ty, not_null: false, default: None };
+            let mut col = ColumnDesc {
+                name: cname,
+                ty,
+                not_null: false,
+                default: None,
+            };
             let idx = columns.len();
             for opt in &def.options {
                 match &opt.option {
@@ -70,12 +86,22 @@ impl Binder<'_> {
                     }
                     ast::ColumnOption::PrimaryKey(_) => {
                         col.not_null = true;
-                        keys.push(NewKey { name: opt.name.as_ref().map(ident_name), columns: vec![idx], primary: true });
+                        keys.push(NewKey {
+                            name: opt.name.as_ref().map(ident_name),
+                            columns: vec![idx],
+                            primary: true,
+                        });
                     }
                     ast::ColumnOption::Unique(_) => {
-                        keys.push(NewKey { name: opt.name.as_ref().map(ident_name), columns: vec![idx], primary: false });
+                        keys.push(NewKey {
+                            name: opt.name.as_ref().map(ident_name),
+                            columns: vec![idx],
+                            primary: false,
+                        });
                     }
-                    other => return Err(PgError::unsupported(format!("column constraint {other}"))),
+                    other => {
+                        return Err(PgError::unsupported(format!("column constraint {other}")));
+                    }
                 }
             }
             columns.push(col);
@@ -102,7 +128,10 @@ impl Binder<'_> {
                 if positions.contains(&p) {
                     return Err(PgError::new(
                         SqlState::DUPLICATE_COLUMN,
-                        format!("column \"{n}\" appears twice in {} constraint", if primary { "primary key" } else { "unique" }),
+                        format!(
+                            "column \"{n}\" appears twice in {} constraint",
+                            if primary { "primary key" } else { "unique" }
+                        ),
                     ));
                 }
                 positions.push(p);
@@ -112,7 +141,11 @@ impl Binder<'_> {
                     columns[p].not_null = true;
                 }
             }
-            keys.push(NewKey { name: name.as_ref().map(ident_name), columns: positions, primary });
+            keys.push(NewKey {
+                name: name.as_ref().map(ident_name),
+                columns: positions,
+                primary,
+            });
         }
         if keys.iter().filter(|k| k.primary).count() > 1 {
             return Err(PgError::new(
@@ -132,16 +165,27 @@ impl Binder<'_> {
                 deduped.push(k);
             }
         }
-        Ok(BoundStatement::CreateTable(NewTable { name, columns, keys: deduped }))
+        Ok(BoundStatement::CreateTable(NewTable {
+            name,
+            columns,
+            keys: deduped,
+        }))
     }
 
     /// A DEFAULT must be a column-free expression assignable to the column.
     fn check_default(&self, e: &ast::Expr, col: &ColumnDesc) -> PgResult<()> {
         let scope = Scope::default();
-        let cx = ExprContext { scope: &scope, aggs_allowed: false, clause: "DEFAULT expressions" };
+        let cx = ExprContext {
+            scope: &scope,
+            aggs_allowed: false,
+            clause: "DEFAULT expressions",
+        };
         let bound = self.bind_expr(e, &cx).map_err(|err| {
             if err.code == SqlState::UNDEFINED_COLUMN {
-                PgError::new(SqlState::FEATURE_NOT_SUPPORTED, "cannot use column reference in DEFAULT expression")
+                PgError::new(
+                    SqlState::FEATURE_NOT_SUPPORTED,
+                    "cannot use column reference in DEFAULT expression",
+                )
             } else {
                 err
             }
@@ -151,13 +195,22 @@ impl Binder<'_> {
     }
 
     /// Coerce `e` for storing into `col`, with PostgreSQL's assignment error.
-    pub(crate) fn assign(&self, e: crate::bound::Expr, col: &ColumnDesc) -> PgResult<crate::bound::Expr> {
+    pub(crate) fn assign(
+        &self,
+        e: crate::bound::Expr,
+        col: &ColumnDesc,
+    ) -> PgResult<crate::bound::Expr> {
         let from = e.ty;
         coerce(e, &col.ty, CastContext::Assignment).map_err(|err| {
             if err.code == SqlState::DATATYPE_MISMATCH {
                 PgError::new(
                     SqlState::DATATYPE_MISMATCH,
-                    format!("column \"{}\" is of type {} but expression is of type {}", col.name, col.ty.name(), from.name()),
+                    format!(
+                        "column \"{}\" is of type {} but expression is of type {}",
+                        col.name,
+                        col.ty.name(),
+                        from.name()
+                    ),
                 )
                 .with_hint("You will need to rewrite or cast the expression.")
             } else {
@@ -182,14 +235,22 @@ impl Binder<'_> {
             let (name, pos) = self.object_name(n)?;
             match self.catalog.table(&name) {
                 Some(t) => {
-                    if !tables.iter().any(|x: &std::sync::Arc<catalog::TableDesc>| x.oid == t.oid) {
+                    if !tables
+                        .iter()
+                        .any(|x: &std::sync::Arc<catalog::TableDesc>| x.oid == t.oid)
+                    {
                         tables.push(t.clone());
                     }
                 }
-                None if if_exists => notices.push(PgError::notice(format!("table \"{name}\" does not exist, skipping"))),
+                None if if_exists => notices.push(PgError::notice(format!(
+                    "table \"{name}\" does not exist, skipping"
+                ))),
                 None => {
-                    return Err(PgError::new(SqlState::UNDEFINED_TABLE, format!("table \"{name}\" does not exist"))
-                        .with_position(pos));
+                    return Err(PgError::new(
+                        SqlState::UNDEFINED_TABLE,
+                        format!("table \"{name}\" does not exist"),
+                    )
+                    .with_position(pos));
                 }
             }
         }
@@ -200,4 +261,3 @@ impl Binder<'_> {
 fn first_line(s: &str) -> &str {
     s.lines().next().unwrap_or("")
 }
-

@@ -10,7 +10,8 @@ use super::coerce::{CastContext, coerce};
 use super::expr::{ExprContext, coerce_to_bool, figure_colname};
 use super::{Binder, Scope, ident_name};
 use crate::bound::{
-    BoundDelete, BoundInsert, BoundStatement, BoundUpdate, Expr, ExprKind, LogicalPlan, OutputColumn, Returning,
+    BoundDelete, BoundInsert, BoundStatement, BoundUpdate, Expr, ExprKind, LogicalPlan,
+    OutputColumn, Returning,
 };
 
 fn is_default_keyword(e: &ast::Expr) -> bool {
@@ -25,7 +26,11 @@ impl Binder<'_> {
             Some(text) => {
                 let ast = crate::parser::parse_expr(text)?;
                 let scope = Scope::default();
-                let cx = ExprContext { scope: &scope, aggs_allowed: false, clause: "DEFAULT expressions" };
+                let cx = ExprContext {
+                    scope: &scope,
+                    aggs_allowed: false,
+                    clause: "DEFAULT expressions",
+                };
                 let e = self.bind_expr(&ast, &cx)?;
                 self.assign(e, col)
             }
@@ -39,13 +44,18 @@ impl Binder<'_> {
         let mut out = Vec::with_capacity(cols.len());
         for c in cols {
             let [ast::ObjectNamePart::Identifier(id)] = c.0.as_slice() else {
-                return Err(PgError::unsupported(format!("column reference {c} in INSERT")));
+                return Err(PgError::unsupported(format!(
+                    "column reference {c} in INSERT"
+                )));
             };
             let name = ident_name(id);
             let Some(i) = table.column_index(&name) else {
                 return Err(PgError::new(
                     SqlState::UNDEFINED_COLUMN,
-                    format!("column \"{name}\" of relation \"{}\" does not exist", table.name),
+                    format!(
+                        "column \"{name}\" of relation \"{}\" does not exist",
+                        table.name
+                    ),
                 )
                 .with_position(self.position(&id.span)));
             };
@@ -62,9 +72,18 @@ impl Binder<'_> {
     }
 
     pub(crate) fn bind_insert(&self, i: &ast::Insert) -> PgResult<BoundStatement> {
-        if i.or.is_some() || i.ignore || i.overwrite || i.partitioned.is_some() || !i.after_columns.is_empty()
-            || !i.assignments.is_empty() || i.output.is_some() || i.replace_into || i.priority.is_some()
-            || i.insert_alias.is_some() || i.settings.is_some() || i.format_clause.is_some()
+        if i.or.is_some()
+            || i.ignore
+            || i.overwrite
+            || i.partitioned.is_some()
+            || !i.after_columns.is_empty()
+            || !i.assignments.is_empty()
+            || i.output.is_some()
+            || i.replace_into
+            || i.priority.is_some()
+            || i.insert_alias.is_some()
+            || i.settings.is_some()
+            || i.format_clause.is_some()
         {
             return Err(PgError::unsupported("this form of INSERT"));
         }
@@ -74,9 +93,20 @@ impl Binder<'_> {
         let ast::TableObject::TableName(name) = &i.table else {
             return Err(PgError::unsupported("INSERT INTO a table function"));
         };
+        if !i.into {
+            // PostgreSQL's grammar requires INTO; sqlparser accepts MySQL's `INSERT t`.
+            let (n, pos) = self.object_name(name)?;
+            return Err(
+                PgError::syntax(format!("syntax error at or near \"{n}\"")).with_position(pos)
+            );
+        }
         let table = self.table(name)?;
         let targets = self.target_columns(&table, &i.columns)?;
-        let defaults = table.columns.iter().map(|c| self.default_value(c)).collect::<PgResult<Vec<_>>>()?;
+        let defaults = table
+            .columns
+            .iter()
+            .map(|c| self.default_value(c))
+            .collect::<PgResult<Vec<_>>>()?;
         let full_row = |provided: Vec<Expr>| -> Vec<Expr> {
             let mut row = defaults.clone();
             for (e, &t) in provided.into_iter().zip(&targets) {
@@ -86,20 +116,37 @@ impl Binder<'_> {
         };
         let count_check = |n: usize| -> PgResult<()> {
             if n > targets.len() {
-                Err(PgError::syntax("INSERT has more expressions than target columns"))
+                Err(PgError::syntax(
+                    "INSERT has more expressions than target columns",
+                ))
             } else if n < targets.len() && !i.columns.is_empty() {
-                Err(PgError::syntax("INSERT has more target columns than expressions"))
+                Err(PgError::syntax(
+                    "INSERT has more target columns than expressions",
+                ))
             } else {
                 Ok(())
             }
         };
         let source = match &i.source {
-            None => LogicalPlan::Values { rows: vec![defaults.clone()], width: table.columns.len() },
+            None => LogicalPlan::Values {
+                rows: vec![defaults.clone()],
+                width: table.columns.len(),
+            },
             Some(q) => match q.body.as_ref() {
-                ast::SetExpr::Values(v) if q.order_by.is_none() && q.limit_clause.is_none() && q.with.is_none() => {
+                ast::SetExpr::Values(v)
+                    if q.order_by.is_none() && q.limit_clause.is_none() && q.with.is_none() =>
+                {
                     let scope = Scope::default();
-                    let cx = ExprContext { scope: &scope, aggs_allowed: false, clause: "VALUES" };
+                    let cx = ExprContext {
+                        scope: &scope,
+                        aggs_allowed: false,
+                        clause: "VALUES",
+                    };
                     let mut rows = Vec::with_capacity(v.rows.len());
+                    let width = v.rows.first().map_or(0, |r| r.content.len());
+                    if v.rows.iter().any(|r| r.content.len() != width) {
+                        return Err(PgError::syntax("VALUES lists must all be the same length"));
+                    }
                     for r in &v.rows {
                         count_check(r.content.len())?;
                         let mut provided = Vec::with_capacity(r.content.len());
@@ -113,7 +160,10 @@ impl Binder<'_> {
                         }
                         rows.push(full_row(provided));
                     }
-                    LogicalPlan::Values { rows, width: table.columns.len() }
+                    LogicalPlan::Values {
+                        rows,
+                        width: table.columns.len(),
+                    }
                 }
                 _ => {
                     let sub = self.bind_query(q)?;
@@ -125,13 +175,24 @@ impl Binder<'_> {
                         .zip(&targets)
                         .map(|((k, c), &t)| self.assign(Expr::column(k, c.ty), &table.columns[t]))
                         .collect::<PgResult<Vec<_>>>()?;
-                    LogicalPlan::Project { input: Box::new(sub.plan), exprs: full_row(provided) }
+                    LogicalPlan::Project {
+                        input: Box::new(sub.plan),
+                        exprs: full_row(provided),
+                    }
                 }
             },
         };
-        let alias = i.table_alias.as_ref().map(|a| ident_name(&a.alias)).unwrap_or_else(|| table.name.clone());
+        let alias = i
+            .table_alias
+            .as_ref()
+            .map(|a| ident_name(&a.alias))
+            .unwrap_or_else(|| table.name.clone());
         let returning = self.bind_returning(i.returning.as_deref(), &table, &alias)?;
-        Ok(BoundStatement::Insert(BoundInsert { table, source, returning }))
+        Ok(BoundStatement::Insert(BoundInsert {
+            table,
+            source,
+            returning,
+        }))
     }
 
     /// The FROM item of UPDATE / DELETE: one table, maybe aliased.
@@ -139,18 +200,31 @@ impl Binder<'_> {
         if !twj.joins.is_empty() {
             return Err(PgError::unsupported("joins in UPDATE or DELETE"));
         }
-        let ast::TableFactor::Table { name, alias, args: None, .. } = &twj.relation else {
+        let ast::TableFactor::Table {
+            name,
+            alias,
+            args: None,
+            ..
+        } = &twj.relation
+        else {
             return Err(PgError::unsupported(format!("target \"{}\"", twj.relation)));
         };
         let table = self.table(name)?;
-        let alias = alias.as_ref().map(|a| ident_name(&a.name)).unwrap_or_else(|| table.name.clone());
+        let alias = alias
+            .as_ref()
+            .map(|a| ident_name(&a.name))
+            .unwrap_or_else(|| table.name.clone());
         Ok((table, alias))
     }
 
     fn bind_filter(&self, selection: Option<&ast::Expr>, scope: &Scope) -> PgResult<Option<Expr>> {
         selection
             .map(|w| {
-                let cx = ExprContext { scope, aggs_allowed: false, clause: "WHERE" };
+                let cx = ExprContext {
+                    scope,
+                    aggs_allowed: false,
+                    clause: "WHERE",
+                };
                 coerce_to_bool(self.bind_expr(w, &cx)?, "WHERE")
             })
             .transpose()
@@ -165,7 +239,11 @@ impl Binder<'_> {
         }
         let (table, alias) = self.single_table(&u.table)?;
         let scope = Scope::for_table(&table, &alias);
-        let cx = ExprContext { scope: &scope, aggs_allowed: false, clause: "UPDATE" };
+        let cx = ExprContext {
+            scope: &scope,
+            aggs_allowed: false,
+            clause: "UPDATE",
+        };
         let mut assignments: Vec<(usize, Expr)> = Vec::with_capacity(u.assignments.len());
         for a in &u.assignments {
             let ast::AssignmentTarget::ColumnName(target) = &a.target else {
@@ -179,12 +257,17 @@ impl Binder<'_> {
             let Some(c) = table.column_index(&name) else {
                 return Err(PgError::new(
                     SqlState::UNDEFINED_COLUMN,
-                    format!("column \"{name}\" of relation \"{}\" does not exist", table.name),
+                    format!(
+                        "column \"{name}\" of relation \"{}\" does not exist",
+                        table.name
+                    ),
                 )
                 .with_position(self.position(&id.span)));
             };
             if assignments.iter().any(|(x, _)| *x == c) {
-                return Err(PgError::syntax(format!("multiple assignments to same column \"{name}\"")));
+                return Err(PgError::syntax(format!(
+                    "multiple assignments to same column \"{name}\""
+                )));
             }
             let col = &table.columns[c];
             let value = if is_default_keyword(&a.value) {
@@ -196,15 +279,36 @@ impl Binder<'_> {
         }
         let filter = self.bind_filter(u.selection.as_ref(), &scope)?;
         let returning = self.bind_returning(u.returning.as_deref(), &table, &alias)?;
-        Ok(BoundStatement::Update(BoundUpdate { table, filter, assignments, returning }))
+        Ok(BoundStatement::Update(BoundUpdate {
+            table,
+            filter,
+            assignments,
+            returning,
+        }))
     }
 
     pub(crate) fn bind_delete(&self, d: &ast::Delete) -> PgResult<BoundStatement> {
-        if !d.tables.is_empty() || d.using.is_some() || d.output.is_some() || !d.order_by.is_empty() || d.limit.is_some() {
+        if !d.tables.is_empty()
+            || d.using.is_some()
+            || d.output.is_some()
+            || !d.order_by.is_empty()
+            || d.limit.is_some()
+        {
             return Err(PgError::unsupported("this form of DELETE"));
         }
         let from = match &d.from {
-            ast::FromTable::WithFromKeyword(f) | ast::FromTable::WithoutKeyword(f) => f,
+            ast::FromTable::WithFromKeyword(f) => f,
+            // PostgreSQL's grammar requires FROM; sqlparser accepts BigQuery's `DELETE t`.
+            ast::FromTable::WithoutKeyword(f) => {
+                let near = f
+                    .first()
+                    .map(|t| t.relation.to_string())
+                    .unwrap_or_default();
+                let near = near.split_whitespace().next().unwrap_or("").to_string();
+                return Err(PgError::syntax(format!(
+                    "syntax error at or near \"{near}\""
+                )));
+            }
         };
         let [twj] = from.as_slice() else {
             return Err(PgError::unsupported("DELETE from several tables"));
@@ -213,20 +317,38 @@ impl Binder<'_> {
         let scope = Scope::for_table(&table, &alias);
         let filter = self.bind_filter(d.selection.as_ref(), &scope)?;
         let returning = self.bind_returning(d.returning.as_deref(), &table, &alias)?;
-        Ok(BoundStatement::Delete(BoundDelete { table, filter, returning }))
+        Ok(BoundStatement::Delete(BoundDelete {
+            table,
+            filter,
+            returning,
+        }))
     }
 
-    fn bind_returning(&self, items: Option<&[ast::SelectItem]>, table: &TableDesc, alias: &str) -> PgResult<Option<Returning>> {
+    fn bind_returning(
+        &self,
+        items: Option<&[ast::SelectItem]>,
+        table: &TableDesc,
+        alias: &str,
+    ) -> PgResult<Option<Returning>> {
         let Some(items) = items else { return Ok(None) };
         let scope = Scope::for_table(table, alias);
-        let cx = ExprContext { scope: &scope, aggs_allowed: false, clause: "RETURNING" };
+        let cx = ExprContext {
+            scope: &scope,
+            aggs_allowed: false,
+            clause: "RETURNING",
+        };
         let mut exprs = Vec::new();
         let mut columns = Vec::new();
         for item in items {
             match item {
-                ast::SelectItem::UnnamedExpr(e) | ast::SelectItem::ExprWithAlias { expr: e, .. } => {
+                ast::SelectItem::UnnamedExpr(e)
+                | ast::SelectItem::ExprWithAlias { expr: e, .. } => {
                     let bound = self.bind_expr(e, &cx)?;
-                    let ty = if bound.ty == DataType::Unknown { DataType::Text } else { bound.ty };
+                    let ty = if bound.ty == DataType::Unknown {
+                        DataType::Text
+                    } else {
+                        bound.ty
+                    };
                     let bound = coerce(bound, &ty, CastContext::Implicit)?;
                     let name = match item {
                         ast::SelectItem::ExprWithAlias { alias, .. } => ident_name(alias),
@@ -234,7 +356,12 @@ impl Binder<'_> {
                     };
                     columns.push(match bound.kind {
                         ExprKind::Column(i) => scope.output_column(i, name, ty),
-                        _ => OutputColumn { name, ty, table_oid: 0, column_number: 0 },
+                        _ => OutputColumn {
+                            name,
+                            ty,
+                            table_oid: 0,
+                            column_number: 0,
+                        },
                     });
                     exprs.push(bound);
                 }
@@ -244,7 +371,9 @@ impl Binder<'_> {
                         columns.push(scope.output_column(i, c.name.clone(), c.ty));
                     }
                 }
-                ast::SelectItem::ExprWithAliases { .. } => return Err(PgError::unsupported("multiple aliases")),
+                ast::SelectItem::ExprWithAliases { .. } => {
+                    return Err(PgError::unsupported("multiple aliases"));
+                }
             }
         }
         Ok(Some(Returning { exprs, columns }))

@@ -55,7 +55,10 @@ pub(crate) fn coerce_to_bool(e: Expr, construct: &str) -> PgResult<Expr> {
         DataType::Unknown => coerce(e, &DataType::Bool, CastContext::Implicit),
         other => Err(PgError::new(
             SqlState::DATATYPE_MISMATCH,
-            format!("argument of {construct} must be type boolean, not type {}", other.name()),
+            format!(
+                "argument of {construct} must be type boolean, not type {}",
+                other.name()
+            ),
         )),
     }
 }
@@ -71,7 +74,7 @@ fn number_literal(text: &str) -> PgResult<Expr> {
         return Ok(Expr::constant(Value::Int8(v), DataType::Int8));
     }
     match text.parse::<f64>() {
-        Ok(v) if v.is_finite() => Ok(Expr::constant(Value::Float8(v), DataType::Float8)),
+        Ok(v) if v.is_finite() => Ok(Expr::new(ExprKind::NumericLiteral(v), DataType::Float8)),
         _ => Err(PgError::new(
             SqlState::NUMERIC_VALUE_OUT_OF_RANGE,
             format!("\"{text}\" is out of range for type double precision"),
@@ -110,7 +113,11 @@ impl Binder<'_> {
                 },
                 DataType::Bool,
             )),
-            A::IsTrue(x) | A::IsNotTrue(x) | A::IsFalse(x) | A::IsNotFalse(x) | A::IsUnknown(x)
+            A::IsTrue(x)
+            | A::IsNotTrue(x)
+            | A::IsFalse(x)
+            | A::IsNotFalse(x)
+            | A::IsUnknown(x)
             | A::IsNotUnknown(x) => {
                 let (value, negated) = match e {
                     A::IsTrue(_) => (Some(true), false),
@@ -127,7 +134,11 @@ impl Binder<'_> {
                 };
                 let x = coerce_to_bool(self.bind_expr(x, cx)?, construct)?;
                 Ok(Expr::new(
-                    ExprKind::IsBool { expr: Box::new(x), value, negated },
+                    ExprKind::IsBool {
+                        expr: Box::new(x),
+                        value,
+                        negated,
+                    },
                     DataType::Bool,
                 ))
             }
@@ -144,7 +155,11 @@ impl Binder<'_> {
                     DataType::Bool,
                 ))
             }
-            A::InList { expr, list, negated } => {
+            A::InList {
+                expr,
+                list,
+                negated,
+            } => {
                 let x = self.bind_expr(expr, cx)?;
                 let items = list
                     .iter()
@@ -153,9 +168,9 @@ impl Binder<'_> {
                 let mut types = vec![x.ty];
                 types.extend(items.iter().map(|i| i.ty));
                 let ty = common_type(&types, "IN").map_err(|_| {
-                    let other = items.iter().find(|i| {
-                        common_type(&[x.ty, i.ty], "IN").is_err()
-                    });
+                    let other = items
+                        .iter()
+                        .find(|i| common_type(&[x.ty, i.ty], "IN").is_err());
                     undefined_operator("=", &x.ty, &other.map(|o| o.ty).unwrap_or(x.ty))
                 })?;
                 let x = coerce(x, &ty, CastContext::Implicit)?;
@@ -164,11 +179,20 @@ impl Binder<'_> {
                     .map(|i| coerce(i, &ty, CastContext::Implicit))
                     .collect::<PgResult<Vec<_>>>()?;
                 Ok(Expr::new(
-                    ExprKind::InList { expr: Box::new(x), list: items, negated: *negated },
+                    ExprKind::InList {
+                        expr: Box::new(x),
+                        list: items,
+                        negated: *negated,
+                    },
                     DataType::Bool,
                 ))
             }
-            A::Between { expr, negated, low, high } => {
+            A::Between {
+                expr,
+                negated,
+                low,
+                high,
+            } => {
                 let x = self.bind_expr(expr, cx)?;
                 let lo = self.bind_expr(low, cx)?;
                 let hi = self.bind_expr(high, cx)?;
@@ -184,8 +208,20 @@ impl Binder<'_> {
                     both
                 })
             }
-            A::Like { negated, any, expr, pattern, escape_char }
-            | A::ILike { negated, any, expr, pattern, escape_char } => {
+            A::Like {
+                negated,
+                any,
+                expr,
+                pattern,
+                escape_char,
+            }
+            | A::ILike {
+                negated,
+                any,
+                expr,
+                pattern,
+                escape_char,
+            } => {
                 if *any {
                     return Err(PgError::unsupported("LIKE ANY"));
                 }
@@ -228,8 +264,16 @@ impl Binder<'_> {
                     DataType::Bool,
                 ))
             }
-            A::Case { operand, conditions, else_result, .. } => {
-                let operand = operand.as_ref().map(|o| self.bind_expr(o, cx)).transpose()?;
+            A::Case {
+                operand,
+                conditions,
+                else_result,
+                ..
+            } => {
+                let operand = operand
+                    .as_ref()
+                    .map(|o| self.bind_expr(o, cx))
+                    .transpose()?;
                 let mut whens = Vec::with_capacity(conditions.len());
                 let mut results = Vec::with_capacity(conditions.len() + 1);
                 for c in conditions {
@@ -246,7 +290,9 @@ impl Binder<'_> {
                     None => Expr::constant(Value::Null, DataType::Unknown),
                 };
                 results.push(else_expr);
-                let types: Vec<DataType> = results.iter().map(|r| r.ty).collect();
+                // PostgreSQL resolves the ELSE branch first, so errors name its type first.
+                let mut types: Vec<DataType> = vec![results[results.len() - 1].ty];
+                types.extend(results[..results.len() - 1].iter().map(|r| r.ty));
                 let ty = common_type(&types, "CASE")?;
                 let mut results = results
                     .into_iter()
@@ -261,15 +307,28 @@ impl Binder<'_> {
                     ty,
                 ))
             }
-            A::Cast { kind, expr, data_type, format } => {
-                if format.is_some() || matches!(kind, ast::CastKind::TryCast | ast::CastKind::SafeCast) {
+            A::Cast {
+                kind,
+                expr,
+                data_type,
+                format,
+            } => {
+                if format.is_some()
+                    || matches!(kind, ast::CastKind::TryCast | ast::CastKind::SafeCast)
+                {
                     return Err(PgError::unsupported(format!("{e}")));
                 }
                 let to = self.bind_type(data_type)?;
                 let x = self.bind_expr(expr, cx)?;
                 coerce(x, &to, CastContext::Explicit)
             }
-            A::Substring { expr, substring_from, substring_for, .. } => {
+            A::Substring {
+                expr,
+                substring_from,
+                substring_for,
+                shorthand,
+                ..
+            } => {
                 let mut args = vec![self.bind_expr(expr, cx)?];
                 args.push(match substring_from {
                     Some(f) => self.bind_expr(f, cx)?,
@@ -278,7 +337,7 @@ impl Binder<'_> {
                 if let Some(f) = substring_for {
                     args.push(self.bind_expr(f, cx)?);
                 }
-                self.bind_scalar_function("substring", args)
+                self.bind_scalar_function(if *shorthand { "substr" } else { "substring" }, args)
             }
             A::Function(f) => self.bind_function(f, cx),
             A::Subquery(_) | A::Exists { .. } | A::InSubquery { .. } => {
@@ -288,14 +347,37 @@ impl Binder<'_> {
         }
     }
 
-    fn bind_column(&self, table: Option<&ast::Ident>, col: &ast::Ident, cx: &ExprContext) -> PgResult<Expr> {
+    fn bind_column(
+        &self,
+        table: Option<&ast::Ident>,
+        col: &ast::Ident,
+        cx: &ExprContext,
+    ) -> PgResult<Expr> {
         let name = ident_name(col);
         let qualifier = table.map(ident_name);
         let pos = self.position(&table.unwrap_or(col).span);
-        let (index, ty) = cx
-            .scope
-            .resolve(qualifier.as_deref(), &name)
-            .map_err(|e| e.with_position(pos))?;
+        let (index, ty) = cx.scope.resolve(qualifier.as_deref(), &name).map_err(|e| {
+            // `FROM emp e ... emp.id`: the table is there, but only under its alias.
+            let aliased = qualifier.as_deref().and_then(|q| {
+                let t = self.catalog.table(q)?;
+                cx.scope
+                    .columns
+                    .iter()
+                    .find(|c| c.table_oid == t.oid && c.table.as_deref() != Some(q))
+            });
+            match (aliased, &qualifier) {
+                (Some(c), Some(q)) if e.code == SqlState::UNDEFINED_TABLE => PgError::new(
+                    SqlState::UNDEFINED_TABLE,
+                    format!("invalid reference to FROM-clause entry for table \"{q}\""),
+                )
+                .with_hint(format!(
+                    "Perhaps you meant to reference the table alias \"{}\".",
+                    c.table.as_deref().unwrap_or_default()
+                )),
+                _ => e,
+            }
+            .with_position(pos)
+        })?;
         Ok(Expr::column(index, ty))
     }
 
@@ -303,7 +385,9 @@ impl Binder<'_> {
         use ast::Value as V;
         match v {
             V::Number(text, _) => number_literal(text),
-            V::SingleQuotedString(s) | V::EscapedStringLiteral(s) | V::DollarQuotedString(ast::DollarQuotedString { value: s, .. }) => {
+            V::SingleQuotedString(s)
+            | V::EscapedStringLiteral(s)
+            | V::DollarQuotedString(ast::DollarQuotedString { value: s, .. }) => {
                 Ok(Expr::constant(Value::Text(s.clone()), DataType::Unknown))
             }
             V::Boolean(b) => Ok(Expr::constant(Value::Bool(*b), DataType::Bool)),
@@ -368,7 +452,11 @@ impl Binder<'_> {
             (DataType::Unknown, DataType::Unknown) => DataType::Text,
             (DataType::Unknown, t) | (t, DataType::Unknown) => t,
             (a, b) if a.is_numeric() && b.is_numeric() => {
-                if a.numeric_rank() >= b.numeric_rank() { a } else { b }
+                if a.numeric_rank() >= b.numeric_rank() {
+                    a
+                } else {
+                    b
+                }
             }
             // bpchar = bpchar compares blank-insensitively; any other string mix compares
             // as text. Both are what `Value::cmp_non_null` does, so no cast is needed.
@@ -427,15 +515,29 @@ impl Binder<'_> {
             _ => {
                 // Arithmetic: an unknown literal takes the other side's type.
                 let (lt, rt) = (l.ty, r.ty);
-                let l = if lt == DataType::Unknown && rt.is_numeric() { coerce(l, &rt, CastContext::Implicit)? } else { l };
-                let r = if rt == DataType::Unknown && lt.is_numeric() { coerce(r, &lt, CastContext::Implicit)? } else { r };
+                let l = if lt == DataType::Unknown && rt.is_numeric() {
+                    coerce(l, &rt, CastContext::Implicit)?
+                } else {
+                    l
+                };
+                let r = if rt == DataType::Unknown && lt.is_numeric() {
+                    coerce(r, &lt, CastContext::Implicit)?
+                } else {
+                    r
+                };
                 if !l.ty.is_numeric() || !r.ty.is_numeric() {
                     return Err(undefined_operator(op.symbol(), &lt, &rt));
                 }
                 let ty = match (l.ty, r.ty) {
                     (DataType::Float4, DataType::Float4) => DataType::Float4,
                     (a, b) if a.is_float() || b.is_float() => DataType::Float8,
-                    (a, b) => if a.numeric_rank() >= b.numeric_rank() { a } else { b },
+                    (a, b) => {
+                        if a.numeric_rank() >= b.numeric_rank() {
+                            a
+                        } else {
+                            b
+                        }
+                    }
                 };
                 if op == BinaryOp::Mod && ty.is_float() {
                     return Err(undefined_operator("%", &l.ty, &r.ty));
@@ -450,14 +552,17 @@ impl Binder<'_> {
     fn bind_function(&self, f: &ast::Function, cx: &ExprContext) -> PgResult<Expr> {
         let name = match f.name.0.as_slice() {
             [ast::ObjectNamePart::Identifier(id)] => ident_name(id),
-            [ast::ObjectNamePart::Identifier(s), ast::ObjectNamePart::Identifier(id)]
-                if ident_name(s) == "pg_catalog" =>
-            {
-                ident_name(id)
-            }
+            [
+                ast::ObjectNamePart::Identifier(s),
+                ast::ObjectNamePart::Identifier(id),
+            ] if ident_name(s) == "pg_catalog" => ident_name(id),
             _ => return Err(PgError::unsupported(format!("function {}", f.name))),
         };
-        if f.filter.is_some() || f.null_treatment.is_some() || f.over.is_some() || !f.within_group.is_empty() {
+        if f.filter.is_some()
+            || f.null_treatment.is_some()
+            || f.over.is_some()
+            || !f.within_group.is_empty()
+        {
             return Err(PgError::unsupported(format!("function call syntax in {f}")));
         }
         let (args, distinct) = match &f.args {
@@ -469,7 +574,10 @@ impl Binder<'_> {
                 if !list.clauses.is_empty() {
                     return Err(PgError::unsupported(format!("function call syntax in {f}")));
                 }
-                let distinct = matches!(list.duplicate_treatment, Some(ast::DuplicateTreatment::Distinct));
+                let distinct = matches!(
+                    list.duplicate_treatment,
+                    Some(ast::DuplicateTreatment::Distinct)
+                );
                 (list.args.iter().collect::<Vec<_>>(), distinct)
             }
         };
@@ -491,17 +599,30 @@ impl Binder<'_> {
                 return Err(PgError::new(SqlState::GROUPING_ERROR, msg));
             }
             let inner = cx.inside_agg();
-            let star = matches!(args.as_slice(), [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Wildcard)]);
+            let star = matches!(
+                args.as_slice(),
+                [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Wildcard)]
+            );
             if star {
                 if func != AggFunc::Count {
-                    return Err(PgError::syntax(format!("{name}(*) specified, but {name} is not an aggregate function")));
+                    return Err(PgError::syntax(format!(
+                        "{name}(*) specified, but {name} is not an aggregate function"
+                    )));
                 }
-                return Ok(agg_expr(AggCall { func: AggFunc::CountStar, arg: None, distinct: false, ty: DataType::Int8 }));
+                return Ok(agg_expr(AggCall {
+                    func: AggFunc::CountStar,
+                    arg: None,
+                    distinct: false,
+                    ty: DataType::Int8,
+                }));
             }
             let [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(a))] = args.as_slice() else {
                 return Err(PgError::new(
                     SqlState::UNDEFINED_FUNCTION,
-                    format!("function {name} with {} arguments does not exist", args.len()),
+                    format!(
+                        "function {name} with {} arguments does not exist",
+                        args.len()
+                    ),
                 ));
             };
             let arg = self.bind_expr(a, &inner)?;
@@ -532,7 +653,12 @@ impl Binder<'_> {
                     }
                 }
             };
-            return Ok(agg_expr(AggCall { func, arg: Some(arg), distinct, ty }));
+            return Ok(agg_expr(AggCall {
+                func,
+                arg: Some(arg),
+                distinct,
+                ty,
+            }));
         }
         if distinct {
             return Err(PgError::new(
@@ -543,7 +669,9 @@ impl Binder<'_> {
         let mut bound = Vec::with_capacity(args.len());
         for a in args {
             match a {
-                ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(x)) => bound.push(self.bind_expr(x, cx)?),
+                ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(x)) => {
+                    bound.push(self.bind_expr(x, cx)?)
+                }
                 _ => return Err(PgError::unsupported(format!("function argument {a}"))),
             }
         }
@@ -551,13 +679,14 @@ impl Binder<'_> {
     }
 
     fn bind_scalar_function(&self, name: &str, args: Vec<Expr>) -> PgResult<Expr> {
+        let all = args.clone();
         let text_arg = |a: Expr| -> PgResult<Expr> {
             if a.ty.is_string() {
                 Ok(a)
             } else if a.ty == DataType::Unknown {
                 coerce(a, &DataType::Text, CastContext::Implicit)
             } else {
-                Err(undefined_function(name, std::slice::from_ref(&a)))
+                Err(undefined_function(name, &all))
             }
         };
         let int_arg = |a: Expr, all: &[Expr]| -> PgResult<Expr> {
@@ -570,16 +699,30 @@ impl Binder<'_> {
         match (name, args.len()) {
             ("lower" | "upper", 1) => {
                 let a = text_arg(args.into_iter().next().expect("one argument"))?;
-                let f = if name == "lower" { ScalarFunc::Lower } else { ScalarFunc::Upper };
-                Ok(Expr::new(ExprKind::Func(f, vec![coerce(a, &DataType::Text, CastContext::Implicit)?]), DataType::Text))
+                let f = if name == "lower" {
+                    ScalarFunc::Lower
+                } else {
+                    ScalarFunc::Upper
+                };
+                Ok(Expr::new(
+                    ExprKind::Func(f, vec![coerce(a, &DataType::Text, CastContext::Implicit)?]),
+                    DataType::Text,
+                ))
             }
             ("length" | "char_length" | "character_length", 1) => {
                 let a = text_arg(args.into_iter().next().expect("one argument"))?;
-                Ok(Expr::new(ExprKind::Func(ScalarFunc::Length, vec![a]), DataType::Int4))
+                Ok(Expr::new(
+                    ExprKind::Func(ScalarFunc::Length, vec![a]),
+                    DataType::Int4,
+                ))
             }
             ("abs", 1) => {
                 let a = args.into_iter().next().expect("one argument");
-                let a = if a.ty == DataType::Unknown { coerce(a, &DataType::Float8, CastContext::Implicit)? } else { a };
+                let a = if a.ty == DataType::Unknown {
+                    coerce(a, &DataType::Float8, CastContext::Implicit)?
+                } else {
+                    a
+                };
                 if !a.ty.is_numeric() {
                     return Err(undefined_function(name, &[a]));
                 }
@@ -587,7 +730,6 @@ impl Binder<'_> {
                 Ok(Expr::new(ExprKind::Func(ScalarFunc::Abs, vec![a]), ty))
             }
             ("substr" | "substring", 2 | 3) => {
-                let all = args.clone();
                 let mut it = args.into_iter();
                 let s = text_arg(it.next().expect("string argument"))?;
                 let s = coerce(s, &DataType::Text, CastContext::Implicit)?;
@@ -595,21 +737,36 @@ impl Binder<'_> {
                 for a in it {
                     out.push(int_arg(a, &all)?);
                 }
-                Ok(Expr::new(ExprKind::Func(ScalarFunc::Substr, out), DataType::Text))
+                Ok(Expr::new(
+                    ExprKind::Func(ScalarFunc::Substr, out),
+                    DataType::Text,
+                ))
             }
             ("coalesce", n) if n > 0 => {
                 let types: Vec<DataType> = args.iter().map(|a| a.ty).collect();
                 let ty = common_type(&types, "COALESCE")?;
-                let args = args.into_iter().map(|a| coerce(a, &ty, CastContext::Implicit)).collect::<PgResult<Vec<_>>>()?;
+                let args = args
+                    .into_iter()
+                    .map(|a| coerce(a, &ty, CastContext::Implicit))
+                    .collect::<PgResult<Vec<_>>>()?;
                 Ok(Expr::new(ExprKind::Coalesce(args), ty))
             }
             ("nullif", 2) => {
                 let mut it = args.into_iter();
                 let a = it.next().expect("two arguments");
                 let b = it.next().expect("two arguments");
-                let ty = if a.ty == DataType::Unknown { b.ty } else { a.ty };
-                let ty = if ty == DataType::Unknown { DataType::Text } else { ty };
-                let (a, b) = self.unify_for_comparison(coerce(a, &ty, CastContext::Implicit)?, b, "=")?;
+                let ty = if a.ty == DataType::Unknown {
+                    b.ty
+                } else {
+                    a.ty
+                };
+                let ty = if ty == DataType::Unknown {
+                    DataType::Text
+                } else {
+                    ty
+                };
+                let (a, b) =
+                    self.unify_for_comparison(coerce(a, &ty, CastContext::Implicit)?, b, "=")?;
                 let ty = a.ty;
                 Ok(Expr::new(ExprKind::NullIf(Box::new(a), Box::new(b)), ty))
             }
@@ -625,7 +782,9 @@ impl Binder<'_> {
                 None => Ok(None),
                 Some(ast::CharacterLength::IntegerLength { length, .. }) => {
                     if *length < 1 {
-                        return Err(PgError::syntax("length for type varchar must be at least 1"));
+                        return Err(PgError::syntax(
+                            "length for type varchar must be at least 1",
+                        ));
                     }
                     if *length > common::limits::MAX_CHAR_TYPMOD as u64 {
                         return Err(PgError::syntax(format!(
@@ -635,7 +794,9 @@ impl Binder<'_> {
                     }
                     Ok(Some(*length as u32))
                 }
-                Some(ast::CharacterLength::Max) => Err(PgError::syntax("syntax error at or near \"max\"")),
+                Some(ast::CharacterLength::Max) => {
+                    Err(PgError::syntax("syntax error at or near \"max\""))
+                }
             }
         };
         Ok(match t {
@@ -643,21 +804,32 @@ impl Binder<'_> {
             T::Int(_) | T::Integer(_) | T::Int4(_) => DataType::Int4,
             T::BigInt(_) | T::Int8(_) => DataType::Int8,
             T::Real | T::Float4 => DataType::Float4,
-            T::DoublePrecision | T::Float8 | T::Double(ast::ExactNumberInfo::None) => DataType::Float8,
+            T::DoublePrecision | T::Float8 | T::Double(ast::ExactNumberInfo::None) => {
+                DataType::Float8
+            }
             T::Float(info) => match info {
                 ast::ExactNumberInfo::None => DataType::Float8,
-                ast::ExactNumberInfo::Precision(p) | ast::ExactNumberInfo::PrecisionAndScale(p, _) => {
-                    match *p {
-                        0 => return Err(PgError::syntax("precision for type float must be at least 1 bit")),
-                        1..=24 => DataType::Float4,
-                        25..=53 => DataType::Float8,
-                        _ => return Err(PgError::syntax("precision for type float must be less than 54 bits")),
+                ast::ExactNumberInfo::Precision(p)
+                | ast::ExactNumberInfo::PrecisionAndScale(p, _) => match *p {
+                    0 => {
+                        return Err(PgError::syntax(
+                            "precision for type float must be at least 1 bit",
+                        ));
                     }
-                }
+                    1..=24 => DataType::Float4,
+                    25..=53 => DataType::Float8,
+                    _ => {
+                        return Err(PgError::syntax(
+                            "precision for type float must be less than 54 bits",
+                        ));
+                    }
+                },
             },
             T::Bool | T::Boolean => DataType::Bool,
             T::Text => DataType::Text,
-            T::Varchar(l) | T::CharacterVarying(l) | T::CharVarying(l) => DataType::Varchar(char_len(l)?),
+            T::Varchar(l) | T::CharacterVarying(l) | T::CharVarying(l) => {
+                DataType::Varchar(char_len(l)?)
+            }
             T::Char(l) | T::Character(l) => DataType::Bpchar(Some(char_len(l)?.unwrap_or(1))),
             T::Custom(name, mods) if mods.is_empty() && name.0.len() == 1 => {
                 let n = name.to_string().to_lowercase();
@@ -700,7 +872,9 @@ pub(crate) fn figure_colname(e: &ast::Expr) -> Option<String> {
             ast::ObjectNamePart::Identifier(id) => Some(ident_name(id)),
             _ => None,
         }),
-        A::Cast { expr, data_type, .. } => figure_colname(expr).or_else(|| {
+        A::Cast {
+            expr, data_type, ..
+        } => figure_colname(expr).or_else(|| {
             Some(match data_type {
                 ast::DataType::Custom(n, _) => n.to_string().to_lowercase(),
                 other => type_internal_name(other).to_string(),
@@ -708,7 +882,6 @@ pub(crate) fn figure_colname(e: &ast::Expr) -> Option<String> {
         }),
         A::Case { .. } => Some("case".into()),
         A::Substring { .. } => Some("substring".into()),
-        A::Value(v) if matches!(v.value, ast::Value::Boolean(_)) => Some("bool".into()),
         _ => None,
     }
 }

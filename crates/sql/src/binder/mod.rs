@@ -82,7 +82,9 @@ impl Scope {
     }
 
     fn has_table(&self, name: &str) -> bool {
-        self.columns.iter().any(|c| c.table.as_deref() == Some(name))
+        self.columns
+            .iter()
+            .any(|c| c.table.as_deref() == Some(name))
     }
 
     /// Resolve a possibly qualified column name to its position and type.
@@ -167,6 +169,22 @@ impl<'a> Binder<'a> {
         })
     }
 
+    /// PostgreSQL's grammar does not accept its reserved keywords as unquoted names;
+    /// sqlparser does, so the binder rejects them with the error PostgreSQL's parser gives.
+    fn check_not_reserved(&self, id: &ast::Ident) -> PgResult<()> {
+        if id.quote_style.is_none()
+            && RESERVED_KEYWORDS
+                .binary_search(&id.value.to_lowercase().as_str())
+                .is_ok()
+        {
+            return Err(
+                PgError::syntax(format!("syntax error at or near \"{}\"", id.value))
+                    .with_position(self.position(&id.span)),
+            );
+        }
+        Ok(())
+    }
+
     /// The relation name of an object name, checking its schema.
     pub(crate) fn object_name(&self, name: &ast::ObjectName) -> PgResult<(String, Option<u32>)> {
         let ids: Vec<&ast::Ident> = name
@@ -177,6 +195,9 @@ impl<'a> Binder<'a> {
                 _ => Err(PgError::unsupported(format!("name {name}"))),
             })
             .collect::<PgResult<_>>()?;
+        for id in &ids {
+            self.check_not_reserved(id)?;
+        }
         match ids.as_slice() {
             [t] => Ok((ident_name(t), self.position(&t.span))),
             [s, t] => {
@@ -209,5 +230,94 @@ fn statement_kind(stmt: &Statement) -> String {
         "this statement".into()
     } else {
         words.join(" ").to_uppercase()
+    }
+}
+
+/// PostgreSQL's fully reserved keywords (`RESERVED_KEYWORD` in `kwlist.h`), sorted.
+const RESERVED_KEYWORDS: &[&str] = &[
+    "all",
+    "analyse",
+    "analyze",
+    "and",
+    "any",
+    "array",
+    "as",
+    "asc",
+    "asymmetric",
+    "both",
+    "case",
+    "cast",
+    "check",
+    "collate",
+    "column",
+    "constraint",
+    "create",
+    "current_catalog",
+    "current_date",
+    "current_role",
+    "current_time",
+    "current_timestamp",
+    "current_user",
+    "default",
+    "deferrable",
+    "desc",
+    "distinct",
+    "do",
+    "else",
+    "end",
+    "except",
+    "false",
+    "fetch",
+    "for",
+    "foreign",
+    "from",
+    "grant",
+    "group",
+    "having",
+    "in",
+    "initially",
+    "intersect",
+    "into",
+    "lateral",
+    "leading",
+    "limit",
+    "localtime",
+    "localtimestamp",
+    "not",
+    "null",
+    "offset",
+    "on",
+    "only",
+    "or",
+    "order",
+    "placing",
+    "primary",
+    "references",
+    "returning",
+    "select",
+    "session_user",
+    "some",
+    "symmetric",
+    "table",
+    "then",
+    "to",
+    "trailing",
+    "true",
+    "union",
+    "unique",
+    "user",
+    "using",
+    "variadic",
+    "when",
+    "where",
+    "window",
+    "with",
+];
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn reserved_keywords_are_sorted() {
+        assert!(super::RESERVED_KEYWORDS.windows(2).all(|w| w[0] < w[1]));
     }
 }

@@ -7,7 +7,9 @@ use sqlparser::ast::{self, SetExpr};
 use super::coerce::{CastContext, coerce, common_type};
 use super::expr::{ExprContext, coerce_to_bool, figure_colname};
 use super::{Binder, Scope, ScopeColumn, ident_name};
-use crate::bound::{AggCall, BoundQuery, Expr, ExprKind, JoinKind, LogicalPlan, OutputColumn, SortKey};
+use crate::bound::{
+    AggCall, BoundQuery, Expr, ExprKind, JoinKind, LogicalPlan, OutputColumn, SortKey,
+};
 
 /// An ORDER BY item: a select-list column, or an expression over the input.
 enum SortTarget {
@@ -20,7 +22,11 @@ impl Binder<'_> {
         if q.with.is_some() {
             return Err(PgError::unsupported("WITH"));
         }
-        if q.fetch.is_some() || !q.locks.is_empty() || q.for_clause.is_some() || !q.pipe_operators.is_empty() {
+        if q.fetch.is_some()
+            || !q.locks.is_empty()
+            || q.for_clause.is_some()
+            || !q.pipe_operators.is_empty()
+        {
             return Err(PgError::unsupported(format!("query clause in \"{q}\"")));
         }
         let order_by = match &q.order_by {
@@ -32,7 +38,11 @@ impl Binder<'_> {
         };
         let (limit, offset) = match &q.limit_clause {
             None => (None, None),
-            Some(ast::LimitClause::LimitOffset { limit, offset, limit_by }) => {
+            Some(ast::LimitClause::LimitOffset {
+                limit,
+                offset,
+                limit_by,
+            }) => {
                 if !limit_by.is_empty() {
                     return Err(PgError::unsupported("LIMIT BY"));
                 }
@@ -48,7 +58,9 @@ impl Binder<'_> {
                 let inner = match other {
                     SetExpr::Values(v) => self.bind_values(v)?,
                     SetExpr::Query(inner) => self.bind_query(inner)?,
-                    SetExpr::SetOperation { op, .. } => return Err(PgError::unsupported(op.to_string())),
+                    SetExpr::SetOperation { op, .. } => {
+                        return Err(PgError::unsupported(op.to_string()));
+                    }
                     other => return Err(PgError::unsupported(format!("query \"{other}\""))),
                 };
                 self.order_outputs(inner, order_by)?
@@ -57,18 +69,34 @@ impl Binder<'_> {
         if limit.is_some() || offset.is_some() {
             let bind_count = |e: &ast::Expr, what: &'static str| -> PgResult<Option<Expr>> {
                 let scope = Scope::default();
-                let cx = ExprContext { scope: &scope, aggs_allowed: false, clause: what };
+                let cx = ExprContext {
+                    scope: &scope,
+                    aggs_allowed: false,
+                    clause: what,
+                };
                 let bound = self.bind_expr(e, &cx)?;
                 if matches!(bound.kind, ExprKind::Const(Value::Null)) {
                     return Ok(None);
                 }
-                coerce(bound, &DataType::Int8, CastContext::Implicit).map(Some).map_err(|_| {
-                    PgError::new(SqlState::DATATYPE_MISMATCH, format!("argument of {what} must be type bigint"))
-                })
+                coerce(bound, &DataType::Int8, CastContext::Implicit)
+                    .map(Some)
+                    .map_err(|_| {
+                        PgError::new(
+                            SqlState::DATATYPE_MISMATCH,
+                            format!("argument of {what} must be type bigint"),
+                        )
+                    })
             };
             let limit = limit.map(|e| bind_count(e, "LIMIT")).transpose()?.flatten();
-            let offset = offset.map(|e| bind_count(e, "OFFSET")).transpose()?.flatten();
-            query.plan = LogicalPlan::Limit { input: Box::new(query.plan), limit, offset };
+            let offset = offset
+                .map(|e| bind_count(e, "OFFSET"))
+                .transpose()?
+                .flatten();
+            query.plan = LogicalPlan::Limit {
+                input: Box::new(query.plan),
+                limit,
+                offset,
+            };
         }
         Ok(query)
     }
@@ -88,19 +116,39 @@ impl Binder<'_> {
                         columns: q
                             .columns
                             .iter()
-                            .map(|c| ScopeColumn { table: None, name: c.name.clone(), ty: c.ty, table_oid: 0, column_number: 0 })
+                            .map(|c| ScopeColumn {
+                                table: None,
+                                name: c.name.clone(),
+                                ty: c.ty,
+                                table_oid: 0,
+                                column_number: 0,
+                            })
                             .collect(),
                     };
-                    let cx = ExprContext { scope: &scope, aggs_allowed: false, clause: "ORDER BY" };
+                    let cx = ExprContext {
+                        scope: &scope,
+                        aggs_allowed: false,
+                        clause: "ORDER BY",
+                    };
                     match self.bind_expr(&o.expr, &cx)?.kind {
                         ExprKind::Column(i) => i,
-                        _ => return Err(PgError::unsupported("ORDER BY expressions over this query")),
+                        _ => {
+                            return Err(PgError::unsupported(
+                                "ORDER BY expressions over this query",
+                            ));
+                        }
                     }
                 }
             };
             keys.push(sort_key(Expr::column(idx, q.columns[idx].ty), o)?);
         }
-        Ok(BoundQuery { plan: LogicalPlan::Sort { input: Box::new(q.plan), keys }, columns: q.columns })
+        Ok(BoundQuery {
+            plan: LogicalPlan::Sort {
+                input: Box::new(q.plan),
+                keys,
+            },
+            columns: q.columns,
+        })
     }
 
     /// `ORDER BY 2` or `ORDER BY name` naming an output column.
@@ -122,12 +170,20 @@ impl Binder<'_> {
             }
             ast::Expr::Identifier(id) => {
                 let name = ident_name(id);
-                let matches: Vec<usize> = columns.iter().enumerate().filter(|(_, c)| c.name == name).map(|(i, _)| i).collect();
+                let matches: Vec<usize> = columns
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, c)| c.name == name)
+                    .map(|(i, _)| i)
+                    .collect();
                 match matches.as_slice() {
                     [] => Ok(None),
                     [i] => Ok(Some(*i)),
-                    _ => Err(PgError::new(SqlState::AMBIGUOUS_COLUMN, format!("ORDER BY \"{name}\" is ambiguous"))
-                        .with_position(self.position(&id.span))),
+                    _ => Err(PgError::new(
+                        SqlState::AMBIGUOUS_COLUMN,
+                        format!("ORDER BY \"{name}\" is ambiguous"),
+                    )
+                    .with_position(self.position(&id.span))),
                 }
             }
             _ => Ok(None),
@@ -136,10 +192,18 @@ impl Binder<'_> {
 
     pub(crate) fn bind_values(&self, v: &ast::Values) -> PgResult<BoundQuery> {
         let scope = Scope::default();
-        let cx = ExprContext { scope: &scope, aggs_allowed: false, clause: "VALUES" };
+        let cx = ExprContext {
+            scope: &scope,
+            aggs_allowed: false,
+            clause: "VALUES",
+        };
         let mut rows = Vec::with_capacity(v.rows.len());
         for r in &v.rows {
-            let row = r.content.iter().map(|e| self.bind_expr(e, &cx)).collect::<PgResult<Vec<_>>>()?;
+            let row = r
+                .content
+                .iter()
+                .map(|e| self.bind_expr(e, &cx))
+                .collect::<PgResult<Vec<_>>>()?;
             if let Some(first) = rows.first() {
                 let first: &Vec<Expr> = first;
                 if first.len() != row.len() {
@@ -157,66 +221,116 @@ impl Binder<'_> {
                 let e = std::mem::replace(&mut r[c], Expr::constant(Value::Null, ty));
                 r[c] = coerce(e, &ty, CastContext::Implicit)?;
             }
-            columns.push(OutputColumn { name: format!("column{}", c + 1), ty, table_oid: 0, column_number: 0 });
+            columns.push(OutputColumn {
+                name: format!("column{}", c + 1),
+                ty,
+                table_oid: 0,
+                column_number: 0,
+            });
         }
-        Ok(BoundQuery { plan: LogicalPlan::Values { rows, width }, columns })
+        Ok(BoundQuery {
+            plan: LogicalPlan::Values { rows, width },
+            columns,
+        })
     }
 
     fn bind_select(&self, s: &ast::Select, order_by: &[ast::OrderByExpr]) -> PgResult<BoundQuery> {
-        if s.top.is_some() || s.into.is_some() || !s.lateral_views.is_empty() || s.prewhere.is_some()
-            || !s.cluster_by.is_empty() || !s.distribute_by.is_empty() || !s.sort_by.is_empty()
-            || !s.named_window.is_empty() || s.qualify.is_some() || !s.connect_by.is_empty()
+        if s.top.is_some()
+            || s.into.is_some()
+            || !s.lateral_views.is_empty()
+            || s.prewhere.is_some()
+            || !s.cluster_by.is_empty()
+            || !s.distribute_by.is_empty()
+            || !s.sort_by.is_empty()
+            || !s.named_window.is_empty()
+            || s.qualify.is_some()
+            || !s.connect_by.is_empty()
         {
             return Err(PgError::unsupported(format!("SELECT clause in \"{s}\"")));
         }
         // FROM
         let (mut plan, scope) = if s.from.is_empty() {
-            (LogicalPlan::Values { rows: vec![vec![]], width: 0 }, Scope::default())
+            (
+                LogicalPlan::Values {
+                    rows: vec![vec![]],
+                    width: 0,
+                },
+                Scope::default(),
+            )
         } else {
             self.bind_from(&s.from)?
         };
         // WHERE
         if let Some(w) = &s.selection {
-            let cx = ExprContext { scope: &scope, aggs_allowed: false, clause: "WHERE" };
+            let cx = ExprContext {
+                scope: &scope,
+                aggs_allowed: false,
+                clause: "WHERE",
+            };
             let pred = coerce_to_bool(self.bind_expr(w, &cx)?, "WHERE")?;
-            plan = LogicalPlan::Filter { input: Box::new(plan), predicate: pred };
+            plan = LogicalPlan::Filter {
+                input: Box::new(plan),
+                predicate: pred,
+            };
         }
         // Select list
-        let cx = ExprContext { scope: &scope, aggs_allowed: true, clause: "SELECT" };
+        let cx = ExprContext {
+            scope: &scope,
+            aggs_allowed: true,
+            clause: "SELECT",
+        };
         let mut exprs: Vec<Expr> = Vec::new();
         let mut columns: Vec<OutputColumn> = Vec::new();
         for item in &s.projection {
             match item {
-                ast::SelectItem::UnnamedExpr(e) | ast::SelectItem::ExprWithAlias { expr: e, .. } => {
+                ast::SelectItem::UnnamedExpr(e)
+                | ast::SelectItem::ExprWithAlias { expr: e, .. } => {
                     let bound = self.bind_expr(e, &cx)?;
                     let name = match item {
                         ast::SelectItem::ExprWithAlias { alias, .. } => ident_name(alias),
                         _ => figure_colname(e).unwrap_or_else(|| "?column?".into()),
                     };
-                    let ty = if bound.ty == DataType::Unknown { DataType::Text } else { bound.ty };
+                    let ty = if bound.ty == DataType::Unknown {
+                        DataType::Text
+                    } else {
+                        bound.ty
+                    };
                     let bound = coerce(bound, &ty, CastContext::Implicit)?;
                     let col = match bound.kind {
                         ExprKind::Column(i) => scope.output_column(i, name, ty),
-                        _ => OutputColumn { name, ty, table_oid: 0, column_number: 0 },
+                        _ => OutputColumn {
+                            name,
+                            ty,
+                            table_oid: 0,
+                            column_number: 0,
+                        },
                     };
                     exprs.push(bound);
                     columns.push(col);
                 }
                 ast::SelectItem::Wildcard(opts) | ast::SelectItem::QualifiedWildcard(_, opts) => {
-                    if opts.opt_exclude.is_some() || opts.opt_except.is_some() || opts.opt_replace.is_some()
-                        || opts.opt_rename.is_some() || opts.opt_ilike.is_some()
+                    if opts.opt_exclude.is_some()
+                        || opts.opt_except.is_some()
+                        || opts.opt_replace.is_some()
+                        || opts.opt_rename.is_some()
+                        || opts.opt_ilike.is_some()
                     {
                         return Err(PgError::unsupported("wildcard options"));
                     }
                     let qualifier = match item {
-                        ast::SelectItem::QualifiedWildcard(ast::SelectItemQualifiedWildcardKind::ObjectName(n), _) => {
-                            Some(self.object_name(n)?.0)
+                        ast::SelectItem::QualifiedWildcard(
+                            ast::SelectItemQualifiedWildcardKind::ObjectName(n),
+                            _,
+                        ) => Some(self.object_name(n)?.0),
+                        ast::SelectItem::QualifiedWildcard(..) => {
+                            return Err(PgError::unsupported("expression.*"));
                         }
-                        ast::SelectItem::QualifiedWildcard(..) => return Err(PgError::unsupported("expression.*")),
                         _ => None,
                     };
                     if scope.columns.is_empty() && qualifier.is_none() {
-                        return Err(PgError::syntax("SELECT * with no tables specified is not valid"));
+                        return Err(PgError::syntax(
+                            "SELECT * with no tables specified is not valid",
+                        ));
                     }
                     let mut any = false;
                     for (i, c) in scope.columns.iter().enumerate() {
@@ -229,11 +343,16 @@ impl Binder<'_> {
                     if !any {
                         return Err(PgError::new(
                             SqlState::UNDEFINED_TABLE,
-                            format!("missing FROM-clause entry for table \"{}\"", qualifier.unwrap_or_default()),
+                            format!(
+                                "missing FROM-clause entry for table \"{}\"",
+                                qualifier.unwrap_or_default()
+                            ),
                         ));
                     }
                 }
-                ast::SelectItem::ExprWithAliases { .. } => return Err(PgError::unsupported("multiple aliases")),
+                ast::SelectItem::ExprWithAliases { .. } => {
+                    return Err(PgError::unsupported("multiple aliases"));
+                }
             }
         }
         // GROUP BY
@@ -250,7 +369,9 @@ impl Binder<'_> {
         for g in group_exprs {
             let by_output = match g {
                 ast::Expr::Value(v) if matches!(v.value, ast::Value::Number(..)) => {
-                    let ast::Value::Number(n, _) = &v.value else { unreachable!("matched above") };
+                    let ast::Value::Number(n, _) = &v.value else {
+                        unreachable!("matched above")
+                    };
                     let k: i64 = n.parse().unwrap_or(0);
                     if k < 1 || k as usize > exprs.len() {
                         return Err(PgError::new(
@@ -264,7 +385,10 @@ impl Binder<'_> {
                 ast::Expr::Identifier(id) => {
                     let name = ident_name(id);
                     if scope.resolve(None, &name).is_err() {
-                        columns.iter().position(|c| c.name == name).map(|i| exprs[i].clone())
+                        columns
+                            .iter()
+                            .position(|c| c.name == name)
+                            .map(|i| exprs[i].clone())
                     } else {
                         None
                     }
@@ -273,10 +397,20 @@ impl Binder<'_> {
             };
             let e = match by_output {
                 Some(e) => e,
-                None => self.bind_expr(g, &ExprContext { scope: &scope, aggs_allowed: false, clause: "GROUP BY" })?,
+                None => self.bind_expr(
+                    g,
+                    &ExprContext {
+                        scope: &scope,
+                        aggs_allowed: false,
+                        clause: "GROUP BY",
+                    },
+                )?,
             };
             if e.contains_agg() {
-                return Err(PgError::new(SqlState::GROUPING_ERROR, "aggregate functions are not allowed in GROUP BY"));
+                return Err(PgError::new(
+                    SqlState::GROUPING_ERROR,
+                    "aggregate functions are not allowed in GROUP BY",
+                ));
             }
             group_by.push(e);
         }
@@ -297,7 +431,9 @@ impl Binder<'_> {
         // Aggregation
         let has_aggs = exprs.iter().any(Expr::contains_agg)
             || having.is_some()
-            || sort_targets.iter().any(|t| matches!(t, SortTarget::Input(e) if e.contains_agg()));
+            || sort_targets
+                .iter()
+                .any(|t| matches!(t, SortTarget::Input(e) if e.contains_agg()));
         let mut having = having;
         if has_aggs || !group_by.is_empty() {
             let mut aggs: Vec<AggCall> = Vec::new();
@@ -306,12 +442,22 @@ impl Binder<'_> {
             having = having.map(&mut rw).transpose()?;
             for t in sort_targets.iter_mut() {
                 if let SortTarget::Input(e) = t {
-                    *e = rw(std::mem::replace(e, Expr::constant(Value::Null, DataType::Unknown)))?;
+                    *e = rw(std::mem::replace(
+                        e,
+                        Expr::constant(Value::Null, DataType::Unknown),
+                    ))?;
                 }
             }
-            plan = LogicalPlan::Aggregate { input: Box::new(plan), group_by: group_by.clone(), aggs };
+            plan = LogicalPlan::Aggregate {
+                input: Box::new(plan),
+                group_by: group_by.clone(),
+                aggs,
+            };
             if let Some(h) = having {
-                plan = LogicalPlan::Filter { input: Box::new(plan), predicate: h };
+                plan = LogicalPlan::Filter {
+                    input: Box::new(plan),
+                    predicate: h,
+                };
             }
         }
         // Projection, with hidden columns for ORDER BY expressions not in the select list.
@@ -342,23 +488,40 @@ impl Binder<'_> {
             keys.push(sort_key(Expr::column(idx, exprs[idx].ty), o)?);
         }
         let types: Vec<DataType> = exprs.iter().map(|e| e.ty).collect();
-        plan = LogicalPlan::Project { input: Box::new(plan), exprs };
+        plan = LogicalPlan::Project {
+            input: Box::new(plan),
+            exprs,
+        };
         if distinct {
-            plan = LogicalPlan::Distinct { input: Box::new(plan) };
+            plan = LogicalPlan::Distinct {
+                input: Box::new(plan),
+            };
         }
         if !keys.is_empty() {
-            plan = LogicalPlan::Sort { input: Box::new(plan), keys };
+            plan = LogicalPlan::Sort {
+                input: Box::new(plan),
+                keys,
+            };
         }
         if types.len() > visible {
             let exprs = (0..visible).map(|i| Expr::column(i, types[i])).collect();
-            plan = LogicalPlan::Project { input: Box::new(plan), exprs };
+            plan = LogicalPlan::Project {
+                input: Box::new(plan),
+                exprs,
+            };
         }
         Ok(BoundQuery { plan, columns })
     }
 
     /// Replace group keys and aggregate calls by columns of the Aggregate node's output;
     /// any other column reference is a grouping error.
-    fn rewrite_for_agg(&self, e: Expr, groups: &[Expr], aggs: &mut Vec<AggCall>, scope: &Scope) -> PgResult<Expr> {
+    fn rewrite_for_agg(
+        &self,
+        e: Expr,
+        groups: &[Expr],
+        aggs: &mut Vec<AggCall>,
+        scope: &Scope,
+    ) -> PgResult<Expr> {
         if let Some(i) = groups.iter().position(|g| *g == e) {
             return Ok(Expr::column(i, e.ty));
         }
@@ -381,7 +544,9 @@ impl Binder<'_> {
                 };
                 Err(PgError::new(
                     SqlState::GROUPING_ERROR,
-                    format!("column \"{name}\" must appear in the GROUP BY clause or be used in an aggregate function"),
+                    format!(
+                        "column \"{name}\" must appear in the GROUP BY clause or be used in an aggregate function"
+                    ),
                 ))
             }
             _ => e.try_map_children(&mut |c| self.rewrite_for_agg(c, groups, aggs, scope)),
@@ -396,10 +561,19 @@ impl Binder<'_> {
             for j in &twj.joins {
                 let right = self.bind_table_factor(&j.relation, &mut names)?;
                 let (kind, constraint) = match &j.join_operator {
-                    ast::JoinOperator::Join(c) | ast::JoinOperator::Inner(c) => (JoinKind::Inner, Some(c)),
-                    ast::JoinOperator::Left(c) | ast::JoinOperator::LeftOuter(c) => (JoinKind::Left, Some(c)),
+                    ast::JoinOperator::Join(c) | ast::JoinOperator::Inner(c) => {
+                        (JoinKind::Inner, Some(c))
+                    }
+                    ast::JoinOperator::Left(c) | ast::JoinOperator::LeftOuter(c) => {
+                        (JoinKind::Left, Some(c))
+                    }
                     ast::JoinOperator::CrossJoin(c) => (JoinKind::Inner, Some(c)),
-                    other => return Err(PgError::unsupported(format!("join type in \"{}\"", join_name(other)))),
+                    other => {
+                        return Err(PgError::unsupported(format!(
+                            "join type in \"{}\"",
+                            join_name(other)
+                        )));
+                    }
                 };
                 cur = self.join(cur, right, kind, constraint)?;
             }
@@ -423,33 +597,77 @@ impl Binder<'_> {
         let on = match constraint {
             None | Some(ast::JoinConstraint::None) => None,
             Some(ast::JoinConstraint::On(e)) => {
-                let cx = ExprContext { scope: &scope, aggs_allowed: false, clause: "JOIN conditions" };
+                let cx = ExprContext {
+                    scope: &scope,
+                    aggs_allowed: false,
+                    clause: "JOIN conditions",
+                };
                 Some(coerce_to_bool(self.bind_expr(e, &cx)?, "JOIN/ON")?)
             }
-            Some(ast::JoinConstraint::Using(_)) => return Err(PgError::unsupported("JOIN ... USING")),
+            Some(ast::JoinConstraint::Using(_)) => {
+                return Err(PgError::unsupported("JOIN ... USING"));
+            }
             Some(ast::JoinConstraint::Natural) => return Err(PgError::unsupported("NATURAL JOIN")),
         };
-        let plan = LogicalPlan::Join { left: Box::new(lp), right: Box::new(rp), kind, on };
+        let plan = LogicalPlan::Join {
+            left: Box::new(lp),
+            right: Box::new(rp),
+            kind,
+            on,
+        };
         Ok((plan, scope))
     }
 
-    fn bind_table_factor(&self, tf: &ast::TableFactor, names: &mut Vec<String>) -> PgResult<(LogicalPlan, Scope)> {
+    fn bind_table_factor(
+        &self,
+        tf: &ast::TableFactor,
+        names: &mut Vec<String>,
+    ) -> PgResult<(LogicalPlan, Scope)> {
         let (plan, mut scope, name, alias) = match tf {
-            ast::TableFactor::Table { name, alias, args, with_hints, version, with_ordinality, partitions, json_path, sample, index_hints } => {
+            ast::TableFactor::Table {
+                name,
+                alias,
+                args,
+                with_hints,
+                version,
+                with_ordinality,
+                partitions,
+                json_path,
+                sample,
+                index_hints,
+            } => {
                 if args.is_some() {
                     return Err(PgError::unsupported(format!("table function {name}")));
                 }
-                if !with_hints.is_empty() || version.is_some() || *with_ordinality || !partitions.is_empty()
-                    || json_path.is_some() || sample.is_some() || !index_hints.is_empty()
+                if !with_hints.is_empty()
+                    || version.is_some()
+                    || *with_ordinality
+                    || !partitions.is_empty()
+                    || json_path.is_some()
+                    || sample.is_some()
+                    || !index_hints.is_empty()
                 {
                     return Err(PgError::unsupported(format!("table reference \"{tf}\"")));
                 }
                 let table = self.table(name)?;
-                let scope_name = alias.as_ref().map(|a| ident_name(&a.name)).unwrap_or_else(|| table.name.clone());
+                let scope_name = alias
+                    .as_ref()
+                    .map(|a| ident_name(&a.name))
+                    .unwrap_or_else(|| table.name.clone());
                 let scope = Scope::for_table(&table, &scope_name);
-                (LogicalPlan::Scan { table }, scope, scope_name, alias.as_ref())
+                (
+                    LogicalPlan::Scan { table },
+                    scope,
+                    scope_name,
+                    alias.as_ref(),
+                )
             }
-            ast::TableFactor::Derived { lateral, subquery, alias, sample } => {
+            ast::TableFactor::Derived {
+                lateral,
+                subquery,
+                alias,
+                sample,
+            } => {
                 if *lateral || sample.is_some() {
                     return Err(PgError::unsupported(format!("table reference \"{tf}\"")));
                 }
@@ -474,8 +692,12 @@ impl Binder<'_> {
                 };
                 (q.plan, scope, scope_name, Some(a))
             }
-            ast::TableFactor::NestedJoin { table_with_joins, alias: None } => {
-                let (plan, scope) = self.bind_from(std::slice::from_ref(table_with_joins.as_ref()))?;
+            ast::TableFactor::NestedJoin {
+                table_with_joins,
+                alias: None,
+            } => {
+                let (plan, scope) =
+                    self.bind_from(std::slice::from_ref(table_with_joins.as_ref()))?;
                 return Ok((plan, scope));
             }
             other => return Err(PgError::unsupported(format!("table reference \"{other}\""))),
@@ -484,7 +706,11 @@ impl Binder<'_> {
             if a.columns.len() > scope.columns.len() {
                 return Err(PgError::new(
                     SqlState::INVALID_COLUMN_REFERENCE,
-                    format!("table \"{name}\" has {} columns available but {} columns specified", scope.columns.len(), a.columns.len()),
+                    format!(
+                        "table \"{name}\" has {} columns available but {} columns specified",
+                        scope.columns.len(),
+                        a.columns.len()
+                    ),
                 ));
             }
             for (c, def) in scope.columns.iter_mut().zip(&a.columns) {
@@ -519,5 +745,9 @@ fn sort_key(expr: Expr, o: &ast::OrderByExpr) -> PgResult<SortKey> {
         Some(ast::OrderBySort::Desc) => true,
         Some(_) => return Err(PgError::unsupported("ORDER BY ... USING")),
     };
-    Ok(SortKey { expr, desc, nulls_first: o.options.nulls_first.unwrap_or(desc) })
+    Ok(SortKey {
+        expr,
+        desc,
+        nulls_first: o.options.nulls_first.unwrap_or(desc),
+    })
 }

@@ -1,0 +1,562 @@
+//! Fuzz-ish robustness: random bytes on raw connections and random SQL token soups must
+//! never take the server down, hang it, or surface as an internal error (XX000).
+//!
+//! Seeded: the seed is printed; set `MYRIAD_FUZZ_SEED=<n>` to replay a failure.
+
+use std::time::Duration;
+
+use myriad_server::{Config, Server};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio_postgres::{Client, NoTls, SimpleQueryMessage};
+
+/// Raw connections (garbage, and startup + random messages).
+const RAW_CONNECTIONS: usize = 2000;
+/// Raw connections in flight at once.
+const RAW_PARALLEL: usize = 32;
+/// Token-soup statements.
+const SOUPS: usize = 3000;
+/// Generous bounds: a healthy server answers in milliseconds; these only catch hangs.
+const RAW_WAIT: Duration = Duration::from_secs(10);
+const QUERY_WAIT: Duration = Duration::from_secs(10);
+
+fn seed() -> u64 {
+    let seed = match std::env::var("MYRIAD_FUZZ_SEED") {
+        Ok(s) => s.trim().parse().expect("MYRIAD_FUZZ_SEED must be a u64"),
+        Err(_) => rand::random(),
+    };
+    eprintln!("fuzz seed: {seed} (replay with MYRIAD_FUZZ_SEED={seed})");
+    seed
+}
+
+fn url(server: &Server) -> String {
+    let addr = server.local_addr();
+    format!(
+        "host={} port={} user=postgres dbname=postgres",
+        addr.ip(),
+        addr.port()
+    )
+}
+
+async fn connect(server: &Server) -> Client {
+    let (client, connection) = tokio_postgres::connect(&url(server), NoTls)
+        .await
+        .expect("connect");
+    tokio::spawn(async move {
+        let _ = connection.await;
+    });
+    client
+}
+
+// ---------------------------------------------------------------- raw protocol bytes
+
+fn startup_message() -> Vec<u8> {
+    let mut body = Vec::new();
+    body.extend_from_slice(&196_608i32.to_be_bytes()); // protocol 3.0
+    for s in ["user", "postgres", "database", "postgres"] {
+        body.extend_from_slice(s.as_bytes());
+        body.push(0);
+    }
+    body.push(0);
+    let mut msg = ((body.len() + 4) as i32).to_be_bytes().to_vec();
+    msg.extend_from_slice(&body);
+    msg
+}
+
+fn random_bytes(rng: &mut StdRng, max: usize) -> Vec<u8> {
+    let n = rng.random_range(0..=max);
+    let mut v = vec![0u8; n];
+    rng.fill(&mut v[..]);
+    v
+}
+
+/// A length field: honest, off by a little, tiny, negative or huge.
+fn random_length(rng: &mut StdRng, honest: usize) -> i32 {
+    match rng.random_range(0..8) {
+        0..=2 => honest as i32,
+        3 => honest as i32 + rng.random_range(-4..=4),
+        4 => rng.random_range(0..4),
+        5 => -rng.random_range(1..=i32::MAX),
+        6 => rng.random_range(0x3fff_0000..=i32::MAX),
+        _ => rng.random(),
+    }
+}
+
+/// Bytes sent before (or instead of) a startup message.
+fn garbage_before_startup(rng: &mut StdRng) -> Vec<u8> {
+    let mut out = Vec::new();
+    match rng.random_range(0..6) {
+        0 => out = random_bytes(rng, 256),
+        1 => {
+            // A length and a request code: SSL, GSSENC, cancel, protocol 2.0/3.9/junk.
+            let code: i32 = match rng.random_range(0..6) {
+                0 => 80_877_103,
+                1 => 80_877_104,
+                2 => 80_877_102,
+                3 => 0x0002_0000,
+                4 => 0x0003_0009,
+                _ => rng.random(),
+            };
+            let tail = random_bytes(rng, 64);
+            out.extend_from_slice(&random_length(rng, 8 + tail.len()).to_be_bytes());
+            out.extend_from_slice(&code.to_be_bytes());
+            out.extend_from_slice(&tail);
+        }
+        2 => {
+            // A startup message with random parameters (unterminated, odd names, huge).
+            let mut body = 196_608i32.to_be_bytes().to_vec();
+            for _ in 0..rng.random_range(0..6) {
+                let word = random_bytes(rng, if rng.random_bool(0.1) { 20_000 } else { 16 });
+                body.extend_from_slice(&word);
+                if rng.random_bool(0.8) {
+                    body.push(0);
+                }
+            }
+            out.extend_from_slice(&random_length(rng, body.len() + 4).to_be_bytes());
+            out.extend_from_slice(&body);
+        }
+        3 => {
+            // A truncated valid startup message.
+            let msg = startup_message();
+            let cut = rng.random_range(0..msg.len());
+            out.extend_from_slice(&msg[..cut]);
+        }
+        4 => {
+            // A frontend message where a startup message belongs.
+            out.push(b'Q');
+            out.extend_from_slice(&13i32.to_be_bytes());
+            out.extend_from_slice(b"SELECT 1\0");
+        }
+        _ => {
+            // SSLRequest, then (after the server's 'N') anything.
+            out.extend_from_slice(&8i32.to_be_bytes());
+            out.extend_from_slice(&80_877_103i32.to_be_bytes());
+            out.extend_from_slice(&random_bytes(rng, 64));
+        }
+    }
+    out
+}
+
+const FRONTEND_TYPES: &[u8] = b"QPBEDSHCXpdcfFX";
+
+/// A valid startup message, then random frontend messages.
+fn startup_then_messages(rng: &mut StdRng) -> Vec<u8> {
+    let mut out = startup_message();
+    for _ in 0..rng.random_range(1..6) {
+        let ty = if rng.random_bool(0.9) {
+            FRONTEND_TYPES[rng.random_range(0..FRONTEND_TYPES.len())]
+        } else {
+            rng.random()
+        };
+        let body = match rng.random_range(0..4) {
+            0 => random_bytes(rng, 64),
+            // A plausible NUL-terminated query string.
+            1 => {
+                let mut b = b"SELECT 1".to_vec();
+                b.extend(random_bytes(rng, 8));
+                b.push(0);
+                b
+            }
+            // Random int16/int32 fields as Bind/Parse/Execute have.
+            2 => {
+                let mut b = vec![0u8, 0u8]; // empty portal/statement name pieces
+                for _ in 0..rng.random_range(0..6) {
+                    if rng.random_bool(0.5) {
+                        b.extend_from_slice(&rng.random::<i16>().to_be_bytes());
+                    } else {
+                        b.extend_from_slice(&rng.random::<i32>().to_be_bytes());
+                    }
+                }
+                b
+            }
+            _ => random_bytes(rng, 4096),
+        };
+        out.push(ty);
+        out.extend_from_slice(&random_length(rng, body.len() + 4).to_be_bytes());
+        out.extend_from_slice(&body);
+    }
+    out
+}
+
+/// Sends `bytes`, half-closes, and reads until the server closes. `Err` only when the
+/// server neither answers nor closes within [`RAW_WAIT`] after the client's FIN.
+async fn send_raw(addr: std::net::SocketAddr, bytes: Vec<u8>) -> Result<(), String> {
+    let mut stream = TcpStream::connect(addr)
+        .await
+        .map_err(|e| format!("connect failed: {e}"))?;
+    // The server may close (or reset) mid-write: that is its right.
+    if stream.write_all(&bytes).await.is_err() {
+        return Ok(());
+    }
+    let _ = stream.shutdown().await;
+    let mut sink = [0u8; 4096];
+    let read_all = async {
+        loop {
+            match stream.read(&mut sink).await {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {}
+            }
+        }
+    };
+    tokio::time::timeout(RAW_WAIT, read_all)
+        .await
+        .map_err(|_| "server kept the connection open after the client's FIN".to_string())
+}
+
+async fn raw_connections(server: &Server, rng: &mut StdRng) -> Vec<String> {
+    let addr = server.local_addr();
+    let mut failures = Vec::new();
+    let mut done = 0;
+    while done < RAW_CONNECTIONS {
+        let mut batch = Vec::new();
+        for _ in 0..RAW_PARALLEL.min(RAW_CONNECTIONS - done) {
+            let bytes = if rng.random_bool(0.4) {
+                garbage_before_startup(rng)
+            } else {
+                startup_then_messages(rng)
+            };
+            batch.push((bytes.clone(), tokio::spawn(send_raw(addr, bytes))));
+        }
+        done += batch.len();
+        for (bytes, task) in batch {
+            if let Err(e) = task.await.expect("raw task") {
+                let shown: Vec<u8> = bytes.iter().copied().take(200).collect();
+                failures.push(format!(
+                    "raw bytes ({} total) {shown:02x?}: {e}",
+                    bytes.len()
+                ));
+            }
+        }
+        if failures.len() > 20 {
+            break;
+        }
+    }
+    failures
+}
+
+// ---------------------------------------------------------------- SQL token soup
+
+const SCHEMA: &str = "
+    DROP TABLE IF EXISTS t;
+    DROP TABLE IF EXISTS u;
+    CREATE TABLE t (id int PRIMARY KEY, name text, score float8, ok boolean);
+    CREATE TABLE u (k int, v varchar(5), s int2, b bigint, PRIMARY KEY (k, s));
+    INSERT INTO t VALUES (1, 'a', 1.5, true), (2, 'b', NULL, false), (3, NULL, -0.0, NULL);
+    INSERT INTO u VALUES (1, 'x', 1, 9223372036854775807), (2, NULL, -32768, -9223372036854775808)";
+
+const KEYWORDS: &[&str] = &[
+    "SELECT",
+    "FROM",
+    "WHERE",
+    "INSERT",
+    "INTO",
+    "VALUES",
+    "UPDATE",
+    "SET",
+    "DELETE",
+    "CREATE",
+    "TABLE",
+    "DROP",
+    "IF",
+    "EXISTS",
+    "GROUP",
+    "BY",
+    "ORDER",
+    "HAVING",
+    "LIMIT",
+    "OFFSET",
+    "DISTINCT",
+    "AS",
+    "AND",
+    "OR",
+    "NOT",
+    "NULL",
+    "IS",
+    "IN",
+    "BETWEEN",
+    "LIKE",
+    "CASE",
+    "WHEN",
+    "THEN",
+    "ELSE",
+    "END",
+    "CAST",
+    "JOIN",
+    "ON",
+    "LEFT",
+    "INNER",
+    "CROSS",
+    "PRIMARY",
+    "KEY",
+    "UNIQUE",
+    "DEFAULT",
+    "ASC",
+    "DESC",
+    "NULLS",
+    "FIRST",
+    "LAST",
+    "ALL",
+    "TRUE",
+    "FALSE",
+    "int",
+    "int2",
+    "int8",
+    "bigint",
+    "smallint",
+    "text",
+    "varchar(2)",
+    "float8",
+    "real",
+    "boolean",
+    "char(1)",
+    "count(*)",
+    "count(",
+    "sum(",
+    "avg(",
+    "min(",
+    "max(",
+    "abs(",
+    "upper(",
+    "lower(",
+    "length(",
+    "substr(",
+    "COALESCE(",
+];
+const IDENTIFIERS: &[&str] = &[
+    "t",
+    "u",
+    "id",
+    "name",
+    "score",
+    "ok",
+    "k",
+    "v",
+    "s",
+    "b",
+    "t.id",
+    "u.k",
+    "x",
+    "\"t\"",
+    "\"Id\"",
+    "\"\"",
+    "\"unterminated",
+    "nosuch",
+    "*",
+    "t.*",
+];
+const LITERALS: &[&str] = &[
+    "0",
+    "1",
+    "-1",
+    "2",
+    "32767",
+    "32768",
+    "-32768",
+    "2147483647",
+    "2147483648",
+    "-2147483648",
+    "9223372036854775807",
+    "9223372036854775808",
+    "-9223372036854775808",
+    "99999999999999999999999999999999999999999",
+    "1.5",
+    "-0.0",
+    "1e308",
+    "1e309",
+    "1e-400",
+    ".5",
+    "5.",
+    "0.1e",
+    "0x1F",
+    "'abc'",
+    "''",
+    "'it''s'",
+    "'unbalanced",
+    "'NaN'",
+    "'Infinity'",
+    "'-Infinity'",
+    "'1e400'",
+    "'2147483648'",
+    "'true'",
+    "'t'",
+    "'yes'",
+    "E'\\n'",
+    "$$dollar$$",
+    "NULL",
+    "'x'::int",
+    "'9'::int2",
+    "1::boolean",
+    "'1.5'::int",
+];
+const OPERATORS: &[&str] = &[
+    "+", "-", "*", "/", "%", "=", "<>", "!=", "<", ">", "<=", ">=", "||", "::", "(", ")", "(", ")",
+    ",", ";", ".", "^", "~", "@", "&", "|", "#", "--", "/*", "[", "]",
+];
+
+fn token(rng: &mut StdRng) -> String {
+    let pick = |rng: &mut StdRng, list: &[&str]| list[rng.random_range(0..list.len())].to_string();
+    match rng.random_range(0..100) {
+        0..=29 => pick(rng, KEYWORDS),
+        30..=49 => pick(rng, IDENTIFIERS),
+        50..=74 => pick(rng, LITERALS),
+        75..=96 => pick(rng, OPERATORS),
+        97 => format!("'{}'", "y".repeat(rng.random_range(1000..200_000))),
+        98 => "9".repeat(rng.random_range(20..5000)),
+        _ => "(".repeat(rng.random_range(10..2000)),
+    }
+}
+
+fn soup(rng: &mut StdRng, len: usize) -> String {
+    (0..len).map(|_| token(rng)).collect::<Vec<_>>().join(" ")
+}
+
+/// A statement: pure soup, or soup inside a statement skeleton (to get past the parser).
+fn statement(rng: &mut StdRng) -> String {
+    let mut expr = |rng: &mut StdRng| {
+        let n = rng.random_range(1..6);
+        soup(rng, n)
+    };
+    match rng.random_range(0..10) {
+        0..=2 => {
+            let n = rng.random_range(1..14);
+            soup(rng, n)
+        }
+        3 => format!("SELECT {}", expr(rng)),
+        4 => format!("SELECT {} FROM t WHERE {}", expr(rng), expr(rng)),
+        5 => format!(
+            "SELECT {}, count(*) FROM t, u GROUP BY {} ORDER BY {}",
+            expr(rng),
+            expr(rng),
+            expr(rng)
+        ),
+        6 => format!(
+            "INSERT INTO t VALUES ({}, {}, {}, {})",
+            expr(rng),
+            expr(rng),
+            expr(rng),
+            expr(rng)
+        ),
+        7 => format!(
+            "INSERT INTO u (k, v, s, b) VALUES ({}, {}, {}, {})",
+            expr(rng),
+            expr(rng),
+            expr(rng),
+            expr(rng)
+        ),
+        8 => format!("UPDATE u SET b = {} WHERE {}", expr(rng), expr(rng)),
+        _ => format!(
+            "SELECT * FROM t JOIN u ON {} ORDER BY {} LIMIT {}",
+            expr(rng),
+            expr(rng),
+            expr(rng)
+        ),
+    }
+}
+
+fn abbreviate(sql: &str) -> String {
+    if sql.len() <= 300 {
+        sql.to_string()
+    } else {
+        let head: String = sql.chars().take(150).collect();
+        let tail: String = sql
+            .chars()
+            .rev()
+            .take(100)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
+        format!("{head} …({} bytes)… {tail}", sql.len())
+    }
+}
+
+async fn token_soups(server: &Server, rng: &mut StdRng) -> Vec<String> {
+    let mut failures = Vec::new();
+    let mut client = connect(server).await;
+    client.batch_execute(SCHEMA).await.expect("schema");
+    let mut errors = 0usize;
+    for i in 0..SOUPS {
+        // The soup may drop or fill the tables: start over now and then.
+        if i % 250 == 249 {
+            client.batch_execute(SCHEMA).await.expect("schema reset");
+        }
+        let sql = statement(rng);
+        match tokio::time::timeout(QUERY_WAIT, client.simple_query(&sql)).await {
+            Err(_) => {
+                failures.push(format!(
+                    "no answer within {QUERY_WAIT:?}: {}",
+                    abbreviate(&sql)
+                ));
+                break; // the statement may still hold the server's statement lock
+            }
+            Ok(Ok(_)) => {}
+            Ok(Err(e)) => match e.code() {
+                Some(code) if code.code() == "XX000" => {
+                    let msg = e
+                        .as_db_error()
+                        .map(|d| d.message().to_owned())
+                        .unwrap_or_default();
+                    failures.push(format!("XX000 ({msg}): {}", abbreviate(&sql)));
+                }
+                Some(_) => errors += 1,
+                None => {
+                    failures.push(format!("connection lost ({e}): {}", abbreviate(&sql)));
+                    client = connect(server).await;
+                }
+            },
+        }
+    }
+    eprintln!(
+        "token soup: {SOUPS} statements, {errors} ordinary errors, {} failures",
+        failures.len()
+    );
+    failures
+}
+
+async fn select_one(server: &Server) -> Result<(), String> {
+    let client = connect(server).await;
+    let messages = tokio::time::timeout(QUERY_WAIT, client.simple_query("SELECT 1"))
+        .await
+        .map_err(|_| "SELECT 1 did not answer".to_string())?
+        .map_err(|e| format!("SELECT 1 failed: {e}"))?;
+    let value = messages.iter().find_map(|m| match m {
+        SimpleQueryMessage::Row(row) => row.get(0).map(str::to_owned),
+        _ => None,
+    });
+    if value.as_deref() == Some("1") {
+        Ok(())
+    } else {
+        Err(format!("SELECT 1 returned {value:?}"))
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn random_bytes_and_token_soups() {
+    let seed = seed();
+    let mut rng = StdRng::seed_from_u64(seed);
+    let dir = tempfile::tempdir().expect("temp data dir");
+    let config = Config {
+        listen: "127.0.0.1:0".into(),
+        data_dir: dir.path().to_path_buf(),
+        buffer_pool_pages: 64,
+    };
+    let server = Server::start(&config).await.expect("server starts");
+
+    let mut failures = raw_connections(&server, &mut rng).await;
+    if let Err(e) = select_one(&server).await {
+        failures.push(format!("after the raw connections: {e}"));
+    }
+    failures.extend(token_soups(&server, &mut rng).await);
+    if let Err(e) = select_one(&server).await {
+        failures.push(format!("after everything: {e}"));
+    }
+    server.shutdown().await.expect("clean shutdown");
+    assert!(
+        failures.is_empty(),
+        "seed {seed} (replay with MYRIAD_FUZZ_SEED={seed}): {} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
