@@ -53,10 +53,10 @@ impl Accumulator {
         if v.is_null() {
             return Ok(());
         }
-        if let Some(seen) = &mut self.seen {
-            if !seen.insert(RowKey(vec![v.clone()])) {
-                return Ok(());
-            }
+        if let Some(seen) = &mut self.seen
+            && !seen.insert(RowKey(vec![v.clone()]))
+        {
+            return Ok(());
         }
         match &mut self.state {
             State::Count(n) => *n += 1,

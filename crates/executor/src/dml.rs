@@ -109,12 +109,12 @@ impl KeySets {
 
     fn remove(&mut self, table: &TableDesc, row: &[Value]) {
         for (k, set) in table.keys.iter().zip(self.sets.iter_mut()) {
-            if let Some(b) = key_bytes(row, &k.columns) {
-                if let Some(n) = set.get_mut(&b) {
-                    *n -= 1;
-                    if *n == 0 {
-                        set.remove(&b);
-                    }
+            if let Some(b) = key_bytes(row, &k.columns)
+                && let Some(n) = set.get_mut(&b)
+            {
+                *n -= 1;
+                if *n == 0 {
+                    set.remove(&b);
                 }
             }
         }
@@ -123,17 +123,17 @@ impl KeySets {
     /// Add `row`'s keys, failing with 23505 if one is already present.
     fn add(&mut self, table: &TableDesc, row: &[Value]) -> PgResult<()> {
         for (k, set) in table.keys.iter().zip(self.sets.iter()) {
-            if let Some(b) = key_bytes(row, &k.columns) {
-                if set.contains_key(&b) {
-                    return Err(PgError::new(
-                        SqlState::UNIQUE_VIOLATION,
-                        format!(
-                            "duplicate key value violates unique constraint \"{}\"",
-                            k.name
-                        ),
-                    )
-                    .with_detail(format_key(table, &k.columns, row)));
-                }
+            if let Some(b) = key_bytes(row, &k.columns)
+                && set.contains_key(&b)
+            {
+                return Err(PgError::new(
+                    SqlState::UNIQUE_VIOLATION,
+                    format!(
+                        "duplicate key value violates unique constraint \"{}\"",
+                        k.name
+                    ),
+                )
+                .with_detail(format_key(table, &k.columns, row)));
             }
         }
         for (k, set) in table.keys.iter().zip(self.sets.iter_mut()) {

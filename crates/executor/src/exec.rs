@@ -383,10 +383,10 @@ impl Operator for LimitOp<'_> {
             self.skip -= 1;
         }
         let r = self.input.next()?;
-        if r.is_some() {
-            if let Some(n) = &mut self.remaining {
-                *n -= 1;
-            }
+        if r.is_some()
+            && let Some(n) = &mut self.remaining
+        {
+            *n -= 1;
         }
         Ok(r)
     }

@@ -11,7 +11,6 @@ const PARSER_RECURSION_LIMIT: usize = 200;
 pub use sqlparser::ast::Statement;
 
 /// Parse a query string holding zero or more statements.
-
 pub fn parse(sql: &str) -> PgResult<Vec<Statement>> {
     let dialect = PostgreSqlDialect {};
     Parser::new(&dialect)

@@ -406,10 +406,12 @@ impl Binder<'_> {
             UnaryOperator::Minus => {
                 // A negative number literal is one constant, as PostgreSQL's grammar folds it:
                 // -2147483648 is an int4.
-                if let ast::Expr::Value(v) = x {
-                    if let ast::Value::Number(text, _) = &v.value {
-                        return number_literal(&format!("-{text}"));
-                    }
+                if let ast::Expr::Value(ast::ValueWithSpan {
+                    value: ast::Value::Number(text, _),
+                    ..
+                }) = x
+                {
+                    return number_literal(&format!("-{text}"));
                 }
                 let e = self.bind_expr(x, cx)?;
                 let e = if e.ty == DataType::Unknown {

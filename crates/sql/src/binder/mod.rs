@@ -89,13 +89,13 @@ impl Scope {
 
     /// Resolve a possibly qualified column name to its position and type.
     pub fn resolve(&self, table: Option<&str>, name: &str) -> PgResult<(usize, DataType)> {
-        if let Some(t) = table {
-            if !self.has_table(t) {
-                return Err(PgError::new(
-                    SqlState::UNDEFINED_TABLE,
-                    format!("missing FROM-clause entry for table \"{t}\""),
-                ));
-            }
+        if let Some(t) = table
+            && !self.has_table(t)
+        {
+            return Err(PgError::new(
+                SqlState::UNDEFINED_TABLE,
+                format!("missing FROM-clause entry for table \"{t}\""),
+            ));
         }
         let mut found = None;
         for (i, c) in self.columns.iter().enumerate() {
