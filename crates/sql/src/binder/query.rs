@@ -569,10 +569,7 @@ impl Binder<'_> {
                     }
                     ast::JoinOperator::CrossJoin(c) => (JoinKind::Inner, Some(c)),
                     other => {
-                        return Err(PgError::unsupported(format!(
-                            "join type in \"{}\"",
-                            join_name(other)
-                        )));
+                        return Err(PgError::unsupported(join_name(other)));
                     }
                 };
                 cur = self.join(cur, right, kind, constraint)?;
