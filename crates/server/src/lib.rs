@@ -31,7 +31,6 @@ use std::sync::Arc;
 use catalog::Catalog;
 use common::{PgError, PgResult, SqlState};
 use parking_lot::RwLock;
-use sqlparser_stmt::is_read_only;
 use storage::bufmgr::BufferPool;
 use storage::smgr::Smgr;
 use storage::vfs::{OsVfs, Vfs};
@@ -40,13 +39,6 @@ use tokio::sync::watch;
 use wire::{Backend, Column, Completed, StatementOutcome};
 
 pub use config::Config;
-
-mod sqlparser_stmt {
-    /// Statements that only read take the statement lock shared.
-    pub fn is_read_only(stmt: &sql::parser::Statement) -> bool {
-        matches!(stmt, sql::parser::Statement::Query(_))
-    }
-}
 
 /// One open data directory: catalog, storage, buffer pool.
 pub struct Database {
@@ -90,7 +82,8 @@ impl Database {
     ) -> PgResult<executor::StatementResult> {
         let _shared;
         let _exclusive;
-        if is_read_only(stmt) {
+        // Statements that only read share the lock.
+        if matches!(stmt, sql::parser::Statement::Query(_)) {
             _shared = self.statement_lock.read();
         } else {
             _exclusive = self.statement_lock.write();

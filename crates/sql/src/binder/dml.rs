@@ -3,15 +3,13 @@
 use std::sync::Arc;
 
 use catalog::{ColumnDesc, TableDesc};
-use common::{DataType, PgError, PgResult, SqlState, Value};
+use common::{PgError, PgResult, SqlState, Value};
 use sqlparser::ast;
 
-use super::coerce::{CastContext, coerce};
-use super::expr::{ExprContext, coerce_to_bool, figure_colname};
+use super::expr::{ExprContext, coerce_to_bool};
 use super::{Binder, Scope, ident_name};
 use crate::bound::{
-    BoundDelete, BoundInsert, BoundStatement, BoundUpdate, Expr, ExprKind, LogicalPlan,
-    OutputColumn, Returning,
+    BoundDelete, BoundInsert, BoundStatement, BoundUpdate, Expr, LogicalPlan, Returning,
 };
 
 fn is_default_keyword(e: &ast::Expr) -> bool {
@@ -37,6 +35,22 @@ impl Binder<'_> {
         }
     }
 
+    /// A column of the target table named in INSERT's column list or UPDATE's SET.
+    fn target_column(&self, table: &TableDesc, id: &ast::Ident) -> PgResult<(String, usize)> {
+        let name = ident_name(id);
+        match table.column_index(&name) {
+            Some(i) => Ok((name, i)),
+            None => Err(PgError::new(
+                SqlState::UNDEFINED_COLUMN,
+                format!(
+                    "column \"{name}\" of relation \"{}\" does not exist",
+                    table.name
+                ),
+            )
+            .with_position(self.position(&id.span))),
+        }
+    }
+
     fn target_columns(&self, table: &TableDesc, cols: &[ast::ObjectName]) -> PgResult<Vec<usize>> {
         if cols.is_empty() {
             return Ok((0..table.columns.len()).collect());
@@ -48,17 +62,7 @@ impl Binder<'_> {
                     "column reference {c} in INSERT"
                 )));
             };
-            let name = ident_name(id);
-            let Some(i) = table.column_index(&name) else {
-                return Err(PgError::new(
-                    SqlState::UNDEFINED_COLUMN,
-                    format!(
-                        "column \"{name}\" of relation \"{}\" does not exist",
-                        table.name
-                    ),
-                )
-                .with_position(self.position(&id.span)));
-            };
+            let (name, i) = self.target_column(table, id)?;
             if out.contains(&i) {
                 return Err(PgError::new(
                     SqlState::DUPLICATE_COLUMN,
@@ -253,17 +257,7 @@ impl Binder<'_> {
                 [ast::ObjectNamePart::Identifier(id)] => id,
                 _ => return Err(PgError::unsupported(format!("assignment target {target}"))),
             };
-            let name = ident_name(id);
-            let Some(c) = table.column_index(&name) else {
-                return Err(PgError::new(
-                    SqlState::UNDEFINED_COLUMN,
-                    format!(
-                        "column \"{name}\" of relation \"{}\" does not exist",
-                        table.name
-                    ),
-                )
-                .with_position(self.position(&id.span)));
-            };
+            let (name, c) = self.target_column(&table, id)?;
             if assignments.iter().any(|(x, _)| *x == c) {
                 return Err(PgError::syntax(format!(
                     "multiple assignments to same column \"{name}\""
@@ -340,41 +334,7 @@ impl Binder<'_> {
         let mut exprs = Vec::new();
         let mut columns = Vec::new();
         for item in items {
-            match item {
-                ast::SelectItem::UnnamedExpr(e)
-                | ast::SelectItem::ExprWithAlias { expr: e, .. } => {
-                    let bound = self.bind_expr(e, &cx)?;
-                    let ty = if bound.ty == DataType::Unknown {
-                        DataType::Text
-                    } else {
-                        bound.ty
-                    };
-                    let bound = coerce(bound, &ty, CastContext::Implicit)?;
-                    let name = match item {
-                        ast::SelectItem::ExprWithAlias { alias, .. } => ident_name(alias),
-                        _ => figure_colname(e).unwrap_or_else(|| "?column?".into()),
-                    };
-                    columns.push(match bound.kind {
-                        ExprKind::Column(i) => scope.output_column(i, name, ty),
-                        _ => OutputColumn {
-                            name,
-                            ty,
-                            table_oid: 0,
-                            column_number: 0,
-                        },
-                    });
-                    exprs.push(bound);
-                }
-                ast::SelectItem::Wildcard(_) | ast::SelectItem::QualifiedWildcard(..) => {
-                    for (i, c) in scope.columns.iter().enumerate() {
-                        exprs.push(Expr::column(i, c.ty));
-                        columns.push(scope.output_column(i, c.name.clone(), c.ty));
-                    }
-                }
-                ast::SelectItem::ExprWithAliases { .. } => {
-                    return Err(PgError::unsupported("multiple aliases"));
-                }
-            }
+            self.bind_select_item(item, &cx, &mut exprs, &mut columns)?;
         }
         Ok(Some(Returning { exprs, columns }))
     }

@@ -282,79 +282,9 @@ impl Binder<'_> {
         let mut exprs: Vec<Expr> = Vec::new();
         let mut columns: Vec<OutputColumn> = Vec::new();
         for item in &s.projection {
-            match item {
-                ast::SelectItem::UnnamedExpr(e)
-                | ast::SelectItem::ExprWithAlias { expr: e, .. } => {
-                    let bound = self.bind_expr(e, &cx)?;
-                    let name = match item {
-                        ast::SelectItem::ExprWithAlias { alias, .. } => ident_name(alias),
-                        _ => figure_colname(e).unwrap_or_else(|| "?column?".into()),
-                    };
-                    let ty = if bound.ty == DataType::Unknown {
-                        DataType::Text
-                    } else {
-                        bound.ty
-                    };
-                    let bound = coerce(bound, &ty, CastContext::Implicit)?;
-                    let col = match bound.kind {
-                        ExprKind::Column(i) => scope.output_column(i, name, ty),
-                        _ => OutputColumn {
-                            name,
-                            ty,
-                            table_oid: 0,
-                            column_number: 0,
-                        },
-                    };
-                    exprs.push(bound);
-                    columns.push(col);
-                }
-                ast::SelectItem::Wildcard(opts) | ast::SelectItem::QualifiedWildcard(_, opts) => {
-                    if opts.opt_exclude.is_some()
-                        || opts.opt_except.is_some()
-                        || opts.opt_replace.is_some()
-                        || opts.opt_rename.is_some()
-                        || opts.opt_ilike.is_some()
-                    {
-                        return Err(PgError::unsupported("wildcard options"));
-                    }
-                    let qualifier = match item {
-                        ast::SelectItem::QualifiedWildcard(
-                            ast::SelectItemQualifiedWildcardKind::ObjectName(n),
-                            _,
-                        ) => Some(self.object_name(n)?.0),
-                        ast::SelectItem::QualifiedWildcard(..) => {
-                            return Err(PgError::unsupported("expression.*"));
-                        }
-                        _ => None,
-                    };
-                    if scope.columns.is_empty() && qualifier.is_none() {
-                        return Err(PgError::syntax(
-                            "SELECT * with no tables specified is not valid",
-                        ));
-                    }
-                    let mut any = false;
-                    for (i, c) in scope.columns.iter().enumerate() {
-                        if qualifier.is_none() || c.table == qualifier {
-                            any = true;
-                            exprs.push(Expr::column(i, c.ty));
-                            columns.push(scope.output_column(i, c.name.clone(), c.ty));
-                        }
-                    }
-                    if !any {
-                        return Err(PgError::new(
-                            SqlState::UNDEFINED_TABLE,
-                            format!(
-                                "missing FROM-clause entry for table \"{}\"",
-                                qualifier.unwrap_or_default()
-                            ),
-                        ));
-                    }
-                }
-                ast::SelectItem::ExprWithAliases { .. } => {
-                    return Err(PgError::unsupported("multiple aliases"));
-                }
-            }
+            self.bind_select_item(item, &cx, &mut exprs, &mut columns)?;
         }
+
         // GROUP BY
         let group_exprs = match &s.group_by {
             ast::GroupByExpr::Expressions(list, modifiers) => {
@@ -511,6 +441,89 @@ impl Binder<'_> {
             };
         }
         Ok(BoundQuery { plan, columns })
+    }
+
+    /// Bind one select-list (or RETURNING) item, expanding `*` and `t.*`, appending its
+    /// expressions and output columns.
+    pub(crate) fn bind_select_item(
+        &self,
+        item: &ast::SelectItem,
+        cx: &ExprContext,
+        exprs: &mut Vec<Expr>,
+        columns: &mut Vec<OutputColumn>,
+    ) -> PgResult<()> {
+        match item {
+            ast::SelectItem::UnnamedExpr(e) | ast::SelectItem::ExprWithAlias { expr: e, .. } => {
+                let bound = self.bind_expr(e, cx)?;
+                let name = match item {
+                    ast::SelectItem::ExprWithAlias { alias, .. } => ident_name(alias),
+                    _ => figure_colname(e).unwrap_or_else(|| "?column?".into()),
+                };
+                let ty = if bound.ty == DataType::Unknown {
+                    DataType::Text
+                } else {
+                    bound.ty
+                };
+                let bound = coerce(bound, &ty, CastContext::Implicit)?;
+                let col = match bound.kind {
+                    ExprKind::Column(i) => cx.scope.output_column(i, name, ty),
+                    _ => OutputColumn {
+                        name,
+                        ty,
+                        table_oid: 0,
+                        column_number: 0,
+                    },
+                };
+                exprs.push(bound);
+                columns.push(col);
+            }
+            ast::SelectItem::Wildcard(opts) | ast::SelectItem::QualifiedWildcard(_, opts) => {
+                if opts.opt_exclude.is_some()
+                    || opts.opt_except.is_some()
+                    || opts.opt_replace.is_some()
+                    || opts.opt_rename.is_some()
+                    || opts.opt_ilike.is_some()
+                {
+                    return Err(PgError::unsupported("wildcard options"));
+                }
+                let qualifier = match item {
+                    ast::SelectItem::QualifiedWildcard(
+                        ast::SelectItemQualifiedWildcardKind::ObjectName(n),
+                        _,
+                    ) => Some(self.object_name(n)?.0),
+                    ast::SelectItem::QualifiedWildcard(..) => {
+                        return Err(PgError::unsupported("expression.*"));
+                    }
+                    _ => None,
+                };
+                if cx.scope.columns.is_empty() && qualifier.is_none() {
+                    return Err(PgError::syntax(
+                        "SELECT * with no tables specified is not valid",
+                    ));
+                }
+                let mut any = false;
+                for (i, c) in cx.scope.columns.iter().enumerate() {
+                    if qualifier.is_none() || c.table == qualifier {
+                        any = true;
+                        exprs.push(Expr::column(i, c.ty));
+                        columns.push(cx.scope.output_column(i, c.name.clone(), c.ty));
+                    }
+                }
+                if !any {
+                    return Err(PgError::new(
+                        SqlState::UNDEFINED_TABLE,
+                        format!(
+                            "missing FROM-clause entry for table \"{}\"",
+                            qualifier.unwrap_or_default()
+                        ),
+                    ));
+                }
+            }
+            ast::SelectItem::ExprWithAliases { .. } => {
+                return Err(PgError::unsupported("multiple aliases"));
+            }
+        }
+        Ok(())
     }
 
     /// Replace group keys and aggregate calls by columns of the Aggregate node's output;
