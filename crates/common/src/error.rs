@@ -77,6 +77,10 @@ impl SqlState {
     pub const WRONG_OBJECT_TYPE: SqlState = SqlState("42809");
     /// A malformed protocol message.
     pub const PROTOCOL_VIOLATION: SqlState = SqlState("08P01");
+    /// The connection to the client failed.
+    pub const CONNECTION_FAILURE: SqlState = SqlState("08006");
+    /// Bytes that are not valid in the encoding (UTF-8).
+    pub const CHARACTER_NOT_IN_REPERTOIRE: SqlState = SqlState("22021");
     /// Disk I/O failed.
     pub const IO_ERROR: SqlState = SqlState("58030");
     /// Data on disk is not what it should be (bad checksum, impossible page).

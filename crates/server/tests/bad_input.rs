@@ -43,25 +43,13 @@ fn install_panic_recorder() {
             .map(|s| s.to_string())
             .or_else(|| info.payload().downcast_ref::<String>().cloned())
             .unwrap_or_default();
-        // KNOWN BUG: pgwire 0.42.1's frontend decoder panics on truncated messages (see
-        // `minimal_malformed_messages`). Those panics are kept apart so that the random
-        // tests still fail on any other panic (bytes panics are the decoder reading past
-        // the end of a frame); the minimal test counts them.
-        let in_decoder = location.contains("/pgwire-") || location.contains("/bytes-");
-        let list = if in_decoder {
-            &KNOWN_PGWIRE_PANICS
-        } else {
-            &PANICS
-        };
-        list.lock()
+        PANICS
+            .lock()
             .unwrap_or_else(|e| e.into_inner())
             .push(format!("{location}: {message}"));
         default_hook(info);
     }));
 }
-
-/// Panics inside pgwire's decoder (the known bug), counted apart.
-static KNOWN_PGWIRE_PANICS: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
 
 fn panic_count() -> usize {
     PANICS.lock().unwrap_or_else(|e| e.into_inner()).len()
@@ -228,27 +216,57 @@ fn startup_then_messages(rng: &mut StdRng) -> Vec<u8> {
 
 /// Sends `bytes`, half-closes, and reads until the server closes. `Err` only when the
 /// server neither answers nor closes within [`RAW_WAIT`] after the client's FIN.
-async fn send_raw(addr: std::net::SocketAddr, bytes: Vec<u8>) -> Result<(), String> {
+/// Sends `bytes` on a fresh connection, half-closes it and returns what the server sent
+/// back before closing its side.
+async fn send_raw(addr: std::net::SocketAddr, bytes: Vec<u8>) -> Result<Vec<u8>, String> {
     let mut stream = TcpStream::connect(addr)
         .await
         .map_err(|e| format!("connect failed: {e}"))?;
+    let mut received = Vec::new();
     // The server may close (or reset) mid-write: that is its right.
     if stream.write_all(&bytes).await.is_err() {
-        return Ok(());
+        let _ = stream.read_to_end(&mut received).await;
+        return Ok(received);
     }
     let _ = stream.shutdown().await;
-    let mut sink = [0u8; 4096];
+    let mut chunk = [0u8; 4096];
     let read_all = async {
         loop {
-            match stream.read(&mut sink).await {
+            match stream.read(&mut chunk).await {
                 Ok(0) | Err(_) => break,
-                Ok(_) => {}
+                Ok(n) => received.extend_from_slice(&chunk[..n]),
             }
         }
     };
     tokio::time::timeout(RAW_WAIT, read_all)
         .await
-        .map_err(|_| "server kept the connection open after the client's FIN".to_string())
+        .map_err(|_| "server kept the connection open after the client's FIN".to_string())?;
+    Ok(received)
+}
+
+/// The (severity, SQLSTATE) of every ErrorResponse in a stream of backend messages.
+fn error_responses(mut bytes: &[u8]) -> Vec<(String, String)> {
+    let mut errors = Vec::new();
+    while bytes.len() >= 5 {
+        let ty = bytes[0];
+        let len = u32::from_be_bytes(bytes[1..5].try_into().unwrap()) as usize;
+        let Some(body) = bytes.get(5..1 + len) else {
+            break;
+        };
+        if ty == b'E' {
+            let (mut severity, mut code) = (String::new(), String::new());
+            for field in body.split(|b| *b == 0) {
+                match field.first() {
+                    Some(b'S') => severity = String::from_utf8_lossy(&field[1..]).into(),
+                    Some(b'C') => code = String::from_utf8_lossy(&field[1..]).into(),
+                    _ => {}
+                }
+            }
+            errors.push((severity, code));
+        }
+        bytes = &bytes[1 + len..];
+    }
+    errors
 }
 
 fn show_bytes(bytes: &[u8]) -> String {
@@ -719,34 +737,41 @@ async fn select_one(server: &Server) -> Result<(), String> {
 /// The tests of this file count the process's panics: one at a time.
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
-/// Minimal inputs the fuzzing found, each on its own connection after a valid startup.
-///
-/// KNOWN BUG (pgwire 0.42.1's frontend decoder, not Myriad's code): each of these panics
-/// the connection's task (the server survives; the connection drops without an
-/// ErrorResponse). PostgreSQL answers 08P01 and closes. This test fails until fixed.
-const MALFORMED_AFTER_STARTUP: &[(&str, &[u8])] = &[
+/// Minimal inputs the fuzzing found (each once panicked pgwire 0.42.1's decoder), each on
+/// its own connection after a valid startup, with the error severity PostgreSQL gives:
+/// a malformed body fails the message (ERROR), broken framing ends the connection (FATAL).
+const MALFORMED_AFTER_STARTUP: &[(&str, &str, &[u8])] = &[
     // Execute: portal "" then no max-rows int32 -> "advance out of bounds" in get_i32.
-    ("Execute without max-rows", &[b'E', 0, 0, 0, 5, 0]),
+    ("Execute without max-rows", "ERROR", &[b'E', 0, 0, 0, 5, 0]),
     // Parse: name "", query "", 1 parameter type, no oid -> get_u32 out of bounds.
     (
         "Parse with a missing type oid",
+        "ERROR",
         &[b'P', 0, 0, 0, 8, 0, 0, 0, 1],
     ),
     // Bind: portal "", statement "", no format count -> get_i16 out of bounds.
-    ("Bind without format count", &[b'B', 0, 0, 0, 6, 0, 0]),
+    (
+        "Bind without format count",
+        "ERROR",
+        &[b'B', 0, 0, 0, 6, 0, 0],
+    ),
     // Bind: 0 formats, 1 parameter of length i32::MAX in a 14-byte message -> split_to.
     (
         "Bind with an oversized parameter length",
+        "ERROR",
         &[b'B', 0, 0, 0, 14, 0, 0, 0, 0, 0, 1, 0x7f, 0xff, 0xff, 0xff],
     ),
     // CopyData with length 0: `len - 4` underflows (copy.rs:37).
-    ("CopyData with length 0", &[b'd', 0, 0, 0, 0]),
+    ("CopyData with length 0", "FATAL", &[b'd', 0, 0, 0, 0]),
     // PasswordMessage with length 0: `full_len - 4` underflows (startup.rs:286).
-    ("PasswordMessage with length 0", &[b'p', 0, 0, 0, 0]),
+    (
+        "PasswordMessage with length 0",
+        "FATAL",
+        &[b'p', 0, 0, 0, 0],
+    ),
 ];
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "KNOWN BUG: pgwire 0.42.1 panics decoding truncated messages; run with --ignored"]
 async fn minimal_malformed_messages() {
     let _serial = SERIAL.lock().await;
     record_panics();
@@ -758,21 +783,22 @@ async fn minimal_malformed_messages() {
     };
     let server = Server::start(&config).await.expect("server starts");
     let mut failures = Vec::new();
-    for (what, message) in MALFORMED_AFTER_STARTUP {
+    for (what, severity, message) in MALFORMED_AFTER_STARTUP {
         let mut bytes = startup_message();
         bytes.extend_from_slice(message);
-        let before = KNOWN_PGWIRE_PANICS
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .len();
-        if let Err(e) = send_raw(server.local_addr(), bytes).await {
-            failures.push(format!("{what}: {e}"));
+        let before = panic_count();
+        match send_raw(server.local_addr(), bytes).await {
+            Err(e) => failures.push(format!("{what}: {e}")),
+            Ok(reply) => {
+                let errors = error_responses(&reply);
+                let want = vec![(severity.to_string(), "08P01".to_string())];
+                if errors != want {
+                    failures.push(format!("{what}: got errors {errors:?}, want {want:?}"));
+                }
+            }
         }
-        let panics = KNOWN_PGWIRE_PANICS
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone();
-        if panics.len() > before {
+        if panic_count() > before {
+            let panics = PANICS.lock().unwrap_or_else(|e| e.into_inner());
             failures.push(format!(
                 "{what} {message:02x?}: server panicked: {}",
                 panics[before]

@@ -13,7 +13,9 @@
 //!   catalog queries psql sends and whether pgbench uses COPY FREEZE) and PostgreSQL's
 //!   defaults (`DateStyle = ISO, MDY`), not pgwire's.
 //! - Authentication is trust: the server listens on loopback by default.
-//! - A malformed message ends that connection (pgwire's decoder), never the server.
+//! - Frames are read and checked here (`frame`) before pgwire decodes them: a malformed
+//!   message gets PostgreSQL's 08P01 error (FATAL for broken framing, which ends only that
+//!   connection), never a panic.
 
 use std::collections::HashMap;
 use std::fmt::Debug;
@@ -31,17 +33,23 @@ use pgwire::api::query::SimpleQueryHandler;
 use pgwire::api::results::Response;
 use pgwire::api::store::PortalStore;
 use pgwire::api::{
-    ClientInfo, ClientPortalStore, PgWireConnectionState, PgWireServerHandlers,
+    ClientInfo, ClientPortalStore, DefaultClient, PgWireConnectionState, PgWireServerHandlers,
     PidSecretKeyGenerator, RandomPidSecretKeyGenerator,
 };
-use pgwire::error::{PgWireError, PgWireResult};
+use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
 use pgwire::messages::data::{DataRow, FieldDescription, RowDescription};
 use pgwire::messages::response::{
-    CommandComplete, EmptyQueryResponse, ErrorResponse, NoticeResponse, ReadyForQuery,
-    TransactionStatus,
+    CommandComplete, EmptyQueryResponse, ErrorResponse, GssEncResponse, NoticeResponse,
+    ReadyForQuery, SslResponse, TransactionStatus,
 };
 use pgwire::messages::simplequery::Query;
-use pgwire::messages::{PgWireBackendMessage, PgWireFrontendMessage};
+use pgwire::messages::{
+    DecodeContext, PgWireBackendMessage, PgWireFrontendMessage, ProtocolVersion,
+};
+use pgwire::tokio::server::{PgWireMessageServerCodec, process_error, process_message};
+use tokio_util::codec::Framed;
+
+mod frame;
 
 /// The PostgreSQL version Myriad reports: clients pick their SQL by it.
 pub const SERVER_VERSION: &str = concat!("15.0 (Myriad ", env!("CARGO_PKG_VERSION"), ")");
@@ -318,12 +326,228 @@ impl<B: Backend> SimpleQueryHandler for QueryHandler<B> {
     }
 }
 
+/// How long a client may take to finish startup, as pgwire's own default.
+const STARTUP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// The write side of a connection, as the `Framed` that pgwire's handlers write to.
+/// Reading is done by [`frame::FrameReader`] on the other half, so this side reads as
+/// end-of-stream if anything ever tries.
+struct WriteSide(tokio::net::tcp::OwnedWriteHalf);
+
+impl tokio::io::AsyncRead for WriteSide {
+    fn poll_read(
+        self: std::pin::Pin<&mut Self>,
+        _cx: &mut std::task::Context<'_>,
+        _buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+}
+
+impl tokio::io::AsyncWrite for WriteSide {
+    fn poll_write(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        std::pin::Pin::new(&mut self.0).poll_write(cx, buf)
+    }
+
+    fn poll_flush(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.0).poll_flush(cx)
+    }
+
+    fn poll_shutdown(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.0).poll_shutdown(cx)
+    }
+}
+
+fn wire_error(e: &PgError) -> PgWireError {
+    let mut info = ErrorInfo::new(
+        e.severity.as_str().to_string(),
+        e.code.0.to_string(),
+        e.message.clone(),
+    );
+    info.detail = e.detail.clone();
+    info.hint = e.hint.clone();
+    PgWireError::UserError(Box::new(info))
+}
+
 /// Serve one accepted connection until it closes.
+///
+/// The loop is pgwire's, with one difference: frames are read and checked by
+/// [`frame::FrameReader`] and [`frame::check_body`] before pgwire decodes them, because
+/// pgwire's decoders panic on truncated bodies. A framing error ends the connection with
+/// a FATAL 08P01; a malformed body fails that message with an ERROR 08P01.
 pub async fn serve_connection<B: Backend>(
     socket: tokio::net::TcpStream,
     handlers: Arc<Handlers<B>>,
 ) {
-    if let Err(e) = pgwire::tokio::process_socket(socket, None, handlers).await {
+    if let Err(e) = run_connection(socket, &*handlers).await {
         tracing::debug!(error = %e, "connection ended with an error");
     }
+}
+
+async fn run_connection<H: PgWireServerHandlers>(
+    socket: tokio::net::TcpStream,
+    handlers: &H,
+) -> PgWireResult<()> {
+    let addr = socket.peer_addr()?;
+    socket.set_nodelay(true)?;
+    let (read, write) = socket.into_split();
+    let mut reader = frame::FrameReader::new(read);
+    let mut client = Framed::new(
+        WriteSide(write),
+        PgWireMessageServerCodec::new(DefaultClient::new(addr, false)),
+    );
+    client.set_state(PgWireConnectionState::AwaitingStartup);
+
+    let startup = handlers.startup_handler();
+    let simple = handlers.simple_query_handler();
+    let extended = handlers.extended_query_handler();
+    let copy = handlers.copy_handler();
+    let cancel = handlers.cancel_handler();
+
+    // Startup: SSL and GSS requests are refused (no TLS), a cancel request closes the
+    // connection, a startup packet authenticates (trust).
+    let started = tokio::time::timeout(STARTUP_TIMEOUT, async {
+        loop {
+            let (kind, mut packet) = match reader.next_startup().await {
+                Ok(Some(p)) => p,
+                Ok(None) => return Ok(false),
+                Err(e) => {
+                    send_fatal(&mut client, &e).await;
+                    return Ok(false);
+                }
+            };
+            match kind {
+                frame::StartupKind::SslRequest => {
+                    client
+                        .send(PgWireBackendMessage::SslResponse(SslResponse::Refuse))
+                        .await?;
+                }
+                frame::StartupKind::GssEncRequest => {
+                    client
+                        .send(PgWireBackendMessage::GssEncResponse(GssEncResponse::Refuse))
+                        .await?;
+                }
+                frame::StartupKind::Cancel => return Ok(false),
+                frame::StartupKind::Startup => {
+                    let mut ctx = DecodeContext::new(ProtocolVersion::default());
+                    ctx.awaiting_frontend_ssl = false;
+                    let Some(msg) = PgWireFrontendMessage::decode(&mut packet, &ctx)? else {
+                        return Ok(false);
+                    };
+                    let res = process_message(
+                        msg,
+                        &mut client,
+                        startup.clone(),
+                        simple.clone(),
+                        extended.clone(),
+                        copy.clone(),
+                        cancel.clone(),
+                    )
+                    .await;
+                    if let Err(e) = res {
+                        let fatal = e.is_fatal();
+                        process_error(&mut client, e, false).await?;
+                        if fatal {
+                            return Ok(false);
+                        }
+                    }
+                    return Ok(matches!(
+                        client.state(),
+                        PgWireConnectionState::ReadyForQuery
+                    ));
+                }
+            }
+        }
+    })
+    .await;
+    match started {
+        Ok(Ok(true)) => {}
+        Ok(Ok(false)) | Err(_) => return Ok(()),
+        Ok(Err(e)) => return Err(e),
+    }
+
+    let mut ctx = DecodeContext::new(client.protocol_version());
+    ctx.awaiting_frontend_ssl = false;
+    ctx.awaiting_frontend_startup = false;
+    loop {
+        let (ty, mut message) = match reader.next_message().await {
+            Ok(Some(m)) => m,
+            Ok(None) => return Ok(()),
+            Err(e) => {
+                send_fatal(&mut client, &e).await;
+                return Ok(());
+            }
+        };
+        if ty == b'X' {
+            return Ok(());
+        }
+        let in_copy = match client.state() {
+            PgWireConnectionState::CopyInProgress(extended) => Some(extended),
+            _ => None,
+        };
+        // An error in these skips to the next Sync; an error in Sync itself (as in
+        // PostgreSQL) is followed by ReadyForQuery.
+        let is_extended = in_copy.unwrap_or(matches!(ty, b'P' | b'B' | b'D' | b'E' | b'C' | b'H'));
+        // After an error in an extended-protocol batch, PostgreSQL reads frames up to the
+        // next Sync without looking inside them.
+        if matches!(client.state(), PgWireConnectionState::AwaitingSync) && ty != b'S' {
+            continue;
+        }
+        if let Err(e) = frame::check_body(ty, &message[5..]) {
+            if e.severity == common::error::Severity::Fatal {
+                send_fatal(&mut client, &e).await;
+                return Ok(());
+            }
+            process_error(&mut client, wire_error(&e), is_extended).await?;
+            continue;
+        }
+        let msg = match PgWireFrontendMessage::decode(&mut message, &ctx) {
+            Ok(Some(m)) => m,
+            Ok(None) | Err(_) => {
+                let e = PgError::new(
+                    common::error::SqlState::PROTOCOL_VIOLATION,
+                    "invalid message format",
+                );
+                process_error(&mut client, wire_error(&e), is_extended).await?;
+                continue;
+            }
+        };
+        let res = process_message(
+            msg,
+            &mut client,
+            startup.clone(),
+            simple.clone(),
+            extended.clone(),
+            copy.clone(),
+            cancel.clone(),
+        )
+        .await;
+        if let Err(e) = res {
+            let fatal = e.is_fatal();
+            process_error(&mut client, e, is_extended).await?;
+            if fatal {
+                return Ok(());
+            }
+        }
+    }
+}
+
+/// Sends a FATAL error; the caller then closes the connection.
+async fn send_fatal<S>(client: &mut Framed<WriteSide, PgWireMessageServerCodec<S>>, e: &PgError) {
+    tracing::debug!(code = e.code.0, message = %e.message, "closing connection");
+    let _ = client
+        .send(PgWireBackendMessage::ErrorResponse(ErrorResponse::new(
+            error_fields(e),
+        )))
+        .await;
 }
