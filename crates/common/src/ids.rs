@@ -14,6 +14,10 @@ pub type BlockNumber = u32;
 /// A line pointer number within a page, 1-based as in PostgreSQL.
 pub type OffsetNumber = u16;
 
+/// A position in the write-ahead log: the byte offset in the log's endless stream. 0 is
+/// "never logged" (a page that no WAL record has touched).
+pub type Lsn = u64;
+
 /// The physical address of a heap tuple: block and line pointer, PostgreSQL's `ItemPointer`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct ItemPointer {

@@ -42,6 +42,7 @@ use parking_lot::{Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use crate::page::{self, PageMut};
 use crate::smgr::{Smgr, relpath};
+use crate::xlog::Wal;
 
 /// Number of partitions of the buffer mapping table (PostgreSQL's
 /// `NUM_BUFFER_PARTITIONS` is 128; 16 is plenty for the core counts Myriad runs on and
@@ -178,11 +179,16 @@ enum ReadMode {
     Read,
     /// The block was just added by `smgr.extend`: initialise an empty page, no read.
     NewPage,
+    /// Recovery will overwrite the whole page with a full image: no read (the page on
+    /// disk may be torn), zeros in memory.
+    Overwrite,
 }
 
 /// The buffer pool: see the module header.
 pub struct BufferPool {
     smgr: Arc<Smgr>,
+    /// The log pages are written behind (buffer rule 3); `None` in unlogged tests.
+    wal: Option<Arc<Wal>>,
     frames: Box<[Frame]>,
     partitions: Box<[Partition]>,
     clock_hand: AtomicUsize,
@@ -210,6 +216,7 @@ impl BufferPool {
             .collect();
         BufferPool {
             smgr,
+            wal: None,
             frames,
             partitions,
             clock_hand: AtomicUsize::new(0),
@@ -221,6 +228,37 @@ impl BufferPool {
     /// The storage manager under this pool.
     pub fn smgr(&self) -> &Arc<Smgr> {
         &self.smgr
+    }
+
+    /// Log page changes to `wal` from now on, and write no page before the log covers its
+    /// LSN. Done once, at startup, before recovery.
+    pub fn attach_wal(&mut self, wal: Arc<Wal>) {
+        self.wal = Some(wal);
+    }
+
+    /// The log this pool writes behind, if any.
+    pub fn wal(&self) -> Option<&Arc<Wal>> {
+        self.wal.as_ref()
+    }
+
+    /// Recovery's access to a block: extends the relation up to `block` if a crash lost
+    /// its extension, and with `overwrite` skips reading a page that a full image is about
+    /// to replace (it may be torn on disk).
+    pub fn read_buffer_for_redo(
+        &self,
+        rel: RelId,
+        block: BlockNumber,
+        overwrite: bool,
+    ) -> PgResult<PinnedBuffer<'_>> {
+        while self.smgr.nblocks(rel)? <= block {
+            self.smgr.extend(rel)?;
+        }
+        let mode = if overwrite {
+            ReadMode::Overwrite
+        } else {
+            ReadMode::Read
+        };
+        self.get_buffer(BufferTag { rel, block }, mode)
     }
 
     /// Number of frames.
@@ -236,7 +274,8 @@ impl BufferPool {
     }
 
     /// Add a block to `rel` and pin it, holding a freshly initialised empty page (no special
-    /// space; an index access method re-initialises it with its own). The page is dirty.
+    /// space; an index access method re-initialises it with its own). It is not dirty: on
+    /// disk the block is zeros, a valid new page, until a logged change dirties it.
     pub fn extend(&self, rel: RelId) -> PgResult<(BlockNumber, PinnedBuffer<'_>)> {
         let block = self.smgr.extend(rel)?;
         let buf = self.get_buffer(BufferTag { rel, block }, ReadMode::NewPage)?;
@@ -307,13 +346,19 @@ impl BufferPool {
                     PageMut::new(&mut content).init(0);
                     Ok(())
                 }
+                ReadMode::Overwrite => {
+                    content.fill(0);
+                    Ok(())
+                }
             };
             let frame = &self.frames[victim];
             match loaded {
                 Ok(()) => {
                     let mut hdr = frame.header.lock();
                     hdr.set_state(FrameState::Valid(tag));
-                    hdr.dirty = mode == ReadMode::NewPage;
+                    // A new page is zeros on disk (smgr rule 3), valid as it is: it is
+                    // written only once a logged change dirties it.
+                    hdr.dirty = false;
                 }
                 Err(e) => {
                     // Unmap before releasing the content lock, so waiters see Free.
@@ -434,7 +479,7 @@ impl BufferPool {
 
     /// If frame `id` (pinned by the caller) is dirty, write it out: stamp the checksum on
     /// a copy taken under the shared content lock, so writers wait only for the copy.
-    /// The WAL issue adds "flush WAL up to the page's LSN first" here (buffer rule 3).
+    /// The WAL is flushed up to the page's LSN first (buffer rule 3).
     fn write_back(&self, id: usize) -> PgResult<()> {
         let frame = &self.frames[id];
         let mut copy = [0u8; BLCKSZ];
@@ -450,6 +495,13 @@ impl BufferPool {
             copy.copy_from_slice(&content[..]);
             tag
         };
+        // buffer rule 3: the log first, up to the page's LSN.
+        if let Some(wal) = &self.wal
+            && let Err(e) = wal.flush(page::Page::new(&copy).lsn())
+        {
+            frame.header.lock().dirty = true;
+            return Err(e);
+        }
         page::set_checksum(&mut copy, tag.block);
         if let Err(e) = self.smgr.write_block(tag.rel, tag.block, &copy) {
             // Still pinned by us, so still Valid(tag): it stays dirty for the next try.

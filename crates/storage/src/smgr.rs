@@ -70,6 +70,8 @@ struct SmgrRelation {
     nblocks: AtomicU32,
     /// Serialises extends, so concurrent extends get distinct blocks.
     extend_lock: Mutex<()>,
+    /// Written since its last sync: `sync_all` syncs only these (smgr rule 5).
+    needs_sync: AtomicBool,
 }
 
 impl SmgrRelation {
@@ -78,6 +80,7 @@ impl SmgrRelation {
             file,
             nblocks: AtomicU32::new(nblocks),
             extend_lock: Mutex::new(()),
+            needs_sync: AtomicBool::new(false),
         }
     }
 
@@ -249,6 +252,7 @@ impl Smgr {
         r.file
             .write_all_at(&ZEROES, block as u64 * BLCKSZ as u64)
             .map_err(|e| PgError::io(format!("could not extend file \"{}\"", relpath(rel)), e))?;
+        r.needs_sync.store(true, Ordering::Release);
         r.nblocks.store(block + 1, Ordering::Release);
         Ok(block)
     }
@@ -312,7 +316,10 @@ impl Smgr {
                     format!("could not write block {block} in file \"{}\"", relpath(rel)),
                     e,
                 )
-            })
+            })?;
+        // Set after the write: a concurrent `sync_all` clears it before its fsync.
+        r.needs_sync.store(true, Ordering::Release);
+        Ok(())
     }
 
     /// Make every write to `rel` so far durable.
@@ -323,19 +330,27 @@ impl Smgr {
             .map_err(|e| PgError::io(format!("could not fsync file \"{}\"", relpath(rel)), e))
     }
 
-    /// Make every write to every open relation durable, and creations and removals of
-    /// relation files too.
+    /// Make every write to every relation durable, and creations and removals of
+    /// relation files too. Only relations written since their last sync are synced
+    /// (smgr rule 5), so a checkpoint costs O(relations written), not O(relations).
     pub fn sync_all(&self) -> PgResult<()> {
-        let open: Vec<(RelId, Arc<SmgrRelation>)> = self
+        let written: Vec<(RelId, Arc<SmgrRelation>)> = self
             .open
             .read()
             .iter()
+            .filter(|(_, r)| r.needs_sync.load(Ordering::Acquire))
             .map(|(rel, r)| (*rel, Arc::clone(r)))
             .collect();
-        for (rel, r) in open {
-            r.file.sync().map_err(|e| {
-                PgError::io(format!("could not fsync file \"{}\"", relpath(rel)), e)
-            })?;
+        for (rel, r) in written {
+            // Cleared before the sync: a write racing with it sets the flag again.
+            r.needs_sync.store(false, Ordering::Release);
+            if let Err(e) = r.file.sync() {
+                r.needs_sync.store(true, Ordering::Release);
+                return Err(PgError::io(
+                    format!("could not fsync file \"{}\"", relpath(rel)),
+                    e,
+                ));
+            }
         }
         if self.base_dir_dirty.swap(false, Ordering::AcqRel)
             && let Err(e) = self.vfs.sync_dir(&self.base_dir)
