@@ -5,9 +5,8 @@
 //! [`tuple::encode`]); this module only reads and writes their
 //! `t_ctid`.
 //!
-//! This is the one place heap pages change (access rule 1): every change goes through a
-//! buffer write guard taken here, and the WAL issue adds one log record per function
-//! (insert, delete, update) at those points.
+//! This is the one place heap pages change (access rule 1): every change is one
+//! mini-transaction ([`storage::Mtr`]) taken here, logged as one WAL record.
 //!
 //! Space (access rule 2): inserts go to the relation's last block, whose number is smgr's
 //! cached size less one (no scan, no syscall); when it is full the relation is extended. A
@@ -27,7 +26,7 @@ use common::limits::BLCKSZ;
 use common::{PgError, PgResult, RelId};
 use storage::page::{Page, PageMut};
 use storage::smgr::relpath;
-use storage::{BufferPool, PinnedBuffer};
+use storage::{BufferPool, Mtr, PinnedBuffer};
 
 use crate::tuple::{self, HEAP_TUPLE_HEADER_SIZE, MAX_HEAP_TUPLE_SIZE};
 
@@ -101,15 +100,20 @@ pub fn heap_insert(pool: &BufferPool, rel: RelId, tuple: &[u8]) -> PgResult<Item
     let nblocks = pool.smgr().nblocks(rel)?;
     if let Some(block) = nblocks.checked_sub(1) {
         let mut buf = pool.read_buffer(rel, block)?;
-        let mut page = buf.write();
-        if let Some(offset) = place_on_page(&mut page, block, tuple) {
+        let mut mtr = Mtr::new(pool);
+        let p = mtr.latch(&mut buf);
+        if let Some(offset) = place_on_page(mtr.page(p), block, tuple) {
+            mtr.commit()?;
             return Ok(ItemPointer { block, offset });
         }
+        // Dropping the mtr undoes a compaction that did not make room.
     }
     let (block, mut buf) = pool.extend(rel)?;
-    let mut page = buf.write();
-    let offset = place_on_page(&mut page, block, tuple)
+    let mut mtr = Mtr::new(pool);
+    let p = mtr.latch(&mut buf);
+    let offset = place_on_page(mtr.page(p), block, tuple)
         .expect("a tuple of at most MAX_HEAP_TUPLE_SIZE fits on an empty page");
+    mtr.commit()?;
     Ok(ItemPointer { block, offset })
 }
 
@@ -118,10 +122,12 @@ pub fn heap_insert(pool: &BufferPool, rel: RelId, tuple: &[u8]) -> PgResult<Item
 /// is a caller bug (an internal error).
 pub fn heap_delete(pool: &BufferPool, rel: RelId, tid: ItemPointer) -> PgResult<()> {
     let mut buf = pin_tid_page(pool, rel, tid)?;
-    let mut page = buf.write();
-    if !PageMut::new(&mut page).mark_dead(tid.offset) {
+    let mut mtr = Mtr::new(pool);
+    let p = mtr.latch(&mut buf);
+    if !PageMut::new(mtr.page(p)).mark_dead(tid.offset) {
         return Err(not_live(rel, tid));
     }
+    mtr.commit()?;
     Ok(())
 }
 
@@ -138,8 +144,9 @@ pub fn heap_update(
     check_tuple(new_tuple)?;
     {
         let mut buf = pin_tid_page(pool, rel, tid)?;
-        let mut guard = buf.write();
-        let mut page = PageMut::new(&mut guard);
+        let mut mtr = Mtr::new(pool);
+        let p = mtr.latch(&mut buf);
+        let mut page = PageMut::new(mtr.page(p));
         if page.as_page().get_item(tid.offset).is_none() {
             return Err(not_live(rel, tid));
         }
@@ -153,6 +160,7 @@ pub fn heap_update(
                 .item_mut(tid.offset)
                 .expect("a replaced item is NORMAL");
             tuple::set_ctid(item, tid);
+            mtr.commit()?;
             return Ok(tid);
         }
         // Unpin before inserting: the insert may want this very page (buffer rule 5).
