@@ -11,6 +11,7 @@
 //! ("access rule N", "tuple rule N").
 
 pub mod heapam;
+pub mod nbtree;
 pub mod tuple;
 
 pub use heapam::{HeapScan, heap_delete, heap_fetch, heap_insert, heap_update};

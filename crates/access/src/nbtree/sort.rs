@@ -1,0 +1,363 @@
+//! Creating an index: empty, or built in bulk from unsorted entries (PostgreSQL's
+//! `btbuildempty` and `nbtsort.c`; nbtree rule 10).
+//!
+//! The bulk build encodes every entry into one arena, sorts them (key, then heap TID),
+//! and streams them into leaves from left to right, each filled to
+//! [`BTREE_DEFAULT_FILLFACTOR`] percent. When a page is full its last item moves to the
+//! next page and the high key is made from the last two items (suffix truncation), so the
+//! high key always fits where that item was. Each finished page passes a downlink up to
+//! the level above, which fills the same way (to [`BTREE_NONLEAF_FILLFACTOR`] percent),
+//! so upper levels are built bottom-up in the same pass. The top level's single page is
+//! the root; the metapage is written last. No entry goes through `insert`.
+//!
+//! Both run under the DDL lock that keeps everyone else off the index, on a relation
+//! that exists and is empty.
+
+use common::ids::{BlockNumber, ItemPointer};
+use common::limits::BLCKSZ;
+use common::{PgError, PgResult, Value};
+
+use super::page::{
+    self, BT_PAGE_CAPACITY, BTP_LEAF, BTP_ROOT, BTREE_METAPAGE, BtMeta, BtOpaque, P_NONE,
+    item_space,
+};
+use super::rootcache::RootInfo;
+use super::tuple::{self, INDEX_MAX_KEYS, TupleRef};
+use super::{BTREE_DEFAULT_FILLFACTOR, BTREE_NONLEAF_FILLFACTOR, BTree};
+
+/// Room kept free on a page being filled for its high key to outgrow the item it
+/// replaces: a pivot may carry a heap TID the leaf item stored in its header
+/// (`MAXALIGN(sizeof(ItemPointerData))`).
+const HIGH_KEY_GROWTH: usize = 8;
+
+/// What a [`BTree::build`] made.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BuildStats {
+    /// Entries in the index.
+    pub entries: u64,
+    /// Levels, leaves included (1 when the root is a leaf).
+    pub levels: u32,
+    /// Blocks written, metapage included.
+    pub pages: u64,
+}
+
+/// The page being filled on one level.
+struct LevelState {
+    level: u32,
+    block: BlockNumber,
+    prev: BlockNumber,
+    items: Vec<Vec<u8>>,
+    /// Bytes the items take, line pointers included.
+    used: usize,
+    /// The pivot that leads to this page (the left neighbour's high key); `None` for the
+    /// leftmost page, reached through a minus-infinity downlink.
+    low_key: Option<Vec<u8>>,
+}
+
+struct Builder<'t, 'a> {
+    tree: &'t BTree<'a>,
+    levels: Vec<LevelState>,
+    pages: u64,
+}
+
+impl<'a> BTree<'a> {
+    fn check_new_index(&self, natts: usize) -> PgResult<()> {
+        if natts == 0 {
+            return Err(PgError::internal(
+                "a btree index needs at least one key column",
+            ));
+        }
+        if natts > INDEX_MAX_KEYS {
+            return Err(PgError::new(
+                common::SqlState::TOO_MANY_COLUMNS,
+                format!("cannot use more than {INDEX_MAX_KEYS} columns in an index"),
+            ));
+        }
+        let nblocks = self.pool.smgr().nblocks(self.rel)?;
+        if nblocks != 0 {
+            return Err(PgError::internal(format!(
+                "btree index {} is not empty ({nblocks} blocks)",
+                self.display_name()
+            )));
+        }
+        Ok(())
+    }
+
+    /// The metapage just written is the truth: cache it.
+    fn publish_root(&self, root: BlockNumber, level: u32, natts: usize) {
+        self.cache.store(
+            self.rel,
+            RootInfo {
+                root,
+                level,
+                natts: natts as u16,
+            },
+        );
+    }
+
+    /// Make an empty index of `natts` key columns in the (existing, empty) relation: the
+    /// metapage and an empty root leaf, in one atomic step.
+    pub fn create(&self, natts: usize) -> PgResult<()> {
+        self.check_new_index(natts)?;
+        let (meta_block, mut meta_buf) = self.pool.extend(self.rel)?;
+        let (root_block, mut root_buf) = self.pool.extend(self.rel)?;
+        if meta_block != BTREE_METAPAGE {
+            return Err(PgError::internal(format!(
+                "btree index {} grew while being created",
+                self.display_name()
+            )));
+        }
+        let mut meta = meta_buf.write();
+        let mut root = root_buf.write();
+        let opaque = BtOpaque {
+            prev: P_NONE,
+            next: P_NONE,
+            level: 0,
+            flags: BTP_LEAF | BTP_ROOT,
+        };
+        if !page::build_page(&mut root, opaque, None, &[], 0) {
+            return Err(PgError::internal("an empty page does not fit"));
+        }
+        page::init_meta(
+            &mut meta,
+            BtMeta {
+                root: root_block,
+                level: 0,
+                natts: natts as u16,
+            },
+        );
+        drop(root);
+        drop(meta);
+        self.publish_root(root_block, 0, natts);
+        Ok(())
+    }
+
+    /// Build the index from `entries` in any order: sort them, then write pages bottom-up
+    /// (see the module header). The relation must exist and be empty. Errors as
+    /// [`insert`](Self::insert): an entry too large, a key of the wrong width, the same
+    /// (key, TID) twice.
+    pub fn build(
+        &self,
+        natts: usize,
+        entries: impl IntoIterator<Item = (Vec<Value>, ItemPointer)>,
+    ) -> PgResult<BuildStats> {
+        self.check_new_index(natts)?;
+        let mut arena = Vec::new();
+        let mut spans: Vec<(usize, usize)> = Vec::new();
+        for (key, tid) in entries {
+            let t = self.leaf_tuple(&key, tid, natts as u16)?;
+            spans.push((arena.len(), t.len()));
+            arena.extend_from_slice(&t);
+        }
+        let tuple_at = |s: &(usize, usize)| TupleRef::parse(&arena[s.0..s.0 + s.1]);
+        let mut failure = None;
+        spans.sort_unstable_by(|a, b| {
+            tuple_at(a)
+                .and_then(|a| tuple_at(b).and_then(|b| tuple::compare_tuples(&a, &b)))
+                .unwrap_or_else(|e| {
+                    failure.get_or_insert(e);
+                    std::cmp::Ordering::Equal
+                })
+        });
+        if let Some(e) = failure {
+            return Err(PgError::internal(format!("btree build: {e}")));
+        }
+        for w in spans.windows(2) {
+            let (a, b) = (tuple_at(&w[0]), tuple_at(&w[1]));
+            let same = a
+                .and_then(|a| b.and_then(|b| tuple::compare_tuples(&a, &b)))
+                .map_err(PgError::internal)?;
+            if same == std::cmp::Ordering::Equal {
+                let tid = tuple_at(&w[0])
+                    .ok()
+                    .and_then(|t| t.heap_tid())
+                    .unwrap_or(ItemPointer {
+                        block: 0,
+                        offset: 0,
+                    });
+                return Err(PgError::internal(format!(
+                    "duplicate entry for heap tuple ({},{}) in btree index {}",
+                    tid.block,
+                    tid.offset,
+                    self.display_name()
+                )));
+            }
+        }
+
+        let (meta_block, meta_buf) = self.pool.extend(self.rel)?;
+        drop(meta_buf);
+        if meta_block != BTREE_METAPAGE {
+            return Err(PgError::internal(format!(
+                "btree index {} grew while being built",
+                self.display_name()
+            )));
+        }
+        let mut builder = Builder {
+            tree: self,
+            levels: Vec::new(),
+            pages: 1,
+        };
+        let first = builder.alloc()?;
+        builder.levels.push(LevelState::new(0, first));
+        for s in &spans {
+            builder.add(0, arena[s.0..s.0 + s.1].to_vec())?;
+        }
+        let (root, level, pages) = builder.finish()?;
+        let mut meta_buf = self.pool.read_buffer(self.rel, BTREE_METAPAGE)?;
+        let mut meta = meta_buf.write();
+        page::init_meta(
+            &mut meta,
+            BtMeta {
+                root,
+                level,
+                natts: natts as u16,
+            },
+        );
+        drop(meta);
+        self.publish_root(root, level, natts);
+        Ok(BuildStats {
+            entries: spans.len() as u64,
+            levels: level + 1,
+            pages,
+        })
+    }
+}
+
+impl LevelState {
+    fn new(level: u32, block: BlockNumber) -> LevelState {
+        LevelState {
+            level,
+            block,
+            prev: P_NONE,
+            items: Vec::new(),
+            used: 0,
+            low_key: None,
+        }
+    }
+
+    /// The downlink to this page for the level above.
+    fn downlink(&self) -> Result<Vec<u8>, String> {
+        Ok(match &self.low_key {
+            None => tuple::minus_infinity(self.block),
+            Some(k) => tuple::with_downlink(&TupleRef::parse(k)?, self.block),
+        })
+    }
+}
+
+impl Builder<'_, '_> {
+    fn alloc(&mut self) -> PgResult<BlockNumber> {
+        let (block, _buf) = self.tree.pool.extend(self.tree.rel)?;
+        self.pages += 1;
+        Ok(block)
+    }
+
+    fn write(&self, st: &LevelState, opaque: BtOpaque, high_key: Option<&[u8]>) -> PgResult<()> {
+        let items: Vec<&[u8]> = st.items.iter().map(Vec::as_slice).collect();
+        let mut image = Box::new([0u8; BLCKSZ]);
+        if !page::build_page(&mut image, opaque, high_key, &items, 0) {
+            return Err(PgError::internal(format!(
+                "btree build: {} items do not fit block {}",
+                items.len(),
+                st.block
+            )));
+        }
+        let mut buf = self.tree.pool.read_buffer(self.tree.rel, st.block)?;
+        buf.write().copy_from_slice(&image[..]);
+        Ok(())
+    }
+
+    /// Add `item` (a leaf tuple, or a downlink) to the page being filled on level `l`,
+    /// finishing that page first if it is full.
+    fn add(&mut self, l: usize, item: Vec<u8>) -> PgResult<()> {
+        let leaf = l == 0;
+        let fill = if leaf {
+            BTREE_DEFAULT_FILLFACTOR
+        } else {
+            BTREE_NONLEAF_FILLFACTOR
+        };
+        let full_below_free = BLCKSZ * (100 - fill) / 100;
+        let st = &self.levels[l];
+        let free = BT_PAGE_CAPACITY - st.used;
+        if st.items.len() >= 2
+            && (free < item_space(item.len()) + HIGH_KEY_GROWTH || free < full_below_free)
+        {
+            self.finish_page(l)?;
+        }
+        let st = &mut self.levels[l];
+        st.used += item_space(item.len());
+        st.items.push(item);
+        Ok(())
+    }
+
+    /// Write out the full page on level `l`: its last item starts the next page, the high
+    /// key separates the two, and the downlink goes up.
+    fn finish_page(&mut self, l: usize) -> PgResult<()> {
+        let new_block = self.alloc()?;
+        let st = &mut self.levels[l];
+        let leaf = st.level == 0;
+        let last = st.items.pop().expect("a full page has at least two items");
+        let high_key = {
+            let last = TupleRef::parse(&last).map_err(PgError::internal)?;
+            if leaf {
+                let lastleft = st.items.last().expect("two items");
+                let lastleft = TupleRef::parse(lastleft).map_err(PgError::internal)?;
+                tuple::leaf_pivot(&lastleft, &last).map_err(PgError::internal)?
+            } else {
+                tuple::with_downlink(&last, P_NONE)
+            }
+        };
+        let opaque = BtOpaque {
+            prev: st.prev,
+            next: new_block,
+            level: st.level,
+            flags: if leaf { BTP_LEAF } else { 0 },
+        };
+        let downlink = st.downlink().map_err(PgError::internal)?;
+        let first = if leaf {
+            last
+        } else {
+            let last = TupleRef::parse(&last).map_err(PgError::internal)?;
+            tuple::minus_infinity(last.downlink())
+        };
+        let st = &self.levels[l];
+        self.write(st, opaque, Some(&high_key))?;
+        let st = &mut self.levels[l];
+        st.prev = st.block;
+        st.block = new_block;
+        st.used = item_space(first.len());
+        st.items = vec![first];
+        st.low_key = Some(high_key);
+        if self.levels.len() == l + 1 {
+            let block = self.alloc()?;
+            self.levels.push(LevelState::new(l as u32 + 1, block));
+        }
+        self.add(l + 1, downlink)
+    }
+
+    /// Write out the last page of every level, bottom-up; returns the root, its level and
+    /// the blocks written.
+    fn finish(mut self) -> PgResult<(BlockNumber, u32, u64)> {
+        let mut l = 0;
+        loop {
+            let top = l + 1 == self.levels.len();
+            let st = &self.levels[l];
+            let mut flags = if st.level == 0 { BTP_LEAF } else { 0 };
+            if top {
+                flags |= BTP_ROOT;
+            }
+            let opaque = BtOpaque {
+                prev: st.prev,
+                next: P_NONE,
+                level: st.level,
+                flags,
+            };
+            self.write(st, opaque, None)?;
+            if top {
+                return Ok((st.block, st.level, self.pages));
+            }
+            let downlink = st.downlink().map_err(PgError::internal)?;
+            self.add(l + 1, downlink)?;
+            l += 1;
+        }
+    }
+}
