@@ -77,7 +77,7 @@ pub fn execute(stmt: PlannedStatement, cx: &ExecContext) -> PgResult<StatementRe
         }
         PlannedStatement::CreateTable(new) => {
             let table = cx.catalog.create_table(new)?;
-            cx.pool.smgr().create(table.rel)?;
+            cx.pool.create_relation(table.rel)?;
             Ok(StatementResult {
                 tag: "CREATE TABLE".into(),
                 ..Default::default()
@@ -91,8 +91,7 @@ pub fn execute(stmt: PlannedStatement, cx: &ExecContext) -> PgResult<StatementRe
         PlannedStatement::DropTables { tables, notices } => {
             for t in &tables {
                 cx.catalog.drop_table(t.oid)?;
-                cx.pool.drop_relation(t.rel)?;
-                cx.pool.smgr().unlink(t.rel)?;
+                cx.pool.unlink_relation(t.rel)?;
             }
             Ok(StatementResult {
                 tag: "DROP TABLE".into(),

@@ -5,6 +5,11 @@
 //! listen = "127.0.0.1:5433"       # address and port to listen on
 //! data_dir = "./myriad-data"      # created on first start
 //! buffer_pool_pages = 2048        # 8 KiB pages held in memory (16 MiB)
+//! synchronous_commit = true       # false: a statement returns before its WAL is fsync'd
+//! checkpoint_timeout_secs = 300   # checkpoint at least this often
+//! max_wal_size_mb = 1024          # ... or when this much WAL was written since the last one
+//! wal_segment_size = 16777216     # bytes per WAL segment file; used only when the data
+//!                                 # directory is created (a power of two, >= 64 KiB)
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -17,6 +22,10 @@ pub struct Config {
     pub listen: String,
     pub data_dir: PathBuf,
     pub buffer_pool_pages: usize,
+    pub synchronous_commit: bool,
+    pub checkpoint_timeout_secs: u64,
+    pub max_wal_size_mb: u64,
+    pub wal_segment_size: u64,
 }
 
 impl Default for Config {
@@ -25,6 +34,10 @@ impl Default for Config {
             listen: "127.0.0.1:5433".into(),
             data_dir: PathBuf::from("./myriad-data"),
             buffer_pool_pages: common::limits::DEFAULT_BUFFER_POOL_PAGES,
+            synchronous_commit: true,
+            checkpoint_timeout_secs: 300,
+            max_wal_size_mb: 1024,
+            wal_segment_size: storage::xlog::DEFAULT_WAL_SEGMENT_SIZE,
         }
     }
 }

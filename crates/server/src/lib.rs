@@ -25,7 +25,6 @@ pub mod config;
 
 use std::net::SocketAddr;
 use std::panic::AssertUnwindSafe;
-use std::path::Path;
 use std::sync::Arc;
 
 use catalog::Catalog;
@@ -34,23 +33,27 @@ use parking_lot::RwLock;
 use storage::bufmgr::BufferPool;
 use storage::smgr::Smgr;
 use storage::vfs::{OsVfs, Vfs};
+use storage::xlog::{self, Wal, WalOptions};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use wire::{Backend, Column, Completed, StatementOutcome};
 
 pub use config::Config;
 
-/// One open data directory: catalog, storage, buffer pool.
+/// One open data directory: catalog, storage, buffer pool, write-ahead log.
 pub struct Database {
     catalog: Catalog,
     pool: BufferPool,
+    wal: Arc<Wal>,
     /// The temporary statement lock (see the module docs).
     statement_lock: RwLock<()>,
 }
 
 impl Database {
-    /// Open (creating if needed) the data directory.
-    pub fn open(data_dir: &Path, buffer_pool_pages: usize) -> PgResult<Database> {
+    /// Open (creating if needed) the data directory, replaying the write-ahead log from
+    /// the last checkpoint if the server did not shut down cleanly.
+    pub fn open(config: &Config) -> PgResult<Database> {
+        let data_dir = &config.data_dir;
         let vfs: Arc<dyn Vfs> = Arc::new(OsVfs);
         vfs.create_dir_all(data_dir).map_err(|e| {
             PgError::io(
@@ -59,20 +62,54 @@ impl Database {
             )
         })?;
         let catalog = Catalog::open(vfs.clone(), data_dir)?;
-        let smgr = Arc::new(Smgr::new(vfs, data_dir)?);
-        let pool = BufferPool::new(smgr, buffer_pool_pages);
+        let smgr = Arc::new(Smgr::new(vfs.clone(), data_dir)?);
+        let mut pool = BufferPool::new(smgr, config.buffer_pool_pages);
+        let (wal, recovery) = xlog::open_and_recover(
+            vfs,
+            data_dir,
+            &mut pool,
+            WalOptions {
+                segment_size: config.wal_segment_size,
+                synchronous_commit: config.synchronous_commit,
+            },
+        )?;
+        if recovery.records > 0 {
+            tracing::info!(
+                records = recovery.records,
+                pages = recovery.pages_applied,
+                "crash recovery done"
+            );
+        }
+        // The catalog log is fsync'd before a new table's file is created and its creation
+        // logged: a crash in between leaves a table without a file. It is empty; create it.
+        for table in catalog.snapshot().tables() {
+            if !pool.smgr().exists(table.rel) {
+                pool.create_relation(table.rel)?;
+            }
+        }
         Ok(Database {
             catalog,
             pool,
+            wal,
             statement_lock: RwLock::new(()),
         })
     }
 
-    /// Write every dirty page and compact the catalog: a clean shutdown.
+    /// Write every dirty page and record a redo point in the log.
     pub fn checkpoint(&self) -> PgResult<()> {
+        xlog::checkpoint(&self.pool, &self.wal)
+    }
+
+    /// A clean shutdown: a checkpoint, then the catalog log compacted.
+    pub fn shutdown_checkpoint(&self) -> PgResult<()> {
         let _guard = self.statement_lock.write();
-        self.pool.flush_all()?;
+        self.checkpoint()?;
         self.catalog.compact()
+    }
+
+    /// The write-ahead log.
+    pub fn wal(&self) -> &Arc<Wal> {
+        &self.wal
     }
 
     fn execute_one(
@@ -95,7 +132,13 @@ impl Database {
             pool: &self.pool,
             catalog: &self.catalog,
         };
-        executor::execute(planned, &cx)
+        let result = executor::execute(planned, &cx);
+        // Durable before the client hears of it (unless synchronous_commit is off). Until
+        // transactions exist, every statement is its own transaction.
+        if !matches!(stmt, sql::parser::Statement::Query(_)) {
+            self.wal.commit()?;
+        }
+        result
     }
 }
 
@@ -182,12 +225,55 @@ pub struct Server {
     db: Arc<Database>,
     stop: watch::Sender<bool>,
     accept_task: tokio::task::JoinHandle<()>,
+    checkpointer: Checkpointer,
+}
+
+/// The background checkpointer: a checkpoint every `checkpoint_timeout_secs`, or sooner
+/// when `max_wal_size_mb` of WAL was written since the last one.
+struct Checkpointer {
+    stop: Arc<std::sync::atomic::AtomicBool>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+impl Checkpointer {
+    fn start(db: Arc<Database>, config: &Config) -> Checkpointer {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        use std::time::{Duration, Instant};
+        let stop = Arc::new(AtomicBool::new(false));
+        let timeout = Duration::from_secs(config.checkpoint_timeout_secs.max(1));
+        let max_wal = config.max_wal_size_mb.max(1) << 20;
+        let stopping = stop.clone();
+        let thread = std::thread::Builder::new()
+            .name("checkpointer".into())
+            .spawn(move || {
+                let mut last = Instant::now();
+                while !stopping.load(Ordering::Acquire) {
+                    std::thread::sleep(Duration::from_millis(100));
+                    let wal = db.wal();
+                    let written = wal.insert_lsn().saturating_sub(wal.redo_lsn());
+                    if last.elapsed() < timeout && written < max_wal {
+                        continue;
+                    }
+                    last = Instant::now();
+                    if let Err(e) = db.checkpoint() {
+                        tracing::error!(error = %e.message, "checkpoint failed");
+                    }
+                }
+            })
+            .expect("spawn the checkpointer thread");
+        Checkpointer { stop, thread }
+    }
+
+    fn stop(self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Release);
+        let _ = self.thread.join();
+    }
 }
 
 impl Server {
     /// Open the data directory and start accepting connections.
     pub async fn start(config: &Config) -> PgResult<Server> {
-        let db = Arc::new(Database::open(&config.data_dir, config.buffer_pool_pages)?);
+        let db = Arc::new(Database::open(config)?);
         let listener = TcpListener::bind(&config.listen)
             .await
             .map_err(|e| PgError::io(format!("could not listen on {}", config.listen), e))?;
@@ -214,11 +300,13 @@ impl Server {
             }
         });
         tracing::info!(%addr, data_dir = %config.data_dir.display(), "myriad is ready to accept connections");
+        let checkpointer = Checkpointer::start(db.clone(), config);
         Ok(Server {
             addr,
             db,
             stop,
             accept_task,
+            checkpointer,
         })
     }
 
@@ -232,9 +320,13 @@ impl Server {
         let _ = self.stop.send(true);
         let _ = self.accept_task.await;
         let db = self.db.clone();
-        tokio::task::spawn_blocking(move || db.checkpoint())
-            .await
-            .map_err(|e| PgError::internal(format!("checkpoint task failed: {e}")))??;
+        let checkpointer = self.checkpointer;
+        tokio::task::spawn_blocking(move || {
+            checkpointer.stop();
+            db.shutdown_checkpoint()
+        })
+        .await
+        .map_err(|e| PgError::internal(format!("checkpoint task failed: {e}")))??;
         tracing::info!("database shut down cleanly");
         Ok(())
     }

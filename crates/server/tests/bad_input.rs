@@ -780,6 +780,7 @@ async fn minimal_malformed_messages() {
         listen: "127.0.0.1:0".into(),
         data_dir: dir.path().to_path_buf(),
         buffer_pool_pages: 64,
+        ..Config::default()
     };
     let server = Server::start(&config).await.expect("server starts");
     let mut failures = Vec::new();
@@ -823,6 +824,7 @@ async fn random_bytes_and_token_soups() {
         listen: "127.0.0.1:0".into(),
         data_dir: dir.path().to_path_buf(),
         buffer_pool_pages: 64,
+        ..Config::default()
     };
     let server = Server::start(&config).await.expect("server starts");
 

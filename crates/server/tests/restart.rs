@@ -16,6 +16,7 @@ async fn start(dir: &Path) -> Server {
         listen: "127.0.0.1:0".into(),
         data_dir: dir.to_path_buf(),
         buffer_pool_pages: POOL_PAGES,
+        ..Config::default()
     };
     Server::start(&config).await.expect("server starts")
 }

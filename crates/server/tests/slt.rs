@@ -25,6 +25,7 @@ async fn run_suites(buffer_pool_pages: usize) {
         listen: "127.0.0.1:0".into(),
         data_dir: dir.path().to_path_buf(),
         buffer_pool_pages,
+        ..Config::default()
     };
     let server = Server::start(&config).await.expect("server starts");
     let url = format!(

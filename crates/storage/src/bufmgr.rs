@@ -42,7 +42,7 @@ use parking_lot::{Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use crate::page::{self, PageMut};
 use crate::smgr::{Smgr, relpath};
-use crate::xlog::Wal;
+use crate::xlog::{RecordKind, Wal};
 
 /// Number of partitions of the buffer mapping table (PostgreSQL's
 /// `NUM_BUFFER_PARTITIONS` is 128; 16 is plenty for the core counts Myriad runs on and
@@ -239,6 +239,26 @@ impl BufferPool {
     /// The log this pool writes behind, if any.
     pub fn wal(&self) -> Option<&Arc<Wal>> {
         self.wal.as_ref()
+    }
+
+    /// Create the file of a new relation, logging it first so that recovery re-creates a
+    /// file whose directory entry a crash lost (smgr rule 4).
+    pub fn create_relation(&self, rel: RelId) -> PgResult<()> {
+        if let Some(wal) = &self.wal {
+            wal.log(RecordKind::SmgrCreate, &rel.to_le_bytes())?;
+        }
+        self.smgr.create(rel)
+    }
+
+    /// Discard a relation's buffers and remove its file (DROP). The removal is logged and
+    /// the log flushed first, so recovery never re-creates a file that is gone.
+    pub fn unlink_relation(&self, rel: RelId) -> PgResult<()> {
+        if let Some(wal) = &self.wal {
+            let end = wal.log(RecordKind::SmgrUnlink, &rel.to_le_bytes())?;
+            wal.flush(end)?;
+        }
+        self.drop_relation(rel)?;
+        self.smgr.unlink(rel)
     }
 
     /// Recovery's access to a block: extends the relation up to `block` if a crash lost

@@ -295,7 +295,11 @@ impl Wal {
                         crc32c::crc32c(&[]),
                     );
                 }
-                let pad = room as usize - room.min(RECORD_HEADER_SIZE as u64) as usize;
+                let pad = if room >= RECORD_HEADER_SIZE as u64 {
+                    room as usize - RECORD_HEADER_SIZE
+                } else {
+                    room as usize
+                };
                 let new_len = st.buf.len() + pad;
                 st.buf.resize(new_len, 0);
                 st.pos += room;
@@ -884,6 +888,26 @@ mod tests {
                 r.lsn / MIN_WAL_SEGMENT_SIZE,
                 (r.end - 1) / MIN_WAL_SEGMENT_SIZE
             );
+        }
+    }
+
+    #[test]
+    fn segment_ends_too_small_for_a_header_are_skipped() {
+        let seg = MIN_WAL_SEGMENT_SIZE;
+        for room in [0u64, 1, 10, 23, 24, 25, 100] {
+            let dir = tempfile::tempdir().unwrap();
+            let (_pool, wal) = open(dir.path(), seg);
+            let start = wal.insert_lsn();
+            // A record that leaves exactly `room` bytes in the segment, then two more.
+            let first = seg - start % seg - room - RECORD_HEADER_SIZE as u64;
+            wal.log(RecordKind::SmgrCreate, &vec![1; first as usize])
+                .unwrap();
+            assert_eq!((seg - wal.insert_lsn() % seg) % seg, room);
+            wal.log(RecordKind::SmgrCreate, &[2; 50]).unwrap();
+            wal.log(RecordKind::SmgrCreate, &[3; 50]).unwrap();
+            wal.commit().unwrap();
+            let payloads: Vec<u8> = read_all(&wal, start).iter().map(|r| r.payload[0]).collect();
+            assert_eq!(payloads, vec![1, 2, 3], "room {room}");
         }
     }
 
