@@ -16,6 +16,7 @@
 //! once per descent.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use common::RelId;
@@ -37,11 +38,34 @@ pub struct RootInfo {
     pub natts: u16,
 }
 
+/// Hashes a relation id by one multiplication: ids are small dense integers, and the
+/// descent's lookup should not pay for SipHash.
+#[derive(Default)]
+struct RelIdHasher(u64);
+
+impl Hasher for RelIdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0 << 8 | *b as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+
+    fn write_u32(&mut self, n: u32) {
+        self.0 = (n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+type RootMap = HashMap<RelId, RootInfo, BuildHasherDefault<RelIdHasher>>;
+
 /// Padded so neighbouring shards' locks do not share a cache line.
 #[repr(align(64))]
 #[derive(Default)]
 struct Shard {
-    map: RwLock<HashMap<RelId, RootInfo>>,
+    map: RwLock<RootMap>,
 }
 
 /// Cached btree roots, keyed by index relation: see the module header. One per server
@@ -66,6 +90,7 @@ impl RootCache {
     }
 
     fn shard(&self, rel: RelId) -> &Shard {
+        // Middle bits pick the shard; the map inside uses the low (bucket) and top (tag) ones.
         let h = (rel as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         &self.shards[(h >> 32) as usize % ROOT_CACHE_SHARDS]
     }
