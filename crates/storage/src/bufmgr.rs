@@ -40,7 +40,7 @@ use common::limits::BLCKSZ;
 use common::{PgError, PgResult, RelId, SqlState};
 use parking_lot::{Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
-use crate::page::{self, PageMut};
+use crate::page;
 use crate::smgr::{Smgr, relpath};
 use crate::xlog::{RecordKind, Wal};
 
@@ -293,9 +293,9 @@ impl BufferPool {
         self.get_buffer(BufferTag { rel, block }, ReadMode::Read)
     }
 
-    /// Add a block to `rel` and pin it, holding a freshly initialised empty page (no special
-    /// space; an index access method re-initialises it with its own). It is not dirty: on
-    /// disk the block is zeros, a valid new page, until a logged change dirties it.
+    /// Add a block to `rel` and pin it, holding a new page: all zeros (`Page::is_new`), as on
+    /// disk; the access method initialises it in its first logged change. It is not dirty
+    /// until then.
     pub fn extend(&self, rel: RelId) -> PgResult<(BlockNumber, PinnedBuffer<'_>)> {
         let block = self.smgr.extend(rel)?;
         let buf = self.get_buffer(BufferTag { rel, block }, ReadMode::NewPage)?;
@@ -362,11 +362,9 @@ impl BufferPool {
                     .smgr
                     .read_block(tag.rel, tag.block, &mut content)
                     .and_then(|()| page::verify(&content, tag.rel, tag.block)),
-                ReadMode::NewPage => {
-                    PageMut::new(&mut content).init(0);
-                    Ok(())
-                }
-                ReadMode::Overwrite => {
+                // The same zeros as on disk (smgr rule 3): a page looks the same whether
+                // it was just added or evicted unchanged and read back.
+                ReadMode::NewPage | ReadMode::Overwrite => {
                     content.fill(0);
                     Ok(())
                 }
@@ -731,7 +729,7 @@ impl DerefMut for BufferWriteGuard<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::page::Page;
+    use crate::page::{Page, PageMut};
     use crate::vfs::{OsVfs, Vfs};
 
     fn pool(dir: &std::path::Path, pages: usize) -> BufferPool {
@@ -742,6 +740,9 @@ mod tests {
     fn stamp(buf: &mut PinnedBuffer<'_>, value: u32) {
         let mut g = buf.write();
         let mut page = PageMut::new(&mut g);
+        if page.as_page().is_new() {
+            page.init(0);
+        }
         page.add_item(&value.to_le_bytes()).expect("fits");
     }
 

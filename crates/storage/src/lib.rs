@@ -19,6 +19,7 @@
 pub mod bufmgr;
 pub mod mtr;
 pub mod page;
+pub mod simvfs;
 pub mod smgr;
 pub mod vfs;
 pub mod xlog;

@@ -130,8 +130,10 @@ fn encode_entry(out: &mut Vec<u8>, p: &Latched<'_>, redo: Lsn) -> bool {
     out.extend_from_slice(&p.tag.rel.to_le_bytes());
     out.extend_from_slice(&p.tag.block.to_le_bytes());
     let delta_len: usize = runs.iter().map(|(s, e)| e - s + 4).sum();
-    // wal rule 4: the first change after the redo point logs the whole page.
-    if Page::new(&p.before).lsn() < redo || delta_len > MAX_DELTA {
+    // wal rule 4: the first change after the redo point logs the whole page. A page's LSN
+    // is the end of its last record, so one equal to the redo point was last changed
+    // before it (and may be torn by a write after the checkpoint).
+    if Page::new(&p.before).lsn() <= redo || delta_len > MAX_DELTA {
         out.push(ENTRY_IMAGE);
         let (hole_start, hole_end) = hole(now);
         out.extend_from_slice(&(hole_start as u16).to_le_bytes());

@@ -425,6 +425,9 @@ pub(crate) mod tests {
         fn sync_dir(&self, path: &Path) -> io::Result<()> {
             OsVfs.sync_dir(path)
         }
+        fn list_dir(&self, path: &Path) -> io::Result<Vec<String>> {
+            OsVfs.list_dir(path)
+        }
     }
 
     #[test]

@@ -35,6 +35,8 @@ pub trait Vfs: Send + Sync {
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()>;
     /// Make the directory's entries (creations, removals, renames) durable.
     fn sync_dir(&self, path: &Path) -> io::Result<()>;
+    /// The names of the files in a directory (startup only: WAL segments).
+    fn list_dir(&self, path: &Path) -> io::Result<Vec<String>>;
 }
 
 /// One open file, shared between threads; all I/O is positioned.
@@ -88,6 +90,16 @@ impl Vfs for OsVfs {
 
     fn sync_dir(&self, path: &Path) -> io::Result<()> {
         File::open(path)?.sync_all()
+    }
+
+    fn list_dir(&self, path: &Path) -> io::Result<Vec<String>> {
+        let mut names = Vec::new();
+        for entry in std::fs::read_dir(path)? {
+            if let Ok(name) = entry?.file_name().into_string() {
+                names.push(name);
+            }
+        }
+        Ok(names)
     }
 }
 

@@ -447,7 +447,7 @@ impl Wal {
     /// Remove segments wholly before `lsn` (they are older than the redo point).
     fn remove_segments_before(&self, lsn: Lsn) -> PgResult<()> {
         let keep_from = self.segment_of(lsn);
-        for segment in list_segments(&self.dir)? {
+        for segment in list_segments(&*self.vfs, &self.dir)? {
             if segment < keep_from {
                 let path = self.segment_path(segment);
                 self.vfs
@@ -498,19 +498,15 @@ fn record_crc(header: &[u8; RECORD_HEADER_SIZE], payload_crc: u32, payload_len: 
     crc32c::crc32c_combine(head, payload_crc, payload_len)
 }
 
-fn list_segments(dir: &Path) -> PgResult<Vec<u64>> {
-    let entries = std::fs::read_dir(dir).map_err(io_err(format!(
+fn list_segments(vfs: &dyn Vfs, dir: &Path) -> PgResult<Vec<u64>> {
+    let names = vfs.list_dir(dir).map_err(io_err(format!(
         "could not read directory \"{}\"",
         dir.display()
     )))?;
-    let mut segments: Vec<u64> = entries
-        .filter_map(|e| e.ok())
-        .filter_map(|e| {
-            let name = e.file_name().into_string().ok()?;
-            (name.len() == 16)
-                .then(|| u64::from_str_radix(&name, 16).ok())
-                .flatten()
-        })
+    let mut segments: Vec<u64> = names
+        .iter()
+        .filter(|name| name.len() == 16)
+        .filter_map(|name| u64::from_str_radix(name, 16).ok())
         .collect();
     segments.sort_unstable();
     Ok(segments)
@@ -730,13 +726,17 @@ pub fn open_and_recover(
             // wal rule 2: new records start in a fresh segment, and later segments (bytes
             // a crash left past the end) are removed, so nothing stale follows the end.
             let next_segment = (reader.position() / segment_size + 1) * segment_size;
-            for segment in list_segments(&wal.dir)? {
+            for segment in list_segments(&*vfs, &wal.dir)? {
                 if segment >= next_segment / segment_size {
                     let path = wal.segment_path(segment);
                     vfs.remove(&path)
                         .map_err(io_err(format!("could not remove \"{}\"", path.display())))?;
                 }
             }
+            vfs.sync_dir(&wal.dir).map_err(io_err(format!(
+                "could not fsync directory \"{}\"",
+                wal.dir.display()
+            )))?;
             next_segment
         }
     };
@@ -993,7 +993,7 @@ mod tests {
             wal.insert_lsn() % MIN_WAL_SEGMENT_SIZE,
             RECORD_HEADER_SIZE as u64 + 8
         );
-        let segments = list_segments(&wal.dir).unwrap();
+        let segments = list_segments(&OsVfs, &wal.dir).unwrap();
         assert!(segments.len() <= 2, "old segments removed: {segments:?}");
     }
 }
