@@ -755,3 +755,66 @@ fn choose_split(
     }
     Err(format!("no split point for {n} items of {total} bytes"))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::nbtree::tuple::{BT_MAX_ITEM_SIZE, encode_leaf};
+
+    fn leaf_items(widths: &[usize]) -> Vec<Vec<u8>> {
+        widths
+            .iter()
+            .enumerate()
+            .map(|(i, w)| {
+                let mut s = format!("{i:04}");
+                s.push_str(&"z".repeat(w.saturating_sub(4)));
+                encode_leaf(
+                    &[Value::Text(s), Value::Int4(1)],
+                    ItemPointer {
+                        block: 1,
+                        offset: i as u16 + 1,
+                    },
+                )
+            })
+            .collect()
+    }
+
+    fn split(items: &[Vec<u8>], rightmost: bool) -> (usize, Vec<u8>) {
+        let refs: Vec<TupleRef<'_>> = items.iter().map(|t| TupleRef::parse(t).unwrap()).collect();
+        choose_split(true, None, &refs, rightmost).expect("a split point")
+    }
+
+    #[test]
+    fn split_point_halves_or_fills_the_rightmost() {
+        let items = leaf_items(&[100; 70]);
+        let (mid, hk) = split(&items, false);
+        assert_eq!(mid, 35, "half the bytes on each side");
+        // The high key is truncated to the first column, which differs.
+        let hk = TupleRef::parse(&hk).unwrap();
+        assert_eq!(hk.natts(), 1);
+        assert_eq!(hk.heap_tid(), None);
+        let (right_most, _) = split(&items, true);
+        assert_eq!(right_most, 63, "the rightmost page's left half keeps 90%");
+        // Items of the largest size: three to a page, and a split always fits.
+        let big = leaf_items(&[BT_MAX_ITEM_SIZE - 20; 3]);
+        for rightmost in [false, true] {
+            let (i, _) = split(&big, rightmost);
+            assert!(i == 1 || i == 2);
+        }
+        // Lopsided sizes: the split point moves to where both halves fit.
+        let mut widths = vec![2600, 2600];
+        widths.extend([50; 20]);
+        let lopsided = leaf_items(&widths);
+        let (i, _) = split(&lopsided, false);
+        let refs: Vec<TupleRef<'_>> = lopsided
+            .iter()
+            .map(|t| TupleRef::parse(t).unwrap())
+            .collect();
+        let left: usize = refs[..i].iter().map(|t| item_space(t.bytes().len())).sum();
+        assert!(left <= BT_PAGE_CAPACITY);
+        assert!(
+            choose_split(true, None, &refs[..1], false).is_err(),
+            "one item cannot split"
+        );
+    }
+}

@@ -108,8 +108,9 @@ impl<'a> BTree<'a> {
         }
     }
 
-    /// The index's height (levels, 1 for a lone root leaf) and key width, from the root
-    /// cache: no page is read when it is warm (what the planner's costing needs, L1).
+    /// The root, its level (the tree's height less one) and the key width, from the root
+    /// cache: no page is read when it is warm (the height is what the planner's costing
+    /// needs, L1). The metapage is read on a miss.
     pub fn root_info(&self) -> PgResult<RootInfo> {
         match self.cache.get(self.rel) {
             Some(info) => Ok(info),

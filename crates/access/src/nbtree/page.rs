@@ -27,7 +27,7 @@
 //! always NORMAL and in key order; an item is inserted by appending it and rotating the
 //! line pointer array (PostgreSQL's `PageAddItem` at an offset), and items are removed by
 //! rebuilding the page (`PageIndexMultiDelete`), so no page ever has UNUSED or DEAD line
-//! pointers or fragmented space. [`BtPage::open`] checks what `storage` cannot: the
+//! pointers or fragmented space. `BtPage::open` checks what `storage` cannot: the
 //! special space, flags, level and (as they are read) line pointers and tuples; a bad
 //! page is DATA_CORRUPTED naming the relation and block, never a panic.
 

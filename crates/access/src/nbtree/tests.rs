@@ -809,6 +809,104 @@ fn paused_scans_survive_splits_around_them() {
     }
 }
 
+/// Mixed concurrent load for manual runs (`cargo test --release -p myriad-access stress --
+/// --ignored`; `NBTREE_STRESS_ROUNDS`, `NBTREE_STRESS_POOL` to vary): inserters, unique
+/// inserters, deleters, a bulk deleter and scanners in both directions at once. Entries
+/// with keys divisible by 5 are never deleted and every scan must see all of them, in order.
+#[test]
+#[ignore]
+fn stress_mixed_concurrent_load() {
+    let rounds: u32 =
+        std::env::var("NBTREE_STRESS_ROUNDS").map_or(3000, |v| v.parse().expect("number"));
+    let pool: usize =
+        std::env::var("NBTREE_STRESS_POOL").map_or(4096, |v| v.parse().expect("number"));
+    let env = Env::new(pool);
+    let tree = env.tree();
+    let stable: Vec<u32> = (0..rounds).map(|i| i * 5).collect();
+    tree.build(
+        2,
+        stable
+            .iter()
+            .map(|k| (vec![wide(*k, 150), Value::Int4(0)], tid(*k))),
+    )
+    .expect("build");
+    let finished = AtomicUsize::new(0);
+    let workers = 4usize;
+    std::thread::scope(|s| {
+        for w in 0..workers as u32 {
+            let (tree, finished) = (&tree, &finished);
+            s.spawn(move || {
+                let mut x = 7 + w;
+                for i in 0..rounds {
+                    x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
+                    let k = (x >> 4) % (rounds * 5);
+                    let k = if k % 5 == 0 { k + 1 } else { k };
+                    let key = vec![
+                        wide(k, 100 + (k as usize % 7) * 60),
+                        Value::Int4(w as i32 + 1),
+                    ];
+                    let t = tid(1_000_000 + i * 8 + w);
+                    match w {
+                        0 | 1 => tree.insert(&key, t).expect("insert"),
+                        2 => {
+                            tree.insert_unique(&key, t, |_| Ok(i % 3 == 0))
+                                .expect("unique");
+                        }
+                        _ => {
+                            tree.insert(&key, t).expect("insert");
+                            if i % 2 == 0 {
+                                assert!(tree.delete(&key, t).expect("delete"));
+                            }
+                        }
+                    }
+                    if w == 0 && i % 500 == 0 {
+                        tree.bulk_delete(|t| t.block >= 10_000 && t.offset % 4 == 1)
+                            .expect("bulk");
+                    }
+                }
+                finished.fetch_add(1, AtomicOrdering::Relaxed);
+            });
+        }
+        for r in 0..2u32 {
+            let (tree, finished, stable) = (&tree, &finished, &stable);
+            s.spawn(move || {
+                let mut round = 0u32;
+                while finished.load(AtomicOrdering::Relaxed) < workers {
+                    round += 1;
+                    let dir = if (round + r).is_multiple_of(2) {
+                        ScanDirection::Forward
+                    } else {
+                        ScanDirection::Backward
+                    };
+                    let mut got = all(tree, dir);
+                    if dir == ScanDirection::Backward {
+                        got.reverse();
+                    }
+                    assert!(
+                        got.windows(2).all(|w| w[0] < w[1]),
+                        "ordered, no duplicates"
+                    );
+                    let seen: Vec<u32> = got
+                        .iter()
+                        .filter(|e| e.0[1] == Value::Int4(0))
+                        .map(|e| match &e.0[0] {
+                            Value::Text(s) => s[..6].parse().expect("number"),
+                            v => panic!("{v:?}"),
+                        })
+                        .collect();
+                    assert!(
+                        &seen == stable,
+                        "{} stable entries seen of {}",
+                        seen.len(),
+                        stable.len()
+                    );
+                }
+            });
+        }
+    });
+    tree.check().expect("check");
+}
+
 #[derive(Clone, Debug)]
 enum Op {
     Insert {
