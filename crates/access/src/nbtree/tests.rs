@@ -840,7 +840,7 @@ fn stress_mixed_concurrent_load() {
                 for i in 0..rounds {
                     x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
                     let k = (x >> 4) % (rounds * 5);
-                    let k = if k % 5 == 0 { k + 1 } else { k };
+                    let k = if k.is_multiple_of(5) { k + 1 } else { k };
                     let key = vec![
                         wide(k, 100 + (k as usize % 7) * 60),
                         Value::Int4(w as i32 + 1),
