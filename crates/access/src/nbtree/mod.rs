@@ -31,9 +31,11 @@
 //!
 //! Crash safety (rule 5): every change is one of four atomic steps — insert on a page,
 //! split one level, create a new root, delete from a leaf — each a function that holds all
-//! the write guards it changes and releases them together, so the WAL issue can log each
-//! step as one mini-transaction. A split and the insertion of its downlink are separate
-//! steps; `BTP_INCOMPLETE_SPLIT` marks the gap, and whoever meets it finishes the split.
+//! the write guards it changes and releases them together, so that each step can be logged
+//! as one mini-transaction ([`storage::Mtr`]). A split and the insertion of its downlink
+//! are separate steps; `BTP_INCOMPLETE_SPLIT` marks the gap, and whoever meets it finishes
+//! the split. Not logged yet: the steps change pages through plain write guards, so an
+//! index is crash-safe only once they run in mini-transactions (README rule 5 says how).
 
 mod check;
 mod insert;

@@ -180,6 +180,7 @@ impl<'a> BTree<'a> {
             )));
         }
         let mut block = info.root;
+        let mut above = u32::MAX;
         loop {
             let buf = self.pool.read_buffer(self.rel, block)?;
             let guard = buf.read();
@@ -187,12 +188,13 @@ impl<'a> BTree<'a> {
             if page.level() == level {
                 return Ok(block);
             }
-            if page.level() < level {
+            if page.level() < level || page.level() >= above {
                 return Err(page.corrupt(format!(
-                    "level {} on the way down to level {level}",
+                    "level {} on the way down from level {above} to level {level}",
                     page.level()
                 )));
             }
+            above = page.level();
             block = page.downlink(page.first_data())?;
         }
     }
