@@ -343,11 +343,7 @@ impl BufferPool {
             }
 
             // Miss: take a victim, clean it, and map it to `tag` if nobody beat us to it.
-            let victim = self.clock_sweep()?;
-            if let Err(e) = self.write_back(victim) {
-                self.unpin(victim);
-                return Err(e);
-            }
+            let victim = self.clean_victim()?;
             let Some(mut content) = self.remap(victim, tag) else {
                 self.unpin(victim);
                 continue;
@@ -407,6 +403,29 @@ impl BufferPool {
         // until the state is final.
         drop(frame.content.read());
         frame.header.lock().state == FrameState::Valid(tag)
+    }
+
+    /// A clean victim frame, pinned by us: clock sweep, writing a dirty victim back first.
+    /// A victim whose content lock is held (someone pinned and latched it since the sweep
+    /// chose it) is passed over, not waited for: the latch holder may be waiting for a
+    /// latch this thread holds (buffer rule 8).
+    fn clean_victim(&self) -> PgResult<usize> {
+        for _ in 0..self.frames.len() * 2 + 1 {
+            let victim = self.clock_sweep()?;
+            match self.write_back(victim, false) {
+                Ok(true) => return Ok(victim),
+                Ok(false) => self.unpin(victim),
+                Err(e) => {
+                    self.unpin(victim);
+                    return Err(e);
+                }
+            }
+        }
+        Err(PgError::new(
+            SqlState::CONFIGURATION_LIMIT_EXCEEDED,
+            "no unpinned buffers available",
+        )
+        .with_hint("Every candidate page was latched by another session."))
     }
 
     /// Find an unpinned frame by clock sweep and pin it. Gives up after every frame has had
@@ -498,15 +517,23 @@ impl BufferPool {
     /// If frame `id` (pinned by the caller) is dirty, write it out: stamp the checksum on
     /// a copy taken under the shared content lock, so writers wait only for the copy.
     /// The WAL is flushed up to the page's LSN first (buffer rule 3).
-    fn write_back(&self, id: usize) -> PgResult<()> {
+    /// With `wait` false, returns `Ok(false)` instead of waiting for a held content lock.
+    fn write_back(&self, id: usize, wait: bool) -> PgResult<bool> {
         let frame = &self.frames[id];
         let mut copy = [0u8; BLCKSZ];
         let tag = {
-            let content = frame.content.read();
+            let content = if wait {
+                frame.content.read()
+            } else {
+                match frame.content.try_read() {
+                    Some(c) => c,
+                    None => return Ok(false),
+                }
+            };
             let mut hdr = frame.header.lock();
             let tag = match hdr.state {
                 FrameState::Valid(tag) if hdr.dirty => tag,
-                _ => return Ok(()),
+                _ => return Ok(true),
             };
             // Cleared under the content lock: a change after our copy sets it again.
             hdr.dirty = false;
@@ -527,7 +554,7 @@ impl BufferPool {
             return Err(e);
         }
         self.writes.fetch_add(1, Ordering::Relaxed);
-        Ok(())
+        Ok(true)
     }
 
     fn unpin(&self, id: usize) {
@@ -548,7 +575,7 @@ impl BufferPool {
                 // Pin (without touching the usage count) so it cannot be evicted mid-write.
                 hdr.pin_count += 1;
             }
-            let result = self.write_back(id);
+            let result = self.write_back(id, true).map(|_| ());
             self.unpin(id);
             result?;
         }
