@@ -88,6 +88,10 @@ struct Args {
     /// Seconds a server's setup of one point may take [default: 900; --quick: 120]
     #[arg(long, value_name = "SECS")]
     setup_limit: Option<u64>,
+    /// Run servers and clients on these CPUs only, e.g. "0" or "0-1" (see docs/benchmarks.md:
+    /// on a VM, waking an idle CPU can dominate single-client figures)
+    #[arg(long, value_name = "LIST")]
+    cpus: Option<String>,
     /// Only serve the ceiling responder on ADDR (e.g. 127.0.0.1:5499) until killed
     #[arg(long, value_name = "ADDR")]
     serve_ceiling: Option<String>,
@@ -223,6 +227,10 @@ fn run(args: Args) -> Result<ExitCode, String> {
             .map_err(|e| format!("could not open up {}: {e}", tmp.path().display()))?;
     }
     procfs::install_signal_flag();
+    if let Some(list) = &args.cpus {
+        // Every server and client is a child of this process and inherits the mask.
+        procfs::pin_to_cpus(&procfs::parse_cpu_list(list)?)?;
+    }
 
     let info = report::RunInfo {
         when_utc: utc_stamp(now, false),

@@ -98,6 +98,50 @@ pub fn clock_ticks_per_sec() -> u64 {
     if ticks > 0 { ticks as u64 } else { 100 }
 }
 
+/// Parses a CPU list as `taskset -c` takes it: "0", "0,2", "0-3".
+pub fn parse_cpu_list(list: &str) -> Result<Vec<usize>, String> {
+    let bad = || format!("bad CPU list {list:?}: expected e.g. 0 or 0,1 or 0-3");
+    let mut cpus = Vec::new();
+    for part in list.split(',') {
+        let part = part.trim();
+        let (lo, hi) = match part.split_once('-') {
+            Some((a, b)) => (
+                a.trim().parse().map_err(|_| bad())?,
+                b.trim().parse().map_err(|_| bad())?,
+            ),
+            None => {
+                let n: usize = part.parse().map_err(|_| bad())?;
+                (n, n)
+            }
+        };
+        if lo > hi || hi >= libc::CPU_SETSIZE as usize {
+            return Err(bad());
+        }
+        cpus.extend(lo..=hi);
+    }
+    cpus.sort_unstable();
+    cpus.dedup();
+    Ok(cpus)
+}
+
+/// Restricts this process (and so every child it starts afterwards) to `cpus`.
+pub fn pin_to_cpus(cpus: &[usize]) -> Result<(), String> {
+    // SAFETY: cpu_set_t is plain data; the CPU_* helpers stay within it (checked bounds).
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        for &c in cpus {
+            libc::CPU_SET(c, &mut set);
+        }
+        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
+            return Err(format!(
+                "could not pin to CPUs {cpus:?}: {}",
+                std::io::Error::last_os_error()
+            ));
+        }
+    }
+    Ok(())
+}
+
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
 extern "C" fn on_signal(_signal: libc::c_int) {
@@ -177,6 +221,15 @@ mod tests {
     fn truncated_lines_are_rejected() {
         assert_eq!(parse_stat("7 (x) R 1 7"), None);
         assert_eq!(parse_stat(""), None);
+    }
+
+    #[test]
+    fn parses_cpu_lists() {
+        assert_eq!(parse_cpu_list("0"), Ok(vec![0]));
+        assert_eq!(parse_cpu_list("2,0-1,1"), Ok(vec![0, 1, 2]));
+        assert!(parse_cpu_list("1-0").is_err());
+        assert!(parse_cpu_list("x").is_err());
+        assert!(parse_cpu_list("").is_err());
     }
 
     #[test]

@@ -196,9 +196,16 @@ fn ratio_cell(a: Option<&Row>, b: Option<&Row>) -> String {
     }
 }
 
+/// A figure with `decimals` places, none from 1000 up (digits there are noise).
 fn figure_cell(r: Option<&Row>, f: impl Fn(&Row) -> Option<f64>, decimals: usize) -> String {
     r.and_then(f)
-        .map(|v| format!("{v:.decimals$}"))
+        .map(|v| {
+            if v >= 1000.0 {
+                format!("{v:.0}")
+            } else {
+                format!("{v:.decimals$}")
+            }
+        })
         .unwrap_or_else(|| "—".into())
 }
 

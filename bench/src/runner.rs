@@ -130,6 +130,7 @@ impl Runner {
                     }
                 }
             }
+            self.cleanup(w)?;
         }
         self.progress.finish();
         Ok(())
@@ -545,6 +546,27 @@ impl Runner {
             execution_ms: med(&|e| e.execution_ms),
             heap_fetches: med(&|e| e.heap_fetches.map(|h| h as f64)).map(|h| h.round() as u64),
         }))
+    }
+
+    /// Drops the workload's tables on every running database server.
+    fn cleanup(&mut self, w: Workload) -> Result<(), Interrupted> {
+        let sql = w.cleanup_sql();
+        for (&k, slot) in &mut self.slots {
+            let Some(server) = &slot.server else { continue };
+            if k.is_database() {
+                client::psql(
+                    &self.ctx.tools,
+                    server.port,
+                    &sql,
+                    None,
+                    true,
+                    &self.scratch,
+                    self.settings.setup_limit,
+                )?;
+            }
+            slot.schemas.clear();
+        }
+        Ok(())
     }
 
     /// Server kinds that were tried and never started, with the last error.

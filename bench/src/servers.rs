@@ -207,8 +207,9 @@ impl Server {
 
     /// The last [`LOG_TAIL_LINES`] non-empty lines of the server's log, joined by " | ".
     pub fn log_tail(&self) -> String {
-        let text =
-            String::from_utf8_lossy(&std::fs::read(&self.log).unwrap_or_default()).into_owned();
+        let text = strip_ansi(&String::from_utf8_lossy(
+            &std::fs::read(&self.log).unwrap_or_default(),
+        ));
         let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
         let tail = &lines[lines.len().saturating_sub(LOG_TAIL_LINES)..];
         if tail.is_empty() {
@@ -271,6 +272,24 @@ fn postgres_quiet(postmaster: u32) -> bool {
     })
 }
 
+/// Drops terminal escape sequences (ESC [ ... letter) that colored logs carry.
+fn strip_ansi(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\x1b' && chars.peek() == Some(&'[') {
+            for c in chars.by_ref() {
+                if c.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// A port on 127.0.0.1 that nothing listens on right now.
 fn free_port() -> Result<u16, String> {
     let listener =
@@ -304,7 +323,7 @@ fn spawn(
             std::fs::write(&config, text)
                 .map_err(|e| format!("could not write {}: {e}", config.display()))?;
             let mut cmd = Command::new(&ctx.myriad_bin);
-            cmd.arg("--config").arg(&config);
+            cmd.arg("--config").arg(&config).env("NO_COLOR", "1");
             cmd
         }
         ServerKind::Postgres => {
@@ -385,4 +404,26 @@ fn init_postgres(ctx: &StartContext, dir: &Path) -> Result<(), String> {
         return Err(format!("initdb failed: {}", client::error_summary(&out)));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strips_colors_from_logs() {
+        assert_eq!(
+            strip_ansi("\x1b[2m2026\x1b[0m \x1b[32m INFO\x1b[0m ready"),
+            "2026  INFO ready"
+        );
+        assert_eq!(strip_ansi("plain [text]"), "plain [text]");
+    }
+
+    #[test]
+    fn postgres_gets_equal_buffers_and_durability() {
+        let s = postgres_settings(16_384);
+        assert!(s.contains(&"shared_buffers=131072kB".to_string()));
+        assert!(s.contains(&"fsync=on".to_string()));
+        assert!(s.contains(&"synchronous_commit=on".to_string()));
+    }
 }

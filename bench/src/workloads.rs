@@ -547,6 +547,28 @@ impl Workload {
     }
 }
 
+impl Workload {
+    /// Drops what the workload's setups create, so that later workloads run on a small
+    /// catalog (errors are ignored: a server may never have created them).
+    pub fn cleanup_sql(self) -> String {
+        let tables = match self {
+            Workload::W1 => "ht".to_string(),
+            Workload::W2 => "synth_table".to_string(),
+            Workload::W3 | Workload::W6 => {
+                "pgbench_accounts, pgbench_branches, pgbench_history, pgbench_tellers, sbtest1"
+                    .to_string()
+            }
+            Workload::W4 => {
+                let dims: String = (1..=DIMENSIONS_MAX).map(|d| format!(", dim_{d}")).collect();
+                format!("fact, bench_digits{dims}")
+            }
+            Workload::W5 => "foo, bench_digits".to_string(),
+            Workload::W7 => "rt".to_string(),
+        };
+        format!("DROP TABLE IF EXISTS {tables};\n")
+    }
+}
+
 /// W7: keys per range partition.
 const W7_KEYS_PER_PARTITION: u32 = 100;
 /// W4: rows per dimension table.
@@ -754,6 +776,13 @@ mod tests {
         let b = &Workload::W1.series(64, STANDARD)[0].schema;
         assert_eq!(a.slot, b.slot);
         assert_ne!(a.key, b.key);
+    }
+
+    #[test]
+    fn cleanup_drops_what_setups_create() {
+        assert_eq!(Workload::W1.cleanup_sql(), "DROP TABLE IF EXISTS ht;\n");
+        assert!(Workload::W4.cleanup_sql().ends_with(", dim_100;\n"));
+        assert!(Workload::W6.cleanup_sql().contains("pgbench_accounts"));
     }
 
     #[test]
