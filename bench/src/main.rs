@@ -238,7 +238,13 @@ fn run(args: Args) -> Result<ExitCode, String> {
             .chain(std::env::args().skip(1))
             .collect::<Vec<_>>()
             .join(" "),
-        machine: tools::machine_facts(),
+        machine: match &args.cpus {
+            Some(list) => format!(
+                "{}; servers and clients pinned to CPUs {list}",
+                tools::machine_facts()
+            ),
+            None => tools::machine_facts(),
+        },
         myriad: format!(
             "{}{}; buffer_pool_pages = {} ({} MiB); no WAL yet",
             myriad_bin.display(),
@@ -348,16 +354,25 @@ fn run(args: Args) -> Result<ExitCode, String> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// The checkout's commit, "+ local changes" when tracked files differ from it (the binary
+/// may have been built from those).
 fn git_commit(root: &Path) -> Option<String> {
-    let out = std::process::Command::new("git")
-        .arg("-C")
-        .arg(root)
-        .args(["rev-parse", "--short", "HEAD"])
-        .output()
-        .ok()?;
-    out.status
-        .success()
-        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .arg("-C")
+            .arg(root)
+            .args(args)
+            .output()
+            .ok()
+    };
+    let head = git(&["rev-parse", "--short", "HEAD"]).filter(|o| o.status.success())?;
+    let head = String::from_utf8_lossy(&head.stdout).trim().to_string();
+    let clean = git(&["diff", "--quiet", "HEAD"]).is_some_and(|o| o.status.success());
+    Some(if clean {
+        head
+    } else {
+        format!("{head} + local changes")
+    })
 }
 
 /// UTC time from Unix seconds: "2026-11-21T01-02-03Z" for a directory name, else

@@ -142,9 +142,9 @@ pub fn parse_passwd_user(passwd: &str, user: &str) -> Option<(u32, u32)> {
 
 /// The machine the numbers come from: CPU count, model and memory.
 pub fn machine_facts() -> String {
-    let cpus = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(0);
+    // Online CPUs, not this process's affinity (which --cpus narrows).
+    // SAFETY: sysconf has no preconditions.
+    let cpus = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) }.max(0);
     let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
     let model = cpuinfo
         .lines()
