@@ -76,7 +76,7 @@ struct Args {
     /// `cargo build --release -p myriad-server`]
     #[arg(long, value_name = "PATH")]
     myriad_bin: Option<PathBuf>,
-    /// Output directory [default: bench/results/<UTC time>]
+    /// Output directory [default: bench/results/YYYY-MM-DDTHH-MM-SSZ, UTC]
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
     /// Myriad's buffer_pool_pages and PostgreSQL's shared_buffers, in 8 KiB pages

@@ -231,6 +231,11 @@ impl Runner {
                 "sysbench not installed (Debian package sysbench)".into(),
             ));
         }
+        if k.is_database()
+            && let Some(note) = self.slots[&k].unsupported.get(&s.schema.key)
+        {
+            return Ok(Outcome::NotOk(Status::Unsupported, note.clone()));
+        }
         let port = match self.ensure_server(k)? {
             Ok(port) => port,
             Err(e) => return Ok(Outcome::NotOk(Status::Failed, e)),
@@ -443,12 +448,13 @@ impl Runner {
                 }
             };
             if let Some(o) = self.check_server(k, &captured, "setup") {
-                if let Outcome::NotOk(_, note) = &o
-                    && captured.timed_out
-                {
+                let died = matches!(&o, Outcome::NotOk(_, n) if n.starts_with("server died"));
+                if captured.timed_out && !died {
                     // Too slow is a capability gap, not a crash: remember it, do not retry.
-                    let note =
-                        format!("setup did not finish within {} s ({note})", limit.as_secs());
+                    let note = format!(
+                        "setup did not finish within {} s; server replaced",
+                        limit.as_secs()
+                    );
                     let slot = self.slots.get_mut(&k).expect("slot per kind");
                     slot.unsupported.insert(s.schema.key.clone(), note.clone());
                     return Ok(Some(Outcome::NotOk(Status::Unsupported, note)));
