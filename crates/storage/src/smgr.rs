@@ -6,7 +6,7 @@
 //!
 //! Interface: [`Smgr::create`], [`Smgr::unlink`], [`Smgr::exists`], [`Smgr::nblocks`],
 //! [`Smgr::extend`], [`Smgr::read_block`], [`Smgr::write_block`], [`Smgr::sync`],
-//! [`Smgr::sync_all`], [`Smgr::forget`].
+//! [`Smgr::sync_all`], [`Smgr::forget`]; [`Smgr::fd_stats`] for the open-file cache.
 //!
 //! Invariants (README "smgr rules"):
 //! - A relation's size is asked of the file system once, when it is first opened, and is
@@ -16,38 +16,71 @@
 //! - A trailing partial block (a crash in the middle of an extend) is not counted; the next
 //!   extend overwrites it.
 //! - `read_block` / `write_block` only touch blocks below the cached size.
+//! - At most `max_open_files` relation files are open at once (smgr rule 6, PostgreSQL's
+//!   `fd.c` "virtual file descriptors"): every known relation keeps its entry (size,
+//!   existence, `needs_sync`, extend lock) in memory, but only the most recently used ones
+//!   hold a file. Using a relation whose file was closed reopens it (a miss), closing the
+//!   least recently used other file (an eviction, second-chance clock: an approximation of
+//!   LRU). A file with writes not yet synced is fsync'd before it is closed, so a closed
+//!   file never owes a sync: `needs_sync` implies open.
 //!
-//! Locking: the map of open relations is one `parking_lot::RwLock`, taken shared to find an
-//! open relation and exclusively to open or forget one. Each relation's size is an atomic,
-//! read without locking; an extend holds the relation's extend mutex across its write so
-//! concurrent extends get distinct blocks. Nothing
-//! here is on the buffer pool's hit path: smgr is reached on misses, write-backs and
-//! extends.
+//! Locking, outermost first: a relation's `extend_lock` → `open_files` (the fd cache's
+//! mutex: opening, evicting, creating, removing, forgetting) → `rels` (the map of known
+//! relations, a `parking_lot::RwLock`) → a relation's `file` slot (a `RwLock`). The hit path
+//! takes only `rels` shared and the relation's `file` shared, sets the relation's
+//! `referenced` bit if it is clear and counts the hit in a per-thread counter shard: no
+//! global write, no syscall. The file's read guard is held across the one `pread` /
+//! `pwrite` / `fsync` it serves and nothing is waited for while holding it, so an evictor
+//! (which needs the write side) never closes a file under an I/O and no handle outlives
+//! the cache's bound. Each relation's size is an atomic, read without locking; an extend
+//! holds the relation's extend mutex across its write so concurrent extends get distinct
+//! blocks. Nothing here is on the buffer pool's hit path: smgr is reached on misses,
+//! write-backs and extends.
 //!
-//! Crash safety: writes reach the disk at `sync`. File creation and removal are made
-//! durable by syncing `base/` in [`Smgr::sync_all`] (once, however many relations were
-//! created), not per create, so that creating 10,000 partitions does not cost 10,000 directory
-//! fsyncs. Until WAL exists, a crash between a create and the next `sync_all` may lose the
-//! file.
+//! Crash safety: writes reach the disk at `sync`, `sync_all`, or when the fd cache closes
+//! their file (rule 6). File creation and removal are made durable by syncing `base/` in
+//! [`Smgr::sync_all`] (once, however many relations were created), not per create, so that
+//! creating 10,000 partitions does not cost 10,000 directory fsyncs. Until WAL exists, a
+//! crash between a create and the next `sync_all` may lose the file.
 
 use std::collections::{HashMap, HashSet};
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 use common::ids::BlockNumber;
 use common::limits::BLCKSZ;
 use common::{PgError, PgResult, RelId, SqlState};
-use parking_lot::{Mutex, RwLock};
+use parking_lot::{MappedRwLockReadGuard, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use crate::vfs::{Vfs, VfsFile};
 
-/// Most relation files kept open at once. Not enforced yet: the bounded LRU fd cache (with
-/// hit/miss counters) is a later issue and will evict from [`Smgr`]'s `open` map when it
-/// holds more than this. 1000 is PostgreSQL's `max_files_per_process`; lesson L2 is that
-/// more relations than this must not thrash `open()`, which is what the LRU is for.
-pub const MAX_OPEN_RELATION_FILES: usize = 1000;
+/// Relation files kept open when the process's open-file limit cannot be read (no
+/// `/proc`): PostgreSQL's default `max_files_per_process`.
+pub const DEFAULT_MAX_OPEN_RELATION_FILES: usize = 1000;
+
+/// File descriptors left, below `RLIMIT_NOFILE`, for everything that is not a relation
+/// file: WAL segments, the catalog log, `pg_control`, directory syncs, stdio, and client
+/// sockets. PostgreSQL keeps 10 (`NUM_RESERVED_FDS`) per backend process, but Myriad's
+/// sessions share one process, so the sockets come out of the same limit: a server that
+/// expects more than a few dozen connections should pass its own limit to
+/// [`Smgr::with_max_open_files`] (or raise `ulimit -n`).
+pub const RESERVED_FDS: usize = 64;
+
+/// The fd cache keeps at least this many relation files open however low the limit: a
+/// B-tree descent and its heap fetches touch a few relations at once, and fewer slots than
+/// that would turn every access into a miss.
+pub const MIN_OPEN_RELATION_FILES: usize = 16;
+
+/// Clock positions an evictor looks past a dirty candidate for a clean one before it
+/// settles for syncing the dirty one (smgr rule 6). Bounds the extra work per miss when
+/// most open files are dirty.
+const CLEAN_VICTIM_SEARCH: usize = 32;
+
+/// Shards of the hit counter, each on its own cache line, so concurrent hits from
+/// different threads do not bounce one line between cores.
+const HIT_COUNTER_SHARDS: usize = 16;
 
 /// Largest number of blocks in one relation fork: block numbers are `u32` and
 /// `u32::MAX` is PostgreSQL's `InvalidBlockNumber`.
@@ -62,25 +95,93 @@ pub fn relpath(rel: RelId) -> String {
     format!("base/{rel}")
 }
 
-/// An open relation: its file and its size in blocks.
+/// How many relation files to keep open by default: the process's soft `RLIMIT_NOFILE`
+/// less [`RESERVED_FDS`], at least [`MIN_OPEN_RELATION_FILES`]; PostgreSQL's 1000 when the
+/// limit cannot be read. Read from `/proc/self/limits` (process state, not data, so not
+/// through [`Vfs`]; storage has no `libc` dependency for `getrlimit`).
+pub fn max_open_files_from_rlimit() -> usize {
+    std::fs::read_to_string("/proc/self/limits")
+        .ok()
+        .and_then(|limits| nofile_soft_limit(&limits))
+        .map_or(DEFAULT_MAX_OPEN_RELATION_FILES, open_files_for_limit)
+}
+
+/// The soft "Max open files" limit from the text of `/proc/<pid>/limits`.
+fn nofile_soft_limit(limits: &str) -> Option<u64> {
+    let line = limits.lines().find(|l| l.starts_with("Max open files"))?;
+    let soft = line["Max open files".len()..].split_whitespace().next()?;
+    if soft == "unlimited" {
+        Some(u64::MAX)
+    } else {
+        soft.parse().ok()
+    }
+}
+
+/// Relation files to keep open under a descriptor limit of `limit`.
+fn open_files_for_limit(limit: u64) -> usize {
+    usize::try_from(limit)
+        .unwrap_or(usize::MAX)
+        .saturating_sub(RESERVED_FDS)
+        .max(MIN_OPEN_RELATION_FILES)
+}
+
+/// The open-file cache's counters ([`Smgr::fd_stats`]), cumulative since the [`Smgr`] was
+/// made except `open_files`. A file use is one `read_block`, `write_block`, `extend` or
+/// `sync`; `nblocks` and `exists` need no file and are not counted. The hit ratio is
+/// `hits / (hits + misses)`; `evictions` close to `misses` means the working set of
+/// relations is larger than `max_open_files`, and `eviction_syncs` says how many of those
+/// evictions paid an fsync (smgr rule 6).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FdStats {
+    /// File uses that found the relation's file open: no syscall beyond the I/O itself.
+    pub hits: u64,
+    /// Relation files opened: a file use that found its file closed, the first use of a
+    /// relation (which also reads its size), or a `create`. Equals the `Vfs::open` calls
+    /// smgr has made for relation files.
+    pub misses: u64,
+    /// Files closed to make room for another (not counting `unlink` and `forget`).
+    pub evictions: u64,
+    /// Evictions that had to fsync the file first because it had unsynced writes.
+    pub eviction_syncs: u64,
+    /// Relation files open now; never more than `max_open_files`.
+    pub open_files: usize,
+    /// The bound on open relation files.
+    pub max_open_files: usize,
+}
+
+/// A known relation: its size, its sync obligation, and its file while the fd cache holds
+/// it open. Kept for every relation used since start (about 100 bytes with its map slot).
 struct SmgrRelation {
-    file: Arc<dyn VfsFile>,
+    rel: RelId,
+    /// The open file, or `None` while the fd cache has it closed. Read-locked across each
+    /// I/O through it; set only under `Smgr::open_files`, and `Some` exactly while the
+    /// relation is in that ring.
+    file: RwLock<Option<Arc<dyn VfsFile>>>,
     /// Cached size. Read without locking; written only under `extend_lock`, after the new
     /// block's zeros are written, so a reader never sees a block that is not on disk.
     nblocks: AtomicU32,
     /// Serialises extends, so concurrent extends get distinct blocks.
     extend_lock: Mutex<()>,
-    /// Written since its last sync: `sync_all` syncs only these (smgr rule 5).
+    /// Written since its last sync: `sync_all` syncs only these (smgr rule 5). Set only
+    /// while holding `file` open for the write, so it implies the file is open (rule 6).
     needs_sync: AtomicBool,
+    /// Used since the clock hand last passed (second-chance bit, smgr rule 6).
+    referenced: AtomicBool,
+    /// Index in the ring of open files while open; read and written only under
+    /// `Smgr::open_files`.
+    slot: AtomicUsize,
 }
 
 impl SmgrRelation {
-    fn new(file: Arc<dyn VfsFile>, nblocks: BlockNumber) -> SmgrRelation {
+    fn new(rel: RelId, nblocks: BlockNumber) -> SmgrRelation {
         SmgrRelation {
-            file,
+            rel,
+            file: RwLock::new(None),
             nblocks: AtomicU32::new(nblocks),
             extend_lock: Mutex::new(()),
             needs_sync: AtomicBool::new(false),
+            referenced: AtomicBool::new(false),
+            slot: AtomicUsize::new(usize::MAX),
         }
     }
 
@@ -89,21 +190,69 @@ impl SmgrRelation {
     }
 }
 
+/// The open relation files: a ring swept by a clock hand.
+#[derive(Default)]
+struct OpenFiles {
+    ring: Vec<Arc<SmgrRelation>>,
+    hand: usize,
+}
+
+/// A counter on its own cache line.
+#[derive(Default)]
+#[repr(align(128))]
+struct PaddedCounter(AtomicU64);
+
+/// This thread's hit-counter shard, assigned round robin at its first hit.
+fn hit_shard() -> usize {
+    static NEXT_SHARD: AtomicUsize = AtomicUsize::new(0);
+    thread_local! {
+        static SHARD: usize = NEXT_SHARD.fetch_add(1, Ordering::Relaxed) % HIT_COUNTER_SHARDS;
+    }
+    SHARD.with(|s| *s)
+}
+
+/// A relation's open file, read-locked for one I/O.
+type FileGuard<'a> = MappedRwLockReadGuard<'a, dyn VfsFile>;
+
+fn file_guard(g: RwLockReadGuard<'_, Option<Arc<dyn VfsFile>>>) -> Option<FileGuard<'_>> {
+    RwLockReadGuard::try_map(g, |f| f.as_deref()).ok()
+}
+
 /// The storage manager: see the module header.
 pub struct Smgr {
     vfs: Arc<dyn Vfs>,
     base_dir: PathBuf,
-    /// Open relations. The LRU fd cache (MAX_OPEN_RELATION_FILES) will bound this map.
-    open: RwLock<HashMap<RelId, Arc<SmgrRelation>>>,
+    /// Every relation known to exist, open file or not. Changed only under `open_files`.
+    rels: RwLock<HashMap<RelId, Arc<SmgrRelation>>>,
     /// Relations known not to exist, so repeated `exists` probes cost no syscall (L4).
     absent: RwLock<HashSet<RelId>>,
     /// A file was created or removed in `base/` since the last directory sync.
     base_dir_dirty: AtomicBool,
+    /// The fd cache's slow path: the ring of open files and its clock hand.
+    open_files: Mutex<OpenFiles>,
+    max_open_files: usize,
+    hits: [PaddedCounter; HIT_COUNTER_SHARDS],
+    misses: AtomicU64,
+    evictions: AtomicU64,
+    eviction_syncs: AtomicU64,
+    /// `open_files.ring.len()`, readable without the mutex.
+    open_count: AtomicUsize,
 }
 
 impl Smgr {
-    /// Open the storage under `data_dir`, creating `data_dir/base` if missing.
+    /// Open the storage under `data_dir`, creating `data_dir/base` if missing, keeping at
+    /// most [`max_open_files_from_rlimit`] relation files open.
     pub fn new(vfs: Arc<dyn Vfs>, data_dir: &Path) -> PgResult<Smgr> {
+        Smgr::with_max_open_files(vfs, data_dir, max_open_files_from_rlimit())
+    }
+
+    /// [`Smgr::new`] keeping at most `max_open_files` (at least 1) relation files open.
+    pub fn with_max_open_files(
+        vfs: Arc<dyn Vfs>,
+        data_dir: &Path,
+        max_open_files: usize,
+    ) -> PgResult<Smgr> {
+        assert!(max_open_files >= 1, "the fd cache needs at least one slot");
         let base_dir = data_dir.join("base");
         vfs.create_dir_all(&base_dir).map_err(|e| {
             PgError::io(
@@ -114,10 +263,34 @@ impl Smgr {
         Ok(Smgr {
             vfs,
             base_dir,
-            open: RwLock::new(HashMap::new()),
+            rels: RwLock::new(HashMap::new()),
             absent: RwLock::new(HashSet::new()),
             base_dir_dirty: AtomicBool::new(false),
+            open_files: Mutex::new(OpenFiles::default()),
+            max_open_files,
+            hits: Default::default(),
+            misses: AtomicU64::new(0),
+            evictions: AtomicU64::new(0),
+            eviction_syncs: AtomicU64::new(0),
+            open_count: AtomicUsize::new(0),
         })
+    }
+
+    /// The bound on open relation files.
+    pub fn max_open_files(&self) -> usize {
+        self.max_open_files
+    }
+
+    /// The open-file cache's counters (see [`FdStats`]). Takes no lock.
+    pub fn fd_stats(&self) -> FdStats {
+        FdStats {
+            hits: self.hits.iter().map(|c| c.0.load(Ordering::Relaxed)).sum(),
+            misses: self.misses.load(Ordering::Relaxed),
+            evictions: self.evictions.load(Ordering::Relaxed),
+            eviction_syncs: self.eviction_syncs.load(Ordering::Relaxed),
+            open_files: self.open_count.load(Ordering::Relaxed),
+            max_open_files: self.max_open_files,
+        }
     }
 
     fn path(&self, rel: RelId) -> PathBuf {
@@ -127,30 +300,50 @@ impl Smgr {
     /// Create relation `rel`'s file, empty. Error if it already exists (a relation id
     /// reused without dropping the old storage is a bug worth hearing about).
     pub fn create(&self, rel: RelId) -> PgResult<()> {
-        let path = self.path(rel);
-        if self.exists(rel) {
-            return Err(PgError::new(
+        let duplicate = || {
+            PgError::new(
                 DUPLICATE_FILE,
                 format!("could not create file \"{}\": File exists", relpath(rel)),
-            ));
+            )
+        };
+        if self.exists(rel) {
+            return Err(duplicate());
         }
+        let mut open = self.open_files.lock();
+        if self.rels.read().contains_key(&rel) {
+            return Err(duplicate());
+        }
+        self.make_room(&mut open)?;
         let file = self
             .vfs
-            .open(&path, true)
+            .open(&self.path(rel), true)
             .map_err(|e| PgError::io(format!("could not create file \"{}\"", relpath(rel)), e))?;
+        self.misses.fetch_add(1, Ordering::Relaxed);
         self.base_dir_dirty.store(true, Ordering::Release);
         self.absent.write().remove(&rel);
-        self.open
-            .write()
-            .insert(rel, Arc::new(SmgrRelation::new(file, 0)));
+        let r = Arc::new(SmgrRelation::new(rel, 0));
+        *r.file.write() = Some(file);
+        self.install(&mut open, &r);
+        self.rels.write().insert(rel, r);
         Ok(())
     }
 
     /// Remove relation `rel`'s file. Removing a file that is already gone is not an error
     /// (a DROP replayed after a crash). The caller has dropped its buffers first
     /// (`BufferPool::drop_relation`), or a later write-back would recreate nothing but fail.
+    /// Unsynced writes to the file are discarded with it, not synced.
     pub fn unlink(&self, rel: RelId) -> PgResult<()> {
-        self.open.write().remove(&rel);
+        {
+            let mut open = self.open_files.lock();
+            let removed = self.rels.write().remove(&rel);
+            if let Some(r) = removed {
+                let mut file = r.file.write();
+                if file.take().is_some() {
+                    self.remove_from_ring(&mut open, &r);
+                }
+                r.needs_sync.store(false, Ordering::Release);
+            }
+        }
         match self.vfs.remove(&self.path(rel)) {
             Ok(()) => {}
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}
@@ -167,9 +360,9 @@ impl Smgr {
     }
 
     /// Does relation `rel` have storage? Asks the file system at most once per relation
-    /// until [`forget`](Self::forget).
+    /// until [`forget`](Self::forget), whether or not its file is open now.
     pub fn exists(&self, rel: RelId) -> bool {
-        if self.open.read().contains_key(&rel) {
+        if self.rels.read().contains_key(&rel) {
             return true;
         }
         if self.absent.read().contains(&rel) {
@@ -187,24 +380,47 @@ impl Smgr {
 
     /// Drop everything cached about `rel` (open file, size, existence), so that the next
     /// call asks the file system again. Called when DDL changes a relation's storage.
+    ///
+    /// An open file with unsynced writes is fsync'd before it is closed (smgr rule 6). If
+    /// that fsync fails, `rel` stays cached, open and flagged, so the failure is reported
+    /// by the next [`sync_all`](Self::sync_all) instead of being lost here.
     pub fn forget(&self, rel: RelId) {
-        self.open.write().remove(&rel);
+        let mut open = self.open_files.lock();
+        let cached = self.rels.read().get(&rel).cloned();
+        if let Some(r) = cached {
+            let mut file = r.file.write();
+            if let Some(f) = file.as_ref()
+                && r.needs_sync.load(Ordering::Acquire)
+            {
+                if let Err(e) = f.sync() {
+                    tracing::error!(
+                        file = %relpath(rel),
+                        error = %e,
+                        "could not fsync file before closing it; left open for the next sync"
+                    );
+                    return;
+                }
+                r.needs_sync.store(false, Ordering::Release);
+            }
+            if file.take().is_some() {
+                self.remove_from_ring(&mut open, &r);
+            }
+            drop(file);
+            self.rels.write().remove(&rel);
+        }
         self.absent.write().remove(&rel);
     }
 
-    /// The open relation, opening it (and reading its size, once) if needed.
+    /// The cached relation, opening it (and reading its size, once) if it is not known.
     fn relation(&self, rel: RelId) -> PgResult<Arc<SmgrRelation>> {
-        if let Some(r) = self.open.read().get(&rel) {
+        if let Some(r) = self.rels.read().get(&rel) {
             return Ok(Arc::clone(r));
         }
-        let mut open = self.open.write();
-        if let Some(r) = open.get(&rel) {
+        let mut open = self.open_files.lock();
+        if let Some(r) = self.rels.read().get(&rel) {
             return Ok(Arc::clone(r));
         }
-        let file = self
-            .vfs
-            .open(&self.path(rel), false)
-            .map_err(|e| PgError::io(format!("could not open file \"{}\"", relpath(rel)), e))?;
+        let file = self.open_file(&mut open, rel)?;
         let len = file.len().map_err(|e| {
             PgError::io(
                 format!("could not seek to end of file \"{}\"", relpath(rel)),
@@ -223,12 +439,159 @@ impl Smgr {
                     format!("file \"{}\" is too large: {len} bytes", relpath(rel)),
                 )
             })?;
-        let r = Arc::new(SmgrRelation::new(file, nblocks));
-        open.insert(rel, Arc::clone(&r));
+        let r = Arc::new(SmgrRelation::new(rel, nblocks));
+        *r.file.write() = Some(file);
+        self.install(&mut open, &r);
+        self.rels.write().insert(rel, Arc::clone(&r));
         Ok(r)
     }
 
-    /// Number of blocks in `rel`. No syscall after the relation's first use.
+    /// `r`'s file, read-locked for one I/O: the fd cache's hit path, or a reopen (smgr
+    /// rule 6). `None` if `r` is no longer `rel`'s entry (a concurrent `unlink` or
+    /// `forget`): the caller looks `rel` up again. The caller waits for nothing while it
+    /// holds the guard.
+    fn file<'a>(&self, rel: RelId, r: &'a Arc<SmgrRelation>) -> PgResult<Option<FileGuard<'a>>> {
+        if let Some(f) = file_guard(r.file.read()) {
+            if !r.referenced.load(Ordering::Relaxed) {
+                r.referenced.store(true, Ordering::Relaxed);
+            }
+            self.hits[hit_shard()].0.fetch_add(1, Ordering::Relaxed);
+            return Ok(Some(f));
+        }
+        let mut open = self.open_files.lock();
+        match self.rels.read().get(&rel) {
+            Some(current) if Arc::ptr_eq(current, r) => {}
+            _ => return Ok(None),
+        }
+        let mut slot = r.file.write();
+        if slot.is_none() {
+            *slot = Some(self.open_file(&mut open, rel)?);
+            self.install(&mut open, r);
+        } else {
+            // Another thread reopened it while this one waited for the mutex.
+            self.hits[hit_shard()].0.fetch_add(1, Ordering::Relaxed);
+        }
+        drop(open);
+        Ok(file_guard(RwLockWriteGuard::downgrade(slot)))
+    }
+
+    /// Open `rel`'s existing file, first closing another if the cache is full, so that no
+    /// more than `max_open_files` are ever open. Counts a miss.
+    fn open_file(&self, open: &mut OpenFiles, rel: RelId) -> PgResult<Arc<dyn VfsFile>> {
+        self.make_room(open)?;
+        let file = self
+            .vfs
+            .open(&self.path(rel), false)
+            .map_err(|e| PgError::io(format!("could not open file \"{}\"", relpath(rel)), e))?;
+        self.misses.fetch_add(1, Ordering::Relaxed);
+        Ok(file)
+    }
+
+    /// Add `r`, whose file the caller has just set, to the ring of open files.
+    fn install(&self, open: &mut OpenFiles, r: &Arc<SmgrRelation>) {
+        debug_assert!(open.ring.len() < self.max_open_files);
+        r.referenced.store(true, Ordering::Relaxed);
+        r.slot.store(open.ring.len(), Ordering::Relaxed);
+        open.ring.push(Arc::clone(r));
+        self.open_count.store(open.ring.len(), Ordering::Relaxed);
+    }
+
+    /// Take `r`, whose file the caller has just closed, out of the ring.
+    fn remove_from_ring(&self, open: &mut OpenFiles, r: &SmgrRelation) {
+        let i = r.slot.load(Ordering::Relaxed);
+        assert!(
+            open.ring.get(i).is_some_and(|x| std::ptr::eq(&**x, r)),
+            "fd cache: relation {} is not at its ring slot {i}",
+            r.rel
+        );
+        open.ring.swap_remove(i);
+        if let Some(moved) = open.ring.get(i) {
+            moved.slot.store(i, Ordering::Relaxed);
+        }
+        r.slot.store(usize::MAX, Ordering::Relaxed);
+        if open.hand >= open.ring.len() {
+            open.hand = 0;
+        }
+        self.open_count.store(open.ring.len(), Ordering::Relaxed);
+    }
+
+    /// Close files until one more can be opened.
+    fn make_room(&self, open: &mut OpenFiles) -> PgResult<()> {
+        while open.ring.len() >= self.max_open_files {
+            self.evict_one(open)?;
+        }
+        Ok(())
+    }
+
+    /// Close one open file, chosen by a second-chance clock (smgr rule 6): the hand skips
+    /// and clears `referenced` bits, skips files with an I/O in flight (their read lock
+    /// is held), and prefers a clean file, looking up to [`CLEAN_VICTIM_SEARCH`] positions
+    /// past the first dirty candidate. A dirty victim is fsync'd before it is closed; if
+    /// that fails it stays open and flagged and the error is returned.
+    fn evict_one(&self, open: &mut OpenFiles) -> PgResult<()> {
+        let n = open.ring.len();
+        let mut dirty: Option<usize> = None;
+        // Two turns clear every reference bit once; files busy for both are passed over.
+        for _ in 0..2 * n {
+            if dirty.is_some_and(|d| (open.hand + n - d) % n > CLEAN_VICTIM_SEARCH) {
+                break;
+            }
+            let i = open.hand;
+            open.hand = (i + 1) % n;
+            let r = &open.ring[i];
+            if r.referenced.load(Ordering::Relaxed) {
+                r.referenced.store(false, Ordering::Relaxed);
+                continue;
+            }
+            let Some(mut file) = r.file.try_write() else {
+                continue;
+            };
+            if r.needs_sync.load(Ordering::Acquire) {
+                dirty.get_or_insert(i);
+                continue;
+            }
+            file.take();
+            drop(file);
+            let r = Arc::clone(r);
+            self.remove_from_ring(open, &r);
+            self.evictions.fetch_add(1, Ordering::Relaxed);
+            return Ok(());
+        }
+        // No clean idle file: sync the dirty candidate, or, if every file was busy, wait
+        // for the I/O on the one under the hand (the reader waits for nothing but its I/O).
+        let r = Arc::clone(&open.ring[dirty.unwrap_or(open.hand)]);
+        let mut file = r.file.write();
+        if r.needs_sync.load(Ordering::Acquire) {
+            let f = file.as_ref().expect("a file in the ring is open");
+            f.sync().map_err(|e| {
+                PgError::io(format!("could not fsync file \"{}\"", relpath(r.rel)), e)
+            })?;
+            r.needs_sync.store(false, Ordering::Release);
+            self.eviction_syncs.fetch_add(1, Ordering::Relaxed);
+        }
+        file.take();
+        drop(file);
+        self.remove_from_ring(open, &r);
+        self.evictions.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Run `io` on `rel`'s entry and open file (hit or reopen).
+    fn with_file<T>(
+        &self,
+        rel: RelId,
+        io: impl FnOnce(&SmgrRelation, &dyn VfsFile) -> PgResult<T>,
+    ) -> PgResult<T> {
+        loop {
+            let r = self.relation(rel)?;
+            if let Some(file) = self.file(rel, &r)? {
+                return io(&r, &*file);
+            }
+        }
+    }
+
+    /// Number of blocks in `rel`. No syscall after the relation's first use, and no file:
+    /// the size stays cached while the fd cache has the file closed.
     pub fn nblocks(&self, rel: RelId) -> PgResult<BlockNumber> {
         Ok(self.relation(rel)?.nblocks())
     }
@@ -236,25 +599,31 @@ impl Smgr {
     /// Append one zeroed block to `rel`; returns its number. The zeroed block is a valid
     /// "new" page (see `page::is_new`), so a crash right after leaves a readable file.
     pub fn extend(&self, rel: RelId) -> PgResult<BlockNumber> {
-        let r = self.relation(rel)?;
-        let _extending = r.extend_lock.lock();
-        let block = r.nblocks();
-        if block >= MAX_BLOCKS_PER_RELATION {
-            return Err(PgError::new(
-                SqlState::PROGRAM_LIMIT_EXCEEDED,
-                format!(
-                    "cannot extend file \"{}\" beyond {MAX_BLOCKS_PER_RELATION} blocks",
-                    relpath(rel)
-                ),
-            ));
+        loop {
+            let r = self.relation(rel)?;
+            let _extending = r.extend_lock.lock();
+            let Some(file) = self.file(rel, &r)? else {
+                continue;
+            };
+            let block = r.nblocks();
+            if block >= MAX_BLOCKS_PER_RELATION {
+                return Err(PgError::new(
+                    SqlState::PROGRAM_LIMIT_EXCEEDED,
+                    format!(
+                        "cannot extend file \"{}\" beyond {MAX_BLOCKS_PER_RELATION} blocks",
+                        relpath(rel)
+                    ),
+                ));
+            }
+            static ZEROES: [u8; BLCKSZ] = [0; BLCKSZ];
+            file.write_all_at(&ZEROES, block as u64 * BLCKSZ as u64)
+                .map_err(|e| {
+                    PgError::io(format!("could not extend file \"{}\"", relpath(rel)), e)
+                })?;
+            r.needs_sync.store(true, Ordering::Release);
+            r.nblocks.store(block + 1, Ordering::Release);
+            return Ok(block);
         }
-        static ZEROES: [u8; BLCKSZ] = [0; BLCKSZ];
-        r.file
-            .write_all_at(&ZEROES, block as u64 * BLCKSZ as u64)
-            .map_err(|e| PgError::io(format!("could not extend file \"{}\"", relpath(rel)), e))?;
-        r.needs_sync.store(true, Ordering::Release);
-        r.nblocks.store(block + 1, Ordering::Release);
-        Ok(block)
     }
 
     /// Read block `block` of `rel` into `buf`. The block must exist.
@@ -264,90 +633,100 @@ impl Smgr {
         block: BlockNumber,
         buf: &mut [u8; BLCKSZ],
     ) -> PgResult<()> {
-        let r = self.relation(rel)?;
-        let nblocks = r.nblocks();
-        if block >= nblocks {
-            return Err(PgError::new(
-                SqlState::DATA_CORRUPTED,
-                format!(
-                    "could not read block {block} in file \"{}\": block is beyond the end of the file ({nblocks} blocks)",
-                    relpath(rel)
-                ),
-            ));
-        }
-        let n = r
-            .file
-            .read_at(buf, block as u64 * BLCKSZ as u64)
-            .map_err(|e| {
+        self.with_file(rel, |r, file| {
+            let nblocks = r.nblocks();
+            if block >= nblocks {
+                return Err(PgError::new(
+                    SqlState::DATA_CORRUPTED,
+                    format!(
+                        "could not read block {block} in file \"{}\": block is beyond the end of the file ({nblocks} blocks)",
+                        relpath(rel)
+                    ),
+                ));
+            }
+            let n = file.read_at(buf, block as u64 * BLCKSZ as u64).map_err(|e| {
                 PgError::io(
                     format!("could not read block {block} in file \"{}\"", relpath(rel)),
                     e,
                 )
             })?;
-        if n != BLCKSZ {
-            return Err(PgError::new(
-                SqlState::DATA_CORRUPTED,
-                format!(
-                    "could not read block {block} in file \"{}\": read only {n} of {BLCKSZ} bytes",
-                    relpath(rel)
-                ),
-            ));
-        }
-        Ok(())
+            if n != BLCKSZ {
+                return Err(PgError::new(
+                    SqlState::DATA_CORRUPTED,
+                    format!(
+                        "could not read block {block} in file \"{}\": read only {n} of {BLCKSZ} bytes",
+                        relpath(rel)
+                    ),
+                ));
+            }
+            Ok(())
+        })
     }
 
     /// Write `buf` as block `block` of `rel`. The block must exist (use [`extend`] to add
-    /// one). Durable after [`sync`](Self::sync).
+    /// one). Durable after [`sync`](Self::sync), [`sync_all`](Self::sync_all), or the fd
+    /// cache closing the file.
     ///
     /// [`extend`]: Self::extend
     pub fn write_block(&self, rel: RelId, block: BlockNumber, buf: &[u8; BLCKSZ]) -> PgResult<()> {
-        let r = self.relation(rel)?;
-        let nblocks = r.nblocks();
-        if block >= nblocks {
-            return Err(PgError::internal(format!(
-                "could not write block {block} in file \"{}\": beyond the end of the file ({nblocks} blocks)",
-                relpath(rel)
-            )));
-        }
-        r.file
-            .write_all_at(buf, block as u64 * BLCKSZ as u64)
-            .map_err(|e| {
-                PgError::io(
-                    format!("could not write block {block} in file \"{}\"", relpath(rel)),
-                    e,
-                )
-            })?;
-        // Set after the write: a concurrent `sync_all` clears it before its fsync.
-        r.needs_sync.store(true, Ordering::Release);
-        Ok(())
+        self.with_file(rel, |r, file| {
+            let nblocks = r.nblocks();
+            if block >= nblocks {
+                return Err(PgError::internal(format!(
+                    "could not write block {block} in file \"{}\": beyond the end of the file ({nblocks} blocks)",
+                    relpath(rel)
+                )));
+            }
+            file.write_all_at(buf, block as u64 * BLCKSZ as u64)
+                .map_err(|e| {
+                    PgError::io(
+                        format!("could not write block {block} in file \"{}\"", relpath(rel)),
+                        e,
+                    )
+                })?;
+            // Set after the write, with the file still held open: a concurrent `sync_all`
+            // clears it before its fsync, and an evictor sees it (smgr rules 5, 6).
+            r.needs_sync.store(true, Ordering::Release);
+            Ok(())
+        })
     }
 
-    /// Make every write to `rel` so far durable.
+    /// Make every write to `rel` so far durable. Reopens the file if the fd cache had
+    /// closed it.
     pub fn sync(&self, rel: RelId) -> PgResult<()> {
-        let r = self.relation(rel)?;
-        r.file
-            .sync()
-            .map_err(|e| PgError::io(format!("could not fsync file \"{}\"", relpath(rel)), e))
+        self.with_file(rel, |r, file| {
+            r.needs_sync.store(false, Ordering::Release);
+            file.sync().map_err(|e| {
+                r.needs_sync.store(true, Ordering::Release);
+                PgError::io(format!("could not fsync file \"{}\"", relpath(rel)), e)
+            })
+        })
     }
 
     /// Make every write to every relation durable, and creations and removals of
     /// relation files too. Only relations written since their last sync are synced
-    /// (smgr rule 5), so a checkpoint costs O(relations written), not O(relations).
+    /// (smgr rule 5), so a checkpoint costs O(relations written), not O(relations); they
+    /// are all among the open files (rule 6), so finding them costs O(open files).
     pub fn sync_all(&self) -> PgResult<()> {
-        let written: Vec<(RelId, Arc<SmgrRelation>)> = self
-            .open
-            .read()
+        let written: Vec<Arc<SmgrRelation>> = self
+            .open_files
+            .lock()
+            .ring
             .iter()
-            .filter(|(_, r)| r.needs_sync.load(Ordering::Acquire))
-            .map(|(rel, r)| (*rel, Arc::clone(r)))
+            .filter(|r| r.needs_sync.load(Ordering::Acquire))
+            .cloned()
             .collect();
-        for (rel, r) in written {
+        for r in written {
+            // Closed since the list was taken: the evictor synced it (rule 6).
+            let Some(file) = file_guard(r.file.read()) else {
+                continue;
+            };
             // Cleared before the sync: a write racing with it sets the flag again.
             r.needs_sync.store(false, Ordering::Release);
-            if let Err(e) = r.file.sync() {
+            if let Err(e) = file.sync() {
                 r.needs_sync.store(true, Ordering::Release);
                 return Err(PgError::io(
-                    format!("could not fsync file \"{}\"", relpath(rel)),
+                    format!("could not fsync file \"{}\"", relpath(r.rel)),
                     e,
                 ));
             }
