@@ -16,16 +16,21 @@
 //! met only when the second step never happened (an error between the steps today, a
 //! crash once WAL exists), and then the inserter that meets it finishes the split first.
 //!
-//! Each `step_*` function receives or takes every write guard of its step, checks
-//! everything that can fail, then changes the pages and releases the guards at its end:
-//! the place where the WAL issue's mini-transaction will log the step.
+//! Each `step_*` function receives or takes every write latch of its step, checks
+//! everything that can fail, then changes the pages in one mini-transaction
+//! ([`storage::Mtr`]) and commits it: one WAL record per step (rule 5). Latches are
+//! [`PageLatch`]es, which read as the page but cannot change it, so no page changes outside
+//! a step. The left page of a split stays latched into the next step by being *included*
+//! in the split's mini-transaction rather than adopted by it ([`Mtr::include`]): the split
+//! is logged and the latch is still held when the downlink's step adopts it.
 
 use std::cmp::Ordering;
 
 use common::ids::{BlockNumber, ItemPointer, OffsetNumber};
 use common::limits::BLCKSZ;
 use common::{PgError, PgResult, Value};
-use storage::BufferWriteGuard;
+use storage::Mtr;
+use storage::mtr::PageLatch;
 use storage::page::Page;
 
 use super::page::{
@@ -46,13 +51,6 @@ pub enum UniqueInsert {
     Conflict(ItemPointer),
 }
 
-/// The left page of a split whose downlink is being inserted: its flag is cleared by the
-/// step that inserts the downlink, which then releases it.
-pub(crate) struct ChildLatch<'g> {
-    block: BlockNumber,
-    guard: BufferWriteGuard<'g>,
-}
-
 impl<'a> BTree<'a> {
     /// Insert the entry (`key`, `tid`). `key` has one value per index column. Errors:
     /// PROGRAM_LIMIT_EXCEEDED for an entry larger than [`tuple::BT_MAX_ITEM_SIZE`], an
@@ -65,27 +63,27 @@ impl<'a> BTree<'a> {
         let mut block = block;
         let mut buf = self.pool.read_buffer(self.rel, block)?;
         let mut walk = LinkWalk::default();
-        let (guard, off) = loop {
-            let guard = buf.write();
-            let page = BtPage::open(&guard, self.rel, block)?;
+        let (latch, off) = loop {
+            let latch = PageLatch::new(&mut buf);
+            let page = BtPage::open(&latch, self.rel, block)?;
             if !page.is_leaf() {
                 return Err(page.corrupt("an internal page where a leaf was expected"));
             }
             if page.incomplete_split() {
-                self.finish_split(&stack, block, guard)?;
+                self.finish_split(&stack, latch)?;
                 continue;
             }
             if page.should_move_right(&sk)? {
                 block = page.next();
-                drop(guard);
+                drop(latch);
                 walk.step(self, block)?;
                 buf = self.pool.read_buffer(self.rel, block)?;
                 continue;
             }
             let off = self.leaf_position(&page, &sk, tid)?;
-            break (guard, off);
+            break (latch, off);
         };
-        self.insert_into_page(&stack, block, guard, off, &tuple, None)
+        self.insert_into_page(&stack, latch, off, &tuple, None)
     }
 
     /// Insert (`key`, `tid`) unless a live entry with an equal key exists (nbtree rule 7).
@@ -117,23 +115,23 @@ impl<'a> BTree<'a> {
         let mut first_buf = self.pool.read_buffer(self.rel, first_block)?;
         let mut walk = LinkWalk::default();
         let first = loop {
-            let guard = first_buf.write();
-            let page = BtPage::open(&guard, self.rel, first_block)?;
+            let latch = PageLatch::new(&mut first_buf);
+            let page = BtPage::open(&latch, self.rel, first_block)?;
             if !page.is_leaf() {
                 return Err(page.corrupt("an internal page where a leaf was expected"));
             }
             if page.incomplete_split() {
-                self.finish_split(&stack, first_block, guard)?;
+                self.finish_split(&stack, latch)?;
                 continue;
             }
             if page.should_move_right(&first_sk)? {
                 first_block = page.next();
-                drop(guard);
+                drop(latch);
                 walk.step(self, first_block)?;
                 first_buf = self.pool.read_buffer(self.rel, first_block)?;
                 continue;
             }
-            break guard;
+            break latch;
         };
         if let Some(conflict) = self.find_live_duplicate(first_block, &first, key, &mut is_live)? {
             return Ok(UniqueInsert::Conflict(conflict));
@@ -149,7 +147,7 @@ impl<'a> BTree<'a> {
         };
         let next = match on_first {
             Ok(off) => {
-                self.insert_into_page(&stack, first_block, first, off, &tuple, None)?;
+                self.insert_into_page(&stack, first, off, &tuple, None)?;
                 return Ok(UniqueInsert::Inserted);
             }
             Err(next) => next,
@@ -158,30 +156,30 @@ impl<'a> BTree<'a> {
         // first page (left to right, rule 4).
         let mut block = next;
         let mut buf = self.pool.read_buffer(self.rel, block)?;
-        let (guard, off) = loop {
+        let (latch, off) = loop {
             if block == first_block {
                 return Err(page::corrupt(self.rel, block, "sibling links form a cycle"));
             }
-            let guard = buf.write();
-            let page = BtPage::open(&guard, self.rel, block)?;
+            let latch = PageLatch::new(&mut buf);
+            let page = BtPage::open(&latch, self.rel, block)?;
             if !page.is_leaf() {
                 return Err(page.corrupt("an internal page where a leaf was expected"));
             }
             if page.incomplete_split() {
-                self.finish_split(&stack, block, guard)?;
+                self.finish_split(&stack, latch)?;
                 continue;
             }
             if page.should_move_right(&sk)? {
                 block = page.next();
-                drop(guard);
+                drop(latch);
                 walk.step(self, block)?;
                 buf = self.pool.read_buffer(self.rel, block)?;
                 continue;
             }
             let off = self.leaf_position(&page, &sk, tid)?;
-            break (guard, off);
+            break (latch, off);
         };
-        self.insert_into_page(&stack, block, guard, off, &tuple, None)?;
+        self.insert_into_page(&stack, latch, off, &tuple, None)?;
         drop(first);
         Ok(UniqueInsert::Inserted)
     }
@@ -273,20 +271,21 @@ impl<'a> BTree<'a> {
         Ok(Dups::MaybeRight(page.next()))
     }
 
-    /// Put `item` at `off` on the write-latched page `block`, splitting it if it is full
+    /// Put `item` at `off` on the write-latched page `latch`, splitting it if it is full
     /// and inserting the new downlink above; `child` is the left page of a split one level
-    /// down whose downlink `item` is. Consumes (and so releases) both latches.
+    /// down whose downlink `item` is (its flag is cleared by the step that puts `item` in).
+    /// Consumes (and so releases) both latches.
     fn insert_into_page(
         &self,
         stack: &[StackEntry],
-        block: BlockNumber,
-        mut guard: BufferWriteGuard<'_>,
+        mut latch: PageLatch<'_>,
         off: OffsetNumber,
         item: &[u8],
-        child: Option<ChildLatch<'_>>,
+        child: Option<PageLatch<'_>>,
     ) -> PgResult<()> {
+        let block = latch.block();
         let (fits, was_root, level) = {
-            let page = BtPage::open(&guard, self.rel, block)?;
+            let page = BtPage::open(&latch, self.rel, block)?;
             (
                 page.free_space() >= storage::page::maxalign(item.len()),
                 page.is_root(),
@@ -294,21 +293,20 @@ impl<'a> BTree<'a> {
             )
         };
         if fits {
-            return self.step_insert(block, guard, off, item, child);
+            return self.step_insert(latch, off, item, child);
         }
         let (right_block, mut right_buf) = self.pool.extend(self.rel)?;
-        let mut right = right_buf.write();
-        let pivot =
-            self.step_split(block, &mut guard, right_block, &mut right, off, item, child)?;
+        let mut right = PageLatch::new(&mut right_buf);
+        let pivot = self.step_split(&mut latch, &mut right, off, item, child)?;
         if was_root {
-            self.step_new_root(block, guard, right_block, right, &pivot, level)?;
+            self.step_new_root(latch, right, &pivot, level)?;
             return Ok(());
         }
         // The right page needs no latch while the parent is found (PostgreSQL releases it
         // here too); the left one keeps its latch until its flag is cleared (rule 4).
         drop(right);
         drop(right_buf);
-        self.insert_downlink(stack, block, guard, right_block, &pivot, level)
+        self.insert_downlink(stack, latch, right_block, &pivot, level)
     }
 
     /// Insert the downlink for `right_block` (split off `left_block`, at `child_level`) into
@@ -316,12 +314,12 @@ impl<'a> BTree<'a> {
     fn insert_downlink(
         &self,
         stack: &[StackEntry],
-        left_block: BlockNumber,
-        left: BufferWriteGuard<'_>,
+        left: PageLatch<'_>,
         right_block: BlockNumber,
         pivot: &[u8],
         child_level: u32,
     ) -> PgResult<()> {
+        let left_block = left.block();
         // The stack names where the left page's downlink was; if it ran out, the root
         // split since we descended, and the parent level is found from the top.
         let (parent_stack, mut pblock, mut hint) = match stack.split_last() {
@@ -330,9 +328,9 @@ impl<'a> BTree<'a> {
         };
         let mut pbuf = self.pool.read_buffer(self.rel, pblock)?;
         let mut walk = LinkWalk::default();
-        let (pguard, off) = loop {
-            let guard = pbuf.write();
-            let page = BtPage::open(&guard, self.rel, pblock)?;
+        let (platch, off) = loop {
+            let latch = PageLatch::new(&mut pbuf);
+            let page = BtPage::open(&latch, self.rel, pblock)?;
             if page.level() != child_level + 1 {
                 return Err(page.corrupt(format!(
                     "level {} where the parent of a level {child_level} page was expected",
@@ -340,12 +338,12 @@ impl<'a> BTree<'a> {
                 )));
             }
             if page.incomplete_split() {
-                self.finish_split(parent_stack, pblock, guard)?;
+                self.finish_split(parent_stack, latch)?;
                 continue;
             }
             // The downlink moves only right (splits), never left.
             if let Some(off) = page.find_downlink(left_block, hint)? {
-                break (guard, off + 1);
+                break (latch, off + 1);
             }
             if page.is_rightmost() {
                 return Err(page::corrupt(
@@ -358,28 +356,20 @@ impl<'a> BTree<'a> {
             }
             pblock = page.next();
             hint = 0;
-            drop(guard);
+            drop(latch);
             walk.step(self, pblock)?;
             pbuf = self.pool.read_buffer(self.rel, pblock)?;
         };
         let pivot = TupleRef::parse(pivot).map_err(PgError::internal)?;
         let downlink = tuple::with_downlink(&pivot, right_block);
-        let child = ChildLatch {
-            block: left_block,
-            guard: left,
-        };
-        self.insert_into_page(parent_stack, pblock, pguard, off, &downlink, Some(child))
+        self.insert_into_page(parent_stack, platch, off, &downlink, Some(left))
     }
 
-    /// Finish the split of the write-latched page `left_block` if it is still incomplete:
-    /// insert the missing downlink, or create the new root if the page was the root (the
-    /// metapage still names it). Consumes the latch.
-    pub(crate) fn finish_split(
-        &self,
-        stack: &[StackEntry],
-        left_block: BlockNumber,
-        left: BufferWriteGuard<'_>,
-    ) -> PgResult<()> {
+    /// Finish the split of the write-latched page `left` if it is still incomplete: insert
+    /// the missing downlink, or create the new root if the page was the root (the metapage
+    /// still names it). Consumes the latch.
+    pub(crate) fn finish_split(&self, stack: &[StackEntry], left: PageLatch<'_>) -> PgResult<()> {
+        let left_block = left.block();
         let (right_block, pivot, level) = {
             let page = BtPage::open(&left, self.rel, left_block)?;
             if !page.incomplete_split() {
@@ -394,7 +384,7 @@ impl<'a> BTree<'a> {
         let meta = self.read_meta()?;
         if meta.root == left_block {
             let mut right_buf = self.pool.read_buffer(self.rel, right_block)?;
-            let right = right_buf.write();
+            let right = PageLatch::new(&mut right_buf);
             {
                 let rpage = BtPage::open(&right, self.rel, right_block)?;
                 if rpage.prev() != left_block || rpage.level() != level {
@@ -405,28 +395,28 @@ impl<'a> BTree<'a> {
                     )));
                 }
             }
-            self.step_new_root(left_block, left, right_block, right, &pivot, level)?;
+            self.step_new_root(left, right, &pivot, level)?;
             return Ok(());
         }
-        self.insert_downlink(stack, left_block, left, right_block, &pivot, level)
+        self.insert_downlink(stack, left, right_block, &pivot, level)
     }
 
     /// During a descent for insert: finish the split of page `block` (found with
     /// `BTP_INCOMPLETE_SPLIT` under a read latch, since released).
     pub(crate) fn finish_split_at(&self, block: BlockNumber, stack: &[StackEntry]) -> PgResult<()> {
         let mut buf = self.pool.read_buffer(self.rel, block)?;
-        let guard = buf.write();
-        self.finish_split(stack, block, guard)
+        let latch = PageLatch::new(&mut buf);
+        self.finish_split(stack, latch)
     }
 
     /// Check that `child` is the left half of an incomplete split (before any change).
-    fn check_child(&self, child: &Option<ChildLatch<'_>>) -> PgResult<()> {
+    fn check_child(&self, child: &Option<PageLatch<'_>>) -> PgResult<()> {
         if let Some(c) = child {
-            let page = BtPage::open(&c.guard, self.rel, c.block)?;
+            let page = BtPage::open(c, self.rel, c.block())?;
             if !page.incomplete_split() {
                 return Err(PgError::internal(format!(
                     "downlink insertion for block {} of btree index {}, which has no incomplete split",
-                    c.block,
+                    c.block(),
                     self.display_name()
                 )));
             }
@@ -434,47 +424,51 @@ impl<'a> BTree<'a> {
         Ok(())
     }
 
-    /// Atomic step "insert on page": put `item` at `off` on page `block` (it fits) and, for
-    /// a downlink, clear the child's `BTP_INCOMPLETE_SPLIT`. Guards: the page, the child.
+    /// Atomic step "insert on page": put `item` at `off` on the latched page (it fits)
+    /// and, for a downlink, clear the child's `BTP_INCOMPLETE_SPLIT`. One mini-transaction;
+    /// latches: the page and the child, both released at its commit.
     fn step_insert(
         &self,
-        block: BlockNumber,
-        mut guard: BufferWriteGuard<'_>,
+        latch: PageLatch<'_>,
         off: OffsetNumber,
         item: &[u8],
-        child: Option<ChildLatch<'_>>,
+        child: Option<PageLatch<'_>>,
     ) -> PgResult<()> {
         self.check_child(&child)?;
-        if !page::insert_item_at(&mut guard, off, item) {
+        let block = latch.block();
+        let mut mtr = Mtr::new(self.pool);
+        let p = mtr.adopt(latch);
+        if !page::insert_item_at(mtr.page(p), off, item) {
             return Err(PgError::internal(format!(
                 "item of {} bytes does not fit block {block} of btree index {} after all",
                 item.len(),
                 self.display_name()
             )));
         }
-        if let Some(mut c) = child {
-            page::set_flags(&mut c.guard, 0, BTP_INCOMPLETE_SPLIT);
+        if let Some(c) = child {
+            let c = mtr.adopt(c);
+            page::set_flags(mtr.page(c), 0, BTP_INCOMPLETE_SPLIT);
         }
+        mtr.commit()?;
         Ok(())
     }
 
-    /// Atomic step "split one level": page `left_block`, with `item` added at `off`, is
-    /// divided between itself and the new page `right_block`; the old right sibling's
-    /// left-link is repointed; the child's flag (if `item` is its downlink) is cleared. The
-    /// left page gets `BTP_INCOMPLETE_SPLIT` and loses `BTP_ROOT`. Returns the left page's
-    /// new high key, the pivot for the parent's downlink to the right page. Guards: left
-    /// and right (held on by the caller), the old right sibling, the child.
-    #[allow(clippy::too_many_arguments)]
+    /// Atomic step "split one level": page `left`, with `item` added at `off`, is divided
+    /// between itself and the new page `right`; the old right sibling's left-link is
+    /// repointed; the child's flag (if `item` is its downlink) is cleared. The left page
+    /// gets `BTP_INCOMPLETE_SPLIT` and loses `BTP_ROOT`. Returns the left page's new high
+    /// key, the pivot for the parent's downlink to the right page. One mini-transaction;
+    /// latches: left and right (included: the caller still holds them after the commit),
+    /// the old right sibling and the child (released at the commit).
     fn step_split(
         &self,
-        left_block: BlockNumber,
-        left: &mut BufferWriteGuard<'_>,
-        right_block: BlockNumber,
-        right: &mut BufferWriteGuard<'_>,
+        left: &mut PageLatch<'_>,
+        right: &mut PageLatch<'_>,
         off: OffsetNumber,
         item: &[u8],
-        child: Option<ChildLatch<'_>>,
+        child: Option<PageLatch<'_>>,
     ) -> PgResult<Vec<u8>> {
+        let (left_block, right_block) = (left.block(), right.block());
         // Plan on a copy; no page changes until everything that can fail has succeeded.
         let old: Box<[u8; BLCKSZ]> = Box::new(**left);
         let page = BtPage::open(&old, self.rel, left_block)?;
@@ -542,7 +536,7 @@ impl<'a> BTree<'a> {
             }
             next => Some(self.pool.read_buffer(self.rel, next)?),
         };
-        let mut sibling = sibling_buf.as_mut().map(|b| b.write());
+        let sibling = sibling_buf.as_mut().map(PageLatch::new);
         if let Some(s) = &sibling {
             let spage = BtPage::open(s, self.rel, o.next)?;
             if spage.prev() != left_block || spage.level() != o.level {
@@ -557,30 +551,36 @@ impl<'a> BTree<'a> {
         self.check_child(&child)?;
 
         // Apply.
-        left.copy_from_slice(&new_left[..]);
-        right.copy_from_slice(&new_right[..]);
-        if let Some(s) = sibling.as_mut() {
-            page::set_prev(s, right_block);
+        let mut mtr = Mtr::new(self.pool);
+        let l = mtr.include(left);
+        let r = mtr.include(right);
+        mtr.page(l).copy_from_slice(&new_left[..]);
+        mtr.page(r).copy_from_slice(&new_right[..]);
+        if let Some(s) = sibling {
+            let s = mtr.adopt(s);
+            page::set_prev(mtr.page(s), right_block);
         }
-        if let Some(mut c) = child {
-            page::set_flags(&mut c.guard, 0, BTP_INCOMPLETE_SPLIT);
+        if let Some(c) = child {
+            let c = mtr.adopt(c);
+            page::set_flags(mtr.page(c), 0, BTP_INCOMPLETE_SPLIT);
         }
+        mtr.commit()?;
         Ok(high_key)
     }
 
-    /// Atomic step "new root": a new root page one level up with downlinks to `left_block`
-    /// (minus infinity) and `right_block` (`pivot`), the metapage pointing at it, and the
-    /// old root's `BTP_INCOMPLETE_SPLIT` cleared. Guards: left and right (taken and released
-    /// here), the new root, the metapage (always the last latch, rule 4).
+    /// Atomic step "new root": a new root page one level up with downlinks to `left`
+    /// (minus infinity) and `right` (`pivot`), the metapage pointing at it, and the old
+    /// root's `BTP_INCOMPLETE_SPLIT` cleared. One mini-transaction; latches: left and right
+    /// (held since the split, released at the commit), the new root, the metapage (always
+    /// the last latch, rule 4).
     fn step_new_root(
         &self,
-        left_block: BlockNumber,
-        mut left: BufferWriteGuard<'_>,
-        right_block: BlockNumber,
-        right: BufferWriteGuard<'_>,
+        left: PageLatch<'_>,
+        right: PageLatch<'_>,
         pivot: &[u8],
         child_level: u32,
     ) -> PgResult<RootInfo> {
+        let (left_block, right_block) = (left.block(), right.block());
         {
             let page = BtPage::open(&left, self.rel, left_block)?;
             if !page.incomplete_split() || page.next() != right_block {
@@ -611,10 +611,11 @@ impl<'a> BTree<'a> {
             ));
         }
         let (root_block, mut root_buf) = self.pool.extend(self.rel)?;
-        let mut root = root_buf.write();
         let mut meta_buf = self.pool.read_buffer(self.rel, BTREE_METAPAGE)?;
-        let mut meta_guard = meta_buf.write();
-        let meta = page::read_meta(&meta_guard, self.rel)?;
+        let mut mtr = Mtr::new(self.pool);
+        let root = mtr.latch(&mut root_buf);
+        let meta_page = mtr.latch(&mut meta_buf);
+        let meta = page::read_meta(mtr.page_ref(meta_page), self.rel)?;
         if meta.root != left_block || meta.level != child_level {
             return Err(page::corrupt(
                 self.rel,
@@ -627,18 +628,18 @@ impl<'a> BTree<'a> {
         }
 
         // Apply.
-        root.copy_from_slice(&image[..]);
+        mtr.page(root).copy_from_slice(&image[..]);
         let new_meta = BtMeta {
             root: root_block,
             level: child_level + 1,
             natts: meta.natts,
         };
-        page::write_meta(&mut meta_guard, new_meta);
-        page::set_flags(&mut left, 0, BTP_INCOMPLETE_SPLIT);
-        drop(meta_guard);
-        drop(root);
-        drop(right);
-        drop(left);
+        page::write_meta(mtr.page(meta_page), new_meta);
+        let l = mtr.adopt(left);
+        page::set_flags(mtr.page(l), 0, BTP_INCOMPLETE_SPLIT);
+        // Unchanged, so not logged: held until the new root exists (rule 4).
+        mtr.adopt(right);
+        mtr.commit()?;
         // The creator of a root tells the cache, so it need not read the metapage (rule 6).
         Ok(self.cache.store_created(
             self.rel,
@@ -667,9 +668,9 @@ impl BTree<'_> {
         let (mut block, _) = self.descend(&sk, Access::Read)?;
         loop {
             let mut buf = self.pool.read_buffer(self.rel, block)?;
-            let mut guard = buf.write();
+            let mut latch = PageLatch::new(&mut buf);
             let off = {
-                let page = BtPage::open(&guard, self.rel, block)?;
+                let page = BtPage::open(&latch, self.rel, block)?;
                 if page.should_move_right(&sk)? {
                     Err(page.next())
                 } else {
@@ -679,17 +680,9 @@ impl BTree<'_> {
             match off {
                 Err(next) => block = next,
                 Ok(off) => {
-                    let (right_block, mut right_buf) = self.pool.extend(self.rel)?;
-                    let mut right = right_buf.write();
-                    self.step_split(
-                        block,
-                        &mut guard,
-                        right_block,
-                        &mut right,
-                        off,
-                        &tuple,
-                        None,
-                    )?;
+                    let (_, mut right_buf) = self.pool.extend(self.rel)?;
+                    let mut right = PageLatch::new(&mut right_buf);
+                    self.step_split(&mut latch, &mut right, off, &tuple, None)?;
                     return Ok(block);
                 }
             }

@@ -10,12 +10,21 @@
 //! so upper levels are built bottom-up in the same pass. The top level's single page is
 //! the root; the metapage is written last. No entry goes through `insert`.
 //!
+//! Every page is written through the buffer pool in a mini-transaction of its own, which
+//! logs it as a full image (a new page has no LSN, so wal rule 4 applies): one WAL record
+//! of at most a page per finished page, so the log always covers a page before the pool
+//! can write it (buffer rule 3), and recovery redoes the build page by page. The metapage
+//! is logged last: a crash before it leaves a metapage that names no root, an index the
+//! DDL that built it never published. `create` is one mini-transaction (metapage and root).
+//!
 //! Both run under the DDL lock that keeps everyone else off the index, on a relation
 //! that exists and is empty.
 
 use common::ids::{BlockNumber, ItemPointer};
 use common::limits::BLCKSZ;
 use common::{PgError, PgResult, Value};
+
+use storage::Mtr;
 
 use super::page::{
     self, BT_PAGE_CAPACITY, BTP_LEAF, BTP_ROOT, BTREE_METAPAGE, BtMeta, BtOpaque, P_NONE,
@@ -96,7 +105,7 @@ impl<'a> BTree<'a> {
     }
 
     /// Make an empty index of `natts` key columns in the (existing, empty) relation: the
-    /// metapage and an empty root leaf, in one atomic step.
+    /// metapage and an empty root leaf, in one atomic step (one mini-transaction).
     pub fn create(&self, natts: usize) -> PgResult<()> {
         self.check_new_index(natts)?;
         let (meta_block, mut meta_buf) = self.pool.extend(self.rel)?;
@@ -107,27 +116,27 @@ impl<'a> BTree<'a> {
                 self.display_name()
             )));
         }
-        let mut meta = meta_buf.write();
-        let mut root = root_buf.write();
+        let mut mtr = Mtr::new(self.pool);
+        let meta = mtr.latch(&mut meta_buf);
+        let root = mtr.latch(&mut root_buf);
         let opaque = BtOpaque {
             prev: P_NONE,
             next: P_NONE,
             level: 0,
             flags: BTP_LEAF | BTP_ROOT,
         };
-        if !page::build_page(&mut root, opaque, None, &[], 0) {
+        if !page::build_page(mtr.page(root), opaque, None, &[], 0) {
             return Err(PgError::internal("an empty page does not fit"));
         }
         page::init_meta(
-            &mut meta,
+            mtr.page(meta),
             BtMeta {
                 root: root_block,
                 level: 0,
                 natts: natts as u16,
             },
         );
-        drop(root);
-        drop(meta);
+        mtr.commit()?;
         self.publish_root(root_block, 0, natts);
         Ok(())
     }
@@ -204,16 +213,17 @@ impl<'a> BTree<'a> {
         }
         let (root, level, pages) = builder.finish()?;
         let mut meta_buf = self.pool.read_buffer(self.rel, BTREE_METAPAGE)?;
-        let mut meta = meta_buf.write();
+        let mut mtr = Mtr::new(self.pool);
+        let meta = mtr.latch(&mut meta_buf);
         page::init_meta(
-            &mut meta,
+            mtr.page(meta),
             BtMeta {
                 root,
                 level,
                 natts: natts as u16,
             },
         );
-        drop(meta);
+        mtr.commit()?;
         self.publish_root(root, level, natts);
         Ok(BuildStats {
             entries: spans.len() as u64,
@@ -251,18 +261,20 @@ impl Builder<'_, '_> {
         Ok(block)
     }
 
+    /// Write the finished page of `st`: one mini-transaction, logging a full image.
     fn write(&self, st: &LevelState, opaque: BtOpaque, high_key: Option<&[u8]>) -> PgResult<()> {
         let items: Vec<&[u8]> = st.items.iter().map(Vec::as_slice).collect();
-        let mut image = Box::new([0u8; BLCKSZ]);
-        if !page::build_page(&mut image, opaque, high_key, &items, 0) {
+        let mut buf = self.tree.pool.read_buffer(self.tree.rel, st.block)?;
+        let mut mtr = Mtr::new(self.tree.pool);
+        let p = mtr.latch(&mut buf);
+        if !page::build_page(mtr.page(p), opaque, high_key, &items, 0) {
             return Err(PgError::internal(format!(
                 "btree build: {} items do not fit block {}",
                 items.len(),
                 st.block
             )));
         }
-        let mut buf = self.tree.pool.read_buffer(self.tree.rel, st.block)?;
-        buf.write().copy_from_slice(&image[..]);
+        mtr.commit()?;
         Ok(())
     }
 

@@ -1,17 +1,22 @@
 //! Tests of the whole btree: against a `BTreeMap` model (also as a property test), under
-//! a tiny buffer pool, with concurrent writers and readers, and for the root cache.
+//! a tiny buffer pool, with concurrent writers and readers, and for the root cache. Every
+//! pool has a write-ahead log (over the simulated file system), so each test also runs
+//! every step through its mini-transaction; `tests/btree_recovery.rs` crashes it.
 
 use std::cell::Cell;
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::ops::Bound;
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering as AtomicOrdering};
 
 use common::ids::ItemPointer;
 use common::{PgResult, RelId, SqlState, Value};
 use proptest::prelude::*;
-use storage::{BufferPool, OsVfs, Smgr};
+use storage::simvfs::SimVfs;
+use storage::xlog::{self, MIN_WAL_SEGMENT_SIZE, Wal, WalOptions};
+use storage::{BufferPool, Smgr};
 
 use super::page::{BTP_INCOMPLETE_SPLIT, BtPage};
 use super::*;
@@ -19,19 +24,28 @@ use super::*;
 const REL: RelId = 16500;
 
 struct Env {
-    _dir: tempfile::TempDir,
     pool: BufferPool,
+    wal: Arc<Wal>,
     cache: RootCache,
 }
 
 impl Env {
+    /// A pool of `pages` frames with a WAL of the smallest segments (so that records cross
+    /// segment ends), in memory, and the index relation created.
     fn new(pages: usize) -> Env {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let smgr = Arc::new(Smgr::new(Arc::new(OsVfs), dir.path()).expect("smgr"));
-        smgr.create(REL).expect("create");
+        let dir = Path::new("/sim/data");
+        let vfs = Arc::new(SimVfs::new());
+        let smgr = Arc::new(Smgr::new(vfs.clone(), dir).expect("smgr"));
+        let mut pool = BufferPool::new(smgr, pages);
+        let options = WalOptions {
+            segment_size: MIN_WAL_SEGMENT_SIZE,
+            synchronous_commit: true,
+        };
+        let (wal, _) = xlog::open_and_recover(vfs, dir, &mut pool, options).expect("wal");
+        pool.create_relation(REL).expect("create");
         Env {
-            _dir: dir,
-            pool: BufferPool::new(smgr, pages),
+            pool,
+            wal,
             cache: RootCache::new(),
         }
     }
@@ -409,6 +423,84 @@ fn interrupted_splits_are_finished_by_the_next_inserter() {
     add(&tree, 2016, &mut model);
     let stats = assert_matches_model(&tree, &model);
     assert_eq!(stats.incomplete_splits, 0);
+}
+
+/// nbtree rule 5: every atomic step is one mini-transaction, so one WAL record. An insert
+/// is one step plus one per split it causes (the last step puts in the entry, the final
+/// downlink or the new root); each split adds a page, and each new root a page and a level.
+#[test]
+fn each_atomic_step_is_one_wal_record() {
+    let env = Env::new(64);
+    let tree = env.tree();
+    let records = || env.wal.stats().records;
+    let shape = |tree: &BTree<'_>| {
+        let stats = tree.check().expect("check");
+        (stats.pages.iter().sum::<u64>(), stats.levels as u64)
+    };
+    let before = records();
+    tree.create(1).expect("create");
+    assert_eq!(records() - before, 1, "create: metapage and root leaf");
+    let (mut pages, mut levels) = shape(&tree);
+    let mut splits_seen = 0;
+    let mut x = 7u32;
+    for i in 0..400u32 {
+        x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
+        let k = (x >> 8) % 1000;
+        let before = records();
+        tree.insert(&[wide(k, 700)], tid(i)).expect("insert");
+        let (new_pages, new_levels) = shape(&tree);
+        let splits = (new_pages - pages) - (new_levels - levels);
+        assert_eq!(records() - before, 1 + splits, "insert {i}");
+        splits_seen += splits;
+        (pages, levels) = (new_pages, new_levels);
+    }
+    assert!(
+        levels >= 3 && splits_seen > 30,
+        "{levels} levels, {splits_seen} splits"
+    );
+    // An interrupted split is one step; the insert that finishes it is two.
+    let before = records();
+    tree.insert_with_interrupted_split(&[wide(500, 700)], tid(5000))
+        .expect("split");
+    assert_eq!(records() - before, 1);
+    assert_eq!(tree.check().unwrap().incomplete_splits, 1);
+    let (pages, levels) = shape(&tree);
+    let before = records();
+    tree.insert(&[wide(500, 700)], tid(5001)).expect("insert");
+    let (new_pages, new_levels) = shape(&tree);
+    let splits = (new_pages - pages) - (new_levels - levels);
+    assert_eq!(
+        records() - before,
+        2 + splits,
+        "finish the split, then insert"
+    );
+    assert_eq!(tree.check().unwrap().incomplete_splits, 0);
+    // A delete is one step; a bulk delete one per leaf it changes.
+    let before = records();
+    assert!(tree.delete(&[wide(500, 700)], tid(5001)).unwrap());
+    assert_eq!(records() - before, 1);
+    let before = records();
+    let stats = tree.bulk_delete(|t| t.offset == 1).expect("bulk delete");
+    let logged = records() - before;
+    assert!(stats.tuples_removed > 0 && stats.pages > stats.tuples_removed);
+    assert!(
+        1 <= logged && logged <= stats.tuples_removed,
+        "{logged} {stats:?}"
+    );
+    let before = records();
+    assert_eq!(
+        tree.bulk_delete(|t| t.offset == 1).unwrap().tuples_removed,
+        0
+    );
+    assert_eq!(records() - before, 0, "no leaf changed, nothing logged");
+    // A bulk build logs each page once, the metapage last.
+    let env = Env::new(16);
+    let tree = env.tree();
+    let before = env.wal.stats().records;
+    let built = tree
+        .build(1, (0..700u32).map(|i| (vec![wide(i, 600)], tid(i))))
+        .expect("build");
+    assert_eq!(env.wal.stats().records - before, built.pages);
 }
 
 #[test]

@@ -2,7 +2,7 @@
 //! callback calls dead, leaf by leaf (PostgreSQL's `btbulkdelete`; nbtree rule 9).
 //!
 //! Entries are removed physically (the page is rebuilt without them, in one atomic step
-//! under the leaf's write latch). Pages are never deleted or merged: an emptied leaf stays
+//! under the leaf's write latch: one mini-transaction, logged as one WAL record). Pages are never deleted or merged: an emptied leaf stays
 //! in the tree, linked and with its downlink, and takes entries again later. High keys do
 //! not change, so no other page is touched.
 //!
@@ -12,10 +12,11 @@
 //! those entries were on the page when it was done, so none is missed; entries inserted
 //! during the walk point at live tuples and need no removal.
 
-use common::ids::{BlockNumber, ItemPointer, OffsetNumber};
+use common::ids::{ItemPointer, OffsetNumber};
 use common::limits::BLCKSZ;
 use common::{PgError, PgResult, Value};
-use storage::BufferWriteGuard;
+use storage::Mtr;
+use storage::mtr::PageLatch;
 use storage::page::Page;
 
 use super::BTree;
@@ -51,9 +52,9 @@ impl<'a> BTree<'a> {
         let mut walk = LinkWalk::default();
         loop {
             let mut buf = self.pool.read_buffer(self.rel, block)?;
-            let guard = buf.write();
+            let latch = PageLatch::new(&mut buf);
             let found = {
-                let page = BtPage::open(&guard, self.rel, block)?;
+                let page = BtPage::open(&latch, self.rel, block)?;
                 if !page.is_leaf() {
                     return Err(page.corrupt("an internal page where a leaf was expected"));
                 }
@@ -68,12 +69,12 @@ impl<'a> BTree<'a> {
             };
             match found {
                 Ok(Some(off)) => {
-                    self.step_delete(block, guard, &[off])?;
+                    self.step_delete(latch, &[off])?;
                     return Ok(true);
                 }
                 Ok(None) => return Ok(false),
                 Err(next) => {
-                    drop(guard);
+                    drop(latch);
                     block = next;
                     walk.step(self, block)?;
                 }
@@ -93,10 +94,10 @@ impl<'a> BTree<'a> {
         let mut walk = LinkWalk::default();
         loop {
             let mut buf = self.pool.read_buffer(self.rel, block)?;
-            let guard = buf.write();
+            let latch = PageLatch::new(&mut buf);
             let mut dead: Vec<OffsetNumber> = Vec::new();
             let next = {
-                let page = BtPage::open(&guard, self.rel, block)?;
+                let page = BtPage::open(&latch, self.rel, block)?;
                 if !page.is_leaf() {
                     return Err(page.corrupt("an internal page on the leaf level"));
                 }
@@ -116,9 +117,9 @@ impl<'a> BTree<'a> {
             stats.pages += 1;
             stats.tuples_removed += dead.len() as u64;
             if dead.is_empty() {
-                drop(guard);
+                drop(latch);
             } else {
-                self.step_delete(block, guard, &dead)?;
+                self.step_delete(latch, &dead)?;
             }
             if next == P_NONE {
                 return Ok(stats);
@@ -128,34 +129,33 @@ impl<'a> BTree<'a> {
         }
     }
 
-    /// Atomic step "delete from leaf": rebuild page `block` without the items at `offs`
-    /// (ascending). Guards: the leaf.
-    fn step_delete(
-        &self,
-        block: BlockNumber,
-        mut guard: BufferWriteGuard<'_>,
-        offs: &[OffsetNumber],
-    ) -> PgResult<()> {
-        let old: Box<[u8; BLCKSZ]> = Box::new(*guard);
-        let page = BtPage::open(&old, self.rel, block)?;
-        let high_key = page.high_key()?.map(|t| t.bytes());
-        let mut items = Vec::with_capacity(page.max_offset() as usize);
-        for off in page.first_data()..=page.max_offset() {
-            if offs.binary_search(&off).is_err() {
-                items.push(page.tuple(off)?.bytes());
+    /// Atomic step "delete from leaf": rebuild the latched leaf without the items at
+    /// `offs` (ascending). One mini-transaction; latches: the leaf, released at its commit.
+    fn step_delete(&self, latch: PageLatch<'_>, offs: &[OffsetNumber]) -> PgResult<()> {
+        let mut image = Box::new([0u8; BLCKSZ]);
+        {
+            let page = BtPage::open(&latch, self.rel, latch.block())?;
+            let high_key = page.high_key()?.map(|t| t.bytes());
+            let mut items = Vec::with_capacity(page.max_offset() as usize);
+            for off in page.first_data()..=page.max_offset() {
+                if offs.binary_search(&off).is_err() {
+                    items.push(page.tuple(off)?.bytes());
+                }
+            }
+            if !page::build_page(
+                &mut image,
+                page.opaque(),
+                high_key,
+                &items,
+                Page::new(&latch).lsn(),
+            ) {
+                return Err(PgError::internal("a page's own items do not fit it"));
             }
         }
-        let mut image = Box::new([0u8; BLCKSZ]);
-        if !page::build_page(
-            &mut image,
-            page.opaque(),
-            high_key,
-            &items,
-            Page::new(&old).lsn(),
-        ) {
-            return Err(PgError::internal("a page's own items do not fit it"));
-        }
-        guard.copy_from_slice(&image[..]);
+        let mut mtr = Mtr::new(self.pool);
+        let p = mtr.adopt(latch);
+        mtr.page(p).copy_from_slice(&image[..]);
+        mtr.commit()?;
         Ok(())
     }
 }
