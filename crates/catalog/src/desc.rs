@@ -13,14 +13,22 @@ pub struct ColumnDesc {
     pub default: Option<String>,
 }
 
-/// A PRIMARY KEY or UNIQUE constraint.
+/// A btree index of a table. PRIMARY KEY and UNIQUE constraints are unique indexes with
+/// `constraint` set (PostgreSQL keeps the constraint in `pg_constraint` and its index in
+/// `pg_index`; here they are one object with one name, as users see them).
 #[derive(Clone, Debug, PartialEq)]
-pub struct KeyDesc {
-    /// The constraint's name, which is also its index's name (`t_pkey`, `t_a_key`).
+pub struct IndexDesc {
+    pub oid: Oid,
+    /// The index's storage (`base/<rel>`).
+    pub rel: RelId,
+    /// Also the constraint's name for a constraint index (`t_pkey`, `t_a_key`).
     pub name: String,
     /// Column positions (0-based) in key order.
     pub columns: Vec<usize>,
+    pub unique: bool,
     pub primary: bool,
+    /// Backs a PRIMARY KEY or UNIQUE constraint (DROP INDEX refuses it).
+    pub constraint: bool,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -30,7 +38,8 @@ pub struct TableDesc {
     pub rel: RelId,
     pub name: String,
     pub columns: Vec<ColumnDesc>,
-    pub keys: Vec<KeyDesc>,
+    /// Every index of the table, constraint indexes first, in creation order.
+    pub indexes: Vec<IndexDesc>,
 }
 
 impl TableDesc {
@@ -41,6 +50,29 @@ impl TableDesc {
     pub fn column_types(&self) -> Vec<DataType> {
         self.columns.iter().map(|c| c.ty).collect()
     }
+
+    /// The unique indexes (constraint or not): what inserts and updates must check.
+    pub fn unique_indexes(&self) -> impl Iterator<Item = &IndexDesc> {
+        self.indexes.iter().filter(|i| i.unique)
+    }
+}
+
+/// What CREATE INDEX asks for.
+#[derive(Clone, Debug)]
+pub struct NewIndex {
+    pub name: Option<String>,
+    pub columns: Vec<usize>,
+    pub unique: bool,
+}
+
+/// PostgreSQL's generated index name (`ChooseIndexName`): `<table>_<col>[_<col>...]_idx`.
+pub(crate) fn default_index_name(table: &str, columns: &[ColumnDesc], index: &NewIndex) -> String {
+    let cols: Vec<&str> = index
+        .columns
+        .iter()
+        .map(|&i| columns[i].name.as_str())
+        .collect();
+    make_object_name(table, &cols.join("_"), "idx")
 }
 
 /// What CREATE TABLE asks for; the catalog assigns identifiers and missing names.

@@ -20,7 +20,7 @@
 mod desc;
 mod log;
 
-pub use desc::{ColumnDesc, KeyDesc, NewKey, NewTable, TableDesc};
+pub use desc::{ColumnDesc, IndexDesc, NewIndex, NewKey, NewTable, TableDesc};
 
 use std::path::Path;
 use std::sync::Arc;
@@ -39,9 +39,9 @@ pub struct CatalogSnapshot {
     pub version: u64,
     tables: imbl::HashMap<String, Arc<TableDesc>>,
     by_oid: imbl::HashMap<Oid, Arc<TableDesc>>,
-    /// Names of relations that are not tables (the indexes behind keys): PostgreSQL keeps
-    /// tables and indexes in one namespace, so `CREATE TABLE t_pkey` must see them.
-    index_names: imbl::HashSet<String>,
+    /// Indexes by name, with their table: PostgreSQL keeps tables and indexes in one
+    /// namespace, so `CREATE TABLE t_pkey` must see them.
+    index_names: imbl::HashMap<String, (Oid, Oid)>,
     next_oid: Oid,
 }
 
@@ -56,36 +56,90 @@ impl CatalogSnapshot {
 
     /// Is `name` taken by any relation (table or index)?
     pub fn relation_exists(&self, name: &str) -> bool {
-        self.tables.contains_key(name) || self.index_names.contains(name)
+        self.tables.contains_key(name) || self.index_names.contains_key(name)
+    }
+
+    /// The name CREATE INDEX without a name gets: PostgreSQL's `t_a_idx`, with a numeric
+    /// suffix if taken.
+    pub fn choose_index_name(&self, table: &TableDesc, new: &NewIndex) -> String {
+        let base = desc::default_index_name(&table.name, &table.columns, new);
+        unique_name(self, &base, &[], "")
+    }
+
+    /// The index called `name`, with its table.
+    pub fn index(&self, name: &str) -> Option<(&Arc<TableDesc>, &IndexDesc)> {
+        let (table, index) = self.index_names.get(name)?;
+        let t = self.by_oid.get(table)?;
+        let i = t.indexes.iter().find(|i| i.oid == *index)?;
+        Some((t, i))
     }
 
     pub fn tables(&self) -> impl Iterator<Item = &Arc<TableDesc>> {
         self.by_oid.values()
     }
 
+    fn put_table(&mut self, t: TableDesc) {
+        let t = Arc::new(t);
+        self.tables.insert(t.name.clone(), t.clone());
+        self.by_oid.insert(t.oid, t);
+    }
+
     fn apply(&mut self, record: &Record) {
         self.version += 1;
         match record {
             Record::CreateTable(t) => {
-                self.next_oid = self.next_oid.max(t.oid + 1 + t.keys.len() as Oid);
-                for k in &t.keys {
-                    self.index_names.insert(k.name.clone());
+                let last = t.indexes.iter().map(|i| i.oid).max().unwrap_or(t.oid);
+                self.next_oid = self.next_oid.max(last.max(t.oid) + 1);
+                for i in &t.indexes {
+                    self.index_names.insert(i.name.clone(), (t.oid, i.oid));
                 }
-                let t = Arc::new(t.clone());
-                self.tables.insert(t.name.clone(), t.clone());
-                self.by_oid.insert(t.oid, t);
+                self.put_table(t.clone());
             }
             Record::NextOid(oid) => self.next_oid = self.next_oid.max(*oid),
             Record::DropTable(oid) => {
                 if let Some(t) = self.by_oid.remove(oid) {
                     self.tables.remove(&t.name);
-                    for k in &t.keys {
-                        self.index_names.remove(&k.name);
+                    for i in &t.indexes {
+                        self.index_names.remove(&i.name);
                     }
+                }
+            }
+            Record::CreateIndex { table, index } => {
+                self.next_oid = self.next_oid.max(index.oid + 1);
+                if let Some(t) = self.by_oid.get(table)
+                    && index.columns.iter().all(|&c| c < t.columns.len())
+                {
+                    let mut t = (**t).clone();
+                    t.indexes.push(index.clone());
+                    self.index_names
+                        .insert(index.name.clone(), (t.oid, index.oid));
+                    self.put_table(t);
+                }
+            }
+            Record::DropIndex { table, index } => {
+                if let Some(t) = self.by_oid.get(table) {
+                    let mut t = (**t).clone();
+                    if let Some(pos) = t.indexes.iter().position(|i| i.oid == *index) {
+                        let gone = t.indexes.remove(pos);
+                        self.index_names.remove(&gone.name);
+                    }
+                    self.put_table(t);
                 }
             }
         }
     }
+}
+
+/// `base`, or `base1`, `base2`, ... : the first that no relation (nor `taken`, nor
+/// `also`) uses, as PostgreSQL's `ChooseRelationName`.
+fn unique_name(cur: &CatalogSnapshot, base: &str, taken: &[String], also: &str) -> String {
+    let mut name = base.to_string();
+    let mut n = 0;
+    while cur.relation_exists(&name) || taken.contains(&name) || name == also {
+        n += 1;
+        name = format!("{base}{n}");
+    }
+    name
 }
 
 /// The catalog of one data directory.
@@ -120,7 +174,15 @@ impl Catalog {
     /// Create a table: check its name, give it an OID and storage id, make it durable,
     /// publish it. Key constraints without a name get PostgreSQL's generated names
     /// (`t_pkey`, `t_a_b_key`), made unique with a numeric suffix as PostgreSQL does.
-    pub fn create_table(&self, new: NewTable) -> PgResult<Arc<TableDesc>> {
+    ///
+    /// `make_storage` runs before the catalog record is written, under the DDL lock: it
+    /// creates the table's files and makes them durable, so the catalog never names a
+    /// relation whose storage a crash could lose (a crash in between leaves an orphan file).
+    pub fn create_table(
+        &self,
+        new: NewTable,
+        make_storage: impl FnOnce(&TableDesc) -> PgResult<()>,
+    ) -> PgResult<Arc<TableDesc>> {
         let mut log = self.log.lock();
         let cur = self.snapshot();
         if cur.relation_exists(&new.name) {
@@ -131,8 +193,8 @@ impl Catalog {
         }
         let oid = cur.next_oid;
         let mut taken: Vec<String> = Vec::new();
-        let mut keys = Vec::with_capacity(new.keys.len());
-        for k in new.keys {
+        let mut indexes = Vec::with_capacity(new.keys.len());
+        for (n, k) in new.keys.into_iter().enumerate() {
             let name = match k.name {
                 Some(n) => {
                     if cur.relation_exists(&n) || taken.contains(&n) || n == new.name {
@@ -145,20 +207,19 @@ impl Catalog {
                 }
                 None => {
                     let base = desc::default_key_name(&new.name, &new.columns, &k);
-                    let mut name = base.clone();
-                    let mut n = 0;
-                    while cur.relation_exists(&name) || taken.contains(&name) || name == new.name {
-                        n += 1;
-                        name = format!("{base}{n}");
-                    }
-                    name
+                    unique_name(&cur, &base, &taken, &new.name)
                 }
             };
             taken.push(name.clone());
-            keys.push(KeyDesc {
+            let index_oid = oid + 1 + n as Oid;
+            indexes.push(IndexDesc {
+                oid: index_oid,
+                rel: index_oid,
                 name,
                 columns: k.columns,
+                unique: true,
                 primary: k.primary,
+                constraint: true,
             });
         }
         let table = TableDesc {
@@ -166,8 +227,9 @@ impl Catalog {
             rel: oid,
             name: new.name,
             columns: new.columns,
-            keys,
+            indexes,
         };
+        make_storage(&table)?;
         let record = Record::CreateTable(table);
         log.append(&record)?;
         self.publish(&cur, &record);
@@ -191,6 +253,68 @@ impl Catalog {
         log.append(&record)?;
         self.publish(&cur, &record);
         Ok(table)
+    }
+
+    /// Add an index to a table: check or choose its name, give it an OID and storage id,
+    /// make it durable, publish it. Returns the index; its storage is the caller's to build.
+    /// `make_storage` builds the index before the catalog record is written (see
+    /// [`Catalog::create_table`]).
+    pub fn create_index(
+        &self,
+        table: Oid,
+        new: NewIndex,
+        make_storage: impl FnOnce(&IndexDesc) -> PgResult<()>,
+    ) -> PgResult<IndexDesc> {
+        let mut log = self.log.lock();
+        let cur = self.snapshot();
+        let Some(t) = cur.table_by_oid(table).cloned() else {
+            return Err(PgError::internal(format!(
+                "cache lookup failed for relation {table}"
+            )));
+        };
+        let name = match new.name {
+            Some(n) => {
+                if cur.relation_exists(&n) {
+                    return Err(PgError::new(
+                        SqlState::DUPLICATE_TABLE,
+                        format!("relation \"{n}\" already exists"),
+                    ));
+                }
+                n
+            }
+            None => {
+                let base = desc::default_index_name(&t.name, &t.columns, &new);
+                unique_name(&cur, &base, &[], "")
+            }
+        };
+        let oid = cur.next_oid;
+        let index = IndexDesc {
+            oid,
+            rel: oid,
+            name,
+            columns: new.columns,
+            unique: new.unique,
+            primary: false,
+            constraint: false,
+        };
+        make_storage(&index)?;
+        let record = Record::CreateIndex {
+            table,
+            index: index.clone(),
+        };
+        log.append(&record)?;
+        self.publish(&cur, &record);
+        Ok(index)
+    }
+
+    /// Remove an index from its table (its storage is the caller's to remove).
+    pub fn drop_index(&self, table: Oid, index: Oid) -> PgResult<()> {
+        let mut log = self.log.lock();
+        let cur = self.snapshot();
+        let record = Record::DropIndex { table, index };
+        log.append(&record)?;
+        self.publish(&cur, &record);
+        Ok(())
     }
 
     /// Rewrite the log as one record per live table, plus the OID counter so that OIDs are
@@ -230,6 +354,12 @@ mod tests {
         }
     }
 
+    impl Catalog {
+        fn create_table_ok(&self, new: NewTable) -> PgResult<Arc<TableDesc>> {
+            self.create_table(new, |_| Ok(()))
+        }
+    }
+
     fn new_table(name: &str) -> NewTable {
         NewTable {
             name: name.into(),
@@ -251,13 +381,13 @@ mod tests {
         let vfs: Arc<dyn Vfs> = Arc::new(OsVfs);
         {
             let cat = Catalog::open(vfs.clone(), dir.path()).unwrap();
-            let t = cat.create_table(new_table("t")).unwrap();
-            assert_eq!(t.keys[0].name, "t_pkey");
-            let u = cat.create_table(new_table("u")).unwrap();
+            let t = cat.create_table_ok(new_table("t")).unwrap();
+            assert_eq!(t.indexes[0].name, "t_pkey");
+            let u = cat.create_table_ok(new_table("u")).unwrap();
             assert!(u.oid > t.oid);
-            let e = cat.create_table(new_table("t")).unwrap_err();
+            let e = cat.create_table_ok(new_table("t")).unwrap_err();
             assert_eq!(e.code, SqlState::DUPLICATE_TABLE);
-            let e = cat.create_table(new_table("t_pkey")).unwrap_err();
+            let e = cat.create_table_ok(new_table("t_pkey")).unwrap_err();
             assert_eq!(e.message, "relation \"t_pkey\" already exists");
             cat.drop_table(t.oid).unwrap();
         }
@@ -272,7 +402,7 @@ mod tests {
         let snap = cat.snapshot();
         assert_eq!(snap.table("u").map(|t| t.oid), Some(u.oid));
         // OIDs are never reused, even after the dropped table's record is compacted away.
-        let v = cat.create_table(new_table("v")).unwrap();
+        let v = cat.create_table_ok(new_table("v")).unwrap();
         assert!(v.oid > u.oid);
     }
 }

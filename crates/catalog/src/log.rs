@@ -21,7 +21,7 @@ use std::sync::Arc;
 use common::{DataType, Oid, PgError, PgResult, SqlState};
 use storage::vfs::{Vfs, VfsFile};
 
-use crate::desc::{ColumnDesc, KeyDesc, TableDesc};
+use crate::desc::{ColumnDesc, IndexDesc, TableDesc};
 
 const LOG_FILE: &str = "catalog.log";
 const LOG_TMP_FILE: &str = "catalog.log.tmp";
@@ -32,6 +32,10 @@ const MAX_RECORD_BYTES: u32 = 64 * 1024 * 1024;
 const KIND_CREATE_TABLE: u8 = 1;
 const KIND_DROP_TABLE: u8 = 2;
 const KIND_NEXT_OID: u8 = 3;
+/// CreateTable with its index list (kind 1, read for old logs, had keys without storage).
+const KIND_CREATE_TABLE_WITH_INDEXES: u8 = 4;
+const KIND_CREATE_INDEX: u8 = 5;
+const KIND_DROP_INDEX: u8 = 6;
 
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum Record {
@@ -39,6 +43,14 @@ pub(crate) enum Record {
     DropTable(Oid),
     /// The next OID to hand out (written by compaction so OIDs are never reused).
     NextOid(Oid),
+    CreateIndex {
+        table: Oid,
+        index: IndexDesc,
+    },
+    DropIndex {
+        table: Oid,
+        index: Oid,
+    },
 }
 
 pub(crate) struct CatalogLog {
@@ -170,10 +182,21 @@ fn put_str(out: &mut Vec<u8>, s: &str) {
     out.extend_from_slice(s.as_bytes());
 }
 
+fn put_index(out: &mut Vec<u8>, i: &IndexDesc) {
+    put_u32(out, i.oid);
+    put_u32(out, i.rel);
+    put_str(out, &i.name);
+    out.push(i.unique as u8 | (i.primary as u8) << 1 | (i.constraint as u8) << 2);
+    put_u32(out, i.columns.len() as u32);
+    for &c in &i.columns {
+        put_u32(out, c as u32);
+    }
+}
+
 fn encode(record: &Record, out: &mut Vec<u8>) {
     match record {
         Record::CreateTable(t) => {
-            out.push(KIND_CREATE_TABLE);
+            out.push(KIND_CREATE_TABLE_WITH_INDEXES);
             put_u32(out, t.oid);
             put_u32(out, t.rel);
             put_str(out, &t.name);
@@ -191,14 +214,9 @@ fn encode(record: &Record, out: &mut Vec<u8>) {
                     None => out.push(0),
                 }
             }
-            put_u32(out, t.keys.len() as u32);
-            for k in &t.keys {
-                put_str(out, &k.name);
-                out.push(k.primary as u8);
-                put_u32(out, k.columns.len() as u32);
-                for &c in &k.columns {
-                    put_u32(out, c as u32);
-                }
+            put_u32(out, t.indexes.len() as u32);
+            for i in &t.indexes {
+                put_index(out, i);
             }
         }
         Record::DropTable(oid) => {
@@ -208,6 +226,16 @@ fn encode(record: &Record, out: &mut Vec<u8>) {
         Record::NextOid(oid) => {
             out.push(KIND_NEXT_OID);
             put_u32(out, *oid);
+        }
+        Record::CreateIndex { table, index } => {
+            out.push(KIND_CREATE_INDEX);
+            put_u32(out, *table);
+            put_index(out, index);
+        }
+        Record::DropIndex { table, index } => {
+            out.push(KIND_DROP_INDEX);
+            put_u32(out, *table);
+            put_u32(out, *index);
         }
     }
 }
@@ -236,13 +264,44 @@ impl<'a> Reader<'a> {
     }
 }
 
+fn read_columns(r: &mut Reader<'_>, ncols: usize) -> Option<Vec<usize>> {
+    let n = r.u32()? as usize;
+    let mut cols = Vec::new();
+    for _ in 0..n {
+        let c = r.u32()? as usize;
+        if c >= ncols {
+            return None;
+        }
+        cols.push(c);
+    }
+    Some(cols)
+}
+
+fn read_index(r: &mut Reader<'_>, ncols: usize) -> Option<IndexDesc> {
+    let oid = r.u32()?;
+    let rel = r.u32()?;
+    let name = r.string()?;
+    let flags = r.u8()?;
+    let columns = read_columns(r, ncols)?;
+    Some(IndexDesc {
+        oid,
+        rel,
+        name,
+        columns,
+        unique: flags & 1 != 0,
+        primary: flags & 2 != 0,
+        constraint: flags & 4 != 0,
+    })
+}
+
 fn decode(payload: &[u8]) -> Option<Record> {
     let mut r = Reader {
         bytes: payload,
         pos: 0,
     };
-    let record = match r.u8()? {
-        KIND_CREATE_TABLE => {
+    let kind = r.u8()?;
+    let record = match kind {
+        KIND_CREATE_TABLE | KIND_CREATE_TABLE_WITH_INDEXES => {
             let oid = r.u32()?;
             let rel = r.u32()?;
             let name = r.string()?;
@@ -265,24 +324,27 @@ fn decode(payload: &[u8]) -> Option<Record> {
                     default,
                 });
             }
-            let nkeys = r.u32()? as usize;
-            let mut keys = Vec::new();
-            for _ in 0..nkeys {
-                let name = r.string()?;
-                let primary = r.u8()? != 0;
-                let n = r.u32()? as usize;
-                let mut cols = Vec::new();
-                for _ in 0..n {
-                    let c = r.u32()? as usize;
-                    if c >= columns.len() {
-                        return None;
+            let n = r.u32()? as usize;
+            let mut indexes = Vec::new();
+            for i in 0..n {
+                indexes.push(if kind == KIND_CREATE_TABLE {
+                    // The first format: keys only; their storage ids were reserved after
+                    // the table's OID.
+                    let name = r.string()?;
+                    let primary = r.u8()? != 0;
+                    let columns = read_columns(&mut r, columns.len())?;
+                    let oid = oid + 1 + i as Oid;
+                    IndexDesc {
+                        oid,
+                        rel: oid,
+                        name,
+                        columns,
+                        unique: true,
+                        primary,
+                        constraint: true,
                     }
-                    cols.push(c);
-                }
-                keys.push(KeyDesc {
-                    name,
-                    columns: cols,
-                    primary,
+                } else {
+                    read_index(&mut r, columns.len())?
                 });
             }
             Record::CreateTable(TableDesc {
@@ -290,11 +352,21 @@ fn decode(payload: &[u8]) -> Option<Record> {
                 rel,
                 name,
                 columns,
-                keys,
+                indexes,
             })
         }
         KIND_DROP_TABLE => Record::DropTable(r.u32()?),
         KIND_NEXT_OID => Record::NextOid(r.u32()?),
+        KIND_CREATE_INDEX => {
+            let table = r.u32()?;
+            // Column positions are checked against the table when the record is applied.
+            let index = read_index(&mut r, common::limits::MAX_COLUMNS)?;
+            Record::CreateIndex { table, index }
+        }
+        KIND_DROP_INDEX => Record::DropIndex {
+            table: r.u32()?,
+            index: r.u32()?,
+        },
         _ => return None,
     };
     (r.pos == payload.len()).then_some(record)
@@ -316,12 +388,36 @@ mod tests {
                 not_null: true,
                 default: Some("'x'".into()),
             }],
-            keys: vec![KeyDesc {
+            indexes: vec![IndexDesc {
+                oid: 16385,
+                rel: 16385,
                 name: "t_pkey".into(),
                 columns: vec![0],
+                unique: true,
                 primary: true,
+                constraint: true,
             }],
         };
+        for rec in [
+            Record::CreateIndex {
+                table: 16384,
+                index: IndexDesc {
+                    oid: 16390,
+                    rel: 16390,
+                    name: "t_c_idx".into(),
+                    columns: vec![0],
+                    unique: false,
+                    primary: false,
+                    constraint: false,
+                },
+            },
+            Record::DropIndex {
+                table: 16384,
+                index: 16390,
+            },
+        ] {
+            assert_eq!(decode(&frame(&rec)[8..]), Some(rec));
+        }
         let rec = Record::CreateTable(t);
         let f = frame(&rec);
         let (payload, next) = frame_at(&f, 0).unwrap();

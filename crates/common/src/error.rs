@@ -65,6 +65,8 @@ impl SqlState {
     pub const UNDEFINED_FUNCTION: SqlState = SqlState("42883");
     /// A type name that resolves to nothing.
     pub const UNDEFINED_OBJECT: SqlState = SqlState("42704");
+    /// An object cannot be dropped because another depends on it.
+    pub const DEPENDENT_OBJECTS_STILL_EXIST: SqlState = SqlState("2BP01");
     /// A non-aggregated column outside GROUP BY, or an aggregate where none is allowed.
     pub const GROUPING_ERROR: SqlState = SqlState("42803");
     /// Misuse of a construct that is valid elsewhere (an aggregate in WHERE, ...).

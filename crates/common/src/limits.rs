@@ -16,3 +16,6 @@ pub const MAX_CHAR_TYPMOD: u32 = 10 * 1024 * 1024;
 
 /// Default buffer pool size in pages (16 MiB of 8 KiB pages), overridable in the config file.
 pub const DEFAULT_BUFFER_POOL_PAGES: usize = 2048;
+
+/// Most columns in one index (PostgreSQL's `INDEX_MAX_KEYS`).
+pub const INDEX_MAX_KEYS: usize = 32;

@@ -11,6 +11,7 @@ pub mod agg;
 pub mod dml;
 pub mod eval;
 pub mod exec;
+pub mod index;
 pub mod sortkey;
 
 use catalog::Catalog;
@@ -34,6 +35,8 @@ pub struct StatementResult {
 pub struct ExecContext<'a> {
     pub pool: &'a BufferPool,
     pub catalog: &'a Catalog,
+    /// Cached btree roots (nbtree rule 6), shared by all sessions.
+    pub roots: &'a access::nbtree::RootCache,
 }
 
 pub fn execute(stmt: PlannedStatement, cx: &ExecContext) -> PgResult<StatementResult> {
@@ -52,7 +55,7 @@ pub fn execute(stmt: PlannedStatement, cx: &ExecContext) -> PgResult<StatementRe
             let mut op = exec::build(&source, cx.pool)?;
             let rows = exec::collect(op.as_mut())?;
             let n = rows.len();
-            let out = dml::insert(cx.pool, &insert.table, rows, insert.returning.as_ref())?;
+            let out = dml::insert(cx, &insert.table, rows, insert.returning.as_ref())?;
             Ok(with_returning(
                 format!("INSERT 0 {n}"),
                 insert.returning.map(|r| r.columns),
@@ -60,7 +63,7 @@ pub fn execute(stmt: PlannedStatement, cx: &ExecContext) -> PgResult<StatementRe
             ))
         }
         PlannedStatement::Update(u) => {
-            let (n, out) = dml::update(cx.pool, &u)?;
+            let (n, out) = dml::update(cx, &u)?;
             Ok(with_returning(
                 format!("UPDATE {n}"),
                 u.returning.map(|r| r.columns),
@@ -68,7 +71,7 @@ pub fn execute(stmt: PlannedStatement, cx: &ExecContext) -> PgResult<StatementRe
             ))
         }
         PlannedStatement::Delete(d) => {
-            let (n, out) = dml::delete(cx.pool, &d)?;
+            let (n, out) = dml::delete(cx, &d)?;
             Ok(with_returning(
                 format!("DELETE {n}"),
                 d.returning.map(|r| r.columns),
@@ -76,10 +79,28 @@ pub fn execute(stmt: PlannedStatement, cx: &ExecContext) -> PgResult<StatementRe
             ))
         }
         PlannedStatement::CreateTable(new) => {
-            let table = cx.catalog.create_table(new)?;
-            cx.pool.create_relation(table.rel)?;
+            cx.catalog
+                .create_table(new, |t| index::create_table_storage(cx, t))?;
             Ok(StatementResult {
                 tag: "CREATE TABLE".into(),
+                ..Default::default()
+            })
+        }
+        PlannedStatement::CreateIndex { table, index } => {
+            index::create_index(cx, &table, index)?;
+            Ok(StatementResult {
+                tag: "CREATE INDEX".into(),
+                ..Default::default()
+            })
+        }
+        PlannedStatement::DropIndexes { indexes, notices } => {
+            for (t, i) in &indexes {
+                cx.catalog.drop_index(t.oid, i.oid)?;
+                index::drop_index_storage(cx, i)?;
+            }
+            Ok(StatementResult {
+                tag: "DROP INDEX".into(),
+                notices,
                 ..Default::default()
             })
         }
@@ -92,6 +113,9 @@ pub fn execute(stmt: PlannedStatement, cx: &ExecContext) -> PgResult<StatementRe
             for t in &tables {
                 cx.catalog.drop_table(t.oid)?;
                 cx.pool.unlink_relation(t.rel)?;
+                for i in &t.indexes {
+                    index::drop_index_storage(cx, i)?;
+                }
             }
             Ok(StatementResult {
                 tag: "DROP TABLE".into(),

@@ -100,6 +100,14 @@ pub enum PlannedStatement {
         tables: Vec<Arc<TableDesc>>,
         notices: Vec<PgError>,
     },
+    CreateIndex {
+        table: Arc<TableDesc>,
+        index: catalog::NewIndex,
+    },
+    DropIndexes {
+        indexes: Vec<(Arc<TableDesc>, catalog::IndexDesc)>,
+        notices: Vec<PgError>,
+    },
 }
 
 pub fn plan(stmt: BoundStatement) -> PlannedStatement {
@@ -124,6 +132,12 @@ pub fn plan(stmt: BoundStatement) -> PlannedStatement {
         BoundStatement::CreateTableSkipped(n) => PlannedStatement::Notice(n),
         BoundStatement::DropTables { tables, notices } => {
             PlannedStatement::DropTables { tables, notices }
+        }
+        BoundStatement::CreateIndex { table, index } => {
+            PlannedStatement::CreateIndex { table, index }
+        }
+        BoundStatement::DropIndexes { indexes, notices } => {
+            PlannedStatement::DropIndexes { indexes, notices }
         }
     }
 }
@@ -215,7 +229,7 @@ mod tests {
                 not_null: false,
                 default: None,
             }],
-            keys: vec![],
+            indexes: vec![],
         });
         let pred = Expr::constant(Value::Bool(true), DataType::Bool);
         let lp = LogicalPlan::Filter {

@@ -44,6 +44,8 @@ pub use config::Config;
 pub struct Database {
     catalog: Catalog,
     pool: BufferPool,
+    /// Btree roots, cached for every index (nbtree rule 6).
+    roots: access::nbtree::RootCache,
     wal: Arc<Wal>,
     /// The temporary statement lock (see the module docs).
     statement_lock: RwLock<()>,
@@ -80,16 +82,10 @@ impl Database {
                 "crash recovery done"
             );
         }
-        // The catalog log is fsync'd before a new table's file is created and its creation
-        // logged: a crash in between leaves a table without a file. It is empty; create it.
-        for table in catalog.snapshot().tables() {
-            if !pool.smgr().exists(table.rel) {
-                pool.create_relation(table.rel)?;
-            }
-        }
         Ok(Database {
             catalog,
             pool,
+            roots: access::nbtree::RootCache::new(),
             wal,
             statement_lock: RwLock::new(()),
         })
@@ -131,6 +127,7 @@ impl Database {
         let cx = executor::ExecContext {
             pool: &self.pool,
             catalog: &self.catalog,
+            roots: &self.roots,
         };
         let result = executor::execute(planned, &cx);
         // Durable before the client hears of it (unless synchronous_commit is off). Until

@@ -350,6 +350,15 @@ pub enum BoundStatement {
         tables: Vec<Arc<TableDesc>>,
         notices: Vec<PgError>,
     },
+    CreateIndex {
+        table: Arc<TableDesc>,
+        index: catalog::NewIndex,
+    },
+    /// DROP INDEX: each index with its table, and notices for IF EXISTS.
+    DropIndexes {
+        indexes: Vec<(Arc<TableDesc>, catalog::IndexDesc)>,
+        notices: Vec<PgError>,
+    },
 }
 
 impl Expr {

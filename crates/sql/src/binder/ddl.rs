@@ -226,6 +226,9 @@ impl Binder<'_> {
         names: &[ast::ObjectName],
         _cascade: bool,
     ) -> PgResult<BoundStatement> {
+        if object_type == ast::ObjectType::Index {
+            return self.bind_drop_index(if_exists, names);
+        }
         if object_type != ast::ObjectType::Table {
             return Err(PgError::unsupported(format!("DROP {object_type}")));
         }
@@ -255,6 +258,131 @@ impl Binder<'_> {
             }
         }
         Ok(BoundStatement::DropTables { tables, notices })
+    }
+}
+
+impl Binder<'_> {
+    /// CREATE [UNIQUE] INDEX [IF NOT EXISTS] [name] ON t [USING btree] (col [ASC], ...).
+    pub(crate) fn bind_create_index(&self, c: &ast::CreateIndex) -> PgResult<BoundStatement> {
+        let table = self.table(&c.table_name)?;
+        if let Some(u) = &c.using
+            && !matches!(u, ast::IndexType::BTree)
+        {
+            return Err(PgError::unsupported(format!("index access method {u}")));
+        }
+        if c.concurrently {
+            return Err(PgError::unsupported("CREATE INDEX CONCURRENTLY"));
+        }
+        if !c.include.is_empty() || c.predicate.is_some() || !c.with.is_empty() {
+            return Err(PgError::unsupported(
+                "CREATE INDEX with INCLUDE, WHERE or WITH",
+            ));
+        }
+        if c.nulls_distinct == Some(false) {
+            return Err(PgError::unsupported("NULLS NOT DISTINCT"));
+        }
+        let name = match &c.name {
+            Some(n) => Some(self.object_name(n)?.0),
+            None => None,
+        };
+        if c.if_not_exists
+            && let Some(n) = &name
+            && self.catalog.relation_exists(n)
+        {
+            return Ok(BoundStatement::CreateTableSkipped(PgError::notice(
+                format!("relation \"{n}\" already exists, skipping"),
+            )));
+        }
+        let mut columns = Vec::with_capacity(c.columns.len());
+        for ic in &c.columns {
+            let ast::Expr::Identifier(id) = &ic.column.expr else {
+                return Err(PgError::unsupported("indexes on expressions"));
+            };
+            if ic.operator_class.is_some()
+                || matches!(ic.column.options.sort, Some(ast::OrderBySort::Desc))
+                || ic.column.options.nulls_first == Some(true)
+            {
+                return Err(PgError::unsupported(
+                    "index columns with DESC, NULLS FIRST or an operator class",
+                ));
+            }
+            let col = ident_name(id);
+            let Some(i) = table.column_index(&col) else {
+                return Err(PgError::new(
+                    SqlState::UNDEFINED_COLUMN,
+                    format!("column \"{col}\" does not exist"),
+                ));
+            };
+            columns.push(i);
+        }
+        if columns.len() > common::limits::INDEX_MAX_KEYS {
+            return Err(PgError::new(
+                SqlState::TOO_MANY_COLUMNS,
+                format!(
+                    "cannot use more than {} columns in an index",
+                    common::limits::INDEX_MAX_KEYS
+                ),
+            ));
+        }
+        Ok(BoundStatement::CreateIndex {
+            table,
+            index: catalog::NewIndex {
+                name,
+                columns,
+                unique: c.unique,
+            },
+        })
+    }
+
+    fn bind_drop_index(
+        &self,
+        if_exists: bool,
+        names: &[ast::ObjectName],
+    ) -> PgResult<BoundStatement> {
+        let mut indexes: Vec<(std::sync::Arc<catalog::TableDesc>, catalog::IndexDesc)> = Vec::new();
+        let mut notices = Vec::new();
+        for n in names {
+            let (name, pos) = self.object_name(n)?;
+            match self.catalog.index(&name) {
+                Some((t, i)) => {
+                    if i.constraint {
+                        return Err(PgError::new(
+                            SqlState::DEPENDENT_OBJECTS_STILL_EXIST,
+                            format!(
+                                "cannot drop index {name} because constraint {name} on table {} requires it",
+                                t.name
+                            ),
+                        )
+                        .with_hint(format!(
+                            "You can drop constraint {name} on table {} instead.",
+                            t.name
+                        )));
+                    }
+                    if !indexes.iter().any(|(_, x)| x.oid == i.oid) {
+                        indexes.push((t.clone(), i.clone()));
+                    }
+                }
+                None if self.catalog.table(&name).is_some() => {
+                    return Err(PgError::new(
+                        SqlState::WRONG_OBJECT_TYPE,
+                        format!("\"{name}\" is not an index"),
+                    )
+                    .with_hint("Use DROP TABLE to remove a table."));
+                }
+                None if if_exists => notices.push(PgError::notice(format!(
+                    "index \"{name}\" does not exist, skipping"
+                ))),
+                None => {
+                    // PostgreSQL gives no cursor position here (unlike DROP TABLE).
+                    let _ = pos;
+                    return Err(PgError::new(
+                        SqlState::UNDEFINED_OBJECT,
+                        format!("index \"{name}\" does not exist"),
+                    ));
+                }
+            }
+        }
+        Ok(BoundStatement::DropIndexes { indexes, notices })
     }
 }
 

@@ -141,6 +141,7 @@ impl<'a> Binder<'a> {
             Statement::Update(u) => self.bind_update(u),
             Statement::Delete(d) => self.bind_delete(d),
             Statement::CreateTable(c) => self.bind_create_table(c),
+            Statement::CreateIndex(c) => self.bind_create_index(c),
             Statement::Drop {
                 object_type,
                 if_exists,
