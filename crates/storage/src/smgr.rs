@@ -211,6 +211,17 @@ fn hit_shard() -> usize {
     SHARD.with(|s| *s)
 }
 
+/// What [`Smgr::load`] found.
+enum Loaded {
+    Found(Arc<SmgrRelation>),
+    /// No such file; the error says so, for callers that need one.
+    NotFound(PgError),
+}
+
+fn open_error(rel: RelId, e: io::Error) -> PgError {
+    PgError::io(format!("could not open file \"{}\"", relpath(rel)), e)
+}
+
 /// A relation's open file, read-locked for one I/O.
 type FileGuard<'a> = MappedRwLockReadGuard<'a, dyn VfsFile>;
 
@@ -368,11 +379,17 @@ impl Smgr {
         if self.absent.read().contains(&rel) {
             return false;
         }
-        // One `open`: success caches the file (and its size); failure caches absence.
-        match self.relation(rel) {
-            Ok(_) => true,
-            Err(_) => {
+        // One `open`: success caches the file (and its size); "no such file" caches absence.
+        match self.load(rel) {
+            Ok(Loaded::Found(_)) => true,
+            Ok(Loaded::NotFound(_)) => {
                 self.absent.write().insert(rel);
+                false
+            }
+            // Not an answer about `rel` (an eviction's fsync failed, say): nothing cached,
+            // so the next call asks again.
+            Err(e) => {
+                tracing::warn!(file = %relpath(rel), error = %e.message, "could not check whether file exists");
                 false
             }
         }
@@ -413,14 +430,28 @@ impl Smgr {
 
     /// The cached relation, opening it (and reading its size, once) if it is not known.
     fn relation(&self, rel: RelId) -> PgResult<Arc<SmgrRelation>> {
+        match self.load(rel)? {
+            Loaded::Found(r) => Ok(r),
+            Loaded::NotFound(e) => Err(e),
+        }
+    }
+
+    /// [`relation`](Self::relation), telling a missing file apart from other failures.
+    fn load(&self, rel: RelId) -> PgResult<Loaded> {
         if let Some(r) = self.rels.read().get(&rel) {
-            return Ok(Arc::clone(r));
+            return Ok(Loaded::Found(Arc::clone(r)));
         }
         let mut open = self.open_files.lock();
         if let Some(r) = self.rels.read().get(&rel) {
-            return Ok(Arc::clone(r));
+            return Ok(Loaded::Found(Arc::clone(r)));
         }
-        let file = self.open_file(&mut open, rel)?;
+        let file = match self.open_file(&mut open, rel)? {
+            Ok(file) => file,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                return Ok(Loaded::NotFound(open_error(rel, e)));
+            }
+            Err(e) => return Err(open_error(rel, e)),
+        };
         let len = file.len().map_err(|e| {
             PgError::io(
                 format!("could not seek to end of file \"{}\"", relpath(rel)),
@@ -443,7 +474,7 @@ impl Smgr {
         *r.file.write() = Some(file);
         self.install(&mut open, &r);
         self.rels.write().insert(rel, Arc::clone(&r));
-        Ok(r)
+        Ok(Loaded::Found(r))
     }
 
     /// `r`'s file, read-locked for one I/O: the fd cache's hit path, or a reopen (smgr
@@ -465,7 +496,10 @@ impl Smgr {
         }
         let mut slot = r.file.write();
         if slot.is_none() {
-            *slot = Some(self.open_file(&mut open, rel)?);
+            *slot = Some(
+                self.open_file(&mut open, rel)?
+                    .map_err(|e| open_error(rel, e))?,
+            );
             self.install(&mut open, r);
         } else {
             // Another thread reopened it while this one waited for the mutex.
@@ -476,14 +510,18 @@ impl Smgr {
     }
 
     /// Open `rel`'s existing file, first closing another if the cache is full, so that no
-    /// more than `max_open_files` are ever open. Counts a miss.
-    fn open_file(&self, open: &mut OpenFiles, rel: RelId) -> PgResult<Arc<dyn VfsFile>> {
+    /// more than `max_open_files` are ever open. Counts a miss. The outer error is the
+    /// eviction's, the inner one the `open`'s.
+    fn open_file(
+        &self,
+        open: &mut OpenFiles,
+        rel: RelId,
+    ) -> PgResult<io::Result<Arc<dyn VfsFile>>> {
         self.make_room(open)?;
-        let file = self
-            .vfs
-            .open(&self.path(rel), false)
-            .map_err(|e| PgError::io(format!("could not open file \"{}\"", relpath(rel)), e))?;
-        self.misses.fetch_add(1, Ordering::Relaxed);
+        let file = self.vfs.open(&self.path(rel), false);
+        if file.is_ok() {
+            self.misses.fetch_add(1, Ordering::Relaxed);
+        }
         Ok(file)
     }
 
@@ -881,6 +919,30 @@ pub(crate) mod tests {
         smgr.unlink(1).expect("unlink");
         smgr.unlink(1).expect("unlink twice is fine");
         assert!(!dir.path().join("base/1").exists());
+    }
+
+    #[test]
+    fn open_file_limit_from_proc_limits() {
+        let limits = "Limit                     Soft Limit           Hard Limit           Units     \n\
+                      Max processes             63459                63459                processes \n\
+                      Max open files            1024                 524288               files     \n";
+        assert_eq!(nofile_soft_limit(limits), Some(1024));
+        assert_eq!(
+            nofile_soft_limit(
+                "Max open files            unlimited            unlimited            files"
+            ),
+            Some(u64::MAX)
+        );
+        assert_eq!(nofile_soft_limit("Max processes 10 10 processes"), None);
+        assert_eq!(open_files_for_limit(1024), 1024 - RESERVED_FDS);
+        assert_eq!(open_files_for_limit(20), MIN_OPEN_RELATION_FILES);
+        assert_eq!(open_files_for_limit(u64::MAX), usize::MAX - RESERVED_FDS);
+        // This process: whatever the limit, the default respects the floor.
+        assert!(max_open_files_from_rlimit() >= MIN_OPEN_RELATION_FILES);
+        let dir = tempfile::tempdir().expect("tempdir");
+        let smgr = Smgr::new(Arc::new(OsVfs), dir.path()).expect("smgr");
+        assert_eq!(smgr.max_open_files(), max_open_files_from_rlimit());
+        assert_eq!(smgr.fd_stats().max_open_files, smgr.max_open_files());
     }
 
     #[test]
