@@ -399,8 +399,9 @@ impl Smgr {
     /// call asks the file system again. Called when DDL changes a relation's storage.
     ///
     /// An open file with unsynced writes is fsync'd before it is closed (smgr rule 6). If
-    /// that fsync fails, `rel` stays cached, open and flagged, so the failure is reported
-    /// by the next [`sync_all`](Self::sync_all) instead of being lost here.
+    /// that fsync fails, the failure is logged (this call cannot return it) and `rel` stays
+    /// cached, open and flagged, so the obligation is not dropped: the next
+    /// [`sync_all`](Self::sync_all) syncs it again.
     pub fn forget(&self, rel: RelId) {
         let mut open = self.open_files.lock();
         let cached = self.rels.read().get(&rel).cloned();
