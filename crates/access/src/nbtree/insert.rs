@@ -13,8 +13,9 @@
 //!
 //! The left page stays write-latched from its split until its downlink is in (child
 //! before parent, rule 4), so no one else sees the flag during a normal split; the flag is
-//! met only when the second step never happened (an error between the steps today, a
-//! crash once WAL exists), and then the inserter that meets it finishes the split first.
+//! met only when the second step never happened (an error between the steps, or a crash
+//! whose log kept the split's record but not the next one), and then the inserter that
+//! meets it finishes the split first.
 //!
 //! Each `step_*` function receives or takes every write latch of its step, checks
 //! everything that can fail, then changes the pages in one mini-transaction

@@ -30,12 +30,16 @@
 //! level and child before parent, the metapage last, so latch waits never form a cycle.
 //!
 //! Crash safety (rule 5): every change is one of four atomic steps — insert on a page,
-//! split one level, create a new root, delete from a leaf — each a function that holds all
-//! the write guards it changes and releases them together, so that each step can be logged
-//! as one mini-transaction ([`storage::Mtr`]). A split and the insertion of its downlink
-//! are separate steps; `BTP_INCOMPLETE_SPLIT` marks the gap, and whoever meets it finishes
-//! the split. Not logged yet: the steps change pages through plain write guards, so an
-//! index is crash-safe only once they run in mini-transactions (README rule 5 says how).
+//! split one level, create a new root, delete from a leaf — plus `create`, each one
+//! mini-transaction ([`storage::Mtr`]) that latches every page it changes and is logged
+//! as one WAL record, so recovery replays a step whole or not at all. A split and the
+//! insertion of its downlink are separate steps; `BTP_INCOMPLETE_SPLIT` marks the gap,
+//! and whoever meets it finishes the split, after a crash as after an error. Pages are
+//! latched as [`storage::mtr::PageLatch`]es, which cannot change a page outside a step;
+//! the left page of a split is lent to the split's mini-transaction and stays latched into
+//! the downlink's step. A bulk build logs each page it writes as a full image, the
+//! metapage last. `tests/btree_recovery.rs` crashes all of it through a simulated file
+//! system.
 
 mod check;
 mod insert;

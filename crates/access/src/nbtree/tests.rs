@@ -773,7 +773,7 @@ fn all_result(tree: &BTree<'_>) -> PgResult<Vec<Entry>> {
 
 #[test]
 fn concurrent_inserts_never_hide_existing_keys_from_scans() {
-    // The pool holds the whole index: see nbtree rule 4 on eviction while latched.
+    // A pool that holds the whole index: this test is about splits under scans.
     let env = Env::new(1024);
     let tree = env.tree();
     let preexisting: Vec<(Vec<Value>, ItemPointer)> = (0..1500u32)
