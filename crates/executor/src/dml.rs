@@ -14,7 +14,6 @@ use access::heapam;
 use catalog::TableDesc;
 use common::{ItemPointer, PgError, PgResult, SqlState, Value};
 use sql::bound::{BoundDelete, BoundUpdate, Returning};
-use storage::bufmgr::BufferPool;
 
 use crate::ExecContext;
 use crate::eval::{Row, eval};
@@ -92,17 +91,52 @@ pub fn insert(
     Ok(out)
 }
 
+/// The rows UPDATE or DELETE changes, with their addresses: through an index when the
+/// filter constrains one (as a query would), else by a sequential scan.
 fn matching_rows(
-    pool: &BufferPool,
-    table: &TableDesc,
+    cx: &ExecContext,
+    table: &std::sync::Arc<TableDesc>,
     filter: Option<&sql::bound::Expr>,
 ) -> PgResult<Vec<(ItemPointer, Row)>> {
-    let mut scan = TableScan::new(pool, table.rel, table.column_types())?;
     let mut out = Vec::new();
+    let passes = |row: &Row| -> PgResult<bool> {
+        Ok(match filter {
+            Some(f) => eval(f, row)? == Value::Bool(true),
+            None => true,
+        })
+    };
+    if let Some(f) = filter
+        && let planner::Plan::IndexScan {
+            index,
+            lower,
+            upper,
+            ..
+        } = planner::scan_path(table.clone(), f.clone())
+    {
+        let (Some(lo), Some(hi)) = (
+            crate::exec::bound_values(&lower, table, &index)?,
+            crate::exec::bound_values(&upper, table, &index)?,
+        ) else {
+            return Ok(out);
+        };
+        let types = table.column_types();
+        let tree = index::btree(cx, &index);
+        for entry in tree.scan(lo, hi, access::nbtree::ScanDirection::Forward)? {
+            let (_, tid) = entry?;
+            let Some(bytes) = heapam::heap_fetch(cx.pool, table.rel, tid)? else {
+                continue;
+            };
+            let row = access::tuple::decode(&bytes, &types)?;
+            if passes(&row)? {
+                out.push((tid, row));
+            }
+        }
+        return Ok(out);
+    }
+    let mut scan = TableScan::new(cx.pool, table.rel, table.column_types())?;
     while let Some((tid, row)) = scan.next_row()? {
-        match filter {
-            Some(f) if eval(f, &row)? != Value::Bool(true) => {}
-            _ => out.push((tid, row)),
+        if passes(&row)? {
+            out.push((tid, row));
         }
     }
     Ok(out)
@@ -111,7 +145,7 @@ fn matching_rows(
 /// Returns (rows changed, RETURNING rows).
 pub fn update(cx: &ExecContext, u: &BoundUpdate) -> PgResult<(usize, Vec<Row>)> {
     let table = &u.table;
-    let targets = matching_rows(cx.pool, table, u.filter.as_ref())?;
+    let targets = matching_rows(cx, table, u.filter.as_ref())?;
     let mut new_rows = Vec::with_capacity(targets.len());
     for (_, old) in &targets {
         let mut new = old.clone();
@@ -163,7 +197,7 @@ pub fn update(cx: &ExecContext, u: &BoundUpdate) -> PgResult<(usize, Vec<Row>)> 
 }
 
 pub fn delete(cx: &ExecContext, d: &BoundDelete) -> PgResult<(usize, Vec<Row>)> {
-    let targets = matching_rows(cx.pool, &d.table, d.filter.as_ref())?;
+    let targets = matching_rows(cx, &d.table, d.filter.as_ref())?;
     let old: Vec<Row> = targets.iter().map(|(_, r)| r.clone()).collect();
     let out = returning_rows(d.returning.as_ref(), &old)?;
     for (tid, row) in &targets {

@@ -2,7 +2,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use access::heapam::HeapScan;
+use std::ops::Bound;
+
+use access::heapam::{self, HeapScan};
+use access::nbtree::{BTree, BTreeScan, RootCache, ScanDirection};
 use common::{DataType, ItemPointer, PgError, PgResult, SqlState, Value};
 use planner::Plan;
 use sql::bound::{AggCall, Expr, JoinKind, SortKey};
@@ -16,20 +19,55 @@ pub trait Operator {
     fn next(&mut self) -> PgResult<Option<Row>>;
 }
 
+/// What operators read from: pages and cached btree roots.
+#[derive(Clone, Copy)]
+pub struct Env<'a> {
+    pub pool: &'a BufferPool,
+    pub roots: &'a RootCache,
+}
+
 /// Build the operator tree for `plan`.
-pub fn build<'a>(plan: &'a Plan, pool: &'a BufferPool) -> PgResult<Box<dyn Operator + 'a>> {
+pub fn build<'a>(plan: &'a Plan, env: Env<'a>) -> PgResult<Box<dyn Operator + 'a>> {
+    let pool = env.pool;
     Ok(match plan {
         Plan::SeqScan { table, filter } => Box::new(SeqScanOp {
             scan: TableScan::new(pool, table.rel, table.column_types())?,
             filter: filter.as_ref(),
         }),
+        Plan::IndexScan {
+            table,
+            index,
+            lower,
+            upper,
+            filter,
+        } => {
+            // A NULL bound (`a = NULL`) matches nothing: no scan at all.
+            let scan = match (
+                bound_values(lower, table, index)?,
+                bound_values(upper, table, index)?,
+            ) {
+                (Some(lo), Some(hi)) => Some(
+                    BTree::new(pool, env.roots, index.rel)
+                        .with_name(&index.name)
+                        .scan(lo, hi, ScanDirection::Forward)?,
+                ),
+                _ => None,
+            };
+            Box::new(IndexScanOp {
+                pool,
+                rel: table.rel,
+                types: table.column_types(),
+                scan,
+                filter: filter.as_ref(),
+            })
+        }
         Plan::Values { rows, .. } => Box::new(ValuesOp { rows, pos: 0 }),
         Plan::Filter { input, predicate } => Box::new(FilterOp {
-            input: build(input, pool)?,
+            input: build(input, env)?,
             predicate,
         }),
         Plan::Project { input, exprs } => Box::new(ProjectOp {
-            input: build(input, pool)?,
+            input: build(input, env)?,
             exprs,
         }),
         Plan::NestedLoopJoin {
@@ -39,8 +77,8 @@ pub fn build<'a>(plan: &'a Plan, pool: &'a BufferPool) -> PgResult<Box<dyn Opera
             on,
             right_width,
         } => Box::new(NestedLoopOp {
-            left: build(left, pool)?,
-            right: Some(build(right, pool)?),
+            left: build(left, env)?,
+            right: Some(build(right, env)?),
             right_rows: Vec::new(),
             kind: *kind,
             on: on.as_ref(),
@@ -54,18 +92,18 @@ pub fn build<'a>(plan: &'a Plan, pool: &'a BufferPool) -> PgResult<Box<dyn Opera
             group_by,
             aggs,
         } => Box::new(AggregateOp {
-            input: Some(build(input, pool)?),
+            input: Some(build(input, env)?),
             group_by,
             aggs,
             output: Vec::new().into_iter(),
         }),
         Plan::Sort { input, keys } => Box::new(SortOp {
-            input: Some(build(input, pool)?),
+            input: Some(build(input, env)?),
             keys,
             output: Vec::new().into_iter(),
         }),
         Plan::Distinct { input } => Box::new(DistinctOp {
-            input: build(input, pool)?,
+            input: build(input, env)?,
             seen: BTreeSet::new(),
         }),
         Plan::Limit {
@@ -84,7 +122,7 @@ pub fn build<'a>(plan: &'a Plan, pool: &'a BufferPool) -> PgResult<Box<dyn Opera
                 SqlState::INVALID_ROW_COUNT_IN_RESULT_OFFSET_CLAUSE,
             )?;
             Box::new(LimitOp {
-                input: build(input, pool)?,
+                input: build(input, env)?,
                 remaining: limit,
                 skip: offset.unwrap_or(0),
             })
@@ -141,6 +179,59 @@ impl<'a> TableScan<'a> {
                 Ok(Some((tid, access::tuple::decode(&bytes, &self.types)?)))
             }
         }
+    }
+}
+
+/// Evaluate a bound's constant key prefix; `None` if a value is NULL (nothing matches).
+pub(crate) fn bound_values(
+    b: &Bound<Vec<Expr>>,
+    table: &catalog::TableDesc,
+    index: &catalog::IndexDesc,
+) -> PgResult<Option<Bound<Vec<Value>>>> {
+    let eval_key = |exprs: &Vec<Expr>| -> PgResult<Option<Vec<Value>>> {
+        let mut out = Vec::with_capacity(exprs.len());
+        for (i, e) in exprs.iter().enumerate() {
+            let v = eval(e, &[])?;
+            if v.is_null() {
+                return Ok(None);
+            }
+            debug_assert_eq!(e.ty, table.columns[index.columns[i]].ty);
+            out.push(v);
+        }
+        Ok(Some(out))
+    };
+    Ok(match b {
+        Bound::Unbounded => Some(Bound::Unbounded),
+        Bound::Included(k) => eval_key(k)?.map(Bound::Included),
+        Bound::Excluded(k) => eval_key(k)?.map(Bound::Excluded),
+    })
+}
+
+struct IndexScanOp<'a> {
+    pool: &'a BufferPool,
+    rel: common::RelId,
+    types: Vec<DataType>,
+    scan: Option<BTreeScan<'a>>,
+    filter: Option<&'a Expr>,
+}
+
+impl Operator for IndexScanOp<'_> {
+    fn next(&mut self) -> PgResult<Option<Row>> {
+        let Some(scan) = self.scan.as_mut() else {
+            return Ok(None);
+        };
+        for entry in scan.by_ref() {
+            let (_, tid) = entry?;
+            let Some(bytes) = heapam::heap_fetch(self.pool, self.rel, tid)? else {
+                continue;
+            };
+            let row = access::tuple::decode(&bytes, &self.types)?;
+            match self.filter {
+                Some(f) if eval(f, &row)? != Value::Bool(true) => continue,
+                _ => return Ok(Some(row)),
+            }
+        }
+        Ok(None)
     }
 }
 

@@ -39,10 +39,19 @@ pub struct ExecContext<'a> {
     pub roots: &'a access::nbtree::RootCache,
 }
 
+impl<'a> ExecContext<'a> {
+    fn env(&self) -> exec::Env<'a> {
+        exec::Env {
+            pool: self.pool,
+            roots: self.roots,
+        }
+    }
+}
+
 pub fn execute(stmt: PlannedStatement, cx: &ExecContext) -> PgResult<StatementResult> {
     match stmt {
         PlannedStatement::Query { plan, columns } => {
-            let mut op = exec::build(&plan, cx.pool)?;
+            let mut op = exec::build(&plan, cx.env())?;
             let rows = exec::collect(op.as_mut())?;
             Ok(StatementResult {
                 tag: format!("SELECT {}", rows.len()),
@@ -52,7 +61,7 @@ pub fn execute(stmt: PlannedStatement, cx: &ExecContext) -> PgResult<StatementRe
             })
         }
         PlannedStatement::Insert { insert, source } => {
-            let mut op = exec::build(&source, cx.pool)?;
+            let mut op = exec::build(&source, cx.env())?;
             let rows = exec::collect(op.as_mut())?;
             let n = rows.len();
             let out = dml::insert(cx, &insert.table, rows, insert.returning.as_ref())?;

@@ -1,18 +1,22 @@
 //! The planner: bound statements to executable plans.
 //!
 //! Today's plans are simple and the planner's job is small: map each logical operator to
-//! its physical one and push WHERE filters into the scans below them, so that a filtered
-//! scan never materialises rows it will drop. Index paths (L1: only the indexes that can
-//! serve the query are looked at), join ordering and partition pruning (L3) land here.
+//! its physical one, push WHERE filters into the scans below them, so that a filtered
+//! scan never materialises rows it will drop, and turn a filtered scan into a btree index
+//! scan when the filter's conjuncts constrain an index's leading columns ([`scan_path`]).
+//! Costing with statistics, index-ordered ORDER BY ... LIMIT, join ordering and partition
+//! pruning (L3) land here.
 
+use std::ops::Bound;
 use std::sync::Arc;
 
-use catalog::{NewTable, TableDesc};
-use common::PgError;
+use catalog::{IndexDesc, NewTable, TableDesc};
+use common::{DataType, PgError};
 use sql::bound::{
     AggCall, BoundDelete, BoundInsert, BoundStatement, BoundUpdate, Expr, JoinKind, LogicalPlan,
     OutputColumn, SortKey,
 };
+use sql::bound::{BinaryOp, ExprKind};
 
 /// An executable plan tree. Every node produces rows of a fixed width.
 #[derive(Clone, Debug)]
@@ -20,6 +24,16 @@ pub enum Plan {
     /// Heap sequential scan, all columns in table order, optionally filtered.
     SeqScan {
         table: Arc<TableDesc>,
+        filter: Option<Expr>,
+    },
+    /// Btree index scan: entries between the bounds (key prefixes of constant
+    /// expressions, evaluated at run time), each heap tuple fetched and checked against
+    /// the whole `filter` (the bounds are never tighter than it, so it decides).
+    IndexScan {
+        table: Arc<TableDesc>,
+        index: IndexDesc,
+        lower: Bound<Vec<Expr>>,
+        upper: Bound<Vec<Expr>>,
         filter: Option<Expr>,
     },
     Values {
@@ -66,7 +80,7 @@ impl Plan {
     /// Number of columns this node produces.
     pub fn width(&self) -> usize {
         match self {
-            Plan::SeqScan { table, .. } => table.columns.len(),
+            Plan::SeqScan { table, .. } | Plan::IndexScan { table, .. } => table.columns.len(),
             Plan::Values { width, .. } => *width,
             Plan::Project { exprs, .. } => exprs.len(),
             Plan::NestedLoopJoin {
@@ -156,10 +170,7 @@ pub fn plan_query(lp: LogicalPlan) -> Plan {
             Plan::SeqScan {
                 table,
                 filter: None,
-            } => Plan::SeqScan {
-                table,
-                filter: Some(predicate),
-            },
+            } => scan_path(table, predicate),
             other => Plan::Filter {
                 input: Box::new(other),
                 predicate,
@@ -211,6 +222,158 @@ pub fn plan_query(lp: LogicalPlan) -> Plan {
     }
 }
 
+/// The scan for `table` filtered by `predicate`: an index scan if an index's leading
+/// columns are constrained by the predicate's conjuncts, else a sequential scan. Without
+/// statistics the rule is PostgreSQL's default preference: equality on a leading prefix
+/// first, then a range on the next column; most constrained columns wins.
+pub fn scan_path(table: Arc<TableDesc>, predicate: Expr) -> Plan {
+    let mut conjuncts = Vec::new();
+    split_and(&predicate, &mut conjuncts);
+    // (column, operator, constant) for each usable conjunct: a bare column of an indexable
+    // type against a run-time constant of the same type.
+    let mut quals: Vec<(usize, BinaryOp, &Expr)> = Vec::new();
+    for c in &conjuncts {
+        if let ExprKind::Binary(op, l, r) = &c.kind
+            && matches!(
+                op,
+                BinaryOp::Eq | BinaryOp::Lt | BinaryOp::LtEq | BinaryOp::Gt | BinaryOp::GtEq
+            )
+        {
+            let (col, op, k) = match (&l.kind, &r.kind) {
+                (ExprKind::Column(i), _) if is_constant(r) => (*i, *op, &**r),
+                (_, ExprKind::Column(i)) if is_constant(l) => (*i, commute(*op), &**l),
+                _ => continue,
+            };
+            let ty = table.columns[col].ty;
+            if indexable(ty) && k.ty == ty {
+                quals.push((col, op, k));
+            }
+        }
+    }
+    // (score, index, lower, upper) of the best index so far.
+    type Candidate<'t> = (usize, &'t IndexDesc, Bound<Vec<Expr>>, Bound<Vec<Expr>>);
+    let mut best: Option<Candidate> = None;
+    for index in &table.indexes {
+        let mut prefix = Vec::new();
+        for &col in &index.columns {
+            match quals
+                .iter()
+                .find(|(c, op, _)| *c == col && *op == BinaryOp::Eq)
+            {
+                Some((_, _, k)) => prefix.push((*k).clone()),
+                None => break,
+            }
+        }
+        let mut score = prefix.len() * 2;
+        let (mut lower, mut upper) = if prefix.is_empty() {
+            (Bound::Unbounded, Bound::Unbounded)
+        } else {
+            (
+                Bound::Included(prefix.clone()),
+                Bound::Included(prefix.clone()),
+            )
+        };
+        if let Some(&next) = index.columns.get(prefix.len()) {
+            for (c, op, k) in &quals {
+                if *c != next {
+                    continue;
+                }
+                let mut key = prefix.clone();
+                key.push((*k).clone());
+                match op {
+                    BinaryOp::Gt if lower_is_prefix(&lower, prefix.len()) => {
+                        lower = Bound::Excluded(key);
+                        score += 1;
+                    }
+                    BinaryOp::GtEq if lower_is_prefix(&lower, prefix.len()) => {
+                        lower = Bound::Included(key);
+                        score += 1;
+                    }
+                    BinaryOp::Lt if lower_is_prefix(&upper, prefix.len()) => {
+                        upper = Bound::Excluded(key);
+                        score += 1;
+                    }
+                    BinaryOp::LtEq if lower_is_prefix(&upper, prefix.len()) => {
+                        upper = Bound::Included(key);
+                        score += 1;
+                    }
+                    _ => {}
+                }
+            }
+        }
+        if score > 0 && best.as_ref().is_none_or(|b| score > b.0) {
+            best = Some((score, index, lower, upper));
+        }
+    }
+    match best {
+        Some((_, index, lower, upper)) => Plan::IndexScan {
+            index: index.clone(),
+            table,
+            lower,
+            upper,
+            filter: Some(predicate),
+        },
+        None => Plan::SeqScan {
+            table,
+            filter: Some(predicate),
+        },
+    }
+}
+
+/// Is `b` still only the equality prefix (no range bound on the next column yet)?
+fn lower_is_prefix(b: &Bound<Vec<Expr>>, prefix: usize) -> bool {
+    match b {
+        Bound::Unbounded => true,
+        Bound::Included(k) | Bound::Excluded(k) => k.len() == prefix,
+    }
+}
+
+fn split_and<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
+    match &e.kind {
+        ExprKind::Binary(BinaryOp::And, l, r) => {
+            split_and(l, out);
+            split_and(r, out);
+        }
+        _ => out.push(e),
+    }
+}
+
+/// An expression with no column references: known before the scan starts.
+fn is_constant(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Const(_) | ExprKind::NumericLiteral(_) => true,
+        ExprKind::Neg(x) | ExprKind::Cast { expr: x, .. } => is_constant(x),
+        _ => false,
+    }
+}
+
+/// `k op col` as `col op' k`.
+fn commute(op: BinaryOp) -> BinaryOp {
+    match op {
+        BinaryOp::Lt => BinaryOp::Gt,
+        BinaryOp::LtEq => BinaryOp::GtEq,
+        BinaryOp::Gt => BinaryOp::Lt,
+        BinaryOp::GtEq => BinaryOp::LtEq,
+        other => other,
+    }
+}
+
+/// Types whose btree order is exactly SQL's comparison order. `char(n)` compares without
+/// its padding, which the stored keys keep, so it is left to sequential scans for now.
+fn indexable(ty: DataType) -> bool {
+    matches!(
+        ty,
+        DataType::Bool
+            | DataType::Int2
+            | DataType::Int4
+            | DataType::Int8
+            | DataType::Float4
+            | DataType::Float8
+            | DataType::Text
+            | DataType::Varchar(_)
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -242,5 +405,118 @@ mod tests {
             } => {}
             other => panic!("filter not pushed down: {other:?}"),
         }
+    }
+
+    fn indexed_table() -> Arc<TableDesc> {
+        let col = |name: &str, ty| ColumnDesc {
+            name: name.into(),
+            ty,
+            not_null: false,
+            default: None,
+        };
+        let index = |oid, columns: Vec<usize>| IndexDesc {
+            oid,
+            rel: oid,
+            name: format!("i{oid}"),
+            columns,
+            unique: false,
+            primary: false,
+            constraint: false,
+        };
+        Arc::new(TableDesc {
+            oid: 1,
+            rel: 1,
+            name: "t".into(),
+            columns: vec![
+                col("a", DataType::Int4),
+                col("b", DataType::Int4),
+                col("c", DataType::Bpchar(Some(3))),
+            ],
+            indexes: vec![index(2, vec![0]), index(3, vec![1, 0]), index(4, vec![2])],
+        })
+    }
+
+    fn cmp(op: BinaryOp, col: usize, ty: DataType, v: Value) -> Expr {
+        Expr::new(
+            ExprKind::Binary(
+                op,
+                Box::new(Expr::new(ExprKind::Column(col), ty)),
+                Box::new(Expr::constant(v, ty)),
+            ),
+            DataType::Bool,
+        )
+    }
+
+    fn and(l: Expr, r: Expr) -> Expr {
+        Expr::new(
+            ExprKind::Binary(BinaryOp::And, Box::new(l), Box::new(r)),
+            DataType::Bool,
+        )
+    }
+
+    fn chosen(p: Plan) -> Option<(String, usize, usize)> {
+        let len = |b: &Bound<Vec<Expr>>| match b {
+            Bound::Unbounded => 0,
+            Bound::Included(k) | Bound::Excluded(k) => k.len(),
+        };
+        match p {
+            Plan::IndexScan {
+                index,
+                lower,
+                upper,
+                filter,
+                ..
+            } => {
+                assert!(filter.is_some(), "the whole predicate is rechecked");
+                Some((index.name, len(&lower), len(&upper)))
+            }
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn index_paths_for_equality_prefixes_and_ranges() {
+        let t = indexed_table();
+        let int = DataType::Int4;
+        let eq_a = cmp(BinaryOp::Eq, 0, int, Value::Int4(1));
+        assert_eq!(
+            chosen(scan_path(t.clone(), eq_a.clone())),
+            Some(("i2".into(), 1, 1))
+        );
+        // Both columns of (b, a) constrained beats one column of (a).
+        let eq_b = cmp(BinaryOp::Eq, 1, int, Value::Int4(2));
+        assert_eq!(
+            chosen(scan_path(t.clone(), and(eq_a.clone(), eq_b.clone()))),
+            Some(("i3".into(), 2, 2))
+        );
+        // Equality on b, range on a: (b, a) with the range on its second column.
+        let gt_a = cmp(BinaryOp::Gt, 0, int, Value::Int4(5));
+        assert_eq!(
+            chosen(scan_path(t.clone(), and(eq_b, gt_a.clone()))),
+            Some(("i3".into(), 2, 1))
+        );
+        assert_eq!(
+            chosen(scan_path(t.clone(), gt_a)),
+            Some(("i2".into(), 1, 0))
+        );
+        // A column that leads no index, an unindexable type, a non-constant side: no index.
+        let ne = cmp(BinaryOp::NotEq, 0, int, Value::Int4(1));
+        assert_eq!(chosen(scan_path(t.clone(), ne)), None);
+        let c = cmp(
+            BinaryOp::Eq,
+            2,
+            DataType::Bpchar(Some(3)),
+            Value::Bpchar("x".into()),
+        );
+        assert_eq!(chosen(scan_path(t.clone(), c)), None);
+        let col_col = Expr::new(
+            ExprKind::Binary(
+                BinaryOp::Eq,
+                Box::new(Expr::new(ExprKind::Column(0), int)),
+                Box::new(Expr::new(ExprKind::Column(1), int)),
+            ),
+            DataType::Bool,
+        );
+        assert_eq!(chosen(scan_path(t, col_col)), None);
     }
 }
