@@ -27,7 +27,7 @@ pub mod xlog;
 pub use bufmgr::{
     BufferPool, BufferPoolStats, BufferReadGuard, BufferTag, BufferWriteGuard, PinnedBuffer,
 };
-pub use mtr::Mtr;
+pub use mtr::{Mtr, PageLatch};
 pub use page::{Page, PageMut};
 pub use smgr::Smgr;
 pub use vfs::{OsVfs, Vfs, VfsFile};

@@ -276,7 +276,10 @@ impl Smgr {
             base_dir,
             rels: RwLock::new(HashMap::new()),
             absent: RwLock::new(HashSet::new()),
-            base_dir_dirty: AtomicBool::new(false),
+            // A previous run may have created files without syncing the directory (it
+            // crashed, or stopped between its last create and a sync): the first sync_all
+            // makes their entries durable before a checkpoint moves past their creation.
+            base_dir_dirty: AtomicBool::new(true),
             open_files: Mutex::new(OpenFiles::default()),
             max_open_files,
             hits: Default::default(),

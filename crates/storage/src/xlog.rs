@@ -21,7 +21,7 @@
 //! page's LSN (buffer rule 3).
 //!
 //! [`checkpoint`] writes every dirty page and records a redo point in `pg_control`;
-//! [`recover`] replays the log from the last redo point at startup.
+//! [`open_and_recover`] replays the log from the last redo point at startup.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
