@@ -239,6 +239,8 @@ pub struct Smgr {
     absent: RwLock<HashSet<RelId>>,
     /// A file was created or removed in `base/` since the last directory sync.
     base_dir_dirty: AtomicBool,
+    /// Some fsync of a relation file or of `base/` failed (smgr rule 7).
+    fsync_failed: AtomicBool,
     /// The fd cache's slow path: the ring of open files and its clock hand.
     open_files: Mutex<OpenFiles>,
     max_open_files: usize,
@@ -280,6 +282,7 @@ impl Smgr {
             // crashed, or stopped between its last create and a sync): the first sync_all
             // makes their entries durable before a checkpoint moves past their creation.
             base_dir_dirty: AtomicBool::new(true),
+            fsync_failed: AtomicBool::new(false),
             open_files: Mutex::new(OpenFiles::default()),
             max_open_files,
             hits: Default::default(),
@@ -414,6 +417,7 @@ impl Smgr {
                 && r.needs_sync.load(Ordering::Acquire)
             {
                 if let Err(e) = f.sync() {
+                    self.fsync_failed.store(true, Ordering::Release);
                     tracing::error!(
                         file = %relpath(rel),
                         error = %e,
@@ -606,6 +610,7 @@ impl Smgr {
         if r.needs_sync.load(Ordering::Acquire) {
             let f = file.as_ref().expect("a file in the ring is open");
             f.sync().map_err(|e| {
+                self.fsync_failed.store(true, Ordering::Release);
                 PgError::io(format!("could not fsync file \"{}\"", relpath(r.rel)), e)
             })?;
             r.needs_sync.store(false, Ordering::Release);
@@ -740,6 +745,7 @@ impl Smgr {
             r.needs_sync.store(false, Ordering::Release);
             file.sync().map_err(|e| {
                 r.needs_sync.store(true, Ordering::Release);
+                self.fsync_failed.store(true, Ordering::Release);
                 PgError::io(format!("could not fsync file \"{}\"", relpath(rel)), e)
             })
         })
@@ -767,6 +773,7 @@ impl Smgr {
             r.needs_sync.store(false, Ordering::Release);
             if let Err(e) = file.sync() {
                 r.needs_sync.store(true, Ordering::Release);
+                self.fsync_failed.store(true, Ordering::Release);
                 return Err(PgError::io(
                     format!("could not fsync file \"{}\"", relpath(r.rel)),
                     e,
@@ -777,12 +784,20 @@ impl Smgr {
             && let Err(e) = self.vfs.sync_dir(&self.base_dir)
         {
             self.base_dir_dirty.store(true, Ordering::Release);
+            self.fsync_failed.store(true, Ordering::Release);
             return Err(PgError::io(
                 format!("could not fsync directory \"{}\"", self.base_dir.display()),
                 e,
             ));
         }
         Ok(())
+    }
+
+    /// Has any fsync of relation data failed since startup? After one, a later fsync's
+    /// success proves nothing (the kernel may have dropped the pages it could not write and
+    /// cleared the error), so the checkpointer refuses to move the redo point (smgr rule 7).
+    pub fn fsync_failed(&self) -> bool {
+        self.fsync_failed.load(Ordering::Acquire)
     }
 }
 

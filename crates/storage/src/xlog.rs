@@ -344,8 +344,9 @@ impl Wal {
     /// Make everything inserted so far durable, unless `synchronous_commit` is off. The
     /// end of a writing statement calls this before the client hears it is done.
     pub fn commit(&self) -> PgResult<()> {
+        self.check_broken()?;
         if !self.synchronous_commit.load(Ordering::Relaxed) {
-            return self.check_broken();
+            return Ok(());
         }
         let lsn = self.insert_lsn();
         self.flush(lsn)
@@ -363,7 +364,8 @@ impl Wal {
     }
 
     fn fail<T>(&self, e: PgError) -> PgResult<T> {
-        // wal rule 5: after a failed write or fsync the state of the file is unknown.
+        // wal rule 5: after a failed write or fsync the state of the file is unknown
+        // (of the log's own files, or of data files: smgr rule 7).
         self.broken.store(true, Ordering::Release);
         tracing::error!(error = %e.message, "WAL write failed; refusing further writes");
         Err(e)
@@ -809,7 +811,17 @@ pub fn checkpoint(pool: &BufferPool, wal: &Wal) -> PgResult<()> {
         wal.redo.store(st.pos, Ordering::Release);
         st.pos
     };
-    pool.flush_all()?;
+    let flushed = pool.flush_all();
+    // smgr rule 7: once a data fsync failed, no later success can be trusted; the redo
+    // point must not move past changes that may be lost. Refuse writes until a restart
+    // replays them from the log.
+    if pool.smgr().fsync_failed() {
+        let e = flushed.err().unwrap_or_else(|| {
+            PgError::new(SqlState::IO_ERROR, "an earlier fsync of a data file failed")
+        });
+        return wal.fail(e);
+    }
+    flushed?;
     let end = wal.log(RecordKind::Checkpoint, &redo.to_le_bytes())?;
     wal.flush(end)?;
     let checkpoint_lsn = end - (RECORD_HEADER_SIZE as u64 + 8);

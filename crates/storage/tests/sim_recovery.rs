@@ -209,3 +209,32 @@ fn failed_fsync_refuses_writes_and_recovery_keeps_acknowledged_changes() {
         run_seed(seed, true);
     }
 }
+
+#[test]
+fn a_failed_data_fsync_stops_writes_until_a_restart() {
+    let vfs = Arc::new(SimVfs::new());
+    let mut rng = SimRng::new(7);
+    {
+        let (pool, wal) = open(vfs.clone());
+        for rel in RELS {
+            pool.create_relation(rel).unwrap();
+        }
+        increment(&pool, 0, 0).unwrap();
+        wal.commit().unwrap();
+        // The checkpoint's fsync of the data files fails.
+        vfs.fail_syncs_after(Some(0));
+        let e = xlog::checkpoint(&pool, &wal).unwrap_err();
+        assert_eq!(e.code, common::SqlState::IO_ERROR, "{}", e.message);
+        vfs.fail_syncs_after(None);
+        // fsync works again, but nothing more is written or acknowledged, nor does a
+        // checkpoint move the redo point (smgr rule 7).
+        assert!(increment(&pool, 0, 1).is_err());
+        assert!(wal.commit().is_err());
+        assert!(xlog::checkpoint(&pool, &wal).is_err());
+    }
+    // After a restart (here through a power loss) the acknowledged change is there.
+    let (pool, wal) = open(Arc::new(vfs.crash(&mut rng)));
+    assert_eq!(read_counters(&pool, RELS[0], 0)[0], 1);
+    increment(&pool, 0, 1).unwrap();
+    wal.commit().unwrap();
+}
