@@ -19,8 +19,10 @@
 
 mod desc;
 mod log;
+mod sysviews;
 
 pub use desc::{ColumnDesc, IndexDesc, NewIndex, NewKey, NewTable, TableDesc};
+pub use sysviews::SystemView;
 
 use std::path::Path;
 use std::sync::Arc;

@@ -62,6 +62,9 @@ pub fn build<'a>(plan: &'a Plan, env: Env<'a>) -> PgResult<Box<dyn Operator + 'a
             })
         }
         Plan::Values { rows, .. } => Box::new(ValuesOp { rows, pos: 0 }),
+        Plan::SystemView { view, .. } => Box::new(SystemViewOp {
+            row: Some(system_view_row(*view, pool)),
+        }),
         Plan::Filter { input, predicate } => Box::new(FilterOp {
             input: build(input, env)?,
             predicate,
@@ -249,6 +252,61 @@ impl Operator for SeqScanOp<'_> {
             }
         }
         Ok(None)
+    }
+}
+
+/// The one row of a system view, from the live counters.
+fn system_view_row(view: catalog::SystemView, pool: &BufferPool) -> Row {
+    use catalog::SystemView;
+    let n = |v: u64| Value::Int8(v.min(i64::MAX as u64) as i64);
+    match view {
+        SystemView::StatFd => {
+            let s = pool.smgr().fd_stats();
+            vec![
+                n(s.max_open_files as u64),
+                n(s.open_files as u64),
+                n(s.hits),
+                n(s.misses),
+                n(s.evictions),
+                n(s.eviction_syncs),
+            ]
+        }
+        SystemView::StatBuffers => {
+            let s = pool.stats();
+            vec![
+                n(pool.capacity() as u64),
+                n(s.hits),
+                n(s.misses),
+                n(s.evictions),
+                n(s.writes),
+            ]
+        }
+        SystemView::StatWal => match pool.wal() {
+            Some(wal) => {
+                let s = wal.stats();
+                let lsn = |l| Value::Text(storage::xlog::fmt_lsn(l));
+                vec![
+                    n(s.records),
+                    n(s.bytes),
+                    n(s.syncs),
+                    n(s.checkpoints),
+                    lsn(wal.insert_lsn()),
+                    lsn(wal.flushed_lsn()),
+                    lsn(wal.redo_lsn()),
+                ]
+            }
+            None => vec![Value::Null; view.columns().len()],
+        },
+    }
+}
+
+struct SystemViewOp {
+    row: Option<Row>,
+}
+
+impl Operator for SystemViewOp {
+    fn next(&mut self) -> PgResult<Option<Row>> {
+        Ok(self.row.take())
     }
 }
 

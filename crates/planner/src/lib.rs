@@ -36,6 +36,11 @@ pub enum Plan {
         upper: Bound<Vec<Expr>>,
         filter: Option<Expr>,
     },
+    /// A system view's one row, from the live counters.
+    SystemView {
+        view: catalog::SystemView,
+        width: usize,
+    },
     Values {
         rows: Vec<Vec<Expr>>,
         width: usize,
@@ -81,7 +86,7 @@ impl Plan {
     pub fn width(&self) -> usize {
         match self {
             Plan::SeqScan { table, .. } | Plan::IndexScan { table, .. } => table.columns.len(),
-            Plan::Values { width, .. } => *width,
+            Plan::Values { width, .. } | Plan::SystemView { width, .. } => *width,
             Plan::Project { exprs, .. } => exprs.len(),
             Plan::NestedLoopJoin {
                 left, right_width, ..
@@ -165,6 +170,10 @@ pub fn plan_query(lp: LogicalPlan) -> Plan {
             filter: None,
         },
         LogicalPlan::Values { rows, width } => Plan::Values { rows, width },
+        LogicalPlan::SystemView { view, table } => Plan::SystemView {
+            view,
+            width: table.columns.len(),
+        },
         LogicalPlan::Filter { input, predicate } => match plan_query(*input) {
             // Push the filter into the scan below it.
             Plan::SeqScan {

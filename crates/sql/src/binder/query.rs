@@ -659,18 +659,27 @@ impl Binder<'_> {
                 {
                     return Err(PgError::unsupported(format!("table reference \"{tf}\"")));
                 }
-                let table = self.table(name)?;
+                let (table, view) = match self.table(name) {
+                    Ok(t) => (t, None),
+                    Err(e) => match self
+                        .object_name(name)
+                        .ok()
+                        .and_then(|(n, _)| catalog::SystemView::lookup(&n))
+                    {
+                        Some(v) => (v.desc(), Some(v)),
+                        None => return Err(e),
+                    },
+                };
                 let scope_name = alias
                     .as_ref()
                     .map(|a| ident_name(&a.name))
                     .unwrap_or_else(|| table.name.clone());
                 let scope = Scope::for_table(&table, &scope_name);
-                (
-                    LogicalPlan::Scan { table },
-                    scope,
-                    scope_name,
-                    alias.as_ref(),
-                )
+                let plan = match view {
+                    Some(view) => LogicalPlan::SystemView { view, table },
+                    None => LogicalPlan::Scan { table },
+                };
+                (plan, scope, scope_name, alias.as_ref())
             }
             ast::TableFactor::Derived {
                 lateral,
