@@ -40,6 +40,7 @@ pub fn build<'a>(plan: &'a Plan, env: Env<'a>) -> PgResult<Box<dyn Operator + 'a
             lower,
             upper,
             filter,
+            backward,
         } => {
             // A NULL bound (`a = NULL`) matches nothing: no scan at all.
             let scan = match (
@@ -49,7 +50,15 @@ pub fn build<'a>(plan: &'a Plan, env: Env<'a>) -> PgResult<Box<dyn Operator + 'a
                 (Some(lo), Some(hi)) => Some(
                     BTree::new(pool, env.roots, index.rel)
                         .with_name(&index.name)
-                        .scan(lo, hi, ScanDirection::Forward)?,
+                        .scan(
+                            lo,
+                            hi,
+                            if *backward {
+                                ScanDirection::Backward
+                            } else {
+                                ScanDirection::Forward
+                            },
+                        )?,
                 ),
                 _ => None,
             };

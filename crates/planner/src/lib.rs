@@ -4,7 +4,8 @@
 //! its physical one, push WHERE filters into the scans below them, so that a filtered
 //! scan never materialises rows it will drop, and turn a filtered scan into a btree index
 //! scan when the filter's conjuncts constrain an index's leading columns ([`scan_path`]).
-//! Costing with statistics, index-ordered ORDER BY ... LIMIT, join ordering and partition
+//! Under a LIMIT, a sort by an index's leading columns becomes an index scan in that
+//! order ([`ordered_by_index`]). Costing with statistics, join ordering and partition
 //! pruning (L3) land here.
 
 use std::ops::Bound;
@@ -35,6 +36,8 @@ pub enum Plan {
         lower: Bound<Vec<Expr>>,
         upper: Bound<Vec<Expr>>,
         filter: Option<Expr>,
+        /// Descending key order (NULLs first), for ORDER BY ... DESC.
+        backward: bool,
     },
     /// A system view's one row, from the live counters.
     SystemView {
@@ -224,10 +227,90 @@ pub fn plan_query(lp: LogicalPlan) -> Plan {
             limit,
             offset,
         } => Plan::Limit {
-            input: b(input),
+            input: Box::new(ordered_by_index(plan_query(*input))),
             limit,
             offset,
         },
+    }
+}
+
+/// Under a LIMIT, a sort of one table's rows by an index's leading columns (after any
+/// columns its scan fixes by equality) becomes an index scan in that order: the first
+/// rows come without reading the rest. `ORDER BY` keys must all be ascending with NULLs
+/// last (a forward scan) or all descending with NULLs first (backward), as the index
+/// stores NULLs last. Anything else is returned unchanged.
+fn ordered_by_index(plan: Plan) -> Plan {
+    match plan {
+        Plan::Project { input, exprs } => Plan::Project {
+            input: Box::new(ordered_by_index(*input)),
+            exprs,
+        },
+        Plan::Sort { input, keys } => match *input {
+            Plan::Project { input: scan, exprs } => match index_order(&scan, &exprs, &keys) {
+                Some(ordered) => Plan::Project {
+                    input: Box::new(ordered),
+                    exprs,
+                },
+                None => Plan::Sort {
+                    input: Box::new(Plan::Project { input: scan, exprs }),
+                    keys,
+                },
+            },
+            other => Plan::Sort {
+                input: Box::new(other),
+                keys,
+            },
+        },
+        other => other,
+    }
+}
+
+fn index_order(scan: &Plan, exprs: &[Expr], keys: &[SortKey]) -> Option<Plan> {
+    let backward = keys.first()?.desc;
+    let mut cols = Vec::with_capacity(keys.len());
+    for k in keys {
+        if k.desc != backward || k.nulls_first != backward {
+            return None;
+        }
+        let ExprKind::Column(out) = k.expr.kind else {
+            return None;
+        };
+        match exprs.get(out)?.kind {
+            ExprKind::Column(c) => cols.push(c),
+            _ => return None,
+        }
+    }
+    match scan {
+        Plan::SeqScan { table, filter } => {
+            let index = table.indexes.iter().find(|i| {
+                i.columns.starts_with(&cols) && cols.iter().all(|&c| indexable(table.columns[c].ty))
+            })?;
+            Some(Plan::IndexScan {
+                table: table.clone(),
+                index: index.clone(),
+                lower: Bound::Unbounded,
+                upper: Bound::Unbounded,
+                filter: filter.clone(),
+                backward,
+            })
+        }
+        // Equality on a prefix fixes those columns: the order continues after them.
+        Plan::IndexScan {
+            table,
+            index,
+            lower: Bound::Included(lo),
+            upper: Bound::Included(hi),
+            filter,
+            backward: false,
+        } if lo == hi && index.columns[lo.len()..].starts_with(&cols) => Some(Plan::IndexScan {
+            table: table.clone(),
+            index: index.clone(),
+            lower: Bound::Included(lo.clone()),
+            upper: Bound::Included(hi.clone()),
+            filter: filter.clone(),
+            backward,
+        }),
+        _ => None,
     }
 }
 
@@ -321,6 +404,7 @@ pub fn scan_path(table: Arc<TableDesc>, predicate: Expr) -> Plan {
             lower,
             upper,
             filter: Some(predicate),
+            backward: false,
         },
         None => Plan::SeqScan {
             table,
@@ -527,5 +611,47 @@ mod tests {
             DataType::Bool,
         );
         assert_eq!(chosen(scan_path(t, col_col)), None);
+    }
+
+    #[test]
+    fn order_by_limit_uses_an_index_in_its_order() {
+        let t = indexed_table();
+        let int = DataType::Int4;
+        let sort = |desc: bool, nulls_first: bool| Plan::Sort {
+            input: Box::new(Plan::Project {
+                input: Box::new(Plan::SeqScan {
+                    table: t.clone(),
+                    filter: None,
+                }),
+                exprs: vec![Expr::new(ExprKind::Column(0), int)],
+            }),
+            keys: vec![SortKey {
+                expr: Expr::new(ExprKind::Column(0), int),
+                desc,
+                nulls_first,
+            }],
+        };
+        let scan_of = |p: Plan| match p {
+            Plan::Project { input, .. } => match *input {
+                Plan::IndexScan {
+                    index, backward, ..
+                } => Some((index.name, backward)),
+                _ => None,
+            },
+            _ => None,
+        };
+        assert_eq!(
+            scan_of(ordered_by_index(sort(false, false))),
+            Some(("i2".into(), false))
+        );
+        assert_eq!(
+            scan_of(ordered_by_index(sort(true, true))),
+            Some(("i2".into(), true))
+        );
+        // DESC NULLS LAST is not an order the index has.
+        assert!(matches!(
+            ordered_by_index(sort(true, false)),
+            Plan::Sort { .. }
+        ));
     }
 }

@@ -246,12 +246,12 @@ pub struct SortKey {
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum LogicalPlan {
-    /// Every row of a table, all columns in table order.
     /// One of Myriad's system views (`catalog::SystemView`), filled at run time.
     SystemView {
         view: catalog::SystemView,
         table: Arc<TableDesc>,
     },
+    /// Every row of a table, all columns in table order.
     Scan {
         table: Arc<TableDesc>,
     },
