@@ -146,7 +146,12 @@ fn run_seed(seed: u64, fail_syncs: bool) {
         let fail_at = fail_syncs.then(|| rng.below(ops.max(1)));
         for op in 0..ops {
             if fail_at == Some(op) {
-                vfs.fail_syncs_after(Some(rng.below(3)));
+                // A failing fsync, or a failing write (a full disk).
+                if rng.chance(50) {
+                    vfs.fail_syncs_after(Some(rng.below(3)));
+                } else {
+                    vfs.fail_writes_after(Some(rng.below(20)));
+                }
             }
             let (i, k) = (
                 rng.below(PAIRS as u64) as usize,
@@ -204,7 +209,7 @@ fn power_loss_keeps_acknowledged_changes_and_atomic_steps() {
 }
 
 #[test]
-fn failed_fsync_refuses_writes_and_recovery_keeps_acknowledged_changes() {
+fn failed_fsync_or_write_refuses_writes_and_recovery_keeps_acknowledged_changes() {
     for seed in seeds() {
         run_seed(seed, true);
     }
