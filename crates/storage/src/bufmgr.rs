@@ -67,6 +67,69 @@ pub const BUF_DROP_FULL_SCAN_DIVISOR: usize = 32;
 /// to go away before calling it a bug: a caller must not hold pins on a relation it drops.
 pub const DROP_RELATION_PIN_WAIT: Duration = Duration::from_secs(10);
 
+/// Buffer accesses per relation by the current thread, while it asks for them (buffer
+/// rule 9): what `EXPLAIN (ANALYZE, BUFFERS)` and per-statement I/O reports read.
+///
+/// Kept in the thread, not in shared memory, so the hit path writes nothing shared: when
+/// tracking is off (the usual case) counting is one thread-local flag test. A statement
+/// runs on one thread, so its thread's counts are its own.
+pub mod usage {
+    use std::cell::{Cell, RefCell};
+    use std::collections::HashMap;
+
+    use common::RelId;
+
+    /// One relation's counts.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+    pub struct RelUsage {
+        /// Found in the pool.
+        pub hits: u64,
+        /// Read from disk (or created by extend) into the pool.
+        pub reads: u64,
+        /// Written to disk by this thread (its evictions, its checkpoint).
+        pub writes: u64,
+    }
+
+    #[derive(Clone, Copy)]
+    pub(crate) enum Kind {
+        Hit,
+        Read,
+        Write,
+    }
+
+    thread_local! {
+        static TRACKING: Cell<bool> = const { Cell::new(false) };
+        static COUNTS: RefCell<HashMap<RelId, RelUsage>> = RefCell::new(HashMap::new());
+    }
+
+    /// Start counting this thread's buffer accesses (from zero).
+    pub fn start() {
+        COUNTS.with(|c| c.borrow_mut().clear());
+        TRACKING.with(|t| t.set(true));
+    }
+
+    /// Stop counting; returns the counts since [`start`].
+    pub fn take() -> HashMap<RelId, RelUsage> {
+        TRACKING.with(|t| t.set(false));
+        COUNTS.with(|c| std::mem::take(&mut *c.borrow_mut()))
+    }
+
+    pub(crate) fn count(rel: RelId, kind: Kind) {
+        if !TRACKING.with(Cell::get) {
+            return;
+        }
+        COUNTS.with(|c| {
+            let mut c = c.borrow_mut();
+            let u = c.entry(rel).or_default();
+            match kind {
+                Kind::Hit => u.hits += 1,
+                Kind::Read => u.reads += 1,
+                Kind::Write => u.writes += 1,
+            }
+        });
+    }
+}
+
 /// Which page of which relation a buffer holds (`BufferTag`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct BufferTag {
@@ -325,6 +388,7 @@ impl BufferPool {
                 }
             };
             if let Some((id, state)) = hit {
+                usage::count(tag.rel, usage::Kind::Hit);
                 let buf = PinnedBuffer {
                     pool: self,
                     frame: id,
@@ -353,6 +417,7 @@ impl BufferPool {
                 frame: victim,
                 tag,
             };
+            usage::count(tag.rel, usage::Kind::Read);
             let loaded = match mode {
                 ReadMode::Read => self
                     .smgr
@@ -554,6 +619,7 @@ impl BufferPool {
             return Err(e);
         }
         self.writes.fetch_add(1, Ordering::Relaxed);
+        usage::count(tag.rel, usage::Kind::Write);
         Ok(true)
     }
 
@@ -985,5 +1051,35 @@ mod tests {
             .sum();
         assert_eq!(total as usize, expected);
         assert!(expected > 0 && expected < 800);
+    }
+
+    #[test]
+    fn per_relation_usage_is_counted_only_while_asked() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let pool = pool(dir.path(), 2);
+        for rel in [1, 2] {
+            pool.smgr().create(rel).expect("create");
+            let (_, mut b) = pool.extend(rel).expect("extend");
+            stamp(&mut b, rel);
+        }
+        drop(pool.read_buffer(1, 0).expect("read"));
+        assert!(
+            usage::take().is_empty(),
+            "nothing counted while not tracking"
+        );
+        usage::start();
+        drop(pool.read_buffer(1, 0).expect("read"));
+        drop(pool.read_buffer(1, 0).expect("read"));
+        // A third relation's page evicts one of the two frames: a write and a read.
+        pool.smgr().create(3).expect("create");
+        let (_, mut b) = pool.extend(3).expect("extend");
+        stamp(&mut b, 3);
+        drop(b);
+        let counts = usage::take();
+        assert_eq!(counts[&1].hits, 2);
+        assert_eq!(counts[&3].reads, 1);
+        let writes: u64 = counts.values().map(|u| u.writes).sum();
+        assert!(writes <= 1);
+        assert!(usage::take().is_empty(), "take stops tracking");
     }
 }
