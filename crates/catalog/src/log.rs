@@ -193,7 +193,7 @@ fn put_index(out: &mut Vec<u8>, i: &IndexDesc) {
     }
 }
 
-fn encode(record: &Record, out: &mut Vec<u8>) {
+pub(crate) fn encode(record: &Record, out: &mut Vec<u8>) {
     match record {
         Record::CreateTable(t) => {
             out.push(KIND_CREATE_TABLE_WITH_INDEXES);
@@ -294,7 +294,7 @@ fn read_index(r: &mut Reader<'_>, ncols: usize) -> Option<IndexDesc> {
     })
 }
 
-fn decode(payload: &[u8]) -> Option<Record> {
+pub(crate) fn decode(payload: &[u8]) -> Option<Record> {
     let mut r = Reader {
         bytes: payload,
         pos: 0,

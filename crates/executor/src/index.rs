@@ -177,29 +177,21 @@ pub(crate) fn create_index(cx: &ExecContext, table: &TableDesc, new: NewIndex) -
         |index| {
             cx.pool.create_relation(index.rel)?;
             btree(cx, index).build(index.columns.len(), entries)?;
-            durable(cx)
+            Ok(())
         },
     )?;
     Ok(())
 }
 
-/// Flush the WAL now: the catalog record that follows must not name storage a crash
-/// could lose.
-pub(crate) fn durable(cx: &ExecContext) -> PgResult<()> {
-    match cx.pool.wal() {
-        Some(wal) => wal.flush(wal.insert_lsn()),
-        None => Ok(()),
-    }
-}
-
-/// Create a new table's file and the (empty) btrees of its constraint indexes, durably.
+/// Create a new table's file and the (empty) btrees of its constraint indexes. Their WAL
+/// records precede the catalog's, which is flushed: all are durable together.
 pub(crate) fn create_table_storage(cx: &ExecContext, table: &TableDesc) -> PgResult<()> {
     cx.pool.create_relation(table.rel)?;
     for index in &table.indexes {
         cx.pool.create_relation(index.rel)?;
         btree(cx, index).create(index.columns.len())?;
     }
-    durable(cx)
+    Ok(())
 }
 
 /// Remove an index's storage and cached root (after the catalog let go of it).

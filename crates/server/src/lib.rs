@@ -66,7 +66,9 @@ impl Database {
         let catalog = Catalog::open(vfs.clone(), data_dir)?;
         let smgr = Arc::new(Smgr::new(vfs.clone(), data_dir)?);
         let mut pool = BufferPool::new(smgr, config.buffer_pool_pages);
-        let (wal, recovery) = xlog::open_and_recover(
+        // Replay hands catalog records to the catalog; checkpoints save its state
+        // (storage wal rule 7).
+        let (wal, recovery) = xlog::open_and_recover_with(
             vfs,
             data_dir,
             &mut pool,
@@ -74,7 +76,10 @@ impl Database {
                 segment_size: config.wal_segment_size,
                 synchronous_commit: config.synchronous_commit,
             },
+            &mut |r| catalog.redo(&r.payload),
+            &|| catalog.compact(),
         )?;
+        catalog.attach_wal(wal.clone());
         if recovery.records > 0 {
             tracing::info!(
                 records = recovery.records,
@@ -93,14 +98,14 @@ impl Database {
 
     /// Write every dirty page and record a redo point in the log.
     pub fn checkpoint(&self) -> PgResult<()> {
-        xlog::checkpoint(&self.pool, &self.wal)
+        xlog::checkpoint_with(&self.pool, &self.wal, &|| self.catalog.compact())
     }
 
-    /// A clean shutdown: a checkpoint, then the catalog log compacted.
+    /// A clean shutdown: a checkpoint (which also saves the catalog) after the running
+    /// statements.
     pub fn shutdown_checkpoint(&self) -> PgResult<()> {
         let _guard = self.statement_lock.write();
-        self.checkpoint()?;
-        self.catalog.compact()
+        self.checkpoint()
     }
 
     /// The write-ahead log.

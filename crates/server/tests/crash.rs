@@ -1,6 +1,7 @@
 //! Crash harness: the real `myriad` binary under concurrent writers, killed with SIGKILL at
 //! random moments, restarted, and checked:
-//! (a) every statement the client saw succeed is there (items inserted, counter increments);
+//! (a) every statement the client saw succeed is there (items inserted, counter increments,
+//!     tables and indexes created or dropped: the catalog's WAL records);
 //! (b) invariants hold: every row reads back intact (and acknowledged ones through the
 //!     primary key's index), a counter is never above the number of
 //!     increments attempted (until transactions exist, a single-statement write is the unit
@@ -265,7 +266,26 @@ async fn kill_9_under_writers_loses_nothing_acknowledged() {
         }
     }
 
+    // Tables created (and some dropped) by acknowledged DDL: they must survive as well.
+    let mut ddl_tables = std::collections::BTreeSet::new();
     for cycle in 0..cycles {
+        {
+            let ddl = connect(server.port).await.expect("connect for DDL");
+            ddl.batch_execute(&format!(
+                "CREATE TABLE ddl_{cycle} (a int PRIMARY KEY, b int);
+                 INSERT INTO ddl_{cycle} VALUES ({cycle}, {cycle});
+                 CREATE INDEX ON ddl_{cycle} (b)"
+            ))
+            .await
+            .expect("DDL");
+            ddl_tables.insert(cycle);
+            if cycle >= 2 && cycle % 2 == 0 {
+                ddl.batch_execute(&format!("DROP TABLE ddl_{}", cycle - 2))
+                    .await
+                    .expect("DROP TABLE");
+                ddl_tables.remove(&(cycle - 2));
+            }
+        }
         let shared = Arc::new(Mutex::new(std::mem::take(&mut model)));
         let next_item = (cycle as i64 + 1) * 10_000;
         let writers: Vec<_> = (0..WRITERS)
@@ -295,6 +315,19 @@ async fn kill_9_under_writers_loses_nothing_acknowledged() {
         server = start(dir.path());
         let client = wait_ready(&mut server, dir.path()).await;
         verify(&client, &mut model, cycle).await;
+        for t in 0..=cycle {
+            let sql = format!("SELECT a FROM ddl_{t} WHERE b = {t}");
+            match client.simple_query(&sql).await {
+                Ok(_) if ddl_tables.contains(&t) => {
+                    assert_eq!(rows(&client, &sql).await, vec![vec![Some(t.to_string())]]);
+                }
+                Ok(_) => panic!("cycle {cycle}: dropped table ddl_{t} is back"),
+                Err(e) => assert!(
+                    !ddl_tables.contains(&t),
+                    "cycle {cycle}: table ddl_{t} is lost: {e}"
+                ),
+            }
+        }
     }
     let acked = model.items.len();
     drop(server);

@@ -65,6 +65,8 @@ pub enum RecordKind {
     SmgrCreate = 4,
     /// A relation file was removed: payload is the relation id (u32).
     SmgrUnlink = 5,
+    /// A catalog change, opaque to storage: replayed by the catalog's redo handler.
+    Catalog = 6,
 }
 
 impl RecordKind {
@@ -75,6 +77,7 @@ impl RecordKind {
             3 => RecordKind::Pages,
             4 => RecordKind::SmgrCreate,
             5 => RecordKind::SmgrUnlink,
+            6 => RecordKind::Catalog,
             _ => return None,
         })
     }
@@ -648,6 +651,21 @@ pub fn open_and_recover(
     pool: &mut BufferPool,
     options: WalOptions,
 ) -> PgResult<(Arc<Wal>, RecoveryStats)> {
+    open_and_recover_with(vfs, data_dir, pool, options, &mut |_| Ok(()), &|| Ok(()))
+}
+
+/// [`open_and_recover`] for a server with upper layers: `redo` replays the records storage
+/// does not know (`Catalog`), in log order; `at_checkpoint` runs in the final checkpoint
+/// as in [`checkpoint_with`]. This is how a lower layer reaches the catalog without
+/// calling up (DESIGN.md §2: redo handlers registered at startup).
+pub fn open_and_recover_with(
+    vfs: Arc<dyn Vfs>,
+    data_dir: &Path,
+    pool: &mut BufferPool,
+    options: WalOptions,
+    redo: &mut dyn FnMut(&Record) -> PgResult<()>,
+    at_checkpoint: &dyn Fn() -> PgResult<()>,
+) -> PgResult<(Arc<Wal>, RecoveryStats)> {
     let dir = data_dir.join(WAL_DIR);
     let control_path = data_dir.join(CONTROL_FILE);
     vfs.create_dir_all(&dir).map_err(io_err(format!(
@@ -756,7 +774,11 @@ pub fn open_and_recover(
         let mut reader = WalReader::new(&wal, c.redo);
         while let Some(r) = reader.next_record()? {
             stats.records += 1;
-            redo_record(pool, &r, &mut stats)?;
+            if r.kind == RecordKind::Catalog {
+                redo(&r)?;
+            } else {
+                redo_record(pool, &r, &mut stats)?;
+            }
         }
         tracing::info!(
             redo_from = %fmt_lsn(stats.redo_from),
@@ -765,7 +787,7 @@ pub fn open_and_recover(
             "recovery replayed the write-ahead log"
         );
     }
-    checkpoint(pool, &wal)?;
+    checkpoint_with(pool, &wal, at_checkpoint)?;
     Ok((wal, stats))
 }
 
@@ -797,12 +819,25 @@ fn redo_record(pool: &BufferPool, r: &Record, stats: &mut RecoveryStats) -> PgRe
             Ok(())
         }
         RecordKind::Pages => crate::mtr::redo_pages(pool, r, stats),
+        RecordKind::Catalog => Ok(()),
     }
 }
 
 /// Write every dirty page and record a redo point, so recovery starts from here and older
 /// segments can go (wal rule 4). One at a time; concurrent writers go on meanwhile.
 pub fn checkpoint(pool: &BufferPool, wal: &Wal) -> PgResult<()> {
+    checkpoint_with(pool, wal, &|| Ok(()))
+}
+
+/// A checkpoint that also lets the upper layers save their state: `at_checkpoint` runs
+/// after the redo point is set and the pages are written, before the checkpoint record.
+/// What it saves must cover every record before the redo point; records after it are
+/// replayed over it, so their redo must be idempotent (wal rule 7).
+pub fn checkpoint_with(
+    pool: &BufferPool,
+    wal: &Wal,
+    at_checkpoint: &dyn Fn() -> PgResult<()>,
+) -> PgResult<()> {
     let _one = wal.checkpoint_lock.lock();
     // The redo point is taken under the insert lock, so every record after it sees the
     // new value (and a record built against the old one is rebuilt: RedoMoved).
@@ -822,6 +857,7 @@ pub fn checkpoint(pool: &BufferPool, wal: &Wal) -> PgResult<()> {
         return wal.fail(e);
     }
     flushed?;
+    at_checkpoint()?;
     let end = wal.log(RecordKind::Checkpoint, &redo.to_le_bytes())?;
     wal.flush(end)?;
     let checkpoint_lsn = end - (RECORD_HEADER_SIZE as u64 + 8);
