@@ -349,6 +349,8 @@ mod tests {
             planning_ms: None,
             execution_ms: None,
             heap_fetches: None,
+            buffers_per_txn: None,
+            btree_height: None,
             runs: 1,
             status: Status::Ok,
             note: String::new(),

@@ -321,6 +321,9 @@ pub struct ExplainFigures {
     pub execution_ms: Option<f64>,
     /// Sum of "Heap Fetches" over the plan's index-only scans; `None` without one.
     pub heap_fetches: Option<u64>,
+    /// Buffer accesses of the execution (`EXPLAIN (ANALYZE, BUFFERS)`): the top plan node's
+    /// `Buffers:` line, which counts its children's too; `None` without one.
+    pub buffers: Option<u64>,
 }
 
 /// Splits psql output holding several `EXPLAIN ANALYZE` results into one entry each; an
@@ -328,9 +331,17 @@ pub struct ExplainFigures {
 pub fn parse_explains(output: &str) -> Vec<ExplainFigures> {
     let mut all = Vec::new();
     let mut current = ExplainFigures::default();
+    // Past the plan, in the "Planning:" section, whose Buffers line is the planner's.
+    let mut in_planning = false;
     for line in output.lines() {
         let line = line.trim();
-        if let Some(rest) = line.strip_prefix("Planning Time:") {
+        if line == "Planning:" {
+            in_planning = true;
+        } else if let Some(rest) = line.strip_prefix("Buffers:") {
+            if !in_planning && current.buffers.is_none() {
+                current.buffers = buffer_accesses(rest);
+            }
+        } else if let Some(rest) = line.strip_prefix("Planning Time:") {
             current.planning_ms = first_number(rest);
         } else if let Some(rest) = line.strip_prefix("Heap Fetches:") {
             let n: u64 = rest.trim().parse().unwrap_or(0);
@@ -338,9 +349,32 @@ pub fn parse_explains(output: &str) -> Vec<ExplainFigures> {
         } else if let Some(rest) = line.strip_prefix("Execution Time:") {
             current.execution_ms = first_number(rest);
             all.push(std::mem::take(&mut current));
+            in_planning = false;
         }
     }
     all
+}
+
+/// Buffer accesses in the text after `Buffers:`: hits plus reads of shared and local
+/// buffers ("shared hit=3 read=1 dirtied=1, temp read=5 written=5" is 4; temp files are not
+/// buffers). `None` when the line has no count this understands.
+pub fn buffer_accesses(text: &str) -> Option<u64> {
+    let mut total = None;
+    for group in text.split(',') {
+        let mut words = group.split_whitespace();
+        if !matches!(words.next(), Some("shared" | "local")) {
+            continue;
+        }
+        for word in words {
+            if let Some((name, count)) = word.split_once('=')
+                && matches!(name, "hit" | "read")
+            {
+                let n: u64 = count.parse().ok()?;
+                total = Some(total.unwrap_or(0) + n);
+            }
+        }
+    }
+    total
 }
 
 #[cfg(test)]
@@ -429,15 +463,64 @@ Execution Time: 0.010 ms
                 ExplainFigures {
                     planning_ms: Some(0.081),
                     execution_ms: Some(1.502),
-                    heap_fetches: Some(37)
+                    heap_fetches: Some(37),
+                    buffers: None,
                 },
                 ExplainFigures {
                     planning_ms: Some(0.216),
                     execution_ms: Some(0.010),
-                    heap_fetches: None
+                    heap_fetches: None,
+                    buffers: None,
                 },
             ]
         );
+    }
+
+    #[test]
+    fn parses_buffers_of_the_top_node_not_the_planner() {
+        // psql -A -t output of two EXPLAIN (ANALYZE, BUFFERS), PostgreSQL 15: the first
+        // statement of a session also plans with catalog lookups and reads the metapage.
+        let out = "Index Scan using pk1m_pkey on pk1m  (cost=0.42..8.44 rows=1 width=15) (actual time=0.030..0.031 rows=1 loops=1)
+  Index Cond: (id = 104730)
+  Buffers: shared hit=4 read=1
+Planning:
+  Buffers: shared hit=68 read=2
+Planning Time: 0.412 ms
+Execution Time: 0.052 ms
+Index Scan using pk1m_pkey on pk1m  (cost=0.42..8.44 rows=1 width=15) (actual time=0.011..0.012 rows=1 loops=1)
+  Index Cond: (id = 209459)
+  Buffers: shared hit=4
+Planning Time: 0.040 ms
+Execution Time: 0.020 ms
+Nested Loop  (actual time=0.1..0.2 rows=1 loops=1)
+  Buffers: shared hit=7, temp read=3 written=3
+  ->  Index Scan using a_pkey on a  (actual rows=1 loops=1)
+        Buffers: shared hit=3
+Planning Time: 0.050 ms
+Execution Time: 0.300 ms
+Result  (actual time=0.001..0.001 rows=1 loops=1)
+Planning Time: 0.010 ms
+Execution Time: 0.002 ms
+";
+        let buffers: Vec<Option<u64>> = parse_explains(out).iter().map(|e| e.buffers).collect();
+        assert_eq!(buffers, [Some(5), Some(4), Some(7), None]);
+    }
+
+    #[test]
+    fn buffer_accesses_are_hits_plus_reads() {
+        assert_eq!(buffer_accesses(" shared hit=4"), Some(4));
+        assert_eq!(buffer_accesses(" shared read=4"), Some(4));
+        assert_eq!(
+            buffer_accesses(" shared hit=3 read=1 dirtied=1 written=2"),
+            Some(4)
+        );
+        assert_eq!(
+            buffer_accesses(" shared hit=3, local hit=2 read=1, temp read=5 written=5"),
+            Some(6)
+        );
+        assert_eq!(buffer_accesses(" temp read=5 written=5"), None);
+        assert_eq!(buffer_accesses(" shared hit=x"), None);
+        assert_eq!(buffer_accesses(""), None);
     }
 
     fn captured(stdout: &str, stderr: &str) -> Captured {

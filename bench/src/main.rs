@@ -1,5 +1,5 @@
 //! `myriad-bench`: the benchmark suite of issue 6. It runs the workloads of DESIGN.md §4
-//! (W1–W7) with the real `pgbench` (and `sysbench`) against Myriad, a throwaway PostgreSQL
+//! (W1–W7) and issue 3's primary-key lookup (S1) with the real `pgbench` (and `sysbench`) against Myriad, a throwaway PostgreSQL
 //! 15 and the ceiling responder, side by side in one run, and writes results.csv, a markdown
 //! report with ratios, and PNG charts. `docs/benchmarks.md` says how to run it.
 //!
@@ -58,7 +58,7 @@ const BUFFER_POOL_PAGES: usize = 16_384;
 #[derive(Parser, Debug)]
 #[command(about, long_about = None)]
 struct Args {
-    /// Workloads to run (W1 ... W7); all of them when none is given
+    /// Workloads to run (W1 ... W7, S1); all of them when none is given
     workloads: Vec<String>,
     /// One short point per workload, smaller data, one run each: checks that the harness works
     #[arg(long)]
@@ -131,7 +131,7 @@ fn run(args: Args) -> Result<ExitCode, String> {
         let mut w = Vec::new();
         for name in &args.workloads {
             let one = Workload::from_name(name)
-                .ok_or_else(|| format!("unknown workload {name:?}: expected W1 ... W7"))?;
+                .ok_or_else(|| format!("unknown workload {name:?}: expected W1 ... W7 or S1"))?;
             if !w.contains(&one) {
                 w.push(one);
             }
@@ -246,7 +246,7 @@ fn run(args: Args) -> Result<ExitCode, String> {
             None => tools::machine_facts(),
         },
         myriad: format!(
-            "{}{}; buffer_pool_pages = {} ({} MiB); no WAL yet",
+            "{}{}; buffer_pool_pages = {} ({} MiB); WAL with synchronous_commit on (its default)",
             myriad_bin.display(),
             git_commit(&root)
                 .map(|c| format!(" (commit {c})"))

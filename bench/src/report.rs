@@ -1,5 +1,6 @@
-//! The markdown report: the goals of issue 6 with where Myriad stands, one table per
-//! workload with Myriad / PostgreSQL and Myriad / ceiling ratios, each series' "N vs
+//! The markdown report: the goals of issue 6 (and issue 3's, for S1) with where Myriad
+//! stands, one table per workload with Myriad / PostgreSQL and Myriad / ceiling ratios,
+//! buffer accesses per transaction where a series measures them, each series' "N vs
 //! baseline" ratios, and the notes of every point that did not produce numbers.
 
 use std::collections::BTreeSet;
@@ -33,7 +34,7 @@ pub fn markdown(rows: &[Row], info: &RunInfo, workloads: &[Workload]) -> String 
          transaction (µs). Ratios compare TPS.\n"
     );
 
-    let _ = writeln!(out, "## Goals (issue 6)\n");
+    let _ = writeln!(out, "## Goals (issue 6; S1: issue 3)\n");
     let _ = writeln!(
         out,
         "| Workload | Goal | Myriad | PostgreSQL 15 (reference) | Myriad status |"
@@ -106,6 +107,7 @@ pub fn markdown(rows: &[Row], info: &RunInfo, workloads: &[Workload]) -> String 
                 figure_cell(p, |r| r.planning_ms, 3),
             );
         }
+        buffers_table(&mut out, &wrows, w.parameter());
         let baseline = baseline_ratios(&wrows);
         if !baseline.is_empty() {
             let _ = writeln!(
@@ -158,6 +160,58 @@ pub fn markdown(rows: &[Row], info: &RunInfo, workloads: &[Workload]) -> String 
         }
     }
     out
+}
+
+/// How each server's buffer figures were measured (see [`crate::workloads::BufferProbe`]).
+pub const BUFFERS_METHOD: &str = "Myriad: `myriad_stat_buffers` hits + reads before and after \
+`pgbench -t` (simple mode), over its transactions; btree height inferred as accesses − 1 heap \
+page. PostgreSQL: the top plan node's `Buffers: shared hit + read` of `EXPLAIN (ANALYZE, \
+BUFFERS)`, median of the lookups after the first of one session; btree height from \
+pageinspect's `bt_metap` (root level + 1)";
+
+/// Buffer accesses per transaction and btree heights, for the simple-mode points of the
+/// workload that measured them.
+fn buffers_table(out: &mut String, rows: &[&Row], parameter: &str) {
+    if rows.iter().all(|r| r.buffers_per_txn.is_none()) {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "\nBuffer accesses per transaction (simple mode). {BUFFERS_METHOD}.\n"
+    );
+    let _ = writeln!(
+        out,
+        "| series | {parameter} | accesses/txn Myriad | accesses/txn PostgreSQL | btree height Myriad | btree height PostgreSQL |"
+    );
+    let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|");
+    for (series, value, mode) in points(rows) {
+        if mode != Mode::Simple {
+            continue;
+        }
+        let get = |k: ServerKind| {
+            rows.iter()
+                .find(|r| r.series == series && r.value == value && r.mode == mode && r.server == k)
+                .copied()
+        };
+        let (m, p) = (get(ServerKind::Myriad), get(ServerKind::Postgres));
+        let accesses = |r: Option<&Row>| match r {
+            Some(r) if r.status != Status::Ok => r.status.name().to_string(),
+            r => figure_cell(r, |r| r.buffers_per_txn, 2),
+        };
+        let height = |r: Option<&Row>| {
+            r.and_then(|r| r.btree_height)
+                .map(|h| h.to_string())
+                .unwrap_or_else(|| "—".into())
+        };
+        let _ = writeln!(
+            out,
+            "| {series} | {value} | {} | {} | {} | {} |",
+            accesses(m),
+            accesses(p),
+            height(m),
+            height(p)
+        );
+    }
 }
 
 /// (series, value, mode) in first-seen order.
@@ -338,6 +392,9 @@ fn execution(r: &Row) -> Option<f64> {
 }
 fn heap_fetches(r: &Row) -> Option<f64> {
     r.heap_fetches.map(|h| h as f64)
+}
+fn buffers(r: &Row) -> Option<f64> {
+    r.buffers_per_txn
 }
 
 /// One comparison inside a goal.
@@ -592,7 +649,62 @@ pub fn goals(rows: &[Row]) -> Vec<GoalResult> {
         cold(Myriad),
         cold(Postgres),
     );
+
+    // S1 (issue 3): figures to report, not bounds to meet.
+    all.push(pk_lookup_goal(rows));
     all
+}
+
+/// Issue 3's benchmark: "buffer accesses per lookup equal tree height (report it), and
+/// single-client TPS over the wire against PostgreSQL 15 on the same table". It sets no
+/// bound, so the verdict is "reported" once Myriad has figures. The point is the one run
+/// (1M rows, or `--quick`'s smaller table).
+fn pk_lookup_goal(rows: &[Row]) -> GoalResult {
+    use ServerKind::{Myriad, Postgres};
+    let point = rows.iter().find(|r| r.series == "S1").map(|r| r.value);
+    let describe = |k: ServerKind| -> String {
+        let Some(value) = point else {
+            return "not run".into();
+        };
+        let simple = |get| figure(rows, "S1", value, Mode::Simple, k, get);
+        let mut parts = Vec::new();
+        match simple(buffers) {
+            Measure::Value(v) => parts.push(format!("{v:.2} accesses/lookup")),
+            Measure::NotOk(s) => return s.into(),
+            Measure::NotRun => parts.push("no accesses figure".into()),
+        }
+        if let Some(h) = rows
+            .iter()
+            .find(|r| r.series == "S1" && r.server == k && r.mode == Mode::Simple)
+            .and_then(|r| r.btree_height)
+        {
+            parts.push(format!("btree height {h}"));
+        }
+        if k == Myriad
+            && let Measure::Value(v) =
+                simple(tps).div(figure(rows, "S1", value, Mode::Simple, Postgres, tps))
+        {
+            parts.push(format!("simple TPS / PostgreSQL: {v:.2}"));
+        }
+        if value != 1_000_000 {
+            parts.push(format!("{value} rows"));
+        }
+        parts.join("; ")
+    };
+    let myriad = describe(Myriad);
+    let verdict = match point.map(|v| figure(rows, "S1", v, Mode::Simple, Myriad, buffers)) {
+        Some(Measure::Value(_)) => "reported".to_string(),
+        Some(Measure::NotOk(s)) => s.to_string(),
+        _ => "not run".to_string(),
+    };
+    GoalResult {
+        workload: "S1 point lookup by primary key, 1M rows",
+        goal: "buffer accesses per lookup equal tree height (report it), and single-client TPS \
+               against PostgreSQL 15 on the same table (issue 3)",
+        myriad,
+        postgres: describe(Postgres),
+        verdict,
+    }
 }
 
 #[cfg(test)]
@@ -621,6 +733,8 @@ mod tests {
             planning_ms: None,
             execution_ms: None,
             heap_fetches: None,
+            buffers_per_txn: None,
+            btree_height: None,
             runs: 1,
             status,
             note: String::new(),
@@ -758,6 +872,46 @@ mod tests {
     }
 
     #[test]
+    fn pk_lookup_reports_buffers_heights_and_the_ratio() {
+        let s1 = |server, tps, buffers: Option<f64>, height| Row {
+            workload: "S1",
+            series: "S1",
+            parameter: "rows",
+            value: 1_000_000,
+            buffers_per_txn: buffers,
+            btree_height: height,
+            ..row("S1", 1_000_000, Mode::Simple, server, tps, Status::Ok)
+        };
+        let mut rows = vec![
+            s1(ServerKind::Myriad, Some(4000.0), Some(4.0), Some(3)),
+            s1(ServerKind::Postgres, Some(5000.0), Some(4.0), Some(3)),
+            s1(ServerKind::Ceiling, Some(40_000.0), None, None),
+        ];
+        let g = pk_lookup_goal(&rows);
+        assert_eq!(g.verdict, "reported");
+        assert_eq!(
+            g.myriad,
+            "4.00 accesses/lookup; btree height 3; simple TPS / PostgreSQL: 0.80"
+        );
+        assert_eq!(g.postgres, "4.00 accesses/lookup; btree height 3");
+        let refs: Vec<&Row> = rows.iter().collect();
+        let mut md = String::new();
+        buffers_table(&mut md, &refs, "rows");
+        assert!(
+            md.contains("| S1 | 1000000 | 4.00 | 4.00 | 3 | 3 |"),
+            "{md}"
+        );
+        rows[0] = s1(ServerKind::Myriad, None, None, None);
+        rows[0].status = Status::Unsupported;
+        let g = pk_lookup_goal(&rows);
+        assert_eq!(
+            (g.verdict.as_str(), g.myriad.as_str()),
+            ("unsupported", "unsupported")
+        );
+        assert_eq!(pk_lookup_goal(&[]).verdict, "not run");
+    }
+
+    #[test]
     fn markdown_has_goals_tables_and_notes() {
         let mut rows = vec![
             row(
@@ -795,7 +949,7 @@ mod tests {
             clients: "c".into(),
         };
         let md = markdown(&rows, &info, &[Workload::W6]);
-        assert!(md.contains("## Goals (issue 6)"));
+        assert!(md.contains("## Goals (issue 6; S1: issue 3)"));
         assert!(
             md.contains("| W6sel | 1 | simple | unsupported | 8000 | 60000 | — | — | 0.13× |"),
             "{md}"

@@ -58,6 +58,12 @@ pub struct Row {
     pub planning_ms: Option<f64>,
     pub execution_ms: Option<f64>,
     pub heap_fetches: Option<u64>,
+    /// Buffer accesses (hits + reads) per transaction, where the series measures them
+    /// ([`crate::workloads::BufferProbe`] says how, per server).
+    pub buffers_per_txn: Option<f64>,
+    /// Height of the btree the series looks up (levels, root to leaf, 1 = the root is a
+    /// leaf): PostgreSQL's from `bt_metap`, Myriad's inferred from its buffer accesses.
+    pub btree_height: Option<u32>,
     /// Runs that produced numbers (the medians are over these).
     pub runs: usize,
     pub status: Status,
@@ -119,7 +125,7 @@ pub fn fold(
 }
 
 pub const CSV_HEADER: &str = "workload,series,parameter,value,mode,server,clients,tps,cpu_us_per_txn,\
-latency_ms,planning_ms,execution_ms,heap_fetches,runs,status,note";
+latency_ms,planning_ms,execution_ms,heap_fetches,buffers_per_txn,btree_height,runs,status,note";
 
 pub fn to_csv(rows: &[Row]) -> String {
     let mut out = String::from(CSV_HEADER);
@@ -127,7 +133,7 @@ pub fn to_csv(rows: &[Row]) -> String {
     for r in rows {
         let _ = writeln!(
             out,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
             r.workload,
             r.series,
             r.parameter,
@@ -141,6 +147,8 @@ pub fn to_csv(rows: &[Row]) -> String {
             num(r.planning_ms, 3),
             num(r.execution_ms, 3),
             r.heap_fetches.map(|h| h.to_string()).unwrap_or_default(),
+            num(r.buffers_per_txn, 2),
+            r.btree_height.map(|h| h.to_string()).unwrap_or_default(),
             r.runs,
             r.status.name(),
             csv_field(&r.note),
@@ -214,6 +222,8 @@ mod tests {
             planning_ms: None,
             execution_ms: None,
             heap_fetches: None,
+            buffers_per_txn: Some(4.0),
+            btree_height: Some(3),
             runs: 3,
             status: Status::Ok,
             note: String::new(),
@@ -221,7 +231,7 @@ mod tests {
         let csv = to_csv(&[row]);
         assert_eq!(
             csv.lines().nth(1),
-            Some("W1,W1r,partitions,64,prepared,postgres,1,6123.5,150.0,0.163,,,,3,ok,")
+            Some("W1,W1r,partitions,64,prepared,postgres,1,6123.5,150.0,0.163,,,,4.00,3,3,ok,")
         );
     }
 }

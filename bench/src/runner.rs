@@ -24,7 +24,10 @@ use crate::client::{self, Captured, ExplainFigures, Interrupted, RunFigures};
 use crate::procfs;
 use crate::results::{self, Outcome, Row, Status};
 use crate::servers::{Server, ServerKind, StartContext};
-use crate::workloads::{Driver, Mode, Profile, Script, Series, SetupStep, Sizes, Workload};
+use crate::workloads::{
+    BufferProbe, Driver, MYRIAD_BUFFER_ACCESSES_SQL, Mode, Profile, Script, Series, SetupStep,
+    Sizes, Workload,
+};
 
 /// Extra time a run may take beyond its duration (connection, a slow last transaction).
 const RUN_GRACE: Duration = Duration::from_secs(60);
@@ -35,6 +38,10 @@ const EXPLAIN_LIMIT: Duration = Duration::from_secs(120);
 const EXPLAIN_WARM_STATEMENTS: usize = 11;
 /// Cold EXPLAIN probe: fresh sessions, the first statement of each; median reported.
 const EXPLAIN_COLD_SESSIONS: usize = 5;
+/// Limit for the counted `pgbench -t` run of a buffer probe.
+const BUFFER_PROBE_LIMIT: Duration = Duration::from_secs(120);
+/// Marks the btree height in the PostgreSQL buffer probe's output.
+const BTREE_HEIGHT_PREFIX: &str = "btree_height=";
 /// Starts that may fail before a server kind is given up for the rest of the run.
 const START_FAILURES_MAX: u32 = 2;
 
@@ -194,6 +201,22 @@ impl Runner {
                     }
                 }
             }
+            let mut buffers = BufferFigures::default();
+            if let Some(probe) = &s.buffers
+                && mode == Mode::Simple
+                && k.is_database()
+                && runs > 0
+            {
+                match self.buffer_probe(k, s, probe)? {
+                    Ok(b) => buffers = b,
+                    Err(e) => {
+                        if !note.is_empty() {
+                            note.push_str("; ");
+                        }
+                        note.push_str(&format!("no buffer figures: {e}"));
+                    }
+                }
+            }
             self.rows.push(Row {
                 workload: w.name(),
                 series: s.id,
@@ -208,6 +231,8 @@ impl Runner {
                 planning_ms: figures.planning_ms,
                 execution_ms: figures.execution_ms,
                 heap_fetches: figures.heap_fetches,
+                buffers_per_txn: buffers.per_txn,
+                btree_height: buffers.btree_height,
                 runs,
                 status,
                 note,
@@ -248,43 +273,12 @@ impl Runner {
         let limit = Duration::from_secs(u64::from(self.settings.duration_s)) + RUN_GRACE;
         let before = self.server(k).and_then(Server::cpu_ticks);
         let captured = match &s.driver {
-            Driver::Pgbench {
-                script,
-                reconnect,
-                vars,
-            } => {
-                let mut cmd = client::libpq_command(&self.ctx.tools.pgbench, s.pgoptions);
-                cmd.args(["-n", "-h", "127.0.0.1", "-U", "postgres", "-M", mode.name()])
-                    .arg("-p")
-                    .arg(port.to_string())
-                    .arg("-T")
-                    .arg(self.settings.duration_s.to_string())
-                    .arg("-c")
-                    .arg(s.clients.to_string())
-                    .arg("-j")
-                    .arg(s.clients.min(self.cpus).to_string());
-                if *reconnect {
-                    cmd.arg("-C");
-                }
-                for (name, value) in vars {
-                    cmd.arg("-D").arg(format!("{name}={value}"));
-                }
-                match script {
-                    Script::Custom(text) => {
-                        let file = self.scratch.join("workload.sql");
-                        if let Err(e) = std::fs::write(&file, text) {
-                            return Ok(Outcome::NotOk(
-                                Status::Failed,
-                                format!("could not write {}: {e}", file.display()),
-                            ));
-                        }
-                        cmd.arg("-f").arg(file);
-                    }
-                    Script::Builtin(name) => {
-                        cmd.arg("-b").arg(name);
-                    }
-                }
-                cmd.arg("postgres");
+            Driver::Pgbench { .. } => {
+                let duration = ["-T".to_string(), self.settings.duration_s.to_string()];
+                let mut cmd = match self.pgbench_command(s, port, mode, &duration) {
+                    Ok(cmd) => cmd,
+                    Err(e) => return Ok(Outcome::NotOk(Status::Failed, e)),
+                };
                 client::run_captured(&mut cmd, &self.scratch, limit)?
             }
             Driver::Sysbench { test, table_rows } => {
@@ -325,6 +319,53 @@ impl Runner {
                 client::error_summary(&captured),
             )),
         }
+    }
+
+    /// pgbench running series `s` against `port` in `mode`, for as long as `length` says
+    /// (`-T SECS` or `-t COUNT`). Err when the script file cannot be written.
+    fn pgbench_command(
+        &self,
+        s: &Series,
+        port: u16,
+        mode: Mode,
+        length: &[String],
+    ) -> Result<Command, String> {
+        let Driver::Pgbench {
+            script,
+            reconnect,
+            vars,
+        } = &s.driver
+        else {
+            return Err(format!("series {} is not run by pgbench", s.id));
+        };
+        let mut cmd = client::libpq_command(&self.ctx.tools.pgbench, s.pgoptions);
+        cmd.args(["-n", "-h", "127.0.0.1", "-U", "postgres", "-M", mode.name()])
+            .arg("-p")
+            .arg(port.to_string())
+            .args(length)
+            .arg("-c")
+            .arg(s.clients.to_string())
+            .arg("-j")
+            .arg(s.clients.min(self.cpus).to_string());
+        if *reconnect {
+            cmd.arg("-C");
+        }
+        for (name, value) in vars {
+            cmd.arg("-D").arg(format!("{name}={value}"));
+        }
+        match script {
+            Script::Custom(text) => {
+                let file = self.scratch.join("workload.sql");
+                std::fs::write(&file, text)
+                    .map_err(|e| format!("could not write {}: {e}", file.display()))?;
+                cmd.arg("-f").arg(file);
+            }
+            Script::Builtin(name) => {
+                cmd.arg("-b").arg(name);
+            }
+        }
+        cmd.arg("postgres");
+        Ok(cmd)
     }
 
     /// After a client finished: did the server die, or the client hang? Then the point is
@@ -469,6 +510,12 @@ impl Runner {
                 return Ok(Some(Outcome::NotOk(Status::Unsupported, note)));
             }
         }
+        self.progress.note(&format!(
+            "  set up {} on {} in {}",
+            s.schema.key,
+            k.name(),
+            format_duration(started.elapsed().as_secs_f64())
+        ));
         let slot = self.slots.get_mut(&k).expect("slot per kind");
         slot.schemas.insert(s.schema.slot, s.schema.key.clone());
         Ok(None)
@@ -551,6 +598,134 @@ impl Runner {
             planning_ms: med(&|e| e.planning_ms),
             execution_ms: med(&|e| e.execution_ms),
             heap_fetches: med(&|e| e.heap_fetches.map(|h| h as f64)).map(|h| h.round() as u64),
+            // Series that report buffers have a buffer probe of their own.
+            buffers: None,
+        }))
+    }
+
+    /// Buffer accesses per transaction of series `s` on server `k`, each server the way it
+    /// can report them ([`BufferProbe`] has the methods).
+    fn buffer_probe(
+        &mut self,
+        k: ServerKind,
+        s: &Series,
+        probe: &BufferProbe,
+    ) -> Result<Result<BufferFigures, String>, Interrupted> {
+        let Some(port) = self.server(k).map(|s| s.port) else {
+            return Ok(Err("server not running".into()));
+        };
+        match k {
+            ServerKind::Myriad => self.counted_buffer_accesses(k, s, probe, port),
+            ServerKind::Postgres => self.explained_buffer_accesses(s, probe, port),
+            ServerKind::Ceiling => Ok(Err("the ceiling has no buffers".into())),
+        }
+    }
+
+    /// Myriad: the buffer pool's counters before and after `pgbench -t`, simple mode.
+    fn counted_buffer_accesses(
+        &mut self,
+        k: ServerKind,
+        s: &Series,
+        probe: &BufferProbe,
+        port: u16,
+    ) -> Result<Result<BufferFigures, String>, Interrupted> {
+        let before = match self.myriad_buffer_accesses(port)? {
+            Ok(n) => n,
+            Err(e) => return Ok(Err(e)),
+        };
+        let count = ["-t".to_string(), probe.lookups.to_string()];
+        let mut cmd = match self.pgbench_command(s, port, Mode::Simple, &count) {
+            Ok(cmd) => cmd,
+            Err(e) => return Ok(Err(e)),
+        };
+        let captured = client::run_captured(&mut cmd, &self.scratch, BUFFER_PROBE_LIMIT)?;
+        if let Some(Outcome::NotOk(_, note)) = self.check_server(k, &captured, "buffer probe") {
+            return Ok(Err(note));
+        }
+        let transactions = match client::parse_pgbench(&captured.stdout) {
+            Some(f) if captured.success() && f.transactions > 0 => f.transactions,
+            _ => return Ok(Err(client::error_summary(&captured))),
+        };
+        let after = match self.myriad_buffer_accesses(port)? {
+            Ok(n) => n,
+            Err(e) => return Ok(Err(e)),
+        };
+        let per_txn = after.saturating_sub(before) as f64 / transactions as f64;
+        Ok(Ok(BufferFigures {
+            per_txn: Some(per_txn),
+            btree_height: height_from_accesses(per_txn),
+        }))
+    }
+
+    /// Myriad's buffer hits + reads so far.
+    fn myriad_buffer_accesses(&mut self, port: u16) -> Result<Result<u64, String>, Interrupted> {
+        let c = client::psql(
+            &self.ctx.tools,
+            port,
+            MYRIAD_BUFFER_ACCESSES_SQL,
+            None,
+            false,
+            &self.scratch,
+            EXPLAIN_LIMIT,
+        )?;
+        if !c.success() {
+            return Ok(Err(client::error_summary(&c)));
+        }
+        Ok(c.stdout.trim().parse().map_err(|_| {
+            format!(
+                "myriad_stat_buffers answered {:?}, not a count",
+                client::one_line(&c.stdout, client::ERROR_SUMMARY_CHARS_MAX)
+            )
+        }))
+    }
+
+    /// PostgreSQL: `EXPLAIN (ANALYZE, BUFFERS)` of the probe's statements in one session,
+    /// the median of all but the first; the btree height from pageinspect's `bt_metap`
+    /// (left out if the extension cannot be created).
+    fn explained_buffer_accesses(
+        &mut self,
+        s: &Series,
+        probe: &BufferProbe,
+        port: u16,
+    ) -> Result<Result<BufferFigures, String>, Interrupted> {
+        let mut sql = format!(
+            "CREATE EXTENSION IF NOT EXISTS pageinspect;\n\
+             SELECT '{BTREE_HEIGHT_PREFIX}' || (level + 1) FROM bt_metap('{}');\n",
+            probe.index
+        );
+        for statement in &probe.explain_sql {
+            sql.push_str(statement);
+            sql.push('\n');
+        }
+        // Errors do not stop the session: pageinspect is optional.
+        let c = client::psql(
+            &self.ctx.tools,
+            port,
+            &sql,
+            s.pgoptions,
+            true,
+            &self.scratch,
+            EXPLAIN_LIMIT,
+        )?;
+        let buffers: Vec<f64> = client::parse_explains(&c.stdout)
+            .into_iter()
+            .skip(1)
+            .filter_map(|e| e.buffers.map(|b| b as f64))
+            .collect();
+        let Some(per_txn) = results::median(&buffers) else {
+            return Ok(Err(format!(
+                "EXPLAIN (ANALYZE, BUFFERS) printed no Buffers line: {}",
+                client::error_summary(&c)
+            )));
+        };
+        let btree_height = c
+            .stdout
+            .lines()
+            .find_map(|l| l.trim().strip_prefix(BTREE_HEIGHT_PREFIX))
+            .and_then(|h| h.parse().ok());
+        Ok(Ok(BufferFigures {
+            per_txn: Some(per_txn),
+            btree_height,
         }))
     }
 
@@ -593,6 +768,25 @@ impl Runner {
         }
     }
 }
+
+/// What a buffer probe measured.
+#[derive(Clone, Debug, Default, PartialEq)]
+struct BufferFigures {
+    per_txn: Option<f64>,
+    btree_height: Option<u32>,
+}
+
+/// Myriad's btree height from its buffer accesses per primary-key lookup: the accesses are
+/// the root-to-leaf path plus one heap page (no metapage: the root is cached, lesson L5).
+/// `None` unless the accesses are a whole number (within [`WHOLE_ACCESSES_SLACK`]): anything
+/// else means a lookup touches more than one path, and there is no height to read off.
+fn height_from_accesses(per_lookup: f64) -> Option<u32> {
+    let whole = per_lookup.round();
+    ((per_lookup - whole).abs() <= WHOLE_ACCESSES_SLACK && whole >= 2.0).then(|| whole as u32 - 1)
+}
+
+/// How far from a whole number Myriad's accesses per lookup may be and still give a height.
+const WHOLE_ACCESSES_SLACK: f64 = 0.01;
 
 /// The progress display on stderr: which workload, point and server, and about how long is
 /// left (runs left times the run duration: an upper bound while servers skip unsupported
@@ -672,6 +866,16 @@ pub fn format_duration(seconds: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn heights_from_whole_accesses_only() {
+        assert_eq!(height_from_accesses(4.0), Some(3));
+        assert_eq!(height_from_accesses(2.0), Some(1));
+        assert_eq!(height_from_accesses(4.0049), Some(3));
+        assert_eq!(height_from_accesses(4.5), None);
+        assert_eq!(height_from_accesses(1.0), None);
+        assert_eq!(height_from_accesses(0.0), None);
+    }
 
     #[test]
     fn durations_read_well() {

@@ -1,7 +1,8 @@
-//! The workloads of DESIGN.md §4, W1–W7, as data: points (the swept parameter), series
-//! (what runs at each point), and the schema each series needs.
+//! The workloads of DESIGN.md §4, W1–W7, and issue 3's primary-key lookup, S1, as data:
+//! points (the swept parameter), series (what runs at each point), and the schema each
+//! series needs.
 //!
-//! A **workload** (W1..W7) sweeps one parameter (partitions, indexes, dimensions, clients).
+//! A **workload** (W1..W7, S1) sweeps one parameter (partitions, indexes, dimensions, clients).
 //! At each point it runs one or more **series** (W1c and W1r; W3s and W3j; ...), each in one
 //! or more protocol modes. A series names the **schema** it needs by a slot and a key: a
 //! server keeps what it has set up per slot, so series and points with the same key share
@@ -24,6 +25,8 @@ pub enum Workload {
     W5,
     W6,
     W7,
+    /// Issue 3: point lookup by primary key, with buffer accesses per lookup.
+    S1,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -113,6 +116,33 @@ pub struct Explain {
     pub cold: bool,
 }
 
+/// Buffer accesses per transaction, measured after a series' runs (simple mode rows only),
+/// each server the way it can report them:
+///
+/// - Myriad: `SELECT hits + reads FROM myriad_stat_buffers` ([`MYRIAD_BUFFER_ACCESSES_SQL`])
+///   before and after `pgbench -t LOOKUPS` with the series' script, in simple mode; the
+///   difference over the transactions. The counters are global, so this counts whatever a
+///   transaction touches (catalog pages included), and the view costs no accesses itself. The
+///   btree height is inferred: accesses per lookup minus the one heap page.
+/// - PostgreSQL: the top plan node's `Buffers: shared hit=N read=M` of `EXPLAIN (ANALYZE,
+///   BUFFERS)` over [`BufferProbe::explain_sql`] in one session, median of all but the first
+///   (which also reads the index metapage before the backend caches it); the height from
+///   `bt_metap` (pageinspect), when the extension is there.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BufferProbe {
+    /// Transactions of the counted `pgbench -t` run.
+    pub lookups: u32,
+    /// The statements PostgreSQL explains; the first is a warm-up.
+    pub explain_sql: Vec<String>,
+    /// The btree whose height is reported.
+    pub index: &'static str,
+    /// The table and index whose sizes (pages) PostgreSQL reports beside the figure.
+    pub table: &'static str,
+}
+
+/// Myriad's buffer accesses so far: hits plus reads of its one buffer pool.
+pub const MYRIAD_BUFFER_ACCESSES_SQL: &str = "SELECT hits + reads FROM myriad_stat_buffers;";
+
 /// The schema a series needs: set up once per server per key (see the module docs).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SchemaRef {
@@ -143,11 +173,13 @@ pub struct Series {
     /// libpq `PGOPTIONS` for the run and the EXPLAIN probe (planner settings).
     pub pgoptions: Option<&'static str>,
     pub explain: Option<Explain>,
+    /// Buffer accesses per transaction, measured after the runs.
+    pub buffers: Option<BufferProbe>,
     pub schema: SchemaRef,
 }
 
 impl Workload {
-    pub const ALL: [Workload; 7] = [
+    pub const ALL: [Workload; 8] = [
         Workload::W1,
         Workload::W2,
         Workload::W3,
@@ -155,6 +187,7 @@ impl Workload {
         Workload::W5,
         Workload::W6,
         Workload::W7,
+        Workload::S1,
     ];
 
     pub fn name(self) -> &'static str {
@@ -166,6 +199,7 @@ impl Workload {
             Workload::W5 => "W5",
             Workload::W6 => "W6",
             Workload::W7 => "W7",
+            Workload::S1 => "S1",
         }
     }
 
@@ -184,6 +218,7 @@ impl Workload {
             Workload::W5 => "index-only scan (L4)",
             Workload::W6 => "OLTP",
             Workload::W7 => "cold session (L2, L3)",
+            Workload::S1 => "point lookup by primary key, 1M rows (issue 3, L5)",
         }
     }
 
@@ -195,6 +230,7 @@ impl Workload {
             Workload::W4 => "dimensions",
             Workload::W5 => "vacuumed",
             Workload::W6 => "clients",
+            Workload::S1 => "rows",
         }
     }
 
@@ -213,6 +249,7 @@ impl Workload {
             Workload::W5 => vec![0, 1],
             Workload::W6 => vec![1, 2, 8],
             Workload::W7 => vec![1000, 10_000],
+            Workload::S1 => vec![S1_ROWS],
         }
     }
 
@@ -226,6 +263,7 @@ impl Workload {
             Workload::W5 => 1,
             Workload::W6 => 1,
             Workload::W7 => 1000,
+            Workload::S1 => S1_QUICK_ROWS,
         }
     }
 
@@ -267,6 +305,7 @@ impl Workload {
                         modes: both.clone(),
                         pgoptions: None,
                         explain: None,
+                        buffers: None,
                         schema: schema.clone(),
                     },
                     Series {
@@ -281,6 +320,7 @@ impl Workload {
                         modes: both.clone(),
                         pgoptions: None,
                         explain: None,
+                        buffers: None,
                         schema,
                     },
                 ]
@@ -298,6 +338,7 @@ impl Workload {
                     sql: "EXPLAIN ANALYZE SELECT * FROM synth_table WHERE col5 = 42;".into(),
                     cold: false,
                 }),
+                buffers: None,
                 schema: SchemaRef {
                     slot: "synth_table",
                     key: format!("W2 indexes={value}"),
@@ -318,6 +359,7 @@ impl Workload {
                         modes: both.clone(),
                         pgoptions: None,
                         explain: None,
+                        buffers: None,
                         schema: schema.clone(),
                     },
                     Series {
@@ -337,6 +379,7 @@ impl Workload {
                         modes: both.clone(),
                         pgoptions: None,
                         explain: None,
+                        buffers: None,
                         schema,
                     },
                 ]
@@ -357,6 +400,7 @@ impl Workload {
                         sql: format!("EXPLAIN ANALYZE {}", star_join_sql(value, "42")),
                         cold: false,
                     }),
+                    buffers: None,
                     schema: SchemaRef {
                         slot: "star",
                         key: format!("W4 dimensions={value} rows={rows}"),
@@ -382,6 +426,7 @@ impl Workload {
                         modes: both.clone(),
                         pgoptions: Some("-c enable_seqscan=off -c enable_bitmapscan=off"),
                         explain: explain.clone(),
+                        buffers: None,
                         schema: schema.clone(),
                     },
                     Series {
@@ -394,6 +439,7 @@ impl Workload {
                             "-c enable_seqscan=off -c enable_bitmapscan=off -c enable_indexonlyscan=off",
                         ),
                         explain,
+                        buffers: None,
                         schema,
                     },
                 ]
@@ -416,6 +462,7 @@ impl Workload {
                     modes: both.clone(),
                     pgoptions: None,
                     explain: None,
+                    buffers: None,
                     schema: schema.clone(),
                 };
                 let sysbench = |id, title, test| Series {
@@ -429,6 +476,7 @@ impl Workload {
                     modes: both.clone(),
                     pgoptions: None,
                     explain: None,
+                    buffers: None,
                     schema: sysbench_schema.clone(),
                 };
                 vec![
@@ -467,6 +515,7 @@ impl Workload {
                             sql: explain_sql.clone(),
                             cold: true,
                         }),
+                        buffers: None,
                         schema: schema.clone(),
                     },
                     Series {
@@ -480,10 +529,30 @@ impl Workload {
                             sql: explain_sql,
                             cold: false,
                         }),
+                        buffers: None,
                         schema,
                     },
                 ]
             }
+            Workload::S1 => vec![Series {
+                id: "S1",
+                title: "SELECT * FROM pk1m WHERE id = :id, a random id",
+                driver: pgbench(Script::Custom(pk_lookup_script(value))),
+                clients: 1,
+                modes: both,
+                pgoptions: None,
+                explain: None,
+                buffers: Some(BufferProbe {
+                    lookups: S1_COUNTED_LOOKUPS,
+                    explain_sql: pk_lookup_explains(value),
+                    index: "pk1m_pkey",
+                    table: "pk1m",
+                }),
+                schema: SchemaRef {
+                    slot: "pk1m",
+                    key: format!("S1 rows={value}"),
+                },
+            }],
         };
         if profile.quick {
             if let Some(keep) = self.quick_series() {
@@ -543,6 +612,12 @@ impl Workload {
                 }]
             }
             (Workload::W7, _) => vec![SetupStep::Sql(range_partitions_sql(value))],
+            (Workload::S1, _) => vec![
+                SetupStep::Sql(pk_table_sql(value)),
+                // Hint bits and statistics on PostgreSQL, so that the first lookups of the
+                // runs do not write pages; Myriad has neither and ignores this.
+                SetupStep::OptionalSql("VACUUM ANALYZE pk1m;\n".into()),
+            ],
         }
     }
 }
@@ -564,10 +639,26 @@ impl Workload {
             }
             Workload::W5 => "foo, bench_digits".to_string(),
             Workload::W7 => "rt".to_string(),
+            // PostgreSQL's height probe created pageinspect.
+            Workload::S1 => {
+                return "DROP TABLE IF EXISTS pk1m, bench_digits;\n\
+                        DROP EXTENSION IF EXISTS pageinspect;\n"
+                    .into();
+            }
         };
         format!("DROP TABLE IF EXISTS {tables};\n")
     }
 }
+
+/// S1: rows of `pk1m` in the standard run (issue 3: "1M rows"); a power of ten.
+const S1_ROWS: u32 = 1_000_000;
+/// S1 under `--quick`: Myriad loads 1M rows in about 45 s on 2 cores, most of the quick
+/// run's budget; 100,000 rows take 4 s (and the tree is one level lower on both servers).
+const S1_QUICK_ROWS: u32 = 100_000;
+/// S1: transactions of the `pgbench -t` run whose buffer accesses are counted on Myriad.
+const S1_COUNTED_LOOKUPS: u32 = 10_000;
+/// S1: `EXPLAIN (ANALYZE, BUFFERS)` lookups on PostgreSQL, the first a warm-up.
+const S1_EXPLAINED_LOOKUPS: u32 = 11;
 
 /// W7: keys per range partition.
 const W7_KEYS_PER_PARTITION: u32 = 100;
@@ -670,6 +761,37 @@ fn range_partitions_sql(n: u32) -> String {
     sql
 }
 
+/// S1: `pk1m (id int PRIMARY KEY, filler text)` with ids 1..=rows and a short filler
+/// ("row 42"), loaded by one `INSERT ... SELECT` (the btree grows by inserts, as an OLTP
+/// table's does). The rows are short so that table and index fit the default buffer pool
+/// of both servers (PostgreSQL: about 5,400 heap and 2,700 index pages at 1M rows, against
+/// 16,384): the lookups measure the access path, not the disk.
+fn pk_table_sql(rows: u32) -> String {
+    format!(
+        "DROP TABLE IF EXISTS pk1m, bench_digits;\n{}\
+         CREATE TABLE pk1m (id int PRIMARY KEY, filler text);\n\
+         INSERT INTO pk1m (id, filler) SELECT n, 'row ' || n FROM ({}) AS s;\n",
+        digits_sql(),
+        numbers_sql(rows)
+    )
+}
+
+/// S1's pgbench script: one lookup of a random existing id.
+fn pk_lookup_script(rows: u32) -> String {
+    format!("\\set id random(1, {rows})\nSELECT * FROM pk1m WHERE id = :id;\n")
+}
+
+/// S1's PostgreSQL buffer probe: lookups of ids spread over the table (a fixed stride, so
+/// runs are repeatable), each under `EXPLAIN (ANALYZE, BUFFERS)`.
+fn pk_lookup_explains(rows: u32) -> Vec<String> {
+    (1..=S1_EXPLAINED_LOOKUPS)
+        .map(|i| {
+            let id = (u64::from(i) * 104_729 % u64::from(rows)) + 1;
+            format!("EXPLAIN (ANALYZE, BUFFERS) SELECT * FROM pk1m WHERE id = {id};")
+        })
+        .collect()
+}
+
 /// A ten-row table of digits, the seed of [`numbers_sql`].
 fn digits_sql() -> String {
     "CREATE TABLE bench_digits (d int);\n\
@@ -745,6 +867,49 @@ mod tests {
         let sql = star_schema_sql(2, 100);
         assert!(sql.contains("CREATE TABLE fact (id int PRIMARY KEY, d1 int, d2 int);"));
         assert!(sql.contains("DROP TABLE IF EXISTS fact, bench_digits, dim_1, dim_2, dim_3"));
+    }
+
+    #[test]
+    fn s1_loads_and_looks_up_its_rows() {
+        let sql = pk_table_sql(100);
+        assert!(
+            sql.starts_with("DROP TABLE IF EXISTS pk1m, bench_digits;\nCREATE TABLE bench_digits")
+        );
+        assert!(sql.contains("CREATE TABLE pk1m (id int PRIMARY KEY, filler text);\n"));
+        assert!(sql.ends_with(
+            "INSERT INTO pk1m (id, filler) SELECT n, 'row ' || n FROM (SELECT d0.d * 1 + d1.d * 10 + 1 AS n \
+             FROM bench_digits d0 CROSS JOIN bench_digits d1) AS s;\n"
+        ));
+        assert_eq!(
+            pk_lookup_script(1_000_000),
+            "\\set id random(1, 1000000)\nSELECT * FROM pk1m WHERE id = :id;\n"
+        );
+        let explains = pk_lookup_explains(S1_ROWS);
+        assert_eq!(explains.len(), S1_EXPLAINED_LOOKUPS as usize);
+        assert_eq!(
+            explains[0],
+            "EXPLAIN (ANALYZE, BUFFERS) SELECT * FROM pk1m WHERE id = 104730;"
+        );
+        // Every id exists, and the lookups are all different.
+        let ids: std::collections::BTreeSet<u32> = explains
+            .iter()
+            .map(|e| {
+                e.rsplit("= ")
+                    .next()
+                    .unwrap()
+                    .trim_end_matches(';')
+                    .parse()
+                    .unwrap()
+            })
+            .collect();
+        assert_eq!(ids.len(), explains.len());
+        assert!(ids.iter().all(|&id| (1..=S1_ROWS).contains(&id)));
+        let series = Workload::S1.series(S1_QUICK_ROWS, QUICK);
+        assert_eq!(series.len(), 1);
+        assert!(series[0].buffers.is_some());
+        assert_eq!(Workload::S1.points(QUICK), [S1_QUICK_ROWS]);
+        assert_eq!(Workload::S1.points(STANDARD), [S1_ROWS]);
+        assert_eq!(Workload::from_name("s1"), Some(Workload::S1));
     }
 
     #[test]
