@@ -3,10 +3,12 @@
 //! # Life of a query
 //!
 //! 1. [`Server::start`] accepts a TCP connection and hands it to
-//!    `wire::serve_connection`, which runs the startup handshake (trust auth,
-//!    ParameterStatus of a PostgreSQL 15 server) on the async runtime.
-//! 2. A `Query` message reaches `wire`'s query handler, which moves the string to a
-//!    blocking thread (`spawn_blocking`) and calls [`Database::execute_simple`].
+//!    `wire::spawn_connection_thread`, whose loop runs the startup handshake (trust auth,
+//!    ParameterStatus of a PostgreSQL 15 server).
+//! 2. Each connection runs on a thread of its own (`wire::spawn_connection_thread`, a
+//!    single-threaded runtime, as PostgreSQL has a process per connection). A `Query`
+//!    message reaches `wire`'s query handler, which calls [`Database::execute_simple`]
+//!    right there, blocking only that connection.
 //! 3. `sql::parser::parse` parses the whole string into statements (a syntax error anywhere
 //!    runs nothing, as in PostgreSQL).
 //! 4. For each statement, [`Database`] takes the statement lock (see below), takes the
@@ -291,7 +293,12 @@ impl Server {
                     accepted = listener.accept() => match accepted {
                         Ok((socket, peer)) => {
                             tracing::debug!(%peer, "connection accepted");
-                            tokio::spawn(wire::serve_connection(socket, handlers.clone()));
+                            let started = socket
+                                .into_std()
+                                .and_then(|s| wire::spawn_connection_thread(s, handlers.clone()));
+                            if let Err(e) = started {
+                                tracing::warn!(%peer, error = %e, "could not start a session");
+                            }
                         }
                         Err(e) => {
                             tracing::warn!(error = %e, "accept failed");
