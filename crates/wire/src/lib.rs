@@ -440,6 +440,31 @@ async fn run_connection<H: PgWireServerHandlers>(
     let copy = handlers.copy_handler();
     let cancel = handlers.cancel_handler();
 
+    // Hand one decoded message to pgwire's dispatcher; an error goes back as pgwire sends
+    // it. Evaluates to true when the error was FATAL: the connection must end.
+    macro_rules! dispatch {
+        ($msg:expr, $extended:expr) => {{
+            let res = process_message(
+                $msg,
+                &mut client,
+                startup.clone(),
+                simple.clone(),
+                extended.clone(),
+                copy.clone(),
+                cancel.clone(),
+            )
+            .await;
+            match res {
+                Ok(()) => false,
+                Err(e) => {
+                    let fatal = e.is_fatal();
+                    process_error(&mut client, e, $extended).await?;
+                    fatal
+                }
+            }
+        }};
+    }
+
     // Startup: SSL and GSS requests are refused (no TLS), a cancel request closes the
     // connection, a startup packet authenticates (trust).
     let started = tokio::time::timeout(STARTUP_TIMEOUT, async {
@@ -470,22 +495,8 @@ async fn run_connection<H: PgWireServerHandlers>(
                     let Some(msg) = PgWireFrontendMessage::decode(&mut packet, &ctx)? else {
                         return Ok(false);
                     };
-                    let res = process_message(
-                        msg,
-                        &mut client,
-                        startup.clone(),
-                        simple.clone(),
-                        extended.clone(),
-                        copy.clone(),
-                        cancel.clone(),
-                    )
-                    .await;
-                    if let Err(e) = res {
-                        let fatal = e.is_fatal();
-                        process_error(&mut client, e, false).await?;
-                        if fatal {
-                            return Ok(false);
-                        }
+                    if dispatch!(msg, false) {
+                        return Ok(false);
                     }
                     return Ok(matches!(
                         client.state(),
@@ -548,22 +559,8 @@ async fn run_connection<H: PgWireServerHandlers>(
                 continue;
             }
         };
-        let res = process_message(
-            msg,
-            &mut client,
-            startup.clone(),
-            simple.clone(),
-            extended.clone(),
-            copy.clone(),
-            cancel.clone(),
-        )
-        .await;
-        if let Err(e) = res {
-            let fatal = e.is_fatal();
-            process_error(&mut client, e, is_extended).await?;
-            if fatal {
-                return Ok(());
-            }
+        if dispatch!(msg, is_extended) {
+            return Ok(());
         }
     }
 }
