@@ -40,6 +40,39 @@ fn check_not_null(table: &TableDesc, row: &[Value]) -> PgResult<()> {
     Ok(())
 }
 
+/// PostgreSQL's immediate unique checks, row by row and index by index: a key conflicts
+/// with a new key of an earlier row of the statement, or with a live row already in the
+/// index other than those in `except` (rows whose old keys the statement has replaced).
+struct UniqueCheck<'t> {
+    indexes: Vec<&'t catalog::IndexDesc>,
+    added: Vec<HashSet<Vec<u8>>>,
+}
+
+impl<'t> UniqueCheck<'t> {
+    fn new(indexes: Vec<&'t catalog::IndexDesc>) -> UniqueCheck<'t> {
+        let added = vec![HashSet::new(); indexes.len()];
+        UniqueCheck { indexes, added }
+    }
+
+    fn row(
+        &mut self,
+        cx: &ExecContext,
+        table: &TableDesc,
+        row: &[Value],
+        except: &HashSet<ItemPointer>,
+    ) -> PgResult<()> {
+        for (index, added) in self.indexes.iter().zip(self.added.iter_mut()) {
+            let key = key_of(row, index);
+            let Some(b) = key_bytes(&key) else { continue };
+            if added.contains(&b) || index::live_matches(cx, table, index, &key, except)? {
+                return Err(index::unique_violation(table, index, &key));
+            }
+            added.insert(b);
+        }
+        Ok(())
+    }
+}
+
 fn returning_rows(r: Option<&Returning>, rows: &[Row]) -> PgResult<Vec<Row>> {
     let Some(r) = r else { return Ok(Vec::new()) };
     rows.iter()
@@ -66,18 +99,10 @@ pub fn insert(
     }
     // Row by row, index by index, as PostgreSQL's immediate checks: an earlier row of the
     // same statement counts as present.
-    let unique: Vec<_> = table.unique_indexes().collect();
-    let mut added = vec![HashSet::new(); unique.len()];
+    let mut check = UniqueCheck::new(table.unique_indexes().collect());
     let none = HashSet::new();
     for row in &rows {
-        for (index, added) in unique.iter().zip(added.iter_mut()) {
-            let key = key_of(row, index);
-            let Some(b) = key_bytes(&key) else { continue };
-            if added.contains(&b) || index::live_matches(cx, table, index, &key, &none)? {
-                return Err(index::unique_violation(table, index, &key));
-            }
-            added.insert(b);
-        }
+        check.row(cx, table, row, &none)?;
     }
     let out = returning_rows(returning, &rows)?;
     let encoded = rows
@@ -163,17 +188,10 @@ pub fn update(cx: &ExecContext, u: &BoundUpdate) -> PgResult<(usize, Vec<Row>)> 
         // PostgreSQL's order: row by row, each row's old key gone before its new key is
         // checked against the rows not yet updated and the new keys of those that were.
         let mut processed: HashSet<ItemPointer> = HashSet::new();
-        let mut added = vec![HashSet::new(); unique.len()];
+        let mut check = UniqueCheck::new(unique);
         for ((tid, _), new) in targets.iter().zip(&new_rows) {
             processed.insert(*tid);
-            for (index, added) in unique.iter().zip(added.iter_mut()) {
-                let key = key_of(new, index);
-                let Some(b) = key_bytes(&key) else { continue };
-                if added.contains(&b) || index::live_matches(cx, table, index, &key, &processed)? {
-                    return Err(index::unique_violation(table, index, &key));
-                }
-                added.insert(b);
-            }
+            check.row(cx, table, new, &processed)?;
         }
     }
     let out = returning_rows(u.returning.as_ref(), &new_rows)?;
