@@ -2,9 +2,10 @@
 //!
 //! Bottom to top:
 //! - [`vfs`]: every file operation behind the [`Vfs`] / [`VfsFile`] traits, so a simulator
-//!   can drop unsynced writes and tear pages ([`OsVfs`] is the real file system).
+//!   can drop unsynced writes and tear pages ([`OsVfs`] is the real file system;
+//!   [`simvfs`] is the simulator, for crash and fault tests).
 //! - [`smgr`]: relations as arrays of 8 KiB blocks in `base/<rel>`, sizes and existence
-//!   cached in memory ([`Smgr`]).
+//!   cached in memory, open files bounded by an fd cache ([`Smgr`]).
 //! - [`page`]: PostgreSQL's slotted page layout, checksums, verification ([`Page`],
 //!   [`PageMut`]).
 //! - [`bufmgr`]: the buffer pool: pins, clock sweep, partitioned mapping table, content
@@ -13,8 +14,9 @@
 //! - [`mtr`]: mini-transactions, the one way a logged page changes ([`Mtr`]).
 //!
 //! The rules these modules keep are numbered in this crate's README.md; code cites them as
-//! "buffer rule N" / "smgr rule N". A lower module never calls a higher one, and nothing
-//! here knows what a tuple is.
+//! "buffer rule N" / "smgr rule N" / "wal rule N". A lower module never calls a higher
+//! one (upper layers reach recovery and checkpoints through closures they pass in), and
+//! nothing here knows what a tuple is.
 
 pub mod bufmgr;
 pub mod mtr;
