@@ -61,30 +61,48 @@ impl<'a> BTree<'a> {
         let tuple = self.leaf_tuple(key, tid, info.natts)?;
         let sk = ScanKey::Exact { values: key, tid };
         let (block, stack) = self.descend(&sk, Access::Insert)?;
-        let mut block = block;
+        self.insert_on_leaf(&stack, block, &sk, tid, &tuple, None)
+    }
+
+    /// Move right from leaf `block` to the leaf where `sk` belongs (Lehman–Yao, rule 3),
+    /// finishing incomplete splits met on the way (rule 5), and insert `tuple` there. A
+    /// walk that starts right of a page the caller keeps latched passes it as `latched`:
+    /// meeting it again means the sibling links form a cycle.
+    fn insert_on_leaf(
+        &self,
+        stack: &[StackEntry],
+        mut block: BlockNumber,
+        sk: &ScanKey<'_>,
+        tid: ItemPointer,
+        tuple: &[u8],
+        latched: Option<BlockNumber>,
+    ) -> PgResult<()> {
         let mut buf = self.pool.read_buffer(self.rel, block)?;
         let mut walk = LinkWalk::default();
         let (latch, off) = loop {
+            if latched == Some(block) {
+                return Err(page::corrupt(self.rel, block, "sibling links form a cycle"));
+            }
             let latch = PageLatch::new(&mut buf);
             let page = BtPage::open(&latch, self.rel, block)?;
             if !page.is_leaf() {
                 return Err(page.corrupt("an internal page where a leaf was expected"));
             }
             if page.incomplete_split() {
-                self.finish_split(&stack, latch)?;
+                self.finish_split(stack, latch)?;
                 continue;
             }
-            if page.should_move_right(&sk)? {
+            if page.should_move_right(sk)? {
                 block = page.next();
                 drop(latch);
                 walk.step(self, block)?;
                 buf = self.pool.read_buffer(self.rel, block)?;
                 continue;
             }
-            let off = self.leaf_position(&page, &sk, tid)?;
+            let off = self.leaf_position(&page, sk, tid)?;
             break (latch, off);
         };
-        self.insert_into_page(&stack, latch, off, &tuple, None)
+        self.insert_into_page(stack, latch, off, tuple, None)
     }
 
     /// Insert (`key`, `tid`) unless a live entry with an equal key exists (nbtree rule 7).
@@ -155,32 +173,7 @@ impl<'a> BTree<'a> {
         };
         // Equal keys run past the first page: insert further right, still holding the
         // first page (left to right, rule 4).
-        let mut block = next;
-        let mut buf = self.pool.read_buffer(self.rel, block)?;
-        let (latch, off) = loop {
-            if block == first_block {
-                return Err(page::corrupt(self.rel, block, "sibling links form a cycle"));
-            }
-            let latch = PageLatch::new(&mut buf);
-            let page = BtPage::open(&latch, self.rel, block)?;
-            if !page.is_leaf() {
-                return Err(page.corrupt("an internal page where a leaf was expected"));
-            }
-            if page.incomplete_split() {
-                self.finish_split(&stack, latch)?;
-                continue;
-            }
-            if page.should_move_right(&sk)? {
-                block = page.next();
-                drop(latch);
-                walk.step(self, block)?;
-                buf = self.pool.read_buffer(self.rel, block)?;
-                continue;
-            }
-            let off = self.leaf_position(&page, &sk, tid)?;
-            break (latch, off);
-        };
-        self.insert_into_page(&stack, latch, off, &tuple, None)?;
+        self.insert_on_leaf(&stack, next, &sk, tid, &tuple, Some(first_block))?;
         drop(first);
         Ok(UniqueInsert::Inserted)
     }
