@@ -349,11 +349,12 @@ impl<'a> Cursor<'a> {
     }
 
     fn u16(&mut self) -> PgResult<usize> {
-        Ok(u16::from_le_bytes(self.take(2)?.try_into().unwrap()) as usize)
+        let b = self.take(2)?;
+        Ok(u16::from_le_bytes([b[0], b[1]]) as usize)
     }
 
     fn u32(&mut self) -> PgResult<u32> {
-        Ok(u32::from_le_bytes(self.take(4)?.try_into().unwrap()))
+        Ok(crate::xlog::le_u32(self.take(4)?, 0))
     }
 }
 

@@ -179,8 +179,8 @@ impl Control {
         if b.len() != Control::SIZE {
             return None;
         }
-        let u32_at = |i: usize| u32::from_le_bytes(b[i..i + 4].try_into().unwrap());
-        let u64_at = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().unwrap());
+        let u32_at = |i| le_u32(b, i);
+        let u64_at = |i| le_u64(b, i);
         if u32_at(0) != CONTROL_MAGIC
             || u32_at(4) != CONTROL_VERSION
             || u32_at(32) != crc32c::crc32c(&b[..32])
@@ -503,6 +503,20 @@ fn record_crc(header: &[u8; RECORD_HEADER_SIZE], payload_crc: u32, payload_len: 
     crc32c::crc32c_combine(head, payload_crc, payload_len)
 }
 
+/// Little-endian integers read from disk bytes; bytes missing read as 0, which fails
+/// the validation every caller does next (a length, a magic number, a CRC).
+pub(crate) fn le_u32(b: &[u8], at: usize) -> u32 {
+    b.get(at..at + 4)
+        .and_then(|s| s.try_into().ok())
+        .map_or(0, u32::from_le_bytes)
+}
+
+pub(crate) fn le_u64(b: &[u8], at: usize) -> u64 {
+    b.get(at..at + 8)
+        .and_then(|s| s.try_into().ok())
+        .map_or(0, u64::from_le_bytes)
+}
+
 fn list_segments(vfs: &dyn Vfs, dir: &Path) -> PgResult<Vec<u64>> {
     let names = vfs.list_dir(dir).map_err(io_err(format!(
         "could not read directory \"{}\"",
@@ -583,10 +597,12 @@ impl WalReader {
             let Some(header) = bytes.get(in_seg..in_seg + RECORD_HEADER_SIZE) else {
                 return Ok(None);
             };
-            let header: [u8; RECORD_HEADER_SIZE] = header.try_into().unwrap();
-            let len = u32::from_le_bytes(header[0..4].try_into().unwrap()) as usize;
-            let crc = u32::from_le_bytes(header[4..8].try_into().unwrap());
-            let lsn = u64::from_le_bytes(header[8..16].try_into().unwrap());
+            let Ok(header) = <[u8; RECORD_HEADER_SIZE]>::try_from(header) else {
+                return Ok(None);
+            };
+            let len = le_u32(&header, 0) as usize;
+            let crc = le_u32(&header, 4);
+            let lsn = le_u64(&header, 8);
             if len < RECORD_HEADER_SIZE || in_seg + len > segment_size as usize || lsn != pos {
                 return Ok(None);
             }

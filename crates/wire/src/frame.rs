@@ -87,7 +87,7 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
         if !self.fill(4).await.map_err(io_error)? {
             return Ok(None);
         }
-        let len = i32::from_be_bytes(self.buf[..4].try_into().unwrap());
+        let len = be_i32(&self.buf[..4]);
         if len < 8 || len as usize > MAX_STARTUP_PACKET {
             return Err(fatal(
                 SqlState::PROTOCOL_VIOLATION,
@@ -119,7 +119,7 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
                 ));
             }
         };
-        let len = i32::from_be_bytes(self.buf[1..5].try_into().unwrap());
+        let len = be_i32(&self.buf[1..5]);
         if len < 4 || len as usize > limit {
             return Err(fatal(
                 SqlState::PROTOCOL_VIOLATION,
@@ -134,6 +134,15 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
     }
 }
 
+/// The big-endian i32 at the start of `b`; a shorter slice reads as -1, which every
+/// caller rejects as a length or code (callers check the length first anyway).
+fn be_i32(b: &[u8]) -> i32 {
+    match b.get(..4) {
+        Some(&[a, b, c, d]) => i32::from_be_bytes([a, b, c, d]),
+        _ => -1,
+    }
+}
+
 fn io_error(e: std::io::Error) -> PgError {
     fatal(
         SqlState::CONNECTION_FAILURE,
@@ -143,7 +152,7 @@ fn io_error(e: std::io::Error) -> PgError {
 
 /// Checks a startup-phase packet body (after the length word).
 fn check_startup(body: &[u8]) -> Result<StartupKind, PgError> {
-    let code = i32::from_be_bytes(body[..4].try_into().unwrap());
+    let code = be_i32(body);
     match code {
         SSL_REQUEST_CODE | GSSENC_REQUEST_CODE if body.len() == 4 => {
             return Ok(if code == SSL_REQUEST_CODE {
