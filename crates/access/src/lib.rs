@@ -4,11 +4,13 @@
 //!   data) and its encoding from / decoding to [`common::Value`]s.
 //! - [`heapam`]: the heap access method: insert, delete, update, fetch by item pointer,
 //!   and the sequential scan [`HeapScan`]. The one place heap pages change.
+//! - [`nbtree`]: btree indexes (Lehman–Yao, root cached per index, every step one
+//!   mini-transaction).
 //!
-//! Below: `storage` (pages, buffer pool). Above: the executor, which turns rows into
-//! tuples and back. Btree, visibility map and free space map arrive as `nbtree`,
-//! `visibilitymap` and `freespace` with their issues. Rules: this crate's README.md
-//! ("access rule N", "tuple rule N").
+//! Below: `storage` (pages, buffer pool, WAL). Above: the executor, which turns rows into
+//! tuples and back. Visibility map and free space map arrive as `visibilitymap` and
+//! `freespace` with their issues. Rules: this crate's README.md ("access rule N",
+//! "tuple rule N", "nbtree rule N").
 
 pub mod heapam;
 pub mod nbtree;

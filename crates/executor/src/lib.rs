@@ -5,7 +5,10 @@
 //!   division errors.
 //! - [`agg`]: aggregate accumulators. [`sortkey`]: orderings for sort, group and distinct.
 //! - [`dml`]: INSERT / UPDATE / DELETE with constraint checks before any page changes.
-//! - [`execute`]: the entry point, also running DDL (catalog change, then storage).
+//! - [`index`]: CREATE INDEX builds, unique checks through unique indexes, and keeping
+//!   every index in step with its heap.
+//! - [`execute`]: the entry point, also running DDL (CREATE: storage, then the catalog
+//!   record; DROP: the catalog record, then storage).
 
 pub mod agg;
 pub mod dml;
