@@ -99,6 +99,28 @@ impl SqlState {
     pub const INVALID_NAME: SqlState = SqlState("42602");
     /// A column referenced in a place that cannot see it.
     pub const UNDEFINED_PARAMETER: SqlState = SqlState("42P02");
+    /// A statement in a transaction that already failed: only ROLLBACK is accepted.
+    pub const IN_FAILED_SQL_TRANSACTION: SqlState = SqlState("25P02");
+    /// BEGIN inside a transaction block (a WARNING), or a statement that cannot run in one.
+    pub const ACTIVE_SQL_TRANSACTION: SqlState = SqlState("25001");
+    /// COMMIT / ROLLBACK / SAVEPOINT outside a transaction block.
+    pub const NO_ACTIVE_SQL_TRANSACTION: SqlState = SqlState("25P01");
+    /// A write in a READ ONLY transaction.
+    pub const READ_ONLY_SQL_TRANSACTION: SqlState = SqlState("25006");
+    /// The idle-in-transaction timeout ended the session.
+    pub const IDLE_IN_TRANSACTION_SESSION_TIMEOUT: SqlState = SqlState("25P03");
+    /// ROLLBACK TO / RELEASE of a savepoint that does not exist.
+    pub const INVALID_SAVEPOINT_SPECIFICATION: SqlState = SqlState("3B001");
+    /// A concurrent change makes this transaction's result impossible to serialize.
+    pub const SERIALIZATION_FAILURE: SqlState = SqlState("40001");
+    /// The transaction was chosen to break a deadlock.
+    pub const DEADLOCK_DETECTED: SqlState = SqlState("40P01");
+    /// NOWAIT, lock_timeout: a lock could not be had.
+    pub const LOCK_NOT_AVAILABLE: SqlState = SqlState("55P03");
+    /// An object in the wrong state for the request.
+    pub const OBJECT_NOT_IN_PREREQUISITE_STATE: SqlState = SqlState("55000");
+    /// statement_timeout or a cancel request stopped the statement.
+    pub const QUERY_CANCELED: SqlState = SqlState("57014");
 }
 
 impl fmt::Display for SqlState {
