@@ -67,6 +67,9 @@ pub enum RecordKind {
     SmgrUnlink = 5,
     /// A catalog change, opaque to storage: replayed by the catalog's redo handler.
     Catalog = 6,
+    /// A transaction's commit or abort, or a new block of transaction ids: opaque to
+    /// storage, replayed by the transaction manager's redo handler.
+    Xact = 7,
 }
 
 impl RecordKind {
@@ -78,6 +81,7 @@ impl RecordKind {
             4 => RecordKind::SmgrCreate,
             5 => RecordKind::SmgrUnlink,
             6 => RecordKind::Catalog,
+            7 => RecordKind::Xact,
             _ => return None,
         })
     }
@@ -671,7 +675,7 @@ pub fn open_and_recover(
 }
 
 /// [`open_and_recover`] for a server with upper layers: `redo` replays the records storage
-/// does not know (`Catalog`), in log order; `at_checkpoint` runs in the final checkpoint
+/// does not know (`Catalog`, `Xact`), in log order; `at_checkpoint` runs in the final checkpoint
 /// as in [`checkpoint_with`]. This is how a lower layer reaches the catalog without
 /// calling up (DESIGN.md §2: redo handlers registered at startup).
 pub fn open_and_recover_with(
@@ -790,7 +794,7 @@ pub fn open_and_recover_with(
         let mut reader = WalReader::new(&wal, c.redo);
         while let Some(r) = reader.next_record()? {
             stats.records += 1;
-            if r.kind == RecordKind::Catalog {
+            if matches!(r.kind, RecordKind::Catalog | RecordKind::Xact) {
                 redo(&r)?;
             } else {
                 redo_record(pool, &r, &mut stats)?;
@@ -835,7 +839,7 @@ fn redo_record(pool: &BufferPool, r: &Record, stats: &mut RecoveryStats) -> PgRe
             Ok(())
         }
         RecordKind::Pages => crate::mtr::redo_pages(pool, r, stats),
-        RecordKind::Catalog => Ok(()),
+        RecordKind::Catalog | RecordKind::Xact => Ok(()),
     }
 }
 

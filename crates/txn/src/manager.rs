@@ -1,0 +1,318 @@
+//! The transaction manager: hands out transaction ids, records commits and aborts, takes
+//! snapshots, and knows the oldest transaction any snapshot may still need (for VACUUM).
+//!
+//! One mutex guards the set of running transaction ids and the next id (PostgreSQL's
+//! ProcArrayLock and XidGenLock in one): taking a snapshot copies the running set under
+//! it, so a snapshot and a commit are ordered. A commit sets the commit log *before* it
+//! leaves the running set (txn rule 3), so whoever no longer sees it running finds its
+//! final status.
+
+use std::collections::{BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use common::ids::Lsn;
+use common::{PgError, PgResult, SqlState};
+use parking_lot::{Condvar, Mutex, RwLock};
+use storage::vfs::Vfs;
+use storage::xlog::{Record, RecordKind, Wal};
+
+use crate::clog::{CLOG_DIR, Clog, XidStatus};
+use crate::{FIRST_NORMAL_XID, FROZEN_XID, Snapshot, Xid};
+
+/// Transaction ids are logged as used in blocks of this many (txn rule 4).
+const XID_BLOCK: u64 = 4096;
+
+/// The file holding the id limit saved at the last checkpoint.
+const XID_FILE: &str = "xid_limit";
+
+const REC_COMMIT: u8 = 1;
+const REC_ABORT: u8 = 2;
+const REC_XID_LIMIT: u8 = 3;
+
+struct ProcArray {
+    next_xid: Xid,
+    /// Ids below this are covered by a logged limit (or the saved one): never reused.
+    xid_limit: Xid,
+    running: BTreeSet<Xid>,
+    /// The oldest snapshot xmin each session holds.
+    xmins: HashMap<u32, Xid>,
+}
+
+/// Transaction ids, the commit log and snapshots of one data directory.
+pub struct TxnManager {
+    clog: Clog,
+    vfs: Arc<dyn Vfs>,
+    xid_file: PathBuf,
+    wal: RwLock<Option<Arc<Wal>>>,
+    procs: Mutex<ProcArray>,
+    ended: Condvar,
+}
+
+fn encode(kind: u8, xids: &[Xid]) -> Vec<u8> {
+    let mut b = Vec::with_capacity(1 + 8 * xids.len());
+    b.push(kind);
+    for x in xids {
+        b.extend_from_slice(&x.to_le_bytes());
+    }
+    b
+}
+
+fn corrupt(r: &Record) -> PgError {
+    PgError::new(
+        SqlState::DATA_CORRUPTED,
+        format!(
+            "invalid transaction record at {}",
+            storage::xlog::fmt_lsn(r.lsn)
+        ),
+    )
+}
+
+impl TxnManager {
+    /// Open the commit log and the saved id limit of `data_dir`. Replay the WAL's
+    /// transaction records with [`TxnManager::redo`], then [`TxnManager::attach_wal`].
+    pub fn open(vfs: Arc<dyn Vfs>, data_dir: &Path) -> PgResult<TxnManager> {
+        let clog = Clog::open(vfs.clone(), data_dir)?;
+        let xid_file = data_dir.join(CLOG_DIR).join(XID_FILE);
+        let mut limit = FIRST_NORMAL_XID;
+        if vfs.exists(&xid_file) {
+            let f = vfs
+                .open(&xid_file, false)
+                .map_err(|e| PgError::io(format!("could not open \"{}\"", xid_file.display()), e))?;
+            let mut b = [0u8; 8];
+            let n = f
+                .read_at(&mut b, 0)
+                .map_err(|e| PgError::io(format!("could not read \"{}\"", xid_file.display()), e))?;
+            if n != 8 {
+                return Err(PgError::new(
+                    SqlState::DATA_CORRUPTED,
+                    format!("\"{}\" is corrupt", xid_file.display()),
+                ));
+            }
+            limit = u64::from_le_bytes(b).max(FIRST_NORMAL_XID);
+        }
+        Ok(TxnManager {
+            clog,
+            vfs,
+            xid_file,
+            wal: RwLock::new(None),
+            procs: Mutex::new(ProcArray {
+                next_xid: limit,
+                xid_limit: limit,
+                running: BTreeSet::new(),
+                xmins: HashMap::new(),
+            }),
+            ended: Condvar::new(),
+        })
+    }
+
+    /// From now on log to `wal` (after recovery).
+    pub fn attach_wal(&self, wal: Arc<Wal>) {
+        *self.wal.write() = Some(wal);
+    }
+
+    fn wal(&self) -> PgResult<Arc<Wal>> {
+        self.wal
+            .read()
+            .clone()
+            .ok_or_else(|| PgError::internal("the transaction manager has no WAL yet"))
+    }
+
+    /// Replay one `Xact` record (idempotent).
+    pub fn redo(&self, r: &Record) -> PgResult<()> {
+        let (&kind, body) = r.payload.split_first().ok_or_else(|| corrupt(r))?;
+        if body.len() % 8 != 0 {
+            return Err(corrupt(r));
+        }
+        let xids: Vec<Xid> = body
+            .chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().unwrap_or_default()))
+            .collect();
+        let end = r.end;
+        let mut procs = self.procs.lock();
+        match kind {
+            REC_COMMIT | REC_ABORT => {
+                let status = if kind == REC_COMMIT {
+                    XidStatus::Committed
+                } else {
+                    XidStatus::Aborted
+                };
+                self.clog.set(&xids, status, end)?;
+                if let Some(&max) = xids.iter().max() {
+                    procs.next_xid = procs.next_xid.max(max + 1);
+                }
+            }
+            REC_XID_LIMIT => {
+                let &[limit] = xids.as_slice() else {
+                    return Err(corrupt(r));
+                };
+                procs.next_xid = procs.next_xid.max(limit);
+            }
+            _ => return Err(corrupt(r)),
+        }
+        procs.xid_limit = procs.next_xid;
+        Ok(())
+    }
+
+    /// The checkpoint's part: write the commit log out and save the id limit, which
+    /// covers every id handed out so far (storage wal rule 7).
+    pub fn checkpoint(&self) -> PgResult<()> {
+        let wal = self.wal.read().clone();
+        self.clog.checkpoint(wal.as_deref())?;
+        let limit = self.procs.lock().xid_limit;
+        let tmp = self.xid_file.with_extension("tmp");
+        let io = |what: &str, p: &Path| {
+            let what = format!("could not {what} \"{}\"", p.display());
+            move |e| PgError::io(what, e)
+        };
+        let f = self.vfs.open(&tmp, true).map_err(io("open", &tmp))?;
+        f.set_len(0).map_err(io("truncate", &tmp))?;
+        f.write_all_at(&limit.to_le_bytes(), 0)
+            .map_err(io("write", &tmp))?;
+        f.sync().map_err(io("fsync", &tmp))?;
+        self.vfs
+            .rename(&tmp, &self.xid_file)
+            .map_err(io("rename", &tmp))?;
+        let dir = self.xid_file.parent().unwrap_or(Path::new("."));
+        self.vfs.sync_dir(dir).map_err(io("fsync directory", dir))
+    }
+
+    /// A new transaction id, running from now on.
+    pub fn assign_xid(&self) -> PgResult<Xid> {
+        let mut procs = self.procs.lock();
+        if procs.next_xid >= procs.xid_limit {
+            let limit = procs.next_xid + XID_BLOCK;
+            self.wal()?
+                .log(RecordKind::Xact, &encode(REC_XID_LIMIT, &[limit]))?;
+            procs.xid_limit = limit;
+        }
+        let xid = procs.next_xid;
+        procs.next_xid += 1;
+        procs.running.insert(xid);
+        Ok(xid)
+    }
+
+    /// Commit `xids` (a transaction and its committed subtransactions) atomically: one
+    /// WAL record, durable before this returns (unless `synchronous_commit` is off).
+    pub fn commit(&self, xids: &[Xid]) -> PgResult<()> {
+        if xids.is_empty() {
+            return Ok(());
+        }
+        let wal = self.wal()?;
+        let end = wal.log(RecordKind::Xact, &encode(REC_COMMIT, xids));
+        let end = match end.and_then(|end| wal.commit().map(|()| end)) {
+            Ok(end) => end,
+            Err(e) => {
+                // Not known to be durable: it stays running in memory, so nobody sees
+                // its changes; the WAL refuses all writes from now on (wal rule 5).
+                return Err(e);
+            }
+        };
+        self.finish(xids, XidStatus::Committed, end)
+    }
+
+    /// Abort `xids`: their changes become invisible to everyone. The record need not be
+    /// flushed: after a crash an unfinished id counts as aborted anyway.
+    pub fn abort(&self, xids: &[Xid]) -> PgResult<()> {
+        if xids.is_empty() {
+            return Ok(());
+        }
+        let end = match self.wal()?.log(RecordKind::Xact, &encode(REC_ABORT, xids)) {
+            Ok(end) => end,
+            // The log is broken: nothing after this point survives a restart, where an
+            // unfinished id counts as aborted. Marking it aborted now is consistent.
+            Err(_) => 0,
+        };
+        self.finish(xids, XidStatus::Aborted, end)
+    }
+
+    fn finish(&self, xids: &[Xid], status: XidStatus, end: Lsn) -> PgResult<()> {
+        let res = self.clog.set(xids, status, end);
+        let mut procs = self.procs.lock();
+        for x in xids {
+            procs.running.remove(x);
+        }
+        drop(procs);
+        self.ended.notify_all();
+        res
+    }
+
+    /// Final status of `xid` as the commit log has it (FROZEN and older ids: committed).
+    pub fn status(&self, xid: Xid) -> PgResult<XidStatus> {
+        if xid < FIRST_NORMAL_XID {
+            return Ok(if xid == crate::INVALID_XID {
+                XidStatus::Aborted
+            } else {
+                XidStatus::Committed
+            });
+        }
+        self.clog.status(xid)
+    }
+
+    /// Whether `xid` is running now.
+    pub fn is_running(&self, xid: Xid) -> bool {
+        self.procs.lock().running.contains(&xid)
+    }
+
+    /// A snapshot for session `backend`: everything committed before now is visible,
+    /// nothing running now is. Holds back [`TxnManager::oldest_xmin`] until
+    /// [`TxnManager::release_snapshots`].
+    pub fn snapshot(&self, backend: u32) -> Snapshot {
+        let mut procs = self.procs.lock();
+        let xmax = procs.next_xid;
+        let xip: Vec<Xid> = procs.running.iter().copied().collect();
+        let xmin = xip.first().copied().unwrap_or(xmax);
+        procs.xmins.entry(backend).or_insert(xmin);
+        Snapshot { xmin, xmax, xip }
+    }
+
+    /// Session `backend` holds no snapshot any more (its transaction ended).
+    pub fn release_snapshots(&self, backend: u32) {
+        self.procs.lock().xmins.remove(&backend);
+    }
+
+    /// The oldest id any running transaction or held snapshot may still see as running:
+    /// a tuple deleted by a transaction that committed before it is dead to everyone.
+    pub fn oldest_xmin(&self) -> Xid {
+        let procs = self.procs.lock();
+        let mut m = procs.next_xid;
+        if let Some(&x) = procs.running.first() {
+            m = m.min(x);
+        }
+        for &x in procs.xmins.values() {
+            m = m.min(x);
+        }
+        m
+    }
+
+    /// The next id to be handed out.
+    pub fn next_xid(&self) -> Xid {
+        self.procs.lock().next_xid
+    }
+
+    /// Move the next id forward to `xid` (tests of ids beyond 2^32; never backwards).
+    pub fn advance_next_xid(&self, xid: Xid) {
+        let mut procs = self.procs.lock();
+        if xid > procs.next_xid {
+            procs.next_xid = xid;
+        }
+    }
+
+    /// Block until `xid` is no longer running; returns its final status.
+    pub fn wait_for(&self, xid: Xid) -> PgResult<XidStatus> {
+        let mut procs = self.procs.lock();
+        while procs.running.contains(&xid) {
+            self.ended.wait(&mut procs);
+        }
+        drop(procs);
+        self.status(xid)
+    }
+
+    /// The commit log (for tests and statistics).
+    pub fn clog(&self) -> &Clog {
+        &self.clog
+    }
+}
+
+#[allow(dead_code)]
+const _: () = assert!(FROZEN_XID < FIRST_NORMAL_XID);

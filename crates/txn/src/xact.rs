@@ -1,0 +1,380 @@
+//! One session's transaction: its ids, savepoints, command ids and snapshots.
+//!
+//! - Ids are assigned lazily, at the first write (txn rule 5): a read-only transaction
+//!   never takes one, writes no WAL and costs the shared state nothing but its snapshot.
+//! - A savepoint is a subtransaction with an id of its own, assigned at its first write
+//!   after its parent's (so a parent's id is always smaller). ROLLBACK TO aborts the ids
+//!   of the levels it undoes at once; RELEASE hands them to the parent, and the top-level
+//!   commit commits every id of the tree in one record.
+//! - Command ids order the statements of a transaction: a row written by this
+//!   transaction is seen by statements whose command id is greater than the row's. When
+//!   one transaction both inserts and deletes a tuple, the tuple's single `t_cid` field
+//!   holds a *combo* id that maps to both (PostgreSQL's combo command ids, kept here in
+//!   the session's memory: only this transaction ever needs them).
+//! - Snapshots: READ COMMITTED takes a new one per statement, REPEATABLE READ one per
+//!   transaction, at its first statement.
+//!
+//! A `Tx` belongs to one session's thread: its state sits in `RefCell`s so that the
+//! executor can assign an id through a shared reference in the middle of a statement.
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use common::{PgError, PgResult, SqlState};
+
+use crate::clog::XidStatus;
+use crate::{Cid, Snapshot, TxnManager, Xid};
+
+/// Isolation levels that are implemented as PostgreSQL implements them. SERIALIZABLE is
+/// not among them (the server rejects it rather than run it as a weaker level).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Isolation {
+    ReadCommitted,
+    RepeatableRead,
+}
+
+impl Isolation {
+    /// The name `SHOW transaction_isolation` prints.
+    pub fn name(self) -> &'static str {
+        match self {
+            Isolation::ReadCommitted => "read committed",
+            Isolation::RepeatableRead => "repeatable read",
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+struct Level {
+    /// The savepoint's name (`None` for the top level).
+    name: Option<String>,
+    xid: Option<Xid>,
+    /// Ids of released (committed-into-this-level) subtransactions.
+    children: Vec<Xid>,
+}
+
+impl Level {
+    fn all_xids(&self) -> impl Iterator<Item = Xid> + '_ {
+        self.xid.into_iter().chain(self.children.iter().copied())
+    }
+}
+
+struct Inner {
+    active: bool,
+    isolation: Isolation,
+    read_only: bool,
+    levels: Vec<Level>,
+    /// This transaction's ids that are not aborted, ascending.
+    mine: Vec<Xid>,
+    cid: Cid,
+    cid_used: bool,
+    combos: Vec<(Cid, Cid)>,
+    combo_ids: HashMap<(Cid, Cid), Cid>,
+    xact_snapshot: Option<Arc<Snapshot>>,
+    snapshot: Option<Arc<Snapshot>>,
+}
+
+/// One session's transaction state (reused from one transaction to the next).
+pub struct Tx {
+    mgr: Arc<TxnManager>,
+    backend: u32,
+    inner: RefCell<Inner>,
+    /// The last final status looked up (a scan asks about the same id over and over).
+    status_cache: Cell<(Xid, XidStatus)>,
+}
+
+fn no_savepoint(name: &str) -> PgError {
+    PgError::new(
+        SqlState::INVALID_SAVEPOINT_SPECIFICATION,
+        format!("savepoint \"{name}\" does not exist"),
+    )
+}
+
+impl Tx {
+    pub fn new(mgr: Arc<TxnManager>, backend: u32) -> Tx {
+        Tx {
+            mgr,
+            backend,
+            inner: RefCell::new(Inner {
+                active: false,
+                isolation: Isolation::ReadCommitted,
+                read_only: false,
+                levels: Vec::new(),
+                mine: Vec::new(),
+                cid: 0,
+                cid_used: false,
+                combos: Vec::new(),
+                combo_ids: HashMap::new(),
+                xact_snapshot: None,
+                snapshot: None,
+            }),
+            status_cache: Cell::new((crate::INVALID_XID, XidStatus::InProgress)),
+        }
+    }
+
+    pub fn manager(&self) -> &Arc<TxnManager> {
+        &self.mgr
+    }
+
+    /// The session this transaction belongs to.
+    pub fn backend(&self) -> u32 {
+        self.backend
+    }
+
+    /// Start a transaction (explicit or implicit).
+    pub fn begin(&self, isolation: Isolation, read_only: bool) {
+        let mut s = self.inner.borrow_mut();
+        debug_assert!(!s.active, "begin inside a transaction");
+        s.active = true;
+        s.isolation = isolation;
+        s.read_only = read_only;
+        s.levels = vec![Level::default()];
+    }
+
+    pub fn is_active(&self) -> bool {
+        self.inner.borrow().active
+    }
+
+    pub fn isolation(&self) -> Isolation {
+        self.inner.borrow().isolation
+    }
+
+    pub fn read_only(&self) -> bool {
+        self.inner.borrow().read_only
+    }
+
+    /// Change the isolation level or access mode before the first statement (SET
+    /// TRANSACTION); after it, 25001 as PostgreSQL.
+    pub fn set_characteristics(
+        &self,
+        isolation: Option<Isolation>,
+        read_only: Option<bool>,
+    ) -> PgResult<()> {
+        let mut s = self.inner.borrow_mut();
+        if let Some(i) = isolation {
+            if s.xact_snapshot.is_some() || s.snapshot.is_some() {
+                return Err(PgError::new(
+                    SqlState::ACTIVE_SQL_TRANSACTION,
+                    "SET TRANSACTION ISOLATION LEVEL must be called before any query",
+                ));
+            }
+            s.isolation = i;
+        }
+        if let Some(r) = read_only {
+            s.read_only = r;
+        }
+        Ok(())
+    }
+
+    /// Take the snapshot a statement runs with: a new one under READ COMMITTED, the
+    /// transaction's under REPEATABLE READ.
+    pub fn start_statement(&self) -> Arc<Snapshot> {
+        let mut s = self.inner.borrow_mut();
+        let snap = match s.isolation {
+            Isolation::ReadCommitted => Arc::new(self.mgr.snapshot(self.backend)),
+            Isolation::RepeatableRead => match &s.xact_snapshot {
+                Some(snap) => snap.clone(),
+                None => {
+                    let snap = Arc::new(self.mgr.snapshot(self.backend));
+                    s.xact_snapshot = Some(snap.clone());
+                    snap
+                }
+            },
+        };
+        s.snapshot = Some(snap.clone());
+        snap
+    }
+
+    /// A fresh snapshot for the rest of this statement (READ COMMITTED's re-check of a
+    /// row a concurrent transaction changed, and DDL that must see all committed rows).
+    pub fn fresh_snapshot(&self) -> Arc<Snapshot> {
+        Arc::new(self.mgr.snapshot(self.backend))
+    }
+
+    /// The current statement's snapshot.
+    pub fn snapshot(&self) -> Option<Arc<Snapshot>> {
+        self.inner.borrow().snapshot.clone()
+    }
+
+    /// After a statement: later statements see what it wrote.
+    pub fn end_statement(&self) {
+        let mut s = self.inner.borrow_mut();
+        if s.cid_used {
+            s.cid += 1;
+            s.cid_used = false;
+        }
+        s.snapshot = None;
+    }
+
+    /// The command id of the running statement; rows it writes carry it.
+    pub fn cid(&self) -> Cid {
+        self.inner.borrow().cid
+    }
+
+    /// The id this statement writes with (the innermost savepoint's), assigned now if
+    /// it has none (outer levels first). Also marks the command id as used.
+    pub fn xid(&self) -> PgResult<Xid> {
+        let mut s = self.inner.borrow_mut();
+        if !s.active {
+            return Err(PgError::internal("a write outside a transaction"));
+        }
+        s.cid_used = true;
+        if let Some(x) = s.levels.last().and_then(|l| l.xid) {
+            return Ok(x);
+        }
+        for i in 0..s.levels.len() {
+            if s.levels[i].xid.is_none() {
+                let x = self.mgr.assign_xid()?;
+                s.levels[i].xid = Some(x);
+                s.mine.push(x);
+            }
+        }
+        Ok(s.levels.last().and_then(|l| l.xid).unwrap_or_default())
+    }
+
+    /// The top-level id, if one was assigned (for pg_stat_activity and pg_locks).
+    pub fn top_xid(&self) -> Option<Xid> {
+        self.inner.borrow().levels.first().and_then(|l| l.xid)
+    }
+
+    /// Whether `xid` is one of this transaction's own, not rolled back.
+    pub fn is_mine(&self, xid: Xid) -> bool {
+        self.inner.borrow().mine.binary_search(&xid).is_ok()
+    }
+
+    /// The `t_cid` for a tuple this transaction inserted at `cmin` and now deletes.
+    pub fn combo_cid(&self, cmin: Cid, cmax: Cid) -> Cid {
+        let mut s = self.inner.borrow_mut();
+        if let Some(&c) = s.combo_ids.get(&(cmin, cmax)) {
+            return c;
+        }
+        let c = s.combos.len() as Cid;
+        s.combos.push((cmin, cmax));
+        s.combo_ids.insert((cmin, cmax), c);
+        c
+    }
+
+    /// The (cmin, cmax) a combo id stands for.
+    pub fn combo_parts(&self, combo: Cid) -> Option<(Cid, Cid)> {
+        self.inner.borrow().combos.get(combo as usize).copied()
+    }
+
+    /// Final status of another transaction's id, through a one-entry cache.
+    pub fn status(&self, xid: Xid) -> PgResult<XidStatus> {
+        let (x, st) = self.status_cache.get();
+        if x == xid {
+            return Ok(st);
+        }
+        let st = self.mgr.status(xid)?;
+        if st != XidStatus::InProgress {
+            self.status_cache.set((xid, st));
+        }
+        Ok(st)
+    }
+
+    /// SAVEPOINT name.
+    pub fn savepoint(&self, name: &str) {
+        self.inner.borrow_mut().levels.push(Level {
+            name: Some(name.to_string()),
+            ..Level::default()
+        });
+    }
+
+    fn find(&self, name: &str) -> PgResult<usize> {
+        let s = self.inner.borrow();
+        s.levels
+            .iter()
+            .rposition(|l| l.name.as_deref() == Some(name))
+            .ok_or_else(|| no_savepoint(name))
+    }
+
+    /// Whether a savepoint of this name exists.
+    pub fn has_savepoint(&self, name: &str) -> bool {
+        self.find(name).is_ok()
+    }
+
+    /// RELEASE [SAVEPOINT] name: it and the savepoints after it end; what they did
+    /// becomes part of the enclosing level.
+    pub fn release(&self, name: &str) -> PgResult<()> {
+        let i = self.find(name)?;
+        let mut s = self.inner.borrow_mut();
+        let gone: Vec<Level> = s.levels.drain(i..).collect();
+        let parent = s
+            .levels
+            .last_mut()
+            .ok_or_else(|| PgError::internal("a savepoint without a parent"))?;
+        for l in &gone {
+            parent.children.extend(l.all_xids());
+        }
+        Ok(())
+    }
+
+    /// ROLLBACK TO [SAVEPOINT] name: undo everything since the savepoint, which stays.
+    /// Returns the number of levels undone (the savepoint's included), so the caller can
+    /// release what those levels held.
+    pub fn rollback_to(&self, name: &str) -> PgResult<usize> {
+        let i = self.find(name)?;
+        let mut s = self.inner.borrow_mut();
+        let gone: Vec<Level> = s.levels.drain(i..).collect();
+        let xids: Vec<Xid> = gone.iter().flat_map(Level::all_xids).collect();
+        s.mine.retain(|x| !xids.contains(x));
+        s.levels.push(Level {
+            name: Some(name.to_string()),
+            ..Level::default()
+        });
+        drop(s);
+        self.mgr.abort(&xids)?;
+        Ok(gone.len())
+    }
+
+    /// COMMIT: every id of the transaction commits in one durable record. The state is
+    /// reset whether or not that worked.
+    pub fn commit(&self) -> PgResult<()> {
+        let xids = self.take_xids();
+        let res = self.mgr.commit(&xids);
+        if res.is_err() {
+            // Never acknowledged: it must not stay running forever either.
+            let _ = self.mgr.abort(&xids);
+        }
+        self.reset();
+        res
+    }
+
+    /// ROLLBACK (or the end of a failed implicit transaction).
+    pub fn abort(&self) -> PgResult<()> {
+        let xids = self.take_xids();
+        let res = self.mgr.abort(&xids);
+        self.reset();
+        res
+    }
+
+    fn take_xids(&self) -> Vec<Xid> {
+        let s = self.inner.borrow();
+        let mut v: Vec<Xid> = s.levels.iter().flat_map(Level::all_xids).collect();
+        v.sort_unstable();
+        v
+    }
+
+    fn reset(&self) {
+        let mut s = self.inner.borrow_mut();
+        s.active = false;
+        s.levels.clear();
+        s.mine.clear();
+        s.cid = 0;
+        s.cid_used = false;
+        s.combos.clear();
+        s.combo_ids.clear();
+        s.xact_snapshot = None;
+        s.snapshot = None;
+        drop(s);
+        self.mgr.release_snapshots(self.backend);
+    }
+}
+
+impl Drop for Tx {
+    fn drop(&mut self) {
+        if self.inner.borrow().active {
+            let _ = self.abort();
+        }
+    }
+}
