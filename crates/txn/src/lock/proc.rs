@@ -1,0 +1,94 @@
+//! What the lock manager shares about each session (PostgreSQL's `PGPROC`, the lock
+//! fields): its fast-path entries and its wait slot.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+use common::ids::Oid;
+use parking_lot::{Condvar, Mutex};
+
+use super::hash::FxBuild;
+use super::mode::{LockMode, ModeMask};
+use super::tag::LockTag;
+
+/// One registered session, shared between its own thread, strong lockers (which transfer
+/// its fast-path entries), granters (which wake it) and introspection.
+pub(crate) struct Proc {
+    pub(crate) pid: u32,
+    /// Lock rule 3: the session's weak relation locks. Its own thread takes this mutex for
+    /// every fast-path lock and release, so it is uncontended but while a strong locker
+    /// or `pg_locks` looks.
+    pub(crate) fast: Mutex<FastPath>,
+    /// Lock rule 10: the wait slot. Granters and cancellers change it under this mutex and
+    /// then notify `wake`, so a sleeper never misses a wakeup.
+    pub(crate) wait: Mutex<WaitSlot>,
+    pub(crate) wake: Condvar,
+}
+
+/// The fast-path lock table of one session.
+#[derive(Default)]
+pub(crate) struct FastPath {
+    /// Relation → the weak modes held on it by fast path. No slot limit (the seed lesson).
+    pub(crate) rels: HashMap<Oid, ModeMask, FxBuild>,
+    /// How many entries strong lockers moved to the shared table since the session last
+    /// released everything. While 0, a release never needs to look in the shared table
+    /// for a fast-path lock.
+    pub(crate) transferred: u64,
+}
+
+pub(crate) struct WaitSlot {
+    pub(crate) state: WaitState,
+    /// Set from another thread to make a waiting request fail with `Canceled`.
+    pub(crate) cancel: Option<Arc<AtomicBool>>,
+}
+
+/// Where a session stands with respect to the one lock it may be waiting for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum WaitState {
+    /// Not waiting.
+    Idle,
+    /// Queued in the shared table for this lock. Set by the session under the lock's
+    /// partition mutex.
+    Waiting(LockTag, LockMode),
+    /// A releaser granted the awaited lock (under the partition mutex) and the session has
+    /// not yet noticed.
+    Granted,
+}
+
+impl Proc {
+    pub(crate) fn new(pid: u32) -> Proc {
+        Proc {
+            pid,
+            fast: Mutex::new(FastPath::default()),
+            wait: Mutex::new(WaitSlot {
+                state: WaitState::Idle,
+                cancel: None,
+            }),
+            wake: Condvar::new(),
+        }
+    }
+
+    /// Marks the awaited lock granted and wakes the session. Caller holds the partition
+    /// mutex of that lock and has already recorded the grant in its entry.
+    pub(crate) fn wake_granted(&self) {
+        let mut slot = self.wait.lock();
+        debug_assert!(matches!(slot.state, WaitState::Waiting(..)));
+        slot.state = WaitState::Granted;
+        self.wake.notify_one();
+    }
+
+    /// Wakes the session if it sleeps, so it looks at its cancel flag now.
+    pub(crate) fn interrupt(&self) {
+        let _slot = self.wait.lock();
+        self.wake.notify_one();
+    }
+
+    /// The lock this session waits for, if any.
+    pub(crate) fn waiting_for(&self) -> Option<(LockTag, LockMode)> {
+        match self.wait.lock().state {
+            WaitState::Waiting(tag, mode) => Some((tag, mode)),
+            WaitState::Idle | WaitState::Granted => None,
+        }
+    }
+}
