@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use common::ids::Oid;
 use parking_lot::{MutexGuard, RwLock};
 
-use super::deadlock;
+use super::deadlock::{self, Verdict};
 use super::error::{LockError, WaitPolicy};
 use super::hash::{partition_of, strong_partition_of};
 use super::mode::LockMode;
@@ -245,12 +245,14 @@ impl LockManager {
                                 tag,
                                 mode,
                                 blocker: w.pid,
+                                soft: false,
                             },
                             deadlock::WaitStep {
                                 pid: w.pid,
                                 tag,
                                 mode: w.mode,
                                 blocker: pid,
+                                soft: false,
                             },
                         ],
                         db,
@@ -342,8 +344,9 @@ impl LockManager {
     }
 
     /// Lock rule 12: with every partition locked (in index order), searches for a cycle of
-    /// waits through `proc`. `None`: no deadlock, keep waiting. `Some(Ok)`: granted
-    /// meanwhile. `Some(Err)`: this session is the victim and has left the queue.
+    /// waits through `proc`. `None`: no deadlock (perhaps after reordering queues), keep
+    /// waiting. `Some(Ok)`: granted meanwhile. `Some(Err)`: this session is the victim and
+    /// has left the queue.
     fn check_deadlock(&self, proc: &Arc<Proc>, tag: LockTag) -> Option<Result<(), LockError>> {
         let mut parts: Vec<MutexGuard<'_, PartitionState>> =
             self.partitions.iter().map(|p| p.state.lock()).collect();
@@ -355,7 +358,18 @@ impl LockManager {
             }
         }
         let views: Vec<&PartitionState> = parts.iter().map(|g| &**g).collect();
-        let cycle = deadlock::find_cycle(&views, proc.pid)?;
+        let cycle = match deadlock::check(&views, proc.pid) {
+            Verdict::Deadlock(cycle) => cycle,
+            Verdict::NoDeadlock { reorders } => {
+                for (tag, order) in reorders {
+                    let state = &mut parts[partition_of(&tag, LOCK_PARTITIONS_LOG2)];
+                    let entry = state.locks.get_mut(&tag).expect("a reordered queue exists");
+                    entry.reorder_waiters(&order);
+                    entry.wake_waiters();
+                }
+                return None;
+            }
+        };
         let detail = deadlock::describe(&cycle, self.cfg.database_oid);
         let state = &mut parts[partition_of(&tag, LOCK_PARTITIONS_LOG2)];
         if let Some(entry) = state.locks.get_mut(&tag) {

@@ -33,7 +33,7 @@
 //! session and a FIFO wait queue. Waiters sleep on their own condition variable; after
 //! `deadlock_timeout` a waiter searches the wait-for graph for a cycle through itself.
 //!
-//! Locking order, outermost first: the session registry; one session's fast-path table
+//! Locking order (lock rule 15), outermost first: the session registry; one session's fast-path table
 //! (several only in `snapshot`, by pid); partitions (several only in deadlock checks and
 //! `snapshot`, by index); one session's wait slot.
 

@@ -170,6 +170,25 @@ impl LockEntry {
         }
     }
 
+    /// Puts the waiters in the order of `pids` (the same set), as a deadlock check decided.
+    pub(crate) fn reorder_waiters(&mut self, pids: &[u32]) {
+        assert_eq!(
+            pids.len(),
+            self.waiters.len(),
+            "a reorder keeps every waiter"
+        );
+        for (i, pid) in pids.iter().enumerate() {
+            let at = self
+                .waiters
+                .iter()
+                .skip(i)
+                .position(|w| w.pid == *pid)
+                .expect("a reorder names waiters of this queue");
+            let waiter = self.waiters.remove(i + at).expect("index in range");
+            self.waiters.insert(i, waiter);
+        }
+    }
+
     /// Takes `pid` out of the wait queue (it gave up) and wakes whoever that unblocks.
     pub(crate) fn remove_waiter(&mut self, pid: u32) {
         if let Some(i) = self.waiters.iter().position(|w| w.pid == pid) {
