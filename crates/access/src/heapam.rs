@@ -1,25 +1,27 @@
-//! The heap access method: tuples in relation pages, addressed by item pointer.
+//! The heap access method: tuple versions in relation pages, addressed by item pointer.
 //!
-//! Interface: [`heap_insert`], [`heap_delete`], [`heap_update`], [`heap_fetch`] and the
-//! sequential scan [`HeapScan`]. Tuples are opaque bytes here (built by
-//! [`tuple::encode`]); this module only reads and writes their
-//! `t_ctid`.
+//! Interface: [`heap_insert`], [`heap_delete`], [`heap_update`], [`heap_lock`],
+//! [`heap_fetch`] / [`heap_fetch_visible`] and the sequential scan [`HeapScan`]. Tuples
+//! are bytes built by [`tuple::encode`]; this module stamps their MVCC fields.
 //!
 //! This is the one place heap pages change (access rule 1): every change is one
 //! mini-transaction ([`storage::Mtr`]) taken here, logged as one WAL record.
 //!
+//! MVCC (access rule 4): nothing is changed in place. DELETE stamps the version's
+//! `t_xmax`; UPDATE stamps it and inserts the new version, whose item pointer goes into
+//! the old one's `t_ctid` — both pages in one mini-transaction, so a crash never leaves
+//! half an update. Whether the caller may do so is decided under the page's latch
+//! ([`visibility::check_write`]); if another transaction is in the way the call changes
+//! nothing and says why ([`HeapWrite`]), and the caller waits or gives up. Dead versions
+//! stay until pruning or VACUUM.
+//!
 //! Space (access rule 2): inserts go to the relation's last block, whose number is smgr's
 //! cached size less one (no scan, no syscall); when it is full the relation is extended. A
-//! delete only marks the line pointer DEAD; its space comes back when an insert or update
-//! on that page runs short and compacts it. Pages other than the last one get new tuples
-//! only through in-place updates until the free space map exists.
+//! new version goes on its old version's page if it fits, else on the last page.
 //!
-//! Locking: each function pins one page at a time and holds its content lock only while
-//! it works on that page (buffer rule 5). There is no row locking yet: callers must not
-//! change the same tuple from two threads at once (the transactions issue adds xmax-based
-//! row locks). An update that moves a tuple inserts the new version before deleting the
-//! old, so a failure between the two leaves a duplicate rather than losing the row; with
-//! transactions both steps become one atomic, logged change.
+//! Latching (buffer rule 5): one page at a time, except an update that moves a tuple,
+//! which latches the old page and then a page after it (the last or a new one): always
+//! in ascending block order, so two updates never wait for each other in a cycle.
 
 use common::ids::{BlockNumber, ItemPointer, OffsetNumber};
 use common::limits::BLCKSZ;
@@ -27,8 +29,13 @@ use common::{PgError, PgResult, RelId};
 use storage::page::{Page, PageMut};
 use storage::smgr::relpath;
 use storage::{BufferPool, Mtr, PinnedBuffer};
+use txn::{Cid, Snapshot, Tx, Xid};
 
-use crate::tuple::{self, HEAP_TUPLE_HEADER_SIZE, MAX_HEAP_TUPLE_SIZE};
+use crate::tuple::{
+    self, HEAP_COMBOCID, HEAP_ONLY_TUPLE, HEAP_TUPLE_HEADER_SIZE, HEAP_UPDATED,
+    HEAP_XMAX_EXCL_LOCK, HEAP_XMAX_LOCK_ONLY, HEAP_XMAX_SHR_LOCK, MAX_HEAP_TUPLE_SIZE,
+};
+use crate::visibility::{self, WriteCheck};
 
 /// Check a tuple handed to insert or update: it must have a header and fit on a page.
 fn check_tuple(tuple: &[u8]) -> PgResult<()> {
@@ -68,12 +75,21 @@ fn pin_tid_page(pool: &BufferPool, rel: RelId, tid: ItemPointer) -> PgResult<Pin
     pool.read_buffer(rel, tid.block)
 }
 
+/// The MVCC stamp of a new version: inserted by `xmin` at command `cid`.
+#[derive(Clone, Copy)]
+struct Stamp {
+    xmin: Xid,
+    cid: Cid,
+    bits: u16,
+}
+
 /// Put `tuple` on the page, initialising a new page and compacting a fragmented one if
-/// that makes room; stamps `t_ctid`. `None` if it does not fit.
+/// that makes room; stamps `t_ctid` and the MVCC fields. `None` if it does not fit.
 fn place_on_page(
     page: &mut [u8; BLCKSZ],
     block: BlockNumber,
     tuple: &[u8],
+    stamp: Stamp,
 ) -> Option<OffsetNumber> {
     let mut page = PageMut::new(page);
     if page.as_page().is_new() {
@@ -89,20 +105,32 @@ fn place_on_page(
     };
     let item = page.item_mut(offset).expect("an item just added is NORMAL");
     tuple::set_ctid(item, ItemPointer { block, offset });
+    tuple::set_mvcc(item, stamp.xmin, txn::INVALID_XID, stamp.cid, stamp.bits);
     Some(offset)
 }
 
-/// Insert a tuple; returns where it went. Tries the relation's last page, else extends
-/// the relation by one page. A tuple larger than [`MAX_HEAP_TUPLE_SIZE`] is
-/// PROGRAM_LIMIT_EXCEEDED "row is too big".
-pub fn heap_insert(pool: &BufferPool, rel: RelId, tuple: &[u8]) -> PgResult<ItemPointer> {
+/// Insert a tuple as a version made by `xid` at command `cid`; returns where it went.
+/// Tries the relation's last page, else extends the relation by one page. A tuple larger
+/// than [`MAX_HEAP_TUPLE_SIZE`] is PROGRAM_LIMIT_EXCEEDED "row is too big".
+pub fn heap_insert(
+    pool: &BufferPool,
+    rel: RelId,
+    tuple: &[u8],
+    xid: Xid,
+    cid: Cid,
+) -> PgResult<ItemPointer> {
     check_tuple(tuple)?;
+    let stamp = Stamp {
+        xmin: xid,
+        cid,
+        bits: 0,
+    };
     let nblocks = pool.smgr().nblocks(rel)?;
     if let Some(block) = nblocks.checked_sub(1) {
         let mut buf = pool.read_buffer(rel, block)?;
         let mut mtr = Mtr::new(pool);
         let p = mtr.latch(&mut buf);
-        if let Some(offset) = place_on_page(mtr.page(p), block, tuple) {
+        if let Some(offset) = place_on_page(mtr.page(p), block, tuple, stamp) {
             mtr.commit()?;
             return Ok(ItemPointer { block, offset });
         }
@@ -111,67 +139,189 @@ pub fn heap_insert(pool: &BufferPool, rel: RelId, tuple: &[u8]) -> PgResult<Item
     let (block, mut buf) = pool.extend(rel)?;
     let mut mtr = Mtr::new(pool);
     let p = mtr.latch(&mut buf);
-    let offset = place_on_page(mtr.page(p), block, tuple)
+    let offset = place_on_page(mtr.page(p), block, tuple, stamp)
         .expect("a tuple of at most MAX_HEAP_TUPLE_SIZE fits on an empty page");
     mtr.commit()?;
     Ok(ItemPointer { block, offset })
 }
 
-/// Delete the tuple at `tid`: its line pointer becomes DEAD at once; its space is
-/// reclaimed when the page next runs short. Deleting something that is not a live tuple
-/// is a caller bug (an internal error).
-pub fn heap_delete(pool: &BufferPool, rel: RelId, tid: ItemPointer) -> PgResult<()> {
+/// What a delete, update or row lock did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HeapWrite {
+    /// Done; for an update, where the new version went (else the tuple's own pointer).
+    Done(ItemPointer),
+    /// This transaction already deleted or updated the version (in this statement).
+    SelfModified,
+    /// Another running transaction changed or locked it: wait for it, then try again.
+    BeingModified(Xid),
+    /// A committed transaction deleted it (`None`) or updated it (the newer version).
+    Updated(Option<ItemPointer>),
+    /// The version's inserter aborted: there is nothing there.
+    Invisible,
+}
+
+/// Read the version at `tid` on a latched page and decide whether `tx` may write it.
+fn check_target(
+    page: &[u8; BLCKSZ],
+    rel: RelId,
+    tid: ItemPointer,
+    tx: &Tx,
+) -> PgResult<(tuple::TupleHeader, Option<HeapWrite>)> {
+    let item = Page::new(page)
+        .get_item(tid.offset)
+        .ok_or_else(|| not_live(rel, tid))?;
+    let h = tuple::header(item)?;
+    let verdict = match visibility::check_write(&h, tx)? {
+        WriteCheck::Ok => None,
+        WriteCheck::SelfModified => Some(HeapWrite::SelfModified),
+        WriteCheck::BeingModified(x) => Some(HeapWrite::BeingModified(x)),
+        WriteCheck::Invisible => Some(HeapWrite::Invisible),
+        WriteCheck::Updated => Some(HeapWrite::Updated((h.ctid != tid).then_some(h.ctid))),
+    };
+    Ok((h, verdict))
+}
+
+/// The MVCC bits a version keeps when its `t_xmax` is rewritten.
+fn kept_bits(h: &tuple::TupleHeader) -> u16 {
+    h.infomask & (HEAP_UPDATED | HEAP_ONLY_TUPLE)
+}
+
+/// Delete the version at `tid` as transaction `xid` (the tuple stays until no snapshot
+/// can see it).
+pub fn heap_delete(
+    pool: &BufferPool,
+    rel: RelId,
+    tid: ItemPointer,
+    xid: Xid,
+    tx: &Tx,
+) -> PgResult<HeapWrite> {
     let mut buf = pin_tid_page(pool, rel, tid)?;
     let mut mtr = Mtr::new(pool);
     let p = mtr.latch(&mut buf);
-    if !PageMut::new(mtr.page(p)).mark_dead(tid.offset) {
-        return Err(not_live(rel, tid));
+    let (h, verdict) = check_target(mtr.page(p), rel, tid, tx)?;
+    if let Some(v) = verdict {
+        return Ok(v);
     }
+    let (cid, combo) = visibility::cid_for_delete(&h, tx);
+    let mut page = PageMut::new(mtr.page(p));
+    let item = page
+        .item_mut(tid.offset)
+        .ok_or_else(|| not_live(rel, tid))?;
+    tuple::set_xmax(item, xid, cid, kept_bits(&h) | combo);
     mtr.commit()?;
-    Ok(())
+    Ok(HeapWrite::Done(tid))
 }
 
-/// Replace the tuple at `tid` with `new_tuple`; returns the new version's item pointer.
-/// In place (same item pointer) when it fits on the same page, compacting the page if
-/// that helps; otherwise the new version is inserted as by [`heap_insert`] and the old
-/// one deleted.
+/// Lock the version at `tid` for `xid` (SELECT ... FOR UPDATE / FOR SHARE): its `t_xmax`
+/// names the locker, which blocks other writers and lockers until it ends.
+pub fn heap_lock(
+    pool: &BufferPool,
+    rel: RelId,
+    tid: ItemPointer,
+    xid: Xid,
+    tx: &Tx,
+    exclusive: bool,
+) -> PgResult<HeapWrite> {
+    let mut buf = pin_tid_page(pool, rel, tid)?;
+    let mut mtr = Mtr::new(pool);
+    let p = mtr.latch(&mut buf);
+    let (h, verdict) = check_target(mtr.page(p), rel, tid, tx)?;
+    if let Some(v) = verdict {
+        return Ok(v);
+    }
+    if tx.is_mine(h.xmax) && h.infomask & HEAP_XMAX_EXCL_LOCK != 0 {
+        return Ok(HeapWrite::Done(tid)); // already locked as strongly as can be
+    }
+    let mode = if exclusive || (tx.is_mine(h.xmax) && h.infomask & HEAP_XMAX_EXCL_LOCK != 0) {
+        HEAP_XMAX_EXCL_LOCK
+    } else {
+        HEAP_XMAX_SHR_LOCK
+    };
+    let mut page = PageMut::new(mtr.page(p));
+    let item = page
+        .item_mut(tid.offset)
+        .ok_or_else(|| not_live(rel, tid))?;
+    let bits = kept_bits(&h) | (h.infomask & HEAP_COMBOCID) | HEAP_XMAX_LOCK_ONLY | mode;
+    tuple::set_xmax(item, xid, h.cid, bits);
+    mtr.commit()?;
+    Ok(HeapWrite::Done(tid))
+}
+
+/// Replace the version at `tid` with `new_tuple`, as transaction `xid`: the old version
+/// gets `t_xmax` and points at the new one. Returns where the new version went.
 pub fn heap_update(
     pool: &BufferPool,
     rel: RelId,
     tid: ItemPointer,
     new_tuple: &[u8],
-) -> PgResult<ItemPointer> {
+    xid: Xid,
+    tx: &Tx,
+) -> PgResult<HeapWrite> {
     check_tuple(new_tuple)?;
-    {
-        let mut buf = pin_tid_page(pool, rel, tid)?;
-        let mut mtr = Mtr::new(pool);
-        let p = mtr.latch(&mut buf);
-        let mut page = PageMut::new(mtr.page(p));
-        if page.as_page().get_item(tid.offset).is_none() {
-            return Err(not_live(rel, tid));
-        }
-        let mut fits = page.replace_item(tid.offset, new_tuple);
-        if !fits && page.as_page().needs_compaction() {
-            page.compact();
-            fits = page.replace_item(tid.offset, new_tuple);
-        }
-        if fits {
-            let item = page
-                .item_mut(tid.offset)
-                .expect("a replaced item is NORMAL");
-            tuple::set_ctid(item, tid);
-            mtr.commit()?;
-            return Ok(tid);
-        }
-        // Unpin before inserting: the insert may want this very page (buffer rule 5).
+    let stamp = Stamp {
+        xmin: xid,
+        cid: tx.cid(),
+        bits: HEAP_UPDATED,
+    };
+    let mut old_buf = pin_tid_page(pool, rel, tid)?;
+    // Declared before the mini-transaction, which borrows them until it ends.
+    let mut last_buf: Option<PinnedBuffer<'_>> = None;
+    let mut new_buf: Option<PinnedBuffer<'_>> = None;
+    let mut mtr = Mtr::new(pool);
+    let p = mtr.latch(&mut old_buf);
+    let (h, verdict) = check_target(mtr.page(p), rel, tid, tx)?;
+    if let Some(v) = verdict {
+        return Ok(v);
     }
-    let new_tid = heap_insert(pool, rel, new_tuple)?;
-    heap_delete(pool, rel, tid)?;
-    Ok(new_tid)
+    let (cid, combo) = visibility::cid_for_delete(&h, tx);
+    let stamp_old = |page: &mut [u8; BLCKSZ], new_tid: ItemPointer| -> PgResult<()> {
+        let mut page = PageMut::new(page);
+        let item = page
+            .item_mut(tid.offset)
+            .ok_or_else(|| not_live(rel, tid))?;
+        tuple::set_xmax(item, xid, cid, kept_bits(&h) | combo);
+        tuple::set_ctid(item, new_tid);
+        Ok(())
+    };
+    if let Some(offset) = place_on_page(mtr.page(p), tid.block, new_tuple, stamp) {
+        let new_tid = ItemPointer {
+            block: tid.block,
+            offset,
+        };
+        stamp_old(mtr.page(p), new_tid)?;
+        mtr.commit()?;
+        return Ok(HeapWrite::Done(new_tid));
+    }
+    // Another page, after this one (ascending latch order): the last page if it is a
+    // different one, else a new page.
+    let last = pool.smgr().nblocks(rel)?.saturating_sub(1);
+    let mut placed = None;
+    if last > tid.block {
+        let q = mtr.latch(last_buf.insert(pool.read_buffer(rel, last)?));
+        if let Some(offset) = place_on_page(mtr.page(q), last, new_tuple, stamp) {
+            placed = Some(ItemPointer {
+                block: last,
+                offset,
+            });
+        }
+    }
+    let new_tid = match placed {
+        Some(t) => t,
+        None => {
+            let (block, buf) = pool.extend(rel)?;
+            let q = mtr.latch(new_buf.insert(buf));
+            let offset = place_on_page(mtr.page(q), block, new_tuple, stamp)
+                .expect("a tuple of at most MAX_HEAP_TUPLE_SIZE fits on an empty page");
+            ItemPointer { block, offset }
+        }
+    };
+    stamp_old(mtr.page(p), new_tid)?;
+    mtr.commit()?;
+    Ok(HeapWrite::Done(new_tid))
 }
 
-/// A copy of the live tuple at `tid`, or `None` if there is none (dead, unused, past the
-/// page's line pointers or past the end of the relation).
+/// A copy of the tuple at `tid`, any version, or `None` if there is none (dead, unused,
+/// past the page's line pointers or past the end of the relation).
 pub fn heap_fetch(pool: &BufferPool, rel: RelId, tid: ItemPointer) -> PgResult<Option<Vec<u8>>> {
     if tid.block >= pool.smgr().nblocks(rel)? {
         return Ok(None);
@@ -181,8 +331,23 @@ pub fn heap_fetch(pool: &BufferPool, rel: RelId, tid: ItemPointer) -> PgResult<O
     Ok(Page::new(&page).get_item(tid.offset).map(<[u8]>::to_vec))
 }
 
-/// A sequential scan: every live tuple, in block and line pointer order, as
-/// `(item pointer, tuple bytes)`.
+/// A copy of the tuple at `tid` if `snap` sees that version.
+pub fn heap_fetch_visible(
+    pool: &BufferPool,
+    rel: RelId,
+    tid: ItemPointer,
+    snap: &Snapshot,
+    tx: &Tx,
+) -> PgResult<Option<Vec<u8>>> {
+    let Some(bytes) = heap_fetch(pool, rel, tid)? else {
+        return Ok(None);
+    };
+    let h = tuple::header(&bytes)?;
+    Ok(visibility::visible(&h, snap, tx)?.then_some(bytes))
+}
+
+/// A sequential scan: every tuple (or, with a snapshot, every version it sees), in block
+/// and line pointer order, as `(item pointer, tuple bytes)`.
 ///
 /// Reads the relation's size once, at the start: pages added later are not seen. Each page
 /// is pinned just long enough to copy it (one pin at a time, none between calls), so a
@@ -198,9 +363,11 @@ pub struct HeapScan<'a> {
     page: Box<[u8; BLCKSZ]>,
     next_offset: OffsetNumber,
     failed: bool,
+    visible_to: Option<(&'a Snapshot, &'a Tx)>,
 }
 
 impl<'a> HeapScan<'a> {
+    /// Every tuple, whatever its version.
     pub fn new(pool: &'a BufferPool, rel: RelId) -> PgResult<HeapScan<'a>> {
         Ok(HeapScan {
             pool,
@@ -210,7 +377,20 @@ impl<'a> HeapScan<'a> {
             page: Box::new([0; BLCKSZ]),
             next_offset: 1,
             failed: false,
+            visible_to: None,
         })
+    }
+
+    /// The versions `snap` sees.
+    pub fn visible(
+        pool: &'a BufferPool,
+        rel: RelId,
+        snap: &'a Snapshot,
+        tx: &'a Tx,
+    ) -> PgResult<HeapScan<'a>> {
+        let mut scan = HeapScan::new(pool, rel)?;
+        scan.visible_to = Some((snap, tx));
+        Ok(scan)
     }
 
     /// Number of blocks this scan covers.
@@ -229,6 +409,19 @@ impl Iterator for HeapScan<'_> {
                 let offset = self.next_offset;
                 self.next_offset += 1;
                 if let Some(item) = page.get_item(offset) {
+                    if let Some((snap, tx)) = self.visible_to {
+                        let seen =
+                            tuple::header(item).and_then(|h| visibility::visible(&h, snap, tx));
+                        match seen {
+                            Ok(true) => {}
+                            Ok(false) => continue,
+                            Err(e) => {
+                                self.failed = true;
+                                self.next_block = self.nblocks;
+                                return Some(Err(e));
+                            }
+                        }
+                    }
                     let tid = ItemPointer {
                         block: self.next_block - 1,
                         offset,
@@ -258,158 +451,276 @@ mod tests {
     use common::{DataType, SqlState, Value};
     use std::collections::BTreeMap;
     use std::sync::Arc;
+    use storage::xlog::{self, WalOptions};
     use storage::{OsVfs, Smgr};
+    use txn::{Isolation, TxnManager};
 
     const REL: RelId = 16384;
     const TYPES: [DataType; 2] = [DataType::Int4, DataType::Text];
 
-    fn open_pool(dir: &std::path::Path, pages: usize) -> BufferPool {
-        let smgr = Arc::new(Smgr::new(Arc::new(OsVfs), dir).expect("smgr"));
-        if !smgr.exists(REL) {
-            smgr.create(REL).expect("create");
+    struct Env {
+        dir: tempfile::TempDir,
+        pool: BufferPool,
+        mgr: Arc<TxnManager>,
+    }
+
+    /// A pool with a WAL and a transaction manager, and an empty relation `REL`.
+    fn env(pages: usize) -> Env {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let vfs: Arc<dyn storage::Vfs> = Arc::new(OsVfs);
+        let smgr = Arc::new(Smgr::new(vfs.clone(), dir.path()).expect("smgr"));
+        let mut pool = BufferPool::new(smgr, pages);
+        let mgr = Arc::new(TxnManager::open(vfs.clone(), dir.path()).expect("txns"));
+        let (wal, _) = xlog::open_and_recover_with(
+            vfs,
+            dir.path(),
+            &mut pool,
+            WalOptions::default(),
+            &mut |r| mgr.redo(r),
+            &|| mgr.checkpoint(),
+        )
+        .expect("wal");
+        mgr.attach_wal(wal);
+        pool.create_relation(REL).expect("create");
+        Env { dir, pool, mgr }
+    }
+
+    impl Env {
+        fn tx(&self, backend: u32) -> Tx {
+            let t = Tx::new(self.mgr.clone(), backend);
+            t.begin(Isolation::ReadCommitted, false);
+            t
         }
-        BufferPool::new(smgr, pages)
     }
 
     fn row(id: i32, text: &str) -> Vec<u8> {
         tuple::encode(&[Value::Int4(id), Value::Text(text.into())], &TYPES).expect("encode")
     }
 
-    fn scan_all(pool: &BufferPool) -> Vec<(ItemPointer, Vec<Value>)> {
-        HeapScan::new(pool, REL)
+    /// What a new statement of `tx` sees, by id.
+    fn seen(pool: &BufferPool, tx: &Tx) -> BTreeMap<i32, (ItemPointer, String)> {
+        let snap = tx.start_statement();
+        let out = HeapScan::visible(pool, REL, &snap, tx)
             .expect("scan")
             .map(|r| {
                 let (tid, bytes) = r.expect("scan row");
-                assert_eq!(
-                    tuple::ctid(&bytes).expect("ctid"),
-                    tid,
-                    "t_ctid is the tuple's own"
-                );
-                (tid, tuple::decode(&bytes, &TYPES).expect("decode"))
+                match tuple::decode(&bytes, &TYPES).expect("decode").as_slice() {
+                    [Value::Int4(i), Value::Text(s)] => (*i, (tid, s.clone())),
+                    other => panic!("{other:?}"),
+                }
             })
-            .collect()
+            .collect();
+        tx.end_statement();
+        out
+    }
+
+    fn insert(pool: &BufferPool, tx: &Tx, id: i32, text: &str) -> ItemPointer {
+        let xid = tx.xid().expect("xid");
+        heap_insert(pool, REL, &row(id, text), xid, tx.cid()).expect("insert")
     }
 
     #[test]
     fn ten_thousand_rows_through_eight_frames() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let pool = open_pool(dir.path(), 8);
-        let mut tids = Vec::new();
-        for i in 0..10_000 {
-            tids.push(heap_insert(&pool, REL, &row(i, &format!("row {i}"))).expect("insert"));
-        }
+        let e = env(8);
+        let t = e.tx(1);
+        let tids: Vec<ItemPointer> = (0..10_000)
+            .map(|i| insert(&e.pool, &t, i, &format!("row {i}")))
+            .collect();
         assert!(
             tids.windows(2).all(|w| w[0] < w[1]),
             "inserts append in order"
         );
-        let nblocks = pool.smgr().nblocks(REL).expect("nblocks");
-        assert!(nblocks > 50, "{nblocks} pages");
-        assert!(pool.stats().evictions > 0);
+        let other = e.tx(2);
+        assert!(seen(&e.pool, &other).is_empty(), "not committed yet");
+        t.commit().expect("commit");
+        assert!(e.pool.smgr().nblocks(REL).expect("nblocks") > 50);
+        assert!(e.pool.stats().evictions > 0);
         let check = |pool: &BufferPool| {
-            let rows = scan_all(pool);
+            let rows = seen(pool, &other);
             assert_eq!(rows.len(), 10_000);
-            for (i, (tid, values)) in rows.iter().enumerate() {
+            for (i, (tid, text)) in rows.values().enumerate() {
                 assert_eq!(*tid, tids[i]);
-                assert_eq!(
-                    values,
-                    &vec![Value::Int4(i as i32), Value::Text(format!("row {i}"))]
-                );
+                assert_eq!(text, &format!("row {i}"));
             }
         };
-        check(&pool);
+        check(&e.pool);
+        let bytes = heap_fetch(&e.pool, REL, tids[1234])
+            .expect("fetch")
+            .expect("live");
+        assert_eq!(tuple::ctid(&bytes).expect("ctid"), tids[1234]);
+        e.pool.flush_all().expect("flush");
+        let smgr = Arc::new(Smgr::new(Arc::new(OsVfs), e.dir.path()).expect("smgr"));
+        check(&BufferPool::new(smgr, 8));
+    }
+
+    #[test]
+    fn versions_follow_snapshots() {
+        let e = env(16);
+        let setup = e.tx(1);
+        let a = insert(&e.pool, &setup, 1, "a");
+        let b = insert(&e.pool, &setup, 2, "b");
+        let c = insert(&e.pool, &setup, 3, "c");
+        setup.commit().expect("commit");
+
+        let reader = e.tx(2);
+        let rr = Tx::new(e.mgr.clone(), 3);
+        rr.begin(Isolation::RepeatableRead, false);
+        assert_eq!(seen(&e.pool, &rr).len(), 3);
+
+        let writer = e.tx(4);
+        let wx = writer.xid().expect("xid");
         assert_eq!(
-            heap_fetch(&pool, REL, tids[1234]).expect("fetch"),
-            Some(row(1234, "row 1234")).map(|mut t| {
-                tuple::set_ctid(&mut t, tids[1234]);
-                t
+            heap_delete(&e.pool, REL, a, wx, &writer).expect("delete"),
+            HeapWrite::Done(a)
+        );
+        let HeapWrite::Done(b2) =
+            heap_update(&e.pool, REL, b, &row(2, "b2"), wx, &writer).expect("update")
+        else {
+            panic!("update")
+        };
+        assert_ne!(b2, b);
+        assert_eq!(
+            heap_delete(&e.pool, REL, a, wx, &writer).expect("again"),
+            HeapWrite::SelfModified
+        );
+        // Uncommitted: others see the old versions; the writer's next statement the new.
+        let r = seen(&e.pool, &reader);
+        assert_eq!(r.keys().copied().collect::<Vec<_>>(), vec![1, 2, 3]);
+        assert_eq!(r[&2].1, "b");
+        writer.end_statement();
+        let w = seen(&e.pool, &writer);
+        assert_eq!(w.keys().copied().collect::<Vec<_>>(), vec![2, 3]);
+        assert_eq!(w[&2], (b2, "b2".to_string()));
+
+        // Another writer runs into the change and must wait for it.
+        let second = e.tx(5);
+        let sx = second.xid().expect("xid");
+        assert_eq!(
+            heap_update(&e.pool, REL, b, &row(2, "x"), sx, &second).expect("blocked"),
+            HeapWrite::BeingModified(wx)
+        );
+        writer.commit().expect("commit");
+        assert_eq!(
+            heap_update(&e.pool, REL, b, &row(2, "x"), sx, &second).expect("after"),
+            HeapWrite::Updated(Some(b2))
+        );
+        assert_eq!(
+            heap_delete(&e.pool, REL, a, sx, &second).expect("deleted"),
+            HeapWrite::Updated(None)
+        );
+        // Read committed sees the commit in its next statement; repeatable read never.
+        assert_eq!(
+            seen(&e.pool, &reader).keys().copied().collect::<Vec<_>>(),
+            vec![2, 3]
+        );
+        assert_eq!(seen(&e.pool, &rr).len(), 3);
+        assert_eq!(seen(&e.pool, &rr)[&2].1, "b");
+
+        // An aborted change is as if it never happened.
+        let doomed = e.tx(6);
+        let dx = doomed.xid().expect("xid");
+        heap_delete(&e.pool, REL, c, dx, &doomed).expect("delete");
+        insert(&e.pool, &doomed, 4, "d");
+        doomed.abort().expect("abort");
+        assert_eq!(
+            heap_delete(&e.pool, REL, c, sx, &second).expect("delete"),
+            HeapWrite::Done(c)
+        );
+        second.commit().expect("commit");
+        assert_eq!(
+            seen(&e.pool, &reader).keys().copied().collect::<Vec<_>>(),
+            vec![2]
+        );
+    }
+
+    #[test]
+    fn a_transaction_sees_its_own_commands_in_order() {
+        let e = env(16);
+        let t = e.tx(1);
+        let tid = insert(&e.pool, &t, 1, "mine");
+        assert!(
+            seen(&e.pool, &t).is_empty(),
+            "a command does not see its own rows"
+        );
+        assert_eq!(seen(&e.pool, &t).len(), 1, "the next command does");
+        let x = t.xid().expect("xid");
+        let snap = t.start_statement();
+        assert_eq!(
+            heap_delete(&e.pool, REL, tid, x, &t).expect("delete"),
+            HeapWrite::Done(tid)
+        );
+        let h = tuple::header(&heap_fetch(&e.pool, REL, tid).unwrap().unwrap()).unwrap();
+        assert_ne!(
+            h.infomask & HEAP_COMBOCID,
+            0,
+            "inserted and deleted by one transaction"
+        );
+        assert!(
+            visibility::visible(&h, &snap, &t).unwrap(),
+            "the deleting command still sees it"
+        );
+        t.end_statement();
+        assert!(seen(&e.pool, &t).is_empty(), "later commands do not");
+    }
+
+    #[test]
+    fn row_locks_block_writers_not_readers() {
+        let e = env(16);
+        let setup = e.tx(1);
+        let tid = insert(&e.pool, &setup, 1, "a");
+        setup.commit().expect("commit");
+        let locker = e.tx(2);
+        let lx = locker.xid().expect("xid");
+        assert_eq!(
+            heap_lock(&e.pool, REL, tid, lx, &locker, true).expect("lock"),
+            HeapWrite::Done(tid)
+        );
+        let reader = e.tx(3);
+        assert_eq!(seen(&e.pool, &reader).len(), 1, "a lock hides nothing");
+        let writer = e.tx(4);
+        let wx = writer.xid().expect("xid");
+        assert_eq!(
+            heap_delete(&e.pool, REL, tid, wx, &writer).expect("blocked"),
+            HeapWrite::BeingModified(lx)
+        );
+        assert_eq!(
+            heap_update(&e.pool, REL, tid, &row(1, "b"), lx, &locker).expect("own lock"),
+            HeapWrite::Done(ItemPointer {
+                block: 0,
+                offset: 2
             })
         );
-        pool.flush_all().expect("flush");
-        drop(pool);
-        check(&open_pool(dir.path(), 8));
-    }
-
-    #[test]
-    fn delete_and_update_then_scan() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let pool = open_pool(dir.path(), 8);
-        let tids: Vec<ItemPointer> = (0..1000)
-            .map(|i| heap_insert(&pool, REL, &row(i, "small")).expect("insert"))
-            .collect();
-        let mut expect: BTreeMap<i32, String> = (0..1000).map(|i| (i, "small".into())).collect();
-        for i in (0..1000).step_by(3) {
-            heap_delete(&pool, REL, tids[i as usize]).expect("delete");
-            expect.remove(&i);
-        }
-        let mut moved = 0;
-        for i in (1..1000).step_by(3) {
-            let text = if i % 2 == 0 {
-                "tiny".to_string()
-            } else {
-                "x".repeat(300)
-            };
-            let new = heap_update(&pool, REL, tids[i as usize], &row(i, &text)).expect("update");
-            moved += usize::from(new != tids[i as usize]);
-            expect.insert(i, text);
-        }
-        assert!(moved > 0, "some updates had to move");
-        let got: BTreeMap<i32, String> = scan_all(&pool)
-            .into_iter()
-            .map(|(_, v)| match v.as_slice() {
-                [Value::Int4(i), Value::Text(s)] => (*i, s.clone()),
-                other => panic!("{other:?}"),
-            })
-            .collect();
-        assert_eq!(got, expect);
-        // Deleted tuples are gone for fetch and for a second delete.
-        assert_eq!(heap_fetch(&pool, REL, tids[0]).expect("fetch"), None);
-        let e = heap_delete(&pool, REL, tids[0]).expect_err("already deleted");
-        assert_eq!(e.code, SqlState::INTERNAL_ERROR);
-        let e = heap_update(&pool, REL, tids[3], &row(3, "x")).expect_err("deleted");
-        assert_eq!(e.code, SqlState::INTERNAL_ERROR);
-        let beyond = ItemPointer {
-            block: 1_000_000,
-            offset: 1,
-        };
-        assert_eq!(heap_fetch(&pool, REL, beyond).expect("fetch"), None);
-        assert!(heap_delete(&pool, REL, beyond).is_err());
-    }
-
-    #[test]
-    fn deleted_space_on_the_last_page_is_reused() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let pool = open_pool(dir.path(), 4);
-        let text = "y".repeat(200);
-        let mut tids = Vec::new();
-        while pool.smgr().nblocks(REL).expect("nblocks") <= 1 {
-            tids.push(heap_insert(&pool, REL, &row(0, &text)).expect("insert"));
-        }
-        // Block 1 holds one tuple; fill it, then delete everything on it.
-        let on_last: Vec<ItemPointer> = tids.iter().copied().filter(|t| t.block == 1).collect();
-        for t in &on_last {
-            heap_delete(&pool, REL, *t).expect("delete");
-        }
-        let per_page = tids.iter().filter(|t| t.block == 0).count();
-        for _ in 0..per_page {
-            let t = heap_insert(&pool, REL, &row(1, &text)).expect("insert");
-            assert_eq!(t.block, 1, "compaction made room on the last page");
-        }
-        assert_eq!(pool.smgr().nblocks(REL).expect("nblocks"), 2);
+        locker.commit().expect("commit");
+        assert_eq!(
+            heap_delete(&e.pool, REL, tid, wx, &writer).expect("updated"),
+            HeapWrite::Updated(Some(ItemPointer {
+                block: 0,
+                offset: 2
+            }))
+        );
     }
 
     #[test]
     fn too_big_and_malformed_tuples() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let pool = open_pool(dir.path(), 4);
-        let e = heap_insert(&pool, REL, &vec![0u8; 9000]).expect_err("too big");
-        assert_eq!(e.code, SqlState::PROGRAM_LIMIT_EXCEEDED);
-        assert_eq!(e.message, "row is too big: size 9000, maximum size 8160");
-        assert!(heap_insert(&pool, REL, b"short").is_err());
+        let e = env(4);
+        let t = e.tx(1);
+        let x = t.xid().expect("xid");
+        let err = heap_insert(&e.pool, REL, &vec![0u8; 9000], x, 0).expect_err("too big");
+        assert_eq!(err.code, SqlState::PROGRAM_LIMIT_EXCEEDED);
+        assert_eq!(err.message, "row is too big: size 9000, maximum size 8160");
+        assert!(heap_insert(&e.pool, REL, b"short", x, 0).is_err());
         let big = "z".repeat(MAX_HEAP_TUPLE_SIZE - HEAP_TUPLE_HEADER_SIZE - 8 - 4);
-        let a = heap_insert(&pool, REL, &row(1, &big)).expect("page-sized row");
-        let b = heap_insert(&pool, REL, &row(2, &big)).expect("page-sized row");
+        let a = insert(&e.pool, &t, 1, &big);
+        let b = insert(&e.pool, &t, 2, &big);
         assert_eq!((a.block, b.block), (0, 1));
-        assert_eq!(scan_all(&pool).len(), 2);
+        t.end_statement();
+        assert_eq!(seen(&e.pool, &t).len(), 2);
+        let beyond = ItemPointer {
+            block: 1_000_000,
+            offset: 1,
+        };
+        assert_eq!(heap_fetch(&e.pool, REL, beyond).expect("fetch"), None);
+        assert!(heap_delete(&e.pool, REL, beyond, x, &t).is_err());
     }
 
     /// A seeded xorshift PRNG: tests replay from the seed printed on failure.
@@ -434,14 +745,14 @@ mod tests {
         }
     }
 
+    /// Random inserts, deletes and updates, each its own transaction (some aborted); a
+    /// new snapshot must always see exactly the model.
     fn run_model(seed: u64) {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let mut pool = open_pool(dir.path(), 8);
+        let e = env(8);
         let mut rng = Rng(seed);
-        // Model: live tuples by item pointer.
-        let mut model: BTreeMap<ItemPointer, (i32, String)> = BTreeMap::new();
+        let mut model: BTreeMap<i32, (ItemPointer, String)> = BTreeMap::new();
         let mut next_id = 0;
-        for step in 0..3000 {
+        for step in 0..1500u32 {
             let text_len = match rng.below(10) {
                 0 => 2000 + rng.below(3000),
                 1..=3 => 0,
@@ -449,57 +760,55 @@ mod tests {
             };
             let text: String =
                 std::iter::repeat_n((b'a' + (step % 26) as u8) as char, text_len).collect();
-            let live: Vec<ItemPointer> = model.keys().copied().collect();
+            let t = e.tx(1);
+            let x = t.xid().expect("xid");
+            let ids: Vec<i32> = model.keys().copied().collect();
+            let mut change = None;
             match rng.below(10) {
                 0..=4 => {
-                    let tid = heap_insert(&pool, REL, &row(next_id, &text)).expect("insert");
-                    assert!(
-                        model.insert(tid, (next_id, text)).is_none(),
-                        "seed {seed} step {step}: insert reused live {tid:?}"
-                    );
+                    let tid = insert(&e.pool, &t, next_id, &text);
+                    change = Some((next_id, Some((tid, text))));
                     next_id += 1;
                 }
-                5 | 6 if !live.is_empty() => {
-                    let tid = live[rng.below(live.len())];
-                    heap_delete(&pool, REL, tid).expect("delete");
-                    model.remove(&tid);
-                }
-                7 | 8 if !live.is_empty() => {
-                    let tid = live[rng.below(live.len())];
-                    let (id, _) = model.remove(&tid).expect("live");
-                    let new = heap_update(&pool, REL, tid, &row(id, &text)).expect("update");
-                    assert!(
-                        model.insert(new, (id, text)).is_none(),
-                        "seed {seed} step {step}: update landed on live {new:?}"
+                5 | 6 if !ids.is_empty() => {
+                    let id = ids[rng.below(ids.len())];
+                    let tid = model[&id].0;
+                    assert_eq!(
+                        heap_delete(&e.pool, REL, tid, x, &t).expect("delete"),
+                        HeapWrite::Done(tid)
                     );
+                    change = Some((id, None));
                 }
-                _ => {
-                    // Fetch something live and something possibly dead.
-                    if let Some(tid) = live.get(rng.below(live.len().max(1))) {
-                        let bytes = heap_fetch(&pool, REL, *tid).expect("fetch").expect("live");
-                        let (id, text) = &model[tid];
-                        assert_eq!(
-                            tuple::decode(&bytes, &TYPES).expect("decode"),
-                            vec![Value::Int4(*id), Value::Text(text.clone())]
-                        );
+                7..=9 if !ids.is_empty() => {
+                    let id = ids[rng.below(ids.len())];
+                    let tid = model[&id].0;
+                    let HeapWrite::Done(new) =
+                        heap_update(&e.pool, REL, tid, &row(id, &text), x, &t).expect("update")
+                    else {
+                        panic!("seed {seed} step {step}: update refused")
+                    };
+                    change = Some((id, Some((new, text))));
+                }
+                _ => {}
+            }
+            if rng.below(5) == 0 {
+                t.abort().expect("abort");
+            } else {
+                t.commit().expect("commit");
+                match change {
+                    Some((id, Some(v))) => {
+                        model.insert(id, v);
                     }
-                    if rng.below(20) == 0 {
-                        // Through disk: a fresh pool must see the same rows.
-                        pool.flush_all().expect("flush");
-                        drop(pool);
-                        pool = open_pool(dir.path(), 8);
+                    Some((id, None)) => {
+                        model.remove(&id);
                     }
+                    None => {}
                 }
             }
-            if step % 500 == 499 {
-                let got: BTreeMap<ItemPointer, (i32, String)> = scan_all(&pool)
-                    .into_iter()
-                    .map(|(tid, v)| match v.as_slice() {
-                        [Value::Int4(i), Value::Text(s)] => (tid, (*i, s.clone())),
-                        other => panic!("{other:?}"),
-                    })
-                    .collect();
-                assert_eq!(got, model, "seed {seed} step {step}");
+            if step % 100 == 99 {
+                let reader = e.tx(2);
+                assert_eq!(seen(&e.pool, &reader), model, "seed {seed} step {step}");
+                reader.commit().expect("commit");
             }
         }
     }

@@ -15,5 +15,6 @@
 pub mod heapam;
 pub mod nbtree;
 pub mod tuple;
+pub mod visibility;
 
 pub use heapam::{HeapScan, heap_delete, heap_fetch, heap_insert, heap_update};

@@ -1,11 +1,11 @@
 //! The heap tuple format: a row as bytes on a heap page.
 //!
 //! ```text
-//!  0         8         16             20              22           24         26       27
-//!  +---------+---------+--------------+---------------+------------+----------+--------+
-//!  | t_xmin  | t_xmax  | t_ctid.block | t_ctid.offset | t_infomask | t_natts  | t_hoff |
-//!  |  u64    |  u64    |     u32      |      u16      |    u16     |   u16    |   u8   |
-//!  +---------+---------+--------------+---------------+------------+----------+--------+
+//!  0         8         16      20             24              26           28         30       31
+//!  +---------+---------+-------+--------------+---------------+------------+----------+--------+
+//!  | t_xmin  | t_xmax  | t_cid | t_ctid.block | t_ctid.offset | t_infomask | t_natts  | t_hoff |
+//!  |  u64    |  u64    |  u32  |     u32      |      u16      |    u16     |   u16    |   u8   |
+//!  +---------+---------+-------+--------------+---------------+------------+----------+--------+
 //!  | null bitmap: ceil(t_natts / 8) bytes, only if t_infomask & HEAP_HASNULL;          |
 //!  |   bit i (byte i / 8, bit i % 8) set = column i is NOT NULL (PostgreSQL's sense)   |
 //!  +-----------------------------------------------------------------------------------+  <- t_hoff
@@ -15,15 +15,22 @@
 //!  +-----------------------------------------------------------------------------------+
 //! ```
 //!
+//! MVCC fields (`crate::visibility` reads them): `t_xmin` inserted the tuple, `t_xmax`
+//! deleted, updated or row-locked it (`HEAP_XMAX_LOCK_ONLY`), `t_cid` is the command id of
+//! the insert or the delete within their transaction (a combo id when one transaction did
+//! both, `HEAP_COMBOCID`), and `t_ctid` points at the tuple itself or at its newer
+//! version (`HEAP_UPDATED` on the newer one).
+//!
 //! Decisions (README "tuple rules"):
-//! - Transaction ids are 64 bits, so they never wrap and tuples never need freezing.
+//! - Transaction ids are 64 bits, so they never wrap and tuples never need freezing for
+//!   correctness (txn rule 1).
 //! - No alignment padding between columns: values are read with `from_le_bytes`, which
 //!   does not care, and rows are smaller. (PostgreSQL aligns so it can point into the page.)
 //! - `char(n)` is stored blank-padded, exactly as its [`Value::Bpchar`] holds it.
 //! - A tuple may have fewer columns than the table (`t_natts < types.len()`): the missing
 //!   trailing columns read as NULL, which is what `ALTER TABLE ADD COLUMN` needs.
-//! - Until transactions exist every tuple is written with `t_xmin` =
-//!   [`BOOTSTRAP_XID`] and `t_xmax` = [`INVALID_XID`].
+//! - [`encode`] writes `t_xmin` = [`BOOTSTRAP_XID`] and `t_xmax` = [`INVALID_XID`];
+//!   `heapam` stamps the real ids when it places the tuple.
 //!
 //! Decoding never panics: bytes that do not fit the format are an error with
 //! [`SqlState::DATA_CORRUPTED`]; callers add where the tuple came from.
@@ -34,19 +41,10 @@ use common::{DataType, PgError, PgResult, RelId, SqlState, Value};
 use storage::page::MAX_ITEM_SIZE;
 use storage::smgr::relpath;
 
-/// A 64-bit transaction id: never wraps, so tuples never need freezing.
-pub type Xid = u64;
-
-/// "No transaction": `t_xmax` of a tuple nobody deleted.
-pub const INVALID_XID: Xid = 0;
-
-/// The transaction that is always committed and visible to everyone, used for every tuple
-/// until the transactions issue hands out real ids (PostgreSQL's `BootstrapTransactionId`,
-/// which also plays the role of its `FrozenTransactionId` here).
-pub const BOOTSTRAP_XID: Xid = 1;
+pub use txn::{BOOTSTRAP_XID, Cid, INVALID_XID, Xid};
 
 /// Size of the fixed part of the header (`SizeofHeapTupleHeader`).
-pub const HEAP_TUPLE_HEADER_SIZE: usize = 27;
+pub const HEAP_TUPLE_HEADER_SIZE: usize = 31;
 
 /// Largest heap tuple: what fits on an empty heap page (`MaxHeapTupleSize`).
 pub const MAX_HEAP_TUPLE_SIZE: usize = MAX_ITEM_SIZE;
@@ -55,19 +53,46 @@ pub const MAX_HEAP_TUPLE_SIZE: usize = MAX_ITEM_SIZE;
 pub const HEAP_HASNULL: u16 = 0x0001;
 /// `t_infomask`: the tuple has variable-length columns.
 pub const HEAP_HASVARWIDTH: u16 = 0x0002;
-/// Bits this version understands; others are reserved for MVCC hint bits.
-const HEAP_KNOWN_BITS: u16 = HEAP_HASNULL | HEAP_HASVARWIDTH;
+/// `t_infomask`: updated in place of an index-free (HOT) chain: its newer version is on
+/// the same page and has no index entries of its own.
+pub const HEAP_HOT_UPDATED: u16 = 0x0004;
+/// `t_infomask`: a heap-only tuple (a HOT chain member reachable only through the chain).
+pub const HEAP_ONLY_TUPLE: u16 = 0x0008;
+/// `t_infomask`: `t_xmax` holds a FOR SHARE / FOR KEY SHARE lock.
+pub const HEAP_XMAX_SHR_LOCK: u16 = 0x0010;
+/// `t_infomask`: `t_cid` is a combo command id (inserted and deleted by one transaction).
+pub const HEAP_COMBOCID: u16 = 0x0020;
+/// `t_infomask`: `t_xmax` holds a FOR UPDATE / FOR NO KEY UPDATE lock.
+pub const HEAP_XMAX_EXCL_LOCK: u16 = 0x0040;
+/// `t_infomask`: `t_xmax` only locked the row; it did not delete or update it.
+pub const HEAP_XMAX_LOCK_ONLY: u16 = 0x0080;
+/// `t_infomask`: the tuple is a newer version made by UPDATE.
+pub const HEAP_UPDATED: u16 = 0x2000;
+/// Bits this version understands.
+const HEAP_KNOWN_BITS: u16 = HEAP_HASNULL
+    | HEAP_HASVARWIDTH
+    | HEAP_HOT_UPDATED
+    | HEAP_ONLY_TUPLE
+    | HEAP_XMAX_SHR_LOCK
+    | HEAP_COMBOCID
+    | HEAP_XMAX_EXCL_LOCK
+    | HEAP_XMAX_LOCK_ONLY
+    | HEAP_UPDATED;
+/// The bits that describe `t_xmax` (cleared when a new `t_xmax` is written).
+pub const HEAP_XMAX_BITS: u16 =
+    HEAP_XMAX_SHR_LOCK | HEAP_XMAX_EXCL_LOCK | HEAP_XMAX_LOCK_ONLY | HEAP_HOT_UPDATED;
 
 /// Block number of an item pointer that points nowhere (`InvalidBlockNumber`).
 pub const INVALID_BLOCK: BlockNumber = BlockNumber::MAX;
 
 const T_XMIN: usize = 0;
 const T_XMAX: usize = 8;
-const T_CTID_BLOCK: usize = 16;
-const T_CTID_OFFSET: usize = 20;
-const T_INFOMASK: usize = 22;
-const T_NATTS: usize = 24;
-const T_HOFF: usize = 26;
+const T_CID: usize = 16;
+const T_CTID_BLOCK: usize = 20;
+const T_CTID_OFFSET: usize = 24;
+const T_INFOMASK: usize = 26;
+const T_NATTS: usize = 28;
+const T_HOFF: usize = 30;
 
 const _: () = assert!(T_HOFF + 1 == HEAP_TUPLE_HEADER_SIZE);
 const _: () = assert!(
@@ -80,6 +105,8 @@ const _: () = assert!(
 pub struct TupleHeader {
     pub xmin: Xid,
     pub xmax: Xid,
+    /// Command id of the insert or delete (or a combo id: `HEAP_COMBOCID`).
+    pub cid: Cid,
     /// The tuple's own item pointer, or its newer version's (set by `heapam`).
     pub ctid: ItemPointer,
     pub infomask: u16,
@@ -129,6 +156,7 @@ pub fn header(bytes: &[u8]) -> PgResult<TupleHeader> {
     let h = TupleHeader {
         xmin: u64::from_le_bytes(r.array("t_xmin")?),
         xmax: u64::from_le_bytes(r.array("t_xmax")?),
+        cid: u32::from_le_bytes(r.array("t_cid")?),
         ctid: ItemPointer {
             block: u32::from_le_bytes(r.array("t_ctid")?),
             offset: u16::from_le_bytes(r.array("t_ctid")?),
@@ -169,6 +197,27 @@ pub fn set_ctid(bytes: &mut [u8], tid: ItemPointer) {
     );
     bytes[T_CTID_BLOCK..T_CTID_BLOCK + 4].copy_from_slice(&tid.block.to_le_bytes());
     bytes[T_CTID_OFFSET..T_CTID_OFFSET + 2].copy_from_slice(&tid.offset.to_le_bytes());
+}
+
+/// Overwrite the MVCC fields of a tuple (checked or built as for [`set_ctid`]).
+pub fn set_mvcc(bytes: &mut [u8], xmin: Xid, xmax: Xid, cid: Cid, infomask_mvcc: u16) {
+    assert!(
+        bytes.len() >= HEAP_TUPLE_HEADER_SIZE,
+        "tuple of {} bytes has no header",
+        bytes.len()
+    );
+    bytes[T_XMIN..T_XMIN + 8].copy_from_slice(&xmin.to_le_bytes());
+    bytes[T_XMAX..T_XMAX + 8].copy_from_slice(&xmax.to_le_bytes());
+    bytes[T_CID..T_CID + 4].copy_from_slice(&cid.to_le_bytes());
+    let old = u16::from_le_bytes([bytes[T_INFOMASK], bytes[T_INFOMASK + 1]]);
+    let layout = old & (HEAP_HASNULL | HEAP_HASVARWIDTH);
+    bytes[T_INFOMASK..T_INFOMASK + 2].copy_from_slice(&(layout | infomask_mvcc).to_le_bytes());
+}
+
+/// Overwrite `t_xmax`, `t_cid` and the MVCC bits of `t_infomask`, keeping `t_xmin`.
+pub fn set_xmax(bytes: &mut [u8], xmax: Xid, cid: Cid, infomask_mvcc: u16) {
+    let xmin = u64::from_le_bytes(bytes[T_XMIN..T_XMIN + 8].try_into().unwrap_or_default());
+    set_mvcc(bytes, xmin, xmax, cid, infomask_mvcc);
 }
 
 fn mismatch(i: usize, ty: &DataType, v: &Value) -> PgError {
@@ -403,8 +452,8 @@ mod tests {
         assert_eq!(h.hoff as usize, HEAP_TUPLE_HEADER_SIZE);
         assert_eq!(h.infomask, HEAP_HASVARWIDTH);
         assert_eq!(decode(&bytes, &types).expect("decode"), values);
-        // 27 header + 1 + 2 + 4 + 8 + 4 + 8 + (4+6) + 4 + (4+4)
-        assert_eq!(bytes.len(), 27 + 1 + 2 + 4 + 8 + 4 + 8 + 10 + 4 + 8);
+        // 31 header + 1 + 2 + 4 + 8 + 4 + 8 + (4+6) + 4 + (4+4)
+        assert_eq!(bytes.len(), 31 + 1 + 2 + 4 + 8 + 4 + 8 + 10 + 4 + 8);
     }
 
     #[test]
@@ -472,10 +521,10 @@ mod tests {
             e.message,
             format!(
                 "row is too big: size {}, maximum size 8160",
-                27 + 4 + 4 + 9000 + 4 + 2
+                31 + 4 + 4 + 9000 + 4 + 2
             )
         );
-        let fits = "x".repeat(MAX_HEAP_TUPLE_SIZE - 27 - 4);
+        let fits = "x".repeat(MAX_HEAP_TUPLE_SIZE - HEAP_TUPLE_HEADER_SIZE - 4);
         let bytes = encode(&[Value::Text(fits)], &[DataType::Text]).expect("exactly fits");
         assert_eq!(bytes.len(), MAX_HEAP_TUPLE_SIZE);
     }

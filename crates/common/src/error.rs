@@ -134,6 +134,7 @@ impl fmt::Display for SqlState {
 pub enum Severity {
     Error,
     Fatal,
+    Warning,
     Notice,
 }
 
@@ -142,6 +143,7 @@ impl Severity {
         match self {
             Severity::Error => "ERROR",
             Severity::Fatal => "FATAL",
+            Severity::Warning => "WARNING",
             Severity::Notice => "NOTICE",
         }
     }
@@ -170,6 +172,14 @@ impl PgError {
             detail: None,
             hint: None,
             position: None,
+        }
+    }
+
+    /// A WARNING (not an error): sent to the client, execution continues.
+    pub fn warning(code: SqlState, message: impl Into<String>) -> PgError {
+        PgError {
+            severity: Severity::Warning,
+            ..PgError::new(code, message)
         }
     }
 

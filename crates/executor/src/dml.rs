@@ -1,16 +1,18 @@
-//! INSERT, UPDATE and DELETE: compute every change first, check constraints, then apply.
+//! INSERT, UPDATE and DELETE on MVCC heaps.
 //!
-//! Statement atomicity without transactions (until the transactions issue lands): all new
-//! rows are computed and every NOT NULL and unique check runs before the first page is
-//! changed, so a statement that fails on a constraint or an expression error changes
-//! nothing. Unique keys are checked by probing the unique indexes; the check follows
-//! PostgreSQL's per-row order for UPDATE, so `SET id = id + 1` fails or succeeds exactly
-//! where PostgreSQL's immediate unique check would. Every index is then kept in step with
-//! the heap (`crate::index`).
+//! A statement's rows are found with its snapshot, then changed one by one: INSERT adds
+//! versions, UPDATE adds a new version and stamps the old one, DELETE stamps it. Unique
+//! keys are checked as each new version's index entries go in (`crate::index`), so a
+//! statement fails exactly where PostgreSQL's immediate checks fail (`SET id = id + 1`
+//! included). A failed statement leaves its versions behind, stamped with its
+//! transaction id (or its savepoint's), which the abort makes invisible: statement
+//! atomicity is the transaction's.
+//!
+//! A row some other transaction changed since the snapshot: wait for it to end
+//! (`HeapWrite::BeingModified`); if it committed, READ COMMITTED follows the update to the
+//! newest version and re-checks the WHERE clause there; REPEATABLE READ fails with 40001.
 
-use std::collections::HashSet;
-
-use access::heapam;
+use access::heapam::{self, HeapWrite};
 use catalog::TableDesc;
 use common::{ItemPointer, PgError, PgResult, SqlState, Value};
 use sql::bound::{BoundDelete, BoundUpdate, Returning};
@@ -18,7 +20,8 @@ use sql::bound::{BoundDelete, BoundUpdate, Returning};
 use crate::ExecContext;
 use crate::eval::{Row, eval};
 use crate::exec::TableScan;
-use crate::index::{self, key_bytes, key_of};
+use crate::index;
+use txn::Isolation;
 
 fn check_not_null(table: &TableDesc, row: &[Value]) -> PgResult<()> {
     for (i, c) in table.columns.iter().enumerate() {
@@ -38,39 +41,6 @@ fn check_not_null(table: &TableDesc, row: &[Value]) -> PgResult<()> {
         }
     }
     Ok(())
-}
-
-/// PostgreSQL's immediate unique checks, row by row and index by index: a key conflicts
-/// with a new key of an earlier row of the statement, or with a live row already in the
-/// index other than those in `except` (rows whose old keys the statement has replaced).
-struct UniqueCheck<'t> {
-    indexes: Vec<&'t catalog::IndexDesc>,
-    added: Vec<HashSet<Vec<u8>>>,
-}
-
-impl<'t> UniqueCheck<'t> {
-    fn new(indexes: Vec<&'t catalog::IndexDesc>) -> UniqueCheck<'t> {
-        let added = vec![HashSet::new(); indexes.len()];
-        UniqueCheck { indexes, added }
-    }
-
-    fn row(
-        &mut self,
-        cx: &ExecContext,
-        table: &TableDesc,
-        row: &[Value],
-        except: &HashSet<ItemPointer>,
-    ) -> PgResult<()> {
-        for (index, added) in self.indexes.iter().zip(self.added.iter_mut()) {
-            let key = key_of(row, index);
-            let Some(b) = key_bytes(&key) else { continue };
-            if added.contains(&b) || index::live_matches(cx, table, index, &key, except)? {
-                return Err(index::unique_violation(table, index, &key));
-            }
-            added.insert(b);
-        }
-        Ok(())
-    }
 }
 
 fn returning_rows(r: Option<&Returning>, rows: &[Row]) -> PgResult<Vec<Row>> {
@@ -93,24 +63,18 @@ pub fn insert(
     returning: Option<&Returning>,
 ) -> PgResult<Vec<Row>> {
     let types = table.column_types();
-    // Length checks of char(n)/varchar(n) happened in the casts; NOT NULL and keys here.
+    // Length checks of char(n)/varchar(n) happened in the casts; NOT NULL here, keys as
+    // each row goes in (PostgreSQL's immediate checks: an earlier row of the same
+    // statement counts as present).
     for row in &rows {
         check_not_null(table, row)?;
     }
-    // Row by row, index by index, as PostgreSQL's immediate checks: an earlier row of the
-    // same statement counts as present.
-    let mut check = UniqueCheck::new(table.unique_indexes().collect());
-    let none = HashSet::new();
-    for row in &rows {
-        check.row(cx, table, row, &none)?;
-    }
     let out = returning_rows(returning, &rows)?;
-    let encoded = rows
-        .iter()
-        .map(|r| access::tuple::encode(r, &types))
-        .collect::<PgResult<Vec<_>>>()?;
-    for (row, t) in rows.iter().zip(&encoded) {
-        let tid = heapam::heap_insert(cx.pool, table.rel, t)?;
+    let xid = cx.tx.xid()?;
+    let cid = cx.tx.cid();
+    for row in &rows {
+        let t = access::tuple::encode(row, &types)?;
+        let tid = heapam::heap_insert(cx.pool, table.rel, &t, xid, cid)?;
         index::insert_entries(cx, table, row, tid)?;
     }
     Ok(out)
@@ -124,12 +88,6 @@ fn matching_rows(
     filter: Option<&sql::bound::Expr>,
 ) -> PgResult<Vec<(ItemPointer, Row)>> {
     let mut out = Vec::new();
-    let passes = |row: &Row| -> PgResult<bool> {
-        Ok(match filter {
-            Some(f) => eval(f, row)? == Value::Bool(true),
-            None => true,
-        })
-    };
     if let Some(f) = filter
         && let planner::Plan::IndexScan {
             index,
@@ -148,79 +106,136 @@ fn matching_rows(
         let tree = index::btree(cx, &index);
         for entry in tree.scan(lo, hi, access::nbtree::ScanDirection::Forward)? {
             let (_, tid) = entry?;
-            let Some(bytes) = heapam::heap_fetch(cx.pool, table.rel, tid)? else {
+            let Some(bytes) =
+                heapam::heap_fetch_visible(cx.pool, table.rel, tid, cx.snapshot, cx.tx)?
+            else {
                 continue;
             };
             let row = access::tuple::decode(&bytes, &types)?;
-            if passes(&row)? {
+            if passes(filter, &row)? {
                 out.push((tid, row));
             }
         }
         return Ok(out);
     }
-    let mut scan = TableScan::new(cx.pool, table.rel, table.column_types())?;
+    let mut scan = TableScan::new(cx.env(), table.rel, table.column_types())?;
     while let Some((tid, row)) = scan.next_row()? {
-        if passes(&row)? {
+        if passes(filter, &row)? {
             out.push((tid, row));
         }
     }
     Ok(out)
 }
 
+fn passes(filter: Option<&sql::bound::Expr>, row: &Row) -> PgResult<bool> {
+    Ok(match filter {
+        Some(f) => eval(f, row)? == Value::Bool(true),
+        None => true,
+    })
+}
+
+fn serialization_failure(what: &str) -> PgError {
+    PgError::new(
+        SqlState::SERIALIZATION_FAILURE,
+        format!("could not serialize access due to concurrent {what}"),
+    )
+}
+
+/// Where a row UPDATE or DELETE was about to change stands after trying.
+enum Next {
+    /// Changed, or nothing to change any more: go on with the next row.
+    Done,
+    /// Try again at this version (after waiting, or its newer version under READ
+    /// COMMITTED) with this row.
+    Retry(ItemPointer, Row),
+}
+
+/// What to do when a row's version could not be changed (`HeapWrite` other than `Done`):
+/// wait for the transaction in the way and retry; under READ COMMITTED follow a committed
+/// update to the newest version and re-check the WHERE clause on it (PostgreSQL's
+/// EvalPlanQual); under REPEATABLE READ fail with 40001.
+fn after_conflict(
+    cx: &ExecContext,
+    table: &TableDesc,
+    filter: Option<&sql::bound::Expr>,
+    tid: ItemPointer,
+    row: Row,
+    result: HeapWrite,
+) -> PgResult<Next> {
+    let rr = cx.tx.isolation() == Isolation::RepeatableRead;
+    match result {
+        HeapWrite::Done(_) | HeapWrite::SelfModified | HeapWrite::Invisible => Ok(Next::Done),
+        HeapWrite::BeingModified(xid) => {
+            cx.tx.manager().wait_for(xid)?;
+            Ok(Next::Retry(tid, row))
+        }
+        HeapWrite::Updated(None) if rr => Err(serialization_failure("delete")),
+        HeapWrite::Updated(Some(_)) if rr => Err(serialization_failure("update")),
+        HeapWrite::Updated(None) => Ok(Next::Done),
+        HeapWrite::Updated(Some(newer)) => {
+            let Some(bytes) = heapam::heap_fetch(cx.pool, table.rel, newer)? else {
+                return Ok(Next::Done);
+            };
+            let row = access::tuple::decode(&bytes, &table.column_types())?;
+            if passes(filter, &row)? {
+                Ok(Next::Retry(newer, row))
+            } else {
+                Ok(Next::Done)
+            }
+        }
+    }
+}
+
 /// Returns (rows changed, RETURNING rows).
 pub fn update(cx: &ExecContext, u: &BoundUpdate) -> PgResult<(usize, Vec<Row>)> {
     let table = &u.table;
     let targets = matching_rows(cx, table, u.filter.as_ref())?;
-    let mut new_rows = Vec::with_capacity(targets.len());
-    for (_, old) in &targets {
-        let mut new = old.clone();
-        for (c, e) in &u.assignments {
-            new[*c] = eval(e, old)?;
-        }
-        check_not_null(table, &new)?;
-        new_rows.push(new);
-    }
-    let assigned: HashSet<usize> = u.assignments.iter().map(|(c, _)| *c).collect();
-    let touches = |i: &catalog::IndexDesc| i.columns.iter().any(|c| assigned.contains(c));
-    // A unique index none of whose columns is assigned keeps every key: nothing to check.
-    let unique: Vec<_> = table.unique_indexes().filter(|i| touches(i)).collect();
-    if !unique.is_empty() {
-        // PostgreSQL's order: row by row, each row's old key gone before its new key is
-        // checked against the rows not yet updated and the new keys of those that were.
-        let mut processed: HashSet<ItemPointer> = HashSet::new();
-        let mut check = UniqueCheck::new(unique);
-        for ((tid, _), new) in targets.iter().zip(&new_rows) {
-            processed.insert(*tid);
-            check.row(cx, table, new, &processed)?;
-        }
-    }
-    let out = returning_rows(u.returning.as_ref(), &new_rows)?;
     let types = table.column_types();
-    let encoded = new_rows
-        .iter()
-        .map(|r| access::tuple::encode(r, &types))
-        .collect::<PgResult<Vec<_>>>()?;
-    for (((tid, old), new), t) in targets.iter().zip(&new_rows).zip(&encoded) {
-        let new_tid = heapam::heap_update(cx.pool, table.rel, *tid, t)?;
-        for index in &table.indexes {
-            if new_tid == *tid && !touches(index) {
-                continue;
+    let xid = if targets.is_empty() { 0 } else { cx.tx.xid()? };
+    let mut changed = Vec::with_capacity(targets.len());
+    for (tid, old) in targets {
+        let (mut tid, mut old) = (tid, old);
+        loop {
+            let mut new = old.clone();
+            for (c, e) in &u.assignments {
+                new[*c] = eval(e, &old)?;
             }
-            let tree = index::btree(cx, index);
-            tree.delete(&key_of(old, index), *tid)?;
-            tree.insert(&key_of(new, index), new_tid)?;
+            check_not_null(table, &new)?;
+            let t = access::tuple::encode(&new, &types)?;
+            let result = heapam::heap_update(cx.pool, table.rel, tid, &t, xid, cx.tx)?;
+            if let HeapWrite::Done(new_tid) = result {
+                index::insert_entries(cx, table, &new, new_tid)?;
+                changed.push(new);
+                break;
+            }
+            match after_conflict(cx, table, u.filter.as_ref(), tid, old, result)? {
+                Next::Done => break,
+                Next::Retry(t, r) => (tid, old) = (t, r),
+            }
         }
     }
-    Ok((targets.len(), out))
+    let out = returning_rows(u.returning.as_ref(), &changed)?;
+    Ok((changed.len(), out))
 }
 
 pub fn delete(cx: &ExecContext, d: &BoundDelete) -> PgResult<(usize, Vec<Row>)> {
     let targets = matching_rows(cx, &d.table, d.filter.as_ref())?;
-    let old: Vec<Row> = targets.iter().map(|(_, r)| r.clone()).collect();
-    let out = returning_rows(d.returning.as_ref(), &old)?;
-    for (tid, row) in &targets {
-        index::delete_entries(cx, &d.table, row, *tid)?;
-        heapam::heap_delete(cx.pool, d.table.rel, *tid)?;
+    let xid = if targets.is_empty() { 0 } else { cx.tx.xid()? };
+    let mut deleted = Vec::with_capacity(targets.len());
+    for (tid, row) in targets {
+        let (mut tid, mut row) = (tid, row);
+        loop {
+            let result = heapam::heap_delete(cx.pool, d.table.rel, tid, xid, cx.tx)?;
+            if let HeapWrite::Done(_) = result {
+                deleted.push(row);
+                break;
+            }
+            match after_conflict(cx, &d.table, d.filter.as_ref(), tid, row, result)? {
+                Next::Done => break,
+                Next::Retry(t, r) => (tid, row) = (t, r),
+            }
+        }
     }
-    Ok((targets.len(), out))
+    let out = returning_rows(d.returning.as_ref(), &deleted)?;
+    Ok((deleted.len(), out))
 }

@@ -19,11 +19,14 @@ pub trait Operator {
     fn next(&mut self) -> PgResult<Option<Row>>;
 }
 
-/// What operators read from: pages and cached btree roots.
+/// What operators read from: pages, cached btree roots, and the snapshot that decides
+/// which tuple versions they see.
 #[derive(Clone, Copy)]
 pub struct Env<'a> {
     pub pool: &'a BufferPool,
     pub roots: &'a RootCache,
+    pub tx: &'a txn::Tx,
+    pub snapshot: &'a txn::Snapshot,
 }
 
 /// Build the operator tree for `plan`.
@@ -31,7 +34,7 @@ pub fn build<'a>(plan: &'a Plan, env: Env<'a>) -> PgResult<Box<dyn Operator + 'a
     let pool = env.pool;
     Ok(match plan {
         Plan::SeqScan { table, filter } => Box::new(SeqScanOp {
-            scan: TableScan::new(pool, table.rel, table.column_types())?,
+            scan: TableScan::new(env, table.rel, table.column_types())?,
             filter: filter.as_ref(),
         }),
         Plan::IndexScan {
@@ -63,7 +66,7 @@ pub fn build<'a>(plan: &'a Plan, env: Env<'a>) -> PgResult<Box<dyn Operator + 'a
                 _ => None,
             };
             Box::new(IndexScanOp {
-                pool,
+                env,
                 rel: table.rel,
                 types: table.column_types(),
                 scan,
@@ -165,20 +168,16 @@ pub fn collect(op: &mut dyn Operator) -> PgResult<Vec<Row>> {
     Ok(rows)
 }
 
-/// A heap scan that decodes rows; yields each row with its address.
+/// A heap scan that decodes the rows the snapshot sees; yields each with its address.
 pub struct TableScan<'a> {
     scan: HeapScan<'a>,
     types: Vec<DataType>,
 }
 
 impl<'a> TableScan<'a> {
-    pub fn new(
-        pool: &'a BufferPool,
-        rel: common::RelId,
-        types: Vec<DataType>,
-    ) -> PgResult<TableScan<'a>> {
+    pub fn new(env: Env<'a>, rel: common::RelId, types: Vec<DataType>) -> PgResult<TableScan<'a>> {
         Ok(TableScan {
-            scan: HeapScan::new(pool, rel)?,
+            scan: HeapScan::visible(env.pool, rel, env.snapshot, env.tx)?,
             types,
         })
     }
@@ -220,7 +219,7 @@ pub(crate) fn bound_values(
 }
 
 struct IndexScanOp<'a> {
-    pool: &'a BufferPool,
+    env: Env<'a>,
     rel: common::RelId,
     types: Vec<DataType>,
     scan: Option<BTreeScan<'a>>,
@@ -234,7 +233,10 @@ impl Operator for IndexScanOp<'_> {
         };
         for entry in scan.by_ref() {
             let (_, tid) = entry?;
-            let Some(bytes) = heapam::heap_fetch(self.pool, self.rel, tid)? else {
+            let env = self.env;
+            let Some(bytes) =
+                heapam::heap_fetch_visible(env.pool, self.rel, tid, env.snapshot, env.tx)?
+            else {
                 continue;
             };
             let row = access::tuple::decode(&bytes, &self.types)?;

@@ -1,22 +1,23 @@
-//! Indexes from the executor's side: building one (CREATE INDEX), keeping every index of a
-//! table in step with its heap (DML), and the unique checks that run before any change.
+//! Indexes from the executor's side: building one (CREATE INDEX), and adding the entries
+//! of every new tuple version to every index of its table, with the unique checks.
 //!
-//! Without transactions, an index entry always points at a live heap tuple: DML changes
-//! the heap and its index entries in the same statement (heap first on insert, entries
-//! first on delete). A crash in the middle of a statement can leave them out of step until
-//! MVCC lands (docs/architecture.md §5); the unique check therefore still fetches the heap
-//! tuple an equal entry points to, so a dangling entry never blocks an insert.
+//! MVCC: an index entry points at one tuple version and outlives it; a reader checks the
+//! version against its snapshot (`heapam::heap_fetch_visible`). Deleting a row removes no
+//! entry (VACUUM does, once no snapshot can see the version). A unique check therefore
+//! asks of each equal entry's version whether it is live for everyone
+//! (`visibility::liveness`): committed and not deleted is a conflict, in doubt (a running
+//! transaction inserted or deleted it) waits for that transaction and looks again, as
+//! PostgreSQL's `_bt_check_unique` does.
 
 use std::collections::HashSet;
-use std::ops::Bound;
 
 use access::heapam;
-use access::nbtree::{BTree, ScanDirection};
+use access::nbtree::{BTree, UniqueInsert};
+use access::visibility::{self, Liveness};
 use catalog::{IndexDesc, NewIndex, TableDesc};
 use common::{ItemPointer, PgError, PgResult, SqlState, Value};
 
 use crate::ExecContext;
-use crate::exec::TableScan;
 
 /// The btree behind `index`.
 pub(crate) fn btree<'a>(cx: &ExecContext<'a>, index: &'a IndexDesc) -> BTree<'a> {
@@ -84,30 +85,50 @@ fn canonical_float(f: f64) -> String {
     }
 }
 
-/// Live heap tuples whose key in `index` equals `key`, other than those in `except`.
-pub(crate) fn live_matches(
+/// Add the entry (`key` of `row`, `tid`) to `index`; for a unique index, first make sure
+/// no other live version has an equal key, waiting out transactions that might still
+/// commit one (23505 otherwise).
+fn insert_entry(
     cx: &ExecContext,
     table: &TableDesc,
     index: &IndexDesc,
-    key: &[Value],
-    except: &HashSet<ItemPointer>,
-) -> PgResult<bool> {
+    row: &[Value],
+    tid: ItemPointer,
+) -> PgResult<()> {
+    let key = key_of(row, index);
     let tree = btree(cx, index);
-    let scan = tree.scan(
-        Bound::Included(key.to_vec()),
-        Bound::Included(key.to_vec()),
-        ScanDirection::Forward,
-    )?;
-    for entry in scan {
-        let (_, tid) = entry?;
-        if !except.contains(&tid) && heapam::heap_fetch(cx.pool, table.rel, tid)?.is_some() {
-            return Ok(true);
+    if !index.unique {
+        return tree.insert(&key, tid);
+    }
+    loop {
+        let mut in_doubt = None;
+        let outcome = tree.insert_unique(&key, tid, |other| {
+            let Some(bytes) = heapam::heap_fetch(cx.pool, table.rel, other)? else {
+                return Ok(false);
+            };
+            let h = access::tuple::header(&bytes)?;
+            Ok(match visibility::liveness(&h, cx.tx)? {
+                Liveness::Dead => false,
+                Liveness::Live => true,
+                Liveness::InDoubt(xid) => {
+                    in_doubt = Some(xid);
+                    true
+                }
+            })
+        })?;
+        match (outcome, in_doubt) {
+            (UniqueInsert::Inserted, _) => return Ok(()),
+            (UniqueInsert::Conflict(_), Some(xid)) => {
+                cx.tx.manager().wait_for(xid)?;
+            }
+            (UniqueInsert::Conflict(_), None) => {
+                return Err(unique_violation(table, index, &key));
+            }
         }
     }
-    Ok(false)
 }
 
-/// Insert the entries of a new heap tuple into every index of its table.
+/// Add the entries of a new tuple version to every index of its table.
 pub(crate) fn insert_entries(
     cx: &ExecContext,
     table: &TableDesc,
@@ -115,20 +136,7 @@ pub(crate) fn insert_entries(
     tid: ItemPointer,
 ) -> PgResult<()> {
     for index in &table.indexes {
-        btree(cx, index).insert(&key_of(row, index), tid)?;
-    }
-    Ok(())
-}
-
-/// Remove the entries of a heap tuple from every index of its table.
-pub(crate) fn delete_entries(
-    cx: &ExecContext,
-    table: &TableDesc,
-    row: &[Value],
-    tid: ItemPointer,
-) -> PgResult<()> {
-    for index in &table.indexes {
-        btree(cx, index).delete(&key_of(row, index), tid)?;
+        insert_entry(cx, table, index, row, tid)?;
     }
     Ok(())
 }
@@ -149,14 +157,23 @@ pub(crate) fn create_index(cx: &ExecContext, table: &TableDesc, new: NewIndex) -
         primary: false,
         constraint: false,
     };
+    // Every version gets an entry (readers check versions against their snapshots); the
+    // uniqueness check counts those that are live or may yet be.
+    let types = table.column_types();
     let mut entries = Vec::new();
-    let mut scan = TableScan::new(cx.pool, table.rel, table.column_types())?;
-    while let Some((tid, row)) = scan.next_row()? {
-        entries.push((key_of(&row, &probe), tid));
+    let mut live = Vec::new();
+    for item in heapam::HeapScan::new(cx.pool, table.rel)? {
+        let (tid, bytes) = item?;
+        let h = access::tuple::header(&bytes)?;
+        let key = key_of(&access::tuple::decode(&bytes, &types)?, &probe);
+        if new.unique && visibility::liveness(&h, cx.tx)? != Liveness::Dead {
+            live.push(key.clone());
+        }
+        entries.push((key, tid));
     }
     if new.unique {
         let mut seen = HashSet::new();
-        for (key, _) in &entries {
+        for key in &live {
             if let Some(b) = key_bytes(key)
                 && !seen.insert(b)
             {

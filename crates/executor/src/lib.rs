@@ -40,13 +40,19 @@ pub struct ExecContext<'a> {
     pub catalog: &'a Catalog,
     /// Cached btree roots (nbtree rule 6), shared by all sessions.
     pub roots: &'a access::nbtree::RootCache,
+    /// The session's transaction: ids for writes, command ids, savepoints.
+    pub tx: &'a txn::Tx,
+    /// What the statement sees.
+    pub snapshot: &'a txn::Snapshot,
 }
 
 impl<'a> ExecContext<'a> {
-    fn env(&self) -> exec::Env<'a> {
+    pub(crate) fn env(&self) -> exec::Env<'a> {
         exec::Env {
             pool: self.pool,
             roots: self.roots,
+            tx: self.tx,
+            snapshot: self.snapshot,
         }
     }
 }

@@ -7,30 +7,35 @@
 //!    ParameterStatus of a PostgreSQL 15 server).
 //! 2. Each connection runs on a thread of its own (`wire::spawn_connection_thread`, a
 //!    single-threaded runtime, as PostgreSQL has a process per connection). A `Query`
-//!    message reaches `wire`'s query handler, which calls [`Database::execute_simple`]
-//!    right there, blocking only that connection.
+//!    message reaches `wire`'s query handler, which calls the connection's
+//!    [`session::Session`] right there, blocking only that connection.
 //! 3. `sql::parser::parse` parses the whole string into statements (a syntax error anywhere
 //!    runs nothing, as in PostgreSQL).
-//! 4. For each statement, [`Database`] takes the statement lock (see below), takes the
-//!    current `catalog::CatalogSnapshot`, and `sql::Binder::bind` resolves names and types.
+//! 4. For each statement, the session starts a transaction if none is open and takes a
+//!    snapshot; [`Database`] takes the statement lock (see below) and the current
+//!    `catalog::CatalogSnapshot`, and `sql::Binder::bind` resolves names and types.
 //! 5. `planner::plan` turns the bound statement into a plan (filters pushed into scans).
 //! 6. `executor::execute` runs it: operators pull rows from `access::heapam::HeapScan`,
 //!    which reads pages through `storage::bufmgr::BufferPool` from `storage::smgr`.
 //! 7. The rows and command tag go back to `wire`, which encodes RowDescription, DataRow
 //!    and CommandComplete and flushes once, with ReadyForQuery.
 //!
-//! Concurrency (temporary, until the transactions issue): one reader-writer lock over
-//! statements: queries share it, anything that writes takes it alone. A panic in one
-//! statement becomes an XX000 error for that session only.
+//! Transactions: each connection has a [`session::Session`] holding its `txn::Tx`. A
+//! statement outside a transaction block runs in an implicit transaction (one per query
+//! string, as PostgreSQL); BEGIN ... COMMIT spans statements. Reads and writes run
+//! concurrently: versions and snapshots (MVCC) keep them apart, and writers of one row
+//! wait for each other through its `t_xmax`. DDL still runs alone: it takes the
+//! statement lock exclusively (queries and DML share it) until relation locks exist.
+//! A panic in one statement becomes an XX000 error for that session only.
 
 pub mod config;
+pub mod session;
 
 use std::net::SocketAddr;
-use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use catalog::Catalog;
-use common::{PgError, PgResult, SqlState};
+use common::{PgError, PgResult};
 use parking_lot::RwLock;
 use storage::bufmgr::BufferPool;
 use storage::smgr::Smgr;
@@ -38,7 +43,7 @@ use storage::vfs::{OsVfs, Vfs};
 use storage::xlog::{self, Wal, WalOptions};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
-use wire::{Backend, Column, Completed, StatementOutcome};
+use wire::Backend;
 
 pub use config::Config;
 
@@ -49,8 +54,11 @@ pub struct Database {
     /// Btree roots, cached for every index (nbtree rule 6).
     roots: access::nbtree::RootCache,
     wal: Arc<Wal>,
-    /// The temporary statement lock (see the module docs).
+    txns: Arc<txn::TxnManager>,
+    /// DDL takes it exclusively, everything else shared (see the module docs).
     statement_lock: RwLock<()>,
+    /// Session ids (what pg_backend_pid() and pg_locks call a pid).
+    next_backend: std::sync::atomic::AtomicU32,
 }
 
 impl Database {
@@ -66,10 +74,11 @@ impl Database {
             )
         })?;
         let catalog = Catalog::open(vfs.clone(), data_dir)?;
+        let txns = Arc::new(txn::TxnManager::open(vfs.clone(), data_dir)?);
         let smgr = Arc::new(Smgr::new(vfs.clone(), data_dir)?);
         let mut pool = BufferPool::new(smgr, config.buffer_pool_pages);
-        // Replay hands catalog records to the catalog; checkpoints save its state
-        // (storage wal rule 7).
+        // Replay hands catalog and transaction records to their owners; checkpoints save
+        // their state (storage wal rule 7).
         let (wal, recovery) = xlog::open_and_recover_with(
             vfs,
             data_dir,
@@ -78,10 +87,17 @@ impl Database {
                 segment_size: config.wal_segment_size,
                 synchronous_commit: config.synchronous_commit,
             },
-            &mut |r| catalog.redo(&r.payload),
-            &|| catalog.compact(),
+            &mut |r| match r.kind {
+                xlog::RecordKind::Xact => txns.redo(r),
+                _ => catalog.redo(&r.payload),
+            },
+            &|| {
+                catalog.compact()?;
+                txns.checkpoint()
+            },
         )?;
         catalog.attach_wal(wal.clone());
+        txns.attach_wal(wal.clone());
         if recovery.records > 0 {
             tracing::info!(
                 records = recovery.records,
@@ -94,13 +110,23 @@ impl Database {
             pool,
             roots: access::nbtree::RootCache::new(),
             wal,
+            txns,
             statement_lock: RwLock::new(()),
+            next_backend: std::sync::atomic::AtomicU32::new(1),
         })
     }
 
     /// Write every dirty page and record a redo point in the log.
     pub fn checkpoint(&self) -> PgResult<()> {
-        xlog::checkpoint_with(&self.pool, &self.wal, &|| self.catalog.compact())
+        xlog::checkpoint_with(&self.pool, &self.wal, &|| {
+            self.catalog.compact()?;
+            self.txns.checkpoint()
+        })
+    }
+
+    /// The transaction manager.
+    pub fn txns(&self) -> &Arc<txn::TxnManager> {
+        &self.txns
     }
 
     /// A clean shutdown: a checkpoint (which also saves the catalog) after the running
@@ -115,111 +141,40 @@ impl Database {
         &self.wal
     }
 
+    /// Bind, plan and run one statement in `tx`, seeing `snapshot`.
     fn execute_one(
         &self,
         stmt: &sql::parser::Statement,
         sql_text: &str,
+        tx: &txn::Tx,
+        snapshot: &txn::Snapshot,
     ) -> PgResult<executor::StatementResult> {
         let _shared;
         let _exclusive;
-        // Statements that only read share the lock.
-        if matches!(stmt, sql::parser::Statement::Query(_)) {
-            _shared = self.statement_lock.read();
-        } else {
+        if session::is_ddl(stmt) {
             _exclusive = self.statement_lock.write();
+        } else {
+            _shared = self.statement_lock.read();
         }
-        let snapshot = self.catalog.snapshot();
-        let bound = sql::Binder::new(&snapshot, sql_text).bind(stmt)?;
+        let catalog = self.catalog.snapshot();
+        let bound = sql::Binder::new(&catalog, sql_text).bind(stmt)?;
         let planned = planner::plan(bound);
         let cx = executor::ExecContext {
             pool: &self.pool,
             catalog: &self.catalog,
             roots: &self.roots,
+            tx,
+            snapshot,
         };
-        let result = executor::execute(planned, &cx);
-        // Durable before the client hears of it (unless synchronous_commit is off). Until
-        // transactions exist, every statement is its own transaction.
-        if !matches!(stmt, sql::parser::Statement::Query(_)) {
-            self.wal.commit()?;
-        }
-        result
-    }
-}
-
-fn to_wire(r: executor::StatementResult) -> (Vec<PgError>, Completed) {
-    let columns = r.columns.map(|cols| {
-        cols.into_iter()
-            .map(|c| Column {
-                name: c.name,
-                table_oid: c.table_oid,
-                column_number: c.column_number,
-                type_oid: c.ty.oid(),
-                type_size: c.ty.typlen(),
-                type_modifier: c.ty.typmod(),
-            })
-            .collect()
-    });
-    (
-        r.notices,
-        Completed {
-            columns,
-            rows: r.rows,
-            tag: r.tag,
-        },
-    )
-}
-
-fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
-    if let Some(s) = p.downcast_ref::<&str>() {
-        s.to_string()
-    } else if let Some(s) = p.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "unknown panic".to_string()
+        executor::execute(planned, &cx)
     }
 }
 
 impl Backend for Database {
-    fn execute_simple(&self, sql_text: &str) -> Vec<StatementOutcome> {
-        let stmts = match sql::parser::parse(sql_text) {
-            Ok(s) => s,
-            Err(e) => {
-                return vec![StatementOutcome {
-                    notices: vec![],
-                    result: Err(e),
-                }];
-            }
-        };
-        let mut out = Vec::with_capacity(stmts.len());
-        for stmt in &stmts {
-            let result =
-                std::panic::catch_unwind(AssertUnwindSafe(|| self.execute_one(stmt, sql_text)))
-                    .unwrap_or_else(|p| {
-                        let msg = panic_message(p.as_ref());
-                        tracing::error!(panic = %msg, statement = %stmt, "statement panicked");
-                        Err(PgError::new(
-                            SqlState::INTERNAL_ERROR,
-                            format!("internal error: {msg}"),
-                        ))
-                    });
-            match result {
-                Ok(r) => {
-                    let (notices, done) = to_wire(r);
-                    out.push(StatementOutcome {
-                        notices,
-                        result: Ok(done),
-                    });
-                }
-                Err(e) => {
-                    out.push(StatementOutcome {
-                        notices: vec![],
-                        result: Err(e),
-                    });
-                    break;
-                }
-            }
-        }
-        out
+    type Session = session::Session;
+
+    fn new_session(db: &Arc<Database>) -> session::Session {
+        session::Session::new(db.clone())
     }
 }
 

@@ -256,12 +256,9 @@ impl<'a> Page<'a> {
             .saturating_sub(used)
     }
 
-    /// Does the page have DEAD line pointers or fragmented storage to reclaim?
+    /// Does the page have storage to reclaim (of DEAD items, or left by moved items)?
     pub fn needs_compaction(&self) -> bool {
         self.fragmented_space() > 0
-            || (1..=self.max_offset())
-                .filter_map(|off| self.item_id(off))
-                .any(|id| id.flags == LpFlags::Dead)
     }
 }
 
@@ -402,6 +399,43 @@ impl<'a> PageMut<'a> {
         }
     }
 
+    /// Make DEAD line pointers UNUSED (VACUUM, once no index entry points at them), so
+    /// [`add_item`](Self::add_item) may reuse them; trailing ones go at the next
+    /// [`compact`](Self::compact). Returns how many changed; other states are left alone.
+    pub fn set_unused(&mut self, offsets: &[OffsetNumber]) -> usize {
+        let mut n = 0;
+        for &off in offsets {
+            if self.as_page().item_id(off).map(|id| id.flags) == Some(LpFlags::Dead) {
+                self.set_item_id(off, ItemId::UNUSED);
+                n += 1;
+            }
+        }
+        if n > 0 {
+            let flags = self.as_page().flags();
+            self.set_flags(flags | PD_HAS_FREE_LINES);
+        }
+        n
+    }
+
+    /// Make a NORMAL or DEAD line pointer a REDIRECT to `to` (HOT pruning), dropping its
+    /// storage. False, changing nothing, for an UNUSED or out-of-range `off`.
+    pub fn set_redirect(&mut self, off: OffsetNumber, to: OffsetNumber) -> bool {
+        match self.as_page().item_id(off) {
+            Some(id) if id.flags != LpFlags::Unused => {
+                self.set_item_id(
+                    off,
+                    ItemId {
+                        off: to,
+                        flags: LpFlags::Redirect,
+                        len: 0,
+                    },
+                );
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// Replace the NORMAL item at `off` with `item`, keeping its line pointer (and so its
     /// item pointer). Overwrites in place when the new item fits the old one's storage,
     /// otherwise takes fresh storage from the free space, leaving the old storage as
@@ -443,13 +477,14 @@ impl<'a> PageMut<'a> {
     }
 
     /// Reclaim the storage of DEAD items and fragmentation (`PageRepairFragmentation`):
-    /// NORMAL items are packed against the special space, DEAD line pointers become UNUSED
-    /// (for reuse by [`add_item`](Self::add_item)) and trailing UNUSED ones are removed.
+    /// NORMAL items are packed against the special space, DEAD line pointers stay as
+    /// stubs without storage, and trailing UNUSED ones are removed.
     ///
-    /// Turning DEAD into UNUSED lets a later insert reuse the item pointer. That is safe
-    /// only because nothing refers to a dead tuple by its item pointer yet; once indexes
-    /// exist, a dead line pointer must stay DEAD until VACUUM has removed its index
-    /// entries (as in PostgreSQL, where pruning leaves LP_DEAD stubs).
+    /// A DEAD line pointer stays DEAD because index entries may still point at it: only
+    /// VACUUM, after removing those entries, makes it UNUSED ([`set_unused`]) and so
+    /// reusable (page rule 4).
+    ///
+    /// [`set_unused`]: Self::set_unused
     pub fn compact(&mut self) {
         self.assert_initialised();
         let copy: Box<[u8; BLCKSZ]> = Box::new(*self.data);
@@ -484,7 +519,19 @@ impl<'a> PageMut<'a> {
                     last_used = off;
                     unused_below_last |= unused_seen;
                 }
-                LpFlags::Dead | LpFlags::Unused => {
+                LpFlags::Dead => {
+                    self.set_item_id(
+                        off,
+                        ItemId {
+                            off: 0,
+                            flags: LpFlags::Dead,
+                            len: 0,
+                        },
+                    );
+                    last_used = off;
+                    unused_below_last |= unused_seen;
+                }
+                LpFlags::Unused => {
                     self.set_item_id(off, ItemId::UNUSED);
                     unused_seen = true;
                 }
@@ -683,19 +730,26 @@ mod tests {
         assert_eq!(page.as_page().fragmented_space(), 1008);
         page.compact();
         assert!(!page.as_page().needs_compaction());
-        // Item 10 was trailing: its line pointer is gone too.
-        assert_eq!(page.as_page().max_offset(), 9);
-        assert_eq!(page.as_page().free_space(), before + 1008 + 4);
+        // DEAD line pointers stay, without storage, until VACUUM says no index needs them.
+        assert_eq!(page.as_page().max_offset(), 10);
+        assert_eq!(page.as_page().free_space(), before + 1008);
         for i in [1u8, 2, 4, 5, 6, 7, 8, 9] {
             assert_eq!(page.as_page().get_item(i as u16), Some(&[i - 1; 500][..]));
         }
+        assert_eq!(
+            page.as_page().item_id(3).map(|id| id.flags),
+            Some(LpFlags::Dead)
+        );
+        assert_eq!(page.add_item(b"new"), Some(11), "a DEAD stub is not reused");
+        assert_eq!(page.set_unused(&[3, 10, 11]), 2, "only DEAD ones change");
         assert_eq!(page.as_page().item_id(3), Some(ItemId::UNUSED));
         assert_eq!(
             page.add_item(b"reuse"),
             Some(3),
             "UNUSED line pointer reused"
         );
-        assert_eq!(page.add_item(b"append"), Some(10));
+        assert_eq!(page.add_item(b"again"), Some(10));
+        assert_eq!(page.add_item(b"append"), Some(12));
         set_checksum(&mut data, 9);
         verify(&data, 1, 9).expect("compacted page verifies");
     }

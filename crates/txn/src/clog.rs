@@ -17,8 +17,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 
-use common::limits::BLCKSZ;
 use common::ids::Lsn;
+use common::limits::BLCKSZ;
 use common::{PgError, PgResult};
 use parking_lot::{Mutex, RwLock};
 use storage::vfs::Vfs;
@@ -279,7 +279,10 @@ mod tests {
         assert_eq!(again.status(5).unwrap(), XidStatus::Aborted);
         assert_eq!(again.status(far).unwrap(), XidStatus::Committed);
         assert_eq!(again.status(far + 1).unwrap(), XidStatus::InProgress);
-        assert_eq!(again.status(XIDS_PER_PAGE * 7).unwrap(), XidStatus::InProgress);
+        assert_eq!(
+            again.status(XIDS_PER_PAGE * 7).unwrap(),
+            XidStatus::InProgress
+        );
     }
 
     #[test]

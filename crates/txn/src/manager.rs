@@ -76,13 +76,13 @@ impl TxnManager {
         let xid_file = data_dir.join(CLOG_DIR).join(XID_FILE);
         let mut limit = FIRST_NORMAL_XID;
         if vfs.exists(&xid_file) {
-            let f = vfs
-                .open(&xid_file, false)
-                .map_err(|e| PgError::io(format!("could not open \"{}\"", xid_file.display()), e))?;
+            let f = vfs.open(&xid_file, false).map_err(|e| {
+                PgError::io(format!("could not open \"{}\"", xid_file.display()), e)
+            })?;
             let mut b = [0u8; 8];
-            let n = f
-                .read_at(&mut b, 0)
-                .map_err(|e| PgError::io(format!("could not read \"{}\"", xid_file.display()), e))?;
+            let n = f.read_at(&mut b, 0).map_err(|e| {
+                PgError::io(format!("could not read \"{}\"", xid_file.display()), e)
+            })?;
             if n != 8 {
                 return Err(PgError::new(
                     SqlState::DATA_CORRUPTED,
@@ -217,12 +217,12 @@ impl TxnManager {
         if xids.is_empty() {
             return Ok(());
         }
-        let end = match self.wal()?.log(RecordKind::Xact, &encode(REC_ABORT, xids)) {
-            Ok(end) => end,
-            // The log is broken: nothing after this point survives a restart, where an
-            // unfinished id counts as aborted. Marking it aborted now is consistent.
-            Err(_) => 0,
-        };
+        // If the log is broken nothing after this survives a restart, where an unfinished
+        // id counts as aborted: marking it aborted now is consistent.
+        let end = self
+            .wal()?
+            .log(RecordKind::Xact, &encode(REC_ABORT, xids))
+            .unwrap_or_default();
         self.finish(xids, XidStatus::Aborted, end)
     }
 

@@ -288,6 +288,11 @@ impl Tx {
             .ok_or_else(|| no_savepoint(name))
     }
 
+    /// Whether a savepoint is open (the transaction has a subtransaction level).
+    pub fn in_savepoint(&self) -> bool {
+        self.inner.borrow().levels.len() > 1
+    }
+
     /// Whether a savepoint of this name exists.
     pub fn has_savepoint(&self, name: &str) -> bool {
         self.find(name).is_ok()

@@ -81,11 +81,34 @@ pub struct StatementOutcome {
     pub result: Result<Completed, PgError>,
 }
 
+/// Where a session's transaction stands, for ReadyForQuery.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TxStatus {
+    /// No transaction block ('I').
+    Idle,
+    /// In a transaction block ('T').
+    InBlock,
+    /// In a failed transaction block: only ROLLBACK is accepted ('E').
+    Failed,
+}
+
+/// One connection's session: its transaction and settings. Dropping it ends the
+/// session (an open transaction is rolled back).
+pub trait Session: Send + 'static {
+    /// Run every statement of a simple Query, stopping after the first error. Blocking:
+    /// it runs on the connection's own thread.
+    fn execute_simple(&mut self, sql: &str) -> Vec<StatementOutcome>;
+
+    /// The transaction status ReadyForQuery reports.
+    fn transaction_status(&self) -> TxStatus;
+}
+
 /// The database, as the protocol layer sees it.
 pub trait Backend: Send + Sync + 'static {
-    /// Run every statement of a simple Query, stopping after the first error. Blocking:
-    /// the caller runs it on a blocking thread.
-    fn execute_simple(&self, sql: &str) -> Vec<StatementOutcome>;
+    type Session: Session;
+
+    /// A session for a new connection.
+    fn new_session(backend: &Arc<Self>) -> Self::Session;
 }
 
 /// The pgwire handlers for one server: shared by all its connections.
@@ -100,9 +123,10 @@ impl<B: Backend> Handlers<B> {
 }
 
 impl<B: Backend> PgWireServerHandlers for Handlers<B> {
+    /// Called once per connection (`run_connection`): the handler owns its session.
     fn simple_query_handler(&self) -> Arc<impl SimpleQueryHandler> {
-        Arc::new(QueryHandler {
-            backend: self.backend.clone(),
+        Arc::new(QueryHandler::<B> {
+            session: parking_lot::Mutex::new(B::new_session(&self.backend)),
         })
     }
 
@@ -175,7 +199,8 @@ static PIDS: std::sync::LazyLock<RandomPidSecretKeyGenerator> =
     std::sync::LazyLock::new(RandomPidSecretKeyGenerator::default);
 
 struct QueryHandler<B: Backend> {
-    backend: Arc<B>,
+    /// Only this connection's thread uses it; the mutex is never contended.
+    session: parking_lot::Mutex<B::Session>,
 }
 
 /// PostgreSQL's ErrorResponse / NoticeResponse fields for an error.
@@ -258,7 +283,7 @@ impl<B: Backend> SimpleQueryHandler for QueryHandler<B> {
             // The connection has its own thread (`spawn_connection_thread`): running the
             // statements right here blocks only this connection, and costs no hand-off
             // to another thread and back.
-            let outcomes = self.backend.execute_simple(&query.query);
+            let outcomes = self.session.lock().execute_simple(&query.query);
             let mut buf = BytesMut::new();
             for o in outcomes {
                 for n in &o.notices {
@@ -298,9 +323,14 @@ impl<B: Backend> SimpleQueryHandler for QueryHandler<B> {
             }
         }
         client.set_state(PgWireConnectionState::ReadyForQuery);
+        let status = match self.session.lock().transaction_status() {
+            TxStatus::Idle => TransactionStatus::Idle,
+            TxStatus::InBlock => TransactionStatus::Transaction,
+            TxStatus::Failed => TransactionStatus::Error,
+        };
         client
             .send(PgWireBackendMessage::ReadyForQuery(ReadyForQuery::new(
-                TransactionStatus::Idle,
+                status,
             )))
             .await?;
         Ok(())

@@ -30,7 +30,7 @@ pub struct Binder<'a> {
 
 /// An identifier as PostgreSQL reads it: unquoted names fold to lower case and every name
 /// is cut to `NAMEDATALEN - 1` bytes.
-pub(crate) fn ident_name(id: &ast::Ident) -> String {
+pub fn ident_name(id: &ast::Ident) -> String {
     let mut s = if id.quote_style.is_some() {
         id.value.clone()
     } else {

@@ -1,0 +1,178 @@
+//! Which tuple versions a transaction sees, and whether it may change one: PostgreSQL's
+//! `HeapTupleSatisfiesMVCC`, `HeapTupleSatisfiesUpdate` and `SnapshotDirty`, on the 64-bit
+//! ids of `txn`.
+//!
+//! A version is visible to a snapshot when its inserter committed before the snapshot
+//! (or is this transaction, in an earlier command) and its deleter did not (access rule
+//! 4). Ids below [`txn::FIRST_NORMAL_XID`] (bootstrap, frozen) count as committed.
+
+use common::PgResult;
+use txn::{Cid, FIRST_NORMAL_XID, INVALID_XID, Snapshot, Tx, Xid, XidStatus};
+
+use crate::tuple::{HEAP_COMBOCID, HEAP_XMAX_LOCK_ONLY, TupleHeader};
+
+/// The command id that inserted a tuple this transaction wrote.
+fn cmin(h: &TupleHeader, tx: &Tx) -> Cid {
+    if h.infomask & HEAP_COMBOCID != 0 {
+        tx.combo_parts(h.cid).map_or(h.cid, |p| p.0)
+    } else {
+        h.cid
+    }
+}
+
+/// The command id that deleted a tuple this transaction deleted.
+fn cmax(h: &TupleHeader, tx: &Tx) -> Cid {
+    if h.infomask & HEAP_COMBOCID != 0 {
+        tx.combo_parts(h.cid).map_or(h.cid, |p| p.1)
+    } else {
+        h.cid
+    }
+}
+
+/// The combined `t_cid` and `HEAP_COMBOCID` bit for deleting `h` now.
+pub fn cid_for_delete(h: &TupleHeader, tx: &Tx) -> (Cid, u16) {
+    if tx.is_mine(h.xmin) {
+        (tx.combo_cid(cmin(h, tx), tx.cid()), HEAP_COMBOCID)
+    } else {
+        (tx.cid(), 0)
+    }
+}
+
+fn lock_only(h: &TupleHeader) -> bool {
+    h.infomask & HEAP_XMAX_LOCK_ONLY != 0
+}
+
+/// Whether the version `h` is visible to `snap`, taken by `tx`.
+pub fn visible(h: &TupleHeader, snap: &Snapshot, tx: &Tx) -> PgResult<bool> {
+    if h.xmin >= FIRST_NORMAL_XID {
+        if tx.is_mine(h.xmin) {
+            if cmin(h, tx) >= tx.cid() {
+                return Ok(false); // inserted by this or a later command
+            }
+        } else if snap.in_progress(h.xmin) || tx.status(h.xmin)? != XidStatus::Committed {
+            return Ok(false);
+        }
+    } else if h.xmin == INVALID_XID {
+        return Ok(false);
+    }
+    if h.xmax == INVALID_XID || lock_only(h) {
+        return Ok(true);
+    }
+    if tx.is_mine(h.xmax) {
+        return Ok(cmax(h, tx) >= tx.cid()); // deleted by this or a later command
+    }
+    if snap.in_progress(h.xmax) {
+        return Ok(true);
+    }
+    Ok(tx.status(h.xmax)? != XidStatus::Committed)
+}
+
+/// Where another transaction's id stands right now.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fate {
+    Running,
+    Committed,
+    Aborted,
+}
+
+/// The fate of `xid` now. Commits set the commit log before they stop running (txn rule
+/// 3), so an id found neither running nor committed has aborted (or died in a crash).
+pub fn fate(xid: Xid, tx: &Tx) -> PgResult<Fate> {
+    if xid < FIRST_NORMAL_XID {
+        return Ok(if xid == INVALID_XID {
+            Fate::Aborted
+        } else {
+            Fate::Committed
+        });
+    }
+    match tx.status(xid)? {
+        XidStatus::Committed => return Ok(Fate::Committed),
+        XidStatus::Aborted => return Ok(Fate::Aborted),
+        XidStatus::InProgress => {}
+    }
+    if tx.manager().is_running(xid) {
+        return Ok(Fate::Running);
+    }
+    Ok(match tx.manager().status(xid)? {
+        XidStatus::Committed => Fate::Committed,
+        _ => Fate::Aborted,
+    })
+}
+
+/// May `tx` delete, update or lock the version `h` (which its snapshot saw)?
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WriteCheck {
+    /// Yes.
+    Ok,
+    /// This transaction already deleted or updated it (in this statement: skip it).
+    SelfModified,
+    /// Another running transaction deleted, updated or locked it: wait for that one.
+    BeingModified(Xid),
+    /// A committed transaction deleted or updated it (`t_ctid` says which).
+    Updated,
+    /// Its inserter aborted or has not committed: there is nothing to change.
+    Invisible,
+}
+
+/// `HeapTupleSatisfiesUpdate`: the check made under the page's latch before `t_xmax` is
+/// written.
+pub fn check_write(h: &TupleHeader, tx: &Tx) -> PgResult<WriteCheck> {
+    if !tx.is_mine(h.xmin) {
+        match fate(h.xmin, tx)? {
+            Fate::Committed => {}
+            Fate::Running => return Ok(WriteCheck::BeingModified(h.xmin)),
+            Fate::Aborted => return Ok(WriteCheck::Invisible),
+        }
+    }
+    if h.xmax == INVALID_XID {
+        return Ok(WriteCheck::Ok);
+    }
+    if tx.is_mine(h.xmax) {
+        return Ok(if lock_only(h) {
+            WriteCheck::Ok
+        } else {
+            WriteCheck::SelfModified
+        });
+    }
+    match fate(h.xmax, tx)? {
+        Fate::Aborted => Ok(WriteCheck::Ok),
+        // Also for a share lock held by another: one xmax names one locker, so a second
+        // FOR SHARE waits for the first (no multixacts yet).
+        Fate::Running => Ok(WriteCheck::BeingModified(h.xmax)),
+        Fate::Committed if lock_only(h) => Ok(WriteCheck::Ok),
+        Fate::Committed => Ok(WriteCheck::Updated),
+    }
+}
+
+/// What a unique check makes of an equal key's heap tuple (`SnapshotDirty`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Liveness {
+    /// Deleted by a committed transaction or by this one, or inserted by an aborted one.
+    Dead,
+    /// Committed (or this transaction's own) and not deleted: a conflict.
+    Live,
+    /// Inserted or deleted by a running transaction: wait for it, then look again.
+    InDoubt(Xid),
+}
+
+/// `SnapshotDirty` for a unique check: sees every committed and in-progress change.
+pub fn liveness(h: &TupleHeader, tx: &Tx) -> PgResult<Liveness> {
+    if !tx.is_mine(h.xmin) {
+        match fate(h.xmin, tx)? {
+            Fate::Committed => {}
+            Fate::Running => return Ok(Liveness::InDoubt(h.xmin)),
+            Fate::Aborted => return Ok(Liveness::Dead),
+        }
+    }
+    if h.xmax == INVALID_XID || lock_only(h) {
+        return Ok(Liveness::Live);
+    }
+    if tx.is_mine(h.xmax) {
+        return Ok(Liveness::Dead);
+    }
+    Ok(match fate(h.xmax, tx)? {
+        Fate::Committed => Liveness::Dead,
+        Fate::Running => Liveness::InDoubt(h.xmax),
+        Fate::Aborted => Liveness::Live,
+    })
+}
