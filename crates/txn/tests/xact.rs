@@ -3,11 +3,11 @@
 
 use std::sync::Arc;
 
+use myriad_txn::{Isolation, Tx, TxnManager, XidStatus};
 use storage::bufmgr::BufferPool;
 use storage::smgr::Smgr;
 use storage::vfs::{OsVfs, Vfs};
 use storage::xlog::{self, Wal, WalOptions};
-use myriad_txn::{Isolation, Tx, TxnManager, XidStatus};
 
 struct Db {
     mgr: Arc<TxnManager>,
@@ -47,7 +47,10 @@ fn snapshots_see_what_committed_before_them() {
     let xa = a.xid().unwrap();
     b.begin(Isolation::RepeatableRead, false);
     let snap_b = b.start_statement();
-    assert!(snap_b.in_progress(xa), "a is running when b's snapshot is taken");
+    assert!(
+        snap_b.in_progress(xa),
+        "a is running when b's snapshot is taken"
+    );
     a.commit().unwrap();
     assert_eq!(db.mgr.status(xa).unwrap(), XidStatus::Committed);
     assert!(!db.mgr.is_running(xa));
@@ -58,7 +61,11 @@ fn snapshots_see_what_committed_before_them() {
     let c = Tx::new(db.mgr.clone(), 3);
     c.begin(Isolation::ReadCommitted, false);
     assert!(!c.start_statement().in_progress(xa));
-    assert_eq!(db.mgr.oldest_xmin(), xa, "b's snapshot holds the horizon back");
+    assert_eq!(
+        db.mgr.oldest_xmin(),
+        xa,
+        "b's snapshot holds the horizon back"
+    );
     b.commit().unwrap();
     c.commit().unwrap();
     assert!(db.mgr.oldest_xmin() > xa);
