@@ -1,0 +1,293 @@
+//! Concurrent sessions: readers never wait for writers, writers of different rows run in
+//! parallel, writers of one row wait for each other and then behave as PostgreSQL's READ
+//! COMMITTED and REPEATABLE READ do; many transfers keep the total.
+//!
+//! "Blocks" is checked by giving a statement that should block a moment (`BLOCK_WAIT`) and
+//! seeing that it has not finished; that can only pass wrongly on a machine too slow to
+//! finish a point update in that time, never fail wrongly. The statements that should not
+//! block are awaited without a deadline: if one blocked, the test would hang and the test
+//! runner's timeout reports it.
+
+use std::time::Duration;
+
+use myriad_server::{Config, Server};
+use tokio_postgres::{Client, NoTls, SimpleQueryMessage};
+
+const BLOCK_WAIT: Duration = Duration::from_millis(300);
+
+async fn start() -> (Server, tempfile::TempDir) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = Config {
+        listen: "127.0.0.1:0".into(),
+        data_dir: dir.path().to_path_buf(),
+        ..Config::default()
+    };
+    (Server::start(&config).await.expect("server starts"), dir)
+}
+
+async fn connect(server: &Server) -> Client {
+    let addr = server.local_addr();
+    let url = format!(
+        "host={} port={} user=postgres dbname=postgres",
+        addr.ip(),
+        addr.port()
+    );
+    let (client, connection) = tokio_postgres::connect(&url, NoTls).await.expect("connect");
+    tokio::spawn(async move {
+        let _ = connection.await;
+    });
+    client
+}
+
+async fn exec(c: &Client, sql: &str) {
+    c.batch_execute(sql)
+        .await
+        .unwrap_or_else(|e| panic!("{sql}: {e}"));
+}
+
+/// The single value a query returns.
+async fn value(c: &Client, sql: &str) -> String {
+    let rows = c
+        .simple_query(sql)
+        .await
+        .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    rows.iter()
+        .find_map(|m| match m {
+            SimpleQueryMessage::Row(r) => r.get(0).map(str::to_owned),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("{sql}: no row"))
+}
+
+fn sqlstate(e: &tokio_postgres::Error) -> String {
+    e.as_db_error()
+        .map(|d| d.code().code().to_string())
+        .unwrap_or_else(|| e.to_string())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn readers_do_not_wait_for_writers_and_writers_of_other_rows_do_not_wait() {
+    let (server, _dir) = start().await;
+    let a = connect(&server).await;
+    let b = connect(&server).await;
+    exec(&a, "CREATE TABLE t (id int PRIMARY KEY, v int)").await;
+    exec(&a, "INSERT INTO t VALUES (1, 0), (2, 0)").await;
+    exec(
+        &a,
+        "BEGIN; INSERT INTO t VALUES (3, 0); UPDATE t SET v = 1 WHERE id = 1",
+    )
+    .await;
+    // Dirty reads never happen: b sees the committed state, at once.
+    assert_eq!(value(&b, "SELECT count(*) FROM t").await, "2");
+    assert_eq!(value(&b, "SELECT v FROM t WHERE id = 1").await, "0");
+    // Another row is free.
+    exec(&b, "UPDATE t SET v = 2 WHERE id = 2").await;
+    exec(&a, "COMMIT").await;
+    assert_eq!(value(&b, "SELECT sum(v) FROM t").await, "3");
+    assert_eq!(value(&b, "SELECT count(*) FROM t").await, "3");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn read_committed_rechecks_the_newest_version_no_lost_update() {
+    let (server, _dir) = start().await;
+    let a = connect(&server).await;
+    let b = connect(&server).await;
+    exec(&a, "CREATE TABLE c (id int PRIMARY KEY, n int)").await;
+    exec(&a, "INSERT INTO c VALUES (1, 0), (2, 100)").await;
+    exec(&a, "BEGIN; UPDATE c SET n = n + 1 WHERE id = 1").await;
+    let blocked = tokio::spawn(async move {
+        // Waits for a; then increments a's version, not the one it first saw.
+        exec(&b, "UPDATE c SET n = n + 10 WHERE id = 1").await;
+        // The WHERE clause is re-checked on the newest version: a moved n past 5.
+        let r = b
+            .simple_query("UPDATE c SET n = n * 1000 WHERE n < 5")
+            .await
+            .expect("update");
+        (b, r)
+    });
+    tokio::time::sleep(BLOCK_WAIT).await;
+    assert!(!blocked.is_finished(), "b waits for a's row");
+    exec(&a, "UPDATE c SET n = n + 5 WHERE id = 1; COMMIT").await;
+    let (b, _) = blocked.await.expect("b");
+    assert_eq!(value(&b, "SELECT n FROM c WHERE id = 1").await, "16");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn read_committed_skips_a_row_deleted_or_moved_out_meanwhile() {
+    let (server, _dir) = start().await;
+    let a = connect(&server).await;
+    let b = connect(&server).await;
+    exec(&a, "CREATE TABLE d (id int PRIMARY KEY, k int)").await;
+    exec(&a, "INSERT INTO d VALUES (1, 1), (2, 1)").await;
+    exec(
+        &a,
+        "BEGIN; DELETE FROM d WHERE id = 1; UPDATE d SET k = 2 WHERE id = 2",
+    )
+    .await;
+    let blocked = tokio::spawn(async move {
+        let r = b.simple_query("UPDATE d SET k = 9 WHERE k = 1").await;
+        let n = r.map(|msgs| {
+            msgs.iter()
+                .find_map(|m| match m {
+                    SimpleQueryMessage::CommandComplete(n) => Some(*n),
+                    _ => None,
+                })
+                .expect("command complete")
+        });
+        (b, n)
+    });
+    tokio::time::sleep(BLOCK_WAIT).await;
+    assert!(!blocked.is_finished(), "b waits for a");
+    exec(&a, "COMMIT").await;
+    let (b, n) = blocked.await.expect("b");
+    assert_eq!(
+        n.expect("update"),
+        0,
+        "one row is gone, the other no longer matches"
+    );
+    assert_eq!(value(&b, "SELECT k FROM d WHERE id = 2").await, "2");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn repeatable_read_fails_on_a_concurrent_update_and_keeps_its_snapshot() {
+    let (server, _dir) = start().await;
+    let a = connect(&server).await;
+    let b = connect(&server).await;
+    exec(&a, "CREATE TABLE r (id int PRIMARY KEY, n int)").await;
+    exec(&a, "INSERT INTO r VALUES (1, 0), (2, 0)").await;
+    exec(&b, "BEGIN ISOLATION LEVEL REPEATABLE READ").await;
+    assert_eq!(value(&b, "SELECT sum(n) FROM r").await, "0");
+    exec(&a, "UPDATE r SET n = 1 WHERE id = 2").await;
+    // Non-repeatable read does not happen under REPEATABLE READ.
+    assert_eq!(value(&b, "SELECT sum(n) FROM r").await, "0");
+    exec(&a, "BEGIN; UPDATE r SET n = 5 WHERE id = 1").await;
+    let blocked = tokio::spawn(async move {
+        let e = b.batch_execute("UPDATE r SET n = n + 1 WHERE id = 1").await;
+        (b, e)
+    });
+    tokio::time::sleep(BLOCK_WAIT).await;
+    assert!(!blocked.is_finished(), "b waits for a");
+    exec(&a, "COMMIT").await;
+    let (b, e) = blocked.await.expect("b");
+    assert_eq!(sqlstate(&e.expect_err("40001")), "40001");
+    let e = b.batch_execute("SELECT 1").await.expect_err("aborted");
+    assert_eq!(sqlstate(&e), "25P02");
+    exec(&b, "ROLLBACK").await;
+    // Updating a row nobody touched since the snapshot is fine; so is one a rolled back
+    // transaction touched.
+    exec(&a, "BEGIN; UPDATE r SET n = 7 WHERE id = 2").await;
+    exec(&b, "BEGIN ISOLATION LEVEL REPEATABLE READ; SELECT 1").await;
+    let waiting = tokio::spawn(async move {
+        let e = b.batch_execute("UPDATE r SET n = n + 1 WHERE id = 2").await;
+        (b, e)
+    });
+    tokio::time::sleep(BLOCK_WAIT).await;
+    exec(&a, "ROLLBACK").await;
+    let (b, e) = waiting.await.expect("b");
+    e.expect("the blocker rolled back");
+    exec(&b, "COMMIT").await;
+    assert_eq!(value(&a, "SELECT n FROM r WHERE id = 2").await, "2");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unique_check_waits_for_the_inserter() {
+    let (server, _dir) = start().await;
+    let a = connect(&server).await;
+    let b = connect(&server).await;
+    exec(&a, "CREATE TABLE u (id int PRIMARY KEY)").await;
+    exec(&a, "BEGIN; INSERT INTO u VALUES (1)").await;
+    let b = {
+        let blocked = tokio::spawn(async move {
+            let e = b.batch_execute("INSERT INTO u VALUES (1)").await;
+            (b, e)
+        });
+        tokio::time::sleep(BLOCK_WAIT).await;
+        assert!(!blocked.is_finished(), "b waits: a may still roll back");
+        exec(&a, "ROLLBACK").await;
+        let (b, e) = blocked.await.expect("b");
+        e.expect("a rolled back: the key is free");
+        b
+    };
+    exec(&a, "BEGIN; DELETE FROM u WHERE id = 1").await;
+    let blocked = tokio::spawn(async move {
+        let e = b.batch_execute("INSERT INTO u VALUES (1)").await;
+        (b, e)
+    });
+    tokio::time::sleep(BLOCK_WAIT).await;
+    assert!(!blocked.is_finished(), "b waits: a's delete may roll back");
+    exec(&a, "ROLLBACK").await;
+    let (_b, e) = blocked.await.expect("b");
+    assert_eq!(sqlstate(&e.expect_err("the delete rolled back")), "23505");
+}
+
+/// Many clients move money between accounts, some transactions rolled back on purpose;
+/// every snapshot sees the same total, and so does the end.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn transfers_keep_the_total() {
+    const ACCOUNTS: i64 = 20;
+    const CLIENTS: usize = 6;
+    const TRANSFERS: usize = 150;
+    let (server, _dir) = start().await;
+    let setup = connect(&server).await;
+    exec(
+        &setup,
+        "CREATE TABLE bank (id int PRIMARY KEY, balance int)",
+    )
+    .await;
+    let values: Vec<String> = (0..ACCOUNTS).map(|i| format!("({i}, 1000)")).collect();
+    exec(
+        &setup,
+        &format!("INSERT INTO bank VALUES {}", values.join(", ")),
+    )
+    .await;
+    let mut tasks = Vec::new();
+    for client in 0..CLIENTS {
+        let c = connect(&server).await;
+        tasks.push(tokio::spawn(async move {
+            let mut seed = client as u64 * 7919 + 17;
+            let mut next = || {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                seed
+            };
+            for i in 0..TRANSFERS {
+                let from = (next() % ACCOUNTS as u64) as i64;
+                let to = (from + 1 + (next() % (ACCOUNTS as u64 - 1)) as i64) % ACCOUNTS;
+                let amount = next() % 50;
+                let end = if i % 7 == 0 { "ROLLBACK" } else { "COMMIT" };
+                // Lock in id order, as an application avoiding deadlocks would.
+                let (first, second, d1, d2) = if from < to {
+                    (from, to, -(amount as i64), amount as i64)
+                } else {
+                    (to, from, amount as i64, -(amount as i64))
+                };
+                exec(
+                    &c,
+                    &format!(
+                        "BEGIN; UPDATE bank SET balance = balance + {d1} WHERE id = {first}; \
+                         UPDATE bank SET balance = balance + {d2} WHERE id = {second}; {end}"
+                    ),
+                )
+                .await;
+                if i % 10 == 0 {
+                    assert_eq!(
+                        value(&c, "SELECT sum(balance) FROM bank").await,
+                        (ACCOUNTS * 1000).to_string()
+                    );
+                }
+            }
+        }));
+    }
+    for t in tasks {
+        t.await.expect("client");
+    }
+    assert_eq!(
+        value(&setup, "SELECT sum(balance) FROM bank").await,
+        (ACCOUNTS * 1000).to_string()
+    );
+    assert_eq!(
+        value(&setup, "SELECT count(*) FROM bank").await,
+        ACCOUNTS.to_string()
+    );
+}
