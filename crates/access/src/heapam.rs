@@ -555,7 +555,19 @@ mod tests {
 
     #[test]
     fn versions_follow_snapshots() {
+        versions_follow_snapshots_from(txn::FIRST_NORMAL_XID);
+    }
+
+    /// The same with ids crossing 2^32, where PostgreSQL's 32-bit ids would wrap around
+    /// (tuple rule 1).
+    #[test]
+    fn versions_follow_snapshots_across_2_pow_32() {
+        versions_follow_snapshots_from((1 << 32) - 3);
+    }
+
+    fn versions_follow_snapshots_from(first_xid: Xid) {
         let e = env(16);
+        e.mgr.advance_next_xid(first_xid);
         let setup = e.tx(1);
         let a = insert(&e.pool, &setup, 1, "a");
         let b = insert(&e.pool, &setup, 2, "b");
