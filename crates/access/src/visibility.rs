@@ -144,6 +144,35 @@ pub fn check_write(h: &TupleHeader, tx: &Tx) -> PgResult<WriteCheck> {
     }
 }
 
+/// Whether VACUUM may remove the version `h`: its inserter aborted, or its deleter
+/// committed before `horizon` (the oldest id any snapshot may still see as running, so
+/// no snapshot sees the version).
+pub fn dead_to_all(h: &TupleHeader, mgr: &txn::TxnManager, horizon: Xid) -> PgResult<bool> {
+    if h.xmin >= FIRST_NORMAL_XID && final_status(h.xmin, mgr)? == Fate::Aborted {
+        return Ok(true);
+    }
+    if h.xmax == INVALID_XID || lock_only(h) || h.xmax >= horizon {
+        return Ok(false);
+    }
+    Ok(final_status(h.xmax, mgr)? == Fate::Committed)
+}
+
+/// [`fate`] without a transaction's cache (for VACUUM).
+fn final_status(xid: Xid, mgr: &txn::TxnManager) -> PgResult<Fate> {
+    match mgr.status(xid)? {
+        XidStatus::Committed => return Ok(Fate::Committed),
+        XidStatus::Aborted => return Ok(Fate::Aborted),
+        XidStatus::InProgress => {}
+    }
+    if mgr.is_running(xid) {
+        return Ok(Fate::Running);
+    }
+    Ok(match mgr.status(xid)? {
+        XidStatus::Committed => Fate::Committed,
+        _ => Fate::Aborted,
+    })
+}
+
 /// What a unique check makes of an equal key's heap tuple (`SnapshotDirty`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Liveness {

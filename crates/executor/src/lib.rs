@@ -16,6 +16,7 @@ pub mod eval;
 pub mod exec;
 pub mod index;
 pub mod sortkey;
+pub mod vacuum;
 
 use catalog::Catalog;
 use common::{PgError, PgResult, Value};

@@ -141,6 +141,35 @@ impl Database {
         &self.wal
     }
 
+    /// VACUUM `table` (every table if `None`), outside any transaction.
+    fn vacuum(&self, table: Option<&sqlparser::ast::ObjectName>) -> PgResult<()> {
+        let _shared = self.statement_lock.read();
+        let catalog = self.catalog.snapshot();
+        let tables: Vec<_> = match table {
+            Some(name) => {
+                let ident = name
+                    .0
+                    .last()
+                    .and_then(|p| p.as_ident())
+                    .map(sql::binder::ident_name)
+                    .unwrap_or_default();
+                let t = catalog.table(&ident).ok_or_else(|| {
+                    PgError::new(
+                        common::SqlState::UNDEFINED_TABLE,
+                        format!("relation \"{ident}\" does not exist"),
+                    )
+                })?;
+                vec![t.clone()]
+            }
+            None => catalog.tables().cloned().collect(),
+        };
+        for t in tables {
+            let stats = executor::vacuum::vacuum_table(&self.pool, &self.roots, &self.txns, &t)?;
+            tracing::debug!(table = %t.name, ?stats, "vacuumed");
+        }
+        Ok(())
+    }
+
     /// Bind, plan and run one statement in `tx`, seeing `snapshot`.
     fn execute_one(
         &self,

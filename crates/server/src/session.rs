@@ -318,6 +318,22 @@ impl Session {
                 }
                 r
             }
+            Statement::Vacuum(v) => {
+                if self.failed {
+                    return Err(aborted_block());
+                }
+                if self.explicit || self.tx.is_active() || !last {
+                    return Err(PgError::new(
+                        SqlState::ACTIVE_SQL_TRANSACTION,
+                        "VACUUM cannot run inside a transaction block",
+                    ));
+                }
+                if v.full {
+                    return Err(PgError::unsupported("VACUUM FULL"));
+                }
+                self.db.vacuum(v.table_name.as_ref())?;
+                done("VACUUM")
+            }
             _ => {
                 if self.failed {
                     return Err(aborted_block());
