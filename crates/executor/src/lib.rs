@@ -33,6 +33,9 @@ pub struct StatementResult {
     /// The CommandComplete tag, exactly as PostgreSQL writes it (`INSERT 0 2`).
     pub tag: String,
     pub notices: Vec<PgError>,
+    /// For INSERT, UPDATE and DELETE: the table and how many rows changed (versions that
+    /// VACUUM will have to clean up, counted for autovacuum).
+    pub changed: Option<(common::Oid, u64)>,
 }
 
 /// Everything a statement may touch.
@@ -67,7 +70,7 @@ pub fn execute(stmt: PlannedStatement, cx: &ExecContext) -> PgResult<StatementRe
                 tag: format!("SELECT {}", rows.len()),
                 columns: Some(columns),
                 rows,
-                notices: vec![],
+                ..Default::default()
             })
         }
         PlannedStatement::Insert { insert, source } => {
@@ -75,27 +78,28 @@ pub fn execute(stmt: PlannedStatement, cx: &ExecContext) -> PgResult<StatementRe
             let rows = exec::collect(op.as_mut())?;
             let n = rows.len();
             let out = dml::insert(cx, &insert.table, rows, insert.returning.as_ref())?;
-            Ok(with_returning(
-                format!("INSERT 0 {n}"),
-                insert.returning.map(|r| r.columns),
-                out,
-            ))
+            Ok(StatementResult {
+                changed: Some((insert.table.oid, n as u64)),
+                ..with_returning(
+                    format!("INSERT 0 {n}"),
+                    insert.returning.map(|r| r.columns),
+                    out,
+                )
+            })
         }
         PlannedStatement::Update(u) => {
             let (n, out) = dml::update(cx, &u)?;
-            Ok(with_returning(
-                format!("UPDATE {n}"),
-                u.returning.map(|r| r.columns),
-                out,
-            ))
+            Ok(StatementResult {
+                changed: Some((u.table.oid, n as u64)),
+                ..with_returning(format!("UPDATE {n}"), u.returning.map(|r| r.columns), out)
+            })
         }
         PlannedStatement::Delete(d) => {
             let (n, out) = dml::delete(cx, &d)?;
-            Ok(with_returning(
-                format!("DELETE {n}"),
-                d.returning.map(|r| r.columns),
-                out,
-            ))
+            Ok(StatementResult {
+                changed: Some((d.table.oid, n as u64)),
+                ..with_returning(format!("DELETE {n}"), d.returning.map(|r| r.columns), out)
+            })
         }
         PlannedStatement::CreateTable(new) => {
             cx.catalog
@@ -155,5 +159,6 @@ fn with_returning(
         columns,
         rows,
         notices: vec![],
+        changed: None,
     }
 }

@@ -29,6 +29,8 @@ use txn::TxnManager;
 pub struct VacuumStats {
     pub pages_scanned: u64,
     pub tuples_removed: u64,
+    /// Versions left (live, or still visible to some snapshot).
+    pub tuples_remaining: u64,
     pub index_entries_removed: u64,
 }
 
@@ -58,6 +60,8 @@ pub fn vacuum_table(
             let h = access::tuple::header(item)?;
             if visibility::dead_to_all(&h, mgr, horizon)? {
                 dead.entry(block).or_default().push(off);
+            } else {
+                stats.tuples_remaining += 1;
             }
         }
     }

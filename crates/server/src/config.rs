@@ -10,6 +10,8 @@
 //! max_wal_size_mb = 1024          # ... or when this much WAL was written since the last one
 //! wal_segment_size = 16777216     # bytes per WAL segment file; used only when the data
 //!                                 # directory is created (a power of two, >= 64 KiB)
+//! autovacuum = true               # vacuum tables in the background as rows change
+//! autovacuum_naptime_ms = 1000    # how often the worker looks for tables to vacuum
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -26,6 +28,8 @@ pub struct Config {
     pub checkpoint_timeout_secs: u64,
     pub max_wal_size_mb: u64,
     pub wal_segment_size: u64,
+    pub autovacuum: bool,
+    pub autovacuum_naptime_ms: u64,
 }
 
 impl Default for Config {
@@ -38,6 +42,8 @@ impl Default for Config {
             checkpoint_timeout_secs: 300,
             max_wal_size_mb: 1024,
             wal_segment_size: storage::xlog::DEFAULT_WAL_SEGMENT_SIZE,
+            autovacuum: true,
+            autovacuum_naptime_ms: 1000,
         }
     }
 }

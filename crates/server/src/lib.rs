@@ -59,7 +59,23 @@ pub struct Database {
     statement_lock: RwLock<()>,
     /// Session ids (what pg_backend_pid() and pg_locks call a pid).
     next_backend: std::sync::atomic::AtomicU32,
+    /// Rows changed per table since its last VACUUM (autovacuum's trigger).
+    activity: parking_lot::Mutex<std::collections::HashMap<common::Oid, TableActivity>>,
 }
+
+/// What autovacuum knows of a table.
+#[derive(Clone, Copy, Debug, Default)]
+struct TableActivity {
+    /// Rows inserted, updated or deleted since the last VACUUM.
+    changes: u64,
+    /// Versions the last VACUUM left (live rows, roughly).
+    tuples_after_vacuum: u64,
+}
+
+/// Autovacuum vacuums a table once its changes exceed this plus a fraction of its size
+/// (PostgreSQL's `autovacuum_vacuum_threshold` and `autovacuum_vacuum_scale_factor`).
+const AUTOVACUUM_THRESHOLD: u64 = 50;
+const AUTOVACUUM_SCALE_PERCENT: u64 = 20;
 
 impl Database {
     /// Open (creating if needed) the data directory, replaying the write-ahead log from
@@ -113,6 +129,7 @@ impl Database {
             txns,
             statement_lock: RwLock::new(()),
             next_backend: std::sync::atomic::AtomicU32::new(1),
+            activity: parking_lot::Mutex::new(std::collections::HashMap::new()),
         })
     }
 
@@ -143,7 +160,6 @@ impl Database {
 
     /// VACUUM `table` (every table if `None`), outside any transaction.
     fn vacuum(&self, table: Option<&sqlparser::ast::ObjectName>) -> PgResult<()> {
-        let _shared = self.statement_lock.read();
         let catalog = self.catalog.snapshot();
         let tables: Vec<_> = match table {
             Some(name) => {
@@ -163,11 +179,55 @@ impl Database {
             }
             None => catalog.tables().cloned().collect(),
         };
+        let _shared = self.statement_lock.read();
         for t in tables {
-            let stats = executor::vacuum::vacuum_table(&self.pool, &self.roots, &self.txns, &t)?;
-            tracing::debug!(table = %t.name, ?stats, "vacuumed");
+            self.vacuum_one(&t)?;
         }
         Ok(())
+    }
+
+    fn vacuum_one(&self, t: &catalog::TableDesc) -> PgResult<()> {
+        let changes_before = self.activity.lock().get(&t.oid).map_or(0, |a| a.changes);
+        let stats = executor::vacuum::vacuum_table(&self.pool, &self.roots, &self.txns, t)?;
+        tracing::debug!(table = %t.name, ?stats, "vacuumed");
+        let mut activity = self.activity.lock();
+        let a = activity.entry(t.oid).or_default();
+        a.changes = a.changes.saturating_sub(changes_before);
+        a.tuples_after_vacuum = stats.tuples_remaining;
+        Ok(())
+    }
+
+    /// Count rows a statement changed (autovacuum's trigger).
+    pub(crate) fn note_changes(&self, table: common::Oid, rows: u64) {
+        if rows > 0 {
+            self.activity.lock().entry(table).or_default().changes += rows;
+        }
+    }
+
+    /// One round of autovacuum: VACUUM every table whose changes passed its threshold.
+    /// Returns how many tables it vacuumed.
+    pub fn autovacuum_round(&self) -> PgResult<usize> {
+        let due: Vec<common::Oid> = self
+            .activity
+            .lock()
+            .iter()
+            .filter(|(_, a)| {
+                a.changes
+                    > AUTOVACUUM_THRESHOLD + a.tuples_after_vacuum * AUTOVACUUM_SCALE_PERCENT / 100
+            })
+            .map(|(oid, _)| *oid)
+            .collect();
+        let mut n = 0;
+        for oid in due {
+            let _shared = self.statement_lock.read();
+            let Some(t) = self.catalog.snapshot().table_by_oid(oid).cloned() else {
+                self.activity.lock().remove(&oid);
+                continue;
+            };
+            self.vacuum_one(&t)?;
+            n += 1;
+        }
+        Ok(n)
     }
 
     /// Bind, plan and run one statement in `tx`, seeing `snapshot`.
@@ -195,7 +255,11 @@ impl Database {
             tx,
             snapshot,
         };
-        executor::execute(planned, &cx)
+        let r = executor::execute(planned, &cx)?;
+        if let Some((table, rows)) = r.changed {
+            self.note_changes(table, rows);
+        }
+        Ok(r)
     }
 }
 
@@ -214,6 +278,7 @@ pub struct Server {
     stop: watch::Sender<bool>,
     accept_task: tokio::task::JoinHandle<()>,
     checkpointer: Checkpointer,
+    autovacuum: Option<Autovacuum>,
 }
 
 /// The background checkpointer: a checkpoint every `checkpoint_timeout_secs`, or sooner
@@ -221,6 +286,48 @@ pub struct Server {
 struct Checkpointer {
     stop: Arc<std::sync::atomic::AtomicBool>,
     thread: std::thread::JoinHandle<()>,
+}
+
+/// The autovacuum worker: every `autovacuum_naptime_ms`, VACUUM the tables whose
+/// changed rows passed their threshold (`Database::autovacuum_round`).
+struct Autovacuum {
+    stop: Arc<std::sync::atomic::AtomicBool>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+impl Autovacuum {
+    fn start(db: Arc<Database>, config: &Config) -> Option<Autovacuum> {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        use std::time::{Duration, Instant};
+        if !config.autovacuum {
+            return None;
+        }
+        let stop = Arc::new(AtomicBool::new(false));
+        let nap = Duration::from_millis(config.autovacuum_naptime_ms.max(10));
+        let stopping = stop.clone();
+        let thread = std::thread::Builder::new()
+            .name("autovacuum".into())
+            .spawn(move || {
+                let mut last = Instant::now();
+                while !stopping.load(Ordering::Acquire) {
+                    std::thread::sleep(nap.min(Duration::from_millis(100)));
+                    if last.elapsed() < nap {
+                        continue;
+                    }
+                    last = Instant::now();
+                    if let Err(e) = db.autovacuum_round() {
+                        tracing::error!(error = %e.message, "autovacuum failed");
+                    }
+                }
+            })
+            .expect("spawn the autovacuum thread");
+        Some(Autovacuum { stop, thread })
+    }
+
+    fn stop(self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Release);
+        let _ = self.thread.join();
+    }
 }
 
 impl Checkpointer {
@@ -294,17 +401,24 @@ impl Server {
         });
         tracing::info!(%addr, data_dir = %config.data_dir.display(), "myriad is ready to accept connections");
         let checkpointer = Checkpointer::start(db.clone(), config);
+        let autovacuum = Autovacuum::start(db.clone(), config);
         Ok(Server {
             addr,
             db,
             stop,
             accept_task,
             checkpointer,
+            autovacuum,
         })
     }
 
     pub fn local_addr(&self) -> SocketAddr {
         self.addr
+    }
+
+    /// The open database (for tests that drive background work by hand).
+    pub fn database(&self) -> &Arc<Database> {
+        &self.db
     }
 
     /// Stop accepting, then flush everything to disk. Statements already running finish
@@ -314,7 +428,11 @@ impl Server {
         let _ = self.accept_task.await;
         let db = self.db.clone();
         let checkpointer = self.checkpointer;
+        let autovacuum = self.autovacuum;
         tokio::task::spawn_blocking(move || {
+            if let Some(a) = autovacuum {
+                a.stop();
+            }
             checkpointer.stop();
             db.shutdown_checkpoint()
         })

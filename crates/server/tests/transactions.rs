@@ -350,3 +350,49 @@ async fn vacuum_keeps_an_updated_table_from_growing() {
         .expect_err("not in a block");
     assert_eq!(sqlstate(&e), "25001");
 }
+
+/// Autovacuum's trigger: a table is vacuumed once its changed rows pass 50 + 20% of its
+/// size, and not again until it changes again; vacuumed that way, the table stays small.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn autovacuum_vacuums_tables_that_changed_enough() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = Config {
+        listen: "127.0.0.1:0".into(),
+        data_dir: dir.path().to_path_buf(),
+        autovacuum: false, // rounds are driven by hand below
+        ..Config::default()
+    };
+    let server = Server::start(&config).await.expect("server starts");
+    let db = server.database().clone();
+    let round = move || {
+        let db = db.clone();
+        async move {
+            tokio::task::spawn_blocking(move || db.autovacuum_round().expect("round"))
+                .await
+                .expect("join")
+        }
+    };
+    let c = connect(&server).await;
+    exec(&c, "CREATE TABLE a (id int PRIMARY KEY, n int)").await;
+    exec(&c, "CREATE TABLE quiet (id int)").await;
+    exec(&c, "INSERT INTO quiet VALUES (1)").await;
+    let rows: Vec<String> = (0..200).map(|i| format!("({i}, 0)")).collect();
+    exec(&c, &format!("INSERT INTO a VALUES {}", rows.join(", "))).await;
+    assert_eq!(round().await, 1, "200 inserted rows pass 50");
+    assert_eq!(round().await, 0, "nothing changed since");
+    exec(&c, "UPDATE a SET n = 1 WHERE id < 60").await;
+    assert_eq!(round().await, 0, "60 changes are under 50 + 20% of 200");
+    exec(&c, "UPDATE a SET n = 2 WHERE id < 60").await;
+    assert_eq!(round().await, 1, "120 changes are over 90");
+    let start_size = relation_bytes(dir.path());
+    for _ in 0..30 {
+        exec(&c, "UPDATE a SET n = n + 1").await;
+        round().await;
+    }
+    let size = relation_bytes(dir.path());
+    assert!(size <= start_size * 2, "{start_size} -> {size} bytes");
+    assert_eq!(
+        value(&c, "SELECT sum(n) FROM a").await,
+        (120 + 200 * 30).to_string()
+    );
+}
