@@ -2,6 +2,7 @@
 //! savepoints (PostgreSQL's `LOCALLOCK` table and resource owners, simplified).
 
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -93,80 +94,39 @@ impl SessionLocks {
         wait: WaitPolicy,
     ) -> Result<(), LockError> {
         let segment = self.segment;
-        if let Some(l) = self.local.get_mut(&(tag, mode)) {
-            l.count += 1;
-            if l.top.id == segment {
-                l.top.count += 1;
-            } else {
-                l.older.push(l.top);
-                l.top = Segment {
-                    id: segment,
-                    count: 1,
-                };
-                self.log.push((tag, mode, segment));
+        let slot = match self.local.entry((tag, mode)) {
+            Entry::Occupied(held) => {
+                let l = held.into_mut();
+                l.count += 1;
+                if l.top.id == segment {
+                    l.top.count += 1;
+                } else {
+                    l.older.push(l.top);
+                    l.top = Segment {
+                        id: segment,
+                        count: 1,
+                    };
+                    self.log.push((tag, mode, segment));
+                }
+                return Ok(());
             }
-            return Ok(());
-        }
-        let fast = self.acquire(tag, mode, wait)?;
+            Entry::Vacant(slot) => slot,
+        };
+        let fast = acquire(&self.mgr, &self.proc, tag, mode, wait)?;
+        slot.insert(LocalLock {
+            count: 1,
+            fast,
+            top: Segment {
+                id: segment,
+                count: 1,
+            },
+            older: Vec::new(),
+        });
         if !fast {
             self.shared_held += 1;
         }
-        self.local.insert(
-            (tag, mode),
-            LocalLock {
-                count: 1,
-                fast,
-                top: Segment {
-                    id: segment,
-                    count: 1,
-                },
-                older: Vec::new(),
-            },
-        );
         self.log.push((tag, mode, segment));
         Ok(())
-    }
-
-    /// Takes the lock for real; true if by fast path.
-    fn acquire(&self, tag: LockTag, mode: LockMode, wait: WaitPolicy) -> Result<bool, LockError> {
-        if let LockTag::Relation(rel) = tag {
-            if mode.is_fast_path_eligible() {
-                if self.try_fast_path(rel, mode) {
-                    return Ok(true);
-                }
-            } else if mode.conflicts_with_fast_path() {
-                // Lock rule 2: announce, then move the fast-path holders into view.
-                let counter = self.mgr.strong_counter(rel);
-                counter.fetch_add(1, Ordering::Relaxed);
-                self.mgr.transfer_fast_path(rel);
-                return match self.mgr.acquire_shared(&self.proc, tag, mode, wait) {
-                    Ok(()) => Ok(false),
-                    Err(e) => {
-                        counter.fetch_sub(1, Ordering::Release);
-                        Err(e)
-                    }
-                };
-            }
-        }
-        self.mgr.acquire_shared(&self.proc, tag, mode, wait)?;
-        Ok(false)
-    }
-
-    /// Lock rule 3: records a weak relation lock in the session's own table, unless a
-    /// strong lock on a relation of the same counter is held or awaited.
-    fn try_fast_path(&self, rel: u32, mode: LockMode) -> bool {
-        let mut fast = self.proc.fast.lock();
-        if let Some(max) = self.mgr.config().fast_path_relations_max
-            && fast.rels.len() >= max
-            && !fast.rels.contains_key(&rel)
-        {
-            return false;
-        }
-        if self.mgr.strong_counter(rel).load(Ordering::Acquire) != 0 {
-            return false;
-        }
-        *fast.rels.entry(rel).or_insert(0) |= mode.bit();
-        true
     }
 
     /// Releases one take of `mode` on `tag`; the lock goes when its count reaches 0.
@@ -347,4 +307,52 @@ impl Drop for SessionLocks {
         self.release_all();
         self.mgr.unregister(self.proc.pid);
     }
+}
+
+/// Takes the lock for real; true if by fast path.
+fn acquire(
+    mgr: &LockManager,
+    proc: &Arc<Proc>,
+    tag: LockTag,
+    mode: LockMode,
+    wait: WaitPolicy,
+) -> Result<bool, LockError> {
+    if let LockTag::Relation(rel) = tag {
+        if mode.is_fast_path_eligible() {
+            if try_fast_path(mgr, proc, rel, mode) {
+                return Ok(true);
+            }
+        } else if mode.conflicts_with_fast_path() {
+            // Lock rule 2: announce, then move the fast-path holders into view.
+            let counter = mgr.strong_counter(rel);
+            counter.fetch_add(1, Ordering::Relaxed);
+            mgr.transfer_fast_path(rel);
+            return match mgr.acquire_shared(proc, tag, mode, wait) {
+                Ok(()) => Ok(false),
+                Err(e) => {
+                    counter.fetch_sub(1, Ordering::Release);
+                    Err(e)
+                }
+            };
+        }
+    }
+    mgr.acquire_shared(proc, tag, mode, wait)?;
+    Ok(false)
+}
+
+/// Lock rule 3: records a weak relation lock in the session's own table, unless a
+/// strong lock on a relation of the same counter is held or awaited.
+fn try_fast_path(mgr: &LockManager, proc: &Proc, rel: u32, mode: LockMode) -> bool {
+    let mut fast = proc.fast.lock();
+    if let Some(max) = mgr.config().fast_path_relations_max
+        && fast.rels.len() >= max
+        && !fast.rels.contains_key(&rel)
+    {
+        return false;
+    }
+    if mgr.strong_counter(rel).load(Ordering::Acquire) != 0 {
+        return false;
+    }
+    *fast.rels.entry(rel).or_insert(0) |= mode.bit();
+    true
 }
