@@ -57,6 +57,9 @@ struct Point {
     elapsed: Duration,
     cpu: Duration,
     ddl_locks: u64,
+    /// Total time the DDL session spent in `lock` (announcing, moving fast-path entries,
+    /// waiting for the readers).
+    ddl_wait: Duration,
 }
 
 impl Point {
@@ -68,6 +71,9 @@ impl Point {
     }
     fn locks_per_s(&self) -> f64 {
         self.locks as f64 / self.elapsed.as_secs_f64()
+    }
+    fn ddl_wait_ms(&self) -> f64 {
+        self.ddl_wait.as_secs_f64() * 1e3 / self.ddl_locks.max(1) as f64
     }
 }
 
@@ -129,17 +135,19 @@ fn run_point(variant: &Variant, threads: usize, relations: u32, run_for: Duratio
         let (mgr, stop) = (Arc::clone(&mgr), Arc::clone(&stop));
         thread::spawn(move || {
             let mut session = mgr.register(DDL_PID);
-            let mut taken = 0u64;
+            let (mut taken, mut waited) = (0u64, Duration::ZERO);
             while !stop.load(Ordering::Relaxed) {
                 thread::sleep(DDL_INTERVAL);
                 let tag = LockTag::Relation(FIRST_OID + (taken % u64::from(relations)) as u32);
+                let asked = Instant::now();
                 session
                     .lock(tag, LockMode::AccessExclusive, WaitPolicy::BLOCK)
                     .unwrap();
+                waited += asked.elapsed();
                 session.release_all();
                 taken += 1;
             }
-            taken
+            (taken, waited)
         })
     };
     started.wait();
@@ -150,7 +158,7 @@ fn run_point(variant: &Variant, threads: usize, relations: u32, run_for: Duratio
         w.join().unwrap();
     }
     let (elapsed, cpu) = (t0.elapsed(), process_cpu_time() - cpu0);
-    let ddl_locks = ddl.join().unwrap();
+    let (ddl_locks, ddl_wait) = ddl.join().unwrap();
     Point {
         variant: variant.name,
         threads,
@@ -159,6 +167,7 @@ fn run_point(variant: &Variant, threads: usize, relations: u32, run_for: Duratio
         elapsed,
         cpu,
         ddl_locks,
+        ddl_wait,
     }
 }
 
@@ -173,6 +182,7 @@ struct Summary {
     locks_per_s_per_thread: f64,
     locks_per_s: f64,
     ddl_locks: f64,
+    ddl_wait_ms: f64,
 }
 
 fn summarize(points: &[Point], variant: &str, threads: usize, relations: u32) -> Summary {
@@ -187,6 +197,7 @@ fn summarize(points: &[Point], variant: &str, threads: usize, relations: u32) ->
         locks_per_s_per_thread: of(Point::locks_per_s_per_thread),
         locks_per_s: of(Point::locks_per_s),
         ddl_locks: of(|p| p.ddl_locks as f64),
+        ddl_wait_ms: of(Point::ddl_wait_ms),
     }
 }
 
@@ -260,20 +271,21 @@ fn main() {
     println!("## Every point (medians)\n");
     println!(
         "| variant | threads | relations | CPU ns/lock | M locks/s per thread | M locks/s total | \
-         DDL locks |"
+         DDL locks | DDL wait ms |"
     );
-    println!("|---|---:|---:|---:|---:|---:|---:|");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|");
     for variant in &VARIANTS {
         for r in RELATIONS {
             for t in THREADS {
                 let s = summarize(&points, variant.name, t, r);
                 println!(
-                    "| {} | {t} | {r} | {:.1} | {:.2} | {:.2} | {:.0} |",
+                    "| {} | {t} | {r} | {:.1} | {:.2} | {:.2} | {:.0} | {:.2} |",
                     variant.name,
                     s.cpu_ns_per_lock,
                     s.locks_per_s_per_thread / 1e6,
                     s.locks_per_s / 1e6,
-                    s.ddl_locks
+                    s.ddl_locks,
+                    s.ddl_wait_ms
                 );
             }
         }

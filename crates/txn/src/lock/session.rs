@@ -204,8 +204,7 @@ impl SessionLocks {
     /// Releases everything the session holds: transaction end.
     pub fn release_all(&mut self) {
         let mut to_release = std::mem::take(&mut self.to_release);
-        {
-            let mut fast = self.proc.fast.lock();
+        self.proc.with_fast(|fast| {
             if fast.transferred != 0 || self.shared_held != 0 {
                 for (&(tag, mode), l) in &self.local {
                     let in_shared = !l.fast
@@ -225,7 +224,7 @@ impl SessionLocks {
             if fast.rels.capacity() > LOCAL_LOCKS_RETAINED_MAX {
                 fast.rels.shrink_to(LOCAL_LOCKS_RETAINED_MAX);
             }
-        }
+        });
         for (tag, mode) in to_release.drain(..) {
             self.release_shared(tag, mode);
         }
@@ -273,14 +272,17 @@ impl SessionLocks {
             let LockTag::Relation(rel) = tag else {
                 unreachable!("only relation locks take the fast path")
             };
-            let mut fp = self.proc.fast.lock();
-            if let Some(mask) = fp.rels.get_mut(&rel)
-                && *mask & mode.bit() != 0
-            {
-                *mask &= !mode.bit();
-                if *mask == 0 {
-                    fp.rels.remove(&rel);
+            let released = self.proc.with_fast(|fp| match fp.rels.get_mut(&rel) {
+                Some(mask) if *mask & mode.bit() != 0 => {
+                    *mask &= !mode.bit();
+                    if *mask == 0 {
+                        fp.rels.remove(&rel);
+                    }
+                    true
                 }
+                _ => false,
+            });
+            if released {
                 return;
             }
             // Lock rule 4: a strong locker moved it to the shared table.
@@ -343,16 +345,17 @@ fn acquire(
 /// Lock rule 3: records a weak relation lock in the session's own table, unless a
 /// strong lock on a relation of the same counter is held or awaited.
 fn try_fast_path(mgr: &LockManager, proc: &Proc, rel: u32, mode: LockMode) -> bool {
-    let mut fast = proc.fast.lock();
-    if let Some(max) = mgr.config().fast_path_relations_max
-        && fast.rels.len() >= max
-        && !fast.rels.contains_key(&rel)
-    {
-        return false;
-    }
-    if mgr.strong_counter(rel).load(Ordering::Acquire) != 0 {
-        return false;
-    }
-    *fast.rels.entry(rel).or_insert(0) |= mode.bit();
-    true
+    proc.with_fast(|fast| {
+        if let Some(max) = mgr.config().fast_path_relations_max
+            && fast.rels.len() >= max
+            && !fast.rels.contains_key(&rel)
+        {
+            return false;
+        }
+        if mgr.strong_counter(rel).load(Ordering::Acquire) != 0 {
+            return false;
+        }
+        *fast.rels.entry(rel).or_insert(0) |= mode.bit();
+        true
+    })
 }
