@@ -12,7 +12,7 @@ use myriad_txn::lock::{LockConfig, LockError, LockManager, LockMode, LockTag, Wa
 
 const RELATIONS: usize = 16;
 const WEAK_THREADS: u32 = 4;
-const ROUNDS_PER_THREAD: u32 = 4_000;
+const ROUNDS_PER_THREAD: u32 = 20_000;
 
 /// xorshift64*: enough randomness for choosing relations, no dependency.
 struct Rng(u64);

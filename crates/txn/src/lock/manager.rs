@@ -14,7 +14,7 @@ use super::deadlock::{self, Verdict};
 use super::error::{LockError, WaitPolicy};
 use super::hash::{partition_of, strong_partition_of};
 use super::mode::LockMode;
-use super::proc::{Proc, WaitState};
+use super::proc::{FastPath, Proc, WaitState};
 use super::session::SessionLocks;
 use super::table::{Partition, PartitionState, Waiter};
 use super::tag::LockTag;
@@ -193,23 +193,52 @@ impl LockManager {
     /// Lock rule 4: moves every session's fast-path entries for `rel` into the shared
     /// table. The caller has already counted its strong request in `rel`'s counter, so no
     /// new fast-path entry for `rel` appears behind this walk.
+    ///
+    /// Sessions whose mutex is busy (a session takes it for every lock, and may be
+    /// preempted holding it) are put aside and retried after the others, blocking on one
+    /// only when a whole pass made no progress: the walk then waits about as long as the
+    /// slowest session, not the sum of them all.
     pub(crate) fn transfer_fast_path(&self, rel: Oid) {
-        let tag = LockTag::Relation(rel);
-        let part = self.partition(&tag);
         let procs = self.procs.read();
+        let mut busy: Vec<&Arc<Proc>> = Vec::new();
         for proc in procs.values() {
-            let mut fast = proc.fast.lock();
-            let Some(mask) = fast.rels.remove(&rel) else {
-                continue;
-            };
-            let mut state = part.state.lock();
-            let entry = state.entry(tag);
-            for mode in LockMode::in_mask(mask) {
-                entry.grant(proc.pid, mode);
+            match proc.fast.try_lock() {
+                Some(mut fast) => self.transfer_from(proc, &mut fast, rel),
+                None => busy.push(proc),
             }
-            drop(state);
-            fast.transferred += 1;
         }
+        while !busy.is_empty() {
+            let before = busy.len();
+            busy.retain(|proc| match proc.fast.try_lock() {
+                Some(mut fast) => {
+                    self.transfer_from(proc, &mut fast, rel);
+                    false
+                }
+                None => true,
+            });
+            if busy.len() == before
+                && let Some(proc) = busy.pop()
+            {
+                let mut fast = proc.fast.lock();
+                self.transfer_from(proc, &mut fast, rel);
+            }
+        }
+    }
+
+    /// Moves `proc`'s fast-path entry for `rel`, if any, into the shared table. Caller
+    /// holds `proc`'s fast-path mutex (`fast`).
+    fn transfer_from(&self, proc: &Proc, fast: &mut FastPath, rel: Oid) {
+        let Some(mask) = fast.rels.remove(&rel) else {
+            return;
+        };
+        let tag = LockTag::Relation(rel);
+        let mut state = self.partition(&tag).state.lock();
+        let entry = state.entry(tag);
+        for mode in LockMode::in_mask(mask) {
+            entry.grant(proc.pid, mode);
+        }
+        drop(state);
+        fast.transferred += 1;
     }
 
     /// Takes `mode` on `tag` in the shared table for `proc`, waiting as `policy` allows.
