@@ -234,6 +234,7 @@ impl SessionLocks {
         if self.local.capacity() > LOCAL_LOCKS_RETAINED_MAX {
             self.local.shrink_to(LOCAL_LOCKS_RETAINED_MAX);
             self.log.shrink_to(LOCAL_LOCKS_RETAINED_MAX);
+            self.to_release.shrink_to(LOCAL_LOCKS_RETAINED_MAX);
         }
         self.segment = 0;
         self.shared_held = 0;
