@@ -298,7 +298,7 @@ impl Tx {
         self.find(name).is_ok()
     }
 
-    /// RELEASE [SAVEPOINT] name: it and the savepoints after it end; what they did
+    /// `RELEASE [SAVEPOINT] name`: it and the savepoints after it end; what they did
     /// becomes part of the enclosing level.
     pub fn release(&self, name: &str) -> PgResult<()> {
         let i = self.find(name)?;
@@ -314,7 +314,7 @@ impl Tx {
         Ok(())
     }
 
-    /// ROLLBACK TO [SAVEPOINT] name: undo everything since the savepoint, which stays.
+    /// `ROLLBACK TO [SAVEPOINT] name`: undo everything since the savepoint, which stays.
     /// Returns the number of levels undone (the savepoint's included), so the caller can
     /// release what those levels held.
     pub fn rollback_to(&self, name: &str) -> PgResult<usize> {
