@@ -32,8 +32,8 @@ use storage::{BufferPool, Mtr, PinnedBuffer};
 use txn::{Cid, Snapshot, Tx, Xid};
 
 use crate::tuple::{
-    self, HEAP_COMBOCID, HEAP_ONLY_TUPLE, HEAP_TUPLE_HEADER_SIZE, HEAP_UPDATED,
-    HEAP_XMAX_EXCL_LOCK, HEAP_XMAX_LOCK_ONLY, HEAP_XMAX_SHR_LOCK, MAX_HEAP_TUPLE_SIZE,
+    self, HEAP_COMBOCID, HEAP_TUPLE_HEADER_SIZE, HEAP_UPDATED, HEAP_XMAX_EXCL_LOCK,
+    HEAP_XMAX_LOCK_ONLY, HEAP_XMAX_SHR_LOCK, MAX_HEAP_TUPLE_SIZE,
 };
 use crate::visibility::{self, WriteCheck};
 
@@ -183,7 +183,7 @@ fn check_target(
 
 /// The MVCC bits a version keeps when its `t_xmax` is rewritten.
 fn kept_bits(h: &tuple::TupleHeader) -> u16 {
-    h.infomask & (HEAP_UPDATED | HEAP_ONLY_TUPLE)
+    h.infomask & HEAP_UPDATED
 }
 
 /// Delete the version at `tid` as transaction `xid` (the tuple stays until no snapshot

@@ -53,11 +53,6 @@ pub const MAX_HEAP_TUPLE_SIZE: usize = MAX_ITEM_SIZE;
 pub const HEAP_HASNULL: u16 = 0x0001;
 /// `t_infomask`: the tuple has variable-length columns.
 pub const HEAP_HASVARWIDTH: u16 = 0x0002;
-/// `t_infomask`: updated in place of an index-free (HOT) chain: its newer version is on
-/// the same page and has no index entries of its own.
-pub const HEAP_HOT_UPDATED: u16 = 0x0004;
-/// `t_infomask`: a heap-only tuple (a HOT chain member reachable only through the chain).
-pub const HEAP_ONLY_TUPLE: u16 = 0x0008;
 /// `t_infomask`: `t_xmax` holds a FOR SHARE / FOR KEY SHARE lock.
 pub const HEAP_XMAX_SHR_LOCK: u16 = 0x0010;
 /// `t_infomask`: `t_cid` is a combo command id (inserted and deleted by one transaction).
@@ -71,16 +66,11 @@ pub const HEAP_UPDATED: u16 = 0x2000;
 /// Bits this version understands.
 const HEAP_KNOWN_BITS: u16 = HEAP_HASNULL
     | HEAP_HASVARWIDTH
-    | HEAP_HOT_UPDATED
-    | HEAP_ONLY_TUPLE
     | HEAP_XMAX_SHR_LOCK
     | HEAP_COMBOCID
     | HEAP_XMAX_EXCL_LOCK
     | HEAP_XMAX_LOCK_ONLY
     | HEAP_UPDATED;
-/// The bits that describe `t_xmax` (cleared when a new `t_xmax` is written).
-pub const HEAP_XMAX_BITS: u16 =
-    HEAP_XMAX_SHR_LOCK | HEAP_XMAX_EXCL_LOCK | HEAP_XMAX_LOCK_ONLY | HEAP_HOT_UPDATED;
 
 /// Block number of an item pointer that points nowhere (`InvalidBlockNumber`).
 pub const INVALID_BLOCK: BlockNumber = BlockNumber::MAX;

@@ -70,6 +70,9 @@ pub fn insert(
         check_not_null(table, row)?;
     }
     let out = returning_rows(returning, &rows)?;
+    if rows.is_empty() {
+        return Ok(out);
+    }
     let xid = cx.tx.xid()?;
     let cid = cx.tx.cid();
     for row in &rows {

@@ -59,7 +59,11 @@ fn write_kind(stmt: &Statement) -> Option<&'static str> {
         Statement::Delete(_) => "DELETE",
         Statement::CreateTable(_) => "CREATE TABLE",
         Statement::CreateIndex(_) => "CREATE INDEX",
-        Statement::Drop { .. } => "DROP",
+        Statement::Drop {
+            object_type: sqlparser::ast::ObjectType::Index,
+            ..
+        } => "DROP INDEX",
+        Statement::Drop { .. } => "DROP TABLE",
         Statement::AlterTable(_) => "ALTER TABLE",
         Statement::Truncate(_) => "TRUNCATE TABLE",
         _ => return None,
@@ -99,9 +103,9 @@ fn modes(list: &[TransactionMode]) -> PgResult<(Option<Isolation>, Option<bool>)
                     | TransactionIsolationLevel::ReadCommitted => Isolation::ReadCommitted,
                     TransactionIsolationLevel::RepeatableRead => Isolation::RepeatableRead,
                     TransactionIsolationLevel::Serializable => {
-                        return Err(PgError::unsupported(
-                            "SERIALIZABLE isolation (use REPEATABLE READ; Myriad does not run a weaker level under this name)",
-                        ));
+                        // Never a weaker level under this name.
+                        return Err(PgError::unsupported("SERIALIZABLE isolation")
+                            .with_hint("Use REPEATABLE READ."));
                     }
                     TransactionIsolationLevel::Snapshot => {
                         return Err(PgError::syntax("syntax error at or near \"SNAPSHOT\""));
@@ -227,17 +231,16 @@ impl Session {
                 if !self.explicit {
                     r.notices.push(no_transaction_warning());
                 }
-                if self.failed {
+                let failed = self.failed;
+                self.end_block();
+                if failed {
                     r.tag = "ROLLBACK".into();
                     if self.tx.is_active() {
                         self.tx.abort()?;
                     }
                 } else if self.tx.is_active() {
-                    let res = self.tx.commit();
-                    self.end_block();
-                    res?;
+                    self.tx.commit()?;
                 }
-                self.end_block();
                 r
             }
             Statement::Rollback {
@@ -331,17 +334,26 @@ impl Session {
                 if v.full {
                     return Err(PgError::unsupported("VACUUM FULL"));
                 }
+                // sqlparser's other VACUUM options are Redshift's; PostgreSQL has none.
+                let redshift = [
+                    (v.sort_only, "SORT"),
+                    (v.delete_only, "DELETE"),
+                    (v.reindex, "REINDEX"),
+                    (v.recluster, "RECLUSTER"),
+                    (v.threshold.is_some(), "TO"),
+                    (v.boost, "BOOST"),
+                ];
+                if let Some((_, word)) = redshift.iter().find(|(on, _)| *on) {
+                    return Err(PgError::syntax(format!(
+                        "syntax error at or near \"{word}\""
+                    )));
+                }
                 self.db.vacuum(v.table_name.as_ref())?;
                 done("VACUUM")
             }
             _ => {
                 if self.failed {
                     return Err(aborted_block());
-                }
-                if self.explicit && is_ddl(stmt) {
-                    return Err(PgError::unsupported(
-                        "DDL inside a transaction block (the catalog is not transactional yet)",
-                    ));
                 }
                 if !self.tx.is_active() {
                     self.tx
@@ -353,6 +365,11 @@ impl Session {
                     return Err(PgError::new(
                         SqlState::READ_ONLY_SQL_TRANSACTION,
                         format!("cannot execute {kind} in a read-only transaction"),
+                    ));
+                }
+                if self.explicit && is_ddl(stmt) {
+                    return Err(PgError::unsupported(
+                        "DDL inside a transaction block (the catalog is not transactional yet)",
                     ));
                 }
                 let snapshot = self.tx.start_statement();

@@ -1,8 +1,10 @@
 //! The PostgreSQL v3 wire protocol, on the `pgwire` crate.
 //!
-//! This layer knows messages, not SQL. The layer above implements [`Backend`]: given a
-//! query string it runs every statement (synchronously, on the connection's own thread:
-//! [`spawn_connection_thread`]) and reports one [`StatementOutcome`] per statement. This
+//! This layer knows messages, not SQL. The layer above implements [`Backend`], which makes
+//! one [`Session`] per connection: given a query string, the session runs every statement
+//! (synchronously, on the connection's own thread: [`spawn_connection_thread`]), reports
+//! one [`StatementOutcome`] per statement and its transaction status ([`TxStatus`], for
+//! ReadyForQuery). This
 //! layer turns them into RowDescription / DataRow / CommandComplete / ErrorResponse /
 //! NoticeResponse messages.
 //!
