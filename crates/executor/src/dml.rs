@@ -169,7 +169,7 @@ fn after_conflict(
     match result {
         HeapWrite::Done(_) | HeapWrite::SelfModified | HeapWrite::Invisible => Ok(Next::Done),
         HeapWrite::BeingModified(xid) => {
-            cx.tx.manager().wait_for(xid)?;
+            crate::wait_for_writer(cx, table, xid, false)?;
             Ok(Next::Retry(tid, row))
         }
         HeapWrite::Updated(None) if rr => Err(serialization_failure("delete")),

@@ -127,6 +127,10 @@ pub fn execute(stmt: PlannedStatement, cx: &ExecContext) -> PgResult<StatementRe
                 ..Default::default()
             })
         }
+        PlannedStatement::Done(tag) => Ok(StatementResult {
+            tag: tag.into(),
+            ..Default::default()
+        }),
         PlannedStatement::Notice(n) => Ok(StatementResult {
             tag: "CREATE TABLE".into(),
             notices: vec![n],
@@ -147,6 +151,20 @@ pub fn execute(stmt: PlannedStatement, cx: &ExecContext) -> PgResult<StatementRe
             })
         }
     }
+}
+
+/// Wait until transaction `xid`, which wrote a row of `table` this statement must change
+/// (or a key it inserts), ends: through the lock manager (deadlock detection, timeouts);
+/// with `nowait`, fail at once with 55P03 instead. Returns its final status.
+pub(crate) fn wait_for_writer(
+    cx: &ExecContext,
+    table: &catalog::TableDesc,
+    xid: txn::Xid,
+    nowait: bool,
+) -> PgResult<txn::XidStatus> {
+    cx.tx
+        .wait_for_xid(xid, nowait)
+        .map_err(|e| e.to_pg(&format!("row in relation \"{}\"", table.name)))
 }
 
 fn with_returning(

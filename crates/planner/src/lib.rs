@@ -130,6 +130,9 @@ pub enum PlannedStatement {
         indexes: Vec<(Arc<TableDesc>, catalog::IndexDesc)>,
         notices: Vec<PgError>,
     },
+    /// A statement whose work was done before execution (LOCK TABLE: the locks are
+    /// taken by the caller): only its command tag remains.
+    Done(&'static str),
 }
 
 pub fn plan(stmt: BoundStatement) -> PlannedStatement {
@@ -161,6 +164,7 @@ pub fn plan(stmt: BoundStatement) -> PlannedStatement {
         BoundStatement::DropIndexes { indexes, notices } => {
             PlannedStatement::DropIndexes { indexes, notices }
         }
+        BoundStatement::Lock { .. } => PlannedStatement::Done("LOCK TABLE"),
     }
 }
 

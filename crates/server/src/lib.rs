@@ -12,8 +12,9 @@
 //! 3. `sql::parser::parse` parses the whole string into statements (a syntax error anywhere
 //!    runs nothing, as in PostgreSQL).
 //! 4. For each statement, the session starts a transaction if none is open and takes a
-//!    snapshot; [`Database`] takes the statement lock (see below) and the current
-//!    `catalog::CatalogSnapshot`, and `sql::Binder::bind` resolves names and types.
+//!    snapshot; [`Database`] takes the current `catalog::CatalogSnapshot`,
+//!    `sql::Binder::bind` resolves names and types, and the relation locks the statement
+//!    needs are taken (see below).
 //! 5. `planner::plan` turns the bound statement into a plan (filters pushed into scans).
 //! 6. `executor::execute` runs it: operators pull rows from `access::heapam::HeapScan`,
 //!    which reads pages through `storage::bufmgr::BufferPool` from `storage::smgr`.
@@ -24,19 +25,28 @@
 //! statement outside a transaction block runs in an implicit transaction (one per query
 //! string, as PostgreSQL); BEGIN ... COMMIT spans statements. Reads and writes run
 //! concurrently: versions and snapshots (MVCC) keep them apart, and writers of one row
-//! wait for each other through its `t_xmax`. DDL still runs alone: it takes the
-//! statement lock exclusively (queries and DML share it) until relation locks exist.
+//! wait for each other through its `t_xmax` and the writer's transaction lock.
+//!
+//! Relation locks (`txn::lock`): every statement takes PostgreSQL's mode on each table
+//! it touches ([`relation_locks`]), held to transaction end: queries AccessShare, DML
+//! RowExclusive, CREATE INDEX Share, DROP AccessExclusive, LOCK TABLE what it names,
+//! VACUUM ShareUpdateExclusive. Indexes are not locked on their own: every change to an
+//! index's existence locks its table in a mode that conflicts with every user of the
+//! table, so the table lock covers them, and a statement's locking cost does not grow
+//! with the number of indexes. A statement binds names first, then locks; if the
+//! catalog changed meanwhile (a DDL it may have waited for), it binds again.
+//!
 //! A panic in one statement becomes an XX000 error for that session only.
 
 pub mod config;
 pub mod session;
+pub mod settings;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 
 use catalog::Catalog;
 use common::{PgError, PgResult};
-use parking_lot::RwLock;
 use storage::bufmgr::BufferPool;
 use storage::smgr::Smgr;
 use storage::vfs::{OsVfs, Vfs};
@@ -55,8 +65,6 @@ pub struct Database {
     roots: access::nbtree::RootCache,
     wal: Arc<Wal>,
     txns: Arc<txn::TxnManager>,
-    /// DDL takes it exclusively, everything else shared (see the module docs).
-    statement_lock: RwLock<()>,
     /// Session ids (what pg_backend_pid() and pg_locks call a pid).
     next_backend: std::sync::atomic::AtomicU32,
     /// Rows changed per table since its last VACUUM (autovacuum's trigger).
@@ -130,7 +138,6 @@ impl Database {
             roots: access::nbtree::RootCache::new(),
             wal,
             txns,
-            statement_lock: RwLock::new(()),
             next_backend: std::sync::atomic::AtomicU32::new(1),
             activity: parking_lot::Mutex::new(std::collections::HashMap::new()),
         })
@@ -148,10 +155,8 @@ impl Database {
         &self.txns
     }
 
-    /// A clean shutdown: a checkpoint (which also saves the catalog) after the running
-    /// statements.
+    /// A clean shutdown: a checkpoint (which also saves the catalog and the commit log).
     pub fn shutdown_checkpoint(&self) -> PgResult<()> {
-        let _guard = self.statement_lock.write();
         self.checkpoint()
     }
 
@@ -160,8 +165,10 @@ impl Database {
         &self.wal
     }
 
-    /// VACUUM `table` (every table if `None`), outside any transaction.
-    fn vacuum(&self, table: Option<&sqlparser::ast::ObjectName>) -> PgResult<()> {
+    /// VACUUM `table` (every table if `None`), outside any transaction: each table under
+    /// ShareUpdateExclusive (it runs beside reads and writes, not beside DDL or another
+    /// VACUUM), released when it is done.
+    fn vacuum(&self, table: Option<&sqlparser::ast::ObjectName>, tx: &txn::Tx) -> PgResult<()> {
         let catalog = self.catalog.snapshot();
         let tables: Vec<_> = match table {
             Some(name) => {
@@ -181,11 +188,33 @@ impl Database {
             }
             None => catalog.tables().cloned().collect(),
         };
-        let _shared = self.statement_lock.read();
         for t in tables {
-            self.vacuum_one(&t)?;
+            let res = self.vacuum_locked(&t, tx, false);
+            tx.release_locks();
+            res?;
         }
         Ok(())
+    }
+
+    /// Lock `t` for VACUUM and vacuum it if it still exists; false if `nowait` and the
+    /// lock is taken. The caller releases the lock.
+    fn vacuum_locked(&self, t: &catalog::TableDesc, tx: &txn::Tx, nowait: bool) -> PgResult<bool> {
+        use txn::lock::{LockError, LockMode, LockTag};
+        match tx.lock(
+            LockTag::Relation(t.oid),
+            LockMode::ShareUpdateExclusive,
+            nowait,
+        ) {
+            Ok(()) => {}
+            Err(LockError::NotAvailable) if nowait => return Ok(false),
+            Err(e) => return Err(e.to_pg(&format!("relation \"{}\"", t.name))),
+        }
+        // Dropped while we waited: nothing to do.
+        let Some(t) = self.catalog.snapshot().table_by_oid(t.oid).cloned() else {
+            return Ok(true);
+        };
+        self.vacuum_one(&t)?;
+        Ok(true)
     }
 
     fn vacuum_one(&self, t: &catalog::TableDesc) -> PgResult<()> {
@@ -207,9 +236,10 @@ impl Database {
         }
     }
 
-    /// One round of autovacuum: VACUUM every table whose changes passed its threshold.
-    /// Returns how many tables it vacuumed.
-    pub fn autovacuum_round(&self) -> PgResult<usize> {
+    /// One round of autovacuum, run as session `tx`: VACUUM every table whose changes
+    /// passed its threshold, skipping those whose lock is taken (a DDL never queues behind
+    /// autovacuum). Returns how many tables it vacuumed.
+    pub fn autovacuum_round(&self, tx: &txn::Tx) -> PgResult<usize> {
         let due: Vec<common::Oid> = self
             .activity
             .lock()
@@ -222,15 +252,26 @@ impl Database {
             .collect();
         let mut n = 0;
         for oid in due {
-            let _shared = self.statement_lock.read();
             let Some(t) = self.catalog.snapshot().table_by_oid(oid).cloned() else {
                 self.activity.lock().remove(&oid);
                 continue;
             };
-            self.vacuum_one(&t)?;
-            n += 1;
+            let res = self.vacuum_locked(&t, tx, true);
+            tx.release_locks();
+            if res? {
+                n += 1;
+            }
         }
         Ok(n)
+    }
+
+    /// A transaction handle for background work (autovacuum), with a session id of its
+    /// own.
+    pub fn background_tx(&self) -> txn::Tx {
+        let pid = self
+            .next_backend
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        txn::Tx::new(self.txns.clone(), pid)
     }
 
     /// Bind, plan and run one statement in `tx`, seeing `snapshot`.
@@ -241,15 +282,24 @@ impl Database {
         tx: &txn::Tx,
         snapshot: &txn::Snapshot,
     ) -> PgResult<executor::StatementResult> {
-        let _shared;
-        let _exclusive;
-        if session::is_ddl(stmt) {
-            _exclusive = self.statement_lock.write();
-        } else {
-            _shared = self.statement_lock.read();
+        let mut catalog = self.catalog.snapshot();
+        let mut bound = sql::Binder::new(&catalog, sql_text).bind(stmt)?;
+        loop {
+            let mut wanted = Vec::new();
+            relation_locks(&bound, &mut wanted);
+            for w in &wanted {
+                tx.lock(txn::lock::LockTag::Relation(w.oid), w.mode, w.nowait)
+                    .map_err(|e| e.to_pg(&format!("relation \"{}\"", w.name)))?;
+            }
+            // Locked: no DDL can change these relations now. If one did since the
+            // binding (perhaps the one we waited for), bind again against what it left.
+            let now = self.catalog.snapshot();
+            if now.version == catalog.version {
+                break;
+            }
+            catalog = now;
+            bound = sql::Binder::new(&catalog, sql_text).bind(stmt)?;
         }
-        let catalog = self.catalog.snapshot();
-        let bound = sql::Binder::new(&catalog, sql_text).bind(stmt)?;
         let planned = planner::plan(bound);
         let cx = executor::ExecContext {
             pool: &self.pool,
@@ -263,6 +313,100 @@ impl Database {
             self.note_changes(table, rows);
         }
         Ok(r)
+    }
+}
+
+/// A relation lock a statement needs.
+struct WantedLock<'a> {
+    oid: common::Oid,
+    name: &'a str,
+    mode: txn::lock::LockMode,
+    nowait: bool,
+}
+
+/// The relation locks `b` needs, in the order to take them: PostgreSQL's modes for each
+/// statement kind (see the module docs).
+fn relation_locks<'a>(b: &'a sql::bound::BoundStatement, out: &mut Vec<WantedLock<'a>>) {
+    use sql::bound::BoundStatement as B;
+    use txn::lock::LockMode as M;
+    fn add<'a>(out: &mut Vec<WantedLock<'a>>, t: &'a catalog::TableDesc, mode: M) {
+        out.push(WantedLock {
+            oid: t.oid,
+            name: &t.name,
+            mode,
+            nowait: false,
+        })
+    }
+    match b {
+        B::Query(q) => scanned_tables(&q.plan, &mut |t| add(out, t, M::AccessShare)),
+        B::Insert(i) => {
+            add(out, &i.table, M::RowExclusive);
+            scanned_tables(&i.source, &mut |t| add(out, t, M::AccessShare));
+        }
+        B::Update(u) => add(out, &u.table, M::RowExclusive),
+        B::Delete(d) => add(out, &d.table, M::RowExclusive),
+        B::CreateTable(_) | B::CreateTableSkipped(_) => {}
+        B::DropTables { tables, .. } => {
+            for t in tables {
+                add(out, t, M::AccessExclusive);
+            }
+        }
+        B::CreateIndex { table, .. } => add(out, table, M::Share),
+        B::DropIndexes { indexes, .. } => {
+            for (t, i) in indexes {
+                add(out, t, M::AccessExclusive);
+                out.push(WantedLock {
+                    oid: i.oid,
+                    name: &i.name,
+                    mode: M::AccessExclusive,
+                    nowait: false,
+                });
+            }
+        }
+        B::Lock {
+            tables,
+            mode,
+            nowait,
+        } => {
+            use sqlparser::ast::LockTableMode as L;
+            let mode = match mode {
+                L::AccessShare => M::AccessShare,
+                L::RowShare => M::RowShare,
+                L::RowExclusive => M::RowExclusive,
+                L::ShareUpdateExclusive => M::ShareUpdateExclusive,
+                L::Share => M::Share,
+                L::ShareRowExclusive => M::ShareRowExclusive,
+                L::Exclusive => M::Exclusive,
+                L::AccessExclusive => M::AccessExclusive,
+            };
+            for t in tables {
+                out.push(WantedLock {
+                    oid: t.oid,
+                    name: &t.name,
+                    mode,
+                    nowait: *nowait,
+                });
+            }
+        }
+    }
+}
+
+/// Calls `f` for every table a plan scans (system views are not tables).
+fn scanned_tables<'a>(p: &'a sql::bound::LogicalPlan, f: &mut dyn FnMut(&'a catalog::TableDesc)) {
+    use sql::bound::LogicalPlan as L;
+    match p {
+        L::Scan { table } => f(table),
+        L::SystemView { .. } | L::Values { .. } => {}
+        L::Filter { input, .. }
+        | L::Project { input, .. }
+        | L::Aggregate { input, .. }
+        | L::Sort { input, .. }
+        | L::Distinct { input }
+        | L::Limit { input, .. } => scanned_tables(input, f),
+        L::Join { left, right, .. } => {
+            scanned_tables(left, f);
+            scanned_tables(right, f);
+        }
     }
 }
 
@@ -311,6 +455,7 @@ impl Autovacuum {
         let thread = std::thread::Builder::new()
             .name("autovacuum".into())
             .spawn(move || {
+                let tx = db.background_tx();
                 let mut last = Instant::now();
                 while !stopping.load(Ordering::Acquire) {
                     std::thread::sleep(nap.min(Duration::from_millis(100)));
@@ -318,7 +463,7 @@ impl Autovacuum {
                         continue;
                     }
                     last = Instant::now();
-                    if let Err(e) = db.autovacuum_round() {
+                    if let Err(e) = db.autovacuum_round(&tx) {
                         tracing::error!(error = %e.message, "autovacuum failed");
                     }
                 }
@@ -424,8 +569,7 @@ impl Server {
         &self.db
     }
 
-    /// Stop accepting, then flush everything to disk. Statements already running finish
-    /// first: the checkpoint waits for the statement lock.
+    /// Stop accepting, then flush everything to disk.
     pub async fn shutdown(self) -> PgResult<()> {
         let _ = self.stop.send(true);
         let _ = self.accept_task.await;

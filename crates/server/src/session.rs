@@ -18,14 +18,17 @@
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
 
-use common::{PgError, PgResult, SqlState};
+use common::{PgError, PgResult, SqlState, Value};
 use sql::parser::Statement;
 use sqlparser::ast::{TransactionAccessMode, TransactionIsolationLevel, TransactionMode};
+use txn::lock::WaitPolicy;
 use txn::{Isolation, Tx};
 use wire::{Column, Completed, StatementOutcome, TxStatus};
 
 use crate::Database;
+use crate::settings::{self, Setting, Settings, Val};
 
 /// One connection's session.
 pub struct Session {
@@ -35,8 +38,7 @@ pub struct Session {
     explicit: bool,
     /// The block failed: only ROLLBACK (or ROLLBACK TO) is accepted.
     failed: bool,
-    default_isolation: Isolation,
-    default_read_only: bool,
+    settings: Settings,
 }
 
 /// Statements that change the catalog: run alone, refused in explicit blocks for now.
@@ -158,6 +160,67 @@ fn to_wire(r: executor::StatementResult) -> (Vec<PgError>, Completed) {
     )
 }
 
+/// A setting's name as written (case-insensitive, so lowercased unless quoted).
+fn setting_name(parts: &[sqlparser::ast::Ident]) -> String {
+    parts
+        .iter()
+        .map(sql::binder::ident_name)
+        .collect::<Vec<_>>()
+        .join(".")
+}
+
+/// The text of a SET value: a string, number or word; `None` for DEFAULT.
+fn setting_text(e: &sqlparser::ast::Expr) -> PgResult<Option<String>> {
+    use sqlparser::ast::{Expr, UnaryOperator, Value as V};
+    Ok(Some(match e {
+        Expr::Value(v) => match &v.value {
+            V::SingleQuotedString(s) | V::Number(s, _) => s.clone(),
+            V::Boolean(b) => b.to_string(),
+            other => {
+                return Err(PgError::syntax(format!(
+                    "syntax error at or near \"{other}\""
+                )));
+            }
+        },
+        Expr::Identifier(id)
+            if id.quote_style.is_none() && id.value.eq_ignore_ascii_case("default") =>
+        {
+            return Ok(None);
+        }
+        Expr::Identifier(id) => sql::binder::ident_name(id),
+        Expr::UnaryOp {
+            op: UnaryOperator::Minus,
+            expr,
+        } => match setting_text(expr)? {
+            Some(t) => format!("-{t}"),
+            None => return Err(PgError::syntax("syntax error at or near \"DEFAULT\"")),
+        },
+        other => {
+            return Err(PgError::syntax(format!(
+                "syntax error at or near \"{other}\""
+            )));
+        }
+    }))
+}
+
+fn parse_isolation(text: &str) -> PgResult<Isolation> {
+    match Setting::DEFAULT_TRANSACTION_ISOLATION.parse(text) {
+        Ok(Val::Enum(0)) => {
+            Err(PgError::unsupported("SERIALIZABLE isolation").with_hint("Use REPEATABLE READ."))
+        }
+        Ok(Val::Enum(1)) => Ok(Isolation::RepeatableRead),
+        Ok(_) => Ok(Isolation::ReadCommitted),
+        Err(_) => Err(PgError::new(
+            SqlState::INVALID_PARAMETER_VALUE,
+            format!("invalid value for parameter \"transaction_isolation\": \"{text}\""),
+        )
+        .with_hint(format!(
+            "Available values: {}.",
+            settings::ISOLATION_NAMES.join(", ")
+        ))),
+    }
+}
+
 impl Session {
     pub fn new(db: Arc<Database>) -> Session {
         let backend = db.next_backend.fetch_add(1, Ordering::Relaxed);
@@ -167,9 +230,141 @@ impl Session {
             tx,
             explicit: false,
             failed: false,
-            default_isolation: Isolation::ReadCommitted,
-            default_read_only: false,
+            settings: Settings::default(),
         }
+    }
+
+    fn default_isolation(&self) -> Isolation {
+        match self.settings.get(Setting::DEFAULT_TRANSACTION_ISOLATION) {
+            Val::Enum(1) => Isolation::RepeatableRead,
+            // SET refuses serializable (see `set`).
+            _ => Isolation::ReadCommitted,
+        }
+    }
+
+    fn begin_tx(&self, iso: Option<Isolation>, ro: Option<bool>) {
+        self.tx.begin(
+            iso.unwrap_or_else(|| self.default_isolation()),
+            ro.unwrap_or_else(|| self.settings.flag(Setting::DEFAULT_TRANSACTION_READ_ONLY)),
+        );
+    }
+
+    /// End the transaction: commit (settings made in it stay) or roll back (they are
+    /// undone).
+    fn end_tx(&mut self, commit: bool) -> PgResult<()> {
+        if commit {
+            self.settings.commit();
+            self.tx.commit()
+        } else {
+            self.settings.abort();
+            self.tx.abort()
+        }
+    }
+
+    /// How the next statement waits for locks: the session's timeouts.
+    fn wait_policy(&self) -> WaitPolicy {
+        let s = &self.settings;
+        WaitPolicy {
+            nowait: false,
+            lock_timeout: s.timeout(Setting::LOCK_TIMEOUT),
+            statement_deadline: s
+                .timeout(Setting::STATEMENT_TIMEOUT)
+                .map(|t| Instant::now() + t),
+            deadlock_timeout: s.timeout(Setting::DEADLOCK_TIMEOUT),
+        }
+    }
+
+    /// How long the session may sit idle inside a transaction block before it is ended.
+    pub fn idle_timeout(&self) -> Option<Duration> {
+        if self.explicit {
+            self.settings
+                .timeout(Setting::IDLE_IN_TRANSACTION_SESSION_TIMEOUT)
+        } else {
+            None
+        }
+    }
+
+    /// SET [SESSION | LOCAL] name { TO | = } value | DEFAULT.
+    fn set(&mut self, name: &str, values: &[sqlparser::ast::Expr], local: bool) -> PgResult<()> {
+        let text = match values {
+            [v] => setting_text(v)?,
+            _ => {
+                return Err(PgError::new(
+                    SqlState::INVALID_PARAMETER_VALUE,
+                    format!("SET {name} takes only one argument"),
+                ));
+            }
+        };
+        match name {
+            "transaction_isolation" => {
+                let iso = text
+                    .as_deref()
+                    .map(parse_isolation)
+                    .transpose()?
+                    .unwrap_or_else(|| self.default_isolation());
+                return self.tx.set_characteristics(Some(iso), None);
+            }
+            "transaction_read_only" => {
+                let ro = match text.as_deref() {
+                    Some(t) => settings::parse_bool(t).ok_or_else(|| {
+                        PgError::new(
+                            SqlState::INVALID_PARAMETER_VALUE,
+                            format!("parameter \"{name}\" requires a Boolean value"),
+                        )
+                    })?,
+                    None => self.settings.flag(Setting::DEFAULT_TRANSACTION_READ_ONLY),
+                };
+                return self.tx.set_characteristics(None, Some(ro));
+            }
+            _ => {}
+        }
+        let setting = Setting::lookup(name).ok_or_else(|| settings::unrecognized(name))?;
+        let value = text.as_deref().map(|t| setting.parse(t)).transpose()?;
+        if setting == Setting::DEFAULT_TRANSACTION_ISOLATION && value == Some(Val::Enum(0)) {
+            return Err(
+                PgError::unsupported("SERIALIZABLE isolation").with_hint("Use REPEATABLE READ.")
+            );
+        }
+        self.settings
+            .set(setting, value, local, self.tx.depth().max(1));
+        Ok(())
+    }
+
+    /// SHOW name.
+    fn show(&self, name: &str) -> PgResult<executor::StatementResult> {
+        let value = match name {
+            "transaction_isolation" => {
+                if self.tx.is_active() {
+                    self.tx.isolation().name().to_string()
+                } else {
+                    self.default_isolation().name().to_string()
+                }
+            }
+            "transaction_read_only" => {
+                let ro = if self.tx.is_active() {
+                    self.tx.read_only()
+                } else {
+                    self.settings.flag(Setting::DEFAULT_TRANSACTION_READ_ONLY)
+                };
+                if ro { "on" } else { "off" }.to_string()
+            }
+            "all" => return Err(PgError::unsupported("SHOW ALL")),
+            _ => {
+                let s = Setting::lookup(name).ok_or_else(|| settings::unrecognized(name))?;
+                s.format(self.settings.get(s))
+            }
+        };
+        Ok(executor::StatementResult {
+            columns: Some(vec![sql::bound::OutputColumn {
+                name: name.to_string(),
+                ty: common::DataType::Text,
+                table_oid: 0,
+                column_number: 0,
+            }]),
+            rows: vec![vec![Value::Text(value)]],
+            tag: "SHOW".into(),
+            ..Default::default()
+        })
     }
 
     /// After a statement failed: an implicit transaction is rolled back; an explicit
@@ -179,10 +374,10 @@ impl Session {
         if self.explicit {
             self.failed = true;
             if self.tx.is_active() && !self.tx.in_savepoint() {
-                let _ = self.tx.abort();
+                let _ = self.end_tx(false);
             }
         } else if self.tx.is_active() {
-            let _ = self.tx.abort();
+            let _ = self.end_tx(false);
         }
     }
 
@@ -217,10 +412,7 @@ impl Session {
                     if self.tx.is_active() {
                         self.tx.set_characteristics(iso, ro)?;
                     } else {
-                        self.tx.begin(
-                            iso.unwrap_or(self.default_isolation),
-                            ro.unwrap_or(self.default_read_only),
-                        );
+                        self.begin_tx(iso, ro);
                     }
                     self.explicit = true;
                 }
@@ -236,10 +428,10 @@ impl Session {
                 if failed {
                     r.tag = "ROLLBACK".into();
                     if self.tx.is_active() {
-                        self.tx.abort()?;
+                        self.end_tx(false)?;
                     }
                 } else if self.tx.is_active() {
-                    self.tx.commit()?;
+                    self.end_tx(true)?;
                 }
                 r
             }
@@ -252,7 +444,7 @@ impl Session {
                 }
                 self.end_block();
                 if self.tx.is_active() {
-                    self.tx.abort()?;
+                    self.end_tx(false)?;
                 }
                 r
             }
@@ -270,7 +462,9 @@ impl Session {
                         format!("savepoint \"{name}\" does not exist"),
                     ));
                 }
-                self.tx.rollback_to(&name)?;
+                let depth = self.tx.depth();
+                let undone = self.tx.rollback_to(&name)?;
+                self.settings.rollback_to(depth + 1 - undone);
                 self.failed = false;
                 done("ROLLBACK")
             }
@@ -292,6 +486,7 @@ impl Session {
                     return Err(only_in_block("RELEASE SAVEPOINT"));
                 }
                 self.tx.release(&sql::binder::ident_name(name))?;
+                self.settings.release(self.tx.depth());
                 done("RELEASE")
             }
             Statement::Set(sqlparser::ast::Set::SetTransaction {
@@ -305,11 +500,29 @@ impl Session {
                 let (iso, ro) = modes(m)?;
                 let mut r = done("SET");
                 if *session {
+                    if !self.tx.is_active() {
+                        self.begin_tx(None, None);
+                    }
+                    let depth = self.tx.depth();
                     if let Some(i) = iso {
-                        self.default_isolation = i;
+                        let v = match i {
+                            Isolation::ReadCommitted => 2,
+                            Isolation::RepeatableRead => 1,
+                        };
+                        self.settings.set(
+                            Setting::DEFAULT_TRANSACTION_ISOLATION,
+                            Some(Val::Enum(v)),
+                            false,
+                            depth,
+                        );
                     }
                     if let Some(ro) = ro {
-                        self.default_read_only = ro;
+                        self.settings.set(
+                            Setting::DEFAULT_TRANSACTION_READ_ONLY,
+                            Some(Val::Bool(ro)),
+                            false,
+                            depth,
+                        );
                     }
                 } else if !self.explicit {
                     r.notices.push(PgError::warning(
@@ -348,16 +561,94 @@ impl Session {
                         "syntax error at or near \"{word}\""
                     )));
                 }
-                self.db.vacuum(v.table_name.as_ref())?;
+                self.tx.set_wait_policy(self.wait_policy());
+                self.db.vacuum(v.table_name.as_ref(), &self.tx)?;
                 done("VACUUM")
+            }
+            Statement::Set(sqlparser::ast::Set::SingleAssignment {
+                scope,
+                hivevar: false,
+                variable,
+                values,
+            }) if !matches!(scope, Some(sqlparser::ast::ContextModifier::Global)) => {
+                if self.failed {
+                    return Err(aborted_block());
+                }
+                if !self.tx.is_active() {
+                    self.begin_tx(None, None);
+                }
+                let name = setting_name(
+                    &variable
+                        .0
+                        .iter()
+                        .filter_map(|p| p.as_ident().cloned())
+                        .collect::<Vec<_>>(),
+                );
+                let local = matches!(scope, Some(sqlparser::ast::ContextModifier::Local));
+                let mut r = done("SET");
+                if local && !self.explicit {
+                    r.notices.push(PgError::warning(
+                        SqlState::NO_ACTIVE_SQL_TRANSACTION,
+                        "SET LOCAL can only be used in transaction blocks",
+                    ));
+                    // Still checked, as PostgreSQL checks it; then it lapses at once.
+                    if Setting::lookup(&name).is_none()
+                        && !matches!(
+                            name.as_str(),
+                            "transaction_isolation" | "transaction_read_only"
+                        )
+                    {
+                        return Err(settings::unrecognized(&name));
+                    }
+                } else {
+                    self.set(&name, values, local)?;
+                }
+                r
+            }
+            Statement::ShowVariable { variable } => {
+                if self.failed {
+                    return Err(aborted_block());
+                }
+                self.show(&setting_name(variable))?
+            }
+            Statement::Reset(sqlparser::ast::ResetStatement {
+                reset:
+                    reset @ (sqlparser::ast::Reset::ALL
+                    | sqlparser::ast::Reset::ConfigurationParameter(_)),
+            }) => {
+                if self.failed {
+                    return Err(aborted_block());
+                }
+                if !self.tx.is_active() {
+                    self.begin_tx(None, None);
+                }
+                let depth = self.tx.depth();
+                match reset {
+                    sqlparser::ast::Reset::ConfigurationParameter(name) => {
+                        let name = setting_name(
+                            &name
+                                .0
+                                .iter()
+                                .filter_map(|p| p.as_ident().cloned())
+                                .collect::<Vec<_>>(),
+                        );
+                        let setting =
+                            Setting::lookup(&name).ok_or_else(|| settings::unrecognized(&name))?;
+                        self.settings.set(setting, None, false, depth);
+                    }
+                    _ => self.settings.reset_all(depth),
+                }
+                done("RESET")
             }
             _ => {
                 if self.failed {
                     return Err(aborted_block());
                 }
+                if matches!(stmt, Statement::Lock(_)) && !self.explicit {
+                    return Err(only_in_block("LOCK TABLE"));
+                }
                 if !self.tx.is_active() {
-                    self.tx
-                        .begin(self.default_isolation, self.default_read_only);
+                    self.begin_tx(None, None);
                 }
                 if self.tx.read_only()
                     && let Some(kind) = write_kind(stmt)
@@ -372,6 +663,7 @@ impl Session {
                         "DDL inside a transaction block (the catalog is not transactional yet)",
                     ));
                 }
+                self.tx.set_wait_policy(self.wait_policy());
                 let snapshot = self.tx.start_statement();
                 let res = self.db.execute_one(stmt, sql, &self.tx, &snapshot);
                 self.tx.end_statement();
@@ -381,7 +673,7 @@ impl Session {
         if last
             && !self.explicit
             && self.tx.is_active()
-            && let Err(e) = self.tx.commit()
+            && let Err(e) = self.end_tx(true)
         {
             r.notices.clear();
             return Err(e);

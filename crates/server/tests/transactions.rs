@@ -367,9 +367,11 @@ async fn autovacuum_vacuums_tables_that_changed_enough() {
     let round = move || {
         let db = db.clone();
         async move {
-            tokio::task::spawn_blocking(move || db.autovacuum_round().expect("round"))
-                .await
-                .expect("join")
+            tokio::task::spawn_blocking(move || {
+                db.autovacuum_round(&db.background_tx()).expect("round")
+            })
+            .await
+            .expect("join")
         }
     };
     let c = connect(&server).await;

@@ -359,6 +359,13 @@ pub enum BoundStatement {
         table: Arc<TableDesc>,
         index: catalog::NewIndex,
     },
+    /// LOCK TABLE: the session takes `mode` on each table, in order, and holds it to
+    /// transaction end (the server does it; nothing to plan).
+    Lock {
+        tables: Vec<Arc<TableDesc>>,
+        mode: sqlparser::ast::LockTableMode,
+        nowait: bool,
+    },
     /// DROP INDEX: each index with its table, and notices for IF EXISTS.
     DropIndexes {
         indexes: Vec<(Arc<TableDesc>, catalog::IndexDesc)>,

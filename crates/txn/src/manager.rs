@@ -47,6 +47,9 @@ pub struct TxnManager {
     wal: RwLock<Option<Arc<Wal>>>,
     procs: Mutex<ProcArray>,
     ended: Condvar,
+    /// The heavyweight lock manager: relation locks, and the transaction locks row
+    /// writers wait on (lock rule 9).
+    locks: Arc<crate::lock::LockManager>,
 }
 
 fn encode(kind: u8, xids: &[Xid]) -> Vec<u8> {
@@ -103,7 +106,13 @@ impl TxnManager {
                 xmins: HashMap::new(),
             }),
             ended: Condvar::new(),
+            locks: crate::lock::LockManager::new(crate::lock::LockConfig::default()),
         })
+    }
+
+    /// The lock manager every session of this database registers with.
+    pub fn locks(&self) -> &Arc<crate::lock::LockManager> {
+        &self.locks
     }
 
     /// From now on log to `wal` (after recovery).

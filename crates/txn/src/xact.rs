@@ -14,6 +14,13 @@
 //! - Snapshots: READ COMMITTED takes a new one per statement, REPEATABLE READ one per
 //!   transaction, at its first statement.
 //!
+//! - Locks: the session's [`SessionLocks`] live here. Every lock is held to transaction
+//!   end (or to ROLLBACK TO of the savepoint before it was taken). Each assigned id is
+//!   locked in ExclusiveLock by its owner, so a writer that must wait for another
+//!   transaction waits in the lock manager, where deadlocks are found (lock rule 9).
+//!   Waits follow the statement's [`WaitPolicy`] (`lock_timeout`, `statement_timeout`,
+//!   `deadlock_timeout`), set by the session before each statement.
+//!
 //! A `Tx` belongs to one session's thread: its state sits in `RefCell`s so that the
 //! executor can assign an id through a shared reference in the middle of a statement.
 
@@ -24,6 +31,7 @@ use std::sync::Arc;
 use common::{PgError, PgResult, SqlState};
 
 use crate::clog::XidStatus;
+use crate::lock::{LockError, LockMark, LockMode, LockTag, SessionLocks, WaitPolicy};
 use crate::{Cid, Snapshot, TxnManager, Xid};
 
 /// Isolation levels that are implemented as PostgreSQL implements them. SERIALIZABLE is
@@ -51,6 +59,8 @@ struct Level {
     xid: Option<Xid>,
     /// Ids of released (committed-into-this-level) subtransactions.
     children: Vec<Xid>,
+    /// Where this savepoint's locks begin (`None` for the top level).
+    mark: Option<LockMark>,
 }
 
 impl Level {
@@ -79,6 +89,9 @@ pub struct Tx {
     mgr: Arc<TxnManager>,
     backend: u32,
     inner: RefCell<Inner>,
+    locks: RefCell<SessionLocks>,
+    /// How the running statement's lock requests wait.
+    wait: Cell<WaitPolicy>,
     /// The last final status looked up (a scan asks about the same id over and over).
     status_cache: Cell<(Xid, XidStatus)>,
 }
@@ -91,8 +104,13 @@ fn no_savepoint(name: &str) -> PgError {
 }
 
 impl Tx {
+    /// A session's transaction state; `backend` is its pid in the lock manager (unique
+    /// among live sessions).
     pub fn new(mgr: Arc<TxnManager>, backend: u32) -> Tx {
+        let locks = mgr.locks().register(backend);
         Tx {
+            locks: RefCell::new(locks),
+            wait: Cell::new(WaitPolicy::BLOCK),
             mgr,
             backend,
             inner: RefCell::new(Inner {
@@ -227,6 +245,15 @@ impl Tx {
                 let x = self.mgr.assign_xid()?;
                 s.levels[i].xid = Some(x);
                 s.mine.push(x);
+                // Nobody knows the id yet: the lock is free (lock rule 9).
+                self.locks
+                    .borrow_mut()
+                    .lock(
+                        LockTag::Transaction(x),
+                        LockMode::Exclusive,
+                        WaitPolicy::NOWAIT,
+                    )
+                    .map_err(|e| PgError::internal(format!("locking a new transaction id: {e}")))?;
             }
         }
         Ok(s.levels.last().and_then(|l| l.xid).unwrap_or_default())
@@ -274,8 +301,10 @@ impl Tx {
 
     /// SAVEPOINT name.
     pub fn savepoint(&self, name: &str) {
+        let mark = self.locks.borrow_mut().mark();
         self.inner.borrow_mut().levels.push(Level {
             name: Some(name.to_string()),
+            mark: Some(mark),
             ..Level::default()
         });
     }
@@ -286,6 +315,12 @@ impl Tx {
             .iter()
             .rposition(|l| l.name.as_deref() == Some(name))
             .ok_or_else(|| no_savepoint(name))
+    }
+
+    /// Transaction levels: 1 at the top, one more per open savepoint, 0 outside a
+    /// transaction.
+    pub fn depth(&self) -> usize {
+        self.inner.borrow().levels.len()
     }
 
     /// Whether a savepoint is open (the transaction has a subtransaction level).
@@ -323,12 +358,21 @@ impl Tx {
         let gone: Vec<Level> = s.levels.drain(i..).collect();
         let xids: Vec<Xid> = gone.iter().flat_map(Level::all_xids).collect();
         s.mine.retain(|x| !xids.contains(x));
-        s.levels.push(Level {
+        drop(s);
+        let res = self.mgr.abort(&xids);
+        // After the abort is recorded: whoever waited on these ids finds them ended.
+        let mut locks = self.locks.borrow_mut();
+        if let Some(mark) = gone[0].mark {
+            locks.release_since(mark);
+        }
+        let mark = locks.mark();
+        drop(locks);
+        self.inner.borrow_mut().levels.push(Level {
             name: Some(name.to_string()),
+            mark: Some(mark),
             ..Level::default()
         });
-        drop(s);
-        self.mgr.abort(&xids)?;
+        res?;
         Ok(gone.len())
     }
 
@@ -373,6 +417,55 @@ impl Tx {
         s.snapshot = None;
         drop(s);
         self.mgr.release_snapshots(self.backend);
+        // After commit or abort is recorded (lock rule 9).
+        self.locks.borrow_mut().release_all();
+    }
+
+    /// How this statement's lock requests wait (set before each statement).
+    pub fn set_wait_policy(&self, wait: WaitPolicy) {
+        self.wait.set(wait);
+    }
+
+    pub fn wait_policy(&self) -> WaitPolicy {
+        self.wait.get()
+    }
+
+    /// Take `mode` on `tag` until transaction end, waiting as the statement's policy
+    /// allows (NOWAIT if `nowait`).
+    pub fn lock(&self, tag: LockTag, mode: LockMode, nowait: bool) -> Result<(), LockError> {
+        let mut wait = self.wait.get();
+        wait.nowait |= nowait;
+        self.locks.borrow_mut().lock(tag, mode, wait)
+    }
+
+    /// Whether this session holds `mode` on `tag`.
+    pub fn holds_lock(&self, tag: LockTag, mode: LockMode) -> bool {
+        self.locks.borrow().holds(tag, mode)
+    }
+
+    /// Release every lock now: for work outside a transaction (VACUUM), which ends its
+    /// lock scope itself. Inside a transaction, locks go at its end.
+    pub fn release_locks(&self) {
+        debug_assert!(!self.is_active(), "releasing locks inside a transaction");
+        self.locks.borrow_mut().release_all();
+    }
+
+    /// Wait until another transaction's id `xid` ends (a writer of a row this statement
+    /// must change, or of a unique key it inserts): through the lock manager, so that a
+    /// cycle of such waits is found (40P01) and the statement's timeouts apply. Returns
+    /// the id's final status.
+    pub fn wait_for_xid(&self, xid: Xid, nowait: bool) -> Result<XidStatus, LockError> {
+        let mut wait = self.wait.get();
+        wait.nowait |= nowait;
+        self.locks.borrow_mut().wait_for_transaction(xid, wait)?;
+        Ok(match self.mgr.status(xid) {
+            Ok(XidStatus::InProgress) | Err(_) => {
+                // Its owner released its locks without ending it (a commit whose WAL
+                // write failed): wait the plain way.
+                self.mgr.wait_for(xid).unwrap_or(XidStatus::Aborted)
+            }
+            Ok(st) => st,
+        })
     }
 }
 

@@ -149,6 +149,7 @@ impl<'a> Binder<'a> {
                 cascade,
                 ..
             } => self.bind_drop(*object_type, *if_exists, names, *cascade),
+            Statement::Lock(l) => self.bind_lock(l),
             other => Err(PgError::unsupported(statement_kind(other))),
         }
     }
@@ -167,6 +168,31 @@ impl<'a> Binder<'a> {
                 format!("relation \"{parts}\" does not exist"),
             )
             .with_position(pos)
+        })
+    }
+
+    /// LOCK [TABLE] [ONLY] name [*], ... [IN mode MODE] [NOWAIT]: the tables (each must be
+    /// a table) and the mode, ACCESS EXCLUSIVE by default.
+    fn bind_lock(&self, l: &ast::Lock) -> PgResult<BoundStatement> {
+        let mut tables = Vec::with_capacity(l.tables.len());
+        for target in &l.tables {
+            let (name, pos) = self.object_name(&target.name)?;
+            if self.catalog.table(&name).is_none() && self.catalog.index(&name).is_some() {
+                return Err(PgError::new(
+                    SqlState::WRONG_OBJECT_TYPE,
+                    format!("\"{name}\" is not a table"),
+                )
+                .with_position(pos));
+            }
+            tables.push(self.table(&target.name)?);
+        }
+        Ok(BoundStatement::Lock {
+            tables,
+            mode: l
+                .lock_mode
+                .clone()
+                .unwrap_or(ast::LockTableMode::AccessExclusive),
+            nowait: l.nowait,
         })
     }
 

@@ -16,6 +16,9 @@ pub struct WaitPolicy {
     /// When the statement's `statement_timeout` runs out; then
     /// [`LockError::StatementTimeout`].
     pub statement_deadline: Option<Instant>,
+    /// The session's `deadlock_timeout`; `None`: the manager's
+    /// ([`LockConfig::deadlock_timeout`](super::LockConfig)).
+    pub deadlock_timeout: Option<Duration>,
 }
 
 impl WaitPolicy {
@@ -24,6 +27,7 @@ impl WaitPolicy {
         nowait: false,
         lock_timeout: None,
         statement_deadline: None,
+        deadlock_timeout: None,
     };
 
     /// Never wait.
@@ -31,10 +35,16 @@ impl WaitPolicy {
         nowait: true,
         lock_timeout: None,
         statement_deadline: None,
+        deadlock_timeout: None,
     };
 
     pub fn with_lock_timeout(mut self, timeout: Duration) -> WaitPolicy {
         self.lock_timeout = Some(timeout);
+        self
+    }
+
+    pub fn with_deadlock_timeout(mut self, timeout: Duration) -> WaitPolicy {
+        self.deadlock_timeout = Some(timeout);
         self
     }
 

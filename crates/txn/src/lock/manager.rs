@@ -318,7 +318,8 @@ impl LockManager {
     fn sleep(&self, proc: &Arc<Proc>, tag: LockTag, policy: WaitPolicy) -> Result<(), LockError> {
         let start = Instant::now();
         let lock_deadline = policy.lock_timeout.map(|t| start + t);
-        let mut deadlock_check_at = Some(start + self.cfg.deadlock_timeout);
+        let mut deadlock_check_at =
+            Some(start + policy.deadlock_timeout.unwrap_or(self.cfg.deadlock_timeout));
         let mut slot = proc.wait.lock();
         loop {
             if slot.state == WaitState::Granted {

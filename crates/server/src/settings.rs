@@ -1,0 +1,413 @@
+//! Run-time settings (PostgreSQL's GUCs) of one session: `SET`, `SET LOCAL`, `RESET`,
+//! `SHOW`, with PostgreSQL's parsing, units, ranges, messages and transactional rules:
+//!
+//! - `SET` inside a transaction is undone if the transaction (or the savepoint it came
+//!   after) rolls back; it stays if it commits.
+//! - `SET LOCAL` lasts until the end of the transaction, whatever its outcome.
+//! - Names are case-insensitive; an unknown one is 42704.
+//!
+//! Only the settings Myriad acts on are here; each says where it takes effect. The
+//! pseudo-settings `transaction_isolation` and `transaction_read_only` belong to the
+//! running transaction and live in `session`.
+
+use std::time::Duration;
+
+use common::{PgError, PgResult, SqlState};
+
+/// What a setting holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Val {
+    /// Milliseconds (0 = off for the timeouts).
+    Millis(i64),
+    Bool(bool),
+    /// An index into the setting's value names.
+    Enum(usize),
+}
+
+#[derive(Clone, Copy)]
+enum Kind {
+    Millis { min: i64 },
+    Bool,
+    Enum(&'static [&'static str]),
+}
+
+struct Def {
+    name: &'static str,
+    kind: Kind,
+    default: Val,
+}
+
+/// `default_transaction_isolation`'s values, in PostgreSQL's order (its error hint lists
+/// them so).
+pub const ISOLATION_NAMES: &[&str] = &[
+    "serializable",
+    "repeatable read",
+    "read committed",
+    "read uncommitted",
+];
+
+const MAX_MILLIS: i64 = i32::MAX as i64;
+
+/// Every setting, by index (the `Setting` constants below).
+const DEFS: &[Def] = &[
+    Def {
+        name: "statement_timeout",
+        kind: Kind::Millis { min: 0 },
+        default: Val::Millis(0),
+    },
+    Def {
+        name: "lock_timeout",
+        kind: Kind::Millis { min: 0 },
+        default: Val::Millis(0),
+    },
+    Def {
+        name: "deadlock_timeout",
+        kind: Kind::Millis { min: 1 },
+        default: Val::Millis(1000),
+    },
+    Def {
+        name: "idle_in_transaction_session_timeout",
+        kind: Kind::Millis { min: 0 },
+        default: Val::Millis(0),
+    },
+    Def {
+        name: "default_transaction_isolation",
+        kind: Kind::Enum(ISOLATION_NAMES),
+        default: Val::Enum(2),
+    },
+    Def {
+        name: "default_transaction_read_only",
+        kind: Kind::Bool,
+        default: Val::Bool(false),
+    },
+];
+
+/// A setting, by its index in the table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Setting(usize);
+
+impl Setting {
+    /// Cancel a statement that runs longer (per statement, as PostgreSQL 13 and later).
+    pub const STATEMENT_TIMEOUT: Setting = Setting(0);
+    /// Fail a lock wait that lasts longer (55P03).
+    pub const LOCK_TIMEOUT: Setting = Setting(1);
+    /// Wait this long for a lock before looking for a deadlock.
+    pub const DEADLOCK_TIMEOUT: Setting = Setting(2);
+    /// End a session idle this long inside a transaction block (FATAL 25P03).
+    pub const IDLE_IN_TRANSACTION_SESSION_TIMEOUT: Setting = Setting(3);
+    /// The isolation level of new transactions.
+    pub const DEFAULT_TRANSACTION_ISOLATION: Setting = Setting(4);
+    /// Whether new transactions are READ ONLY.
+    pub const DEFAULT_TRANSACTION_READ_ONLY: Setting = Setting(5);
+
+    /// The setting named `name` (any case).
+    pub fn lookup(name: &str) -> Option<Setting> {
+        DEFS.iter()
+            .position(|d| d.name.eq_ignore_ascii_case(name))
+            .map(Setting)
+    }
+
+    pub fn name(self) -> &'static str {
+        DEFS[self.0].name
+    }
+}
+
+pub fn unrecognized(name: &str) -> PgError {
+    PgError::new(
+        SqlState::UNDEFINED_OBJECT,
+        format!("unrecognized configuration parameter \"{name}\""),
+    )
+}
+
+fn invalid_value(name: &str, text: &str) -> PgError {
+    PgError::new(
+        SqlState::INVALID_PARAMETER_VALUE,
+        format!("invalid value for parameter \"{name}\": \"{text}\""),
+    )
+}
+
+/// PostgreSQL's boolean spellings: on/off, true/false, yes/no, 1/0 and unique prefixes.
+pub fn parse_bool(text: &str) -> Option<bool> {
+    let t = text.trim().to_ascii_lowercase();
+    match t.as_str() {
+        "on" | "1" => return Some(true),
+        "off" | "of" | "0" => return Some(false),
+        "o" | "" => return None,
+        _ => {}
+    }
+    for (word, v) in [
+        ("true", true),
+        ("false", false),
+        ("yes", true),
+        ("no", false),
+    ] {
+        if word.starts_with(&t) {
+            return Some(v);
+        }
+    }
+    None
+}
+
+/// A duration in milliseconds: a number (of milliseconds) with an optional unit (us, ms,
+/// s, min, h, d), rounded to the nearest millisecond as PostgreSQL rounds.
+fn parse_millis(name: &str, text: &str, min: i64) -> PgResult<i64> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || matches!(c, '.' | '-' | '+' | 'e' | 'E')))
+        .unwrap_or(t.len());
+    // An exponent's 'e' is part of the number only when digits follow it.
+    let (num, unit) = t.split_at(split);
+    let value: f64 = num.parse().map_err(|_| invalid_value(name, text))?;
+    let factor = match unit.trim() {
+        "" | "ms" => 1.0,
+        "us" => 0.001,
+        "s" => 1000.0,
+        "min" => 60_000.0,
+        "h" => 3_600_000.0,
+        "d" => 86_400_000.0,
+        _ => {
+            return Err(invalid_value(name, text).with_hint(
+                "Valid units for this parameter are \"us\", \"ms\", \"s\", \"min\", \"h\", and \"d\".",
+            ));
+        }
+    };
+    let ms = (value * factor).round();
+    if !ms.is_finite() || ms > MAX_MILLIS as f64 || ms < i32::MIN as f64 {
+        return Err(invalid_value(name, text).with_hint("Value exceeds integer range."));
+    }
+    let ms = ms as i64;
+    if ms < min {
+        return Err(PgError::new(
+            SqlState::INVALID_PARAMETER_VALUE,
+            format!(
+                "{ms} ms is outside the valid range for parameter \"{name}\" ({min} .. {MAX_MILLIS})"
+            ),
+        ));
+    }
+    Ok(ms)
+}
+
+/// How `SHOW` prints milliseconds: in the largest unit that divides them exactly.
+fn format_millis(ms: i64) -> String {
+    if ms == 0 {
+        return "0".into();
+    }
+    for (unit, size) in [
+        ("d", 86_400_000),
+        ("h", 3_600_000),
+        ("min", 60_000),
+        ("s", 1000),
+    ] {
+        if ms % size == 0 {
+            return format!("{}{unit}", ms / size);
+        }
+    }
+    format!("{ms}ms")
+}
+
+impl Setting {
+    fn def(self) -> &'static Def {
+        &DEFS[self.0]
+    }
+
+    /// Parse `text` as this setting's value.
+    pub fn parse(self, text: &str) -> PgResult<Val> {
+        let d = self.def();
+        match d.kind {
+            Kind::Millis { min } => parse_millis(d.name, text, min).map(Val::Millis),
+            Kind::Bool => parse_bool(text).map(Val::Bool).ok_or_else(|| {
+                PgError::new(
+                    SqlState::INVALID_PARAMETER_VALUE,
+                    format!("parameter \"{}\" requires a Boolean value", d.name),
+                )
+            }),
+            Kind::Enum(names) => names
+                .iter()
+                .position(|n| n.eq_ignore_ascii_case(text.trim()))
+                .map(Val::Enum)
+                .ok_or_else(|| {
+                    invalid_value(d.name, text)
+                        .with_hint(format!("Available values: {}.", names.join(", ")))
+                }),
+        }
+    }
+
+    /// The value as `SHOW` prints it.
+    pub fn format(self, v: Val) -> String {
+        match (self.def().kind, v) {
+            (_, Val::Millis(ms)) => format_millis(ms),
+            (_, Val::Bool(b)) => if b { "on" } else { "off" }.into(),
+            (Kind::Enum(names), Val::Enum(i)) => names[i].into(),
+            (_, Val::Enum(i)) => i.to_string(),
+        }
+    }
+}
+
+/// A change to undo if its transaction level rolls back.
+#[derive(Clone, Copy, Debug)]
+struct Undo {
+    /// The transaction level (1 = top, +1 per savepoint) the change was made at.
+    depth: usize,
+    setting: Setting,
+    session: Val,
+    local: Option<Val>,
+}
+
+/// One session's settings.
+#[derive(Debug)]
+pub struct Settings {
+    session: Vec<Val>,
+    /// `SET LOCAL` values, until the transaction ends.
+    local: Vec<Option<Val>>,
+    undo: Vec<Undo>,
+}
+
+impl Default for Settings {
+    fn default() -> Settings {
+        Settings {
+            session: DEFS.iter().map(|d| d.default).collect(),
+            local: vec![None; DEFS.len()],
+            undo: Vec::new(),
+        }
+    }
+}
+
+impl Settings {
+    pub fn get(&self, s: Setting) -> Val {
+        self.local[s.0].unwrap_or(self.session[s.0])
+    }
+
+    /// A timeout setting as a duration; `None` when 0 (off).
+    pub fn timeout(&self, s: Setting) -> Option<Duration> {
+        match self.get(s) {
+            Val::Millis(ms) if ms > 0 => Some(Duration::from_millis(ms as u64)),
+            _ => None,
+        }
+    }
+
+    pub fn flag(&self, s: Setting) -> bool {
+        self.get(s) == Val::Bool(true)
+    }
+
+    /// Set `s` to `v` (its default if `None`) at transaction level `depth`; `local`:
+    /// until the transaction ends.
+    pub fn set(&mut self, s: Setting, v: Option<Val>, local: bool, depth: usize) {
+        self.undo.push(Undo {
+            depth,
+            setting: s,
+            session: self.session[s.0],
+            local: self.local[s.0],
+        });
+        let v = v.unwrap_or(s.def().default);
+        if local {
+            self.local[s.0] = Some(v);
+        } else {
+            self.session[s.0] = v;
+            self.local[s.0] = None;
+        }
+    }
+
+    /// `RESET ALL`.
+    pub fn reset_all(&mut self, depth: usize) {
+        for i in 0..DEFS.len() {
+            self.set(Setting(i), None, false, depth);
+        }
+    }
+
+    /// The transaction committed: session values stay, local ones end.
+    pub fn commit(&mut self) {
+        self.undo.clear();
+        self.local.iter_mut().for_each(|l| *l = None);
+    }
+
+    /// The transaction rolled back: every change made in it is undone.
+    pub fn abort(&mut self) {
+        self.rollback_to(1);
+        self.local.iter_mut().for_each(|l| *l = None);
+    }
+
+    /// Savepoints released down to level `depth`: their changes now belong to it.
+    pub fn release(&mut self, depth: usize) {
+        for u in &mut self.undo {
+            u.depth = u.depth.min(depth);
+        }
+    }
+
+    /// Levels from `depth` on rolled back (ROLLBACK TO): their changes are undone.
+    pub fn rollback_to(&mut self, depth: usize) {
+        while let Some(u) = self.undo.last().copied()
+            && u.depth >= depth
+        {
+            self.undo.pop();
+            self.session[u.setting.0] = u.session;
+            self.local[u.setting.0] = u.local;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_parse_and_print_as_postgres() {
+        let lt = Setting::LOCK_TIMEOUT;
+        assert_eq!(lt.parse("1.5s").unwrap(), Val::Millis(1500));
+        assert_eq!(lt.parse("60000").unwrap(), Val::Millis(60000));
+        assert_eq!(lt.parse("1 h").unwrap(), Val::Millis(3_600_000));
+        assert_eq!(lt.parse("1e3").unwrap(), Val::Millis(1000));
+        assert_eq!(lt.parse("1500 us").unwrap(), Val::Millis(2));
+        assert_eq!(lt.parse("1 us").unwrap(), Val::Millis(0));
+        assert_eq!(lt.format(Val::Millis(1500)), "1500ms");
+        assert_eq!(lt.format(Val::Millis(60000)), "1min");
+        assert_eq!(lt.format(Val::Millis(3_600_000)), "1h");
+        assert_eq!(lt.format(Val::Millis(0)), "0");
+        let e = lt.parse("10 parsecs").unwrap_err();
+        assert_eq!(e.code, SqlState::INVALID_PARAMETER_VALUE);
+        assert!(e.hint.is_some());
+        let e = lt.parse("-1").unwrap_err();
+        assert_eq!(
+            e.message,
+            "-1 ms is outside the valid range for parameter \"lock_timeout\" (0 .. 2147483647)"
+        );
+        assert!(Setting::DEADLOCK_TIMEOUT.parse("0").is_err());
+        assert!(lt.parse("2147483648").is_err());
+    }
+
+    #[test]
+    fn booleans_and_enums() {
+        let ro = Setting::DEFAULT_TRANSACTION_READ_ONLY;
+        for (t, v) in [
+            ("on", true),
+            ("OFF", false),
+            ("1", true),
+            ("t", true),
+            ("n", false),
+        ] {
+            assert_eq!(ro.parse(t).unwrap(), Val::Bool(v), "{t}");
+        }
+        assert!(ro.parse("maybe").is_err());
+        assert!(ro.parse("o").is_err());
+        let iso = Setting::DEFAULT_TRANSACTION_ISOLATION;
+        assert_eq!(iso.parse("Repeatable Read").unwrap(), Val::Enum(1));
+        assert!(iso.parse("bogus").is_err());
+    }
+
+    #[test]
+    fn rollback_undoes_set_and_local_ends_with_the_transaction() {
+        let lt = Setting::LOCK_TIMEOUT;
+        let mut s = Settings::default();
+        s.set(lt, Some(Val::Millis(5)), false, 1);
+        s.abort();
+        assert_eq!(s.get(lt), Val::Millis(0));
+        s.set(lt, Some(Val::Millis(5)), false, 1);
+        s.set(lt, Some(Val::Millis(7)), false, 2);
+        s.rollback_to(2);
+        assert_eq!(s.get(lt), Val::Millis(5));
+        s.commit();
+        s.set(lt, Some(Val::Millis(9)), true, 1);
+        assert_eq!(s.get(lt), Val::Millis(9));
+        s.commit();
+        assert_eq!(s.get(lt), Val::Millis(5));
+    }
+}
