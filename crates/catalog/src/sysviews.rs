@@ -1,9 +1,11 @@
-//! Myriad's own system views: runtime statistics readable with SQL.
+//! System views: runtime state readable with SQL.
 //!
-//! They are not stored: each names a fixed set of columns, and the executor fills the one
-//! row from the live counters when the view is scanned. A user table of the same name
-//! takes precedence (PostgreSQL would search `pg_catalog` first; these are not
-//! PostgreSQL's views, so Myriad lets a user's table win).
+//! They are not stored: each names a fixed set of columns, and the executor fills the
+//! rows from the live state when the view is scanned. Myriad's own statistics views
+//! (`myriad_stat_*`) have one row; `pg_locks` and `pg_stat_activity` are PostgreSQL's,
+//! with its column names (oid and xid columns are `bigint`, and timestamp columns are
+//! left out, until those types exist). A user table of the same name takes precedence
+//! (PostgreSQL would search `pg_catalog` first).
 
 use std::sync::Arc;
 
@@ -20,13 +22,19 @@ pub enum SystemView {
     StatBuffers,
     /// The write-ahead log.
     StatWal,
+    /// Every lock held or awaited (PostgreSQL's `pg_locks`).
+    PgLocks,
+    /// Every session (PostgreSQL's `pg_stat_activity`).
+    PgStatActivity,
 }
 
 impl SystemView {
-    pub const ALL: [SystemView; 3] = [
+    pub const ALL: [SystemView; 5] = [
         SystemView::StatFd,
         SystemView::StatBuffers,
         SystemView::StatWal,
+        SystemView::PgLocks,
+        SystemView::PgStatActivity,
     ];
 
     pub fn lookup(name: &str) -> Option<SystemView> {
@@ -38,12 +46,14 @@ impl SystemView {
             SystemView::StatFd => "myriad_stat_fd",
             SystemView::StatBuffers => "myriad_stat_buffers",
             SystemView::StatWal => "myriad_stat_wal",
+            SystemView::PgLocks => "pg_locks",
+            SystemView::PgStatActivity => "pg_stat_activity",
         }
     }
 
     /// Column names and types, in order.
     pub fn columns(self) -> &'static [(&'static str, DataType)] {
-        use DataType::{Int8, Text};
+        use DataType::{Bool, Int2, Int4, Int8, Text};
         match self {
             SystemView::StatFd => &[
                 ("max_open_files", Int8),
@@ -69,6 +79,39 @@ impl SystemView {
                 ("flushed_lsn", Text),
                 ("redo_lsn", Text),
             ],
+            SystemView::PgLocks => &[
+                ("locktype", Text),
+                ("database", Int8),
+                ("relation", Int8),
+                ("page", Int4),
+                ("tuple", Int2),
+                ("virtualxid", Text),
+                ("transactionid", Int8),
+                ("classid", Int8),
+                ("objid", Int8),
+                ("objsubid", Int2),
+                ("virtualtransaction", Text),
+                ("pid", Int4),
+                ("mode", Text),
+                ("granted", Bool),
+                ("fastpath", Bool),
+            ],
+            SystemView::PgStatActivity => &[
+                ("datid", Int8),
+                ("datname", Text),
+                ("pid", Int4),
+                ("leader_pid", Int4),
+                ("usesysid", Int8),
+                ("usename", Text),
+                ("application_name", Text),
+                ("wait_event_type", Text),
+                ("wait_event", Text),
+                ("state", Text),
+                ("backend_xid", Int8),
+                ("backend_xmin", Int8),
+                ("query", Text),
+                ("backend_type", Text),
+            ],
         }
     }
 
@@ -84,7 +127,10 @@ impl SystemView {
                 .map(|(name, ty)| ColumnDesc {
                     name: name.to_string(),
                     ty: *ty,
-                    not_null: true,
+                    not_null: matches!(
+                        self,
+                        SystemView::StatFd | SystemView::StatBuffers | SystemView::StatWal
+                    ),
                     default: None,
                 })
                 .collect(),

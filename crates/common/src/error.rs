@@ -183,6 +183,14 @@ impl PgError {
         }
     }
 
+    /// A FATAL error: the session ends after sending it.
+    pub fn fatal(code: SqlState, message: impl Into<String>) -> PgError {
+        PgError {
+            severity: Severity::Fatal,
+            ..PgError::new(code, message)
+        }
+    }
+
     /// A NOTICE (not an error): sent to the client, execution continues.
     pub fn notice(message: impl Into<String>) -> PgError {
         PgError {

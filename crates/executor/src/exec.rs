@@ -75,7 +75,7 @@ pub fn build<'a>(plan: &'a Plan, env: Env<'a>) -> PgResult<Box<dyn Operator + 'a
         }
         Plan::Values { rows, .. } => Box::new(ValuesOp { rows, pos: 0 }),
         Plan::SystemView { view, .. } => Box::new(SystemViewOp {
-            row: Some(system_view_row(*view, pool)),
+            rows: system_view_rows(*view, env).into_iter(),
         }),
         Plan::Filter { input, predicate } => Box::new(FilterOp {
             input: build(input, env)?,
@@ -266,11 +266,124 @@ impl Operator for SeqScanOp<'_> {
     }
 }
 
-/// The one row of a system view, from the live counters.
+/// The rows of a system view, from the live state.
+fn system_view_rows(view: catalog::SystemView, env: Env) -> Vec<Row> {
+    use catalog::SystemView;
+    match view {
+        SystemView::PgLocks => pg_locks_rows(env.tx.manager().locks()),
+        SystemView::PgStatActivity => pg_stat_activity_rows(env.tx.manager()),
+        _ => vec![system_view_row(view, env.pool)],
+    }
+}
+
+/// `pg_locks`: one row per lock held or awaited, by session.
+fn pg_locks_rows(locks: &txn::lock::LockManager) -> Vec<Row> {
+    use txn::lock::LockTag;
+    let db = Value::Int8(i64::from(locks.config().database_oid));
+    let oid = |o: u32| Value::Int8(i64::from(o));
+    let mut infos = locks.snapshot();
+    infos.sort_by_key(|l| (l.pid, l.tag, l.mode));
+    infos
+        .into_iter()
+        .map(|l| {
+            let mut row = vec![Value::Null; 15];
+            row[0] = Value::Text(l.tag.locktype().into());
+            match l.tag {
+                LockTag::Relation(rel) => {
+                    row[1] = db.clone();
+                    row[2] = oid(rel);
+                }
+                LockTag::Transaction(xid) => {
+                    row[6] = Value::Int8(xid.min(i64::MAX as u64) as i64);
+                }
+                LockTag::Tuple { rel, block, offset } => {
+                    row[1] = db.clone();
+                    row[2] = oid(rel);
+                    row[3] = Value::Int4(block as i32);
+                    row[4] = Value::Int2(offset as i16);
+                }
+                LockTag::Object { class, id } => {
+                    row[1] = db.clone();
+                    row[7] = oid(class);
+                    row[8] = oid(id);
+                    row[9] = Value::Int2(0);
+                }
+                LockTag::Advisory(key) => {
+                    row[1] = db.clone();
+                    row[7] = Value::Int8((key >> 32) as i64);
+                    row[8] = Value::Int8((key & 0xffff_ffff) as i64);
+                    row[9] = Value::Int2(1);
+                }
+            }
+            row[11] = Value::Int4(l.pid as i32);
+            row[12] = Value::Text(l.mode.name().into());
+            row[13] = Value::Bool(l.granted);
+            row[14] = Value::Bool(l.fastpath);
+            row
+        })
+        .collect()
+}
+
+/// `pg_stat_activity`: one row per client session.
+fn pg_stat_activity_rows(mgr: &txn::TxnManager) -> Vec<Row> {
+    use txn::lock::{LockMode, LockTag};
+    let locks = mgr.locks();
+    let held = locks.snapshot();
+    mgr.activity()
+        .sessions()
+        .into_iter()
+        .map(|s| {
+            let pid = s.pid();
+            let (state, query) = s.read();
+            let (wait_type, wait_event) = match locks.waiting_for(pid) {
+                Some((tag, _)) => (
+                    Value::Text("Lock".into()),
+                    Value::Text(tag.wait_event().into()),
+                ),
+                None if state != txn::activity::BackendState::Active => (
+                    Value::Text("Client".into()),
+                    Value::Text("ClientRead".into()),
+                ),
+                None => (Value::Null, Value::Null),
+            };
+            // Its top-level id: the oldest id it holds its own transaction lock on.
+            let xid = held
+                .iter()
+                .filter(|l| l.pid == pid && l.granted && l.mode == LockMode::Exclusive)
+                .filter_map(|l| match l.tag {
+                    LockTag::Transaction(x) => Some(x),
+                    _ => None,
+                })
+                .min();
+            let int8 = |x: Option<u64>| {
+                x.map_or(Value::Null, |x| Value::Int8(x.min(i64::MAX as u64) as i64))
+            };
+            vec![
+                Value::Int8(i64::from(locks.config().database_oid)),
+                Value::Text("postgres".into()),
+                Value::Int4(pid as i32),
+                Value::Null,
+                Value::Int8(10),
+                Value::Text("postgres".into()),
+                Value::Text(String::new()),
+                wait_type,
+                wait_event,
+                Value::Text(state.name().into()),
+                int8(xid),
+                int8(mgr.xmin_of(pid)),
+                Value::Text(query),
+                Value::Text("client backend".into()),
+            ]
+        })
+        .collect()
+}
+
+/// The one row of a statistics view, from the live counters.
 fn system_view_row(view: catalog::SystemView, pool: &BufferPool) -> Row {
     use catalog::SystemView;
     let n = |v: u64| Value::Int8(v.min(i64::MAX as u64) as i64);
     match view {
+        SystemView::PgLocks | SystemView::PgStatActivity => Vec::new(),
         SystemView::StatFd => {
             let s = pool.smgr().fd_stats();
             vec![
@@ -312,12 +425,12 @@ fn system_view_row(view: catalog::SystemView, pool: &BufferPool) -> Row {
 }
 
 struct SystemViewOp {
-    row: Option<Row>,
+    rows: std::vec::IntoIter<Row>,
 }
 
 impl Operator for SystemViewOp {
     fn next(&mut self) -> PgResult<Option<Row>> {
-        Ok(self.row.take())
+        Ok(self.rows.next())
     }
 }
 

@@ -283,7 +283,9 @@ impl Database {
         snapshot: &txn::Snapshot,
     ) -> PgResult<executor::StatementResult> {
         let mut catalog = self.catalog.snapshot();
-        let mut bound = sql::Binder::new(&catalog, sql_text).bind(stmt)?;
+        let mut bound = sql::Binder::new(&catalog, sql_text)
+            .for_session(tx.backend())
+            .bind(stmt)?;
         loop {
             let mut wanted = Vec::new();
             relation_locks(&bound, &mut wanted);
@@ -298,7 +300,9 @@ impl Database {
                 break;
             }
             catalog = now;
-            bound = sql::Binder::new(&catalog, sql_text).bind(stmt)?;
+            bound = sql::Binder::new(&catalog, sql_text)
+                .for_session(tx.backend())
+                .bind(stmt)?;
         }
         let planned = planner::plan(bound);
         let cx = executor::ExecContext {

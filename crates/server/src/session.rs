@@ -39,6 +39,8 @@ pub struct Session {
     /// The block failed: only ROLLBACK (or ROLLBACK TO) is accepted.
     failed: bool,
     settings: Settings,
+    /// This session in `pg_stat_activity`.
+    activity: txn::activity::Registration,
 }
 
 /// Statements that change the catalog: run alone, refused in explicit blocks for now.
@@ -225,7 +227,9 @@ impl Session {
     pub fn new(db: Arc<Database>) -> Session {
         let backend = db.next_backend.fetch_add(1, Ordering::Relaxed);
         let tx = Tx::new(db.txns().clone(), backend);
+        let activity = db.txns().activity().register(backend);
         Session {
+            activity,
             db,
             tx,
             explicit: false,
@@ -684,6 +688,36 @@ impl Session {
 
 impl wire::Session for Session {
     fn execute_simple(&mut self, sql_text: &str) -> Vec<StatementOutcome> {
+        self.activity.status().start_query(sql_text);
+        let out = self.execute_string(sql_text);
+        use txn::activity::BackendState as S;
+        self.activity
+            .status()
+            .set_state(match self.transaction_status() {
+                TxStatus::Idle => S::Idle,
+                TxStatus::InBlock => S::IdleInTransaction,
+                TxStatus::Failed => S::IdleInTransactionAborted,
+            });
+        out
+    }
+
+    fn idle_timeout(&self) -> Option<Duration> {
+        Session::idle_timeout(self)
+    }
+
+    fn transaction_status(&self) -> TxStatus {
+        if self.failed {
+            TxStatus::Failed
+        } else if self.explicit {
+            TxStatus::InBlock
+        } else {
+            TxStatus::Idle
+        }
+    }
+}
+
+impl Session {
+    fn execute_string(&mut self, sql_text: &str) -> Vec<StatementOutcome> {
         let stmts = match sql::parser::parse(sql_text) {
             Ok(s) => s,
             Err(e) => {
@@ -726,15 +760,5 @@ impl wire::Session for Session {
             }
         }
         out
-    }
-
-    fn transaction_status(&self) -> TxStatus {
-        if self.failed {
-            TxStatus::Failed
-        } else if self.explicit {
-            TxStatus::InBlock
-        } else {
-            TxStatus::Idle
-        }
     }
 }

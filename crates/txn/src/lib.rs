@@ -5,12 +5,14 @@
 //! - [`clog`]: the commit log, two bits per id, cached pages written at checkpoints.
 //! - [`xact`]: one session's transaction: lazily assigned ids, savepoints as
 //!   subtransactions, command ids, combo command ids, its snapshots.
+//! - [`activity`]: what each session is doing (`pg_stat_activity`).
 //! - [`lock`]: PostgreSQL's eight table lock modes, a fast path with no slot limit for the
 //!   weak modes, a partitioned shared lock table and deadlock detection (its README).
 //!
 //! Visibility rules (which tuple versions a snapshot sees) live with the tuple format in
 //! `access::visibility`; this crate answers the questions they ask.
 
+pub mod activity;
 pub mod clog;
 pub mod lock;
 pub mod manager;

@@ -50,6 +50,8 @@ pub struct TxnManager {
     /// The heavyweight lock manager: relation locks, and the transaction locks row
     /// writers wait on (lock rule 9).
     locks: Arc<crate::lock::LockManager>,
+    /// What each session is doing (`pg_stat_activity`).
+    activity: Arc<crate::activity::Activity>,
 }
 
 fn encode(kind: u8, xids: &[Xid]) -> Vec<u8> {
@@ -107,7 +109,18 @@ impl TxnManager {
             }),
             ended: Condvar::new(),
             locks: crate::lock::LockManager::new(crate::lock::LockConfig::default()),
+            activity: Arc::default(),
         })
+    }
+
+    /// The sessions' status registry.
+    pub fn activity(&self) -> &Arc<crate::activity::Activity> {
+        &self.activity
+    }
+
+    /// The oldest snapshot xmin session `backend` holds (`pg_stat_activity.backend_xmin`).
+    pub fn xmin_of(&self, backend: u32) -> Option<Xid> {
+        self.procs.lock().xmins.get(&backend).copied()
     }
 
     /// The lock manager every session of this database registers with.

@@ -82,6 +82,8 @@ struct Inner {
     combo_ids: HashMap<(Cid, Cid), Cid>,
     xact_snapshot: Option<Arc<Snapshot>>,
     snapshot: Option<Arc<Snapshot>>,
+    /// A statement has taken a snapshot: the isolation level is fixed.
+    queried: bool,
 }
 
 /// One session's transaction state (reused from one transaction to the next).
@@ -125,6 +127,7 @@ impl Tx {
                 combo_ids: HashMap::new(),
                 xact_snapshot: None,
                 snapshot: None,
+                queried: false,
             }),
             status_cache: Cell::new((crate::INVALID_XID, XidStatus::InProgress)),
         }
@@ -170,7 +173,7 @@ impl Tx {
     ) -> PgResult<()> {
         let mut s = self.inner.borrow_mut();
         if let Some(i) = isolation {
-            if s.xact_snapshot.is_some() || s.snapshot.is_some() {
+            if s.queried {
                 return Err(PgError::new(
                     SqlState::ACTIVE_SQL_TRANSACTION,
                     "SET TRANSACTION ISOLATION LEVEL must be called before any query",
@@ -188,6 +191,7 @@ impl Tx {
     /// transaction's under REPEATABLE READ.
     pub fn start_statement(&self) -> Arc<Snapshot> {
         let mut s = self.inner.borrow_mut();
+        s.queried = true;
         let snap = match s.isolation {
             Isolation::ReadCommitted => Arc::new(self.mgr.snapshot(self.backend)),
             Isolation::RepeatableRead => match &s.xact_snapshot {
@@ -415,6 +419,7 @@ impl Tx {
         s.combo_ids.clear();
         s.xact_snapshot = None;
         s.snapshot = None;
+        s.queried = false;
         drop(s);
         self.mgr.release_snapshots(self.backend);
         // After commit or abort is recorded (lock rule 9).

@@ -103,6 +103,13 @@ pub trait Session: Send + 'static {
 
     /// The transaction status ReadyForQuery reports.
     fn transaction_status(&self) -> TxStatus;
+
+    /// How long the client may leave the session idle before it is ended with FATAL
+    /// 25P03 (`idle_in_transaction_session_timeout`, inside a transaction block); `None`:
+    /// no limit.
+    fn idle_timeout(&self) -> Option<std::time::Duration> {
+        None
+    }
 }
 
 /// The database, as the protocol layer sees it.
@@ -122,14 +129,19 @@ impl<B: Backend> Handlers<B> {
     pub fn new(backend: Arc<B>) -> Arc<Handlers<B>> {
         Arc::new(Handlers { backend })
     }
+
+    /// A new connection's query handler, owning its session.
+    fn query_handler(&self) -> Arc<QueryHandler<B>> {
+        Arc::new(QueryHandler::<B> {
+            session: parking_lot::Mutex::new(B::new_session(&self.backend)),
+        })
+    }
 }
 
 impl<B: Backend> PgWireServerHandlers for Handlers<B> {
     /// Called once per connection (`run_connection`): the handler owns its session.
     fn simple_query_handler(&self) -> Arc<impl SimpleQueryHandler> {
-        Arc::new(QueryHandler::<B> {
-            session: parking_lot::Mutex::new(B::new_session(&self.backend)),
-        })
+        self.query_handler()
     }
 
     fn startup_handler(&self) -> Arc<impl StartupHandler> {
@@ -452,9 +464,9 @@ pub async fn serve_connection<B: Backend>(
     }
 }
 
-async fn run_connection<H: PgWireServerHandlers>(
+async fn run_connection<B: Backend>(
     socket: tokio::net::TcpStream,
-    handlers: &H,
+    handlers: &Handlers<B>,
 ) -> PgWireResult<()> {
     let addr = socket.peer_addr()?;
     socket.set_nodelay(true)?;
@@ -467,7 +479,7 @@ async fn run_connection<H: PgWireServerHandlers>(
     client.set_state(PgWireConnectionState::AwaitingStartup);
 
     let startup = handlers.startup_handler();
-    let simple = handlers.simple_query_handler();
+    let simple = handlers.query_handler();
     let extended = handlers.extended_query_handler();
     let copy = handlers.copy_handler();
     let cancel = handlers.cancel_handler();
@@ -549,7 +561,22 @@ async fn run_connection<H: PgWireServerHandlers>(
     ctx.awaiting_frontend_ssl = false;
     ctx.awaiting_frontend_startup = false;
     loop {
-        let (ty, mut message) = match reader.next_message().await {
+        let idle_timeout = simple.session.lock().idle_timeout();
+        let next = match idle_timeout {
+            None => reader.next_message().await,
+            Some(t) => match tokio::time::timeout(t, reader.next_message()).await {
+                Ok(next) => next,
+                Err(_) => {
+                    let e = PgError::fatal(
+                        common::error::SqlState::IDLE_IN_TRANSACTION_SESSION_TIMEOUT,
+                        "terminating connection due to idle-in-transaction timeout",
+                    );
+                    send_fatal(&mut client, &e).await;
+                    return Ok(());
+                }
+            },
+        };
+        let (ty, mut message) = match next {
             Ok(Some(m)) => m,
             Ok(None) => return Ok(()),
             Err(e) => {

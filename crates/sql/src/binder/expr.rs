@@ -699,6 +699,11 @@ impl Binder<'_> {
             }
         };
         match (name, args.len()) {
+            // Fixed for the session: bound as a constant.
+            ("pg_backend_pid", 0) => Ok(Expr::new(
+                ExprKind::Const(Value::Int4(self.backend_pid as i32)),
+                DataType::Int4,
+            )),
             ("lower" | "upper", 1) => {
                 let a = text_arg(args.into_iter().next().expect("one argument"))?;
                 let f = if name == "lower" {

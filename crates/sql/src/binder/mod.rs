@@ -26,6 +26,8 @@ pub struct Binder<'a> {
     catalog: &'a CatalogSnapshot,
     /// The statement text, to turn token locations into cursor positions.
     sql: &'a str,
+    /// The session's process id (`pg_backend_pid()`).
+    backend_pid: u32,
 }
 
 /// An identifier as PostgreSQL reads it: unquoted names fold to lower case and every name
@@ -131,7 +133,17 @@ impl Scope {
 
 impl<'a> Binder<'a> {
     pub fn new(catalog: &'a CatalogSnapshot, sql: &'a str) -> Binder<'a> {
-        Binder { catalog, sql }
+        Binder {
+            catalog,
+            sql,
+            backend_pid: 0,
+        }
+    }
+
+    /// Bind for session `pid`: `pg_backend_pid()` returns it.
+    pub fn for_session(mut self, pid: u32) -> Binder<'a> {
+        self.backend_pid = pid;
+        self
     }
 
     pub fn bind(&self, stmt: &Statement) -> PgResult<BoundStatement> {
@@ -180,8 +192,9 @@ impl<'a> Binder<'a> {
             if self.catalog.table(&name).is_none() && self.catalog.index(&name).is_some() {
                 return Err(PgError::new(
                     SqlState::WRONG_OBJECT_TYPE,
-                    format!("\"{name}\" is not a table"),
+                    format!("cannot lock relation \"{name}\""),
                 )
+                .with_detail("This operation is not supported for indexes.")
                 .with_position(pos));
             }
             tables.push(self.table(&target.name)?);
