@@ -101,6 +101,7 @@ pub fn build<'a>(plan: &'a Plan, env: Env<'a>) -> PgResult<Box<dyn Operator + 'a
             current: None,
             pos: 0,
             matched: false,
+            tx: env.tx,
         }),
         Plan::Aggregate {
             input,
@@ -172,6 +173,7 @@ pub fn collect(op: &mut dyn Operator) -> PgResult<Vec<Row>> {
 pub struct TableScan<'a> {
     scan: HeapScan<'a>,
     types: Vec<DataType>,
+    tx: &'a txn::Tx,
 }
 
 impl<'a> TableScan<'a> {
@@ -179,10 +181,12 @@ impl<'a> TableScan<'a> {
         Ok(TableScan {
             scan: HeapScan::visible(env.pool, rel, env.snapshot, env.tx)?,
             types,
+            tx: env.tx,
         })
     }
 
     pub fn next_row(&mut self) -> PgResult<Option<(ItemPointer, Row)>> {
+        self.tx.check_for_interrupts()?;
         match self.scan.next() {
             None => Ok(None),
             Some(r) => {
@@ -234,6 +238,7 @@ impl Operator for IndexScanOp<'_> {
         for entry in scan.by_ref() {
             let (_, tid) = entry?;
             let env = self.env;
+            env.tx.check_for_interrupts()?;
             let Some(bytes) =
                 heapam::heap_fetch_visible(env.pool, self.rel, tid, env.snapshot, env.tx)?
             else {
@@ -498,6 +503,7 @@ struct NestedLoopOp<'a> {
     current: Option<Row>,
     pos: usize,
     matched: bool,
+    tx: &'a txn::Tx,
 }
 
 impl Operator for NestedLoopOp<'_> {
@@ -518,6 +524,7 @@ impl Operator for NestedLoopOp<'_> {
             }
             let left = self.current.as_ref().expect("set above");
             while self.pos < self.right_rows.len() {
+                self.tx.check_for_interrupts()?;
                 let right = &self.right_rows[self.pos];
                 self.pos += 1;
                 let mut row = Vec::with_capacity(left.len() + right.len());

@@ -94,6 +94,8 @@ pub struct Tx {
     locks: RefCell<SessionLocks>,
     /// How the running statement's lock requests wait.
     wait: Cell<WaitPolicy>,
+    /// Calls of `check_for_interrupts` since it last read the clock.
+    interrupt_ticks: Cell<u32>,
     /// The last final status looked up (a scan asks about the same id over and over).
     status_cache: Cell<(Xid, XidStatus)>,
 }
@@ -113,6 +115,7 @@ impl Tx {
         Tx {
             locks: RefCell::new(locks),
             wait: Cell::new(WaitPolicy::BLOCK),
+            interrupt_ticks: Cell::new(0),
             mgr,
             backend,
             inner: RefCell::new(Inner {
@@ -433,6 +436,23 @@ impl Tx {
 
     pub fn wait_policy(&self) -> WaitPolicy {
         self.wait.get()
+    }
+
+    /// Called by loops over rows: fails with 57014 once the statement's
+    /// `statement_timeout` has passed. Reads the clock only every 1024th call.
+    pub fn check_for_interrupts(&self) -> PgResult<()> {
+        let ticks = self.interrupt_ticks.get().wrapping_add(1);
+        self.interrupt_ticks.set(ticks);
+        if ticks % 1024 != 0 {
+            return Ok(());
+        }
+        match self.wait.get().statement_deadline {
+            Some(deadline) if std::time::Instant::now() >= deadline => Err(PgError::new(
+                SqlState::QUERY_CANCELED,
+                "canceling statement due to statement timeout",
+            )),
+            _ => Ok(()),
+        }
     }
 
     /// Take `mode` on `tag` until transaction end, waiting as the statement's policy
