@@ -27,6 +27,9 @@ pub struct Env<'a> {
     pub roots: &'a RootCache,
     pub tx: &'a txn::Tx,
     pub snapshot: &'a txn::Snapshot,
+    /// Table scans append each row's address (`lockrows::tid_value`) after its columns:
+    /// set below a LockRows node.
+    pub emit_tid: bool,
 }
 
 /// Build the operator tree for `plan`.
@@ -36,6 +39,31 @@ pub fn build<'a>(plan: &'a Plan, env: Env<'a>) -> PgResult<Box<dyn Operator + 'a
         Plan::SeqScan { table, filter } => Box::new(SeqScanOp {
             scan: TableScan::new(env, table.rel, table.column_types())?,
             filter: filter.as_ref(),
+            emit_tid: env.emit_tid,
+        }),
+        Plan::LockRows {
+            input,
+            table,
+            tid_column,
+            exclusive,
+            wait,
+            recheck,
+            exprs,
+        } => Box::new(crate::lockrows::LockRowsOp {
+            input: build(
+                input,
+                Env {
+                    emit_tid: true,
+                    ..env
+                },
+            )?,
+            env,
+            table,
+            tid_column: *tid_column,
+            exclusive: *exclusive,
+            wait: *wait,
+            recheck: recheck.as_ref(),
+            exprs,
         }),
         Plan::IndexScan {
             table,
@@ -244,10 +272,15 @@ impl Operator for IndexScanOp<'_> {
             else {
                 continue;
             };
-            let row = access::tuple::decode(&bytes, &self.types)?;
+            let mut row = access::tuple::decode(&bytes, &self.types)?;
             match self.filter {
                 Some(f) if eval(f, &row)? != Value::Bool(true) => continue,
-                _ => return Ok(Some(row)),
+                _ => {
+                    if env.emit_tid {
+                        row.push(crate::lockrows::tid_value(tid));
+                    }
+                    return Ok(Some(row));
+                }
             }
         }
         Ok(None)
@@ -257,14 +290,20 @@ impl Operator for IndexScanOp<'_> {
 struct SeqScanOp<'a> {
     scan: TableScan<'a>,
     filter: Option<&'a Expr>,
+    emit_tid: bool,
 }
 
 impl Operator for SeqScanOp<'_> {
     fn next(&mut self) -> PgResult<Option<Row>> {
-        while let Some((_, row)) = self.scan.next_row()? {
+        while let Some((tid, mut row)) = self.scan.next_row()? {
             match self.filter {
                 Some(f) if eval(f, &row)? != Value::Bool(true) => continue,
-                _ => return Ok(Some(row)),
+                _ => {
+                    if self.emit_tid {
+                        row.push(crate::lockrows::tid_value(tid));
+                    }
+                    return Ok(Some(row));
+                }
             }
         }
         Ok(None)

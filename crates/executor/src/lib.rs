@@ -15,6 +15,7 @@ pub mod dml;
 pub mod eval;
 pub mod exec;
 pub mod index;
+mod lockrows;
 pub mod sortkey;
 pub mod vacuum;
 
@@ -57,6 +58,7 @@ impl<'a> ExecContext<'a> {
             roots: self.roots,
             tx: self.tx,
             snapshot: self.snapshot,
+            emit_tid: false,
         }
     }
 }

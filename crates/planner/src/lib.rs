@@ -82,6 +82,17 @@ pub enum Plan {
         limit: Option<Expr>,
         offset: Option<Expr>,
     },
+    /// Lock each row's version as it passes (`sql::bound::LogicalPlan::LockRows`). The
+    /// one table scan below it appends each row's address after the table's columns.
+    LockRows {
+        input: Box<Plan>,
+        table: Arc<TableDesc>,
+        tid_column: usize,
+        exclusive: bool,
+        wait: sql::bound::RowWait,
+        recheck: Option<Expr>,
+        exprs: Vec<Expr>,
+    },
 }
 
 impl Plan {
@@ -98,7 +109,8 @@ impl Plan {
             Plan::Filter { input, .. }
             | Plan::Sort { input, .. }
             | Plan::Distinct { input }
-            | Plan::Limit { input, .. } => input.width(),
+            | Plan::Limit { input, .. }
+            | Plan::LockRows { input, .. } => input.width(),
         }
     }
 }
@@ -234,6 +246,23 @@ pub fn plan_query(lp: LogicalPlan) -> Plan {
             input: Box::new(ordered_by_index(plan_query(*input))),
             limit,
             offset,
+        },
+        LogicalPlan::LockRows {
+            input,
+            table,
+            tid_column,
+            exclusive,
+            wait,
+            recheck,
+            exprs,
+        } => Plan::LockRows {
+            input: Box::new(ordered_by_index(plan_query(*input))),
+            table,
+            tid_column,
+            exclusive,
+            wait,
+            recheck,
+            exprs,
         },
     }
 }

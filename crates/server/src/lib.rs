@@ -342,10 +342,12 @@ fn relation_locks<'a>(b: &'a sql::bound::BoundStatement, out: &mut Vec<WantedLoc
         })
     }
     match b {
-        B::Query(q) => scanned_tables(&q.plan, &mut |t| add(out, t, M::AccessShare)),
+        B::Query(q) => scanned_tables(&q.plan, false, &mut |t, locked| {
+            add(out, t, if locked { M::RowShare } else { M::AccessShare })
+        }),
         B::Insert(i) => {
             add(out, &i.table, M::RowExclusive);
-            scanned_tables(&i.source, &mut |t| add(out, t, M::AccessShare));
+            scanned_tables(&i.source, false, &mut |t, _| add(out, t, M::AccessShare));
         }
         B::Update(u) => add(out, &u.table, M::RowExclusive),
         B::Delete(d) => add(out, &d.table, M::RowExclusive),
@@ -395,21 +397,27 @@ fn relation_locks<'a>(b: &'a sql::bound::BoundStatement, out: &mut Vec<WantedLoc
     }
 }
 
-/// Calls `f` for every table a plan scans (system views are not tables).
-fn scanned_tables<'a>(p: &'a sql::bound::LogicalPlan, f: &mut dyn FnMut(&'a catalog::TableDesc)) {
+/// Calls `f` for every table a plan scans (system views are not tables), saying whether
+/// its rows are locked (FOR UPDATE/SHARE: RowShare instead of AccessShare).
+fn scanned_tables<'a>(
+    p: &'a sql::bound::LogicalPlan,
+    locked: bool,
+    f: &mut dyn FnMut(&'a catalog::TableDesc, bool),
+) {
     use sql::bound::LogicalPlan as L;
     match p {
-        L::Scan { table } => f(table),
+        L::Scan { table } => f(table, locked),
         L::SystemView { .. } | L::Values { .. } => {}
         L::Filter { input, .. }
         | L::Project { input, .. }
         | L::Aggregate { input, .. }
         | L::Sort { input, .. }
         | L::Distinct { input }
-        | L::Limit { input, .. } => scanned_tables(input, f),
+        | L::Limit { input, .. } => scanned_tables(input, locked, f),
+        L::LockRows { input, .. } => scanned_tables(input, true, f),
         L::Join { left, right, .. } => {
-            scanned_tables(left, f);
-            scanned_tables(right, f);
+            scanned_tables(left, locked, f);
+            scanned_tables(right, locked, f);
         }
     }
 }

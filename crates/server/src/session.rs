@@ -58,6 +58,11 @@ pub(crate) fn is_ddl(stmt: &Statement) -> bool {
 /// The name PostgreSQL's read-only error uses for a statement that writes, if it does.
 fn write_kind(stmt: &Statement) -> Option<&'static str> {
     Some(match stmt {
+        Statement::Query(q) => match q.locks.first() {
+            Some(l) if l.lock_type == sqlparser::ast::LockType::Update => "SELECT FOR UPDATE",
+            Some(_) => "SELECT FOR SHARE",
+            None => return None,
+        },
         Statement::Insert(_) => "INSERT",
         Statement::Update(_) => "UPDATE",
         Statement::Delete(_) => "DELETE",

@@ -293,6 +293,32 @@ pub enum LogicalPlan {
         limit: Option<Expr>,
         offset: Option<Expr>,
     },
+    /// SELECT ... FOR UPDATE / FOR SHARE: lock each input row's version of `table`
+    /// (its address is column `tid_column`) before passing it on. A row a concurrent
+    /// transaction updated meanwhile is, under READ COMMITTED, replaced by its newest
+    /// version if that still passes `recheck` (the WHERE clause, over the table's row),
+    /// and re-projected with `exprs` (over the table's row plus its address).
+    LockRows {
+        input: Box<LogicalPlan>,
+        table: Arc<TableDesc>,
+        tid_column: usize,
+        /// FOR UPDATE (else FOR SHARE).
+        exclusive: bool,
+        wait: RowWait,
+        recheck: Option<Expr>,
+        exprs: Vec<Expr>,
+    },
+}
+
+/// What a row lock does when another transaction holds the row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RowWait {
+    /// Wait for it.
+    Block,
+    /// Fail at once (55P03).
+    Nowait,
+    /// Leave the row out.
+    SkipLocked,
 }
 
 /// A column of a statement's result.

@@ -8,7 +8,7 @@ use super::coerce::{CastContext, coerce, common_type};
 use super::expr::{ExprContext, coerce_to_bool, figure_colname};
 use super::{Binder, Scope, ScopeColumn, ident_name};
 use crate::bound::{
-    AggCall, BoundQuery, Expr, ExprKind, JoinKind, LogicalPlan, OutputColumn, SortKey,
+    AggCall, BoundQuery, Expr, ExprKind, JoinKind, LogicalPlan, OutputColumn, RowWait, SortKey,
 };
 
 /// An ORDER BY item: a select-list column, or an expression over the input.
@@ -17,16 +17,17 @@ enum SortTarget {
     Input(Expr),
 }
 
+/// The alias a one-table scope is known by, if it has columns.
+fn scope_name_of(scope: &Scope) -> Option<&str> {
+    scope.columns.first().and_then(|c| c.table.as_deref())
+}
+
 impl Binder<'_> {
     pub(crate) fn bind_query(&self, q: &ast::Query) -> PgResult<BoundQuery> {
         if q.with.is_some() {
             return Err(PgError::unsupported("WITH"));
         }
-        if q.fetch.is_some()
-            || !q.locks.is_empty()
-            || q.for_clause.is_some()
-            || !q.pipe_operators.is_empty()
-        {
+        if q.fetch.is_some() || q.for_clause.is_some() || !q.pipe_operators.is_empty() {
             return Err(PgError::unsupported(format!("query clause in \"{q}\"")));
         }
         let order_by = match &q.order_by {
@@ -52,8 +53,18 @@ impl Binder<'_> {
                 return Err(PgError::unsupported("LIMIT #,#"));
             }
         };
+        let lock = match q.locks.as_slice() {
+            [] => None,
+            [l] => Some(l),
+            _ => return Err(PgError::unsupported("more than one locking clause")),
+        };
         let mut query = match q.body.as_ref() {
-            SetExpr::Select(s) => self.bind_select(s, order_by)?,
+            SetExpr::Select(s) => self.bind_select(s, order_by, lock)?,
+            _ if lock.is_some() => {
+                return Err(PgError::unsupported(
+                    "FOR UPDATE/SHARE outside a plain SELECT of one table",
+                ));
+            }
             other => {
                 let inner = match other {
                     SetExpr::Values(v) => self.bind_values(v)?,
@@ -234,7 +245,12 @@ impl Binder<'_> {
         })
     }
 
-    fn bind_select(&self, s: &ast::Select, order_by: &[ast::OrderByExpr]) -> PgResult<BoundQuery> {
+    fn bind_select(
+        &self,
+        s: &ast::Select,
+        order_by: &[ast::OrderByExpr],
+        lock: Option<&ast::LockClause>,
+    ) -> PgResult<BoundQuery> {
         if s.top.is_some()
             || s.into.is_some()
             || !s.lateral_views.is_empty()
@@ -260,6 +276,35 @@ impl Binder<'_> {
         } else {
             self.bind_from(&s.from)?
         };
+        // FOR UPDATE / FOR SHARE: rows of one table, each locked as it passes (after
+        // sorting, before LIMIT, as PostgreSQL's LockRows). Its scan appends each row's
+        // address as a hidden column after the table's own.
+        let locked_table = match (lock, &plan) {
+            (None, _) => None,
+            (Some(l), LogicalPlan::Scan { table }) => {
+                if let Some(of) = &l.of {
+                    let (name, pos) = self.object_name(of)?;
+                    if name != table.name && scope_name_of(&scope) != Some(name.as_str()) {
+                        return Err(PgError::new(
+                            SqlState::UNDEFINED_TABLE,
+                            format!(
+                                "relation \"{name}\" in FOR {} clause not found in FROM clause",
+                                l.lock_type
+                            ),
+                        )
+                        .with_position(pos));
+                    }
+                }
+                Some(table.clone())
+            }
+            (Some(l), _) => {
+                return Err(PgError::unsupported(format!(
+                    "FOR {} on a join, subquery, VALUES or system view",
+                    l.lock_type
+                )));
+            }
+        };
+        let mut where_predicate = None;
         // WHERE
         if let Some(w) = &s.selection {
             let cx = ExprContext {
@@ -268,6 +313,9 @@ impl Binder<'_> {
                 clause: "WHERE",
             };
             let pred = coerce_to_bool(self.bind_expr(w, &cx)?, "WHERE")?;
+            if locked_table.is_some() {
+                where_predicate = Some(pred.clone());
+            }
             plan = LogicalPlan::Filter {
                 input: Box::new(plan),
                 predicate: pred,
@@ -365,6 +413,23 @@ impl Binder<'_> {
                 .iter()
                 .any(|t| matches!(t, SortTarget::Input(e) if e.contains_agg()));
         let mut having = having;
+        if let Some(l) = lock {
+            let what = if !group_by.is_empty() {
+                Some("GROUP BY clause")
+            } else if has_aggs {
+                Some("aggregate functions")
+            } else if matches!(s.distinct, Some(ast::Distinct::Distinct)) {
+                Some("DISTINCT clause")
+            } else {
+                None
+            };
+            if let Some(what) = what {
+                return Err(PgError::new(
+                    SqlState::FEATURE_NOT_SUPPORTED,
+                    format!("FOR {} is not allowed with {what}", l.lock_type),
+                ));
+            }
+        }
         if has_aggs || !group_by.is_empty() {
             let mut aggs: Vec<AggCall> = Vec::new();
             let mut rw = |e: Expr| self.rewrite_for_agg(e, &group_by, &mut aggs, &scope);
@@ -417,6 +482,12 @@ impl Binder<'_> {
             };
             keys.push(sort_key(Expr::column(idx, exprs[idx].ty), o)?);
         }
+        let mut lock_rows = None;
+        if let (Some(table), Some(l)) = (&locked_table, lock) {
+            let tid_column = exprs.len();
+            exprs.push(Expr::column(table.columns.len(), DataType::Int8));
+            lock_rows = Some((table.clone(), tid_column, l, exprs.clone()));
+        }
         let types: Vec<DataType> = exprs.iter().map(|e| e.ty).collect();
         plan = LogicalPlan::Project {
             input: Box::new(plan),
@@ -431,6 +502,21 @@ impl Binder<'_> {
             plan = LogicalPlan::Sort {
                 input: Box::new(plan),
                 keys,
+            };
+        }
+        if let Some((table, tid_column, l, exprs)) = lock_rows {
+            plan = LogicalPlan::LockRows {
+                input: Box::new(plan),
+                table,
+                tid_column,
+                exclusive: l.lock_type == ast::LockType::Update,
+                wait: match l.nonblock {
+                    None => RowWait::Block,
+                    Some(ast::NonBlock::Nowait) => RowWait::Nowait,
+                    Some(ast::NonBlock::SkipLocked) => RowWait::SkipLocked,
+                },
+                recheck: where_predicate,
+                exprs,
             };
         }
         if types.len() > visible {

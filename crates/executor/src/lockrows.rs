@@ -1,0 +1,122 @@
+//! SELECT ... FOR UPDATE / FOR SHARE: each row is locked as it passes, after sorting and
+//! before LIMIT, as PostgreSQL's LockRows node does.
+//!
+//! A row's version gets `t_xmax` = this transaction with the lock bits (`heapam::heap_lock`),
+//! which blocks writers and other lockers until this transaction ends. When another
+//! transaction holds the row: wait for it (NOWAIT: 55P03; SKIP LOCKED: leave the row
+//! out). When it was updated or deleted by a transaction that committed: under READ
+//! COMMITTED the newest version replaces it if it still passes the WHERE clause (and is
+//! locked in turn); under REPEATABLE READ, 40001.
+//!
+//! FOR SHARE is stored as a shared lock bit, but one `t_xmax` names one locker: without
+//! multixacts a second FOR SHARE of the same row waits for the first to end, where
+//! PostgreSQL lets both hold it.
+
+use access::heapam::{self, HeapWrite};
+use catalog::TableDesc;
+use common::{ItemPointer, PgError, PgResult, SqlState, Value};
+use sql::bound::{Expr, RowWait};
+use txn::Isolation;
+
+use crate::eval::{Row, eval};
+use crate::exec::{Env, Operator};
+
+/// A row's address as the hidden column a locking scan appends.
+pub(crate) fn tid_value(tid: ItemPointer) -> Value {
+    Value::Int8((i64::from(tid.block) << 16) | i64::from(tid.offset))
+}
+
+fn tid_of(v: &Value) -> PgResult<ItemPointer> {
+    match v {
+        Value::Int8(x) => Ok(ItemPointer {
+            block: (*x >> 16) as u32,
+            offset: (*x & 0xffff) as u16,
+        }),
+        other => Err(PgError::internal(format!(
+            "a row address that is {other:?}"
+        ))),
+    }
+}
+
+pub(crate) struct LockRowsOp<'a> {
+    pub input: Box<dyn Operator + 'a>,
+    pub env: Env<'a>,
+    pub table: &'a TableDesc,
+    pub tid_column: usize,
+    pub exclusive: bool,
+    pub wait: RowWait,
+    pub recheck: Option<&'a Expr>,
+    pub exprs: &'a [Expr],
+}
+
+impl LockRowsOp<'_> {
+    fn serialization_failure(what: &str) -> PgError {
+        PgError::new(
+            SqlState::SERIALIZATION_FAILURE,
+            format!("could not serialize access due to concurrent {what}"),
+        )
+    }
+
+    /// Lock `row` (its address in `tid_column`); the row to return, or `None` to leave
+    /// it out.
+    fn lock(&self, mut row: Row) -> PgResult<Option<Row>> {
+        let env = self.env;
+        let rr = env.tx.isolation() == Isolation::RepeatableRead;
+        let mut tid = tid_of(&row[self.tid_column])?;
+        loop {
+            let xid = env.tx.xid()?;
+            match heapam::heap_lock(env.pool, self.table.rel, tid, xid, env.tx, self.exclusive)? {
+                HeapWrite::Done(_) => return Ok(Some(row)),
+                // Changed by this transaction since the snapshot, or never there.
+                HeapWrite::SelfModified | HeapWrite::Invisible => return Ok(None),
+                HeapWrite::BeingModified(other) => match self.wait {
+                    RowWait::SkipLocked => return Ok(None),
+                    RowWait::Nowait | RowWait::Block => {
+                        env.tx
+                            .wait_for_xid(other, self.wait == RowWait::Nowait)
+                            .map_err(|e| {
+                                e.to_pg(&format!("row in relation \"{}\"", self.table.name))
+                            })?;
+                    }
+                },
+                HeapWrite::Updated(None) if rr => {
+                    return Err(Self::serialization_failure("delete"));
+                }
+                HeapWrite::Updated(Some(_)) if rr => {
+                    return Err(Self::serialization_failure("update"));
+                }
+                HeapWrite::Updated(None) => return Ok(None),
+                HeapWrite::Updated(Some(newer)) => {
+                    // READ COMMITTED: go on with the newest version, if it still matches.
+                    let Some(bytes) = heapam::heap_fetch(env.pool, self.table.rel, newer)? else {
+                        return Ok(None);
+                    };
+                    let mut base = access::tuple::decode(&bytes, &self.table.column_types())?;
+                    base.push(tid_value(newer));
+                    if let Some(f) = self.recheck
+                        && eval(f, &base)? != Value::Bool(true)
+                    {
+                        return Ok(None);
+                    }
+                    row = self
+                        .exprs
+                        .iter()
+                        .map(|e| eval(e, &base))
+                        .collect::<PgResult<Row>>()?;
+                    tid = newer;
+                }
+            }
+        }
+    }
+}
+
+impl Operator for LockRowsOp<'_> {
+    fn next(&mut self) -> PgResult<Option<Row>> {
+        while let Some(row) = self.input.next()? {
+            if let Some(row) = self.lock(row)? {
+                return Ok(Some(row));
+            }
+        }
+        Ok(None)
+    }
+}
