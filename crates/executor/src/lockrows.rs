@@ -6,7 +6,8 @@
 //! transaction holds the row: wait for it (NOWAIT: 55P03; SKIP LOCKED: leave the row
 //! out). When it was updated or deleted by a transaction that committed: under READ
 //! COMMITTED the newest version replaces it if it still passes the WHERE clause (and is
-//! locked in turn); under REPEATABLE READ, 40001.
+//! locked in turn); under REPEATABLE READ, 40001 ("concurrent update", for a delete too,
+//! as PostgreSQL words it).
 //!
 //! FOR SHARE is stored as a shared lock bit, but one `t_xmax` names one locker: without
 //! multixacts a second FOR SHARE of the same row waits for the first to end, where
@@ -79,12 +80,8 @@ impl LockRowsOp<'_> {
                             })?;
                     }
                 },
-                HeapWrite::Updated(None) if rr => {
-                    return Err(Self::serialization_failure("delete"));
-                }
-                HeapWrite::Updated(Some(_)) if rr => {
-                    return Err(Self::serialization_failure("update"));
-                }
+                // PostgreSQL's row locking says "update" for a delete too.
+                HeapWrite::Updated(_) if rr => return Err(Self::serialization_failure("update")),
                 HeapWrite::Updated(None) => return Ok(None),
                 HeapWrite::Updated(Some(newer)) => {
                     // READ COMMITTED: go on with the newest version, if it still matches.
