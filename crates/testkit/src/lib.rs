@@ -12,9 +12,13 @@
 //!   `statement error (42P01)` by SQLSTATE alone.
 //! - [`run_files`] runs each file on a fresh connection and reports every failure (file, line,
 //!   diff), not just the first; [`slt_files`] lists the `.slt` files of a directory.
+//! - [`isolation`]: multi-session isolation specs (`tests/isolation/*.spec`), with lock waits
+//!   made visible, compared with transcripts produced against PostgreSQL 15.
 //!
 //! A string of several statements (`INSERT ...; SELECT ...`) yields the result of its *last*
 //! statement, as `psql -c` did before version 15: rows if it returned rows, else its count.
+
+pub mod isolation;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
