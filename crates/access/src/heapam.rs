@@ -283,7 +283,11 @@ pub fn heap_update(
         tuple::set_ctid(item, new_tid);
         Ok(())
     };
-    if let Some(offset) = place_on_page(mtr.page(p), tid.block, new_tuple, stamp) {
+    let mut same_page = place_on_page(mtr.page(p), tid.block, new_tuple, stamp);
+    if same_page.is_none() && prune_page(mtr.page(p), tx)? > 0 {
+        same_page = place_on_page(mtr.page(p), tid.block, new_tuple, stamp);
+    }
+    if let Some(offset) = same_page {
         let new_tid = ItemPointer {
             block: tid.block,
             offset,
@@ -318,6 +322,37 @@ pub fn heap_update(
     stamp_old(mtr.page(p), new_tid)?;
     mtr.commit()?;
     Ok(HeapWrite::Done(new_tid))
+}
+
+/// Opportunistic pruning (access rule 7): mark the versions on `page` that no snapshot can
+/// see DEAD and compact the page, so their space serves new versions at once. The line
+/// pointers stay as DEAD stubs until VACUUM has removed the index entries pointing at
+/// them (page rule 4). Returns how many versions were pruned. The caller holds the page's
+/// exclusive latch in a mini-transaction, which logs the change.
+pub fn prune_page(page: &mut [u8; BLCKSZ], tx: &Tx) -> PgResult<usize> {
+    let mgr = tx.manager();
+    let horizon = mgr.oldest_xmin();
+    let mut dead = Vec::new();
+    {
+        let view = Page::new(page);
+        for off in 1..=view.max_offset() {
+            let Some(item) = view.get_item(off) else {
+                continue;
+            };
+            if visibility::dead_to_all(&tuple::header(item)?, mgr, horizon)? {
+                dead.push(off);
+            }
+        }
+    }
+    if dead.is_empty() {
+        return Ok(0);
+    }
+    let mut page = PageMut::new(page);
+    for &off in &dead {
+        page.mark_dead(off);
+    }
+    page.compact();
+    Ok(dead.len())
 }
 
 /// A copy of the tuple at `tid`, any version, or `None` if there is none (dead, unused,

@@ -4,7 +4,7 @@
 //! Three passes, in this order (page rule 4):
 //! 1. read every heap page (a copy, no latch held while deciding) and collect the item
 //!    pointers of versions dead to everyone (`visibility::dead_to_all` against the
-//!    transaction manager's oldest xmin);
+//!    transaction manager's oldest xmin), and the DEAD stubs pruning left;
 //! 2. remove every index entry pointing at one of them (`BTree::bulk_delete`);
 //! 3. on each heap page that had any, mark them DEAD, compact the page and make the line
 //!    pointers UNUSED — one mini-transaction per page.
@@ -20,7 +20,7 @@ use access::visibility;
 use catalog::TableDesc;
 use common::ids::OffsetNumber;
 use common::{ItemPointer, PgResult};
-use storage::page::{Page, PageMut};
+use storage::page::{LpFlags, Page, PageMut};
 use storage::{BufferPool, Mtr};
 use txn::TxnManager;
 
@@ -55,6 +55,10 @@ pub fn vacuum_table(
         }
         for off in 1..=page.max_offset() {
             let Some(item) = page.get_item(off) else {
+                // A stub left by pruning (access rule 7): its index entries go too.
+                if page.item_id(off).map(|id| id.flags) == Some(LpFlags::Dead) {
+                    dead.entry(block).or_default().push(off);
+                }
                 continue;
             };
             let h = access::tuple::header(item)?;
