@@ -443,7 +443,7 @@ impl Tx {
     pub fn check_for_interrupts(&self) -> PgResult<()> {
         let ticks = self.interrupt_ticks.get().wrapping_add(1);
         self.interrupt_ticks.set(ticks);
-        if ticks % 1024 != 0 {
+        if !ticks.is_multiple_of(1024) {
             return Ok(());
         }
         match self.wait.get().statement_deadline {
