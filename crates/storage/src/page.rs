@@ -626,9 +626,14 @@ pub fn verify(data: &[u8; BLCKSZ], rel: RelId, block: BlockNumber) -> PgResult<(
         let (start, len) = (id.off as usize, id.len as usize);
         let ok = match id.flags {
             LpFlags::Unused => start == 0 && len == 0,
-            LpFlags::Normal | LpFlags::Dead => {
-                len > 0 && start >= upper && start + len <= special && start == maxalign(start)
+            LpFlags::Normal | LpFlags::Dead
+                if len > 0 && start >= upper && start + len <= special =>
+            {
+                start == maxalign(start)
             }
+            // A stub whose storage compaction reclaimed (page rule 4).
+            LpFlags::Dead => start == 0 && len == 0,
+            LpFlags::Normal => false,
             LpFlags::Redirect => len == 0 && start >= 1 && start <= page.max_offset() as usize,
         };
         if !ok {
@@ -740,6 +745,10 @@ mod tests {
             page.as_page().item_id(3).map(|id| id.flags),
             Some(LpFlags::Dead)
         );
+        let mut stubs = data.clone();
+        set_checksum(&mut stubs, 9);
+        verify(&stubs, 1, 9).expect("a page with DEAD stubs verifies");
+        let mut page = PageMut::new(&mut data);
         assert_eq!(page.add_item(b"new"), Some(11), "a DEAD stub is not reused");
         assert_eq!(page.set_unused(&[3, 10, 11]), 2, "only DEAD ones change");
         assert_eq!(page.as_page().item_id(3), Some(ItemId::UNUSED));
