@@ -127,10 +127,8 @@ impl SystemView {
                 .map(|(name, ty)| ColumnDesc {
                     name: name.to_string(),
                     ty: *ty,
-                    not_null: matches!(
-                        self,
-                        SystemView::StatFd | SystemView::StatBuffers | SystemView::StatWal
-                    ),
+                    // pg_locks and pg_stat_activity have NULLs; nothing writes a view.
+                    not_null: false,
                     default: None,
                 })
                 .collect(),

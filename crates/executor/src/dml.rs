@@ -137,13 +137,6 @@ fn passes(filter: Option<&sql::bound::Expr>, row: &Row) -> PgResult<bool> {
     })
 }
 
-fn serialization_failure(what: &str) -> PgError {
-    PgError::new(
-        SqlState::SERIALIZATION_FAILURE,
-        format!("could not serialize access due to concurrent {what}"),
-    )
-}
-
 /// Where a row UPDATE or DELETE was about to change stands after trying.
 enum Next {
     /// Changed, or nothing to change any more: go on with the next row.
@@ -169,11 +162,11 @@ fn after_conflict(
     match result {
         HeapWrite::Done(_) | HeapWrite::SelfModified | HeapWrite::Invisible => Ok(Next::Done),
         HeapWrite::BeingModified(xid) => {
-            crate::wait_for_writer(cx, table, xid, false)?;
+            crate::wait_for_writer(cx.tx, table, xid, false)?;
             Ok(Next::Retry(tid, row))
         }
-        HeapWrite::Updated(None) if rr => Err(serialization_failure("delete")),
-        HeapWrite::Updated(Some(_)) if rr => Err(serialization_failure("update")),
+        HeapWrite::Updated(None) if rr => Err(crate::serialization_failure("delete")),
+        HeapWrite::Updated(Some(_)) if rr => Err(crate::serialization_failure("update")),
         HeapWrite::Updated(None) => Ok(Next::Done),
         HeapWrite::Updated(Some(newer)) => {
             let Some(bytes) = heapam::heap_fetch(cx.pool, table.rel, newer)? else {

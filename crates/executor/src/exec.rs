@@ -313,10 +313,48 @@ impl Operator for SeqScanOp<'_> {
 /// The rows of a system view, from the live state.
 fn system_view_rows(view: catalog::SystemView, env: Env) -> Vec<Row> {
     use catalog::SystemView;
+    let pool = env.pool;
+    let n = |v: u64| Value::Int8(v.min(i64::MAX as u64) as i64);
     match view {
         SystemView::PgLocks => pg_locks_rows(env.tx.manager().locks()),
         SystemView::PgStatActivity => pg_stat_activity_rows(env.tx.manager()),
-        _ => vec![system_view_row(view, env.pool)],
+        SystemView::StatFd => {
+            let s = pool.smgr().fd_stats();
+            vec![vec![
+                n(s.max_open_files as u64),
+                n(s.open_files as u64),
+                n(s.hits),
+                n(s.misses),
+                n(s.evictions),
+                n(s.eviction_syncs),
+            ]]
+        }
+        SystemView::StatBuffers => {
+            let s = pool.stats();
+            vec![vec![
+                n(pool.capacity() as u64),
+                n(s.hits),
+                n(s.misses),
+                n(s.evictions),
+                n(s.writes),
+            ]]
+        }
+        SystemView::StatWal => vec![match pool.wal() {
+            Some(wal) => {
+                let s = wal.stats();
+                let lsn = |l| Value::Text(storage::xlog::fmt_lsn(l));
+                vec![
+                    n(s.records),
+                    n(s.bytes),
+                    n(s.syncs),
+                    n(s.checkpoints),
+                    lsn(wal.insert_lsn()),
+                    lsn(wal.flushed_lsn()),
+                    lsn(wal.redo_lsn()),
+                ]
+            }
+            None => vec![Value::Null; view.columns().len()],
+        }],
     }
 }
 
@@ -420,52 +458,6 @@ fn pg_stat_activity_rows(mgr: &txn::TxnManager) -> Vec<Row> {
             ]
         })
         .collect()
-}
-
-/// The one row of a statistics view, from the live counters.
-fn system_view_row(view: catalog::SystemView, pool: &BufferPool) -> Row {
-    use catalog::SystemView;
-    let n = |v: u64| Value::Int8(v.min(i64::MAX as u64) as i64);
-    match view {
-        SystemView::PgLocks | SystemView::PgStatActivity => Vec::new(),
-        SystemView::StatFd => {
-            let s = pool.smgr().fd_stats();
-            vec![
-                n(s.max_open_files as u64),
-                n(s.open_files as u64),
-                n(s.hits),
-                n(s.misses),
-                n(s.evictions),
-                n(s.eviction_syncs),
-            ]
-        }
-        SystemView::StatBuffers => {
-            let s = pool.stats();
-            vec![
-                n(pool.capacity() as u64),
-                n(s.hits),
-                n(s.misses),
-                n(s.evictions),
-                n(s.writes),
-            ]
-        }
-        SystemView::StatWal => match pool.wal() {
-            Some(wal) => {
-                let s = wal.stats();
-                let lsn = |l| Value::Text(storage::xlog::fmt_lsn(l));
-                vec![
-                    n(s.records),
-                    n(s.bytes),
-                    n(s.syncs),
-                    n(s.checkpoints),
-                    lsn(wal.insert_lsn()),
-                    lsn(wal.flushed_lsn()),
-                    lsn(wal.redo_lsn()),
-                ]
-            }
-            None => vec![Value::Null; view.columns().len()],
-        },
-    }
 }
 
 struct SystemViewOp {

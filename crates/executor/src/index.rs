@@ -119,7 +119,7 @@ fn insert_entry(
         match (outcome, in_doubt) {
             (UniqueInsert::Inserted, _) => return Ok(()),
             (UniqueInsert::Conflict(_), Some(xid)) => {
-                crate::wait_for_writer(cx, table, xid, false)?;
+                crate::wait_for_writer(cx.tx, table, xid, false)?;
             }
             (UniqueInsert::Conflict(_), None) => {
                 return Err(unique_violation(table, index, &key));

@@ -156,17 +156,23 @@ pub fn execute(stmt: PlannedStatement, cx: &ExecContext) -> PgResult<StatementRe
 }
 
 /// Wait until transaction `xid`, which wrote a row of `table` this statement must change
-/// (or a key it inserts), ends: through the lock manager (deadlock detection, timeouts);
-/// with `nowait`, fail at once with 55P03 instead. Returns its final status.
+/// or lock (or a key it inserts), ends: through the lock manager (deadlock detection,
+/// timeouts); with `nowait`, fail at once with 55P03 instead. Returns its final status.
 pub(crate) fn wait_for_writer(
-    cx: &ExecContext,
+    tx: &txn::Tx,
     table: &catalog::TableDesc,
     xid: txn::Xid,
     nowait: bool,
 ) -> PgResult<txn::XidStatus> {
-    cx.tx
-        .wait_for_xid(xid, nowait)
-        .map_err(|e| e.to_pg(&format!("row in relation \"{}\"", table.name)))
+    tx.wait_for_xid(xid, nowait, &format!("row in relation \"{}\"", table.name))
+}
+
+/// 40001, when REPEATABLE READ meets a row a concurrent transaction changed.
+pub(crate) fn serialization_failure(what: &str) -> PgError {
+    PgError::new(
+        common::SqlState::SERIALIZATION_FAILURE,
+        format!("could not serialize access due to concurrent {what}"),
+    )
 }
 
 fn with_returning(

@@ -15,7 +15,7 @@
 
 use access::heapam::{self, HeapWrite};
 use catalog::TableDesc;
-use common::{ItemPointer, PgError, PgResult, SqlState, Value};
+use common::{ItemPointer, PgError, PgResult, Value};
 use sql::bound::{Expr, RowWait};
 use txn::Isolation;
 
@@ -51,13 +51,6 @@ pub(crate) struct LockRowsOp<'a> {
 }
 
 impl LockRowsOp<'_> {
-    fn serialization_failure(what: &str) -> PgError {
-        PgError::new(
-            SqlState::SERIALIZATION_FAILURE,
-            format!("could not serialize access due to concurrent {what}"),
-        )
-    }
-
     /// Lock `row` (its address in `tid_column`); the row to return, or `None` to leave
     /// it out.
     fn lock(&self, mut row: Row) -> PgResult<Option<Row>> {
@@ -73,15 +66,12 @@ impl LockRowsOp<'_> {
                 HeapWrite::BeingModified(other) => match self.wait {
                     RowWait::SkipLocked => return Ok(None),
                     RowWait::Nowait | RowWait::Block => {
-                        env.tx
-                            .wait_for_xid(other, self.wait == RowWait::Nowait)
-                            .map_err(|e| {
-                                e.to_pg(&format!("row in relation \"{}\"", self.table.name))
-                            })?;
+                        let nowait = self.wait == RowWait::Nowait;
+                        crate::wait_for_writer(env.tx, self.table, other, nowait)?;
                     }
                 },
                 // PostgreSQL's row locking says "update" for a delete too.
-                HeapWrite::Updated(_) if rr => return Err(Self::serialization_failure("update")),
+                HeapWrite::Updated(_) if rr => return Err(crate::serialization_failure("update")),
                 HeapWrite::Updated(None) => return Ok(None),
                 HeapWrite::Updated(Some(newer)) => {
                     // READ COMMITTED: go on with the newest version, if it still matches.

@@ -43,7 +43,8 @@ pub struct Session {
     activity: txn::activity::Registration,
 }
 
-/// Statements that change the catalog: run alone, refused in explicit blocks for now.
+/// Statements that change the catalog: refused in explicit blocks until the catalog is
+/// transactional.
 pub(crate) fn is_ddl(stmt: &Statement) -> bool {
     matches!(
         stmt,
@@ -112,9 +113,7 @@ fn modes(list: &[TransactionMode]) -> PgResult<(Option<Isolation>, Option<bool>)
                     | TransactionIsolationLevel::ReadCommitted => Isolation::ReadCommitted,
                     TransactionIsolationLevel::RepeatableRead => Isolation::RepeatableRead,
                     TransactionIsolationLevel::Serializable => {
-                        // Never a weaker level under this name.
-                        return Err(PgError::unsupported("SERIALIZABLE isolation")
-                            .with_hint("Use REPEATABLE READ."));
+                        return Err(settings::serializable_refused());
                     }
                     TransactionIsolationLevel::Snapshot => {
                         return Err(PgError::syntax("syntax error at or near \"SNAPSHOT\""));
@@ -168,9 +167,9 @@ fn to_wire(r: executor::StatementResult) -> (Vec<PgError>, Completed) {
 }
 
 /// A setting's name as written (case-insensitive, so lowercased unless quoted).
-fn setting_name(parts: &[sqlparser::ast::Ident]) -> String {
+fn setting_name<'a>(parts: impl IntoIterator<Item = &'a sqlparser::ast::Ident>) -> String {
     parts
-        .iter()
+        .into_iter()
         .map(sql::binder::ident_name)
         .collect::<Vec<_>>()
         .join(".")
@@ -212,11 +211,7 @@ fn setting_text(e: &sqlparser::ast::Expr) -> PgResult<Option<String>> {
 
 fn parse_isolation(text: &str) -> PgResult<Isolation> {
     match Setting::DEFAULT_TRANSACTION_ISOLATION.parse(text) {
-        Ok(Val::Enum(0)) => {
-            Err(PgError::unsupported("SERIALIZABLE isolation").with_hint("Use REPEATABLE READ."))
-        }
-        Ok(Val::Enum(1)) => Ok(Isolation::RepeatableRead),
-        Ok(_) => Ok(Isolation::ReadCommitted),
+        Ok(v) => settings::isolation_of(v),
         Err(_) => Err(PgError::new(
             SqlState::INVALID_PARAMETER_VALUE,
             format!("invalid value for parameter \"transaction_isolation\": \"{text}\""),
@@ -244,11 +239,9 @@ impl Session {
     }
 
     fn default_isolation(&self) -> Isolation {
-        match self.settings.get(Setting::DEFAULT_TRANSACTION_ISOLATION) {
-            Val::Enum(1) => Isolation::RepeatableRead,
-            // SET refuses serializable (see `set`).
-            _ => Isolation::ReadCommitted,
-        }
+        // SET refuses SERIALIZABLE (see `set`).
+        settings::isolation_of(self.settings.get(Setting::DEFAULT_TRANSACTION_ISOLATION))
+            .unwrap_or(Isolation::ReadCommitted)
     }
 
     fn begin_tx(&self, iso: Option<Isolation>, ro: Option<bool>) {
@@ -329,10 +322,10 @@ impl Session {
         }
         let setting = Setting::lookup(name).ok_or_else(|| settings::unrecognized(name))?;
         let value = text.as_deref().map(|t| setting.parse(t)).transpose()?;
-        if setting == Setting::DEFAULT_TRANSACTION_ISOLATION && value == Some(Val::Enum(0)) {
-            return Err(
-                PgError::unsupported("SERIALIZABLE isolation").with_hint("Use REPEATABLE READ.")
-            );
+        if setting == Setting::DEFAULT_TRANSACTION_ISOLATION
+            && let Some(v) = value
+        {
+            settings::isolation_of(v)?;
         }
         self.settings
             .set(setting, value, local, self.tx.depth().max(1));
@@ -514,13 +507,9 @@ impl Session {
                     }
                     let depth = self.tx.depth();
                     if let Some(i) = iso {
-                        let v = match i {
-                            Isolation::ReadCommitted => 2,
-                            Isolation::RepeatableRead => 1,
-                        };
                         self.settings.set(
                             Setting::DEFAULT_TRANSACTION_ISOLATION,
-                            Some(Val::Enum(v)),
+                            Some(settings::isolation_value(i)),
                             false,
                             depth,
                         );
@@ -586,13 +575,7 @@ impl Session {
                 if !self.tx.is_active() {
                     self.begin_tx(None, None);
                 }
-                let name = setting_name(
-                    &variable
-                        .0
-                        .iter()
-                        .filter_map(|p| p.as_ident().cloned())
-                        .collect::<Vec<_>>(),
-                );
+                let name = setting_name(variable.0.iter().filter_map(|p| p.as_ident()));
                 let local = matches!(scope, Some(sqlparser::ast::ContextModifier::Local));
                 let mut r = done("SET");
                 if local && !self.explicit {
@@ -634,13 +617,7 @@ impl Session {
                 let depth = self.tx.depth();
                 match reset {
                     sqlparser::ast::Reset::ConfigurationParameter(name) => {
-                        let name = setting_name(
-                            &name
-                                .0
-                                .iter()
-                                .filter_map(|p| p.as_ident().cloned())
-                                .collect::<Vec<_>>(),
-                        );
+                        let name = setting_name(name.0.iter().filter_map(|p| p.as_ident()));
                         let setting =
                             Setting::lookup(&name).ok_or_else(|| settings::unrecognized(&name))?;
                         self.settings.set(setting, None, false, depth);

@@ -13,6 +13,7 @@
 use std::time::Duration;
 
 use common::{PgError, PgResult, SqlState};
+use txn::Isolation;
 
 /// What a setting holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,6 +46,29 @@ pub const ISOLATION_NAMES: &[&str] = &[
     "read committed",
     "read uncommitted",
 ];
+
+/// SERIALIZABLE is refused: Myriad never runs a weaker level under its name.
+pub fn serializable_refused() -> PgError {
+    PgError::unsupported("SERIALIZABLE isolation").with_hint("Use REPEATABLE READ.")
+}
+
+/// The level a `default_transaction_isolation` value names (READ UNCOMMITTED is READ
+/// COMMITTED, as in PostgreSQL; SERIALIZABLE is refused).
+pub fn isolation_of(v: Val) -> PgResult<Isolation> {
+    match v {
+        Val::Enum(0) => Err(serializable_refused()),
+        Val::Enum(1) => Ok(Isolation::RepeatableRead),
+        _ => Ok(Isolation::ReadCommitted),
+    }
+}
+
+/// The `default_transaction_isolation` value naming `iso`.
+pub fn isolation_value(iso: Isolation) -> Val {
+    Val::Enum(match iso {
+        Isolation::RepeatableRead => 1,
+        Isolation::ReadCommitted => 2,
+    })
+}
 
 const MAX_MILLIS: i64 = i32::MAX as i64;
 

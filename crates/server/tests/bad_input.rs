@@ -691,7 +691,7 @@ async fn token_soups(server: &Server, rng: &mut StdRng) -> Vec<String> {
                     "no answer within {QUERY_WAIT:?}: {}",
                     abbreviate(&sql)
                 ));
-                break; // the statement may still hold the server's statement lock
+                break; // the statement may still hold its locks
             }
             Ok(Ok(_)) => {}
             Ok(Err(e)) => match e.code() {

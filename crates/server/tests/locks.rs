@@ -4,38 +4,10 @@
 
 use std::time::Duration;
 
-use myriad_server::{Config, Server};
-use tokio_postgres::{Client, NoTls, SimpleQueryMessage};
+mod common;
 
-async fn start() -> (Server, tempfile::TempDir) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let config = Config {
-        listen: "127.0.0.1:0".into(),
-        data_dir: dir.path().to_path_buf(),
-        ..Config::default()
-    };
-    (Server::start(&config).await.expect("server starts"), dir)
-}
-
-async fn connect(server: &Server) -> Client {
-    let addr = server.local_addr();
-    let url = format!(
-        "host={} port={} user=postgres dbname=postgres",
-        addr.ip(),
-        addr.port()
-    );
-    let (client, connection) = tokio_postgres::connect(&url, NoTls).await.expect("connect");
-    tokio::spawn(async move {
-        let _ = connection.await;
-    });
-    client
-}
-
-async fn exec(c: &Client, sql: &str) {
-    c.batch_execute(sql)
-        .await
-        .unwrap_or_else(|e| panic!("{sql}: {e}"));
-}
+use common::{connect, exec, sqlstate, start};
+use tokio_postgres::{Client, SimpleQueryMessage};
 
 /// Every row of a query, each as its text columns joined by `|` (NULL as `<null>`).
 async fn rows(c: &Client, sql: &str) -> Vec<String> {
@@ -53,12 +25,6 @@ async fn rows(c: &Client, sql: &str) -> Vec<String> {
             _ => None,
         })
         .collect()
-}
-
-fn sqlstate(e: &tokio_postgres::Error) -> String {
-    e.as_db_error()
-        .map(|d| d.code().code().to_string())
-        .unwrap_or_else(|| e.to_string())
 }
 
 /// Polls until `sql` returns `want` (a waiter shows up in the views a moment after it

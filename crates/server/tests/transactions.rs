@@ -10,60 +10,13 @@
 
 use std::time::Duration;
 
+mod common;
+
+use common::{connect, exec, sqlstate, start, value};
 use myriad_server::{Config, Server};
-use tokio_postgres::{Client, NoTls, SimpleQueryMessage};
+use tokio_postgres::SimpleQueryMessage;
 
 const BLOCK_WAIT: Duration = Duration::from_millis(300);
-
-async fn start() -> (Server, tempfile::TempDir) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let config = Config {
-        listen: "127.0.0.1:0".into(),
-        data_dir: dir.path().to_path_buf(),
-        ..Config::default()
-    };
-    (Server::start(&config).await.expect("server starts"), dir)
-}
-
-async fn connect(server: &Server) -> Client {
-    let addr = server.local_addr();
-    let url = format!(
-        "host={} port={} user=postgres dbname=postgres",
-        addr.ip(),
-        addr.port()
-    );
-    let (client, connection) = tokio_postgres::connect(&url, NoTls).await.expect("connect");
-    tokio::spawn(async move {
-        let _ = connection.await;
-    });
-    client
-}
-
-async fn exec(c: &Client, sql: &str) {
-    c.batch_execute(sql)
-        .await
-        .unwrap_or_else(|e| panic!("{sql}: {e}"));
-}
-
-/// The single value a query returns.
-async fn value(c: &Client, sql: &str) -> String {
-    let rows = c
-        .simple_query(sql)
-        .await
-        .unwrap_or_else(|e| panic!("{sql}: {e}"));
-    rows.iter()
-        .find_map(|m| match m {
-            SimpleQueryMessage::Row(r) => r.get(0).map(str::to_owned),
-            _ => None,
-        })
-        .unwrap_or_else(|| panic!("{sql}: no row"))
-}
-
-fn sqlstate(e: &tokio_postgres::Error) -> String {
-    e.as_db_error()
-        .map(|d| d.code().code().to_string())
-        .unwrap_or_else(|| e.to_string())
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn readers_do_not_wait_for_writers_and_writers_of_other_rows_do_not_wait() {

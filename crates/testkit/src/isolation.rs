@@ -1162,16 +1162,7 @@ pub struct Options {
 
 /// The sorted `*.spec` files directly inside `dir` (empty if it cannot be read).
 pub fn spec_files(dir: &Path) -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map(|entries| {
-            entries
-                .filter_map(|entry| entry.ok().map(|e| e.path()))
-                .filter(|path| path.is_file() && path.extension().is_some_and(|ext| ext == "spec"))
-                .collect()
-        })
-        .unwrap_or_default();
-    files.sort();
-    files
+    crate::files_with_extension(dir, "spec")
 }
 
 /// The expected output of `spec_file`: `expected/<name>.out` beside it, or

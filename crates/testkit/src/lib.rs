@@ -220,16 +220,42 @@ impl sqllogictest::AsyncDB for PgWire {
 
 /// The sorted `*.slt` files directly inside `dir` (empty if it cannot be read).
 pub fn slt_files(dir: &Path) -> Vec<PathBuf> {
+    files_with_extension(dir, "slt")
+}
+
+/// The files of `dir` whose extension is `ext`, sorted by name (none if it is unreadable).
+pub fn files_with_extension(dir: &Path, ext: &str) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
         .map(|entries| {
             entries
                 .filter_map(|entry| entry.ok().map(|e| e.path()))
-                .filter(|path| path.is_file() && path.extension().is_some_and(|ext| ext == "slt"))
+                .filter(|path| path.is_file() && path.extension().is_some_and(|e| e == ext))
                 .collect()
         })
         .unwrap_or_default();
     files.sort();
     files
+}
+
+/// A command line's paths as files: each file as given, each directory as its `*.<ext>`
+/// files in name order. An error (for exit status 2) names a missing path or a directory
+/// without such files.
+pub fn command_line_files(paths: &[PathBuf], ext: &str) -> Result<Vec<PathBuf>, String> {
+    let mut files = Vec::new();
+    for path in paths {
+        if path.is_dir() {
+            let found = files_with_extension(path, ext);
+            if found.is_empty() {
+                return Err(format!("no .{ext} files in {}", path.display()));
+            }
+            files.extend(found);
+        } else if path.is_file() {
+            files.push(path.clone());
+        } else {
+            return Err(format!("no such file or directory: {}", path.display()));
+        }
+    }
+    Ok(files)
 }
 
 /// Runs every file on its own fresh connection to `connect_url`; see [`run_files_with_labels`].

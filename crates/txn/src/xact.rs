@@ -434,10 +434,6 @@ impl Tx {
         self.wait.set(wait);
     }
 
-    pub fn wait_policy(&self) -> WaitPolicy {
-        self.wait.get()
-    }
-
     /// Called by loops over rows: fails with 57014 once the statement's
     /// `statement_timeout` has passed. Reads the clock only every 1024th call.
     pub fn check_for_interrupts(&self) -> PgResult<()> {
@@ -463,11 +459,6 @@ impl Tx {
         self.locks.borrow_mut().lock(tag, mode, wait)
     }
 
-    /// Whether this session holds `mode` on `tag`.
-    pub fn holds_lock(&self, tag: LockTag, mode: LockMode) -> bool {
-        self.locks.borrow().holds(tag, mode)
-    }
-
     /// Release every lock now: for work outside a transaction (VACUUM), which ends its
     /// lock scope itself. Inside a transaction, locks go at its end.
     pub fn release_locks(&self) {
@@ -477,20 +468,22 @@ impl Tx {
 
     /// Wait until another transaction's id `xid` ends (a writer of a row this statement
     /// must change, or of a unique key it inserts): through the lock manager, so that a
-    /// cycle of such waits is found (40P01) and the statement's timeouts apply. Returns
-    /// the id's final status.
-    pub fn wait_for_xid(&self, xid: Xid, nowait: bool) -> Result<XidStatus, LockError> {
+    /// cycle of such waits is found (40P01) and the statement's timeouts apply. `what`
+    /// names the object for NOWAIT's 55P03 (`row in relation "t"`). Returns the id's
+    /// final status.
+    pub fn wait_for_xid(&self, xid: Xid, nowait: bool, what: &str) -> PgResult<XidStatus> {
         let mut wait = self.wait.get();
         wait.nowait |= nowait;
-        self.locks.borrow_mut().wait_for_transaction(xid, wait)?;
-        Ok(match self.mgr.status(xid) {
-            Ok(XidStatus::InProgress) | Err(_) => {
-                // Its owner released its locks without ending it (a commit whose WAL
-                // write failed): wait the plain way.
-                self.mgr.wait_for(xid).unwrap_or(XidStatus::Aborted)
-            }
-            Ok(st) => st,
-        })
+        self.locks
+            .borrow_mut()
+            .wait_for_transaction(xid, wait)
+            .map_err(|e| e.to_pg(what))?;
+        match self.mgr.status(xid)? {
+            // Its owner released its locks without ending it (a commit whose WAL write
+            // failed): wait the plain way.
+            XidStatus::InProgress => self.mgr.wait_for(xid),
+            st => Ok(st),
+        }
     }
 }
 

@@ -40,22 +40,13 @@ struct Args {
 #[tokio::main]
 async fn main() -> ExitCode {
     let args = Args::parse();
-    let mut files = Vec::new();
-    for path in &args.paths {
-        if path.is_dir() {
-            let found = isolation::spec_files(path);
-            if found.is_empty() {
-                eprintln!("isolation: no .spec files in {}", path.display());
-                return ExitCode::from(2);
-            }
-            files.extend(found);
-        } else if path.is_file() {
-            files.push(path.clone());
-        } else {
-            eprintln!("isolation: no such file or directory: {}", path.display());
+    let files = match myriad_testkit::command_line_files(&args.paths, "spec") {
+        Ok(files) => files,
+        Err(e) => {
+            eprintln!("isolation: {e}");
             return ExitCode::from(2);
         }
-    }
+    };
     let options = Options {
         label: args.label,
         bless: args.bless,

@@ -29,22 +29,13 @@ struct Args {
 #[tokio::main]
 async fn main() -> ExitCode {
     let args = Args::parse();
-    let mut files = Vec::new();
-    for path in &args.paths {
-        if path.is_dir() {
-            let found = myriad_testkit::slt_files(path);
-            if found.is_empty() {
-                eprintln!("slt: no .slt files in {}", path.display());
-                return ExitCode::from(2);
-            }
-            files.extend(found);
-        } else if path.is_file() {
-            files.push(path.clone());
-        } else {
-            eprintln!("slt: no such file or directory: {}", path.display());
+    let files = match myriad_testkit::command_line_files(&args.paths, "slt") {
+        Ok(files) => files,
+        Err(e) => {
+            eprintln!("slt: {e}");
             return ExitCode::from(2);
         }
-    }
+    };
     match myriad_testkit::run_files_with_labels(&args.url, &files, &args.labels).await {
         Ok(()) => {
             eprintln!("slt: all {} files passed", files.len());
