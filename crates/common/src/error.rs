@@ -97,8 +97,20 @@ impl SqlState {
     pub const PROGRAM_LIMIT_EXCEEDED: SqlState = SqlState("54000");
     /// A name that is reserved or otherwise invalid.
     pub const INVALID_NAME: SqlState = SqlState("42602");
-    /// A column referenced in a place that cannot see it.
+    /// `$n` where the statement has no parameter n (or no parameters at all).
     pub const UNDEFINED_PARAMETER: SqlState = SqlState("42P02");
+    /// A parameter no context gave a type.
+    pub const INDETERMINATE_DATATYPE: SqlState = SqlState("42P18");
+    /// An unknown prepared statement name.
+    pub const INVALID_SQL_STATEMENT_NAME: SqlState = SqlState("26000");
+    /// PREPARE or Parse of a name that is taken.
+    pub const DUPLICATE_PREPARED_STATEMENT: SqlState = SqlState("42P05");
+    /// Bind to a named portal that exists.
+    pub const DUPLICATE_CURSOR: SqlState = SqlState("42P03");
+    /// An unknown portal name.
+    pub const INVALID_CURSOR_NAME: SqlState = SqlState("34000");
+    /// A binary parameter value that is malformed for its type.
+    pub const INVALID_BINARY_REPRESENTATION: SqlState = SqlState("22P03");
     /// A statement in a transaction that already failed: only ROLLBACK is accepted.
     pub const IN_FAILED_SQL_TRANSACTION: SqlState = SqlState("25P02");
     /// BEGIN inside a transaction block (a WARNING), or a statement that cannot run in one.

@@ -74,6 +74,11 @@ pub fn eval(e: &Expr, row: &[Value]) -> PgResult<Value> {
         ExprKind::Const(v) => Ok(v.clone()),
         ExprKind::NumericLiteral(v) => Ok(Value::Float8(*v)),
         ExprKind::Column(i) => Ok(row.get(*i).cloned().unwrap_or(Value::Null)),
+        // The server puts each value in place before planning (`ExprKind::Param`).
+        ExprKind::Param(i) => Err(PgError::internal(format!(
+            "parameter ${} was not substituted",
+            i + 1
+        ))),
         ExprKind::Neg(x) => {
             let v = eval(x, row)?;
             match v {

@@ -39,6 +39,7 @@
 //! A panic in one statement becomes an XX000 error for that session only.
 
 pub mod config;
+mod extended;
 pub mod session;
 pub mod settings;
 
@@ -274,18 +275,34 @@ impl Database {
         txn::Tx::new(self.txns.clone(), pid)
     }
 
-    /// Bind, plan and run one statement in `tx`, seeing `snapshot`.
+    /// Bind, plan and run one statement in `tx`, seeing `snapshot`; `prepared` carries a
+    /// portal's parameters and the statement as its Bind found it bound.
     fn execute_one(
         &self,
         stmt: &sql::parser::Statement,
         sql_text: &str,
         tx: &txn::Tx,
         snapshot: &txn::Snapshot,
+        mut prepared: Option<&mut extended::BoundParams<'_>>,
     ) -> PgResult<executor::StatementResult> {
         let mut catalog = self.catalog.snapshot();
-        let mut bound = sql::Binder::new(&catalog, sql_text)
-            .for_session(tx.backend())
-            .bind(stmt)?;
+        let bind = |catalog: &catalog::CatalogSnapshot,
+                    prepared: &Option<&mut extended::BoundParams<'_>>|
+         -> PgResult<sql::bound::BoundStatement> {
+            let binder = sql::Binder::new(catalog, sql_text).for_session(tx.backend());
+            match prepared {
+                None => binder.bind(stmt),
+                Some(p) => p.rebind(binder, stmt),
+            }
+        };
+        let cached = prepared
+            .as_deref_mut()
+            .and_then(|p| p.bound.take())
+            .filter(|(version, _)| *version == catalog.version);
+        let mut bound = match cached {
+            Some((_, b)) => b,
+            None => bind(&catalog, &prepared)?,
+        };
         loop {
             let mut wanted = Vec::new();
             relation_locks(&bound, &mut wanted);
@@ -300,9 +317,10 @@ impl Database {
                 break;
             }
             catalog = now;
-            bound = sql::Binder::new(&catalog, sql_text)
-                .for_session(tx.backend())
-                .bind(stmt)?;
+            bound = bind(&catalog, &prepared)?;
+        }
+        if let Some(p) = prepared {
+            bound.substitute_params(p.values, p.types)?;
         }
         let planned = planner::plan(bound);
         let cx = executor::ExecContext {

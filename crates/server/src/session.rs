@@ -15,6 +15,7 @@
 //! DDL inside an explicit block is refused (0A000) until the catalog is transactional:
 //! it would otherwise survive a ROLLBACK.
 
+use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -25,22 +26,27 @@ use sql::parser::Statement;
 use sqlparser::ast::{TransactionAccessMode, TransactionIsolationLevel, TransactionMode};
 use txn::lock::WaitPolicy;
 use txn::{Isolation, Tx};
-use wire::{Column, Completed, StatementOutcome, TxStatus};
+use wire::{Completed, StatementOutcome, TxStatus};
 
 use crate::Database;
+use crate::extended::{BoundParams, Portal, Prepared};
 use crate::settings::{self, Setting, Settings, Val};
 
 /// One connection's session.
 pub struct Session {
-    db: Arc<Database>,
-    tx: Tx,
+    pub(crate) db: Arc<Database>,
+    pub(crate) tx: Tx,
     /// Inside BEGIN ... COMMIT.
-    explicit: bool,
+    pub(crate) explicit: bool,
     /// The block failed: only ROLLBACK (or ROLLBACK TO) is accepted.
-    failed: bool,
+    pub(crate) failed: bool,
     settings: Settings,
     /// This session in `pg_stat_activity`.
-    activity: txn::activity::Registration,
+    pub(crate) activity: txn::activity::Registration,
+    /// Prepared statements by name ("" is the unnamed one): `extended`.
+    pub(crate) statements: HashMap<String, Prepared>,
+    /// Portals by name ("" is the unnamed one).
+    pub(crate) portals: HashMap<String, Portal>,
 }
 
 /// Statements that change the catalog: refused in explicit blocks until the catalog is
@@ -80,7 +86,7 @@ fn write_kind(stmt: &Statement) -> Option<&'static str> {
     })
 }
 
-fn aborted_block() -> PgError {
+pub(crate) fn aborted_block() -> PgError {
     PgError::new(
         SqlState::IN_FAILED_SQL_TRANSACTION,
         "current transaction is aborted, commands ignored until end of transaction block",
@@ -133,29 +139,23 @@ fn done(tag: &str) -> executor::StatementResult {
     }
 }
 
-fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
-    if let Some(s) = p.downcast_ref::<&str>() {
+/// The error a panic in statement `stmt` becomes: XX000 for this session only.
+pub(crate) fn panic_error(p: &(dyn std::any::Any + Send), stmt: &Statement) -> PgError {
+    let msg = if let Some(s) = p.downcast_ref::<&str>() {
         s.to_string()
     } else if let Some(s) = p.downcast_ref::<String>() {
         s.clone()
     } else {
         "unknown panic".to_string()
-    }
+    };
+    tracing::error!(panic = %msg, statement = %stmt, "statement panicked");
+    PgError::new(SqlState::INTERNAL_ERROR, format!("internal error: {msg}"))
 }
 
 fn to_wire(r: executor::StatementResult) -> (Vec<PgError>, Completed) {
-    let columns = r.columns.map(|cols| {
-        cols.into_iter()
-            .map(|c| Column {
-                name: c.name,
-                table_oid: c.table_oid,
-                column_number: c.column_number,
-                type_oid: c.ty.oid(),
-                type_size: c.ty.typlen(),
-                type_modifier: c.ty.typmod(),
-            })
-            .collect()
-    });
+    let columns = r
+        .columns
+        .map(|cols| crate::extended::wire_columns(&cols, &[]));
     (
         r.notices,
         Completed {
@@ -167,7 +167,9 @@ fn to_wire(r: executor::StatementResult) -> (Vec<PgError>, Completed) {
 }
 
 /// A setting's name as written (case-insensitive, so lowercased unless quoted).
-fn setting_name<'a>(parts: impl IntoIterator<Item = &'a sqlparser::ast::Ident>) -> String {
+pub(crate) fn setting_name<'a>(
+    parts: impl IntoIterator<Item = &'a sqlparser::ast::Ident>,
+) -> String {
     parts
         .into_iter()
         .map(sql::binder::ident_name)
@@ -235,6 +237,8 @@ impl Session {
             explicit: false,
             failed: false,
             settings: Settings::default(),
+            statements: HashMap::new(),
+            portals: HashMap::new(),
         }
     }
 
@@ -253,7 +257,7 @@ impl Session {
 
     /// End the transaction: commit (settings made in it stay) or roll back (they are
     /// undone).
-    fn end_tx(&mut self, commit: bool) -> PgResult<()> {
+    pub(crate) fn end_tx(&mut self, commit: bool) -> PgResult<()> {
         if commit {
             self.settings.commit();
             self.tx.commit()
@@ -372,7 +376,7 @@ impl Session {
     /// After a statement failed: an implicit transaction is rolled back; an explicit
     /// block becomes failed (its transaction is rolled back at once unless a savepoint
     /// may still revive it).
-    fn fail(&mut self) {
+    pub(crate) fn fail(&mut self) {
         if self.explicit {
             self.failed = true;
             if self.tx.is_active() && !self.tx.in_savepoint() {
@@ -389,12 +393,13 @@ impl Session {
     }
 
     /// Run one statement; `last` says whether it ends the query string (where an
-    /// implicit transaction commits).
-    fn run(
+    /// implicit transaction commits); `prepared` carries a portal's parameters.
+    pub(crate) fn run(
         &mut self,
         stmt: &Statement,
         sql: &str,
         last: bool,
+        prepared: Option<&mut BoundParams<'_>>,
     ) -> PgResult<executor::StatementResult> {
         let mut r = match stmt {
             Statement::StartTransaction {
@@ -651,7 +656,9 @@ impl Session {
                 }
                 self.tx.set_wait_policy(self.wait_policy());
                 let snapshot = self.tx.start_statement();
-                let res = self.db.execute_one(stmt, sql, &self.tx, &snapshot);
+                let res = self
+                    .db
+                    .execute_one(stmt, sql, &self.tx, &snapshot, prepared);
                 self.tx.end_statement();
                 res?
             }
@@ -672,15 +679,32 @@ impl wire::Session for Session {
     fn execute_simple(&mut self, sql_text: &str) -> Vec<StatementOutcome> {
         self.activity.status().start_query(sql_text);
         let out = self.execute_string(sql_text);
-        use txn::activity::BackendState as S;
-        self.activity
-            .status()
-            .set_state(match self.transaction_status() {
-                TxStatus::Idle => S::Idle,
-                TxStatus::InBlock => S::IdleInTransaction,
-                TxStatus::Failed => S::IdleInTransactionAborted,
-            });
+        self.set_idle_state();
         out
+    }
+
+    fn parse(&mut self, name: &str, sql: &str, param_types: &[u32]) -> Result<(), PgError> {
+        self.prepare(name, sql, param_types)
+    }
+
+    fn bind(&mut self, bind: wire::BindRequest<'_>) -> Result<(), PgError> {
+        self.bind_portal(bind)
+    }
+
+    fn describe(&mut self, portal: bool, name: &str) -> Result<wire::Description, PgError> {
+        self.describe_target(portal, name)
+    }
+
+    fn execute(&mut self, portal: &str, max_rows: usize) -> wire::ExecuteOutcome {
+        self.execute_portal(portal, max_rows)
+    }
+
+    fn close(&mut self, portal: bool, name: &str) {
+        self.close_target(portal, name)
+    }
+
+    fn sync(&mut self) -> Result<(), PgError> {
+        self.sync_batch()
     }
 
     fn idle_timeout(&self) -> Option<Duration> {
@@ -699,6 +723,18 @@ impl wire::Session for Session {
 }
 
 impl Session {
+    /// `pg_stat_activity`'s state once a query or batch is done.
+    pub(crate) fn set_idle_state(&self) {
+        use txn::activity::BackendState as S;
+        self.activity
+            .status()
+            .set_state(match wire::Session::transaction_status(self) {
+                TxStatus::Idle => S::Idle,
+                TxStatus::InBlock => S::IdleInTransaction,
+                TxStatus::Failed => S::IdleInTransactionAborted,
+            });
+    }
+
     fn execute_string(&mut self, sql_text: &str) -> Vec<StatementOutcome> {
         let stmts = match sql::parser::parse(sql_text) {
             Ok(s) => s,
@@ -713,16 +749,10 @@ impl Session {
         let mut out = Vec::with_capacity(stmts.len());
         let n = stmts.len();
         for (i, stmt) in stmts.iter().enumerate() {
-            let result =
-                std::panic::catch_unwind(AssertUnwindSafe(|| self.run(stmt, sql_text, i + 1 == n)))
-                    .unwrap_or_else(|p| {
-                        let msg = panic_message(p.as_ref());
-                        tracing::error!(panic = %msg, statement = %stmt, "statement panicked");
-                        Err(PgError::new(
-                            SqlState::INTERNAL_ERROR,
-                            format!("internal error: {msg}"),
-                        ))
-                    });
+            let result = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                self.run(stmt, sql_text, i + 1 == n, None)
+            }))
+            .unwrap_or_else(|p| Err(panic_error(p.as_ref(), stmt)));
             match result {
                 Ok(r) => {
                     let (notices, done) = to_wire(r);

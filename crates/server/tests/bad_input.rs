@@ -6,12 +6,14 @@
 use std::sync::Mutex;
 use std::time::Duration;
 
+mod common;
+
+use common::connect;
+use common::raw::{error_responses, send_raw, startup_message};
 use myriad_server::{Config, Server};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
-use tokio_postgres::{Client, NoTls, SimpleQueryMessage};
+use tokio_postgres::SimpleQueryMessage;
 
 /// Raw connections (garbage, and startup + random messages).
 const RAW_CONNECTIONS: usize = 2000;
@@ -19,8 +21,7 @@ const RAW_CONNECTIONS: usize = 2000;
 const RAW_PARALLEL: usize = 32;
 /// Token-soup statements.
 const SOUPS: usize = 3000;
-/// Generous bounds: a healthy server answers in milliseconds; these only catch hangs.
-const RAW_WAIT: Duration = Duration::from_secs(10);
+/// Generous: a healthy server answers in milliseconds; this only catches hangs.
 const QUERY_WAIT: Duration = Duration::from_secs(10);
 
 /// Every panic in this process (the server runs in it), as "location: message".
@@ -64,39 +65,7 @@ fn seed() -> u64 {
     seed
 }
 
-fn url(server: &Server) -> String {
-    let addr = server.local_addr();
-    format!(
-        "host={} port={} user=postgres dbname=postgres",
-        addr.ip(),
-        addr.port()
-    )
-}
-
-async fn connect(server: &Server) -> Client {
-    let (client, connection) = tokio_postgres::connect(&url(server), NoTls)
-        .await
-        .expect("connect");
-    tokio::spawn(async move {
-        let _ = connection.await;
-    });
-    client
-}
-
 // ---------------------------------------------------------------- raw protocol bytes
-
-fn startup_message() -> Vec<u8> {
-    let mut body = Vec::new();
-    body.extend_from_slice(&196_608i32.to_be_bytes()); // protocol 3.0
-    for s in ["user", "postgres", "database", "postgres"] {
-        body.extend_from_slice(s.as_bytes());
-        body.push(0);
-    }
-    body.push(0);
-    let mut msg = ((body.len() + 4) as i32).to_be_bytes().to_vec();
-    msg.extend_from_slice(&body);
-    msg
-}
 
 fn random_bytes(rng: &mut StdRng, max: usize) -> Vec<u8> {
     let n = rng.random_range(0..=max);
@@ -212,61 +181,6 @@ fn startup_then_messages(rng: &mut StdRng) -> Vec<u8> {
         out.extend_from_slice(&body);
     }
     out
-}
-
-/// Sends `bytes`, half-closes, and reads until the server closes. `Err` only when the
-/// server neither answers nor closes within [`RAW_WAIT`] after the client's FIN.
-/// Sends `bytes` on a fresh connection, half-closes it and returns what the server sent
-/// back before closing its side.
-async fn send_raw(addr: std::net::SocketAddr, bytes: Vec<u8>) -> Result<Vec<u8>, String> {
-    let mut stream = TcpStream::connect(addr)
-        .await
-        .map_err(|e| format!("connect failed: {e}"))?;
-    let mut received = Vec::new();
-    // The server may close (or reset) mid-write: that is its right.
-    if stream.write_all(&bytes).await.is_err() {
-        let _ = stream.read_to_end(&mut received).await;
-        return Ok(received);
-    }
-    let _ = stream.shutdown().await;
-    let mut chunk = [0u8; 4096];
-    let read_all = async {
-        loop {
-            match stream.read(&mut chunk).await {
-                Ok(0) | Err(_) => break,
-                Ok(n) => received.extend_from_slice(&chunk[..n]),
-            }
-        }
-    };
-    tokio::time::timeout(RAW_WAIT, read_all)
-        .await
-        .map_err(|_| "server kept the connection open after the client's FIN".to_string())?;
-    Ok(received)
-}
-
-/// The (severity, SQLSTATE) of every ErrorResponse in a stream of backend messages.
-fn error_responses(mut bytes: &[u8]) -> Vec<(String, String)> {
-    let mut errors = Vec::new();
-    while bytes.len() >= 5 {
-        let ty = bytes[0];
-        let len = u32::from_be_bytes(bytes[1..5].try_into().unwrap()) as usize;
-        let Some(body) = bytes.get(5..1 + len) else {
-            break;
-        };
-        if ty == b'E' {
-            let (mut severity, mut code) = (String::new(), String::new());
-            for field in body.split(|b| *b == 0) {
-                match field.first() {
-                    Some(b'S') => severity = String::from_utf8_lossy(&field[1..]).into(),
-                    Some(b'C') => code = String::from_utf8_lossy(&field[1..]).into(),
-                    _ => {}
-                }
-            }
-            errors.push((severity, code));
-        }
-        bytes = &bytes[1 + len..];
-    }
-    errors
 }
 
 fn show_bytes(bytes: &[u8]) -> String {

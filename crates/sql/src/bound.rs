@@ -105,6 +105,11 @@ pub enum ExprKind {
     NumericLiteral(f64),
     /// A column of the input row, by position.
     Column(usize),
+    /// A parameter of a prepared statement (`$n` is `Param(n - 1)`). Its node type is
+    /// what the context resolved it to; the server substitutes the value
+    /// ([`BoundStatement::for_each_expr_mut`]) before planning, so the planner and
+    /// executor never see one.
+    Param(usize),
     Neg(Box<Expr>),
     Not(Box<Expr>),
     Binary(BinaryOp, Box<Expr>, Box<Expr>),
@@ -175,7 +180,10 @@ impl Expr {
 
     fn for_each_child<'a>(&'a self, f: &mut dyn FnMut(&'a Expr)) {
         match &self.kind {
-            ExprKind::Const(_) | ExprKind::NumericLiteral(_) | ExprKind::Column(_) => {}
+            ExprKind::Const(_)
+            | ExprKind::NumericLiteral(_)
+            | ExprKind::Column(_)
+            | ExprKind::Param(_) => {}
             ExprKind::Neg(e) | ExprKind::Not(e) | ExprKind::Cast { expr: e, .. } => f(e),
             ExprKind::IsNull { expr, .. } | ExprKind::IsBool { expr, .. } => f(expr),
             ExprKind::Binary(_, l, r)
@@ -407,7 +415,10 @@ impl Expr {
     ) -> common::PgResult<Expr> {
         let mut bx = |e: Box<Expr>| -> common::PgResult<Box<Expr>> { Ok(Box::new(f(*e)?)) };
         let kind = match self.kind {
-            k @ (ExprKind::Const(_) | ExprKind::NumericLiteral(_) | ExprKind::Column(_)) => k,
+            k @ (ExprKind::Const(_)
+            | ExprKind::NumericLiteral(_)
+            | ExprKind::Column(_)
+            | ExprKind::Param(_)) => k,
             ExprKind::Neg(e) => ExprKind::Neg(bx(e)?),
             ExprKind::Not(e) => ExprKind::Not(bx(e)?),
             ExprKind::Cast { expr, explicit } => ExprKind::Cast {
@@ -490,5 +501,167 @@ impl Expr {
             }
         };
         Ok(Expr { kind, ty: self.ty })
+    }
+}
+
+impl LogicalPlan {
+    /// Call `f` on every top-level expression of this plan and its inputs (children of
+    /// an expression are `f`'s to visit).
+    pub fn for_each_expr_mut(
+        &mut self,
+        f: &mut dyn FnMut(&mut Expr) -> common::PgResult<()>,
+    ) -> common::PgResult<()> {
+        match self {
+            LogicalPlan::SystemView { .. } | LogicalPlan::Scan { .. } => {}
+            LogicalPlan::Values { rows, .. } => {
+                for e in rows.iter_mut().flatten() {
+                    f(e)?;
+                }
+            }
+            LogicalPlan::Filter { input, predicate } => {
+                input.for_each_expr_mut(f)?;
+                f(predicate)?;
+            }
+            LogicalPlan::Project { input, exprs } => {
+                input.for_each_expr_mut(f)?;
+                exprs.iter_mut().try_for_each(&mut *f)?;
+            }
+            LogicalPlan::Join {
+                left, right, on, ..
+            } => {
+                left.for_each_expr_mut(f)?;
+                right.for_each_expr_mut(f)?;
+                on.iter_mut().try_for_each(&mut *f)?;
+            }
+            LogicalPlan::Aggregate {
+                input,
+                group_by,
+                aggs,
+            } => {
+                input.for_each_expr_mut(f)?;
+                group_by.iter_mut().try_for_each(&mut *f)?;
+                aggs.iter_mut()
+                    .filter_map(|a| a.arg.as_mut())
+                    .try_for_each(&mut *f)?;
+            }
+            LogicalPlan::Sort { input, keys } => {
+                input.for_each_expr_mut(f)?;
+                keys.iter_mut().try_for_each(|k| f(&mut k.expr))?;
+            }
+            LogicalPlan::Distinct { input } => input.for_each_expr_mut(f)?,
+            LogicalPlan::Limit {
+                input,
+                limit,
+                offset,
+            } => {
+                input.for_each_expr_mut(f)?;
+                limit.iter_mut().try_for_each(&mut *f)?;
+                offset.iter_mut().try_for_each(&mut *f)?;
+            }
+            LogicalPlan::LockRows {
+                input,
+                recheck,
+                exprs,
+                ..
+            } => {
+                input.for_each_expr_mut(f)?;
+                recheck.iter_mut().try_for_each(&mut *f)?;
+                exprs.iter_mut().try_for_each(&mut *f)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl BoundStatement {
+    /// Call `f` on every top-level expression of the statement: how a prepared
+    /// statement's parameter types are collected and its values substituted.
+    pub fn for_each_expr_mut(
+        &mut self,
+        f: &mut dyn FnMut(&mut Expr) -> common::PgResult<()>,
+    ) -> common::PgResult<()> {
+        let returning =
+            |r: &mut Option<Returning>, f: &mut dyn FnMut(&mut Expr) -> common::PgResult<()>| {
+                r.iter_mut()
+                    .flat_map(|r| r.exprs.iter_mut())
+                    .try_for_each(f)
+            };
+        match self {
+            BoundStatement::Query(q) => q.plan.for_each_expr_mut(f),
+            BoundStatement::Insert(i) => {
+                i.source.for_each_expr_mut(f)?;
+                returning(&mut i.returning, f)
+            }
+            BoundStatement::Update(u) => {
+                u.filter.iter_mut().try_for_each(&mut *f)?;
+                u.assignments.iter_mut().try_for_each(|(_, e)| f(e))?;
+                returning(&mut u.returning, f)
+            }
+            BoundStatement::Delete(d) => {
+                d.filter.iter_mut().try_for_each(&mut *f)?;
+                returning(&mut d.returning, f)
+            }
+            BoundStatement::CreateTable(_)
+            | BoundStatement::CreateTableSkipped(_)
+            | BoundStatement::DropTables { .. }
+            | BoundStatement::CreateIndex { .. }
+            | BoundStatement::Lock { .. }
+            | BoundStatement::DropIndexes { .. } => Ok(()),
+        }
+    }
+
+    /// The result columns, for statements that return rows (a query, or DML with
+    /// RETURNING).
+    pub fn columns(&self) -> Option<&[OutputColumn]> {
+        match self {
+            BoundStatement::Query(q) => Some(&q.columns),
+            BoundStatement::Insert(BoundInsert { returning, .. })
+            | BoundStatement::Update(BoundUpdate { returning, .. })
+            | BoundStatement::Delete(BoundDelete { returning, .. }) => {
+                returning.as_ref().map(|r| r.columns.as_slice())
+            }
+            _ => None,
+        }
+    }
+}
+
+impl BoundStatement {
+    /// Put each parameter's value in place of its `$n` (a constant of the parameter's
+    /// type, cast to where its use resolved it if that differs).
+    pub fn substitute_params(
+        &mut self,
+        values: &[Value],
+        types: &[DataType],
+    ) -> common::PgResult<()> {
+        fn subst(e: Expr, values: &[Value], types: &[DataType]) -> common::PgResult<Expr> {
+            match e.kind {
+                ExprKind::Param(i) => {
+                    let (Some(v), Some(t)) = (values.get(i), types.get(i)) else {
+                        return Err(PgError::internal(format!(
+                            "no value for parameter ${}",
+                            i + 1
+                        )));
+                    };
+                    let c = Expr::constant(v.clone(), *t);
+                    Ok(if *t == e.ty {
+                        c
+                    } else {
+                        Expr::new(
+                            ExprKind::Cast {
+                                expr: Box::new(c),
+                                explicit: false,
+                            },
+                            e.ty,
+                        )
+                    })
+                }
+                _ => e.try_map_children(&mut |c| subst(c, values, types)),
+            }
+        }
+        self.for_each_expr_mut(&mut |e| {
+            let taken = std::mem::replace(e, Expr::constant(Value::Null, DataType::Unknown));
+            *e = subst(taken, values, types)?;
+            Ok(())
+        })
     }
 }

@@ -39,7 +39,12 @@ use pgwire::api::{
     PidSecretKeyGenerator, RandomPidSecretKeyGenerator,
 };
 use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
-use pgwire::messages::data::{DataRow, FieldDescription, RowDescription};
+use pgwire::messages::data::{
+    DataRow, FieldDescription, NoData, ParameterDescription, RowDescription,
+};
+use pgwire::messages::extendedquery::{
+    BindComplete, CloseComplete, ParseComplete, PortalSuspended,
+};
 use pgwire::messages::response::{
     CommandComplete, EmptyQueryResponse, ErrorResponse, GssEncResponse, NoticeResponse,
     ReadyForQuery, SslResponse, TransactionStatus,
@@ -51,6 +56,7 @@ use pgwire::messages::{
 use pgwire::tokio::server::{PgWireMessageServerCodec, process_error, process_message};
 use tokio_util::codec::Framed;
 
+pub mod binary;
 mod frame;
 
 /// The PostgreSQL version Myriad reports: clients pick their SQL by it.
@@ -65,6 +71,8 @@ pub struct Column {
     pub type_oid: u32,
     pub type_size: i16,
     pub type_modifier: i32,
+    /// The format its values are sent in: false text, true binary (from Bind).
+    pub binary: bool,
 }
 
 /// A statement that ran to completion.
@@ -81,6 +89,51 @@ pub struct Completed {
 pub struct StatementOutcome {
     pub notices: Vec<PgError>,
     pub result: Result<Completed, PgError>,
+}
+
+/// What Describe answers: a statement's parameter types (only for a statement) and the
+/// columns it returns (`None`: NoData).
+#[derive(Debug, Default)]
+pub struct Description {
+    pub params: Option<Vec<u32>>,
+    pub columns: Option<Vec<Column>>,
+}
+
+/// A Bind message, for [`Session::bind`].
+#[derive(Debug)]
+pub struct BindRequest<'a> {
+    pub portal: &'a str,
+    pub statement: &'a str,
+    pub param_formats: &'a [i16],
+    pub params: Vec<Option<&'a [u8]>>,
+    pub result_formats: &'a [i16],
+}
+
+/// How an Execute ended.
+#[derive(Debug)]
+pub enum ExecuteEnd {
+    /// CommandComplete with this tag.
+    Complete(String),
+    /// The row limit was reached: PortalSuspended; a later Execute goes on.
+    Suspended,
+    /// The statement was empty: EmptyQueryResponse.
+    Empty,
+}
+
+/// The rows of one Execute and how it ended.
+#[derive(Debug)]
+pub struct Executed {
+    pub rows: Vec<Vec<Value>>,
+    /// Per column: sent in binary (else text).
+    pub binary: Vec<bool>,
+    pub end: ExecuteEnd,
+}
+
+/// What an Execute did: notices, then rows and an end, or an error.
+#[derive(Debug)]
+pub struct ExecuteOutcome {
+    pub notices: Vec<PgError>,
+    pub result: Result<Executed, PgError>,
 }
 
 /// Where a session's transaction stands, for ReadyForQuery.
@@ -103,6 +156,28 @@ pub trait Session: Send + 'static {
 
     /// The transaction status ReadyForQuery reports.
     fn transaction_status(&self) -> TxStatus;
+
+    /// Parse: prepare `sql` (at most one statement) as statement `name` ("" is the
+    /// unnamed one, which a new Parse replaces); `param_types` are OIDs, 0 where the
+    /// server is to infer the type.
+    fn parse(&mut self, name: &str, sql: &str, param_types: &[u32]) -> Result<(), PgError>;
+
+    /// Bind: a portal from a prepared statement and parameter values.
+    fn bind(&mut self, bind: BindRequest<'_>) -> Result<(), PgError>;
+
+    /// Describe a statement (`portal` false) or a portal.
+    fn describe(&mut self, portal: bool, name: &str) -> Result<Description, PgError>;
+
+    /// Execute a portal, returning at most `max_rows` rows (0: all).
+    fn execute(&mut self, portal: &str, max_rows: usize) -> ExecuteOutcome;
+
+    /// Close a statement (`portal` false) or a portal; closing what does not exist is
+    /// not an error.
+    fn close(&mut self, portal: bool, name: &str);
+
+    /// Sync: the end of an extended-protocol batch. Outside a transaction block, the
+    /// batch's implicit transaction commits here (an error rolls it back).
+    fn sync(&mut self) -> Result<(), PgError>;
 
     /// How long the client may leave the session idle before it is ended with FATAL
     /// 25P03 (`idle_in_transaction_session_timeout`, inside a transaction block); `None`:
@@ -250,17 +325,21 @@ fn row_description(columns: &[Column]) -> RowDescription {
                     c.type_oid,
                     c.type_size,
                     c.type_modifier,
-                    0,
+                    c.binary as i16,
                 )
             })
             .collect(),
     )
 }
 
-/// A DataRow in text format.
-fn data_row(row: &[Value], buf: &mut BytesMut) -> DataRow {
+/// A DataRow: each column in text, or in binary where `binary` says so.
+fn data_row(row: &[Value], binary: &[bool], buf: &mut BytesMut) -> DataRow {
     buf.clear();
-    for v in row {
+    for (i, v) in row.iter().enumerate() {
+        if binary.get(i).copied().unwrap_or(false) {
+            binary::put_value(v, buf);
+            continue;
+        }
         match v.to_text() {
             None => buf.put_i32(-1),
             Some(s) => {
@@ -315,7 +394,7 @@ impl<B: Backend> SimpleQueryHandler for QueryHandler<B> {
                                 .await?;
                             for r in &done.rows {
                                 client
-                                    .feed(PgWireBackendMessage::DataRow(data_row(r, &mut buf)))
+                                    .feed(PgWireBackendMessage::DataRow(data_row(r, &[], &mut buf)))
                                     .await?;
                             }
                         }
@@ -337,16 +416,8 @@ impl<B: Backend> SimpleQueryHandler for QueryHandler<B> {
             }
         }
         client.set_state(PgWireConnectionState::ReadyForQuery);
-        let status = match self.session.lock().transaction_status() {
-            TxStatus::Idle => TransactionStatus::Idle,
-            TxStatus::InBlock => TransactionStatus::Transaction,
-            TxStatus::Failed => TransactionStatus::Error,
-        };
-        client
-            .send(PgWireBackendMessage::ReadyForQuery(ReadyForQuery::new(
-                status,
-            )))
-            .await?;
+        let status = self.session.lock().transaction_status();
+        client.send(ready_for_query(status)).await?;
         Ok(())
     }
 
@@ -360,6 +431,165 @@ impl<B: Backend> SimpleQueryHandler for QueryHandler<B> {
         // `on_query` above answers every Query itself.
         Ok(Vec::new())
     }
+}
+
+fn ready_for_query(status: TxStatus) -> PgWireBackendMessage {
+    PgWireBackendMessage::ReadyForQuery(ReadyForQuery::new(match status {
+        TxStatus::Idle => TransactionStatus::Idle,
+        TxStatus::InBlock => TransactionStatus::Transaction,
+        TxStatus::Failed => TransactionStatus::Error,
+    }))
+}
+
+fn error_response(e: &PgError) -> PgWireBackendMessage {
+    PgWireBackendMessage::ErrorResponse(ErrorResponse::new(error_fields(e)))
+}
+
+/// One extended-protocol message (Parse, Bind, Describe, Execute, Close, Sync, Flush),
+/// answered here rather than by pgwire's handlers so that replies are only buffered:
+/// the socket is written at Sync and Flush, once per batch, as PostgreSQL does (pgwire's
+/// own handlers flush after almost every message). After an error the connection skips
+/// to the next Sync (`AwaitingSync`, see `run_connection`).
+async fn extended_message<S: Session, C>(
+    client: &mut C,
+    session: &parking_lot::Mutex<S>,
+    msg: PgWireFrontendMessage,
+) -> PgWireResult<()>
+where
+    C: ClientInfo + Sink<PgWireBackendMessage> + Unpin + Send,
+    PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+{
+    let name = |n: &Option<String>| n.clone().unwrap_or_default();
+    let result: Result<(), PgError> = match msg {
+        PgWireFrontendMessage::Parse(p) => {
+            let r = session.lock().parse(&name(&p.name), &p.query, &p.type_oids);
+            match r {
+                Ok(()) => {
+                    client
+                        .feed(PgWireBackendMessage::ParseComplete(ParseComplete::new()))
+                        .await?;
+                    Ok(())
+                }
+                Err(e) => Err(e),
+            }
+        }
+        PgWireFrontendMessage::Bind(b) => {
+            let portal = name(&b.portal_name);
+            let statement = name(&b.statement_name);
+            let r = session.lock().bind(BindRequest {
+                portal: &portal,
+                statement: &statement,
+                param_formats: &b.parameter_format_codes,
+                params: b.parameters.iter().map(|p| p.as_deref()).collect(),
+                result_formats: &b.result_column_format_codes,
+            });
+            match r {
+                Ok(()) => {
+                    client
+                        .feed(PgWireBackendMessage::BindComplete(BindComplete::new()))
+                        .await?;
+                    Ok(())
+                }
+                Err(e) => Err(e),
+            }
+        }
+        PgWireFrontendMessage::Describe(d) => {
+            let r = session
+                .lock()
+                .describe(d.target_type == b'P', &name(&d.name));
+            match r {
+                Ok(desc) => {
+                    if let Some(params) = desc.params {
+                        client
+                            .feed(PgWireBackendMessage::ParameterDescription(
+                                ParameterDescription::new(params),
+                            ))
+                            .await?;
+                    }
+                    match desc.columns {
+                        Some(cols) => {
+                            client
+                                .feed(PgWireBackendMessage::RowDescription(row_description(&cols)))
+                                .await?
+                        }
+                        None => {
+                            client
+                                .feed(PgWireBackendMessage::NoData(NoData::new()))
+                                .await?
+                        }
+                    }
+                    Ok(())
+                }
+                Err(e) => Err(e),
+            }
+        }
+        PgWireFrontendMessage::Execute(e) => {
+            let max_rows = usize::try_from(e.max_rows).unwrap_or(0);
+            let outcome = session.lock().execute(&name(&e.name), max_rows);
+            for n in &outcome.notices {
+                client
+                    .feed(PgWireBackendMessage::NoticeResponse(NoticeResponse::new(
+                        error_fields(n),
+                    )))
+                    .await?;
+            }
+            match outcome.result {
+                Ok(done) => {
+                    let mut buf = BytesMut::new();
+                    for r in &done.rows {
+                        client
+                            .feed(PgWireBackendMessage::DataRow(data_row(
+                                r,
+                                &done.binary,
+                                &mut buf,
+                            )))
+                            .await?;
+                    }
+                    let end = match done.end {
+                        ExecuteEnd::Complete(tag) => {
+                            PgWireBackendMessage::CommandComplete(CommandComplete::new(tag))
+                        }
+                        ExecuteEnd::Suspended => {
+                            PgWireBackendMessage::PortalSuspended(PortalSuspended::new())
+                        }
+                        ExecuteEnd::Empty => {
+                            PgWireBackendMessage::EmptyQueryResponse(EmptyQueryResponse::new())
+                        }
+                    };
+                    client.feed(end).await?;
+                    Ok(())
+                }
+                Err(e) => Err(e),
+            }
+        }
+        PgWireFrontendMessage::Close(c) => {
+            session.lock().close(c.target_type == b'P', &name(&c.name));
+            client
+                .feed(PgWireBackendMessage::CloseComplete(CloseComplete::new()))
+                .await?;
+            Ok(())
+        }
+        PgWireFrontendMessage::Sync(_) => {
+            let r = session.lock().sync();
+            if let Err(e) = r {
+                client.feed(error_response(&e)).await?;
+            }
+            client.set_state(PgWireConnectionState::ReadyForQuery);
+            let status = session.lock().transaction_status();
+            client.send(ready_for_query(status)).await?;
+            return Ok(());
+        }
+        PgWireFrontendMessage::Flush(_) => {
+            client.flush().await?;
+            return Ok(());
+        }
+        _ => return Ok(()),
+    };
+    if let Err(e) = result {
+        client.feed(error_response(&e)).await?;
+        client.set_state(PgWireConnectionState::AwaitingSync);
+    }
+    Ok(())
 }
 
 /// How long a client may take to finish startup, as pgwire's own default.
@@ -618,6 +848,19 @@ async fn run_connection<B: Backend>(
                 continue;
             }
         };
+        if matches!(
+            msg,
+            PgWireFrontendMessage::Parse(_)
+                | PgWireFrontendMessage::Bind(_)
+                | PgWireFrontendMessage::Describe(_)
+                | PgWireFrontendMessage::Execute(_)
+                | PgWireFrontendMessage::Close(_)
+                | PgWireFrontendMessage::Sync(_)
+                | PgWireFrontendMessage::Flush(_)
+        ) {
+            extended_message(&mut client, &simple.session, msg).await?;
+            continue;
+        }
         if dispatch!(msg, is_extended) {
             return Ok(());
         }

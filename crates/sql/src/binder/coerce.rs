@@ -77,6 +77,11 @@ pub fn coerce(expr: Expr, to: &DataType, ctx: CastContext) -> PgResult<Expr> {
         return Ok(expr);
     }
     if expr.ty == DataType::Unknown {
+        // A parameter of open type takes the type it is used as (`aid = $1`: int4).
+        if let ExprKind::Param(i) = expr.kind {
+            let param = Expr::new(ExprKind::Param(i), to.without_typmod());
+            return coerce(param, to, ctx);
+        }
         if let ExprKind::Const(v) = &expr.kind {
             let value = match v {
                 Value::Null => Value::Null,

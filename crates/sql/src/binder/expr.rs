@@ -392,11 +392,17 @@ impl Binder<'_> {
             }
             V::Boolean(b) => Ok(Expr::constant(Value::Bool(*b), DataType::Bool)),
             V::Null => Ok(Expr::constant(Value::Null, DataType::Unknown)),
-            V::Placeholder(p) => Err(PgError::new(
-                SqlState::UNDEFINED_PARAMETER,
-                format!("there is no parameter {p}"),
-            )
-            .with_position(self.position(&span))),
+            V::Placeholder(p) => {
+                let n = p.strip_prefix('$').and_then(|n| n.parse::<usize>().ok());
+                match n.and_then(|n| Some((n, self.param(n)?))) {
+                    Some((n, ty)) => Ok(Expr::new(ExprKind::Param(n - 1), ty)),
+                    None => Err(PgError::new(
+                        SqlState::UNDEFINED_PARAMETER,
+                        format!("there is no parameter {p}"),
+                    )
+                    .with_position(self.position(&span))),
+                }
+            }
             other => Err(PgError::unsupported(format!("literal {other}"))),
         }
     }

@@ -28,7 +28,14 @@ pub struct Binder<'a> {
     sql: &'a str,
     /// The session's process id (`pg_backend_pid()`).
     backend_pid: u32,
+    /// A prepared statement's parameter types, `$1` first: `None` where `$n` is not
+    /// allowed (a simple query). A parameter whose type Parse left open starts as
+    /// `Unknown` and takes the type its context gives it, as an untyped literal does.
+    params: Option<std::cell::RefCell<Vec<DataType>>>,
 }
+
+/// PostgreSQL's limit on a statement's parameters (the protocol counts them in 16 bits).
+pub const MAX_PARAMS: usize = 65535;
 
 /// An identifier as PostgreSQL reads it: unquoted names fold to lower case and every name
 /// is cut to `NAMEDATALEN - 1` bytes.
@@ -137,7 +144,56 @@ impl<'a> Binder<'a> {
             catalog,
             sql,
             backend_pid: 0,
+            params: None,
         }
+    }
+
+    /// Allow `$n` parameters: `declared` are the types Parse gave (`Unknown` where it
+    /// left one open); more may be used than declared.
+    pub fn with_params(mut self, declared: Vec<DataType>) -> Binder<'a> {
+        self.params = Some(std::cell::RefCell::new(declared));
+        self
+    }
+
+    /// Bind a statement of the extended protocol: the bound statement and its parameter
+    /// types, each resolved by the first context that gave it one (42P18 if none did).
+    pub fn bind_prepared(&self, stmt: &Statement) -> PgResult<(BoundStatement, Vec<DataType>)> {
+        let mut bound = self.bind(stmt)?;
+        let mut types = self
+            .params
+            .as_ref()
+            .map(|p| p.borrow().clone())
+            .unwrap_or_default();
+        bound.for_each_expr_mut(&mut |e| {
+            e.walk(&mut |n| {
+                if let crate::bound::ExprKind::Param(i) = n.kind
+                    && types[i] == DataType::Unknown
+                {
+                    types[i] = n.ty.without_typmod();
+                }
+            });
+            Ok(())
+        })?;
+        if let Some(i) = types.iter().position(|t| *t == DataType::Unknown) {
+            return Err(PgError::new(
+                SqlState::INDETERMINATE_DATATYPE,
+                format!("could not determine data type of parameter ${}", i + 1),
+            ));
+        }
+        Ok((bound, types))
+    }
+
+    /// `$n`: its declared type so far (`Unknown` until a context resolves it).
+    pub(crate) fn param(&self, n: usize) -> Option<DataType> {
+        let params = self.params.as_ref()?;
+        if n == 0 || n > MAX_PARAMS {
+            return None;
+        }
+        let mut p = params.borrow_mut();
+        if p.len() < n {
+            p.resize(n, DataType::Unknown);
+        }
+        Some(p[n - 1])
     }
 
     /// Bind for session `pid`: `pg_backend_pid()` returns it.

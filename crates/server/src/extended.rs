@@ -1,0 +1,471 @@
+//! The extended query protocol: prepared statements, portals and the plan cache.
+//!
+//! - **Parse** parses one statement and, for a query or DML, binds it against the current
+//!   catalog: that resolves each `$n`'s type from its context (`aid = $1`: int4) and the
+//!   result columns, and reports errors (42P01, 42P18, ...) at Parse, as PostgreSQL does.
+//!   The bound statement is kept with the catalog version it was bound for: the plan
+//!   cache. No locks are taken; nothing runs.
+//! - **Bind** decodes the parameter values (text or binary, `wire::binary`) into the
+//!   statement's types and makes a portal holding the bound statement: the cached one if
+//!   the catalog has not changed since, else a fresh binding (which replaces the cache).
+//! - **Execute** runs the portal like any statement (`Session::run`): the relation locks
+//!   are taken, and if a DDL changed the catalog meanwhile the statement is bound again,
+//!   so a cached binding is never used stale. Then the values are substituted
+//!   (`BoundStatement::substitute_params`) and the statement is planned with them, so an
+//!   index is chosen for `aid = $1` just as for `aid = 5`. A row limit returns the first
+//!   rows and keeps the rest in the portal (PortalSuspended).
+//! - **Sync** ends the batch: outside a transaction block, its implicit transaction
+//!   commits, and the portals go.
+//!
+//! A rebinding that would change the result columns fails with PostgreSQL's 0A000
+//! `cached plan must not change result type`. Any DDL moves the catalog version, so it
+//! invalidates every cached binding; the next Bind binds once more.
+
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+
+use common::{DataType, PgError, PgResult, SqlState, Value};
+use sql::bound::{BoundStatement, OutputColumn};
+use sql::parser::Statement;
+use wire::{BindRequest, Description, ExecuteEnd, ExecuteOutcome, Executed};
+
+use crate::session::Session;
+
+/// A prepared statement (Parse, or SQL PREPARE).
+pub(crate) struct Prepared {
+    pub sql: Arc<str>,
+    /// `None` for an empty query string.
+    pub stmt: Option<Arc<Statement>>,
+    pub param_types: Arc<[DataType]>,
+    /// The result columns, for statements that return rows.
+    pub columns: Option<Arc<[OutputColumn]>>,
+    /// The plan cache: the statement bound for this catalog version.
+    pub bound: Option<(u64, BoundStatement)>,
+}
+
+/// Where a portal stands.
+enum PortalState {
+    /// Not run yet.
+    Ready,
+    /// Ran; these rows are still to be sent (`tag` ends them).
+    Suspended {
+        rows: std::vec::IntoIter<Vec<Value>>,
+        tag: Option<String>,
+    },
+    /// All sent; executing it again sends no rows.
+    Done { tag: Option<String> },
+}
+
+/// A portal: a prepared statement with its parameter values (Bind).
+pub(crate) struct Portal {
+    sql: Arc<str>,
+    stmt: Option<Arc<Statement>>,
+    param_types: Arc<[DataType]>,
+    values: Vec<Value>,
+    columns: Option<Arc<[OutputColumn]>>,
+    /// Per result column: sent in binary.
+    binary: Vec<bool>,
+    bound: Option<(u64, BoundStatement)>,
+    state: PortalState,
+}
+
+/// What `Database::execute_one` needs from a portal.
+pub(crate) struct BoundParams<'a> {
+    pub types: &'a [DataType],
+    pub values: &'a [Value],
+    pub columns: Option<&'a [OutputColumn]>,
+    /// The statement as Bind found it bound (taken by the execution).
+    pub bound: Option<(u64, BoundStatement)>,
+}
+
+impl BoundParams<'_> {
+    /// Bind the statement again (the catalog changed since): with the parameter types
+    /// fixed at Parse, and the same result columns or PostgreSQL's 0A000.
+    pub fn rebind(&self, binder: sql::Binder<'_>, stmt: &Statement) -> PgResult<BoundStatement> {
+        let (bound, _) = binder
+            .with_params(self.types.to_vec())
+            .bind_prepared(stmt)?;
+        let same = |a: &[OutputColumn], b: &[OutputColumn]| {
+            a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.ty == y.ty)
+        };
+        match (bound.columns(), self.columns) {
+            (None, None) => {}
+            (Some(a), Some(b)) if same(a, b) => {}
+            _ => {
+                return Err(PgError::new(
+                    SqlState::FEATURE_NOT_SUPPORTED,
+                    "cached plan must not change result type",
+                ));
+            }
+        }
+        Ok(bound)
+    }
+}
+
+/// Statements Parse binds (the others are bound, if at all, when they run).
+fn binds_at_parse(stmt: &Statement) -> bool {
+    matches!(
+        stmt,
+        Statement::Query(_) | Statement::Insert(_) | Statement::Update(_) | Statement::Delete(_)
+    )
+}
+
+/// COMMIT and ROLLBACK [TO]: what a failed transaction block still accepts.
+pub(crate) fn is_exit(stmt: &Statement) -> bool {
+    matches!(stmt, Statement::Commit { .. } | Statement::Rollback { .. })
+}
+
+fn no_statement(name: &str) -> PgError {
+    PgError::new(
+        SqlState::INVALID_SQL_STATEMENT_NAME,
+        if name.is_empty() {
+            "unnamed prepared statement does not exist".to_string()
+        } else {
+            format!("prepared statement \"{name}\" does not exist")
+        },
+    )
+}
+
+fn no_portal(name: &str) -> PgError {
+    PgError::new(
+        SqlState::INVALID_CURSOR_NAME,
+        if name.is_empty() {
+            "unnamed portal does not exist".to_string()
+        } else {
+            format!("portal \"{name}\" does not exist")
+        },
+    )
+}
+
+fn protocol(msg: String) -> PgError {
+    PgError::new(SqlState::PROTOCOL_VIOLATION, msg)
+}
+
+/// Per-item format codes as Bind sends them: none (all text), one (for all) or one each.
+fn formats(codes: &[i16], n: usize, what: impl FnOnce() -> PgError) -> PgResult<Vec<bool>> {
+    let code = |c: i16| match c {
+        0 => Ok(false),
+        1 => Ok(true),
+        other => Err(PgError::new(
+            SqlState::INVALID_PARAMETER_VALUE,
+            format!("unsupported format code: {other}"),
+        )),
+    };
+    match codes {
+        [] => Ok(vec![false; n]),
+        [c] => Ok(vec![code(*c)?; n]),
+        many if many.len() == n => many.iter().map(|c| code(*c)).collect(),
+        _ => Err(what()),
+    }
+}
+
+/// The wire's columns for `columns`, each in its format.
+pub(crate) fn wire_columns(columns: &[OutputColumn], binary: &[bool]) -> Vec<wire::Column> {
+    columns
+        .iter()
+        .enumerate()
+        .map(|(i, c)| wire::Column {
+            name: c.name.clone(),
+            table_oid: c.table_oid,
+            column_number: c.column_number,
+            type_oid: c.ty.oid(),
+            type_size: c.ty.typlen(),
+            type_modifier: c.ty.typmod(),
+            binary: binary.get(i).copied().unwrap_or(false),
+        })
+        .collect()
+}
+
+impl Session {
+    /// The catalog as it is now and the session's binder over it.
+    fn bind_fresh(
+        &self,
+        sql: &str,
+        stmt: &Statement,
+        declared: Vec<DataType>,
+    ) -> PgResult<(u64, BoundStatement, Vec<DataType>)> {
+        let catalog = self.db.catalog.snapshot();
+        let (bound, types) = sql::Binder::new(&catalog, sql)
+            .for_session(self.tx.backend())
+            .with_params(declared)
+            .bind_prepared(stmt)?;
+        Ok((catalog.version, bound, types))
+    }
+
+    /// Parse (and SQL PREPARE): a prepared statement named `name`.
+    pub(crate) fn prepare(&mut self, name: &str, sql: &str, param_oids: &[u32]) -> PgResult<()> {
+        if !name.is_empty() && self.statements.contains_key(name) {
+            return Err(PgError::new(
+                SqlState::DUPLICATE_PREPARED_STATEMENT,
+                format!("prepared statement \"{name}\" already exists"),
+            ));
+        }
+        let mut stmts = sql::parser::parse(sql)?;
+        if stmts.len() > 1 {
+            return Err(PgError::syntax(
+                "cannot insert multiple commands into a prepared statement",
+            ));
+        }
+        let stmt = stmts.pop();
+        if self.failed && !stmt.as_ref().is_some_and(is_exit) {
+            return Err(crate::session::aborted_block());
+        }
+        let mut declared = Vec::with_capacity(param_oids.len());
+        for &oid in param_oids {
+            declared.push(if oid == 0 {
+                DataType::Unknown
+            } else {
+                DataType::from_oid(oid, -1).ok_or_else(|| {
+                    PgError::new(
+                        SqlState::UNDEFINED_OBJECT,
+                        format!("type with OID {oid} does not exist"),
+                    )
+                })?
+            });
+        }
+        let (param_types, columns, bound) = match &stmt {
+            Some(s) if binds_at_parse(s) => {
+                let (version, bound, types) = self.bind_fresh(sql, s, declared)?;
+                let columns = bound.columns().map(Arc::from);
+                (types, columns, Some((version, bound)))
+            }
+            Some(Statement::ShowVariable { variable }) => {
+                let name = crate::session::setting_name(variable);
+                let column = OutputColumn {
+                    name,
+                    ty: DataType::Text,
+                    table_oid: 0,
+                    column_number: 0,
+                };
+                (declared, Some(Arc::from(vec![column])), None)
+            }
+            _ => (declared, None, None),
+        };
+        self.statements.insert(
+            name.to_string(),
+            Prepared {
+                sql: Arc::from(sql),
+                stmt: stmt.map(Arc::new),
+                param_types: Arc::from(param_types),
+                columns,
+                bound,
+            },
+        );
+        Ok(())
+    }
+
+    /// Bind: decode the parameters and make the portal.
+    pub(crate) fn bind_portal(&mut self, req: BindRequest<'_>) -> PgResult<()> {
+        let prep = self
+            .statements
+            .get(req.statement)
+            .ok_or_else(|| no_statement(req.statement))?;
+        if self.failed && !prep.stmt.as_deref().is_some_and(is_exit) {
+            return Err(crate::session::aborted_block());
+        }
+        if !req.portal.is_empty() && self.portals.contains_key(req.portal) {
+            return Err(PgError::new(
+                SqlState::DUPLICATE_CURSOR,
+                format!("cursor \"{}\" already exists", req.portal),
+            ));
+        }
+        let n = prep.param_types.len();
+        if req.params.len() != n {
+            return Err(protocol(format!(
+                "bind message supplies {} parameters, but prepared statement \"{}\" requires {n}",
+                req.params.len(),
+                req.statement
+            )));
+        }
+        let param_binary = formats(req.param_formats, n, || {
+            protocol(format!(
+                "bind message has {} parameter formats but {n} parameters",
+                req.param_formats.len()
+            ))
+        })?;
+        let mut values = Vec::with_capacity(n);
+        for (i, (bytes, ty)) in req.params.iter().zip(prep.param_types.iter()).enumerate() {
+            values.push(match bytes {
+                None => Value::Null,
+                Some(b) if param_binary[i] => wire::binary::get_param(b, ty, i + 1)?,
+                Some(b) => {
+                    let text = wire::binary::utf8(b)?;
+                    match ty {
+                        DataType::Unknown => Value::Text(text.to_string()),
+                        ty => Value::parse(text, ty)?,
+                    }
+                }
+            });
+        }
+        let ncols = prep.columns.as_ref().map_or(0, |c| c.len());
+        let binary = formats(req.result_formats, ncols, || {
+            protocol(format!(
+                "bind message has {} result formats but query has {ncols} columns",
+                req.result_formats.len()
+            ))
+        })?;
+        // The plan cache: the binding Parse (or the last Bind) made, if the catalog has
+        // not moved since; else bind now and keep that.
+        let version = self.db.catalog.snapshot().version;
+        let stale = prep.bound.as_ref().is_some_and(|(v, _)| *v != version);
+        if stale {
+            let stmt = prep
+                .stmt
+                .clone()
+                .expect("a bound statement has a statement");
+            let sql = prep.sql.clone();
+            let types = prep.param_types.to_vec();
+            let columns = prep.columns.clone();
+            let params = BoundParams {
+                types: &types,
+                values: &[],
+                columns: columns.as_deref(),
+                bound: None,
+            };
+            let catalog = self.db.catalog.snapshot();
+            let binder = sql::Binder::new(&catalog, &sql).for_session(self.tx.backend());
+            let bound = params.rebind(binder, &stmt)?;
+            if let Some(p) = self.statements.get_mut(req.statement) {
+                p.bound = Some((catalog.version, bound));
+            }
+        }
+        let prep = &self.statements[req.statement];
+        let portal = Portal {
+            sql: prep.sql.clone(),
+            stmt: prep.stmt.clone(),
+            param_types: prep.param_types.clone(),
+            values,
+            columns: prep.columns.clone(),
+            binary,
+            bound: prep.bound.clone(),
+            state: PortalState::Ready,
+        };
+        self.portals.insert(req.portal.to_string(), portal);
+        Ok(())
+    }
+
+    pub(crate) fn describe_target(&mut self, portal: bool, name: &str) -> PgResult<Description> {
+        if portal {
+            let p = self.portals.get(name).ok_or_else(|| no_portal(name))?;
+            Ok(Description {
+                params: None,
+                columns: p.columns.as_ref().map(|c| wire_columns(c, &p.binary)),
+            })
+        } else {
+            let p = self
+                .statements
+                .get(name)
+                .ok_or_else(|| no_statement(name))?;
+            Ok(Description {
+                params: Some(p.param_types.iter().map(|t| t.oid()).collect()),
+                columns: p.columns.as_ref().map(|c| wire_columns(c, &[])),
+            })
+        }
+    }
+
+    /// Execute: run the portal (the first time) and send up to `max_rows` rows.
+    pub(crate) fn execute_portal(&mut self, name: &str, max_rows: usize) -> ExecuteOutcome {
+        let Some(mut portal) = self.portals.remove(name) else {
+            return ExecuteOutcome {
+                notices: vec![],
+                result: Err(no_portal(name)),
+            };
+        };
+        let mut notices = Vec::new();
+        if matches!(portal.state, PortalState::Ready) {
+            let Some(stmt) = portal.stmt.clone() else {
+                portal.state = PortalState::Done { tag: None };
+                self.portals.insert(name.to_string(), portal);
+                return ExecuteOutcome {
+                    notices,
+                    result: Ok(Executed {
+                        rows: vec![],
+                        binary: vec![],
+                        end: ExecuteEnd::Empty,
+                    }),
+                };
+            };
+            self.activity.status().start_query(&portal.sql);
+            let mut params = BoundParams {
+                types: &portal.param_types,
+                values: &portal.values,
+                columns: portal.columns.as_deref(),
+                bound: portal.bound.take(),
+            };
+            // VACUUM runs alone and commits at once, as in PostgreSQL's extended protocol.
+            let last = matches!(*stmt, Statement::Vacuum(_));
+            let sql = portal.sql.clone();
+            let result = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                self.run(&stmt, &sql, last, Some(&mut params))
+            }))
+            .unwrap_or_else(|p| Err(crate::session::panic_error(p.as_ref(), &stmt)));
+            match result {
+                Ok(r) => {
+                    notices = r.notices;
+                    let tag = (!matches!(*stmt, Statement::Query(_))).then_some(r.tag);
+                    portal.state = PortalState::Suspended {
+                        rows: r.rows.into_iter(),
+                        tag,
+                    };
+                }
+                Err(e) => {
+                    self.fail();
+                    return ExecuteOutcome {
+                        notices,
+                        result: Err(e),
+                    };
+                }
+            }
+        }
+        let (rows, end) = match &mut portal.state {
+            PortalState::Ready => unreachable!("the portal ran above"),
+            PortalState::Suspended { rows, tag } => {
+                let take = if max_rows == 0 { usize::MAX } else { max_rows };
+                let out: Vec<Vec<Value>> = rows.by_ref().take(take).collect();
+                if rows.len() > 0 {
+                    (out, ExecuteEnd::Suspended)
+                } else {
+                    let tag = tag.take();
+                    let end = ExecuteEnd::Complete(
+                        tag.clone()
+                            .unwrap_or_else(|| format!("SELECT {}", out.len())),
+                    );
+                    portal.state = PortalState::Done { tag };
+                    (out, end)
+                }
+            }
+            PortalState::Done { tag } => (
+                vec![],
+                ExecuteEnd::Complete(tag.clone().unwrap_or_else(|| "SELECT 0".into())),
+            ),
+        };
+        let binary = portal.binary.clone();
+        self.portals.insert(name.to_string(), portal);
+        ExecuteOutcome {
+            notices,
+            result: Ok(Executed { rows, binary, end }),
+        }
+    }
+
+    pub(crate) fn close_target(&mut self, portal: bool, name: &str) {
+        if portal {
+            self.portals.remove(name);
+        } else {
+            self.statements.remove(name);
+        }
+    }
+
+    /// Sync: outside a block, the batch's implicit transaction commits and its portals go.
+    pub(crate) fn sync_batch(&mut self) -> PgResult<()> {
+        let r = if !self.explicit && self.tx.is_active() {
+            self.end_tx(true)
+        } else {
+            Ok(())
+        };
+        if !self.explicit {
+            self.portals.clear();
+        }
+        self.set_idle_state();
+        r
+    }
+}

@@ -1,0 +1,714 @@
+//! The extended query protocol, message by message: what each batch of Parse / Bind /
+//! Describe / Execute / Close / Sync gets back, as PostgreSQL 15 answers it (parameter
+//! types inferred from context, row limits, errors skipping to Sync, the implicit
+//! transaction of a batch, the plan cache under DDL), and typed values through
+//! `tokio_postgres` (binary parameters and results).
+//!
+//! Every expectation was checked against PostgreSQL 15: run these tests with
+//! `MYRIAD_ORACLE_ADDR=127.0.0.1:PORT` (a PostgreSQL with trust authentication for user
+//! postgres) and `--test-threads=1` (they share table names there) and they run against
+//! it instead of an in-process Myriad.
+
+mod common;
+
+use common::raw::{Conn, bind, close, describe, execute, parse, query, sync};
+use myriad_server::Server;
+
+/// Where the scenarios run: a PostgreSQL named by `MYRIAD_ORACLE_ADDR`, else a fresh
+/// in-process Myriad (kept alive by the returned guard).
+async fn target() -> (Option<(Server, tempfile::TempDir)>, std::net::SocketAddr) {
+    if let Ok(addr) = std::env::var("MYRIAD_ORACLE_ADDR") {
+        return (None, addr.parse().expect("MYRIAD_ORACLE_ADDR is host:port"));
+    }
+    let (server, dir) = common::start().await;
+    let addr = server.local_addr();
+    (Some((server, dir)), addr)
+}
+
+/// Sends each batch and compares what comes back up to ReadyForQuery.
+async fn check(conn: &mut Conn, cases: &[(Vec<Vec<u8>>, &[&str])]) {
+    let mut failures = Vec::new();
+    for (i, (batch, want)) in cases.iter().enumerate() {
+        conn.send_all(batch).await;
+        let got = conn.until_ready().await;
+        if got != *want {
+            failures.push(format!("case {i}:\n  got  {got:?}\n  want {want:?}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+const SETUP: &str = "drop table if exists ext_a; \
+    create table ext_a(aid int4 primary key, abalance int4, filler varchar(20)); \
+    insert into ext_a values (1, 10, 'a'), (2, 20, 'b'), (3, 30, NULL)";
+
+fn setup_done() -> Vec<&'static str> {
+    vec![
+        "CommandComplete DROP TABLE",
+        "CommandComplete CREATE TABLE",
+        "CommandComplete INSERT 0 3",
+        "ReadyForQuery I",
+    ]
+}
+
+async fn setup(conn: &mut Conn) {
+    conn.send(&query(SETUP)).await;
+    let got = conn.until_ready().await;
+    // DROP TABLE IF EXISTS may or may not say it skipped.
+    let got: Vec<String> = got
+        .into_iter()
+        .filter(|m| !m.starts_with("Notice"))
+        .collect();
+    assert_eq!(got, setup_done());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn parameter_types_are_inferred_from_their_context() {
+    let (_guard, addr) = target().await;
+    let mut c = Conn::connect(addr).await;
+    setup(&mut c).await;
+    let describe_unnamed = |sql: &str| vec![parse("", sql, &[]), describe(b'S', ""), sync()];
+    check(
+        &mut c,
+        &[
+            (
+                describe_unnamed("SELECT abalance, filler FROM ext_a WHERE aid = $1"),
+                &[
+                    "ParseComplete",
+                    "ParameterDescription 23",
+                    "RowDescription abalance:23/0,filler:1043/0",
+                    "ReadyForQuery I",
+                ],
+            ),
+            (
+                describe_unnamed("UPDATE ext_a SET abalance = abalance + $1 WHERE aid = $2"),
+                &[
+                    "ParseComplete",
+                    "ParameterDescription 23,23",
+                    "NoData",
+                    "ReadyForQuery I",
+                ],
+            ),
+            (
+                describe_unnamed("INSERT INTO ext_a VALUES ($1, $2, $3)"),
+                &[
+                    "ParseComplete",
+                    "ParameterDescription 23,23,1043",
+                    "NoData",
+                    "ReadyForQuery I",
+                ],
+            ),
+            (
+                describe_unnamed("SELECT $1"),
+                &[
+                    "ParseComplete",
+                    "ParameterDescription 25",
+                    "RowDescription ?column?:25/0",
+                    "ReadyForQuery I",
+                ],
+            ),
+            (
+                describe_unnamed("SELECT $1 IS NULL"),
+                &[
+                    "Error 42P18 could not determine data type of parameter $1",
+                    "ReadyForQuery I",
+                ],
+            ),
+            (
+                vec![
+                    parse("", "SELECT $1::int4 + 1, $2::text || 'x'", &[23, 25]),
+                    describe(b'S', ""),
+                    bind("", "", &[], &[Some(b"41"), None], &[]),
+                    execute("", 0),
+                    sync(),
+                ],
+                &[
+                    "ParseComplete",
+                    "ParameterDescription 23,25",
+                    "RowDescription ?column?:23/0,?column?:25/0",
+                    "BindComplete",
+                    "DataRow 42|NULL",
+                    "CommandComplete SELECT 1",
+                    "ReadyForQuery I",
+                ],
+            ),
+        ],
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pgbench_flights_and_row_limits() {
+    let (_guard, addr) = target().await;
+    let mut c = Conn::connect(addr).await;
+    setup(&mut c).await;
+    let flight = |sql: &str, params: &[Option<&[u8]>]| {
+        vec![
+            parse("", sql, &[]),
+            bind("", "", &[], params, &[0]),
+            describe(b'P', ""),
+            execute("", 0),
+            sync(),
+        ]
+    };
+    check(
+        &mut c,
+        &[
+            (
+                flight("BEGIN;", &[]),
+                &[
+                    "ParseComplete",
+                    "BindComplete",
+                    "NoData",
+                    "CommandComplete BEGIN",
+                    "ReadyForQuery T",
+                ],
+            ),
+            (
+                flight(
+                    "UPDATE ext_a SET abalance = abalance + $1 WHERE aid = $2;",
+                    &[Some(b"-5"), Some(b"2")],
+                ),
+                &[
+                    "ParseComplete",
+                    "BindComplete",
+                    "NoData",
+                    "CommandComplete UPDATE 1",
+                    "ReadyForQuery T",
+                ],
+            ),
+            (
+                flight("SELECT abalance FROM ext_a WHERE aid = $1;", &[Some(b"2")]),
+                &[
+                    "ParseComplete",
+                    "BindComplete",
+                    "RowDescription abalance:23/0",
+                    "DataRow 15",
+                    "CommandComplete SELECT 1",
+                    "ReadyForQuery T",
+                ],
+            ),
+            (
+                flight("END;", &[]),
+                &[
+                    "ParseComplete",
+                    "BindComplete",
+                    "NoData",
+                    "CommandComplete COMMIT",
+                    "ReadyForQuery I",
+                ],
+            ),
+            // A named statement, prepared once and bound twice.
+            (
+                vec![
+                    parse("P_1", "SELECT filler FROM ext_a WHERE aid = $1", &[]),
+                    sync(),
+                ],
+                &["ParseComplete", "ReadyForQuery I"],
+            ),
+            (
+                vec![
+                    bind("", "P_1", &[], &[Some(b"1")], &[0]),
+                    describe(b'P', ""),
+                    execute("", 0),
+                    sync(),
+                    bind("", "P_1", &[], &[Some(b"3")], &[0]),
+                    describe(b'P', ""),
+                    execute("", 0),
+                    sync(),
+                ],
+                &[
+                    "BindComplete",
+                    "RowDescription filler:1043/0",
+                    "DataRow a",
+                    "CommandComplete SELECT 1",
+                    "ReadyForQuery I",
+                ],
+            ),
+            (
+                vec![],
+                &[
+                    "BindComplete",
+                    "RowDescription filler:1043/0",
+                    "DataRow NULL",
+                    "CommandComplete SELECT 1",
+                    "ReadyForQuery I",
+                ],
+            ),
+            // Row limits: the portal is suspended and goes on where it stopped.
+            (
+                vec![
+                    parse("", "SELECT aid FROM ext_a ORDER BY aid", &[]),
+                    bind("", "", &[], &[], &[]),
+                    execute("", 2),
+                    execute("", 2),
+                    execute("", 2),
+                    sync(),
+                ],
+                &[
+                    "ParseComplete",
+                    "BindComplete",
+                    "DataRow 1",
+                    "DataRow 2",
+                    "PortalSuspended",
+                    "DataRow 3",
+                    "CommandComplete SELECT 1",
+                    "CommandComplete SELECT 0",
+                    "ReadyForQuery I",
+                ],
+            ),
+            // An empty statement.
+            (
+                vec![
+                    parse("", "", &[]),
+                    bind("", "", &[], &[], &[]),
+                    describe(b'P', ""),
+                    execute("", 0),
+                    sync(),
+                ],
+                &[
+                    "ParseComplete",
+                    "BindComplete",
+                    "NoData",
+                    "EmptyQueryResponse",
+                    "ReadyForQuery I",
+                ],
+            ),
+            // SHOW returns a row through the extended protocol too.
+            (
+                vec![
+                    parse("", "SHOW lock_timeout", &[]),
+                    describe(b'S', ""),
+                    bind("", "", &[], &[], &[]),
+                    execute("", 0),
+                    sync(),
+                ],
+                &[
+                    "ParseComplete",
+                    "ParameterDescription ",
+                    "RowDescription lock_timeout:25/0",
+                    "BindComplete",
+                    "DataRow 0",
+                    "CommandComplete SHOW",
+                    "ReadyForQuery I",
+                ],
+            ),
+            // Closing a statement: binding it afterwards fails.
+            (
+                vec![
+                    close(b'S', "P_1"),
+                    close(b'S', "never_prepared"),
+                    bind("", "P_1", &[], &[Some(b"1")], &[]),
+                    sync(),
+                ],
+                &[
+                    "CloseComplete",
+                    "CloseComplete",
+                    "Error 26000 prepared statement \"P_1\" does not exist",
+                    "ReadyForQuery I",
+                ],
+            ),
+        ],
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn binary_parameters_and_results() {
+    let (_guard, addr) = target().await;
+    let mut c = Conn::connect(addr).await;
+    setup(&mut c).await;
+    check(
+        &mut c,
+        &[(
+            vec![
+                parse("", "SELECT aid, filler FROM ext_a WHERE aid = $1", &[]),
+                bind("", "", &[1], &[Some(&[0, 0, 0, 2])], &[1, 0]),
+                describe(b'P', ""),
+                execute("", 0),
+                sync(),
+            ],
+            &[
+                "ParseComplete",
+                "BindComplete",
+                "RowDescription aid:23/1,filler:1043/0",
+                "DataRow [00, 00, 00, 02]|b",
+                "CommandComplete SELECT 1",
+                "ReadyForQuery I",
+            ],
+        )],
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn errors_skip_to_sync_and_roll_back_the_batch() {
+    let (_guard, addr) = target().await;
+    let mut c = Conn::connect(addr).await;
+    setup(&mut c).await;
+    let insert = "INSERT INTO ext_a VALUES ($1, 0, 'x')";
+    check(
+        &mut c,
+        &[
+            (
+                vec![
+                    parse("", "SELECT * FROM nope WHERE a = $1", &[]),
+                    bind("", "", &[], &[Some(b"1")], &[]),
+                    execute("", 0),
+                    sync(),
+                ],
+                &[
+                    "Error 42P01 relation \"nope\" does not exist",
+                    "ReadyForQuery I",
+                ],
+            ),
+            // The batch is one implicit transaction: the second insert's error undoes
+            // the first.
+            (
+                vec![
+                    parse("", insert, &[]),
+                    bind("", "", &[], &[Some(b"10")], &[]),
+                    execute("", 0),
+                    parse("", insert, &[]),
+                    bind("", "", &[], &[Some(b"1")], &[]),
+                    execute("", 0),
+                    sync(),
+                ],
+                &[
+                    "ParseComplete",
+                    "BindComplete",
+                    "CommandComplete INSERT 0 1",
+                    "ParseComplete",
+                    "BindComplete",
+                    "Error 23505 duplicate key value violates unique constraint \"ext_a_pkey\"",
+                    "ReadyForQuery I",
+                ],
+            ),
+            (
+                vec![query("select count(*) from ext_a")],
+                &[
+                    "RowDescription count:20/0",
+                    "DataRow 3",
+                    "CommandComplete SELECT 1",
+                    "ReadyForQuery I",
+                ],
+            ),
+        ],
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_binds_get_postgres_errors() {
+    let (_guard, addr) = target().await;
+    let mut c = Conn::connect(addr).await;
+    setup(&mut c).await;
+    let by_aid = "SELECT aid FROM ext_a WHERE aid = $1";
+    check(
+        &mut c,
+        &[
+            (
+                vec![
+                    parse("", "SELECT aid FROM ext_a WHERE aid = $1 AND abalance = $2", &[]),
+                    bind("", "", &[], &[Some(b"1")], &[]),
+                    execute("", 0),
+                    sync(),
+                ],
+                &[
+                    "ParseComplete",
+                    "Error 08P01 bind message supplies 1 parameters, but prepared statement \"\" requires 2",
+                    "ReadyForQuery I",
+                ],
+            ),
+            (
+                vec![
+                    parse("", by_aid, &[]),
+                    bind("", "", &[1], &[Some(&[0, 0, 0, 0, 0, 0, 0, 1])], &[]),
+                    execute("", 0),
+                    sync(),
+                ],
+                &[
+                    "ParseComplete",
+                    "Error 22P03 incorrect binary data format in bind parameter 1",
+                    "ReadyForQuery I",
+                ],
+            ),
+            (
+                vec![
+                    parse("", by_aid, &[]),
+                    bind("", "", &[], &[Some(b"abc")], &[]),
+                    execute("", 0),
+                    sync(),
+                ],
+                &[
+                    "ParseComplete",
+                    "Error 22P02 invalid input syntax for type integer: \"abc\"",
+                    "ReadyForQuery I",
+                ],
+            ),
+            (
+                vec![parse("", by_aid, &[]), bind("", "", &[1, 2], &[Some(b"1")], &[]), sync()],
+                &[
+                    "ParseComplete",
+                    "Error 08P01 bind message has 2 parameter formats but 1 parameters",
+                    "ReadyForQuery I",
+                ],
+            ),
+            (
+                vec![parse("", by_aid, &[]), bind("", "", &[], &[Some(b"1")], &[1, 0]), sync()],
+                &[
+                    "ParseComplete",
+                    "Error 08P01 bind message has 2 result formats but query has 1 columns",
+                    "ReadyForQuery I",
+                ],
+            ),
+            (
+                vec![parse("", by_aid, &[]), bind("", "", &[3], &[Some(b"1")], &[]), sync()],
+                &[
+                    "ParseComplete",
+                    "Error 22023 unsupported format code: 3",
+                    "ReadyForQuery I",
+                ],
+            ),
+            (
+                vec![bind("", "nope", &[], &[], &[]), execute("", 0), sync()],
+                &[
+                    "Error 26000 prepared statement \"nope\" does not exist",
+                    "ReadyForQuery I",
+                ],
+            ),
+            (
+                vec![execute("nope", 0), sync()],
+                &["Error 34000 portal \"nope\" does not exist", "ReadyForQuery I"],
+            ),
+            (
+                vec![parse("s1", "select 1", &[]), parse("s1", "select 1", &[]), sync()],
+                &[
+                    "ParseComplete",
+                    "Error 42P05 prepared statement \"s1\" already exists",
+                    "ReadyForQuery I",
+                ],
+            ),
+            (
+                vec![parse("", "select 1; select 2", &[]), sync()],
+                &[
+                    "Error 42601 cannot insert multiple commands into a prepared statement",
+                    "ReadyForQuery I",
+                ],
+            ),
+        ],
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cached_statements_follow_ddl() {
+    let (_guard, addr) = target().await;
+    let mut c = Conn::connect(addr).await;
+    setup(&mut c).await;
+    let run_s = || {
+        vec![
+            bind("", "s", &[], &[Some(b"2")], &[]),
+            execute("", 0),
+            sync(),
+        ]
+    };
+    check(
+        &mut c,
+        &[
+            (
+                vec![
+                    parse("s", "SELECT * FROM ext_a WHERE aid = $1", &[]),
+                    sync(),
+                ],
+                &["ParseComplete", "ReadyForQuery I"],
+            ),
+            (
+                run_s(),
+                &[
+                    "BindComplete",
+                    "DataRow 2|20|b",
+                    "CommandComplete SELECT 1",
+                    "ReadyForQuery I",
+                ],
+            ),
+            // An index changes nothing the statement returns: it runs on.
+            (
+                vec![query("create index ext_a_bal on ext_a (abalance)")],
+                &["CommandComplete CREATE INDEX", "ReadyForQuery I"],
+            ),
+            (
+                run_s(),
+                &[
+                    "BindComplete",
+                    "DataRow 2|20|b",
+                    "CommandComplete SELECT 1",
+                    "ReadyForQuery I",
+                ],
+            ),
+            // The table is dropped: the statement's binding is gone with it.
+            (
+                vec![query("drop table ext_a")],
+                &["CommandComplete DROP TABLE", "ReadyForQuery I"],
+            ),
+            (
+                run_s(),
+                &[
+                    "Error 42P01 relation \"ext_a\" does not exist",
+                    "ReadyForQuery I",
+                ],
+            ),
+            // A new table of that name with other columns: never the old plan.
+            (
+                vec![query(
+                    "create table ext_a (aid int4, note text); insert into ext_a values (2, 'new')",
+                )],
+                &[
+                    "CommandComplete CREATE TABLE",
+                    "CommandComplete INSERT 0 1",
+                    "ReadyForQuery I",
+                ],
+            ),
+            (
+                run_s(),
+                &[
+                    "Error 0A000 cached plan must not change result type",
+                    "ReadyForQuery I",
+                ],
+            ),
+            // The same columns again: it runs against the new table.
+            (
+                vec![query(
+                    "drop table ext_a; \
+                     create table ext_a (aid int4, abalance int4, filler varchar(20)); \
+                     insert into ext_a values (2, 7, 'again')",
+                )],
+                &[
+                    "CommandComplete DROP TABLE",
+                    "CommandComplete CREATE TABLE",
+                    "CommandComplete INSERT 0 1",
+                    "ReadyForQuery I",
+                ],
+            ),
+            (
+                run_s(),
+                &[
+                    "BindComplete",
+                    "DataRow 2|7|again",
+                    "CommandComplete SELECT 1",
+                    "ReadyForQuery I",
+                ],
+            ),
+        ],
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn typed_values_through_a_driver() {
+    let (_guard, addr) = target().await;
+    let url = format!(
+        "host={} port={} user=postgres dbname=postgres",
+        addr.ip(),
+        addr.port()
+    );
+    let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+        .await
+        .expect("connect");
+    tokio::spawn(async move {
+        let _ = connection.await;
+    });
+    client
+        .batch_execute(
+            "drop table if exists ext_types; \
+             create table ext_types (i2 int2, i4 int4, i8 int8, f4 float4, f8 float8, \
+             b bool, t text, v varchar(10), c char(3))",
+        )
+        .await
+        .expect("setup");
+    let insert = client
+        .prepare("insert into ext_types values ($1, $2, $3, $4, $5, $6, $7, $8, $9)")
+        .await
+        .expect("prepare");
+    let types: Vec<String> = insert
+        .params()
+        .iter()
+        .map(|t| t.name().to_string())
+        .collect();
+    assert_eq!(
+        types,
+        [
+            "int2", "int4", "int8", "float4", "float8", "bool", "text", "varchar", "bpchar"
+        ]
+    );
+    client
+        .execute(
+            &insert,
+            &[
+                &-2i16,
+                &70_000i32,
+                &(-1i64 << 40),
+                &1.5f32,
+                &-0.25f64,
+                &true,
+                &"héllo",
+                &"short",
+                &"ab",
+            ],
+        )
+        .await
+        .expect("insert");
+    let none: Option<i32> = None;
+    client
+        .execute(
+            "insert into ext_types (i4, t) values ($1, $2)",
+            &[&none, &"second"],
+        )
+        .await
+        .expect("insert nulls");
+    let rows = client
+        .query(
+            "select * from ext_types where t = $1 or i4 > $2 order by t",
+            &[&"second", &0i32],
+        )
+        .await
+        .expect("select");
+    assert_eq!(rows.len(), 2);
+    let r = &rows[0];
+    assert_eq!(r.get::<_, i16>(0), -2);
+    assert_eq!(r.get::<_, i32>(1), 70_000);
+    assert_eq!(r.get::<_, i64>(2), -1i64 << 40);
+    assert_eq!(r.get::<_, f32>(3), 1.5);
+    assert_eq!(r.get::<_, f64>(4), -0.25);
+    assert!(r.get::<_, bool>(5));
+    assert_eq!(r.get::<_, &str>(6), "héllo");
+    assert_eq!(r.get::<_, &str>(7), "short");
+    assert_eq!(r.get::<_, &str>(8), "ab ");
+    let r = &rows[1];
+    assert_eq!(r.get::<_, Option<i32>>(1), None);
+    assert_eq!(r.get::<_, &str>(6), "second");
+    // Too long for varchar(10): the assignment cast's error, from a parameter too.
+    let e = client
+        .execute("insert into ext_types (v) values ($1)", &[&"much too long"])
+        .await
+        .expect_err("too long");
+    assert_eq!(common::sqlstate(&e), "22001");
+    // Portals in a transaction, fetched a row at a time.
+    let mut client = client;
+    let tx = client.transaction().await.expect("begin");
+    let stmt = tx
+        .prepare("select i4 from ext_types order by t")
+        .await
+        .expect("prepare");
+    let portal = tx.bind(&stmt, &[]).await.expect("bind");
+    let first = tx.query_portal(&portal, 1).await.expect("fetch");
+    let rest = tx.query_portal(&portal, 5).await.expect("fetch");
+    assert_eq!(first.len(), 1);
+    assert_eq!(rest.len(), 1);
+    assert_eq!(first[0].get::<_, Option<i32>>(0), Some(70_000));
+    tx.commit().await.expect("commit");
+    client
+        .batch_execute("drop table ext_types")
+        .await
+        .expect("teardown");
+}

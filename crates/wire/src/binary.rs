@@ -1,0 +1,143 @@
+//! PostgreSQL's binary format for values (`typsend` / `typreceive`), for Bind parameters
+//! and DataRow columns a client asks for in binary.
+//!
+//! Every integer and float is big-endian; `bool` is one byte; the character types are
+//! their UTF-8 bytes. A parameter's bytes are checked as PostgreSQL checks them: too few
+//! is 08P01 `insufficient data left in message`, too many is 22P03 `incorrect binary
+//! data format in bind parameter N`, and text must be valid UTF-8 (22021).
+
+use bytes::{BufMut, BytesMut};
+use common::{DataType, PgError, PgResult, SqlState, Value};
+
+/// Append `v` as a DataRow column: its length (-1 for NULL), then its bytes.
+pub fn put_value(v: &Value, buf: &mut BytesMut) {
+    match v {
+        Value::Null => buf.put_i32(-1),
+        Value::Bool(b) => {
+            buf.put_i32(1);
+            buf.put_u8(*b as u8);
+        }
+        Value::Int2(i) => {
+            buf.put_i32(2);
+            buf.put_i16(*i);
+        }
+        Value::Int4(i) => {
+            buf.put_i32(4);
+            buf.put_i32(*i);
+        }
+        Value::Int8(i) => {
+            buf.put_i32(8);
+            buf.put_i64(*i);
+        }
+        Value::Float4(f) => {
+            buf.put_i32(4);
+            buf.put_f32(*f);
+        }
+        Value::Float8(f) => {
+            buf.put_i32(8);
+            buf.put_f64(*f);
+        }
+        Value::Text(s) | Value::Bpchar(s) => {
+            buf.put_i32(s.len() as i32);
+            buf.put_slice(s.as_bytes());
+        }
+    }
+}
+
+fn insufficient() -> PgError {
+    PgError::new(
+        SqlState::PROTOCOL_VIOLATION,
+        "insufficient data left in message",
+    )
+}
+
+/// The text of a parameter, which must be valid UTF-8 (the only encoding Myriad speaks).
+pub fn utf8(bytes: &[u8]) -> PgResult<&str> {
+    std::str::from_utf8(bytes).map_err(|e| {
+        let at = e.valid_up_to();
+        let bad: Vec<String> = bytes[at..]
+            .iter()
+            .take(e.error_len().unwrap_or(bytes.len() - at).max(1))
+            .map(|b| format!("0x{b:02x}"))
+            .collect();
+        PgError::new(
+            SqlState::CHARACTER_NOT_IN_REPERTOIRE,
+            format!(
+                "invalid byte sequence for encoding \"UTF8\": {}",
+                bad.join(" ")
+            ),
+        )
+    })
+}
+
+/// Read parameter `n` (1-based, for errors) of type `ty` from its binary bytes.
+pub fn get_param(bytes: &[u8], ty: &DataType, n: usize) -> PgResult<Value> {
+    fn fixed<const N: usize>(bytes: &[u8], n: usize) -> PgResult<[u8; N]> {
+        if bytes.len() < N {
+            return Err(insufficient());
+        }
+        if bytes.len() > N {
+            return Err(PgError::new(
+                SqlState::INVALID_BINARY_REPRESENTATION,
+                format!("incorrect binary data format in bind parameter {n}"),
+            ));
+        }
+        let mut a = [0u8; N];
+        a.copy_from_slice(bytes);
+        Ok(a)
+    }
+    Ok(match ty {
+        DataType::Bool => Value::Bool(fixed::<1>(bytes, n)?[0] != 0),
+        DataType::Int2 => Value::Int2(i16::from_be_bytes(fixed(bytes, n)?)),
+        DataType::Int4 => Value::Int4(i32::from_be_bytes(fixed(bytes, n)?)),
+        DataType::Int8 => Value::Int8(i64::from_be_bytes(fixed(bytes, n)?)),
+        DataType::Float4 => Value::Float4(f32::from_be_bytes(fixed(bytes, n)?)),
+        DataType::Float8 => Value::Float8(f64::from_be_bytes(fixed(bytes, n)?)),
+        DataType::Text | DataType::Varchar(_) | DataType::Unknown => {
+            Value::Text(utf8(bytes)?.to_string())
+        }
+        DataType::Bpchar(_) => Value::Bpchar(utf8(bytes)?.to_string()),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_round_trip() {
+        let cases = [
+            (Value::Bool(true), DataType::Bool),
+            (Value::Int2(-2), DataType::Int2),
+            (Value::Int4(70000), DataType::Int4),
+            (Value::Int8(-1 << 40), DataType::Int8),
+            (Value::Float4(1.5), DataType::Float4),
+            (Value::Float8(-0.25), DataType::Float8),
+            (Value::Text("héllo".into()), DataType::Text),
+        ];
+        for (v, ty) in cases {
+            let mut buf = BytesMut::new();
+            put_value(&v, &mut buf);
+            let len = i32::from_be_bytes(buf[..4].try_into().unwrap()) as usize;
+            assert_eq!(len, buf.len() - 4);
+            assert_eq!(get_param(&buf[4..], &ty, 1).unwrap(), v);
+        }
+    }
+
+    #[test]
+    fn wrong_lengths_fail_as_postgres() {
+        let short = get_param(&[0, 1], &DataType::Int4, 1).unwrap_err();
+        assert_eq!(short.code, SqlState::PROTOCOL_VIOLATION);
+        let long = get_param(&[0; 8], &DataType::Int4, 2).unwrap_err();
+        assert_eq!(long.code, SqlState::INVALID_BINARY_REPRESENTATION);
+        assert_eq!(
+            long.message,
+            "incorrect binary data format in bind parameter 2"
+        );
+        let bad = get_param(&[0x61, 0xff], &DataType::Text, 1).unwrap_err();
+        assert_eq!(
+            bad.message,
+            "invalid byte sequence for encoding \"UTF8\": 0xff"
+        );
+    }
+}
