@@ -126,6 +126,13 @@ fn no_statement(name: &str) -> PgError {
     )
 }
 
+fn duplicate_statement(name: &str) -> PgError {
+    PgError::new(
+        SqlState::DUPLICATE_PREPARED_STATEMENT,
+        format!("prepared statement \"{name}\" already exists"),
+    )
+}
+
 fn no_portal(name: &str) -> PgError {
     PgError::new(
         SqlState::INVALID_CURSOR_NAME,
@@ -192,13 +199,10 @@ impl Session {
         Ok((catalog.version, bound, types))
     }
 
-    /// Parse (and SQL PREPARE): a prepared statement named `name`.
+    /// Parse: a prepared statement named `name`.
     pub(crate) fn prepare(&mut self, name: &str, sql: &str, param_oids: &[u32]) -> PgResult<()> {
         if !name.is_empty() && self.statements.contains_key(name) {
-            return Err(PgError::new(
-                SqlState::DUPLICATE_PREPARED_STATEMENT,
-                format!("prepared statement \"{name}\" already exists"),
-            ));
+            return Err(duplicate_statement(name));
         }
         let mut stmts = sql::parser::parse(sql)?;
         if stmts.len() > 1 {
@@ -223,6 +227,17 @@ impl Session {
                 })?
             });
         }
+        self.prepare_parsed(name, sql, stmt, declared)
+    }
+
+    /// Prepare `stmt` (from `sql`) as `name`, binding it if it is a query or DML.
+    fn prepare_parsed(
+        &mut self,
+        name: &str,
+        sql: &str,
+        stmt: Option<Statement>,
+        declared: Vec<DataType>,
+    ) -> PgResult<()> {
         let (param_types, columns, bound) = match &stmt {
             Some(s) if binds_at_parse(s) => {
                 let (version, bound, types) = self.bind_fresh(sql, s, declared)?;
@@ -445,6 +460,114 @@ impl Session {
             notices,
             result: Ok(Executed { rows, binary, end }),
         }
+    }
+
+    /// SQL PREPARE name [(types)] AS statement.
+    pub(crate) fn sql_prepare(
+        &mut self,
+        name: &sqlparser::ast::Ident,
+        types: &[sqlparser::ast::DataType],
+        stmt: &Statement,
+        sql: &str,
+    ) -> PgResult<executor::StatementResult> {
+        let name = sql::binder::ident_name(name);
+        if self.statements.contains_key(&name) {
+            return Err(duplicate_statement(&name));
+        }
+        if !binds_at_parse(stmt) {
+            let word = stmt.to_string();
+            let word = word.split_whitespace().next().unwrap_or("");
+            return Err(PgError::syntax(format!(
+                "syntax error at or near \"{word}\""
+            )));
+        }
+        let catalog = self.db.catalog.snapshot();
+        let binder = sql::Binder::new(&catalog, sql);
+        let declared = types
+            .iter()
+            .map(|t| binder.resolve_type(t))
+            .collect::<PgResult<Vec<_>>>()?;
+        self.prepare_parsed(&name, sql, Some(stmt.clone()), declared)?;
+        Ok(executor::StatementResult {
+            tag: "PREPARE".into(),
+            ..Default::default()
+        })
+    }
+
+    /// SQL EXECUTE name [(arguments)]: the statement's rows and command tag.
+    pub(crate) fn sql_execute(
+        &mut self,
+        name: &sqlparser::ast::ObjectName,
+        args: &[sqlparser::ast::Expr],
+        sql: &str,
+        last: bool,
+    ) -> PgResult<executor::StatementResult> {
+        let name = name
+            .0
+            .iter()
+            .filter_map(|p| p.as_ident())
+            .map(sql::binder::ident_name)
+            .collect::<Vec<_>>()
+            .join(".");
+        let prep = self
+            .statements
+            .get(&name)
+            .ok_or_else(|| no_statement(&name))?;
+        let (stmt, prep_sql, types, columns) = (
+            prep.stmt.clone(),
+            prep.sql.clone(),
+            prep.param_types.clone(),
+            prep.columns.clone(),
+        );
+        let bound = prep.bound.clone();
+        if args.len() != types.len() {
+            return Err(PgError::syntax(format!(
+                "wrong number of parameters for prepared statement \"{name}\""
+            ))
+            .with_detail(format!(
+                "Expected {} parameters but got {}.",
+                types.len(),
+                args.len()
+            )));
+        }
+        let catalog = self.db.catalog.snapshot();
+        let binder = sql::Binder::new(&catalog, sql).for_session(self.tx.backend());
+        let mut values = Vec::with_capacity(args.len());
+        for (a, ty) in args.iter().zip(types.iter()) {
+            let e = binder.bind_argument(a, ty)?;
+            values.push(executor::eval::eval(&e, &[])?);
+        }
+        let Some(stmt) = stmt else {
+            return Err(PgError::internal("EXECUTE of an empty statement"));
+        };
+        let mut params = BoundParams {
+            types: &types,
+            values: &values,
+            columns: columns.as_deref(),
+            bound,
+        };
+        self.run(&stmt, &prep_sql, last, Some(&mut params))
+    }
+
+    /// SQL DEALLOCATE [PREPARE] name | ALL.
+    pub(crate) fn sql_deallocate(
+        &mut self,
+        name: &sqlparser::ast::Ident,
+    ) -> PgResult<executor::StatementResult> {
+        let tag = if name.quote_style.is_none() && name.value.eq_ignore_ascii_case("all") {
+            self.statements.clear();
+            "DEALLOCATE ALL"
+        } else {
+            let name = sql::binder::ident_name(name);
+            if self.statements.remove(&name).is_none() {
+                return Err(no_statement(&name));
+            }
+            "DEALLOCATE"
+        };
+        Ok(executor::StatementResult {
+            tag: tag.into(),
+            ..Default::default()
+        })
     }
 
     pub(crate) fn close_target(&mut self, portal: bool, name: &str) {

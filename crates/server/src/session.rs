@@ -602,6 +602,37 @@ impl Session {
                 }
                 r
             }
+            Statement::Prepare {
+                name,
+                data_types,
+                statement,
+            } => {
+                if self.failed {
+                    return Err(aborted_block());
+                }
+                self.sql_prepare(name, data_types, statement, sql)?
+            }
+            Statement::Execute {
+                name: Some(name),
+                parameters,
+                immediate: false,
+                into,
+                using,
+                output: false,
+                default: false,
+                ..
+            } if into.is_empty() && using.is_empty() => {
+                if self.failed {
+                    return Err(aborted_block());
+                }
+                return self.sql_execute(name, parameters, sql, last);
+            }
+            Statement::Deallocate { name, .. } => {
+                if self.failed {
+                    return Err(aborted_block());
+                }
+                self.sql_deallocate(name)?
+            }
             Statement::ShowVariable { variable } => {
                 if self.failed {
                     return Err(aborted_block());

@@ -183,6 +183,24 @@ impl<'a> Binder<'a> {
         Ok((bound, types))
     }
 
+    /// A type name as written (`int`, `varchar(10)`, ...).
+    pub fn resolve_type(&self, t: &ast::DataType) -> PgResult<DataType> {
+        self.bind_type(t)
+    }
+
+    /// An EXECUTE argument: a column-free expression, converted to parameter type `ty`
+    /// as an assignment would convert it.
+    pub fn bind_argument(&self, e: &ast::Expr, ty: &DataType) -> PgResult<crate::bound::Expr> {
+        let scope = Scope::default();
+        let cx = expr::ExprContext {
+            scope: &scope,
+            aggs_allowed: false,
+            clause: "EXECUTE parameter",
+        };
+        let bound = self.bind_expr(e, &cx)?;
+        coerce::coerce(bound, ty, CastContext::Assignment)
+    }
+
     /// `$n`: its declared type so far (`Unknown` until a context resolves it).
     pub(crate) fn param(&self, n: usize) -> Option<DataType> {
         let params = self.params.as_ref()?;
