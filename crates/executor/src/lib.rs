@@ -36,7 +36,7 @@ pub struct StatementResult {
     pub notices: Vec<PgError>,
     /// For INSERT, UPDATE and DELETE: the table and how many rows changed (versions that
     /// VACUUM will have to clean up, counted for autovacuum).
-    pub changed: Option<(common::Oid, u64)>,
+    pub changed: Vec<(common::Oid, u64)>,
 }
 
 /// Everything a statement may touch.
@@ -81,7 +81,7 @@ pub fn execute(stmt: PlannedStatement, cx: &ExecContext) -> PgResult<StatementRe
             let n = rows.len();
             let out = dml::insert(cx, &insert.table, rows, insert.returning.as_ref())?;
             Ok(StatementResult {
-                changed: Some((insert.table.oid, n as u64)),
+                changed: vec![(insert.table.oid, n as u64)],
                 ..with_returning(
                     format!("INSERT 0 {n}"),
                     insert.returning.map(|r| r.columns),
@@ -92,14 +92,14 @@ pub fn execute(stmt: PlannedStatement, cx: &ExecContext) -> PgResult<StatementRe
         PlannedStatement::Update(u) => {
             let (n, out) = dml::update(cx, &u)?;
             Ok(StatementResult {
-                changed: Some((u.table.oid, n as u64)),
+                changed: vec![(u.table.oid, n as u64)],
                 ..with_returning(format!("UPDATE {n}"), u.returning.map(|r| r.columns), out)
             })
         }
         PlannedStatement::Delete(d) => {
             let (n, out) = dml::delete(cx, &d)?;
             Ok(StatementResult {
-                changed: Some((d.table.oid, n as u64)),
+                changed: vec![(d.table.oid, n as u64)],
                 ..with_returning(format!("DELETE {n}"), d.returning.map(|r| r.columns), out)
             })
         }
@@ -126,6 +126,34 @@ pub fn execute(stmt: PlannedStatement, cx: &ExecContext) -> PgResult<StatementRe
             Ok(StatementResult {
                 tag: "DROP INDEX".into(),
                 notices,
+                ..Default::default()
+            })
+        }
+        PlannedStatement::Truncate(tables) => {
+            // The caller holds AccessExclusive on every table: no one else writes them.
+            // Every row committed by now goes, visible to this statement's snapshot
+            // or not (a REPEATABLE READ transaction's snapshot may predate some), as
+            // PostgreSQL's TRUNCATE removes them all. Deleting them (rather than
+            // swapping in empty files) keeps TRUNCATE transactional with the catalog
+            // as it is; VACUUM reclaims the space.
+            let fresh = cx.tx.fresh_snapshot();
+            let all = ExecContext {
+                snapshot: &fresh,
+                ..*cx
+            };
+            let mut changed = Vec::with_capacity(tables.len());
+            for t in tables {
+                let delete = sql::bound::BoundDelete {
+                    table: t.clone(),
+                    filter: None,
+                    returning: None,
+                };
+                let (n, _) = dml::delete(&all, &delete)?;
+                changed.push((t.oid, n as u64));
+            }
+            Ok(StatementResult {
+                tag: "TRUNCATE TABLE".into(),
+                changed,
                 ..Default::default()
             })
         }
@@ -185,6 +213,6 @@ fn with_returning(
         columns,
         rows,
         notices: vec![],
-        changed: None,
+        changed: vec![],
     }
 }

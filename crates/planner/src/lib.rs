@@ -142,6 +142,8 @@ pub enum PlannedStatement {
         indexes: Vec<(Arc<TableDesc>, catalog::IndexDesc)>,
         notices: Vec<PgError>,
     },
+    /// TRUNCATE: delete every row of each table.
+    Truncate(Vec<Arc<TableDesc>>),
     /// A statement whose work was done before execution (LOCK TABLE: the locks are
     /// taken by the caller): only its command tag remains.
     Done(&'static str),
@@ -177,6 +179,7 @@ pub fn plan(stmt: BoundStatement) -> PlannedStatement {
             PlannedStatement::DropIndexes { indexes, notices }
         }
         BoundStatement::Lock { .. } => PlannedStatement::Done("LOCK TABLE"),
+        BoundStatement::Truncate { tables } => PlannedStatement::Truncate(tables),
     }
 }
 

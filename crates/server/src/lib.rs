@@ -331,7 +331,7 @@ impl Database {
             snapshot,
         };
         let r = executor::execute(planned, &cx)?;
-        if let Some((table, rows)) = r.changed {
+        for &(table, rows) in &r.changed {
             self.note_changes(table, rows);
         }
         Ok(r)
@@ -369,6 +369,11 @@ fn relation_locks<'a>(b: &'a sql::bound::BoundStatement, out: &mut Vec<WantedLoc
         }
         B::Update(u) => add(out, &u.table, M::RowExclusive),
         B::Delete(d) => add(out, &d.table, M::RowExclusive),
+        B::Truncate { tables } => {
+            for t in tables {
+                add(out, t, M::AccessExclusive);
+            }
+        }
         B::CreateTable(_) | B::CreateTableSkipped(_) => {}
         B::DropTables { tables, .. } => {
             for t in tables {

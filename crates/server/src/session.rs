@@ -58,7 +58,6 @@ pub(crate) fn is_ddl(stmt: &Statement) -> bool {
             | Statement::CreateIndex(_)
             | Statement::Drop { .. }
             | Statement::AlterTable(_)
-            | Statement::Truncate(_)
     )
 }
 

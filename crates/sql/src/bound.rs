@@ -400,6 +400,11 @@ pub enum BoundStatement {
         mode: sqlparser::ast::LockTableMode,
         nowait: bool,
     },
+    /// TRUNCATE: every row of each table goes, in this transaction (a rollback
+    /// restores them).
+    Truncate {
+        tables: Vec<Arc<TableDesc>>,
+    },
     /// DROP INDEX: each index with its table, and notices for IF EXISTS.
     DropIndexes {
         indexes: Vec<(Arc<TableDesc>, catalog::IndexDesc)>,
@@ -606,6 +611,7 @@ impl BoundStatement {
             | BoundStatement::DropTables { .. }
             | BoundStatement::CreateIndex { .. }
             | BoundStatement::Lock { .. }
+            | BoundStatement::Truncate { .. }
             | BoundStatement::DropIndexes { .. } => Ok(()),
         }
     }

@@ -259,6 +259,37 @@ impl Binder<'_> {
         }
         Ok(BoundStatement::DropTables { tables, notices })
     }
+
+    /// TRUNCATE [TABLE] [ONLY] name [*], ... [RESTART | CONTINUE IDENTITY]
+    /// [CASCADE | RESTRICT]. No sequences or foreign keys exist yet, so the options
+    /// change nothing.
+    pub(crate) fn bind_truncate(&self, t: &ast::Truncate) -> PgResult<BoundStatement> {
+        if t.if_exists {
+            return Err(PgError::syntax("syntax error at or near \"EXISTS\""));
+        }
+        if t.partitions.is_some() {
+            return Err(PgError::syntax("syntax error at or near \"PARTITION\""));
+        }
+        if t.on_cluster.is_some() {
+            return Err(PgError::syntax("syntax error at or near \"ON\""));
+        }
+        let mut tables: Vec<std::sync::Arc<catalog::TableDesc>> = Vec::new();
+        for target in &t.table_names {
+            let (name, pos) = self.object_name(&target.name)?;
+            if self.catalog.table(&name).is_none() && self.catalog.index(&name).is_some() {
+                return Err(PgError::new(
+                    SqlState::WRONG_OBJECT_TYPE,
+                    format!("\"{name}\" is not a table"),
+                )
+                .with_position(pos));
+            }
+            let table = self.table(&target.name)?;
+            if !tables.iter().any(|x| x.oid == table.oid) {
+                tables.push(table);
+            }
+        }
+        Ok(BoundStatement::Truncate { tables })
+    }
 }
 
 impl Binder<'_> {

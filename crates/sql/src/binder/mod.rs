@@ -236,6 +236,7 @@ impl<'a> Binder<'a> {
                 ..
             } => self.bind_drop(*object_type, *if_exists, names, *cascade),
             Statement::Lock(l) => self.bind_lock(l),
+            Statement::Truncate(t) => self.bind_truncate(t),
             other => Err(PgError::unsupported(statement_kind(other))),
         }
     }
