@@ -261,25 +261,19 @@ impl Date {
         self.0 != i32::MIN && self.0 != i32::MAX
     }
 
-    /// The date of a (year, month, day) with astronomical year numbering (0 = 1 BC), checked
-    /// like input: a bad month or day is `date/time field value out of range`, a date beyond
-    /// the range `date out of range`.
-    pub fn from_ymd(year: i32, mon: u32, mday: u32) -> PgResult<Date> {
+    /// The date of a (year, month, day) with astronomical year numbering (0 = 1 BC);
+    /// `None` for an impossible day or a date outside the range. For SQL's `make_date`,
+    /// with its BC convention and messages, see [`Date::make`].
+    pub fn from_ymd(year: i32, mon: u32, mday: u32) -> Option<Date> {
         let (year, mon, mday) = (year as i64, mon as i32, mday as i32);
         if !(1..=12).contains(&mon) || mday < 1 || mday > days_in_month(year, mon) {
-            return Err(PgError::new(
-                DATETIME_FIELD_OVERFLOW,
-                format!("date field value out of range: {year}-{mon:02}-{mday:02}"),
-            ));
+            return None;
         }
         if !is_valid_julian(year, mon) {
-            return Err(date_out_of_range());
+            return None;
         }
         let days = date_to_julian(year, mon, mday) - POSTGRES_EPOCH_JDATE;
-        if !is_valid_date(days) {
-            return Err(date_out_of_range());
-        }
-        Ok(Date(days as i32))
+        is_valid_date(days).then_some(Date(days as i32))
     }
 
     /// (astronomical year, month, day) of a finite date.

@@ -1427,6 +1427,9 @@ fn decode_iso8601_interval(text: &str) -> DtResult<ItmIn> {
         let fieldstart = s;
         let (val, frac, rest) = iso_number(s)?;
         let unit = rest.bytes().next();
+        if unit.is_some_and(|u| !u.is_ascii()) {
+            return Err(DtErr::BadFormat);
+        }
         s = if unit.is_some() { &rest[1..] } else { rest };
         if datepart {
             match unit {

@@ -18,8 +18,8 @@
 //! cost is a runtime dependency on the `tzdata` package (an unknown name is a clean 22023).
 //!
 //! Offsets here are seconds *east* of UTC (ISO sign), unlike PostgreSQL's internal west-
-//! positive `tz`. Loaded zones are cached for the process's lifetime (zones never change
-//! while a server runs; the set of names is bounded by the files on disk).
+//! positive `tz`. Lookups are cached for the process's lifetime (tzdata is not expected to
+//! change under a running server), up to `ZONE_CACHE_ENTRIES_MAX` names.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -38,6 +38,9 @@ const ZONEINFO_DIR: &str = "/usr/share/zoneinfo";
 const TZ_NAME_LEN_MAX: usize = 255;
 /// A numeric `TimeZone` setting must be under one week (PostgreSQL's limit).
 const NUMERIC_OFFSET_SECS_MAX: f64 = 168.0 * 3600.0;
+/// Zone lookups remembered (hits and misses). Names come from users, so the cache stops
+/// growing here; later names are simply looked up each time.
+const ZONE_CACHE_ENTRIES_MAX: usize = 1024;
 /// Rule used by a POSIX string with a DST name but no rule (`FOO3BAR`): US rules, as
 /// PostgreSQL's `posixrules` gives on Debian.
 const DEFAULT_DST_RULE: &str = ",M3.2.0,M11.1.0";
@@ -146,10 +149,10 @@ impl TimeZone {
                 })
             })
         };
-        cache
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(key, found.clone());
+        let mut cache = cache.lock().unwrap_or_else(|e| e.into_inner());
+        if cache.len() < ZONE_CACHE_ENTRIES_MAX {
+            cache.insert(key, found.clone());
+        }
         found
     }
 
