@@ -6,10 +6,13 @@
 //! - [`ids`]: object identifiers (`Oid`, `BlockNumber`, ...) as PostgreSQL names them.
 //! - [`limits`]: fixed sizes (the 8 KiB page) and named limits, each explained once.
 //! - [`types`]: [`DataType`], its PostgreSQL type OID, typmod and display name.
+//! - [`datetime`]: `date`, `timestamp`, `timestamptz`, `interval` and time zones, with
+//!   PostgreSQL's text and binary formats, arithmetic and functions.
 //! - [`value`]: [`Value`], one SQL datum, with PostgreSQL's text input and output.
 //! - [`error`]: [`PgError`], a user-facing error carrying a SQLSTATE, message, detail, hint
 //!   and cursor position, mapped one-to-one onto the wire's ErrorResponse.
 
+pub mod datetime;
 pub mod error;
 pub mod ids;
 pub mod limits;
