@@ -7,12 +7,14 @@
 //! - [`limits`]: fixed sizes (the 8 KiB page) and named limits, each explained once.
 //! - [`types`]: [`DataType`], its PostgreSQL type OID, typmod and display name.
 //! - [`value`]: [`Value`], one SQL datum, with PostgreSQL's text input and output.
+//! - [`numeric`]: [`numeric::Numeric`], PostgreSQL's exact decimal type and its arithmetic.
 //! - [`error`]: [`PgError`], a user-facing error carrying a SQLSTATE, message, detail, hint
 //!   and cursor position, mapped one-to-one onto the wire's ErrorResponse.
 
 pub mod error;
 pub mod ids;
 pub mod limits;
+pub mod numeric;
 pub mod types;
 pub mod value;
 
