@@ -84,9 +84,6 @@ const WEIGHT_MIN: i32 = i16::MIN as i32;
 const DSCALE_MAX: i32 = 0x3FFF;
 /// PostgreSQL adds the varlena header size to every typmod of a varlena type.
 const VARHDRSZ: i32 = 4;
-/// Decimal digits computed beyond the result's last one in `exp`, `ln` and `sqrt`-based
-/// reductions: rounding errors of the intermediate steps stay far below them.
-const GUARD_DIGITS: i32 = 12;
 
 /// log10(e) and ln(10) as PostgreSQL writes them (15-16 digits, not the nearest doubles):
 /// result scales come from truncating products with them, so they must be the same
@@ -95,6 +92,8 @@ const GUARD_DIGITS: i32 = 12;
 const PG_LOG10_E: f64 = 0.434294481903252;
 #[allow(clippy::approx_constant)]
 const PG_LN_10: f64 = 2.302585092994046;
+#[allow(clippy::approx_constant)]
+const PG_LOG10_2: f64 = 0.301029995663981;
 
 /// SQLSTATEs that `error.rs` does not name (its field is public, so they live here).
 const INVALID_BINARY_REPRESENTATION: SqlState = SqlState("22P03");
@@ -146,32 +145,6 @@ fn mag_trimmed(m: &[u16]) -> &[u16] {
 fn mag_cmp(a: &[u16], b: &[u16]) -> Ordering {
     let (a, b) = (mag_trimmed(a), mag_trimmed(b));
     a.len().cmp(&b.len()).then_with(|| a.cmp(b))
-}
-
-fn mag_mul(a: &[u16], b: &[u16]) -> Vec<u16> {
-    let (a, b) = (mag_trimmed(a), mag_trimmed(b));
-    if a.is_empty() || b.is_empty() {
-        return Vec::new();
-    }
-    // Each slot sums at most min(len) products below 10^8: no overflow below 10^11 digits.
-    let mut acc = vec![0u64; a.len() + b.len()];
-    for (i, &x) in a.iter().enumerate() {
-        if x == 0 {
-            continue;
-        }
-        for (j, &y) in b.iter().enumerate() {
-            acc[i + j + 1] += x as u64 * y as u64;
-        }
-    }
-    let mut out = vec![0u16; acc.len()];
-    let mut carry = 0u64;
-    for k in (0..acc.len()).rev() {
-        let v = acc[k] + carry;
-        out[k] = (v % NBASE as u64) as u16;
-        carry = v / NBASE as u64;
-    }
-    debug_assert_eq!(carry, 0);
-    out
 }
 
 fn mag_mul_small(a: &[u16], m: u32) -> Vec<u16> {
@@ -632,20 +605,53 @@ impl Var {
         self.add(&other.negated())
     }
 
-    /// The product rounded to `rscale` decimals (exact when `rscale` is at least the sum
-    /// of the dscales).
+    /// The product rounded to `rscale` decimals, computed as PostgreSQL's `mul_var`
+    /// does: when the exact product has more decimals than `rscale`, digit products that
+    /// land more than two base-10000 digits past it are skipped before rounding. That
+    /// is exact unless carries from the skipped part would have run through both guard
+    /// digits, and then PostgreSQL's last digit is the one to match, so skip them here
+    /// too. With `rscale` at least the sum of the dscales nothing is skipped.
     fn mul(&self, other: &Var, rscale: i32) -> Var {
         if self.is_zero() || other.is_zero() {
             return Var::zero(rscale.max(0));
         }
-        let p = Var {
-            neg: self.neg != other.neg,
-            weight: self.weight + other.weight + 1,
-            dscale: self.dscale + other.dscale,
-            digits: mag_mul(&self.digits, &other.digits),
+        let (a, b) = (&self.digits, &other.digits);
+        // Slot k of the accumulator holds NBASE^(res_weight - k); the product of digits
+        // i and j lands in slot i + j + 2, leaving two slots for carries.
+        let res_weight = self.weight + other.weight + 2;
+        // Division truncating towards zero, as C's.
+        let maxdigits = res_weight + 1 + (rscale + DEC_DIGITS - 1) / DEC_DIGITS + 2;
+        let ndigits = ((a.len() + b.len() + 1) as i64).min(maxdigits as i64);
+        if ndigits < 3 {
+            return Var::zero(rscale.max(0));
         }
-        .strip();
-        p.round(rscale)
+        let ndigits = ndigits as usize;
+        let mut acc = vec![0u64; ndigits];
+        for (i, &x) in a.iter().enumerate().take(ndigits - 2) {
+            if x == 0 {
+                continue;
+            }
+            let limit = b.len().min(ndigits - i - 2);
+            for (j, &y) in b[..limit].iter().enumerate() {
+                acc[i + j + 2] += x as u64 * y as u64;
+            }
+        }
+        let mut digits = vec![0u16; ndigits];
+        let mut carry = 0u64;
+        for k in (0..ndigits).rev() {
+            let v = acc[k] + carry;
+            digits[k] = (v % NBASE as u64) as u16;
+            carry = v / NBASE as u64;
+        }
+        debug_assert_eq!(carry, 0);
+        Var {
+            neg: self.neg != other.neg,
+            weight: res_weight,
+            dscale: 0,
+            digits,
+        }
+        .strip()
+        .round(rscale)
     }
 
     /// The quotient to `rscale` decimals, rounded half away from zero when `round`, else
@@ -764,12 +770,6 @@ fn select_div_scale(a: &Var, b: &Var) -> i32 {
         .clamp(0, MAX_DISPLAY_SCALE)
 }
 
-/// The number of decimals to keep for `sig` significant digits of a value of base weight
-/// `weight` (its first decimal digit is at 10^(4 * weight) or above).
-fn sig_rscale(weight: i32, sig: i32) -> i32 {
-    sig - 4 * weight - 1
-}
-
 /// Decimal weight estimate of `ln(v)` for choosing result scales (`estimate_ln_dweight`):
 /// 0.9 <= v <= 1.1 uses ln(1 + x) ~ x, else the first digits in double precision.
 fn estimate_ln_dweight(v: &Var) -> i32 {
@@ -807,9 +807,12 @@ fn estimate_ln_dweight(v: &Var) -> i32 {
     }
 }
 
-/// `ln(x)` rounded to `rscale` decimals. Repeated square roots bring x close to 1, where
-/// `ln x = 2 atanh((x - 1) / (x + 1))` converges fast; the result is scaled back by the
-/// power of two the roots took off.
+/// `ln(x)` rounded to `rscale` decimals, by PostgreSQL's `ln_var` steps: square roots
+/// bring x into 0.9 < x < 1.1 (each at PostgreSQL's scale, so that very large inputs are
+/// reduced cheaply), then `ln x = 2 atanh((x - 1) / (x + 1))` as a series, scaled back by
+/// the power of two the roots took off. Every step is rounded as PostgreSQL rounds it,
+/// so the result carries the same (rare) last-digit error PostgreSQL's does for very
+/// large or small inputs, instead of a different, correctly rounded last digit.
 fn ln_var(x: &Var, rscale: i32) -> PgResult<Var> {
     if x.is_zero() {
         return Err(PgError::new(
@@ -823,83 +826,92 @@ fn ln_var(x: &Var, rscale: i32) -> PgResult<Var> {
             "cannot take logarithm of a negative number",
         ));
     }
-    // ln x from the first digits: enough to count the square roots needed.
-    let first = x.digits[0] as f64 + x.digits.get(1).map_or(0.0, |&d| d as f64 / NBASE as f64);
-    let approx = first.ln() + (x.weight * DEC_DIGITS) as f64 * std::f64::consts::LN_10;
+    let point_nine = Var {
+        neg: false,
+        weight: -1,
+        dscale: 1,
+        digits: vec![9000],
+    };
+    let one_point_one = Var {
+        neg: false,
+        weight: 0,
+        dscale: 1,
+        digits: vec![1, 1000],
+    };
+    let mut x = x.clone();
     let mut nsqrt = 0i32;
-    while approx.abs() / 2f64.powi(nsqrt) > 0.05 {
+    // Each root keeps rscale + 8 significant digits of the final logarithm; the scale
+    // goes negative (rounding before the point) for large x.
+    while x.cmp(&point_nine) != Ordering::Greater {
+        x = x.sqrt(rscale - x.weight * DEC_DIGITS / 2 + 8);
         nsqrt += 1;
     }
-    // Each root's rounding error and the series' grow by 2^(nsqrt + 1) at the end.
-    let fixed = rscale.max(0) + GUARD_DIGITS + ((nsqrt + 1) as f64 * 0.302).ceil() as i32;
-    let mut y = x.clone();
-    for _ in 0..nsqrt {
-        let root_weight = y.weight.div_euclid(2) - 1;
-        y = y.sqrt(sig_rscale(root_weight, fixed + 2));
+    while x.cmp(&one_point_one) != Ordering::Less {
+        x = x.sqrt(rscale - x.weight * DEC_DIGITS / 2 + 8);
+        nsqrt += 1;
     }
+    // The series is scaled by 2^(nsqrt + 1) at the end: that many more digits, and 8.
+    let local = rscale + ((nsqrt + 1) as f64 * PG_LOG10_2) as i32 + 8;
     let one = Var::from_i64(1);
-    let z = y.sub(&one).div(&y.add(&one), fixed, true)?;
-    let z2 = z.mul(&z, fixed);
-    let mut sum = z.clone();
-    let mut term = z;
+    let mut result = x.sub(&one).div(&x.add(&one), local, true)?;
+    let mut power = result.clone();
+    let z2 = result.mul(&result, local);
     let mut k = 1i64;
     loop {
-        term = term.mul(&z2, fixed);
         k += 2;
-        let t = term.div(&Var::from_i64(k), fixed, true)?;
-        if t.is_zero() {
+        power = power.mul(&z2, local);
+        let term = power.div(&Var::from_i64(k), local, true)?;
+        if term.is_zero() {
             break;
         }
-        sum = sum.add(&t);
+        result = result.add(&term);
+        if term.weight < result.weight - local * 2 / DEC_DIGITS {
+            break;
+        }
     }
-    let scale = Var::from_i64(1i64 << (nsqrt + 1));
-    Ok(sum.mul(&scale, fixed).round(rscale))
+    Ok(result.mul(&Var::from_i64(1i64 << (nsqrt + 1)), rscale))
 }
 
-/// `e^x` rounded to `rscale` decimals: x is halved until below 0.01, the Taylor series
-/// summed, and the result squared back.
+/// `e^x` rounded to `rscale` decimals, by PostgreSQL's `exp_var` steps: x is halved
+/// until below 0.01, the Taylor series summed with 8 guard digits, and the result
+/// squared back.
 fn exp_var(x: &Var, rscale: i32) -> PgResult<Var> {
-    let val = x.to_f64_lossy();
+    let mut val = x.to_f64_lossy();
     // e^6000 > 10^2605: past any result that fits; e^-6000 rounds to 0 at any scale.
-    if val.abs() > (MAX_RESULT_SCALE * 3) as f64 {
+    if val.abs() >= (MAX_RESULT_SCALE * 3) as f64 {
         if val > 0.0 {
             return Err(overflow());
         }
         return Ok(Var::zero(rscale.max(0)));
     }
-    if x.is_zero() {
-        return Ok(Var::from_i64(1).round(rscale));
-    }
     let dweight = (val * PG_LOG10_E) as i32;
-    let mut nhalve = 0i32;
-    while val.abs() / 2f64.powi(nhalve) > 0.01 {
-        nhalve += 1;
-    }
-    let sig = (dweight + rscale + 1).max(1)
-        + GUARD_DIGITS
-        + (nhalve as f64 * std::f64::consts::LOG10_2).ceil() as i32;
-    let fixed = sig + 2;
-    // x / 2^n is exact at x's dscale plus n decimals; then keep `fixed` of them.
-    let y = x
-        .div(&Var::from_i64(1i64 << nhalve), x.dscale + nhalve, false)?
-        .round(fixed);
-    let one = Var::from_i64(1);
-    let mut sum = one.add(&y);
-    let mut term = y.clone();
-    let mut k = 1i64;
-    loop {
-        k += 1;
-        term = term.mul(&y, fixed).div(&Var::from_i64(k), fixed, true)?;
-        if term.is_zero() {
-            break;
+    let mut ndiv2 = 0i32;
+    let mut x = x.clone();
+    if val.abs() > 0.01 {
+        while val.abs() > 0.01 {
+            ndiv2 += 1;
+            val /= 2.0;
         }
-        sum = sum.add(&term);
+        // Exact: x / 2^n has at most n more decimals than x.
+        x = x.div(&Var::from_i64(1i64 << ndiv2), x.dscale + ndiv2, true)?;
     }
-    for _ in 0..nhalve {
-        // The square's weight is 2w or 2w + 1: keeping decimals for 2w keeps enough.
-        sum = sum.mul(&sum, sig_rscale(2 * sum.weight, sig + 2));
+    // The result has dweight + rscale + 1 significant digits; squaring n times loses
+    // about log10(2^n) of them.
+    let sig = (1 + dweight + rscale + (ndiv2 as f64 * PG_LOG10_2) as i32).max(0) + 8;
+    let local = sig - 1;
+    let mut result = Var::from_i64(1).add(&x);
+    let mut term = x.mul(&x, local).div(&Var::from_i64(2), local, true)?;
+    let mut k = 2i64;
+    while !term.is_zero() {
+        result = result.add(&term);
+        k += 1;
+        term = term.mul(&x, local).div(&Var::from_i64(k), local, true)?;
     }
-    Ok(sum.round(rscale))
+    for _ in 0..ndiv2 {
+        let local = (sig - result.weight * 2 * DEC_DIGITS).max(0);
+        result = result.mul(&result, local);
+    }
+    Ok(result.round(rscale))
 }
 
 /// `base ^ exp` for an integer exponent (`power_var_int`): repeated squaring with enough
