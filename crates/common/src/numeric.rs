@@ -315,40 +315,84 @@ fn mag_divmod(a: &[u16], b: &[u16]) -> (Vec<u16>, Vec<u16>) {
     (q, rem)
 }
 
-/// `floor(sqrt(a))` by Newton's iteration from an estimate that is never too small.
-fn mag_isqrt(a: &[u16]) -> Vec<u16> {
-    let a = mag_trimmed(a);
-    if a.is_empty() {
+fn mag_mul(a: &[u16], b: &[u16]) -> Vec<u16> {
+    let (a, b) = (mag_trimmed(a), mag_trimmed(b));
+    if a.is_empty() || b.is_empty() {
         return Vec::new();
     }
-    // a < (top + 1) * NBASE^(len - k) with len - k even, so the estimate is above sqrt(a).
-    let k = if a.len() == 1 {
-        1
-    } else if a.len().is_multiple_of(2) {
-        2
-    } else {
-        3
-    };
-    let top = a[..k]
-        .iter()
-        .fold(0u64, |acc, &d| acc * NBASE as u64 + d as u64);
-    let s = ((top + 1) as f64).sqrt() as u64 + 2;
-    let mut x = Vec::new();
-    let mut rest = s;
-    while rest > 0 {
-        x.push((rest % NBASE as u64) as u16);
-        rest /= NBASE as u64;
-    }
-    x.reverse();
-    x.extend(std::iter::repeat_n(0, (a.len() - k) / 2));
-    loop {
-        let (q, _) = mag_divmod(a, &x);
-        let (y, _) = mag_div_small(&mag_add(&x, &q), 2);
-        if mag_cmp(&y, &x) != Ordering::Less {
-            return mag_trimmed(&x).to_vec();
+    // Each slot sums at most min(len) products below 10^8: no overflow below 10^11 digits.
+    let mut acc = vec![0u64; a.len() + b.len()];
+    for (i, &x) in a.iter().enumerate() {
+        for (j, &y) in b.iter().enumerate() {
+            acc[i + j + 1] += x as u64 * y as u64;
         }
-        x = mag_trimmed(&y).to_vec();
     }
+    let mut out = vec![0u16; acc.len()];
+    let mut carry = 0u64;
+    for k in (0..acc.len()).rev() {
+        let v = acc[k] + carry;
+        out[k] = (v % NBASE as u64) as u16;
+        carry = v / NBASE as u64;
+    }
+    debug_assert_eq!(carry, 0);
+    out
+}
+
+fn mag_from_u64(mut v: u64) -> Vec<u16> {
+    let mut out = Vec::new();
+    while v > 0 {
+        out.push((v % NBASE as u64) as u16);
+        v /= NBASE as u64;
+    }
+    out.reverse();
+    out
+}
+
+/// `floor(sqrt(a))`.
+fn mag_isqrt(a: &[u16]) -> Vec<u16> {
+    mag_sqrtrem(mag_trimmed(a)).0
+}
+
+/// `(s, a - s^2)` with `s = floor(sqrt(a))`, by Zimmermann's recursive "Karatsuba
+/// square root" (INRIA RR-3805): the root of the top half, then one division for the
+/// next quarter of the digits. Costs about one long division of half the length, where
+/// Newton's iteration would take several full ones. `a` is trimmed.
+fn mag_sqrtrem(a: &[u16]) -> (Vec<u16>, Vec<u16>) {
+    if a.len() <= 4 {
+        let v = a.iter().fold(0u64, |acc, &d| acc * NBASE as u64 + d as u64);
+        let mut s = (v as f64).sqrt() as u64;
+        while s * s > v {
+            s -= 1;
+        }
+        while (s + 1) * (s + 1) <= v {
+            s += 1;
+        }
+        return (mag_from_u64(s), mag_from_u64(v - s * s));
+    }
+    // a = high * b^2 + a1 * b + a0 with b = NBASE^k. Taking k <= (len - 1) / 4 leaves
+    // high at least b^2, so its root is at least b: the normalization the method needs.
+    let k = (a.len() - 1) / 4;
+    let (high, low) = a.split_at(a.len() - 2 * k);
+    let (a1, a0) = low.split_at(k);
+    let shift = |m: &[u16]| -> Vec<u16> {
+        let mut v = mag_trimmed(m).to_vec();
+        if !v.is_empty() {
+            v.extend(std::iter::repeat_n(0, k));
+        }
+        v
+    };
+    let (s1, r1) = mag_sqrtrem(mag_trimmed(high));
+    let (q, u) = mag_divmod(&mag_add(&shift(&r1), a1), &mag_mul_small(&s1, 2));
+    let mut s = mag_add(&shift(&s1), &q);
+    let mut x = mag_add(&shift(&u), a0);
+    let y = mag_mul(&q, &q);
+    // x - y is the remainder; while negative, s was one too large.
+    while mag_cmp(&x, &y) == Ordering::Less {
+        x = mag_sub(&mag_add(&x, &mag_mul_small(&s, 2)), &[1]);
+        s = mag_sub(&s, &[1]);
+    }
+    let r = mag_sub(&x, &y);
+    (mag_trimmed(&s).to_vec(), mag_trimmed(&r).to_vec())
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1405,6 +1449,11 @@ impl Numeric {
         match (&self.0, &other.0) {
             (NaN, _) | (_, NaN) => Ok(Numeric::nan()),
             (Finite(a), Finite(b)) => {
+                // Leading digits are nonzero, so the product's weight is at least the
+                // sum of the weights: past the limit, fail before the quadratic work.
+                if !a.is_zero() && !b.is_zero() && a.weight + b.weight > WEIGHT_MAX {
+                    return Err(overflow());
+                }
                 let rscale = (a.dscale + b.dscale).min(DSCALE_MAX);
                 make_result(a.mul(b, rscale))
             }
@@ -3022,7 +3071,8 @@ mod tests {
     }
 
     /// Knuth division against multiplication: q * b + r = a and r < b, on digit
-    /// patterns that exercise the trial-quotient correction and the add-back step.
+    /// patterns that exercise the trial-quotient correction and the add-back step;
+    /// and the square root with its remainder.
     #[test]
     fn magnitude_division_identity() {
         let mut seed = 0x2545_f491_4f6c_dd1du64;
@@ -3032,6 +3082,7 @@ mod tests {
             seed ^= seed << 17;
             seed % m
         };
+        // Multiplication by rows of single digits: independent of mag_mul.
         let mul = |a: &[u16], b: &[u16]| -> Vec<u16> {
             let mut acc = vec![0u16];
             for (i, &d) in b.iter().enumerate() {
@@ -3047,7 +3098,7 @@ mod tests {
                 1 => 0,
                 _ => next(10000) as u16,
             };
-            let alen = 1 + next(12) as usize;
+            let alen = 1 + next(40) as usize;
             let blen = 1 + next(alen as u64) as usize;
             let a: Vec<u16> = (0..alen).map(|_| digit(&mut next)).collect();
             let mut b: Vec<u16> = (0..blen).map(|_| digit(&mut next)).collect();
@@ -3055,10 +3106,10 @@ mod tests {
             let (q, r) = mag_divmod(&a, &b);
             assert_eq!(mag_cmp(&r, &b), Ordering::Less);
             assert_eq!(mag_cmp(&mag_add(&mul(&q, &b), &r), &a), Ordering::Equal);
-            let s = mag_isqrt(&a);
-            assert_ne!(mag_cmp(&mul(&s, &s), &a), Ordering::Greater);
-            let s1 = mag_add(&s, &[1]);
-            assert_eq!(mag_cmp(&mul(&s1, &s1), &a), Ordering::Greater);
+            // s^2 + r = a with 0 <= r <= 2s is what makes s = floor(sqrt(a)).
+            let (s, r) = mag_sqrtrem(mag_trimmed(&a));
+            assert_eq!(mag_cmp(&mag_add(&mul(&s, &s), &r), &a), Ordering::Equal);
+            assert_ne!(mag_cmp(&r, &mag_mul_small(&s, 2)), Ordering::Greater);
         }
     }
 }
