@@ -1144,6 +1144,7 @@ fn from_float_text(v: f64, sig: usize) -> Numeric {
 }
 
 impl Numeric {
+    /// `NaN`: equal to itself, above every other value in sort order.
     pub fn nan() -> Numeric {
         Numeric(Repr::NaN)
     }
@@ -1593,19 +1594,20 @@ impl Numeric {
         }
     }
 
-    /// SQL's `ceil()`: the smallest integer not below, dscale 0.
-    pub fn ceil(&self) -> Numeric {
+    /// SQL's `ceil()`: the smallest integer not below, dscale 0. Overflows only just
+    /// below 10^131072.
+    pub fn ceil(&self) -> PgResult<Numeric> {
         self.to_integer(false)
     }
 
     /// SQL's `floor()`: the largest integer not above, dscale 0.
-    pub fn floor(&self) -> Numeric {
+    pub fn floor(&self) -> PgResult<Numeric> {
         self.to_integer(true)
     }
 
-    fn to_integer(&self, floor: bool) -> Numeric {
+    fn to_integer(&self, floor: bool) -> PgResult<Numeric> {
         let Repr::Finite(v) = &self.0 else {
-            return self.clone();
+            return Ok(self.clone());
         };
         let t = v.trunc(0);
         let r = if t.cmp(v) != Ordering::Equal && v.neg == floor {
@@ -1613,9 +1615,7 @@ impl Numeric {
         } else {
             t
         };
-        // An integer part of a valid value is always a valid value (+1 digit at most
-        // moves the weight by one, and 10^131072 is not reachable from below it).
-        make_result(r).unwrap_or_else(|_| self.clone())
+        make_result(r)
     }
 
     /// SQL's `sqrt()`: at least 16 significant digits and the input's dscale, at most
@@ -2300,8 +2300,8 @@ mod tests {
             "rounddiv" => arg(1).and_then(|a| a.div(&arg(2)?)?.round(3)),
             "round" => arg(1).and_then(|a| a.round(int(2))),
             "trunc" => arg(1).and_then(|a| a.trunc(int(2))),
-            "ceil" => arg(1).map(|a| a.ceil()),
-            "floor" => arg(1).map(|a| a.floor()),
+            "ceil" => arg(1).and_then(|a| a.ceil()),
+            "floor" => arg(1).and_then(|a| a.floor()),
             "sqrt" => arg(1).and_then(|a| a.sqrt()),
             "exp" => arg(1).and_then(|a| a.exp()),
             "ln" => arg(1).and_then(|a| a.ln()),
@@ -2660,13 +2660,19 @@ mod tests {
         assert_eq!(t("1234.5678", -2), "1200");
         assert_eq!(t("-1234.5678", 2), "-1234.56");
         assert_eq!(t("1.99", 0), "1");
-        assert_eq!(n("1.1").ceil().to_string(), "2");
-        assert_eq!(n("-1.1").ceil().to_string(), "-1");
-        assert_eq!(n("-0.5").ceil().to_string(), "0");
-        assert_eq!(n("-1.1").floor().to_string(), "-2");
-        assert_eq!(n("1.9").floor().to_string(), "1");
-        assert_eq!(n("5.000").floor().to_string(), "5");
-        assert_eq!(n("NaN").floor().to_string(), "NaN");
+        assert_eq!(n("1.1").ceil().unwrap().to_string(), "2");
+        assert_eq!(n("-1.1").ceil().unwrap().to_string(), "-1");
+        assert_eq!(n("-0.5").ceil().unwrap().to_string(), "0");
+        assert_eq!(n("-1.1").floor().unwrap().to_string(), "-2");
+        assert_eq!(n("1.9").floor().unwrap().to_string(), "1");
+        assert_eq!(n("5.000").floor().unwrap().to_string(), "5");
+        assert_eq!(n("NaN").floor().unwrap().to_string(), "NaN");
+        let below_limit = n(&format!("{}.5", "9".repeat(131072)));
+        assert_eq!(
+            show(below_limit.ceil()),
+            "ERROR 22003 value overflows numeric format"
+        );
+        assert_eq!(below_limit.floor().unwrap().to_string().len(), 131072);
     }
 
     #[test]
