@@ -9,6 +9,7 @@
 //! - [`datetime`]: `date`, `timestamp`, `timestamptz`, `interval` and time zones, with
 //!   PostgreSQL's text and binary formats, arithmetic and functions.
 //! - [`value`]: [`Value`], one SQL datum, with PostgreSQL's text input and output.
+//! - [`numeric`]: [`numeric::Numeric`], PostgreSQL's exact decimal type and its arithmetic.
 //! - [`error`]: [`PgError`], a user-facing error carrying a SQLSTATE, message, detail, hint
 //!   and cursor position, mapped one-to-one onto the wire's ErrorResponse.
 
@@ -16,6 +17,7 @@ pub mod datetime;
 pub mod error;
 pub mod ids;
 pub mod limits;
+pub mod numeric;
 pub mod types;
 pub mod value;
 
