@@ -109,6 +109,9 @@ impl SqlState {
     pub const DUPLICATE_CURSOR: SqlState = SqlState("42P03");
     /// An unknown portal name.
     pub const INVALID_CURSOR_NAME: SqlState = SqlState("34000");
+    /// COPY data that does not fit its format (a missing or extra column, a broken
+    /// quote).
+    pub const BAD_COPY_FILE_FORMAT: SqlState = SqlState("22P04");
     /// A binary parameter value that is malformed for its type.
     pub const INVALID_BINARY_REPRESENTATION: SqlState = SqlState("22P03");
     /// A statement in a transaction that already failed: only ROLLBACK is accepted.
@@ -131,7 +134,8 @@ impl SqlState {
     pub const LOCK_NOT_AVAILABLE: SqlState = SqlState("55P03");
     /// An object in the wrong state for the request.
     pub const OBJECT_NOT_IN_PREREQUISITE_STATE: SqlState = SqlState("55000");
-    /// statement_timeout or a cancel request stopped the statement.
+    /// statement_timeout or a cancel request stopped the statement (or the client ended
+    /// COPY FROM STDIN with CopyFail).
     pub const QUERY_CANCELED: SqlState = SqlState("57014");
 }
 
@@ -171,6 +175,9 @@ pub struct PgError {
     pub hint: Option<String>,
     /// 1-based character position in the statement text, as PostgreSQL's `P` field.
     pub position: Option<u32>,
+    /// Where it happened (`COPY t, line 3, column a: "x"`), PostgreSQL's `W` field.
+    /// Boxed: rare, and it keeps `PgResult` small.
+    pub context: Option<Box<str>>,
 }
 
 pub type PgResult<T> = Result<T, PgError>;
@@ -184,6 +191,7 @@ impl PgError {
             detail: None,
             hint: None,
             position: None,
+            context: None,
         }
     }
 
@@ -218,6 +226,14 @@ impl PgError {
 
     pub fn with_code(mut self, code: SqlState) -> PgError {
         self.code = code;
+        self
+    }
+
+    /// Attach a context unless one is already set (the innermost wins).
+    pub fn with_context(mut self, context: impl Into<String>) -> PgError {
+        if self.context.is_none() {
+            self.context = Some(context.into().into_boxed_str());
+        }
         self
     }
 

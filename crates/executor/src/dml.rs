@@ -23,7 +23,7 @@ use crate::exec::TableScan;
 use crate::index;
 use txn::Isolation;
 
-fn check_not_null(table: &TableDesc, row: &[Value]) -> PgResult<()> {
+pub(crate) fn check_not_null(table: &TableDesc, row: &[Value]) -> PgResult<()> {
     for (i, c) in table.columns.iter().enumerate() {
         if c.not_null && row[i].is_null() {
             let vals: Vec<String> = row
@@ -73,14 +73,23 @@ pub fn insert(
     if rows.is_empty() {
         return Ok(out);
     }
-    let xid = cx.tx.xid()?;
-    let cid = cx.tx.cid();
     for row in &rows {
-        let t = access::tuple::encode(row, &types)?;
-        let tid = heapam::heap_insert(cx.pool, table.rel, &t, xid, cid)?;
-        index::insert_entries(cx, table, row, tid)?;
+        insert_checked_row(cx, table, &types, row)?;
     }
     Ok(out)
+}
+
+/// Insert one full-width row whose NOT NULL constraints were checked: the heap tuple,
+/// then its index entries (unique keys checked).
+pub(crate) fn insert_checked_row(
+    cx: &ExecContext,
+    table: &TableDesc,
+    types: &[common::DataType],
+    row: &Row,
+) -> PgResult<()> {
+    let t = access::tuple::encode(row, types)?;
+    let tid = heapam::heap_insert(cx.pool, table.rel, &t, cx.tx.xid()?, cx.tx.cid())?;
+    index::insert_entries(cx, table, row, tid)
 }
 
 /// The rows UPDATE or DELETE changes, with their addresses: through an index when the

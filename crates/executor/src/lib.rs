@@ -11,6 +11,7 @@
 //!   record; DROP: the catalog record, then storage).
 
 pub mod agg;
+pub mod copy;
 pub mod dml;
 pub mod eval;
 pub mod exec;
@@ -37,6 +38,10 @@ pub struct StatementResult {
     /// For INSERT, UPDATE and DELETE: the table and how many rows changed (versions that
     /// VACUUM will have to clean up, counted for autovacuum).
     pub changed: Vec<(common::Oid, u64)>,
+    /// COPY FROM STDIN: the load, which the session feeds with the client's data.
+    pub copy_in: Option<Box<copy::CopyIn>>,
+    /// COPY TO STDOUT: each line of output, and the number of columns.
+    pub copy_out: Option<(usize, Vec<Vec<u8>>)>,
 }
 
 /// Everything a statement may touch.
@@ -129,6 +134,34 @@ pub fn execute(stmt: PlannedStatement, cx: &ExecContext) -> PgResult<StatementRe
                 ..Default::default()
             })
         }
+        PlannedStatement::CopyFrom(from) => Ok(StatementResult {
+            copy_in: Some(Box::new(copy::CopyIn::new(from))),
+            ..Default::default()
+        }),
+        PlannedStatement::CopyTo {
+            plan,
+            columns,
+            format,
+        } => {
+            let mut op = exec::build(&plan, cx.env())?;
+            let rows = exec::collect(op.as_mut())?;
+            let mut lines = Vec::with_capacity(rows.len() + 1);
+            if format.header {
+                let names: Vec<Option<&str>> =
+                    columns.iter().map(|c| Some(c.name.as_str())).collect();
+                lines.push(copy::format_line(&format, &names));
+            }
+            for r in &rows {
+                let texts: Vec<Option<String>> = r.iter().map(Value::to_text).collect();
+                let fields: Vec<Option<&str>> = texts.iter().map(|t| t.as_deref()).collect();
+                lines.push(copy::format_line(&format, &fields));
+            }
+            Ok(StatementResult {
+                tag: format!("COPY {}", rows.len()),
+                copy_out: Some((columns.len(), lines)),
+                ..Default::default()
+            })
+        }
         PlannedStatement::Truncate(tables) => {
             // The caller holds AccessExclusive on every table: no one else writes them.
             // Every row committed by now goes, visible to this statement's snapshot
@@ -214,5 +247,7 @@ fn with_returning(
         rows,
         notices: vec![],
         changed: vec![],
+        copy_in: None,
+        copy_out: None,
     }
 }

@@ -142,6 +142,14 @@ pub enum PlannedStatement {
         indexes: Vec<(Arc<TableDesc>, catalog::IndexDesc)>,
         notices: Vec<PgError>,
     },
+    /// COPY FROM STDIN: the load starts; the session feeds it.
+    CopyFrom(sql::bound::BoundCopyFrom),
+    /// COPY TO STDOUT: the query's rows in COPY's format.
+    CopyTo {
+        plan: Plan,
+        columns: Vec<OutputColumn>,
+        format: sql::bound::CopyFormat,
+    },
     /// TRUNCATE: delete every row of each table.
     Truncate(Vec<Arc<TableDesc>>),
     /// A statement whose work was done before execution (LOCK TABLE: the locks are
@@ -180,6 +188,12 @@ pub fn plan(stmt: BoundStatement) -> PlannedStatement {
         }
         BoundStatement::Lock { .. } => PlannedStatement::Done("LOCK TABLE"),
         BoundStatement::Truncate { tables } => PlannedStatement::Truncate(tables),
+        BoundStatement::CopyFrom(c) => PlannedStatement::CopyFrom(c),
+        BoundStatement::CopyTo { query, format } => PlannedStatement::CopyTo {
+            plan: plan_query(query.plan),
+            columns: query.columns,
+            format,
+        },
     }
 }
 

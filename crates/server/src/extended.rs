@@ -414,6 +414,14 @@ impl Session {
                 self.run(&stmt, &sql, last, Some(&mut params))
             }))
             .unwrap_or_else(|p| Err(crate::session::panic_error(p.as_ref(), &stmt)));
+            if result.is_ok() && self.copy.is_some() {
+                let e = PgError::unsupported("COPY FROM STDIN in the extended query protocol");
+                self.copy_failed(e.clone());
+                return ExecuteOutcome {
+                    notices,
+                    result: Err(e),
+                };
+            }
             match result {
                 Ok(r) => {
                     notices = r.notices;

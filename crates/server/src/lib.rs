@@ -39,6 +39,7 @@
 //! A panic in one statement becomes an XX000 error for that session only.
 
 pub mod config;
+mod copy;
 mod extended;
 pub mod session;
 pub mod settings;
@@ -266,6 +267,21 @@ impl Database {
         Ok(n)
     }
 
+    /// What the executor needs to run in `tx`, seeing `snapshot`.
+    pub(crate) fn exec_context<'a>(
+        &'a self,
+        tx: &'a txn::Tx,
+        snapshot: &'a txn::Snapshot,
+    ) -> executor::ExecContext<'a> {
+        executor::ExecContext {
+            pool: &self.pool,
+            catalog: &self.catalog,
+            roots: &self.roots,
+            tx,
+            snapshot,
+        }
+    }
+
     /// A transaction handle for background work (autovacuum), with a session id of its
     /// own.
     pub fn background_tx(&self) -> txn::Tx {
@@ -323,13 +339,7 @@ impl Database {
             bound.substitute_params(p.values, p.types)?;
         }
         let planned = planner::plan(bound);
-        let cx = executor::ExecContext {
-            pool: &self.pool,
-            catalog: &self.catalog,
-            roots: &self.roots,
-            tx,
-            snapshot,
-        };
+        let cx = self.exec_context(tx, snapshot);
         let r = executor::execute(planned, &cx)?;
         for &(table, rows) in &r.changed {
             self.note_changes(table, rows);
@@ -360,9 +370,12 @@ fn relation_locks<'a>(b: &'a sql::bound::BoundStatement, out: &mut Vec<WantedLoc
         })
     }
     match b {
-        B::Query(q) => scanned_tables(&q.plan, false, &mut |t, locked| {
-            add(out, t, if locked { M::RowShare } else { M::AccessShare })
-        }),
+        B::Query(q) | B::CopyTo { query: q, .. } => {
+            scanned_tables(&q.plan, false, &mut |t, locked| {
+                add(out, t, if locked { M::RowShare } else { M::AccessShare })
+            })
+        }
+        B::CopyFrom(c) => add(out, &c.table, M::RowExclusive),
         B::Insert(i) => {
             add(out, &i.table, M::RowExclusive);
             scanned_tables(&i.source, false, &mut |t, _| add(out, t, M::AccessShare));

@@ -47,6 +47,12 @@ pub struct Session {
     pub(crate) statements: HashMap<String, Prepared>,
     /// Portals by name ("" is the unnamed one).
     pub(crate) portals: HashMap<String, Portal>,
+    /// A COPY FROM STDIN waiting for data, and the statements after it.
+    pub(crate) copy: Option<crate::copy::CopyState>,
+    pub(crate) rest: Option<crate::copy::RestOfString>,
+    /// Tables TRUNCATEd in this transaction, with the subtransaction depth (for COPY
+    /// FREEZE's precondition).
+    pub(crate) truncated: Vec<(common::Oid, usize)>,
 }
 
 /// Statements that change the catalog: refused in explicit blocks until the catalog is
@@ -152,6 +158,7 @@ pub(crate) fn panic_error(p: &(dyn std::any::Any + Send), stmt: &Statement) -> P
 }
 
 fn to_wire(r: executor::StatementResult) -> (Vec<PgError>, Completed) {
+    let copy_out = r.copy_out;
     let columns = r
         .columns
         .map(|cols| crate::extended::wire_columns(&cols, &[]));
@@ -161,6 +168,8 @@ fn to_wire(r: executor::StatementResult) -> (Vec<PgError>, Completed) {
             columns,
             rows: r.rows,
             tag: r.tag,
+            copy_in: None,
+            copy_out,
         },
     )
 }
@@ -238,6 +247,9 @@ impl Session {
             settings: Settings::default(),
             statements: HashMap::new(),
             portals: HashMap::new(),
+            copy: None,
+            rest: None,
+            truncated: Vec::new(),
         }
     }
 
@@ -257,6 +269,7 @@ impl Session {
     /// End the transaction: commit (settings made in it stay) or roll back (they are
     /// undone).
     pub(crate) fn end_tx(&mut self, commit: bool) -> PgResult<()> {
+        self.truncated.clear();
         if commit {
             self.settings.commit();
             self.tx.commit()
@@ -471,6 +484,7 @@ impl Session {
                 let depth = self.tx.depth();
                 let undone = self.tx.rollback_to(&name)?;
                 self.settings.rollback_to(depth + 1 - undone);
+                self.savepoint_ended(true);
                 self.failed = false;
                 done("ROLLBACK")
             }
@@ -493,6 +507,7 @@ impl Session {
                 }
                 self.tx.release(&sql::binder::ident_name(name))?;
                 self.settings.release(self.tx.depth());
+                self.savepoint_ended(false);
                 done("RELEASE")
             }
             Statement::Set(sqlparser::ast::Set::SetTransaction {
@@ -689,8 +704,22 @@ impl Session {
                 let res = self
                     .db
                     .execute_one(stmt, sql, &self.tx, &snapshot, prepared);
-                self.tx.end_statement();
-                res?
+                match res {
+                    Ok(mut r) if r.copy_in.is_some() => {
+                        // COPY FROM STDIN: the statement goes on while the data comes.
+                        let load = r.copy_in.take().expect("checked above");
+                        self.start_copy(load, snapshot, last);
+                        return Ok(r);
+                    }
+                    res => {
+                        self.tx.end_statement();
+                        let r = res?;
+                        if matches!(stmt, Statement::Truncate(_)) {
+                            self.note_truncated(r.changed.iter().map(|&(t, _)| t));
+                        }
+                        r
+                    }
+                }
             }
         };
         if last
@@ -711,6 +740,18 @@ impl wire::Session for Session {
         let out = self.execute_string(sql_text);
         self.set_idle_state();
         out
+    }
+
+    fn copy_data(&mut self, data: &[u8]) {
+        self.copy_data_in(data)
+    }
+
+    fn copy_done(&mut self) -> Vec<StatementOutcome> {
+        self.copy_finish()
+    }
+
+    fn copy_fail(&mut self, error: PgError) -> Vec<StatementOutcome> {
+        self.copy_failed(error)
     }
 
     fn parse(&mut self, name: &str, sql: &str, param_types: &[u32]) -> Result<(), PgError> {
@@ -776,20 +817,42 @@ impl Session {
                 }];
             }
         };
-        let mut out = Vec::with_capacity(stmts.len());
+        self.run_statements(stmts, 0, Arc::from(sql_text))
+    }
+
+    /// Run the statements of a query string from `start`, stopping after the first
+    /// error, or after a COPY FROM STDIN that now waits for its data (the rest is kept
+    /// and runs when the COPY ends).
+    pub(crate) fn run_statements(
+        &mut self,
+        stmts: Vec<Statement>,
+        start: usize,
+        sql_text: Arc<str>,
+    ) -> Vec<StatementOutcome> {
         let n = stmts.len();
-        for (i, stmt) in stmts.iter().enumerate() {
+        let mut out = Vec::with_capacity(n - start.min(n));
+        for i in start..n {
+            let stmt = &stmts[i];
             let result = std::panic::catch_unwind(AssertUnwindSafe(|| {
-                self.run(stmt, sql_text, i + 1 == n, None)
+                self.run(stmt, &sql_text, i + 1 == n, None)
             }))
             .unwrap_or_else(|p| Err(panic_error(p.as_ref(), stmt)));
             match result {
                 Ok(r) => {
-                    let (notices, done) = to_wire(r);
+                    let (notices, mut done) = to_wire(r);
+                    done.copy_in = self.copy_columns();
                     out.push(StatementOutcome {
                         notices,
                         result: Ok(done),
                     });
+                    if self.copy.is_some() {
+                        self.rest = Some(crate::copy::RestOfString {
+                            stmts,
+                            next: i + 1,
+                            sql: sql_text,
+                        });
+                        return out;
+                    }
                 }
                 Err(e) => {
                     self.fail();

@@ -11,32 +11,7 @@
 
 mod common;
 
-use common::raw::{Conn, bind, close, describe, execute, parse, query, sync};
-use myriad_server::Server;
-
-/// Where the scenarios run: a PostgreSQL named by `MYRIAD_ORACLE_ADDR`, else a fresh
-/// in-process Myriad (kept alive by the returned guard).
-async fn target() -> (Option<(Server, tempfile::TempDir)>, std::net::SocketAddr) {
-    if let Ok(addr) = std::env::var("MYRIAD_ORACLE_ADDR") {
-        return (None, addr.parse().expect("MYRIAD_ORACLE_ADDR is host:port"));
-    }
-    let (server, dir) = common::start().await;
-    let addr = server.local_addr();
-    (Some((server, dir)), addr)
-}
-
-/// Sends each batch and compares what comes back up to ReadyForQuery.
-async fn check(conn: &mut Conn, cases: &[(Vec<Vec<u8>>, &[&str])]) {
-    let mut failures = Vec::new();
-    for (i, (batch, want)) in cases.iter().enumerate() {
-        conn.send_all(batch).await;
-        let got = conn.until_ready().await;
-        if got != *want {
-            failures.push(format!("case {i}:\n  got  {got:?}\n  want {want:?}"));
-        }
-    }
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
-}
+use common::raw::{Conn, bind, check, close, describe, execute, parse, query, sync, target};
 
 const SETUP: &str = "drop table if exists ext_a; \
     create table ext_a(aid int4 primary key, abalance int4, filler varchar(20)); \

@@ -400,6 +400,13 @@ pub enum BoundStatement {
         mode: sqlparser::ast::LockTableMode,
         nowait: bool,
     },
+    /// COPY ... FROM STDIN: the session feeds it the data.
+    CopyFrom(BoundCopyFrom),
+    /// COPY table | (query) TO STDOUT.
+    CopyTo {
+        query: BoundQuery,
+        format: CopyFormat,
+    },
     /// TRUNCATE: every row of each table goes, in this transaction (a rollback
     /// restores them).
     Truncate {
@@ -592,7 +599,10 @@ impl BoundStatement {
                     .try_for_each(f)
             };
         match self {
-            BoundStatement::Query(q) => q.plan.for_each_expr_mut(f),
+            BoundStatement::Query(q) | BoundStatement::CopyTo { query: q, .. } => {
+                q.plan.for_each_expr_mut(f)
+            }
+            BoundStatement::CopyFrom(c) => c.defaults.iter_mut().try_for_each(f),
             BoundStatement::Insert(i) => {
                 i.source.for_each_expr_mut(f)?;
                 returning(&mut i.returning, f)
@@ -670,4 +680,57 @@ impl BoundStatement {
             Ok(())
         })
     }
+}
+
+/// COPY's data format: text (PostgreSQL's default) or CSV, with their options.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CopyFormat {
+    pub csv: bool,
+    /// One byte (PostgreSQL requires a single one-byte character).
+    pub delimiter: u8,
+    /// The string that stands for NULL (`\N` in text, empty in CSV).
+    pub null: String,
+    /// The first line holds column names: skipped on input, written on output.
+    pub header: bool,
+    /// CSV only.
+    pub quote: u8,
+    /// CSV only.
+    pub escape: u8,
+}
+
+impl CopyFormat {
+    pub fn text() -> CopyFormat {
+        CopyFormat {
+            csv: false,
+            delimiter: b'\t',
+            null: "\\N".into(),
+            header: false,
+            quote: b'"',
+            escape: b'"',
+        }
+    }
+
+    pub fn csv() -> CopyFormat {
+        CopyFormat {
+            csv: true,
+            delimiter: b',',
+            null: String::new(),
+            ..CopyFormat::text()
+        }
+    }
+}
+
+/// COPY table [(columns)] FROM STDIN.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BoundCopyFrom {
+    pub table: Arc<TableDesc>,
+    /// The table column each data column goes to.
+    pub targets: Vec<usize>,
+    /// A whole row of each column's DEFAULT (NULL where none), for the columns the data
+    /// leaves out.
+    pub defaults: Vec<Expr>,
+    pub format: CopyFormat,
+    /// FREEZE was asked for (checked by the session: the table must have been created
+    /// or truncated in the current subtransaction).
+    pub freeze: bool,
 }

@@ -12,12 +12,145 @@ pub use sqlparser::ast::Statement;
 
 /// Parse a query string holding zero or more statements.
 pub fn parse(sql: &str) -> PgResult<Vec<Statement>> {
+    // sqlparser reads what follows `COPY ... FROM STDIN;` as inline data (psql's dump
+    // format), but in a query string it is more statements: parse them apart. The rest
+    // is parsed with everything before it blanked out, so positions stay true.
+    if let Some(cut) = end_of_copy_from_stdin(sql) {
+        let mut stmts = parse_one_part(&sql[..cut])?;
+        let blanked: String = sql[..cut]
+            .chars()
+            .map(|c| if c == '\n' { '\n' } else { ' ' })
+            .chain(sql[cut..].chars())
+            .collect();
+        stmts.extend(parse(&blanked)?);
+        return Ok(stmts);
+    }
+    parse_one_part(sql)
+}
+
+/// The byte offset just after the `;` that ends a `COPY ... FROM STDIN` statement, when
+/// more statements follow it.
+fn end_of_copy_from_stdin(sql: &str) -> Option<usize> {
+    use sqlparser::keywords::Keyword;
+    use sqlparser::tokenizer::{Token, Tokenizer};
     let dialect = PostgreSqlDialect {};
-    Parser::new(&dialect)
-        .with_recursion_limit(PARSER_RECURSION_LIMIT)
-        .try_with_sql(sql)
-        .and_then(|mut p| p.parse_statements())
-        .map_err(|e| syntax_error(sql, e))
+    let tokens = Tokenizer::new(&dialect, sql)
+        .tokenize_with_location()
+        .ok()?;
+    let mut statement_start = true;
+    let mut in_copy = false;
+    let mut stdin = false;
+    for (i, t) in tokens.iter().enumerate() {
+        match &t.token {
+            Token::Whitespace(_) => continue,
+            Token::SemiColon => {
+                let more = tokens[i + 1..]
+                    .iter()
+                    .any(|t| !matches!(t.token, Token::Whitespace(_) | Token::SemiColon));
+                if in_copy && stdin && more {
+                    let at = location_to_position(sql, t.span.start.line, t.span.start.column)?;
+                    return sql
+                        .char_indices()
+                        .nth(at as usize)
+                        .map(|(b, _)| b)
+                        .or(Some(sql.len()));
+                }
+                statement_start = true;
+                in_copy = false;
+                stdin = false;
+                continue;
+            }
+            Token::Word(w) if statement_start => in_copy = w.keyword == Keyword::COPY,
+            Token::Word(w) if in_copy && w.keyword == Keyword::STDIN => stdin = true,
+            _ => {}
+        }
+        statement_start = false;
+    }
+    None
+}
+
+fn parse_one_part(sql: &str) -> PgResult<Vec<Statement>> {
+    let dialect = PostgreSqlDialect {};
+    let parse = |text: &str| {
+        Parser::new(&dialect)
+            .with_recursion_limit(PARSER_RECURSION_LIMIT)
+            .try_with_sql(text)
+            .and_then(|mut p| p.parse_statements())
+    };
+    parse(sql).or_else(|e| {
+        // PostgreSQL spellings sqlparser's grammar lacks, respelled as it has them.
+        match copy_booleans_respelled(sql) {
+            Some(respelled) => parse(&respelled).map_err(|_| syntax_error(sql, e)),
+            None => Err(syntax_error(sql, e)),
+        }
+    })
+}
+
+/// COPY's boolean options take any of PostgreSQL's boolean spellings (`freeze on`, which
+/// pgbench sends; `header 1`), sqlparser only `true`/`false`: the same text with those
+/// values respelled, if there are any.
+fn copy_booleans_respelled(sql: &str) -> Option<String> {
+    use sqlparser::keywords::Keyword;
+    use sqlparser::tokenizer::{Token, Tokenizer};
+    let dialect = PostgreSqlDialect {};
+    let tokens = Tokenizer::new(&dialect, sql)
+        .tokenize_with_location()
+        .ok()?;
+    let significant: Vec<_> = tokens
+        .iter()
+        .filter(|t| !matches!(t.token, Token::Whitespace(_)))
+        .collect();
+    let mut edits: Vec<(u32, usize, &str)> = Vec::new();
+    let mut in_copy = false;
+    let mut statement_start = true;
+    for (i, t) in significant.iter().enumerate() {
+        match &t.token {
+            Token::SemiColon => {
+                in_copy = false;
+                statement_start = true;
+                continue;
+            }
+            Token::Word(w) if statement_start => in_copy = w.keyword == Keyword::COPY,
+            _ => {}
+        }
+        statement_start = false;
+        let is_bool_option = matches!(&t.token, Token::Word(w)
+            if w.quote_style.is_none() && matches!(w.keyword, Keyword::FREEZE | Keyword::HEADER));
+        if !in_copy || !is_bool_option {
+            continue;
+        }
+        let Some(value) = significant.get(i + 1) else {
+            continue;
+        };
+        let (text, truth) = match &value.token {
+            Token::Word(w) if w.quote_style.is_none() => {
+                match w.value.to_ascii_lowercase().as_str() {
+                    "on" | "yes" => (w.value.clone(), "true"),
+                    "off" | "no" => (w.value.clone(), "false"),
+                    _ => continue,
+                }
+            }
+            Token::Number(n, _) if n == "1" => (n.clone(), "true"),
+            Token::Number(n, _) if n == "0" => (n.clone(), "false"),
+            _ => continue,
+        };
+        let at = location_to_position(sql, value.span.start.line, value.span.start.column)?;
+        edits.push((at, text.chars().count(), truth));
+    }
+    if edits.is_empty() {
+        return None;
+    }
+    let chars: Vec<char> = sql.chars().collect();
+    let mut out = String::with_capacity(sql.len() + 8);
+    let mut next = 0usize;
+    for (at, len, truth) in edits {
+        let start = at as usize - 1;
+        out.extend(&chars[next..start]);
+        out.push_str(truth);
+        next = start + len;
+    }
+    out.extend(&chars[next..]);
+    Some(out)
 }
 
 /// Parse a single expression (a stored column DEFAULT).
@@ -146,6 +279,25 @@ mod tests {
             e.message
         );
         assert!(e.position.unwrap() > 10);
+    }
+
+    #[test]
+    fn copy_takes_postgres_booleans() {
+        for sql in [
+            "copy t from stdin with (freeze on)",
+            "COPY t FROM STDIN (FORMAT csv, HEADER 1, FREEZE off)",
+        ] {
+            let stmts = parse(sql).unwrap_or_else(|e| panic!("{sql}: {}", e.message));
+            assert!(matches!(stmts[0], Statement::Copy { .. }), "{sql}");
+        }
+        // Statements after COPY FROM STDIN are statements, not data.
+        let stmts = parse("select 1; copy t from stdin;\n select 2; select 3").unwrap();
+        assert_eq!(stmts.len(), 4);
+        assert!(matches!(stmts[1], Statement::Copy { .. }));
+        let e = parse("copy t from stdin; selec 2").unwrap_err();
+        assert_eq!(e.position, Some(20));
+        let e = parse("copy t from stdin with (freeze maybe)").unwrap_err();
+        assert_eq!(e.code, common::SqlState::SYNTAX_ERROR);
     }
 
     #[test]

@@ -39,6 +39,7 @@ use pgwire::api::{
     PidSecretKeyGenerator, RandomPidSecretKeyGenerator,
 };
 use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
+use pgwire::messages::copy::{CopyData, CopyDone, CopyInResponse, CopyOutResponse};
 use pgwire::messages::data::{
     DataRow, FieldDescription, NoData, ParameterDescription, RowDescription,
 };
@@ -75,13 +76,20 @@ pub struct Column {
     pub binary: bool,
 }
 
-/// A statement that ran to completion.
+/// A statement that ran to completion (or, for COPY FROM STDIN, started).
 #[derive(Debug, Default)]
 pub struct Completed {
     /// `Some` if the statement returns rows (RowDescription is sent even for zero rows).
     pub columns: Option<Vec<Column>>,
     pub rows: Vec<Vec<Value>>,
     pub tag: String,
+    /// COPY FROM STDIN began, with this many columns: CopyInResponse is sent, the
+    /// client's CopyData goes to [`Session::copy_data`] and the statement ends at
+    /// [`Session::copy_done`] (or [`Session::copy_fail`]).
+    pub copy_in: Option<usize>,
+    /// COPY TO STDOUT: the number of columns and each line of data (CopyOutResponse,
+    /// CopyData per line, CopyDone, then CommandComplete).
+    pub copy_out: Option<(usize, Vec<Vec<u8>>)>,
 }
 
 /// What one statement of a query string did.
@@ -156,6 +164,17 @@ pub trait Session: Send + 'static {
 
     /// The transaction status ReadyForQuery reports.
     fn transaction_status(&self) -> TxStatus;
+
+    /// CopyData during COPY FROM STDIN. An error is kept and reported at CopyDone.
+    fn copy_data(&mut self, data: &[u8]);
+
+    /// CopyDone: the COPY's outcome, then the outcomes of the query string's remaining
+    /// statements (the last may start another COPY).
+    fn copy_done(&mut self) -> Vec<StatementOutcome>;
+
+    /// CopyFail (or a message that does not belong in COPY): the COPY fails with
+    /// `error`, which ends the query string.
+    fn copy_fail(&mut self, error: PgError) -> Vec<StatementOutcome>;
 
     /// Parse: prepare `sql` (at most one statement) as statement `name` ("" is the
     /// unnamed one, which a new Parse replaces); `param_types` are OIDs, 0 where the
@@ -310,6 +329,9 @@ fn error_fields(e: &PgError) -> Vec<(u8, String)> {
     if let Some(p) = e.position {
         f.push((b'P', p.to_string()));
     }
+    if let Some(w) = &e.context {
+        f.push((b'W', w.to_string()));
+    }
     f
 }
 
@@ -377,42 +399,8 @@ impl<B: Backend> SimpleQueryHandler for QueryHandler<B> {
             // statements right here blocks only this connection, and costs no hand-off
             // to another thread and back.
             let outcomes = self.session.lock().execute_simple(&query.query);
-            let mut buf = BytesMut::new();
-            for o in outcomes {
-                for n in &o.notices {
-                    client
-                        .feed(PgWireBackendMessage::NoticeResponse(NoticeResponse::new(
-                            error_fields(n),
-                        )))
-                        .await?;
-                }
-                match o.result {
-                    Ok(done) => {
-                        if let Some(cols) = &done.columns {
-                            client
-                                .feed(PgWireBackendMessage::RowDescription(row_description(cols)))
-                                .await?;
-                            for r in &done.rows {
-                                client
-                                    .feed(PgWireBackendMessage::DataRow(data_row(r, &[], &mut buf)))
-                                    .await?;
-                            }
-                        }
-                        client
-                            .feed(PgWireBackendMessage::CommandComplete(CommandComplete::new(
-                                done.tag,
-                            )))
-                            .await?;
-                    }
-                    Err(e) => {
-                        client
-                            .feed(PgWireBackendMessage::ErrorResponse(ErrorResponse::new(
-                                error_fields(&e),
-                            )))
-                            .await?;
-                        break;
-                    }
-                }
+            if send_outcomes(client, outcomes).await? {
+                return Ok(());
             }
         }
         client.set_state(PgWireConnectionState::ReadyForQuery);
@@ -431,6 +419,116 @@ impl<B: Backend> SimpleQueryHandler for QueryHandler<B> {
         // `on_query` above answers every Query itself.
         Ok(Vec::new())
     }
+}
+
+/// Send what the statements of a query string did. Returns true when the last one
+/// started COPY FROM STDIN: CopyInResponse went out (flushed), the connection is in
+/// copy mode, and ReadyForQuery waits for the end of the data.
+async fn send_outcomes<C>(client: &mut C, outcomes: Vec<StatementOutcome>) -> PgWireResult<bool>
+where
+    C: ClientInfo + Sink<PgWireBackendMessage> + Unpin + Send,
+    PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+{
+    let mut buf = BytesMut::new();
+    for o in outcomes {
+        for n in &o.notices {
+            client
+                .feed(PgWireBackendMessage::NoticeResponse(NoticeResponse::new(
+                    error_fields(n),
+                )))
+                .await?;
+        }
+        match o.result {
+            Ok(done) => {
+                if let Some(columns) = done.copy_in {
+                    client
+                        .send(PgWireBackendMessage::CopyInResponse(CopyInResponse::new(
+                            0,
+                            columns as i16,
+                            vec![0; columns],
+                        )))
+                        .await?;
+                    client.set_state(PgWireConnectionState::CopyInProgress(false));
+                    return Ok(true);
+                }
+                if let Some((columns, lines)) = done.copy_out {
+                    client
+                        .feed(PgWireBackendMessage::CopyOutResponse(CopyOutResponse::new(
+                            0,
+                            columns as i16,
+                            vec![0; columns],
+                        )))
+                        .await?;
+                    for line in lines {
+                        client
+                            .feed(PgWireBackendMessage::CopyData(CopyData::new(line.into())))
+                            .await?;
+                    }
+                    client
+                        .feed(PgWireBackendMessage::CopyDone(CopyDone::new()))
+                        .await?;
+                }
+                if let Some(cols) = &done.columns {
+                    client
+                        .feed(PgWireBackendMessage::RowDescription(row_description(cols)))
+                        .await?;
+                    for r in &done.rows {
+                        client
+                            .feed(PgWireBackendMessage::DataRow(data_row(r, &[], &mut buf)))
+                            .await?;
+                    }
+                }
+                client
+                    .feed(PgWireBackendMessage::CommandComplete(CommandComplete::new(
+                        done.tag,
+                    )))
+                    .await?;
+            }
+            Err(e) => {
+                client.feed(error_response(&e)).await?;
+                break;
+            }
+        }
+    }
+    Ok(false)
+}
+
+/// A message during COPY FROM STDIN: data, its end, or its failure (anything else
+/// fails the COPY, as PostgreSQL does; Flush and Sync are ignored).
+async fn copy_message<S: Session, C>(
+    client: &mut C,
+    session: &parking_lot::Mutex<S>,
+    ty: u8,
+    msg: PgWireFrontendMessage,
+) -> PgWireResult<()>
+where
+    C: ClientInfo + Sink<PgWireBackendMessage> + Unpin + Send,
+    PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+{
+    let outcomes = match msg {
+        PgWireFrontendMessage::CopyData(d) => {
+            session.lock().copy_data(&d.data);
+            return Ok(());
+        }
+        PgWireFrontendMessage::Flush(_) | PgWireFrontendMessage::Sync(_) => return Ok(()),
+        PgWireFrontendMessage::CopyDone(_) => session.lock().copy_done(),
+        PgWireFrontendMessage::CopyFail(f) => session.lock().copy_fail(PgError::new(
+            common::error::SqlState::QUERY_CANCELED,
+            format!("COPY from stdin failed: {}", f.message),
+        )),
+        _ => session.lock().copy_fail(PgError::new(
+            common::error::SqlState::PROTOCOL_VIOLATION,
+            format!("unexpected message type 0x{ty:02X} during COPY from stdin"),
+        )),
+    };
+    client.set_state(PgWireConnectionState::QueryInProgress);
+    if send_outcomes(client, outcomes).await? {
+        return Ok(());
+    }
+    client.set_state(PgWireConnectionState::ReadyForQuery);
+    let status = session.lock().transaction_status();
+    client.send(ready_for_query(status)).await?;
+    Ok(())
 }
 
 fn ready_for_query(status: TxStatus) -> PgWireBackendMessage {
@@ -848,6 +946,10 @@ async fn run_connection<B: Backend>(
                 continue;
             }
         };
+        if in_copy.is_some() {
+            copy_message(&mut client, &simple.session, ty, msg).await?;
+            continue;
+        }
         if matches!(
             msg,
             PgWireFrontendMessage::Parse(_)

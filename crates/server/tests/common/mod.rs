@@ -175,6 +175,20 @@ pub mod raw {
         msg(b'S', &[])
     }
 
+    pub fn copy_data(data: &[u8]) -> Vec<u8> {
+        msg(b'd', data)
+    }
+
+    pub fn copy_done() -> Vec<u8> {
+        msg(b'c', &[])
+    }
+
+    pub fn copy_fail(message: &str) -> Vec<u8> {
+        let mut b = Vec::new();
+        cstr(&mut b, message);
+        msg(b'f', &b)
+    }
+
     /// A backend message as a short line: `ParseComplete`, `Error 42P01 relation "t"
     /// does not exist`, `DataRow 1|NULL|x` (text columns), `CommandComplete SELECT 1`,
     /// `ReadyForQuery I`, ...
@@ -194,17 +208,32 @@ pub mod raw {
             b'Z' => format!("ReadyForQuery {}", body[0] as char),
             b'C' => format!("CommandComplete {}", cstrs(body)[0]),
             b'E' | b'N' => {
-                let (mut code, mut message) = (String::new(), String::new());
+                let (mut code, mut message, mut context) = (String::new(), String::new(), None);
                 for f in cstrs(body) {
                     match f.as_bytes().first() {
                         Some(b'C') => code = f[1..].to_string(),
                         Some(b'M') => message = f[1..].to_string(),
+                        Some(b'W') => context = Some(f[1..].to_string()),
                         _ => {}
                     }
                 }
                 let kind = if ty == b'E' { "Error" } else { "Notice" };
-                format!("{kind} {code} {message}")
+                match context {
+                    Some(w) => format!("{kind} {code} {message} [{w}]"),
+                    None => format!("{kind} {code} {message}"),
+                }
             }
+            b'G' | b'H' => {
+                let n = i16::from_be_bytes([body[1], body[2]]);
+                let kind = if ty == b'G' {
+                    "CopyInResponse"
+                } else {
+                    "CopyOutResponse"
+                };
+                format!("{kind} {} {n}", body[0])
+            }
+            b'd' => format!("CopyData {}", String::from_utf8_lossy(body).escape_debug()),
+            b'c' => "CopyDone".into(),
             b't' => {
                 let n = i16::from_be_bytes([body[0], body[1]]) as usize;
                 let oids: Vec<String> = (0..n)
@@ -305,8 +334,9 @@ pub mod raw {
             }
         }
 
-        /// Every message up to and including the next ReadyForQuery, summarised (startup
-        /// messages R, S, K are left out).
+        /// Every message up to and including the next ReadyForQuery (or CopyInResponse,
+        /// after which the server waits for data), summarised (startup messages R, S, K
+        /// are left out).
         pub async fn until_ready(&mut self) -> Vec<String> {
             let mut out = Vec::new();
             while let Some((ty, body)) = self.next().await {
@@ -314,12 +344,41 @@ pub mod raw {
                     continue;
                 }
                 out.push(summary(ty, &body));
-                if ty == b'Z' {
+                if ty == b'Z' || ty == b'G' {
                     break;
                 }
             }
             out
         }
+    }
+
+    /// Where protocol scenarios run: a PostgreSQL named by `MYRIAD_ORACLE_ADDR`
+    /// (`host:port`, trust authentication for user postgres; run the tests with
+    /// `--test-threads=1` there, they share table names), to check their expectations
+    /// against PostgreSQL 15; else a fresh in-process Myriad, kept alive by the guard.
+    pub async fn target() -> (
+        Option<(myriad_server::Server, tempfile::TempDir)>,
+        std::net::SocketAddr,
+    ) {
+        if let Ok(addr) = std::env::var("MYRIAD_ORACLE_ADDR") {
+            return (None, addr.parse().expect("MYRIAD_ORACLE_ADDR is host:port"));
+        }
+        let (server, dir) = super::start().await;
+        let addr = server.local_addr();
+        (Some((server, dir)), addr)
+    }
+
+    /// Sends each batch and compares what comes back up to ReadyForQuery.
+    pub async fn check(conn: &mut Conn, cases: &[(Vec<Vec<u8>>, &[&str])]) {
+        let mut failures = Vec::new();
+        for (i, (batch, want)) in cases.iter().enumerate() {
+            conn.send_all(batch).await;
+            let got = conn.until_ready().await;
+            if got != *want {
+                failures.push(format!("case {i}:\n  got  {got:?}\n  want {want:?}"));
+            }
+        }
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
     }
 
     /// Sends `bytes` on a fresh connection, half-closes it and returns what the server

@@ -18,7 +18,7 @@ fn is_default_keyword(e: &ast::Expr) -> bool {
 
 impl Binder<'_> {
     /// The value a column gets when none is given: its DEFAULT, else NULL.
-    fn default_value(&self, col: &ColumnDesc) -> PgResult<Expr> {
+    pub(crate) fn default_value(&self, col: &ColumnDesc) -> PgResult<Expr> {
         match &col.default {
             None => Ok(Expr::constant(Value::Null, col.ty)),
             Some(text) => {
@@ -51,7 +51,11 @@ impl Binder<'_> {
         }
     }
 
-    fn target_columns(&self, table: &TableDesc, cols: &[ast::ObjectName]) -> PgResult<Vec<usize>> {
+    pub(crate) fn target_columns(
+        &self,
+        table: &TableDesc,
+        cols: &[ast::ObjectName],
+    ) -> PgResult<Vec<usize>> {
         if cols.is_empty() {
             return Ok((0..table.columns.len()).collect());
         }

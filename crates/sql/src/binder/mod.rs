@@ -6,6 +6,7 @@
 //! schema exists so far.
 
 mod coerce;
+mod copy;
 mod ddl;
 mod dml;
 mod expr;
@@ -237,6 +238,14 @@ impl<'a> Binder<'a> {
             } => self.bind_drop(*object_type, *if_exists, names, *cascade),
             Statement::Lock(l) => self.bind_lock(l),
             Statement::Truncate(t) => self.bind_truncate(t),
+            Statement::Copy {
+                source,
+                to,
+                target,
+                options,
+                legacy_options,
+                values,
+            } if values.is_empty() => self.bind_copy(source, *to, target, options, legacy_options),
             other => Err(PgError::unsupported(statement_kind(other))),
         }
     }
