@@ -21,6 +21,11 @@
 //! 7. The rows and command tag go back to `wire`, which encodes RowDescription, DataRow
 //!    and CommandComplete and flushes once, with ReadyForQuery.
 //!
+//! The extended protocol (Parse / Bind / Execute / Sync) takes the same path from step
+//! 4, with a prepared statement's cached binding and its parameter values substituted
+//! before planning (`extended`); COPY FROM STDIN binds and locks, then loads the data as
+//! it arrives (`copy`).
+//!
 //! Transactions: each connection has a [`session::Session`] holding its `txn::Tx`. A
 //! statement outside a transaction block runs in an implicit transaction (one per query
 //! string, as PostgreSQL); BEGIN ... COMMIT spans statements. Reads and writes run

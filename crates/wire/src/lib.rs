@@ -6,11 +6,16 @@
 //! one [`StatementOutcome`] per statement and its transaction status ([`TxStatus`], for
 //! ReadyForQuery). This
 //! layer turns them into RowDescription / DataRow / CommandComplete / ErrorResponse /
-//! NoticeResponse messages.
+//! NoticeResponse messages. The extended protocol's messages map one to one onto
+//! [`Session::parse`], [`Session::bind`], [`Session::describe`], [`Session::execute`],
+//! [`Session::close`] and [`Session::sync`] (`extended_message`); COPY's onto
+//! [`Session::copy_data`], [`Session::copy_done`] and [`Session::copy_fail`]
+//! (`copy_message`). Binary values: [`binary`].
 //!
 //! Rules kept here (research notes, clients.md §3 and §6):
-//! - One socket write per Query: every message is `feed`-ed into the connection's buffer
-//!   and only ReadyForQuery flushes, as PostgreSQL does.
+//! - One socket write per Query, and per Sync of the extended protocol: every message is
+//!   `feed`-ed into the connection's buffer and only ReadyForQuery (or a Flush, or
+//!   CopyInResponse, after which the client must send data) flushes, as PostgreSQL does.
 //! - ParameterStatus reports a PostgreSQL 15 version (`server_version` decides which
 //!   catalog queries psql sends and whether pgbench uses COPY FREEZE) and PostgreSQL's
 //!   defaults (`DateStyle = ISO, MDY`), not pgwire's.
