@@ -49,7 +49,9 @@ const WAL_BUFFER_WRITE_THRESHOLD: usize = 4 << 20;
 const WAL_DIR: &str = "pg_wal";
 const CONTROL_FILE: &str = "pg_control";
 const CONTROL_MAGIC: u32 = 0x4d59_5243; // "MYRC"
-const CONTROL_VERSION: u32 = 1;
+/// The layout of the control file and of WAL records. 2: a record's CRC covers the
+/// payload, then the header (it was the header, then the payload).
+const CONTROL_VERSION: u32 = 2;
 
 /// What a record describes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -495,16 +497,22 @@ fn append_record(buf: &mut Vec<u8>, lsn: Lsn, kind: RecordKind, payload: &[u8], 
     header[0..4].copy_from_slice(&len.to_le_bytes());
     header[8..16].copy_from_slice(&lsn.to_le_bytes());
     header[16] = kind as u8;
-    let crc = record_crc(&header, payload_crc, payload.len());
+    let crc = record_crc(&header, payload_crc);
     header[4..8].copy_from_slice(&crc.to_le_bytes());
     buf.extend_from_slice(&header);
     buf.extend_from_slice(payload);
 }
 
-/// CRC-32C over len, header tail and payload, from the payload's own CRC.
-fn record_crc(header: &[u8; RECORD_HEADER_SIZE], payload_crc: u32, payload_len: usize) -> u32 {
-    let head = crc32c::crc32c_append(crc32c::crc32c(&header[0..4]), &header[8..]);
-    crc32c::crc32c_combine(head, payload_crc, payload_len)
+/// CRC-32C over the payload, then the header's length and tail, continued from the
+/// payload's own CRC (computed before the insert lock is taken): under the lock only
+/// the 20 header bytes are added. (PostgreSQL orders its record CRC the same way;
+/// combining a header CRC with the payload's, as version 1 did, cost tens of
+/// microseconds per record.)
+fn record_crc(header: &[u8; RECORD_HEADER_SIZE], payload_crc: u32) -> u32 {
+    crc32c::crc32c_append(
+        crc32c::crc32c_append(payload_crc, &header[0..4]),
+        &header[8..],
+    )
 }
 
 /// Little-endian integers read from disk bytes; bytes missing read as 0, which fails
@@ -613,7 +621,7 @@ impl WalReader {
             let Some(payload) = bytes.get(in_seg + RECORD_HEADER_SIZE..in_seg + len) else {
                 return Ok(None);
             };
-            if record_crc(&header, crc32c::crc32c(payload), payload.len()) != crc {
+            if record_crc(&header, crc32c::crc32c(payload)) != crc {
                 return Ok(None);
             }
             let Some(kind) = RecordKind::from_u8(header[16]) else {
@@ -702,6 +710,17 @@ pub fn open_and_recover_with(
             "could not read \"{}\"",
             control_path.display()
         )))?;
+        let version = le_u32(&b[..n], 4);
+        if n == Control::SIZE && le_u32(&b, 0) == CONTROL_MAGIC && version != CONTROL_VERSION {
+            return Err(PgError::fatal(
+                SqlState::OBJECT_NOT_IN_PREREQUISITE_STATE,
+                "database files are incompatible with server",
+            )
+            .with_detail(format!(
+                "The data directory was initialized with control version {version}, but this server uses version {CONTROL_VERSION}."
+            ))
+            .with_hint("Create a new data directory."));
+        }
         Some(Control::decode(&b[..n]).ok_or_else(|| {
             corrupt(format!(
                 "control file \"{}\" is corrupt",
