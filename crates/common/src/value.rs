@@ -8,6 +8,7 @@
 
 use std::cmp::Ordering;
 
+use crate::datetime::{self, Date, Interval, Timestamp, TimestampTz};
 use crate::error::{PgError, PgResult, SqlState};
 use crate::types::DataType;
 
@@ -24,6 +25,10 @@ pub enum Value {
     Text(String),
     /// `char(n)`, stored blank-padded to its declared length.
     Bpchar(String),
+    Date(Date),
+    Timestamp(Timestamp),
+    TimestampTz(TimestampTz),
+    Interval(Interval),
 }
 
 impl Value {
@@ -70,6 +75,11 @@ impl Value {
             Value::Float4(v) => format_float(*v as f64, FloatKind::Float4),
             Value::Float8(v) => format_float(*v, FloatKind::Float8),
             Value::Text(s) | Value::Bpchar(s) => s.clone(),
+            Value::Date(d) => d.to_string(),
+            Value::Timestamp(t) => t.to_string(),
+            // Shown in the session's zone (`timestamptz_out` reads the TimeZone setting).
+            Value::TimestampTz(t) => t.to_text(&datetime::session_time_zone()),
+            Value::Interval(i) => i.to_string(),
         })
     }
 
@@ -81,6 +91,12 @@ impl Value {
         use Value::*;
         match (self, other) {
             (Bool(a), Bool(b)) => a.cmp(b),
+            // The derived orders are the SQL ones (infinities are the extreme integers;
+            // intervals compare their 30-day-month span): see `datetime`'s invariants.
+            (Date(a), Date(b)) => a.cmp(b),
+            (Timestamp(a), Timestamp(b)) => a.cmp(b),
+            (TimestampTz(a), TimestampTz(b)) => a.cmp(b),
+            (Interval(a), Interval(b)) => a.cmp(b),
             (Text(_) | Bpchar(_), Text(_) | Bpchar(_)) => self
                 .as_str()
                 .unwrap_or("")
@@ -115,6 +131,10 @@ impl Value {
             Value::Int2(_) | Value::Int4(_) | Value::Int8(_) => 2,
             Value::Float4(_) | Value::Float8(_) => 3,
             Value::Text(_) | Value::Bpchar(_) => 4,
+            Value::Date(_) => 5,
+            Value::Timestamp(_) => 6,
+            Value::TimestampTz(_) => 7,
+            Value::Interval(_) => 8,
         }
     }
 
@@ -149,6 +169,15 @@ impl Value {
             }
             DataType::Float8 => parse_float(text, ty).map(Value::Float8),
             DataType::Text | DataType::Unknown => Ok(Value::Text(text.to_string())),
+            // 'now', 'today' and input without a zone read the session clock and zone.
+            DataType::Date => Date::parse(text, &datetime::session_context()).map(Value::Date),
+            DataType::Timestamp => {
+                Timestamp::parse(text, &datetime::session_context()).map(Value::Timestamp)
+            }
+            DataType::TimestampTz => {
+                TimestampTz::parse(text, &datetime::session_context()).map(Value::TimestampTz)
+            }
+            DataType::Interval => Interval::parse(text).map(Value::Interval),
             DataType::Varchar(_) | DataType::Bpchar(_) => {
                 Value::Text(text.to_string()).coerce_char_length(ty, false)
             }

@@ -11,6 +11,7 @@
 //!   record; DROP: the catalog record, then storage).
 
 pub mod agg;
+mod datetime;
 pub mod dml;
 pub mod eval;
 pub mod exec;

@@ -254,6 +254,23 @@ impl Session {
         );
     }
 
+    /// Make this session's clock and `TimeZone` what the next statement sees (type I/O
+    /// and `now()` read them from a thread-local: `common::datetime::session`). "now" is
+    /// the transaction's start, or the wall clock outside a transaction.
+    pub(crate) fn set_session_clock(&self) {
+        let statement_start = common::datetime::clock_timestamp();
+        let transaction_start = if self.tx.is_active() {
+            common::datetime::session::timestamptz_of(self.tx.start_time())
+        } else {
+            statement_start
+        };
+        common::datetime::set_session_clock(common::datetime::SessionClock {
+            transaction_start,
+            statement_start,
+            time_zone: self.settings.time_zone(),
+        });
+    }
+
     /// End the transaction: commit (settings made in it stay) or roll back (they are
     /// undone).
     pub(crate) fn end_tx(&mut self, commit: bool) -> PgResult<()> {
@@ -326,9 +343,9 @@ impl Session {
         let setting = Setting::lookup(name).ok_or_else(|| settings::unrecognized(name))?;
         let value = text.as_deref().map(|t| setting.parse(t)).transpose()?;
         if setting == Setting::DEFAULT_TRANSACTION_ISOLATION
-            && let Some(v) = value
+            && let Some(v) = &value
         {
-            settings::isolation_of(v)?;
+            settings::isolation_of(v.clone())?;
         }
         self.settings
             .set(setting, value, local, self.tx.depth().max(1));
@@ -601,6 +618,34 @@ impl Session {
                 }
                 r
             }
+            Statement::Set(sqlparser::ast::Set::SetTimeZone { local, value }) => {
+                if self.failed {
+                    return Err(aborted_block());
+                }
+                if !self.tx.is_active() {
+                    self.begin_tx(None, None);
+                }
+                // SET TIME ZONE LOCAL means the default, as DEFAULT does.
+                let value = match value {
+                    sqlparser::ast::Expr::Identifier(id)
+                        if id.quote_style.is_none() && id.value.eq_ignore_ascii_case("local") =>
+                    {
+                        sqlparser::ast::Expr::Identifier("default".into())
+                    }
+                    other => other.clone(),
+                };
+                if *local && !self.explicit {
+                    let mut r = done("SET");
+                    r.notices.push(PgError::warning(
+                        SqlState::NO_ACTIVE_SQL_TRANSACTION,
+                        "SET LOCAL can only be used in transaction blocks",
+                    ));
+                    r
+                } else {
+                    self.set("timezone", &[value], *local)?;
+                    done("SET")
+                }
+            }
             Statement::Prepare {
                 name,
                 data_types,
@@ -685,6 +730,7 @@ impl Session {
                     ));
                 }
                 self.tx.set_wait_policy(self.wait_policy());
+                self.set_session_clock();
                 let snapshot = self.tx.start_statement();
                 let res = self
                     .db

@@ -6,6 +6,7 @@
 //! schema exists so far.
 
 mod coerce;
+mod datetime;
 mod ddl;
 mod dml;
 mod expr;
