@@ -474,6 +474,55 @@ mod tests {
     }
 
     #[test]
+    fn datetime_text_round_trip_in_the_session_zone() {
+        use crate::datetime::{SessionClock, TimeZone, TimestampTz, set_session_clock};
+        let v = Value::parse("2024-02-29 13:45:07.5+00", &DataType::TimestampTz).unwrap();
+        // This thread's statements see UTC until a session sets a zone.
+        assert_eq!(v.to_text().unwrap(), "2024-02-29 13:45:07.5+00");
+        set_session_clock(SessionClock {
+            transaction_start: TimestampTz(0),
+            statement_start: TimestampTz(0),
+            time_zone: TimeZone::fixed(-5 * 3600),
+        });
+        assert_eq!(v.to_text().unwrap(), "2024-02-29 08:45:07.5-05");
+        // Input without a zone is read in the session's zone; 'today' from its clock.
+        let local = Value::parse("2024-02-29 08:45:07.5", &DataType::TimestampTz).unwrap();
+        assert_eq!(local, v);
+        assert_eq!(
+            Value::parse("today", &DataType::Date)
+                .unwrap()
+                .to_text()
+                .unwrap(),
+            "1999-12-31"
+        );
+        for (text, ty) in [
+            ("2024-02-29", DataType::Date),
+            ("2024-02-29 00:00:01", DataType::Timestamp),
+            ("1 year 2 mons -3 days +04:05:06", DataType::Interval),
+        ] {
+            assert_eq!(Value::parse(text, &ty).unwrap().to_text().unwrap(), text);
+        }
+        let e = Value::parse("2024-02-30", &DataType::Date).unwrap_err();
+        assert_eq!(e.code, crate::datetime::DATETIME_FIELD_OVERFLOW);
+    }
+
+    #[test]
+    fn datetime_ordering() {
+        let iv = |t: &str| Value::parse(t, &DataType::Interval).unwrap();
+        assert_eq!(iv("1 mon").cmp_non_null(&iv("30 days")), Ordering::Equal);
+        assert_eq!(iv("25 hours").cmp_non_null(&iv("1 day")), Ordering::Greater);
+        let d = |t: &str| Value::parse(t, &DataType::Date).unwrap();
+        assert_eq!(
+            d("-infinity").cmp_non_null(&d("4713-01-01 BC")),
+            Ordering::Less
+        );
+        assert_eq!(
+            d("2024-01-02").cmp_non_null(&d("2024-01-01")),
+            Ordering::Greater
+        );
+    }
+
+    #[test]
     fn ordering() {
         assert_eq!(
             Value::Bpchar("a  ".into()).cmp_non_null(&Value::Text("a".into())),

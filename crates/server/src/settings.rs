@@ -512,6 +512,53 @@ mod tests {
     }
 
     #[test]
+    fn time_zone_and_date_styles() {
+        let tz = Setting::TIME_ZONE;
+        let mut s = Settings::default();
+        assert_eq!(tz.format(s.get(tz)), "Etc/UTC");
+        let v = tz.parse("America/New_York").unwrap();
+        assert_eq!(tz.format(v.clone()), "America/New_York");
+        s.set(tz, Some(v), false, 1);
+        assert_eq!(s.time_zone().name(), "America/New_York");
+        s.abort();
+        assert_eq!(s.time_zone().offset_at_unix(0), 0);
+        assert_eq!(tz.format(tz.parse("-8").unwrap()), "<-08>+08");
+        assert_eq!(
+            tz.parse("Nowhere/Special").unwrap_err().code,
+            SqlState::INVALID_PARAMETER_VALUE
+        );
+        let ds = Setting::DATE_STYLE;
+        for ok in ["ISO, MDY", "iso", "MDY", "us, ISO", "default"] {
+            assert_eq!(ds.format(ds.parse(ok).unwrap()), "ISO, MDY", "{ok}");
+        }
+        assert_eq!(
+            ds.parse("German").unwrap_err().code,
+            SqlState::FEATURE_NOT_SUPPORTED
+        );
+        assert_eq!(
+            ds.parse("ISO, DMY").unwrap_err().code,
+            SqlState::FEATURE_NOT_SUPPORTED
+        );
+        let e = ds.parse("ISO, SQL").unwrap_err();
+        assert_eq!(e.code, SqlState::INVALID_PARAMETER_VALUE);
+        assert_eq!(
+            e.detail.as_deref(),
+            Some("Conflicting \"datestyle\" specifications.")
+        );
+        assert_eq!(
+            ds.parse("Klingon").unwrap_err().code,
+            SqlState::INVALID_PARAMETER_VALUE
+        );
+        let is = Setting::INTERVAL_STYLE;
+        assert_eq!(is.format(is.parse("Postgres").unwrap()), "postgres");
+        assert_eq!(
+            is.parse("sql_standard").unwrap_err().code,
+            SqlState::FEATURE_NOT_SUPPORTED
+        );
+        assert!(is.parse("bogus").is_err());
+    }
+
+    #[test]
     fn rollback_undoes_set_and_local_ends_with_the_transaction() {
         let lt = Setting::LOCK_TIMEOUT;
         let mut s = Settings::default();
