@@ -152,6 +152,21 @@ pub(crate) fn panic_error(p: &(dyn std::any::Any + Send), stmt: &Statement) -> P
 }
 
 fn to_wire(r: executor::StatementResult) -> (Vec<PgError>, Completed) {
+    // A timestamptz prints in the TimeZone its statement ran under, but the rows go out
+    // after the whole query string has run (a later SET TimeZone must not change them):
+    // print them now.
+    let has_timestamptz = r
+        .columns
+        .as_ref()
+        .is_some_and(|cols| cols.iter().any(|c| c.ty == common::DataType::TimestampTz));
+    let mut rows = r.rows;
+    if has_timestamptz {
+        for v in rows.iter_mut().flatten() {
+            if let Value::TimestampTz(_) = v {
+                *v = Value::Text(v.to_text().unwrap_or_default());
+            }
+        }
+    }
     let columns = r
         .columns
         .map(|cols| crate::extended::wire_columns(&cols, &[]));
@@ -159,7 +174,7 @@ fn to_wire(r: executor::StatementResult) -> (Vec<PgError>, Completed) {
         r.notices,
         Completed {
             columns,
-            rows: r.rows,
+            rows,
             tag: r.tag,
         },
     )

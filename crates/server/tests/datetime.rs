@@ -148,6 +148,22 @@ async fn time_zone_setting_per_session() {
         .await
         .expect("b");
     assert_eq!(ra.get::<_, SystemTime>(0), rb.get::<_, SystemTime>(0));
+    // Each statement of a query string prints in the zone it ran under.
+    let msgs = b
+        .simple_query(
+            "select timestamptz '2024-01-01 00:00+00'; set timezone = 'Asia/Tokyo'; \
+             select timestamptz '2024-01-01 00:00+00'",
+        )
+        .await
+        .expect("query string");
+    let shown: Vec<&str> = msgs
+        .iter()
+        .filter_map(|m| match m {
+            tokio_postgres::SimpleQueryMessage::Row(r) => r.get(0),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(shown, ["2024-01-01 00:00:00+00", "2024-01-01 09:00:00+09"]);
     let e = a
         .batch_execute("set DateStyle = 'German'")
         .await
