@@ -63,6 +63,8 @@ impl SqlState {
     pub const CANNOT_COERCE: SqlState = SqlState("42846");
     /// An operator with no implementation for its argument types.
     pub const UNDEFINED_FUNCTION: SqlState = SqlState("42883");
+    /// Several operators or functions match a call equally well.
+    pub const AMBIGUOUS_FUNCTION: SqlState = SqlState("42725");
     /// A type name that resolves to nothing.
     pub const UNDEFINED_OBJECT: SqlState = SqlState("42704");
     /// An object cannot be dropped because another depends on it.

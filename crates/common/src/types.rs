@@ -19,6 +19,14 @@ pub enum DataType {
     Varchar(Option<u32>),
     /// `char(n)`, PostgreSQL's `bpchar`: blank-padded; `None` is unlimited `bpchar`.
     Bpchar(Option<u32>),
+    /// `date`: a calendar day ([`crate::datetime::Date`]).
+    Date,
+    /// `timestamp [without time zone]`: wall-clock date and time.
+    Timestamp,
+    /// `timestamptz`, `timestamp with time zone`: an instant, shown in the session's zone.
+    TimestampTz,
+    /// `interval`: months, days and microseconds.
+    Interval,
     Unknown,
 }
 
@@ -35,6 +43,10 @@ pub mod oids {
     pub const UNKNOWN: Oid = 705;
     pub const BPCHAR: Oid = 1042;
     pub const VARCHAR: Oid = 1043;
+    pub const DATE: Oid = 1082;
+    pub const TIMESTAMP: Oid = 1114;
+    pub const TIMESTAMPTZ: Oid = 1184;
+    pub const INTERVAL: Oid = 1186;
 }
 
 /// The VARHDRSZ that PostgreSQL adds to a character type's declared length in its typmod.
@@ -53,6 +65,10 @@ impl DataType {
             DataType::Text => oids::TEXT,
             DataType::Varchar(_) => oids::VARCHAR,
             DataType::Bpchar(_) => oids::BPCHAR,
+            DataType::Date => oids::DATE,
+            DataType::Timestamp => oids::TIMESTAMP,
+            DataType::TimestampTz => oids::TIMESTAMPTZ,
+            DataType::Interval => oids::INTERVAL,
             DataType::Unknown => oids::UNKNOWN,
         }
     }
@@ -70,8 +86,9 @@ impl DataType {
         match self {
             DataType::Bool => 1,
             DataType::Int2 => 2,
-            DataType::Int4 | DataType::Float4 => 4,
-            DataType::Int8 | DataType::Float8 => 8,
+            DataType::Int4 | DataType::Float4 | DataType::Date => 4,
+            DataType::Int8 | DataType::Float8 | DataType::Timestamp | DataType::TimestampTz => 8,
+            DataType::Interval => 16,
             DataType::Unknown => -2,
             _ => -1,
         }
@@ -91,6 +108,10 @@ impl DataType {
             oids::TEXT => DataType::Text,
             oids::VARCHAR => DataType::Varchar(len),
             oids::BPCHAR => DataType::Bpchar(len),
+            oids::DATE => DataType::Date,
+            oids::TIMESTAMP => DataType::Timestamp,
+            oids::TIMESTAMPTZ => DataType::TimestampTz,
+            oids::INTERVAL => DataType::Interval,
             oids::UNKNOWN => DataType::Unknown,
             _ => return None,
         })
@@ -118,6 +139,10 @@ impl DataType {
             DataType::Text => "text",
             DataType::Varchar(_) => "character varying",
             DataType::Bpchar(_) => "character",
+            DataType::Date => "date",
+            DataType::Timestamp => "timestamp without time zone",
+            DataType::TimestampTz => "timestamp with time zone",
+            DataType::Interval => "interval",
             DataType::Unknown => "unknown",
         }
     }
@@ -134,6 +159,10 @@ impl DataType {
             DataType::Text => "text",
             DataType::Varchar(_) => "varchar",
             DataType::Bpchar(_) => "bpchar",
+            DataType::Date => "date",
+            DataType::Timestamp => "timestamp",
+            DataType::TimestampTz => "timestamptz",
+            DataType::Interval => "interval",
             DataType::Unknown => "unknown",
         }
     }
@@ -156,6 +185,26 @@ impl DataType {
             self,
             DataType::Text | DataType::Varchar(_) | DataType::Bpchar(_)
         )
+    }
+
+    /// `date`, `timestamp` and `timestamptz` (PostgreSQL's datetime category, whose
+    /// implicit casts go date -> timestamp -> timestamptz; `interval` is a category of its
+    /// own).
+    pub fn is_datetime(&self) -> bool {
+        matches!(
+            self,
+            DataType::Date | DataType::Timestamp | DataType::TimestampTz
+        )
+    }
+
+    /// Rank within the datetime category: implicit casts only go up this ladder.
+    pub fn datetime_rank(&self) -> Option<u8> {
+        Some(match self {
+            DataType::Date => 1,
+            DataType::Timestamp => 2,
+            DataType::TimestampTz => 3,
+            _ => return None,
+        })
     }
 
     /// Rank within the numeric category: a wider type can hold every value of a narrower
@@ -199,6 +248,10 @@ mod tests {
             DataType::Varchar(None),
             DataType::Bpchar(Some(1)),
             DataType::Bpchar(None),
+            DataType::Date,
+            DataType::Timestamp,
+            DataType::TimestampTz,
+            DataType::Interval,
         ] {
             assert_eq!(DataType::from_oid(t.oid(), t.typmod()), Some(t));
         }

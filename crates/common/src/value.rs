@@ -8,6 +8,7 @@
 
 use std::cmp::Ordering;
 
+use crate::datetime::{self, Date, Interval, Timestamp, TimestampTz};
 use crate::error::{PgError, PgResult, SqlState};
 use crate::types::DataType;
 
@@ -24,6 +25,10 @@ pub enum Value {
     Text(String),
     /// `char(n)`, stored blank-padded to its declared length.
     Bpchar(String),
+    Date(Date),
+    Timestamp(Timestamp),
+    TimestampTz(TimestampTz),
+    Interval(Interval),
 }
 
 impl Value {
@@ -70,6 +75,11 @@ impl Value {
             Value::Float4(v) => format_float(*v as f64, FloatKind::Float4),
             Value::Float8(v) => format_float(*v, FloatKind::Float8),
             Value::Text(s) | Value::Bpchar(s) => s.clone(),
+            Value::Date(d) => d.to_string(),
+            Value::Timestamp(t) => t.to_string(),
+            // Shown in the session's zone (`timestamptz_out` reads the TimeZone setting).
+            Value::TimestampTz(t) => t.to_text(&datetime::session_time_zone()),
+            Value::Interval(i) => i.to_string(),
         })
     }
 
@@ -81,6 +91,12 @@ impl Value {
         use Value::*;
         match (self, other) {
             (Bool(a), Bool(b)) => a.cmp(b),
+            // The derived orders are the SQL ones (infinities are the extreme integers;
+            // intervals compare their 30-day-month span): see `datetime`'s invariants.
+            (Date(a), Date(b)) => a.cmp(b),
+            (Timestamp(a), Timestamp(b)) => a.cmp(b),
+            (TimestampTz(a), TimestampTz(b)) => a.cmp(b),
+            (Interval(a), Interval(b)) => a.cmp(b),
             (Text(_) | Bpchar(_), Text(_) | Bpchar(_)) => self
                 .as_str()
                 .unwrap_or("")
@@ -115,6 +131,10 @@ impl Value {
             Value::Int2(_) | Value::Int4(_) | Value::Int8(_) => 2,
             Value::Float4(_) | Value::Float8(_) => 3,
             Value::Text(_) | Value::Bpchar(_) => 4,
+            Value::Date(_) => 5,
+            Value::Timestamp(_) => 6,
+            Value::TimestampTz(_) => 7,
+            Value::Interval(_) => 8,
         }
     }
 
@@ -149,6 +169,15 @@ impl Value {
             }
             DataType::Float8 => parse_float(text, ty).map(Value::Float8),
             DataType::Text | DataType::Unknown => Ok(Value::Text(text.to_string())),
+            // 'now', 'today' and input without a zone read the session clock and zone.
+            DataType::Date => Date::parse(text, &datetime::session_context()).map(Value::Date),
+            DataType::Timestamp => {
+                Timestamp::parse(text, &datetime::session_context()).map(Value::Timestamp)
+            }
+            DataType::TimestampTz => {
+                TimestampTz::parse(text, &datetime::session_context()).map(Value::TimestampTz)
+            }
+            DataType::Interval => Interval::parse(text).map(Value::Interval),
             DataType::Varchar(_) | DataType::Bpchar(_) => {
                 Value::Text(text.to_string()).coerce_char_length(ty, false)
             }
@@ -441,6 +470,55 @@ mod tests {
         assert_eq!(
             Value::Text("abcde".into()).coerce_char_length(&DataType::Varchar(Some(3)), true),
             Ok(Value::Text("abc".into()))
+        );
+    }
+
+    #[test]
+    fn datetime_text_round_trip_in_the_session_zone() {
+        use crate::datetime::{SessionClock, TimeZone, TimestampTz, set_session_clock};
+        let v = Value::parse("2024-02-29 13:45:07.5+00", &DataType::TimestampTz).unwrap();
+        // This thread's statements see UTC until a session sets a zone.
+        assert_eq!(v.to_text().unwrap(), "2024-02-29 13:45:07.5+00");
+        set_session_clock(SessionClock {
+            transaction_start: TimestampTz(0),
+            statement_start: TimestampTz(0),
+            time_zone: TimeZone::fixed(-5 * 3600),
+        });
+        assert_eq!(v.to_text().unwrap(), "2024-02-29 08:45:07.5-05");
+        // Input without a zone is read in the session's zone; 'today' from its clock.
+        let local = Value::parse("2024-02-29 08:45:07.5", &DataType::TimestampTz).unwrap();
+        assert_eq!(local, v);
+        assert_eq!(
+            Value::parse("today", &DataType::Date)
+                .unwrap()
+                .to_text()
+                .unwrap(),
+            "1999-12-31"
+        );
+        for (text, ty) in [
+            ("2024-02-29", DataType::Date),
+            ("2024-02-29 00:00:01", DataType::Timestamp),
+            ("1 year 2 mons -3 days +04:05:06", DataType::Interval),
+        ] {
+            assert_eq!(Value::parse(text, &ty).unwrap().to_text().unwrap(), text);
+        }
+        let e = Value::parse("2024-02-30", &DataType::Date).unwrap_err();
+        assert_eq!(e.code, crate::datetime::DATETIME_FIELD_OVERFLOW);
+    }
+
+    #[test]
+    fn datetime_ordering() {
+        let iv = |t: &str| Value::parse(t, &DataType::Interval).unwrap();
+        assert_eq!(iv("1 mon").cmp_non_null(&iv("30 days")), Ordering::Equal);
+        assert_eq!(iv("25 hours").cmp_non_null(&iv("1 day")), Ordering::Greater);
+        let d = |t: &str| Value::parse(t, &DataType::Date).unwrap();
+        assert_eq!(
+            d("-infinity").cmp_non_null(&d("4713-01-01 BC")),
+            Ordering::Less
+        );
+        assert_eq!(
+            d("2024-01-02").cmp_non_null(&d("2024-01-01")),
+            Ordering::Greater
         );
     }
 

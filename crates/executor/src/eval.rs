@@ -85,6 +85,7 @@ pub fn eval(e: &Expr, row: &[Value]) -> PgResult<Value> {
                 Value::Null => Ok(Value::Null),
                 Value::Float4(f) => Ok(Value::Float4(-f)),
                 Value::Float8(f) => Ok(Value::Float8(-f)),
+                Value::Interval(_) => crate::datetime::negate(&v),
                 other => {
                     let i = other
                         .as_i64()
@@ -297,6 +298,15 @@ fn eval_binary(op: BinaryOp, l: &Expr, r: &Expr, ty: &DataType, row: &[Value]) -
 }
 
 fn arith(op: BinaryOp, a: &Value, b: &Value, ty: &DataType) -> PgResult<Value> {
+    let temporal = |v: &Value| {
+        matches!(
+            v,
+            Value::Date(_) | Value::Timestamp(_) | Value::TimestampTz(_) | Value::Interval(_)
+        )
+    };
+    if temporal(a) || temporal(b) {
+        return crate::datetime::arith(op, a, b, ty);
+    }
     if ty.is_float() {
         let (x, y) = (a.as_f64().unwrap_or(0.0), b.as_f64().unwrap_or(0.0));
         let finite = x.is_finite() && y.is_finite();
@@ -407,6 +417,23 @@ fn eval_func(f: ScalarFunc, args: Vec<Value>, ty: &DataType) -> PgResult<Value> 
         return Ok(Value::Null);
     }
     match f {
+        ScalarFunc::Now
+        | ScalarFunc::StatementTimestamp
+        | ScalarFunc::ClockTimestamp
+        | ScalarFunc::CurrentDate
+        | ScalarFunc::LocalTimestamp
+        | ScalarFunc::DateTrunc
+        | ScalarFunc::DatePart
+        | ScalarFunc::Age
+        | ScalarFunc::MakeDate
+        | ScalarFunc::MakeTimestamp
+        | ScalarFunc::MakeTimestampTz
+        | ScalarFunc::MakeInterval
+        | ScalarFunc::JustifyHours
+        | ScalarFunc::JustifyDays
+        | ScalarFunc::JustifyInterval
+        | ScalarFunc::ToTimestamp
+        | ScalarFunc::AtTimeZone => crate::datetime::eval_func(f, &args),
         // The C collation: case mapping of ASCII letters only, as PostgreSQL does there.
         ScalarFunc::Lower => Ok(Value::Text(
             args[0].as_str().unwrap_or_default().to_ascii_lowercase(),
@@ -499,6 +526,9 @@ pub fn cast_value(v: Value, to: &DataType, explicit: bool) -> PgResult<Value> {
                 other => Value::Text(other.to_text().unwrap_or_default()),
             };
             s.coerce_char_length(to, explicit)
+        }
+        DataType::Date | DataType::Timestamp | DataType::TimestampTz | DataType::Interval => {
+            crate::datetime::cast(v, to)
         }
         DataType::Unknown => Ok(v),
     }

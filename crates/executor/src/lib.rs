@@ -12,6 +12,7 @@
 
 pub mod agg;
 pub mod copy;
+mod datetime;
 pub mod dml;
 pub mod eval;
 pub mod exec;

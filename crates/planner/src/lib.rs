@@ -514,6 +514,10 @@ fn indexable(ty: DataType) -> bool {
             | DataType::Float8
             | DataType::Text
             | DataType::Varchar(_)
+            | DataType::Date
+            | DataType::Timestamp
+            | DataType::TimestampTz
+            | DataType::Interval
     )
 }
 

@@ -211,6 +211,8 @@ impl Session {
             ));
         }
         let stmt = stmts.pop();
+        // Literals bound now ('now', a timestamptz without a zone) read the session clock.
+        self.set_session_clock();
         if self.failed && !stmt.as_ref().is_some_and(is_exit) {
             return Err(crate::session::aborted_block());
         }
@@ -298,6 +300,8 @@ impl Session {
                 req.param_formats.len()
             ))
         })?;
+        // Text parameters of date/time types read the session clock and zone.
+        self.set_session_clock();
         let mut values = Vec::with_capacity(n);
         for (i, (bytes, ty)) in req.params.iter().zip(prep.param_types.iter()).enumerate() {
             values.push(match bytes {

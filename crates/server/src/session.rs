@@ -159,6 +159,21 @@ pub(crate) fn panic_error(p: &(dyn std::any::Any + Send), stmt: &Statement) -> P
 
 fn to_wire(r: executor::StatementResult) -> (Vec<PgError>, Completed) {
     let copy_out = r.copy_out;
+    // A timestamptz prints in the TimeZone its statement ran under, but the rows go out
+    // after the whole query string has run (a later SET TimeZone must not change them):
+    // print them now.
+    let has_timestamptz = r
+        .columns
+        .as_ref()
+        .is_some_and(|cols| cols.iter().any(|c| c.ty == common::DataType::TimestampTz));
+    let mut rows = r.rows;
+    if has_timestamptz {
+        for v in rows.iter_mut().flatten() {
+            if let Value::TimestampTz(_) = v {
+                *v = Value::Text(v.to_text().unwrap_or_default());
+            }
+        }
+    }
     let columns = r
         .columns
         .map(|cols| crate::extended::wire_columns(&cols, &[]));
@@ -166,7 +181,7 @@ fn to_wire(r: executor::StatementResult) -> (Vec<PgError>, Completed) {
         r.notices,
         Completed {
             columns,
-            rows: r.rows,
+            rows,
             tag: r.tag,
             copy_in: None,
             copy_out,
@@ -266,6 +281,23 @@ impl Session {
         );
     }
 
+    /// Make this session's clock and `TimeZone` what the next statement sees (type I/O
+    /// and `now()` read them from a thread-local: `common::datetime::session`). "now" is
+    /// the transaction's start, or the wall clock outside a transaction.
+    pub(crate) fn set_session_clock(&self) {
+        let statement_start = common::datetime::clock_timestamp();
+        let transaction_start = if self.tx.is_active() {
+            common::datetime::session::timestamptz_of(self.tx.start_time())
+        } else {
+            statement_start
+        };
+        common::datetime::set_session_clock(common::datetime::SessionClock {
+            transaction_start,
+            statement_start,
+            time_zone: self.settings.time_zone(),
+        });
+    }
+
     /// End the transaction: commit (settings made in it stay) or roll back (they are
     /// undone).
     pub(crate) fn end_tx(&mut self, commit: bool) -> PgResult<()> {
@@ -339,9 +371,9 @@ impl Session {
         let setting = Setting::lookup(name).ok_or_else(|| settings::unrecognized(name))?;
         let value = text.as_deref().map(|t| setting.parse(t)).transpose()?;
         if setting == Setting::DEFAULT_TRANSACTION_ISOLATION
-            && let Some(v) = value
+            && let Some(v) = &value
         {
-            settings::isolation_of(v)?;
+            settings::isolation_of(v.clone())?;
         }
         self.settings
             .set(setting, value, local, self.tx.depth().max(1));
@@ -616,6 +648,34 @@ impl Session {
                 }
                 r
             }
+            Statement::Set(sqlparser::ast::Set::SetTimeZone { local, value }) => {
+                if self.failed {
+                    return Err(aborted_block());
+                }
+                if !self.tx.is_active() {
+                    self.begin_tx(None, None);
+                }
+                // SET TIME ZONE LOCAL means the default, as DEFAULT does.
+                let value = match value {
+                    sqlparser::ast::Expr::Identifier(id)
+                        if id.quote_style.is_none() && id.value.eq_ignore_ascii_case("local") =>
+                    {
+                        sqlparser::ast::Expr::Identifier("default".into())
+                    }
+                    other => other.clone(),
+                };
+                if *local && !self.explicit {
+                    let mut r = done("SET");
+                    r.notices.push(PgError::warning(
+                        SqlState::NO_ACTIVE_SQL_TRANSACTION,
+                        "SET LOCAL can only be used in transaction blocks",
+                    ));
+                    r
+                } else {
+                    self.set("timezone", &[value], *local)?;
+                    done("SET")
+                }
+            }
             Statement::Prepare {
                 name,
                 data_types,
@@ -700,6 +760,7 @@ impl Session {
                     ));
                 }
                 self.tx.set_wait_policy(self.wait_policy());
+                self.set_session_clock();
                 let snapshot = self.tx.start_statement();
                 let res = self
                     .db

@@ -12,25 +12,41 @@
 
 use std::time::Duration;
 
+use common::datetime::TimeZone;
 use common::{PgError, PgResult, SqlState};
 use txn::Isolation;
 
 /// What a setting holds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Val {
     /// Milliseconds (0 = off for the timeouts).
     Millis(i64),
     Bool(bool),
     /// An index into the setting's value names.
     Enum(usize),
+    /// A time zone; `None` is the default, [`DEFAULT_TIME_ZONE`].
+    Zone(Option<TimeZone>),
 }
 
 #[derive(Clone, Copy)]
 enum Kind {
-    Millis { min: i64 },
+    Millis {
+        min: i64,
+    },
     Bool,
     Enum(&'static [&'static str]),
+    /// `TimeZone`: a zone name, POSIX TZ string or hours from UTC.
+    Zone,
+    /// `DateStyle`: only `ISO, MDY`, the only style Myriad's date/time I/O implements.
+    DateStyle,
 }
+
+/// The `TimeZone` a session starts with: what PostgreSQL 15's initdb picks on a host whose
+/// zone is UTC, and what the server announces in ParameterStatus (`wire`).
+pub const DEFAULT_TIME_ZONE: &str = "Etc/UTC";
+
+/// `IntervalStyle`'s values in PostgreSQL's order; Myriad prints only the first.
+const INTERVAL_STYLE_NAMES: &[&str] = &["postgres", "postgres_verbose", "sql_standard", "iso_8601"];
 
 struct Def {
     name: &'static str,
@@ -104,6 +120,21 @@ const DEFS: &[Def] = &[
         kind: Kind::Bool,
         default: Val::Bool(false),
     },
+    Def {
+        name: "TimeZone",
+        kind: Kind::Zone,
+        default: Val::Zone(None),
+    },
+    Def {
+        name: "DateStyle",
+        kind: Kind::DateStyle,
+        default: Val::Enum(0),
+    },
+    Def {
+        name: "IntervalStyle",
+        kind: Kind::Enum(INTERVAL_STYLE_NAMES),
+        default: Val::Enum(0),
+    },
 ];
 
 /// A setting, by its index in the table.
@@ -123,6 +154,12 @@ impl Setting {
     pub const DEFAULT_TRANSACTION_ISOLATION: Setting = Setting(4);
     /// Whether new transactions are READ ONLY.
     pub const DEFAULT_TRANSACTION_READ_ONLY: Setting = Setting(5);
+    /// The zone timestamptz input and output use (`common::datetime::session`).
+    pub const TIME_ZONE: Setting = Setting(6);
+    /// Date/time output style and input field order: only `ISO, MDY`.
+    pub const DATE_STYLE: Setting = Setting(7);
+    /// Interval output style: only `postgres`.
+    pub const INTERVAL_STYLE: Setting = Setting(8);
 
     /// The setting named `name` (any case).
     pub fn lookup(name: &str) -> Option<Setting> {
@@ -245,14 +282,22 @@ impl Setting {
                     format!("parameter \"{}\" requires a Boolean value", d.name),
                 )
             }),
-            Kind::Enum(names) => names
-                .iter()
-                .position(|n| n.eq_ignore_ascii_case(text.trim()))
-                .map(Val::Enum)
-                .ok_or_else(|| {
-                    invalid_value(d.name, text)
-                        .with_hint(format!("Available values: {}.", names.join(", ")))
-                }),
+            Kind::Enum(names) => {
+                let i = names
+                    .iter()
+                    .position(|n| n.eq_ignore_ascii_case(text.trim()))
+                    .ok_or_else(|| {
+                        invalid_value(d.name, text)
+                            .with_hint(format!("Available values: {}.", names.join(", ")))
+                    })?;
+                if self == Setting::INTERVAL_STYLE && i != 0 {
+                    return Err(PgError::unsupported(format!("IntervalStyle {}", names[i]))
+                        .with_hint("Only IntervalStyle postgres is implemented."));
+                }
+                Ok(Val::Enum(i))
+            }
+            Kind::Zone => TimeZone::parse(text.trim()).map(|z| Val::Zone(Some(z))),
+            Kind::DateStyle => parse_date_style(text).map(|()| Val::Enum(0)),
         }
     }
 
@@ -261,14 +306,56 @@ impl Setting {
         match (self.def().kind, v) {
             (_, Val::Millis(ms)) => format_millis(ms),
             (_, Val::Bool(b)) => if b { "on" } else { "off" }.into(),
+            (Kind::DateStyle, _) => "ISO, MDY".into(),
             (Kind::Enum(names), Val::Enum(i)) => names[i].into(),
             (_, Val::Enum(i)) => i.to_string(),
+            (_, Val::Zone(Some(z))) => z.name().into(),
+            (_, Val::Zone(None)) => DEFAULT_TIME_ZONE.into(),
         }
     }
 }
 
+/// Checks a `DateStyle` value (`check_datestyle`): a comma-separated list of an output
+/// style (ISO, SQL, Postgres, German) and a field order (YMD, DMY, MDY, or Euro/European,
+/// NonEuro/NonEuropean/US); either may be left out. Myriad implements ISO output with MDY
+/// order only, so any other recognized word is 0A000.
+fn parse_date_style(text: &str) -> PgResult<()> {
+    let name = "DateStyle";
+    let (mut style, mut order): (Option<&str>, Option<&str>) = (None, None);
+    for raw in text.split(',') {
+        let word = raw.trim().to_ascii_lowercase();
+        let (slot, value) = match word.as_str() {
+            "iso" => (&mut style, "ISO"),
+            "sql" => (&mut style, "SQL"),
+            "postgres" => (&mut style, "Postgres"),
+            "german" => (&mut style, "German"),
+            "ymd" => (&mut order, "YMD"),
+            "dmy" | "euro" | "european" => (&mut order, "DMY"),
+            "mdy" | "us" | "noneuro" | "noneuropean" => (&mut order, "MDY"),
+            "default" => (&mut style, "ISO"),
+            _ => {
+                return Err(invalid_value(name, text)
+                    .with_detail(format!("Unrecognized key word: \"{}\".", raw.trim())));
+            }
+        };
+        if slot.is_some_and(|v| v != value) {
+            return Err(
+                invalid_value(name, text).with_detail("Conflicting \"datestyle\" specifications.")
+            );
+        }
+        *slot = Some(value);
+    }
+    if style.unwrap_or("ISO") != "ISO" || order.unwrap_or("MDY") != "MDY" {
+        return Err(
+            PgError::unsupported(format!("DateStyle \"{}\"", text.trim()))
+                .with_hint("Only DateStyle ISO, MDY is implemented."),
+        );
+    }
+    Ok(())
+}
+
 /// A change to undo if its transaction level rolls back.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 struct Undo {
     /// The transaction level (1 = top, +1 per savepoint) the change was made at.
     depth: usize,
@@ -289,7 +376,7 @@ pub struct Settings {
 impl Default for Settings {
     fn default() -> Settings {
         Settings {
-            session: DEFS.iter().map(|d| d.default).collect(),
+            session: DEFS.iter().map(|d| d.default.clone()).collect(),
             local: vec![None; DEFS.len()],
             undo: Vec::new(),
         }
@@ -298,7 +385,17 @@ impl Default for Settings {
 
 impl Settings {
     pub fn get(&self, s: Setting) -> Val {
-        self.local[s.0].unwrap_or(self.session[s.0])
+        self.local[s.0]
+            .clone()
+            .unwrap_or_else(|| self.session[s.0].clone())
+    }
+
+    /// The `TimeZone` in effect.
+    pub fn time_zone(&self) -> TimeZone {
+        match self.get(Setting::TIME_ZONE) {
+            Val::Zone(Some(z)) => z,
+            _ => TimeZone::lookup(DEFAULT_TIME_ZONE).unwrap_or_else(TimeZone::utc),
+        }
     }
 
     /// A timeout setting as a duration; `None` when 0 (off).
@@ -319,10 +416,10 @@ impl Settings {
         self.undo.push(Undo {
             depth,
             setting: s,
-            session: self.session[s.0],
-            local: self.local[s.0],
+            session: self.session[s.0].clone(),
+            local: self.local[s.0].clone(),
         });
-        let v = v.unwrap_or(s.def().default);
+        let v = v.unwrap_or_else(|| s.def().default.clone());
         if local {
             self.local[s.0] = Some(v);
         } else {
@@ -359,10 +456,7 @@ impl Settings {
 
     /// Levels from `depth` on rolled back (ROLLBACK TO): their changes are undone.
     pub fn rollback_to(&mut self, depth: usize) {
-        while let Some(u) = self.undo.last().copied()
-            && u.depth >= depth
-        {
-            self.undo.pop();
+        while let Some(u) = self.undo.pop_if(|u| u.depth >= depth) {
             self.session[u.setting.0] = u.session;
             self.local[u.setting.0] = u.local;
         }
@@ -418,10 +512,61 @@ mod tests {
     }
 
     #[test]
+    fn time_zone_and_date_styles() {
+        let tz = Setting::TIME_ZONE;
+        let mut s = Settings::default();
+        assert_eq!(tz.format(s.get(tz)), "Etc/UTC");
+        let v = tz.parse("America/New_York").unwrap();
+        assert_eq!(tz.format(v.clone()), "America/New_York");
+        s.set(tz, Some(v), false, 1);
+        assert_eq!(s.time_zone().name(), "America/New_York");
+        s.abort();
+        assert_eq!(s.time_zone().offset_at_unix(0), 0);
+        assert_eq!(tz.format(tz.parse("-8").unwrap()), "<-08>+08");
+        assert_eq!(
+            tz.parse("Nowhere/Special").unwrap_err().code,
+            SqlState::INVALID_PARAMETER_VALUE
+        );
+        let ds = Setting::DATE_STYLE;
+        for ok in ["ISO, MDY", "iso", "MDY", "us, ISO", "default"] {
+            assert_eq!(ds.format(ds.parse(ok).unwrap()), "ISO, MDY", "{ok}");
+        }
+        assert_eq!(
+            ds.parse("German").unwrap_err().code,
+            SqlState::FEATURE_NOT_SUPPORTED
+        );
+        assert_eq!(
+            ds.parse("ISO, DMY").unwrap_err().code,
+            SqlState::FEATURE_NOT_SUPPORTED
+        );
+        let e = ds.parse("ISO, SQL").unwrap_err();
+        assert_eq!(e.code, SqlState::INVALID_PARAMETER_VALUE);
+        assert_eq!(
+            e.detail.as_deref(),
+            Some("Conflicting \"datestyle\" specifications.")
+        );
+        assert_eq!(
+            ds.parse("Klingon").unwrap_err().code,
+            SqlState::INVALID_PARAMETER_VALUE
+        );
+        let is = Setting::INTERVAL_STYLE;
+        assert_eq!(is.format(is.parse("Postgres").unwrap()), "postgres");
+        assert_eq!(
+            is.parse("sql_standard").unwrap_err().code,
+            SqlState::FEATURE_NOT_SUPPORTED
+        );
+        assert!(is.parse("bogus").is_err());
+    }
+
+    #[test]
     fn rollback_undoes_set_and_local_ends_with_the_transaction() {
         let lt = Setting::LOCK_TIMEOUT;
         let mut s = Settings::default();
         s.set(lt, Some(Val::Millis(5)), false, 1);
+        s.abort();
+        assert_eq!(s.get(lt), Val::Millis(0));
+        s.set(lt, Some(Val::Millis(5)), false, 1);
+        s.set(lt, Some(Val::Millis(6)), false, 1);
         s.abort();
         assert_eq!(s.get(lt), Val::Millis(0));
         s.set(lt, Some(Val::Millis(5)), false, 1);

@@ -74,6 +74,38 @@ pub enum ScalarFunc {
     Length,
     Abs,
     Substr,
+    // Date/time functions. The clock readings take no arguments and are evaluated at
+    // execution from the session clock (`common::datetime::session`), never bound as
+    // constants: a prepared statement's binding outlives its transaction.
+    /// `now()`, `CURRENT_TIMESTAMP`, `transaction_timestamp()`: the transaction's start.
+    Now,
+    /// `statement_timestamp()`.
+    StatementTimestamp,
+    /// `clock_timestamp()`: the wall clock, read at each call.
+    ClockTimestamp,
+    /// `CURRENT_DATE`: the transaction's start date in the session's zone.
+    CurrentDate,
+    /// `LOCALTIMESTAMP`: the transaction's start as local wall-clock time.
+    LocalTimestamp,
+    /// `date_trunc(field, timestamp | timestamptz)`.
+    DateTrunc,
+    /// `date_part(field, x)`, `extract(field FROM x)`: float8 (see `ExprKind::Func`'s
+    /// type; PostgreSQL's extract returns numeric, which Myriad does not have yet).
+    DatePart,
+    /// `age(a, b)`; `age(a)` is bound as `age(CURRENT_DATE, a)`.
+    Age,
+    MakeDate,
+    MakeTimestamp,
+    MakeTimestampTz,
+    /// `make_interval(years, months, weeks, days, hours, mins, secs)`.
+    MakeInterval,
+    JustifyHours,
+    JustifyDays,
+    JustifyInterval,
+    /// `to_timestamp(double precision)`: Unix seconds to timestamptz.
+    ToTimestamp,
+    /// `x AT TIME ZONE zone`, `timezone(zone, x)`: timestamp <-> timestamptz.
+    AtTimeZone,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

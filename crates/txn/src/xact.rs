@@ -84,6 +84,8 @@ struct Inner {
     snapshot: Option<Arc<Snapshot>>,
     /// A statement has taken a snapshot: the isolation level is fixed.
     queried: bool,
+    /// When `begin` ran: the transaction timestamp.
+    start_time: std::time::SystemTime,
 }
 
 /// One session's transaction state (reused from one transaction to the next).
@@ -131,6 +133,7 @@ impl Tx {
                 xact_snapshot: None,
                 snapshot: None,
                 queried: false,
+                start_time: std::time::UNIX_EPOCH,
             }),
             status_cache: Cell::new((crate::INVALID_XID, XidStatus::InProgress)),
         }
@@ -150,9 +153,16 @@ impl Tx {
         let mut s = self.inner.borrow_mut();
         debug_assert!(!s.active, "begin inside a transaction");
         s.active = true;
+        s.start_time = std::time::SystemTime::now();
         s.isolation = isolation;
         s.read_only = read_only;
         s.levels = vec![Level::default()];
+    }
+
+    /// When the running transaction began (`now()`, `CURRENT_TIMESTAMP`); meaningless
+    /// outside one.
+    pub fn start_time(&self) -> std::time::SystemTime {
+        self.inner.borrow().start_time
     }
 
     pub fn is_active(&self) -> bool {

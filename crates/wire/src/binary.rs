@@ -4,9 +4,13 @@
 //! Every integer and float is big-endian; `bool` is one byte; the character types are
 //! their UTF-8 bytes. A parameter's bytes are checked as PostgreSQL checks them: too few
 //! is 08P01 `insufficient data left in message`, too many is 22P03 `incorrect binary
-//! data format in bind parameter N`, and text must be valid UTF-8 (22021).
+//! data format in bind parameter N`, and text must be valid UTF-8 (22021). The date/time
+//! types are their integers (`date` int32 days, the timestamps int64 microseconds, both
+//! from 2000-01-01; `interval` int64 microseconds, int32 days, int32 months), checked
+//! against their ranges as `date_recv` and `timestamp_recv` check them.
 
 use bytes::{BufMut, BytesMut};
+use common::datetime::{Date, Interval, Timestamp, TimestampTz};
 use common::{DataType, PgError, PgResult, SqlState, Value};
 
 /// Append `v` as a DataRow column: its length (-1 for NULL), then its bytes.
@@ -40,6 +44,22 @@ pub fn put_value(v: &Value, buf: &mut BytesMut) {
         Value::Text(s) | Value::Bpchar(s) => {
             buf.put_i32(s.len() as i32);
             buf.put_slice(s.as_bytes());
+        }
+        Value::Date(d) => {
+            buf.put_i32(4);
+            buf.put_slice(&d.to_binary());
+        }
+        Value::Timestamp(t) => {
+            buf.put_i32(8);
+            buf.put_slice(&t.to_binary());
+        }
+        Value::TimestampTz(t) => {
+            buf.put_i32(8);
+            buf.put_slice(&t.to_binary());
+        }
+        Value::Interval(i) => {
+            buf.put_i32(16);
+            buf.put_slice(&i.to_binary());
         }
     }
 }
@@ -97,6 +117,12 @@ pub fn get_param(bytes: &[u8], ty: &DataType, n: usize) -> PgResult<Value> {
             Value::Text(utf8(bytes)?.to_string())
         }
         DataType::Bpchar(_) => Value::Bpchar(utf8(bytes)?.to_string()),
+        DataType::Date => Value::Date(Date::from_binary(&fixed::<4>(bytes, n)?)?),
+        DataType::Timestamp => Value::Timestamp(Timestamp::from_binary(&fixed::<8>(bytes, n)?)?),
+        DataType::TimestampTz => {
+            Value::TimestampTz(TimestampTz::from_binary(&fixed::<8>(bytes, n)?)?)
+        }
+        DataType::Interval => Value::Interval(Interval::from_binary(&fixed::<16>(bytes, n)?)?),
     })
 }
 
@@ -114,6 +140,16 @@ mod tests {
             (Value::Float4(1.5), DataType::Float4),
             (Value::Float8(-0.25), DataType::Float8),
             (Value::Text("héllo".into()), DataType::Text),
+            (Value::Date(Date(-36_500)), DataType::Date),
+            (Value::Timestamp(Timestamp(1 << 50)), DataType::Timestamp),
+            (
+                Value::TimestampTz(TimestampTz::INFINITY),
+                DataType::TimestampTz,
+            ),
+            (
+                Value::Interval(Interval::new(13, -2, 3_600_000_001)),
+                DataType::Interval,
+            ),
         ];
         for (v, ty) in cases {
             let mut buf = BytesMut::new();
@@ -134,6 +170,13 @@ mod tests {
             long.message,
             "incorrect binary data format in bind parameter 2"
         );
+        let far = get_param(
+            &i64::MAX.wrapping_sub(1).to_be_bytes(),
+            &DataType::Timestamp,
+            1,
+        )
+        .unwrap_err();
+        assert_eq!(far.message, "timestamp out of range");
         let bad = get_param(&[0x61, 0xff], &DataType::Text, 1).unwrap_err();
         assert_eq!(
             bad.message,

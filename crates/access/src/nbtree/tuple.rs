@@ -20,6 +20,8 @@
 //!    0 NULL (none)   1 bool (1 byte, 0/1)   2 int2 (2)   3 int4 (4)   4 int8 (8)
 //!    5 float4 (4)    6 float8 (8)           7 text / varchar (u16 length + UTF-8 bytes)
 //!    8 char(n) (u16 length + UTF-8 bytes, blank-padded as the value holds it)
+//!    9 date (4)      10 timestamp (8)       11 timestamptz (8)
+//!   12 interval (16: i64 microseconds, i32 days, i32 months)
 //! ```
 //!
 //! Why this shape (README "nbtree rule 2"): the header is PostgreSQL's `IndexTupleData`
@@ -35,6 +37,7 @@
 
 use std::cmp::Ordering;
 
+use common::datetime::{Date, Interval, Timestamp, TimestampTz};
 use common::ids::{BlockNumber, ItemPointer};
 use common::{PgError, SqlState, Value};
 use storage::page::maxalign;
@@ -80,6 +83,10 @@ const TAG_FLOAT4: u8 = 5;
 const TAG_FLOAT8: u8 = 6;
 const TAG_TEXT: u8 = 7;
 const TAG_BPCHAR: u8 = 8;
+const TAG_DATE: u8 = 9;
+const TAG_TIMESTAMP: u8 = 10;
+const TAG_TIMESTAMPTZ: u8 = 11;
+const TAG_INTERVAL: u8 = 12;
 
 /// A malformed tuple: the detail of a DATA_CORRUPTED error (the page layer adds where).
 pub(crate) type Corrupt = String;
@@ -97,6 +104,10 @@ pub(crate) enum Datum<'a> {
     /// UTF-8 bytes, checked only when turned into a [`Value`].
     Text(&'a [u8]),
     Bpchar(&'a [u8]),
+    Date(Date),
+    Timestamp(Timestamp),
+    TimestampTz(TimestampTz),
+    Interval(Interval),
 }
 
 impl<'a> Datum<'a> {
@@ -111,6 +122,10 @@ impl<'a> Datum<'a> {
             Value::Float8(x) => Datum::Float8(*x),
             Value::Text(s) => Datum::Text(s.as_bytes()),
             Value::Bpchar(s) => Datum::Bpchar(s.as_bytes()),
+            Value::Date(d) => Datum::Date(*d),
+            Value::Timestamp(t) => Datum::Timestamp(*t),
+            Value::TimestampTz(t) => Datum::TimestampTz(*t),
+            Value::Interval(i) => Datum::Interval(*i),
         }
     }
 
@@ -138,6 +153,10 @@ impl<'a> Datum<'a> {
             Datum::Int8(x) => Value::Int8(x),
             Datum::Float4(x) => Value::Float4(x),
             Datum::Float8(x) => Value::Float8(x),
+            Datum::Date(d) => Value::Date(d),
+            Datum::Timestamp(t) => Value::Timestamp(t),
+            Datum::TimestampTz(t) => Value::TimestampTz(t),
+            Datum::Interval(i) => Value::Interval(i),
             Datum::Text(_) | Datum::Bpchar(_) => Value::Text(String::new()),
         }
     }
@@ -172,8 +191,9 @@ fn column_size(v: &Value) -> usize {
         Value::Null => 0,
         Value::Bool(_) => 1,
         Value::Int2(_) => 2,
-        Value::Int4(_) | Value::Float4(_) => 4,
-        Value::Int8(_) | Value::Float8(_) => 8,
+        Value::Int4(_) | Value::Float4(_) | Value::Date(_) => 4,
+        Value::Int8(_) | Value::Float8(_) | Value::Timestamp(_) | Value::TimestampTz(_) => 8,
+        Value::Interval(_) => 16,
         Value::Text(s) | Value::Bpchar(s) => 2 + s.len(),
     }
 }
@@ -219,6 +239,24 @@ pub(crate) fn encode_leaf(key: &[Value], tid: ItemPointer) -> Vec<u8> {
             Value::Float8(x) => {
                 out.push(TAG_FLOAT8);
                 out.extend_from_slice(&x.to_le_bytes());
+            }
+            Value::Date(d) => {
+                out.push(TAG_DATE);
+                out.extend_from_slice(&d.0.to_le_bytes());
+            }
+            Value::Timestamp(t) => {
+                out.push(TAG_TIMESTAMP);
+                out.extend_from_slice(&t.0.to_le_bytes());
+            }
+            Value::TimestampTz(t) => {
+                out.push(TAG_TIMESTAMPTZ);
+                out.extend_from_slice(&t.0.to_le_bytes());
+            }
+            Value::Interval(i) => {
+                out.push(TAG_INTERVAL);
+                out.extend_from_slice(&i.micros.to_le_bytes());
+                out.extend_from_slice(&i.days.to_le_bytes());
+                out.extend_from_slice(&i.months.to_le_bytes());
             }
             Value::Text(s) | Value::Bpchar(s) => {
                 let len = u16::try_from(s.len()).expect("size checked against BT_MAX_ITEM_SIZE");
@@ -456,6 +494,14 @@ impl<'a> Columns<'a> {
             TAG_INT8 => Datum::Int8(i64::from_le_bytes(self.array()?)),
             TAG_FLOAT4 => Datum::Float4(f32::from_le_bytes(self.array()?)),
             TAG_FLOAT8 => Datum::Float8(f64::from_le_bytes(self.array()?)),
+            TAG_DATE => Datum::Date(Date(i32::from_le_bytes(self.array()?))),
+            TAG_TIMESTAMP => Datum::Timestamp(Timestamp(i64::from_le_bytes(self.array()?))),
+            TAG_TIMESTAMPTZ => Datum::TimestampTz(TimestampTz(i64::from_le_bytes(self.array()?))),
+            TAG_INTERVAL => Datum::Interval(Interval {
+                micros: i64::from_le_bytes(self.array()?),
+                days: i32::from_le_bytes(self.array()?),
+                months: i32::from_le_bytes(self.array()?),
+            }),
             TAG_TEXT | TAG_BPCHAR => {
                 let len = u16::from_le_bytes(self.array()?) as usize;
                 let s = self.take(len)?;

@@ -1276,3 +1276,70 @@ impl Interval {
         }))
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// to_timestamp(double precision).
+
+impl TimestampTz {
+    /// `to_timestamp(seconds)`: the instant `seconds` after 1970-01-01 00:00 UTC
+    /// (`float8_timestamptz`); the infinities map to the infinite timestamps.
+    pub fn from_unix_seconds(seconds: f64) -> PgResult<TimestampTz> {
+        if seconds.is_nan() {
+            return Err(PgError::new(
+                DATETIME_FIELD_OVERFLOW,
+                "timestamp cannot be NaN",
+            ));
+        }
+        if seconds.is_infinite() {
+            return Ok(if seconds > 0.0 {
+                TimestampTz::INFINITY
+            } else {
+                TimestampTz::NEG_INFINITY
+            });
+        }
+        let out_of_range = || {
+            PgError::new(
+                DATETIME_FIELD_OVERFLOW,
+                format!("timestamp out of range: \"{}\"", format_c_g(seconds)),
+            )
+        };
+        let min = (SECS_PER_DAY * -UNIX_EPOCH_JDATE) as f64;
+        let end = (SECS_PER_DAY * (TIMESTAMP_END_JULIAN - UNIX_EPOCH_JDATE)) as f64;
+        if !(min..end).contains(&seconds) {
+            return Err(out_of_range());
+        }
+        let since_pg_epoch = seconds - (UNIX_EPOCH_OFFSET_USECS / USECS_PER_SEC) as f64;
+        let micros = (since_pg_epoch * USECS_PER_SEC as f64).round_ties_even() as i64;
+        if !is_valid_timestamp(micros) {
+            return Err(out_of_range());
+        }
+        Ok(TimestampTz(micros))
+    }
+}
+
+/// C's `%g`: six significant digits, exponent form below 1e-4 or from 1e6, trailing zeros
+/// dropped.
+fn format_c_g(v: f64) -> String {
+    if v == 0.0 {
+        return "0".into();
+    }
+    let sci = format!("{:.5e}", v);
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    if !(-4..6).contains(&exp) {
+        let m = if mantissa.contains('.') {
+            mantissa.trim_end_matches('0').trim_end_matches('.')
+        } else {
+            mantissa
+        };
+        let sign = if exp < 0 { '-' } else { '+' };
+        return format!("{m}e{sign}{:02}", exp.abs());
+    }
+    let decimals = (5 - exp).max(0) as usize;
+    let s = format!("{v:.decimals$}");
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}

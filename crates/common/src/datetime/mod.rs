@@ -37,8 +37,13 @@
 //! or a global: the caller owns the transaction's start time and the `TimeZone` setting, and
 //! tests stay deterministic.
 //!
+//! The SQL layers do not pass them down every call chain: like PostgreSQL's per-backend
+//! globals, they live in a per-thread "session clock" ([`session`]) that the server sets
+//! before each statement, and that `Value::parse`, `Value::to_text` and `now()` read.
+//!
 //! # Layout
 //!
+//! - [`session`]: the per-thread session clock and zone (why thread-local: see there).
 //! - [`tz`]: time zones (system tzdata TZif files, POSIX TZ strings, fixed offsets).
 //! - `parse`: text input (PostgreSQL's `ParseDateTime`/`DecodeDateTime`/`DecodeInterval`).
 //! - `format`: text output.
@@ -48,6 +53,7 @@
 mod arith;
 mod format;
 mod parse;
+pub mod session;
 pub mod tz;
 
 #[cfg(test)]
@@ -59,6 +65,10 @@ use std::hash::{Hash, Hasher};
 use crate::error::{PgError, PgResult, SqlState};
 
 pub use arith::{DateTimeField, ExtractValue};
+pub use session::{
+    SessionClock, clock_timestamp, session_clock, session_context, session_time_zone,
+    set_session_clock,
+};
 pub use tz::TimeZone;
 
 /// SQLSTATE 22008: a date/time value or field outside its range.

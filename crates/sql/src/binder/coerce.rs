@@ -28,6 +28,11 @@ pub fn can_cast(from: &DataType, to: &DataType, ctx: CastContext) -> bool {
             // text/varchar/bpchar convert implicitly among themselves
             true
         }
+        // date -> timestamp -> timestamptz implicitly; back down (losing the time of day
+        // or the zone) by assignment or explicitly.
+        (f, t) if f.is_datetime() && t.is_datetime() => {
+            ctx != Implicit || f.datetime_rank() < t.datetime_rank()
+        }
         // Everything can be written as a string (I/O conversion), but only by assignment
         // or explicitly.
         (_, t) if t.is_string() => ctx != Implicit,
@@ -153,8 +158,9 @@ pub fn common_type(types: &[DataType], what: &str) -> PgResult<DataType> {
             }
             continue;
         }
-        let same_category =
-            (t.is_numeric() && result.is_numeric()) || (t.is_string() && result.is_string());
+        let same_category = (t.is_numeric() && result.is_numeric())
+            || (t.is_string() && result.is_string())
+            || (t.is_datetime() && result.is_datetime());
         if !same_category {
             return Err(PgError::new(
                 SqlState::DATATYPE_MISMATCH,
@@ -167,6 +173,10 @@ pub fn common_type(types: &[DataType], what: &str) -> PgResult<DataType> {
         }
         if t.is_numeric() {
             if t.numeric_rank() > result.numeric_rank() {
+                result = t;
+            }
+        } else if t.is_datetime() {
+            if t.datetime_rank() > result.datetime_rank() {
                 result = t;
             }
         } else {

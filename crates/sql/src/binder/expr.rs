@@ -5,6 +5,7 @@ use common::{DataType, PgError, PgResult, SqlState, Value};
 use sqlparser::ast::{self, BinaryOperator, UnaryOperator};
 
 use super::coerce::{CastContext, coerce, common_type};
+use super::datetime;
 use super::{Binder, Scope, ident_name};
 use crate::bound::{AggCall, AggFunc, BinaryOp, Expr, ExprKind, ScalarFunc};
 
@@ -340,6 +341,38 @@ impl Binder<'_> {
                 self.bind_scalar_function(if *shorthand { "substr" } else { "substring" }, args)
             }
             A::Function(f) => self.bind_function(f, cx),
+            // `date '2024-01-01'`, `timestamptz '...'`: a literal of that type.
+            A::TypedString(ts) => {
+                let to = self.bind_type(&ts.data_type)?;
+                let lit = self.bind_literal(&ts.value.value, ts.value.span)?;
+                coerce(lit, &to, CastContext::Explicit)
+            }
+            A::Interval(iv) => {
+                if iv.leading_field.is_some()
+                    || iv.last_field.is_some()
+                    || iv.leading_precision.is_some()
+                    || iv.fractional_seconds_precision.is_some()
+                {
+                    return Err(PgError::unsupported(format!("interval fields in {e}")));
+                }
+                let x = self.bind_expr(&iv.value, cx)?;
+                coerce(x, &DataType::Interval, CastContext::Explicit)
+            }
+            A::Extract { field, expr, .. } => {
+                let name = match field {
+                    ast::DateTimeField::Custom(id) => id.value.clone(),
+                    other => other.to_string(),
+                };
+                let field = Expr::constant(Value::Text(name.to_lowercase()), DataType::Text);
+                datetime::bind_date_part(field, self.bind_expr(expr, cx)?, true)
+            }
+            A::AtTimeZone {
+                timestamp,
+                time_zone,
+            } => datetime::bind_at_time_zone(
+                self.bind_expr(timestamp, cx)?,
+                self.bind_expr(time_zone, cx)?,
+            ),
             A::Subquery(_) | A::Exists { .. } | A::InSubquery { .. } => {
                 Err(PgError::unsupported("subqueries in expressions"))
             }
@@ -425,7 +458,7 @@ impl Binder<'_> {
                 } else {
                     e
                 };
-                if !e.ty.is_numeric() {
+                if !e.ty.is_numeric() && e.ty != DataType::Interval {
                     return Err(PgError::new(
                         SqlState::UNDEFINED_FUNCTION,
                         format!("operator does not exist: - {}", e.ty.name()),
@@ -469,6 +502,15 @@ impl Binder<'_> {
             // bpchar = bpchar compares blank-insensitively; any other string mix compares
             // as text. Both are what `Value::cmp_non_null` does, so no cast is needed.
             (a, b) if a.is_string() && b.is_string() => return Ok((l, r)),
+            // date < timestamp < timestamptz: the lower side is promoted (`date_cmp_timestamp`
+            // and friends compare exactly so).
+            (a, b) if a.datetime_rank().is_some() && b.datetime_rank().is_some() => {
+                if a.datetime_rank() >= b.datetime_rank() {
+                    a
+                } else {
+                    b
+                }
+            }
             (a, b) if a == b => a,
             _ => return Err(undefined_operator(op, &lt, &rt)),
         };
@@ -519,6 +561,9 @@ impl Binder<'_> {
                     }
                 };
                 Ok(binary(op, to_text(l)?, to_text(r)?, DataType::Text))
+            }
+            _ if datetime::is_temporal(&l.ty) || datetime::is_temporal(&r.ty) => {
+                datetime::bind_arith(op, l, r)
             }
             _ => {
                 // Arithmetic: an unknown literal takes the other side's type.
@@ -674,6 +719,13 @@ impl Binder<'_> {
                 format!("DISTINCT specified, but {name} is not an aggregate function"),
             ));
         }
+        if name == "make_interval"
+            && args
+                .iter()
+                .any(|a| !matches!(a, ast::FunctionArg::Unnamed(_)))
+        {
+            return self.bind_make_interval_named(&args, cx);
+        }
         let mut bound = Vec::with_capacity(args.len());
         for a in args {
             match a {
@@ -686,7 +738,61 @@ impl Binder<'_> {
         self.bind_scalar_function(&name, bound)
     }
 
+    /// `make_interval(days => 1, ...)`: PostgreSQL's named notation, positional
+    /// arguments first.
+    fn bind_make_interval_named(
+        &self,
+        args: &[&ast::FunctionArg],
+        cx: &ExprContext,
+    ) -> PgResult<Expr> {
+        let mut slots: Vec<Option<Expr>> = vec![None; datetime::MAKE_INTERVAL_PARAMS.len()];
+        let mut named = false;
+        for (i, a) in args.iter().enumerate() {
+            let (slot, x) = match a {
+                ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(x)) if !named => (i, x),
+                ast::FunctionArg::Unnamed(_) => {
+                    return Err(PgError::syntax(
+                        "positional argument cannot follow named argument",
+                    ));
+                }
+                ast::FunctionArg::Named {
+                    name,
+                    arg: ast::FunctionArgExpr::Expr(x),
+                    ..
+                }
+                | ast::FunctionArg::ExprNamed {
+                    name: ast::Expr::Identifier(name),
+                    arg: ast::FunctionArgExpr::Expr(x),
+                    ..
+                } => {
+                    named = true;
+                    let n = ident_name(name);
+                    let Some(slot) = datetime::MAKE_INTERVAL_PARAMS.iter().position(|p| *p == n)
+                    else {
+                        return Err(PgError::new(
+                            SqlState::UNDEFINED_FUNCTION,
+                            format!("function make_interval({n} => ...) does not exist"),
+                        ));
+                    };
+                    (slot, x)
+                }
+                _ => return Err(PgError::unsupported(format!("function argument {a}"))),
+            };
+            if slot >= slots.len() || slots[slot].is_some() {
+                return Err(PgError::new(
+                    SqlState::UNDEFINED_FUNCTION,
+                    "function make_interval with these arguments does not exist",
+                ));
+            }
+            slots[slot] = Some(self.bind_expr(x, cx)?);
+        }
+        datetime::bind_make_interval(slots)
+    }
+
     fn bind_scalar_function(&self, name: &str, args: Vec<Expr>) -> PgResult<Expr> {
+        if let Some(r) = datetime::bind_function(name, args.clone()) {
+            return r;
+        }
         let all = args.clone();
         let text_arg = |a: Expr| -> PgResult<Expr> {
             if a.ty.is_string() {
@@ -840,6 +946,15 @@ impl Binder<'_> {
             },
             T::Bool | T::Boolean => DataType::Bool,
             T::Text => DataType::Text,
+            T::Date => DataType::Date,
+            T::Timestamp(None, tz) => match tz {
+                ast::TimezoneInfo::None | ast::TimezoneInfo::WithoutTimeZone => DataType::Timestamp,
+                ast::TimezoneInfo::WithTimeZone | ast::TimezoneInfo::Tz => DataType::TimestampTz,
+            },
+            T::Interval {
+                fields: None,
+                precision: None,
+            } => DataType::Interval,
             T::Varchar(l) | T::CharacterVarying(l) | T::CharVarying(l) => {
                 DataType::Varchar(char_len(l)?)
             }
@@ -856,6 +971,10 @@ impl Binder<'_> {
                     "bool" => DataType::Bool,
                     "varchar" => DataType::Varchar(None),
                     "text" => DataType::Text,
+                    "date" => DataType::Date,
+                    "timestamp" => DataType::Timestamp,
+                    "timestamptz" => DataType::TimestampTz,
+                    "interval" => DataType::Interval,
                     other => {
                         return Err(PgError::new(
                             SqlState::UNDEFINED_OBJECT,
@@ -894,6 +1013,10 @@ pub(crate) fn figure_colname(e: &ast::Expr) -> Option<String> {
             })
         }),
         A::Case { .. } => Some("case".into()),
+        A::TypedString(ts) => Some(type_internal_name(&ts.data_type).to_string()),
+        A::Interval(_) => Some("interval".into()),
+        A::Extract { .. } => Some("extract".into()),
+        A::AtTimeZone { .. } => Some("timezone".into()),
         A::Substring { .. } => Some("substring".into()),
         _ => None,
     }
@@ -911,6 +1034,10 @@ fn type_internal_name(t: &ast::DataType) -> &'static str {
         T::Text => "text",
         T::Varchar(_) | T::CharacterVarying(_) | T::CharVarying(_) => "varchar",
         T::Char(_) | T::Character(_) => "bpchar",
+        T::Date => "date",
+        T::Timestamp(_, ast::TimezoneInfo::WithTimeZone | ast::TimezoneInfo::Tz) => "timestamptz",
+        T::Timestamp(..) => "timestamp",
+        T::Interval { .. } => "interval",
         _ => "?column?",
     }
 }

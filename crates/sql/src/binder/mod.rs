@@ -7,6 +7,7 @@
 
 mod coerce;
 mod copy;
+mod datetime;
 mod ddl;
 mod dml;
 mod expr;

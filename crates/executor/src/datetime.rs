@@ -1,0 +1,214 @@
+//! Evaluation of the date/time operators, casts and functions the binder resolved
+//! (`sql::binder::datetime`), over `common::datetime`.
+//!
+//! The session's zone and clock come from the per-thread session clock
+//! (`common::datetime::session`), which the server sets before each statement: the same
+//! values PostgreSQL's functions read from its per-backend globals.
+
+use common::datetime::{self, Date, ExtractValue, Interval, TimeZone, Timestamp, TimestampTz};
+use common::{DataType, PgError, PgResult, SqlState, Value};
+use sql::bound::{BinaryOp, ScalarFunc};
+
+fn zone() -> TimeZone {
+    datetime::session_time_zone()
+}
+
+fn mismatch(what: &str, v: &Value) -> PgError {
+    PgError::internal(format!("{what} applied to {v:?}"))
+}
+
+/// `a op b` where the binder chose a date/time operator (`ty` is its result type).
+pub(crate) fn arith(op: BinaryOp, a: &Value, b: &Value, ty: &DataType) -> PgResult<Value> {
+    use BinaryOp::*;
+    use Value as V;
+    Ok(match (op, a, b) {
+        (Add, V::Date(d), n) | (Add, n, V::Date(d)) if n.as_i64().is_some() => {
+            V::Date(d.add_days(int4(n)?)?)
+        }
+        (Sub, V::Date(d), n) if n.as_i64().is_some() => V::Date(d.sub_days(int4(n)?)?),
+        (Sub, V::Date(x), V::Date(y)) => V::Int4(x.days_since(*y)?),
+        (Add, V::Date(d), V::Interval(i)) | (Add, V::Interval(i), V::Date(d)) => {
+            V::Timestamp(d.add_interval(i)?)
+        }
+        (Sub, V::Date(d), V::Interval(i)) => V::Timestamp(d.sub_interval(i)?),
+        (Add, V::Timestamp(t), V::Interval(i)) | (Add, V::Interval(i), V::Timestamp(t)) => {
+            V::Timestamp(t.add_interval(i)?)
+        }
+        (Sub, V::Timestamp(t), V::Interval(i)) => V::Timestamp(t.sub_interval(i)?),
+        (Add, V::TimestampTz(t), V::Interval(i)) | (Add, V::Interval(i), V::TimestampTz(t)) => {
+            V::TimestampTz(t.add_interval(i, &zone())?)
+        }
+        (Sub, V::TimestampTz(t), V::Interval(i)) => V::TimestampTz(t.sub_interval(i, &zone())?),
+        (Sub, V::Timestamp(x), V::Timestamp(y)) => V::Interval(x.sub_timestamp(*y)?),
+        (Sub, V::TimestampTz(x), V::TimestampTz(y)) => V::Interval(x.sub_timestamptz(*y)?),
+        (Add, V::Interval(x), V::Interval(y)) => V::Interval(x.checked_add(y)?),
+        (Sub, V::Interval(x), V::Interval(y)) => V::Interval(x.checked_sub(y)?),
+        (Mul, V::Interval(i), n) | (Mul, n, V::Interval(i)) => V::Interval(i.mul_f64(float(n)?)?),
+        (Div, V::Interval(i), n) => {
+            let d = float(n)?;
+            if d == 0.0 {
+                return Err(PgError::division_by_zero());
+            }
+            V::Interval(i.div_f64(d)?)
+        }
+        _ => {
+            return Err(PgError::internal(format!(
+                "no date/time operator {:?} {} {:?} giving {}",
+                a,
+                op.symbol(),
+                b,
+                ty.name()
+            )));
+        }
+    })
+}
+
+fn int4(v: &Value) -> PgResult<i32> {
+    v.as_i64()
+        .and_then(|i| i32::try_from(i).ok())
+        .ok_or_else(|| mismatch("int4 argument", v))
+}
+
+fn float(v: &Value) -> PgResult<f64> {
+    v.as_f64().ok_or_else(|| mismatch("float8 argument", v))
+}
+
+fn text(v: &Value) -> PgResult<&str> {
+    v.as_str().ok_or_else(|| mismatch("text argument", v))
+}
+
+/// `-interval`.
+pub(crate) fn negate(v: &Value) -> PgResult<Value> {
+    match v {
+        Value::Interval(i) => Ok(Value::Interval(i.checked_neg()?)),
+        other => Err(mismatch("unary minus", other)),
+    }
+}
+
+/// A cast to a date/time type (`date_timestamp`, `timestamptz_date`, text input, ...);
+/// `v` is not NULL.
+pub(crate) fn cast(v: Value, to: &DataType) -> PgResult<Value> {
+    use Value as V;
+    if let V::Text(_) | V::Bpchar(_) = &v {
+        return Value::parse(v.as_str().unwrap_or_default(), to);
+    }
+    Ok(match (to, v) {
+        (DataType::Date, v @ V::Date(_))
+        | (DataType::Timestamp, v @ V::Timestamp(_))
+        | (DataType::TimestampTz, v @ V::TimestampTz(_))
+        | (DataType::Interval, v @ V::Interval(_)) => v,
+        (DataType::Date, V::Timestamp(t)) => V::Date(t.to_date()?),
+        (DataType::Date, V::TimestampTz(t)) => V::Date(t.to_date(&zone())?),
+        (DataType::Timestamp, V::Date(d)) => V::Timestamp(d.to_timestamp()?),
+        (DataType::Timestamp, V::TimestampTz(t)) => V::Timestamp(t.to_timestamp(&zone())?),
+        (DataType::TimestampTz, V::Date(d)) => V::TimestampTz(d.to_timestamptz(&zone())?),
+        (DataType::TimestampTz, V::Timestamp(t)) => V::TimestampTz(t.to_timestamptz(&zone())?),
+        (to, v) => {
+            return Err(PgError::internal(format!(
+                "unsupported cast of {v:?} to {}",
+                to.name()
+            )));
+        }
+    })
+}
+
+fn extracted(v: Option<ExtractValue>) -> Value {
+    v.map_or(Value::Null, |x| Value::Float8(x.to_f64()))
+}
+
+/// A date/time function; `args` has no NULL (they are all strict) except for the clock
+/// readings, which take none.
+pub(crate) fn eval_func(f: ScalarFunc, args: &[Value]) -> PgResult<Value> {
+    use ScalarFunc as F;
+    use Value as V;
+    let arg = |i: usize| -> PgResult<&Value> {
+        args.get(i)
+            .ok_or_else(|| PgError::internal(format!("{f:?} without argument {}", i + 1)))
+    };
+    let int = |i: usize| arg(i).and_then(int4);
+    Ok(match f {
+        F::Now => V::TimestampTz(datetime::session_clock().transaction_start),
+        F::StatementTimestamp => V::TimestampTz(datetime::session_clock().statement_start),
+        F::ClockTimestamp => V::TimestampTz(datetime::clock_timestamp()),
+        F::CurrentDate => {
+            let c = datetime::session_clock();
+            V::Date(c.transaction_start.to_date(&c.time_zone)?)
+        }
+        F::LocalTimestamp => {
+            let c = datetime::session_clock();
+            V::Timestamp(c.transaction_start.to_timestamp(&c.time_zone)?)
+        }
+        F::DateTrunc => {
+            let field = text(arg(0)?)?;
+            match arg(1)? {
+                V::Timestamp(t) => V::Timestamp(t.trunc(field)?),
+                V::TimestampTz(t) => V::TimestampTz(t.trunc(field, &zone())?),
+                other => return Err(mismatch("date_trunc", other)),
+            }
+        }
+        F::DatePart => {
+            let field = text(arg(0)?)?;
+            extracted(match arg(1)? {
+                V::Date(d) => d.extract(field)?,
+                V::Timestamp(t) => t.extract(field)?,
+                V::TimestampTz(t) => t.extract(field, &zone())?,
+                V::Interval(i) => i.extract(field)?,
+                other => return Err(mismatch("date_part", other)),
+            })
+        }
+        F::Age => match (arg(0)?, arg(1)?) {
+            (V::Timestamp(a), V::Timestamp(b)) => V::Interval(a.age(*b)?),
+            (V::TimestampTz(a), V::TimestampTz(b)) => V::Interval(a.age(*b, &zone())?),
+            (other, _) => return Err(mismatch("age", other)),
+        },
+        F::MakeDate => V::Date(Date::make(int(0)?, int(1)?, int(2)?)?),
+        F::MakeTimestamp | F::MakeTimestampTz => {
+            let (y, mo, d, h, mi) = (int(0)?, int(1)?, int(2)?, int(3)?, int(4)?);
+            let s = float(arg(5)?)?;
+            if f == F::MakeTimestamp {
+                V::Timestamp(Timestamp::make(y, mo, d, h, mi, s)?)
+            } else {
+                V::TimestampTz(TimestampTz::make(y, mo, d, h, mi, s, &zone())?)
+            }
+        }
+        F::MakeInterval => V::Interval(Interval::make(
+            int(0)?,
+            int(1)?,
+            int(2)?,
+            int(3)?,
+            int(4)?,
+            int(5)?,
+            float(arg(6)?)?,
+        )?),
+        F::JustifyHours | F::JustifyDays | F::JustifyInterval => {
+            let V::Interval(i) = arg(0)? else {
+                return Err(mismatch("justify", arg(0)?));
+            };
+            V::Interval(match f {
+                F::JustifyHours => i.justify_hours()?,
+                F::JustifyDays => i.justify_days()?,
+                _ => i.justify_interval()?,
+            })
+        }
+        F::ToTimestamp => V::TimestampTz(TimestampTz::from_unix_seconds(float(arg(0)?)?)?),
+        F::AtTimeZone => {
+            let name = text(arg(0)?)?;
+            let zone = TimeZone::lookup(name).ok_or_else(|| {
+                PgError::new(
+                    SqlState::INVALID_PARAMETER_VALUE,
+                    format!("time zone \"{name}\" not recognized"),
+                )
+            })?;
+            match arg(1)? {
+                V::Timestamp(t) => V::TimestampTz(t.to_timestamptz(&zone)?),
+                V::TimestampTz(t) => V::Timestamp(t.to_timestamp(&zone)?),
+                other => return Err(mismatch("timezone", other)),
+            }
+        }
+        F::Lower | F::Upper | F::Length | F::Abs | F::Substr => {
+            return Err(PgError::internal(format!(
+                "{f:?} is not a date/time function"
+            )));
+        }
+    })
+}

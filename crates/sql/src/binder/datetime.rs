@@ -1,0 +1,374 @@
+//! Binding the date/time types' operators and functions: PostgreSQL's `pg_operator` and
+//! `pg_proc` entries for `date`, `timestamp`, `timestamptz` and `interval`, with its
+//! resolution rules for untyped literals.
+//!
+//! Operator resolution (PostgreSQL's `oper_select_candidate`, cut down to these types):
+//! 1. Known operand types: the operator whose signature they reach by implicit casts
+//!    ([`signature`]: `int2` widens to `int4`, any number to `float8` for `interval * n`,
+//!    a date/time to a higher one in `date < timestamp < timestamptz`).
+//! 2. One untyped literal: the operator taking the other operand's type on both sides if
+//!    there is one (`ts - '2024-01-01'` is `timestamp - timestamp`); else the one
+//!    operator that takes the known type at its position (`ts + '1 day'` is
+//!    `timestamp + interval`); several is 42725, as `date + '1'` is in PostgreSQL.
+
+use common::{DataType, PgError, PgResult, SqlState, Value};
+
+use super::coerce::{CastContext, coerce};
+use crate::bound::{BinaryOp, Expr, ExprKind, ScalarFunc};
+
+/// A type of the date/time or interval categories.
+pub(crate) fn is_temporal(t: &DataType) -> bool {
+    t.is_datetime() || *t == DataType::Interval
+}
+
+fn undefined_operator(op: &str, l: &DataType, r: &DataType) -> PgError {
+    PgError::new(
+        SqlState::UNDEFINED_FUNCTION,
+        format!("operator does not exist: {} {} {}", l.name(), op, r.name()),
+    )
+    .with_hint(
+        "No operator matches the given name and argument types. You might need to add explicit type casts.",
+    )
+}
+
+fn ambiguous_operator(op: &str, l: &DataType, r: &DataType) -> PgError {
+    PgError::new(
+        SqlState::AMBIGUOUS_FUNCTION,
+        format!("operator is not unique: {} {} {}", l.name(), op, r.name()),
+    )
+    .with_hint(
+        "Could not choose a best candidate operator. You might need to add explicit type casts.",
+    )
+}
+
+pub(crate) fn undefined_function(name: &str, args: &[Expr]) -> PgError {
+    let types: Vec<String> = args.iter().map(|a| a.ty.name()).collect();
+    PgError::new(
+        SqlState::UNDEFINED_FUNCTION,
+        format!("function {}({}) does not exist", name, types.join(", ")),
+    )
+    .with_hint(
+        "No function matches the given name and argument types. You might need to add explicit type casts.",
+    )
+}
+
+fn ambiguous_function(name: &str, args: &[Expr]) -> PgError {
+    let types: Vec<String> = args.iter().map(|a| a.ty.name()).collect();
+    PgError::new(
+        SqlState::AMBIGUOUS_FUNCTION,
+        format!("function {}({}) is not unique", name, types.join(", ")),
+    )
+    .with_hint(
+        "Could not choose a best candidate function. You might need to add explicit type casts.",
+    )
+}
+
+/// The higher of two date/time types (`date < timestamp < timestamptz`).
+fn higher(a: DataType, b: DataType) -> DataType {
+    if a.datetime_rank() >= b.datetime_rank() {
+        a
+    } else {
+        b
+    }
+}
+
+/// The operator `l op r` reaches by implicit casts: (left type, right type, result type).
+fn signature(op: BinaryOp, l: DataType, r: DataType) -> Option<(DataType, DataType, DataType)> {
+    use BinaryOp::*;
+    use DataType::*;
+    let int4ish = |t: DataType| matches!(t, Int2 | Int4);
+    Some(match (op, l, r) {
+        (Add | Sub, Date, i) if int4ish(i) => (Date, Int4, Date),
+        (Add, i, Date) if int4ish(i) => (Int4, Date, Date),
+        (Sub, Date, Date) => (Date, Date, Int4),
+        (Sub, a, b) if a.is_datetime() && b.is_datetime() => {
+            let t = higher(higher(a, b), Timestamp);
+            (t, t, Interval)
+        }
+        (Add | Sub, Date, Interval) => (Date, Interval, Timestamp),
+        (Add, Interval, Date) => (Interval, Date, Timestamp),
+        (Add | Sub, t @ (Timestamp | TimestampTz), Interval) => (t, Interval, t),
+        (Add, Interval, t @ (Timestamp | TimestampTz)) => (Interval, t, t),
+        (Add | Sub, Interval, Interval) => (Interval, Interval, Interval),
+        (Mul, Interval, n) if n.is_numeric() => (Interval, Float8, Interval),
+        (Mul, n, Interval) if n.is_numeric() => (Float8, Interval, Interval),
+        (Div, Interval, n) if n.is_numeric() => (Interval, Float8, Interval),
+        _ => return None,
+    })
+}
+
+/// Types an untyped literal may become in an operator with a date/time operand.
+const CANDIDATES: [DataType; 6] = [
+    DataType::Int4,
+    DataType::Float8,
+    DataType::Date,
+    DataType::Timestamp,
+    DataType::TimestampTz,
+    DataType::Interval,
+];
+
+/// The type an untyped operand of `op` takes next to `known` (on the left if
+/// `unknown_left`), by the rules in the module doc.
+fn resolve_unknown(op: BinaryOp, known: DataType, unknown_left: bool) -> PgResult<DataType> {
+    let sig = |u: DataType| {
+        if unknown_left {
+            signature(op, u, known).filter(|(a, b, _)| *a == u && *b == known)
+        } else {
+            signature(op, known, u).filter(|(a, b, _)| *a == known && *b == u)
+        }
+    };
+    if sig(known).is_some() {
+        return Ok(known);
+    }
+    let found: Vec<DataType> = CANDIDATES
+        .into_iter()
+        .filter(|u| sig(*u).is_some())
+        .collect();
+    let (l, r) = if unknown_left {
+        (DataType::Unknown, known)
+    } else {
+        (known, DataType::Unknown)
+    };
+    match found.as_slice() {
+        [one] => Ok(*one),
+        [] => Err(undefined_operator(op.symbol(), &l, &r)),
+        _ => Err(ambiguous_operator(op.symbol(), &l, &r)),
+    }
+}
+
+/// `l op r` for arithmetic where an operand is of a date/time or interval type.
+pub(crate) fn bind_arith(op: BinaryOp, l: Expr, r: Expr) -> PgResult<Expr> {
+    let (lt, rt) = (l.ty, r.ty);
+    let (lt, rt) = match (lt, rt) {
+        (DataType::Unknown, k) => (resolve_unknown(op, k, true)?, k),
+        (k, DataType::Unknown) => (k, resolve_unknown(op, k, false)?),
+        other => other,
+    };
+    let Some((la, ra, result)) = signature(op, lt, rt) else {
+        return Err(undefined_operator(op.symbol(), &l.ty, &r.ty));
+    };
+    let l = coerce(l, &la, CastContext::Implicit)?;
+    let r = coerce(r, &ra, CastContext::Implicit)?;
+    Ok(Expr::new(
+        ExprKind::Binary(op, Box::new(l), Box::new(r)),
+        result,
+    ))
+}
+
+fn func(f: ScalarFunc, args: Vec<Expr>, ty: DataType) -> Expr {
+    Expr::new(ExprKind::Func(f, args), ty)
+}
+
+/// `CURRENT_DATE` as an expression (also the implicit first argument of `age(x)`).
+fn current_date() -> Expr {
+    func(ScalarFunc::CurrentDate, vec![], DataType::Date)
+}
+
+fn text_arg(name: &str, a: Expr, all: &[Expr]) -> PgResult<Expr> {
+    if a.ty.is_string() || a.ty == DataType::Unknown {
+        coerce(a, &DataType::Text, CastContext::Implicit)
+    } else {
+        Err(undefined_function(name, all))
+    }
+}
+
+fn int_arg(name: &str, a: Expr, all: &[Expr]) -> PgResult<Expr> {
+    if matches!(a.ty, DataType::Unknown | DataType::Int2 | DataType::Int4) {
+        coerce(a, &DataType::Int4, CastContext::Implicit)
+    } else {
+        Err(undefined_function(name, all))
+    }
+}
+
+fn float_arg(name: &str, a: Expr, all: &[Expr]) -> PgResult<Expr> {
+    if a.ty.is_numeric() || a.ty == DataType::Unknown {
+        coerce(a, &DataType::Float8, CastContext::Implicit)
+    } else {
+        Err(undefined_function(name, all))
+    }
+}
+
+fn interval_arg(name: &str, a: Expr, all: &[Expr]) -> PgResult<Expr> {
+    if matches!(a.ty, DataType::Interval | DataType::Unknown) {
+        coerce(a, &DataType::Interval, CastContext::Implicit)
+    } else {
+        Err(undefined_function(name, all))
+    }
+}
+
+/// The date/time type several arguments of a function with `timestamp` and `timestamptz`
+/// versions resolve to: the exact type when one is given; for dates only, `timestamptz`
+/// (the category's preferred type); the higher type for a mix. Untyped literals follow the
+/// typed arguments; with none typed the call is ambiguous.
+fn timestamp_kind(name: &str, args: &[Expr]) -> PgResult<DataType> {
+    let typed: Vec<DataType> = args
+        .iter()
+        .map(|a| a.ty)
+        .filter(|t| *t != DataType::Unknown)
+        .collect();
+    if typed.is_empty() {
+        return Err(ambiguous_function(name, args));
+    }
+    if typed.iter().any(|t| !t.is_datetime()) {
+        return Err(undefined_function(name, args));
+    }
+    if typed.iter().all(|t| *t == DataType::Date) {
+        return Ok(DataType::TimestampTz);
+    }
+    Ok(typed.into_iter().fold(DataType::Timestamp, higher))
+}
+
+/// `date_part(field, x)` and `extract(field FROM x)`. `extract` of a date has its own
+/// rules (it refuses time fields); `date_part` of a date reads it as a timestamp, as
+/// PostgreSQL's SQL-language `date_part(text, date)` does.
+pub(crate) fn bind_date_part(field: Expr, source: Expr, extract: bool) -> PgResult<Expr> {
+    let name = if extract { "extract" } else { "date_part" };
+    let all = [field.clone(), source.clone()];
+    let field = text_arg(name, field, &all)?;
+    let source = match source.ty {
+        DataType::Date if extract => source,
+        DataType::Date => coerce(source, &DataType::Timestamp, CastContext::Implicit)?,
+        DataType::Timestamp | DataType::TimestampTz | DataType::Interval => source,
+        DataType::Unknown => return Err(ambiguous_function(name, &all)),
+        _ => return Err(undefined_function(name, &all)),
+    };
+    // float8: PostgreSQL 15's extract returns numeric, which Myriad does not have yet.
+    Ok(func(
+        ScalarFunc::DatePart,
+        vec![field, source],
+        DataType::Float8,
+    ))
+}
+
+/// `x AT TIME ZONE zone` / `timezone(zone, x)`: a timestamp read as wall-clock time in
+/// `zone` gives a timestamptz; a timestamptz shown in `zone` gives a timestamp.
+pub(crate) fn bind_at_time_zone(source: Expr, zone: Expr) -> PgResult<Expr> {
+    let all = [zone.clone(), source.clone()];
+    let zone = text_arg("timezone", zone, &all)?;
+    let (source, ty) = match source.ty {
+        DataType::Timestamp => (source, DataType::TimestampTz),
+        DataType::TimestampTz => (source, DataType::Timestamp),
+        DataType::Date => (
+            coerce(source, &DataType::TimestampTz, CastContext::Implicit)?,
+            DataType::Timestamp,
+        ),
+        DataType::Unknown => return Err(ambiguous_function("timezone", &all)),
+        _ => return Err(undefined_function("timezone", &all)),
+    };
+    Ok(func(ScalarFunc::AtTimeZone, vec![zone, source], ty))
+}
+
+/// The date/time function `name(args)`, or `None` when `name` is not one of them.
+pub(crate) fn bind_function(name: &str, args: Vec<Expr>) -> Option<PgResult<Expr>> {
+    use DataType as T;
+    use ScalarFunc as F;
+    let all = args.clone();
+    let n = args.len();
+    let clock = |f, ty| Some(Ok(func(f, vec![], ty)));
+    let result = match (name, n) {
+        ("now" | "transaction_timestamp" | "current_timestamp", 0) => {
+            return clock(F::Now, T::TimestampTz);
+        }
+        ("statement_timestamp", 0) => return clock(F::StatementTimestamp, T::TimestampTz),
+        ("clock_timestamp", 0) => return clock(F::ClockTimestamp, T::TimestampTz),
+        ("current_date", 0) => return clock(F::CurrentDate, T::Date),
+        ("localtimestamp", 0) => return clock(F::LocalTimestamp, T::Timestamp),
+        ("date_trunc", 2) => {
+            let mut it = args.into_iter();
+            let (field, source) = (it.next()?, it.next()?);
+            (|| {
+                let field = text_arg(name, field, &all)?;
+                let ty = match source.ty {
+                    T::Timestamp | T::TimestampTz => source.ty,
+                    T::Date => T::TimestampTz,
+                    T::Unknown => return Err(ambiguous_function(name, &all)),
+                    _ => return Err(undefined_function(name, &all)),
+                };
+                let source = coerce(source, &ty, CastContext::Implicit)?;
+                Ok(func(F::DateTrunc, vec![field, source], ty))
+            })()
+        }
+        ("date_part", 2) => {
+            let mut it = args.into_iter();
+            let (field, source) = (it.next()?, it.next()?);
+            bind_date_part(field, source, false)
+        }
+        ("timezone", 2) => {
+            let mut it = args.into_iter();
+            let (zone, source) = (it.next()?, it.next()?);
+            bind_at_time_zone(source, zone)
+        }
+        ("age", 1 | 2) => (|| {
+            let ty = timestamp_kind(name, &args)?;
+            let mut args = args
+                .into_iter()
+                .map(|a| coerce(a, &ty, CastContext::Implicit))
+                .collect::<PgResult<Vec<_>>>()?;
+            if args.len() == 1 {
+                // age(x) is age(CURRENT_DATE, x): from midnight today.
+                args.insert(0, coerce(current_date(), &ty, CastContext::Implicit)?);
+            }
+            Ok(func(F::Age, args, T::Interval))
+        })(),
+        ("make_date", 3) => args
+            .into_iter()
+            .map(|a| int_arg(name, a, &all))
+            .collect::<PgResult<Vec<_>>>()
+            .map(|a| func(F::MakeDate, a, T::Date)),
+        ("make_timestamp" | "make_timestamptz", 6) => (|| {
+            let mut out = Vec::with_capacity(6);
+            for (i, a) in args.into_iter().enumerate() {
+                out.push(if i < 5 {
+                    int_arg(name, a, &all)?
+                } else {
+                    float_arg(name, a, &all)?
+                });
+            }
+            Ok(if name == "make_timestamp" {
+                func(F::MakeTimestamp, out, T::Timestamp)
+            } else {
+                func(F::MakeTimestampTz, out, T::TimestampTz)
+            })
+        })(),
+        ("make_interval", 0..=7) => {
+            let mut slots: Vec<Option<Expr>> = args.into_iter().map(Some).collect();
+            slots.resize(7, None);
+            bind_make_interval(slots)
+        }
+        ("justify_hours" | "justify_days" | "justify_interval", 1) => {
+            let f = match name {
+                "justify_hours" => F::JustifyHours,
+                "justify_days" => F::JustifyDays,
+                _ => F::JustifyInterval,
+            };
+            let a = args.into_iter().next()?;
+            interval_arg(name, a, &all).map(|a| func(f, vec![a], T::Interval))
+        }
+        ("to_timestamp", 1) => {
+            let a = args.into_iter().next()?;
+            float_arg(name, a, &all).map(|a| func(F::ToTimestamp, vec![a], T::TimestampTz))
+        }
+        _ => return None,
+    };
+    Some(result)
+}
+
+/// `make_interval`'s parameter names, in order (all default to 0).
+pub(crate) const MAKE_INTERVAL_PARAMS: [&str; 7] =
+    ["years", "months", "weeks", "days", "hours", "mins", "secs"];
+
+/// `make_interval` with each parameter given or left at 0 (`slots` in
+/// [`MAKE_INTERVAL_PARAMS`] order).
+pub(crate) fn bind_make_interval(slots: Vec<Option<Expr>>) -> PgResult<Expr> {
+    let all: Vec<Expr> = slots.iter().flatten().cloned().collect();
+    let mut out = Vec::with_capacity(7);
+    for (i, slot) in slots.into_iter().enumerate() {
+        out.push(match (slot, i) {
+            (None, 6) => Expr::constant(Value::Float8(0.0), DataType::Float8),
+            (None, _) => Expr::constant(Value::Int4(0), DataType::Int4),
+            (Some(a), 6) => float_arg("make_interval", a, &all)?,
+            (Some(a), _) => int_arg("make_interval", a, &all)?,
+        });
+    }
+    Ok(func(ScalarFunc::MakeInterval, out, DataType::Interval))
+}
