@@ -231,6 +231,25 @@ impl PgError {
         self
     }
 
+    /// 22021 for `bytes` that are not UTF-8 (the only encoding Myriad speaks), naming the
+    /// bad sequence as PostgreSQL does (`0xe2 0x28`).
+    pub fn invalid_utf8(bytes: &[u8], e: std::str::Utf8Error) -> PgError {
+        let at = e.valid_up_to();
+        let len = e.error_len().unwrap_or(bytes.len() - at).max(1);
+        let bad: Vec<String> = bytes[at..]
+            .iter()
+            .take(len)
+            .map(|b| format!("0x{b:02x}"))
+            .collect();
+        PgError::new(
+            SqlState::CHARACTER_NOT_IN_REPERTOIRE,
+            format!(
+                "invalid byte sequence for encoding \"UTF8\": {}",
+                bad.join(" ")
+            ),
+        )
+    }
+
     /// Attach a context unless one is already set (the innermost wins).
     pub fn with_context(mut self, context: impl Into<String>) -> PgError {
         if self.context.is_none() {

@@ -42,7 +42,15 @@ pub struct CopyReader {
 pub struct Record {
     pub fields: Vec<Option<String>>,
     pub line: u64,
-    pub raw: String,
+    pub raw: Vec<u8>,
+}
+
+/// An error context naming a line and its text (`COPY t, line 2: "7"`).
+fn line_text_context(table: &str, line: u64, raw: &[u8]) -> String {
+    format!(
+        "COPY {table}, line {line}: \"{}\"",
+        String::from_utf8_lossy(raw)
+    )
 }
 
 fn bad_format(message: impl Into<String>) -> PgError {
@@ -50,14 +58,7 @@ fn bad_format(message: impl Into<String>) -> PgError {
 }
 
 fn utf8(bytes: Vec<u8>) -> PgResult<String> {
-    String::from_utf8(bytes).map_err(|e| {
-        let at = e.utf8_error().valid_up_to();
-        let b = e.as_bytes()[at];
-        PgError::new(
-            SqlState::CHARACTER_NOT_IN_REPERTOIRE,
-            format!("invalid byte sequence for encoding \"UTF8\": 0x{b:02x}"),
-        )
-    })
+    String::from_utf8(bytes).map_err(|e| PgError::invalid_utf8(e.as_bytes(), e.utf8_error()))
 }
 
 impl CopyReader {
@@ -82,7 +83,7 @@ impl CopyReader {
         }
         self.pending.extend_from_slice(data);
         let mut start = 0;
-        while let Some(end) = self.record_end(start) {
+        while let Ok(end) = self.scan(start) {
             let mut rec = &self.pending[start..end];
             if rec.last() == Some(&b'\r') {
                 rec = &rec[..rec.len() - 1];
@@ -102,7 +103,7 @@ impl CopyReader {
         if self.ended || self.pending.is_empty() {
             return Ok(());
         }
-        if self.format.csv && self.in_quotes(0, self.pending.len()) {
+        if self.scan(0) == Err(true) {
             self.line += 1;
             return Err(bad_format("unterminated CSV quoted field"));
         }
@@ -111,11 +112,16 @@ impl CopyReader {
         Ok(())
     }
 
-    /// Where the record starting at `start` ends (its newline), if it is complete.
-    fn record_end(&self, start: usize) -> Option<usize> {
+    /// Scan from `start` for the newline that ends a record (outside quotes, in CSV):
+    /// its offset, or, when the input ends first, whether it ended inside quotes.
+    fn scan(&self, start: usize) -> Result<usize, bool> {
         let buf = &self.pending[start..];
         if !self.format.csv {
-            return buf.iter().position(|&b| b == b'\n').map(|i| start + i);
+            return buf
+                .iter()
+                .position(|&b| b == b'\n')
+                .map(|i| start + i)
+                .ok_or(false);
         }
         let (q, e) = (self.format.quote, self.format.escape);
         let mut quoted = false;
@@ -133,35 +139,11 @@ impl CopyReader {
             } else if b == q {
                 quoted = true;
             } else if b == b'\n' {
-                return Some(start + i);
+                return Ok(start + i);
             }
             i += 1;
         }
-        None
-    }
-
-    fn in_quotes(&self, from: usize, to: usize) -> bool {
-        let (q, e) = (self.format.quote, self.format.escape);
-        let buf = &self.pending[from..to];
-        let mut quoted = false;
-        let mut i = 0;
-        while i < buf.len() {
-            let b = buf[i];
-            if quoted
-                && b == e
-                && e != q
-                && i + 1 < buf.len()
-                && (buf[i + 1] == q || buf[i + 1] == e)
-            {
-                i += 2;
-                continue;
-            }
-            if b == q {
-                quoted = !quoted;
-            }
-            i += 1;
-        }
-        quoted
+        Err(quoted)
     }
 
     /// Handle one record; true when it was the end marker.
@@ -174,7 +156,6 @@ impl CopyReader {
         if self.line == 1 && self.format.header {
             return Ok(false);
         }
-        let raw = String::from_utf8_lossy(&rec).into_owned();
         let fields = if self.format.csv {
             self.csv_fields(&rec)?
         } else {
@@ -183,7 +164,7 @@ impl CopyReader {
         out.push(Record {
             fields,
             line: self.line,
-            raw,
+            raw: rec,
         });
         Ok(false)
     }
@@ -429,15 +410,10 @@ impl CopyIn {
     /// CopyDone: the last record goes in; the number of rows loaded.
     pub fn finish(mut self, cx: &ExecContext) -> PgResult<u64> {
         let mut records = Vec::new();
-        let raw = String::from_utf8_lossy(&self.reader.pending).into_owned();
+        let raw = self.reader.pending.clone();
         let r = self.reader.finish(&mut records);
         let line = self.reader.line();
-        r.map_err(|e| {
-            e.with_context(format!(
-                "COPY {}, line {line}: \"{raw}\"",
-                self.from.table.name
-            ))
-        })?;
+        r.map_err(|e| e.with_context(line_text_context(&self.from.table.name, line, &raw)))?;
         for rec in records {
             self.load(cx, rec)?;
         }
@@ -448,16 +424,12 @@ impl CopyIn {
     /// record is read and checked, without it once the row is going in (a unique
     /// violation), as PostgreSQL words them.
     fn load(&mut self, cx: &ExecContext, rec: Record) -> PgResult<()> {
-        let line = rec.line;
-        let raw_context = format!(
-            "COPY {}, line {line}: \"{}\"",
-            self.from.table.name, rec.raw
-        );
-        let row = self.row(rec)?;
-        crate::dml::check_not_null(&self.from.table, &row)
-            .map_err(|e| e.with_context(raw_context))?;
-        crate::dml::insert_checked_row(cx, &self.from.table, &self.types, &row)
-            .map_err(|e| e.with_context(self.context(line)))?;
+        let table = &self.from.table;
+        let row = self.row(&rec)?;
+        crate::dml::check_not_null(table, &row)
+            .map_err(|e| e.with_context(line_text_context(&table.name, rec.line, &rec.raw)))?;
+        crate::dml::insert_checked_row(cx, table, &self.types, &row)
+            .map_err(|e| e.with_context(self.context(rec.line)))?;
         self.rows += 1;
         if self.rows.is_multiple_of(COPY_INTERRUPT_ROWS) {
             cx.tx.check_for_interrupts()?;
@@ -467,10 +439,10 @@ impl CopyIn {
 
     /// A table row from a record: each field read by its column's input function, the
     /// other columns their defaults.
-    fn row(&self, rec: Record) -> PgResult<Vec<Value>> {
+    fn row(&self, rec: &Record) -> PgResult<Vec<Value>> {
         let table = &self.from.table;
         let targets = &self.from.targets;
-        let line_context = || format!("COPY {}, line {}: \"{}\"", table.name, rec.line, rec.raw);
+        let line_context = || line_text_context(&table.name, rec.line, &rec.raw);
         if rec.fields.len() > targets.len() {
             return Err(
                 bad_format("extra data after last expected column").with_context(line_context())
@@ -487,11 +459,11 @@ impl CopyIn {
             .iter()
             .map(|e| crate::eval::eval(e, &[]))
             .collect::<PgResult<Vec<_>>>()?;
-        for (field, &t) in rec.fields.into_iter().zip(targets) {
+        for (field, &t) in rec.fields.iter().zip(targets) {
             let col = &table.columns[t];
             row[t] = match field {
                 None => Value::Null,
-                Some(text) => Value::parse(&text, &col.ty).map_err(|e| {
+                Some(text) => Value::parse(text, &col.ty).map_err(|e| {
                     e.with_context(format!(
                         "COPY {}, line {}, column {}: \"{}\"",
                         table.name, rec.line, col.name, text

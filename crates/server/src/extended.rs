@@ -79,26 +79,31 @@ pub(crate) struct BoundParams<'a> {
 }
 
 impl BoundParams<'_> {
-    /// Bind the statement again (the catalog changed since): with the parameter types
-    /// fixed at Parse, and the same result columns or PostgreSQL's 0A000.
+    /// Bind the statement again (the catalog changed since).
     pub fn rebind(&self, binder: sql::Binder<'_>, stmt: &Statement) -> PgResult<BoundStatement> {
-        let (bound, _) = binder
-            .with_params(self.types.to_vec())
-            .bind_prepared(stmt)?;
-        let same = |a: &[OutputColumn], b: &[OutputColumn]| {
-            a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.ty == y.ty)
-        };
-        match (bound.columns(), self.columns) {
-            (None, None) => {}
-            (Some(a), Some(b)) if same(a, b) => {}
-            _ => {
-                return Err(PgError::new(
-                    SqlState::FEATURE_NOT_SUPPORTED,
-                    "cached plan must not change result type",
-                ));
-            }
-        }
-        Ok(bound)
+        rebind(binder, stmt, self.types, self.columns)
+    }
+}
+
+/// Bind a prepared statement again: with the parameter types fixed at Parse, and the
+/// same result column types or PostgreSQL's 0A000.
+fn rebind(
+    binder: sql::Binder<'_>,
+    stmt: &Statement,
+    types: &[DataType],
+    columns: Option<&[OutputColumn]>,
+) -> PgResult<BoundStatement> {
+    let (bound, _) = binder.with_params(types.to_vec()).bind_prepared(stmt)?;
+    let same = |a: &[OutputColumn], b: &[OutputColumn]| {
+        a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.ty == y.ty)
+    };
+    match (bound.columns(), columns) {
+        (None, None) => Ok(bound),
+        (Some(a), Some(b)) if same(a, b) => Ok(bound),
+        _ => Err(PgError::new(
+            SqlState::FEATURE_NOT_SUPPORTED,
+            "cached plan must not change result type",
+        )),
     }
 }
 
@@ -325,25 +330,18 @@ impl Session {
         })?;
         // The plan cache: the binding Parse (or the last Bind) made, if the catalog has
         // not moved since; else bind now and keep that.
-        let version = self.db.catalog.snapshot().version;
-        let stale = prep.bound.as_ref().is_some_and(|(v, _)| *v != version);
-        if stale {
+        let catalog = self.db.catalog.snapshot();
+        if prep
+            .bound
+            .as_ref()
+            .is_some_and(|(v, _)| *v != catalog.version)
+        {
             let stmt = prep
                 .stmt
-                .clone()
+                .as_deref()
                 .expect("a bound statement has a statement");
-            let sql = prep.sql.clone();
-            let types = prep.param_types.to_vec();
-            let columns = prep.columns.clone();
-            let params = BoundParams {
-                types: &types,
-                values: &[],
-                columns: columns.as_deref(),
-                bound: None,
-            };
-            let catalog = self.db.catalog.snapshot();
-            let binder = sql::Binder::new(&catalog, &sql).for_session(self.tx.backend());
-            let bound = params.rebind(binder, &stmt)?;
+            let binder = sql::Binder::new(&catalog, &prep.sql).for_session(self.tx.backend());
+            let bound = rebind(binder, stmt, &prep.param_types, prep.columns.as_deref())?;
             if let Some(p) = self.statements.get_mut(req.statement) {
                 p.bound = Some((catalog.version, bound));
             }

@@ -394,7 +394,14 @@ impl Settings {
     pub fn time_zone(&self) -> TimeZone {
         match self.get(Setting::TIME_ZONE) {
             Val::Zone(Some(z)) => z,
-            _ => TimeZone::lookup(DEFAULT_TIME_ZONE).unwrap_or_else(TimeZone::utc),
+            // Looked up once: every statement asks (the session clock), and the zone
+            // cache behind `lookup` is one mutex shared by all sessions.
+            _ => {
+                static DEFAULT: std::sync::LazyLock<TimeZone> = std::sync::LazyLock::new(|| {
+                    TimeZone::lookup(DEFAULT_TIME_ZONE).unwrap_or_else(TimeZone::utc)
+                });
+                DEFAULT.clone()
+            }
         }
     }
 

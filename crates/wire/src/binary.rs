@@ -73,21 +73,7 @@ fn insufficient() -> PgError {
 
 /// The text of a parameter, which must be valid UTF-8 (the only encoding Myriad speaks).
 pub fn utf8(bytes: &[u8]) -> PgResult<&str> {
-    std::str::from_utf8(bytes).map_err(|e| {
-        let at = e.valid_up_to();
-        let bad: Vec<String> = bytes[at..]
-            .iter()
-            .take(e.error_len().unwrap_or(bytes.len() - at).max(1))
-            .map(|b| format!("0x{b:02x}"))
-            .collect();
-        PgError::new(
-            SqlState::CHARACTER_NOT_IN_REPERTOIRE,
-            format!(
-                "invalid byte sequence for encoding \"UTF8\": {}",
-                bad.join(" ")
-            ),
-        )
-    })
+    std::str::from_utf8(bytes).map_err(|e| PgError::invalid_utf8(bytes, e))
 }
 
 /// Read parameter `n` (1-based, for errors) of type `ty` from its binary bytes.

@@ -562,78 +562,47 @@ where
     C: ClientInfo + Sink<PgWireBackendMessage> + Unpin + Send,
     PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
 {
+    use PgWireBackendMessage as B;
     let name = |n: &Option<String>| n.clone().unwrap_or_default();
-    let result: Result<(), PgError> = match msg {
-        PgWireFrontendMessage::Parse(p) => {
-            let r = session.lock().parse(&name(&p.name), &p.query, &p.type_oids);
-            match r {
-                Ok(()) => {
-                    client
-                        .feed(PgWireBackendMessage::ParseComplete(ParseComplete::new()))
-                        .await?;
-                    Ok(())
-                }
-                Err(e) => Err(e),
-            }
-        }
+    // Each message's reply, or the error that makes the connection skip to Sync.
+    let reply: Result<Vec<PgWireBackendMessage>, PgError> = match msg {
+        PgWireFrontendMessage::Parse(p) => session
+            .lock()
+            .parse(&name(&p.name), &p.query, &p.type_oids)
+            .map(|()| vec![B::ParseComplete(ParseComplete::new())]),
         PgWireFrontendMessage::Bind(b) => {
             let portal = name(&b.portal_name);
             let statement = name(&b.statement_name);
-            let r = session.lock().bind(BindRequest {
-                portal: &portal,
-                statement: &statement,
-                param_formats: &b.parameter_format_codes,
-                params: b.parameters.iter().map(|p| p.as_deref()).collect(),
-                result_formats: &b.result_column_format_codes,
-            });
-            match r {
-                Ok(()) => {
-                    client
-                        .feed(PgWireBackendMessage::BindComplete(BindComplete::new()))
-                        .await?;
-                    Ok(())
-                }
-                Err(e) => Err(e),
-            }
-        }
-        PgWireFrontendMessage::Describe(d) => {
-            let r = session
+            session
                 .lock()
-                .describe(d.target_type == b'P', &name(&d.name));
-            match r {
-                Ok(desc) => {
-                    if let Some(params) = desc.params {
-                        client
-                            .feed(PgWireBackendMessage::ParameterDescription(
-                                ParameterDescription::new(params),
-                            ))
-                            .await?;
-                    }
-                    match desc.columns {
-                        Some(cols) => {
-                            client
-                                .feed(PgWireBackendMessage::RowDescription(row_description(&cols)))
-                                .await?
-                        }
-                        None => {
-                            client
-                                .feed(PgWireBackendMessage::NoData(NoData::new()))
-                                .await?
-                        }
-                    }
-                    Ok(())
-                }
-                Err(e) => Err(e),
-            }
+                .bind(BindRequest {
+                    portal: &portal,
+                    statement: &statement,
+                    param_formats: &b.parameter_format_codes,
+                    params: b.parameters.iter().map(|p| p.as_deref()).collect(),
+                    result_formats: &b.result_column_format_codes,
+                })
+                .map(|()| vec![B::BindComplete(BindComplete::new())])
         }
+        PgWireFrontendMessage::Describe(d) => session
+            .lock()
+            .describe(d.target_type == b'P', &name(&d.name))
+            .map(|desc| {
+                let params = desc
+                    .params
+                    .map(|p| B::ParameterDescription(ParameterDescription::new(p)));
+                let columns = match desc.columns {
+                    Some(cols) => B::RowDescription(row_description(&cols)),
+                    None => B::NoData(NoData::new()),
+                };
+                params.into_iter().chain([columns]).collect()
+            }),
         PgWireFrontendMessage::Execute(e) => {
             let max_rows = usize::try_from(e.max_rows).unwrap_or(0);
             let outcome = session.lock().execute(&name(&e.name), max_rows);
             for n in &outcome.notices {
                 client
-                    .feed(PgWireBackendMessage::NoticeResponse(NoticeResponse::new(
-                        error_fields(n),
-                    )))
+                    .feed(B::NoticeResponse(NoticeResponse::new(error_fields(n))))
                     .await?;
             }
             match outcome.result {
@@ -641,36 +610,21 @@ where
                     let mut buf = BytesMut::new();
                     for r in &done.rows {
                         client
-                            .feed(PgWireBackendMessage::DataRow(data_row(
-                                r,
-                                &done.binary,
-                                &mut buf,
-                            )))
+                            .feed(B::DataRow(data_row(r, &done.binary, &mut buf)))
                             .await?;
                     }
-                    let end = match done.end {
-                        ExecuteEnd::Complete(tag) => {
-                            PgWireBackendMessage::CommandComplete(CommandComplete::new(tag))
-                        }
-                        ExecuteEnd::Suspended => {
-                            PgWireBackendMessage::PortalSuspended(PortalSuspended::new())
-                        }
-                        ExecuteEnd::Empty => {
-                            PgWireBackendMessage::EmptyQueryResponse(EmptyQueryResponse::new())
-                        }
-                    };
-                    client.feed(end).await?;
-                    Ok(())
+                    Ok(vec![match done.end {
+                        ExecuteEnd::Complete(tag) => B::CommandComplete(CommandComplete::new(tag)),
+                        ExecuteEnd::Suspended => B::PortalSuspended(PortalSuspended::new()),
+                        ExecuteEnd::Empty => B::EmptyQueryResponse(EmptyQueryResponse::new()),
+                    }])
                 }
                 Err(e) => Err(e),
             }
         }
         PgWireFrontendMessage::Close(c) => {
             session.lock().close(c.target_type == b'P', &name(&c.name));
-            client
-                .feed(PgWireBackendMessage::CloseComplete(CloseComplete::new()))
-                .await?;
-            Ok(())
+            Ok(vec![B::CloseComplete(CloseComplete::new())])
         }
         PgWireFrontendMessage::Sync(_) => {
             let r = session.lock().sync();
@@ -688,9 +642,16 @@ where
         }
         _ => return Ok(()),
     };
-    if let Err(e) = result {
-        client.feed(error_response(&e)).await?;
-        client.set_state(PgWireConnectionState::AwaitingSync);
+    match reply {
+        Ok(messages) => {
+            for m in messages {
+                client.feed(m).await?;
+            }
+        }
+        Err(e) => {
+            client.feed(error_response(&e)).await?;
+            client.set_state(PgWireConnectionState::AwaitingSync);
+        }
     }
     Ok(())
 }

@@ -14,21 +14,12 @@
 use common::{DataType, PgError, PgResult, SqlState, Value};
 
 use super::coerce::{CastContext, coerce};
+use super::expr::{undefined_function, undefined_operator};
 use crate::bound::{BinaryOp, Expr, ExprKind, ScalarFunc};
 
 /// A type of the date/time or interval categories.
 pub(crate) fn is_temporal(t: &DataType) -> bool {
     t.is_datetime() || *t == DataType::Interval
-}
-
-fn undefined_operator(op: &str, l: &DataType, r: &DataType) -> PgError {
-    PgError::new(
-        SqlState::UNDEFINED_FUNCTION,
-        format!("operator does not exist: {} {} {}", l.name(), op, r.name()),
-    )
-    .with_hint(
-        "No operator matches the given name and argument types. You might need to add explicit type casts.",
-    )
 }
 
 fn ambiguous_operator(op: &str, l: &DataType, r: &DataType) -> PgError {
@@ -38,17 +29,6 @@ fn ambiguous_operator(op: &str, l: &DataType, r: &DataType) -> PgError {
     )
     .with_hint(
         "Could not choose a best candidate operator. You might need to add explicit type casts.",
-    )
-}
-
-pub(crate) fn undefined_function(name: &str, args: &[Expr]) -> PgError {
-    let types: Vec<String> = args.iter().map(|a| a.ty.name()).collect();
-    PgError::new(
-        SqlState::UNDEFINED_FUNCTION,
-        format!("function {}({}) does not exist", name, types.join(", ")),
-    )
-    .with_hint(
-        "No function matches the given name and argument types. You might need to add explicit type casts.",
     )
 }
 

@@ -28,7 +28,7 @@ impl ExprContext<'_> {
     }
 }
 
-fn undefined_operator(op: &str, l: &DataType, r: &DataType) -> PgError {
+pub(crate) fn undefined_operator(op: &str, l: &DataType, r: &DataType) -> PgError {
     PgError::new(
         SqlState::UNDEFINED_FUNCTION,
         format!("operator does not exist: {} {} {}", l.name(), op, r.name()),
@@ -38,7 +38,7 @@ fn undefined_operator(op: &str, l: &DataType, r: &DataType) -> PgError {
     )
 }
 
-fn undefined_function(name: &str, args: &[Expr]) -> PgError {
+pub(crate) fn undefined_function(name: &str, args: &[Expr]) -> PgError {
     let types: Vec<String> = args.iter().map(|a| a.ty.name()).collect();
     PgError::new(
         SqlState::UNDEFINED_FUNCTION,
