@@ -154,20 +154,24 @@ fn protocol(msg: String) -> PgError {
 }
 
 /// Per-item format codes as Bind sends them: none (all text), one (for all) or one each.
-fn formats(codes: &[i16], n: usize, what: impl FnOnce() -> PgError) -> PgResult<Vec<bool>> {
-    let code = |c: i16| match c {
+fn format_codes(codes: &[i16], n: usize, what: impl FnOnce() -> PgError) -> PgResult<Vec<i16>> {
+    match codes {
+        [] => Ok(vec![0; n]),
+        [c] => Ok(vec![*c; n]),
+        many if many.len() == n => Ok(many.to_vec()),
+        _ => Err(what()),
+    }
+}
+
+/// A format code: false for text, true for binary.
+fn is_binary(code: i16) -> PgResult<bool> {
+    match code {
         0 => Ok(false),
         1 => Ok(true),
         other => Err(PgError::new(
             SqlState::INVALID_PARAMETER_VALUE,
             format!("unsupported format code: {other}"),
         )),
-    };
-    match codes {
-        [] => Ok(vec![false; n]),
-        [c] => Ok(vec![code(*c)?; n]),
-        many if many.len() == n => many.iter().map(|c| code(*c)).collect(),
-        _ => Err(what()),
     }
 }
 
@@ -299,7 +303,7 @@ impl Session {
                 req.statement
             )));
         }
-        let param_binary = formats(req.param_formats, n, || {
+        let param_codes = format_codes(req.param_formats, n, || {
             protocol(format!(
                 "bind message has {} parameter formats but {n} parameters",
                 req.param_formats.len()
@@ -309,25 +313,43 @@ impl Session {
         self.set_session_clock();
         let mut values = Vec::with_capacity(n);
         for (i, (bytes, ty)) in req.params.iter().zip(prep.param_types.iter()).enumerate() {
-            values.push(match bytes {
-                None => Value::Null,
-                Some(b) if param_binary[i] => wire::binary::get_param(b, ty, i + 1)?,
-                Some(b) => {
-                    let text = wire::binary::utf8(b)?;
-                    match ty {
-                        DataType::Unknown => Value::Text(text.to_string()),
-                        ty => Value::parse(text, ty)?,
-                    }
-                }
-            });
+            // PostgreSQL's context for a parameter's error; a text value shows as '...'
+            // (its log_parameter_max_length_on_error is 0 by default).
+            let context = |text: bool| {
+                let portal = if req.portal.is_empty() {
+                    "unnamed portal".to_string()
+                } else {
+                    format!("portal \"{}\"", req.portal)
+                };
+                let value = if text { " = '...'" } else { "" };
+                format!("{portal} parameter ${}{value}", i + 1)
+            };
+            let value = match bytes {
+                None => Ok(Value::Null),
+                Some(b) => match is_binary(param_codes[i]) {
+                    Err(e) => Err(e.with_context(context(false))),
+                    Ok(true) => wire::binary::get_param(b, ty, i + 1)
+                        .map_err(|e| e.with_context(context(false))),
+                    Ok(false) => wire::binary::utf8(b)
+                        .and_then(|text| match ty {
+                            DataType::Unknown => Ok(Value::Text(text.to_string())),
+                            ty => Value::parse(text, ty),
+                        })
+                        .map_err(|e| e.with_context(context(true))),
+                },
+            };
+            values.push(value?);
         }
         let ncols = prep.columns.as_ref().map_or(0, |c| c.len());
-        let binary = formats(req.result_formats, ncols, || {
+        let binary = format_codes(req.result_formats, ncols, || {
             protocol(format!(
                 "bind message has {} result formats but query has {ncols} columns",
                 req.result_formats.len()
             ))
-        })?;
+        })?
+        .into_iter()
+        .map(is_binary)
+        .collect::<PgResult<Vec<bool>>>()?;
         // The plan cache: the binding Parse (or the last Bind) made, if the catalog has
         // not moved since; else bind now and keep that.
         let catalog = self.db.catalog.snapshot();

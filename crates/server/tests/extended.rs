@@ -404,7 +404,7 @@ async fn bad_binds_get_postgres_errors() {
                 ],
                 &[
                     "ParseComplete",
-                    "Error 22P03 incorrect binary data format in bind parameter 1",
+                    "Error 22P03 incorrect binary data format in bind parameter 1 [unnamed portal parameter $1]",
                     "ReadyForQuery I",
                 ],
             ),
@@ -417,7 +417,7 @@ async fn bad_binds_get_postgres_errors() {
                 ],
                 &[
                     "ParseComplete",
-                    "Error 22P02 invalid input syntax for type integer: \"abc\"",
+                    "Error 22P02 invalid input syntax for type integer: \"abc\" [unnamed portal parameter $1 = '...']",
                     "ReadyForQuery I",
                 ],
             ),
@@ -441,7 +441,7 @@ async fn bad_binds_get_postgres_errors() {
                 vec![parse("", by_aid, &[]), bind("", "", &[3], &[Some(b"1")], &[]), sync()],
                 &[
                     "ParseComplete",
-                    "Error 22023 unsupported format code: 3",
+                    "Error 22023 unsupported format code: 3 [unnamed portal parameter $1]",
                     "ReadyForQuery I",
                 ],
             ),
