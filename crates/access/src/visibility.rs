@@ -157,6 +157,36 @@ pub fn dead_to_all(h: &TupleHeader, mgr: &txn::TxnManager, horizon: Xid) -> PgRe
     Ok(final_status(h.xmax, mgr)? == Fate::Committed)
 }
 
+/// What ANALYZE counts a version as (`HeapTupleSatisfiesVacuum`'s classes, folded).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Census {
+    /// Committed and not deleted by a committed transaction: a row of the table.
+    Live,
+    /// Deleted by a committed transaction, or inserted by an aborted one.
+    Dead,
+    /// Inserted or deleted by a transaction still running.
+    InProgress,
+}
+
+/// Classify `h` for ANALYZE, without a transaction of its own.
+pub fn census(h: &TupleHeader, mgr: &txn::TxnManager) -> PgResult<Census> {
+    if h.xmin >= FIRST_NORMAL_XID {
+        match final_status(h.xmin, mgr)? {
+            Fate::Committed => {}
+            Fate::Running => return Ok(Census::InProgress),
+            Fate::Aborted => return Ok(Census::Dead),
+        }
+    }
+    if h.xmax == INVALID_XID || lock_only(h) {
+        return Ok(Census::Live);
+    }
+    Ok(match final_status(h.xmax, mgr)? {
+        Fate::Committed => Census::Dead,
+        Fate::Running => Census::InProgress,
+        Fate::Aborted => Census::Live,
+    })
+}
+
 /// [`fate`] without a transaction's cache (for VACUUM).
 fn final_status(xid: Xid, mgr: &txn::TxnManager) -> PgResult<Fate> {
     match mgr.status(xid)? {

@@ -154,6 +154,8 @@ pub enum Severity {
     Fatal,
     Warning,
     Notice,
+    /// What VERBOSE options report (sent whatever `client_min_messages` says).
+    Info,
 }
 
 impl Severity {
@@ -163,6 +165,7 @@ impl Severity {
             Severity::Fatal => "FATAL",
             Severity::Warning => "WARNING",
             Severity::Notice => "NOTICE",
+            Severity::Info => "INFO",
         }
     }
 }
@@ -217,6 +220,14 @@ impl PgError {
     pub fn notice(message: impl Into<String>) -> PgError {
         PgError {
             severity: Severity::Notice,
+            ..PgError::new(SqlState::SUCCESSFUL_COMPLETION, message)
+        }
+    }
+
+    /// An INFO message (VACUUM VERBOSE): sent to the client, execution continues.
+    pub fn info(message: impl Into<String>) -> PgError {
+        PgError {
+            severity: Severity::Info,
             ..PgError::new(SqlState::SUCCESSFUL_COMPLETION, message)
         }
     }

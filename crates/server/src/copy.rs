@@ -13,7 +13,7 @@
 use std::sync::Arc;
 
 use common::{Oid, PgError, SqlState};
-use sqlparser::ast::Statement;
+use sql::parser::Command;
 use wire::StatementOutcome;
 
 use crate::session::Session;
@@ -30,7 +30,7 @@ pub(crate) struct CopyState {
 
 /// The statements of a query string after a COPY FROM STDIN, run once it ends.
 pub(crate) struct RestOfString {
-    pub stmts: Vec<Statement>,
+    pub stmts: Vec<Command>,
     pub next: usize,
     pub sql: Arc<str>,
 }

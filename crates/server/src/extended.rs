@@ -26,7 +26,7 @@ use std::sync::Arc;
 
 use common::{DataType, PgError, PgResult, SqlState, Value};
 use sql::bound::{BoundStatement, OutputColumn};
-use sql::parser::Statement;
+use sql::parser::{Command, Statement};
 use wire::{BindRequest, Description, ExecuteEnd, ExecuteOutcome, Executed};
 
 use crate::session::Session;
@@ -35,7 +35,7 @@ use crate::session::Session;
 pub(crate) struct Prepared {
     pub sql: Arc<str>,
     /// `None` for an empty query string.
-    pub stmt: Option<Arc<Statement>>,
+    pub stmt: Option<Arc<Command>>,
     pub param_types: Arc<[DataType]>,
     /// The result columns, for statements that return rows.
     pub columns: Option<Arc<[OutputColumn]>>,
@@ -59,7 +59,7 @@ enum PortalState {
 /// A portal: a prepared statement with its parameter values (Bind).
 pub(crate) struct Portal {
     sql: Arc<str>,
-    stmt: Option<Arc<Statement>>,
+    stmt: Option<Arc<Command>>,
     param_types: Arc<[DataType]>,
     values: Vec<Value>,
     columns: Option<Arc<[OutputColumn]>>,
@@ -108,16 +108,24 @@ fn rebind(
 }
 
 /// Statements Parse binds (the others are bound, if at all, when they run).
-fn binds_at_parse(stmt: &Statement) -> bool {
+fn binds_at_parse(stmt: &Command) -> bool {
     matches!(
-        stmt,
-        Statement::Query(_) | Statement::Insert(_) | Statement::Update(_) | Statement::Delete(_)
+        stmt.sql(),
+        Some(
+            Statement::Query(_)
+                | Statement::Insert(_)
+                | Statement::Update(_)
+                | Statement::Delete(_)
+        )
     )
 }
 
 /// COMMIT and ROLLBACK [TO]: what a failed transaction block still accepts.
-pub(crate) fn is_exit(stmt: &Statement) -> bool {
-    matches!(stmt, Statement::Commit { .. } | Statement::Rollback { .. })
+pub(crate) fn is_exit(stmt: &Command) -> bool {
+    matches!(
+        stmt.sql(),
+        Some(Statement::Commit { .. } | Statement::Rollback { .. })
+    )
 }
 
 fn no_statement(name: &str) -> PgError {
@@ -246,16 +254,16 @@ impl Session {
         &mut self,
         name: &str,
         sql: &str,
-        stmt: Option<Statement>,
+        stmt: Option<Command>,
         declared: Vec<DataType>,
     ) -> PgResult<()> {
         let (param_types, columns, bound) = match &stmt {
-            Some(s) if binds_at_parse(s) => {
+            Some(Command::Sql(s)) if binds_at_parse(stmt.as_ref().expect("matched")) => {
                 let (version, bound, types) = self.bind_fresh(sql, s, declared)?;
                 let columns = bound.columns().map(Arc::from);
                 (types, columns, Some((version, bound)))
             }
-            Some(Statement::ShowVariable { variable }) => {
+            Some(Command::Sql(Statement::ShowVariable { variable })) => {
                 let name = crate::session::setting_name(variable);
                 let column = OutputColumn {
                     name,
@@ -361,6 +369,7 @@ impl Session {
             let stmt = prep
                 .stmt
                 .as_deref()
+                .and_then(Command::sql)
                 .expect("a bound statement has a statement");
             let binder = sql::Binder::new(&catalog, &prep.sql).for_session(self.tx.backend());
             let bound = rebind(binder, stmt, &prep.param_types, prep.columns.as_deref())?;
@@ -432,7 +441,7 @@ impl Session {
                 bound: portal.bound.take(),
             };
             // VACUUM runs alone and commits at once, as in PostgreSQL's extended protocol.
-            let last = matches!(*stmt, Statement::Vacuum(_));
+            let last = matches!(&*stmt, Command::Vacuum(v) if v.vacuum);
             let sql = portal.sql.clone();
             let result = std::panic::catch_unwind(AssertUnwindSafe(|| {
                 self.run(&stmt, &sql, last, Some(&mut params))
@@ -449,7 +458,8 @@ impl Session {
             match result {
                 Ok(r) => {
                     notices = r.notices;
-                    let tag = (!matches!(*stmt, Statement::Query(_))).then_some(r.tag);
+                    let tag =
+                        (!matches!(*stmt, Command::Sql(Statement::Query(_)))).then_some(r.tag);
                     portal.state = PortalState::Suspended {
                         rows: r.rows.into_iter(),
                         tag,
@@ -506,7 +516,8 @@ impl Session {
         if self.statements.contains_key(&name) {
             return Err(duplicate_statement(&name));
         }
-        if !binds_at_parse(stmt) {
+        let stmt = Command::Sql(stmt.clone());
+        if !binds_at_parse(&stmt) {
             let word = stmt.to_string();
             let word = word.split_whitespace().next().unwrap_or("");
             return Err(PgError::syntax(format!(
@@ -519,7 +530,7 @@ impl Session {
             .iter()
             .map(|t| binder.resolve_type(t))
             .collect::<PgResult<Vec<_>>>()?;
-        self.prepare_parsed(&name, sql, Some(stmt.clone()), declared)?;
+        self.prepare_parsed(&name, sql, Some(stmt), declared)?;
         Ok(executor::StatementResult {
             tag: "PREPARE".into(),
             ..Default::default()

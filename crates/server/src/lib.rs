@@ -83,8 +83,11 @@ pub struct Database {
 struct TableActivity {
     /// Rows inserted, updated or deleted since the last VACUUM.
     changes: u64,
-    /// Versions the last VACUUM left (live rows, roughly).
-    tuples_after_vacuum: u64,
+    /// Rows in the table as the last VACUUM (versions it left) or ANALYZE (live rows,
+    /// estimated) found them: PostgreSQL's `pg_class.reltuples`.
+    reltuples: f64,
+    vacuum_count: u64,
+    analyze_count: u64,
 }
 
 /// Autovacuum vacuums a table once its changes exceed this plus a fraction of its size
@@ -172,49 +175,166 @@ impl Database {
         &self.wal
     }
 
-    /// VACUUM `table` (every table if `None`), outside any transaction: each table under
-    /// ShareUpdateExclusive (it runs beside reads and writes, not beside DDL or another
-    /// VACUUM), released when it is done.
-    fn vacuum(&self, table: Option<&sqlparser::ast::ObjectName>, tx: &txn::Tx) -> PgResult<()> {
+    /// VACUUM and/or ANALYZE the tables `v` names (every table if none). Each table is
+    /// locked ShareUpdateExclusive (it runs beside reads and writes, not beside DDL or
+    /// another VACUUM); `hold` keeps the locks to transaction end (ANALYZE in a
+    /// transaction), else each is released when its table is done. Returns the notices
+    /// (VERBOSE's INFO, SKIP_LOCKED's warnings).
+    fn maintain(
+        &self,
+        v: &sql::parser::Vacuum,
+        tx: &txn::Tx,
+        hold: bool,
+    ) -> PgResult<Vec<PgError>> {
+        use common::SqlState;
+        if v.vacuum && !v.analyze && v.tables.iter().any(|(_, cols)| !cols.is_empty()) {
+            return Err(PgError::new(
+                SqlState::FEATURE_NOT_SUPPORTED,
+                "ANALYZE option must be specified when a column list is provided",
+            ));
+        }
         let catalog = self.catalog.snapshot();
-        let tables: Vec<_> = match table {
-            Some(name) => {
-                let ident = name
-                    .0
-                    .last()
-                    .and_then(|p| p.as_ident())
-                    .map(sql::binder::ident_name)
-                    .unwrap_or_default();
-                let t = catalog.table(&ident).ok_or_else(|| {
-                    PgError::new(
-                        common::SqlState::UNDEFINED_TABLE,
-                        format!("relation \"{ident}\" does not exist"),
-                    )
-                })?;
-                vec![t.clone()]
+        let mut targets = Vec::with_capacity(v.tables.len());
+        for (name, cols) in &v.tables {
+            let ident = name
+                .0
+                .last()
+                .and_then(|p| p.as_ident())
+                .map(sql::binder::ident_name)
+                .unwrap_or_default();
+            let t = catalog.table(&ident).ok_or_else(|| {
+                PgError::new(
+                    SqlState::UNDEFINED_TABLE,
+                    format!("relation \"{ident}\" does not exist"),
+                )
+            })?;
+            targets.push((t.clone(), &cols[..]));
+        }
+        if v.tables.is_empty() {
+            let mut all: Vec<_> = catalog.tables().cloned().collect();
+            all.sort_by_key(|t| t.oid);
+            targets.extend(all.into_iter().map(|t| (t, &[][..])));
+        }
+        if v.full {
+            return Err(PgError::unsupported("VACUUM FULL"));
+        }
+        let mut notices = Vec::new();
+        for (t, cols) in targets {
+            let mut seen: Vec<String> = Vec::with_capacity(cols.len());
+            for c in cols {
+                let c = sql::binder::ident_name(c);
+                if t.column_index(&c).is_none() {
+                    return Err(PgError::new(
+                        SqlState::UNDEFINED_COLUMN,
+                        format!("column \"{c}\" of relation \"{}\" does not exist", t.name),
+                    ));
+                }
+                if seen.contains(&c) {
+                    return Err(PgError::new(
+                        SqlState::DUPLICATE_COLUMN,
+                        format!(
+                            "column \"{c}\" of relation \"{}\" appears more than once",
+                            t.name
+                        ),
+                    ));
+                }
+                seen.push(c);
             }
-            None => catalog.tables().cloned().collect(),
-        };
-        for t in tables {
-            let res = self.vacuum_locked(&t, tx, false);
-            tx.release_locks();
+            let res = self.maintain_one(&t, v, tx, &mut notices);
+            if !hold {
+                tx.release_locks();
+            }
             res?;
+        }
+        Ok(notices)
+    }
+
+    /// VACUUM and/or ANALYZE one table under its lock (skipped with a warning if
+    /// SKIP_LOCKED and the lock is taken).
+    fn maintain_one(
+        &self,
+        t: &catalog::TableDesc,
+        v: &sql::parser::Vacuum,
+        tx: &txn::Tx,
+        notices: &mut Vec<PgError>,
+    ) -> PgResult<()> {
+        let what = if v.vacuum { "vacuum" } else { "analyze" };
+        if !self.lock_for_maintenance(t, tx, v.skip_locked)? {
+            notices.push(PgError::warning(
+                common::SqlState::LOCK_NOT_AVAILABLE,
+                format!("skipping {what} of \"{}\" --- lock not available", t.name),
+            ));
+            return Ok(());
+        }
+        // Dropped while we waited: nothing to do.
+        let Some(t) = self.catalog.snapshot().table_by_oid(t.oid).cloned() else {
+            return Ok(());
+        };
+        if v.vacuum {
+            if v.verbose {
+                notices.push(PgError::info(format!("vacuuming \"public.{}\"", t.name)));
+            }
+            let s = self.vacuum_one(&t)?;
+            if v.verbose {
+                notices.push(PgError::info(format!(
+                    "finished vacuuming \"public.{}\": index scans: {}\n\
+                     pages: 0 removed, {} remain, {} scanned (100.00% of total)\n\
+                     tuples: {} removed, {} remain",
+                    t.name,
+                    usize::from(s.index_entries_removed > 0),
+                    s.pages_scanned,
+                    s.pages_scanned,
+                    s.tuples_removed,
+                    s.tuples_remaining
+                )));
+            }
+        }
+        if v.analyze {
+            if v.verbose {
+                notices.push(PgError::info(format!("analyzing \"public.{}\"", t.name)));
+            }
+            let s = self.analyze_one(&t)?;
+            if v.verbose {
+                notices.push(PgError::info(format!(
+                    "\"{}\": scanned {} of {} pages, containing {} live rows and {} dead \
+                     rows; {} rows in sample, {} estimated total rows",
+                    t.name,
+                    s.pages_scanned,
+                    s.pages,
+                    s.live_rows,
+                    s.dead_rows,
+                    s.live_rows,
+                    s.estimated_rows
+                )));
+            }
         }
         Ok(())
     }
 
-    /// Lock `t` for VACUUM and vacuum it if it still exists; false if `nowait` and the
-    /// lock is taken. The caller releases the lock.
-    fn vacuum_locked(&self, t: &catalog::TableDesc, tx: &txn::Tx, nowait: bool) -> PgResult<bool> {
+    /// Take VACUUM's and ANALYZE's lock on `t`; false if `nowait` and it is taken.
+    fn lock_for_maintenance(
+        &self,
+        t: &catalog::TableDesc,
+        tx: &txn::Tx,
+        nowait: bool,
+    ) -> PgResult<bool> {
         use txn::lock::{LockError, LockMode, LockTag};
         match tx.lock(
             LockTag::Relation(t.oid),
             LockMode::ShareUpdateExclusive,
             nowait,
         ) {
-            Ok(()) => {}
-            Err(LockError::NotAvailable) if nowait => return Ok(false),
-            Err(e) => return Err(e.to_pg(&format!("relation \"{}\"", t.name))),
+            Ok(()) => Ok(true),
+            Err(LockError::NotAvailable) if nowait => Ok(false),
+            Err(e) => Err(e.to_pg(&format!("relation \"{}\"", t.name))),
+        }
+    }
+
+    /// Lock `t` for VACUUM and vacuum it if it still exists; false if `nowait` and the
+    /// lock is taken. The caller releases the lock.
+    fn vacuum_locked(&self, t: &catalog::TableDesc, tx: &txn::Tx, nowait: bool) -> PgResult<bool> {
+        if !self.lock_for_maintenance(t, tx, nowait)? {
+            return Ok(false);
         }
         // Dropped while we waited: nothing to do.
         let Some(t) = self.catalog.snapshot().table_by_oid(t.oid).cloned() else {
@@ -224,15 +344,26 @@ impl Database {
         Ok(true)
     }
 
-    fn vacuum_one(&self, t: &catalog::TableDesc) -> PgResult<()> {
+    fn vacuum_one(&self, t: &catalog::TableDesc) -> PgResult<executor::vacuum::VacuumStats> {
         let changes_before = self.activity.lock().get(&t.oid).map_or(0, |a| a.changes);
         let stats = executor::vacuum::vacuum_table(&self.pool, &self.roots, &self.txns, t)?;
         tracing::debug!(table = %t.name, ?stats, "vacuumed");
         let mut activity = self.activity.lock();
         let a = activity.entry(t.oid).or_default();
         a.changes = a.changes.saturating_sub(changes_before);
-        a.tuples_after_vacuum = stats.tuples_remaining;
-        Ok(())
+        a.reltuples = stats.tuples_remaining as f64;
+        a.vacuum_count += 1;
+        Ok(stats)
+    }
+
+    fn analyze_one(&self, t: &catalog::TableDesc) -> PgResult<executor::vacuum::AnalyzeStats> {
+        let stats = executor::vacuum::analyze_table(&self.pool, &self.txns, t)?;
+        tracing::debug!(table = %t.name, ?stats, "analyzed");
+        let mut activity = self.activity.lock();
+        let a = activity.entry(t.oid).or_default();
+        a.reltuples = stats.estimated_rows;
+        a.analyze_count += 1;
+        Ok(stats)
     }
 
     /// Count rows a statement changed (autovacuum's trigger). One uncontended mutex per
@@ -252,8 +383,9 @@ impl Database {
             .lock()
             .iter()
             .filter(|(_, a)| {
-                a.changes
-                    > AUTOVACUUM_THRESHOLD + a.tuples_after_vacuum * AUTOVACUUM_SCALE_PERCENT / 100
+                a.changes as f64
+                    > AUTOVACUUM_THRESHOLD as f64
+                        + a.reltuples * AUTOVACUUM_SCALE_PERCENT as f64 / 100.0
             })
             .map(|(oid, _)| *oid)
             .collect();

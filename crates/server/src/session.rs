@@ -22,7 +22,7 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use common::{PgError, PgResult, SqlState, Value};
-use sql::parser::Statement;
+use sql::parser::{Command, Statement};
 use sqlparser::ast::{TransactionAccessMode, TransactionIsolationLevel, TransactionMode};
 use txn::lock::WaitPolicy;
 use txn::{Isolation, Tx};
@@ -145,7 +145,7 @@ fn done(tag: &str) -> executor::StatementResult {
 }
 
 /// The error a panic in statement `stmt` becomes: XX000 for this session only.
-pub(crate) fn panic_error(p: &(dyn std::any::Any + Send), stmt: &Statement) -> PgError {
+pub(crate) fn panic_error(p: &(dyn std::any::Any + Send), stmt: &Command) -> PgError {
     let msg = if let Some(s) = p.downcast_ref::<&str>() {
         s.to_string()
     } else if let Some(s) = p.downcast_ref::<String>() {
@@ -440,12 +440,19 @@ impl Session {
     /// implicit transaction commits); `prepared` carries a portal's parameters.
     pub(crate) fn run(
         &mut self,
-        stmt: &Statement,
+        cmd: &Command,
         sql: &str,
         last: bool,
         prepared: Option<&mut BoundParams<'_>>,
     ) -> PgResult<executor::StatementResult> {
-        let mut r = match stmt {
+        let stmt = match cmd {
+            Command::Sql(stmt) => stmt,
+            Command::Vacuum(v) => {
+                let r = self.maintain(v, last)?;
+                return self.statement_done(r, last);
+            }
+        };
+        let r = match stmt {
             Statement::StartTransaction {
                 modes: m, begin, ..
             } => {
@@ -582,37 +589,6 @@ impl Session {
                     self.tx.set_characteristics(iso, ro)?;
                 }
                 r
-            }
-            Statement::Vacuum(v) => {
-                if self.failed {
-                    return Err(aborted_block());
-                }
-                if self.explicit || self.tx.is_active() || !last {
-                    return Err(PgError::new(
-                        SqlState::ACTIVE_SQL_TRANSACTION,
-                        "VACUUM cannot run inside a transaction block",
-                    ));
-                }
-                if v.full {
-                    return Err(PgError::unsupported("VACUUM FULL"));
-                }
-                // sqlparser's other VACUUM options are Redshift's; PostgreSQL has none.
-                let redshift = [
-                    (v.sort_only, "SORT"),
-                    (v.delete_only, "DELETE"),
-                    (v.reindex, "REINDEX"),
-                    (v.recluster, "RECLUSTER"),
-                    (v.threshold.is_some(), "TO"),
-                    (v.boost, "BOOST"),
-                ];
-                if let Some((_, word)) = redshift.iter().find(|(on, _)| *on) {
-                    return Err(PgError::syntax(format!(
-                        "syntax error at or near \"{word}\""
-                    )));
-                }
-                self.tx.set_wait_policy(self.wait_policy());
-                self.db.vacuum(v.table_name.as_ref(), &self.tx)?;
-                done("VACUUM")
             }
             Statement::Set(sqlparser::ast::Set::SingleAssignment {
                 scope,
@@ -783,6 +759,16 @@ impl Session {
                 }
             }
         };
+        self.statement_done(r, last)
+    }
+
+    /// After a statement succeeded: the implicit transaction of a query string commits
+    /// with its last statement.
+    fn statement_done(
+        &mut self,
+        mut r: executor::StatementResult,
+        last: bool,
+    ) -> PgResult<executor::StatementResult> {
         if last
             && !self.explicit
             && self.tx.is_active()
@@ -791,6 +777,33 @@ impl Session {
             r.notices.clear();
             return Err(e);
         }
+        Ok(r)
+    }
+
+    /// VACUUM and ANALYZE. VACUUM runs outside any transaction (it commits as it goes);
+    /// ANALYZE may run in one and then keeps its locks to its end.
+    fn maintain(
+        &mut self,
+        v: &sql::parser::Vacuum,
+        last: bool,
+    ) -> PgResult<executor::StatementResult> {
+        if self.failed {
+            return Err(aborted_block());
+        }
+        if let Some((message, position)) = &v.invalid {
+            return Err(PgError::syntax(message.clone()).with_position(*position));
+        }
+        if v.vacuum && (self.explicit || self.tx.is_active() || !last) {
+            return Err(PgError::new(
+                SqlState::ACTIVE_SQL_TRANSACTION,
+                "VACUUM cannot run inside a transaction block",
+            ));
+        }
+        self.tx.set_wait_policy(self.wait_policy());
+        let hold = self.tx.is_active();
+        let notices = self.db.maintain(v, &self.tx, hold)?;
+        let mut r = done(if v.vacuum { "VACUUM" } else { "ANALYZE" });
+        r.notices = notices;
         Ok(r)
     }
 }
@@ -886,7 +899,7 @@ impl Session {
     /// and runs when the COPY ends).
     pub(crate) fn run_statements(
         &mut self,
-        stmts: Vec<Statement>,
+        stmts: Vec<Command>,
         start: usize,
         sql_text: Arc<str>,
     ) -> Vec<StatementOutcome> {

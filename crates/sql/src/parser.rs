@@ -10,8 +10,81 @@ const PARSER_RECURSION_LIMIT: usize = 200;
 
 pub use sqlparser::ast::Statement;
 
+/// One parsed statement: sqlparser's, or one of the few whose PostgreSQL grammar sqlparser
+/// lacks, parsed here from the same token stream.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Command {
+    Sql(Statement),
+    /// VACUUM or ANALYZE (sqlparser reads Redshift's VACUUM, and Hive's ANALYZE).
+    Vacuum(Vacuum),
+}
+
+impl Command {
+    /// The sqlparser statement, unless this is one of Myriad's own.
+    pub fn sql(&self) -> Option<&Statement> {
+        match self {
+            Command::Sql(s) => Some(s),
+            Command::Vacuum(_) => None,
+        }
+    }
+}
+
+impl std::fmt::Display for Command {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Command::Sql(s) => s.fmt(f),
+            Command::Vacuum(v) => v.fmt(f),
+        }
+    }
+}
+
+/// `VACUUM [(options)] [FULL] [FREEZE] [VERBOSE] [ANALYZE] [table [(columns)], ...]` or
+/// `ANALYZE [(options)] [VERBOSE] [table [(columns)], ...]`, as PostgreSQL 15 reads them.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Vacuum {
+    /// VACUUM (else ANALYZE alone).
+    pub vacuum: bool,
+    /// ANALYZE, alone or as VACUUM's option.
+    pub analyze: bool,
+    pub full: bool,
+    pub freeze: bool,
+    pub verbose: bool,
+    pub skip_locked: bool,
+    /// The tables named, each with its column list; empty: every table.
+    pub tables: Vec<(sqlparser::ast::ObjectName, Vec<sqlparser::ast::Ident>)>,
+    /// An option PostgreSQL rejects when the statement runs (42601): its message and
+    /// position.
+    pub invalid: Option<(String, Option<u32>)>,
+}
+
+impl std::fmt::Display for Vacuum {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.vacuum { "VACUUM" } else { "ANALYZE" })?;
+        let flags = [
+            (self.full, "FULL"),
+            (self.freeze, "FREEZE"),
+            (self.verbose, "VERBOSE"),
+            (self.skip_locked, "SKIP_LOCKED"),
+            (self.analyze && self.vacuum, "ANALYZE"),
+        ];
+        let on: Vec<&str> = flags.iter().filter(|(b, _)| *b).map(|(_, w)| *w).collect();
+        if !on.is_empty() {
+            write!(f, " ({})", on.join(", "))?;
+        }
+        for (i, (t, cols)) in self.tables.iter().enumerate() {
+            f.write_str(if i == 0 { " " } else { ", " })?;
+            write!(f, "{t}")?;
+            if !cols.is_empty() {
+                let cols: Vec<String> = cols.iter().map(|c| c.to_string()).collect();
+                write!(f, " ({})", cols.join(", "))?;
+            }
+        }
+        Ok(())
+    }
+}
+
 /// Parse a query string holding zero or more statements.
-pub fn parse(sql: &str) -> PgResult<Vec<Statement>> {
+pub fn parse(sql: &str) -> PgResult<Vec<Command>> {
     // sqlparser reads what follows `COPY ... FROM STDIN;` as inline data (psql's dump
     // format), but in a query string it is more statements: parse them apart. The rest
     // is parsed with everything before it blanked out, so positions stay true.
@@ -69,13 +142,13 @@ fn end_of_copy_from_stdin(sql: &str) -> Option<usize> {
     None
 }
 
-fn parse_one_part(sql: &str) -> PgResult<Vec<Statement>> {
+fn parse_one_part(sql: &str) -> PgResult<Vec<Command>> {
     let dialect = PostgreSqlDialect {};
     let parse = |text: &str| {
         Parser::new(&dialect)
             .with_recursion_limit(PARSER_RECURSION_LIMIT)
             .try_with_sql(text)
-            .and_then(|mut p| p.parse_statements())
+            .and_then(|mut p| parse_commands(&mut p, text))
     };
     parse(sql).or_else(|e| {
         // PostgreSQL spellings sqlparser's grammar lacks, respelled as it has them.
@@ -84,6 +157,146 @@ fn parse_one_part(sql: &str) -> PgResult<Vec<Statement>> {
             None => Err(syntax_error(sql, e)),
         }
     })
+}
+
+/// sqlparser's `parse_statements`, with VACUUM and ANALYZE read by [`parse_vacuum`].
+fn parse_commands(p: &mut Parser<'_>, sql: &str) -> Result<Vec<Command>, ParserError> {
+    use sqlparser::keywords::Keyword;
+    use sqlparser::tokenizer::Token;
+    let mut out = Vec::new();
+    let mut expecting_delimiter = false;
+    loop {
+        while p.consume_token(&Token::SemiColon) {
+            expecting_delimiter = false;
+        }
+        let next = p.peek_token();
+        if next.token == Token::EOF {
+            break;
+        }
+        if expecting_delimiter {
+            return p.expected("end of statement", next);
+        }
+        let own = match &next.token {
+            Token::Word(w) if w.quote_style.is_none() => {
+                w.keyword == Keyword::VACUUM
+                    || w.keyword == Keyword::ANALYZE
+                    || w.value.eq_ignore_ascii_case("analyse")
+            }
+            _ => false,
+        };
+        out.push(if own {
+            Command::Vacuum(parse_vacuum(p, sql)?)
+        } else {
+            Command::Sql(p.parse_statement()?)
+        });
+        expecting_delimiter = true;
+    }
+    Ok(out)
+}
+
+/// A word that is not a keyword sqlparser knows (`skip_locked`, `analyse`).
+fn parse_word(p: &mut Parser<'_>, word: &str) -> bool {
+    use sqlparser::tokenizer::Token;
+    match p.peek_token().token {
+        Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case(word) => {
+            p.next_token();
+            true
+        }
+        _ => false,
+    }
+}
+
+/// VACUUM or ANALYZE in PostgreSQL 15's grammar (`gram.y` VacuumStmt / AnalyzeStmt).
+fn parse_vacuum(p: &mut Parser<'_>, sql: &str) -> Result<Vacuum, ParserError> {
+    use sqlparser::keywords::Keyword;
+    use sqlparser::tokenizer::Token;
+    let mut v = Vacuum::default();
+    if p.parse_keyword(Keyword::VACUUM) {
+        v.vacuum = true;
+    } else if !p.parse_keyword(Keyword::ANALYZE) && !parse_word(p, "analyse") {
+        return p.expected("VACUUM or ANALYZE", p.peek_token());
+    } else {
+        v.analyze = true;
+    }
+    if p.consume_token(&Token::LParen) {
+        // The generic option list: name [value], ...; booleans take PostgreSQL's spellings.
+        loop {
+            let tok = p.next_token();
+            let Token::Word(w) = &tok.token else {
+                return p.expected("an option name", tok);
+            };
+            let name = w.value.to_ascii_lowercase();
+            let at = location_to_position(sql, tok.span.start.line, tok.span.start.column);
+            let value = match p.peek_token().token {
+                Token::Comma | Token::RParen => None,
+                _ => Some(p.next_token()),
+            };
+            let word = value.as_ref().map(|t| match &t.token {
+                Token::Word(w) => w.value.to_ascii_lowercase(),
+                Token::Number(n, _) => n.clone(),
+                Token::SingleQuotedString(s) => s.to_ascii_lowercase(),
+                other => other.to_string(),
+            });
+            let on = match word.as_deref() {
+                None | Some("true" | "on" | "yes" | "1") => true,
+                Some("false" | "off" | "no" | "0") => false,
+                // INDEX_CLEANUP AUTO, PARALLEL n: not booleans.
+                Some(_) if matches!(name.as_str(), "index_cleanup" | "parallel") => true,
+                Some(_) => {
+                    v.invalid
+                        .get_or_insert((format!("{name} requires a Boolean value"), None));
+                    true
+                }
+            };
+            match name.as_str() {
+                "analyze" | "analyse" if v.vacuum => v.analyze = on,
+                "full" if v.vacuum => v.full = on,
+                "freeze" if v.vacuum => v.freeze = on,
+                "verbose" => v.verbose = on,
+                "skip_locked" => v.skip_locked = on,
+                // Accepted without effect on Myriad's storage: there are no pages to skip
+                // (no visibility map), no TOAST, no parallel workers, and index cleanup
+                // and truncation always happen.
+                "disable_page_skipping"
+                | "index_cleanup"
+                | "process_toast"
+                | "truncate"
+                | "parallel"
+                    if v.vacuum => {}
+                _ => {
+                    let what = if v.vacuum { "VACUUM" } else { "ANALYZE" };
+                    v.invalid
+                        .get_or_insert((format!("unrecognized {what} option \"{name}\""), at));
+                }
+            }
+            if p.consume_token(&Token::RParen) {
+                break;
+            }
+            p.expect_token(&Token::Comma)?;
+        }
+    } else if v.vacuum {
+        v.full = p.parse_keyword(Keyword::FULL);
+        v.freeze = p.parse_keyword(Keyword::FREEZE);
+        v.verbose = p.parse_keyword(Keyword::VERBOSE);
+        v.analyze = p.parse_keyword(Keyword::ANALYZE) || parse_word(p, "analyse");
+    } else {
+        v.verbose = p.parse_keyword(Keyword::VERBOSE);
+    }
+    if matches!(p.peek_token().token, Token::Word(_)) {
+        loop {
+            let name = p.parse_object_name(false)?;
+            let mut cols = Vec::new();
+            if p.consume_token(&Token::LParen) {
+                cols = p.parse_comma_separated(|p| p.parse_identifier())?;
+                p.expect_token(&Token::RParen)?;
+            }
+            v.tables.push((name, cols));
+            if !p.consume_token(&Token::Comma) {
+                break;
+            }
+        }
+    }
+    Ok(v)
 }
 
 /// COPY's boolean options take any of PostgreSQL's boolean spellings (`freeze on`, which
@@ -288,16 +501,68 @@ mod tests {
             "COPY t FROM STDIN (FORMAT csv, HEADER 1, FREEZE off)",
         ] {
             let stmts = parse(sql).unwrap_or_else(|e| panic!("{sql}: {}", e.message));
-            assert!(matches!(stmts[0], Statement::Copy { .. }), "{sql}");
+            assert!(
+                matches!(stmts[0], Command::Sql(Statement::Copy { .. })),
+                "{sql}"
+            );
         }
         // Statements after COPY FROM STDIN are statements, not data.
         let stmts = parse("select 1; copy t from stdin;\n select 2; select 3").unwrap();
         assert_eq!(stmts.len(), 4);
-        assert!(matches!(stmts[1], Statement::Copy { .. }));
+        assert!(matches!(stmts[1], Command::Sql(Statement::Copy { .. })));
         let e = parse("copy t from stdin; selec 2").unwrap_err();
         assert_eq!(e.position, Some(20));
         let e = parse("copy t from stdin with (freeze maybe)").unwrap_err();
         assert_eq!(e.code, common::SqlState::SYNTAX_ERROR);
+    }
+
+    fn vacuum(sql: &str) -> Vacuum {
+        match parse(sql)
+            .unwrap_or_else(|e| panic!("{sql}: {}", e.message))
+            .pop()
+        {
+            Some(Command::Vacuum(v)) => v,
+            other => panic!("{sql}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn vacuum_and_analyze_in_postgres_grammar() {
+        let v = vacuum("vacuum analyze pgbench_branches");
+        assert!(v.vacuum && v.analyze && !v.full);
+        assert_eq!(v.tables.len(), 1);
+        assert_eq!(v.tables[0].0.to_string(), "pgbench_branches");
+        let v = vacuum("VACUUM FULL FREEZE VERBOSE ANALYSE a, b (x, y)");
+        assert!(v.full && v.freeze && v.verbose && v.analyze);
+        assert_eq!(v.tables[1].1.len(), 2);
+        let v = vacuum("vacuum (analyze off, skip_locked, index_cleanup auto, parallel 2) t");
+        assert!(v.vacuum && !v.analyze && v.skip_locked && v.invalid.is_none());
+        let v = vacuum("analyze verbose t(a)");
+        assert!(!v.vacuum && v.analyze && v.verbose);
+        assert_eq!(vacuum("VACUUM").tables.len(), 0);
+        let v = vacuum("vacuum (foo) vt");
+        assert_eq!(
+            v.invalid,
+            Some(("unrecognized VACUUM option \"foo\"".into(), Some(9)))
+        );
+        let v = vacuum("analyze (freeze) t");
+        assert_eq!(
+            v.invalid.unwrap().0,
+            "unrecognized ANALYZE option \"freeze\""
+        );
+        let v = vacuum("vacuum (full maybe) t");
+        assert_eq!(v.invalid.unwrap().0, "full requires a Boolean value");
+        // Several statements, and the rest of the grammar is sqlparser's.
+        let cmds = parse("vacuum t; select 1; analyze").unwrap();
+        assert_eq!(cmds.len(), 3);
+        assert!(cmds[1].sql().is_some());
+        let e = parse("vacuum analyze t u").unwrap_err();
+        assert_eq!(e.message, "syntax error at or near \"u\"");
+        assert_eq!(e.position, Some(18));
+        assert_eq!(
+            vacuum("VACUUM (ANALYZE) t (a)").to_string(),
+            "VACUUM (ANALYZE) t (a)"
+        );
     }
 
     #[test]
