@@ -12,6 +12,9 @@ pub use sqlparser::ast::Statement;
 
 /// One parsed statement: sqlparser's, or one of the few whose PostgreSQL grammar sqlparser
 /// lacks, parsed here from the same token stream.
+// Statement is large (sqlparser returns it by value); boxing it would only move the size
+// to the heap for every statement, to save it for the rare VACUUM.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq)]
 pub enum Command {
     Sql(Statement),
