@@ -110,14 +110,18 @@ fn place_on_page(
 }
 
 /// Insert a tuple as a version made by `xid` at command `cid`; returns where it went.
-/// Tries the relation's last page, else extends the relation by one page. A tuple larger
-/// than [`MAX_HEAP_TUPLE_SIZE`] is PROGRAM_LIMIT_EXCEEDED "row is too big".
+/// Tries the relation's last page, else extends the relation by one page. The last page
+/// takes the tuple only if `100 - fillfactor` percent of the page stays free after it
+/// (room kept for updated versions, PostgreSQL's `RelationGetTargetPageFreeSpace`); an
+/// empty page always takes it. A tuple larger than [`MAX_HEAP_TUPLE_SIZE`] is
+/// PROGRAM_LIMIT_EXCEEDED "row is too big".
 pub fn heap_insert(
     pool: &BufferPool,
     rel: RelId,
     tuple: &[u8],
     xid: Xid,
     cid: Cid,
+    fillfactor: u8,
 ) -> PgResult<ItemPointer> {
     check_tuple(tuple)?;
     let stamp = Stamp {
@@ -125,12 +129,20 @@ pub fn heap_insert(
         cid,
         bits: 0,
     };
+    let reserve = BLCKSZ * 100usize.saturating_sub(fillfactor as usize) / 100;
     let nblocks = pool.smgr().nblocks(rel)?;
     if let Some(block) = nblocks.checked_sub(1) {
         let mut buf = pool.read_buffer(rel, block)?;
         let mut mtr = Mtr::new(pool);
         let p = mtr.latch(&mut buf);
-        if let Some(offset) = place_on_page(mtr.page(p), block, tuple, stamp) {
+        let page = Page::new(mtr.page(p));
+        let need = storage::page::maxalign(tuple.len()) + reserve;
+        let fits = reserve == 0
+            || page.is_new()
+            || page.max_offset() == 0
+            || need <= page.free_space()
+            || need <= page.free_space() + page.fragmented_space();
+        if fits && let Some(offset) = place_on_page(mtr.page(p), block, tuple, stamp) {
             mtr.commit()?;
             return Ok(ItemPointer { block, offset });
         }
@@ -222,15 +234,44 @@ pub fn heap_lock(
     tx: &Tx,
     exclusive: bool,
 ) -> PgResult<HeapWrite> {
+    lock_version(pool, rel, tid, xid, tx, exclusive, false)
+}
+
+/// [`heap_lock`] for a version found through an index entry, which may outlive it:
+/// a version pruning removed is [`HeapWrite::Invisible`], not an error.
+pub fn heap_lock_entry(
+    pool: &BufferPool,
+    rel: RelId,
+    tid: ItemPointer,
+    xid: Xid,
+    tx: &Tx,
+    exclusive: bool,
+) -> PgResult<HeapWrite> {
+    lock_version(pool, rel, tid, xid, tx, exclusive, true)
+}
+
+fn lock_version(
+    pool: &BufferPool,
+    rel: RelId,
+    tid: ItemPointer,
+    xid: Xid,
+    tx: &Tx,
+    exclusive: bool,
+    missing_ok: bool,
+) -> PgResult<HeapWrite> {
     let mut buf = pin_tid_page(pool, rel, tid)?;
     let mut mtr = Mtr::new(pool);
     let p = mtr.latch(&mut buf);
+    if missing_ok && Page::new(mtr.page(p)).get_item(tid.offset).is_none() {
+        return Ok(HeapWrite::Invisible);
+    }
     let (h, verdict) = check_target(mtr.page(p), rel, tid, tx)?;
     if let Some(v) = verdict {
         return Ok(v);
     }
-    if tx.is_mine(h.xmax) && h.infomask & HEAP_XMAX_EXCL_LOCK != 0 {
-        return Ok(HeapWrite::Done(tid)); // already locked as strongly as can be
+    let locked_by_me = tx.is_mine(h.xmax) && h.infomask & HEAP_XMAX_LOCK_ONLY != 0;
+    if locked_by_me && (h.infomask & HEAP_XMAX_EXCL_LOCK != 0 || !exclusive) {
+        return Ok(HeapWrite::Done(tid)); // already locked at least as strongly
     }
     let mode = if exclusive || (tx.is_mine(h.xmax) && h.infomask & HEAP_XMAX_EXCL_LOCK != 0) {
         HEAP_XMAX_EXCL_LOCK
@@ -551,7 +592,35 @@ mod tests {
 
     fn insert(pool: &BufferPool, tx: &Tx, id: i32, text: &str) -> ItemPointer {
         let xid = tx.xid().expect("xid");
-        heap_insert(pool, REL, &row(id, text), xid, tx.cid()).expect("insert")
+        heap_insert(pool, REL, &row(id, text), xid, tx.cid(), 100).expect("insert")
+    }
+
+    #[test]
+    fn fillfactor_leaves_room_on_each_page() {
+        let e = env(64);
+        let t = e.tx(1);
+        let xid = t.xid().expect("xid");
+        let text = "x".repeat(200);
+        let rows_on_first_page = |ff: u8, rel: RelId| {
+            e.pool.create_relation(rel).expect("create");
+            for i in 0..200 {
+                heap_insert(&e.pool, rel, &row(i, &text), xid, 0, ff).expect("insert");
+            }
+            let buf = e.pool.read_buffer(rel, 0).expect("read");
+            let page = buf.read();
+            let page = Page::new(&page);
+            (page.max_offset() as usize, page.free_space())
+        };
+        let (full, _) = rows_on_first_page(100, REL + 1);
+        let (half, free) = rows_on_first_page(50, REL + 2);
+        assert!(full > 30, "{full}");
+        // Half the page stays free; one more row would have eaten into it.
+        assert!(free >= BLCKSZ / 2, "{free}");
+        assert!(free < BLCKSZ / 2 + 300, "{free}");
+        assert!(half < full * 6 / 10, "{half} of {full}");
+        // The smallest fillfactor still puts a row on every page.
+        let (one, _) = rows_on_first_page(10, REL + 3);
+        assert!(one >= 1);
     }
 
     #[test]
@@ -752,10 +821,10 @@ mod tests {
         let e = env(4);
         let t = e.tx(1);
         let x = t.xid().expect("xid");
-        let err = heap_insert(&e.pool, REL, &vec![0u8; 9000], x, 0).expect_err("too big");
+        let err = heap_insert(&e.pool, REL, &vec![0u8; 9000], x, 0, 100).expect_err("too big");
         assert_eq!(err.code, SqlState::PROGRAM_LIMIT_EXCEEDED);
         assert_eq!(err.message, "row is too big: size 9000, maximum size 8160");
-        assert!(heap_insert(&e.pool, REL, b"short", x, 0).is_err());
+        assert!(heap_insert(&e.pool, REL, b"short", x, 0, 100).is_err());
         let big = "z".repeat(MAX_HEAP_TUPLE_SIZE - HEAP_TUPLE_HEADER_SIZE - 8 - 4);
         let a = insert(&e.pool, &t, 1, &big);
         let b = insert(&e.pool, &t, 2, &big);

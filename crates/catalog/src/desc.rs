@@ -31,7 +31,7 @@ pub struct IndexDesc {
     pub constraint: bool,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct TableDesc {
     pub oid: Oid,
     /// The storage the table's rows live in (`base/<rel>`).
@@ -40,6 +40,60 @@ pub struct TableDesc {
     pub columns: Vec<ColumnDesc>,
     /// Every index of the table, constraint indexes first, in creation order.
     pub indexes: Vec<IndexDesc>,
+    /// Storage parameters (`WITH (...)`).
+    pub options: TableOptions,
+    /// FOREIGN KEY constraints of this table (the tables it references keep no copy:
+    /// [`crate::CatalogSnapshot::referencing`] finds these from their side).
+    pub foreign_keys: Vec<ForeignKey>,
+}
+
+/// A table's storage parameters (PostgreSQL's `reloptions`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TableOptions {
+    /// How full (percent, 10..=100) INSERT fills a heap page before starting another: the
+    /// rest stays free for updated versions of the page's rows.
+    pub fillfactor: u8,
+    /// `false` keeps autovacuum away from the table.
+    pub autovacuum_enabled: bool,
+}
+
+impl Default for TableOptions {
+    fn default() -> Self {
+        TableOptions {
+            fillfactor: 100,
+            autovacuum_enabled: true,
+        }
+    }
+}
+
+/// What a foreign key does when a referenced row's key is deleted or changed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FkAction {
+    /// Error if referencing rows remain at the end of the statement.
+    NoAction,
+    /// Error at once if referencing rows exist.
+    Restrict,
+}
+
+/// A FOREIGN KEY constraint: `columns` of this table reference `ref_columns` of table
+/// `ref_table`, which have the unique index `ref_index`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ForeignKey {
+    /// The constraint's OID (PostgreSQL's `pg_constraint.oid`).
+    pub oid: Oid,
+    pub name: String,
+    /// Referencing column positions, in key order.
+    pub columns: Vec<usize>,
+    pub ref_table: Oid,
+    /// The referenced columns, pairwise with `columns`.
+    pub ref_columns: Vec<usize>,
+    /// The unique index over exactly `ref_columns` that the check probes.
+    pub ref_index: Oid,
+    pub on_delete: FkAction,
+    pub on_update: FkAction,
+    /// MATCH FULL: all referencing columns NULL or none (else MATCH SIMPLE: any NULL
+    /// column exempts the row).
+    pub match_full: bool,
 }
 
 impl TableDesc {
@@ -81,6 +135,21 @@ pub struct NewTable {
     pub name: String,
     pub columns: Vec<ColumnDesc>,
     pub keys: Vec<NewKey>,
+    pub options: TableOptions,
+}
+
+/// What ALTER TABLE ... ADD FOREIGN KEY asks for (checked by the caller against both
+/// tables); the catalog assigns the OID and, if missing, the name.
+#[derive(Clone, Debug)]
+pub struct NewForeignKey {
+    pub name: Option<String>,
+    pub columns: Vec<usize>,
+    pub ref_table: Oid,
+    pub ref_columns: Vec<usize>,
+    pub ref_index: Oid,
+    pub on_delete: FkAction,
+    pub on_update: FkAction,
+    pub match_full: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -104,6 +173,16 @@ pub(crate) fn default_key_name(table: &str, columns: &[ColumnDesc], key: &NewKey
         (cols.join("_"), "key")
     };
     make_object_name(table, &middle, suffix)
+}
+
+/// PostgreSQL's generated foreign key name: `<table>_<col>[_<col>...]_fkey`.
+pub(crate) fn default_fk_name(table: &str, columns: &[ColumnDesc], fk: &NewForeignKey) -> String {
+    let cols: Vec<&str> = fk
+        .columns
+        .iter()
+        .map(|&i| columns[i].name.as_str())
+        .collect();
+    make_object_name(table, &cols.join("_"), "fkey")
 }
 
 /// PostgreSQL's `makeObjectName`: shorten the longer of the two names until

@@ -23,7 +23,10 @@ mod desc;
 mod log;
 mod sysviews;
 
-pub use desc::{ColumnDesc, IndexDesc, NewIndex, NewKey, NewTable, TableDesc};
+pub use desc::{
+    ColumnDesc, FkAction, ForeignKey, IndexDesc, NewForeignKey, NewIndex, NewKey, NewTable,
+    TableDesc, TableOptions,
+};
 pub use sysviews::SystemView;
 
 use std::path::Path;
@@ -46,6 +49,9 @@ pub struct CatalogSnapshot {
     /// Indexes by name, with their table: PostgreSQL keeps tables and indexes in one
     /// namespace, so `CREATE TABLE t_pkey` must see them.
     index_names: imbl::HashMap<String, (Oid, Oid)>,
+    /// For each table some foreign key references, the tables whose keys reference it
+    /// (derived from their descriptors as records apply; not logged).
+    referencing: imbl::HashMap<Oid, imbl::Vector<Oid>>,
     next_oid: Oid,
 }
 
@@ -70,6 +76,29 @@ impl CatalogSnapshot {
         unique_name(self, &base, &[], "")
     }
 
+    /// The name ADD PRIMARY KEY / UNIQUE without a name gets (`t_pkey`, `t_a_key`).
+    pub fn choose_key_name(&self, table: &TableDesc, key: &NewKey) -> String {
+        let base = desc::default_key_name(&table.name, &table.columns, key);
+        unique_name(self, &base, &[], "")
+    }
+
+    /// The name ADD FOREIGN KEY without a name gets: PostgreSQL's `t_a_fkey`, with a
+    /// numeric suffix if the table has a constraint of that name.
+    pub fn choose_fk_name(&self, table: &TableDesc, new: &NewForeignKey) -> String {
+        let base = desc::default_fk_name(&table.name, &table.columns, new);
+        let taken = |n: &str| {
+            table.indexes.iter().any(|i| i.name == n)
+                || table.foreign_keys.iter().any(|f| f.name == n)
+        };
+        let mut name = base.clone();
+        let mut n = 0;
+        while taken(&name) {
+            n += 1;
+            name = format!("{base}{n}");
+        }
+        name
+    }
+
     /// The index called `name`, with its table.
     pub fn index(&self, name: &str) -> Option<(&Arc<TableDesc>, &IndexDesc)> {
         let (table, index) = self.index_names.get(name)?;
@@ -82,22 +111,88 @@ impl CatalogSnapshot {
         self.by_oid.values()
     }
 
+    /// The foreign keys that reference table `oid`, each with its (referencing) table.
+    /// Costs what the references cost: nothing for a table no key references.
+    pub fn referencing(&self, oid: Oid) -> impl Iterator<Item = (&Arc<TableDesc>, &ForeignKey)> {
+        self.referencing
+            .get(&oid)
+            .into_iter()
+            .flat_map(|v| v.iter())
+            .filter_map(|t| self.by_oid.get(t))
+            .flat_map(move |t| {
+                t.foreign_keys
+                    .iter()
+                    .filter(move |fk| fk.ref_table == oid)
+                    .map(move |fk| (t, fk))
+            })
+    }
+
     fn put_table(&mut self, t: TableDesc) {
         let t = Arc::new(t);
         self.tables.insert(t.name.clone(), t.clone());
         self.by_oid.insert(t.oid, t);
     }
 
+    /// Record (`add`) or forget the references `t`'s foreign keys make.
+    fn note_references(&mut self, t: &TableDesc, add: bool) {
+        for fk in &t.foreign_keys {
+            let mut v = self
+                .referencing
+                .get(&fk.ref_table)
+                .cloned()
+                .unwrap_or_default();
+            match (add, v.iter().position(|&x| x == t.oid)) {
+                (true, None) => v.push_back(t.oid),
+                (false, Some(i)) => {
+                    v.remove(i);
+                }
+                _ => continue,
+            }
+            if v.is_empty() {
+                self.referencing.remove(&fk.ref_table);
+            } else {
+                self.referencing.insert(fk.ref_table, v);
+            }
+        }
+    }
+
+    /// Every OID `t` uses: the next one handed out must be above them.
+    fn bump_next_oid(&mut self, t: &TableDesc) {
+        let last = t
+            .indexes
+            .iter()
+            .map(|i| i.oid)
+            .chain(t.foreign_keys.iter().map(|f| f.oid))
+            .fold(t.oid, Oid::max);
+        self.next_oid = self.next_oid.max(last + 1);
+    }
+
     fn apply(&mut self, record: &Record) {
         self.version += 1;
         match record {
             Record::CreateTable(t) => {
-                let last = t.indexes.iter().map(|i| i.oid).max().unwrap_or(t.oid);
-                self.next_oid = self.next_oid.max(last.max(t.oid) + 1);
+                self.bump_next_oid(t);
                 for i in &t.indexes {
                     self.index_names.insert(i.name.clone(), (t.oid, i.oid));
                 }
+                self.note_references(t, true);
                 self.put_table(t.clone());
+            }
+            Record::AlterTable(t) => {
+                self.bump_next_oid(t);
+                // Idempotent: replay may apply a change the saved state already has.
+                if let Some(old) = self.by_oid.get(&t.oid).cloned() {
+                    for i in &old.indexes {
+                        self.index_names.remove(&i.name);
+                    }
+                    self.note_references(&old, false);
+                    self.tables.remove(&old.name);
+                    for i in &t.indexes {
+                        self.index_names.insert(i.name.clone(), (t.oid, i.oid));
+                    }
+                    self.note_references(t, true);
+                    self.put_table(t.clone());
+                }
             }
             Record::NextOid(oid) => self.next_oid = self.next_oid.max(*oid),
             Record::DropTable(oid) => {
@@ -106,6 +201,7 @@ impl CatalogSnapshot {
                     for i in &t.indexes {
                         self.index_names.remove(&i.name);
                     }
+                    self.note_references(&t, false);
                 }
             }
             Record::CreateIndex { table, index } => {
@@ -146,6 +242,10 @@ fn unique_name(cur: &CatalogSnapshot, base: &str, taken: &[String], also: &str) 
         name = format!("{base}{n}");
     }
     name
+}
+
+fn lookup_failed(oid: Oid) -> PgError {
+    PgError::internal(format!("cache lookup failed for relation {oid}"))
 }
 
 /// The catalog of one data directory.
@@ -237,6 +337,8 @@ impl Catalog {
             name: new.name,
             columns: new.columns,
             indexes,
+            options: new.options,
+            foreign_keys: Vec::new(),
         };
         make_storage(&table)?;
         let record = Record::CreateTable(table);
@@ -321,6 +423,121 @@ impl Catalog {
         let mut log = self.log.lock();
         let cur = self.snapshot();
         let record = Record::DropIndex { table, index };
+        self.log_change(&mut log, &record)?;
+        self.publish(&cur, &record);
+        Ok(())
+    }
+
+    /// Add a PRIMARY KEY or UNIQUE constraint to a table: its index (name checked or
+    /// chosen), and for a primary key NOT NULL on its columns, in one durable change.
+    /// `make_storage` builds the index before the record is written (see
+    /// [`Catalog::create_table`]); the caller has checked the rows.
+    pub fn add_key(
+        &self,
+        table: Oid,
+        key: NewKey,
+        make_storage: impl FnOnce(&IndexDesc) -> PgResult<()>,
+    ) -> PgResult<IndexDesc> {
+        let mut log = self.log.lock();
+        let cur = self.snapshot();
+        let mut t = (**cur
+            .table_by_oid(table)
+            .ok_or_else(|| lookup_failed(table))?)
+        .clone();
+        let name = match key.name.clone() {
+            Some(n) => {
+                if cur.relation_exists(&n) {
+                    return Err(PgError::new(
+                        SqlState::DUPLICATE_TABLE,
+                        format!("relation \"{n}\" already exists"),
+                    ));
+                }
+                n
+            }
+            None => {
+                let base = desc::default_key_name(&t.name, &t.columns, &key);
+                unique_name(&cur, &base, &[], "")
+            }
+        };
+        let oid = cur.next_oid;
+        let index = IndexDesc {
+            oid,
+            rel: oid,
+            name,
+            columns: key.columns,
+            unique: true,
+            primary: key.primary,
+            constraint: true,
+        };
+        if key.primary {
+            for &c in &index.columns {
+                t.columns[c].not_null = true;
+            }
+        }
+        // Constraint indexes come first (`TableDesc::indexes`).
+        let at = t.indexes.iter().take_while(|i| i.constraint).count();
+        t.indexes.insert(at, index.clone());
+        make_storage(&index)?;
+        let record = Record::AlterTable(t);
+        self.log_change(&mut log, &record)?;
+        self.publish(&cur, &record);
+        Ok(index)
+    }
+
+    /// Add a FOREIGN KEY constraint to a table (the caller has checked both tables and
+    /// the existing rows, holding locks that keep them as they were).
+    pub fn add_foreign_key(&self, table: Oid, new: NewForeignKey) -> PgResult<ForeignKey> {
+        let mut log = self.log.lock();
+        let cur = self.snapshot();
+        let mut t = (**cur
+            .table_by_oid(table)
+            .ok_or_else(|| lookup_failed(table))?)
+        .clone();
+        let name = match new.name.clone() {
+            Some(n) => {
+                if t.indexes.iter().any(|i| i.constraint && i.name == n)
+                    || t.foreign_keys.iter().any(|f| f.name == n)
+                {
+                    return Err(PgError::new(
+                        SqlState::DUPLICATE_OBJECT,
+                        format!(
+                            "constraint \"{n}\" for relation \"{}\" already exists",
+                            t.name
+                        ),
+                    ));
+                }
+                n
+            }
+            None => cur.choose_fk_name(&t, &new),
+        };
+        let fk = ForeignKey {
+            oid: cur.next_oid,
+            name,
+            columns: new.columns,
+            ref_table: new.ref_table,
+            ref_columns: new.ref_columns,
+            ref_index: new.ref_index,
+            on_delete: new.on_delete,
+            on_update: new.on_update,
+            match_full: new.match_full,
+        };
+        t.foreign_keys.push(fk.clone());
+        let record = Record::AlterTable(t);
+        self.log_change(&mut log, &record)?;
+        self.publish(&cur, &record);
+        Ok(fk)
+    }
+
+    /// Remove foreign key `fk` from `table` (ALTER TABLE DROP CONSTRAINT, DROP CASCADE).
+    pub fn drop_foreign_key(&self, table: Oid, fk: Oid) -> PgResult<()> {
+        let mut log = self.log.lock();
+        let cur = self.snapshot();
+        let mut t = (**cur
+            .table_by_oid(table)
+            .ok_or_else(|| lookup_failed(table))?)
+        .clone();
+        t.foreign_keys.retain(|f| f.oid != fk);
+        let record = Record::AlterTable(t);
         self.log_change(&mut log, &record)?;
         self.publish(&cur, &record);
         Ok(())
@@ -420,6 +637,7 @@ mod tests {
                 columns: vec![0],
                 primary: true,
             }],
+            options: TableOptions::default(),
         }
     }
 

@@ -21,7 +21,7 @@ use std::sync::Arc;
 use common::{DataType, Oid, PgError, PgResult, SqlState};
 use storage::vfs::{Vfs, VfsFile};
 
-use crate::desc::{ColumnDesc, IndexDesc, TableDesc};
+use crate::desc::{ColumnDesc, FkAction, ForeignKey, IndexDesc, TableDesc, TableOptions};
 
 const LOG_FILE: &str = "catalog.log";
 const LOG_TMP_FILE: &str = "catalog.log.tmp";
@@ -36,10 +36,16 @@ const KIND_NEXT_OID: u8 = 3;
 const KIND_CREATE_TABLE_WITH_INDEXES: u8 = 4;
 const KIND_CREATE_INDEX: u8 = 5;
 const KIND_DROP_INDEX: u8 = 6;
+/// CreateTable with storage options and foreign keys (kinds 1 and 4 are read for old logs).
+const KIND_CREATE_TABLE_V3: u8 = 7;
+/// A table's whole new descriptor (ALTER TABLE), in kind 7's format.
+const KIND_ALTER_TABLE: u8 = 8;
 
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum Record {
     CreateTable(TableDesc),
+    /// The table's descriptor after an ALTER TABLE (one object changed, one record).
+    AlterTable(TableDesc),
     DropTable(Oid),
     /// The next OID to hand out (written by compaction so OIDs are never reused).
     NextOid(Oid),
@@ -193,10 +199,28 @@ fn put_index(out: &mut Vec<u8>, i: &IndexDesc) {
     }
 }
 
+fn put_columns(out: &mut Vec<u8>, cols: &[usize]) {
+    put_u32(out, cols.len() as u32);
+    for &c in cols {
+        put_u32(out, c as u32);
+    }
+}
+
+fn put_action(out: &mut Vec<u8>, a: FkAction) {
+    out.push(match a {
+        FkAction::NoAction => 0,
+        FkAction::Restrict => 1,
+    });
+}
+
 pub(crate) fn encode(record: &Record, out: &mut Vec<u8>) {
     match record {
-        Record::CreateTable(t) => {
-            out.push(KIND_CREATE_TABLE_WITH_INDEXES);
+        Record::CreateTable(t) | Record::AlterTable(t) => {
+            out.push(if matches!(record, Record::CreateTable(_)) {
+                KIND_CREATE_TABLE_V3
+            } else {
+                KIND_ALTER_TABLE
+            });
             put_u32(out, t.oid);
             put_u32(out, t.rel);
             put_str(out, &t.name);
@@ -217,6 +241,20 @@ pub(crate) fn encode(record: &Record, out: &mut Vec<u8>) {
             put_u32(out, t.indexes.len() as u32);
             for i in &t.indexes {
                 put_index(out, i);
+            }
+            out.push(t.options.fillfactor);
+            out.push(t.options.autovacuum_enabled as u8);
+            put_u32(out, t.foreign_keys.len() as u32);
+            for f in &t.foreign_keys {
+                put_u32(out, f.oid);
+                put_str(out, &f.name);
+                put_columns(out, &f.columns);
+                put_u32(out, f.ref_table);
+                put_columns(out, &f.ref_columns);
+                put_u32(out, f.ref_index);
+                put_action(out, f.on_delete);
+                put_action(out, f.on_update);
+                out.push(f.match_full as u8);
             }
         }
         Record::DropTable(oid) => {
@@ -294,6 +332,38 @@ fn read_index(r: &mut Reader<'_>, ncols: usize) -> Option<IndexDesc> {
     })
 }
 
+fn read_action(r: &mut Reader<'_>) -> Option<FkAction> {
+    Some(match r.u8()? {
+        0 => FkAction::NoAction,
+        1 => FkAction::Restrict,
+        _ => return None,
+    })
+}
+
+fn read_foreign_key(r: &mut Reader<'_>, ncols: usize) -> Option<ForeignKey> {
+    let oid = r.u32()?;
+    let name = r.string()?;
+    let columns = read_columns(r, ncols)?;
+    let ref_table = r.u32()?;
+    // The referenced table's width is not known here.
+    let ref_columns = read_columns(r, common::limits::MAX_COLUMNS)?;
+    let ref_index = r.u32()?;
+    let on_delete = read_action(r)?;
+    let on_update = read_action(r)?;
+    let match_full = r.u8()? != 0;
+    (columns.len() == ref_columns.len()).then_some(ForeignKey {
+        oid,
+        name,
+        columns,
+        ref_table,
+        ref_columns,
+        ref_index,
+        on_delete,
+        on_update,
+        match_full,
+    })
+}
+
 pub(crate) fn decode(payload: &[u8]) -> Option<Record> {
     let mut r = Reader {
         bytes: payload,
@@ -301,7 +371,10 @@ pub(crate) fn decode(payload: &[u8]) -> Option<Record> {
     };
     let kind = r.u8()?;
     let record = match kind {
-        KIND_CREATE_TABLE | KIND_CREATE_TABLE_WITH_INDEXES => {
+        KIND_CREATE_TABLE
+        | KIND_CREATE_TABLE_WITH_INDEXES
+        | KIND_CREATE_TABLE_V3
+        | KIND_ALTER_TABLE => {
             let oid = r.u32()?;
             let rel = r.u32()?;
             let name = r.string()?;
@@ -347,13 +420,30 @@ pub(crate) fn decode(payload: &[u8]) -> Option<Record> {
                     read_index(&mut r, columns.len())?
                 });
             }
-            Record::CreateTable(TableDesc {
+            let mut options = TableOptions::default();
+            let mut foreign_keys = Vec::new();
+            if kind >= KIND_CREATE_TABLE_V3 {
+                options.fillfactor = r.u8()?;
+                options.autovacuum_enabled = r.u8()? != 0;
+                let n = r.u32()? as usize;
+                for _ in 0..n {
+                    foreign_keys.push(read_foreign_key(&mut r, columns.len())?);
+                }
+            }
+            let t = TableDesc {
                 oid,
                 rel,
                 name,
                 columns,
                 indexes,
-            })
+                options,
+                foreign_keys,
+            };
+            if kind == KIND_ALTER_TABLE {
+                Record::AlterTable(t)
+            } else {
+                Record::CreateTable(t)
+            }
         }
         KIND_DROP_TABLE => Record::DropTable(r.u32()?),
         KIND_NEXT_OID => Record::NextOid(r.u32()?),
@@ -397,8 +487,24 @@ mod tests {
                 primary: true,
                 constraint: true,
             }],
+            options: TableOptions {
+                fillfactor: 70,
+                autovacuum_enabled: false,
+            },
+            foreign_keys: vec![ForeignKey {
+                oid: 16386,
+                name: "t_c_fkey".into(),
+                columns: vec![0],
+                ref_table: 16300,
+                ref_columns: vec![2],
+                ref_index: 16301,
+                on_delete: FkAction::Restrict,
+                on_update: FkAction::NoAction,
+                match_full: true,
+            }],
         };
         for rec in [
+            Record::AlterTable(t.clone()),
             Record::CreateIndex {
                 table: 16384,
                 index: IndexDesc {

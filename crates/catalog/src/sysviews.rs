@@ -133,6 +133,7 @@ impl SystemView {
                 })
                 .collect(),
             indexes: Vec::new(),
+            ..Default::default()
         })
     }
 }

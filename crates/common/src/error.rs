@@ -39,6 +39,10 @@ impl SqlState {
     pub const NOT_NULL_VIOLATION: SqlState = SqlState("23502");
     /// A duplicate key in a PRIMARY KEY or UNIQUE constraint.
     pub const UNIQUE_VIOLATION: SqlState = SqlState("23505");
+    /// A row referencing a key that is not there, or a referenced key removed.
+    pub const FOREIGN_KEY_VIOLATION: SqlState = SqlState("23503");
+    /// A foreign key whose columns do not match a key of the referenced table.
+    pub const INVALID_FOREIGN_KEY: SqlState = SqlState("42830");
     /// Malformed SQL.
     pub const SYNTAX_ERROR: SqlState = SqlState("42601");
     /// A column name that resolves to more than one column.

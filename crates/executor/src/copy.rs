@@ -429,6 +429,12 @@ impl CopyIn {
         crate::dml::check_not_null(table, &row)
             .map_err(|e| e.with_context(line_text_context(&table.name, rec.line, &rec.raw)))?;
         crate::dml::insert_checked_row(cx, table, &self.types, &row)
+            .and_then(|()| {
+                if self.from.fks.outgoing.is_empty() {
+                    return Ok(());
+                }
+                crate::fkey::check_outgoing(cx, table, &self.from.fks, &[&row])
+            })
             .map_err(|e| e.with_context(self.context(rec.line)))?;
         self.rows += 1;
         if self.rows.is_multiple_of(COPY_INTERRUPT_ROWS) {

@@ -61,6 +61,7 @@ pub fn insert(
     table: &TableDesc,
     rows: Vec<Row>,
     returning: Option<&Returning>,
+    fks: &sql::bound::ForeignKeyChecks,
 ) -> PgResult<Vec<Row>> {
     let types = table.column_types();
     // Length checks of char(n)/varchar(n) happened in the casts; NOT NULL here, keys as
@@ -76,6 +77,10 @@ pub fn insert(
     for row in &rows {
         insert_checked_row(cx, table, &types, row)?;
     }
+    if !fks.outgoing.is_empty() {
+        let refs: Vec<&[Value]> = rows.iter().map(|r| r.as_slice()).collect();
+        crate::fkey::check_outgoing(cx, table, fks, &refs)?;
+    }
     Ok(out)
 }
 
@@ -88,7 +93,14 @@ pub(crate) fn insert_checked_row(
     row: &Row,
 ) -> PgResult<()> {
     let t = access::tuple::encode(row, types)?;
-    let tid = heapam::heap_insert(cx.pool, table.rel, &t, cx.tx.xid()?, cx.tx.cid())?;
+    let tid = heapam::heap_insert(
+        cx.pool,
+        table.rel,
+        &t,
+        cx.tx.xid()?,
+        cx.tx.cid(),
+        table.options.fillfactor,
+    )?;
     index::insert_entries(cx, table, row, tid)
 }
 
@@ -198,6 +210,8 @@ pub fn update(cx: &ExecContext, u: &BoundUpdate) -> PgResult<(usize, Vec<Row>)> 
     let types = table.column_types();
     let xid = if targets.is_empty() { 0 } else { cx.tx.xid()? };
     let mut changed = Vec::with_capacity(targets.len());
+    // The old rows whose new versions went in, for the foreign key checks.
+    let mut replaced = Vec::new();
     for (tid, old) in targets {
         let (mut tid, mut old) = (tid, old);
         loop {
@@ -211,6 +225,9 @@ pub fn update(cx: &ExecContext, u: &BoundUpdate) -> PgResult<(usize, Vec<Row>)> 
             if let HeapWrite::Done(new_tid) = result {
                 index::insert_entries(cx, table, &new, new_tid)?;
                 changed.push(new);
+                if !u.fks.incoming.is_empty() {
+                    replaced.push(old);
+                }
                 break;
             }
             match after_conflict(cx, table, u.filter.as_ref(), tid, old, result)? {
@@ -218,6 +235,12 @@ pub fn update(cx: &ExecContext, u: &BoundUpdate) -> PgResult<(usize, Vec<Row>)> 
                 Next::Retry(t, r) => (tid, old) = (t, r),
             }
         }
+    }
+    if !u.fks.is_empty() {
+        let new: Vec<&[Value]> = changed.iter().map(|r| r.as_slice()).collect();
+        crate::fkey::check_outgoing(cx, table, &u.fks, &new)?;
+        let old: Vec<&[Value]> = replaced.iter().map(|r| r.as_slice()).collect();
+        crate::fkey::check_incoming(cx, table, &u.fks, &old, &new)?;
     }
     let out = returning_rows(u.returning.as_ref(), &changed)?;
     Ok((changed.len(), out))
@@ -240,6 +263,10 @@ pub fn delete(cx: &ExecContext, d: &BoundDelete) -> PgResult<(usize, Vec<Row>)> 
                 Next::Retry(t, r) => (tid, row) = (t, r),
             }
         }
+    }
+    if !d.fks.incoming.is_empty() {
+        let old: Vec<&[Value]> = deleted.iter().map(|r| r.as_slice()).collect();
+        crate::fkey::check_incoming(cx, &d.table, &d.fks, &old, &[])?;
     }
     let out = returning_rows(d.returning.as_ref(), &deleted)?;
     Ok((deleted.len(), out))

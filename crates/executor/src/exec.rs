@@ -102,6 +102,11 @@ pub fn build<'a>(plan: &'a Plan, env: Env<'a>) -> PgResult<Box<dyn Operator + 'a
             })
         }
         Plan::Values { rows, .. } => Box::new(ValuesOp { rows, pos: 0 }),
+        Plan::GenerateSeries { start, stop, step } => Box::new(GenerateSeriesOp::new(
+            eval(start, &[])?,
+            eval(stop, &[])?,
+            step.as_ref().map(|s| eval(s, &[])).transpose()?,
+        )?),
         Plan::SystemView { view, .. } => Box::new(SystemViewOp {
             rows: system_view_rows(*view, env).into_iter(),
         }),
@@ -700,5 +705,63 @@ impl Operator for LimitOp<'_> {
             *n -= 1;
         }
         Ok(r)
+    }
+}
+
+/// `generate_series(start, stop [, step])` over int4 or int8: the values from `start`
+/// while they do not pass `stop`, made one at a time (no row is held beyond the
+/// current one). A NULL argument gives no rows, as the strict function does.
+struct GenerateSeriesOp {
+    next: Option<i64>,
+    stop: i64,
+    step: i64,
+    int8: bool,
+}
+
+impl GenerateSeriesOp {
+    fn new(start: Value, stop: Value, step: Option<Value>) -> PgResult<GenerateSeriesOp> {
+        let int8 = matches!(start, Value::Int8(_));
+        let step_value = step.unwrap_or(Value::Int8(1));
+        let (Some(a), Some(b), Some(s)) = (start.as_i64(), stop.as_i64(), step_value.as_i64())
+        else {
+            return Ok(GenerateSeriesOp {
+                next: None,
+                stop: 0,
+                step: 1,
+                int8,
+            });
+        };
+        if s == 0 {
+            return Err(PgError::new(
+                common::SqlState::INVALID_PARAMETER_VALUE,
+                "step size cannot equal zero",
+            ));
+        }
+        Ok(GenerateSeriesOp {
+            next: Some(a),
+            stop: b,
+            step: s,
+            int8,
+        })
+    }
+}
+
+impl Operator for GenerateSeriesOp {
+    fn next(&mut self) -> PgResult<Option<Row>> {
+        let Some(v) = self.next else {
+            return Ok(None);
+        };
+        if (self.step > 0 && v > self.stop) || (self.step < 0 && v < self.stop) {
+            self.next = None;
+            return Ok(None);
+        }
+        // Past the type's range the series ends (PostgreSQL stops rather than fail).
+        let limit_ok = |n: i64| self.int8 || i32::try_from(n).is_ok();
+        self.next = v.checked_add(self.step).filter(|n| limit_ok(*n));
+        Ok(Some(vec![if self.int8 {
+            Value::Int8(v)
+        } else {
+            Value::Int4(v as i32)
+        }]))
     }
 }

@@ -14,7 +14,7 @@ use std::collections::HashSet;
 use access::heapam;
 use access::nbtree::{BTree, UniqueInsert};
 use access::visibility::{self, Liveness};
-use catalog::{IndexDesc, NewIndex, TableDesc};
+use catalog::{IndexDesc, NewIndex, NewKey, TableDesc};
 use common::{ItemPointer, PgError, PgResult, SqlState, Value};
 
 use crate::ExecContext;
@@ -30,8 +30,12 @@ pub(crate) fn key_of(row: &[Value], index: &IndexDesc) -> Vec<Value> {
 }
 
 fn key_text(table: &TableDesc, index: &IndexDesc, key: &[Value]) -> String {
-    let names: Vec<&str> = index
-        .columns
+    columns_key_text(table, &index.columns, key)
+}
+
+/// `Key (a, b)=(1, x)` for `key`, the values of `columns` of `table`.
+pub(crate) fn columns_key_text(table: &TableDesc, columns: &[usize], key: &[Value]) -> String {
+    let names: Vec<&str> = columns
         .iter()
         .map(|&c| table.columns[c].name.as_str())
         .collect();
@@ -141,6 +145,50 @@ pub(crate) fn insert_entries(
     Ok(())
 }
 
+/// The entries a new index over `probe.columns` gets: one per tuple version (readers
+/// check versions against their snapshots). For a unique index, the keys of versions
+/// that are live or may yet be must differ (23505 naming the index); `not_null` also
+/// refuses a NULL in such a version (23502, ADD PRIMARY KEY's SET NOT NULL).
+fn index_entries(
+    cx: &ExecContext,
+    table: &TableDesc,
+    probe: &IndexDesc,
+    not_null: bool,
+) -> PgResult<Vec<(Vec<Value>, ItemPointer)>> {
+    let types = table.column_types();
+    let mut entries = Vec::new();
+    let mut seen = HashSet::new();
+    for item in heapam::HeapScan::new(cx.pool, table.rel)? {
+        let (tid, bytes) = item?;
+        let h = access::tuple::header(&bytes)?;
+        let key = key_of(&access::tuple::decode(&bytes, &types)?, probe);
+        if (probe.unique || not_null) && visibility::liveness(&h, cx.tx)? != Liveness::Dead {
+            if not_null && let Some(k) = key.iter().position(Value::is_null) {
+                let column = &table.columns[probe.columns[k]].name;
+                return Err(PgError::new(
+                    SqlState::NOT_NULL_VIOLATION,
+                    format!(
+                        "column \"{column}\" of relation \"{}\" contains null values",
+                        table.name
+                    ),
+                ));
+            }
+            if probe.unique
+                && let Some(b) = key_bytes(&key)
+                && !seen.insert(b)
+            {
+                return Err(PgError::new(
+                    SqlState::UNIQUE_VIOLATION,
+                    format!("could not create unique index \"{}\"", probe.name),
+                )
+                .with_detail(format!("{} is duplicated.", key_text(table, probe, &key))));
+            }
+        }
+        entries.push((key, tid));
+    }
+    Ok(entries)
+}
+
 /// CREATE INDEX: read the table, check uniqueness, then record the index in the catalog,
 /// create its file and bulk-build it (one sorted pass, not row-by-row inserts).
 pub(crate) fn create_index(cx: &ExecContext, table: &TableDesc, new: NewIndex) -> PgResult<()> {
@@ -157,46 +205,53 @@ pub(crate) fn create_index(cx: &ExecContext, table: &TableDesc, new: NewIndex) -
         primary: false,
         constraint: false,
     };
-    // Every version gets an entry (readers check versions against their snapshots); the
-    // uniqueness check counts those that are live or may yet be.
-    let types = table.column_types();
-    let mut entries = Vec::new();
-    let mut live = Vec::new();
-    for item in heapam::HeapScan::new(cx.pool, table.rel)? {
-        let (tid, bytes) = item?;
-        let h = access::tuple::header(&bytes)?;
-        let key = key_of(&access::tuple::decode(&bytes, &types)?, &probe);
-        if new.unique && visibility::liveness(&h, cx.tx)? != Liveness::Dead {
-            live.push(key.clone());
-        }
-        entries.push((key, tid));
-    }
-    if new.unique {
-        let mut seen = HashSet::new();
-        for key in &live {
-            if let Some(b) = key_bytes(key)
-                && !seen.insert(b)
-            {
-                return Err(PgError::new(
-                    SqlState::UNIQUE_VIOLATION,
-                    format!("could not create unique index \"{name}\""),
-                )
-                .with_detail(format!("{} is duplicated.", key_text(table, &probe, key))));
-            }
-        }
-    }
+    let entries = index_entries(cx, table, &probe, false)?;
     cx.catalog.create_index(
         table.oid,
         NewIndex {
             name: Some(name),
             ..new
         },
-        |index| {
-            cx.pool.create_relation(index.rel)?;
-            btree(cx, index).build(index.columns.len(), entries)?;
-            Ok(())
-        },
+        |index| build_index(cx, index, entries),
     )?;
+    Ok(())
+}
+
+/// ALTER TABLE ADD PRIMARY KEY | UNIQUE: as CREATE UNIQUE INDEX, and a primary key's
+/// columns must hold no NULL (they become NOT NULL with it, in one catalog change).
+pub(crate) fn add_key(cx: &ExecContext, table: &TableDesc, key: NewKey) -> PgResult<()> {
+    let name = match &key.name {
+        Some(n) => n.clone(),
+        None => cx.catalog.snapshot().choose_key_name(table, &key),
+    };
+    let probe = IndexDesc {
+        oid: 0,
+        rel: 0,
+        name: name.clone(),
+        columns: key.columns.clone(),
+        unique: true,
+        primary: key.primary,
+        constraint: true,
+    };
+    let entries = index_entries(cx, table, &probe, key.primary)?;
+    cx.catalog.add_key(
+        table.oid,
+        NewKey {
+            name: Some(name),
+            ..key
+        },
+        |index| build_index(cx, index, entries),
+    )?;
+    Ok(())
+}
+
+fn build_index(
+    cx: &ExecContext,
+    index: &IndexDesc,
+    entries: Vec<(Vec<Value>, ItemPointer)>,
+) -> PgResult<()> {
+    cx.pool.create_relation(index.rel)?;
+    btree(cx, index).build(index.columns.len(), entries)?;
     Ok(())
 }
 

@@ -16,6 +16,7 @@ mod datetime;
 pub mod dml;
 pub mod eval;
 pub mod exec;
+mod fkey;
 pub mod index;
 mod lockrows;
 pub mod sortkey;
@@ -85,7 +86,13 @@ pub fn execute(stmt: PlannedStatement, cx: &ExecContext) -> PgResult<StatementRe
             let mut op = exec::build(&source, cx.env())?;
             let rows = exec::collect(op.as_mut())?;
             let n = rows.len();
-            let out = dml::insert(cx, &insert.table, rows, insert.returning.as_ref())?;
+            let out = dml::insert(
+                cx,
+                &insert.table,
+                rows,
+                insert.returning.as_ref(),
+                &insert.fks,
+            )?;
             Ok(StatementResult {
                 changed: vec![(insert.table.oid, n as u64)],
                 ..with_returning(
@@ -177,10 +184,12 @@ pub fn execute(stmt: PlannedStatement, cx: &ExecContext) -> PgResult<StatementRe
             };
             let mut changed = Vec::with_capacity(tables.len());
             for t in tables {
+                // Tables referencing these are truncated with them (checked when bound).
                 let delete = sql::bound::BoundDelete {
                     table: t.clone(),
                     filter: None,
                     returning: None,
+                    fks: Default::default(),
                 };
                 let (n, _) = dml::delete(&all, &delete)?;
                 changed.push((t.oid, n as u64));
@@ -188,6 +197,69 @@ pub fn execute(stmt: PlannedStatement, cx: &ExecContext) -> PgResult<StatementRe
             Ok(StatementResult {
                 tag: "TRUNCATE TABLE".into(),
                 changed,
+                ..Default::default()
+            })
+        }
+        PlannedStatement::Nothing { tag, notices } => Ok(StatementResult {
+            tag: tag.into(),
+            notices,
+            ..Default::default()
+        }),
+        PlannedStatement::AddKey { table, key } => {
+            index::add_key(cx, &table, key)?;
+            Ok(StatementResult {
+                tag: "ALTER TABLE".into(),
+                ..Default::default()
+            })
+        }
+        PlannedStatement::AddForeignKey {
+            table,
+            referenced,
+            mut fk,
+        } => {
+            fk.ref_table = referenced.oid;
+            let name = match fk.name.take() {
+                Some(n) => n,
+                None => cx.catalog.snapshot().choose_fk_name(&table, &fk),
+            };
+            let probe = catalog::ForeignKey {
+                oid: 0,
+                name: name.clone(),
+                columns: fk.columns.clone(),
+                ref_table: fk.ref_table,
+                ref_columns: fk.ref_columns.clone(),
+                ref_index: fk.ref_index,
+                on_delete: fk.on_delete,
+                on_update: fk.on_update,
+                match_full: fk.match_full,
+            };
+            fkey::validate_new_key(cx, &table, &referenced, &probe)?;
+            fk.name = Some(name);
+            cx.catalog.add_foreign_key(table.oid, fk)?;
+            Ok(StatementResult {
+                tag: "ALTER TABLE".into(),
+                ..Default::default()
+            })
+        }
+        PlannedStatement::DropConstraint(d) => {
+            match d {
+                sql::bound::ConstraintDrop::ForeignKey { table, fk, .. } => {
+                    cx.catalog.drop_foreign_key(table.oid, fk)?;
+                }
+                sql::bound::ConstraintDrop::Key {
+                    table,
+                    index,
+                    dependents,
+                } => {
+                    for (t, fk) in &dependents {
+                        cx.catalog.drop_foreign_key(t.oid, fk.oid)?;
+                    }
+                    cx.catalog.drop_index(table.oid, index.oid)?;
+                    index::drop_index_storage(cx, &index)?;
+                }
+            }
+            Ok(StatementResult {
+                tag: "ALTER TABLE".into(),
                 ..Default::default()
             })
         }
@@ -200,7 +272,14 @@ pub fn execute(stmt: PlannedStatement, cx: &ExecContext) -> PgResult<StatementRe
             notices: vec![n],
             ..Default::default()
         }),
-        PlannedStatement::DropTables { tables, notices } => {
+        PlannedStatement::DropTables {
+            tables,
+            notices,
+            foreign_keys,
+        } => {
+            for (t, fk) in &foreign_keys {
+                cx.catalog.drop_foreign_key(t.oid, fk.oid)?;
+            }
             for t in &tables {
                 cx.catalog.drop_table(t.oid)?;
                 cx.pool.unlink_relation(t.rel)?;

@@ -48,6 +48,12 @@ pub enum Plan {
         rows: Vec<Vec<Expr>>,
         width: usize,
     },
+    /// `generate_series`: its bounds evaluated once, its rows made as they are read.
+    GenerateSeries {
+        start: Expr,
+        stop: Expr,
+        step: Option<Expr>,
+    },
     Filter {
         input: Box<Plan>,
         predicate: Expr,
@@ -101,6 +107,7 @@ impl Plan {
         match self {
             Plan::SeqScan { table, .. } | Plan::IndexScan { table, .. } => table.columns.len(),
             Plan::Values { width, .. } | Plan::SystemView { width, .. } => *width,
+            Plan::GenerateSeries { .. } => 1,
             Plan::Project { exprs, .. } => exprs.len(),
             Plan::NestedLoopJoin {
                 left, right_width, ..
@@ -123,7 +130,7 @@ pub enum PlannedStatement {
         columns: Vec<OutputColumn>,
     },
     Insert {
-        insert: BoundInsert,
+        insert: Box<BoundInsert>,
         source: Plan,
     },
     Update(BoundUpdate),
@@ -133,6 +140,7 @@ pub enum PlannedStatement {
     DropTables {
         tables: Vec<Arc<TableDesc>>,
         notices: Vec<PgError>,
+        foreign_keys: Vec<(Arc<TableDesc>, catalog::ForeignKey)>,
     },
     CreateIndex {
         table: Arc<TableDesc>,
@@ -155,6 +163,21 @@ pub enum PlannedStatement {
     /// A statement whose work was done before execution (LOCK TABLE: the locks are
     /// taken by the caller): only its command tag remains.
     Done(&'static str),
+    /// Only a tag and notices (ALTER TABLE IF EXISTS of a missing table).
+    Nothing {
+        tag: &'static str,
+        notices: Vec<PgError>,
+    },
+    AddKey {
+        table: Arc<TableDesc>,
+        key: catalog::NewKey,
+    },
+    AddForeignKey {
+        table: Arc<TableDesc>,
+        referenced: Arc<TableDesc>,
+        fk: catalog::NewForeignKey,
+    },
+    DropConstraint(sql::bound::ConstraintDrop),
 }
 
 pub fn plan(stmt: BoundStatement) -> PlannedStatement {
@@ -171,15 +194,24 @@ pub fn plan(stmt: BoundStatement) -> PlannedStatement {
                     width: 0,
                 },
             ));
-            PlannedStatement::Insert { insert: i, source }
+            PlannedStatement::Insert {
+                insert: Box::new(i),
+                source,
+            }
         }
         BoundStatement::Update(u) => PlannedStatement::Update(u),
         BoundStatement::Delete(d) => PlannedStatement::Delete(d),
         BoundStatement::CreateTable(t) => PlannedStatement::CreateTable(t),
         BoundStatement::CreateTableSkipped(n) => PlannedStatement::Notice(n),
-        BoundStatement::DropTables { tables, notices } => {
-            PlannedStatement::DropTables { tables, notices }
-        }
+        BoundStatement::DropTables {
+            tables,
+            notices,
+            foreign_keys,
+        } => PlannedStatement::DropTables {
+            tables,
+            notices,
+            foreign_keys,
+        },
         BoundStatement::CreateIndex { table, index } => {
             PlannedStatement::CreateIndex { table, index }
         }
@@ -187,6 +219,18 @@ pub fn plan(stmt: BoundStatement) -> PlannedStatement {
             PlannedStatement::DropIndexes { indexes, notices }
         }
         BoundStatement::Lock { .. } => PlannedStatement::Done("LOCK TABLE"),
+        BoundStatement::Nothing { tag, notices } => PlannedStatement::Nothing { tag, notices },
+        BoundStatement::AddKey { table, key } => PlannedStatement::AddKey { table, key },
+        BoundStatement::AddForeignKey {
+            table,
+            referenced,
+            fk,
+        } => PlannedStatement::AddForeignKey {
+            table,
+            referenced,
+            fk,
+        },
+        BoundStatement::DropConstraint(d) => PlannedStatement::DropConstraint(d),
         BoundStatement::Truncate { tables } => PlannedStatement::Truncate(tables),
         BoundStatement::CopyFrom(c) => PlannedStatement::CopyFrom(c),
         BoundStatement::CopyTo { query, format } => PlannedStatement::CopyTo {
@@ -206,6 +250,9 @@ pub fn plan_query(lp: LogicalPlan) -> Plan {
             filter: None,
         },
         LogicalPlan::Values { rows, width } => Plan::Values { rows, width },
+        LogicalPlan::GenerateSeries { start, stop, step } => {
+            Plan::GenerateSeries { start, stop, step }
+        }
         LogicalPlan::SystemView { view, table } => Plan::SystemView {
             view,
             width: table.columns.len(),
@@ -540,6 +587,7 @@ mod tests {
                 default: None,
             }],
             indexes: vec![],
+            ..Default::default()
         });
         let pred = Expr::constant(Value::Bool(true), DataType::Bool);
         let lp = LogicalPlan::Filter {
@@ -580,6 +628,7 @@ mod tests {
                 col("c", DataType::Bpchar(Some(3))),
             ],
             indexes: vec![index(2, vec![0]), index(3, vec![1, 0]), index(4, vec![2])],
+            ..Default::default()
         })
     }
 

@@ -512,21 +512,62 @@ fn relation_locks<'a>(b: &'a sql::bound::BoundStatement, out: &mut Vec<WantedLoc
                 add(out, t, if locked { M::RowShare } else { M::AccessShare })
             })
         }
-        B::CopyFrom(c) => add(out, &c.table, M::RowExclusive),
+        B::CopyFrom(c) => {
+            add(out, &c.table, M::RowExclusive);
+            c.fks.tables().for_each(|t| add(out, t, M::RowShare));
+        }
         B::Insert(i) => {
             add(out, &i.table, M::RowExclusive);
             scanned_tables(&i.source, false, &mut |t, _| add(out, t, M::AccessShare));
+            i.fks.tables().for_each(|t| add(out, t, M::RowShare));
         }
-        B::Update(u) => add(out, &u.table, M::RowExclusive),
-        B::Delete(d) => add(out, &d.table, M::RowExclusive),
+        B::Update(u) => {
+            add(out, &u.table, M::RowExclusive);
+            u.fks.tables().for_each(|t| add(out, t, M::RowShare));
+        }
+        B::Delete(d) => {
+            add(out, &d.table, M::RowExclusive);
+            d.fks.tables().for_each(|t| add(out, t, M::RowShare));
+        }
+        B::Nothing { .. } => {}
+        B::AddKey { table, .. } => add(out, table, M::AccessExclusive),
+        B::AddForeignKey {
+            table, referenced, ..
+        } => {
+            add(out, table, M::ShareRowExclusive);
+            add(out, referenced, M::ShareRowExclusive);
+        }
+        B::DropConstraint(sql::bound::ConstraintDrop::ForeignKey {
+            table, referenced, ..
+        }) => {
+            add(out, table, M::AccessExclusive);
+            if let Some(r) = referenced {
+                add(out, r, M::AccessExclusive);
+            }
+        }
+        B::DropConstraint(sql::bound::ConstraintDrop::Key {
+            table, dependents, ..
+        }) => {
+            add(out, table, M::AccessExclusive);
+            for (t, _) in dependents {
+                add(out, t, M::AccessExclusive);
+            }
+        }
         B::Truncate { tables } => {
             for t in tables {
                 add(out, t, M::AccessExclusive);
             }
         }
         B::CreateTable(_) | B::CreateTableSkipped(_) => {}
-        B::DropTables { tables, .. } => {
+        B::DropTables {
+            tables,
+            foreign_keys,
+            ..
+        } => {
             for t in tables {
+                add(out, t, M::AccessExclusive);
+            }
+            for (t, _) in foreign_keys {
                 add(out, t, M::AccessExclusive);
             }
         }
@@ -580,7 +621,7 @@ fn scanned_tables<'a>(
     use sql::bound::LogicalPlan as L;
     match p {
         L::Scan { table } => f(table, locked),
-        L::SystemView { .. } | L::Values { .. } => {}
+        L::SystemView { .. } | L::Values { .. } | L::GenerateSeries { .. } => {}
         L::Filter { input, .. }
         | L::Project { input, .. }
         | L::Aggregate { input, .. }

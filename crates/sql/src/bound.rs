@@ -300,6 +300,13 @@ pub enum LogicalPlan {
         rows: Vec<Vec<Expr>>,
         width: usize,
     },
+    /// `generate_series(start, stop [, step])` in FROM: one column of `start`'s type
+    /// (int4 or int8), the values from `start` towards `stop` by `step` (default 1).
+    GenerateSeries {
+        start: Expr,
+        stop: Expr,
+        step: Option<Expr>,
+    },
     Filter {
         input: Box<LogicalPlan>,
         predicate: Expr,
@@ -390,6 +397,31 @@ pub struct BoundInsert {
     /// Rows as wide as the table, in table column order, already cast to column types.
     pub source: LogicalPlan,
     pub returning: Option<Returning>,
+    pub fks: ForeignKeyChecks,
+}
+
+/// The foreign keys a write must check, resolved when it is bound (a change to them
+/// moves the catalog version, so a cached binding is redone). The other tables are
+/// locked RowShare with the statement, as PostgreSQL's referential checks lock them.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ForeignKeyChecks {
+    /// The written table's keys, each with the table it references: a new or changed
+    /// row must reference a row that exists.
+    pub outgoing: Vec<(catalog::ForeignKey, Arc<TableDesc>)>,
+    /// Other tables' keys that reference the written table, each with its table: a
+    /// removed or changed key must not be referenced.
+    pub incoming: Vec<(catalog::ForeignKey, Arc<TableDesc>)>,
+}
+
+impl ForeignKeyChecks {
+    pub fn is_empty(&self) -> bool {
+        self.outgoing.is_empty() && self.incoming.is_empty()
+    }
+
+    /// The other tables involved, for locking.
+    pub fn tables(&self) -> impl Iterator<Item = &Arc<TableDesc>> {
+        self.outgoing.iter().chain(&self.incoming).map(|(_, t)| t)
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -399,6 +431,7 @@ pub struct BoundUpdate {
     /// (column position, new value over the old row), already cast to the column type.
     pub assignments: Vec<(usize, Expr)>,
     pub returning: Option<Returning>,
+    pub fks: ForeignKeyChecks,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -406,6 +439,7 @@ pub struct BoundDelete {
     pub table: Arc<TableDesc>,
     pub filter: Option<Expr>,
     pub returning: Option<Returning>,
+    pub fks: ForeignKeyChecks,
 }
 
 #[derive(Clone, Debug)]
@@ -420,6 +454,9 @@ pub enum BoundStatement {
     DropTables {
         tables: Vec<Arc<TableDesc>>,
         notices: Vec<PgError>,
+        /// DROP ... CASCADE: foreign keys of other tables referencing these, dropped
+        /// first.
+        foreign_keys: Vec<(Arc<TableDesc>, catalog::ForeignKey)>,
     },
     CreateIndex {
         table: Arc<TableDesc>,
@@ -448,6 +485,41 @@ pub enum BoundStatement {
     DropIndexes {
         indexes: Vec<(Arc<TableDesc>, catalog::IndexDesc)>,
         notices: Vec<PgError>,
+    },
+    /// ALTER TABLE ADD PRIMARY KEY | UNIQUE.
+    AddKey {
+        table: Arc<TableDesc>,
+        key: catalog::NewKey,
+    },
+    /// ALTER TABLE ADD FOREIGN KEY: `fk.ref_table` is filled from `referenced`.
+    AddForeignKey {
+        table: Arc<TableDesc>,
+        referenced: Arc<TableDesc>,
+        fk: catalog::NewForeignKey,
+    },
+    DropConstraint(ConstraintDrop),
+    /// A statement with nothing to do but report (IF EXISTS of what is not there).
+    Nothing {
+        tag: &'static str,
+        notices: Vec<PgError>,
+    },
+}
+
+/// ALTER TABLE DROP CONSTRAINT.
+#[derive(Clone, Debug)]
+pub enum ConstraintDrop {
+    /// A foreign key of `table` (`referenced` is locked too, as PostgreSQL does).
+    ForeignKey {
+        table: Arc<TableDesc>,
+        fk: common::Oid,
+        referenced: Option<Arc<TableDesc>>,
+    },
+    /// A PRIMARY KEY or UNIQUE constraint and its index, and (CASCADE) the foreign keys
+    /// that reference it, which go first.
+    Key {
+        table: Arc<TableDesc>,
+        index: catalog::IndexDesc,
+        dependents: Vec<(Arc<TableDesc>, catalog::ForeignKey)>,
     },
 }
 
@@ -562,6 +634,11 @@ impl LogicalPlan {
                     f(e)?;
                 }
             }
+            LogicalPlan::GenerateSeries { start, stop, step } => {
+                f(start)?;
+                f(stop)?;
+                step.iter_mut().try_for_each(&mut *f)?;
+            }
             LogicalPlan::Filter { input, predicate } => {
                 input.for_each_expr_mut(f)?;
                 f(predicate)?;
@@ -654,7 +731,11 @@ impl BoundStatement {
             | BoundStatement::CreateIndex { .. }
             | BoundStatement::Lock { .. }
             | BoundStatement::Truncate { .. }
-            | BoundStatement::DropIndexes { .. } => Ok(()),
+            | BoundStatement::DropIndexes { .. }
+            | BoundStatement::AddKey { .. }
+            | BoundStatement::AddForeignKey { .. }
+            | BoundStatement::DropConstraint(_)
+            | BoundStatement::Nothing { .. } => Ok(()),
         }
     }
 
@@ -765,4 +846,5 @@ pub struct BoundCopyFrom {
     /// FREEZE was asked for (checked by the session: the table must have been created
     /// or truncated in the current subtransaction).
     pub freeze: bool,
+    pub fks: ForeignKeyChecks,
 }

@@ -120,12 +120,14 @@ impl Binder<'_> {
                     .iter()
                     .map(|c| self.default_value(c))
                     .collect::<PgResult<Vec<_>>>()?;
+                let fks = self.fk_checks(&table, None, false);
                 Ok(BoundStatement::CopyFrom(BoundCopyFrom {
                     table,
                     targets,
                     defaults,
                     format,
                     freeze: freeze && !to,
+                    fks,
                 }))
             }
         }

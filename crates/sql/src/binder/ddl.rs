@@ -1,7 +1,7 @@
 //! Binding DDL: CREATE TABLE and DROP TABLE.
 
 use catalog::NewKey;
-use catalog::{ColumnDesc, NewTable};
+use catalog::{ColumnDesc, NewTable, TableOptions};
 use common::{PgError, PgResult, SqlState};
 use sqlparser::ast;
 
@@ -31,9 +31,16 @@ impl Binder<'_> {
         if c.unlogged {
             return Err(PgError::unsupported("CREATE UNLOGGED TABLE"));
         }
-        if !matches!(c.table_options, ast::CreateTableOptions::None) {
-            return Err(PgError::unsupported("table storage parameters (WITH ...)"));
-        }
+        let options = match &c.table_options {
+            ast::CreateTableOptions::None => TableOptions::default(),
+            ast::CreateTableOptions::With(opts) => table_options(opts)?,
+            other => {
+                return Err(PgError::syntax(format!(
+                    "syntax error at or near \"{}\"",
+                    other.to_string().split_whitespace().next().unwrap_or("")
+                )));
+            }
+        };
         let (name, pos) = self.object_name(&c.name)?;
         if self.catalog.relation_exists(&name) {
             if c.if_not_exists {
@@ -169,6 +176,7 @@ impl Binder<'_> {
             name,
             columns,
             keys: deduped,
+            options,
         }))
     }
 
@@ -224,7 +232,7 @@ impl Binder<'_> {
         object_type: ast::ObjectType,
         if_exists: bool,
         names: &[ast::ObjectName],
-        _cascade: bool,
+        cascade: bool,
     ) -> PgResult<BoundStatement> {
         if object_type == ast::ObjectType::Index {
             return self.bind_drop_index(if_exists, names);
@@ -257,12 +265,48 @@ impl Binder<'_> {
                 }
             }
         }
-        Ok(BoundStatement::DropTables { tables, notices })
+        // Foreign keys of tables that stay, referencing a table that goes: DROP refuses,
+        // CASCADE drops the keys (first) with a notice for each.
+        let mut foreign_keys = Vec::new();
+        for t in &tables {
+            for (other, fk) in self.catalog.referencing(t.oid) {
+                if !tables.iter().any(|x| x.oid == other.oid) {
+                    foreign_keys.push((other.clone(), fk.clone(), t.clone()));
+                }
+            }
+        }
+        if let Some((_, _, t)) = foreign_keys.first() {
+            if !cascade {
+                let deps: Vec<_> = foreign_keys
+                    .iter()
+                    .filter(|(_, _, x)| x.oid == t.oid)
+                    .map(|(o, fk, _)| (o.clone(), fk.clone()))
+                    .collect();
+                return Err(super::alter::dependents_error(
+                    &format!("table {}", t.name),
+                    &deps,
+                    &format!("table {}", t.name),
+                ));
+            }
+            for (other, fk, _) in &foreign_keys {
+                notices.push(PgError::notice(format!(
+                    "drop cascades to constraint {} on table {}",
+                    fk.name, other.name
+                )));
+            }
+        }
+        let foreign_keys = foreign_keys.into_iter().map(|(o, fk, _)| (o, fk)).collect();
+        Ok(BoundStatement::DropTables {
+            tables,
+            notices,
+            foreign_keys,
+        })
     }
 
     /// TRUNCATE [TABLE] [ONLY] name [*], ... [RESTART | CONTINUE IDENTITY]
-    /// [CASCADE | RESTRICT]. No sequences or foreign keys exist yet, so the options
-    /// change nothing.
+    /// [CASCADE | RESTRICT]. A table a foreign key references goes only with the
+    /// referencing table (CASCADE is not supported yet); no sequences exist yet, so
+    /// the IDENTITY options change nothing.
     pub(crate) fn bind_truncate(&self, t: &ast::Truncate) -> PgResult<BoundStatement> {
         if t.if_exists {
             return Err(PgError::syntax("syntax error at or near \"EXISTS\""));
@@ -286,6 +330,30 @@ impl Binder<'_> {
             let table = self.table(&target.name)?;
             if !tables.iter().any(|x| x.oid == table.oid) {
                 tables.push(table);
+            }
+        }
+        let cascade = matches!(t.cascade, Some(ast::CascadeOption::Cascade));
+        for t in &tables {
+            if let Some((other, _)) = self
+                .catalog
+                .referencing(t.oid)
+                .find(|(o, _)| !tables.iter().any(|x| x.oid == o.oid))
+            {
+                if cascade {
+                    return Err(PgError::unsupported("TRUNCATE ... CASCADE"));
+                }
+                return Err(PgError::new(
+                    SqlState::FEATURE_NOT_SUPPORTED,
+                    "cannot truncate a table referenced in a foreign key constraint",
+                )
+                .with_detail(format!(
+                    "Table \"{}\" references \"{}\".",
+                    other.name, t.name
+                ))
+                .with_hint(format!(
+                    "Truncate table \"{}\" at the same time, or use TRUNCATE ... CASCADE.",
+                    other.name
+                )));
             }
         }
         Ok(BoundStatement::Truncate { tables })
@@ -419,4 +487,121 @@ impl Binder<'_> {
 
 fn first_line(s: &str) -> &str {
     s.lines().next().unwrap_or("")
+}
+
+/// PostgreSQL 15's other storage parameters for tables: valid there, not honoured here.
+const OTHER_TABLE_PARAMETERS: &[&str] = &[
+    "autovacuum_vacuum_threshold",
+    "autovacuum_vacuum_insert_threshold",
+    "autovacuum_analyze_threshold",
+    "autovacuum_vacuum_cost_limit",
+    "autovacuum_freeze_min_age",
+    "autovacuum_freeze_max_age",
+    "autovacuum_freeze_table_age",
+    "autovacuum_multixact_freeze_min_age",
+    "autovacuum_multixact_freeze_max_age",
+    "autovacuum_multixact_freeze_table_age",
+    "log_autovacuum_min_duration",
+    "toast_tuple_target",
+    "autovacuum_vacuum_cost_delay",
+    "autovacuum_vacuum_scale_factor",
+    "autovacuum_vacuum_insert_scale_factor",
+    "autovacuum_analyze_scale_factor",
+    "parallel_workers",
+    "user_catalog_table",
+    "vacuum_index_cleanup",
+    "vacuum_truncate",
+];
+
+/// `WITH (name = value, ...)` of CREATE TABLE, checked as PostgreSQL's reloptions are.
+pub(crate) fn table_options(opts: &[ast::SqlOption]) -> PgResult<TableOptions> {
+    let invalid = |m: String| PgError::new(SqlState::INVALID_PARAMETER_VALUE, m);
+    let mut out = TableOptions::default();
+    let mut seen: Vec<String> = Vec::new();
+    for opt in opts {
+        let (name, value) = match opt {
+            ast::SqlOption::KeyValue { key, value } => (ident_name(key), Some(value)),
+            ast::SqlOption::Ident(key) => (ident_name(key), None),
+            other => {
+                return Err(PgError::syntax(format!(
+                    "syntax error at or near \"{other}\""
+                )));
+            }
+        };
+        // The text PostgreSQL would see (a bare name means true).
+        let text = match value {
+            None => "true".to_string(),
+            Some(ast::Expr::Value(v)) => match &v.value {
+                ast::Value::SingleQuotedString(s) => s.clone(),
+                ast::Value::Number(n, _) => n.clone(),
+                ast::Value::Boolean(b) => b.to_string(),
+                other => other.to_string(),
+            },
+            Some(ast::Expr::Identifier(id)) => id.value.clone(),
+            Some(other) => other.to_string(),
+        };
+        if name == "oids" {
+            // PostgreSQL still accepts WITH (oids = false).
+            if parse_bool(&text) == Some(false) {
+                continue;
+            }
+            return Err(PgError::new(
+                SqlState::FEATURE_NOT_SUPPORTED,
+                "tables declared WITH OIDS are not supported",
+            ));
+        }
+        if seen.contains(&name) {
+            return Err(invalid(format!(
+                "parameter \"{name}\" specified more than once"
+            )));
+        }
+        seen.push(name.clone());
+        match name.as_str() {
+            "fillfactor" => {
+                let n = text
+                    .trim()
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|f| f.is_finite())
+                    .map(f64::round_ties_even)
+                    .ok_or_else(|| {
+                        invalid(format!(
+                            "invalid value for integer option \"{name}\": {text}"
+                        ))
+                    })?;
+                if !(10.0..=100.0).contains(&n) {
+                    return Err(invalid(format!(
+                        "value {text} out of bounds for option \"{name}\""
+                    ))
+                    .with_detail("Valid values are between \"10\" and \"100\"."));
+                }
+                out.fillfactor = n as u8;
+            }
+            "autovacuum_enabled" => {
+                out.autovacuum_enabled = parse_bool(&text).ok_or_else(|| {
+                    invalid(format!(
+                        "invalid value for boolean option \"{name}\": {text}"
+                    ))
+                })?;
+            }
+            n if OTHER_TABLE_PARAMETERS.contains(&n) || n.starts_with("toast.") => {
+                return Err(PgError::unsupported(format!("storage parameter \"{n}\"")));
+            }
+            _ => return Err(invalid(format!("unrecognized parameter \"{name}\""))),
+        }
+    }
+    Ok(out)
+}
+
+/// PostgreSQL's `parse_bool`: true/false, yes/no, on/off, 1/0 (and unique prefixes).
+fn parse_bool(text: &str) -> Option<bool> {
+    let t = text.trim().to_ascii_lowercase();
+    let word = |full: &str, min: usize| t.len() >= min && full.starts_with(t.as_str());
+    if word("true", 1) || word("yes", 1) || word("on", 2) || t == "1" {
+        Some(true)
+    } else if word("false", 1) || word("no", 1) || word("off", 2) || t == "0" {
+        Some(false)
+    } else {
+        None
+    }
 }

@@ -196,10 +196,12 @@ impl Binder<'_> {
             .map(|a| ident_name(&a.alias))
             .unwrap_or_else(|| table.name.clone());
         let returning = self.bind_returning(i.returning.as_deref(), &table, &alias)?;
+        let fks = self.fk_checks(&table, None, false);
         Ok(BoundStatement::Insert(BoundInsert {
             table,
             source,
             returning,
+            fks,
         }))
     }
 
@@ -277,11 +279,14 @@ impl Binder<'_> {
         }
         let filter = self.bind_filter(u.selection.as_ref(), &scope)?;
         let returning = self.bind_returning(u.returning.as_deref(), &table, &alias)?;
+        let changed: Vec<usize> = assignments.iter().map(|(c, _)| *c).collect();
+        let fks = self.fk_checks(&table, Some(&changed), true);
         Ok(BoundStatement::Update(BoundUpdate {
             table,
             filter,
             assignments,
             returning,
+            fks,
         }))
     }
 
@@ -315,11 +320,42 @@ impl Binder<'_> {
         let scope = Scope::for_table(&table, &alias);
         let filter = self.bind_filter(d.selection.as_ref(), &scope)?;
         let returning = self.bind_returning(d.returning.as_deref(), &table, &alias)?;
+        let fks = self.fk_checks(&table, Some(&[]), true);
         Ok(BoundStatement::Delete(BoundDelete {
             table,
             filter,
             returning,
+            fks,
         }))
+    }
+
+    /// The foreign keys a write to `table` checks. `changed`: the columns an UPDATE sets
+    /// (a key no column of which changes needs no check), `Some(&[])` for DELETE (no new
+    /// rows), `None` for INSERT (every column is new); `removes`: old rows go (UPDATE,
+    /// DELETE), so keys referencing them matter.
+    pub(crate) fn fk_checks(
+        &self,
+        table: &TableDesc,
+        changed: Option<&[usize]>,
+        removes: bool,
+    ) -> crate::bound::ForeignKeyChecks {
+        let touches = |cols: &[usize]| changed.is_none_or(|ch| cols.iter().any(|c| ch.contains(c)));
+        let mut out = crate::bound::ForeignKeyChecks::default();
+        for fk in &table.foreign_keys {
+            if touches(&fk.columns)
+                && let Some(t) = self.catalog.table_by_oid(fk.ref_table)
+            {
+                out.outgoing.push((fk.clone(), t.clone()));
+            }
+        }
+        if removes {
+            for (t, fk) in self.catalog.referencing(table.oid) {
+                if touches(&fk.ref_columns) || changed.is_some_and(<[usize]>::is_empty) {
+                    out.incoming.push((fk.clone(), t.clone()));
+                }
+            }
+        }
+        out
     }
 
     fn bind_returning(

@@ -5,6 +5,7 @@
 //! qualifier must name a FROM item (42P01 `missing FROM-clause entry`). Only the `public`
 //! schema exists so far.
 
+mod alter;
 mod coerce;
 mod copy;
 mod datetime;
@@ -238,6 +239,7 @@ impl<'a> Binder<'a> {
                 ..
             } => self.bind_drop(*object_type, *if_exists, names, *cascade),
             Statement::Lock(l) => self.bind_lock(l),
+            Statement::AlterTable(a) => self.bind_alter_table(a),
             Statement::Truncate(t) => self.bind_truncate(t),
             Statement::Copy {
                 source,

@@ -714,6 +714,103 @@ impl Binder<'_> {
         Ok((plan, scope))
     }
 
+    /// A function in FROM: `generate_series(start, stop [, step])` over integers. Its
+    /// one column takes the alias's column name, else the alias (as PostgreSQL names a
+    /// scalar function's column), else the function's name.
+    fn bind_table_function(
+        &self,
+        name: &ast::ObjectName,
+        args: &ast::TableFunctionArgs,
+        alias: Option<&ast::TableAlias>,
+    ) -> PgResult<(LogicalPlan, Scope, String)> {
+        let (fname, pos) = self.object_name(name)?;
+        if fname != "generate_series" {
+            return Err(PgError::new(
+                SqlState::UNDEFINED_FUNCTION,
+                format!("function {fname} does not exist"),
+            )
+            .with_position(pos));
+        }
+        let scope = Scope::default();
+        let cx = ExprContext {
+            scope: &scope,
+            aggs_allowed: false,
+            clause: "functions in FROM",
+        };
+        let mut bound = Vec::with_capacity(args.args.len());
+        for a in &args.args {
+            let ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) = a else {
+                return Err(PgError::unsupported(format!(
+                    "argument {a} of generate_series"
+                )));
+            };
+            bound.push(self.bind_expr(e, &cx)?);
+        }
+        let types: Vec<DataType> = bound.iter().map(|e| e.ty).collect();
+        let no_such = || {
+            let names: Vec<String> = types.iter().map(|t| t.name()).collect();
+            PgError::new(
+                SqlState::UNDEFINED_FUNCTION,
+                format!("function generate_series({}) does not exist", names.join(", ")),
+            )
+            .with_hint(
+                "No function matches the given name and argument types. You might need to add explicit type casts.",
+            )
+            .with_position(pos)
+        };
+        if !(2..=3).contains(&bound.len()) {
+            return Err(no_such());
+        }
+        // int4 unless an argument is int8; anything else integral-looking is not ours.
+        let ty = if types.contains(&DataType::Int8) {
+            DataType::Int8
+        } else if types
+            .iter()
+            .all(|t| matches!(t, DataType::Int2 | DataType::Int4 | DataType::Unknown))
+        {
+            DataType::Int4
+        } else {
+            return Err(no_such());
+        };
+        let mut args = bound
+            .into_iter()
+            .map(|e| coerce(e, &ty, CastContext::Implicit).map_err(|_| no_such()))
+            .collect::<PgResult<Vec<_>>>()?
+            .into_iter();
+        let (start, stop, step) = (
+            args.next().expect("two or three"),
+            args.next().expect("two or three"),
+            args.next(),
+        );
+        let table_name = alias
+            .map(|a| ident_name(&a.name))
+            .unwrap_or_else(|| fname.clone());
+        let column = alias
+            .and_then(|a| a.columns.first())
+            .map(|c| ident_name(&c.name))
+            .unwrap_or_else(|| table_name.clone());
+        if alias.is_some_and(|a| a.columns.len() > 1) {
+            return Err(PgError::new(
+                SqlState::SYNTAX_ERROR,
+                "too many column aliases specified for function generate_series",
+            ));
+        }
+        let scope = Scope {
+            columns: vec![ScopeColumn {
+                table: Some(table_name.clone()),
+                name: column,
+                ty,
+                table_oid: 0,
+                column_number: 0,
+            }],
+        };
+        Ok((
+            LogicalPlan::GenerateSeries { start, stop, step },
+            scope,
+            table_name,
+        ))
+    }
+
     fn bind_table_factor(
         &self,
         tf: &ast::TableFactor,
@@ -732,40 +829,46 @@ impl Binder<'_> {
                 sample,
                 index_hints,
             } => {
-                if args.is_some() {
-                    return Err(PgError::unsupported(format!("table function {name}")));
-                }
-                if !with_hints.is_empty()
-                    || version.is_some()
-                    || *with_ordinality
-                    || !partitions.is_empty()
-                    || json_path.is_some()
-                    || sample.is_some()
-                    || !index_hints.is_empty()
-                {
-                    return Err(PgError::unsupported(format!("table reference \"{tf}\"")));
-                }
-                let (table, view) = match self.table(name) {
-                    Ok(t) => (t, None),
-                    Err(e) => match self
-                        .object_name(name)
-                        .ok()
-                        .and_then(|(n, _)| catalog::SystemView::lookup(&n))
+                if let Some(args) = args {
+                    if !with_hints.is_empty() || *with_ordinality || sample.is_some() {
+                        return Err(PgError::unsupported(format!("table reference \"{tf}\"")));
+                    }
+                    let (plan, scope, scope_name) =
+                        self.bind_table_function(name, args, alias.as_ref())?;
+                    (plan, scope, scope_name, alias.as_ref())
+                } else {
+                    if !with_hints.is_empty()
+                        || version.is_some()
+                        || *with_ordinality
+                        || !partitions.is_empty()
+                        || json_path.is_some()
+                        || sample.is_some()
+                        || !index_hints.is_empty()
                     {
-                        Some(v) => (v.desc(), Some(v)),
-                        None => return Err(e),
-                    },
-                };
-                let scope_name = alias
-                    .as_ref()
-                    .map(|a| ident_name(&a.name))
-                    .unwrap_or_else(|| table.name.clone());
-                let scope = Scope::for_table(&table, &scope_name);
-                let plan = match view {
-                    Some(view) => LogicalPlan::SystemView { view, table },
-                    None => LogicalPlan::Scan { table },
-                };
-                (plan, scope, scope_name, alias.as_ref())
+                        return Err(PgError::unsupported(format!("table reference \"{tf}\"")));
+                    }
+                    let (table, view) = match self.table(name) {
+                        Ok(t) => (t, None),
+                        Err(e) => match self
+                            .object_name(name)
+                            .ok()
+                            .and_then(|(n, _)| catalog::SystemView::lookup(&n))
+                        {
+                            Some(v) => (v.desc(), Some(v)),
+                            None => return Err(e),
+                        },
+                    };
+                    let scope_name = alias
+                        .as_ref()
+                        .map(|a| ident_name(&a.name))
+                        .unwrap_or_else(|| table.name.clone());
+                    let scope = Scope::for_table(&table, &scope_name);
+                    let plan = match view {
+                        Some(view) => LogicalPlan::SystemView { view, table },
+                        None => LogicalPlan::Scan { table },
+                    };
+                    (plan, scope, scope_name, alias.as_ref())
+                }
             }
             ast::TableFactor::Derived {
                 lateral,

@@ -1,0 +1,384 @@
+//! Foreign keys: the checks a write makes (PostgreSQL's `ri_triggers.c`, as immediate
+//! checks at the end of each statement), and ADD FOREIGN KEY's check of existing rows.
+//!
+//! A row of the referencing table C whose key columns are all non-NULL (MATCH SIMPLE;
+//! MATCH FULL also refuses a mix of NULL and non-NULL) must match a row of the
+//! referenced table P. The check probes P's unique index for the key and row-locks the
+//! version it finds (FOR SHARE), so no transaction can delete it or change its key until
+//! this one ends; a version another transaction is changing is waited for, as a writer
+//! waits. A version this transaction wrote counts, so a statement may insert a parent
+//! and its child, in either order, before the check runs.
+//!
+//! A key of P that a DELETE or an UPDATE of its key columns removes must not be
+//! referenced: with NO ACTION only if no other row of P now has the key. C's rows are
+//! found through an index whose leading columns are the key's, else by one scan of C
+//! for all the statement's keys. A referencing version inserted by a running
+//! transaction is waited for (it row-locked the parent, so this happens only in a
+//! race lost by that transaction); committed, or this transaction's own, it is a
+//! violation.
+//!
+//! Difference from PostgreSQL: without FOR KEY SHARE, the lock taken on P's row also
+//! makes a concurrent UPDATE of P's non-key columns wait, where PostgreSQL lets it go.
+
+use std::collections::HashSet;
+use std::ops::Bound;
+
+use access::heapam::{self, HeapWrite};
+use access::nbtree::ScanDirection;
+use access::visibility::{self, Liveness};
+use catalog::{FkAction, ForeignKey, IndexDesc, TableDesc};
+use common::{ItemPointer, PgError, PgResult, SqlState, Value};
+use sql::bound::ForeignKeyChecks;
+use txn::Isolation;
+
+use crate::ExecContext;
+use crate::index::{btree, columns_key_text, key_bytes};
+
+/// The key `row` of the referencing table holds for `fk`, or `None` when NULLs exempt
+/// it; MATCH FULL's error for a partly NULL key.
+fn referencing_key(
+    table: &TableDesc,
+    fk: &ForeignKey,
+    row: &[Value],
+) -> PgResult<Option<Vec<Value>>> {
+    let key: Vec<Value> = fk.columns.iter().map(|&c| row[c].clone()).collect();
+    let nulls = key.iter().filter(|v| v.is_null()).count();
+    if nulls == 0 {
+        return Ok(Some(key));
+    }
+    if fk.match_full && nulls < key.len() {
+        return Err(PgError::new(
+            SqlState::FOREIGN_KEY_VIOLATION,
+            format!(
+                "insert or update on table \"{}\" violates foreign key constraint \"{}\"",
+                table.name, fk.name
+            ),
+        )
+        .with_detail("MATCH FULL does not allow mixing of null and nonnull key values."));
+    }
+    Ok(None)
+}
+
+fn not_present(
+    table: &TableDesc,
+    fk: &ForeignKey,
+    referenced: &TableDesc,
+    key: &[Value],
+) -> PgError {
+    PgError::new(
+        SqlState::FOREIGN_KEY_VIOLATION,
+        format!(
+            "insert or update on table \"{}\" violates foreign key constraint \"{}\"",
+            table.name, fk.name
+        ),
+    )
+    .with_detail(format!(
+        "{} is not present in table \"{}\".",
+        columns_key_text(table, &fk.columns, key),
+        referenced.name
+    ))
+}
+
+fn ref_index<'a>(referenced: &'a TableDesc, fk: &ForeignKey) -> PgResult<&'a IndexDesc> {
+    referenced
+        .indexes
+        .iter()
+        .find(|i| i.oid == fk.ref_index)
+        .ok_or_else(|| {
+            PgError::internal(format!(
+                "index {} of foreign key \"{}\" is missing",
+                fk.ref_index, fk.name
+            ))
+        })
+}
+
+/// Lock the row of `referenced` whose key (in `fk.ref_index`'s column order) is `key`;
+/// false if there is none.
+fn lock_referenced(
+    cx: &ExecContext,
+    referenced: &TableDesc,
+    fk: &ForeignKey,
+    key: &[Value],
+) -> PgResult<bool> {
+    let index = ref_index(referenced, fk)?;
+    let want = key_bytes(key);
+    let tids: Vec<ItemPointer> = btree(cx, index)
+        .scan(
+            Bound::Included(key.to_vec()),
+            Bound::Included(key.to_vec()),
+            ScanDirection::Forward,
+        )?
+        .map(|e| e.map(|(_, tid)| tid))
+        .collect::<PgResult<_>>()?;
+    let xid = cx.tx.xid()?;
+    let rr = cx.tx.isolation() == Isolation::RepeatableRead;
+    for first in tids {
+        let mut tid = first;
+        loop {
+            match heapam::heap_lock_entry(cx.pool, referenced.rel, tid, xid, cx.tx, false)? {
+                HeapWrite::Done(_) => return Ok(true),
+                HeapWrite::BeingModified(other) => {
+                    crate::wait_for_writer(cx.tx, referenced, other, false)?;
+                }
+                HeapWrite::Updated(Some(_)) if rr => {
+                    return Err(crate::serialization_failure("update"));
+                }
+                // A committed update: its newer version, if the key is the same.
+                HeapWrite::Updated(Some(newer)) => {
+                    let Some(bytes) = heapam::heap_fetch(cx.pool, referenced.rel, newer)? else {
+                        break;
+                    };
+                    let row = access::tuple::decode(&bytes, &referenced.column_types())?;
+                    if key_bytes(&crate::index::key_of(&row, index)) != want {
+                        break;
+                    }
+                    tid = newer;
+                }
+                // Deleted, never there, or changed by this transaction (whose newer
+                // version has an entry of its own in the list).
+                HeapWrite::Updated(None) | HeapWrite::Invisible | HeapWrite::SelfModified => {
+                    break;
+                }
+            }
+        }
+    }
+    Ok(false)
+}
+
+/// The keys of `fk`'s referenced table, as `ref_index` orders them, that `rows` of the
+/// referencing `table` hold (each once).
+fn distinct_keys(
+    table: &TableDesc,
+    fk: &ForeignKey,
+    rows: &[&[Value]],
+) -> PgResult<Vec<Vec<Value>>> {
+    let mut seen = HashSet::new();
+    let mut out = Vec::new();
+    for row in rows {
+        if let Some(key) = referencing_key(table, fk, row)?
+            && seen.insert(key_bytes(&key))
+        {
+            out.push(key);
+        }
+    }
+    Ok(out)
+}
+
+/// New or changed rows of `table` reference rows that exist (and are now locked).
+pub(crate) fn check_outgoing(
+    cx: &ExecContext,
+    table: &TableDesc,
+    fks: &ForeignKeyChecks,
+    rows: &[&[Value]],
+) -> PgResult<()> {
+    for (fk, referenced) in &fks.outgoing {
+        for key in distinct_keys(table, fk, rows)? {
+            if !lock_referenced(cx, referenced, fk, &key)? {
+                return Err(not_present(table, fk, referenced, &key));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Is a row of `table` with `key` in `index` live now (committed or this transaction's,
+/// not deleted)? Rows being changed by running transactions count as not there.
+fn key_live(
+    cx: &ExecContext,
+    table: &TableDesc,
+    index: &IndexDesc,
+    key: &[Value],
+) -> PgResult<bool> {
+    for entry in btree(cx, index).scan(
+        Bound::Included(key.to_vec()),
+        Bound::Included(key.to_vec()),
+        ScanDirection::Forward,
+    )? {
+        let (_, tid) = entry?;
+        let Some(bytes) = heapam::heap_fetch(cx.pool, table.rel, tid)? else {
+            continue;
+        };
+        if visibility::liveness(&access::tuple::header(&bytes)?, cx.tx)? == Liveness::Live {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// Keys that `old` rows of `table` held and that are gone: no row referencing them may
+/// remain (PostgreSQL's NO ACTION and RESTRICT checks).
+pub(crate) fn check_incoming(
+    cx: &ExecContext,
+    table: &TableDesc,
+    fks: &ForeignKeyChecks,
+    old: &[&[Value]],
+    new: &[&[Value]],
+) -> PgResult<()> {
+    for (fk, referencing) in &fks.incoming {
+        let index = ref_index(table, fk)?;
+        let action = if new.is_empty() {
+            fk.on_delete
+        } else {
+            fk.on_update
+        };
+        let kept: HashSet<Option<Vec<u8>>> = new
+            .iter()
+            .map(|r| key_bytes(&crate::index::key_of(r, index)))
+            .collect();
+        let mut gone = Vec::new();
+        let mut seen = HashSet::new();
+        for row in old {
+            let key = crate::index::key_of(row, index);
+            let bytes = key_bytes(&key);
+            // A NULL key references nothing; an unchanged key is still there.
+            if bytes.is_none() || kept.contains(&bytes) || !seen.insert(bytes) {
+                continue;
+            }
+            if action == FkAction::NoAction && key_live(cx, table, index, &key)? {
+                continue;
+            }
+            gone.push(key);
+        }
+        if let Some(key) = first_referenced(cx, referencing, fk, &gone)? {
+            return Err(PgError::new(
+                SqlState::FOREIGN_KEY_VIOLATION,
+                format!(
+                    "update or delete on table \"{}\" violates foreign key constraint \"{}\" on table \"{}\"",
+                    table.name, fk.name, referencing.name
+                ),
+            )
+            .with_detail(format!(
+                "{} is still referenced from table \"{}\".",
+                columns_key_text(table, &fk.ref_columns, &key),
+                referencing.name
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The first of `keys` (referenced-side, in `fk.ref_index` order, which is `fk.columns`'
+/// order) that a live row of `referencing` holds.
+fn first_referenced(
+    cx: &ExecContext,
+    referencing: &TableDesc,
+    fk: &ForeignKey,
+    keys: &[Vec<Value>],
+) -> PgResult<Option<Vec<Value>>> {
+    if keys.is_empty() {
+        return Ok(None);
+    }
+    // An index whose leading columns are the key's columns (in some order).
+    let n = fk.columns.len();
+    let usable = referencing
+        .indexes
+        .iter()
+        .find(|i| i.columns.len() >= n && i.columns[..n].iter().all(|c| fk.columns.contains(c)));
+    let types = referencing.column_types();
+    loop {
+        let mut wait = None;
+        let mut found = None;
+        let mut consider = |tid: ItemPointer, key: &[Value]| -> PgResult<bool> {
+            let Some(bytes) = heapam::heap_fetch(cx.pool, referencing.rel, tid)? else {
+                return Ok(false);
+            };
+            match visibility::liveness(&access::tuple::header(&bytes)?, cx.tx)? {
+                Liveness::Dead => Ok(false),
+                Liveness::Live => {
+                    found = Some(key.to_vec());
+                    Ok(true)
+                }
+                Liveness::InDoubt(x) => {
+                    wait = Some(x);
+                    Ok(true)
+                }
+            }
+        };
+        match usable {
+            Some(index) => {
+                'keys: for key in keys {
+                    // The key in the index's column order.
+                    let probe: Vec<Value> = index.columns[..n]
+                        .iter()
+                        .map(|c| {
+                            let k = fk.columns.iter().position(|x| x == c).expect("checked");
+                            key[k].clone()
+                        })
+                        .collect();
+                    for entry in btree(cx, index).scan(
+                        Bound::Included(probe.clone()),
+                        Bound::Included(probe),
+                        ScanDirection::Forward,
+                    )? {
+                        let (_, tid) = entry?;
+                        if consider(tid, key)? {
+                            break 'keys;
+                        }
+                    }
+                }
+            }
+            None => {
+                let wanted: HashSet<Option<Vec<u8>>> = keys.iter().map(|k| key_bytes(k)).collect();
+                for item in heapam::HeapScan::new(cx.pool, referencing.rel)? {
+                    let (tid, bytes) = item?;
+                    let row = access::tuple::decode(&bytes, &types)?;
+                    let key: Vec<Value> = fk.columns.iter().map(|&c| row[c].clone()).collect();
+                    let kb = key_bytes(&key);
+                    if kb.is_some() && wanted.contains(&kb) && consider(tid, &key)? {
+                        break;
+                    }
+                }
+            }
+        }
+        match (found, wait) {
+            (Some(key), _) => return Ok(Some(key)),
+            (None, Some(xid)) => {
+                crate::wait_for_writer(cx.tx, referencing, xid, false)?;
+            }
+            (None, None) => return Ok(None),
+        }
+    }
+}
+
+/// ALTER TABLE ADD FOREIGN KEY: every row of `table` (as this statement sees it) must
+/// reference a row of `referenced` that it sees (the caller holds locks that keep
+/// writers of both out).
+pub(crate) fn validate_new_key(
+    cx: &ExecContext,
+    table: &TableDesc,
+    referenced: &TableDesc,
+    fk: &ForeignKey,
+) -> PgResult<()> {
+    let index = ref_index(referenced, fk)?;
+    let types = table.column_types();
+    let mut present = HashSet::new();
+    let mut scan = crate::exec::TableScan::new(cx.env(), table.rel, types)?;
+    while let Some((_, row)) = scan.next_row()? {
+        let Some(key) = referencing_key(table, fk, &row)? else {
+            continue;
+        };
+        let bytes = key_bytes(&key);
+        if present.contains(&bytes) {
+            continue;
+        }
+        let mut found = false;
+        for entry in btree(cx, index).scan(
+            Bound::Included(key.clone()),
+            Bound::Included(key.clone()),
+            ScanDirection::Forward,
+        )? {
+            let (_, tid) = entry?;
+            if heapam::heap_fetch_visible(cx.pool, referenced.rel, tid, cx.snapshot, cx.tx)?
+                .is_some()
+            {
+                found = true;
+                break;
+            }
+        }
+        if !found {
+            return Err(not_present(table, fk, referenced, &key));
+        }
+        present.insert(bytes);
+    }
+    Ok(())
+}

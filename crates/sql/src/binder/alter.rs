@@ -1,0 +1,349 @@
+//! Binding ALTER TABLE: ADD PRIMARY KEY / UNIQUE / FOREIGN KEY, DROP CONSTRAINT.
+
+use std::sync::Arc;
+
+use catalog::{FkAction, NewForeignKey, NewKey, TableDesc};
+use common::{PgError, PgResult, SqlState};
+use sqlparser::ast;
+
+use super::{Binder, ident_name};
+use crate::bound::{BoundStatement, ConstraintDrop};
+
+impl Binder<'_> {
+    /// ALTER TABLE [IF EXISTS] [ONLY] t action: one action per statement (the catalog
+    /// logs each action as it happens, so several could not fail as one).
+    pub(crate) fn bind_alter_table(&self, a: &ast::AlterTable) -> PgResult<BoundStatement> {
+        if a.table_type.is_some() || a.location.is_some() || a.on_cluster.is_some() {
+            return Err(PgError::syntax(format!(
+                "syntax error at or near \"{}\"",
+                a.to_string().split_whitespace().nth(1).unwrap_or("")
+            )));
+        }
+        let (name, pos) = self.object_name(&a.name)?;
+        let Some(table) = self.catalog.table(&name).cloned() else {
+            if a.if_exists {
+                return Ok(BoundStatement::Nothing {
+                    tag: "ALTER TABLE",
+                    notices: vec![PgError::notice(format!(
+                        "relation \"{name}\" does not exist, skipping"
+                    ))],
+                });
+            }
+            return Err(PgError::new(
+                SqlState::UNDEFINED_TABLE,
+                format!("relation \"{name}\" does not exist"),
+            )
+            .with_position(pos));
+        };
+        let [op] = a.operations.as_slice() else {
+            return Err(PgError::unsupported("ALTER TABLE with several actions"));
+        };
+        match op {
+            ast::AlterTableOperation::AddConstraint {
+                constraint,
+                not_valid,
+            } => {
+                if *not_valid {
+                    return Err(PgError::unsupported("NOT VALID constraints"));
+                }
+                self.bind_add_constraint(table, constraint)
+            }
+            ast::AlterTableOperation::DropConstraint {
+                if_exists,
+                name,
+                drop_behavior,
+            } => self.bind_drop_constraint(
+                table,
+                &ident_name(name),
+                *if_exists,
+                matches!(drop_behavior, Some(ast::DropBehavior::Cascade)),
+            ),
+            other => Err(PgError::unsupported(format!(
+                "ALTER TABLE ... {}",
+                other
+                    .to_string()
+                    .split_whitespace()
+                    .take(2)
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            ))),
+        }
+    }
+
+    fn bind_add_constraint(
+        &self,
+        table: Arc<TableDesc>,
+        c: &ast::TableConstraint,
+    ) -> PgResult<BoundStatement> {
+        let (name, cols, primary) = match c {
+            ast::TableConstraint::PrimaryKey(pk) => (&pk.name, &pk.columns, true),
+            ast::TableConstraint::Unique(u) => (&u.name, &u.columns, false),
+            ast::TableConstraint::ForeignKey(fk) => return self.bind_add_foreign_key(table, fk),
+            other => return Err(PgError::unsupported(format!("table constraint {other}"))),
+        };
+        let mut positions = Vec::with_capacity(cols.len());
+        for ic in cols {
+            let ast::Expr::Identifier(id) = &ic.column.expr else {
+                return Err(PgError::unsupported("expressions in key constraints"));
+            };
+            let n = ident_name(id);
+            let Some(p) = table.column_index(&n) else {
+                // PostgreSQL says it differently for the two (SET NOT NULL comes first
+                // for a primary key).
+                let message = if primary {
+                    format!(
+                        "column \"{n}\" of relation \"{}\" does not exist",
+                        table.name
+                    )
+                } else {
+                    format!("column \"{n}\" named in key does not exist")
+                };
+                return Err(PgError::new(SqlState::UNDEFINED_COLUMN, message));
+            };
+            if positions.contains(&p) {
+                return Err(PgError::new(
+                    SqlState::DUPLICATE_COLUMN,
+                    format!(
+                        "column \"{n}\" appears twice in {} constraint",
+                        if primary { "primary key" } else { "unique" }
+                    ),
+                ));
+            }
+            positions.push(p);
+        }
+        if primary && table.indexes.iter().any(|i| i.primary) {
+            return Err(PgError::new(
+                SqlState::INVALID_TABLE_DEFINITION,
+                format!(
+                    "multiple primary keys for table \"{}\" are not allowed",
+                    table.name
+                ),
+            ));
+        }
+        Ok(BoundStatement::AddKey {
+            table,
+            key: NewKey {
+                name: name.as_ref().map(ident_name),
+                columns: positions,
+                primary,
+            },
+        })
+    }
+
+    fn bind_add_foreign_key(
+        &self,
+        table: Arc<TableDesc>,
+        fk: &ast::ForeignKeyConstraint,
+    ) -> PgResult<BoundStatement> {
+        if fk
+            .characteristics
+            .is_some_and(|c| c.deferrable == Some(true))
+        {
+            return Err(PgError::unsupported("DEFERRABLE foreign keys"));
+        }
+        let match_full = match fk.match_kind {
+            None | Some(ast::ConstraintReferenceMatchKind::Simple) => false,
+            Some(ast::ConstraintReferenceMatchKind::Full) => true,
+            Some(ast::ConstraintReferenceMatchKind::Partial) => {
+                return Err(PgError::new(
+                    SqlState::FEATURE_NOT_SUPPORTED,
+                    "MATCH PARTIAL not yet implemented",
+                ));
+            }
+        };
+        let action = |a: &Option<ast::ReferentialAction>, what: &str| match a {
+            None | Some(ast::ReferentialAction::NoAction) => Ok(FkAction::NoAction),
+            Some(ast::ReferentialAction::Restrict) => Ok(FkAction::Restrict),
+            Some(other) => Err(PgError::unsupported(format!("ON {what} {other}"))),
+        };
+        let on_delete = action(&fk.on_delete, "DELETE")?;
+        let on_update = action(&fk.on_update, "UPDATE")?;
+        let mut columns = Vec::with_capacity(fk.columns.len());
+        for c in &fk.columns {
+            let n = ident_name(c);
+            let p = table.column_index(&n).ok_or_else(|| {
+                PgError::new(
+                    SqlState::UNDEFINED_COLUMN,
+                    format!("column \"{n}\" referenced in foreign key constraint does not exist"),
+                )
+            })?;
+            columns.push(p);
+        }
+        let referenced = self.table(&fk.foreign_table)?;
+        // No column list: the primary key's columns.
+        let ref_columns: Vec<usize> = if fk.referred_columns.is_empty() {
+            referenced
+                .indexes
+                .iter()
+                .find(|i| i.primary)
+                .map(|i| i.columns.clone())
+                .ok_or_else(|| {
+                    PgError::new(
+                        SqlState::INVALID_FOREIGN_KEY,
+                        format!(
+                            "there is no primary key for referenced table \"{}\"",
+                            referenced.name
+                        ),
+                    )
+                })?
+        } else {
+            let mut out = Vec::with_capacity(fk.referred_columns.len());
+            for c in &fk.referred_columns {
+                let n = ident_name(c);
+                out.push(referenced.column_index(&n).ok_or_else(|| {
+                    PgError::new(
+                        SqlState::UNDEFINED_COLUMN,
+                        format!(
+                            "column \"{n}\" referenced in foreign key constraint does not exist"
+                        ),
+                    )
+                })?);
+            }
+            out
+        };
+        if columns.len() != ref_columns.len() {
+            return Err(PgError::new(
+                SqlState::INVALID_FOREIGN_KEY,
+                "number of referencing and referenced columns for foreign key disagree",
+            ));
+        }
+        // A unique index over exactly the referenced columns (in any order), whose
+        // positions the check probes in the index's order.
+        let mut sorted = ref_columns.clone();
+        sorted.sort_unstable();
+        let index = referenced
+            .unique_indexes()
+            .find(|i| {
+                let mut c = i.columns.clone();
+                c.sort_unstable();
+                c == sorted
+            })
+            .ok_or_else(|| {
+                PgError::new(
+                    SqlState::INVALID_FOREIGN_KEY,
+                    format!(
+                        "there is no unique constraint matching given keys for referenced table \"{}\"",
+                        referenced.name
+                    ),
+                )
+            })?;
+        for (&c, &r) in columns.iter().zip(&ref_columns) {
+            let (ct, rt) = (table.columns[c].ty, referenced.columns[r].ty);
+            if ct.oid() != rt.oid() {
+                return Err(PgError::new(
+                    SqlState::DATATYPE_MISMATCH,
+                    format!(
+                        "foreign key constraint \"{}\" cannot be implemented",
+                        fk.name.as_ref().map(ident_name).unwrap_or_else(|| format!(
+                            "{}_{}_fkey",
+                            table.name, table.columns[columns[0]].name
+                        ))
+                    ),
+                )
+                .with_detail(format!(
+                    "Key columns \"{}\" and \"{}\" are of incompatible types: {} and {}.",
+                    table.columns[c].name,
+                    referenced.columns[r].name,
+                    ct.name(),
+                    rt.name()
+                )));
+            }
+        }
+        // Keep the pairs in the index's column order, so a referencing row's key probes
+        // the index directly.
+        let (columns, ref_columns): (Vec<usize>, Vec<usize>) = index
+            .columns
+            .iter()
+            .map(|ic| {
+                let k = ref_columns.iter().position(|r| r == ic).expect("same set");
+                (columns[k], ref_columns[k])
+            })
+            .unzip();
+        let ref_index = index.oid;
+        Ok(BoundStatement::AddForeignKey {
+            table,
+            referenced,
+            fk: NewForeignKey {
+                name: fk.name.as_ref().map(ident_name),
+                columns,
+                ref_table: 0,
+                ref_columns,
+                ref_index,
+                on_delete,
+                on_update,
+                match_full,
+            },
+        })
+    }
+
+    fn bind_drop_constraint(
+        &self,
+        table: Arc<TableDesc>,
+        name: &str,
+        if_exists: bool,
+        cascade: bool,
+    ) -> PgResult<BoundStatement> {
+        if let Some(fk) = table.foreign_keys.iter().find(|f| f.name == name) {
+            let referenced = self.catalog.table_by_oid(fk.ref_table).cloned();
+            return Ok(BoundStatement::DropConstraint(ConstraintDrop::ForeignKey {
+                fk: fk.oid,
+                referenced,
+                table,
+            }));
+        }
+        if let Some(index) = table
+            .indexes
+            .iter()
+            .find(|i| i.constraint && i.name == name)
+        {
+            let dependents: Vec<(Arc<TableDesc>, catalog::ForeignKey)> = self
+                .catalog
+                .referencing(table.oid)
+                .filter(|(_, fk)| fk.ref_index == index.oid)
+                .map(|(t, fk)| (t.clone(), fk.clone()))
+                .collect();
+            if !dependents.is_empty() && !cascade {
+                return Err(dependents_error(
+                    &format!("constraint {name} on table {}", table.name),
+                    &dependents,
+                    &format!("index {name}"),
+                ));
+            }
+            return Ok(BoundStatement::DropConstraint(ConstraintDrop::Key {
+                index: index.clone(),
+                table,
+                dependents,
+            }));
+        }
+        let message = format!(
+            "constraint \"{name}\" of relation \"{}\" does not exist",
+            table.name
+        );
+        if if_exists {
+            return Ok(BoundStatement::Nothing {
+                tag: "ALTER TABLE",
+                notices: vec![PgError::notice(format!("{message}, skipping"))],
+            });
+        }
+        Err(PgError::new(SqlState::UNDEFINED_OBJECT, message))
+    }
+}
+
+/// 2BP01 for dropping `what` while foreign keys depend on it, worded as PostgreSQL's
+/// `reportDependentObjects`.
+pub(crate) fn dependents_error(
+    what: &str,
+    dependents: &[(Arc<TableDesc>, catalog::ForeignKey)],
+    on: &str,
+) -> PgError {
+    let lines: Vec<String> = dependents
+        .iter()
+        .map(|(t, fk)| format!("constraint {} on table {} depends on {on}", fk.name, t.name))
+        .collect();
+    PgError::new(
+        SqlState::DEPENDENT_OBJECTS_STILL_EXIST,
+        format!("cannot drop {what} because other objects depend on it"),
+    )
+    .with_detail(lines.join("\n"))
+    .with_hint("Use DROP ... CASCADE to drop the dependent objects too.")
+}
