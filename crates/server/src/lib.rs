@@ -395,6 +395,9 @@ impl Database {
                 self.activity.lock().remove(&oid);
                 continue;
             };
+            if !t.options.autovacuum_enabled {
+                continue;
+            }
             let res = self.vacuum_locked(&t, tx, true);
             tx.release_locks();
             if res? {

@@ -381,4 +381,33 @@ async fn autovacuum_vacuums_tables_that_changed_enough() {
         value(&c, "SELECT sum(n) FROM a").await,
         (120 + 200 * 30).to_string()
     );
+    // WITH (autovacuum_enabled = false) keeps autovacuum away; ANALYZE's estimate of
+    // the table's size sets the threshold.
+    exec(
+        &c,
+        "CREATE TABLE off (id int) WITH (autovacuum_enabled = false)",
+    )
+    .await;
+    exec(
+        &c,
+        "INSERT INTO off SELECT g FROM generate_series(1, 500) AS g",
+    )
+    .await;
+    assert_eq!(round().await, 0, "autovacuum_enabled = false");
+    exec(&c, "CREATE TABLE big (id int)").await;
+    exec(
+        &c,
+        "INSERT INTO big SELECT g FROM generate_series(1, 1000) AS g",
+    )
+    .await;
+    assert_eq!(round().await, 1, "1000 inserted rows");
+    exec(&c, "DELETE FROM big WHERE id <= 200").await;
+    assert_eq!(round().await, 0, "200 changes are under 50 + 20% of 1000");
+    exec(&c, "ANALYZE big").await;
+    exec(&c, "DELETE FROM big WHERE id <= 220").await;
+    assert_eq!(
+        round().await,
+        1,
+        "ANALYZE counted 800 rows: 220 changes are over 210"
+    );
 }
