@@ -421,7 +421,7 @@ fn pg_stat_activity_rows(mgr: &txn::TxnManager) -> Vec<Row> {
         .into_iter()
         .map(|s| {
             let pid = s.pid();
-            let (state, query) = s.read();
+            let (state, query, application_name) = s.read();
             let (wait_type, wait_event) = match locks.waiting_for(pid) {
                 Some((tag, _)) => (
                     Value::Text("Lock".into()),
@@ -452,7 +452,7 @@ fn pg_stat_activity_rows(mgr: &txn::TxnManager) -> Vec<Row> {
                 Value::Null,
                 Value::Int8(10),
                 Value::Text("postgres".into()),
-                Value::Text(String::new()),
+                Value::Text(application_name),
                 wait_type,
                 wait_event,
                 Value::Text(state.name().into()),

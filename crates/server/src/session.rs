@@ -53,6 +53,8 @@ pub struct Session {
     /// Tables TRUNCATEd in this transaction, with the subtransaction depth (for COPY
     /// FREEZE's precondition).
     pub(crate) truncated: Vec<(common::Oid, usize)>,
+    /// What the client was last told of each `Setting::REPORTED` setting.
+    reported: Vec<String>,
 }
 
 /// Statements that change the catalog: refused in explicit blocks until the catalog is
@@ -265,6 +267,10 @@ impl Session {
             copy: None,
             rest: None,
             truncated: Vec::new(),
+            reported: Setting::REPORTED
+                .iter()
+                .map(|s| s.format(Settings::default().get(*s)))
+                .collect(),
         }
     }
 
@@ -854,6 +860,45 @@ impl wire::Session for Session {
 
     fn idle_timeout(&self) -> Option<Duration> {
         Session::idle_timeout(self)
+    }
+
+    fn parameter_changes(&mut self) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        for (i, s) in Setting::REPORTED.iter().enumerate() {
+            let now = s.format(self.settings.get(*s));
+            if now != self.reported[i] {
+                if *s == Setting::APPLICATION_NAME {
+                    self.activity.status().set_application_name(&now);
+                }
+                out.push((s.name().to_string(), now.clone()));
+                self.reported[i] = now;
+            }
+        }
+        out
+    }
+
+    fn startup_parameters(&mut self, params: &HashMap<String, String>) {
+        // The startup ParameterStatus announced application_name as the client sent it.
+        if let Some(i) = Setting::REPORTED
+            .iter()
+            .position(|s| *s == Setting::APPLICATION_NAME)
+        {
+            self.reported[i] = params.get("application_name").cloned().unwrap_or_default();
+        }
+        for (name, value) in params {
+            let Some(setting) = Setting::lookup(name) else {
+                continue;
+            };
+            match setting.parse(value) {
+                Ok(v) => self.settings.set(setting, Some(v), false, 0),
+                Err(e) => {
+                    tracing::warn!(%name, %value, error = %e.message, "startup parameter ignored")
+                }
+            }
+        }
+        self.settings.commit();
+        let name = Setting::APPLICATION_NAME.format(self.settings.get(Setting::APPLICATION_NAME));
+        self.activity.status().set_application_name(&name);
     }
 
     fn transaction_status(&self) -> TxStatus {

@@ -26,6 +26,7 @@ pub enum Val {
     Enum(usize),
     /// A time zone; `None` is the default, [`DEFAULT_TIME_ZONE`].
     Zone(Option<TimeZone>),
+    Text(String),
 }
 
 #[derive(Clone, Copy)]
@@ -39,6 +40,12 @@ enum Kind {
     Zone,
     /// `DateStyle`: only `ISO, MDY`, the only style Myriad's date/time I/O implements.
     DateStyle,
+    /// `application_name`: printable ASCII, at most 63 bytes (others become `?`).
+    Name,
+    /// `client_encoding`: UTF8 (Myriad converts to no other encoding).
+    ClientEncoding,
+    /// A boolean only `on` of which is implemented (`standard_conforming_strings`).
+    OnlyOn,
 }
 
 /// The `TimeZone` a session starts with: what PostgreSQL 15's initdb picks on a host whose
@@ -135,7 +142,89 @@ const DEFS: &[Def] = &[
         kind: Kind::Enum(INTERVAL_STYLE_NAMES),
         default: Val::Enum(0),
     },
+    Def {
+        name: "application_name",
+        kind: Kind::Name,
+        default: Val::Text(String::new()),
+    },
+    Def {
+        name: "client_encoding",
+        kind: Kind::ClientEncoding,
+        default: Val::Text(String::new()),
+    },
+    Def {
+        name: "standard_conforming_strings",
+        kind: Kind::OnlyOn,
+        default: Val::Bool(true),
+    },
 ];
+
+/// PostgreSQL's server-side encoding names (`pg_enc2name_tbl`), for telling a known
+/// encoding Myriad cannot convert to from a misspelt one.
+const ENCODINGS: &[&str] = &[
+    "SQL_ASCII",
+    "EUC_JP",
+    "EUC_CN",
+    "EUC_KR",
+    "EUC_TW",
+    "EUC_JIS_2004",
+    "UTF8",
+    "MULE_INTERNAL",
+    "LATIN1",
+    "LATIN2",
+    "LATIN3",
+    "LATIN4",
+    "LATIN5",
+    "LATIN6",
+    "LATIN7",
+    "LATIN8",
+    "LATIN9",
+    "LATIN10",
+    "WIN1256",
+    "WIN1258",
+    "WIN866",
+    "WIN874",
+    "KOI8R",
+    "WIN1251",
+    "WIN1252",
+    "ISO_8859_5",
+    "ISO_8859_6",
+    "ISO_8859_7",
+    "ISO_8859_8",
+    "WIN1250",
+    "WIN1253",
+    "WIN1254",
+    "WIN1255",
+    "WIN1257",
+    "KOI8U",
+    "SJIS",
+    "BIG5",
+    "GBK",
+    "UHC",
+    "GB18030",
+    "JOHAB",
+    "SHIFT_JIS_2004",
+];
+
+/// `application_name` as PostgreSQL stores it: truncated to 63 bytes, every byte outside
+/// printable ASCII replaced by `?`.
+fn clean_name(text: &str) -> String {
+    let cleaned: String = text
+        .bytes()
+        .map(|b| {
+            if (32..127).contains(&b) {
+                b as char
+            } else {
+                '?'
+            }
+        })
+        .collect();
+    let mut n = cleaned.len().min(common::limits::MAX_IDENTIFIER_BYTES);
+    while !cleaned.is_char_boundary(n) {
+        n -= 1;
+    }
+    cleaned[..n].to_string()
+}
 
 /// A setting, by its index in the table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -160,6 +249,24 @@ impl Setting {
     pub const DATE_STYLE: Setting = Setting(7);
     /// Interval output style: only `postgres`.
     pub const INTERVAL_STYLE: Setting = Setting(8);
+    /// The client's name, shown in `pg_stat_activity`.
+    pub const APPLICATION_NAME: Setting = Setting(9);
+    /// The client's encoding: UTF8 only.
+    pub const CLIENT_ENCODING: Setting = Setting(10);
+    /// Backslashes in '...' literals are ordinary characters: on only.
+    pub const STANDARD_CONFORMING_STRINGS: Setting = Setting(11);
+
+    /// The settings a client is told of (ParameterStatus) when their values change, as
+    /// PostgreSQL 15 reports them (`GUC_REPORT`), with the values announced at startup.
+    pub const REPORTED: [Setting; 7] = [
+        Setting::APPLICATION_NAME,
+        Setting::CLIENT_ENCODING,
+        Setting::DATE_STYLE,
+        Setting::DEFAULT_TRANSACTION_READ_ONLY,
+        Setting::INTERVAL_STYLE,
+        Setting::STANDARD_CONFORMING_STRINGS,
+        Setting::TIME_ZONE,
+    ];
 
     /// The setting named `name` (any case).
     pub fn lookup(name: &str) -> Option<Setting> {
@@ -298,6 +405,32 @@ impl Setting {
             }
             Kind::Zone => TimeZone::parse(text.trim()).map(|z| Val::Zone(Some(z))),
             Kind::DateStyle => parse_date_style(text).map(|()| Val::Enum(0)),
+            Kind::Name => Ok(Val::Text(clean_name(text))),
+            Kind::ClientEncoding => {
+                // PostgreSQL's name matching ignores case and punctuation (`utf-8`).
+                let key: String = text
+                    .chars()
+                    .filter(char::is_ascii_alphanumeric)
+                    .collect::<String>()
+                    .to_ascii_uppercase();
+                if key == "UTF8" || key == "UNICODE" {
+                    return Ok(Val::Text(String::new()));
+                }
+                match ENCODINGS.iter().find(|e| e.replace('_', "") == key) {
+                    Some(e) => Err(PgError::unsupported(format!(
+                        "conversion between {e} and UTF8"
+                    ))),
+                    None => Err(invalid_value(d.name, text)),
+                }
+            }
+            Kind::OnlyOn => match parse_bool(text) {
+                Some(true) => Ok(Val::Bool(true)),
+                Some(false) => Err(PgError::unsupported(format!("{} off", d.name))),
+                None => Err(PgError::new(
+                    SqlState::INVALID_PARAMETER_VALUE,
+                    format!("parameter \"{}\" requires a Boolean value", d.name),
+                )),
+            },
         }
     }
 
@@ -311,6 +444,8 @@ impl Setting {
             (_, Val::Enum(i)) => i.to_string(),
             (_, Val::Zone(Some(z))) => z.name().into(),
             (_, Val::Zone(None)) => DEFAULT_TIME_ZONE.into(),
+            (Kind::ClientEncoding, _) => "UTF8".into(),
+            (_, Val::Text(t)) => t,
         }
     }
 }

@@ -37,6 +37,8 @@ struct Current {
     state: BackendState,
     /// The running query, or the last one when idle.
     query: String,
+    /// The session's `application_name` setting.
+    application_name: String,
 }
 
 /// One session's status.
@@ -64,10 +66,17 @@ impl BackendStatus {
         self.current.lock().state = state;
     }
 
-    /// (state, query).
-    pub fn read(&self) -> (BackendState, String) {
+    /// The session's `application_name` changed.
+    pub fn set_application_name(&self, name: &str) {
+        let mut c = self.current.lock();
+        c.application_name.clear();
+        c.application_name.push_str(name);
+    }
+
+    /// (state, query, application_name).
+    pub fn read(&self) -> (BackendState, String, String) {
         let c = self.current.lock();
-        (c.state, c.query.clone())
+        (c.state, c.query.clone(), c.application_name.clone())
     }
 }
 
@@ -103,6 +112,7 @@ impl Activity {
             current: Mutex::new(Current {
                 state: BackendState::Idle,
                 query: String::new(),
+                application_name: String::new(),
             }),
         });
         self.backends.write().insert(pid, status.clone());

@@ -209,6 +209,32 @@ pub trait Session: Send + 'static {
     fn idle_timeout(&self) -> Option<std::time::Duration> {
         None
     }
+
+    /// Reported settings whose values changed since the client was last told (name,
+    /// value): sent as ParameterStatus right before ReadyForQuery, as PostgreSQL does.
+    fn parameter_changes(&mut self) -> Vec<(String, String)> {
+        Vec::new()
+    }
+
+    /// The startup packet's parameters (`user`, `database`, `application_name`, and any
+    /// setting a client sends there), once the connection is ready for queries.
+    fn startup_parameters(&mut self, _params: &HashMap<String, String>) {}
+}
+
+/// What goes before ReadyForQuery: a ParameterStatus per changed setting; then the
+/// ReadyForQuery itself, with the session's transaction status.
+fn ready_messages<S: Session>(session: &mut S) -> Vec<PgWireBackendMessage> {
+    let mut out: Vec<PgWireBackendMessage> = session
+        .parameter_changes()
+        .into_iter()
+        .map(|(name, value)| {
+            PgWireBackendMessage::ParameterStatus(pgwire::messages::startup::ParameterStatus::new(
+                name, value,
+            ))
+        })
+        .collect();
+    out.push(ready_for_query(session.transaction_status()));
+    out
 }
 
 /// The database, as the protocol layer sees it.
@@ -409,8 +435,8 @@ impl<B: Backend> SimpleQueryHandler for QueryHandler<B> {
             }
         }
         client.set_state(PgWireConnectionState::ReadyForQuery);
-        let status = self.session.lock().transaction_status();
-        client.send(ready_for_query(status)).await?;
+        let messages = ready_messages(&mut *self.session.lock());
+        send_all(client, messages).await?;
         Ok(())
     }
 
@@ -424,6 +450,23 @@ impl<B: Backend> SimpleQueryHandler for QueryHandler<B> {
         // `on_query` above answers every Query itself.
         Ok(Vec::new())
     }
+}
+
+/// Send `messages`, flushing once after the last.
+async fn send_all<C>(client: &mut C, messages: Vec<PgWireBackendMessage>) -> PgWireResult<()>
+where
+    C: Sink<PgWireBackendMessage> + Unpin + Send,
+    PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+{
+    let n = messages.len();
+    for (i, m) in messages.into_iter().enumerate() {
+        if i + 1 == n {
+            client.send(m).await?;
+        } else {
+            client.feed(m).await?;
+        }
+    }
+    Ok(())
 }
 
 /// Send what the statements of a query string did. Returns true when the last one
@@ -531,8 +574,8 @@ where
         return Ok(());
     }
     client.set_state(PgWireConnectionState::ReadyForQuery);
-    let status = session.lock().transaction_status();
-    client.send(ready_for_query(status)).await?;
+    let messages = ready_messages(&mut *session.lock());
+    send_all(client, messages).await?;
     Ok(())
 }
 
@@ -632,8 +675,8 @@ where
                 client.feed(error_response(&e)).await?;
             }
             client.set_state(PgWireConnectionState::ReadyForQuery);
-            let status = session.lock().transaction_status();
-            client.send(ready_for_query(status)).await?;
+            let messages = ready_messages(&mut *session.lock());
+            send_all(client, messages).await?;
             return Ok(());
         }
         PgWireFrontendMessage::Flush(_) => {
@@ -850,6 +893,7 @@ async fn run_connection<B: Backend>(
         Ok(Ok(false)) | Err(_) => return Ok(()),
         Ok(Err(e)) => return Err(e),
     }
+    simple.session.lock().startup_parameters(client.metadata());
 
     let mut ctx = DecodeContext::new(client.protocol_version());
     ctx.awaiting_frontend_ssl = false;

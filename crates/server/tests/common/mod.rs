@@ -233,6 +233,10 @@ pub mod raw {
                 format!("{kind} {} {n}", body[0])
             }
             b'd' => format!("CopyData {}", String::from_utf8_lossy(body).escape_debug()),
+            b'S' => {
+                let f = cstrs(body);
+                format!("ParameterStatus {}={}", f[0], f[1])
+            }
             b'c' => "CopyDone".into(),
             b't' => {
                 let n = i16::from_be_bytes([body[0], body[1]]) as usize;
@@ -287,6 +291,8 @@ pub mod raw {
     pub struct Conn {
         stream: TcpStream,
         buf: Vec<u8>,
+        /// Startup is over: ParameterStatus is news from now on.
+        started: bool,
     }
 
     impl Conn {
@@ -295,9 +301,11 @@ pub mod raw {
             let mut c = Conn {
                 stream,
                 buf: Vec::new(),
+                started: false,
             };
             c.send(&startup_message()).await;
             c.until_ready().await;
+            c.started = true;
             c
         }
 
@@ -335,12 +343,12 @@ pub mod raw {
         }
 
         /// Every message up to and including the next ReadyForQuery (or CopyInResponse,
-        /// after which the server waits for data), summarised (startup messages R, S, K
-        /// are left out).
+        /// after which the server waits for data), summarised (startup's R, S and K
+        /// messages are left out).
         pub async fn until_ready(&mut self) -> Vec<String> {
             let mut out = Vec::new();
             while let Some((ty, body)) = self.next().await {
-                if matches!(ty, b'R' | b'S' | b'K') {
+                if !self.started && matches!(ty, b'R' | b'S' | b'K') {
                     continue;
                 }
                 out.push(summary(ty, &body));
