@@ -9,8 +9,6 @@
 //! transaction inserted or deleted it) waits for that transaction and looks again, as
 //! PostgreSQL's `_bt_check_unique` does.
 
-use std::collections::HashSet;
-
 use access::heapam;
 use access::nbtree::{BTree, UniqueInsert};
 use access::visibility::{self, Liveness};
@@ -18,6 +16,7 @@ use catalog::{IndexDesc, NewIndex, TableDesc};
 use common::{ItemPointer, PgError, PgResult, SqlState, Value};
 
 use crate::ExecContext;
+use crate::sortkey::RowKey;
 
 /// The btree behind `index`.
 pub(crate) fn btree<'a>(cx: &ExecContext<'a>, index: &'a IndexDesc) -> BTree<'a> {
@@ -52,37 +51,6 @@ pub(crate) fn unique_violation(table: &TableDesc, index: &IndexDesc, key: &[Valu
         ),
     )
     .with_detail(format!("{} already exists.", key_text(table, index, key)))
-}
-
-/// Canonical bytes of a key, equal exactly when the keys are equal under the btree's
-/// ordering; `None` if any part is NULL (NULLs never conflict).
-pub(crate) fn key_bytes(key: &[Value]) -> Option<Vec<u8>> {
-    let mut out = Vec::new();
-    for v in key {
-        let part = match v {
-            Value::Null => return None,
-            Value::Float4(f) => canonical_float(*f as f64),
-            Value::Float8(f) => canonical_float(*f),
-            v @ (Value::Int2(_) | Value::Int4(_) | Value::Int8(_)) => {
-                v.as_i64().unwrap_or(0).to_string()
-            }
-            Value::Bool(b) => b.to_string(),
-            v => v.as_str().unwrap_or_default().to_string(),
-        };
-        out.extend_from_slice(&(part.len() as u32).to_le_bytes());
-        out.extend_from_slice(part.as_bytes());
-    }
-    Some(out)
-}
-
-fn canonical_float(f: f64) -> String {
-    if f.is_nan() {
-        "NaN".into()
-    } else if f == 0.0 {
-        "0".into()
-    } else {
-        format!("{f:e}")
-    }
 }
 
 /// Add the entry (`key` of `row`, `tid`) to `index`; for a unique index, first make sure
@@ -172,17 +140,23 @@ pub(crate) fn create_index(cx: &ExecContext, table: &TableDesc, new: NewIndex) -
         entries.push((key, tid));
     }
     if new.unique {
-        let mut seen = HashSet::new();
-        for key in &live {
-            if let Some(b) = key_bytes(key)
-                && !seen.insert(b)
-            {
-                return Err(PgError::new(
-                    SqlState::UNIQUE_VIOLATION,
-                    format!("could not create unique index \"{name}\""),
-                )
-                .with_detail(format!("{} is duplicated.", key_text(table, &probe, key))));
-            }
+        // Equal under the btree's order, not bytewise: 1.0 and 1.00, '1 mon' and
+        // '30 days' are duplicates. Keys with a NULL never conflict.
+        let mut keys: Vec<RowKey> = live
+            .into_iter()
+            .filter(|k| !k.iter().any(Value::is_null))
+            .map(RowKey)
+            .collect();
+        keys.sort();
+        if let Some(dup) = keys.windows(2).find(|w| w[0] == w[1]) {
+            return Err(PgError::new(
+                SqlState::UNIQUE_VIOLATION,
+                format!("could not create unique index \"{name}\""),
+            )
+            .with_detail(format!(
+                "{} is duplicated.",
+                key_text(table, &probe, &dup[0].0)
+            )));
         }
     }
     cx.catalog.create_index(
