@@ -18,6 +18,7 @@ pub mod eval;
 pub mod exec;
 pub mod index;
 mod lockrows;
+mod math;
 pub mod sortkey;
 pub mod vacuum;
 
