@@ -1030,6 +1030,11 @@ pub(crate) fn figure_colname(e: &ast::Expr) -> Option<String> {
                 other => type_internal_name(other).to_string(),
             }),
         },
+        // Named after its ELSE result when that is a column or a call, as in PostgreSQL.
+        A::Case {
+            else_result: Some(e),
+            ..
+        } if !is_weak_colname(e) => figure_colname(e),
         A::Case { .. } => Some("case".into()),
         A::TypedString(ts) => Some(type_internal_name(&ts.data_type).to_string()),
         A::Interval(_) => Some("interval".into()),
@@ -1057,6 +1062,10 @@ fn is_weak_colname(e: &ast::Expr) -> bool {
         | A::Substring { .. } => false,
         A::Nested(inner) => is_weak_colname(inner),
         A::Cast { expr, .. } => is_weak_colname(expr),
+        A::Case {
+            else_result: Some(e),
+            ..
+        } => is_weak_colname(e),
         _ => true,
     }
 }
