@@ -115,6 +115,18 @@ pub fn cast_error(from: &DataType, to: &DataType, ctx: CastContext) -> PgError {
 /// (CASE branches, COALESCE arguments, IN lists, VALUES columns) is unified to.
 /// `what` names the construct in the error (`CASE`, `COALESCE`, `VALUES`, `IN`).
 pub fn common_type(types: &[DataType], what: &str) -> PgResult<DataType> {
+    let result = common_type_with_typmod(types, what)?;
+    // PostgreSQL coerces each input to the common type with no typmod
+    // (`coerce_to_common_type`); only when every input already has the same one is there
+    // a typmod to keep. An untyped literal must not be rounded or cut to a column's.
+    Ok(if types.contains(&DataType::Unknown) {
+        result.without_typmod()
+    } else {
+        result
+    })
+}
+
+fn common_type_with_typmod(types: &[DataType], what: &str) -> PgResult<DataType> {
     let known: Vec<&DataType> = types.iter().filter(|t| **t != DataType::Unknown).collect();
     let Some(first) = known.first() else {
         return Ok(DataType::Text);

@@ -580,15 +580,16 @@ impl Binder<'_> {
                 datetime::bind_arith(op, l, r)
             }
             _ => {
-                // Arithmetic: an unknown literal takes the other side's type.
+                // Arithmetic: an unknown literal takes the other side's type, less its
+                // typmod (`x + '1.005'` over a numeric(10,2) x adds 1.005).
                 let (lt, rt) = (l.ty, r.ty);
                 let l = if lt == DataType::Unknown && rt.is_numeric() {
-                    coerce(l, &rt, CastContext::Implicit)?
+                    coerce(l, &rt.without_typmod(), CastContext::Implicit)?
                 } else {
                     l
                 };
                 let r = if rt == DataType::Unknown && lt.is_numeric() {
-                    coerce(r, &lt, CastContext::Implicit)?
+                    coerce(r, &lt.without_typmod(), CastContext::Implicit)?
                 } else {
                     r
                 };
@@ -875,7 +876,7 @@ impl Binder<'_> {
                 let a = it.next().expect("two arguments");
                 let b = it.next().expect("two arguments");
                 let ty = if a.ty == DataType::Unknown {
-                    b.ty
+                    b.ty.without_typmod()
                 } else {
                     a.ty
                 };
