@@ -597,10 +597,9 @@ impl Binder<'_> {
                     return Err(undefined_operator(op.symbol(), &lt, &rt));
                 }
                 let ty = math::arith_type(l.ty, r.ty);
-                if matches!(op, BinaryOp::Mod) && ty.is_float() {
+                if op == BinaryOp::Mod && ty.is_float() {
                     return Err(undefined_operator("%", &l.ty, &r.ty));
                 }
-
                 let l = coerce(l, &ty, CastContext::Implicit)?;
                 let r = coerce(r, &ty, CastContext::Implicit)?;
                 Ok(binary(op, l, r, ty))
@@ -961,14 +960,13 @@ impl Binder<'_> {
             }
             T::Char(l) | T::Character(l) => DataType::Bpchar(Some(char_len(l)?.unwrap_or(1))),
             T::Numeric(info) | T::Decimal(info) | T::Dec(info) => {
-                let int =
-                    |v: i128| i32::try_from(v).unwrap_or(if v < 0 { i32::MIN } else { i32::MAX });
+                // Out-of-range modifiers saturate, so typmod_in reports them.
+                let precision = |p: u64| i32::try_from(p).unwrap_or(i32::MAX);
+                let scale = |s: i64| s.clamp(i32::MIN as i64, i32::MAX as i64) as i32;
                 let mods = match *info {
                     ast::ExactNumberInfo::None => return Ok(DataType::Numeric(None)),
-                    ast::ExactNumberInfo::Precision(p) => vec![int(p as i128)],
-                    ast::ExactNumberInfo::PrecisionAndScale(p, s) => {
-                        vec![int(p as i128), int(s as i128)]
-                    }
+                    ast::ExactNumberInfo::Precision(p) => vec![precision(p)],
+                    ast::ExactNumberInfo::PrecisionAndScale(p, s) => vec![precision(p), scale(s)],
                 };
                 let typmod = common::numeric::typmod_in(&mods)?;
                 DataType::Numeric(common::numeric::typmod_precision_scale(typmod))

@@ -65,19 +65,18 @@ fn float_or_numeric(args: &[Expr]) -> Option<DataType> {
     })
 }
 
+/// Can `a` reach `ty` by an implicit cast (an untyped literal always can)?
+fn reaches(a: &Expr, ty: &DataType) -> bool {
+    a.ty == DataType::Unknown || super::coerce::can_cast(&a.ty, ty, CastContext::Implicit)
+}
+
 /// Every argument converted to `ty` implicitly, or 42883 naming the call as written.
 fn all_as(name: &str, args: Vec<Expr>, ty: DataType) -> PgResult<Vec<Expr>> {
-    let all = args.clone();
+    if !args.iter().all(|a| reaches(a, &ty)) {
+        return Err(undefined_function(name, &args));
+    }
     args.into_iter()
-        .map(|a| {
-            if a.ty == DataType::Unknown
-                || super::coerce::can_cast(&a.ty, &ty, CastContext::Implicit)
-            {
-                coerce(a, &ty, CastContext::Implicit)
-            } else {
-                Err(undefined_function(name, &all))
-            }
-        })
+        .map(|a| coerce(a, &ty, CastContext::Implicit))
         .collect()
 }
 
@@ -89,18 +88,15 @@ fn float_or_numeric_call(name: &str, f: ScalarFunc, args: Vec<Expr>) -> PgResult
 
 /// `round(x, s)` and `trunc(x, s)`: `(numeric, int4)`.
 fn numeric_with_scale(name: &str, f: ScalarFunc, args: Vec<Expr>) -> PgResult<Expr> {
-    let all = args.clone();
-    let mut it = args.into_iter();
-    let (x, s) = (it.next(), it.next());
-    let (Some(x), Some(s)) = (x, s) else {
-        return Err(undefined_function(name, &all));
-    };
-    let x = all_as(name, vec![x], DataType::Numeric(None))
-        .map_err(|_| undefined_function(name, &all))?;
-    let s = all_as(name, vec![s], DataType::Int4).map_err(|_| undefined_function(name, &all))?;
-    let mut out = x;
-    out.extend(s);
-    Ok(func(f, out, DataType::Numeric(None)))
+    let numeric = DataType::Numeric(None);
+    let [x, s] =
+        <[Expr; 2]>::try_from(args.clone()).map_err(|_| undefined_function(name, &args))?;
+    if !reaches(&x, &numeric) || !reaches(&s, &DataType::Int4) {
+        return Err(undefined_function(name, &args));
+    }
+    let x = coerce(x, &numeric, CastContext::Implicit)?;
+    let s = coerce(s, &DataType::Int4, CastContext::Implicit)?;
+    Ok(func(f, vec![x, s], numeric))
 }
 
 /// `a ^ b`: `power(a, b)` for numbers, else PostgreSQL's missing-operator error.
