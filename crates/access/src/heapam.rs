@@ -137,11 +137,13 @@ pub fn heap_insert(
         let p = mtr.latch(&mut buf);
         let page = Page::new(mtr.page(p));
         let need = storage::page::maxalign(tuple.len()) + reserve;
-        let fits = reserve == 0
-            || page.is_new()
-            || page.max_offset() == 0
-            || need <= page.free_space()
-            || need <= page.free_space() + page.fragmented_space();
+        // A new (all-zero) last page belongs to the session that just extended the
+        // relation and is about to initialise it: leave it to that session.
+        let fits = !page.is_new()
+            && (reserve == 0
+                || page.max_offset() == 0
+                || need <= page.free_space()
+                || need <= page.free_space() + page.fragmented_space());
         if fits && let Some(offset) = place_on_page(mtr.page(p), block, tuple, stamp) {
             mtr.commit()?;
             return Ok(ItemPointer { block, offset });

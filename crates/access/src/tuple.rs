@@ -38,6 +38,7 @@
 use common::datetime::{Date, Interval, Timestamp, TimestampTz};
 use common::ids::{BlockNumber, ItemPointer};
 use common::limits::MAX_COLUMNS;
+use common::numeric::Numeric;
 use common::{DataType, PgError, PgResult, RelId, SqlState, Value};
 use storage::page::MAX_ITEM_SIZE;
 use storage::smgr::relpath;
@@ -277,6 +278,10 @@ pub fn encode(values: &[Value], types: &[DataType]) -> PgResult<Vec<u8>> {
                 out.extend_from_slice(&iv.days.to_le_bytes());
                 out.extend_from_slice(&iv.months.to_le_bytes());
             }
+            (DataType::Numeric(_), Value::Numeric(n)) => {
+                infomask |= HEAP_HASVARWIDTH;
+                n.encode(&mut out);
+            }
             (DataType::Text | DataType::Varchar(_) | DataType::Unknown, Value::Text(s))
             | (DataType::Bpchar(_), Value::Bpchar(s)) => {
                 infomask |= HEAP_HASVARWIDTH;
@@ -317,6 +322,7 @@ fn encoded_len(v: &Value, ty: &DataType) -> usize {
     match v {
         Value::Null => 0,
         Value::Text(s) | Value::Bpchar(s) => 4 + s.len(),
+        Value::Numeric(n) => n.encoded_size(),
         _ => ty.typlen().max(0) as usize,
     }
 }
@@ -369,6 +375,13 @@ pub fn decode(bytes: &[u8], types: &[DataType]) -> PgResult<Vec<Value>> {
                 days: i32::from_le_bytes(r.array("interval")?),
                 months: i32::from_le_bytes(r.array("interval")?),
             }),
+            DataType::Numeric(_) => {
+                let rest = &bytes[r.pos..];
+                let (n, used) = Numeric::decode(rest)
+                    .ok_or_else(|| corrupt(format!("column {} is not a valid numeric", i + 1)))?;
+                r.take(used, "numeric")?;
+                Value::Numeric(n)
+            }
             DataType::Text | DataType::Varchar(_) | DataType::Unknown | DataType::Bpchar(_) => {
                 let len = u32::from_le_bytes(r.array("text length")?) as usize;
                 let raw = r.take(len, "text")?;
@@ -494,6 +507,48 @@ mod tests {
         };
         assert_eq!((iv.months, iv.days, iv.micros), (-14, 3, 1_500_000));
         assert_eq!(bytes.len(), 31 + 1 + 4 + 8 + 8 + 16);
+    }
+
+    #[test]
+    fn round_trip_numeric() {
+        let num = |t: &str| Value::Numeric(Numeric::parse(t).unwrap());
+        let types = [
+            DataType::Numeric(None),
+            DataType::Int4,
+            DataType::Numeric(Some((10, 2))),
+            DataType::Numeric(None),
+            DataType::Numeric(None),
+            DataType::Numeric(None),
+        ];
+        let values = vec![
+            num("-12345.678900"),
+            Value::Int4(7),
+            Value::Null,
+            num("NaN"),
+            num("0.00"),
+            num("-Infinity"),
+        ];
+        let bytes = encode(&values, &types).expect("encode");
+        assert_ne!(header(&bytes).unwrap().infomask & HEAP_HASVARWIDTH, 0);
+        let back = decode(&bytes, &types).expect("decode");
+        assert_eq!(back, values);
+        // The display scale survives, not just the value.
+        let texts: Vec<_> = back.iter().map(|v| v.to_text()).collect();
+        assert_eq!(texts[0].as_deref(), Some("-12345.678900"));
+        assert_eq!(texts[4].as_deref(), Some("0.00"));
+        // 31 header + 1 bitmap + (7 + 2 * 4 digits: 1 2345 6789 0000 -> trailing zero
+        // digit stripped, so 3) + 4 + 1 (NaN) + 7 (zero) + 1 (-Infinity)
+        assert_eq!(bytes.len(), 31 + 1 + (7 + 2 * 3) + 4 + 1 + 7 + 1);
+        // A damaged numeric is corruption, never a panic or a wrong value.
+        let start = 32;
+        let mut bad = bytes.clone();
+        bad[start + 7..start + 9].copy_from_slice(&10_000u16.to_le_bytes());
+        let e = decode(&bad, &types).unwrap_err();
+        assert_eq!(e.code, SqlState::DATA_CORRUPTED);
+        let mut bad_kind = bytes.clone();
+        bad_kind[start] = 9;
+        assert!(decode(&bad_kind, &types).is_err());
+        assert!(decode(&bytes[..bytes.len() - 3], &types).is_err());
     }
 
     #[test]

@@ -27,6 +27,10 @@ pub enum DataType {
     TimestampTz,
     /// `interval`: months, days and microseconds.
     Interval,
+    /// `numeric`, `decimal`: exact decimals ([`crate::numeric::Numeric`]). `Some((p, s))`
+    /// is `numeric(p, s)` (`numeric(p)` is scale 0), already checked by
+    /// [`crate::numeric::typmod_in`]; `None` is unconstrained `numeric`.
+    Numeric(Option<(i32, i32)>),
     Unknown,
 }
 
@@ -47,6 +51,7 @@ pub mod oids {
     pub const TIMESTAMP: Oid = 1114;
     pub const TIMESTAMPTZ: Oid = 1184;
     pub const INTERVAL: Oid = 1186;
+    pub const NUMERIC: Oid = 1700;
 }
 
 /// The VARHDRSZ that PostgreSQL adds to a character type's declared length in its typmod.
@@ -69,14 +74,17 @@ impl DataType {
             DataType::Timestamp => oids::TIMESTAMP,
             DataType::TimestampTz => oids::TIMESTAMPTZ,
             DataType::Interval => oids::INTERVAL,
+            DataType::Numeric(_) => oids::NUMERIC,
             DataType::Unknown => oids::UNKNOWN,
         }
     }
 
-    /// The type modifier (`atttypmod`): declared length + 4 for character types, else -1.
+    /// The type modifier (`atttypmod`): declared length + 4 for character types,
+    /// `((p << 16) | s) + 4` for `numeric(p, s)`, else -1.
     pub fn typmod(&self) -> i32 {
         match self {
             DataType::Varchar(Some(n)) | DataType::Bpchar(Some(n)) => *n as i32 + VARHDRSZ,
+            DataType::Numeric(Some((p, s))) => crate::numeric::typmod(*p, *s),
             _ => -1,
         }
     }
@@ -112,6 +120,7 @@ impl DataType {
             oids::TIMESTAMP => DataType::Timestamp,
             oids::TIMESTAMPTZ => DataType::TimestampTz,
             oids::INTERVAL => DataType::Interval,
+            oids::NUMERIC => DataType::Numeric(crate::numeric::typmod_precision_scale(typmod)),
             oids::UNKNOWN => DataType::Unknown,
             _ => return None,
         })
@@ -123,6 +132,7 @@ impl DataType {
             DataType::Varchar(Some(n)) => format!("character varying({n})"),
             DataType::Bpchar(Some(n)) => format!("character({n})"),
             DataType::Bpchar(None) => "bpchar".to_string(),
+            DataType::Numeric(Some((p, s))) => format!("numeric({p},{s})"),
             other => other.base_name().to_string(),
         }
     }
@@ -143,6 +153,7 @@ impl DataType {
             DataType::Timestamp => "timestamp without time zone",
             DataType::TimestampTz => "timestamp with time zone",
             DataType::Interval => "interval",
+            DataType::Numeric(_) => "numeric",
             DataType::Unknown => "unknown",
         }
     }
@@ -163,6 +174,7 @@ impl DataType {
             DataType::Timestamp => "timestamp",
             DataType::TimestampTz => "timestamptz",
             DataType::Interval => "interval",
+            DataType::Numeric(_) => "numeric",
             DataType::Unknown => "unknown",
         }
     }
@@ -175,8 +187,9 @@ impl DataType {
         matches!(self, DataType::Float4 | DataType::Float8)
     }
 
+    /// PostgreSQL's numeric category: the integers, `numeric` and the floats.
     pub fn is_numeric(&self) -> bool {
-        self.is_integer() || self.is_float()
+        self.is_integer() || self.is_float() || matches!(self, DataType::Numeric(_))
     }
 
     /// Text-like types (PostgreSQL's string category).
@@ -208,14 +221,16 @@ impl DataType {
     }
 
     /// Rank within the numeric category: a wider type can hold every value of a narrower
-    /// one, and implicit casts only go up this ladder (int2 < int4 < int8 < float4 < float8).
+    /// one (or, for the floats, approximate it), and implicit casts only go up this
+    /// ladder (int2 < int4 < int8 < numeric < float4 < float8), as in `pg_cast`.
     pub fn numeric_rank(&self) -> Option<u8> {
         Some(match self {
             DataType::Int2 => 1,
             DataType::Int4 => 2,
             DataType::Int8 => 3,
-            DataType::Float4 => 4,
-            DataType::Float8 => 5,
+            DataType::Numeric(_) => 4,
+            DataType::Float4 => 5,
+            DataType::Float8 => 6,
             _ => return None,
         })
     }
@@ -225,6 +240,7 @@ impl DataType {
         match self {
             DataType::Varchar(_) => DataType::Varchar(None),
             DataType::Bpchar(_) => DataType::Bpchar(None),
+            DataType::Numeric(_) => DataType::Numeric(None),
             other => *other,
         }
     }
@@ -252,6 +268,10 @@ mod tests {
             DataType::Timestamp,
             DataType::TimestampTz,
             DataType::Interval,
+            DataType::Numeric(None),
+            DataType::Numeric(Some((10, 2))),
+            DataType::Numeric(Some((1000, -1000))),
+            DataType::Numeric(Some((3, 5))),
         ] {
             assert_eq!(DataType::from_oid(t.oid(), t.typmod()), Some(t));
         }
@@ -262,5 +282,8 @@ mod tests {
         assert_eq!(DataType::Varchar(Some(5)).name(), "character varying(5)");
         assert_eq!(DataType::Bpchar(Some(3)).name(), "character(3)");
         assert_eq!(DataType::Float8.name(), "double precision");
+        assert_eq!(DataType::Numeric(Some((5, 2))).name(), "numeric(5,2)");
+        assert_eq!(DataType::Numeric(None).name(), "numeric");
+        assert_eq!(DataType::Numeric(Some((7, 0))).typmod(), (7 << 16) + 4);
     }
 }

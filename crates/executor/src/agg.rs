@@ -2,6 +2,7 @@
 
 use std::collections::BTreeSet;
 
+use common::numeric::Numeric;
 use common::{DataType, PgError, PgResult, SqlState, Value};
 use sql::bound::{AggCall, AggFunc};
 
@@ -17,20 +18,47 @@ pub struct Accumulator {
 
 enum State {
     Count(i64),
+    /// sum(int2), sum(int4): int8, which can overflow (22003 `bigint out of range`).
     SumInt(Option<i64>),
+    /// sum(int8): numeric, summed in 128 bits as PostgreSQL does (no overflow below
+    /// 2^64 rows).
+    SumWide(Option<i128>),
+    SumNumeric(Option<Numeric>),
     SumFloat(Option<f64>),
-    Avg { sum: f64, n: i64 },
+    /// avg() of an integer type: numeric `sum / n` at the division's scale.
+    AvgInt {
+        sum: i128,
+        n: i64,
+    },
+    AvgNumeric {
+        sum: Numeric,
+        n: i64,
+    },
+    AvgFloat {
+        sum: f64,
+        n: i64,
+    },
     Min(Option<Value>),
     Max(Option<Value>),
 }
 
 impl Accumulator {
     pub fn new(call: &AggCall) -> Accumulator {
+        let arg_ty = call.arg.as_ref().map(|a| a.ty);
         let state = match call.func {
             AggFunc::CountStar | AggFunc::Count => State::Count(0),
             AggFunc::Sum if call.ty.is_integer() => State::SumInt(None),
+            AggFunc::Sum if arg_ty == Some(DataType::Int8) => State::SumWide(None),
+            AggFunc::Sum if matches!(call.ty, DataType::Numeric(_)) => State::SumNumeric(None),
             AggFunc::Sum => State::SumFloat(None),
-            AggFunc::Avg => State::Avg { sum: 0.0, n: 0 },
+            AggFunc::Avg if arg_ty.is_some_and(|t| t.is_integer()) => {
+                State::AvgInt { sum: 0, n: 0 }
+            }
+            AggFunc::Avg if matches!(call.ty, DataType::Numeric(_)) => State::AvgNumeric {
+                sum: Numeric::zero(),
+                n: 0,
+            },
+            AggFunc::Avg => State::AvgFloat { sum: 0.0, n: 0 },
             AggFunc::Min => State::Min(None),
             AggFunc::Max => State::Max(None),
         };
@@ -66,18 +94,36 @@ impl Accumulator {
                     PgError::new(SqlState::NUMERIC_VALUE_OUT_OF_RANGE, "bigint out of range")
                 })?);
             }
+            State::SumWide(s) => *s = Some(s.unwrap_or(0) + v.as_i64().unwrap_or(0) as i128),
+            State::SumNumeric(s) => {
+                let x = numeric_arg(&v)?;
+                *s = Some(match s.take() {
+                    None => x,
+                    Some(acc) => acc.add(&x)?,
+                });
+            }
             State::SumFloat(s) => *s = Some(s.unwrap_or(0.0) + v.as_f64().unwrap_or(0.0)),
-            State::Avg { sum, n } => {
+            State::AvgInt { sum, n } => {
+                *sum += v.as_i64().unwrap_or(0) as i128;
+                *n += 1;
+            }
+            State::AvgNumeric { sum, n } => {
+                *sum = sum.add(&numeric_arg(&v)?)?;
+                *n += 1;
+            }
+            State::AvgFloat { sum, n } => {
                 *sum += v.as_f64().unwrap_or(0.0);
                 *n += 1;
             }
+            // On a tie the later value wins, as in PostgreSQL's `numeric_smaller` and
+            // friends: it shows when equal values print differently (1.0, 1.00).
             State::Min(m) => {
-                if m.as_ref().is_none_or(|cur| v.cmp_non_null(cur).is_lt()) {
+                if m.as_ref().is_none_or(|cur| v.cmp_non_null(cur).is_le()) {
                     *m = Some(v);
                 }
             }
             State::Max(m) => {
-                if m.as_ref().is_none_or(|cur| v.cmp_non_null(cur).is_gt()) {
+                if m.as_ref().is_none_or(|cur| v.cmp_non_null(cur).is_ge()) {
                     *m = Some(v);
                 }
             }
@@ -85,16 +131,28 @@ impl Accumulator {
         Ok(())
     }
 
-    pub fn finish(self, ty: &DataType) -> Value {
-        match self.state {
+    /// The aggregate's result for its group (`ty` is the call's result type).
+    pub fn finish(self, ty: &DataType) -> PgResult<Value> {
+        Ok(match self.state {
             State::Count(n) => Value::Int8(n),
             State::SumInt(s) => s.map_or(Value::Null, Value::Int8),
+            State::SumWide(s) => match s {
+                None => Value::Null,
+                Some(v) => Value::Numeric(i128_numeric(v)?),
+            },
+            State::SumNumeric(s) => s.map_or(Value::Null, Value::Numeric),
             State::SumFloat(s) => match (s, ty) {
                 (None, _) => Value::Null,
                 (Some(v), DataType::Float4) => Value::Float4(v as f32),
                 (Some(v), _) => Value::Float8(v),
             },
-            State::Avg { sum, n } => {
+            State::AvgInt { sum, n } => {
+                Numeric::avg(&i128_numeric(sum)?, n)?.map_or(Value::Null, Value::Numeric)
+            }
+            State::AvgNumeric { sum, n } => {
+                Numeric::avg(&sum, n)?.map_or(Value::Null, Value::Numeric)
+            }
+            State::AvgFloat { sum, n } => {
                 if n == 0 {
                     Value::Null
                 } else {
@@ -102,6 +160,16 @@ impl Accumulator {
                 }
             }
             State::Min(m) | State::Max(m) => m.unwrap_or(Value::Null),
-        }
+        })
     }
+}
+
+fn numeric_arg(v: &Value) -> PgResult<Numeric> {
+    v.as_numeric()
+        .ok_or_else(|| PgError::internal(format!("numeric aggregate over {v:?}")))
+}
+
+/// An exact 128-bit sum as a numeric.
+fn i128_numeric(v: i128) -> PgResult<Numeric> {
+    Numeric::parse(&v.to_string())
 }

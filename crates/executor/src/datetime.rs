@@ -6,6 +6,7 @@
 //! values PostgreSQL's functions read from its per-backend globals.
 
 use common::datetime::{self, Date, ExtractValue, Interval, TimeZone, Timestamp, TimestampTz};
+use common::numeric::Numeric;
 use common::{DataType, PgError, PgResult, SqlState, Value};
 use sql::bound::{BinaryOp, ScalarFunc};
 
@@ -112,8 +113,13 @@ pub(crate) fn cast(v: Value, to: &DataType) -> PgResult<Value> {
     })
 }
 
-fn extracted(v: Option<ExtractValue>) -> Value {
-    v.map_or(Value::Null, |x| Value::Float8(x.to_f64()))
+/// An extracted field as `date_part` (float8) or `extract` (numeric) returns it.
+fn extracted(v: Option<ExtractValue>, as_numeric: bool) -> PgResult<Value> {
+    Ok(match v {
+        None => Value::Null,
+        Some(x) if as_numeric => Value::Numeric(Numeric::parse(&x.to_string())?),
+        Some(x) => Value::Float8(x.to_f64()),
+    })
 }
 
 /// A date/time function; `args` has no NULL (they are all strict) except for the clock
@@ -146,15 +152,16 @@ pub(crate) fn eval_func(f: ScalarFunc, args: &[Value]) -> PgResult<Value> {
                 other => return Err(mismatch("date_trunc", other)),
             }
         }
-        F::DatePart => {
+        F::DatePart | F::Extract => {
             let field = text(arg(0)?)?;
-            extracted(match arg(1)? {
+            let v = match arg(1)? {
                 V::Date(d) => d.extract(field)?,
                 V::Timestamp(t) => t.extract(field)?,
                 V::TimestampTz(t) => t.extract(field, &zone())?,
                 V::Interval(i) => i.extract(field)?,
                 other => return Err(mismatch("date_part", other)),
-            })
+            };
+            extracted(v, f == F::Extract)?
         }
         F::Age => match (arg(0)?, arg(1)?) {
             (V::Timestamp(a), V::Timestamp(b)) => V::Interval(a.age(*b)?),
@@ -205,7 +212,24 @@ pub(crate) fn eval_func(f: ScalarFunc, args: &[Value]) -> PgResult<Value> {
                 other => return Err(mismatch("timezone", other)),
             }
         }
-        F::Lower | F::Upper | F::Length | F::Abs | F::Substr => {
+        F::Lower
+        | F::Upper
+        | F::Length
+        | F::Substr
+        | F::Abs
+        | F::Round
+        | F::Trunc
+        | F::Ceil
+        | F::Floor
+        | F::Sign
+        | F::Sqrt
+        | F::Exp
+        | F::Ln
+        | F::Log
+        | F::Power
+        | F::Mod
+        | F::Div
+        | F::Scale => {
             return Err(PgError::internal(format!(
                 "{f:?} is not a date/time function"
             )));

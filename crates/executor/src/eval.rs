@@ -72,7 +72,6 @@ fn float_of(ty: &DataType, v: f64, inputs_finite: bool, inputs_nonzero: bool) ->
 pub fn eval(e: &Expr, row: &[Value]) -> PgResult<Value> {
     match &e.kind {
         ExprKind::Const(v) => Ok(v.clone()),
-        ExprKind::NumericLiteral(v) => Ok(Value::Float8(*v)),
         ExprKind::Column(i) => Ok(row.get(*i).cloned().unwrap_or(Value::Null)),
         // The server puts each value in place before planning (`ExprKind::Param`).
         ExprKind::Param(i) => Err(PgError::internal(format!(
@@ -85,6 +84,7 @@ pub fn eval(e: &Expr, row: &[Value]) -> PgResult<Value> {
                 Value::Null => Ok(Value::Null),
                 Value::Float4(f) => Ok(Value::Float4(-f)),
                 Value::Float8(f) => Ok(Value::Float8(-f)),
+                Value::Numeric(n) => Ok(Value::Numeric(n.neg())),
                 Value::Interval(_) => crate::datetime::negate(&v),
                 other => {
                     let i = other
@@ -297,7 +297,7 @@ fn eval_binary(op: BinaryOp, l: &Expr, r: &Expr, ty: &DataType, row: &[Value]) -
     }
 }
 
-fn arith(op: BinaryOp, a: &Value, b: &Value, ty: &DataType) -> PgResult<Value> {
+pub(crate) fn arith(op: BinaryOp, a: &Value, b: &Value, ty: &DataType) -> PgResult<Value> {
     let temporal = |v: &Value| {
         matches!(
             v,
@@ -306,6 +306,9 @@ fn arith(op: BinaryOp, a: &Value, b: &Value, ty: &DataType) -> PgResult<Value> {
     };
     if temporal(a) || temporal(b) {
         return crate::datetime::arith(op, a, b, ty);
+    }
+    if let DataType::Numeric(_) = ty {
+        return crate::math::numeric_arith(op, a, b);
     }
     if ty.is_float() {
         let (x, y) = (a.as_f64().unwrap_or(0.0), b.as_f64().unwrap_or(0.0));
@@ -424,6 +427,7 @@ fn eval_func(f: ScalarFunc, args: Vec<Value>, ty: &DataType) -> PgResult<Value> 
         | ScalarFunc::LocalTimestamp
         | ScalarFunc::DateTrunc
         | ScalarFunc::DatePart
+        | ScalarFunc::Extract
         | ScalarFunc::Age
         | ScalarFunc::MakeDate
         | ScalarFunc::MakeTimestamp
@@ -444,14 +448,20 @@ fn eval_func(f: ScalarFunc, args: Vec<Value>, ty: &DataType) -> PgResult<Value> 
         ScalarFunc::Length => Ok(Value::Int4(
             args[0].as_str().unwrap_or_default().chars().count() as i32,
         )),
-        ScalarFunc::Abs => match &args[0] {
-            Value::Float4(v) => Ok(Value::Float4(v.abs())),
-            Value::Float8(v) => Ok(Value::Float8(v.abs())),
-            other => {
-                let i = other.as_i64().unwrap_or(0);
-                int_of(ty, i.checked_abs().ok_or_else(|| out_of_range(ty))?)
-            }
-        },
+        ScalarFunc::Abs
+        | ScalarFunc::Round
+        | ScalarFunc::Trunc
+        | ScalarFunc::Ceil
+        | ScalarFunc::Floor
+        | ScalarFunc::Sign
+        | ScalarFunc::Sqrt
+        | ScalarFunc::Exp
+        | ScalarFunc::Ln
+        | ScalarFunc::Log
+        | ScalarFunc::Power
+        | ScalarFunc::Mod
+        | ScalarFunc::Div
+        | ScalarFunc::Scale => crate::math::eval_func(f, &args, ty),
         ScalarFunc::Substr => {
             let s = args[0].as_str().unwrap_or_default();
             let start = args[1].as_i64().unwrap_or(1);
@@ -503,17 +513,26 @@ pub fn cast_value(v: Value, to: &DataType, explicit: bool) -> PgResult<Value> {
                 }
                 int_of(to, f as i64)
             }
+            // Rounds half away from zero; NaN and the infinities are 0A000.
+            Value::Numeric(n) => match to {
+                DataType::Int2 => n.to_i16().map(Value::Int2),
+                DataType::Int4 => n.to_i32().map(Value::Int4),
+                _ => n.to_i64().map(Value::Int8),
+            },
             Value::Text(_) | Value::Bpchar(_) => Value::parse(v.as_str().unwrap_or_default(), to),
             other => int_of(to, other.as_i64().unwrap_or(0)),
         },
         DataType::Float4 | DataType::Float8 => match &v {
             Value::Text(_) | Value::Bpchar(_) => Value::parse(v.as_str().unwrap_or_default(), to),
             Value::Float4(f) if *to == DataType::Float8 => Ok(Value::Float8(*f as f64)),
+            Value::Numeric(n) if *to == DataType::Float8 => n.to_f64().map(Value::Float8),
+            Value::Numeric(n) => n.to_f32().map(Value::Float4),
             other => {
                 let f = other.as_f64().unwrap_or(0.0);
                 float_of(to, f, f.is_finite(), f != 0.0)
             }
         },
+        DataType::Numeric(_) => crate::math::cast_to_numeric(v, to),
         DataType::Text | DataType::Varchar(_) | DataType::Bpchar(_) => {
             let s = match &v {
                 // The bool-to-text cast spells the words out (`booltext`), unlike `boolout`.

@@ -243,7 +243,8 @@ pub(crate) fn bound_values(
             if v.is_null() {
                 return Ok(None);
             }
-            debug_assert_eq!(e.ty, table.columns[index.columns[i]].ty);
+            // Typmods aside (the planner's `scan_path`), keys have the column's type.
+            debug_assert_eq!(e.ty, table.columns[index.columns[i]].ty.without_typmod());
             out.push(v);
         }
         Ok(Some(out))
@@ -612,18 +613,16 @@ impl AggregateOp<'_> {
                 acc.add(call, &row)?;
             }
         }
-        Ok(groups
+        groups
             .into_iter()
             .map(|(key, accs)| {
                 let mut row = key.0;
-                row.extend(
-                    accs.into_iter()
-                        .zip(self.aggs)
-                        .map(|(a, c)| a.finish(&c.ty)),
-                );
-                row
+                for (a, c) in accs.into_iter().zip(self.aggs) {
+                    row.push(a.finish(&c.ty)?);
+                }
+                Ok(row)
             })
-            .collect())
+            .collect()
     }
 }
 

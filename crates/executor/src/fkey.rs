@@ -20,7 +20,7 @@
 //! Difference from PostgreSQL: without FOR KEY SHARE, the lock taken on P's row also
 //! makes a concurrent UPDATE of P's non-key columns wait, where PostgreSQL lets it go.
 
-use std::collections::HashSet;
+use std::collections::BTreeSet;
 use std::ops::Bound;
 
 use access::heapam::{self, HeapWrite};
@@ -32,7 +32,14 @@ use sql::bound::ForeignKeyChecks;
 use txn::Isolation;
 
 use crate::ExecContext;
-use crate::index::{btree, columns_key_text, key_bytes};
+use crate::index::{btree, columns_key_text};
+use crate::sortkey::RowKey;
+
+/// A key as a set member, equal as the btree compares (1.0 = 1.00); `None` when a part
+/// is NULL (a NULL key matches nothing).
+fn key_id(key: &[Value]) -> Option<RowKey> {
+    (!key.iter().any(Value::is_null)).then(|| RowKey(key.to_vec()))
+}
 
 /// The key `row` of the referencing table holds for `fk`, or `None` when NULLs exempt
 /// it; MATCH FULL's error for a partly NULL key.
@@ -101,7 +108,7 @@ fn lock_referenced(
     key: &[Value],
 ) -> PgResult<bool> {
     let index = ref_index(referenced, fk)?;
-    let want = key_bytes(key);
+    let want = key_id(key);
     let tids: Vec<ItemPointer> = btree(cx, index)
         .scan(
             Bound::Included(key.to_vec()),
@@ -129,7 +136,7 @@ fn lock_referenced(
                         break;
                     };
                     let row = access::tuple::decode(&bytes, &referenced.column_types())?;
-                    if key_bytes(&crate::index::key_of(&row, index)) != want {
+                    if key_id(&crate::index::key_of(&row, index)) != want {
                         break;
                     }
                     tid = newer;
@@ -152,11 +159,11 @@ fn distinct_keys(
     fk: &ForeignKey,
     rows: &[&[Value]],
 ) -> PgResult<Vec<Vec<Value>>> {
-    let mut seen = HashSet::new();
+    let mut seen = BTreeSet::new();
     let mut out = Vec::new();
     for row in rows {
         if let Some(key) = referencing_key(table, fk, row)?
-            && seen.insert(key_bytes(&key))
+            && seen.insert(key_id(&key))
         {
             out.push(key);
         }
@@ -221,15 +228,15 @@ pub(crate) fn check_incoming(
         } else {
             fk.on_update
         };
-        let kept: HashSet<Option<Vec<u8>>> = new
+        let kept: BTreeSet<Option<RowKey>> = new
             .iter()
-            .map(|r| key_bytes(&crate::index::key_of(r, index)))
+            .map(|r| key_id(&crate::index::key_of(r, index)))
             .collect();
         let mut gone = Vec::new();
-        let mut seen = HashSet::new();
+        let mut seen = BTreeSet::new();
         for row in old {
             let key = crate::index::key_of(row, index);
-            let bytes = key_bytes(&key);
+            let bytes = key_id(&key);
             // A NULL key references nothing; an unchanged key is still there.
             if bytes.is_none() || kept.contains(&bytes) || !seen.insert(bytes) {
                 continue;
@@ -318,12 +325,12 @@ fn first_referenced(
                 }
             }
             None => {
-                let wanted: HashSet<Option<Vec<u8>>> = keys.iter().map(|k| key_bytes(k)).collect();
+                let wanted: BTreeSet<Option<RowKey>> = keys.iter().map(|k| key_id(k)).collect();
                 for item in heapam::HeapScan::new(cx.pool, referencing.rel)? {
                     let (tid, bytes) = item?;
                     let row = access::tuple::decode(&bytes, &types)?;
                     let key: Vec<Value> = fk.columns.iter().map(|&c| row[c].clone()).collect();
-                    let kb = key_bytes(&key);
+                    let kb = key_id(&key);
                     if kb.is_some() && wanted.contains(&kb) && consider(tid, &key)? {
                         break;
                     }
@@ -351,13 +358,13 @@ pub(crate) fn validate_new_key(
 ) -> PgResult<()> {
     let index = ref_index(referenced, fk)?;
     let types = table.column_types();
-    let mut present = HashSet::new();
+    let mut present = BTreeSet::new();
     let mut scan = crate::exec::TableScan::new(cx.env(), table.rel, types)?;
     while let Some((_, row)) = scan.next_row()? {
         let Some(key) = referencing_key(table, fk, &row)? else {
             continue;
         };
-        let bytes = key_bytes(&key);
+        let bytes = key_id(&key);
         if present.contains(&bytes) {
             continue;
         }

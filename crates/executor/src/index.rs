@@ -9,8 +9,6 @@
 //! transaction inserted or deleted it) waits for that transaction and looks again, as
 //! PostgreSQL's `_bt_check_unique` does.
 
-use std::collections::HashSet;
-
 use access::heapam;
 use access::nbtree::{BTree, UniqueInsert};
 use access::visibility::{self, Liveness};
@@ -18,6 +16,7 @@ use catalog::{IndexDesc, NewIndex, NewKey, TableDesc};
 use common::{ItemPointer, PgError, PgResult, SqlState, Value};
 
 use crate::ExecContext;
+use crate::sortkey::RowKey;
 
 /// The btree behind `index`.
 pub(crate) fn btree<'a>(cx: &ExecContext<'a>, index: &'a IndexDesc) -> BTree<'a> {
@@ -56,37 +55,6 @@ pub(crate) fn unique_violation(table: &TableDesc, index: &IndexDesc, key: &[Valu
         ),
     )
     .with_detail(format!("{} already exists.", key_text(table, index, key)))
-}
-
-/// Canonical bytes of a key, equal exactly when the keys are equal under the btree's
-/// ordering; `None` if any part is NULL (NULLs never conflict).
-pub(crate) fn key_bytes(key: &[Value]) -> Option<Vec<u8>> {
-    let mut out = Vec::new();
-    for v in key {
-        let part = match v {
-            Value::Null => return None,
-            Value::Float4(f) => canonical_float(*f as f64),
-            Value::Float8(f) => canonical_float(*f),
-            v @ (Value::Int2(_) | Value::Int4(_) | Value::Int8(_)) => {
-                v.as_i64().unwrap_or(0).to_string()
-            }
-            Value::Bool(b) => b.to_string(),
-            v => v.as_str().unwrap_or_default().to_string(),
-        };
-        out.extend_from_slice(&(part.len() as u32).to_le_bytes());
-        out.extend_from_slice(part.as_bytes());
-    }
-    Some(out)
-}
-
-fn canonical_float(f: f64) -> String {
-    if f.is_nan() {
-        "NaN".into()
-    } else if f == 0.0 {
-        "0".into()
-    } else {
-        format!("{f:e}")
-    }
 }
 
 /// Add the entry (`key` of `row`, `tid`) to `index`; for a unique index, first make sure
@@ -157,7 +125,7 @@ fn index_entries(
 ) -> PgResult<Vec<(Vec<Value>, ItemPointer)>> {
     let types = table.column_types();
     let mut entries = Vec::new();
-    let mut seen = HashSet::new();
+    let mut live = Vec::new();
     for item in heapam::HeapScan::new(cx.pool, table.rel)? {
         let (tid, bytes) = item?;
         let h = access::tuple::header(&bytes)?;
@@ -173,18 +141,25 @@ fn index_entries(
                     ),
                 ));
             }
-            if probe.unique
-                && let Some(b) = key_bytes(&key)
-                && !seen.insert(b)
-            {
-                return Err(PgError::new(
-                    SqlState::UNIQUE_VIOLATION,
-                    format!("could not create unique index \"{}\"", probe.name),
-                )
-                .with_detail(format!("{} is duplicated.", key_text(table, probe, &key))));
+            // Keys with a NULL never conflict.
+            if probe.unique && !key.iter().any(Value::is_null) {
+                live.push(RowKey(key.clone()));
             }
         }
         entries.push((key, tid));
+    }
+    // Equal under the btree's order, not bytewise: 1.0 and 1.00, '1 mon' and '30 days'
+    // are duplicates.
+    live.sort();
+    if let Some(dup) = live.windows(2).find(|w| w[0] == w[1]) {
+        return Err(PgError::new(
+            SqlState::UNIQUE_VIOLATION,
+            format!("could not create unique index \"{}\"", probe.name),
+        )
+        .with_detail(format!(
+            "{} is duplicated.",
+            key_text(table, probe, &dup[0].0)
+        )));
     }
     Ok(entries)
 }

@@ -19,6 +19,7 @@ pub mod exec;
 mod fkey;
 pub mod index;
 mod lockrows;
+mod math;
 pub mod sortkey;
 pub mod vacuum;
 

@@ -434,7 +434,10 @@ pub fn scan_path(table: Arc<TableDesc>, predicate: Expr) -> Plan {
                 _ => continue,
             };
             let ty = table.columns[col].ty;
-            if indexable(ty) && k.ty == ty {
+            // The constant was cast to the column's type less its typmod (a
+            // `numeric(10,2)` or `varchar(5)` column is compared as plain numeric or
+            // varchar): the same order, so the index serves it.
+            if indexable(ty) && k.ty == ty.without_typmod() {
                 quals.push((col, op, k));
             }
         }
@@ -531,7 +534,7 @@ fn split_and<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
 /// An expression with no column references: known before the scan starts.
 fn is_constant(e: &Expr) -> bool {
     match &e.kind {
-        ExprKind::Const(_) | ExprKind::NumericLiteral(_) => true,
+        ExprKind::Const(_) => true,
         ExprKind::Neg(x) | ExprKind::Cast { expr: x, .. } => is_constant(x),
         _ => false,
     }
@@ -565,6 +568,7 @@ fn indexable(ty: DataType) -> bool {
             | DataType::Timestamp
             | DataType::TimestampTz
             | DataType::Interval
+            | DataType::Numeric(_)
     )
 }
 

@@ -526,9 +526,11 @@ impl Session {
         }
         let catalog = self.db.catalog.snapshot();
         let binder = sql::Binder::new(&catalog, sql);
+        // A parameter's type is an OID: PostgreSQL drops a declared typmod
+        // (`PREPARE p(numeric(3,1))` passes 1.25 through unrounded).
         let declared = types
             .iter()
-            .map(|t| binder.resolve_type(t))
+            .map(|t| binder.resolve_type(t).map(|t| t.without_typmod()))
             .collect::<PgResult<Vec<_>>>()?;
         self.prepare_parsed(&name, sql, Some(stmt), declared)?;
         Ok(executor::StatementResult {

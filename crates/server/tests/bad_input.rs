@@ -242,9 +242,10 @@ async fn raw_connections(server: &Server, rng: &mut StdRng) -> Vec<String> {
 const SCHEMA: &str = "
     DROP TABLE IF EXISTS t;
     DROP TABLE IF EXISTS u;
-    CREATE TABLE t (id int PRIMARY KEY, name text, score float8, ok boolean);
+    CREATE TABLE t (id int PRIMARY KEY, name text, score float8, ok boolean, m numeric(8,3));
     CREATE TABLE u (k int, v varchar(5), s int2, b bigint, PRIMARY KEY (k, s));
-    INSERT INTO t VALUES (1, 'a', 1.5, true), (2, 'b', NULL, false), (3, NULL, -0.0, NULL);
+    CREATE INDEX t_m ON t (m);
+    INSERT INTO t VALUES (1, 'a', 1.5, true, 1.25), (2, 'b', NULL, false, 'NaN'), (3, NULL, -0.0, NULL, NULL);
     INSERT INTO u VALUES (1, 'x', 1, 9223372036854775807), (2, NULL, -32768, -9223372036854775808)";
 
 const KEYWORDS: &[&str] = &[
@@ -312,6 +313,10 @@ const KEYWORDS: &[&str] = &[
     "real",
     "boolean",
     "char(1)",
+    "numeric",
+    "numeric(5,2)",
+    "decimal(1000,999)",
+    "numeric(0)",
     "count(*)",
     "count(",
     "sum(",
@@ -324,6 +329,17 @@ const KEYWORDS: &[&str] = &[
     "length(",
     "substr(",
     "COALESCE(",
+    "round(",
+    "trunc(",
+    "sqrt(",
+    "power(",
+    "mod(",
+    "div(",
+    "ln(",
+    "log(",
+    "exp(",
+    "ceil(",
+    "scale(",
 ];
 const IDENTIFIERS: &[&str] = &[
     "t",
@@ -364,6 +380,14 @@ const LITERALS: &[&str] = &[
     "99999999999999999999999999999999999999999",
     "1.5",
     "-0.0",
+    "1.50",
+    "1e1000",
+    "1e-1000",
+    "1e131072",
+    "'NaN'::numeric",
+    "'-Infinity'::numeric",
+    "0.5::numeric(1,0)",
+    "12345.678::numeric(3,1)",
     "1e308",
     "1e309",
     "1e-400",
@@ -390,6 +414,8 @@ const LITERALS: &[&str] = &[
     "'9'::int2",
     "1::boolean",
     "'1.5'::int",
+    "'1e99999999'",
+    "'1.2.3'",
 ];
 const OPERATORS: &[&str] = &[
     "+", "-", "*", "/", "%", "=", "<>", "!=", "<", ">", "<=", ">=", "||", "::", "(", ")", "(", ")",
@@ -413,10 +439,12 @@ fn soup(rng: &mut StdRng, len: usize) -> String {
     (0..len).map(|_| token(rng)).collect::<Vec<_>>().join(" ")
 }
 
-const COLUMNS_T: &[&str] = &["id", "name", "score", "ok", "t.id"];
+const COLUMNS_T: &[&str] = &["id", "name", "score", "ok", "t.id", "m"];
 const COLUMNS_U: &[&str] = &["k", "v", "s", "b", "u.k"];
 const FUNCTIONS: &[&str] = &[
     "count", "sum", "avg", "min", "max", "abs", "upper", "lower", "length", "substr", "COALESCE",
+    "round", "trunc", "sqrt", "power", "mod", "div", "ln", "log", "exp", "ceil", "floor", "sign",
+    "scale",
 ];
 const BINARY: &[&str] = &[
     "+", "-", "*", "/", "%", "=", "<>", "<", ">=", "||", "AND", "OR", "LIKE",
@@ -431,6 +459,8 @@ const TYPES: &[&str] = &[
     "float8",
     "real",
     "boolean",
+    "numeric",
+    "numeric(4,2)",
 ];
 
 /// A random expression that is often well-formed, sometimes with a soup token thrown in.
@@ -531,7 +561,8 @@ fn statement(rng: &mut StdRng) -> String {
             expr(rng, &[], 2)
         ),
         10 => format!(
-            "INSERT INTO t VALUES ({}, {}, {}, {})",
+            "INSERT INTO t VALUES ({}, {}, {}, {}, {})",
+            expr(rng, &[], 2),
             expr(rng, &[], 2),
             expr(rng, &[], 2),
             expr(rng, &[], 2),

@@ -72,8 +72,33 @@ pub enum ScalarFunc {
     Lower,
     Upper,
     Length,
-    Abs,
     Substr,
+    // Mathematical functions. Each has a float8 version and a numeric one, picked by the
+    // argument's type at bind time (`ExprKind::Func`'s type); the executor follows the
+    // argument values' kind.
+    Abs,
+    /// `round(x)`, `round(numeric, int)`: float8 rounds half to even (`rint`), numeric
+    /// half away from zero.
+    Round,
+    /// `trunc(x)`, `trunc(numeric, int)`.
+    Trunc,
+    /// `ceil(x)`, `ceiling(x)`.
+    Ceil,
+    Floor,
+    Sign,
+    Sqrt,
+    Exp,
+    Ln,
+    /// `log(x)` (base 10), `log(b, x)` (numeric only).
+    Log,
+    /// `power(a, b)`, `pow(a, b)`, `a ^ b`.
+    Power,
+    /// `mod(a, b)`: integer or numeric, as `%`.
+    Mod,
+    /// `div(a, b)`: numeric quotient truncated towards zero.
+    Div,
+    /// `scale(numeric)`: the display scale.
+    Scale,
     // Date/time functions. The clock readings take no arguments and are evaluated at
     // execution from the session clock (`common::datetime::session`), never bound as
     // constants: a prepared statement's binding outlives its transaction.
@@ -89,9 +114,10 @@ pub enum ScalarFunc {
     LocalTimestamp,
     /// `date_trunc(field, timestamp | timestamptz)`.
     DateTrunc,
-    /// `date_part(field, x)`, `extract(field FROM x)`: float8 (see `ExprKind::Func`'s
-    /// type; PostgreSQL's extract returns numeric, which Myriad does not have yet).
+    /// `date_part(field, x)`: float8.
     DatePart,
+    /// `extract(field FROM x)`: numeric, as PostgreSQL 14 and later return it.
+    Extract,
     /// `age(a, b)`; `age(a)` is bound as `age(CURRENT_DATE, a)`.
     Age,
     MakeDate,
@@ -131,10 +157,6 @@ pub struct AggCall {
 #[derive(Clone, Debug, PartialEq)]
 pub enum ExprKind {
     Const(Value),
-    /// A decimal literal (`2.5`). PostgreSQL types it `numeric`; Myriad has no numeric type
-    /// yet and evaluates it as float8, but keeps it apart so that storing it into an integer
-    /// column rounds half away from zero as numeric does, not half to even as float8 does.
-    NumericLiteral(f64),
     /// A column of the input row, by position.
     Column(usize),
     /// A parameter of a prepared statement (`$n` is `Param(n - 1)`). Its node type is
@@ -212,10 +234,7 @@ impl Expr {
 
     fn for_each_child<'a>(&'a self, f: &mut dyn FnMut(&'a Expr)) {
         match &self.kind {
-            ExprKind::Const(_)
-            | ExprKind::NumericLiteral(_)
-            | ExprKind::Column(_)
-            | ExprKind::Param(_) => {}
+            ExprKind::Const(_) | ExprKind::Column(_) | ExprKind::Param(_) => {}
             ExprKind::Neg(e) | ExprKind::Not(e) | ExprKind::Cast { expr: e, .. } => f(e),
             ExprKind::IsNull { expr, .. } | ExprKind::IsBool { expr, .. } => f(expr),
             ExprKind::Binary(_, l, r)
@@ -531,10 +550,7 @@ impl Expr {
     ) -> common::PgResult<Expr> {
         let mut bx = |e: Box<Expr>| -> common::PgResult<Box<Expr>> { Ok(Box::new(f(*e)?)) };
         let kind = match self.kind {
-            k @ (ExprKind::Const(_)
-            | ExprKind::NumericLiteral(_)
-            | ExprKind::Column(_)
-            | ExprKind::Param(_)) => k,
+            k @ (ExprKind::Const(_) | ExprKind::Column(_) | ExprKind::Param(_)) => k,
             ExprKind::Neg(e) => ExprKind::Neg(bx(e)?),
             ExprKind::Not(e) => ExprKind::Not(bx(e)?),
             ExprKind::Cast { expr, explicit } => ExprKind::Cast {

@@ -394,12 +394,19 @@ impl BufferPool {
                     frame: id,
                     tag,
                 };
+                let valid = state == FrameState::Valid(tag) || self.wait_for_load(id, tag);
                 if mode == ReadMode::NewPage {
+                    // Another session read the block between the file's growth and this
+                    // mapping (a reader of a relation's last page): still all zeros, it
+                    // is the new page. Anything else is a dropped relation's stale buffer.
+                    if valid && buf.read().iter().all(|b| *b == 0) {
+                        return Ok(buf);
+                    }
                     return Err(PgError::internal(format!(
                         "new {tag} is already in the buffer pool (stale buffers of a dropped relation?)"
                     )));
                 }
-                if state == FrameState::Valid(tag) || self.wait_for_load(id, tag) {
+                if valid {
                     return Ok(buf);
                 }
                 // The load failed; drop our pin and try (and probably fail) ourselves.

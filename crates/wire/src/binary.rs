@@ -7,10 +7,13 @@
 //! data format in bind parameter N`, and text must be valid UTF-8 (22021). The date/time
 //! types are their integers (`date` int32 days, the timestamps int64 microseconds, both
 //! from 2000-01-01; `interval` int64 microseconds, int32 days, int32 months), checked
-//! against their ranges as `date_recv` and `timestamp_recv` check them.
+//! against their ranges as `date_recv` and `timestamp_recv` check them. `numeric` is
+//! `numeric_send`'s base-10000 form (int16 ndigits, weight, sign, dscale, then the
+//! digits), checked as `numeric_recv` checks it: 22P03 for a bad sign, scale or digit.
 
 use bytes::{BufMut, BytesMut};
 use common::datetime::{Date, Interval, Timestamp, TimestampTz};
+use common::numeric::Numeric;
 use common::{DataType, PgError, PgResult, SqlState, Value};
 
 /// Append `v` as a DataRow column: its length (-1 for NULL), then its bytes.
@@ -61,6 +64,12 @@ pub fn put_value(v: &Value, buf: &mut BytesMut) {
             buf.put_i32(16);
             buf.put_slice(&i.to_binary());
         }
+        Value::Numeric(n) => {
+            let mut out = Vec::with_capacity(8 + n.encoded_size());
+            n.to_binary(&mut out);
+            buf.put_i32(out.len() as i32);
+            buf.put_slice(&out);
+        }
     }
 }
 
@@ -109,6 +118,19 @@ pub fn get_param(bytes: &[u8], ty: &DataType, n: usize) -> PgResult<Value> {
             Value::TimestampTz(TimestampTz::from_binary(&fixed::<8>(bytes, n)?)?)
         }
         DataType::Interval => Value::Interval(Interval::from_binary(&fixed::<16>(bytes, n)?)?),
+        DataType::Numeric(_) => {
+            // Bytes left over are PostgreSQL's generic Bind error, which names the
+            // parameter; too few, or a bad sign, scale or digit, numeric_recv reports.
+            if let [a, b, ..] = *bytes
+                && bytes.len() > 8 + 2 * u16::from_be_bytes([a, b]) as usize
+            {
+                return Err(PgError::new(
+                    SqlState::INVALID_BINARY_REPRESENTATION,
+                    format!("incorrect binary data format in bind parameter {n}"),
+                ));
+            }
+            Value::Numeric(Numeric::from_binary_typmod(bytes, ty.typmod())?)
+        }
     })
 }
 
@@ -136,14 +158,65 @@ mod tests {
                 Value::Interval(Interval::new(13, -2, 3_600_000_001)),
                 DataType::Interval,
             ),
+            (num("-12345.678900"), DataType::Numeric(None)),
+            (num("NaN"), DataType::Numeric(None)),
+            (num("-Infinity"), DataType::Numeric(None)),
+            (num("0.00"), DataType::Numeric(Some((5, 2)))),
         ];
         for (v, ty) in cases {
             let mut buf = BytesMut::new();
             put_value(&v, &mut buf);
             let len = i32::from_be_bytes(buf[..4].try_into().unwrap()) as usize;
             assert_eq!(len, buf.len() - 4);
-            assert_eq!(get_param(&buf[4..], &ty, 1).unwrap(), v);
+            let back = get_param(&buf[4..], &ty, 1).unwrap();
+            assert_eq!(back, v);
+            assert_eq!(back.to_text(), v.to_text());
         }
+    }
+
+    fn num(t: &str) -> Value {
+        Value::Numeric(Numeric::parse(t).unwrap())
+    }
+
+    #[test]
+    fn numeric_is_numeric_send() {
+        // 1234.5 with dscale 2: ndigits 2, weight 0, sign +, dscale 2, digits 1234 5000.
+        let mut buf = BytesMut::new();
+        put_value(&num("1234.50"), &mut buf);
+        assert_eq!(
+            &buf[..],
+            &[0, 0, 0, 12, 0, 2, 0, 0, 0, 0, 0, 2, 0x04, 0xd2, 0x13, 0x88]
+        );
+        let p = |b: &[u8]| get_param(b, &DataType::Numeric(None), 3);
+        // A typmod'd parameter rounds as the column would.
+        let v = get_param(&buf[4..], &DataType::Numeric(Some((5, 1))), 1).unwrap();
+        assert_eq!(v.to_text().unwrap(), "1234.5");
+        let long = p(&[0, 0, 0, 0, 0, 0, 0, 0, 0]).unwrap_err();
+        assert_eq!(
+            long.message,
+            "incorrect binary data format in bind parameter 3"
+        );
+        assert_eq!(
+            p(&[0, 1, 0, 0, 0, 0, 0, 0]).unwrap_err().code,
+            SqlState::PROTOCOL_VIOLATION
+        );
+        assert_eq!(p(&[0, 1]).unwrap_err().code, SqlState::PROTOCOL_VIOLATION);
+        let bad_sign = p(&[0, 0, 0, 0, 0x12, 0x34, 0, 0]).unwrap_err();
+        assert_eq!(bad_sign.code, SqlState::INVALID_BINARY_REPRESENTATION);
+        assert_eq!(
+            bad_sign.message,
+            "invalid sign in external \"numeric\" value"
+        );
+        let bad_digit = p(&[0, 1, 0, 0, 0, 0, 0, 0, 0x27, 0x10]).unwrap_err();
+        assert_eq!(
+            bad_digit.message,
+            "invalid digit in external \"numeric\" value"
+        );
+        let bad_scale = p(&[0, 0, 0, 0, 0, 0, 0xff, 0xff]).unwrap_err();
+        assert_eq!(
+            bad_scale.message,
+            "invalid scale in external \"numeric\" value"
+        );
     }
 
     #[test]

@@ -1143,3 +1143,120 @@ fn model_check_property() {
         max_levels.get()
     );
 }
+
+fn num(t: &str) -> Value {
+    Value::Numeric(common::numeric::Numeric::parse(t).expect("numeric literal"))
+}
+
+/// Numeric keys are compared as numbers from their stored bytes: 2 < 10, -1 < 0, equal
+/// values of different scales are one key (for scans and for uniqueness), NaN is above
+/// Infinity; enough of them (wide ones too) to split pages, so pivots and suffix
+/// truncation see numerics as well.
+#[test]
+fn numeric_keys_in_numeric_order() {
+    let env = Env::new(64);
+    let tree = env.tree();
+    tree.create(2).expect("create");
+    let mut model = BTreeMap::new();
+    let specials = [
+        "10",
+        "2",
+        "-1",
+        "0",
+        "-0.5",
+        "1.0",
+        "1.00",
+        "NaN",
+        "Infinity",
+        "-Infinity",
+        "1e100",
+        "-1e-100",
+        "9999.9999",
+        "10000",
+    ];
+    let mut n = 0u32;
+    let mut add = |key: Vec<Value>| {
+        let t = tid(n);
+        n += 1;
+        tree.insert(&key, t).expect("insert");
+        model.insert(Entry(key, t), ());
+    };
+    for s in specials {
+        add(vec![num(s), Value::Int4(-1)]);
+    }
+    for i in 0..600u32 {
+        // Many digits, so that a few hundred keys span several leaves.
+        let sign = if i % 3 == 0 { "-" } else { "" };
+        let s = format!("{sign}{}.{i:0>80}", i * 7919 % 1000);
+        add(vec![num(&s), Value::Int4(i as i32)]);
+    }
+    let stats = assert_matches_model(&tree, &model);
+    assert!(stats.levels > 1, "the keys split pages");
+    let specials_in_order: Vec<String> = all(&tree, ScanDirection::Forward)
+        .iter()
+        .filter(|e| e.0[1] == Value::Int4(-1))
+        .map(|e| e.0[0].to_text().unwrap())
+        .collect();
+    assert_eq!(
+        specials_in_order,
+        [
+            "-Infinity",
+            "-1",
+            "-0.5",
+            &format!("-0.{}1", "0".repeat(99)),
+            "0",
+            "1.0",
+            "1.00",
+            "2",
+            "10",
+            "9999.9999",
+            "10000",
+            &format!("1{}", "0".repeat(100)),
+            "Infinity",
+            "NaN",
+        ]
+    );
+    // 1 finds both 1.0 and 1.00; a range in numeric order.
+    assert_eq!(eq_scan(&tree, vec![num("1")]).len(), 2);
+    let between = run_scan(
+        &tree,
+        &Bound::Included(vec![num("-1")]),
+        &Bound::Excluded(vec![num("10")]),
+        ScanDirection::Forward,
+    )
+    .unwrap();
+    let want = model_scan(
+        &model,
+        &Bound::Included(vec![num("-1")]),
+        &Bound::Excluded(vec![num("10")]),
+        ScanDirection::Forward,
+    );
+    assert_eq!(between, want);
+    assert_eq!(eq_scan(&tree, vec![num("NaN")]).len(), 1);
+    // Uniqueness is by value: 1.000 conflicts with 1.0.
+    let unique = Env::new(32);
+    let ut = unique.tree();
+    ut.create(1).expect("create");
+    let live = |_: ItemPointer| Ok(true);
+    assert_eq!(
+        ut.insert_unique(&[num("1.0")], tid(1), live).unwrap(),
+        UniqueInsert::Inserted
+    );
+    assert_eq!(
+        ut.insert_unique(&[num("1.000")], tid(2), live).unwrap(),
+        UniqueInsert::Conflict(tid(1))
+    );
+    assert_eq!(
+        ut.insert_unique(&[num("NaN")], tid(3), live).unwrap(),
+        UniqueInsert::Inserted
+    );
+    assert_eq!(
+        ut.insert_unique(&[num("NaN")], tid(4), live).unwrap(),
+        UniqueInsert::Conflict(tid(3))
+    );
+    // Scanned keys keep their display scale.
+    assert_eq!(
+        all(&ut, ScanDirection::Forward)[0].0[0].to_text().unwrap(),
+        "1.0"
+    );
+}

@@ -22,6 +22,8 @@
 //!    8 char(n) (u16 length + UTF-8 bytes, blank-padded as the value holds it)
 //!    9 date (4)      10 timestamp (8)       11 timestamptz (8)
 //!   12 interval (16: i64 microseconds, i32 days, i32 months)
+//!   13 numeric (common::numeric's storage encoding, self-delimiting: 1 byte for NaN
+//!      and the infinities, 7 + 2 per base-10000 digit for a finite value)
 //! ```
 //!
 //! Why this shape (README "nbtree rule 2"): the header is PostgreSQL's `IndexTupleData`
@@ -39,6 +41,7 @@ use std::cmp::Ordering;
 
 use common::datetime::{Date, Interval, Timestamp, TimestampTz};
 use common::ids::{BlockNumber, ItemPointer};
+use common::numeric::Numeric;
 use common::{PgError, SqlState, Value};
 use storage::page::maxalign;
 
@@ -87,6 +90,7 @@ const TAG_DATE: u8 = 9;
 const TAG_TIMESTAMP: u8 = 10;
 const TAG_TIMESTAMPTZ: u8 = 11;
 const TAG_INTERVAL: u8 = 12;
+const TAG_NUMERIC: u8 = 13;
 
 /// A malformed tuple: the detail of a DATA_CORRUPTED error (the page layer adds where).
 pub(crate) type Corrupt = String;
@@ -108,6 +112,11 @@ pub(crate) enum Datum<'a> {
     Timestamp(Timestamp),
     TimestampTz(TimestampTz),
     Interval(Interval),
+    /// A search key's numeric, borrowed from its [`Value`].
+    Numeric(&'a Numeric),
+    /// A stored numeric: its encoding, compared in place and checked only when turned
+    /// into a [`Value`].
+    NumericBytes(&'a [u8]),
 }
 
 impl<'a> Datum<'a> {
@@ -126,7 +135,20 @@ impl<'a> Datum<'a> {
             Value::Timestamp(t) => Datum::Timestamp(*t),
             Value::TimestampTz(t) => Datum::TimestampTz(*t),
             Value::Interval(i) => Datum::Interval(*i),
+            Value::Numeric(n) => Datum::Numeric(n),
         }
+    }
+
+    /// Numeric order between borrowed numerics (`numeric`'s btree order: dscale
+    /// ignored, NaN greatest); `None` unless both are numerics.
+    fn cmp_numeric(self, other: Datum<'_>) -> Option<Ordering> {
+        Some(match (self, other) {
+            (Datum::Numeric(a), Datum::Numeric(b)) => a.cmp(b),
+            (Datum::Numeric(a), Datum::NumericBytes(b)) => a.cmp_to_encoded(b),
+            (Datum::NumericBytes(a), Datum::Numeric(b)) => b.cmp_to_encoded(a).reverse(),
+            (Datum::NumericBytes(a), Datum::NumericBytes(b)) => Numeric::cmp_encoded(a, b),
+            _ => return None,
+        })
     }
 
     /// The string as [`Value::as_str`] compares it: `char(n)` without trailing blanks.
@@ -158,11 +180,17 @@ impl<'a> Datum<'a> {
             Datum::TimestampTz(t) => Value::TimestampTz(t),
             Datum::Interval(i) => Value::Interval(i),
             Datum::Text(_) | Datum::Bpchar(_) => Value::Text(String::new()),
+            // Compared above without allocating; this is what a comparison with a
+            // non-numeric looks at (its kind).
+            Datum::Numeric(_) | Datum::NumericBytes(_) => Value::Numeric(Numeric::zero()),
         }
     }
 
     /// Key order (nbtree rule 2): [`Value::cmp_nulls_last`], exactly.
     pub(crate) fn cmp(self, other: Datum<'_>) -> Ordering {
+        if let Some(o) = self.cmp_numeric(other) {
+            return o;
+        }
         match (self.comparable_bytes(), other.comparable_bytes()) {
             (Some(a), Some(b)) => a.cmp(b),
             _ => self
@@ -180,6 +208,11 @@ impl<'a> Datum<'a> {
         Ok(match self {
             Datum::Text(b) => Value::Text(text(b)?),
             Datum::Bpchar(b) => Value::Bpchar(text(b)?),
+            Datum::Numeric(n) => Value::Numeric(n.clone()),
+            Datum::NumericBytes(b) => match Numeric::decode(b) {
+                Some((n, used)) if used == b.len() => Value::Numeric(n),
+                _ => return Err("key column is not a valid numeric".to_string()),
+            },
             other => other.as_value_for_cmp(),
         })
     }
@@ -195,6 +228,7 @@ fn column_size(v: &Value) -> usize {
         Value::Int8(_) | Value::Float8(_) | Value::Timestamp(_) | Value::TimestampTz(_) => 8,
         Value::Interval(_) => 16,
         Value::Text(s) | Value::Bpchar(s) => 2 + s.len(),
+        Value::Numeric(n) => n.encoded_size(),
     }
 }
 
@@ -257,6 +291,10 @@ pub(crate) fn encode_leaf(key: &[Value], tid: ItemPointer) -> Vec<u8> {
                 out.extend_from_slice(&i.micros.to_le_bytes());
                 out.extend_from_slice(&i.days.to_le_bytes());
                 out.extend_from_slice(&i.months.to_le_bytes());
+            }
+            Value::Numeric(n) => {
+                out.push(TAG_NUMERIC);
+                n.encode(&mut out);
             }
             Value::Text(s) | Value::Bpchar(s) => {
                 let len = u16::try_from(s.len()).expect("size checked against BT_MAX_ITEM_SIZE");
@@ -502,6 +540,12 @@ impl<'a> Columns<'a> {
                 days: i32::from_le_bytes(self.array()?),
                 months: i32::from_le_bytes(self.array()?),
             }),
+            TAG_NUMERIC => {
+                let rest = &self.bytes[self.pos..];
+                let len = Numeric::encoded_len(rest)
+                    .ok_or_else(|| format!("index tuple has a bad numeric at byte {}", self.pos))?;
+                Datum::NumericBytes(self.take(len)?)
+            }
             TAG_TEXT | TAG_BPCHAR => {
                 let len = u16::from_le_bytes(self.array()?) as usize;
                 let s = self.take(len)?;

@@ -21,6 +21,8 @@ pub fn can_cast(from: &DataType, to: &DataType, ctx: CastContext) -> bool {
         return true;
     }
     match (from, to) {
+        // Up the ladder int2 < int4 < int8 < numeric < float4 < float8 implicitly; down
+        // it (rounding, or failing with 22003) by assignment or explicitly.
         (f, t) if f.is_numeric() && t.is_numeric() => {
             ctx != Implicit || f.numeric_rank() < t.numeric_rank()
         }
@@ -46,38 +48,6 @@ pub fn can_cast(from: &DataType, to: &DataType, ctx: CastContext) -> bool {
 /// Convert `expr` to `to` in `ctx`, or fail with the error PostgreSQL gives in that context.
 /// Unknown-typed literals are read at bind time, so a bad literal fails here with 22P02.
 pub fn coerce(expr: Expr, to: &DataType, ctx: CastContext) -> PgResult<Expr> {
-    if let ExprKind::NumericLiteral(v) = expr.kind {
-        if to.is_integer() && ctx != CastContext::Implicit {
-            // numeric to integer rounds half away from zero.
-            let r = v.round();
-            let fits = match to {
-                DataType::Int2 => (i16::MIN as f64..=i16::MAX as f64).contains(&r),
-                DataType::Int4 => (i32::MIN as f64..=i32::MAX as f64).contains(&r),
-                _ => r >= i64::MIN as f64 && r < i64::MAX as f64,
-            };
-            if !fits {
-                let name = match to {
-                    DataType::Int2 => "smallint",
-                    DataType::Int4 => "integer",
-                    _ => "bigint",
-                };
-                return Err(PgError::new(
-                    SqlState::NUMERIC_VALUE_OUT_OF_RANGE,
-                    format!("{name} out of range"),
-                ));
-            }
-            let value = match to {
-                DataType::Int2 => Value::Int2(r as i16),
-                DataType::Int4 => Value::Int4(r as i32),
-                _ => Value::Int8(r as i64),
-            };
-            return Ok(Expr::constant(value, *to));
-        }
-        if ctx == CastContext::Explicit {
-            // `2.5::float8` is a float8 from here on.
-            return coerce(Expr::constant(Value::Float8(v), DataType::Float8), to, ctx);
-        }
-    }
     if expr.ty == *to {
         return Ok(expr);
     }
@@ -145,6 +115,18 @@ pub fn cast_error(from: &DataType, to: &DataType, ctx: CastContext) -> PgError {
 /// (CASE branches, COALESCE arguments, IN lists, VALUES columns) is unified to.
 /// `what` names the construct in the error (`CASE`, `COALESCE`, `VALUES`, `IN`).
 pub fn common_type(types: &[DataType], what: &str) -> PgResult<DataType> {
+    let result = common_type_with_typmod(types, what)?;
+    // PostgreSQL coerces each input to the common type with no typmod
+    // (`coerce_to_common_type`); only when every input already has the same one is there
+    // a typmod to keep. An untyped literal must not be rounded or cut to a column's.
+    Ok(if types.contains(&DataType::Unknown) {
+        result.without_typmod()
+    } else {
+        result
+    })
+}
+
+fn common_type_with_typmod(types: &[DataType], what: &str) -> PgResult<DataType> {
     let known: Vec<&DataType> = types.iter().filter(|t| **t != DataType::Unknown).collect();
     let Some(first) = known.first() else {
         return Ok(DataType::Text);
@@ -172,9 +154,11 @@ pub fn common_type(types: &[DataType], what: &str) -> PgResult<DataType> {
             ));
         }
         if t.is_numeric() {
+            // A typmod survives only where every input has the same (select_common_typmod).
             if t.numeric_rank() > result.numeric_rank() {
                 result = t;
             }
+            result = result.without_typmod();
         } else if t.is_datetime() {
             if t.datetime_rank() > result.datetime_rank() {
                 result = t;

@@ -32,7 +32,7 @@ fn ambiguous_operator(op: &str, l: &DataType, r: &DataType) -> PgError {
     )
 }
 
-fn ambiguous_function(name: &str, args: &[Expr]) -> PgError {
+pub(crate) fn ambiguous_function(name: &str, args: &[Expr]) -> PgError {
     let types: Vec<String> = args.iter().map(|a| a.ty.name()).collect();
     PgError::new(
         SqlState::AMBIGUOUS_FUNCTION,
@@ -212,12 +212,17 @@ pub(crate) fn bind_date_part(field: Expr, source: Expr, extract: bool) -> PgResu
         DataType::Unknown => return Err(ambiguous_function(name, &all)),
         _ => return Err(undefined_function(name, &all)),
     };
-    // float8: PostgreSQL 15's extract returns numeric, which Myriad does not have yet.
-    Ok(func(
-        ScalarFunc::DatePart,
-        vec![field, source],
-        DataType::Float8,
-    ))
+    // PostgreSQL 14 made extract return numeric (exact seconds and epochs); date_part
+    // stayed float8.
+    Ok(if extract {
+        func(
+            ScalarFunc::Extract,
+            vec![field, source],
+            DataType::Numeric(None),
+        )
+    } else {
+        func(ScalarFunc::DatePart, vec![field, source], DataType::Float8)
+    })
 }
 
 /// `x AT TIME ZONE zone` / `timezone(zone, x)`: a timestamp read as wall-clock time in

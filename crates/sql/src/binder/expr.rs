@@ -1,12 +1,13 @@
 //! Binding expressions: names to column positions, literals to typed constants, operators
 //! and functions to typed nodes with PostgreSQL's implicit casts.
 
+use common::numeric::Numeric;
 use common::{DataType, PgError, PgResult, SqlState, Value};
 use sqlparser::ast::{self, BinaryOperator, UnaryOperator};
 
 use super::coerce::{CastContext, coerce, common_type};
-use super::datetime;
 use super::{Binder, Scope, ident_name};
+use super::{datetime, math};
 use crate::bound::{AggCall, AggFunc, BinaryOp, Expr, ExprKind, ScalarFunc};
 
 /// Where an expression appears: decides whether aggregates are allowed and names the
@@ -64,9 +65,8 @@ pub(crate) fn coerce_to_bool(e: Expr, construct: &str) -> PgResult<Expr> {
     }
 }
 
-/// Read an integer or decimal literal as PostgreSQL types it: int4 if it fits, else int8.
-/// Decimal and larger literals are `numeric` in PostgreSQL; Myriad has no numeric type yet
-/// and reads them as float8 (docs: compatibility table).
+/// Read a number literal as PostgreSQL types it: int4 if it is an integer that fits,
+/// else int8, else (a decimal point, an exponent, or too many digits) `numeric`.
 fn number_literal(text: &str) -> PgResult<Expr> {
     if let Ok(v) = text.parse::<i32>() {
         return Ok(Expr::constant(Value::Int4(v), DataType::Int4));
@@ -74,13 +74,8 @@ fn number_literal(text: &str) -> PgResult<Expr> {
     if let Ok(v) = text.parse::<i64>() {
         return Ok(Expr::constant(Value::Int8(v), DataType::Int8));
     }
-    match text.parse::<f64>() {
-        Ok(v) if v.is_finite() => Ok(Expr::new(ExprKind::NumericLiteral(v), DataType::Float8)),
-        _ => Err(PgError::new(
-            SqlState::NUMERIC_VALUE_OUT_OF_RANGE,
-            format!("\"{text}\" is out of range for type double precision"),
-        )),
-    }
+    let n = Numeric::parse(text)?;
+    Ok(Expr::constant(Value::Numeric(n), DataType::Numeric(None)))
 }
 
 impl Binder<'_> {
@@ -174,10 +169,21 @@ impl Binder<'_> {
                         .find(|i| common_type(&[x.ty, i.ty], "IN").is_err());
                     undefined_operator("=", &x.ty, &other.map(|o| o.ty).unwrap_or(x.ty))
                 })?;
-                let x = coerce(x, &ty, CastContext::Implicit)?;
+                // The items take their common type; the operator between the left side
+                // and that type is then resolved as for `=` (PostgreSQL's
+                // ScalarArrayOpExpr): `numeric IN (float4, ...)` compares as float8.
+                let cmp_ty = if x.ty.is_numeric() && ty.is_numeric() {
+                    math::arith_type(x.ty, ty)
+                } else {
+                    ty
+                };
+                let x = coerce(x, &cmp_ty, CastContext::Implicit)?;
                 let items = items
                     .into_iter()
-                    .map(|i| coerce(i, &ty, CastContext::Implicit))
+                    .map(|i| {
+                        let i = coerce(i, &ty, CastContext::Implicit)?;
+                        coerce(i, &cmp_ty, CastContext::Implicit)
+                    })
                     .collect::<PgResult<Vec<_>>>()?;
                 Ok(Expr::new(
                     ExprKind::InList {
@@ -366,6 +372,15 @@ impl Binder<'_> {
                 let field = Expr::constant(Value::Text(name.to_lowercase()), DataType::Text);
                 datetime::bind_date_part(field, self.bind_expr(expr, cx)?, true)
             }
+            // sqlparser reads ceil(x) and floor(x) as expressions of their own.
+            A::Ceil {
+                expr,
+                field: ast::CeilFloorKind::DateTimeField(ast::DateTimeField::NoDateTime),
+            } => self.bind_scalar_function("ceil", vec![self.bind_expr(expr, cx)?]),
+            A::Floor {
+                expr,
+                field: ast::CeilFloorKind::DateTimeField(ast::DateTimeField::NoDateTime),
+            } => self.bind_scalar_function("floor", vec![self.bind_expr(expr, cx)?]),
             A::AtTimeZone {
                 timestamp,
                 time_zone,
@@ -465,7 +480,7 @@ impl Binder<'_> {
                     )
                     .with_hint("No operator matches the given name and argument type. You might need to add an explicit type cast."));
                 }
-                let ty = e.ty;
+                let ty = e.ty.without_typmod();
                 Ok(Expr::new(ExprKind::Neg(Box::new(e)), ty))
             }
             UnaryOperator::Plus => {
@@ -492,13 +507,9 @@ impl Binder<'_> {
         let ty = match (lt, rt) {
             (DataType::Unknown, DataType::Unknown) => DataType::Text,
             (DataType::Unknown, t) | (t, DataType::Unknown) => t,
-            (a, b) if a.is_numeric() && b.is_numeric() => {
-                if a.numeric_rank() >= b.numeric_rank() {
-                    a
-                } else {
-                    b
-                }
-            }
+            // As arithmetic: the wider type, except that float4 meets anything but
+            // float4 in float8 (`0.1 = 0.1::float4` is false: float84eq).
+            (a, b) if a.is_numeric() && b.is_numeric() => math::arith_type(a, b),
             // bpchar = bpchar compares blank-insensitively; any other string mix compares
             // as text. Both are what `Value::cmp_non_null` does, so no cast is needed.
             (a, b) if a.is_string() && b.is_string() => return Ok((l, r)),
@@ -520,6 +531,9 @@ impl Binder<'_> {
     }
 
     pub(crate) fn bind_binary(&self, op: &BinaryOperator, l: Expr, r: Expr) -> PgResult<Expr> {
+        if *op == BinaryOperator::PGExp {
+            return math::bind_power_operator(l, r);
+        }
         let op = match op {
             BinaryOperator::Plus => BinaryOp::Add,
             BinaryOperator::Minus => BinaryOp::Sub,
@@ -566,32 +580,23 @@ impl Binder<'_> {
                 datetime::bind_arith(op, l, r)
             }
             _ => {
-                // Arithmetic: an unknown literal takes the other side's type.
+                // Arithmetic: an unknown literal takes the other side's type, less its
+                // typmod (`x + '1.005'` over a numeric(10,2) x adds 1.005).
                 let (lt, rt) = (l.ty, r.ty);
                 let l = if lt == DataType::Unknown && rt.is_numeric() {
-                    coerce(l, &rt, CastContext::Implicit)?
+                    coerce(l, &rt.without_typmod(), CastContext::Implicit)?
                 } else {
                     l
                 };
                 let r = if rt == DataType::Unknown && lt.is_numeric() {
-                    coerce(r, &lt, CastContext::Implicit)?
+                    coerce(r, &lt.without_typmod(), CastContext::Implicit)?
                 } else {
                     r
                 };
                 if !l.ty.is_numeric() || !r.ty.is_numeric() {
                     return Err(undefined_operator(op.symbol(), &lt, &rt));
                 }
-                let ty = match (l.ty, r.ty) {
-                    (DataType::Float4, DataType::Float4) => DataType::Float4,
-                    (a, b) if a.is_float() || b.is_float() => DataType::Float8,
-                    (a, b) => {
-                        if a.numeric_rank() >= b.numeric_rank() {
-                            a
-                        } else {
-                            b
-                        }
-                    }
-                };
+                let ty = math::arith_type(l.ty, r.ty);
                 if op == BinaryOp::Mod && ty.is_float() {
                     return Err(undefined_operator("%", &l.ty, &r.ty));
                 }
@@ -686,18 +691,23 @@ impl Binder<'_> {
             };
             let ty = match func {
                 AggFunc::Count | AggFunc::CountStar => DataType::Int8,
+                // PostgreSQL's result types: sums of int2 and int4 are int8, of int8
+                // numeric (it cannot overflow); averages of integers and numerics are
+                // numeric, of floats float8.
                 AggFunc::Sum => match arg.ty {
-                    DataType::Int2 | DataType::Int4 | DataType::Int8 => DataType::Int8,
+                    DataType::Int2 | DataType::Int4 => DataType::Int8,
+                    DataType::Int8 | DataType::Numeric(_) => DataType::Numeric(None),
                     DataType::Float4 => DataType::Float4,
                     DataType::Float8 => DataType::Float8,
                     _ => return Err(undefined_function(&name, &[arg])),
                 },
-                AggFunc::Avg => {
-                    if !arg.ty.is_numeric() {
-                        return Err(undefined_function(&name, &[arg]));
+                AggFunc::Avg => match arg.ty {
+                    DataType::Int2 | DataType::Int4 | DataType::Int8 | DataType::Numeric(_) => {
+                        DataType::Numeric(None)
                     }
-                    DataType::Float8
-                }
+                    DataType::Float4 | DataType::Float8 => DataType::Float8,
+                    _ => return Err(undefined_function(&name, &[arg])),
+                },
                 AggFunc::Min | AggFunc::Max => {
                     if arg.ty == DataType::Unknown {
                         DataType::Text
@@ -793,6 +803,9 @@ impl Binder<'_> {
         if let Some(r) = datetime::bind_function(name, args.clone()) {
             return r;
         }
+        if let Some(r) = math::bind_function(name, args.clone()) {
+            return r;
+        }
         let all = args.clone();
         let text_arg = |a: Expr| -> PgResult<Expr> {
             if a.ty.is_string() {
@@ -835,19 +848,6 @@ impl Binder<'_> {
                     DataType::Int4,
                 ))
             }
-            ("abs", 1) => {
-                let a = args.into_iter().next().expect("one argument");
-                let a = if a.ty == DataType::Unknown {
-                    coerce(a, &DataType::Float8, CastContext::Implicit)?
-                } else {
-                    a
-                };
-                if !a.ty.is_numeric() {
-                    return Err(undefined_function(name, &[a]));
-                }
-                let ty = a.ty;
-                Ok(Expr::new(ExprKind::Func(ScalarFunc::Abs, vec![a]), ty))
-            }
             ("substr" | "substring", 2 | 3) => {
                 let mut it = args.into_iter();
                 let s = text_arg(it.next().expect("string argument"))?;
@@ -875,7 +875,7 @@ impl Binder<'_> {
                 let a = it.next().expect("two arguments");
                 let b = it.next().expect("two arguments");
                 let ty = if a.ty == DataType::Unknown {
-                    b.ty
+                    b.ty.without_typmod()
                 } else {
                     a.ty
                 };
@@ -959,6 +959,18 @@ impl Binder<'_> {
                 DataType::Varchar(char_len(l)?)
             }
             T::Char(l) | T::Character(l) => DataType::Bpchar(Some(char_len(l)?.unwrap_or(1))),
+            T::Numeric(info) | T::Decimal(info) | T::Dec(info) => {
+                // Out-of-range modifiers saturate, so typmod_in reports them.
+                let precision = |p: u64| i32::try_from(p).unwrap_or(i32::MAX);
+                let scale = |s: i64| s.clamp(i32::MIN as i64, i32::MAX as i64) as i32;
+                let mods = match *info {
+                    ast::ExactNumberInfo::None => return Ok(DataType::Numeric(None)),
+                    ast::ExactNumberInfo::Precision(p) => vec![precision(p)],
+                    ast::ExactNumberInfo::PrecisionAndScale(p, s) => vec![precision(p), scale(s)],
+                };
+                let typmod = common::numeric::typmod_in(&mods)?;
+                DataType::Numeric(common::numeric::typmod_precision_scale(typmod))
+            }
             T::Custom(name, mods) if mods.is_empty() && name.0.len() == 1 => {
                 let n = name.to_string().to_lowercase();
                 match n.trim_matches('"') {
@@ -975,6 +987,7 @@ impl Binder<'_> {
                     "timestamp" => DataType::Timestamp,
                     "timestamptz" => DataType::TimestampTz,
                     "interval" => DataType::Interval,
+                    "numeric" | "decimal" => DataType::Numeric(None),
                     other => {
                         return Err(PgError::new(
                             SqlState::UNDEFINED_OBJECT,
@@ -1004,21 +1017,55 @@ pub(crate) fn figure_colname(e: &ast::Expr) -> Option<String> {
             ast::ObjectNamePart::Identifier(id) => Some(ident_name(id)),
             _ => None,
         }),
+        // A cast names its column after its argument only if that is a column or a
+        // function call (PostgreSQL's "strength 2"), else after its type: the
+        // outermost cast of a literal wins (`'1'::text::numeric` is `numeric`).
         A::Cast {
             expr, data_type, ..
-        } => figure_colname(expr).or_else(|| {
-            Some(match data_type {
+        } => match figure_colname(expr) {
+            Some(name) if !is_weak_colname(expr) => Some(name),
+            _ => Some(match data_type {
                 ast::DataType::Custom(n, _) => n.to_string().to_lowercase(),
                 other => type_internal_name(other).to_string(),
-            })
-        }),
+            }),
+        },
+        // Named after its ELSE result when that is a column or a call, as in PostgreSQL.
+        A::Case {
+            else_result: Some(e),
+            ..
+        } if !is_weak_colname(e) => figure_colname(e),
         A::Case { .. } => Some("case".into()),
         A::TypedString(ts) => Some(type_internal_name(&ts.data_type).to_string()),
         A::Interval(_) => Some("interval".into()),
         A::Extract { .. } => Some("extract".into()),
+        A::Ceil { .. } => Some("ceil".into()),
+        A::Floor { .. } => Some("floor".into()),
         A::AtTimeZone { .. } => Some("timezone".into()),
         A::Substring { .. } => Some("substring".into()),
         _ => None,
+    }
+}
+
+/// A name [`figure_colname`] gives only as a last resort (PostgreSQL's strength 1):
+/// one from a type name or a keyword construct, which an enclosing cast overrides.
+fn is_weak_colname(e: &ast::Expr) -> bool {
+    use ast::Expr as A;
+    match e {
+        A::Identifier(_)
+        | A::CompoundIdentifier(_)
+        | A::Function(_)
+        | A::Extract { .. }
+        | A::Ceil { .. }
+        | A::Floor { .. }
+        | A::AtTimeZone { .. }
+        | A::Substring { .. } => false,
+        A::Nested(inner) => is_weak_colname(inner),
+        A::Cast { expr, .. } => is_weak_colname(expr),
+        A::Case {
+            else_result: Some(e),
+            ..
+        } => is_weak_colname(e),
+        _ => true,
     }
 }
 
@@ -1038,6 +1085,7 @@ fn type_internal_name(t: &ast::DataType) -> &'static str {
         T::Timestamp(_, ast::TimezoneInfo::WithTimeZone | ast::TimezoneInfo::Tz) => "timestamptz",
         T::Timestamp(..) => "timestamp",
         T::Interval { .. } => "interval",
+        T::Numeric(_) | T::Decimal(_) | T::Dec(_) => "numeric",
         _ => "?column?",
     }
 }

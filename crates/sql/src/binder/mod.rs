@@ -12,6 +12,7 @@ mod datetime;
 mod ddl;
 mod dml;
 mod expr;
+mod math;
 mod query;
 
 pub use coerce::CastContext;

@@ -4,7 +4,7 @@
 use common::{DataType, PgError, PgResult, SqlState, Value};
 use sqlparser::ast::{self, SetExpr};
 
-use super::coerce::{CastContext, coerce, common_type};
+use super::coerce::{CastContext, can_cast, coerce, common_type};
 use super::expr::{ExprContext, coerce_to_bool, figure_colname};
 use super::{Binder, Scope, ScopeColumn, ident_name};
 use crate::bound::{
@@ -89,14 +89,20 @@ impl Binder<'_> {
                 if matches!(bound.kind, ExprKind::Const(Value::Null)) {
                     return Ok(None);
                 }
-                coerce(bound, &DataType::Int8, CastContext::Implicit)
-                    .map(Some)
-                    .map_err(|_| {
-                        PgError::new(
-                            SqlState::DATATYPE_MISMATCH,
-                            format!("argument of {what} must be type bigint"),
-                        )
-                    })
+                // By assignment, as PostgreSQL's coerce_to_specific_type: LIMIT 2.5 is
+                // LIMIT 3.
+                if bound.ty != DataType::Unknown
+                    && !can_cast(&bound.ty, &DataType::Int8, CastContext::Assignment)
+                {
+                    return Err(PgError::new(
+                        SqlState::DATATYPE_MISMATCH,
+                        format!(
+                            "argument of {what} must be type bigint, not type {}",
+                            bound.ty.name()
+                        ),
+                    ));
+                }
+                coerce(bound, &DataType::Int8, CastContext::Assignment).map(Some)
             };
             let limit = limit.map(|e| bind_count(e, "LIMIT")).transpose()?.flatten();
             let offset = offset
