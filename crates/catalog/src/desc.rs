@@ -175,6 +175,23 @@ pub(crate) fn default_key_name(table: &str, columns: &[ColumnDesc], key: &NewKey
     make_object_name(table, &middle, suffix)
 }
 
+impl NewForeignKey {
+    /// The constraint, once it has its OID and name.
+    pub fn named(&self, oid: Oid, name: String) -> ForeignKey {
+        ForeignKey {
+            oid,
+            name,
+            columns: self.columns.clone(),
+            ref_table: self.ref_table,
+            ref_columns: self.ref_columns.clone(),
+            ref_index: self.ref_index,
+            on_delete: self.on_delete,
+            on_update: self.on_update,
+            match_full: self.match_full,
+        }
+    }
+}
+
 /// PostgreSQL's generated foreign key name: `<table>_<col>[_<col>...]_fkey`.
 pub(crate) fn default_fk_name(table: &str, columns: &[ColumnDesc], fk: &NewForeignKey) -> String {
     let cols: Vec<&str> = fk

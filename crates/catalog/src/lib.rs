@@ -248,6 +248,22 @@ fn lookup_failed(oid: Oid) -> PgError {
     PgError::internal(format!("cache lookup failed for relation {oid}"))
 }
 
+/// The name a new index gets: `given`, which no relation may have, else `choose()`.
+fn relation_name(
+    cur: &CatalogSnapshot,
+    given: Option<String>,
+    choose: impl FnOnce() -> String,
+) -> PgResult<String> {
+    match given {
+        Some(n) if cur.relation_exists(&n) => Err(PgError::new(
+            SqlState::DUPLICATE_TABLE,
+            format!("relation \"{n}\" already exists"),
+        )),
+        Some(n) => Ok(n),
+        None => Ok(choose()),
+    }
+}
+
 /// The catalog of one data directory.
 pub struct Catalog {
     current: RwLock<Arc<CatalogSnapshot>>,
@@ -355,11 +371,10 @@ impl Catalog {
     pub fn drop_table(&self, oid: Oid) -> PgResult<Arc<TableDesc>> {
         let mut log = self.log.lock();
         let cur = self.snapshot();
-        let Some(table) = cur.table_by_oid(oid).cloned() else {
-            return Err(PgError::internal(format!(
-                "cache lookup failed for relation {oid}"
-            )));
-        };
+        let table = cur
+            .table_by_oid(oid)
+            .cloned()
+            .ok_or_else(|| lookup_failed(oid))?;
         let record = Record::DropTable(oid);
         self.log_change(&mut log, &record)?;
         self.publish(&cur, &record);
@@ -378,26 +393,10 @@ impl Catalog {
     ) -> PgResult<IndexDesc> {
         let mut log = self.log.lock();
         let cur = self.snapshot();
-        let Some(t) = cur.table_by_oid(table).cloned() else {
-            return Err(PgError::internal(format!(
-                "cache lookup failed for relation {table}"
-            )));
-        };
-        let name = match new.name {
-            Some(n) => {
-                if cur.relation_exists(&n) {
-                    return Err(PgError::new(
-                        SqlState::DUPLICATE_TABLE,
-                        format!("relation \"{n}\" already exists"),
-                    ));
-                }
-                n
-            }
-            None => {
-                let base = desc::default_index_name(&t.name, &t.columns, &new);
-                unique_name(&cur, &base, &[], "")
-            }
-        };
+        let t = cur
+            .table_by_oid(table)
+            .ok_or_else(|| lookup_failed(table))?;
+        let name = relation_name(&cur, new.name.clone(), || cur.choose_index_name(t, &new))?;
         let oid = cur.next_oid;
         let index = IndexDesc {
             oid,
@@ -428,6 +427,26 @@ impl Catalog {
         Ok(())
     }
 
+    /// Change table `table`'s descriptor with `edit` (given the current snapshot) and make
+    /// the new descriptor one durable record (ALTER TABLE), under the DDL lock.
+    fn alter_table<R>(
+        &self,
+        table: Oid,
+        edit: impl FnOnce(&CatalogSnapshot, &mut TableDesc) -> PgResult<R>,
+    ) -> PgResult<R> {
+        let mut log = self.log.lock();
+        let cur = self.snapshot();
+        let mut t = (**cur
+            .table_by_oid(table)
+            .ok_or_else(|| lookup_failed(table))?)
+        .clone();
+        let out = edit(&cur, &mut t)?;
+        let record = Record::AlterTable(t);
+        self.log_change(&mut log, &record)?;
+        self.publish(&cur, &record);
+        Ok(out)
+    }
+
     /// Add a PRIMARY KEY or UNIQUE constraint to a table: its index (name checked or
     /// chosen), and for a primary key NOT NULL on its columns, in one durable change.
     /// `make_storage` builds the index before the record is written (see
@@ -438,109 +457,64 @@ impl Catalog {
         key: NewKey,
         make_storage: impl FnOnce(&IndexDesc) -> PgResult<()>,
     ) -> PgResult<IndexDesc> {
-        let mut log = self.log.lock();
-        let cur = self.snapshot();
-        let mut t = (**cur
-            .table_by_oid(table)
-            .ok_or_else(|| lookup_failed(table))?)
-        .clone();
-        let name = match key.name.clone() {
-            Some(n) => {
-                if cur.relation_exists(&n) {
-                    return Err(PgError::new(
-                        SqlState::DUPLICATE_TABLE,
-                        format!("relation \"{n}\" already exists"),
-                    ));
+        self.alter_table(table, |cur, t| {
+            let name = relation_name(cur, key.name.clone(), || cur.choose_key_name(t, &key))?;
+            let oid = cur.next_oid;
+            let index = IndexDesc {
+                oid,
+                rel: oid,
+                name,
+                columns: key.columns,
+                unique: true,
+                primary: key.primary,
+                constraint: true,
+            };
+            if key.primary {
+                for &c in &index.columns {
+                    t.columns[c].not_null = true;
                 }
-                n
             }
-            None => {
-                let base = desc::default_key_name(&t.name, &t.columns, &key);
-                unique_name(&cur, &base, &[], "")
-            }
-        };
-        let oid = cur.next_oid;
-        let index = IndexDesc {
-            oid,
-            rel: oid,
-            name,
-            columns: key.columns,
-            unique: true,
-            primary: key.primary,
-            constraint: true,
-        };
-        if key.primary {
-            for &c in &index.columns {
-                t.columns[c].not_null = true;
-            }
-        }
-        // Constraint indexes come first (`TableDesc::indexes`).
-        let at = t.indexes.iter().take_while(|i| i.constraint).count();
-        t.indexes.insert(at, index.clone());
-        make_storage(&index)?;
-        let record = Record::AlterTable(t);
-        self.log_change(&mut log, &record)?;
-        self.publish(&cur, &record);
-        Ok(index)
+            // Constraint indexes come first (`TableDesc::indexes`).
+            let at = t.indexes.iter().take_while(|i| i.constraint).count();
+            t.indexes.insert(at, index.clone());
+            make_storage(&index)?;
+            Ok(index)
+        })
     }
 
     /// Add a FOREIGN KEY constraint to a table (the caller has checked both tables and
     /// the existing rows, holding locks that keep them as they were).
     pub fn add_foreign_key(&self, table: Oid, new: NewForeignKey) -> PgResult<ForeignKey> {
-        let mut log = self.log.lock();
-        let cur = self.snapshot();
-        let mut t = (**cur
-            .table_by_oid(table)
-            .ok_or_else(|| lookup_failed(table))?)
-        .clone();
-        let name = match new.name.clone() {
-            Some(n) => {
-                if t.indexes.iter().any(|i| i.constraint && i.name == n)
-                    || t.foreign_keys.iter().any(|f| f.name == n)
-                {
-                    return Err(PgError::new(
-                        SqlState::DUPLICATE_OBJECT,
-                        format!(
-                            "constraint \"{n}\" for relation \"{}\" already exists",
-                            t.name
-                        ),
-                    ));
+        self.alter_table(table, |cur, t| {
+            let name = match new.name.clone() {
+                Some(n) => {
+                    if t.indexes.iter().any(|i| i.constraint && i.name == n)
+                        || t.foreign_keys.iter().any(|f| f.name == n)
+                    {
+                        return Err(PgError::new(
+                            SqlState::DUPLICATE_OBJECT,
+                            format!(
+                                "constraint \"{n}\" for relation \"{}\" already exists",
+                                t.name
+                            ),
+                        ));
+                    }
+                    n
                 }
-                n
-            }
-            None => cur.choose_fk_name(&t, &new),
-        };
-        let fk = ForeignKey {
-            oid: cur.next_oid,
-            name,
-            columns: new.columns,
-            ref_table: new.ref_table,
-            ref_columns: new.ref_columns,
-            ref_index: new.ref_index,
-            on_delete: new.on_delete,
-            on_update: new.on_update,
-            match_full: new.match_full,
-        };
-        t.foreign_keys.push(fk.clone());
-        let record = Record::AlterTable(t);
-        self.log_change(&mut log, &record)?;
-        self.publish(&cur, &record);
-        Ok(fk)
+                None => cur.choose_fk_name(t, &new),
+            };
+            let fk = new.named(cur.next_oid, name);
+            t.foreign_keys.push(fk.clone());
+            Ok(fk)
+        })
     }
 
     /// Remove foreign key `fk` from `table` (ALTER TABLE DROP CONSTRAINT, DROP CASCADE).
     pub fn drop_foreign_key(&self, table: Oid, fk: Oid) -> PgResult<()> {
-        let mut log = self.log.lock();
-        let cur = self.snapshot();
-        let mut t = (**cur
-            .table_by_oid(table)
-            .ok_or_else(|| lookup_failed(table))?)
-        .clone();
-        t.foreign_keys.retain(|f| f.oid != fk);
-        let record = Record::AlterTable(t);
-        self.log_change(&mut log, &record)?;
-        self.publish(&cur, &record);
-        Ok(())
+        self.alter_table(table, |_, t| {
+            t.foreign_keys.retain(|f| f.oid != fk);
+            Ok(())
+        })
     }
 
     /// Rewrite the log as one record per live table, plus the OID counter so that OIDs are
@@ -670,5 +644,76 @@ mod tests {
         // OIDs are never reused, even after the dropped table's record is compacted away.
         let v = cat.create_table_ok(new_table("v")).unwrap();
         assert!(v.oid > u.oid);
+    }
+
+    #[test]
+    fn keys_and_foreign_keys_survive_reopen_and_compaction() {
+        let dir = tempfile::tempdir().unwrap();
+        let vfs: Arc<dyn Vfs> = Arc::new(OsVfs);
+        let refs = |cat: &Catalog, p: Oid| -> Vec<(String, String)> {
+            let snap = cat.snapshot();
+            snap.referencing(p)
+                .map(|(t, fk)| (t.name.clone(), fk.name.clone()))
+                .collect()
+        };
+        let (p, c) = {
+            let cat = Catalog::open(vfs.clone(), dir.path()).unwrap();
+            let mut parent = new_table("p");
+            parent.keys.clear();
+            let p = cat.create_table_ok(parent).unwrap();
+            let c = cat.create_table_ok(new_table("c")).unwrap();
+            let key = NewKey {
+                name: None,
+                columns: vec![0],
+                primary: true,
+            };
+            let index = cat.add_key(p.oid, key, |_| Ok(())).unwrap();
+            assert_eq!(index.name, "p_pkey");
+            let snap = cat.snapshot();
+            let p_now = snap.table_by_oid(p.oid).unwrap();
+            assert!(
+                p_now.columns[0].not_null,
+                "a primary key makes its column NOT NULL"
+            );
+            let fk = NewForeignKey {
+                name: None,
+                columns: vec![0],
+                ref_table: p.oid,
+                ref_columns: vec![0],
+                ref_index: index.oid,
+                on_delete: FkAction::NoAction,
+                on_update: FkAction::Restrict,
+                match_full: false,
+            };
+            let made = cat.add_foreign_key(c.oid, fk.clone()).unwrap();
+            assert_eq!(made.name, "c_id_fkey");
+            let e = cat
+                .add_foreign_key(
+                    c.oid,
+                    NewForeignKey {
+                        name: Some("c_id_fkey".into()),
+                        ..fk
+                    },
+                )
+                .unwrap_err();
+            assert_eq!(e.code, SqlState::DUPLICATE_OBJECT);
+            assert_eq!(refs(&cat, p.oid), [("c".into(), "c_id_fkey".into())]);
+            (p.oid, c.oid)
+        };
+        let cat = Catalog::open(vfs.clone(), dir.path()).unwrap();
+        assert_eq!(refs(&cat, p), [("c".into(), "c_id_fkey".into())]);
+        cat.compact().unwrap();
+        drop(cat);
+        let cat = Catalog::open(vfs, dir.path()).unwrap();
+        assert_eq!(refs(&cat, p), [("c".into(), "c_id_fkey".into())]);
+        let snap = cat.snapshot();
+        let fk = snap.table_by_oid(c).unwrap().foreign_keys[0].oid;
+        // OIDs stay unique across the key, the constraint and what comes next.
+        let next = cat.create_table_ok(new_table("d")).unwrap();
+        assert!(next.oid > fk);
+        cat.drop_foreign_key(c, fk).unwrap();
+        assert!(refs(&cat, p).is_empty());
+        cat.drop_table(c).unwrap();
+        assert!(refs(&cat, p).is_empty());
     }
 }

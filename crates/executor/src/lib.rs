@@ -223,18 +223,8 @@ pub fn execute(stmt: PlannedStatement, cx: &ExecContext) -> PgResult<StatementRe
                 Some(n) => n,
                 None => cx.catalog.snapshot().choose_fk_name(&table, &fk),
             };
-            let probe = catalog::ForeignKey {
-                oid: 0,
-                name: name.clone(),
-                columns: fk.columns.clone(),
-                ref_table: fk.ref_table,
-                ref_columns: fk.ref_columns.clone(),
-                ref_index: fk.ref_index,
-                on_delete: fk.on_delete,
-                on_update: fk.on_update,
-                match_full: fk.match_full,
-            };
-            fkey::validate_new_key(cx, &table, &referenced, &probe)?;
+            // Checked before the catalog's lock is taken: the scan may be long.
+            fkey::validate_new_key(cx, &table, &referenced, &fk.named(0, name.clone()))?;
             fk.name = Some(name);
             cx.catalog.add_foreign_key(table.oid, fk)?;
             Ok(StatementResult {
