@@ -176,7 +176,9 @@ impl Value {
     /// length modifier as an assignment would (PostgreSQL's `*in` functions).
     pub fn parse(text: &str, ty: &DataType) -> PgResult<Value> {
         match ty {
-            DataType::Bool => parse_bool(text).map(Value::Bool),
+            DataType::Bool => parse_bool(text)
+                .map(Value::Bool)
+                .ok_or_else(|| invalid_input(text, &DataType::Bool)),
             DataType::Int2 => {
                 let v = parse_int(text, ty)?;
                 i16::try_from(v)
@@ -355,19 +357,21 @@ fn parse_float(text: &str, ty: &DataType) -> PgResult<f64> {
     }
 }
 
-fn parse_bool(text: &str) -> PgResult<bool> {
+/// PostgreSQL's `parse_bool`, shared by `boolin`, settings and storage parameters:
+/// true/false, yes/no, on/off, 1/0, and unique prefixes of the words (`t`, `of`).
+pub fn parse_bool(text: &str) -> Option<bool> {
     let t = text.trim_matches(is_pg_space).to_ascii_lowercase();
     let matches_prefix = |word: &str, min: usize| t.len() >= min && word.starts_with(t.as_str());
     if matches_prefix("true", 1) || matches_prefix("yes", 1) || t == "on" || t == "1" {
-        Ok(true)
+        Some(true)
     } else if matches_prefix("false", 1)
         || matches_prefix("no", 1)
         || matches_prefix("off", 2)
         || t == "0"
     {
-        Ok(false)
+        Some(false)
     } else {
-        Err(invalid_input(text, &DataType::Bool))
+        None
     }
 }
 

@@ -294,27 +294,7 @@ fn invalid_value(name: &str, text: &str) -> PgError {
     )
 }
 
-/// PostgreSQL's boolean spellings: on/off, true/false, yes/no, 1/0 and unique prefixes.
-pub fn parse_bool(text: &str) -> Option<bool> {
-    let t = text.trim().to_ascii_lowercase();
-    match t.as_str() {
-        "on" | "1" => return Some(true),
-        "off" | "of" | "0" => return Some(false),
-        "o" | "" => return None,
-        _ => {}
-    }
-    for (word, v) in [
-        ("true", true),
-        ("false", false),
-        ("yes", true),
-        ("no", false),
-    ] {
-        if word.starts_with(&t) {
-            return Some(v);
-        }
-    }
-    None
-}
+pub use common::value::parse_bool;
 
 /// A duration in milliseconds: a number (of milliseconds) with an optional unit (us, ms,
 /// s, min, h, d), rounded to the nearest millisecond as PostgreSQL rounds.

@@ -2,6 +2,7 @@
 
 use catalog::NewKey;
 use catalog::{ColumnDesc, NewTable, TableOptions};
+use common::value::parse_bool;
 use common::{PgError, PgResult, SqlState};
 use sqlparser::ast;
 
@@ -591,17 +592,4 @@ pub(crate) fn table_options(opts: &[ast::SqlOption]) -> PgResult<TableOptions> {
         }
     }
     Ok(out)
-}
-
-/// PostgreSQL's `parse_bool`: true/false, yes/no, on/off, 1/0 (and unique prefixes).
-fn parse_bool(text: &str) -> Option<bool> {
-    let t = text.trim().to_ascii_lowercase();
-    let word = |full: &str, min: usize| t.len() >= min && full.starts_with(t.as_str());
-    if word("true", 1) || word("yes", 1) || word("on", 2) || t == "1" {
-        Some(true)
-    } else if word("false", 1) || word("no", 1) || word("off", 2) || t == "0" {
-        Some(false)
-    } else {
-        None
-    }
 }
