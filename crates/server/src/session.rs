@@ -53,8 +53,10 @@ pub struct Session {
     /// Tables TRUNCATEd in this transaction, with the subtransaction depth (for COPY
     /// FREEZE's precondition).
     pub(crate) truncated: Vec<(common::Oid, usize)>,
-    /// What the client was last told of each `Setting::REPORTED` setting.
+    /// What the client was last told of each `Setting::REPORTED` setting, and
+    /// `Settings::changes` then.
     reported: Vec<String>,
+    reported_at: u64,
 }
 
 /// Statements that change the catalog: refused in explicit blocks until the catalog is
@@ -271,6 +273,7 @@ impl Session {
                 .iter()
                 .map(|s| s.format(Settings::default().get(*s)))
                 .collect(),
+            reported_at: 0,
         }
     }
 
@@ -863,6 +866,10 @@ impl wire::Session for Session {
     }
 
     fn parameter_changes(&mut self) -> Vec<(String, String)> {
+        if self.settings.changes() == self.reported_at {
+            return Vec::new();
+        }
+        self.reported_at = self.settings.changes();
         let mut out = Vec::new();
         for (i, s) in Setting::REPORTED.iter().enumerate() {
             let now = s.format(self.settings.get(*s));

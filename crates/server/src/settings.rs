@@ -486,6 +486,9 @@ pub struct Settings {
     /// `SET LOCAL` values, until the transaction ends.
     local: Vec<Option<Val>>,
     undo: Vec<Undo>,
+    /// Counts the changes that may have moved a value (what ParameterStatus checks:
+    /// nothing to compare while it stands still).
+    changes: u64,
 }
 
 impl Default for Settings {
@@ -494,6 +497,7 @@ impl Default for Settings {
             session: DEFS.iter().map(|d| d.default.clone()).collect(),
             local: vec![None; DEFS.len()],
             undo: Vec::new(),
+            changes: 0,
         }
     }
 }
@@ -535,6 +539,7 @@ impl Settings {
     /// Set `s` to `v` (its default if `None`) at transaction level `depth`; `local`:
     /// until the transaction ends.
     pub fn set(&mut self, s: Setting, v: Option<Val>, local: bool, depth: usize) {
+        self.changes += 1;
         self.undo.push(Undo {
             depth,
             setting: s,
@@ -560,13 +565,26 @@ impl Settings {
     /// The transaction committed: session values stay, local ones end.
     pub fn commit(&mut self) {
         self.undo.clear();
-        self.local.iter_mut().for_each(|l| *l = None);
+        self.end_locals();
+    }
+
+    /// SET LOCAL values end with their transaction.
+    fn end_locals(&mut self) {
+        for l in self.local.iter_mut().filter(|l| l.is_some()) {
+            *l = None;
+            self.changes += 1;
+        }
+    }
+
+    /// A number that moves whenever a value may have changed.
+    pub fn changes(&self) -> u64 {
+        self.changes
     }
 
     /// The transaction rolled back: every change made in it is undone.
     pub fn abort(&mut self) {
         self.rollback_to(1);
-        self.local.iter_mut().for_each(|l| *l = None);
+        self.end_locals();
     }
 
     /// Savepoints released down to level `depth`: their changes now belong to it.
@@ -579,6 +597,7 @@ impl Settings {
     /// Levels from `depth` on rolled back (ROLLBACK TO): their changes are undone.
     pub fn rollback_to(&mut self, depth: usize) {
         while let Some(u) = self.undo.pop_if(|u| u.depth >= depth) {
+            self.changes += 1;
             self.session[u.setting.0] = u.session;
             self.local[u.setting.0] = u.local;
         }
