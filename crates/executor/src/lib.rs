@@ -254,15 +254,6 @@ pub fn execute(stmt: PlannedStatement, cx: &ExecContext) -> PgResult<StatementRe
                 ..Default::default()
             })
         }
-        PlannedStatement::Done(tag) => Ok(StatementResult {
-            tag: tag.into(),
-            ..Default::default()
-        }),
-        PlannedStatement::Notice(n) => Ok(StatementResult {
-            tag: "CREATE TABLE".into(),
-            notices: vec![n],
-            ..Default::default()
-        }),
         PlannedStatement::DropTables {
             tables,
             notices,

@@ -136,7 +136,6 @@ pub enum PlannedStatement {
     Update(BoundUpdate),
     Delete(BoundDelete),
     CreateTable(NewTable),
-    Notice(PgError),
     DropTables {
         tables: Vec<Arc<TableDesc>>,
         notices: Vec<PgError>,
@@ -160,10 +159,8 @@ pub enum PlannedStatement {
     },
     /// TRUNCATE: delete every row of each table.
     Truncate(Vec<Arc<TableDesc>>),
-    /// A statement whose work was done before execution (LOCK TABLE: the locks are
-    /// taken by the caller): only its command tag remains.
-    Done(&'static str),
-    /// Only a tag and notices (ALTER TABLE IF EXISTS of a missing table).
+    /// Only a tag and notices: work done before execution (LOCK TABLE: the caller took
+    /// the locks), or nothing to do (`IF [NOT] EXISTS`).
     Nothing {
         tag: &'static str,
         notices: Vec<PgError>,
@@ -202,7 +199,6 @@ pub fn plan(stmt: BoundStatement) -> PlannedStatement {
         BoundStatement::Update(u) => PlannedStatement::Update(u),
         BoundStatement::Delete(d) => PlannedStatement::Delete(d),
         BoundStatement::CreateTable(t) => PlannedStatement::CreateTable(t),
-        BoundStatement::CreateTableSkipped(n) => PlannedStatement::Notice(n),
         BoundStatement::DropTables {
             tables,
             notices,
@@ -218,7 +214,10 @@ pub fn plan(stmt: BoundStatement) -> PlannedStatement {
         BoundStatement::DropIndexes { indexes, notices } => {
             PlannedStatement::DropIndexes { indexes, notices }
         }
-        BoundStatement::Lock { .. } => PlannedStatement::Done("LOCK TABLE"),
+        BoundStatement::Lock { .. } => PlannedStatement::Nothing {
+            tag: "LOCK TABLE",
+            notices: Vec::new(),
+        },
         BoundStatement::Nothing { tag, notices } => PlannedStatement::Nothing { tag, notices },
         BoundStatement::AddKey { table, key } => PlannedStatement::AddKey { table, key },
         BoundStatement::AddForeignKey {

@@ -561,7 +561,7 @@ fn relation_locks<'a>(b: &'a sql::bound::BoundStatement, out: &mut Vec<WantedLoc
                 add(out, t, M::AccessExclusive);
             }
         }
-        B::CreateTable(_) | B::CreateTableSkipped(_) => {}
+        B::CreateTable(_) => {}
         B::DropTables {
             tables,
             foreign_keys,

@@ -852,3 +852,45 @@ async fn typed_values_through_a_driver() {
         .await
         .expect("teardown");
 }
+
+/// `CREATE ... IF NOT EXISTS` of what exists: a notice, and the statement's own tag.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn if_not_exists_keeps_the_statements_tag() {
+    let (_guard, addr) = target().await;
+    let mut c = Conn::connect(addr).await;
+    c.send(&query(
+        "drop table if exists ine_t; create table ine_t (a int); create index ine_i on ine_t (a)",
+    ))
+    .await;
+    c.until_ready().await;
+    check(
+        &mut c,
+        &[
+            (
+                vec![query("create table if not exists ine_t (a int)")],
+                &[
+                    "Notice 42P07 relation \"ine_t\" already exists, skipping",
+                    "CommandComplete CREATE TABLE",
+                    "ReadyForQuery I",
+                ],
+            ),
+            (
+                vec![query("create index if not exists ine_i on ine_t (a)")],
+                &[
+                    "Notice 42P07 relation \"ine_i\" already exists, skipping",
+                    "CommandComplete CREATE INDEX",
+                    "ReadyForQuery I",
+                ],
+            ),
+            (
+                vec![query("alter table if exists ine_nosuch add unique (a)")],
+                &[
+                    "Notice 00000 relation \"ine_nosuch\" does not exist, skipping",
+                    "CommandComplete ALTER TABLE",
+                    "ReadyForQuery I",
+                ],
+            ),
+        ],
+    )
+    .await;
+}

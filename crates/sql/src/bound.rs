@@ -468,8 +468,6 @@ pub enum BoundStatement {
     Update(BoundUpdate),
     Delete(BoundDelete),
     CreateTable(NewTable),
-    /// `CREATE TABLE IF NOT EXISTS` of a table that exists: a notice, nothing else.
-    CreateTableSkipped(PgError),
     DropTables {
         tables: Vec<Arc<TableDesc>>,
         notices: Vec<PgError>,
@@ -517,7 +515,8 @@ pub enum BoundStatement {
         fk: catalog::NewForeignKey,
     },
     DropConstraint(ConstraintDrop),
-    /// A statement with nothing to do but report (IF EXISTS of what is not there).
+    /// A statement with nothing to do but report (`CREATE ... IF NOT EXISTS` of what
+    /// exists, `ALTER TABLE IF EXISTS` of what does not).
     Nothing {
         tag: &'static str,
         notices: Vec<PgError>,
@@ -742,7 +741,6 @@ impl BoundStatement {
                 returning(&mut d.returning, f)
             }
             BoundStatement::CreateTable(_)
-            | BoundStatement::CreateTableSkipped(_)
             | BoundStatement::DropTables { .. }
             | BoundStatement::CreateIndex { .. }
             | BoundStatement::Lock { .. }

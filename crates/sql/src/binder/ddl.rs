@@ -45,10 +45,10 @@ impl Binder<'_> {
         let (name, pos) = self.object_name(&c.name)?;
         if self.catalog.relation_exists(&name) {
             if c.if_not_exists {
-                return Ok(BoundStatement::CreateTableSkipped(
-                    PgError::notice(format!("relation \"{name}\" already exists, skipping"))
-                        .with_code(SqlState::DUPLICATE_TABLE),
-                ));
+                return Ok(BoundStatement::Nothing {
+                    tag: "CREATE TABLE",
+                    notices: vec![already_exists_skipping(&name)],
+                });
             }
             return Err(PgError::new(
                 SqlState::DUPLICATE_TABLE,
@@ -389,9 +389,10 @@ impl Binder<'_> {
             && let Some(n) = &name
             && self.catalog.relation_exists(n)
         {
-            return Ok(BoundStatement::CreateTableSkipped(PgError::notice(
-                format!("relation \"{n}\" already exists, skipping"),
-            )));
+            return Ok(BoundStatement::Nothing {
+                tag: "CREATE INDEX",
+                notices: vec![already_exists_skipping(n)],
+            });
         }
         let mut columns = Vec::with_capacity(c.columns.len());
         for ic in &c.columns {
@@ -488,6 +489,12 @@ impl Binder<'_> {
 
 fn first_line(s: &str) -> &str {
     s.lines().next().unwrap_or("")
+}
+
+/// The notice of `CREATE ... IF NOT EXISTS` for a relation that exists.
+fn already_exists_skipping(name: &str) -> PgError {
+    PgError::notice(format!("relation \"{name}\" already exists, skipping"))
+        .with_code(SqlState::DUPLICATE_TABLE)
 }
 
 /// PostgreSQL 15's other storage parameters for tables: valid there, not honoured here.
