@@ -258,7 +258,7 @@ impl Session {
         declared: Vec<DataType>,
     ) -> PgResult<()> {
         let (param_types, columns, bound) = match &stmt {
-            Some(Command::Sql(s)) if binds_at_parse(stmt.as_ref().expect("matched")) => {
+            Some(cmd @ Command::Sql(s)) if binds_at_parse(cmd) => {
                 let (version, bound, types) = self.bind_fresh(sql, s, declared)?;
                 let columns = bound.columns().map(Arc::from);
                 (types, columns, Some((version, bound)))
