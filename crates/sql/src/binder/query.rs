@@ -730,13 +730,6 @@ impl Binder<'_> {
         alias: Option<&ast::TableAlias>,
     ) -> PgResult<(LogicalPlan, Scope, String)> {
         let (fname, pos) = self.object_name(name)?;
-        if fname != "generate_series" {
-            return Err(PgError::new(
-                SqlState::UNDEFINED_FUNCTION,
-                format!("function {fname} does not exist"),
-            )
-            .with_position(pos));
-        }
         let scope = Scope::default();
         let cx = ExprContext {
             scope: &scope,
@@ -746,24 +739,15 @@ impl Binder<'_> {
         let mut bound = Vec::with_capacity(args.args.len());
         for a in &args.args {
             let ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) = a else {
-                return Err(PgError::unsupported(format!(
-                    "argument {a} of generate_series"
-                )));
+                return Err(PgError::unsupported(format!("argument {a} of {fname}")));
             };
             bound.push(self.bind_expr(e, &cx)?);
         }
         let types: Vec<DataType> = bound.iter().map(|e| e.ty).collect();
-        let no_such = || {
-            let names: Vec<String> = types.iter().map(|t| t.name()).collect();
-            PgError::new(
-                SqlState::UNDEFINED_FUNCTION,
-                format!("function generate_series({}) does not exist", names.join(", ")),
-            )
-            .with_hint(
-                "No function matches the given name and argument types. You might need to add explicit type casts.",
-            )
-            .with_position(pos)
-        };
+        let no_such = || super::expr::undefined_function(&fname, &bound).with_position(pos);
+        if fname != "generate_series" {
+            return Err(no_such());
+        }
         if !(2..=3).contains(&bound.len()) {
             return Err(no_such());
         }
@@ -778,9 +762,11 @@ impl Binder<'_> {
         } else {
             return Err(no_such());
         };
+        // Only integers and untyped literals are left: coercion can fail only on a bad
+        // literal, with its own error (22P02), as in PostgreSQL.
         let mut args = bound
             .into_iter()
-            .map(|e| coerce(e, &ty, CastContext::Implicit).map_err(|_| no_such()))
+            .map(|e| coerce(e, &ty, CastContext::Implicit))
             .collect::<PgResult<Vec<_>>>()?
             .into_iter();
         let (start, stop, step) = (
