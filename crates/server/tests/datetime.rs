@@ -209,26 +209,13 @@ async fn datetime_tables_survive_a_restart() {
             )
             .await;
         }
-        before = c.simple_query(query).await.expect("before");
+        before = common::rows(&c, query).await;
         drop(c);
         server.shutdown().await.expect("shutdown");
     }
     let server = Server::start(&config).await.expect("restart");
     let c = common::connect(&server).await;
-    let after = c.simple_query(query).await.expect("after");
-    let rows = |msgs: &[tokio_postgres::SimpleQueryMessage]| -> Vec<Vec<String>> {
-        msgs.iter()
-            .filter_map(|m| match m {
-                tokio_postgres::SimpleQueryMessage::Row(r) => Some(
-                    (0..r.len())
-                        .map(|i| r.get(i).unwrap_or("NULL").to_owned())
-                        .collect(),
-                ),
-                _ => None,
-            })
-            .collect()
-    };
-    let (before, after) = (rows(&before), rows(&after));
+    let after = common::rows(&c, query).await;
     assert_eq!(before.len(), 498);
     assert_eq!(before, after);
     assert_eq!(

@@ -6,19 +6,6 @@ mod common;
 
 use myriad_server::{Config, Server};
 
-fn rows(msgs: &[tokio_postgres::SimpleQueryMessage]) -> Vec<Vec<String>> {
-    msgs.iter()
-        .filter_map(|m| match m {
-            tokio_postgres::SimpleQueryMessage::Row(r) => Some(
-                (0..r.len())
-                    .map(|i| r.get(i).unwrap_or("NULL").to_owned())
-                    .collect(),
-            ),
-            _ => None,
-        })
-        .collect()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn numeric_tables_survive_a_restart() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -54,14 +41,13 @@ async fn numeric_tables_survive_a_restart() {
             "insert into nt values (1000, 'NaN', 'NaN'), (1001, NULL, 1.0)",
         )
         .await;
-        before = c.simple_query(query).await.expect("before");
+        before = common::rows(&c, query).await;
         drop(c);
         server.shutdown().await.expect("shutdown");
     }
     let server = Server::start(&config).await.expect("restart");
     let c = common::connect(&server).await;
-    let after = c.simple_query(query).await.expect("after");
-    let (before, after) = (rows(&before), rows(&after));
+    let after = common::rows(&c, query).await;
     assert_eq!(before, after);
     // Expected values from PostgreSQL 15, the same statements.
     assert_eq!(before.len(), 76);

@@ -58,6 +58,24 @@ pub async fn value(c: &Client, sql: &str) -> String {
         .unwrap_or_else(|| panic!("{sql}: no row"))
 }
 
+/// Every row a query returns, as text (`NULL` for NULL).
+pub async fn rows(c: &Client, sql: &str) -> Vec<Vec<String>> {
+    let msgs = c
+        .simple_query(sql)
+        .await
+        .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    msgs.iter()
+        .filter_map(|m| match m {
+            SimpleQueryMessage::Row(r) => Some(
+                (0..r.len())
+                    .map(|i| r.get(i).unwrap_or("NULL").to_owned())
+                    .collect(),
+            ),
+            _ => None,
+        })
+        .collect()
+}
+
 /// The SQLSTATE of a server error, or the client error's text.
 pub fn sqlstate(e: &tokio_postgres::Error) -> String {
     e.as_db_error()
