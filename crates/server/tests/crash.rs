@@ -244,12 +244,20 @@ async fn kill_9_under_writers_loses_nothing_acknowledged() {
     };
     eprintln!("crash seed: {seed} (replay with MYRIAD_FUZZ_SEED={seed})");
     let mut rng = StdRng::seed_from_u64(seed);
-    let dir = tempfile::tempdir().expect("temp dir");
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let dir = tmp.path().to_owned();
+    // MYRIAD_CRASH_KEEP keeps the data directory and server.log for a post-mortem.
+    let _tmp = if std::env::var_os("MYRIAD_CRASH_KEEP").is_some() {
+        eprintln!("crash data directory kept: {}", tmp.keep().display());
+        None
+    } else {
+        Some(tmp)
+    };
     let mut model = Model::default();
 
-    let mut server = start(dir.path());
+    let mut server = start(&dir);
     {
-        let client = wait_ready(&mut server, dir.path()).await;
+        let client = wait_ready(&mut server, &dir).await;
         client
             .batch_execute(
                 "CREATE TABLE items (id bigint PRIMARY KEY, payload text NOT NULL);
@@ -312,8 +320,8 @@ async fn kill_9_under_writers_loses_nothing_acknowledged() {
             .unwrap();
 
         drop(server);
-        server = start(dir.path());
-        let client = wait_ready(&mut server, dir.path()).await;
+        server = start(&dir);
+        let client = wait_ready(&mut server, &dir).await;
         verify(&client, &mut model, cycle).await;
         for t in 0..=cycle {
             let sql = format!("SELECT a FROM ddl_{t} WHERE b = {t}");

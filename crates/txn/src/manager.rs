@@ -47,6 +47,11 @@ pub struct TxnManager {
     wal: RwLock<Option<Arc<Wal>>>,
     procs: Mutex<ProcArray>,
     ended: Condvar,
+    /// Held shared by a commit from its WAL record until its commit-log status is set,
+    /// exclusive by the checkpoint before it writes the commit log (txn rule 2): a
+    /// commit whose record lies before the redo point is not replayed, so its status
+    /// must be in what the checkpoint writes (PostgreSQL's DELAY_CHKPT_START).
+    commit_fence: RwLock<()>,
     /// The heavyweight lock manager: relation locks, and the transaction locks row
     /// writers wait on (lock rule 9).
     locks: Arc<crate::lock::LockManager>,
@@ -108,6 +113,7 @@ impl TxnManager {
                 xmins: HashMap::new(),
             }),
             ended: Condvar::new(),
+            commit_fence: RwLock::new(()),
             locks: crate::lock::LockManager::new(crate::lock::LockConfig::default()),
             activity: Arc::default(),
         })
@@ -179,6 +185,8 @@ impl TxnManager {
     /// The checkpoint's part: write the commit log out and save the id limit, which
     /// covers every id handed out so far (storage wal rule 7).
     pub fn checkpoint(&self) -> PgResult<()> {
+        // The redo point is set: wait out the commits already logged before it.
+        drop(self.commit_fence.write());
         let wal = self.wal.read().clone();
         self.clog.checkpoint(wal.as_deref())?;
         let limit = self.procs.lock().xid_limit;
@@ -221,6 +229,7 @@ impl TxnManager {
             return Ok(());
         }
         let wal = self.wal()?;
+        let _fence = self.commit_fence.read();
         let end = wal.log(RecordKind::Xact, &encode(REC_COMMIT, xids));
         let end = match end.and_then(|end| wal.commit().map(|()| end)) {
             Ok(end) => end,
