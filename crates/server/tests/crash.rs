@@ -11,7 +11,10 @@
 //! The server runs with a tiny buffer pool (pages are evicted, so written behind the WAL),
 //! 64 KiB WAL segments and frequent checkpoints, so a kill lands in every phase.
 //! `MYRIAD_CRASH_CYCLES=200 cargo test -p myriad-server --test crash` runs more cycles;
-//! `MYRIAD_FUZZ_SEED` replays a seed's kill timings and operation mix.
+//! `MYRIAD_FUZZ_SEED` replays a seed's kill timings and operation mix (the kills land
+//! where the scheduler puts them, so a replay is only likelier to fail the same way);
+//! `MYRIAD_CRASH_KEEP=1` keeps the data directory, the server log and a copy of the
+//! data directory as the last kill left it.
 
 use std::collections::BTreeMap;
 use std::net::TcpListener;
@@ -246,8 +249,10 @@ async fn kill_9_under_writers_loses_nothing_acknowledged() {
     let mut rng = StdRng::seed_from_u64(seed);
     let tmp = tempfile::tempdir().expect("temp dir");
     let dir = tmp.path().to_owned();
-    // MYRIAD_CRASH_KEEP keeps the data directory and server.log for a post-mortem.
-    let _tmp = if std::env::var_os("MYRIAD_CRASH_KEEP").is_some() {
+    // MYRIAD_CRASH_KEEP keeps the data directory and server.log for a post-mortem, and
+    // a copy of the data directory as the last crash left it (data.crashed).
+    let keep = std::env::var_os("MYRIAD_CRASH_KEEP").is_some();
+    let _tmp = if keep {
         eprintln!("crash data directory kept: {}", tmp.keep().display());
         None
     } else {
@@ -320,6 +325,17 @@ async fn kill_9_under_writers_loses_nothing_acknowledged() {
             .unwrap();
 
         drop(server);
+        if keep {
+            // The data directory as the crash left it, before recovery changes it.
+            let crashed = dir.join("data.crashed");
+            let _ = std::fs::remove_dir_all(&crashed);
+            let copied = Command::new("cp")
+                .arg("-a")
+                .arg(dir.join("data"))
+                .arg(&crashed)
+                .status();
+            assert!(copied.is_ok_and(|s| s.success()), "copy the data directory");
+        }
         server = start(&dir);
         let client = wait_ready(&mut server, &dir).await;
         verify(&client, &mut model, cycle).await;

@@ -205,6 +205,9 @@ impl FrameHeader {
 struct Frame {
     header: Mutex<FrameHeader>,
     content: RwLock<Box<[u8; BLCKSZ]>>,
+    /// Held across one write-back, from the copy to the file write (buffer rule 10):
+    /// two write-backs of a frame never overlap, and `flush_all` waits out one in flight.
+    io: Mutex<()>,
 }
 
 /// One partition of the mapping table, with its share of the hit/miss counters (counted
@@ -272,6 +275,7 @@ impl BufferPool {
                     usage_count: 0,
                 }),
                 content: RwLock::new(Box::new([0; BLCKSZ])),
+                io: Mutex::new(()),
             })
             .collect();
         let partitions = (0..NUM_BUFFER_PARTITIONS)
@@ -589,10 +593,20 @@ impl BufferPool {
     /// If frame `id` (pinned by the caller) is dirty, write it out: stamp the checksum on
     /// a copy taken under the shared content lock, so writers wait only for the copy.
     /// The WAL is flushed up to the page's LSN first (buffer rule 3).
-    /// With `wait` false, returns `Ok(false)` instead of waiting for a held content lock.
+    /// With `wait` false, returns `Ok(false)` instead of waiting for a held content lock
+    /// or for another write-back of the frame.
     fn write_back(&self, id: usize, wait: bool) -> PgResult<bool> {
         let frame = &self.frames[id];
         let mut copy = [0u8; BLCKSZ];
+        // Taken before the content lock and held until the page is in the file.
+        let _io = if wait {
+            frame.io.lock()
+        } else {
+            match frame.io.try_lock() {
+                Some(io) => io,
+                None => return Ok(false),
+            }
+        };
         let tag = {
             let content = if wait {
                 frame.content.read()
@@ -637,12 +651,20 @@ impl BufferPool {
     }
 
     /// Write every dirty page, then make all relation files durable. Pages dirtied while
-    /// this runs may or may not be included.
+    /// this runs may or may not be included; a page dirty when it started is in its file
+    /// when it returns, whoever wrote it (buffer rule 10).
     pub fn flush_all(&self) -> PgResult<()> {
         for id in 0..self.frames.len() {
             {
-                let mut hdr = self.frames[id].header.lock();
+                let frame = &self.frames[id];
+                let mut hdr = frame.header.lock();
                 if !(matches!(hdr.state, FrameState::Valid(_)) && hdr.dirty) {
+                    drop(hdr);
+                    // An evictor may have taken the dirty flag and not written the page
+                    // yet: wait for it, so that the sync below covers that write.
+                    if frame.io.is_locked() {
+                        drop(frame.io.lock());
+                    }
                     continue;
                 }
                 // Pin (without touching the usage count) so it cannot be evicted mid-write.
@@ -1016,6 +1038,129 @@ mod tests {
         assert_eq!(pool2.stats().writes, 0);
         pool2.flush_all().expect("flush");
         assert_eq!(pool2.stats().writes, 0);
+    }
+
+    /// A file system whose writes wait while a gate is closed.
+    #[derive(Default)]
+    struct Gate {
+        state: Mutex<(bool, usize)>,
+        changed: parking_lot::Condvar,
+    }
+
+    impl Gate {
+        fn set_open(&self, open: bool) {
+            self.state.lock().0 = open;
+            self.changed.notify_all();
+        }
+
+        fn pass(&self) {
+            let mut st = self.state.lock();
+            st.1 += 1;
+            self.changed.notify_all();
+            while !st.0 {
+                self.changed.wait(&mut st);
+            }
+            st.1 -= 1;
+        }
+
+        fn wait_for_writer(&self) {
+            let mut st = self.state.lock();
+            while st.1 == 0 {
+                self.changed.wait(&mut st);
+            }
+        }
+    }
+
+    struct GatedVfs(Arc<Gate>);
+    struct GatedFile(Arc<Gate>, Arc<dyn crate::vfs::VfsFile>);
+
+    impl Vfs for GatedVfs {
+        fn open(
+            &self,
+            path: &std::path::Path,
+            create: bool,
+        ) -> std::io::Result<Arc<dyn crate::vfs::VfsFile>> {
+            Ok(Arc::new(GatedFile(
+                self.0.clone(),
+                OsVfs.open(path, create)?,
+            )))
+        }
+        fn remove(&self, path: &std::path::Path) -> std::io::Result<()> {
+            OsVfs.remove(path)
+        }
+        fn exists(&self, path: &std::path::Path) -> bool {
+            OsVfs.exists(path)
+        }
+        fn create_dir_all(&self, path: &std::path::Path) -> std::io::Result<()> {
+            OsVfs.create_dir_all(path)
+        }
+        fn rename(&self, from: &std::path::Path, to: &std::path::Path) -> std::io::Result<()> {
+            OsVfs.rename(from, to)
+        }
+        fn sync_dir(&self, path: &std::path::Path) -> std::io::Result<()> {
+            OsVfs.sync_dir(path)
+        }
+        fn list_dir(&self, path: &std::path::Path) -> std::io::Result<Vec<String>> {
+            OsVfs.list_dir(path)
+        }
+    }
+
+    impl crate::vfs::VfsFile for GatedFile {
+        fn read_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+            self.1.read_at(buf, offset)
+        }
+        fn write_all_at(&self, buf: &[u8], offset: u64) -> std::io::Result<()> {
+            self.0.pass();
+            self.1.write_all_at(buf, offset)
+        }
+        fn sync(&self) -> std::io::Result<()> {
+            self.1.sync()
+        }
+        fn len(&self) -> std::io::Result<u64> {
+            self.1.len()
+        }
+        fn set_len(&self, len: u64) -> std::io::Result<()> {
+            self.1.set_len(len)
+        }
+    }
+
+    /// An evictor has taken a page's dirty flag but not written it yet when a checkpoint
+    /// flushes: the checkpoint must not return (and move its redo point past the page's
+    /// changes) before the page is in its file (buffer rule 10).
+    #[test]
+    fn flush_all_waits_for_a_write_back_in_flight() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let gate = Arc::new(Gate::default());
+        gate.set_open(true);
+        let vfs = Arc::new(GatedVfs(gate.clone()));
+        let pool = BufferPool::new(Arc::new(Smgr::new(vfs, dir.path()).expect("smgr")), 1);
+        pool.smgr().create(10).expect("create");
+        let (_, mut b0) = pool.extend(10).expect("extend");
+        stamp(&mut b0, 1);
+        drop(b0);
+        let (_, mut b1) = pool.extend(10).expect("extend");
+        stamp(&mut b1, 2);
+        drop(b1);
+        // The one frame holds block 1, dirty. Reading block 0 evicts it; its write waits.
+        gate.set_open(false);
+        std::thread::scope(|s| {
+            let evictor = s.spawn(|| read_stamp(&pool.read_buffer(10, 0).expect("read")));
+            gate.wait_for_writer();
+            s.spawn(|| {
+                // Long enough that a flush_all that does not wait has long returned.
+                std::thread::sleep(Duration::from_millis(300));
+                gate.set_open(true);
+            });
+            pool.flush_all().expect("flush");
+            let file = std::fs::read(dir.path().join(crate::smgr::relpath(10))).expect("read");
+            let block1: &[u8; BLCKSZ] = file[BLCKSZ..2 * BLCKSZ].try_into().expect("block 1");
+            assert_eq!(
+                Page::new(block1).get_item(1),
+                Some(&2u32.to_le_bytes()[..]),
+                "block 1 is in its file when flush_all returns"
+            );
+            assert_eq!(evictor.join().expect("evictor"), 1);
+        });
     }
 
     #[test]
