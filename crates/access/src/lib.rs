@@ -6,6 +6,7 @@
 //!   and the sequential scan [`HeapScan`]. The one place heap pages change.
 //! - [`nbtree`]: btree indexes (Lehman–Yao, root cached per index, every step one
 //!   mini-transaction).
+//! - [`sequence`]: sequence counters, one page each, logged ahead as PostgreSQL's.
 //!
 //! Below: `storage` (pages, buffer pool, WAL). Above: the executor, which turns rows into
 //! tuples and back. Visibility map and free space map arrive as `visibilitymap` and
@@ -14,6 +15,7 @@
 
 pub mod heapam;
 pub mod nbtree;
+pub mod sequence;
 pub mod tuple;
 pub mod visibility;
 

@@ -136,6 +136,78 @@ pub struct NewTable {
     pub columns: Vec<ColumnDesc>,
     pub keys: Vec<NewKey>,
     pub options: TableOptions,
+    /// SERIAL columns (by position): each gets a sequence `<table>_<column>_seq`, owned
+    /// by the column, and the DEFAULT `nextval('<sequence>'::regclass)`.
+    pub serials: Vec<(usize, SequenceOptions)>,
+}
+
+/// A sequence's parameters (CREATE SEQUENCE's options, with PostgreSQL's defaults
+/// filled in and checked by the binder).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SequenceOptions {
+    /// `AS smallint | integer | bigint`: the default bounds follow it.
+    pub ty: DataType,
+    pub start: i64,
+    pub increment: i64,
+    pub min: i64,
+    pub max: i64,
+    pub cache: i64,
+    pub cycle: bool,
+}
+
+impl SequenceOptions {
+    /// PostgreSQL's defaults for a sequence of type `ty` counting by `increment`.
+    pub fn defaults(ty: DataType, increment: i64) -> SequenceOptions {
+        let type_max = match ty {
+            DataType::Int2 => i16::MAX as i64,
+            DataType::Int4 => i32::MAX as i64,
+            _ => i64::MAX,
+        };
+        let (min, max) = if increment > 0 {
+            (1, type_max)
+        } else {
+            (-type_max - 1, -1)
+        };
+        SequenceOptions {
+            ty,
+            start: if increment > 0 { min } else { max },
+            increment,
+            min,
+            max,
+            cache: 1,
+            cycle: false,
+        }
+    }
+}
+
+/// A sequence (CREATE SEQUENCE, or a SERIAL column's).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SequenceDesc {
+    pub oid: Oid,
+    /// The storage of its one page (`base/<rel>`).
+    pub rel: RelId,
+    pub name: String,
+    pub options: SequenceOptions,
+    /// `OWNED BY table.column`: dropped with the table (a SERIAL column's sequence).
+    pub owned_by: Option<(Oid, usize)>,
+}
+
+/// `nextval('name'::regclass)`, as PostgreSQL shows a SERIAL column's default: the name
+/// double-quoted where an identifier needs it, in a string literal.
+pub fn nextval_default(sequence: &str) -> String {
+    let plain = sequence
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_lowercase() || c == '_')
+        && sequence
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+    let ident = if plain {
+        sequence.to_string()
+    } else {
+        format!("\"{}\"", sequence.replace('"', "\"\""))
+    };
+    format!("nextval('{}'::regclass)", ident.replace('\'', "''"))
 }
 
 /// What ALTER TABLE ... ADD FOREIGN KEY asks for (checked by the caller against both

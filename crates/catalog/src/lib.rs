@@ -25,7 +25,7 @@ mod sysviews;
 
 pub use desc::{
     ColumnDesc, FkAction, ForeignKey, IndexDesc, NewForeignKey, NewIndex, NewKey, NewTable,
-    TableDesc, TableOptions,
+    SequenceDesc, SequenceOptions, TableDesc, TableOptions, nextval_default,
 };
 pub use sysviews::SystemView;
 
@@ -52,6 +52,10 @@ pub struct CatalogSnapshot {
     /// For each table some foreign key references, the tables whose keys reference it
     /// (derived from their descriptors as records apply; not logged).
     referencing: imbl::HashMap<Oid, imbl::Vector<Oid>>,
+    sequences: imbl::HashMap<String, Arc<SequenceDesc>>,
+    sequences_by_oid: imbl::HashMap<Oid, Arc<SequenceDesc>>,
+    /// For each table owning sequences (SERIAL), those sequences (derived, not logged).
+    owned: imbl::HashMap<Oid, imbl::Vector<Oid>>,
     next_oid: Oid,
 }
 
@@ -66,7 +70,31 @@ impl CatalogSnapshot {
 
     /// Is `name` taken by any relation (table or index)?
     pub fn relation_exists(&self, name: &str) -> bool {
-        self.tables.contains_key(name) || self.index_names.contains_key(name)
+        self.tables.contains_key(name)
+            || self.index_names.contains_key(name)
+            || self.sequences.contains_key(name)
+    }
+
+    pub fn sequence(&self, name: &str) -> Option<&Arc<SequenceDesc>> {
+        self.sequences.get(name)
+    }
+
+    pub fn sequence_by_oid(&self, oid: Oid) -> Option<&Arc<SequenceDesc>> {
+        self.sequences_by_oid.get(&oid)
+    }
+
+    /// Every sequence, in no particular order.
+    pub fn sequences(&self) -> impl Iterator<Item = &Arc<SequenceDesc>> {
+        self.sequences.values()
+    }
+
+    /// The sequences table `oid` owns (its SERIAL columns'), dropped with it.
+    pub fn owned_sequences(&self, oid: Oid) -> impl Iterator<Item = &Arc<SequenceDesc>> {
+        self.owned
+            .get(&oid)
+            .into_iter()
+            .flat_map(|v| v.iter())
+            .filter_map(|s| self.sequences_by_oid.get(s))
     }
 
     /// The name CREATE INDEX without a name gets: PostgreSQL's `t_a_idx`, with a numeric
@@ -125,6 +153,23 @@ impl CatalogSnapshot {
                     .filter(move |fk| fk.ref_table == oid)
                     .map(move |fk| (t, fk))
             })
+    }
+
+    fn remove_sequence(&mut self, oid: Oid) {
+        let Some(seq) = self.sequences_by_oid.remove(&oid) else {
+            return;
+        };
+        self.sequences.remove(&seq.name);
+        if let Some((table, _)) = seq.owned_by
+            && let Some(mut v) = self.owned.get(&table).cloned()
+        {
+            v.retain(|s| *s != oid);
+            if v.is_empty() {
+                self.owned.remove(&table);
+            } else {
+                self.owned.insert(table, v);
+            }
+        }
     }
 
     fn put_table(&mut self, t: TableDesc) {
@@ -218,6 +263,25 @@ impl CatalogSnapshot {
                     self.put_table(t);
                 }
             }
+            Record::CreateSequence(seq) => {
+                self.next_oid = self.next_oid.max(seq.oid + 1);
+                // Idempotent (wal rule 7): a replayed record replaces the saved one.
+                self.remove_sequence(seq.oid);
+                let seq = Arc::new(seq.clone());
+                if let Some((table, _)) = seq.owned_by {
+                    let mut v = self.owned.get(&table).cloned().unwrap_or_default();
+                    v.push_back(seq.oid);
+                    self.owned.insert(table, v);
+                }
+                self.sequences.insert(seq.name.clone(), seq.clone());
+                self.sequences_by_oid.insert(seq.oid, seq);
+            }
+            Record::DropSequence(oid) => self.remove_sequence(*oid),
+            Record::Batch(records) => {
+                for r in records {
+                    self.apply(r);
+                }
+            }
             Record::DropIndex { table, index } => {
                 if let Some(t) = self.by_oid.get(table) {
                     let mut t = (**t).clone();
@@ -306,7 +370,7 @@ impl Catalog {
     pub fn create_table(
         &self,
         new: NewTable,
-        make_storage: impl FnOnce(&TableDesc) -> PgResult<()>,
+        make_storage: impl FnOnce(&TableDesc, &[SequenceDesc]) -> PgResult<()>,
     ) -> PgResult<Arc<TableDesc>> {
         let mut log = self.log.lock();
         let cur = self.snapshot();
@@ -347,17 +411,44 @@ impl Catalog {
                 constraint: true,
             });
         }
+        let mut columns = new.columns;
+        let mut sequences = Vec::with_capacity(new.serials.len());
+        for (column, options) in new.serials {
+            let col = columns.get_mut(column).ok_or_else(|| {
+                PgError::internal(format!("SERIAL column {column} is not in the table"))
+            })?;
+            // PostgreSQL's ChooseRelationName(table, column, "seq").
+            let base = format!("{}_{}_seq", new.name, col.name);
+            let name = unique_name(&cur, &base, &taken, &new.name);
+            taken.push(name.clone());
+            col.default = Some(desc::nextval_default(&name));
+            let seq_oid = oid + 1 + (indexes.len() + sequences.len()) as Oid;
+            sequences.push(SequenceDesc {
+                oid: seq_oid,
+                rel: seq_oid,
+                name,
+                options,
+                owned_by: Some((oid, column)),
+            });
+        }
         let table = TableDesc {
             oid,
             rel: oid,
             name: new.name,
-            columns: new.columns,
+            columns,
             indexes,
             options: new.options,
             foreign_keys: Vec::new(),
         };
-        make_storage(&table)?;
-        let record = Record::CreateTable(table);
+        make_storage(&table, &sequences)?;
+        let record = if sequences.is_empty() {
+            Record::CreateTable(table)
+        } else {
+            let mut records: Vec<Record> =
+                sequences.into_iter().map(Record::CreateSequence).collect();
+            records.push(Record::CreateTable(table));
+            Record::Batch(records)
+        };
         self.log_change(&mut log, &record)?;
         self.publish(&cur, &record);
         Ok(self
@@ -367,18 +458,86 @@ impl Catalog {
             .expect("table just published"))
     }
 
-    /// Drop a table from the catalog (its storage is the caller's to remove).
-    pub fn drop_table(&self, oid: Oid) -> PgResult<Arc<TableDesc>> {
+    /// Drop a table, and the sequences it owns, from the catalog in one change. Returns
+    /// them: their storage is the caller's to remove.
+    pub fn drop_table(&self, oid: Oid) -> PgResult<(Arc<TableDesc>, Vec<Arc<SequenceDesc>>)> {
         let mut log = self.log.lock();
         let cur = self.snapshot();
         let table = cur
             .table_by_oid(oid)
             .cloned()
             .ok_or_else(|| lookup_failed(oid))?;
-        let record = Record::DropTable(oid);
+        let owned: Vec<Arc<SequenceDesc>> = cur.owned_sequences(oid).cloned().collect();
+        let record = if owned.is_empty() {
+            Record::DropTable(oid)
+        } else {
+            let mut records: Vec<Record> =
+                owned.iter().map(|s| Record::DropSequence(s.oid)).collect();
+            records.push(Record::DropTable(oid));
+            Record::Batch(records)
+        };
         self.log_change(&mut log, &record)?;
         self.publish(&cur, &record);
-        Ok(table)
+        Ok((table, owned))
+    }
+
+    /// Create a sequence (CREATE SEQUENCE): check its name, give it an OID and storage
+    /// id; `make_storage` makes its page before the record is written (see
+    /// [`Catalog::create_table`]).
+    pub fn create_sequence(
+        &self,
+        name: String,
+        options: SequenceOptions,
+        owned_by: Option<(Oid, usize)>,
+        make_storage: impl FnOnce(&SequenceDesc) -> PgResult<()>,
+    ) -> PgResult<Arc<SequenceDesc>> {
+        let mut log = self.log.lock();
+        let cur = self.snapshot();
+        let name = relation_name(&cur, Some(name), String::new)?;
+        let oid = cur.next_oid;
+        let seq = SequenceDesc {
+            oid,
+            rel: oid,
+            name,
+            options,
+            owned_by,
+        };
+        make_storage(&seq)?;
+        let record = Record::CreateSequence(seq);
+        self.log_change(&mut log, &record)?;
+        self.publish(&cur, &record);
+        self.snapshot()
+            .sequence_by_oid(oid)
+            .cloned()
+            .ok_or_else(|| lookup_failed(oid))
+    }
+
+    /// Drop a sequence (its storage is the caller's to remove), and in the same change
+    /// the column DEFAULTs that use it (`DROP SEQUENCE ... CASCADE`), given as (table,
+    /// column).
+    pub fn drop_sequence(&self, oid: Oid, defaults: &[(Oid, usize)]) -> PgResult<()> {
+        let mut log = self.log.lock();
+        let cur = self.snapshot();
+        let mut records = Vec::with_capacity(defaults.len() + 1);
+        for &(table, column) in defaults {
+            let mut t = (**cur
+                .table_by_oid(table)
+                .ok_or_else(|| lookup_failed(table))?)
+            .clone();
+            if let Some(c) = t.columns.get_mut(column) {
+                c.default = None;
+            }
+            records.push(Record::AlterTable(t));
+        }
+        records.push(Record::DropSequence(oid));
+        let record = if records.len() == 1 {
+            records.pop().expect("one record")
+        } else {
+            Record::Batch(records)
+        };
+        self.log_change(&mut log, &record)?;
+        self.publish(&cur, &record);
+        Ok(())
     }
 
     /// Add an index to a table: check or choose its name, give it an OID and storage id,
@@ -528,11 +687,19 @@ impl Catalog {
         let cur = self.snapshot();
         let mut tables: Vec<&Arc<TableDesc>> = cur.tables().collect();
         tables.sort_by_key(|t| t.oid);
-        let records = std::iter::once(Record::NextOid(cur.next_oid)).chain(
-            tables
-                .into_iter()
-                .map(|t| Record::CreateTable((**t).clone())),
-        );
+        let mut sequences: Vec<&Arc<SequenceDesc>> = cur.sequences().collect();
+        sequences.sort_by_key(|s| s.oid);
+        let records = std::iter::once(Record::NextOid(cur.next_oid))
+            .chain(
+                tables
+                    .into_iter()
+                    .map(|t| Record::CreateTable((**t).clone())),
+            )
+            .chain(
+                sequences
+                    .into_iter()
+                    .map(|s| Record::CreateSequence((**s).clone())),
+            );
         log.rewrite(records)
     }
 
@@ -595,7 +762,7 @@ mod tests {
 
     impl Catalog {
         fn create_table_ok(&self, new: NewTable) -> PgResult<Arc<TableDesc>> {
-            self.create_table(new, |_| Ok(()))
+            self.create_table(new, |_, _| Ok(()))
         }
     }
 
@@ -612,6 +779,7 @@ mod tests {
                 primary: true,
             }],
             options: TableOptions::default(),
+            serials: vec![],
         }
     }
 
@@ -715,5 +883,71 @@ mod tests {
         assert!(refs(&cat, p).is_empty());
         cat.drop_table(c).unwrap();
         assert!(refs(&cat, p).is_empty());
+    }
+
+    #[test]
+    fn sequences_and_serials_survive_reopen_and_compaction() {
+        let dir = tempfile::tempdir().unwrap();
+        let vfs: Arc<dyn Vfs> = Arc::new(OsVfs);
+        let seq_names = |cat: &Catalog| -> Vec<String> {
+            let snap = cat.snapshot();
+            let mut v: Vec<String> = snap.sequences().map(|s| s.name.clone()).collect();
+            v.sort();
+            v
+        };
+        let (t, s) = {
+            let cat = Catalog::open(vfs.clone(), dir.path()).unwrap();
+            let opts = SequenceOptions::defaults(DataType::Int4, 1);
+            let s = cat
+                .create_sequence(
+                    "s".into(),
+                    SequenceOptions { start: 7, ..opts },
+                    None,
+                    |_| Ok(()),
+                )
+                .unwrap();
+            let e = cat
+                .create_sequence("s".into(), opts, None, |_| Ok(()))
+                .unwrap_err();
+            assert_eq!(e.code, SqlState::DUPLICATE_TABLE);
+            // A relation named like the SERIAL's sequence pushes it to a suffix.
+            cat.create_sequence("t_id_seq".into(), opts, None, |_| Ok(()))
+                .unwrap();
+            let mut new = new_table("t");
+            new.serials = vec![(0, opts)];
+            let t = cat.create_table_ok(new).unwrap();
+            assert_eq!(
+                t.columns[0].default.as_deref(),
+                Some("nextval('t_id_seq1'::regclass)")
+            );
+            let snap = cat.snapshot();
+            let owned: Vec<&str> = snap
+                .owned_sequences(t.oid)
+                .map(|s| s.name.as_str())
+                .collect();
+            assert_eq!(owned, ["t_id_seq1"]);
+            assert!(snap.relation_exists("t_id_seq1"));
+            (t.oid, s.oid)
+        };
+        let cat = Catalog::open(vfs.clone(), dir.path()).unwrap();
+        assert_eq!(seq_names(&cat), ["s", "t_id_seq", "t_id_seq1"]);
+        cat.compact().unwrap();
+        drop(cat);
+        let cat = Catalog::open(vfs.clone(), dir.path()).unwrap();
+        assert_eq!(seq_names(&cat), ["s", "t_id_seq", "t_id_seq1"]);
+        let snap = cat.snapshot();
+        assert_eq!(snap.sequence_by_oid(s).unwrap().options.start, 7);
+        assert_eq!(snap.owned_sequences(t).count(), 1);
+        // Dropping the table drops the sequence it owns, in the same record.
+        let (_, owned) = cat.drop_table(t).unwrap();
+        assert_eq!(owned.len(), 1);
+        cat.drop_sequence(s, &[]).unwrap();
+        drop(cat);
+        let cat = Catalog::open(vfs, dir.path()).unwrap();
+        assert_eq!(seq_names(&cat), ["t_id_seq"]);
+        assert_eq!(
+            super::nextval_default("Odd'Name"),
+            "nextval('\"Odd''Name\"'::regclass)"
+        );
     }
 }

@@ -21,7 +21,10 @@ use std::sync::Arc;
 use common::{DataType, Oid, PgError, PgResult, SqlState};
 use storage::vfs::{Vfs, VfsFile};
 
-use crate::desc::{ColumnDesc, FkAction, ForeignKey, IndexDesc, TableDesc, TableOptions};
+use crate::desc::{
+    ColumnDesc, FkAction, ForeignKey, IndexDesc, SequenceDesc, SequenceOptions, TableDesc,
+    TableOptions,
+};
 
 const LOG_FILE: &str = "catalog.log";
 const LOG_TMP_FILE: &str = "catalog.log.tmp";
@@ -40,6 +43,11 @@ const KIND_DROP_INDEX: u8 = 6;
 const KIND_CREATE_TABLE_V3: u8 = 7;
 /// A table's whole new descriptor (ALTER TABLE), in kind 7's format.
 const KIND_ALTER_TABLE: u8 = 8;
+const KIND_CREATE_SEQUENCE: u8 = 9;
+const KIND_DROP_SEQUENCE: u8 = 10;
+/// Several records applied as one (a table and its SERIAL sequences): u32 count, then
+/// each nested record as u32 length and payload.
+const KIND_BATCH: u8 = 11;
 
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum Record {
@@ -57,6 +65,11 @@ pub(crate) enum Record {
         table: Oid,
         index: Oid,
     },
+    CreateSequence(SequenceDesc),
+    DropSequence(Oid),
+    /// Records that one change made together: applied whole or (a torn or missing
+    /// record) not at all.
+    Batch(Vec<Record>),
 }
 
 pub(crate) struct CatalogLog {
@@ -275,6 +288,40 @@ pub(crate) fn encode(record: &Record, out: &mut Vec<u8>) {
             put_u32(out, *table);
             put_u32(out, *index);
         }
+        Record::CreateSequence(s) => {
+            out.push(KIND_CREATE_SEQUENCE);
+            put_u32(out, s.oid);
+            put_u32(out, s.rel);
+            put_str(out, &s.name);
+            let o = &s.options;
+            put_u32(out, o.ty.oid());
+            for v in [o.start, o.increment, o.min, o.max, o.cache] {
+                out.extend_from_slice(&v.to_le_bytes());
+            }
+            out.push(o.cycle as u8);
+            match s.owned_by {
+                Some((table, column)) => {
+                    out.push(1);
+                    put_u32(out, table);
+                    put_u32(out, column as u32);
+                }
+                None => out.push(0),
+            }
+        }
+        Record::DropSequence(oid) => {
+            out.push(KIND_DROP_SEQUENCE);
+            put_u32(out, *oid);
+        }
+        Record::Batch(records) => {
+            out.push(KIND_BATCH);
+            put_u32(out, records.len() as u32);
+            for r in records {
+                let mut nested = Vec::new();
+                encode(r, &mut nested);
+                put_u32(out, nested.len() as u32);
+                out.extend_from_slice(&nested);
+            }
+        }
     }
 }
 
@@ -457,6 +504,47 @@ pub(crate) fn decode(payload: &[u8]) -> Option<Record> {
             table: r.u32()?,
             index: r.u32()?,
         },
+        KIND_CREATE_SEQUENCE => {
+            let oid = r.u32()?;
+            let rel = r.u32()?;
+            let name = r.string()?;
+            let ty = DataType::from_oid(r.u32()?, -1)?;
+            let mut v = [0i64; 5];
+            for x in &mut v {
+                *x = i64::from_le_bytes(r.take(8)?.try_into().ok()?);
+            }
+            let [start, increment, min, max, cache] = v;
+            let cycle = r.u8()? != 0;
+            let owned_by = match r.u8()? {
+                0 => None,
+                _ => Some((r.u32()?, r.u32()? as usize)),
+            };
+            Record::CreateSequence(SequenceDesc {
+                oid,
+                rel,
+                name,
+                options: SequenceOptions {
+                    ty,
+                    start,
+                    increment,
+                    min,
+                    max,
+                    cache,
+                    cycle,
+                },
+                owned_by,
+            })
+        }
+        KIND_DROP_SEQUENCE => Record::DropSequence(r.u32()?),
+        KIND_BATCH => {
+            let n = r.u32()? as usize;
+            let mut records = Vec::with_capacity(n.min(1024));
+            for _ in 0..n {
+                let len = r.u32()? as usize;
+                records.push(decode(r.take(len)?)?);
+            }
+            Record::Batch(records)
+        }
         _ => return None,
     };
     (r.pos == payload.len()).then_some(record)

@@ -26,6 +26,7 @@ impl SqlState {
     pub const INVALID_TEXT_REPRESENTATION: SqlState = SqlState("22P02");
     /// A bad argument to a function (negative substring length, ...).
     pub const INVALID_PARAMETER_VALUE: SqlState = SqlState("22023");
+    pub const SEQUENCE_GENERATOR_LIMIT_EXCEEDED: SqlState = SqlState("2200H");
     /// A bad substring length.
     pub const SUBSTRING_ERROR: SqlState = SqlState("22011");
     /// LIKE pattern ending in the escape character.

@@ -229,7 +229,11 @@ pub(crate) fn eval_func(f: ScalarFunc, args: &[Value]) -> PgResult<Value> {
         | F::Power
         | F::Mod
         | F::Div
-        | F::Scale => {
+        | F::Scale
+        | F::NextVal
+        | F::CurrVal
+        | F::SetVal
+        | F::LastVal => {
             return Err(PgError::internal(format!(
                 "{f:?} is not a date/time function"
             )));

@@ -438,6 +438,9 @@ fn eval_func(f: ScalarFunc, args: Vec<Value>, ty: &DataType) -> PgResult<Value> 
         | ScalarFunc::JustifyInterval
         | ScalarFunc::ToTimestamp
         | ScalarFunc::AtTimeZone => crate::datetime::eval_func(f, &args),
+        ScalarFunc::NextVal | ScalarFunc::CurrVal | ScalarFunc::SetVal | ScalarFunc::LastVal => {
+            crate::sequence::eval_func(f, &args)
+        }
         // The C collation: case mapping of ASCII letters only, as PostgreSQL does there.
         ScalarFunc::Lower => Ok(Value::Text(
             args[0].as_str().unwrap_or_default().to_ascii_lowercase(),

@@ -20,6 +20,7 @@ mod fkey;
 pub mod index;
 mod lockrows;
 mod math;
+pub mod sequence;
 pub mod sortkey;
 pub mod vacuum;
 
@@ -57,6 +58,8 @@ pub struct ExecContext<'a> {
     pub tx: &'a txn::Tx,
     /// What the statement sees.
     pub snapshot: &'a txn::Snapshot,
+    /// The running state of sequences (CREATE and DROP SEQUENCE set it up and forget it).
+    pub sequences: &'a access::sequence::Sequences,
 }
 
 impl<'a> ExecContext<'a> {
@@ -118,10 +121,35 @@ pub fn execute(stmt: PlannedStatement, cx: &ExecContext) -> PgResult<StatementRe
             })
         }
         PlannedStatement::CreateTable(new) => {
-            cx.catalog
-                .create_table(new, |t| index::create_table_storage(cx, t))?;
+            cx.catalog.create_table(new, |t, seqs| {
+                index::create_table_storage(cx, t)?;
+                seqs.iter().try_for_each(|s| create_sequence_storage(cx, s))
+            })?;
             Ok(StatementResult {
                 tag: "CREATE TABLE".into(),
+                ..Default::default()
+            })
+        }
+        PlannedStatement::Sequence(sql::bound::SequenceDdl::Create {
+            name,
+            options,
+            owned_by,
+        }) => {
+            cx.catalog
+                .create_sequence(name, options, owned_by, |s| create_sequence_storage(cx, s))?;
+            Ok(StatementResult {
+                tag: "CREATE SEQUENCE".into(),
+                ..Default::default()
+            })
+        }
+        PlannedStatement::Sequence(sql::bound::SequenceDdl::Drop { sequences, notices }) => {
+            for d in &sequences {
+                cx.catalog.drop_sequence(d.sequence.oid, &d.defaults)?;
+                drop_sequence_storage(cx, &d.sequence)?;
+            }
+            Ok(StatementResult {
+                tag: "DROP SEQUENCE".into(),
+                notices,
                 ..Default::default()
             })
         }
@@ -171,7 +199,7 @@ pub fn execute(stmt: PlannedStatement, cx: &ExecContext) -> PgResult<StatementRe
                 ..Default::default()
             })
         }
-        PlannedStatement::Truncate(tables) => {
+        PlannedStatement::Truncate { tables, restart } => {
             // The caller holds AccessExclusive on every table: no one else writes them.
             // Every row committed by now goes, visible to this statement's snapshot
             // or not (a REPEATABLE READ transaction's snapshot may predate some), as
@@ -194,6 +222,10 @@ pub fn execute(stmt: PlannedStatement, cx: &ExecContext) -> PgResult<StatementRe
                 };
                 let (n, _) = dml::delete(&all, &delete)?;
                 changed.push((t.oid, n as u64));
+            }
+            for s in &restart {
+                cx.sequences
+                    .setval(cx.pool, s.rel, s.options.start, false)?;
             }
             Ok(StatementResult {
                 tag: "TRUNCATE TABLE".into(),
@@ -263,10 +295,13 @@ pub fn execute(stmt: PlannedStatement, cx: &ExecContext) -> PgResult<StatementRe
                 cx.catalog.drop_foreign_key(t.oid, fk.oid)?;
             }
             for t in &tables {
-                cx.catalog.drop_table(t.oid)?;
+                let (_, owned) = cx.catalog.drop_table(t.oid)?;
                 cx.pool.unlink_relation(t.rel)?;
                 for i in &t.indexes {
                     index::drop_index_storage(cx, i)?;
+                }
+                for s in &owned {
+                    drop_sequence_storage(cx, s)?;
                 }
             }
             Ok(StatementResult {
@@ -276,6 +311,18 @@ pub fn execute(stmt: PlannedStatement, cx: &ExecContext) -> PgResult<StatementRe
             })
         }
     }
+}
+
+/// Make a new sequence's relation and its page (before its catalog record).
+fn create_sequence_storage(cx: &ExecContext, s: &catalog::SequenceDesc) -> PgResult<()> {
+    cx.pool.create_relation(s.rel)?;
+    access::sequence::init(cx.pool, s.rel, s.options.start)
+}
+
+/// Remove a dropped sequence's relation and running state.
+fn drop_sequence_storage(cx: &ExecContext, s: &catalog::SequenceDesc) -> PgResult<()> {
+    cx.sequences.forget(s.rel);
+    cx.pool.unlink_relation(s.rel)
 }
 
 /// Wait until transaction `xid`, which wrote a row of `table` this statement must change

@@ -136,6 +136,7 @@ pub enum PlannedStatement {
     Update(BoundUpdate),
     Delete(BoundDelete),
     CreateTable(NewTable),
+    Sequence(sql::bound::SequenceDdl),
     DropTables {
         tables: Vec<Arc<TableDesc>>,
         notices: Vec<PgError>,
@@ -157,8 +158,11 @@ pub enum PlannedStatement {
         columns: Vec<OutputColumn>,
         format: sql::bound::CopyFormat,
     },
-    /// TRUNCATE: delete every row of each table.
-    Truncate(Vec<Arc<TableDesc>>),
+    /// TRUNCATE: delete every row of each table, then restart `restart`.
+    Truncate {
+        tables: Vec<Arc<TableDesc>>,
+        restart: Vec<Arc<catalog::SequenceDesc>>,
+    },
     /// Only a tag and notices: work done before execution (LOCK TABLE: the caller took
     /// the locks), or nothing to do (`IF [NOT] EXISTS`).
     Nothing {
@@ -199,6 +203,7 @@ pub fn plan(stmt: BoundStatement) -> PlannedStatement {
         BoundStatement::Update(u) => PlannedStatement::Update(u),
         BoundStatement::Delete(d) => PlannedStatement::Delete(d),
         BoundStatement::CreateTable(t) => PlannedStatement::CreateTable(t),
+        BoundStatement::Sequence(d) => PlannedStatement::Sequence(d),
         BoundStatement::DropTables {
             tables,
             notices,
@@ -230,7 +235,9 @@ pub fn plan(stmt: BoundStatement) -> PlannedStatement {
             fk,
         },
         BoundStatement::DropConstraint(d) => PlannedStatement::DropConstraint(d),
-        BoundStatement::Truncate { tables } => PlannedStatement::Truncate(tables),
+        BoundStatement::Truncate { tables, restart } => {
+            PlannedStatement::Truncate { tables, restart }
+        }
         BoundStatement::CopyFrom(c) => PlannedStatement::CopyFrom(c),
         BoundStatement::CopyTo { query, format } => PlannedStatement::CopyTo {
             plan: plan_query(query.plan),

@@ -76,6 +76,22 @@ pub struct Database {
     next_backend: std::sync::atomic::AtomicU32,
     /// Rows changed per table since its last VACUUM (autovacuum's trigger).
     activity: parking_lot::Mutex<std::collections::HashMap<common::Oid, TableActivity>>,
+    /// The running state of every sequence used since startup.
+    sequences: access::sequence::Sequences,
+}
+
+impl executor::sequence::SequenceHost for Database {
+    fn catalog(&self) -> Arc<catalog::CatalogSnapshot> {
+        self.catalog.snapshot()
+    }
+
+    fn pool(&self) -> &BufferPool {
+        &self.pool
+    }
+
+    fn sequences(&self) -> &access::sequence::Sequences {
+        &self.sequences
+    }
 }
 
 /// What autovacuum knows of a table.
@@ -150,6 +166,7 @@ impl Database {
             txns,
             next_backend: std::sync::atomic::AtomicU32::new(1),
             activity: parking_lot::Mutex::new(std::collections::HashMap::new()),
+            sequences: access::sequence::Sequences::new(),
         })
     }
 
@@ -165,8 +182,10 @@ impl Database {
         &self.txns
     }
 
-    /// A clean shutdown: a checkpoint (which also saves the catalog and the commit log).
+    /// A clean shutdown: the sequences' running state, then a checkpoint (which also
+    /// saves the catalog and the commit log).
     pub fn shutdown_checkpoint(&self) -> PgResult<()> {
+        self.sequences.save(&self.pool)?;
         self.checkpoint()
     }
 
@@ -419,6 +438,7 @@ impl Database {
             roots: &self.roots,
             tx,
             snapshot,
+            sequences: &self.sequences,
         }
     }
 
@@ -556,12 +576,22 @@ fn relation_locks<'a>(b: &'a sql::bound::BoundStatement, out: &mut Vec<WantedLoc
                 add(out, t, M::AccessExclusive);
             }
         }
-        B::Truncate { tables } => {
+        B::Truncate { tables, .. } => {
             for t in tables {
                 add(out, t, M::AccessExclusive);
             }
         }
-        B::CreateTable(_) => {}
+        B::CreateTable(_) | B::Sequence(sql::bound::SequenceDdl::Create { .. }) => {}
+        B::Sequence(sql::bound::SequenceDdl::Drop { sequences, .. }) => {
+            for d in sequences {
+                out.push(WantedLock {
+                    oid: d.sequence.oid,
+                    name: &d.sequence.name,
+                    mode: M::AccessExclusive,
+                    nowait: false,
+                });
+            }
+        }
         B::DropTables {
             tables,
             foreign_keys,

@@ -66,6 +66,7 @@ pub(crate) fn is_ddl(stmt: &Statement) -> bool {
         stmt,
         Statement::CreateTable(_)
             | Statement::CreateIndex(_)
+            | Statement::CreateSequence { .. }
             | Statement::Drop { .. }
             | Statement::AlterTable(_)
     )
@@ -84,10 +85,15 @@ fn write_kind(stmt: &Statement) -> Option<&'static str> {
         Statement::Delete(_) => "DELETE",
         Statement::CreateTable(_) => "CREATE TABLE",
         Statement::CreateIndex(_) => "CREATE INDEX",
+        Statement::CreateSequence { .. } => "CREATE SEQUENCE",
         Statement::Drop {
             object_type: sqlparser::ast::ObjectType::Index,
             ..
         } => "DROP INDEX",
+        Statement::Drop {
+            object_type: sqlparser::ast::ObjectType::Sequence,
+            ..
+        } => "DROP SEQUENCE",
         Statement::Drop { .. } => "DROP TABLE",
         Statement::AlterTable(_) => "ALTER TABLE",
         Statement::Truncate(_) => "TRUNCATE TABLE",
@@ -293,7 +299,29 @@ impl Session {
     /// Make this session's clock and `TimeZone` what the next statement sees (type I/O
     /// and `now()` read them from a thread-local: `common::datetime::session`). "now" is
     /// the transaction's start, or the wall clock outside a transaction.
+    /// TRUNCATE ... RESTART IDENTITY of a table that owns a sequence (a SERIAL column).
+    fn restarts_sequences(&self, stmt: &Statement) -> bool {
+        let Statement::Truncate(t) = stmt else {
+            return false;
+        };
+        if t.identity != Some(sqlparser::ast::TruncateIdentityOption::Restart) {
+            return false;
+        }
+        let catalog = self.db.catalog.snapshot();
+        t.table_names.iter().any(|target| {
+            let name = match target.name.0.last() {
+                Some(sqlparser::ast::ObjectNamePart::Identifier(id)) => sql::binder::ident_name(id),
+                _ => return false,
+            };
+            catalog
+                .table(&name)
+                .is_some_and(|t| catalog.owned_sequences(t.oid).next().is_some())
+        })
+    }
+
     pub(crate) fn set_session_clock(&self) {
+        // This thread runs this session's statements: give them its sequences.
+        executor::sequence::attach(|| self.db.clone());
         let statement_start = common::datetime::clock_timestamp();
         let transaction_start = if self.tx.is_active() {
             common::datetime::session::timestamptz_of(self.tx.start_time())
@@ -742,6 +770,11 @@ impl Session {
                 if self.explicit && is_ddl(stmt) {
                     return Err(PgError::unsupported(
                         "DDL inside a transaction block (the catalog is not transactional yet)",
+                    ));
+                }
+                if self.explicit && self.restarts_sequences(stmt) {
+                    return Err(PgError::unsupported(
+                        "TRUNCATE ... RESTART IDENTITY inside a transaction block (a sequence restart is not transactional yet)",
                     ));
                 }
                 self.tx.set_wait_policy(self.wait_policy());

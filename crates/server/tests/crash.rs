@@ -1,7 +1,8 @@
 //! Crash harness: the real `myriad` binary under concurrent writers, killed with SIGKILL at
 //! random moments, restarted, and checked:
 //! (a) every statement the client saw succeed is there (items inserted, counter increments,
-//!     tables and indexes created or dropped: the catalog's WAL records);
+//!     rows given ids by a SERIAL column, tables and indexes created or dropped: the
+//!     catalog's WAL records), and the SERIAL's sequence never hands out an id again;
 //! (b) invariants hold: every row reads back intact (and acknowledged ones through the
 //!     primary key's index), a counter is never above the number of
 //!     increments attempted (until transactions exist, a single-statement write is the unit
@@ -45,6 +46,9 @@ fn free_port() -> u16 {
 struct Model {
     items: BTreeMap<i64, bool>,
     counters: BTreeMap<i64, (i64, i64)>,
+    /// Ids a SERIAL column handed out in acknowledged INSERTs: each row is there, and
+    /// the sequence goes on after the largest (it never repeats a value).
+    events: std::collections::BTreeSet<i64>,
 }
 
 fn payload(id: i64) -> String {
@@ -153,7 +157,18 @@ async fn writer(port: u16, id: u64, seed: u64, model: Arc<Mutex<Model>>, next_it
     let mut rng = StdRng::seed_from_u64(seed ^ id.wrapping_mul(0x9e37_79b9));
     let mut item = next_item + id as i64 * 1_000_000;
     loop {
-        if rng.random_bool(0.6) {
+        if rng.random_bool(0.15) {
+            let r = client
+                .query_one(
+                    "INSERT INTO events (writer) VALUES ($1) RETURNING id",
+                    &[&(id as i32)],
+                )
+                .await;
+            let Ok(row) = r else {
+                return;
+            };
+            model.lock().unwrap().events.insert(row.get(0));
+        } else if rng.random_bool(0.6) {
             item += 1;
             model.lock().unwrap().items.insert(item, false);
             let sql = format!("INSERT INTO items VALUES ({item}, '{}')", payload(item));
@@ -221,6 +236,26 @@ async fn verify(client: &Client, model: &mut Model, cycle: u32) {
         );
     }
     model.items = found.keys().map(|id| (*id, true)).collect();
+    let events: std::collections::BTreeSet<i64> = rows(client, "SELECT id FROM events")
+        .await
+        .into_iter()
+        .map(|r| r[0].as_deref().unwrap().parse().unwrap())
+        .collect();
+    if let Some(lost) = model.events.difference(&events).next() {
+        panic!("cycle {cycle}: acknowledged event {lost} is lost");
+    }
+    let next: i64 = rows(client, "SELECT nextval('events_id_seq')").await[0][0]
+        .as_deref()
+        .unwrap()
+        .parse()
+        .unwrap();
+    if let Some(max) = events.last() {
+        assert!(
+            next > *max,
+            "cycle {cycle}: the sequence hands out {next} again (largest id {max})"
+        );
+    }
+    model.events = events;
     let counters = rows(client, "SELECT id, n FROM counters ORDER BY id").await;
     assert_eq!(counters.len(), COUNTERS as usize, "cycle {cycle}: counters");
     for r in counters {
@@ -266,7 +301,8 @@ async fn kill_9_under_writers_loses_nothing_acknowledged() {
         client
             .batch_execute(
                 "CREATE TABLE items (id bigint PRIMARY KEY, payload text NOT NULL);
-                 CREATE TABLE counters (id int PRIMARY KEY, n bigint NOT NULL)",
+                 CREATE TABLE counters (id int PRIMARY KEY, n bigint NOT NULL);
+                 CREATE TABLE events (id bigserial PRIMARY KEY, writer int NOT NULL)",
             )
             .await
             .expect("create tables");

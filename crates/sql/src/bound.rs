@@ -132,6 +132,17 @@ pub enum ScalarFunc {
     ToTimestamp,
     /// `x AT TIME ZONE zone`, `timezone(zone, x)`: timestamp <-> timestamptz.
     AtTimeZone,
+    // Sequence functions: volatile, evaluated at each call. The sequence is resolved at
+    // bind time (its `regclass` argument is a constant in practice, as in a SERIAL
+    // column's DEFAULT) and passed as the first argument, its OID as an int8 constant.
+    /// `nextval(seq)`.
+    NextVal,
+    /// `currval(seq)`.
+    CurrVal,
+    /// `setval(seq, value [, is_called])`.
+    SetVal,
+    /// `lastval()`.
+    LastVal,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -468,6 +479,8 @@ pub enum BoundStatement {
     Update(BoundUpdate),
     Delete(BoundDelete),
     CreateTable(NewTable),
+    /// CREATE SEQUENCE, DROP SEQUENCE.
+    Sequence(SequenceDdl),
     DropTables {
         tables: Vec<Arc<TableDesc>>,
         notices: Vec<PgError>,
@@ -497,6 +510,8 @@ pub enum BoundStatement {
     /// restores them).
     Truncate {
         tables: Vec<Arc<TableDesc>>,
+        /// RESTART IDENTITY: the sequences the tables own, back to their start.
+        restart: Vec<Arc<catalog::SequenceDesc>>,
     },
     /// DROP INDEX: each index with its table, and notices for IF EXISTS.
     DropIndexes {
@@ -741,6 +756,7 @@ impl BoundStatement {
                 returning(&mut d.returning, f)
             }
             BoundStatement::CreateTable(_)
+            | BoundStatement::Sequence(_)
             | BoundStatement::DropTables { .. }
             | BoundStatement::CreateIndex { .. }
             | BoundStatement::Lock { .. }
@@ -861,4 +877,27 @@ pub struct BoundCopyFrom {
     /// or truncated in the current subtransaction).
     pub freeze: bool,
     pub fks: ForeignKeyChecks,
+}
+
+/// Sequence DDL, as bound and as executed.
+#[derive(Clone, Debug)]
+pub enum SequenceDdl {
+    Create {
+        name: String,
+        options: catalog::SequenceOptions,
+        /// `OWNED BY table.column`.
+        owned_by: Option<(common::Oid, usize)>,
+    },
+    Drop {
+        sequences: Vec<SequenceDrop>,
+        notices: Vec<PgError>,
+    },
+}
+
+/// One sequence DROP SEQUENCE removes, with the column DEFAULTs that go with it
+/// (CASCADE), as (table, column).
+#[derive(Clone, Debug)]
+pub struct SequenceDrop {
+    pub sequence: Arc<catalog::SequenceDesc>,
+    pub defaults: Vec<(common::Oid, usize)>,
 }

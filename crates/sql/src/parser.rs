@@ -189,12 +189,119 @@ fn parse_commands(p: &mut Parser<'_>, sql: &str) -> Result<Vec<Command>, ParserE
         };
         out.push(if own {
             Command::Vacuum(parse_vacuum(p, sql)?)
+        } else if is_create_sequence(p) {
+            Command::Sql(parse_create_sequence(p)?)
         } else {
             Command::Sql(p.parse_statement()?)
         });
         expecting_delimiter = true;
     }
     Ok(out)
+}
+
+/// `CREATE [TEMP | TEMPORARY] SEQUENCE` next?
+fn is_create_sequence(p: &Parser<'_>) -> bool {
+    use sqlparser::keywords::Keyword;
+    use sqlparser::tokenizer::Token;
+    let kw = |n: usize| match p.peek_nth_token_ref(n).token {
+        Token::Word(ref w) if w.quote_style.is_none() => Some(w.keyword),
+        _ => None,
+    };
+    kw(0) == Some(Keyword::CREATE)
+        && (kw(1) == Some(Keyword::SEQUENCE)
+            || (matches!(kw(1), Some(Keyword::TEMP | Keyword::TEMPORARY))
+                && kw(2) == Some(Keyword::SEQUENCE)))
+}
+
+/// `CREATE [TEMP] SEQUENCE [IF NOT EXISTS] name [option ...]` with the options in any
+/// order, as PostgreSQL takes them (sqlparser's reads them in one fixed order, so
+/// `START WITH 1 INCREMENT BY 1`, as pg_dump writes it, would not parse). Built as
+/// sqlparser's statement, which the binder reads.
+fn parse_create_sequence(p: &mut Parser<'_>) -> Result<Statement, ParserError> {
+    use sqlparser::ast::SequenceOptions as O;
+    use sqlparser::keywords::Keyword;
+    p.expect_keyword(Keyword::CREATE)?;
+    let temporary = p
+        .parse_one_of_keywords(&[Keyword::TEMP, Keyword::TEMPORARY])
+        .is_some();
+    p.expect_keyword(Keyword::SEQUENCE)?;
+    let if_not_exists = p.parse_keywords(&[Keyword::IF, Keyword::NOT, Keyword::EXISTS]);
+    let name = p.parse_object_name(false)?;
+    let mut data_type = None;
+    let mut owned_by = None;
+    let mut options: Vec<O> = Vec::new();
+    // Each option once (PostgreSQL: "conflicting or redundant options").
+    let mut seen: Vec<&str> = Vec::new();
+    let mut once = |p: &Parser<'_>, what: &'static str| {
+        if seen.contains(&what) {
+            Err(ParserError::ParserError(format!(
+                "conflicting or redundant options near {}",
+                p.peek_token()
+            )))
+        } else {
+            seen.push(what);
+            Ok(())
+        }
+    };
+    loop {
+        if p.parse_keyword(Keyword::AS) {
+            once(p, "as")?;
+            data_type = Some(p.parse_data_type()?);
+        } else if p.parse_keyword(Keyword::INCREMENT) {
+            once(p, "increment")?;
+            let by = p.parse_keyword(Keyword::BY);
+            options.push(O::IncrementBy(p.parse_number()?, by));
+        } else if p.parse_keyword(Keyword::MINVALUE) {
+            once(p, "minvalue")?;
+            options.push(O::MinValue(Some(p.parse_number()?)));
+        } else if p.parse_keyword(Keyword::MAXVALUE) {
+            once(p, "maxvalue")?;
+            options.push(O::MaxValue(Some(p.parse_number()?)));
+        } else if p.parse_keyword(Keyword::START) {
+            once(p, "start")?;
+            let with = p.parse_keyword(Keyword::WITH);
+            options.push(O::StartWith(p.parse_number()?, with));
+        } else if p.parse_keyword(Keyword::CACHE) {
+            once(p, "cache")?;
+            options.push(O::Cache(p.parse_number()?));
+        } else if p.parse_keyword(Keyword::CYCLE) {
+            once(p, "cycle")?;
+            options.push(O::Cycle(false));
+        } else if p.parse_keyword(Keyword::NO) {
+            match p.expect_one_of_keywords(&[
+                Keyword::MINVALUE,
+                Keyword::MAXVALUE,
+                Keyword::CYCLE,
+            ])? {
+                Keyword::MINVALUE => {
+                    once(p, "minvalue")?;
+                    options.push(O::MinValue(None));
+                }
+                Keyword::MAXVALUE => {
+                    once(p, "maxvalue")?;
+                    options.push(O::MaxValue(None));
+                }
+                _ => {
+                    once(p, "cycle")?;
+                    // sqlparser's flag: true is NO CYCLE.
+                    options.push(O::Cycle(true));
+                }
+            }
+        } else if p.parse_keywords(&[Keyword::OWNED, Keyword::BY]) {
+            once(p, "owned_by")?;
+            owned_by = Some(p.parse_object_name(false)?);
+        } else {
+            break;
+        }
+    }
+    Ok(Statement::CreateSequence {
+        temporary,
+        if_not_exists,
+        name,
+        data_type,
+        sequence_options: options,
+        owned_by,
+    })
 }
 
 /// A word that is not a keyword sqlparser knows (`skip_locked`, `analyse`).

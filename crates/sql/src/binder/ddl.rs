@@ -67,6 +67,7 @@ impl Binder<'_> {
         }
         let mut columns: Vec<ColumnDesc> = Vec::with_capacity(c.columns.len());
         let mut keys: Vec<NewKey> = Vec::new();
+        let mut serials = Vec::new();
         for def in &c.columns {
             self.check_not_reserved(&def.name)?;
             let cname = ident_name(&def.name);
@@ -76,7 +77,16 @@ impl Binder<'_> {
                     format!("column \"{cname}\" specified more than once"),
                 ));
             }
-            let ty = self.bind_type(&def.data_type)?;
+            let serial = match &def.data_type {
+                ast::DataType::Custom(n, mods) if mods.is_empty() && n.0.len() == 1 => {
+                    super::sequence::serial_type(n.to_string().to_lowercase().as_str())
+                }
+                _ => None,
+            };
+            let ty = match serial {
+                Some(ty) => ty,
+                None => self.bind_type(&def.data_type)?,
+            };
             let mut col = ColumnDesc {
                 name: cname,
                 ty,
@@ -84,8 +94,27 @@ impl Binder<'_> {
                 default: None,
             };
             let idx = columns.len();
+            if let Some(ty) = serial {
+                if def
+                    .options
+                    .iter()
+                    .any(|o| matches!(o.option, ast::ColumnOption::Default(_)))
+                {
+                    return Err(PgError::syntax(format!(
+                        "multiple default values specified for column \"{}\" of table \"{name}\"",
+                        col.name
+                    )));
+                }
+                serials.push((idx, super::sequence::sequence_options(Some(ty), &[])?));
+            }
             for opt in &def.options {
                 match &opt.option {
+                    ast::ColumnOption::Null if serial.is_some() => {
+                        return Err(PgError::syntax(format!(
+                            "conflicting NULL/NOT NULL declarations for column \"{}\" of table \"{name}\"",
+                            col.name
+                        )));
+                    }
                     ast::ColumnOption::Null => col.not_null = false,
                     ast::ColumnOption::NotNull => col.not_null = true,
                     ast::ColumnOption::Default(e) => {
@@ -112,6 +141,7 @@ impl Binder<'_> {
                     }
                 }
             }
+            col.not_null |= serial.is_some();
             columns.push(col);
         }
         for tc in &c.constraints {
@@ -178,6 +208,7 @@ impl Binder<'_> {
             columns,
             keys: deduped,
             options,
+            serials,
         }))
     }
 
@@ -238,6 +269,9 @@ impl Binder<'_> {
         if object_type == ast::ObjectType::Index {
             return self.bind_drop_index(if_exists, names);
         }
+        if object_type == ast::ObjectType::Sequence {
+            return self.bind_drop_sequences(if_exists, names, cascade);
+        }
         if object_type != ast::ObjectType::Table {
             return Err(PgError::unsupported(format!("DROP {object_type}")));
         }
@@ -253,6 +287,13 @@ impl Binder<'_> {
                     {
                         tables.push(t.clone());
                     }
+                }
+                None if self.catalog.sequence(&name).is_some() => {
+                    return Err(PgError::new(
+                        SqlState::WRONG_OBJECT_TYPE,
+                        format!("\"{name}\" is not a table"),
+                    )
+                    .with_hint("Use DROP SEQUENCE to remove a sequence."));
                 }
                 None if if_exists => notices.push(PgError::notice(format!(
                     "table \"{name}\" does not exist, skipping"
@@ -306,8 +347,9 @@ impl Binder<'_> {
 
     /// TRUNCATE [TABLE] [ONLY] name [*], ... [RESTART | CONTINUE IDENTITY]
     /// [CASCADE | RESTRICT]. A table a foreign key references goes only with the
-    /// referencing table (CASCADE is not supported yet); no sequences exist yet, so
-    /// the IDENTITY options change nothing.
+    /// referencing table (CASCADE is not supported yet). RESTART IDENTITY restarts the
+    /// sequences the tables own (their SERIAL columns'); the session refuses it inside a
+    /// transaction block, where PostgreSQL would undo the restart on rollback.
     pub(crate) fn bind_truncate(&self, t: &ast::Truncate) -> PgResult<BoundStatement> {
         if t.if_exists {
             return Err(PgError::syntax("syntax error at or near \"EXISTS\""));
@@ -357,7 +399,15 @@ impl Binder<'_> {
                 )));
             }
         }
-        Ok(BoundStatement::Truncate { tables })
+        let restart = if t.identity == Some(ast::TruncateIdentityOption::Restart) {
+            tables
+                .iter()
+                .flat_map(|t| self.catalog.owned_sequences(t.oid).cloned())
+                .collect()
+        } else {
+            Vec::new()
+        };
+        Ok(BoundStatement::Truncate { tables, restart })
     }
 }
 
@@ -492,7 +542,7 @@ fn first_line(s: &str) -> &str {
 }
 
 /// The notice of `CREATE ... IF NOT EXISTS` for a relation that exists.
-fn already_exists_skipping(name: &str) -> PgError {
+pub(crate) fn already_exists_skipping(name: &str) -> PgError {
     PgError::notice(format!("relation \"{name}\" already exists, skipping"))
         .with_code(SqlState::DUPLICATE_TABLE)
 }

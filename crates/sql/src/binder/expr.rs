@@ -729,6 +729,9 @@ impl Binder<'_> {
                 format!("DISTINCT specified, but {name} is not an aggregate function"),
             ));
         }
+        if let Some(r) = self.bind_sequence_function(&name, &args, cx) {
+            return r;
+        }
         if name == "make_interval"
             && args
                 .iter()

@@ -14,6 +14,7 @@ mod dml;
 mod expr;
 mod math;
 mod query;
+mod sequence;
 
 pub use coerce::CastContext;
 
@@ -232,6 +233,21 @@ impl<'a> Binder<'a> {
             Statement::Delete(d) => self.bind_delete(d),
             Statement::CreateTable(c) => self.bind_create_table(c),
             Statement::CreateIndex(c) => self.bind_create_index(c),
+            Statement::CreateSequence {
+                temporary,
+                if_not_exists,
+                name,
+                data_type,
+                sequence_options,
+                owned_by,
+            } => self.bind_create_sequence(
+                *temporary,
+                *if_not_exists,
+                name,
+                data_type.as_ref(),
+                sequence_options,
+                owned_by.as_ref(),
+            ),
             Statement::Drop {
                 object_type,
                 if_exists,

@@ -1,0 +1,200 @@
+//! `nextval`, `currval`, `setval`, `lastval`: sequence functions inside expressions.
+//!
+//! Expressions are evaluated without a context argument ([`crate::eval::eval`] takes a
+//! row), and a sequence function needs the buffer pool, the running sequence states and
+//! the session's `currval` memory. As the session clock (`common::datetime::session`),
+//! these are per thread: each session runs on its own thread, the server attaches its
+//! [`SequenceHost`] to that thread ([`attach`]), and the session's `currval`/`lastval`
+//! memory lives beside it for the thread's (the session's) life, as PostgreSQL keeps it
+//! per backend.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use access::sequence::{Exhausted, SeqBounds, Sequences};
+use catalog::{CatalogSnapshot, SequenceDesc};
+use common::{Oid, PgError, PgResult, SqlState, Value};
+use sql::bound::ScalarFunc;
+use storage::bufmgr::BufferPool;
+
+/// What the sequence functions reach through: the server's database.
+pub trait SequenceHost: Send + Sync {
+    fn catalog(&self) -> Arc<CatalogSnapshot>;
+    fn pool(&self) -> &BufferPool;
+    fn sequences(&self) -> &Sequences;
+}
+
+#[derive(Default)]
+struct SessionSequences {
+    host: Option<Arc<dyn SequenceHost>>,
+    /// `currval` of each sequence this session called `nextval` (or `setval`) on.
+    currval: HashMap<Oid, i64>,
+    /// The sequence of the last `nextval`, for `lastval()`.
+    last: Option<Oid>,
+}
+
+thread_local! {
+    static SESSION: RefCell<SessionSequences> = RefCell::new(SessionSequences::default());
+}
+
+/// Let this thread's statements use `host`'s sequences (once per session thread).
+pub fn attach(host: impl FnOnce() -> Arc<dyn SequenceHost>) {
+    SESSION.with(|s| {
+        let mut s = s.borrow_mut();
+        if s.host.is_none() {
+            s.host = Some(host());
+        }
+    });
+}
+
+fn host() -> PgResult<Arc<dyn SequenceHost>> {
+    SESSION
+        .with(|s| s.borrow().host.clone())
+        .ok_or_else(|| PgError::internal("sequence functions are not available here"))
+}
+
+fn lookup(host: &dyn SequenceHost, oid: Oid) -> PgResult<Arc<SequenceDesc>> {
+    host.catalog().sequence_by_oid(oid).cloned().ok_or_else(|| {
+        PgError::new(
+            SqlState::UNDEFINED_TABLE,
+            format!("could not open relation with OID {oid}"),
+        )
+    })
+}
+
+fn bounds(s: &SequenceDesc) -> SeqBounds {
+    SeqBounds {
+        increment: s.options.increment,
+        min: s.options.min,
+        max: s.options.max,
+        cycle: s.options.cycle,
+    }
+}
+
+/// `nextval(seq)`.
+pub fn nextval(oid: Oid) -> PgResult<i64> {
+    let host = host()?;
+    let seq = lookup(host.as_ref(), oid)?;
+    match host
+        .sequences()
+        .nextval(host.pool(), seq.rel, &bounds(&seq))?
+    {
+        Ok(v) => {
+            SESSION.with(|s| {
+                let mut s = s.borrow_mut();
+                s.currval.insert(oid, v);
+                s.last = Some(oid);
+            });
+            Ok(v)
+        }
+        Err(Exhausted::Max(m)) => Err(PgError::new(
+            SqlState::SEQUENCE_GENERATOR_LIMIT_EXCEEDED,
+            format!(
+                "nextval: reached maximum value of sequence \"{}\" ({m})",
+                seq.name
+            ),
+        )),
+        Err(Exhausted::Min(m)) => Err(PgError::new(
+            SqlState::SEQUENCE_GENERATOR_LIMIT_EXCEEDED,
+            format!(
+                "nextval: reached minimum value of sequence \"{}\" ({m})",
+                seq.name
+            ),
+        )),
+    }
+}
+
+/// `currval(seq)`: this session's last value of `seq`.
+pub fn currval(oid: Oid) -> PgResult<i64> {
+    let host = host()?;
+    let seq = lookup(host.as_ref(), oid)?;
+    SESSION
+        .with(|s| s.borrow().currval.get(&oid).copied())
+        .ok_or_else(|| {
+            PgError::new(
+                SqlState::OBJECT_NOT_IN_PREREQUISITE_STATE,
+                format!(
+                    "currval of sequence \"{}\" is not yet defined in this session",
+                    seq.name
+                ),
+            )
+        })
+}
+
+/// `lastval()`: this session's last `nextval` result, of any sequence.
+pub fn lastval() -> PgResult<i64> {
+    let not_defined = || {
+        PgError::new(
+            SqlState::OBJECT_NOT_IN_PREREQUISITE_STATE,
+            "lastval is not yet defined in this session",
+        )
+    };
+    let (last, value) = SESSION.with(|s| {
+        let s = s.borrow();
+        let last = s.last;
+        (last, last.and_then(|o| s.currval.get(&o).copied()))
+    });
+    let (Some(oid), Some(value)) = (last, value) else {
+        return Err(not_defined());
+    };
+    // A sequence dropped since: PostgreSQL reports it as never defined.
+    let host = host()?;
+    if host.catalog().sequence_by_oid(oid).is_none() {
+        return Err(not_defined());
+    }
+    Ok(value)
+}
+
+/// `setval(seq, value [, is_called])`: returns `value`.
+pub fn setval(oid: Oid, value: i64, is_called: bool) -> PgResult<i64> {
+    let host = host()?;
+    let seq = lookup(host.as_ref(), oid)?;
+    let o = &seq.options;
+    if value < o.min || value > o.max {
+        return Err(PgError::new(
+            SqlState::NUMERIC_VALUE_OUT_OF_RANGE,
+            format!(
+                "setval: value {value} is out of bounds for sequence \"{}\" ({}..{})",
+                seq.name, o.min, o.max
+            ),
+        ));
+    }
+    host.sequences()
+        .setval(host.pool(), seq.rel, value, is_called)?;
+    if is_called {
+        SESSION.with(|s| s.borrow_mut().currval.insert(oid, value));
+    }
+    Ok(value)
+}
+
+/// A sequence function's call; `args` has no NULL (they are strict), and the first is
+/// the sequence's OID (the binder resolved it).
+pub(crate) fn eval_func(f: ScalarFunc, args: &[Value]) -> PgResult<Value> {
+    let seq = || match args.first() {
+        Some(Value::Int8(oid)) => {
+            Oid::try_from(*oid).map_err(|_| PgError::internal(format!("bad sequence OID {oid}")))
+        }
+        other => Err(PgError::internal(format!(
+            "bad sequence argument {other:?}"
+        ))),
+    };
+    let v = match f {
+        ScalarFunc::NextVal => nextval(seq()?)?,
+        ScalarFunc::CurrVal => currval(seq()?)?,
+        ScalarFunc::LastVal => lastval()?,
+        ScalarFunc::SetVal => {
+            let Some(Value::Int8(value)) = args.get(1) else {
+                return Err(PgError::internal("setval without a bigint value"));
+            };
+            let is_called = !matches!(args.get(2), Some(Value::Bool(false)));
+            setval(seq()?, *value, is_called)?
+        }
+        other => {
+            return Err(PgError::internal(format!(
+                "{other:?} is not a sequence function"
+            )));
+        }
+    };
+    Ok(Value::Int8(v))
+}
