@@ -17,6 +17,12 @@ use crate::sortkey::{RowKey, compare_sort_keys};
 
 pub trait Operator {
     fn next(&mut self) -> PgResult<Option<Row>>;
+
+    /// Rows this node read and its filter dropped so far (EXPLAIN ANALYZE's "Rows Removed
+    /// by Filter").
+    fn rows_removed(&self) -> u64 {
+        0
+    }
 }
 
 /// What operators read from: pages, cached btree roots, and the snapshot that decides
@@ -30,16 +36,31 @@ pub struct Env<'a> {
     /// Table scans append each row's address (`lockrows::tid_value`) after its columns:
     /// set below a LockRows node.
     pub emit_tid: bool,
+    /// EXPLAIN ANALYZE: every operator is wrapped to count its rows and time.
+    pub instrument: Option<&'a crate::explain::Instrumentation>,
 }
 
-/// Build the operator tree for `plan`.
+/// Build the operator tree for `plan`. Under EXPLAIN ANALYZE each node is numbered in
+/// pre-order (a node before its children, children in plan order) and wrapped to count.
 pub fn build<'a>(plan: &'a Plan, env: Env<'a>) -> PgResult<Box<dyn Operator + 'a>> {
+    match env.instrument {
+        None => build_node(plan, env),
+        Some(ins) => {
+            let id = ins.register();
+            let inner = build_node(plan, env)?;
+            Ok(Box::new(crate::explain::Instrumented::new(inner, ins, id)))
+        }
+    }
+}
+
+fn build_node<'a>(plan: &'a Plan, env: Env<'a>) -> PgResult<Box<dyn Operator + 'a>> {
     let pool = env.pool;
     Ok(match plan {
         Plan::SeqScan { table, filter } => Box::new(SeqScanOp {
             scan: TableScan::new(env, table.rel, table.column_types())?,
             filter: filter.as_ref(),
             emit_tid: env.emit_tid,
+            removed: 0,
         }),
         Plan::LockRows {
             input,
@@ -99,6 +120,7 @@ pub fn build<'a>(plan: &'a Plan, env: Env<'a>) -> PgResult<Box<dyn Operator + 'a
                 types: table.column_types(),
                 scan,
                 filter: filter.as_ref(),
+                removed: 0,
             })
         }
         Plan::Values { rows, .. } => Box::new(ValuesOp { rows, pos: 0 }),
@@ -113,6 +135,7 @@ pub fn build<'a>(plan: &'a Plan, env: Env<'a>) -> PgResult<Box<dyn Operator + 'a
         Plan::Filter { input, predicate } => Box::new(FilterOp {
             input: build(input, env)?,
             predicate,
+            removed: 0,
         }),
         Plan::Project { input, exprs } => Box::new(ProjectOp {
             input: build(input, env)?,
@@ -262,6 +285,7 @@ struct IndexScanOp<'a> {
     types: Vec<DataType>,
     scan: Option<BTreeScan<'a>>,
     filter: Option<&'a Expr>,
+    removed: u64,
 }
 
 impl Operator for IndexScanOp<'_> {
@@ -280,7 +304,10 @@ impl Operator for IndexScanOp<'_> {
             };
             let mut row = access::tuple::decode(&bytes, &self.types)?;
             match self.filter {
-                Some(f) if eval(f, &row)? != Value::Bool(true) => continue,
+                Some(f) if eval(f, &row)? != Value::Bool(true) => {
+                    self.removed += 1;
+                    continue;
+                }
                 _ => {
                     if env.emit_tid {
                         row.push(crate::lockrows::tid_value(tid));
@@ -291,19 +318,27 @@ impl Operator for IndexScanOp<'_> {
         }
         Ok(None)
     }
+
+    fn rows_removed(&self) -> u64 {
+        self.removed
+    }
 }
 
 struct SeqScanOp<'a> {
     scan: TableScan<'a>,
     filter: Option<&'a Expr>,
     emit_tid: bool,
+    removed: u64,
 }
 
 impl Operator for SeqScanOp<'_> {
     fn next(&mut self) -> PgResult<Option<Row>> {
         while let Some((tid, mut row)) = self.scan.next_row()? {
             match self.filter {
-                Some(f) if eval(f, &row)? != Value::Bool(true) => continue,
+                Some(f) if eval(f, &row)? != Value::Bool(true) => {
+                    self.removed += 1;
+                    continue;
+                }
                 _ => {
                     if self.emit_tid {
                         row.push(crate::lockrows::tid_value(tid));
@@ -313,6 +348,10 @@ impl Operator for SeqScanOp<'_> {
             }
         }
         Ok(None)
+    }
+
+    fn rows_removed(&self) -> u64 {
+        self.removed
     }
 }
 
@@ -497,6 +536,7 @@ impl Operator for ValuesOp<'_> {
 struct FilterOp<'a> {
     input: Box<dyn Operator + 'a>,
     predicate: &'a Expr,
+    removed: u64,
 }
 
 impl Operator for FilterOp<'_> {
@@ -505,8 +545,13 @@ impl Operator for FilterOp<'_> {
             if eval(self.predicate, &row)? == Value::Bool(true) {
                 return Ok(Some(row));
             }
+            self.removed += 1;
         }
         Ok(None)
+    }
+
+    fn rows_removed(&self) -> u64 {
+        self.removed
     }
 }
 

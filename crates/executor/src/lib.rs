@@ -16,6 +16,7 @@ mod datetime;
 pub mod dml;
 pub mod eval;
 pub mod exec;
+pub mod explain;
 mod fkey;
 pub mod index;
 mod lockrows;
@@ -70,6 +71,7 @@ impl<'a> ExecContext<'a> {
             tx: self.tx,
             snapshot: self.snapshot,
             emit_tid: false,
+            instrument: None,
         }
     }
 }
@@ -153,6 +155,11 @@ pub fn execute(stmt: PlannedStatement, cx: &ExecContext) -> PgResult<StatementRe
                 ..Default::default()
             })
         }
+        PlannedStatement::Explain {
+            options,
+            inner,
+            planning,
+        } => explain::explain(&options, *inner, planning, cx),
         PlannedStatement::CreateIndex { table, index } => {
             index::create_index(cx, &table, index)?;
             Ok(StatementResult {

@@ -137,6 +137,13 @@ pub enum PlannedStatement {
     Delete(BoundDelete),
     CreateTable(NewTable),
     Sequence(sql::bound::SequenceDdl),
+    /// EXPLAIN: the explained statement's plan; `planning` is filled in by the caller,
+    /// who timed the binding and planning.
+    Explain {
+        options: sql::bound::ExplainOptions,
+        inner: Box<PlannedStatement>,
+        planning: std::time::Duration,
+    },
     DropTables {
         tables: Vec<Arc<TableDesc>>,
         notices: Vec<PgError>,
@@ -204,6 +211,11 @@ pub fn plan(stmt: BoundStatement) -> PlannedStatement {
         BoundStatement::Delete(d) => PlannedStatement::Delete(d),
         BoundStatement::CreateTable(t) => PlannedStatement::CreateTable(t),
         BoundStatement::Sequence(d) => PlannedStatement::Sequence(d),
+        BoundStatement::Explain { options, inner, .. } => PlannedStatement::Explain {
+            options,
+            inner: Box::new(plan(*inner)),
+            planning: std::time::Duration::ZERO,
+        },
         BoundStatement::DropTables {
             tables,
             notices,

@@ -116,6 +116,7 @@ fn binds_at_parse(stmt: &Command) -> bool {
                 | Statement::Insert(_)
                 | Statement::Update(_)
                 | Statement::Delete(_)
+                | Statement::Explain { .. }
         )
     )
 }

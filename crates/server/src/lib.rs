@@ -461,6 +461,7 @@ impl Database {
         snapshot: &txn::Snapshot,
         mut prepared: Option<&mut extended::BoundParams<'_>>,
     ) -> PgResult<executor::StatementResult> {
+        let started = std::time::Instant::now();
         let mut catalog = self.catalog.snapshot();
         let bind = |catalog: &catalog::CatalogSnapshot,
                     prepared: &Option<&mut extended::BoundParams<'_>>|
@@ -498,7 +499,12 @@ impl Database {
         if let Some(p) = prepared {
             bound.substitute_params(p.values, p.types)?;
         }
-        let planned = planner::plan(bound);
+        let mut planned = planner::plan(bound);
+        if let planner::PlannedStatement::Explain { planning, .. } = &mut planned {
+            // Binding (with its catalog lookups) and planning: PostgreSQL's Planning Time
+            // counts its planner, which is where it opens indexes and partitions.
+            *planning = started.elapsed();
+        }
         let cx = self.exec_context(tx, snapshot);
         let r = executor::execute(planned, &cx)?;
         for &(table, rows) in &r.changed {
@@ -582,6 +588,7 @@ fn relation_locks<'a>(b: &'a sql::bound::BoundStatement, out: &mut Vec<WantedLoc
             }
         }
         B::CreateTable(_) | B::Sequence(sql::bound::SequenceDdl::Create { .. }) => {}
+        B::Explain { inner, .. } => relation_locks(inner, out),
         B::Sequence(sql::bound::SequenceDdl::Drop { sequences, .. }) => {
             for d in sequences {
                 out.push(WantedLock {

@@ -75,6 +75,27 @@ pub(crate) fn is_ddl(stmt: &Statement) -> bool {
 /// The name PostgreSQL's read-only error uses for a statement that writes, if it does.
 fn write_kind(stmt: &Statement) -> Option<&'static str> {
     Some(match stmt {
+        // EXPLAIN ANALYZE runs its statement.
+        Statement::Explain {
+            analyze,
+            statement,
+            options,
+            ..
+        } => {
+            let analyzes = *analyze
+                || options.iter().flatten().any(|o| {
+                    o.name.value.eq_ignore_ascii_case("analyze")
+                        && o.arg.as_ref().is_none_or(|a| {
+                            common::value::parse_bool(&a.to_string().replace('\'', ""))
+                                .unwrap_or(true)
+                        })
+                });
+            return if analyzes {
+                write_kind(statement)
+            } else {
+                None
+            };
+        }
         Statement::Query(q) => match q.locks.first() {
             Some(l) if l.lock_type == sqlparser::ast::LockType::Update => "SELECT FOR UPDATE",
             Some(_) => "SELECT FOR SHARE",

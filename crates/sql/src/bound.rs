@@ -481,6 +481,13 @@ pub enum BoundStatement {
     CreateTable(NewTable),
     /// CREATE SEQUENCE, DROP SEQUENCE.
     Sequence(SequenceDdl),
+    /// EXPLAIN [ANALYZE] of a query, INSERT, UPDATE or DELETE.
+    Explain {
+        options: ExplainOptions,
+        inner: Box<BoundStatement>,
+        /// One text column, `QUERY PLAN`.
+        columns: Vec<OutputColumn>,
+    },
     DropTables {
         tables: Vec<Arc<TableDesc>>,
         notices: Vec<PgError>,
@@ -755,6 +762,7 @@ impl BoundStatement {
                 d.filter.iter_mut().try_for_each(&mut *f)?;
                 returning(&mut d.returning, f)
             }
+            BoundStatement::Explain { inner, .. } => inner.for_each_expr_mut(f),
             BoundStatement::CreateTable(_)
             | BoundStatement::Sequence(_)
             | BoundStatement::DropTables { .. }
@@ -774,6 +782,7 @@ impl BoundStatement {
     pub fn columns(&self) -> Option<&[OutputColumn]> {
         match self {
             BoundStatement::Query(q) => Some(&q.columns),
+            BoundStatement::Explain { columns, .. } => Some(columns),
             BoundStatement::Insert(BoundInsert { returning, .. })
             | BoundStatement::Update(BoundUpdate { returning, .. })
             | BoundStatement::Delete(BoundDelete { returning, .. }) => {
@@ -900,4 +909,12 @@ pub enum SequenceDdl {
 pub struct SequenceDrop {
     pub sequence: Arc<catalog::SequenceDesc>,
     pub defaults: Vec<(common::Oid, usize)>,
+}
+
+/// EXPLAIN's options (PostgreSQL's defaults: TIMING and SUMMARY follow ANALYZE).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ExplainOptions {
+    pub analyze: bool,
+    pub timing: bool,
+    pub summary: bool,
 }

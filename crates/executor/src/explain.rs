@@ -1,0 +1,781 @@
+//! EXPLAIN [ANALYZE]: a plan as PostgreSQL's text format shows it, and for ANALYZE the
+//! statement run with every operator counted.
+//!
+//! Node names are PostgreSQL's for the same work (`Seq Scan on t`, `Index Scan using i on
+//! t`, `Nested Loop`, `HashAggregate`, `Sort`, `Limit`, ...), with their detail lines
+//! (`Filter:`, `Index Cond:`, `Sort Key:`, `Group Key:`, `Join Filter:`, and under ANALYZE
+//! `Rows Removed by Filter:`), indented as PostgreSQL indents them. Expressions are printed
+//! as PostgreSQL deparses them for the simple cases (`(a = 5)`, `(c = 'x'::text)`,
+//! `((a > 1) AND (b < 2))`); columns are qualified by their table when the plan reads
+//! more than one.
+//!
+//! Deliberate differences (README, `tests/slt-myriad/explain.slt`): Myriad has no cost
+//! model, so no `(cost=...)` is shown whatever COSTS says; a Filter or projection above a
+//! node is shown on that node, as PostgreSQL's planner would have placed it; Sort shows
+//! no Sort Method line.
+//!
+//! ANALYZE numbers each operator in pre-order as `exec::build` builds it ([`Instrumented`]
+//! wraps each one): rows returned, time to the first row and in total (unless TIMING
+//! OFF). Every node runs once (Myriad's nested loop materialises its inner side), so
+//! `loops` is 1, or the node shows `never executed`.
+
+use std::cell::RefCell;
+use std::time::{Duration, Instant};
+
+use catalog::TableDesc;
+use common::{DataType, PgResult, Value};
+use planner::{Plan, PlannedStatement};
+use sql::bound::{
+    AggCall, AggFunc, BinaryOp, ExplainOptions, Expr, ExprKind, JoinKind, OutputColumn, ScalarFunc,
+};
+
+use crate::eval::Row;
+use crate::exec::Operator;
+use crate::{ExecContext, StatementResult};
+
+/// What ANALYZE counted for one plan node.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NodeStats {
+    pub executed: bool,
+    pub rows: u64,
+    /// Time until the first row was returned (or the end, if none was).
+    pub first: Option<Duration>,
+    pub total: Duration,
+    pub removed: u64,
+}
+
+/// The counters of one EXPLAIN ANALYZE run, one per plan node in pre-order.
+pub struct Instrumentation {
+    timing: bool,
+    nodes: RefCell<Vec<NodeStats>>,
+}
+
+impl Instrumentation {
+    pub fn new(timing: bool) -> Instrumentation {
+        Instrumentation {
+            timing,
+            nodes: RefCell::new(Vec::new()),
+        }
+    }
+
+    /// The next node's number.
+    pub(crate) fn register(&self) -> usize {
+        let mut nodes = self.nodes.borrow_mut();
+        nodes.push(NodeStats::default());
+        nodes.len() - 1
+    }
+
+    pub fn stats(&self) -> Vec<NodeStats> {
+        self.nodes.borrow().clone()
+    }
+}
+
+/// An operator that counts what its inner operator returns.
+pub(crate) struct Instrumented<'a> {
+    inner: Box<dyn Operator + 'a>,
+    ins: &'a Instrumentation,
+    id: usize,
+}
+
+impl<'a> Instrumented<'a> {
+    pub(crate) fn new(
+        inner: Box<dyn Operator + 'a>,
+        ins: &'a Instrumentation,
+        id: usize,
+    ) -> Instrumented<'a> {
+        Instrumented { inner, ins, id }
+    }
+}
+
+impl Operator for Instrumented<'_> {
+    fn next(&mut self) -> PgResult<Option<Row>> {
+        let start = self.ins.timing.then(Instant::now);
+        let r = self.inner.next();
+        let removed = self.inner.rows_removed();
+        let mut nodes = self.ins.nodes.borrow_mut();
+        let n = &mut nodes[self.id];
+        n.executed = true;
+        n.removed = removed;
+        if let Some(s) = start {
+            n.total += s.elapsed();
+        }
+        if matches!(r, Ok(Some(_))) {
+            n.rows += 1;
+        }
+        if n.first.is_none() {
+            n.first = Some(n.total);
+        }
+        r
+    }
+
+    fn rows_removed(&self) -> u64 {
+        self.inner.rows_removed()
+    }
+}
+
+/// Run EXPLAIN: the plan's lines, and under ANALYZE the statement itself first.
+pub fn explain(
+    options: &ExplainOptions,
+    inner: PlannedStatement,
+    planning: Duration,
+    cx: &ExecContext,
+) -> PgResult<StatementResult> {
+    let mut r = Renderer {
+        lines: Vec::new(),
+        stats: None,
+        timing: options.timing,
+        next: 0,
+        qualify: false,
+    };
+    let started = Instant::now();
+    match &inner {
+        PlannedStatement::Query { plan, .. } => {
+            r.qualify = tables_read(plan) > 1;
+            if options.analyze {
+                let ins = Instrumentation::new(options.timing);
+                let env = crate::exec::Env {
+                    instrument: Some(&ins),
+                    ..cx.env()
+                };
+                let mut op = crate::exec::build(plan, env)?;
+                while op.next()?.is_some() {}
+                drop(op);
+                r.stats = Some(ins.stats());
+            }
+            let shown = r.shown(plan);
+            r.print(&shown, 0);
+        }
+        PlannedStatement::Insert { insert, source } => {
+            r.qualify = tables_read(source) > 0;
+            let mut top_stats = None;
+            if options.analyze {
+                let ins = Instrumentation::new(options.timing);
+                let env = crate::exec::Env {
+                    instrument: Some(&ins),
+                    ..cx.env()
+                };
+                let t0 = Instant::now();
+                let mut op = crate::exec::build(source, env)?;
+                let mut rows = Vec::new();
+                while let Some(row) = op.next()? {
+                    rows.push(row);
+                }
+                drop(op);
+                let out = crate::dml::insert(
+                    cx,
+                    &insert.table,
+                    rows,
+                    insert.returning.as_ref(),
+                    &insert.fks,
+                )?;
+                top_stats = Some(NodeStats {
+                    executed: true,
+                    rows: out.len() as u64,
+                    first: Some(t0.elapsed()),
+                    total: t0.elapsed(),
+                    removed: 0,
+                });
+                r.stats = Some(ins.stats());
+            }
+            let child = r.shown(source);
+            let top = Shown {
+                header: format!("Insert on {}", insert.table.name),
+                details: Vec::new(),
+                stats: top_stats,
+                children: vec![child],
+            };
+            r.print(&top, 0);
+        }
+        PlannedStatement::Update(u) => {
+            let scan = scan_of(&u.table, u.filter.as_ref());
+            let child = r.shown(&scan);
+            let top = Shown {
+                header: format!("Update on {}", u.table.name),
+                details: Vec::new(),
+                stats: None,
+                children: vec![child],
+            };
+            r.print(&top, 0);
+        }
+        PlannedStatement::Delete(d) => {
+            let scan = scan_of(&d.table, d.filter.as_ref());
+            let child = r.shown(&scan);
+            let top = Shown {
+                header: format!("Delete on {}", d.table.name),
+                details: Vec::new(),
+                stats: None,
+                children: vec![child],
+            };
+            r.print(&top, 0);
+        }
+        _ => {
+            return Err(common::PgError::internal(
+                "EXPLAIN of a statement without a plan",
+            ));
+        }
+    }
+    let execution = started.elapsed();
+    if options.summary {
+        r.lines
+            .push(format!("Planning Time: {:.3} ms", ms(planning)));
+        if options.analyze {
+            r.lines
+                .push(format!("Execution Time: {:.3} ms", ms(execution)));
+        }
+    }
+    Ok(StatementResult {
+        tag: "EXPLAIN".into(),
+        columns: Some(vec![OutputColumn {
+            name: "QUERY PLAN".into(),
+            ty: DataType::Text,
+            table_oid: 0,
+            column_number: 0,
+        }]),
+        rows: r.lines.into_iter().map(|l| vec![Value::Text(l)]).collect(),
+        ..Default::default()
+    })
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+/// The scan UPDATE and DELETE find their rows with (`dml`'s choice).
+fn scan_of(table: &std::sync::Arc<TableDesc>, filter: Option<&Expr>) -> Plan {
+    match filter {
+        Some(f) => planner::scan_path(table.clone(), f.clone()),
+        None => Plan::SeqScan {
+            table: table.clone(),
+            filter: None,
+        },
+    }
+}
+
+/// How many table scans a plan has (columns are qualified when more than one).
+fn tables_read(plan: &Plan) -> usize {
+    match plan {
+        Plan::SeqScan { .. } | Plan::IndexScan { .. } => 1,
+        Plan::SystemView { .. } | Plan::Values { .. } | Plan::GenerateSeries { .. } => 0,
+        Plan::NestedLoopJoin { left, right, .. } => tables_read(left) + tables_read(right),
+        Plan::Filter { input, .. }
+        | Plan::Project { input, .. }
+        | Plan::Aggregate { input, .. }
+        | Plan::Sort { input, .. }
+        | Plan::Distinct { input }
+        | Plan::Limit { input, .. }
+        | Plan::LockRows { input, .. } => tables_read(input),
+    }
+}
+
+/// One node as shown: its line, detail lines, counters and children.
+struct Shown {
+    header: String,
+    details: Vec<String>,
+    stats: Option<NodeStats>,
+    children: Vec<Shown>,
+}
+
+struct Renderer {
+    lines: Vec<String>,
+    stats: Option<Vec<NodeStats>>,
+    timing: bool,
+    /// The next node's pre-order number (as `exec::build` numbered them).
+    next: usize,
+    qualify: bool,
+}
+
+impl Renderer {
+    fn take(&mut self) -> Option<NodeStats> {
+        let id = self.next;
+        self.next += 1;
+        self.stats
+            .as_ref()
+            .map(|s| s.get(id).copied().unwrap_or_default())
+    }
+
+    fn print(&mut self, s: &Shown, depth: usize) {
+        let mut line = if depth == 0 {
+            String::new()
+        } else {
+            format!("{}->  ", " ".repeat(6 * (depth - 1) + 2))
+        };
+        line.push_str(&s.header);
+        if let Some(st) = &s.stats {
+            line.push(' ');
+            line.push_str(&self.actual(st));
+        }
+        self.lines.push(line);
+        let pad = " ".repeat(6 * depth + 2);
+        for d in &s.details {
+            self.lines.push(format!("{pad}{d}"));
+        }
+        for c in &s.children {
+            self.print(c, depth + 1);
+        }
+    }
+
+    fn actual(&self, st: &NodeStats) -> String {
+        if !st.executed {
+            return "(never executed)".into();
+        }
+        if self.timing {
+            format!(
+                "(actual time={:.3}..{:.3} rows={} loops=1)",
+                ms(st.first.unwrap_or(st.total)),
+                ms(st.total),
+                st.rows
+            )
+        } else {
+            format!("(actual rows={} loops=1)", st.rows)
+        }
+    }
+
+    /// Output column names of `plan`, for deparsing its parent's expressions.
+    fn names(&self, plan: &Plan) -> Vec<String> {
+        match plan {
+            Plan::SeqScan { table, .. } | Plan::IndexScan { table, .. } => table
+                .columns
+                .iter()
+                .map(|c| {
+                    if self.qualify {
+                        format!("{}.{}", table.name, c.name)
+                    } else {
+                        c.name.clone()
+                    }
+                })
+                .collect(),
+            Plan::Values { width, .. } | Plan::SystemView { width, .. } => {
+                (1..=*width).map(|i| format!("column{i}")).collect()
+            }
+            Plan::GenerateSeries { .. } => vec!["generate_series".into()],
+            Plan::Project { input, exprs } => {
+                let inner = self.names(input);
+                exprs.iter().map(|e| deparse(e, &inner)).collect()
+            }
+            Plan::NestedLoopJoin { left, right, .. } => {
+                let mut n = self.names(left);
+                n.extend(self.names(right));
+                n
+            }
+            Plan::Aggregate {
+                input,
+                group_by,
+                aggs,
+            } => {
+                let inner = self.names(input);
+                group_by
+                    .iter()
+                    .map(|e| deparse(e, &inner))
+                    .chain(aggs.iter().map(|a| deparse_agg(a, &inner)))
+                    .collect()
+            }
+            Plan::LockRows { input, .. } => {
+                let mut n = self.names(input);
+                n.push("ctid".into());
+                n
+            }
+            Plan::Filter { input, .. }
+            | Plan::Sort { input, .. }
+            | Plan::Distinct { input }
+            | Plan::Limit { input, .. } => self.names(input),
+        }
+    }
+
+    /// The node `plan` shows as (numbering every node, shown or folded).
+    fn shown(&mut self, plan: &Plan) -> Shown {
+        let stats = self.take();
+        let node = |header: String, details: Vec<String>, children: Vec<Shown>| Shown {
+            header,
+            details,
+            stats,
+            children,
+        };
+        match plan {
+            Plan::SeqScan { table, filter } => {
+                let names = self.names(plan);
+                let mut details = Vec::new();
+                if let Some(f) = filter {
+                    details.push(format!("Filter: {}", deparse(f, &names)));
+                    self.removed(&mut details, stats);
+                }
+                node(format!("Seq Scan on {}", table.name), details, vec![])
+            }
+            Plan::IndexScan {
+                table,
+                index,
+                lower,
+                upper,
+                filter,
+                backward,
+            } => {
+                let names = self.names(plan);
+                let mut details = Vec::new();
+                if let Some(f) = filter {
+                    let (cond, rest) = index_conditions(f, index, lower, upper);
+                    if !cond.is_empty() {
+                        details.push(format!("Index Cond: {}", deparse_and(&cond, &names)));
+                    }
+                    if !rest.is_empty() {
+                        details.push(format!("Filter: {}", deparse_and(&rest, &names)));
+                        self.removed(&mut details, stats);
+                    }
+                }
+                let dir = if *backward { " Backward" } else { "" };
+                node(
+                    format!("Index Scan{dir} using {} on {}", index.name, table.name),
+                    details,
+                    vec![],
+                )
+            }
+            Plan::SystemView { view, .. } => {
+                node(format!("Function Scan on {}", view.name()), vec![], vec![])
+            }
+            Plan::Values { rows, .. } if rows.len() == 1 => node("Result".into(), vec![], vec![]),
+            Plan::Values { .. } => node("Values Scan on \"*VALUES*\"".into(), vec![], vec![]),
+            Plan::GenerateSeries { .. } => {
+                node("Function Scan on generate_series".into(), vec![], vec![])
+            }
+            Plan::Filter { input, predicate } => {
+                // Shown on the node below, as PostgreSQL places a qual on the node that
+                // produces the rows.
+                let names = self.names(input);
+                let mut s = self.shown(input);
+                s.details
+                    .push(format!("Filter: {}", deparse(predicate, &names)));
+                self.removed(&mut s.details, stats);
+                if stats.is_some() {
+                    s.stats = stats;
+                }
+                s
+            }
+            Plan::Project { input, .. } => {
+                let mut s = self.shown(input);
+                if stats.is_some() {
+                    s.stats = stats;
+                }
+                s
+            }
+            Plan::NestedLoopJoin {
+                left,
+                right,
+                kind,
+                on,
+                ..
+            } => {
+                let mut names = self.names(left);
+                names.extend(self.names(right));
+                let details = on
+                    .iter()
+                    .map(|e| format!("Join Filter: {}", deparse(e, &names)))
+                    .collect();
+                let l = self.shown(left);
+                let r = self.shown(right);
+                // The inner side is read once and kept.
+                let inner = Shown {
+                    header: "Materialize".into(),
+                    details: vec![],
+                    stats: r.stats,
+                    children: vec![r],
+                };
+                let name = match kind {
+                    JoinKind::Inner => "Nested Loop",
+                    JoinKind::Left => "Nested Loop Left Join",
+                };
+                node(name.into(), details, vec![l, inner])
+            }
+            Plan::Aggregate {
+                input, group_by, ..
+            } => {
+                let names = self.names(input);
+                let child = self.shown(input);
+                if group_by.is_empty() {
+                    node("Aggregate".into(), vec![], vec![child])
+                } else {
+                    let keys: Vec<String> = group_by.iter().map(|e| deparse(e, &names)).collect();
+                    node(
+                        "HashAggregate".into(),
+                        vec![format!("Group Key: {}", keys.join(", "))],
+                        vec![child],
+                    )
+                }
+            }
+            Plan::Sort { input, keys } => {
+                let names = self.names(input);
+                let child = self.shown(input);
+                let keys: Vec<String> = keys
+                    .iter()
+                    .map(|k| {
+                        let mut s = deparse(&k.expr, &names);
+                        if k.desc {
+                            s.push_str(" DESC");
+                        }
+                        if k.nulls_first != k.desc {
+                            s.push_str(if k.nulls_first {
+                                " NULLS FIRST"
+                            } else {
+                                " NULLS LAST"
+                            });
+                        }
+                        s
+                    })
+                    .collect();
+                node(
+                    "Sort".into(),
+                    vec![format!("Sort Key: {}", keys.join(", "))],
+                    vec![child],
+                )
+            }
+            Plan::Distinct { input } => {
+                let names = self.names(input);
+                let child = self.shown(input);
+                node(
+                    "HashAggregate".into(),
+                    vec![format!("Group Key: {}", names.join(", "))],
+                    vec![child],
+                )
+            }
+            Plan::Limit { input, .. } => {
+                let child = self.shown(input);
+                node("Limit".into(), vec![], vec![child])
+            }
+            Plan::LockRows { input, .. } => {
+                let child = self.shown(input);
+                node("LockRows".into(), vec![], vec![child])
+            }
+        }
+    }
+
+    fn removed(&self, details: &mut Vec<String>, stats: Option<NodeStats>) {
+        if let Some(st) = stats
+            && st.executed
+        {
+            details.push(format!("Rows Removed by Filter: {}", st.removed));
+        }
+    }
+}
+
+/// Split an index scan's filter into what its bounds cover (PostgreSQL's Index Cond:
+/// comparisons of the key columns the bounds use with constants) and the rest.
+fn index_conditions<'e>(
+    filter: &'e Expr,
+    index: &catalog::IndexDesc,
+    lower: &std::ops::Bound<Vec<Expr>>,
+    upper: &std::ops::Bound<Vec<Expr>>,
+) -> (Vec<&'e Expr>, Vec<&'e Expr>) {
+    use std::ops::Bound;
+    let len = |b: &Bound<Vec<Expr>>| match b {
+        Bound::Unbounded => 0,
+        Bound::Included(k) | Bound::Excluded(k) => k.len(),
+    };
+    let used = len(lower).max(len(upper));
+    let key_cols = &index.columns[..used.min(index.columns.len())];
+    let mut conjuncts = Vec::new();
+    split_and(filter, &mut conjuncts);
+    conjuncts.into_iter().partition(|c| match &c.kind {
+        ExprKind::Binary(
+            BinaryOp::Eq | BinaryOp::Lt | BinaryOp::LtEq | BinaryOp::Gt | BinaryOp::GtEq,
+            l,
+            r,
+        ) => match (&l.kind, &r.kind) {
+            (ExprKind::Column(i), _) if !r.references_columns() => key_cols.contains(i),
+            (_, ExprKind::Column(i)) if !l.references_columns() => key_cols.contains(i),
+            _ => false,
+        },
+        _ => false,
+    })
+}
+
+fn split_and<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
+    match &e.kind {
+        ExprKind::Binary(BinaryOp::And, l, r) => {
+            split_and(l, out);
+            split_and(r, out);
+        }
+        _ => out.push(e),
+    }
+}
+
+/// Conjuncts as one qual: one as itself, several as `(a AND b AND ...)`.
+fn deparse_and(list: &[&Expr], names: &[String]) -> String {
+    match list {
+        [one] => deparse(one, names),
+        many => format!(
+            "({})",
+            many.iter()
+                .map(|e| deparse(e, names))
+                .collect::<Vec<_>>()
+                .join(" AND ")
+        ),
+    }
+}
+
+/// `e` as PostgreSQL's ruleutils prints an expression, for the forms Myriad binds.
+pub fn deparse(e: &Expr, names: &[String]) -> String {
+    let d = |x: &Expr| deparse(x, names);
+    match &e.kind {
+        ExprKind::Const(v) => constant(v, &e.ty),
+        ExprKind::Column(i) => names.get(*i).cloned().unwrap_or_else(|| format!("${i}")),
+        ExprKind::Param(i) => format!("${}", i + 1),
+        ExprKind::Neg(x) => format!("(- {})", d(x)),
+        ExprKind::Not(x) => format!("(NOT {})", d(x)),
+        ExprKind::Binary(op @ (BinaryOp::And | BinaryOp::Or), _, _) => {
+            // PostgreSQL flattens AND (OR) chains into one list.
+            let mut parts = Vec::new();
+            flatten(e, *op, &mut parts);
+            let word = if *op == BinaryOp::And {
+                " AND "
+            } else {
+                " OR "
+            };
+            format!(
+                "({})",
+                parts.iter().map(|p| d(p)).collect::<Vec<_>>().join(word)
+            )
+        }
+        ExprKind::Binary(op, l, r) => format!("({} {} {})", d(l), op.symbol(), d(r)),
+        ExprKind::IsNull { expr, negated } => {
+            format!(
+                "({} IS {}NULL)",
+                d(expr),
+                if *negated { "NOT " } else { "" }
+            )
+        }
+        ExprKind::IsBool {
+            expr,
+            value,
+            negated,
+        } => {
+            let what = match value {
+                Some(true) => "TRUE",
+                Some(false) => "FALSE",
+                None => "UNKNOWN",
+            };
+            format!(
+                "({} IS {}{what})",
+                d(expr),
+                if *negated { "NOT " } else { "" }
+            )
+        }
+        ExprKind::IsDistinctFrom {
+            left,
+            right,
+            negated,
+        } => format!(
+            "({} IS {}DISTINCT FROM {})",
+            d(left),
+            if *negated { "NOT " } else { "" },
+            d(right)
+        ),
+        ExprKind::Like {
+            expr,
+            pattern,
+            negated,
+            case_insensitive,
+            ..
+        } => {
+            let op = match (negated, case_insensitive) {
+                (false, false) => "~~",
+                (true, false) => "!~~",
+                (false, true) => "~~*",
+                (true, true) => "!~~*",
+            };
+            format!("({} {op} {})", d(expr), d(pattern))
+        }
+        ExprKind::InList {
+            expr,
+            list,
+            negated,
+        } => format!(
+            "({} {}IN ({}))",
+            d(expr),
+            if *negated { "NOT " } else { "" },
+            list.iter().map(d).collect::<Vec<_>>().join(", ")
+        ),
+        ExprKind::Case { whens, else_result } => {
+            let mut s = String::from("CASE");
+            for (w, t) in whens {
+                s.push_str(&format!(" WHEN {} THEN {}", d(w), d(t)));
+            }
+            s.push_str(&format!(" ELSE {} END", d(else_result)));
+            s
+        }
+        ExprKind::Coalesce(list) => format!(
+            "COALESCE({})",
+            list.iter().map(d).collect::<Vec<_>>().join(", ")
+        ),
+        ExprKind::NullIf(a, b) => format!("NULLIF({}, {})", d(a), d(b)),
+        ExprKind::Cast { expr, .. } => format!("({})::{}", d(expr), e.ty.name()),
+        ExprKind::Func(f, args) => format!(
+            "{}({})",
+            func_name(*f),
+            args.iter().map(d).collect::<Vec<_>>().join(", ")
+        ),
+        ExprKind::Agg(call) => deparse_agg(call, names),
+    }
+}
+
+fn flatten<'e>(e: &'e Expr, op: BinaryOp, out: &mut Vec<&'e Expr>) {
+    match &e.kind {
+        ExprKind::Binary(o, l, r) if *o == op => {
+            flatten(l, op, out);
+            flatten(r, op, out);
+        }
+        _ => out.push(e),
+    }
+}
+
+fn deparse_agg(call: &AggCall, names: &[String]) -> String {
+    let name = match call.func {
+        AggFunc::CountStar => return "count(*)".into(),
+        AggFunc::Count => "count",
+        AggFunc::Sum => "sum",
+        AggFunc::Avg => "avg",
+        AggFunc::Min => "min",
+        AggFunc::Max => "max",
+    };
+    let arg = call
+        .arg
+        .as_ref()
+        .map(|a| deparse(a, names))
+        .unwrap_or_default();
+    let distinct = if call.distinct { "DISTINCT " } else { "" };
+    format!("{name}({distinct}{arg})")
+}
+
+/// A constant as PostgreSQL shows one: non-negative int4 and numeric and booleans bare,
+/// everything else a quoted literal with its type.
+fn constant(v: &Value, ty: &DataType) -> String {
+    let text = match v.to_text() {
+        None => return format!("NULL::{}", ty.name()),
+        Some(t) => t,
+    };
+    match ty {
+        DataType::Bool => (if text == "t" { "true" } else { "false" }).into(),
+        DataType::Int4 | DataType::Numeric(_)
+            if !text.starts_with('-') && !text.eq_ignore_ascii_case("nan") =>
+        {
+            text
+        }
+        _ => format!("'{}'::{}", text.replace('\'', "''"), ty.name()),
+    }
+}
+
+fn func_name(f: ScalarFunc) -> String {
+    let debug = format!("{f:?}");
+    // PostgreSQL's names are the lower-case, underscore-separated spellings.
+    let mut out = String::new();
+    for (i, c) in debug.chars().enumerate() {
+        if c.is_ascii_uppercase() && i > 0 {
+            out.push('_');
+        }
+        out.push(c.to_ascii_lowercase());
+    }
+    match out.as_str() {
+        "at_time_zone" => "timezone".into(),
+        "next_val" => "nextval".into(),
+        "curr_val" => "currval".into(),
+        "set_val" => "setval".into(),
+        "last_val" => "lastval".into(),
+        _ => out,
+    }
+}

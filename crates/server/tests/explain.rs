@@ -1,0 +1,87 @@
+//! EXPLAIN ANALYZE's timed lines, which no slt file can pin: `actual time=a..b` with
+//! a <= b, and the Planning Time / Execution Time summary that the benchmark harness
+//! reads from both servers; and EXPLAIN through the extended protocol (a parameter, the
+//! `QUERY PLAN` column described before execution).
+
+mod common;
+
+use common::{connect, exec, rows, start};
+
+/// The milliseconds in `... Time: 1.234 ms`.
+fn summary_ms(line: &str, what: &str) -> f64 {
+    line.strip_prefix(&format!("{what}: "))
+        .and_then(|r| r.strip_suffix(" ms"))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("not a {what} line: {line:?}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn explain_analyze_times_nodes_and_summarises() {
+    let (server, _dir) = start().await;
+    let c = connect(&server).await;
+    exec(
+        &c,
+        "CREATE TABLE t (a int PRIMARY KEY, b int); \
+         INSERT INTO t SELECT g, g % 7 FROM generate_series(1, 500) AS g",
+    )
+    .await;
+    let lines: Vec<String> = rows(
+        &c,
+        "EXPLAIN ANALYZE SELECT b, count(*) FROM t WHERE a > 10 GROUP BY b",
+    )
+    .await
+    .into_iter()
+    .map(|r| r[0].clone())
+    .collect();
+    assert_eq!(lines.len(), 6, "{lines:#?}");
+    // HashAggregate (actual time=x..y rows=7 loops=1), then its Group Key, its child,
+    // the child's Index Cond, and the summary.
+    for (line, prefix, rows) in [
+        (&lines[0], "HashAggregate (actual time=", "rows=7 loops=1)"),
+        (
+            &lines[2],
+            "  ->  Index Scan using t_pkey on t (actual time=",
+            "rows=490 loops=1)",
+        ),
+    ] {
+        let rest = line
+            .strip_prefix(prefix)
+            .unwrap_or_else(|| panic!("{line:?}"));
+        assert!(rest.ends_with(rows), "{line:?}");
+        let times = rest.split(' ').next().unwrap();
+        let (first, total) = times.split_once("..").unwrap();
+        let (first, total): (f64, f64) = (first.parse().unwrap(), total.parse().unwrap());
+        assert!(0.0 <= first && first <= total, "{line:?}");
+    }
+    assert_eq!(lines[1], "  Group Key: b");
+    assert_eq!(lines[3], "        Index Cond: (a > 10)");
+    let planning = summary_ms(&lines[4], "Planning Time");
+    let execution = summary_ms(&lines[5], "Execution Time");
+    assert!(planning > 0.0 && execution > 0.0, "{lines:#?}");
+
+    // Plain EXPLAIN shows no summary unless asked; SUMMARY asks.
+    let plain = rows(&c, "EXPLAIN SELECT * FROM t").await;
+    assert_eq!(plain, vec![vec!["Seq Scan on t".to_string()]]);
+    let summary = rows(&c, "EXPLAIN (SUMMARY) SELECT * FROM t").await;
+    assert_eq!(summary.len(), 2);
+    summary_ms(&summary[1][0], "Planning Time");
+
+    // Extended protocol: a parameter, and the result column described up front.
+    let stmt = c
+        .prepare("EXPLAIN SELECT * FROM t WHERE a = $1")
+        .await
+        .expect("prepare");
+    assert_eq!(stmt.columns().len(), 1);
+    assert_eq!(stmt.columns()[0].name(), "QUERY PLAN");
+    let got: Vec<String> = c
+        .query(&stmt, &[&5i32])
+        .await
+        .expect("execute")
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(
+        got,
+        ["Index Scan using t_pkey on t", "  Index Cond: (a = 5)"]
+    );
+}
