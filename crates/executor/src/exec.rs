@@ -129,6 +129,17 @@ fn build_node<'a>(plan: &'a Plan, env: Env<'a>) -> PgResult<Box<dyn Operator + '
             eval(stop, &[])?,
             step.as_ref().map(|s| eval(s, &[])).transpose()?,
         )?),
+        Plan::SequenceState { seq } => {
+            let s = crate::sequence::state(seq.oid)?;
+            Box::new(SystemViewOp {
+                rows: vec![vec![
+                    Value::Int8(s.last_value),
+                    Value::Int8(s.log_cnt),
+                    Value::Bool(s.is_called),
+                ]]
+                .into_iter(),
+            })
+        }
         Plan::SystemView { view, .. } => Box::new(SystemViewOp {
             rows: system_view_rows(*view, env).into_iter(),
         }),
@@ -505,6 +516,7 @@ fn pg_stat_activity_rows(mgr: &txn::TxnManager) -> Vec<Row> {
         .collect()
 }
 
+/// Rows made before the scan starts (a system view's, a sequence's).
 struct SystemViewOp {
     rows: std::vec::IntoIter<Row>,
 }

@@ -256,6 +256,7 @@ fn tables_read(plan: &Plan) -> usize {
     match plan {
         Plan::SeqScan { .. } | Plan::IndexScan { .. } => 1,
         Plan::SystemView { .. } | Plan::Values { .. } | Plan::GenerateSeries { .. } => 0,
+        Plan::SequenceState { .. } => 1,
         Plan::NestedLoopJoin { left, right, .. } => tables_read(left) + tables_read(right),
         Plan::Filter { input, .. }
         | Plan::Project { input, .. }
@@ -348,6 +349,9 @@ impl Renderer {
                 (1..=*width).map(|i| format!("column{i}")).collect()
             }
             Plan::GenerateSeries { .. } => vec!["generate_series".into()],
+            Plan::SequenceState { .. } => {
+                vec!["last_value".into(), "log_cnt".into(), "is_called".into()]
+            }
             Plan::Project { input, exprs } => {
                 let inner = self.names(input);
                 exprs.iter().map(|e| deparse(e, &inner)).collect()
@@ -429,6 +433,9 @@ impl Renderer {
             }
             Plan::SystemView { view, .. } => {
                 node(format!("Function Scan on {}", view.name()), vec![], vec![])
+            }
+            Plan::SequenceState { seq } => {
+                node(format!("Seq Scan on {}", seq.name), vec![], vec![])
             }
             Plan::Values { rows, .. } if rows.len() == 1 => node("Result".into(), vec![], vec![]),
             Plan::Values { .. } => node("Values Scan on \"*VALUES*\"".into(), vec![], vec![]),

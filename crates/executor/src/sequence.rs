@@ -32,6 +32,8 @@ struct SessionSequences {
     currval: HashMap<Oid, i64>,
     /// The sequence of the last `nextval`, for `lastval()`.
     last: Option<Oid>,
+    /// The statement runs in a read-only transaction: `nextval` and `setval` refuse.
+    read_only: bool,
 }
 
 thread_local! {
@@ -46,6 +48,22 @@ pub fn attach(host: impl FnOnce() -> Arc<dyn SequenceHost>) {
             s.host = Some(host());
         }
     });
+}
+
+/// Whether this thread's next statements run in a read-only transaction.
+pub fn set_read_only(read_only: bool) {
+    SESSION.with(|s| s.borrow_mut().read_only = read_only);
+}
+
+/// 25006 for `nextval` / `setval` in a read-only transaction.
+fn check_writable(func: &str) -> PgResult<()> {
+    if SESSION.with(|s| s.borrow().read_only) {
+        return Err(PgError::new(
+            SqlState::READ_ONLY_SQL_TRANSACTION,
+            format!("cannot execute {func}() in a read-only transaction"),
+        ));
+    }
+    Ok(())
 }
 
 fn host() -> PgResult<Arc<dyn SequenceHost>> {
@@ -74,6 +92,7 @@ fn bounds(s: &SequenceDesc) -> SeqBounds {
 
 /// `nextval(seq)`.
 pub fn nextval(oid: Oid) -> PgResult<i64> {
+    check_writable("nextval")?;
     let host = host()?;
     let seq = lookup(host.as_ref(), oid)?;
     match host
@@ -146,8 +165,17 @@ pub fn lastval() -> PgResult<i64> {
     Ok(value)
 }
 
+/// `SELECT * FROM seq`: the sequence's running state (or its page's, if unused since
+/// startup).
+pub fn state(oid: Oid) -> PgResult<access::sequence::SeqState> {
+    let host = host()?;
+    let seq = lookup(host.as_ref(), oid)?;
+    host.sequences().state(host.pool(), seq.rel)
+}
+
 /// `setval(seq, value [, is_called])`: returns `value`.
 pub fn setval(oid: Oid, value: i64, is_called: bool) -> PgResult<i64> {
+    check_writable("setval")?;
     let host = host()?;
     let seq = lookup(host.as_ref(), oid)?;
     let o = &seq.options;

@@ -39,6 +39,10 @@ pub enum Plan {
         /// Descending key order (NULLs first), for ORDER BY ... DESC.
         backward: bool,
     },
+    /// A sequence's one row, from its running state.
+    SequenceState {
+        seq: Arc<catalog::SequenceDesc>,
+    },
     /// A system view's one row, from the live counters.
     SystemView {
         view: catalog::SystemView,
@@ -108,6 +112,7 @@ impl Plan {
             Plan::SeqScan { table, .. } | Plan::IndexScan { table, .. } => table.columns.len(),
             Plan::Values { width, .. } | Plan::SystemView { width, .. } => *width,
             Plan::GenerateSeries { .. } => 1,
+            Plan::SequenceState { .. } => 3,
             Plan::Project { exprs, .. } => exprs.len(),
             Plan::NestedLoopJoin {
                 left, right_width, ..
@@ -271,6 +276,7 @@ pub fn plan_query(lp: LogicalPlan) -> Plan {
         LogicalPlan::GenerateSeries { start, stop, step } => {
             Plan::GenerateSeries { start, stop, step }
         }
+        LogicalPlan::Sequence { seq, .. } => Plan::SequenceState { seq },
         LogicalPlan::SystemView { view, table } => Plan::SystemView {
             view,
             width: table.columns.len(),

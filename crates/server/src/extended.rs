@@ -230,7 +230,7 @@ impl Session {
         }
         let stmt = stmts.pop();
         // Literals bound now ('now', a timestamptz without a zone) read the session clock.
-        self.set_session_clock();
+        self.set_statement_context();
         if self.failed && !stmt.as_ref().is_some_and(is_exit) {
             return Err(crate::session::aborted_block());
         }
@@ -319,7 +319,7 @@ impl Session {
             ))
         })?;
         // Text parameters of date/time types read the session clock and zone.
-        self.set_session_clock();
+        self.set_statement_context();
         let mut values = Vec::with_capacity(n);
         for (i, (bytes, ty)) in req.params.iter().zip(prep.param_types.iter()).enumerate() {
             // PostgreSQL's context for a parameter's error; a text value shows as '...'

@@ -660,7 +660,8 @@ fn scanned_tables<'a>(
 ) {
     use sql::bound::LogicalPlan as L;
     match p {
-        L::Scan { table } => f(table, locked),
+        // A sequence is locked as a table is (DROP SEQUENCE waits for readers).
+        L::Scan { table } | L::Sequence { table, .. } => f(table, locked),
         L::SystemView { .. } | L::Values { .. } | L::GenerateSeries { .. } => {}
         L::Filter { input, .. }
         | L::Project { input, .. }

@@ -340,9 +340,13 @@ impl Session {
         })
     }
 
-    pub(crate) fn set_session_clock(&self) {
+    /// What the statement about to run reads from per-thread context: the session clock
+    /// (`common::datetime::session`) and the sequences and access mode that `nextval`
+    /// sees (`executor::sequence`).
+    pub(crate) fn set_statement_context(&self) {
         // This thread runs this session's statements: give them its sequences.
         executor::sequence::attach(|| self.db.clone());
+        executor::sequence::set_read_only(self.tx.is_active() && self.tx.read_only());
         let statement_start = common::datetime::clock_timestamp();
         let transaction_start = if self.tx.is_active() {
             common::datetime::session::timestamptz_of(self.tx.start_time())
@@ -799,7 +803,7 @@ impl Session {
                     ));
                 }
                 self.tx.set_wait_policy(self.wait_policy());
-                self.set_session_clock();
+                self.set_statement_context();
                 let snapshot = self.tx.start_statement();
                 let res = self
                     .db

@@ -325,6 +325,12 @@ pub enum LogicalPlan {
     Scan {
         table: Arc<TableDesc>,
     },
+    /// `SELECT ... FROM seq`: a sequence's one row (`last_value`, `log_cnt`,
+    /// `is_called`); `table` describes those columns for the scope.
+    Sequence {
+        seq: Arc<catalog::SequenceDesc>,
+        table: Arc<TableDesc>,
+    },
     /// Literal rows (VALUES, or the single empty row of a SELECT without FROM).
     Values {
         rows: Vec<Vec<Expr>>,
@@ -665,7 +671,9 @@ impl LogicalPlan {
         f: &mut dyn FnMut(&mut Expr) -> common::PgResult<()>,
     ) -> common::PgResult<()> {
         match self {
-            LogicalPlan::SystemView { .. } | LogicalPlan::Scan { .. } => {}
+            LogicalPlan::SystemView { .. }
+            | LogicalPlan::Scan { .. }
+            | LogicalPlan::Sequence { .. } => {}
             LogicalPlan::Values { rows, .. } => {
                 for e in rows.iter_mut().flatten() {
                     f(e)?;

@@ -303,6 +303,12 @@ impl Binder<'_> {
                 }
                 Some(table.clone())
             }
+            (Some(_), LogicalPlan::Sequence { seq, .. }) => {
+                return Err(PgError::new(
+                    SqlState::WRONG_OBJECT_TYPE,
+                    format!("cannot lock rows in sequence \"{}\"", seq.name),
+                ));
+            }
             (Some(l), _) => {
                 return Err(PgError::unsupported(format!(
                     "FOR {} on a join, subquery, VALUES or system view",
@@ -839,25 +845,29 @@ impl Binder<'_> {
                     {
                         return Err(PgError::unsupported(format!("table reference \"{tf}\"")));
                     }
-                    let (table, view) = match self.table(name) {
-                        Ok(t) => (t, None),
-                        Err(e) => match self
-                            .object_name(name)
-                            .ok()
-                            .and_then(|(n, _)| catalog::SystemView::lookup(&n))
-                        {
-                            Some(v) => (v.desc(), Some(v)),
-                            None => return Err(e),
-                        },
+                    let (table, view, seq) = match self.table(name) {
+                        Ok(t) => (t, None, None),
+                        Err(e) => {
+                            let n = self.object_name(name).ok().map(|(n, _)| n);
+                            let n = n.as_deref().unwrap_or_default();
+                            match (catalog::SystemView::lookup(n), self.catalog.sequence(n)) {
+                                (Some(v), _) => (v.desc(), Some(v), None),
+                                (None, Some(s)) => {
+                                    (super::sequence::sequence_table(s), None, Some(s.clone()))
+                                }
+                                (None, None) => return Err(e),
+                            }
+                        }
                     };
                     let scope_name = alias
                         .as_ref()
                         .map(|a| ident_name(&a.name))
                         .unwrap_or_else(|| table.name.clone());
                     let scope = Scope::for_table(&table, &scope_name);
-                    let plan = match view {
-                        Some(view) => LogicalPlan::SystemView { view, table },
-                        None => LogicalPlan::Scan { table },
+                    let plan = match (view, seq) {
+                        (Some(view), _) => LogicalPlan::SystemView { view, table },
+                        (None, Some(seq)) => LogicalPlan::Sequence { seq, table },
+                        (None, None) => LogicalPlan::Scan { table },
                     };
                     (plan, scope, scope_name, alias.as_ref())
                 }

@@ -124,6 +124,29 @@ pub(crate) fn sequence_options(
     })
 }
 
+/// The columns `SELECT * FROM seq` shows, as a table for the binder's scope.
+pub(crate) fn sequence_table(s: &SequenceDesc) -> Arc<catalog::TableDesc> {
+    let col = |name: &str, ty| catalog::ColumnDesc {
+        name: name.into(),
+        ty,
+        not_null: true,
+        default: None,
+    };
+    Arc::new(catalog::TableDesc {
+        oid: s.oid,
+        rel: s.rel,
+        name: s.name.clone(),
+        columns: vec![
+            col("last_value", DataType::Int8),
+            col("log_cnt", DataType::Int8),
+            col("is_called", DataType::Bool),
+        ],
+        indexes: Vec::new(),
+        options: catalog::TableOptions::default(),
+        foreign_keys: Vec::new(),
+    })
+}
+
 /// The type a SERIAL pseudo-type stands for, if `name` is one.
 pub(crate) fn serial_type(name: &str) -> Option<DataType> {
     match name {
