@@ -415,7 +415,7 @@ impl Renderer {
                 let names = self.names(plan);
                 let mut details = Vec::new();
                 if let Some(f) = filter {
-                    let (cond, rest) = index_conditions(f, index, lower, upper);
+                    let (cond, rest) = index_conditions(f, table, index, lower, upper);
                     if !cond.is_empty() {
                         details.push(format!("Index Cond: {}", deparse_and(&cond, &names)));
                     }
@@ -565,6 +565,7 @@ impl Renderer {
 /// comparisons of the key columns the bounds use with constants) and the rest.
 fn index_conditions<'e>(
     filter: &'e Expr,
+    table: &TableDesc,
     index: &catalog::IndexDesc,
     lower: &std::ops::Bound<Vec<Expr>>,
     upper: &std::ops::Bound<Vec<Expr>>,
@@ -583,11 +584,17 @@ fn index_conditions<'e>(
             BinaryOp::Eq | BinaryOp::Lt | BinaryOp::LtEq | BinaryOp::Gt | BinaryOp::GtEq,
             l,
             r,
-        ) => match (&l.kind, &r.kind) {
-            (ExprKind::Column(i), _) if !r.references_columns() => key_cols.contains(i),
-            (_, ExprKind::Column(i)) if !l.references_columns() => key_cols.contains(i),
-            _ => false,
-        },
+        ) => {
+            let col = |e: &Expr| match &e.kind {
+                ExprKind::Column(i) => Some(*i),
+                _ => planner::widened_integer_column(e, table).map(|(i, _)| i),
+            };
+            match (col(l), col(r)) {
+                (Some(i), None) if !r.references_columns() => key_cols.contains(&i),
+                (None, Some(i)) if !l.references_columns() => key_cols.contains(&i),
+                _ => false,
+            }
+        }
         _ => false,
     })
 }
@@ -711,6 +718,16 @@ pub fn deparse(e: &Expr, names: &[String]) -> String {
             list.iter().map(d).collect::<Vec<_>>().join(", ")
         ),
         ExprKind::NullIf(a, b) => format!("NULLIF({}, {})", d(a), d(b)),
+        // Constants are folded, as PostgreSQL's planner folds them before EXPLAIN shows
+        // them; a cast the binder added is not shown, as PostgreSQL hides implicit ones.
+        ExprKind::Cast { .. } if is_constant(e) => match crate::eval::eval(e, &[]) {
+            Ok(v) => constant(&v, &e.ty),
+            Err(_) => format!("({})::{}", cast_operand(e, names), e.ty.name()),
+        },
+        ExprKind::Cast {
+            expr,
+            explicit: false,
+        } => d(expr),
         ExprKind::Cast { expr, .. } => format!("({})::{}", d(expr), e.ty.name()),
         ExprKind::Func(f, args) => format!(
             "{}({})",
@@ -718,6 +735,22 @@ pub fn deparse(e: &Expr, names: &[String]) -> String {
             args.iter().map(d).collect::<Vec<_>>().join(", ")
         ),
         ExprKind::Agg(call) => deparse_agg(call, names),
+    }
+}
+
+/// Constants, casts and negations of constants only: what PostgreSQL folds.
+fn is_constant(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Const(_) => true,
+        ExprKind::Cast { expr, .. } | ExprKind::Neg(expr) => is_constant(expr),
+        _ => false,
+    }
+}
+
+fn cast_operand(e: &Expr, names: &[String]) -> String {
+    match &e.kind {
+        ExprKind::Cast { expr, .. } => deparse(expr, names),
+        _ => deparse(e, names),
     }
 }
 
@@ -758,8 +791,12 @@ fn constant(v: &Value, ty: &DataType) -> String {
     };
     match ty {
         DataType::Bool => (if text == "t" { "true" } else { "false" }).into(),
-        DataType::Int4 | DataType::Numeric(_)
-            if !text.starts_with('-') && !text.eq_ignore_ascii_case("nan") =>
+        DataType::Int4 if !text.starts_with('-') => text,
+        // A numeric literal reads back as numeric only with a point in it.
+        DataType::Numeric(_)
+            if !text.starts_with('-')
+                && text.contains('.')
+                && text.bytes().all(|b| b.is_ascii_digit() || b == b'.') =>
         {
             text
         }

@@ -444,7 +444,7 @@ pub fn scan_path(table: Arc<TableDesc>, predicate: Expr) -> Plan {
     split_and(&predicate, &mut conjuncts);
     // (column, operator, constant) for each usable conjunct: a bare column of an indexable
     // type against a run-time constant of the same type.
-    let mut quals: Vec<(usize, BinaryOp, &Expr)> = Vec::new();
+    let mut quals: Vec<(usize, BinaryOp, Expr)> = Vec::new();
     for c in &conjuncts {
         if let ExprKind::Binary(op, l, r) = &c.kind
             && matches!(
@@ -453,9 +453,22 @@ pub fn scan_path(table: Arc<TableDesc>, predicate: Expr) -> Plan {
             )
         {
             let (col, op, k) = match (&l.kind, &r.kind) {
-                (ExprKind::Column(i), _) if is_constant(r) => (*i, *op, &**r),
-                (_, ExprKind::Column(i)) if is_constant(l) => (*i, commute(*op), &**l),
-                _ => continue,
+                (ExprKind::Column(i), _) if is_constant(r) => (*i, *op, (**r).clone()),
+                (_, ExprKind::Column(i)) if is_constant(l) => (*i, commute(*op), (**l).clone()),
+                _ => match (
+                    widened_integer_column(l, &table),
+                    widened_integer_column(r, &table),
+                ) {
+                    (Some((i, ty)), None) => match narrowed_constant(r, ty) {
+                        Some(k) => (i, *op, k),
+                        None => continue,
+                    },
+                    (None, Some((i, ty))) => match narrowed_constant(l, ty) {
+                        Some(k) => (i, commute(*op), k),
+                        None => continue,
+                    },
+                    _ => continue,
+                },
             };
             let ty = table.columns[col].ty;
             // The constant was cast to the column's type less its typmod (a
@@ -476,7 +489,7 @@ pub fn scan_path(table: Arc<TableDesc>, predicate: Expr) -> Plan {
                 .iter()
                 .find(|(c, op, _)| *c == col && *op == BinaryOp::Eq)
             {
-                Some((_, _, k)) => prefix.push((*k).clone()),
+                Some((_, _, k)) => prefix.push(k.clone()),
                 None => break,
             }
         }
@@ -495,7 +508,7 @@ pub fn scan_path(table: Arc<TableDesc>, predicate: Expr) -> Plan {
                     continue;
                 }
                 let mut key = prefix.clone();
-                key.push((*k).clone());
+                key.push(k.clone());
                 match op {
                     BinaryOp::Gt if lower_is_prefix(&lower, prefix.len()) => {
                         lower = Bound::Excluded(key);
@@ -535,6 +548,55 @@ pub fn scan_path(table: Arc<TableDesc>, predicate: Expr) -> Plan {
             filter: Some(predicate),
         },
     }
+}
+
+/// A smallint or integer column widened to a larger integer type for a comparison (the
+/// binder's `int4_col = int8_value`): the column and its own type. PostgreSQL compares
+/// these with cross-type operators its btree opfamily serves; here the constant is
+/// narrowed instead ([`narrowed_constant`]).
+pub fn widened_integer_column(e: &Expr, table: &TableDesc) -> Option<(usize, DataType)> {
+    let ExprKind::Cast { expr, .. } = &e.kind else {
+        return None;
+    };
+    let ExprKind::Column(i) = expr.kind else {
+        return None;
+    };
+    let ty = table.columns.get(i)?.ty;
+    let rank = |t: DataType| match t {
+        DataType::Int2 => Some(2),
+        DataType::Int4 => Some(4),
+        DataType::Int8 => Some(8),
+        _ => None,
+    };
+    (rank(ty)? < rank(e.ty)?).then_some((i, ty))
+}
+
+/// An integer constant (maybe cast between integer types, maybe negated) as a constant of
+/// the narrower integer type `ty`, if its value fits: comparing the widened column with
+/// it then orders exactly as comparing the column with this. A value that does not fit
+/// gives `None` and the scan stays sequential (the filter still decides).
+fn narrowed_constant(e: &Expr, ty: DataType) -> Option<Expr> {
+    fn value(e: &Expr) -> Option<i64> {
+        match &e.kind {
+            ExprKind::Const(common::Value::Int2(v)) => Some(i64::from(*v)),
+            ExprKind::Const(common::Value::Int4(v)) => Some(i64::from(*v)),
+            ExprKind::Const(common::Value::Int8(v)) => Some(*v),
+            ExprKind::Cast { expr, .. }
+                if matches!(e.ty, DataType::Int2 | DataType::Int4 | DataType::Int8) =>
+            {
+                value(expr)
+            }
+            ExprKind::Neg(x) => value(x)?.checked_neg(),
+            _ => None,
+        }
+    }
+    let v = value(e)?;
+    let c = match ty {
+        DataType::Int2 => common::Value::Int2(i16::try_from(v).ok()?),
+        DataType::Int4 => common::Value::Int4(i32::try_from(v).ok()?),
+        _ => return None,
+    };
+    Some(Expr::constant(c, ty))
 }
 
 /// Is `b` still only the equality prefix (no range bound on the next column yet)?
