@@ -284,6 +284,16 @@ impl Sequences {
         Ok(())
     }
 
+    /// After ALTER SEQUENCE: the next `nextval` logs ahead again, under the new options
+    /// (the values the old log covered were counted with the old increment).
+    pub fn reset_log(&self, rel: RelId) {
+        if let Some(entry) = self.states.lock().get(&rel)
+            && let Some(st) = entry.lock().as_mut()
+        {
+            st.log_cnt = 0;
+        }
+    }
+
     /// Forget a dropped sequence.
     pub fn forget(&self, rel: RelId) {
         self.states.lock().remove(&rel);

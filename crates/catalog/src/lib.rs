@@ -512,6 +512,25 @@ impl Catalog {
             .ok_or_else(|| lookup_failed(oid))
     }
 
+    /// Change a sequence's options and owner (ALTER SEQUENCE): its whole new descriptor as
+    /// one record.
+    pub fn alter_sequence(
+        &self,
+        oid: Oid,
+        options: SequenceOptions,
+        owned_by: Option<(Oid, usize)>,
+    ) -> PgResult<()> {
+        let mut log = self.log.lock();
+        let cur = self.snapshot();
+        let mut seq = (**cur.sequence_by_oid(oid).ok_or_else(|| lookup_failed(oid))?).clone();
+        seq.options = options;
+        seq.owned_by = owned_by;
+        let record = Record::CreateSequence(seq);
+        self.log_change(&mut log, &record)?;
+        self.publish(&cur, &record);
+        Ok(())
+    }
+
     /// Drop a sequence (its storage is the caller's to remove), and in the same change
     /// the column DEFAULTs that use it (`DROP SEQUENCE ... CASCADE`), given as (table,
     /// column).

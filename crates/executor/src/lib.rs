@@ -144,6 +144,28 @@ pub fn execute(stmt: PlannedStatement, cx: &ExecContext) -> PgResult<StatementRe
                 ..Default::default()
             })
         }
+        PlannedStatement::Sequence(sql::bound::SequenceDdl::Alter {
+            seq,
+            options,
+            owned_by,
+            restart,
+        }) => {
+            // The current value must fit the new bounds (a nextval beside this may move
+            // it on; nextval checks the bounds it reads anyway).
+            if restart.is_none() {
+                let current = cx.sequences.state(cx.pool, seq.rel)?;
+                sql::binder::check_restart(current.last_value, &options)?;
+            }
+            cx.catalog.alter_sequence(seq.oid, options, owned_by)?;
+            cx.sequences.reset_log(seq.rel);
+            if let Some(v) = restart {
+                cx.sequences.setval(cx.pool, seq.rel, v, false)?;
+            }
+            Ok(StatementResult {
+                tag: "ALTER SEQUENCE".into(),
+                ..Default::default()
+            })
+        }
         PlannedStatement::Sequence(sql::bound::SequenceDdl::Drop { sequences, notices }) => {
             for d in &sequences {
                 cx.catalog.drop_sequence(d.sequence.oid, &d.defaults)?;

@@ -455,7 +455,7 @@ impl Database {
     /// portal's parameters and the statement as its Bind found it bound.
     fn execute_one(
         &self,
-        stmt: &sql::parser::Statement,
+        cmd: &sql::parser::Command,
         sql_text: &str,
         tx: &txn::Tx,
         snapshot: &txn::Snapshot,
@@ -467,9 +467,9 @@ impl Database {
                     prepared: &Option<&mut extended::BoundParams<'_>>|
          -> PgResult<sql::bound::BoundStatement> {
             let binder = sql::Binder::new(catalog, sql_text).for_session(tx.backend());
-            match prepared {
-                None => binder.bind(stmt),
-                Some(p) => p.rebind(binder, stmt),
+            match (prepared, cmd) {
+                (Some(p), sql::parser::Command::Sql(stmt)) => p.rebind(binder, stmt),
+                _ => binder.bind_command(cmd),
             }
         };
         let cached = prepared
@@ -588,6 +588,12 @@ fn relation_locks<'a>(b: &'a sql::bound::BoundStatement, out: &mut Vec<WantedLoc
             }
         }
         B::CreateTable(_) | B::Sequence(sql::bound::SequenceDdl::Create { .. }) => {}
+        B::Sequence(sql::bound::SequenceDdl::Alter { seq, .. }) => out.push(WantedLock {
+            oid: seq.oid,
+            name: &seq.name,
+            mode: M::ShareRowExclusive,
+            nowait: false,
+        }),
         B::Explain { inner, .. } => relation_locks(inner, out),
         B::Sequence(sql::bound::SequenceDdl::Drop { sequences, .. }) => {
             for d in sequences {

@@ -513,6 +513,10 @@ impl Session {
                 let r = self.maintain(v, last)?;
                 return self.statement_done(r, last);
             }
+            Command::AlterSequence(_) => {
+                let r = self.run_own_ddl(cmd, sql, "ALTER SEQUENCE")?;
+                return self.statement_done(r, last);
+            }
         };
         let r = match stmt {
             Statement::StartTransaction {
@@ -805,9 +809,7 @@ impl Session {
                 self.tx.set_wait_policy(self.wait_policy());
                 self.set_statement_context();
                 let snapshot = self.tx.start_statement();
-                let res = self
-                    .db
-                    .execute_one(stmt, sql, &self.tx, &snapshot, prepared);
+                let res = self.db.execute_one(cmd, sql, &self.tx, &snapshot, prepared);
                 match res {
                     Ok(mut r) if r.copy_in.is_some() => {
                         // COPY FROM STDIN: the statement goes on while the data comes.
@@ -849,6 +851,39 @@ impl Session {
 
     /// VACUUM and ANALYZE. VACUUM runs outside any transaction (it commits as it goes);
     /// ANALYZE may run in one and then keeps its locks to its end.
+    /// A DDL command of Myriad's own grammar (ALTER SEQUENCE): the checks the sqlparser
+    /// statements get in [`Session::run`], then binding and execution.
+    fn run_own_ddl(
+        &mut self,
+        cmd: &Command,
+        sql: &str,
+        kind: &str,
+    ) -> PgResult<executor::StatementResult> {
+        if self.failed {
+            return Err(aborted_block());
+        }
+        if self.explicit {
+            return Err(PgError::unsupported(
+                "DDL inside a transaction block (the catalog is not transactional yet)",
+            ));
+        }
+        if !self.tx.is_active() {
+            self.begin_tx(None, None);
+        }
+        if self.tx.read_only() {
+            return Err(PgError::new(
+                SqlState::READ_ONLY_SQL_TRANSACTION,
+                format!("cannot execute {kind} in a read-only transaction"),
+            ));
+        }
+        self.tx.set_wait_policy(self.wait_policy());
+        self.set_statement_context();
+        let snapshot = self.tx.start_statement();
+        let res = self.db.execute_one(cmd, sql, &self.tx, &snapshot, None);
+        self.tx.end_statement();
+        res
+    }
+
     fn maintain(
         &mut self,
         v: &sql::parser::Vacuum,

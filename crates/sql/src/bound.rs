@@ -909,6 +909,13 @@ pub enum SequenceDdl {
         sequences: Vec<SequenceDrop>,
         notices: Vec<PgError>,
     },
+    Alter {
+        seq: Arc<catalog::SequenceDesc>,
+        options: catalog::SequenceOptions,
+        owned_by: Option<(common::Oid, usize)>,
+        /// RESTART: the value the next `nextval` returns.
+        restart: Option<i64>,
+    },
 }
 
 /// One sequence DROP SEQUENCE removes, with the column DEFAULTs that go with it

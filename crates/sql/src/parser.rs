@@ -20,6 +20,8 @@ pub enum Command {
     Sql(Statement),
     /// VACUUM or ANALYZE (sqlparser reads Redshift's VACUUM, and Hive's ANALYZE).
     Vacuum(Vacuum),
+    /// ALTER SEQUENCE (sqlparser has no such statement).
+    AlterSequence(AlterSequence),
 }
 
 impl Command {
@@ -27,7 +29,7 @@ impl Command {
     pub fn sql(&self) -> Option<&Statement> {
         match self {
             Command::Sql(s) => Some(s),
-            Command::Vacuum(_) => None,
+            Command::Vacuum(_) | Command::AlterSequence(_) => None,
         }
     }
 }
@@ -37,7 +39,52 @@ impl std::fmt::Display for Command {
         match self {
             Command::Sql(s) => s.fmt(f),
             Command::Vacuum(v) => v.fmt(f),
+            Command::AlterSequence(a) => a.fmt(f),
         }
+    }
+}
+
+/// `ALTER SEQUENCE [IF EXISTS] name [AS type] [INCREMENT ...] [[NO] MINVALUE ...]
+/// [[NO] MAXVALUE ...] [START ...] [RESTART [[WITH] n]] [CACHE n] [[NO] CYCLE]
+/// [OWNED BY t.c | NONE]`, the options in any order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AlterSequence {
+    pub if_exists: bool,
+    pub name: sqlparser::ast::ObjectName,
+    pub data_type: Option<sqlparser::ast::DataType>,
+    pub options: Vec<sqlparser::ast::SequenceOptions>,
+    /// RESTART: `Some(None)` restarts at the start value.
+    pub restart: Option<Option<sqlparser::ast::Expr>>,
+    pub owned_by: Option<sqlparser::ast::ObjectName>,
+    /// A form Myriad does not have (RENAME TO, OWNER TO, SET ...): its first words.
+    pub unsupported: Option<String>,
+}
+
+impl std::fmt::Display for AlterSequence {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ALTER SEQUENCE ")?;
+        if self.if_exists {
+            f.write_str("IF EXISTS ")?;
+        }
+        write!(f, "{}", self.name)?;
+        if let Some(t) = &self.data_type {
+            write!(f, " AS {t}")?;
+        }
+        for o in &self.options {
+            write!(f, "{o}")?;
+        }
+        match &self.restart {
+            Some(Some(v)) => write!(f, " RESTART WITH {v}")?,
+            Some(None) => f.write_str(" RESTART")?,
+            None => {}
+        }
+        if let Some(o) = &self.owned_by {
+            write!(f, " OWNED BY {o}")?;
+        }
+        if let Some(u) = &self.unsupported {
+            write!(f, " {u}")?;
+        }
+        Ok(())
     }
 }
 
@@ -191,6 +238,8 @@ fn parse_commands(p: &mut Parser<'_>, sql: &str) -> Result<Vec<Command>, ParserE
             Command::Vacuum(parse_vacuum(p, sql)?)
         } else if is_create_sequence(p) {
             Command::Sql(parse_create_sequence(p)?)
+        } else if is_alter_sequence(p) {
+            Command::AlterSequence(parse_alter_sequence(p)?)
         } else {
             Command::Sql(p.parse_statement()?)
         });
@@ -218,7 +267,6 @@ fn is_create_sequence(p: &Parser<'_>) -> bool {
 /// `START WITH 1 INCREMENT BY 1`, as pg_dump writes it, would not parse). Built as
 /// sqlparser's statement, which the binder reads.
 fn parse_create_sequence(p: &mut Parser<'_>) -> Result<Statement, ParserError> {
-    use sqlparser::ast::SequenceOptions as O;
     use sqlparser::keywords::Keyword;
     p.expect_keyword(Keyword::CREATE)?;
     let temporary = p
@@ -227,9 +275,37 @@ fn parse_create_sequence(p: &mut Parser<'_>) -> Result<Statement, ParserError> {
     p.expect_keyword(Keyword::SEQUENCE)?;
     let if_not_exists = p.parse_keywords(&[Keyword::IF, Keyword::NOT, Keyword::EXISTS]);
     let name = p.parse_object_name(false)?;
-    let mut data_type = None;
-    let mut owned_by = None;
-    let mut options: Vec<O> = Vec::new();
+    let o = parse_sequence_options(p, false)?;
+    let (data_type, options, owned_by) = (o.data_type, o.options, o.owned_by);
+    Ok(Statement::CreateSequence {
+        temporary,
+        if_not_exists,
+        name,
+        data_type,
+        sequence_options: options,
+        owned_by,
+    })
+}
+
+/// A sequence's options, as CREATE and ALTER SEQUENCE take them.
+struct SequenceClauses {
+    data_type: Option<sqlparser::ast::DataType>,
+    options: Vec<sqlparser::ast::SequenceOptions>,
+    restart: Option<Option<sqlparser::ast::Expr>>,
+    owned_by: Option<sqlparser::ast::ObjectName>,
+}
+
+/// The option list of CREATE SEQUENCE (or, with `alter`, ALTER SEQUENCE, which also takes
+/// RESTART), in any order, each at most once.
+fn parse_sequence_options(p: &mut Parser<'_>, alter: bool) -> Result<SequenceClauses, ParserError> {
+    use sqlparser::ast::SequenceOptions as O;
+    use sqlparser::keywords::Keyword;
+    let mut c = SequenceClauses {
+        data_type: None,
+        options: Vec::new(),
+        restart: None,
+        owned_by: None,
+    };
     // Each option once (PostgreSQL: "conflicting or redundant options").
     let mut seen: Vec<&str> = Vec::new();
     let mut once = |p: &Parser<'_>, what: &'static str| {
@@ -246,27 +322,40 @@ fn parse_create_sequence(p: &mut Parser<'_>) -> Result<Statement, ParserError> {
     loop {
         if p.parse_keyword(Keyword::AS) {
             once(p, "as")?;
-            data_type = Some(p.parse_data_type()?);
+            c.data_type = Some(p.parse_data_type()?);
         } else if p.parse_keyword(Keyword::INCREMENT) {
             once(p, "increment")?;
             let by = p.parse_keyword(Keyword::BY);
-            options.push(O::IncrementBy(p.parse_number()?, by));
+            c.options.push(O::IncrementBy(p.parse_number()?, by));
         } else if p.parse_keyword(Keyword::MINVALUE) {
             once(p, "minvalue")?;
-            options.push(O::MinValue(Some(p.parse_number()?)));
+            c.options.push(O::MinValue(Some(p.parse_number()?)));
         } else if p.parse_keyword(Keyword::MAXVALUE) {
             once(p, "maxvalue")?;
-            options.push(O::MaxValue(Some(p.parse_number()?)));
+            c.options.push(O::MaxValue(Some(p.parse_number()?)));
         } else if p.parse_keyword(Keyword::START) {
             once(p, "start")?;
             let with = p.parse_keyword(Keyword::WITH);
-            options.push(O::StartWith(p.parse_number()?, with));
+            c.options.push(O::StartWith(p.parse_number()?, with));
+        } else if alter && p.parse_keyword(Keyword::RESTART) {
+            once(p, "restart")?;
+            let with = p.parse_keyword(Keyword::WITH);
+            let value = if with
+                || matches!(
+                    p.peek_token().token,
+                    sqlparser::tokenizer::Token::Number(..) | sqlparser::tokenizer::Token::Minus
+                ) {
+                Some(p.parse_number()?)
+            } else {
+                None
+            };
+            c.restart = Some(value);
         } else if p.parse_keyword(Keyword::CACHE) {
             once(p, "cache")?;
-            options.push(O::Cache(p.parse_number()?));
+            c.options.push(O::Cache(p.parse_number()?));
         } else if p.parse_keyword(Keyword::CYCLE) {
             once(p, "cycle")?;
-            options.push(O::Cycle(false));
+            c.options.push(O::Cycle(false));
         } else if p.parse_keyword(Keyword::NO) {
             match p.expect_one_of_keywords(&[
                 Keyword::MINVALUE,
@@ -275,32 +364,75 @@ fn parse_create_sequence(p: &mut Parser<'_>) -> Result<Statement, ParserError> {
             ])? {
                 Keyword::MINVALUE => {
                     once(p, "minvalue")?;
-                    options.push(O::MinValue(None));
+                    c.options.push(O::MinValue(None));
                 }
                 Keyword::MAXVALUE => {
                     once(p, "maxvalue")?;
-                    options.push(O::MaxValue(None));
+                    c.options.push(O::MaxValue(None));
                 }
                 _ => {
                     once(p, "cycle")?;
                     // sqlparser's flag: true is NO CYCLE.
-                    options.push(O::Cycle(true));
+                    c.options.push(O::Cycle(true));
                 }
             }
         } else if p.parse_keywords(&[Keyword::OWNED, Keyword::BY]) {
             once(p, "owned_by")?;
-            owned_by = Some(p.parse_object_name(false)?);
+            c.owned_by = Some(p.parse_object_name(false)?);
         } else {
-            break;
+            return Ok(c);
         }
     }
-    Ok(Statement::CreateSequence {
-        temporary,
-        if_not_exists,
+}
+
+/// `ALTER SEQUENCE` next?
+fn is_alter_sequence(p: &Parser<'_>) -> bool {
+    use sqlparser::keywords::Keyword;
+    use sqlparser::tokenizer::Token;
+    let kw = |n: usize| match p.peek_nth_token_ref(n).token {
+        Token::Word(ref w) if w.quote_style.is_none() => Some(w.keyword),
+        _ => None,
+    };
+    kw(0) == Some(Keyword::ALTER) && kw(1) == Some(Keyword::SEQUENCE)
+}
+
+fn parse_alter_sequence(p: &mut Parser<'_>) -> Result<AlterSequence, ParserError> {
+    use sqlparser::keywords::Keyword;
+    use sqlparser::tokenizer::Token;
+    p.expect_keywords(&[Keyword::ALTER, Keyword::SEQUENCE])?;
+    let if_exists = p.parse_keywords(&[Keyword::IF, Keyword::EXISTS]);
+    let name = p.parse_object_name(false)?;
+    if let Token::Word(w) = &p.peek_token().token
+        && matches!(w.keyword, Keyword::RENAME | Keyword::OWNER | Keyword::SET)
+    {
+        // Not supported yet: keep the words for the error, up to the statement's end.
+        let mut words = Vec::new();
+        while !matches!(p.peek_token().token, Token::EOF | Token::SemiColon) {
+            words.push(p.next_token().to_string());
+        }
+        return Ok(AlterSequence {
+            if_exists,
+            name,
+            data_type: None,
+            options: Vec::new(),
+            restart: None,
+            owned_by: None,
+            unsupported: Some(words.join(" ")),
+        });
+    }
+    let c = parse_sequence_options(p, true)?;
+    if c.data_type.is_none() && c.options.is_empty() && c.restart.is_none() && c.owned_by.is_none()
+    {
+        return p.expected("a sequence option", p.peek_token());
+    }
+    Ok(AlterSequence {
+        if_exists,
         name,
-        data_type,
-        sequence_options: options,
-        owned_by,
+        data_type: c.data_type,
+        options: c.options,
+        restart: c.restart,
+        owned_by: c.owned_by,
+        unsupported: None,
     })
 }
 

@@ -17,6 +17,8 @@ mod math;
 mod query;
 mod sequence;
 
+pub use sequence::check_restart;
+
 pub use coerce::CastContext;
 
 use std::sync::Arc;
@@ -224,6 +226,17 @@ impl<'a> Binder<'a> {
     pub fn for_session(mut self, pid: u32) -> Binder<'a> {
         self.backend_pid = pid;
         self
+    }
+
+    /// Bind one of Myriad's own commands, or a sqlparser statement.
+    pub fn bind_command(&self, cmd: &crate::parser::Command) -> PgResult<BoundStatement> {
+        match cmd {
+            crate::parser::Command::Sql(s) => self.bind(s),
+            crate::parser::Command::AlterSequence(a) => self.bind_alter_sequence(a),
+            crate::parser::Command::Vacuum(_) => Err(PgError::internal(
+                "VACUUM and ANALYZE run outside the binder",
+            )),
+        }
     }
 
     pub fn bind(&self, stmt: &Statement) -> PgResult<BoundStatement> {

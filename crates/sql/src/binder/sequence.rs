@@ -49,7 +49,17 @@ pub(crate) fn sequence_options(
     ty: Option<DataType>,
     opts: &[ast::SequenceOptions],
 ) -> PgResult<SequenceOptions> {
-    let ty = ty.unwrap_or(DataType::Int8);
+    resolve_options(None, ty, opts)
+}
+
+/// `init_params`: the options `opts` give on top of `old` (ALTER SEQUENCE) or of the
+/// defaults (CREATE), checked.
+fn resolve_options(
+    old: Option<&SequenceOptions>,
+    ty: Option<DataType>,
+    opts: &[ast::SequenceOptions],
+) -> PgResult<SequenceOptions> {
+    let ty = ty.or(old.map(|o| o.ty)).unwrap_or(DataType::Int8);
     let (type_min, type_max) = match ty {
         DataType::Int2 => (i16::MIN as i64, i16::MAX as i64),
         DataType::Int4 => (i32::MIN as i64, i32::MAX as i64),
@@ -60,32 +70,61 @@ pub(crate) fn sequence_options(
             ));
         }
     };
+    // For each bound: not mentioned (None), NO MINVALUE / NO MAXVALUE (Some(None)), a value.
     let (mut increment, mut min, mut max, mut start, mut cache, mut cycle) =
-        (None, None, None, None, None, false);
+        (None, None, None, None, None, None);
     for o in opts {
         match o {
             ast::SequenceOptions::IncrementBy(e, _) => increment = Some(option_value(e)?),
-            ast::SequenceOptions::MinValue(e) => min = e.as_ref().map(option_value).transpose()?,
-            ast::SequenceOptions::MaxValue(e) => max = e.as_ref().map(option_value).transpose()?,
+            ast::SequenceOptions::MinValue(e) => {
+                min = Some(e.as_ref().map(option_value).transpose()?)
+            }
+            ast::SequenceOptions::MaxValue(e) => {
+                max = Some(e.as_ref().map(option_value).transpose()?)
+            }
             ast::SequenceOptions::StartWith(e, _) => start = Some(option_value(e)?),
             ast::SequenceOptions::Cache(e) => cache = Some(option_value(e)?),
             // sqlparser's flag is true for NO CYCLE.
-            ast::SequenceOptions::Cycle(no) => cycle = !no,
+            ast::SequenceOptions::Cycle(no) => cycle = Some(!no),
         }
     }
-    let increment = increment.unwrap_or(1);
+    let increment = increment.or(old.map(|o| o.increment)).unwrap_or(1);
     if increment == 0 {
         return Err(invalid("INCREMENT must not be zero".into()));
     }
     let type_name = ty.name();
     let defaults = SequenceOptions::defaults(ty, increment);
-    let max = max.unwrap_or(defaults.max);
+    // An old bound at its old type's default follows a change of type (PostgreSQL's rule).
+    let old_defaults = old.map(|o| SequenceOptions::defaults(o.ty, o.increment));
+    let type_changed = old.is_some_and(|o| o.ty != ty);
+    let keep =
+        |given: Option<Option<i64>>, old_v: Option<i64>, old_default: Option<i64>, default: i64| {
+            match given {
+                Some(Some(v)) => v,
+                Some(None) => default,
+                None => match old_v {
+                    Some(v) if !(type_changed && Some(v) == old_default) => v,
+                    _ => default,
+                },
+            }
+        };
+    let max = keep(
+        max,
+        old.map(|o| o.max),
+        old_defaults.map(|d| d.max),
+        defaults.max,
+    );
     if max < type_min || max > type_max {
         return Err(invalid(format!(
             "MAXVALUE ({max}) is out of range for sequence data type {type_name}"
         )));
     }
-    let min = min.unwrap_or(defaults.min);
+    let min = keep(
+        min,
+        old.map(|o| o.min),
+        old_defaults.map(|d| d.min),
+        defaults.min,
+    );
     if min < type_min || min > type_max {
         return Err(invalid(format!(
             "MINVALUE ({min}) is out of range for sequence data type {type_name}"
@@ -96,7 +135,9 @@ pub(crate) fn sequence_options(
             "MINVALUE ({min}) must be less than MAXVALUE ({max})"
         )));
     }
-    let start = start.unwrap_or(if increment > 0 { min } else { max });
+    let start = start
+        .or(old.map(|o| o.start))
+        .unwrap_or(if increment > 0 { min } else { max });
     if start < min {
         return Err(invalid(format!(
             "START value ({start}) cannot be less than MINVALUE ({min})"
@@ -107,7 +148,8 @@ pub(crate) fn sequence_options(
             "START value ({start}) cannot be greater than MAXVALUE ({max})"
         )));
     }
-    let cache = cache.unwrap_or(1);
+    let cache = cache.or(old.map(|o| o.cache)).unwrap_or(1);
+    let cycle = cycle.or(old.map(|o| o.cycle)).unwrap_or(false);
     if cache <= 0 {
         return Err(invalid(format!(
             "CACHE ({cache}) must be greater than zero"
@@ -145,6 +187,23 @@ pub(crate) fn sequence_table(s: &SequenceDesc) -> Arc<catalog::TableDesc> {
         options: catalog::TableOptions::default(),
         foreign_keys: Vec::new(),
     })
+}
+
+/// A sequence's value (RESTART's, or its current one under ALTER) within its bounds.
+pub fn check_restart(v: i64, o: &SequenceOptions) -> PgResult<()> {
+    if v < o.min {
+        return Err(invalid(format!(
+            "RESTART value ({v}) cannot be less than MINVALUE ({})",
+            o.min
+        )));
+    }
+    if v > o.max {
+        return Err(invalid(format!(
+            "RESTART value ({v}) cannot be greater than MAXVALUE ({})",
+            o.max
+        )));
+    }
+    Ok(())
 }
 
 /// The type a SERIAL pseudo-type stands for, if `name` is one.
@@ -193,6 +252,76 @@ impl Binder<'_> {
             name,
             options,
             owned_by,
+        }))
+    }
+
+    /// ALTER SEQUENCE: the new options (checked as CREATE checks them), the owner, and
+    /// RESTART's value (checked against the new bounds; the current value is checked when
+    /// the statement runs).
+    pub(crate) fn bind_alter_sequence(
+        &self,
+        a: &crate::parser::AlterSequence,
+    ) -> PgResult<BoundStatement> {
+        let (name, pos) = self.object_name(&a.name)?;
+        let Some(seq) = self.catalog.sequence(&name).cloned() else {
+            if self.catalog.relation_exists(&name) {
+                return Err(PgError::new(
+                    SqlState::WRONG_OBJECT_TYPE,
+                    format!("\"{name}\" is not a sequence"),
+                ));
+            }
+            if a.if_exists {
+                return Ok(BoundStatement::Nothing {
+                    tag: "ALTER SEQUENCE",
+                    notices: vec![PgError::notice(format!(
+                        "relation \"{name}\" does not exist, skipping"
+                    ))],
+                });
+            }
+            // PostgreSQL reports no position here.
+            let _ = pos;
+            return Err(PgError::new(
+                SqlState::UNDEFINED_TABLE,
+                format!("relation \"{name}\" does not exist"),
+            ));
+        };
+        if let Some(u) = &a.unsupported {
+            return Err(PgError::unsupported(format!(
+                "ALTER SEQUENCE ... {}",
+                u.split_whitespace()
+                    .take(2)
+                    .collect::<Vec<_>>()
+                    .join(" ")
+                    .to_uppercase()
+            )));
+        }
+        let ty = a
+            .data_type
+            .as_ref()
+            .map(|t| self.bind_type(t))
+            .transpose()?;
+        let options = resolve_options(Some(&seq.options), ty, &a.options)?;
+        let owned_by = match &a.owned_by {
+            None => seq.owned_by,
+            Some(o) => self.owned_by(o)?,
+        };
+        let restart = match &a.restart {
+            None => None,
+            Some(v) => {
+                let v = v
+                    .as_ref()
+                    .map(option_value)
+                    .transpose()?
+                    .unwrap_or(options.start);
+                check_restart(v, &options)?;
+                Some(v)
+            }
+        };
+        Ok(BoundStatement::Sequence(SequenceDdl::Alter {
+            seq,
+            options,
+            owned_by,
+            restart,
         }))
     }
 
