@@ -24,8 +24,8 @@ mod log;
 mod sysviews;
 
 pub use desc::{
-    ColumnDesc, FkAction, ForeignKey, IndexDesc, NewForeignKey, NewIndex, NewKey, NewTable,
-    SequenceDesc, SequenceOptions, TableDesc, TableOptions, nextval_default,
+    ColumnDesc, FkAction, ForeignKey, Identity, IndexDesc, NewForeignKey, NewIndex, NewKey,
+    NewTable, SequenceDesc, SequenceOptions, TableDesc, TableOptions, nextval_default,
 };
 pub use sysviews::SystemView;
 
@@ -776,6 +776,7 @@ mod tests {
             ty,
             not_null: false,
             default: None,
+            identity: None,
         }
     }
 

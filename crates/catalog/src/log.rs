@@ -22,8 +22,8 @@ use common::{DataType, Oid, PgError, PgResult, SqlState};
 use storage::vfs::{Vfs, VfsFile};
 
 use crate::desc::{
-    ColumnDesc, FkAction, ForeignKey, IndexDesc, SequenceDesc, SequenceOptions, TableDesc,
-    TableOptions,
+    ColumnDesc, FkAction, ForeignKey, Identity, IndexDesc, SequenceDesc, SequenceOptions,
+    TableDesc, TableOptions,
 };
 
 const LOG_FILE: &str = "catalog.log";
@@ -43,6 +43,10 @@ const KIND_DROP_INDEX: u8 = 6;
 const KIND_CREATE_TABLE_V3: u8 = 7;
 /// A table's whole new descriptor (ALTER TABLE), in kind 7's format.
 const KIND_ALTER_TABLE: u8 = 8;
+/// CreateTable and AlterTable whose columns carry an identity byte (0 none, 1 ALWAYS,
+/// 2 BY DEFAULT) after their default; kinds 7 and 8 are read for old logs.
+const KIND_CREATE_TABLE_V4: u8 = 12;
+const KIND_ALTER_TABLE_V4: u8 = 13;
 const KIND_CREATE_SEQUENCE: u8 = 9;
 const KIND_DROP_SEQUENCE: u8 = 10;
 /// Several records applied as one (a table and its SERIAL sequences): u32 count, then
@@ -230,9 +234,9 @@ pub(crate) fn encode(record: &Record, out: &mut Vec<u8>) {
     match record {
         Record::CreateTable(t) | Record::AlterTable(t) => {
             out.push(if matches!(record, Record::CreateTable(_)) {
-                KIND_CREATE_TABLE_V3
+                KIND_CREATE_TABLE_V4
             } else {
-                KIND_ALTER_TABLE
+                KIND_ALTER_TABLE_V4
             });
             put_u32(out, t.oid);
             put_u32(out, t.rel);
@@ -250,6 +254,11 @@ pub(crate) fn encode(record: &Record, out: &mut Vec<u8>) {
                     }
                     None => out.push(0),
                 }
+                out.push(match c.identity {
+                    None => 0,
+                    Some(Identity::Always) => 1,
+                    Some(Identity::ByDefault) => 2,
+                });
             }
             put_u32(out, t.indexes.len() as u32);
             for i in &t.indexes {
@@ -421,7 +430,10 @@ pub(crate) fn decode(payload: &[u8]) -> Option<Record> {
         KIND_CREATE_TABLE
         | KIND_CREATE_TABLE_WITH_INDEXES
         | KIND_CREATE_TABLE_V3
-        | KIND_ALTER_TABLE => {
+        | KIND_ALTER_TABLE
+        | KIND_CREATE_TABLE_V4
+        | KIND_ALTER_TABLE_V4 => {
+            let v4 = matches!(kind, KIND_CREATE_TABLE_V4 | KIND_ALTER_TABLE_V4);
             let oid = r.u32()?;
             let rel = r.u32()?;
             let name = r.string()?;
@@ -437,11 +449,18 @@ pub(crate) fn decode(payload: &[u8]) -> Option<Record> {
                     0 => None,
                     _ => Some(r.string()?),
                 };
+                let identity = match if v4 { r.u8()? } else { 0 } {
+                    0 => None,
+                    1 => Some(Identity::Always),
+                    2 => Some(Identity::ByDefault),
+                    _ => return None,
+                };
                 columns.push(ColumnDesc {
                     name,
                     ty,
                     not_null,
                     default,
+                    identity,
                 });
             }
             let n = r.u32()? as usize;
@@ -486,7 +505,7 @@ pub(crate) fn decode(payload: &[u8]) -> Option<Record> {
                 options,
                 foreign_keys,
             };
-            if kind == KIND_ALTER_TABLE {
+            if matches!(kind, KIND_ALTER_TABLE | KIND_ALTER_TABLE_V4) {
                 Record::AlterTable(t)
             } else {
                 Record::CreateTable(t)
@@ -565,6 +584,7 @@ mod tests {
                 ty: DataType::Bpchar(Some(3)),
                 not_null: true,
                 default: Some("'x'".into()),
+                identity: Some(Identity::ByDefault),
             }],
             indexes: vec![IndexDesc {
                 oid: 16385,

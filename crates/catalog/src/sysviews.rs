@@ -130,6 +130,7 @@ impl SystemView {
                     // pg_locks and pg_stat_activity have NULLs; nothing writes a view.
                     not_null: false,
                     default: None,
+                    identity: None,
                 })
                 .collect(),
             indexes: Vec::new(),

@@ -27,6 +27,8 @@ impl SqlState {
     /// A bad argument to a function (negative substring length, ...).
     pub const INVALID_PARAMETER_VALUE: SqlState = SqlState("22023");
     pub const SEQUENCE_GENERATOR_LIMIT_EXCEEDED: SqlState = SqlState("2200H");
+    /// A value given to a GENERATED ALWAYS identity column.
+    pub const GENERATED_ALWAYS: SqlState = SqlState("428C9");
     /// A bad substring length.
     pub const SUBSTRING_ERROR: SqlState = SqlState("22011");
     /// LIKE pattern ending in the escape character.

@@ -128,6 +128,8 @@ pub fn explain(
         qualify: false,
     };
     let started = Instant::now();
+    // Rows an EXPLAIN ANALYZE of INSERT added (autovacuum counts them).
+    let mut changed = Vec::new();
     match &inner {
         PlannedStatement::Query { plan, .. } => {
             r.qualify = tables_read(plan) > 1;
@@ -161,6 +163,7 @@ pub fn explain(
                     rows.push(row);
                 }
                 drop(op);
+                let n_inserted = rows.len() as u64;
                 let out = crate::dml::insert(
                     cx,
                     &insert.table,
@@ -168,6 +171,7 @@ pub fn explain(
                     insert.returning.as_ref(),
                     &insert.fks,
                 )?;
+                changed.push((insert.table.oid, n_inserted));
                 top_stats = Some(NodeStats {
                     executed: true,
                     rows: out.len() as u64,
@@ -232,6 +236,7 @@ pub fn explain(
             column_number: 0,
         }]),
         rows: r.lines.into_iter().map(|l| vec![Value::Text(l)]).collect(),
+        changed,
         ..Default::default()
     })
 }

@@ -675,6 +675,7 @@ mod tests {
                 ty: DataType::Int4,
                 not_null: false,
                 default: None,
+                identity: None,
             }],
             indexes: vec![],
             ..Default::default()
@@ -698,6 +699,7 @@ mod tests {
             ty,
             not_null: false,
             default: None,
+            identity: None,
         };
         let index = |oid, columns: Vec<usize>| IndexDesc {
             oid,

@@ -3,7 +3,7 @@
 use catalog::NewKey;
 use catalog::{ColumnDesc, NewTable, TableOptions};
 use common::value::parse_bool;
-use common::{PgError, PgResult, SqlState};
+use common::{DataType, PgError, PgResult, SqlState};
 use sqlparser::ast;
 
 use super::coerce::{CastContext, coerce};
@@ -92,6 +92,7 @@ impl Binder<'_> {
                 ty,
                 not_null: false,
                 default: None,
+                identity: None,
             };
             let idx = columns.len();
             if let Some(ty) = serial {
@@ -107,9 +108,55 @@ impl Binder<'_> {
                 }
                 serials.push((idx, super::sequence::sequence_options(Some(ty), &[])?));
             }
+            let mut identity = None;
             for opt in &def.options {
                 match &opt.option {
-                    ast::ColumnOption::Null if serial.is_some() => {
+                    ast::ColumnOption::Generated {
+                        generated_as,
+                        sequence_options,
+                        generation_expr: None,
+                        ..
+                    } => {
+                        let kind = match generated_as {
+                            ast::GeneratedAs::Always => catalog::Identity::Always,
+                            ast::GeneratedAs::ByDefault => catalog::Identity::ByDefault,
+                            ast::GeneratedAs::ExpStored => {
+                                return Err(PgError::unsupported("generated columns"));
+                            }
+                        };
+                        if identity.is_some() {
+                            return Err(PgError::syntax(format!(
+                                "multiple identity specifications for column \"{}\" of table \"{name}\"",
+                                col.name
+                            )));
+                        }
+                        if serial.is_some()
+                            || def
+                                .options
+                                .iter()
+                                .any(|o| matches!(o.option, ast::ColumnOption::Default(_)))
+                        {
+                            return Err(PgError::syntax(format!(
+                                "both default and identity specified for column \"{}\" of table \"{name}\"",
+                                col.name
+                            )));
+                        }
+                        if !matches!(col.ty, DataType::Int2 | DataType::Int4 | DataType::Int8) {
+                            return Err(PgError::new(
+                                SqlState::INVALID_PARAMETER_VALUE,
+                                "identity column type must be smallint, integer, or bigint",
+                            ));
+                        }
+                        let options = super::sequence::sequence_options(
+                            Some(col.ty),
+                            sequence_options.as_deref().unwrap_or_default(),
+                        )?;
+                        identity = Some((kind, options));
+                    }
+                    ast::ColumnOption::Generated { .. } => {
+                        return Err(PgError::unsupported("generated columns"));
+                    }
+                    ast::ColumnOption::Null if serial.is_some() || identity.is_some() => {
                         return Err(PgError::syntax(format!(
                             "conflicting NULL/NOT NULL declarations for column \"{}\" of table \"{name}\"",
                             col.name
@@ -140,6 +187,21 @@ impl Binder<'_> {
                         return Err(PgError::unsupported(format!("column constraint {other}")));
                     }
                 }
+            }
+            if let Some((kind, options)) = identity {
+                if def
+                    .options
+                    .iter()
+                    .any(|o| matches!(o.option, ast::ColumnOption::Null))
+                {
+                    return Err(PgError::syntax(format!(
+                        "conflicting NULL/NOT NULL declarations for column \"{}\" of table \"{name}\"",
+                        col.name
+                    )));
+                }
+                col.identity = Some(kind);
+                col.not_null = true;
+                serials.push((idx, options));
             }
             col.not_null |= serial.is_some();
             columns.push(col);

@@ -12,6 +12,34 @@ use crate::bound::{
     BoundDelete, BoundInsert, BoundStatement, BoundUpdate, Expr, LogicalPlan, Returning,
 };
 
+/// 428C9 for a value given to a GENERATED ALWAYS identity column (INSERT, or UPDATE).
+fn always_identity(col: &ColumnDesc, update: bool) -> PgResult<()> {
+    if col.identity != Some(catalog::Identity::Always) {
+        return Ok(());
+    }
+    let detail = format!(
+        "Column \"{}\" is an identity column defined as GENERATED ALWAYS.",
+        col.name
+    );
+    Err(if update {
+        PgError::new(
+            SqlState::GENERATED_ALWAYS,
+            format!("column \"{}\" can only be updated to DEFAULT", col.name),
+        )
+        .with_detail(detail)
+    } else {
+        PgError::new(
+            SqlState::GENERATED_ALWAYS,
+            format!(
+                "cannot insert a non-DEFAULT value into column \"{}\"",
+                col.name
+            ),
+        )
+        .with_detail(detail)
+        .with_hint("Use OVERRIDING SYSTEM VALUE to override.")
+    })
+}
+
 fn is_default_keyword(e: &ast::Expr) -> bool {
     matches!(e, ast::Expr::Identifier(id) if id.quote_style.is_none() && id.value.eq_ignore_ascii_case("default"))
 }
@@ -163,6 +191,7 @@ impl Binder<'_> {
                             provided.push(if is_default_keyword(e) {
                                 defaults[t].clone()
                             } else {
+                                always_identity(col, false)?;
                                 self.assign(self.bind_expr(e, &cx)?, col)?
                             });
                         }
@@ -176,6 +205,9 @@ impl Binder<'_> {
                 _ => {
                     let sub = self.bind_query(q)?;
                     count_check(sub.columns.len())?;
+                    for &t in targets.iter().take(sub.columns.len()) {
+                        always_identity(&table.columns[t], false)?;
+                    }
                     let provided = sub
                         .columns
                         .iter()
@@ -273,6 +305,7 @@ impl Binder<'_> {
             let value = if is_default_keyword(&a.value) {
                 self.default_value(col)?
             } else {
+                always_identity(col, true)?;
                 self.assign(self.bind_expr(&a.value, &cx)?, col)?
             };
             assignments.push((c, value));

@@ -173,6 +173,7 @@ pub(crate) fn sequence_table(s: &SequenceDesc) -> Arc<catalog::TableDesc> {
         ty,
         not_null: true,
         default: None,
+        identity: None,
     };
     Arc::new(catalog::TableDesc {
         oid: s.oid,
@@ -399,6 +400,23 @@ impl Binder<'_> {
             };
             if sequences.iter().any(|d| d.sequence.oid == seq.oid) {
                 continue;
+            }
+            // An identity column's sequence is part of the column: not even CASCADE drops it.
+            if let Some((t, c)) = seq.owned_by
+                && let Some(t) = self.catalog.table_by_oid(t)
+                && let Some(c) = t.columns.get(c).filter(|c| c.identity.is_some())
+            {
+                return Err(PgError::new(
+                    SqlState::DEPENDENT_OBJECTS_STILL_EXIST,
+                    format!(
+                        "cannot drop sequence {name} because column {} of table {} requires it",
+                        c.name, t.name
+                    ),
+                )
+                .with_hint(format!(
+                    "You can drop column {} of table {} instead.",
+                    c.name, t.name
+                )));
             }
             let defaults = self.defaults_using(seq);
             if let Some((t, c)) = defaults.first() {
