@@ -282,6 +282,7 @@ pub fn encode(values: &[Value], types: &[DataType]) -> PgResult<Vec<u8>> {
                 infomask |= HEAP_HASVARWIDTH;
                 n.encode(&mut out);
             }
+            (DataType::Uuid, Value::Uuid(u)) => out.extend_from_slice(u),
             (DataType::Text | DataType::Varchar(_) | DataType::Unknown, Value::Text(s))
             | (DataType::Bpchar(_), Value::Bpchar(s)) => {
                 infomask |= HEAP_HASVARWIDTH;
@@ -375,6 +376,7 @@ pub fn decode(bytes: &[u8], types: &[DataType]) -> PgResult<Vec<Value>> {
                 days: i32::from_le_bytes(r.array("interval")?),
                 months: i32::from_le_bytes(r.array("interval")?),
             }),
+            DataType::Uuid => Value::Uuid(r.array("uuid")?),
             DataType::Numeric(_) => {
                 let rest = &bytes[r.pos..];
                 let (n, used) = Numeric::decode(rest)

@@ -31,6 +31,8 @@ pub enum DataType {
     /// is `numeric(p, s)` (`numeric(p)` is scale 0), already checked by
     /// [`crate::numeric::typmod_in`]; `None` is unconstrained `numeric`.
     Numeric(Option<(i32, i32)>),
+    /// `uuid`: 16 bytes, shown as PostgreSQL's 8-4-4-4-12 hex groups.
+    Uuid,
     Unknown,
 }
 
@@ -52,6 +54,7 @@ pub mod oids {
     pub const TIMESTAMPTZ: Oid = 1184;
     pub const INTERVAL: Oid = 1186;
     pub const NUMERIC: Oid = 1700;
+    pub const UUID: Oid = 2950;
 }
 
 /// The VARHDRSZ that PostgreSQL adds to a character type's declared length in its typmod.
@@ -75,6 +78,7 @@ impl DataType {
             DataType::TimestampTz => oids::TIMESTAMPTZ,
             DataType::Interval => oids::INTERVAL,
             DataType::Numeric(_) => oids::NUMERIC,
+            DataType::Uuid => oids::UUID,
             DataType::Unknown => oids::UNKNOWN,
         }
     }
@@ -96,7 +100,7 @@ impl DataType {
             DataType::Int2 => 2,
             DataType::Int4 | DataType::Float4 | DataType::Date => 4,
             DataType::Int8 | DataType::Float8 | DataType::Timestamp | DataType::TimestampTz => 8,
-            DataType::Interval => 16,
+            DataType::Interval | DataType::Uuid => 16,
             DataType::Unknown => -2,
             _ => -1,
         }
@@ -121,6 +125,7 @@ impl DataType {
             oids::TIMESTAMPTZ => DataType::TimestampTz,
             oids::INTERVAL => DataType::Interval,
             oids::NUMERIC => DataType::Numeric(crate::numeric::typmod_precision_scale(typmod)),
+            oids::UUID => DataType::Uuid,
             oids::UNKNOWN => DataType::Unknown,
             _ => return None,
         })
@@ -154,6 +159,7 @@ impl DataType {
             DataType::TimestampTz => "timestamp with time zone",
             DataType::Interval => "interval",
             DataType::Numeric(_) => "numeric",
+            DataType::Uuid => "uuid",
             DataType::Unknown => "unknown",
         }
     }
@@ -175,6 +181,7 @@ impl DataType {
             DataType::TimestampTz => "timestamptz",
             DataType::Interval => "interval",
             DataType::Numeric(_) => "numeric",
+            DataType::Uuid => "uuid",
             DataType::Unknown => "unknown",
         }
     }
@@ -272,6 +279,7 @@ mod tests {
             DataType::Numeric(Some((10, 2))),
             DataType::Numeric(Some((1000, -1000))),
             DataType::Numeric(Some((3, 5))),
+            DataType::Uuid,
         ] {
             assert_eq!(DataType::from_oid(t.oid(), t.typmod()), Some(t));
         }

@@ -32,12 +32,54 @@ pub enum Value {
     Interval(Interval),
     /// `numeric`: equal values compare equal whatever their display scale (`1.0 = 1.00`).
     Numeric(Numeric),
+    /// `uuid`: its 16 bytes, compared bytewise (`uuid_cmp`).
+    Uuid([u8; 16]),
 }
 
 // Rows are vectors of values: keep growth deliberate. `Numeric` (a digit vector, a
 // weight, a scale and a sign: 40 bytes) is the largest variant; boxing it would save 8
 // bytes per value at the price of a second allocation per numeric.
 const _: () = assert!(std::mem::size_of::<Value>() == 40);
+
+/// PostgreSQL's `uuid_in`: 32 hex digits, either case, optionally in braces, with a
+/// hyphen allowed after any group of four digits (not at the end).
+pub fn parse_uuid(text: &str) -> Option<[u8; 16]> {
+    let b = text.as_bytes();
+    let (mut i, braces) = match b.first() {
+        Some(b'{') => (1, true),
+        _ => (0, false),
+    };
+    let hex = |c: u8| (c as char).to_digit(16).map(|d| d as u8);
+    let mut out = [0u8; 16];
+    for (k, byte) in out.iter_mut().enumerate() {
+        let hi = hex(*b.get(i)?)?;
+        let lo = hex(*b.get(i + 1)?)?;
+        *byte = hi << 4 | lo;
+        i += 2;
+        if b.get(i) == Some(&b'-') && k % 2 == 1 && k < 15 {
+            i += 1;
+        }
+    }
+    if braces {
+        if b.get(i) != Some(&b'}') {
+            return None;
+        }
+        i += 1;
+    }
+    (i == b.len()).then_some(out)
+}
+
+/// `uuid_out`: lower-case hex in 8-4-4-4-12 groups.
+pub fn format_uuid(u: &[u8; 16]) -> String {
+    let mut s = String::with_capacity(36);
+    for (k, byte) in u.iter().enumerate() {
+        if matches!(k, 4 | 6 | 8 | 10) {
+            s.push('-');
+        }
+        s.push_str(&format!("{byte:02x}"));
+    }
+    s
+}
 
 impl Value {
     pub fn is_null(&self) -> bool {
@@ -107,6 +149,7 @@ impl Value {
             Value::TimestampTz(t) => t.to_text(&datetime::session_time_zone()),
             Value::Interval(i) => i.to_string(),
             Value::Numeric(n) => n.to_string(),
+            Value::Uuid(u) => format_uuid(u),
         })
     }
 
@@ -126,6 +169,7 @@ impl Value {
             (Interval(a), Interval(b)) => a.cmp(b),
             // Ignoring display scale; NaN above Infinity (`numeric`'s btree order).
             (Numeric(a), Numeric(b)) => a.cmp(b),
+            (Uuid(a), Uuid(b)) => a.cmp(b),
             (Text(_) | Bpchar(_), Text(_) | Bpchar(_)) => self
                 .as_str()
                 .unwrap_or("")
@@ -169,6 +213,7 @@ impl Value {
             Value::TimestampTz(_) => 7,
             Value::Interval(_) => 8,
             Value::Numeric(_) => 9,
+            Value::Uuid(_) => 10,
         }
     }
 
@@ -215,6 +260,9 @@ impl Value {
             }
             DataType::Interval => Interval::parse(text).map(Value::Interval),
             DataType::Numeric(_) => Numeric::parse_typmod(text, ty.typmod()).map(Value::Numeric),
+            DataType::Uuid => parse_uuid(text)
+                .map(Value::Uuid)
+                .ok_or_else(|| invalid_input(text, &DataType::Uuid)),
             DataType::Varchar(_) | DataType::Bpchar(_) => {
                 Value::Text(text.to_string()).coerce_char_length(ty, false)
             }

@@ -233,7 +233,8 @@ pub(crate) fn eval_func(f: ScalarFunc, args: &[Value]) -> PgResult<Value> {
         | F::NextVal
         | F::CurrVal
         | F::SetVal
-        | F::LastVal => {
+        | F::LastVal
+        | F::GenRandomUuid => {
             return Err(PgError::internal(format!(
                 "{f:?} is not a date/time function"
             )));

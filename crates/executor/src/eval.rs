@@ -441,6 +441,13 @@ fn eval_func(f: ScalarFunc, args: Vec<Value>, ty: &DataType) -> PgResult<Value> 
         ScalarFunc::NextVal | ScalarFunc::CurrVal | ScalarFunc::SetVal | ScalarFunc::LastVal => {
             crate::sequence::eval_func(f, &args)
         }
+        ScalarFunc::GenRandomUuid => {
+            let mut u: [u8; 16] = rand::random();
+            // RFC 4122 version 4, variant 10xx, as PostgreSQL's gen_random_uuid.
+            u[6] = (u[6] & 0x0f) | 0x40;
+            u[8] = (u[8] & 0x3f) | 0x80;
+            Ok(Value::Uuid(u))
+        }
         // The C collation: case mapping of ASCII letters only, as PostgreSQL does there.
         ScalarFunc::Lower => Ok(Value::Text(
             args[0].as_str().unwrap_or_default().to_ascii_lowercase(),
@@ -552,6 +559,11 @@ pub fn cast_value(v: Value, to: &DataType, explicit: bool) -> PgResult<Value> {
         DataType::Date | DataType::Timestamp | DataType::TimestampTz | DataType::Interval => {
             crate::datetime::cast(v, to)
         }
+        DataType::Uuid => match &v {
+            Value::Uuid(_) => Ok(v),
+            Value::Text(_) | Value::Bpchar(_) => Value::parse(v.as_str().unwrap_or_default(), to),
+            _ => Err(PgError::internal("unsupported cast to uuid")),
+        },
         DataType::Unknown => Ok(v),
     }
 }

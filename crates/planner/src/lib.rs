@@ -655,6 +655,7 @@ fn indexable(ty: DataType) -> bool {
             | DataType::TimestampTz
             | DataType::Interval
             | DataType::Numeric(_)
+            | DataType::Uuid
     )
 }
 

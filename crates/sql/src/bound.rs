@@ -143,6 +143,8 @@ pub enum ScalarFunc {
     SetVal,
     /// `lastval()`.
     LastVal,
+    /// `gen_random_uuid()`: a version 4 UUID from a random source, at each call.
+    GenRandomUuid,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -70,6 +70,10 @@ pub fn put_value(v: &Value, buf: &mut BytesMut) {
             buf.put_i32(out.len() as i32);
             buf.put_slice(&out);
         }
+        Value::Uuid(u) => {
+            buf.put_i32(16);
+            buf.put_slice(u);
+        }
     }
 }
 
@@ -131,6 +135,7 @@ pub fn get_param(bytes: &[u8], ty: &DataType, n: usize) -> PgResult<Value> {
             }
             Value::Numeric(Numeric::from_binary_typmod(bytes, ty.typmod())?)
         }
+        DataType::Uuid => Value::Uuid(fixed::<16>(bytes, n)?),
     })
 }
 
@@ -162,6 +167,7 @@ mod tests {
             (num("NaN"), DataType::Numeric(None)),
             (num("-Infinity"), DataType::Numeric(None)),
             (num("0.00"), DataType::Numeric(Some((5, 2)))),
+            (Value::Uuid(*b"0123456789abcdef"), DataType::Uuid),
         ];
         for (v, ty) in cases {
             let mut buf = BytesMut::new();

@@ -91,6 +91,7 @@ const TAG_TIMESTAMP: u8 = 10;
 const TAG_TIMESTAMPTZ: u8 = 11;
 const TAG_INTERVAL: u8 = 12;
 const TAG_NUMERIC: u8 = 13;
+const TAG_UUID: u8 = 14;
 
 /// A malformed tuple: the detail of a DATA_CORRUPTED error (the page layer adds where).
 pub(crate) type Corrupt = String;
@@ -117,6 +118,7 @@ pub(crate) enum Datum<'a> {
     /// A stored numeric: its encoding, compared in place and checked only when turned
     /// into a [`Value`].
     NumericBytes(&'a [u8]),
+    Uuid([u8; 16]),
 }
 
 impl<'a> Datum<'a> {
@@ -136,6 +138,7 @@ impl<'a> Datum<'a> {
             Value::TimestampTz(t) => Datum::TimestampTz(*t),
             Value::Interval(i) => Datum::Interval(*i),
             Value::Numeric(n) => Datum::Numeric(n),
+            Value::Uuid(u) => Datum::Uuid(*u),
         }
     }
 
@@ -179,6 +182,7 @@ impl<'a> Datum<'a> {
             Datum::Timestamp(t) => Value::Timestamp(t),
             Datum::TimestampTz(t) => Value::TimestampTz(t),
             Datum::Interval(i) => Value::Interval(i),
+            Datum::Uuid(u) => Value::Uuid(u),
             Datum::Text(_) | Datum::Bpchar(_) => Value::Text(String::new()),
             // Compared above without allocating; this is what a comparison with a
             // non-numeric looks at (its kind).
@@ -226,7 +230,7 @@ fn column_size(v: &Value) -> usize {
         Value::Int2(_) => 2,
         Value::Int4(_) | Value::Float4(_) | Value::Date(_) => 4,
         Value::Int8(_) | Value::Float8(_) | Value::Timestamp(_) | Value::TimestampTz(_) => 8,
-        Value::Interval(_) => 16,
+        Value::Interval(_) | Value::Uuid(_) => 16,
         Value::Text(s) | Value::Bpchar(s) => 2 + s.len(),
         Value::Numeric(n) => n.encoded_size(),
     }
@@ -295,6 +299,10 @@ pub(crate) fn encode_leaf(key: &[Value], tid: ItemPointer) -> Vec<u8> {
             Value::Numeric(n) => {
                 out.push(TAG_NUMERIC);
                 n.encode(&mut out);
+            }
+            Value::Uuid(u) => {
+                out.push(TAG_UUID);
+                out.extend_from_slice(u);
             }
             Value::Text(s) | Value::Bpchar(s) => {
                 let len = u16::try_from(s.len()).expect("size checked against BT_MAX_ITEM_SIZE");
@@ -540,6 +548,7 @@ impl<'a> Columns<'a> {
                 days: i32::from_le_bytes(self.array()?),
                 months: i32::from_le_bytes(self.array()?),
             }),
+            TAG_UUID => Datum::Uuid(self.array()?),
             TAG_NUMERIC => {
                 let rest = &self.bytes[self.pos..];
                 let len = Numeric::encoded_len(rest)

@@ -828,6 +828,10 @@ impl Binder<'_> {
         };
         match (name, args.len()) {
             // Fixed for the session: bound as a constant.
+            ("gen_random_uuid", 0) => Ok(Expr::new(
+                ExprKind::Func(ScalarFunc::GenRandomUuid, Vec::new()),
+                DataType::Uuid,
+            )),
             ("pg_backend_pid", 0) => Ok(Expr::new(
                 ExprKind::Const(Value::Int4(self.backend_pid as i32)),
                 DataType::Int4,
@@ -949,6 +953,7 @@ impl Binder<'_> {
             },
             T::Bool | T::Boolean => DataType::Bool,
             T::Text => DataType::Text,
+            T::Uuid => DataType::Uuid,
             T::Date => DataType::Date,
             T::Timestamp(None, tz) => match tz {
                 ast::TimezoneInfo::None | ast::TimezoneInfo::WithoutTimeZone => DataType::Timestamp,
@@ -991,6 +996,7 @@ impl Binder<'_> {
                     "timestamptz" => DataType::TimestampTz,
                     "interval" => DataType::Interval,
                     "numeric" | "decimal" => DataType::Numeric(None),
+                    "uuid" => DataType::Uuid,
                     other => {
                         return Err(PgError::new(
                             SqlState::UNDEFINED_OBJECT,
@@ -1044,6 +1050,10 @@ pub(crate) fn figure_colname(e: &ast::Expr) -> Option<String> {
         A::Ceil { .. } => Some("ceil".into()),
         A::Floor { .. } => Some("floor".into()),
         A::AtTimeZone { .. } => Some("timezone".into()),
+        // `substr(...)` is a function of its own name in PostgreSQL.
+        A::Substring {
+            shorthand: true, ..
+        } => Some("substr".into()),
         A::Substring { .. } => Some("substring".into()),
         _ => None,
     }
@@ -1089,6 +1099,7 @@ fn type_internal_name(t: &ast::DataType) -> &'static str {
         T::Timestamp(..) => "timestamp",
         T::Interval { .. } => "interval",
         T::Numeric(_) | T::Decimal(_) | T::Dec(_) => "numeric",
+        T::Uuid => "uuid",
         _ => "?column?",
     }
 }
