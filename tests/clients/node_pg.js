@@ -10,19 +10,20 @@ const assert = require('assert');
   await c.connect();
   await c.query('DROP TABLE IF EXISTS np_t');
   await c.query('CREATE TABLE np_t (id serial PRIMARY KEY, i4 int, i8 bigint, f8 double precision,'
-    + ' n numeric(10,2), b boolean, t text, d date, tz timestamptz, u uuid)');
+    + ' n numeric(10,2), b boolean, t text, d date, tz timestamptz, u uuid, by bytea)');
   const tz = new Date(Date.UTC(2024, 0, 2, 3, 4, 5, 678));
   const u = 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11';
-  const r = await c.query('INSERT INTO np_t (i4, i8, f8, n, b, t, d, tz, u)'
-    + ' VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id',
-    [42, '9007199254740993', 2.5, '12.34', true, 'héllo', '2024-02-29', tz, u.toUpperCase()]);
+  const by = Buffer.from([0, 255, 98, 92]);
+  const r = await c.query('INSERT INTO np_t (i4, i8, f8, n, b, t, d, tz, u, by)'
+    + ' VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id',
+    [42, '9007199254740993', 2.5, '12.34', true, 'héllo', '2024-02-29', tz, u.toUpperCase(), by]);
   assert.strictEqual(r.rows[0].id, 1);
   const s = await c.query({
-    text: 'SELECT i4, i8, f8, n, b, t, d::text AS d, tz, u FROM np_t WHERE id = $1',
+    text: 'SELECT i4, i8, f8, n, b, t, d::text AS d, tz, u, by FROM np_t WHERE id = $1',
     values: [1],
   });
   const row = s.rows[0];
-  assert.deepStrictEqual(s.fields.map((f) => f.name), ['i4', 'i8', 'f8', 'n', 'b', 't', 'd', 'tz', 'u']);
+  assert.deepStrictEqual(s.fields.map((f) => f.name), ['i4', 'i8', 'f8', 'n', 'b', 't', 'd', 'tz', 'u', 'by']);
   assert.strictEqual(row.i4, 42);
   assert.strictEqual(row.i8, '9007199254740993');
   assert.strictEqual(row.f8, 2.5);
@@ -32,6 +33,7 @@ const assert = require('assert');
   assert.strictEqual(row.d, '2024-02-29');
   assert.strictEqual(row.tz.getTime(), tz.getTime());
   assert.strictEqual(row.u, u);
+  assert.ok(row.by.equals(by));
   for (const v of [1, 2]) {
     const p = await c.query({ name: 'ins', text: 'INSERT INTO np_t (i4) VALUES ($1) RETURNING id', values: [v] });
     assert.strictEqual(p.rows[0].id, v + 1);

@@ -17,7 +17,7 @@ with psycopg.connect(url, autocommit=True) as conn:
     cur.execute(
         "CREATE TABLE psy_t (id serial PRIMARY KEY, i2 smallint, i4 int, i8 bigint, f4 real,"
         " f8 double precision, n numeric(10,2), b boolean, t text, vc varchar(10), d date,"
-        " ts timestamp, tz timestamptz, iv interval, u uuid)"
+        " ts timestamp, tz timestamptz, iv interval, u uuid, by bytea)"
     )
     row = (
         1, 2, 3, 1.5, 2.25, decimal.Decimal("12.34"), True, "héllo", "vc",
@@ -26,23 +26,26 @@ with psycopg.connect(url, autocommit=True) as conn:
         datetime.datetime(2024, 1, 2, 3, 4, 5, tzinfo=datetime.timezone.utc),
         datetime.timedelta(days=1, seconds=3661),
         uuid.UUID("a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11"),
+        b"\x00\xffbytes\\",
     )
     cur.execute(
-        "INSERT INTO psy_t (i2, i4, i8, f4, f8, n, b, t, vc, d, ts, tz, iv, u)"
-        " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id",
+        "INSERT INTO psy_t (i2, i4, i8, f4, f8, n, b, t, vc, d, ts, tz, iv, u, by)"
+        " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id",
         row,
     )
     assert cur.fetchone() == (1,)
     for binary in (False, True):
         cur = conn.cursor(binary=binary)
         cur.execute(
-            "SELECT i2, i4, i8, f4, f8, n, b, t, vc, d, ts, tz, iv, u FROM psy_t WHERE id = %s",
+            "SELECT i2, i4, i8, f4, f8, n, b, t, vc, d, ts, tz, iv, u, by FROM psy_t WHERE id = %s",
             (1,),
         )
         got = cur.fetchone()
+        # bytea comes back as bytes in binary, as a memoryview-compatible value in text.
+        got = got[:-1] + (bytes(got[-1]),)
         assert got == row, (binary, got, row)
         assert [d.name for d in cur.description] == [
-            "i2", "i4", "i8", "f4", "f8", "n", "b", "t", "vc", "d", "ts", "tz", "iv", "u"
+            "i2", "i4", "i8", "f4", "f8", "n", "b", "t", "vc", "d", "ts", "tz", "iv", "u", "by"
         ]
     cur.execute("SELECT %s::int + 1, %s || 'x', %s::text IS NULL", (41, "a", None))
     assert cur.fetchone() == (42, "ax", True)

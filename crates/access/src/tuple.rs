@@ -283,6 +283,12 @@ pub fn encode(values: &[Value], types: &[DataType]) -> PgResult<Vec<u8>> {
                 n.encode(&mut out);
             }
             (DataType::Uuid, Value::Uuid(u)) => out.extend_from_slice(u),
+            (DataType::Bytea, Value::Bytea(b)) => {
+                infomask |= HEAP_HASVARWIDTH;
+                let len = u32::try_from(b.len()).map_err(|_| row_too_big(b.len()))?;
+                out.extend_from_slice(&len.to_le_bytes());
+                out.extend_from_slice(b);
+            }
             (DataType::Text | DataType::Varchar(_) | DataType::Unknown, Value::Text(s))
             | (DataType::Bpchar(_), Value::Bpchar(s)) => {
                 infomask |= HEAP_HASVARWIDTH;
@@ -323,6 +329,7 @@ fn encoded_len(v: &Value, ty: &DataType) -> usize {
     match v {
         Value::Null => 0,
         Value::Text(s) | Value::Bpchar(s) => 4 + s.len(),
+        Value::Bytea(b) => 4 + b.len(),
         Value::Numeric(n) => n.encoded_size(),
         _ => ty.typlen().max(0) as usize,
     }
@@ -377,6 +384,10 @@ pub fn decode(bytes: &[u8], types: &[DataType]) -> PgResult<Vec<Value>> {
                 months: i32::from_le_bytes(r.array("interval")?),
             }),
             DataType::Uuid => Value::Uuid(r.array("uuid")?),
+            DataType::Bytea => {
+                let len = u32::from_le_bytes(r.array("bytea length")?) as usize;
+                Value::Bytea(r.take(len, "bytea")?.to_vec())
+            }
             DataType::Numeric(_) => {
                 let rest = &bytes[r.pos..];
                 let (n, used) = Numeric::decode(rest)

@@ -33,6 +33,8 @@ pub enum DataType {
     Numeric(Option<(i32, i32)>),
     /// `uuid`: 16 bytes, shown as PostgreSQL's 8-4-4-4-12 hex groups.
     Uuid,
+    /// `bytea`: a byte string, shown in PostgreSQL's hex format (`\x0102`).
+    Bytea,
     Unknown,
 }
 
@@ -40,6 +42,7 @@ pub enum DataType {
 pub mod oids {
     use crate::ids::Oid;
     pub const BOOL: Oid = 16;
+    pub const BYTEA: Oid = 17;
     pub const INT8: Oid = 20;
     pub const INT2: Oid = 21;
     pub const INT4: Oid = 23;
@@ -79,6 +82,7 @@ impl DataType {
             DataType::Interval => oids::INTERVAL,
             DataType::Numeric(_) => oids::NUMERIC,
             DataType::Uuid => oids::UUID,
+            DataType::Bytea => oids::BYTEA,
             DataType::Unknown => oids::UNKNOWN,
         }
     }
@@ -126,6 +130,7 @@ impl DataType {
             oids::INTERVAL => DataType::Interval,
             oids::NUMERIC => DataType::Numeric(crate::numeric::typmod_precision_scale(typmod)),
             oids::UUID => DataType::Uuid,
+            oids::BYTEA => DataType::Bytea,
             oids::UNKNOWN => DataType::Unknown,
             _ => return None,
         })
@@ -160,6 +165,7 @@ impl DataType {
             DataType::Interval => "interval",
             DataType::Numeric(_) => "numeric",
             DataType::Uuid => "uuid",
+            DataType::Bytea => "bytea",
             DataType::Unknown => "unknown",
         }
     }
@@ -182,6 +188,7 @@ impl DataType {
             DataType::Interval => "interval",
             DataType::Numeric(_) => "numeric",
             DataType::Uuid => "uuid",
+            DataType::Bytea => "bytea",
             DataType::Unknown => "unknown",
         }
     }
@@ -280,6 +287,7 @@ mod tests {
             DataType::Numeric(Some((1000, -1000))),
             DataType::Numeric(Some((3, 5))),
             DataType::Uuid,
+            DataType::Bytea,
         ] {
             assert_eq!(DataType::from_oid(t.oid(), t.typmod()), Some(t));
         }

@@ -34,6 +34,8 @@ pub enum Value {
     Numeric(Numeric),
     /// `uuid`: its 16 bytes, compared bytewise (`uuid_cmp`).
     Uuid([u8; 16]),
+    /// `bytea`: compared bytewise, a prefix first (`byteacmp`).
+    Bytea(Vec<u8>),
 }
 
 // Rows are vectors of values: keep growth deliberate. `Numeric` (a digit vector, a
@@ -67,6 +69,81 @@ pub fn parse_uuid(text: &str) -> Option<[u8; 16]> {
         i += 1;
     }
     (i == b.len()).then_some(out)
+}
+
+/// PostgreSQL's `byteain`: `\x` and hex digit pairs (blanks between pairs allowed), or
+/// the escape format: `\\` for a backslash, `\ooo` an octal byte, anything else itself.
+pub fn parse_bytea(text: &str) -> PgResult<Vec<u8>> {
+    let b = text.as_bytes();
+    let invalid = || {
+        PgError::new(
+            SqlState::INVALID_TEXT_REPRESENTATION,
+            "invalid input syntax for type bytea",
+        )
+    };
+    if let Some(hex) = b.strip_prefix(b"\\x") {
+        let mut out = Vec::with_capacity(hex.len() / 2);
+        let mut i = 0;
+        let digit = |c: u8| (c as char).to_digit(16).map(|d| d as u8);
+        while i < hex.len() {
+            if hex[i].is_ascii_whitespace() {
+                i += 1;
+                continue;
+            }
+            let hi = digit(hex[i]).ok_or_else(|| {
+                PgError::new(
+                    SqlState::INVALID_PARAMETER_VALUE,
+                    format!("invalid hexadecimal digit: \"{}\"", hex[i] as char),
+                )
+            })?;
+            let lo = match hex.get(i + 1) {
+                Some(&c) => digit(c).ok_or_else(|| {
+                    PgError::new(
+                        SqlState::INVALID_PARAMETER_VALUE,
+                        format!("invalid hexadecimal digit: \"{}\"", c as char),
+                    )
+                })?,
+                None => {
+                    return Err(PgError::new(
+                        SqlState::INVALID_PARAMETER_VALUE,
+                        "invalid hexadecimal data: odd number of digits",
+                    ));
+                }
+            };
+            out.push(hi << 4 | lo);
+            i += 2;
+        }
+        return Ok(out);
+    }
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] != b'\\' {
+            out.push(b[i]);
+            i += 1;
+        } else if b.get(i + 1) == Some(&b'\\') {
+            out.push(b'\\');
+            i += 2;
+        } else if let [d0 @ b'0'..=b'3', d1 @ b'0'..=b'7', d2 @ b'0'..=b'7'] =
+            b.get(i + 1..i + 4).unwrap_or_default()
+        {
+            out.push((d0 - b'0') << 6 | (d1 - b'0') << 3 | (d2 - b'0'));
+            i += 4;
+        } else {
+            return Err(invalid());
+        }
+    }
+    Ok(out)
+}
+
+/// `byteaout` with `bytea_output = hex`: `\x` and lower-case hex digits.
+pub fn format_bytea(b: &[u8]) -> String {
+    let mut s = String::with_capacity(2 + 2 * b.len());
+    s.push_str("\\x");
+    for byte in b {
+        s.push_str(&format!("{byte:02x}"));
+    }
+    s
 }
 
 /// `uuid_out`: lower-case hex in 8-4-4-4-12 groups.
@@ -150,6 +227,7 @@ impl Value {
             Value::Interval(i) => i.to_string(),
             Value::Numeric(n) => n.to_string(),
             Value::Uuid(u) => format_uuid(u),
+            Value::Bytea(b) => format_bytea(b),
         })
     }
 
@@ -170,6 +248,7 @@ impl Value {
             // Ignoring display scale; NaN above Infinity (`numeric`'s btree order).
             (Numeric(a), Numeric(b)) => a.cmp(b),
             (Uuid(a), Uuid(b)) => a.cmp(b),
+            (Bytea(a), Bytea(b)) => a.cmp(b),
             (Text(_) | Bpchar(_), Text(_) | Bpchar(_)) => self
                 .as_str()
                 .unwrap_or("")
@@ -214,6 +293,7 @@ impl Value {
             Value::Interval(_) => 8,
             Value::Numeric(_) => 9,
             Value::Uuid(_) => 10,
+            Value::Bytea(_) => 11,
         }
     }
 
@@ -263,6 +343,7 @@ impl Value {
             DataType::Uuid => parse_uuid(text)
                 .map(Value::Uuid)
                 .ok_or_else(|| invalid_input(text, &DataType::Uuid)),
+            DataType::Bytea => parse_bytea(text).map(Value::Bytea),
             DataType::Varchar(_) | DataType::Bpchar(_) => {
                 Value::Text(text.to_string()).coerce_char_length(ty, false)
             }

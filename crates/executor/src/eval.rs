@@ -455,9 +455,10 @@ fn eval_func(f: ScalarFunc, args: Vec<Value>, ty: &DataType) -> PgResult<Value> 
         ScalarFunc::Upper => Ok(Value::Text(
             args[0].as_str().unwrap_or_default().to_ascii_uppercase(),
         )),
-        ScalarFunc::Length => Ok(Value::Int4(
-            args[0].as_str().unwrap_or_default().chars().count() as i32,
-        )),
+        ScalarFunc::Length => Ok(Value::Int4(match &args[0] {
+            Value::Bytea(b) => b.len() as i32,
+            other => other.as_str().unwrap_or_default().chars().count() as i32,
+        })),
         ScalarFunc::Abs
         | ScalarFunc::Round
         | ScalarFunc::Trunc
@@ -559,6 +560,11 @@ pub fn cast_value(v: Value, to: &DataType, explicit: bool) -> PgResult<Value> {
         DataType::Date | DataType::Timestamp | DataType::TimestampTz | DataType::Interval => {
             crate::datetime::cast(v, to)
         }
+        DataType::Bytea => match &v {
+            Value::Bytea(_) => Ok(v),
+            Value::Text(_) | Value::Bpchar(_) => Value::parse(v.as_str().unwrap_or_default(), to),
+            _ => Err(PgError::internal("unsupported cast to bytea")),
+        },
         DataType::Uuid => match &v {
             Value::Uuid(_) => Ok(v),
             Value::Text(_) | Value::Bpchar(_) => Value::parse(v.as_str().unwrap_or_default(), to),

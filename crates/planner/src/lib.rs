@@ -656,6 +656,7 @@ fn indexable(ty: DataType) -> bool {
             | DataType::Interval
             | DataType::Numeric(_)
             | DataType::Uuid
+            | DataType::Bytea
     )
 }
 

@@ -74,6 +74,10 @@ pub fn put_value(v: &Value, buf: &mut BytesMut) {
             buf.put_i32(16);
             buf.put_slice(u);
         }
+        Value::Bytea(b) => {
+            buf.put_i32(b.len() as i32);
+            buf.put_slice(b);
+        }
     }
 }
 
@@ -136,6 +140,7 @@ pub fn get_param(bytes: &[u8], ty: &DataType, n: usize) -> PgResult<Value> {
             Value::Numeric(Numeric::from_binary_typmod(bytes, ty.typmod())?)
         }
         DataType::Uuid => Value::Uuid(fixed::<16>(bytes, n)?),
+        DataType::Bytea => Value::Bytea(bytes.to_vec()),
     })
 }
 
@@ -168,6 +173,7 @@ mod tests {
             (num("-Infinity"), DataType::Numeric(None)),
             (num("0.00"), DataType::Numeric(Some((5, 2)))),
             (Value::Uuid(*b"0123456789abcdef"), DataType::Uuid),
+            (Value::Bytea(vec![0, 255, 92, 120]), DataType::Bytea),
         ];
         for (v, ty) in cases {
             let mut buf = BytesMut::new();

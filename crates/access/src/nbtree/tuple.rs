@@ -92,6 +92,7 @@ const TAG_TIMESTAMPTZ: u8 = 11;
 const TAG_INTERVAL: u8 = 12;
 const TAG_NUMERIC: u8 = 13;
 const TAG_UUID: u8 = 14;
+const TAG_BYTEA: u8 = 15;
 
 /// A malformed tuple: the detail of a DATA_CORRUPTED error (the page layer adds where).
 pub(crate) type Corrupt = String;
@@ -119,6 +120,7 @@ pub(crate) enum Datum<'a> {
     /// into a [`Value`].
     NumericBytes(&'a [u8]),
     Uuid([u8; 16]),
+    Bytea(&'a [u8]),
 }
 
 impl<'a> Datum<'a> {
@@ -139,6 +141,7 @@ impl<'a> Datum<'a> {
             Value::Interval(i) => Datum::Interval(*i),
             Value::Numeric(n) => Datum::Numeric(n),
             Value::Uuid(u) => Datum::Uuid(*u),
+            Value::Bytea(b) => Datum::Bytea(b),
         }
     }
 
@@ -183,6 +186,9 @@ impl<'a> Datum<'a> {
             Datum::TimestampTz(t) => Value::TimestampTz(t),
             Datum::Interval(i) => Value::Interval(i),
             Datum::Uuid(u) => Value::Uuid(u),
+            // Compared in place (`cmp`); this is what a comparison with another kind
+            // looks at (its kind).
+            Datum::Bytea(_) => Value::Bytea(Vec::new()),
             Datum::Text(_) | Datum::Bpchar(_) => Value::Text(String::new()),
             // Compared above without allocating; this is what a comparison with a
             // non-numeric looks at (its kind).
@@ -194,6 +200,9 @@ impl<'a> Datum<'a> {
     pub(crate) fn cmp(self, other: Datum<'_>) -> Ordering {
         if let Some(o) = self.cmp_numeric(other) {
             return o;
+        }
+        if let (Datum::Bytea(a), Datum::Bytea(b)) = (self, other) {
+            return a.cmp(b);
         }
         match (self.comparable_bytes(), other.comparable_bytes()) {
             (Some(a), Some(b)) => a.cmp(b),
@@ -213,6 +222,7 @@ impl<'a> Datum<'a> {
             Datum::Text(b) => Value::Text(text(b)?),
             Datum::Bpchar(b) => Value::Bpchar(text(b)?),
             Datum::Numeric(n) => Value::Numeric(n.clone()),
+            Datum::Bytea(b) => Value::Bytea(b.to_vec()),
             Datum::NumericBytes(b) => match Numeric::decode(b) {
                 Some((n, used)) if used == b.len() => Value::Numeric(n),
                 _ => return Err("key column is not a valid numeric".to_string()),
@@ -232,6 +242,7 @@ fn column_size(v: &Value) -> usize {
         Value::Int8(_) | Value::Float8(_) | Value::Timestamp(_) | Value::TimestampTz(_) => 8,
         Value::Interval(_) | Value::Uuid(_) => 16,
         Value::Text(s) | Value::Bpchar(s) => 2 + s.len(),
+        Value::Bytea(b) => 2 + b.len(),
         Value::Numeric(n) => n.encoded_size(),
     }
 }
@@ -303,6 +314,12 @@ pub(crate) fn encode_leaf(key: &[Value], tid: ItemPointer) -> Vec<u8> {
             Value::Uuid(u) => {
                 out.push(TAG_UUID);
                 out.extend_from_slice(u);
+            }
+            Value::Bytea(b) => {
+                let len = u16::try_from(b.len()).expect("size checked against BT_MAX_ITEM_SIZE");
+                out.push(TAG_BYTEA);
+                out.extend_from_slice(&len.to_le_bytes());
+                out.extend_from_slice(b);
             }
             Value::Text(s) | Value::Bpchar(s) => {
                 let len = u16::try_from(s.len()).expect("size checked against BT_MAX_ITEM_SIZE");
@@ -549,6 +566,10 @@ impl<'a> Columns<'a> {
                 months: i32::from_le_bytes(self.array()?),
             }),
             TAG_UUID => Datum::Uuid(self.array()?),
+            TAG_BYTEA => {
+                let len = u16::from_le_bytes(self.array()?) as usize;
+                Datum::Bytea(self.take(len)?)
+            }
             TAG_NUMERIC => {
                 let rest = &self.bytes[self.pos..];
                 let len = Numeric::encoded_len(rest)

@@ -848,6 +848,11 @@ impl Binder<'_> {
                     DataType::Text,
                 ))
             }
+            // length(bytea) and octet_length(bytea) count bytes.
+            ("length" | "octet_length", 1) if args[0].ty == DataType::Bytea => Ok(Expr::new(
+                ExprKind::Func(ScalarFunc::Length, args),
+                DataType::Int4,
+            )),
             ("length" | "char_length" | "character_length", 1) => {
                 let a = text_arg(args.into_iter().next().expect("one argument"))?;
                 Ok(Expr::new(
@@ -954,6 +959,7 @@ impl Binder<'_> {
             T::Bool | T::Boolean => DataType::Bool,
             T::Text => DataType::Text,
             T::Uuid => DataType::Uuid,
+            T::Bytea => DataType::Bytea,
             T::Date => DataType::Date,
             T::Timestamp(None, tz) => match tz {
                 ast::TimezoneInfo::None | ast::TimezoneInfo::WithoutTimeZone => DataType::Timestamp,
@@ -997,6 +1003,7 @@ impl Binder<'_> {
                     "interval" => DataType::Interval,
                     "numeric" | "decimal" => DataType::Numeric(None),
                     "uuid" => DataType::Uuid,
+                    "bytea" => DataType::Bytea,
                     other => {
                         return Err(PgError::new(
                             SqlState::UNDEFINED_OBJECT,
@@ -1100,6 +1107,7 @@ fn type_internal_name(t: &ast::DataType) -> &'static str {
         T::Interval { .. } => "interval",
         T::Numeric(_) | T::Decimal(_) | T::Dec(_) => "numeric",
         T::Uuid => "uuid",
+        T::Bytea => "bytea",
         _ => "?column?",
     }
 }
