@@ -170,6 +170,28 @@ fn build_node<'a>(plan: &'a Plan, env: Env<'a>) -> PgResult<Box<dyn Operator + '
             matched: false,
             tx: env.tx,
         }),
+        Plan::IndexNestLoop {
+            left,
+            table,
+            index,
+            outer_key,
+            key_cond,
+            inner_filter,
+            on,
+            kind,
+        } => Box::new(IndexNestLoopOp {
+            left: build(left, env)?,
+            env,
+            table,
+            index,
+            types: table.column_types(),
+            outer_key,
+            key_cond,
+            inner_filter: inner_filter.as_ref(),
+            on: on.as_ref(),
+            kind: *kind,
+            pending: std::collections::VecDeque::new(),
+        }),
         Plan::Aggregate {
             input,
             group_by,
@@ -514,6 +536,85 @@ fn pg_stat_activity_rows(mgr: &txn::TxnManager) -> Vec<Row> {
             ]
         })
         .collect()
+}
+
+/// For each left row, the matching rows of a table found through an index on the join
+/// key (planner `Plan::IndexNestLoop`); a LEFT JOIN pads a left row without matches.
+struct IndexNestLoopOp<'a> {
+    left: Box<dyn Operator + 'a>,
+    env: Env<'a>,
+    table: &'a catalog::TableDesc,
+    index: &'a catalog::IndexDesc,
+    types: Vec<DataType>,
+    outer_key: &'a Expr,
+    key_cond: &'a Expr,
+    inner_filter: Option<&'a Expr>,
+    on: Option<&'a Expr>,
+    kind: JoinKind,
+    /// Joined rows of the current left row not returned yet.
+    pending: std::collections::VecDeque<Row>,
+}
+
+impl Operator for IndexNestLoopOp<'_> {
+    fn next(&mut self) -> PgResult<Option<Row>> {
+        loop {
+            if let Some(r) = self.pending.pop_front() {
+                return Ok(Some(r));
+            }
+            let Some(left) = self.left.next()? else {
+                return Ok(None);
+            };
+            let key = eval(self.outer_key, &left)?;
+            let mut matched = false;
+            if !key.is_null() {
+                let env = self.env;
+                let scan = BTree::new(env.pool, env.roots, self.index.rel)
+                    .with_name(&self.index.name)
+                    .scan(
+                        Bound::Included(vec![key.clone()]),
+                        Bound::Included(vec![key]),
+                        ScanDirection::Forward,
+                    )?;
+                for entry in scan {
+                    let (_, tid) = entry?;
+                    env.tx.check_for_interrupts()?;
+                    let Some(bytes) = heapam::heap_fetch_visible(
+                        env.pool,
+                        self.table.rel,
+                        tid,
+                        env.snapshot,
+                        env.tx,
+                    )?
+                    else {
+                        continue;
+                    };
+                    let inner = access::tuple::decode(&bytes, &self.types)?;
+                    if let Some(f) = self.inner_filter
+                        && eval(f, &inner)? != Value::Bool(true)
+                    {
+                        continue;
+                    }
+                    let mut row = left.clone();
+                    row.extend(inner);
+                    if eval(self.key_cond, &row)? != Value::Bool(true) {
+                        continue;
+                    }
+                    if let Some(on) = self.on
+                        && eval(on, &row)? != Value::Bool(true)
+                    {
+                        continue;
+                    }
+                    matched = true;
+                    self.pending.push_back(row);
+                }
+            }
+            if !matched && self.kind == JoinKind::Left {
+                let mut row = left;
+                row.resize(row.len() + self.types.len(), Value::Null);
+                return Ok(Some(row));
+            }
+        }
+    }
 }
 
 /// Rows made before the scan starts (a system view's, a sequence's).

@@ -263,6 +263,7 @@ fn tables_read(plan: &Plan) -> usize {
         Plan::SystemView { .. } | Plan::Values { .. } | Plan::GenerateSeries { .. } => 0,
         Plan::SequenceState { .. } => 1,
         Plan::NestedLoopJoin { left, right, .. } => tables_read(left) + tables_read(right),
+        Plan::IndexNestLoop { left, .. } => tables_read(left) + 1,
         Plan::Filter { input, .. }
         | Plan::Project { input, .. }
         | Plan::Aggregate { input, .. }
@@ -336,6 +337,20 @@ impl Renderer {
         }
     }
 
+    fn table_names(&self, table: &TableDesc) -> Vec<String> {
+        table
+            .columns
+            .iter()
+            .map(|c| {
+                if self.qualify {
+                    format!("{}.{}", table.name, c.name)
+                } else {
+                    c.name.clone()
+                }
+            })
+            .collect()
+    }
+
     /// Output column names of `plan`, for deparsing its parent's expressions.
     fn names(&self, plan: &Plan) -> Vec<String> {
         match plan {
@@ -364,6 +379,11 @@ impl Renderer {
             Plan::NestedLoopJoin { left, right, .. } => {
                 let mut n = self.names(left);
                 n.extend(self.names(right));
+                n
+            }
+            Plan::IndexNestLoop { left, table, .. } => {
+                let mut n = self.names(left);
+                n.extend(self.table_names(table));
                 n
             }
             Plan::Aggregate {
@@ -488,6 +508,51 @@ impl Renderer {
                     details: vec![],
                     stats: r.stats,
                     children: vec![r],
+                };
+                let name = match kind {
+                    JoinKind::Inner => "Nested Loop",
+                    JoinKind::Left => "Nested Loop Left Join",
+                };
+                node(name.into(), details, vec![l, inner])
+            }
+            Plan::IndexNestLoop {
+                left,
+                table,
+                index,
+                outer_key,
+                inner_filter,
+                on,
+                kind,
+                ..
+            } => {
+                let left_names = self.names(left);
+                let inner_names = self.table_names(table);
+                let mut joined = left_names.clone();
+                joined.extend(inner_names.iter().cloned());
+                let details = on
+                    .iter()
+                    .map(|e| format!("Join Filter: {}", deparse(e, &joined)))
+                    .collect();
+                let l = self.shown(left);
+                let key_col = index
+                    .columns
+                    .first()
+                    .and_then(|c| inner_names.get(*c))
+                    .cloned()
+                    .unwrap_or_default();
+                let mut inner_details = vec![format!(
+                    "Index Cond: ({key_col} = {})",
+                    deparse(outer_key, &left_names)
+                )];
+                if let Some(f) = inner_filter {
+                    inner_details.push(format!("Filter: {}", deparse(f, &inner_names)));
+                }
+                // The lookups run inside the join's operator: no counts of their own.
+                let inner = Shown {
+                    header: format!("Index Scan using {} on {}", index.name, table.name),
+                    details: inner_details,
+                    stats: None,
+                    children: vec![],
                 };
                 let name = match kind {
                     JoinKind::Inner => "Nested Loop",

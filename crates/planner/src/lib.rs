@@ -1,9 +1,12 @@
 //! The planner: bound statements to executable plans.
 //!
 //! Today's plans are simple and the planner's job is small: map each logical operator to
-//! its physical one, push WHERE filters into the scans below them, so that a filtered
-//! scan never materialises rows it will drop, and turn a filtered scan into a btree index
-//! scan when the filter's conjuncts constrain an index's leading columns ([`scan_path`]).
+//! its physical one, push WHERE filters into the scans below them (through joins and
+//! plain projections, [`add_filter`]), so that a filtered scan never materialises rows it
+//! will drop, and turn a filtered scan into a btree index scan when the filter's
+//! conjuncts constrain an index's leading columns ([`scan_path`]). A join whose condition
+//! equates an inner table's leading index column with the outer row looks the inner rows
+//! up through that index ([`make_join`]); other joins read their inner side once.
 //! Under a LIMIT, a sort by an index's leading columns becomes an index scan in that
 //! order ([`ordered_by_index`]). Costing with statistics, join ordering and partition
 //! pruning (L3) land here.
@@ -74,6 +77,23 @@ pub enum Plan {
         on: Option<Expr>,
         right_width: usize,
     },
+    /// For each left row, look the matching rows of `table` up through `index`, whose
+    /// leading column equals `outer_key` (evaluated over the left row): PostgreSQL's
+    /// nested loop over a parameterized index scan.
+    IndexNestLoop {
+        left: Box<Plan>,
+        table: Arc<TableDesc>,
+        index: IndexDesc,
+        outer_key: Expr,
+        /// The join conjunct the lookup serves, over the joined row: checked again on
+        /// each match (the lookup is by key order, the conjunct by SQL equality).
+        key_cond: Expr,
+        /// Conditions on `table`'s rows alone (over its columns).
+        inner_filter: Option<Expr>,
+        /// The rest of the join condition, over the joined row.
+        on: Option<Expr>,
+        kind: JoinKind,
+    },
     /// Sort-free grouping: groups are kept in an ordered map keyed by the group values.
     Aggregate {
         input: Box<Plan>,
@@ -117,6 +137,7 @@ impl Plan {
             Plan::NestedLoopJoin {
                 left, right_width, ..
             } => left.width() + right_width,
+            Plan::IndexNestLoop { left, table, .. } => left.width() + table.columns.len(),
             Plan::Aggregate { group_by, aggs, .. } => group_by.len() + aggs.len(),
             Plan::Filter { input, .. }
             | Plan::Sort { input, .. }
@@ -281,17 +302,7 @@ pub fn plan_query(lp: LogicalPlan) -> Plan {
             view,
             width: table.columns.len(),
         },
-        LogicalPlan::Filter { input, predicate } => match plan_query(*input) {
-            // Push the filter into the scan below it.
-            Plan::SeqScan {
-                table,
-                filter: None,
-            } => scan_path(table, predicate),
-            other => Plan::Filter {
-                input: Box::new(other),
-                predicate,
-            },
-        },
+        LogicalPlan::Filter { input, predicate } => add_filter(plan_query(*input), predicate),
         LogicalPlan::Project { input, exprs } => Plan::Project {
             input: b(input),
             exprs,
@@ -301,17 +312,7 @@ pub fn plan_query(lp: LogicalPlan) -> Plan {
             right,
             kind,
             on,
-        } => {
-            let right = plan_query(*right);
-            let right_width = right.width();
-            Plan::NestedLoopJoin {
-                left: b(left),
-                right: Box::new(right),
-                kind,
-                on,
-                right_width,
-            }
-        }
+        } => make_join(plan_query(*left), plan_query(*right), kind, on),
         LogicalPlan::Aggregate {
             input,
             group_by,
@@ -353,6 +354,270 @@ pub fn plan_query(lp: LogicalPlan) -> Plan {
             exprs,
         },
     }
+}
+
+/// Which inputs of a join an expression reads: none (a constant), the left (columns
+/// below `left_width`), the right, or both.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Side {
+    None,
+    Left,
+    Right,
+    Both,
+}
+
+fn side(e: &Expr, left_width: usize) -> Side {
+    let (mut left, mut right) = (false, false);
+    e.walk(&mut |x| {
+        if let ExprKind::Column(i) = x.kind {
+            if i < left_width {
+                left = true;
+            } else {
+                right = true;
+            }
+        }
+    });
+    match (left, right) {
+        (false, false) => Side::None,
+        (true, false) => Side::Left,
+        (false, true) => Side::Right,
+        (true, true) => Side::Both,
+    }
+}
+
+/// Does `e` read only outputs of `exprs` that are bare columns or constants (so that it
+/// can be evaluated below the projection, and no volatile function runs twice)?
+fn reads_plain_columns(e: &Expr, exprs: &[Expr]) -> bool {
+    let mut ok = true;
+    e.walk(&mut |x| {
+        if let ExprKind::Column(i) = x.kind {
+            ok &= exprs
+                .get(i)
+                .is_some_and(|p| matches!(p.kind, ExprKind::Column(_) | ExprKind::Const(_)));
+        }
+    });
+    ok
+}
+
+/// `e` with each column replaced by the projection expression it reads.
+fn substitute_columns(e: Expr, exprs: &[Expr]) -> Expr {
+    match e.kind {
+        ExprKind::Column(i) => exprs[i].clone(),
+        _ => e
+            .try_map_children(&mut |c| Ok(substitute_columns(c, exprs)))
+            .expect("substituting columns cannot fail"),
+    }
+}
+
+/// `e` over the right input of a join, as an expression over that input alone.
+fn shift_columns(e: Expr, by: usize) -> Expr {
+    match e.kind {
+        ExprKind::Column(i) => Expr::column(i - by, e.ty),
+        _ => e
+            .try_map_children(&mut |c| Ok(shift_columns(c, by)))
+            .expect("shifting columns cannot fail"),
+    }
+}
+
+/// The conjuncts as one AND, or `None` for none.
+fn conjoin(list: Vec<Expr>) -> Option<Expr> {
+    list.into_iter().reduce(|a, b| {
+        Expr::new(
+            ExprKind::Binary(BinaryOp::And, Box::new(a), Box::new(b)),
+            DataType::Bool,
+        )
+    })
+}
+
+fn conjuncts(e: Expr) -> Vec<Expr> {
+    match e.kind {
+        ExprKind::Binary(BinaryOp::And, l, r) => {
+            let mut v = conjuncts(*l);
+            v.extend(conjuncts(*r));
+            v
+        }
+        _ => vec![e],
+    }
+}
+
+/// Filter `plan`'s rows by `predicate`, as far down as it can go: into a table scan
+/// (which may then use an index), and through joins, each conjunct to the input it reads
+/// (a WHERE over a LEFT JOIN goes only to its left input; over an inner join, a conjunct
+/// reading both inputs joins the join's condition).
+pub fn add_filter(plan: Plan, predicate: Expr) -> Plan {
+    let mut above = Vec::new();
+    let plan = match plan {
+        Plan::SeqScan { table, filter } => {
+            let all = conjoin(filter.into_iter().chain([predicate]).collect());
+            return scan_path(table, all.expect("one conjunct at least"));
+        }
+        // A scan `scan_path` chose: choose again with the added conjuncts.
+        Plan::IndexScan {
+            table,
+            filter: Some(filter),
+            backward: false,
+            ..
+        } => {
+            let all = conjoin(vec![filter, predicate]);
+            return scan_path(table, all.expect("two conjuncts"));
+        }
+        // Through a projection of plain columns (a subquery in FROM): the predicate
+        // reads the input's columns instead.
+        Plan::Project { input, exprs } if reads_plain_columns(&predicate, &exprs) => {
+            let below = substitute_columns(predicate, &exprs);
+            return Plan::Project {
+                input: Box::new(add_filter(*input, below)),
+                exprs,
+            };
+        }
+        Plan::NestedLoopJoin {
+            left,
+            right,
+            kind,
+            on,
+            ..
+        } => {
+            let lw = left.width();
+            let (mut to_left, mut to_right, mut to_on) = (Vec::new(), Vec::new(), Vec::new());
+            for c in conjuncts(predicate) {
+                match (side(&c, lw), kind) {
+                    (Side::Left, _) => to_left.push(c),
+                    (Side::Right, JoinKind::Inner) => to_right.push(shift_columns(c, lw)),
+                    (Side::Both | Side::None, JoinKind::Inner) => to_on.push(c),
+                    _ => above.push(c),
+                }
+            }
+            let left = match conjoin(to_left) {
+                Some(p) => add_filter(*left, p),
+                None => *left,
+            };
+            let right = match conjoin(to_right) {
+                Some(p) => add_filter(*right, p),
+                None => *right,
+            };
+            make_join(
+                left,
+                right,
+                kind,
+                conjoin(on.into_iter().chain(to_on).collect()),
+            )
+        }
+        Plan::IndexNestLoop {
+            left,
+            table,
+            index,
+            outer_key,
+            key_cond,
+            inner_filter,
+            on,
+            kind,
+        } => {
+            let lw = left.width();
+            let (mut to_left, mut to_inner, mut to_on) = (Vec::new(), Vec::new(), Vec::new());
+            for c in conjuncts(predicate) {
+                match (side(&c, lw), kind) {
+                    (Side::Left, _) => to_left.push(c),
+                    (Side::Right, JoinKind::Inner) => to_inner.push(shift_columns(c, lw)),
+                    (Side::Both | Side::None, JoinKind::Inner) => to_on.push(c),
+                    _ => above.push(c),
+                }
+            }
+            let left = match conjoin(to_left) {
+                Some(p) => Box::new(add_filter(*left, p)),
+                None => left,
+            };
+            Plan::IndexNestLoop {
+                left,
+                table,
+                index,
+                outer_key,
+                key_cond,
+                inner_filter: conjoin(inner_filter.into_iter().chain(to_inner).collect()),
+                on: conjoin(on.into_iter().chain(to_on).collect()),
+                kind,
+            }
+        }
+        other => {
+            above.push(predicate);
+            other
+        }
+    };
+    match conjoin(above) {
+        Some(predicate) => Plan::Filter {
+            input: Box::new(plan),
+            predicate,
+        },
+        None => plan,
+    }
+}
+
+/// A join of two planned inputs: conjuncts of the condition that read one input go into
+/// it (a LEFT JOIN's condition only into its right input), and an equality between a
+/// left expression and a right table's column that leads one of its indexes makes an
+/// index nested loop; otherwise the right input is read once and kept.
+pub fn make_join(left: Plan, right: Plan, kind: JoinKind, on: Option<Expr>) -> Plan {
+    let lw = left.width();
+    let (mut left, mut right) = (left, right);
+    let mut rest = Vec::new();
+    for c in on.map(conjuncts).unwrap_or_default() {
+        match (side(&c, lw), kind) {
+            (Side::Left, JoinKind::Inner) => left = add_filter(left, c),
+            (Side::Right, _) => right = add_filter(right, shift_columns(c, lw)),
+            _ => rest.push(c),
+        }
+    }
+    if let Plan::SeqScan { table, filter } = &right {
+        for i in 0..rest.len() {
+            let Some((outer_key, col)) = equi_key(&rest[i], lw, table) else {
+                continue;
+            };
+            let Some(index) = table
+                .indexes
+                .iter()
+                .find(|ix| ix.columns.first() == Some(&col))
+            else {
+                continue;
+            };
+            let key_cond = rest.remove(i);
+            return Plan::IndexNestLoop {
+                left: Box::new(left),
+                table: table.clone(),
+                index: index.clone(),
+                outer_key,
+                key_cond,
+                inner_filter: filter.clone(),
+                on: conjoin(rest),
+                kind,
+            };
+        }
+    }
+    let right_width = right.width();
+    Plan::NestedLoopJoin {
+        left: Box::new(left),
+        right: Box::new(right),
+        kind,
+        on: conjoin(rest),
+        right_width,
+    }
+}
+
+/// `left_expr = right_column` (either way round), the column indexable and of the
+/// expression's type: the expression and the column (of `table`).
+fn equi_key(c: &Expr, left_width: usize, table: &TableDesc) -> Option<(Expr, usize)> {
+    let ExprKind::Binary(BinaryOp::Eq, l, r) = &c.kind else {
+        return None;
+    };
+    let (outer, col) = match (&l.kind, &r.kind) {
+        (_, ExprKind::Column(j)) if *j >= left_width && side(l, left_width) == Side::Left => {
+            (l, j - left_width)
+        }
+        (ExprKind::Column(j), _) if *j >= left_width && side(r, left_width) == Side::Left => {
+            (r, j - left_width)
+        }
+        _ => return None,
+    };
+    let ty = table.columns.get(col)?.ty;
+    (indexable(ty) && outer.ty == ty.without_typmod()).then(|| ((**outer).clone(), col))
 }
 
 /// Under a LIMIT, a sort of one table's rows by an index's leading columns (after any
