@@ -566,7 +566,20 @@ pub fn make_join(left: Plan, right: Plan, kind: JoinKind, on: Option<Expr>) -> P
             _ => rest.push(c),
         }
     }
-    if let Plan::SeqScan { table, filter } = &right {
+    // The inner side as a table and the filter on it: a scan, whichever `scan_path` chose
+    // (a lookup per outer row beats reading it all once when the outer side is small,
+    // which a join's outer side usually is here: there are no statistics to say otherwise).
+    let inner = match &right {
+        Plan::SeqScan { table, filter } => Some((table, filter)),
+        Plan::IndexScan {
+            table,
+            filter,
+            backward: false,
+            ..
+        } => Some((table, filter)),
+        _ => None,
+    };
+    if let Some((table, filter)) = inner {
         for i in 0..rest.len() {
             let Some((outer_key, col)) = equi_key(&rest[i], lw, table) else {
                 continue;
