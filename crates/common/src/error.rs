@@ -143,6 +143,8 @@ impl SqlState {
     pub const LOCK_NOT_AVAILABLE: SqlState = SqlState("55P03");
     /// An object in the wrong state for the request.
     pub const OBJECT_NOT_IN_PREREQUISITE_STATE: SqlState = SqlState("55000");
+    /// SET of a parameter fixed at server start.
+    pub const CANT_CHANGE_RUNTIME_PARAM: SqlState = SqlState("55P02");
     /// statement_timeout or a cancel request stopped the statement (or the client ended
     /// COPY FROM STDIN with CopyFail).
     pub const QUERY_CANCELED: SqlState = SqlState("57014");

@@ -18,6 +18,7 @@ pub mod error;
 pub mod ids;
 pub mod limits;
 pub mod numeric;
+pub mod session;
 pub mod types;
 pub mod value;
 

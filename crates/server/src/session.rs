@@ -224,11 +224,30 @@ fn to_wire(r: executor::StatementResult) -> (Vec<PgError>, Completed) {
 pub(crate) fn setting_name<'a>(
     parts: impl IntoIterator<Item = &'a sqlparser::ast::Ident>,
 ) -> String {
-    parts
+    let name = parts
         .into_iter()
         .map(sql::binder::ident_name)
         .collect::<Vec<_>>()
-        .join(".")
+        .join(".");
+    // SQL's spellings of two settings (SHOW TRANSACTION ISOLATION LEVEL, SHOW TIME ZONE).
+    match name.as_str() {
+        "transaction.isolation.level" => "transaction_isolation".into(),
+        "time.zone" => "TimeZone".into(),
+        _ => name,
+    }
+}
+
+/// One schema of a `search_path` list as PostgreSQL shows it: a plain lower-case name as
+/// is, anything else (`$user`, an empty name) double-quoted.
+fn search_path_element(t: &str) -> String {
+    let plain = t.starts_with(|c: char| c.is_ascii_lowercase() || c == '_')
+        && t.chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+    if plain {
+        t.to_string()
+    } else {
+        format!("\"{}\"", t.replace('"', "\"\""))
+    }
 }
 
 /// The text of a SET value: a string, number or word; `None` for DEFAULT.
@@ -398,6 +417,23 @@ impl Session {
 
     /// SET [SESSION | LOCAL] name { TO | = } value | DEFAULT.
     fn set(&mut self, name: &str, values: &[sqlparser::ast::Expr], local: bool) -> PgResult<()> {
+        if name == "search_path" {
+            // A list, kept as PostgreSQL shows it: names quoted where they need it.
+            let mut parts = Vec::with_capacity(values.len());
+            for v in values {
+                match setting_text(v)? {
+                    Some(t) => parts.push(search_path_element(&t)),
+                    None if values.len() == 1 => parts.clear(),
+                    None => return Err(PgError::syntax("syntax error at or near \"DEFAULT\"")),
+                }
+            }
+            let value = (!parts.is_empty())
+                .then(|| Setting::SEARCH_PATH.parse(&parts.join(", ")))
+                .transpose()?;
+            self.settings
+                .set(Setting::SEARCH_PATH, value, local, self.tx.depth().max(1));
+            return Ok(());
+        }
         let text = match values {
             [v] => setting_text(v)?,
             _ => {
@@ -978,6 +1014,10 @@ impl wire::Session for Session {
     }
 
     fn startup_parameters(&mut self, params: &HashMap<String, String>) {
+        // PostgreSQL's default database is the user's name.
+        let user = params.get("user").map_or("postgres", String::as_str);
+        let database = params.get("database").map_or(user, String::as_str);
+        common::session::set_identity(user, database);
         // The startup ParameterStatus announced application_name as the client sent it.
         if let Some(i) = Setting::REPORTED
             .iter()

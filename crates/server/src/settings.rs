@@ -46,6 +46,13 @@ enum Kind {
     ClientEncoding,
     /// A boolean only `on` of which is implemented (`standard_conforming_strings`).
     OnlyOn,
+    /// Fixed when the server starts (`server_version`, ...): SHOW only (SET is 55P02).
+    ReadOnly(&'static str),
+    /// `extra_float_digits`: -15 to 3; Myriad implements the values above 0, which
+    /// PostgreSQL 12 and later treat alike (the shortest exact output).
+    FloatDigits,
+    /// `search_path`: a list of schema names, kept as given.
+    SearchPath,
 }
 
 /// The `TimeZone` a session starts with: what PostgreSQL 15's initdb picks on a host whose
@@ -157,6 +164,36 @@ const DEFS: &[Def] = &[
         kind: Kind::OnlyOn,
         default: Val::Bool(true),
     },
+    Def {
+        name: "server_version",
+        kind: Kind::ReadOnly(wire::SERVER_VERSION),
+        default: Val::Bool(true),
+    },
+    Def {
+        name: "server_version_num",
+        kind: Kind::ReadOnly("150000"),
+        default: Val::Bool(true),
+    },
+    Def {
+        name: "server_encoding",
+        kind: Kind::ReadOnly("UTF8"),
+        default: Val::Bool(true),
+    },
+    Def {
+        name: "integer_datetimes",
+        kind: Kind::ReadOnly("on"),
+        default: Val::Bool(true),
+    },
+    Def {
+        name: "extra_float_digits",
+        kind: Kind::FloatDigits,
+        default: Val::Enum(1),
+    },
+    Def {
+        name: "search_path",
+        kind: Kind::SearchPath,
+        default: Val::Text(String::new()),
+    },
 ];
 
 /// PostgreSQL's server-side encoding names (`pg_enc2name_tbl`), for telling a known
@@ -255,6 +292,9 @@ impl Setting {
     pub const CLIENT_ENCODING: Setting = Setting(10);
     /// Backslashes in '...' literals are ordinary characters: on only.
     pub const STANDARD_CONFORMING_STRINGS: Setting = Setting(11);
+    /// The schemas unqualified names are looked up in. Myriad has one schema, `public`,
+    /// and resolves every unqualified name there whatever this says.
+    pub const SEARCH_PATH: Setting = Setting(17);
 
     /// The settings a client is told of (ParameterStatus) when their values change, as
     /// PostgreSQL 15 reports them (`GUC_REPORT`), with the values announced at startup.
@@ -403,6 +443,34 @@ impl Setting {
                     None => Err(invalid_value(d.name, text)),
                 }
             }
+            Kind::ReadOnly(_) => Err(PgError::new(
+                SqlState::CANT_CHANGE_RUNTIME_PARAM,
+                format!("parameter \"{}\" cannot be changed", d.name),
+            )),
+            Kind::FloatDigits => {
+                let n: i64 = text.trim().parse().map_err(|_| {
+                    PgError::new(
+                        SqlState::INVALID_PARAMETER_VALUE,
+                        format!("invalid value for parameter \"{}\": \"{text}\"", d.name),
+                    )
+                })?;
+                if !(-15..=3).contains(&n) {
+                    return Err(PgError::new(
+                        SqlState::INVALID_PARAMETER_VALUE,
+                        format!(
+                            "{n} is outside the valid range for parameter \"{}\" (-15 .. 3)",
+                            d.name
+                        ),
+                    ));
+                }
+                if n <= 0 {
+                    return Err(PgError::unsupported(format!("{} {n}", d.name)).with_hint(
+                        "Myriad prints floats in the shortest exact form (values 1 to 3).",
+                    ));
+                }
+                Ok(Val::Enum(n as usize))
+            }
+            Kind::SearchPath => Ok(Val::Text(text.to_string())),
             Kind::OnlyOn => match parse_bool(text) {
                 Some(true) => Ok(Val::Bool(true)),
                 Some(false) => Err(PgError::unsupported(format!("{} off", d.name))),
@@ -417,6 +485,7 @@ impl Setting {
     /// The value as `SHOW` prints it.
     pub fn format(self, v: Val) -> String {
         match (self.def().kind, v) {
+            (Kind::ReadOnly(v), _) => v.into(),
             (_, Val::Millis(ms)) => format_millis(ms),
             (_, Val::Bool(b)) => if b { "on" } else { "off" }.into(),
             (Kind::DateStyle, _) => "ISO, MDY".into(),
@@ -425,6 +494,7 @@ impl Setting {
             (_, Val::Zone(Some(z))) => z.name().into(),
             (_, Val::Zone(None)) => DEFAULT_TIME_ZONE.into(),
             (Kind::ClientEncoding, _) => "UTF8".into(),
+            (Kind::SearchPath, Val::Text(t)) if t.is_empty() => "\"$user\", public".into(),
             (_, Val::Text(t)) => t,
         }
     }

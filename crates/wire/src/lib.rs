@@ -65,8 +65,7 @@ use tokio_util::codec::Framed;
 pub mod binary;
 mod frame;
 
-/// The PostgreSQL version Myriad reports: clients pick their SQL by it.
-pub const SERVER_VERSION: &str = concat!("15.0 (Myriad ", env!("CARGO_PKG_VERSION"), ")");
+pub use common::session::SERVER_VERSION;
 
 /// A result column as RowDescription describes it.
 #[derive(Clone, Debug)]

@@ -87,6 +87,18 @@ impl Binder<'_> {
                     return Err(PgError::syntax("DEFAULT is not allowed in this context")
                         .with_position(self.position(&id.span)));
                 }
+                // SQL's parenthesis-free functions that sqlparser reads as names.
+                if id.quote_style.is_none() {
+                    let f = match id.value.to_ascii_lowercase().as_str() {
+                        "user" | "current_role" => Some("current_user"),
+                        "current_schema" => Some("current_schema"),
+                        "current_catalog" => Some("current_database"),
+                        _ => None,
+                    };
+                    if let Some(f) = f {
+                        return self.bind_scalar_function(f, Vec::new());
+                    }
+                }
                 self.bind_column(None, id, cx)
             }
             A::CompoundIdentifier(parts) => match parts.as_slice() {
@@ -828,6 +840,28 @@ impl Binder<'_> {
         };
         match (name, args.len()) {
             // Fixed for the session: bound as a constant.
+            // Fixed for the session (or the server): bound as constants.
+            ("version", 0) => Ok(Expr::constant(
+                Value::Text(format!(
+                    "PostgreSQL {} on {}-unknown-{}, 64-bit",
+                    common::session::SERVER_VERSION,
+                    std::env::consts::ARCH,
+                    std::env::consts::OS
+                )),
+                DataType::Text,
+            )),
+            ("current_database", 0) => Ok(Expr::constant(
+                Value::Text(common::session::identity().1),
+                DataType::Text,
+            )),
+            ("current_user" | "session_user" | "current_role" | "user", 0) => Ok(Expr::constant(
+                Value::Text(common::session::identity().0),
+                DataType::Text,
+            )),
+            // Myriad has one schema.
+            ("current_schema", 0) => {
+                Ok(Expr::constant(Value::Text("public".into()), DataType::Text))
+            }
             ("gen_random_uuid", 0) => Ok(Expr::new(
                 ExprKind::Func(ScalarFunc::GenRandomUuid, Vec::new()),
                 DataType::Uuid,
