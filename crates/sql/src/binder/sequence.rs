@@ -419,22 +419,37 @@ impl Binder<'_> {
                 )));
             }
             let defaults = self.defaults_using(seq);
-            if let Some((t, c)) = defaults.first() {
+            if !defaults.is_empty() {
                 if !cascade {
+                    let lines: Vec<String> = defaults
+                        .iter()
+                        .map(|(t, c)| {
+                            format!(
+                                "default value for column {c} of table {t} depends on sequence {name}"
+                            )
+                        })
+                        .collect();
                     return Err(PgError::new(
                         SqlState::DEPENDENT_OBJECTS_STILL_EXIST,
                         format!("cannot drop sequence {name} because other objects depend on it"),
                     )
-                    .with_detail(format!(
-                        "default value for column {c} of table {t} depends on sequence {name}"
-                    ))
+                    .with_detail(lines.join("\n"))
                     .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
                 }
-                for (t, c) in &defaults {
-                    notices.push(PgError::notice(format!(
-                        "drop cascades to default value for column {c} of table {t}"
-                    )));
-                }
+                // PostgreSQL names one dependent in the message, several in the detail.
+                let lines: Vec<String> = defaults
+                    .iter()
+                    .map(|(t, c)| {
+                        format!("drop cascades to default value for column {c} of table {t}")
+                    })
+                    .collect();
+                notices.push(match lines.as_slice() {
+                    [one] => PgError::notice(one.clone()),
+                    many => {
+                        PgError::notice(format!("drop cascades to {} other objects", many.len()))
+                            .with_detail(many.join("\n"))
+                    }
+                });
             }
             let defaults = defaults
                 .iter()
@@ -454,25 +469,44 @@ impl Binder<'_> {
         }))
     }
 
-    /// The column DEFAULTs known to use `seq`, as (table, column) names: its owning
-    /// column's, while that DEFAULT is still the SERIAL one. (PostgreSQL records a
-    /// dependency for any DEFAULT naming a sequence; DEFAULTs written by hand are not
-    /// tracked here yet.)
+    /// The column DEFAULTs that call a function of `seq` (a SERIAL column's, or any
+    /// written by hand), as (table, column) names: PostgreSQL's dependencies of a DEFAULT
+    /// on the sequences it names. Found by binding the DEFAULTs that mention one of the
+    /// sequence functions: DROP SEQUENCE pays for a pass over the catalog, nothing else
+    /// does.
     fn defaults_using(&self, seq: &SequenceDesc) -> Vec<(String, String)> {
-        let Some((table, column)) = seq.owned_by else {
-            return Vec::new();
-        };
-        let Some(t) = self.catalog.table_by_oid(table) else {
-            return Vec::new();
-        };
-        let Some(c) = t.columns.get(column) else {
-            return Vec::new();
-        };
-        if c.default.as_deref() == Some(catalog::nextval_default(&seq.name).as_str()) {
-            vec![(t.name.clone(), c.name.clone())]
-        } else {
-            Vec::new()
+        let mut found = Vec::new();
+        let mut tables: Vec<_> = self.catalog.tables().collect();
+        tables.sort_by_key(|t| t.oid);
+        for t in tables {
+            for c in &t.columns {
+                let Some(text) = &c.default else {
+                    continue;
+                };
+                if !text.contains("val(") {
+                    continue;
+                }
+                let Ok(e) = self.default_value(c) else {
+                    continue;
+                };
+                let mut uses = false;
+                e.walk(&mut |x| {
+                    if let ExprKind::Func(
+                        ScalarFunc::NextVal | ScalarFunc::CurrVal | ScalarFunc::SetVal,
+                        args,
+                    ) = &x.kind
+                        && let Some(first) = args.first()
+                        && first.kind == ExprKind::Const(Value::Int8(i64::from(seq.oid)))
+                    {
+                        uses = true;
+                    }
+                });
+                if uses {
+                    found.push((t.name.clone(), c.name.clone()));
+                }
+            }
         }
+        found
     }
 
     /// `nextval`, `currval`, `setval`, `lastval`, or `None` for any other function. The
