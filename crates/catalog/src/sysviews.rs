@@ -26,15 +26,27 @@ pub enum SystemView {
     PgLocks,
     /// Every session (PostgreSQL's `pg_stat_activity`).
     PgStatActivity,
+    /// The schemas (PostgreSQL's `pg_namespace`): `pg_catalog` and `public`.
+    PgNamespace,
+    /// Every table, index and sequence (PostgreSQL's `pg_class`, its common columns).
+    PgClass,
+    /// The types Myriad has (PostgreSQL's `pg_type`, its common columns).
+    PgType,
+    /// The one database (PostgreSQL's `pg_database`).
+    PgDatabase,
 }
 
 impl SystemView {
-    pub const ALL: [SystemView; 5] = [
+    pub const ALL: [SystemView; 9] = [
         SystemView::StatFd,
         SystemView::StatBuffers,
         SystemView::StatWal,
         SystemView::PgLocks,
         SystemView::PgStatActivity,
+        SystemView::PgNamespace,
+        SystemView::PgClass,
+        SystemView::PgType,
+        SystemView::PgDatabase,
     ];
 
     pub fn lookup(name: &str) -> Option<SystemView> {
@@ -48,12 +60,16 @@ impl SystemView {
             SystemView::StatWal => "myriad_stat_wal",
             SystemView::PgLocks => "pg_locks",
             SystemView::PgStatActivity => "pg_stat_activity",
+            SystemView::PgNamespace => "pg_namespace",
+            SystemView::PgClass => "pg_class",
+            SystemView::PgType => "pg_type",
+            SystemView::PgDatabase => "pg_database",
         }
     }
 
     /// Column names and types, in order.
     pub fn columns(self) -> &'static [(&'static str, DataType)] {
-        use DataType::{Bool, Int2, Int4, Int8, Text};
+        use DataType::{Bool, Float4, Int2, Int4, Int8, Text};
         match self {
             SystemView::StatFd => &[
                 ("max_open_files", Int8),
@@ -111,6 +127,40 @@ impl SystemView {
                 ("backend_xmin", Int8),
                 ("query", Text),
                 ("backend_type", Text),
+            ],
+            // OIDs are int8 (Myriad has no `oid` type); `name` and `"char"` columns text.
+            SystemView::PgNamespace => &[("oid", Int8), ("nspname", Text), ("nspowner", Int8)],
+            SystemView::PgClass => &[
+                ("oid", Int8),
+                ("relname", Text),
+                ("relnamespace", Int8),
+                ("reltype", Int8),
+                ("relowner", Int8),
+                ("relam", Int8),
+                ("relpages", Int4),
+                ("reltuples", Float4),
+                ("relhasindex", Bool),
+                ("relpersistence", Text),
+                ("relkind", Text),
+                ("relnatts", Int2),
+            ],
+            SystemView::PgType => &[
+                ("oid", Int8),
+                ("typname", Text),
+                ("typnamespace", Int8),
+                ("typlen", Int2),
+                ("typtype", Text),
+                ("typcategory", Text),
+            ],
+            SystemView::PgDatabase => &[
+                ("oid", Int8),
+                ("datname", Text),
+                ("datdba", Int8),
+                ("encoding", Int4),
+                ("datcollate", Text),
+                ("datctype", Text),
+                ("datistemplate", Bool),
+                ("datallowconn", Bool),
             ],
         }
     }

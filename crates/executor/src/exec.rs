@@ -396,6 +396,30 @@ fn system_view_rows(view: catalog::SystemView, env: Env) -> Vec<Row> {
     match view {
         SystemView::PgLocks => pg_locks_rows(env.tx.manager().locks()),
         SystemView::PgStatActivity => pg_stat_activity_rows(env.tx.manager()),
+        SystemView::PgNamespace => vec![
+            vec![
+                Value::Int8(11),
+                Value::Text("pg_catalog".into()),
+                Value::Int8(10),
+            ],
+            vec![
+                Value::Int8(2200),
+                Value::Text("public".into()),
+                Value::Int8(10),
+            ],
+        ],
+        SystemView::PgClass => pg_class_rows(env),
+        SystemView::PgType => pg_type_rows(),
+        SystemView::PgDatabase => vec![vec![
+            Value::Int8(5),
+            Value::Text(common::session::identity().1),
+            Value::Int8(10),
+            Value::Int4(6),
+            Value::Text("C".into()),
+            Value::Text("C".into()),
+            Value::Bool(false),
+            Value::Bool(true),
+        ]],
         SystemView::StatFd => {
             let s = pool.smgr().fd_stats();
             vec![vec![
@@ -615,6 +639,111 @@ impl Operator for IndexNestLoopOp<'_> {
             }
         }
     }
+}
+
+/// `pg_class`: every table ('r'), index ('i') and sequence ('S') of the catalog snapshot
+/// the session sees, all in `public` (2200), owned by the bootstrap superuser (10).
+/// `relpages` is the relation's size now (PostgreSQL's is VACUUM's last estimate);
+/// `reltuples` is -1 (not estimated) for tables and indexes.
+fn pg_class_rows(env: Env) -> Vec<Row> {
+    let Ok(host) = crate::sequence::host() else {
+        return Vec::new();
+    };
+    let catalog = host.catalog();
+    let pages = |rel| Value::Int4(env.pool.smgr().nblocks(rel).unwrap_or(0) as i32);
+    let row = |oid: common::Oid,
+               name: &str,
+               am: i64,
+               pages: Value,
+               tuples: f32,
+               has_index: bool,
+               kind: &str,
+               natts: usize| {
+        vec![
+            Value::Int8(i64::from(oid)),
+            Value::Text(name.to_string()),
+            Value::Int8(2200),
+            Value::Int8(0),
+            Value::Int8(10),
+            Value::Int8(am),
+            pages,
+            Value::Float4(tuples),
+            Value::Bool(has_index),
+            Value::Text("p".into()),
+            Value::Text(kind.into()),
+            Value::Int2(natts as i16),
+        ]
+    };
+    let mut tables: Vec<_> = catalog.tables().collect();
+    tables.sort_by_key(|t| t.oid);
+    let mut out = Vec::new();
+    for t in tables {
+        out.push(row(
+            t.oid,
+            &t.name,
+            2,
+            pages(t.rel),
+            -1.0,
+            !t.indexes.is_empty(),
+            "r",
+            t.columns.len(),
+        ));
+        for i in &t.indexes {
+            out.push(row(
+                i.oid,
+                &i.name,
+                403,
+                pages(i.rel),
+                -1.0,
+                false,
+                "i",
+                i.columns.len(),
+            ));
+        }
+    }
+    let mut seqs: Vec<_> = catalog.sequences().collect();
+    seqs.sort_by_key(|s| s.oid);
+    for s in seqs {
+        out.push(row(s.oid, &s.name, 0, pages(s.rel), 1.0, false, "S", 3));
+    }
+    out
+}
+
+/// `pg_type`: the built-in types Myriad has, with PostgreSQL's OIDs, names, lengths and
+/// categories.
+fn pg_type_rows() -> Vec<Row> {
+    use DataType as T;
+    let types = [
+        (T::Bool, "B"),
+        (T::Bytea, "U"),
+        (T::Int8, "N"),
+        (T::Int2, "N"),
+        (T::Int4, "N"),
+        (T::Text, "S"),
+        (T::Float4, "N"),
+        (T::Float8, "N"),
+        (T::Bpchar(None), "S"),
+        (T::Varchar(None), "S"),
+        (T::Date, "D"),
+        (T::Timestamp, "D"),
+        (T::TimestampTz, "D"),
+        (T::Interval, "T"),
+        (T::Numeric(None), "N"),
+        (T::Uuid, "U"),
+    ];
+    types
+        .into_iter()
+        .map(|(t, category)| {
+            vec![
+                Value::Int8(i64::from(t.oid())),
+                Value::Text(t.internal_name().into()),
+                Value::Int8(11),
+                Value::Int2(t.typlen()),
+                Value::Text("b".into()),
+                Value::Text(category.into()),
+            ]
+        })
+        .collect()
 }
 
 /// Rows made before the scan starts (a system view's, a sequence's).

@@ -66,7 +66,7 @@ fn check_writable(func: &str) -> PgResult<()> {
     Ok(())
 }
 
-fn host() -> PgResult<Arc<dyn SequenceHost>> {
+pub(crate) fn host() -> PgResult<Arc<dyn SequenceHost>> {
     SESSION
         .with(|s| s.borrow().host.clone())
         .ok_or_else(|| PgError::internal("sequence functions are not available here"))

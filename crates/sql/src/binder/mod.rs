@@ -376,7 +376,10 @@ impl<'a> Binder<'a> {
             [t] => Ok((ident_name(t), self.position(&t.span))),
             [s, t] => {
                 let schema = ident_name(s);
-                if schema != "public" {
+                // The system views live in pg_catalog as well (PostgreSQL's home for them).
+                let system =
+                    schema == "pg_catalog" && catalog::SystemView::lookup(&ident_name(t)).is_some();
+                if schema != "public" && !system {
                     return Err(PgError::new(
                         SqlState::INVALID_SCHEMA_NAME,
                         format!("schema \"{schema}\" does not exist"),
