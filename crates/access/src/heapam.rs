@@ -345,7 +345,12 @@ pub fn heap_update(
     let mut placed = None;
     if last > tid.block {
         let q = mtr.latch(last_buf.insert(pool.read_buffer(rel, last)?));
-        if let Some(offset) = place_on_page(mtr.page(q), last, new_tuple, stamp) {
+        // A new (all-zero) last page belongs to the session that just extended the
+        // relation and is about to initialise it (as in `heap_insert`): writing into it
+        // here would make that session's extension find a page it did not make.
+        if !Page::new(mtr.page_ref(q)).is_new()
+            && let Some(offset) = place_on_page(mtr.page(q), last, new_tuple, stamp)
+        {
             placed = Some(ItemPointer {
                 block: last,
                 offset,
@@ -623,6 +628,42 @@ mod tests {
         // The smallest fillfactor still puts a row on every page.
         let (one, _) = rows_on_first_page(10, REL + 3);
         assert!(one >= 1);
+    }
+
+    /// Another session has just extended the relation (the file has a new zero block
+    /// that it has not mapped into the pool yet) when an update's new version does not
+    /// fit on its page: the update must not write into that block, or the extender finds
+    /// a page it did not make ("already in the buffer pool").
+    #[test]
+    fn an_update_leaves_a_page_being_extended_to_its_extender() {
+        let e = env(16);
+        let t = e.tx(1);
+        let text = "x".repeat(300);
+        let mut first = None;
+        while e.pool.smgr().nblocks(REL).expect("nblocks") < 2 {
+            let tid = insert(&e.pool, &t, 0, &text);
+            first.get_or_insert(tid);
+        }
+        // Block 0 is full and block 1 holds the last row. Another session extends the
+        // relation: block 2 exists in the file, all zeros, not in the pool yet.
+        let being_extended = e.pool.smgr().extend(REL).expect("another session extends");
+        assert_eq!(being_extended, 2);
+        // A new version too big for block 0 goes to the last page, or to a new one.
+        let tid = first.expect("a row on block 0");
+        let xid = t.xid().expect("xid");
+        let w = heap_update(&e.pool, REL, tid, &row(1, &"y".repeat(600)), xid, &t).expect("update");
+        let HeapWrite::Done(new_tid) = w else {
+            panic!("{w:?}");
+        };
+        assert_ne!(
+            new_tid.block, being_extended,
+            "the update wrote into the new page"
+        );
+        let buf = e.pool.read_buffer(REL, being_extended).expect("read");
+        assert!(
+            Page::new(&buf.read()).is_new(),
+            "the new page is still its extender's"
+        );
     }
 
     #[test]
