@@ -34,10 +34,12 @@ pub enum SystemView {
     PgType,
     /// The one database (PostgreSQL's `pg_database`).
     PgDatabase,
+    /// The columns of every table (PostgreSQL's `pg_attribute`, user columns of tables).
+    PgAttribute,
 }
 
 impl SystemView {
-    pub const ALL: [SystemView; 9] = [
+    pub const ALL: [SystemView; 10] = [
         SystemView::StatFd,
         SystemView::StatBuffers,
         SystemView::StatWal,
@@ -47,6 +49,7 @@ impl SystemView {
         SystemView::PgClass,
         SystemView::PgType,
         SystemView::PgDatabase,
+        SystemView::PgAttribute,
     ];
 
     pub fn lookup(name: &str) -> Option<SystemView> {
@@ -64,6 +67,7 @@ impl SystemView {
             SystemView::PgClass => "pg_class",
             SystemView::PgType => "pg_type",
             SystemView::PgDatabase => "pg_database",
+            SystemView::PgAttribute => "pg_attribute",
         }
     }
 
@@ -151,6 +155,18 @@ impl SystemView {
                 ("typlen", Int2),
                 ("typtype", Text),
                 ("typcategory", Text),
+            ],
+            SystemView::PgAttribute => &[
+                ("attrelid", Int8),
+                ("attname", Text),
+                ("atttypid", Int8),
+                ("attlen", Int2),
+                ("attnum", Int2),
+                ("atttypmod", Int4),
+                ("attnotnull", Bool),
+                ("atthasdef", Bool),
+                ("attidentity", Text),
+                ("attisdropped", Bool),
             ],
             SystemView::PgDatabase => &[
                 ("oid", Int8),

@@ -409,6 +409,7 @@ fn system_view_rows(view: catalog::SystemView, env: Env) -> Vec<Row> {
             ],
         ],
         SystemView::PgClass => pg_class_rows(env),
+        SystemView::PgAttribute => pg_attribute_rows(),
         SystemView::PgType => pg_type_rows(),
         SystemView::PgDatabase => vec![vec![
             Value::Int8(5),
@@ -705,6 +706,44 @@ fn pg_class_rows(env: Env) -> Vec<Row> {
     seqs.sort_by_key(|s| s.oid);
     for s in seqs {
         out.push(row(s.oid, &s.name, 0, pages(s.rel), 1.0, false, "S", 3));
+    }
+    out
+}
+
+/// `pg_attribute`: the user columns of every table (attnum from 1), with their types as
+/// PostgreSQL numbers them. PostgreSQL also lists system columns (negative attnum) and
+/// index columns; Myriad does not yet.
+fn pg_attribute_rows() -> Vec<Row> {
+    let Ok(host) = crate::sequence::host() else {
+        return Vec::new();
+    };
+    let catalog = host.catalog();
+    let mut tables: Vec<_> = catalog.tables().collect();
+    tables.sort_by_key(|t| t.oid);
+    let mut out = Vec::new();
+    for t in tables {
+        for (i, c) in t.columns.iter().enumerate() {
+            out.push(vec![
+                Value::Int8(i64::from(t.oid)),
+                Value::Text(c.name.clone()),
+                Value::Int8(i64::from(c.ty.oid())),
+                Value::Int2(c.ty.typlen()),
+                Value::Int2(i as i16 + 1),
+                Value::Int4(c.ty.typmod()),
+                Value::Bool(c.not_null),
+                // An identity column's values come from its sequence, not a DEFAULT.
+                Value::Bool(c.default.is_some() && c.identity.is_none()),
+                Value::Text(
+                    match c.identity {
+                        Some(catalog::Identity::Always) => "a",
+                        Some(catalog::Identity::ByDefault) => "d",
+                        None => "",
+                    }
+                    .into(),
+                ),
+                Value::Bool(false),
+            ]);
+        }
     }
     out
 }
