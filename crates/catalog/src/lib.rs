@@ -8,8 +8,8 @@
 //! Invariants:
 //! - A snapshot never changes after it is published; DDL builds the next one from persistent
 //!   maps (`imbl`), so publishing costs O(log n) in the number of relations, not O(n).
-//! - Each change is one record (one object changed), so DDL costs O(objects changed) in
-//!   I/O as well. With the server's WAL attached, records go to the WAL (flushed before
+//! - Each change is one record, of the objects it changes (a `Batch` when a table comes
+//!   or goes with the sequences it owns), so DDL costs O(objects changed) in I/O as well. With the server's WAL attached, records go to the WAL (flushed before
 //!   the change is published) and `catalog.log` holds the state saved at each checkpoint;
 //!   recovery replays the records after it ([`Catalog::redo`]). Without a WAL (tests),
 //!   records are appended to `catalog.log` itself.

@@ -112,13 +112,12 @@ fn matching_rows(
     filter: Option<&sql::bound::Expr>,
 ) -> PgResult<Vec<(ItemPointer, Row)>> {
     let mut out = Vec::new();
-    if let Some(f) = filter
-        && let planner::Plan::IndexScan {
-            index,
-            lower,
-            upper,
-            ..
-        } = planner::scan_path(table.clone(), f.clone())
+    if let planner::Plan::IndexScan {
+        index,
+        lower,
+        upper,
+        ..
+    } = planner::target_scan(table, filter)
     {
         let (Some(lo), Some(hi)) = (
             crate::exec::bound_values(&lower, table, &index)?,

@@ -647,7 +647,7 @@ impl Operator for IndexNestLoopOp<'_> {
 /// `relpages` is the relation's size now (PostgreSQL's is VACUUM's last estimate);
 /// `reltuples` is -1 (not estimated) for tables and indexes.
 fn pg_class_rows(env: Env) -> Vec<Row> {
-    let Ok(host) = crate::sequence::host() else {
+    let Ok(host) = crate::host::host() else {
         return Vec::new();
     };
     let catalog = host.catalog();
@@ -714,7 +714,7 @@ fn pg_class_rows(env: Env) -> Vec<Row> {
 /// PostgreSQL numbers them. PostgreSQL also lists system columns (negative attnum) and
 /// index columns; Myriad does not yet.
 fn pg_attribute_rows() -> Vec<Row> {
-    let Ok(host) = crate::sequence::host() else {
+    let Ok(host) = crate::host::host() else {
         return Vec::new();
     };
     let catalog = host.catalog();

@@ -16,8 +16,9 @@
 //!
 //! ANALYZE numbers each operator in pre-order as `exec::build` builds it ([`Instrumented`]
 //! wraps each one): rows returned, time to the first row and in total (unless TIMING
-//! OFF). Every node runs once (Myriad's nested loop materialises its inner side), so
-//! `loops` is 1, or the node shows `never executed`.
+//! OFF). Every operator runs once (a nested loop materialises its inner side), so
+//! `loops` is 1, or the node shows `never executed`. An index nested loop's inner index
+//! scan is a lookup inside the join's operator, shown without counts of its own.
 
 use std::cell::RefCell;
 use std::time::{Duration, Instant};
@@ -182,35 +183,15 @@ pub fn explain(
                 r.stats = Some(ins.stats());
             }
             let child = r.shown(source);
-            let top = Shown {
-                header: format!("Insert on {}", insert.table.name),
-                details: Vec::new(),
-                stats: top_stats,
-                children: vec![child],
-            };
-            r.print(&top, 0);
+            r.print(&modify("Insert", &insert.table, top_stats, child), 0);
         }
         PlannedStatement::Update(u) => {
-            let scan = scan_of(&u.table, u.filter.as_ref());
-            let child = r.shown(&scan);
-            let top = Shown {
-                header: format!("Update on {}", u.table.name),
-                details: Vec::new(),
-                stats: None,
-                children: vec![child],
-            };
-            r.print(&top, 0);
+            let child = r.shown(&planner::target_scan(&u.table, u.filter.as_ref()));
+            r.print(&modify("Update", &u.table, None, child), 0);
         }
         PlannedStatement::Delete(d) => {
-            let scan = scan_of(&d.table, d.filter.as_ref());
-            let child = r.shown(&scan);
-            let top = Shown {
-                header: format!("Delete on {}", d.table.name),
-                details: Vec::new(),
-                stats: None,
-                children: vec![child],
-            };
-            r.print(&top, 0);
+            let child = r.shown(&planner::target_scan(&d.table, d.filter.as_ref()));
+            r.print(&modify("Delete", &d.table, None, child), 0);
         }
         _ => {
             return Err(common::PgError::internal(
@@ -245,14 +226,13 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
-/// The scan UPDATE and DELETE find their rows with (`dml`'s choice).
-fn scan_of(table: &std::sync::Arc<TableDesc>, filter: Option<&Expr>) -> Plan {
-    match filter {
-        Some(f) => planner::scan_path(table.clone(), f.clone()),
-        None => Plan::SeqScan {
-            table: table.clone(),
-            filter: None,
-        },
+/// PostgreSQL's `Insert on t` / `Update on t` / `Delete on t` over the plan of its rows.
+fn modify(verb: &str, table: &TableDesc, stats: Option<NodeStats>, child: Shown) -> Shown {
+    Shown {
+        header: format!("{verb} on {}", table.name),
+        details: Vec::new(),
+        stats,
+        children: vec![child],
     }
 }
 

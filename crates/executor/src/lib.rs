@@ -7,7 +7,8 @@
 //! - [`dml`]: INSERT / UPDATE / DELETE with constraint checks before any page changes.
 //! - [`index`]: CREATE INDEX builds, unique checks through unique indexes, and keeping
 //!   every index in step with its heap.
-//! - [`sequence`]: `nextval` and friends, through the session thread's sequence host.
+//! - [`host`]: the database a session thread's expressions and system views reach.
+//! - [`sequence`]: `nextval` and friends, through that host.
 //! - [`explain`]: EXPLAIN's text and EXPLAIN ANALYZE's per-operator counts.
 //! - [`execute`]: the entry point, also running DDL (CREATE: storage, then the catalog
 //!   record; DROP: the catalog record, then storage).
@@ -20,6 +21,7 @@ pub mod eval;
 pub mod exec;
 pub mod explain;
 mod fkey;
+pub mod host;
 pub mod index;
 mod lockrows;
 mod math;

@@ -1,33 +1,22 @@
 //! `nextval`, `currval`, `setval`, `lastval`: sequence functions inside expressions.
 //!
-//! Expressions are evaluated without a context argument ([`crate::eval::eval`] takes a
-//! row), and a sequence function needs the buffer pool, the running sequence states and
-//! the session's `currval` memory. As the session clock (`common::datetime::session`),
-//! these are per thread: each session runs on its own thread, the server attaches its
-//! [`SequenceHost`] to that thread ([`attach`]), and the session's `currval`/`lastval`
-//! memory lives beside it for the thread's (the session's) life, as PostgreSQL keeps it
-//! per backend.
+//! They reach the pool and the running sequence states through the session thread's
+//! [`crate::host`]. The session's `currval`/`lastval` memory is per thread too, for the
+//! thread's (the session's) life, as PostgreSQL keeps it per backend.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use access::sequence::{Exhausted, SeqBounds, Sequences};
-use catalog::{CatalogSnapshot, SequenceDesc};
+use access::sequence::{Exhausted, SeqBounds};
+use catalog::SequenceDesc;
 use common::{Oid, PgError, PgResult, SqlState, Value};
 use sql::bound::ScalarFunc;
-use storage::bufmgr::BufferPool;
 
-/// What the sequence functions reach through: the server's database.
-pub trait SequenceHost: Send + Sync {
-    fn catalog(&self) -> Arc<CatalogSnapshot>;
-    fn pool(&self) -> &BufferPool;
-    fn sequences(&self) -> &Sequences;
-}
+use crate::host::{Host, host};
 
 #[derive(Default)]
 struct SessionSequences {
-    host: Option<Arc<dyn SequenceHost>>,
     /// `currval` of each sequence this session called `nextval` (or `setval`) on.
     currval: HashMap<Oid, i64>,
     /// The sequence of the last `nextval`, for `lastval()`.
@@ -38,16 +27,6 @@ struct SessionSequences {
 
 thread_local! {
     static SESSION: RefCell<SessionSequences> = RefCell::new(SessionSequences::default());
-}
-
-/// Let this thread's statements use `host`'s sequences (once per session thread).
-pub fn attach(host: impl FnOnce() -> Arc<dyn SequenceHost>) {
-    SESSION.with(|s| {
-        let mut s = s.borrow_mut();
-        if s.host.is_none() {
-            s.host = Some(host());
-        }
-    });
 }
 
 /// Whether this thread's next statements run in a read-only transaction.
@@ -66,13 +45,7 @@ fn check_writable(func: &str) -> PgResult<()> {
     Ok(())
 }
 
-pub(crate) fn host() -> PgResult<Arc<dyn SequenceHost>> {
-    SESSION
-        .with(|s| s.borrow().host.clone())
-        .ok_or_else(|| PgError::internal("sequence functions are not available here"))
-}
-
-fn lookup(host: &dyn SequenceHost, oid: Oid) -> PgResult<Arc<SequenceDesc>> {
+fn lookup(host: &dyn Host, oid: Oid) -> PgResult<Arc<SequenceDesc>> {
     host.catalog().sequence_by_oid(oid).cloned().ok_or_else(|| {
         PgError::new(
             SqlState::UNDEFINED_TABLE,

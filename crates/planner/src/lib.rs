@@ -477,29 +477,13 @@ pub fn add_filter(plan: Plan, predicate: Expr) -> Plan {
             on,
             ..
         } => {
-            let lw = left.width();
-            let (mut to_left, mut to_right, mut to_on) = (Vec::new(), Vec::new(), Vec::new());
-            for c in conjuncts(predicate) {
-                match (side(&c, lw), kind) {
-                    (Side::Left, _) => to_left.push(c),
-                    (Side::Right, JoinKind::Inner) => to_right.push(shift_columns(c, lw)),
-                    (Side::Both | Side::None, JoinKind::Inner) => to_on.push(c),
-                    _ => above.push(c),
-                }
-            }
-            let left = match conjoin(to_left) {
-                Some(p) => add_filter(*left, p),
-                None => *left,
-            };
-            let right = match conjoin(to_right) {
-                Some(p) => add_filter(*right, p),
-                None => *right,
-            };
+            let s = split_join_filter(predicate, left.width(), kind);
+            above = s.above;
             make_join(
-                left,
-                right,
+                filtered(*left, s.left),
+                filtered(*right, s.right),
                 kind,
-                conjoin(on.into_iter().chain(to_on).collect()),
+                conjoin(on.into_iter().chain(s.on).collect()),
             )
         }
         Plan::IndexNestLoop {
@@ -512,28 +496,16 @@ pub fn add_filter(plan: Plan, predicate: Expr) -> Plan {
             on,
             kind,
         } => {
-            let lw = left.width();
-            let (mut to_left, mut to_inner, mut to_on) = (Vec::new(), Vec::new(), Vec::new());
-            for c in conjuncts(predicate) {
-                match (side(&c, lw), kind) {
-                    (Side::Left, _) => to_left.push(c),
-                    (Side::Right, JoinKind::Inner) => to_inner.push(shift_columns(c, lw)),
-                    (Side::Both | Side::None, JoinKind::Inner) => to_on.push(c),
-                    _ => above.push(c),
-                }
-            }
-            let left = match conjoin(to_left) {
-                Some(p) => Box::new(add_filter(*left, p)),
-                None => left,
-            };
+            let s = split_join_filter(predicate, left.width(), kind);
+            above = s.above;
             Plan::IndexNestLoop {
-                left,
+                left: Box::new(filtered(*left, s.left)),
                 table,
                 index,
                 outer_key,
                 key_cond,
-                inner_filter: conjoin(inner_filter.into_iter().chain(to_inner).collect()),
-                on: conjoin(on.into_iter().chain(to_on).collect()),
+                inner_filter: conjoin(inner_filter.into_iter().chain(s.right).collect()),
+                on: conjoin(on.into_iter().chain(s.on).collect()),
                 kind,
             }
         }
@@ -547,6 +519,42 @@ pub fn add_filter(plan: Plan, predicate: Expr) -> Plan {
             input: Box::new(plan),
             predicate,
         },
+        None => plan,
+    }
+}
+
+/// A filter's conjuncts over a join's output, by where they can go: into the left input,
+/// into the right input (over its own columns), into the join's condition, or above the
+/// join (over a LEFT JOIN, what reads its right side must see the NULL-padded rows).
+struct JoinFilter {
+    left: Vec<Expr>,
+    right: Vec<Expr>,
+    on: Vec<Expr>,
+    above: Vec<Expr>,
+}
+
+fn split_join_filter(predicate: Expr, left_width: usize, kind: JoinKind) -> JoinFilter {
+    let mut s = JoinFilter {
+        left: Vec::new(),
+        right: Vec::new(),
+        on: Vec::new(),
+        above: Vec::new(),
+    };
+    for c in conjuncts(predicate) {
+        match (side(&c, left_width), kind) {
+            (Side::Left, _) => s.left.push(c),
+            (Side::Right, JoinKind::Inner) => s.right.push(shift_columns(c, left_width)),
+            (Side::Both | Side::None, JoinKind::Inner) => s.on.push(c),
+            _ => s.above.push(c),
+        }
+    }
+    s
+}
+
+/// `plan` filtered by the conjuncts, if any ([`add_filter`]).
+fn filtered(plan: Plan, conjuncts: Vec<Expr>) -> Plan {
+    match conjoin(conjuncts) {
+        Some(p) => add_filter(plan, p),
         None => plan,
     }
 }
@@ -875,6 +883,18 @@ fn narrowed_constant(e: &Expr, ty: DataType) -> Option<Expr> {
         _ => return None,
     };
     Some(Expr::constant(c, ty))
+}
+
+/// The scan UPDATE and DELETE find their rows with: [`scan_path`] under a filter, else
+/// the whole table.
+pub fn target_scan(table: &Arc<TableDesc>, filter: Option<&Expr>) -> Plan {
+    match filter {
+        Some(f) => scan_path(table.clone(), f.clone()),
+        None => Plan::SeqScan {
+            table: table.clone(),
+            filter: None,
+        },
+    }
 }
 
 /// Is `b` still only the equality prefix (no range bound on the next column yet)?

@@ -80,7 +80,7 @@ pub struct Database {
     sequences: access::sequence::Sequences,
 }
 
-impl executor::sequence::SequenceHost for Database {
+impl executor::host::Host for Database {
     fn catalog(&self) -> Arc<catalog::CatalogSnapshot> {
         self.catalog.snapshot()
     }

@@ -360,11 +360,11 @@ impl Session {
     }
 
     /// What the statement about to run reads from per-thread context: the session clock
-    /// (`common::datetime::session`) and the sequences and access mode that `nextval`
-    /// sees (`executor::sequence`).
+    /// (`common::datetime::session`), the database (`executor::host`) and the access mode
+    /// `nextval` checks (`executor::sequence`).
     pub(crate) fn set_statement_context(&self) {
-        // This thread runs this session's statements: give them its sequences.
-        executor::sequence::attach(|| self.db.clone());
+        // This thread runs this session's statements: give them its database.
+        executor::host::attach(|| self.db.clone());
         executor::sequence::set_read_only(self.tx.is_active() && self.tx.read_only());
         let statement_start = common::datetime::clock_timestamp();
         let transaction_start = if self.tx.is_active() {

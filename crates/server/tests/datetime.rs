@@ -9,7 +9,7 @@ use std::error::Error;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use bytes::BytesMut;
-use myriad_server::{Config, Server};
+use myriad_server::Server;
 use tokio_postgres::types::{FromSql, IsNull, ToSql, Type, to_sql_checked};
 
 /// A value's binary wire bytes, sent and read as they are.
@@ -179,12 +179,7 @@ async fn time_zone_setting_per_session() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn datetime_tables_survive_a_restart() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let config = Config {
-        listen: "127.0.0.1:0".into(),
-        data_dir: dir.path().to_path_buf(),
-        buffer_pool_pages: 16,
-        ..Config::default()
-    };
+    let config = common::tiny_pool_config(dir.path());
     let query = "select d, ts, tz, iv from dt where d >= '2024-01-03' order by d";
     let before;
     {

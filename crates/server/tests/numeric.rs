@@ -4,17 +4,12 @@
 
 mod common;
 
-use myriad_server::{Config, Server};
+use myriad_server::Server;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn numeric_tables_survive_a_restart() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let config = Config {
-        listen: "127.0.0.1:0".into(),
-        data_dir: dir.path().to_path_buf(),
-        buffer_pool_pages: 16,
-        ..Config::default()
-    };
+    let config = common::tiny_pool_config(dir.path());
     let query = "select id, p, x from nt where x >= -1.5 and x < 100 order by x, id";
     let before;
     {

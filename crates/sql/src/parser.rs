@@ -306,7 +306,8 @@ fn parse_sequence_options(p: &mut Parser<'_>, alter: bool) -> Result<SequenceCla
         restart: None,
         owned_by: None,
     };
-    // Each option once (PostgreSQL: "conflicting or redundant options").
+    // AS, RESTART and OWNED BY once each here; the binder reports a repeated option of
+    // the list with PostgreSQL's "conflicting or redundant options".
     let mut seen: Vec<&str> = Vec::new();
     let mut once = |p: &Parser<'_>, what: &'static str| {
         if seen.contains(&what) {
@@ -324,17 +325,13 @@ fn parse_sequence_options(p: &mut Parser<'_>, alter: bool) -> Result<SequenceCla
             once(p, "as")?;
             c.data_type = Some(p.parse_data_type()?);
         } else if p.parse_keyword(Keyword::INCREMENT) {
-            once(p, "increment")?;
             let by = p.parse_keyword(Keyword::BY);
             c.options.push(O::IncrementBy(p.parse_number()?, by));
         } else if p.parse_keyword(Keyword::MINVALUE) {
-            once(p, "minvalue")?;
             c.options.push(O::MinValue(Some(p.parse_number()?)));
         } else if p.parse_keyword(Keyword::MAXVALUE) {
-            once(p, "maxvalue")?;
             c.options.push(O::MaxValue(Some(p.parse_number()?)));
         } else if p.parse_keyword(Keyword::START) {
-            once(p, "start")?;
             let with = p.parse_keyword(Keyword::WITH);
             c.options.push(O::StartWith(p.parse_number()?, with));
         } else if alter && p.parse_keyword(Keyword::RESTART) {
@@ -351,10 +348,8 @@ fn parse_sequence_options(p: &mut Parser<'_>, alter: bool) -> Result<SequenceCla
             };
             c.restart = Some(value);
         } else if p.parse_keyword(Keyword::CACHE) {
-            once(p, "cache")?;
             c.options.push(O::Cache(p.parse_number()?));
         } else if p.parse_keyword(Keyword::CYCLE) {
-            once(p, "cycle")?;
             c.options.push(O::Cycle(false));
         } else if p.parse_keyword(Keyword::NO) {
             match p.expect_one_of_keywords(&[
@@ -363,15 +358,12 @@ fn parse_sequence_options(p: &mut Parser<'_>, alter: bool) -> Result<SequenceCla
                 Keyword::CYCLE,
             ])? {
                 Keyword::MINVALUE => {
-                    once(p, "minvalue")?;
                     c.options.push(O::MinValue(None));
                 }
                 Keyword::MAXVALUE => {
-                    once(p, "maxvalue")?;
                     c.options.push(O::MaxValue(None));
                 }
                 _ => {
-                    once(p, "cycle")?;
                     // sqlparser's flag: true is NO CYCLE.
                     c.options.push(O::Cycle(true));
                 }

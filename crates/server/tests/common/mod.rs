@@ -17,6 +17,17 @@ pub async fn start() -> (Server, tempfile::TempDir) {
     (Server::start(&config).await.expect("server starts"), dir)
 }
 
+/// A server configuration on `dir` with a 16-page buffer pool, so that pages are evicted
+/// (written) long before a shutdown: for the tests that restart a server on its data.
+pub fn tiny_pool_config(dir: &std::path::Path) -> Config {
+    Config {
+        listen: "127.0.0.1:0".into(),
+        data_dir: dir.to_path_buf(),
+        buffer_pool_pages: 16,
+        ..Config::default()
+    }
+}
+
 /// The connection string for `server`.
 pub fn url(server: &Server) -> String {
     let addr = server.local_addr();

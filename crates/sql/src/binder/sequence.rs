@@ -73,7 +73,13 @@ fn resolve_options(
     // For each bound: not mentioned (None), NO MINVALUE / NO MAXVALUE (Some(None)), a value.
     let (mut increment, mut min, mut max, mut start, mut cache, mut cycle) =
         (None, None, None, None, None, None);
+    let mut seen = Vec::with_capacity(opts.len());
     for o in opts {
+        let kind = std::mem::discriminant(o);
+        if seen.contains(&kind) {
+            return Err(PgError::syntax("conflicting or redundant options"));
+        }
+        seen.push(kind);
         match o {
             ast::SequenceOptions::IncrementBy(e, _) => increment = Some(option_value(e)?),
             ast::SequenceOptions::MinValue(e) => {
@@ -108,28 +114,33 @@ fn resolve_options(
                 },
             }
         };
-    let max = keep(
-        max,
-        old.map(|o| o.max),
-        old_defaults.map(|d| d.max),
-        defaults.max,
-    );
-    if max < type_min || max > type_max {
-        return Err(invalid(format!(
-            "MAXVALUE ({max}) is out of range for sequence data type {type_name}"
-        )));
-    }
-    let min = keep(
-        min,
-        old.map(|o| o.min),
-        old_defaults.map(|d| d.min),
-        defaults.min,
-    );
-    if min < type_min || min > type_max {
-        return Err(invalid(format!(
-            "MINVALUE ({min}) is out of range for sequence data type {type_name}"
-        )));
-    }
+    let in_type = |what: &str, v: i64| {
+        if (type_min..=type_max).contains(&v) {
+            Ok(v)
+        } else {
+            Err(invalid(format!(
+                "{what} ({v}) is out of range for sequence data type {type_name}"
+            )))
+        }
+    };
+    let max = in_type(
+        "MAXVALUE",
+        keep(
+            max,
+            old.map(|o| o.max),
+            old_defaults.map(|d| d.max),
+            defaults.max,
+        ),
+    )?;
+    let min = in_type(
+        "MINVALUE",
+        keep(
+            min,
+            old.map(|o| o.min),
+            old_defaults.map(|d| d.min),
+            defaults.min,
+        ),
+    )?;
     if min >= max {
         return Err(invalid(format!(
             "MINVALUE ({min}) must be less than MAXVALUE ({max})"

@@ -1,0 +1,43 @@
+//! The database a session thread's statements reach from inside expression evaluation
+//! and system views: its catalog snapshot, buffer pool and running sequence states.
+//!
+//! Expressions are evaluated without a context argument ([`crate::eval::eval`] takes a
+//! row), yet `nextval` needs the pool and the sequences, and `pg_class` the catalog. As
+//! the session clock (`common::datetime::session`), this is per thread: each session
+//! runs on its own thread, and the server attaches its database to that thread
+//! ([`attach`]) before the session's first statement.
+
+use std::cell::RefCell;
+use std::sync::Arc;
+
+use access::sequence::Sequences;
+use catalog::CatalogSnapshot;
+use common::{PgError, PgResult};
+use storage::bufmgr::BufferPool;
+
+/// What a session's statements reach through: the server's database.
+pub trait Host: Send + Sync {
+    fn catalog(&self) -> Arc<CatalogSnapshot>;
+    fn pool(&self) -> &BufferPool;
+    fn sequences(&self) -> &Sequences;
+}
+
+thread_local! {
+    static HOST: RefCell<Option<Arc<dyn Host>>> = const { RefCell::new(None) };
+}
+
+/// Let this thread's statements reach `host` (made once per session thread).
+pub fn attach(host: impl FnOnce() -> Arc<dyn Host>) {
+    HOST.with(|h| {
+        let mut h = h.borrow_mut();
+        if h.is_none() {
+            *h = Some(host());
+        }
+    });
+}
+
+/// This thread's database (an internal error on a thread no session attached).
+pub(crate) fn host() -> PgResult<Arc<dyn Host>> {
+    HOST.with(|h| h.borrow().clone())
+        .ok_or_else(|| PgError::internal("no database is attached to this thread"))
+}
