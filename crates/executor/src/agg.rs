@@ -6,7 +6,7 @@ use common::numeric::Numeric;
 use common::{DataType, PgError, PgResult, SqlState, Value};
 use sql::bound::{AggCall, AggFunc};
 
-use crate::eval::eval;
+use crate::exec::Env;
 use crate::sortkey::RowKey;
 
 /// The running state of one aggregate in one group.
@@ -68,7 +68,7 @@ impl Accumulator {
         }
     }
 
-    pub fn add(&mut self, call: &AggCall, row: &[Value]) -> PgResult<()> {
+    pub fn add(&mut self, call: &AggCall, row: &[Value], env: &Env) -> PgResult<()> {
         let v = match &call.arg {
             None => {
                 if let State::Count(n) = &mut self.state {
@@ -76,7 +76,7 @@ impl Accumulator {
                 }
                 return Ok(());
             }
-            Some(arg) => eval(arg, row)?,
+            Some(arg) => env.eval(arg, row)?,
         };
         if v.is_null() {
             return Ok(());

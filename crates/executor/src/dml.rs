@@ -18,7 +18,7 @@ use common::{ItemPointer, PgError, PgResult, SqlState, Value};
 use sql::bound::{BoundDelete, BoundUpdate, Returning};
 
 use crate::ExecContext;
-use crate::eval::{Row, eval};
+use crate::eval::Row;
 use crate::exec::TableScan;
 use crate::index;
 use txn::Isolation;
@@ -43,13 +43,14 @@ pub(crate) fn check_not_null(table: &TableDesc, row: &[Value]) -> PgResult<()> {
     Ok(())
 }
 
-fn returning_rows(r: Option<&Returning>, rows: &[Row]) -> PgResult<Vec<Row>> {
+fn returning_rows(cx: &ExecContext, r: Option<&Returning>, rows: &[Row]) -> PgResult<Vec<Row>> {
     let Some(r) = r else { return Ok(Vec::new()) };
+    let env = cx.env();
     rows.iter()
         .map(|row| {
             r.exprs
                 .iter()
-                .map(|e| eval(e, row))
+                .map(|e| env.eval(e, row))
                 .collect::<PgResult<Row>>()
         })
         .collect()
@@ -70,7 +71,7 @@ pub fn insert(
     for row in &rows {
         check_not_null(table, row)?;
     }
-    let out = returning_rows(returning, &rows)?;
+    let out = returning_rows(cx, returning, &rows)?;
     if rows.is_empty() {
         return Ok(out);
     }
@@ -120,8 +121,8 @@ fn matching_rows(
     } = planner::target_scan(table, filter)
     {
         let (Some(lo), Some(hi)) = (
-            crate::exec::bound_values(&lower, table, &index)?,
-            crate::exec::bound_values(&upper, table, &index)?,
+            crate::exec::bound_values(&cx.env(), &lower, table, &index)?,
+            crate::exec::bound_values(&cx.env(), &upper, table, &index)?,
         ) else {
             return Ok(out);
         };
@@ -135,7 +136,7 @@ fn matching_rows(
                 continue;
             };
             let row = access::tuple::decode(&bytes, &types)?;
-            if passes(filter, &row)? {
+            if passes(cx, filter, &row)? {
                 out.push((tid, row));
             }
         }
@@ -143,16 +144,16 @@ fn matching_rows(
     }
     let mut scan = TableScan::new(cx.env(), table.rel, table.column_types())?;
     while let Some((tid, row)) = scan.next_row()? {
-        if passes(filter, &row)? {
+        if passes(cx, filter, &row)? {
             out.push((tid, row));
         }
     }
     Ok(out)
 }
 
-fn passes(filter: Option<&sql::bound::Expr>, row: &Row) -> PgResult<bool> {
+fn passes(cx: &ExecContext, filter: Option<&sql::bound::Expr>, row: &Row) -> PgResult<bool> {
     Ok(match filter {
-        Some(f) => eval(f, row)? == Value::Bool(true),
+        Some(f) => cx.env().eval(f, row)? == Value::Bool(true),
         None => true,
     })
 }
@@ -193,7 +194,7 @@ fn after_conflict(
                 return Ok(Next::Done);
             };
             let row = access::tuple::decode(&bytes, &table.column_types())?;
-            if passes(filter, &row)? {
+            if passes(cx, filter, &row)? {
                 Ok(Next::Retry(newer, row))
             } else {
                 Ok(Next::Done)
@@ -216,7 +217,7 @@ pub fn update(cx: &ExecContext, u: &BoundUpdate) -> PgResult<(usize, Vec<Row>)> 
         loop {
             let mut new = old.clone();
             for (c, e) in &u.assignments {
-                new[*c] = eval(e, &old)?;
+                new[*c] = cx.env().eval(e, &old)?;
             }
             check_not_null(table, &new)?;
             let t = access::tuple::encode(&new, &types)?;
@@ -241,7 +242,7 @@ pub fn update(cx: &ExecContext, u: &BoundUpdate) -> PgResult<(usize, Vec<Row>)> 
         let old: Vec<&[Value]> = replaced.iter().map(|r| r.as_slice()).collect();
         crate::fkey::check_incoming(cx, table, &u.fks, &old, &new)?;
     }
-    let out = returning_rows(u.returning.as_ref(), &changed)?;
+    let out = returning_rows(cx, u.returning.as_ref(), &changed)?;
     Ok((changed.len(), out))
 }
 
@@ -267,6 +268,6 @@ pub fn delete(cx: &ExecContext, d: &BoundDelete) -> PgResult<(usize, Vec<Row>)> 
         let old: Vec<&[Value]> = deleted.iter().map(|r| r.as_slice()).collect();
         crate::fkey::check_incoming(cx, &d.table, &d.fks, &old, &[])?;
     }
-    let out = returning_rows(d.returning.as_ref(), &deleted)?;
+    let out = returning_rows(cx, d.returning.as_ref(), &deleted)?;
     Ok((deleted.len(), out))
 }

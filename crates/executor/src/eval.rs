@@ -3,6 +3,8 @@
 use common::{DataType, PgError, PgResult, SqlState, Value};
 use sql::bound::{BinaryOp, Expr, ExprKind, ScalarFunc};
 
+use crate::exec::Env;
+
 pub type Row = Vec<Value>;
 
 fn out_of_range(ty: &DataType) -> PgError {
@@ -68,8 +70,22 @@ fn float_of(ty: &DataType, v: f64, inputs_finite: bool, inputs_nonzero: bool) ->
     }
 }
 
-/// Evaluate `e` over `row`.
+/// Evaluate `e` over `row`, where no subquery can appear (DEFAULT expressions, EXECUTE
+/// arguments, constants): a subquery here is an internal error. Operators evaluate with
+/// [`Env::eval`], which runs subqueries.
 pub fn eval(e: &Expr, row: &[Value]) -> PgResult<Value> {
+    ev(e, row, None)
+}
+
+impl Env<'_> {
+    /// Evaluate `e` over `row` in this statement: subqueries in it run against the
+    /// statement's snapshot.
+    pub fn eval(&self, e: &Expr, row: &[Value]) -> PgResult<Value> {
+        ev(e, row, Some(self))
+    }
+}
+
+fn ev(e: &Expr, row: &[Value], env: Option<&Env>) -> PgResult<Value> {
     match &e.kind {
         ExprKind::Const(v) => Ok(v.clone()),
         ExprKind::Column(i) => Ok(row.get(*i).cloned().unwrap_or(Value::Null)),
@@ -79,7 +95,7 @@ pub fn eval(e: &Expr, row: &[Value]) -> PgResult<Value> {
             i + 1
         ))),
         ExprKind::Neg(x) => {
-            let v = eval(x, row)?;
+            let v = ev(x, row, env)?;
             match v {
                 Value::Null => Ok(Value::Null),
                 Value::Float4(f) => Ok(Value::Float4(-f)),
@@ -94,20 +110,20 @@ pub fn eval(e: &Expr, row: &[Value]) -> PgResult<Value> {
                 }
             }
         }
-        ExprKind::Not(x) => Ok(match eval(x, row)? {
+        ExprKind::Not(x) => Ok(match ev(x, row, env)? {
             Value::Bool(b) => Value::Bool(!b),
             _ => Value::Null,
         }),
-        ExprKind::Binary(op, l, r) => eval_binary(*op, l, r, &e.ty, row),
+        ExprKind::Binary(op, l, r) => eval_binary(*op, l, r, &e.ty, row, env),
         ExprKind::IsNull { expr, negated } => {
-            Ok(Value::Bool(eval(expr, row)?.is_null() != *negated))
+            Ok(Value::Bool(ev(expr, row, env)?.is_null() != *negated))
         }
         ExprKind::IsBool {
             expr,
             value,
             negated,
         } => {
-            let v = eval(expr, row)?;
+            let v = ev(expr, row, env)?;
             let is = match (value, &v) {
                 (None, Value::Null) => true,
                 (Some(want), Value::Bool(b)) => want == b,
@@ -120,7 +136,7 @@ pub fn eval(e: &Expr, row: &[Value]) -> PgResult<Value> {
             right,
             negated,
         } => {
-            let (a, b) = (eval(left, row)?, eval(right, row)?);
+            let (a, b) = (ev(left, row, env)?, ev(right, row, env)?);
             let distinct = match (a.is_null(), b.is_null()) {
                 (true, true) => false,
                 (true, false) | (false, true) => true,
@@ -135,10 +151,10 @@ pub fn eval(e: &Expr, row: &[Value]) -> PgResult<Value> {
             negated,
             case_insensitive,
         } => {
-            let v = eval(expr, row)?;
-            let p = eval(pattern, row)?;
+            let v = ev(expr, row, env)?;
+            let p = ev(pattern, row, env)?;
             let esc = match escape {
-                Some(x) => match eval(x, row)? {
+                Some(x) => match ev(x, row, env)? {
                     Value::Null => return Ok(Value::Null),
                     other => Some(other),
                 },
@@ -183,13 +199,13 @@ pub fn eval(e: &Expr, row: &[Value]) -> PgResult<Value> {
             list,
             negated,
         } => {
-            let v = eval(expr, row)?;
+            let v = ev(expr, row, env)?;
             if v.is_null() {
                 return Ok(Value::Null);
             }
             let mut saw_null = false;
             for item in list {
-                let x = eval(item, row)?;
+                let x = ev(item, row, env)?;
                 if x.is_null() {
                     saw_null = true;
                 } else if v.cmp_non_null(&x) == std::cmp::Ordering::Equal {
@@ -204,15 +220,15 @@ pub fn eval(e: &Expr, row: &[Value]) -> PgResult<Value> {
         }
         ExprKind::Case { whens, else_result } => {
             for (cond, result) in whens {
-                if eval(cond, row)? == Value::Bool(true) {
-                    return eval(result, row);
+                if ev(cond, row, env)? == Value::Bool(true) {
+                    return ev(result, row, env);
                 }
             }
-            eval(else_result, row)
+            ev(else_result, row, env)
         }
         ExprKind::Coalesce(list) => {
             for item in list {
-                let v = eval(item, row)?;
+                let v = ev(item, row, env)?;
                 if !v.is_null() {
                     return Ok(v);
                 }
@@ -220,36 +236,51 @@ pub fn eval(e: &Expr, row: &[Value]) -> PgResult<Value> {
             Ok(Value::Null)
         }
         ExprKind::NullIf(a, b) => {
-            let va = eval(a, row)?;
-            let vb = eval(b, row)?;
+            let va = ev(a, row, env)?;
+            let vb = ev(b, row, env)?;
             if !va.is_null() && !vb.is_null() && va.cmp_non_null(&vb) == std::cmp::Ordering::Equal {
                 Ok(Value::Null)
             } else {
                 Ok(va)
             }
         }
-        ExprKind::Cast { expr, explicit } => cast_value(eval(expr, row)?, &e.ty, *explicit),
+        ExprKind::Cast { expr, explicit } => cast_value(ev(expr, row, env)?, &e.ty, *explicit),
         ExprKind::Func(f, args) => {
             let vals = args
                 .iter()
-                .map(|a| eval(a, row))
+                .map(|a| ev(a, row, env))
                 .collect::<PgResult<Vec<_>>>()?;
             eval_func(*f, vals, &e.ty)
         }
         ExprKind::Agg(_) => Err(PgError::internal(
             "aggregate evaluated outside an Aggregate node",
         )),
+        ExprKind::Outer(i) => env
+            .and_then(|env| env.outer.get(*i))
+            .cloned()
+            .ok_or_else(|| PgError::internal("outer reference outside its subquery")),
+        ExprKind::SubLink(link) => match env {
+            Some(env) => crate::subquery::eval_sublink(link, row, env),
+            None => Err(PgError::internal("subquery evaluated outside a statement")),
+        },
     }
 }
 
-fn eval_binary(op: BinaryOp, l: &Expr, r: &Expr, ty: &DataType, row: &[Value]) -> PgResult<Value> {
+fn eval_binary(
+    op: BinaryOp,
+    l: &Expr,
+    r: &Expr,
+    ty: &DataType,
+    row: &[Value],
+    env: Option<&Env>,
+) -> PgResult<Value> {
     match op {
         BinaryOp::And => {
-            let a = eval(l, row)?;
+            let a = ev(l, row, env)?;
             if a == Value::Bool(false) {
                 return Ok(a);
             }
-            let b = eval(r, row)?;
+            let b = ev(r, row, env)?;
             Ok(match (a, b) {
                 (_, Value::Bool(false)) => Value::Bool(false),
                 (Value::Bool(true), Value::Bool(true)) => Value::Bool(true),
@@ -257,11 +288,11 @@ fn eval_binary(op: BinaryOp, l: &Expr, r: &Expr, ty: &DataType, row: &[Value]) -
             })
         }
         BinaryOp::Or => {
-            let a = eval(l, row)?;
+            let a = ev(l, row, env)?;
             if a == Value::Bool(true) {
                 return Ok(a);
             }
-            let b = eval(r, row)?;
+            let b = ev(r, row, env)?;
             Ok(match (a, b) {
                 (_, Value::Bool(true)) => Value::Bool(true),
                 (Value::Bool(false), Value::Bool(false)) => Value::Bool(false),
@@ -269,8 +300,8 @@ fn eval_binary(op: BinaryOp, l: &Expr, r: &Expr, ty: &DataType, row: &[Value]) -
             })
         }
         _ => {
-            let a = eval(l, row)?;
-            let b = eval(r, row)?;
+            let a = ev(l, row, env)?;
+            let b = ev(r, row, env)?;
             if a.is_null() || b.is_null() {
                 return Ok(Value::Null);
             }

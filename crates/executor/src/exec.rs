@@ -8,11 +8,11 @@ use access::heapam::{self, HeapScan};
 use access::nbtree::{BTree, BTreeScan, RootCache, ScanDirection};
 use common::{DataType, ItemPointer, PgError, PgResult, SqlState, Value};
 use planner::Plan;
-use sql::bound::{AggCall, Expr, JoinKind, SortKey};
+use sql::bound::{AggCall, Expr, JoinKind, SetOpKind, SortKey};
 use storage::bufmgr::BufferPool;
 
 use crate::agg::Accumulator;
-use crate::eval::{Row, eval};
+use crate::eval::Row;
 use crate::sortkey::{RowKey, compare_sort_keys};
 
 pub trait Operator {
@@ -38,6 +38,10 @@ pub struct Env<'a> {
     pub emit_tid: bool,
     /// EXPLAIN ANALYZE: every operator is wrapped to count its rows and time.
     pub instrument: Option<&'a crate::explain::Instrumentation>,
+    /// Inside a subquery: its outer values (`ExprKind::Outer`).
+    pub outer: &'a [Value],
+    /// The statement's subquery plans and results.
+    pub subqueries: &'a crate::subquery::SubqueryCache,
 }
 
 /// Build the operator tree for `plan`. Under EXPLAIN ANALYZE each node is numbered in
@@ -57,6 +61,7 @@ fn build_node<'a>(plan: &'a Plan, env: Env<'a>) -> PgResult<Box<dyn Operator + '
     let pool = env.pool;
     Ok(match plan {
         Plan::SeqScan { table, filter } => Box::new(SeqScanOp {
+            env,
             scan: TableScan::new(env, table.rel, table.column_types())?,
             filter: filter.as_ref(),
             emit_tid: env.emit_tid,
@@ -96,8 +101,8 @@ fn build_node<'a>(plan: &'a Plan, env: Env<'a>) -> PgResult<Box<dyn Operator + '
         } => {
             // A NULL bound (`a = NULL`) matches nothing: no scan at all.
             let scan = match (
-                bound_values(lower, table, index)?,
-                bound_values(upper, table, index)?,
+                bound_values(&env, lower, table, index)?,
+                bound_values(&env, upper, table, index)?,
             ) {
                 (Some(lo), Some(hi)) => Some(
                     BTree::new(pool, env.roots, index.rel)
@@ -123,11 +128,11 @@ fn build_node<'a>(plan: &'a Plan, env: Env<'a>) -> PgResult<Box<dyn Operator + '
                 removed: 0,
             })
         }
-        Plan::Values { rows, .. } => Box::new(ValuesOp { rows, pos: 0 }),
+        Plan::Values { rows, .. } => Box::new(ValuesOp { env, rows, pos: 0 }),
         Plan::GenerateSeries { start, stop, step } => Box::new(GenerateSeriesOp::new(
-            eval(start, &[])?,
-            eval(stop, &[])?,
-            step.as_ref().map(|s| eval(s, &[])).transpose()?,
+            env.eval(start, &[])?,
+            env.eval(stop, &[])?,
+            step.as_ref().map(|s| env.eval(s, &[])).transpose()?,
         )?),
         Plan::SequenceState { seq } => {
             let s = crate::sequence::state(seq.oid)?;
@@ -144,11 +149,13 @@ fn build_node<'a>(plan: &'a Plan, env: Env<'a>) -> PgResult<Box<dyn Operator + '
             rows: system_view_rows(*view, env).into_iter(),
         }),
         Plan::Filter { input, predicate } => Box::new(FilterOp {
+            env,
             input: build(input, env)?,
             predicate,
             removed: 0,
         }),
         Plan::Project { input, exprs } => Box::new(ProjectOp {
+            env,
             input: build(input, env)?,
             exprs,
         }),
@@ -159,6 +166,7 @@ fn build_node<'a>(plan: &'a Plan, env: Env<'a>) -> PgResult<Box<dyn Operator + '
             on,
             right_width,
         } => Box::new(NestedLoopOp {
+            env,
             left: build(left, env)?,
             right: Some(build(right, env)?),
             right_rows: Vec::new(),
@@ -197,12 +205,14 @@ fn build_node<'a>(plan: &'a Plan, env: Env<'a>) -> PgResult<Box<dyn Operator + '
             group_by,
             aggs,
         } => Box::new(AggregateOp {
+            env,
             input: Some(build(input, env)?),
             group_by,
             aggs,
             output: Vec::new().into_iter(),
         }),
         Plan::Sort { input, keys } => Box::new(SortOp {
+            env,
             input: Some(build(input, env)?),
             keys,
             output: Vec::new().into_iter(),
@@ -211,17 +221,38 @@ fn build_node<'a>(plan: &'a Plan, env: Env<'a>) -> PgResult<Box<dyn Operator + '
             input: build(input, env)?,
             seen: BTreeSet::new(),
         }),
+        Plan::Append { inputs } => Box::new(AppendOp {
+            inputs: inputs
+                .iter()
+                .map(|p| build(p, env))
+                .collect::<PgResult<Vec<_>>>()?
+                .into(),
+        }),
+        Plan::SetOp {
+            kind,
+            all,
+            left,
+            right,
+        } => Box::new(SetOpOp {
+            left: build(left, env)?,
+            right: Some(build(right, env)?),
+            kind: *kind,
+            all: *all,
+            counts: BTreeMap::new(),
+        }),
         Plan::Limit {
             input,
             limit,
             offset,
         } => {
             let limit = eval_count(
+                &env,
                 limit.as_ref(),
                 "LIMIT",
                 SqlState::INVALID_ROW_COUNT_IN_LIMIT_CLAUSE,
             )?;
             let offset = eval_count(
+                &env,
                 offset.as_ref(),
                 "OFFSET",
                 SqlState::INVALID_ROW_COUNT_IN_RESULT_OFFSET_CLAUSE,
@@ -235,9 +266,9 @@ fn build_node<'a>(plan: &'a Plan, env: Env<'a>) -> PgResult<Box<dyn Operator + '
     })
 }
 
-fn eval_count(e: Option<&Expr>, what: &str, code: SqlState) -> PgResult<Option<i64>> {
+fn eval_count(env: &Env, e: Option<&Expr>, what: &str, code: SqlState) -> PgResult<Option<i64>> {
     let Some(e) = e else { return Ok(None) };
-    match eval(e, &[])? {
+    match env.eval(e, &[])? {
         Value::Null => Ok(None),
         v => {
             let n = v.as_i64().unwrap_or(0);
@@ -288,6 +319,7 @@ impl<'a> TableScan<'a> {
 
 /// Evaluate a bound's constant key prefix; `None` if a value is NULL (nothing matches).
 pub(crate) fn bound_values(
+    env: &Env,
     b: &Bound<Vec<Expr>>,
     table: &catalog::TableDesc,
     index: &catalog::IndexDesc,
@@ -295,7 +327,7 @@ pub(crate) fn bound_values(
     let eval_key = |exprs: &Vec<Expr>| -> PgResult<Option<Vec<Value>>> {
         let mut out = Vec::with_capacity(exprs.len());
         for (i, e) in exprs.iter().enumerate() {
-            let v = eval(e, &[])?;
+            let v = env.eval(e, &[])?;
             if v.is_null() {
                 return Ok(None);
             }
@@ -337,7 +369,7 @@ impl Operator for IndexScanOp<'_> {
             };
             let mut row = access::tuple::decode(&bytes, &self.types)?;
             match self.filter {
-                Some(f) if eval(f, &row)? != Value::Bool(true) => {
+                Some(f) if self.env.eval(f, &row)? != Value::Bool(true) => {
                     self.removed += 1;
                     continue;
                 }
@@ -358,6 +390,7 @@ impl Operator for IndexScanOp<'_> {
 }
 
 struct SeqScanOp<'a> {
+    env: Env<'a>,
     scan: TableScan<'a>,
     filter: Option<&'a Expr>,
     emit_tid: bool,
@@ -368,7 +401,7 @@ impl Operator for SeqScanOp<'_> {
     fn next(&mut self) -> PgResult<Option<Row>> {
         while let Some((tid, mut row)) = self.scan.next_row()? {
             match self.filter {
-                Some(f) if eval(f, &row)? != Value::Bool(true) => {
+                Some(f) if self.env.eval(f, &row)? != Value::Bool(true) => {
                     self.removed += 1;
                     continue;
                 }
@@ -589,7 +622,7 @@ impl Operator for IndexNestLoopOp<'_> {
             let Some(left) = self.left.next()? else {
                 return Ok(None);
             };
-            let key = eval(self.outer_key, &left)?;
+            let key = self.env.eval(self.outer_key, &left)?;
             let mut matched = false;
             if !key.is_null() {
                 let env = self.env;
@@ -615,17 +648,17 @@ impl Operator for IndexNestLoopOp<'_> {
                     };
                     let inner = access::tuple::decode(&bytes, &self.types)?;
                     if let Some(f) = self.inner_filter
-                        && eval(f, &inner)? != Value::Bool(true)
+                        && self.env.eval(f, &inner)? != Value::Bool(true)
                     {
                         continue;
                     }
                     let mut row = left.clone();
                     row.extend(inner);
-                    if eval(self.key_cond, &row)? != Value::Bool(true) {
+                    if self.env.eval(self.key_cond, &row)? != Value::Bool(true) {
                         continue;
                     }
                     if let Some(on) = self.on
-                        && eval(on, &row)? != Value::Bool(true)
+                        && self.env.eval(on, &row)? != Value::Bool(true)
                     {
                         continue;
                     }
@@ -797,6 +830,7 @@ impl Operator for SystemViewOp {
 }
 
 struct ValuesOp<'a> {
+    env: Env<'a>,
     rows: &'a [Vec<Expr>],
     pos: usize,
 }
@@ -808,13 +842,14 @@ impl Operator for ValuesOp<'_> {
         };
         self.pos += 1;
         r.iter()
-            .map(|e| eval(e, &[]))
+            .map(|e| self.env.eval(e, &[]))
             .collect::<PgResult<Row>>()
             .map(Some)
     }
 }
 
 struct FilterOp<'a> {
+    env: Env<'a>,
     input: Box<dyn Operator + 'a>,
     predicate: &'a Expr,
     removed: u64,
@@ -823,7 +858,7 @@ struct FilterOp<'a> {
 impl Operator for FilterOp<'_> {
     fn next(&mut self) -> PgResult<Option<Row>> {
         while let Some(row) = self.input.next()? {
-            if eval(self.predicate, &row)? == Value::Bool(true) {
+            if self.env.eval(self.predicate, &row)? == Value::Bool(true) {
                 return Ok(Some(row));
             }
             self.removed += 1;
@@ -837,6 +872,7 @@ impl Operator for FilterOp<'_> {
 }
 
 struct ProjectOp<'a> {
+    env: Env<'a>,
     input: Box<dyn Operator + 'a>,
     exprs: &'a [Expr],
 }
@@ -848,7 +884,7 @@ impl Operator for ProjectOp<'_> {
             Some(row) => self
                 .exprs
                 .iter()
-                .map(|e| eval(e, &row))
+                .map(|e| self.env.eval(e, &row))
                 .collect::<PgResult<Row>>()
                 .map(Some),
         }
@@ -856,6 +892,7 @@ impl Operator for ProjectOp<'_> {
 }
 
 struct NestedLoopOp<'a> {
+    env: Env<'a>,
     left: Box<dyn Operator + 'a>,
     /// The right input until it has been materialised into `right_rows`.
     right: Option<Box<dyn Operator + 'a>>,
@@ -895,7 +932,7 @@ impl Operator for NestedLoopOp<'_> {
                 row.extend_from_slice(right);
                 let ok = match self.on {
                     None => true,
-                    Some(on) => eval(on, &row)? == Value::Bool(true),
+                    Some(on) => self.env.eval(on, &row)? == Value::Bool(true),
                 };
                 if ok {
                     self.matched = true;
@@ -913,6 +950,7 @@ impl Operator for NestedLoopOp<'_> {
 }
 
 struct AggregateOp<'a> {
+    env: Env<'a>,
     input: Option<Box<dyn Operator + 'a>>,
     group_by: &'a [Expr],
     aggs: &'a [AggCall],
@@ -931,12 +969,12 @@ impl AggregateOp<'_> {
             let key = RowKey(
                 self.group_by
                     .iter()
-                    .map(|g| eval(g, &row))
+                    .map(|g| self.env.eval(g, &row))
                     .collect::<PgResult<_>>()?,
             );
             let accs = groups.entry(key).or_insert_with(new_accs);
             for (acc, call) in accs.iter_mut().zip(self.aggs) {
-                acc.add(call, &row)?;
+                acc.add(call, &row, &self.env)?;
             }
         }
         groups
@@ -962,6 +1000,7 @@ impl Operator for AggregateOp<'_> {
 }
 
 struct SortOp<'a> {
+    env: Env<'a>,
     input: Option<Box<dyn Operator + 'a>>,
     keys: &'a [SortKey],
     output: std::vec::IntoIter<Row>,
@@ -975,7 +1014,7 @@ impl Operator for SortOp<'_> {
                 let k = self
                     .keys
                     .iter()
-                    .map(|k| eval(&k.expr, &row))
+                    .map(|k| self.env.eval(&k.expr, &row))
                     .collect::<PgResult<Vec<_>>>()?;
                 keyed.push((k, row));
             }
@@ -1000,6 +1039,88 @@ impl Operator for DistinctOp<'_> {
         while let Some(row) = self.input.next()? {
             if self.seen.insert(RowKey(row.clone())) {
                 return Ok(Some(row));
+            }
+        }
+        Ok(None)
+    }
+}
+
+struct AppendOp<'a> {
+    inputs: std::collections::VecDeque<Box<dyn Operator + 'a>>,
+}
+
+impl Operator for AppendOp<'_> {
+    fn next(&mut self) -> PgResult<Option<Row>> {
+        while let Some(input) = self.inputs.front_mut() {
+            if let Some(row) = input.next()? {
+                return Ok(Some(row));
+            }
+            self.inputs.pop_front();
+        }
+        Ok(None)
+    }
+}
+
+/// INTERSECT / EXCEPT [ALL]. The right side's rows are counted first; each left row then
+/// passes or not by its count, which an ALL operation spends as it goes (so a row in the
+/// left side n times and the right side m times comes out min(n, m) times for INTERSECT
+/// ALL, max(n - m, 0) for EXCEPT ALL). Without ALL a passed row's count is set so that
+/// its duplicates no longer pass: at most once each.
+struct SetOpOp<'a> {
+    left: Box<dyn Operator + 'a>,
+    /// Until it has been counted.
+    right: Option<Box<dyn Operator + 'a>>,
+    kind: SetOpKind,
+    all: bool,
+    /// Per distinct row: the right side's count (INTERSECT), or for EXCEPT the count
+    /// with -1 marking a row already passed.
+    counts: BTreeMap<RowKey, i64>,
+}
+
+impl Operator for SetOpOp<'_> {
+    fn next(&mut self) -> PgResult<Option<Row>> {
+        if let Some(mut right) = self.right.take() {
+            while let Some(row) = right.next()? {
+                *self.counts.entry(RowKey(row)).or_insert(0) += 1;
+            }
+        }
+        while let Some(row) = self.left.next()? {
+            let key = RowKey(row);
+            let pass = match (self.kind, self.all) {
+                (SetOpKind::Intersect, true) => match self.counts.get_mut(&key) {
+                    Some(n) if *n > 0 => {
+                        *n -= 1;
+                        true
+                    }
+                    _ => false,
+                },
+                (SetOpKind::Intersect, false) => match self.counts.get_mut(&key) {
+                    Some(n) if *n > 0 => {
+                        *n = 0;
+                        true
+                    }
+                    _ => false,
+                },
+                (SetOpKind::Except, true) => match self.counts.get_mut(&key) {
+                    Some(n) if *n > 0 => {
+                        *n -= 1;
+                        false
+                    }
+                    _ => true,
+                },
+                (SetOpKind::Except, false) => match self.counts.get(&key) {
+                    Some(_) => false,
+                    None => {
+                        self.counts.insert(key.clone(), -1);
+                        true
+                    }
+                },
+                (SetOpKind::Union, _) => {
+                    return Err(PgError::internal("UNION is planned as an Append"));
+                }
+            };
+            if pass {
+                return Ok(Some(key.0));
             }
         }
         Ok(None)

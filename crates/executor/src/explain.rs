@@ -27,7 +27,8 @@ use catalog::TableDesc;
 use common::{DataType, PgResult, Value};
 use planner::{Plan, PlannedStatement};
 use sql::bound::{
-    AggCall, AggFunc, BinaryOp, ExplainOptions, Expr, ExprKind, JoinKind, OutputColumn, ScalarFunc,
+    AggCall, AggFunc, BinaryOp, ExplainOptions, Expr, ExprKind, JoinKind, LogicalPlan,
+    OutputColumn, ScalarFunc, SetOpKind, SubLinkKind,
 };
 
 use crate::eval::Row;
@@ -127,7 +128,9 @@ pub fn explain(
         timing: options.timing,
         next: 0,
         qualify: false,
+        in_subplan: 0,
     };
+    SUBPLANS.with(|s| *s.borrow_mut() = SubplanNames::default());
     let started = Instant::now();
     // Rows an EXPLAIN ANALYZE of INSERT added (autovacuum counts them).
     let mut changed = Vec::new();
@@ -233,24 +236,118 @@ fn modify(verb: &str, table: &TableDesc, stats: Option<NodeStats>, child: Shown)
         details: Vec::new(),
         stats,
         children: vec![child],
+        subplans: vec![],
     }
 }
 
-/// How many table scans a plan has (columns are qualified when more than one).
+/// How many FROM items a plan reads (columns are qualified when more than one).
 fn tables_read(plan: &Plan) -> usize {
+    let below: usize = inputs(plan).into_iter().map(tables_read).sum();
     match plan {
-        Plan::SeqScan { .. } | Plan::IndexScan { .. } => 1,
-        Plan::SystemView { .. } | Plan::Values { .. } | Plan::GenerateSeries { .. } => 0,
-        Plan::SequenceState { .. } => 1,
-        Plan::NestedLoopJoin { left, right, .. } => tables_read(left) + tables_read(right),
-        Plan::IndexNestLoop { left, .. } => tables_read(left) + 1,
+        Plan::SeqScan { .. } | Plan::IndexScan { .. } | Plan::SequenceState { .. } => 1,
+        Plan::IndexNestLoop { .. } => below + 1,
+        // A set operation's sides are separate FROM items in PostgreSQL's range table, so
+        // it qualifies column names even with one table.
+        Plan::Append { .. } | Plan::SetOp { .. } => below.max(2),
+        _ => below,
+    }
+}
+
+/// What a node's expressions read: its own output row, an input's, a table's row, or
+/// nothing.
+enum Over<'p> {
+    Node,
+    Input(&'p Plan),
+    Table(&'p TableDesc),
+    Nothing,
+}
+
+/// A node's own expressions (those that can hold subqueries), by what they read.
+fn node_exprs(plan: &Plan) -> Vec<(Vec<&Expr>, Over<'_>)> {
+    match plan {
+        Plan::SeqScan { filter, .. } | Plan::IndexScan { filter, .. } => {
+            vec![(filter.iter().collect(), Over::Node)]
+        }
+        Plan::Values { rows, .. } => vec![(rows.iter().flatten().collect(), Over::Nothing)],
+        Plan::GenerateSeries { start, stop, step } => {
+            let mut v = vec![start, stop];
+            v.extend(step);
+            vec![(v, Over::Nothing)]
+        }
+        Plan::Filter { input, predicate } => vec![(vec![predicate], Over::Input(input))],
+        Plan::Project { input, exprs } => vec![(exprs.iter().collect(), Over::Input(input))],
+        Plan::NestedLoopJoin { on, .. } => vec![(on.iter().collect(), Over::Node)],
+        Plan::IndexNestLoop {
+            left,
+            table,
+            outer_key,
+            key_cond,
+            inner_filter,
+            on,
+            ..
+        } => vec![
+            (vec![outer_key], Over::Input(left)),
+            (inner_filter.iter().collect(), Over::Table(table)),
+            (
+                std::iter::once(key_cond).chain(on.iter()).collect(),
+                Over::Node,
+            ),
+        ],
+        Plan::Aggregate {
+            input,
+            group_by,
+            aggs,
+        } => vec![(
+            group_by
+                .iter()
+                .chain(aggs.iter().filter_map(|a| a.arg.as_ref()))
+                .collect(),
+            Over::Input(input),
+        )],
+        Plan::Sort { input, keys } => {
+            vec![(keys.iter().map(|k| &k.expr).collect(), Over::Input(input))]
+        }
+        Plan::Limit { limit, offset, .. } => {
+            vec![(limit.iter().chain(offset.iter()).collect(), Over::Nothing)]
+        }
+        Plan::LockRows {
+            input,
+            recheck,
+            exprs,
+            ..
+        } => vec![(
+            recheck.iter().chain(exprs.iter()).collect(),
+            Over::Input(input),
+        )],
+        Plan::SystemView { .. }
+        | Plan::SequenceState { .. }
+        | Plan::Distinct { .. }
+        | Plan::Append { .. }
+        | Plan::SetOp { .. } => vec![],
+    }
+}
+
+/// A node's inputs.
+fn inputs(plan: &Plan) -> Vec<&Plan> {
+    match plan {
+        Plan::SeqScan { .. }
+        | Plan::IndexScan { .. }
+        | Plan::SystemView { .. }
+        | Plan::Values { .. }
+        | Plan::GenerateSeries { .. }
+        | Plan::SequenceState { .. } => vec![],
+        Plan::NestedLoopJoin { left, right, .. } | Plan::SetOp { left, right, .. } => {
+            vec![left, right]
+        }
+        Plan::IndexNestLoop { left, .. } => vec![left],
+        Plan::Append { inputs } => inputs.iter().collect(),
         Plan::Filter { input, .. }
         | Plan::Project { input, .. }
         | Plan::Aggregate { input, .. }
         | Plan::Sort { input, .. }
         | Plan::Distinct { input }
         | Plan::Limit { input, .. }
-        | Plan::LockRows { input, .. } => tables_read(input),
+        | Plan::LockRows { input, .. } => vec![input],
     }
 }
 
@@ -260,6 +357,9 @@ struct Shown {
     details: Vec<String>,
     stats: Option<NodeStats>,
     children: Vec<Shown>,
+    /// Subqueries its expressions run, each as `SubPlan n` (after the children, as
+    /// PostgreSQL lists them).
+    subplans: Vec<(String, Shown)>,
 }
 
 struct Renderer {
@@ -269,10 +369,41 @@ struct Renderer {
     /// The next node's pre-order number (as `exec::build` numbered them).
     next: usize,
     qualify: bool,
+    /// Inside a subplan: its nodes were not instrumented and take no numbers.
+    in_subplan: usize,
+}
+
+thread_local! {
+    /// The numbers of the subqueries shown so far by the EXPLAIN running on this thread,
+    /// and the outer values of the subplans being shown (innermost last): what
+    /// [`deparse`] prints for a SubLink and for an outer reference.
+    static SUBPLANS: std::cell::RefCell<SubplanNames> = Default::default();
+}
+
+#[derive(Default)]
+struct SubplanNames {
+    numbers: std::collections::HashMap<*const LogicalPlan, usize>,
+    /// Those whose `SubPlan n` tree is placed.
+    placed: std::collections::HashSet<*const LogicalPlan>,
+    outer: Vec<Vec<String>>,
+}
+
+/// The `SubPlan n` number of a subquery (the next one the first time it is named).
+fn subplan_number(query: &std::sync::Arc<LogicalPlan>) -> usize {
+    SUBPLANS.with(|s| {
+        let mut s = s.borrow_mut();
+        let next = s.numbers.len() + 1;
+        *s.numbers
+            .entry(std::sync::Arc::as_ptr(query))
+            .or_insert(next)
+    })
 }
 
 impl Renderer {
     fn take(&mut self) -> Option<NodeStats> {
+        if self.in_subplan > 0 {
+            return None;
+        }
         let id = self.next;
         self.next += 1;
         self.stats
@@ -298,6 +429,15 @@ impl Renderer {
         }
         for c in &s.children {
             self.print(c, depth + 1);
+        }
+        for (label, sub) in &s.subplans {
+            self.lines.push(format!("{pad}{label}"));
+            // A subplan's tree is indented two more than a child's.
+            let start = self.lines.len();
+            self.print(sub, depth + 1);
+            for line in &mut self.lines[start..] {
+                line.insert_str(0, "  ");
+            }
         }
     }
 
@@ -329,6 +469,18 @@ impl Renderer {
                 }
             })
             .collect()
+    }
+
+    /// The column names a node's own quals read: a scan's are never qualified (as
+    /// PostgreSQL's show_scan_qual), an upper node's are when the query reads more than
+    /// one FROM item.
+    fn scan_names(&mut self, plan: &Plan) -> Vec<String> {
+        let scan = matches!(plan, Plan::SeqScan { .. } | Plan::IndexScan { .. });
+        let qualify = self.qualify;
+        self.qualify = qualify && !scan;
+        let names = self.names(plan);
+        self.qualify = qualify;
+        names
     }
 
     /// Output column names of `plan`, for deparsing its parent's expressions.
@@ -383,6 +535,8 @@ impl Renderer {
                 n.push("ctid".into());
                 n
             }
+            Plan::Append { inputs } => inputs.first().map_or(vec![], |p| self.names(p)),
+            Plan::SetOp { left, .. } => self.names(left),
             Plan::Filter { input, .. }
             | Plan::Sort { input, .. }
             | Plan::Distinct { input }
@@ -390,18 +544,65 @@ impl Renderer {
         }
     }
 
-    /// The node `plan` shows as (numbering every node, shown or folded).
+    /// The node `plan` shows as (numbering every node, shown or folded), with the
+    /// subqueries its own expressions run.
     fn shown(&mut self, plan: &Plan) -> Shown {
+        let mut links = Vec::new();
+        for (exprs, over) in node_exprs(plan) {
+            // A subplan's outer values are shown qualified, as PostgreSQL shows the
+            // outer column a Param stands for.
+            let qualify = std::mem::replace(&mut self.qualify, true);
+            let names = match over {
+                Over::Node => self.names(plan),
+                Over::Input(p) => self.names(p),
+                Over::Table(t) => self.table_names(t),
+                Over::Nothing => vec![],
+            };
+            self.qualify = qualify;
+            for e in exprs {
+                e.walk(&mut |n| {
+                    if let ExprKind::SubLink(link) = &n.kind {
+                        links.push((link.as_ref(), names.clone()));
+                    }
+                });
+            }
+        }
+        // Numbered before the node's lines are made, which name them; each placed under
+        // the first node whose expressions run it.
+        let mut new = Vec::new();
+        for (link, names) in links {
+            let n = subplan_number(&link.query);
+            let key = std::sync::Arc::as_ptr(&link.query);
+            if SUBPLANS.with(|s| s.borrow_mut().placed.insert(key)) {
+                new.push((n, link, names));
+            }
+        }
+        let mut shown = self.shown_node(plan);
+        for (n, link, names) in new {
+            let outer = link.args.iter().map(|a| deparse(a, &names)).collect();
+            let plan = planner::plan_query((*link.query).clone());
+            SUBPLANS.with(|s| s.borrow_mut().outer.push(outer));
+            self.in_subplan += 1;
+            let sub = self.shown(&plan);
+            self.in_subplan -= 1;
+            SUBPLANS.with(|s| s.borrow_mut().outer.pop());
+            shown.subplans.push((format!("SubPlan {n}"), sub));
+        }
+        shown
+    }
+
+    fn shown_node(&mut self, plan: &Plan) -> Shown {
         let stats = self.take();
         let node = |header: String, details: Vec<String>, children: Vec<Shown>| Shown {
             header,
             details,
             stats,
             children,
+            subplans: vec![],
         };
         match plan {
             Plan::SeqScan { table, filter } => {
-                let names = self.names(plan);
+                let names = self.scan_names(plan);
                 let mut details = Vec::new();
                 if let Some(f) = filter {
                     details.push(format!("Filter: {}", deparse(f, &names)));
@@ -417,7 +618,7 @@ impl Renderer {
                 filter,
                 backward,
             } => {
-                let names = self.names(plan);
+                let names = self.scan_names(plan);
                 let mut details = Vec::new();
                 if let Some(f) = filter {
                     let (cond, rest) = index_conditions(f, table, index, lower, upper);
@@ -450,7 +651,7 @@ impl Renderer {
             Plan::Filter { input, predicate } => {
                 // Shown on the node below, as PostgreSQL places a qual on the node that
                 // produces the rows.
-                let names = self.names(input);
+                let names = self.scan_names(input);
                 let mut s = self.shown(input);
                 s.details
                     .push(format!("Filter: {}", deparse(predicate, &names)));
@@ -488,6 +689,7 @@ impl Renderer {
                     details: vec![],
                     stats: r.stats,
                     children: vec![r],
+                    subplans: vec![],
                 };
                 let name = match kind {
                     JoinKind::Inner => "Nested Loop",
@@ -514,6 +716,10 @@ impl Renderer {
                     .map(|e| format!("Join Filter: {}", deparse(e, &joined)))
                     .collect();
                 let l = self.shown(left);
+                // The inner scan's own quals name its columns bare; the outer value it
+                // looks up is qualified (PostgreSQL shows the Param's outer column).
+                let inner_names: Vec<String> =
+                    table.columns.iter().map(|c| c.name.clone()).collect();
                 let key_col = index
                     .columns
                     .first()
@@ -533,6 +739,7 @@ impl Renderer {
                     details: inner_details,
                     stats: None,
                     children: vec![],
+                    subplans: vec![],
                 };
                 let name = match kind {
                     JoinKind::Inner => "Nested Loop",
@@ -594,6 +801,24 @@ impl Renderer {
             Plan::Limit { input, .. } => {
                 let child = self.shown(input);
                 node("Limit".into(), vec![], vec![child])
+            }
+            Plan::Append { inputs } => {
+                let children = inputs.iter().map(|p| self.shown(p)).collect();
+                node("Append".into(), vec![], children)
+            }
+            Plan::SetOp {
+                kind,
+                all,
+                left,
+                right,
+            } => {
+                let children = vec![self.shown(left), self.shown(right)];
+                let kind = match kind {
+                    SetOpKind::Intersect => "Intersect",
+                    _ => "Except",
+                };
+                let all = if *all { " All" } else { "" };
+                node(format!("HashSetOp {kind}{all}"), vec![], children)
             }
             Plan::LockRows { input, .. } => {
                 let child = self.shown(input);
@@ -680,6 +905,24 @@ pub fn deparse(e: &Expr, names: &[String]) -> String {
         ExprKind::Const(v) => constant(v, &e.ty),
         ExprKind::Column(i) => names.get(*i).cloned().unwrap_or_else(|| format!("${i}")),
         ExprKind::Param(i) => format!("${}", i + 1),
+        ExprKind::Outer(i) => SUBPLANS.with(|s| {
+            s.borrow()
+                .outer
+                .last()
+                .and_then(|o| o.get(*i).cloned())
+                .unwrap_or_else(|| "?".into())
+        }),
+        ExprKind::SubLink(link) => {
+            let n = subplan_number(&link.query);
+            match &link.kind {
+                SubLinkKind::Quantified {
+                    all: false, cmp, ..
+                } if link.args.is_empty() && crate::subquery::plain_equality(cmp) => {
+                    format!("(hashed SubPlan {n})")
+                }
+                _ => format!("(SubPlan {n})"),
+            }
+        }
         ExprKind::Neg(x) => format!("(- {})", d(x)),
         ExprKind::Not(x) => format!("(NOT {})", d(x)),
         ExprKind::Binary(op @ (BinaryOp::And | BinaryOp::Or), _, _) => {

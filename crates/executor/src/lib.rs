@@ -27,6 +27,7 @@ mod lockrows;
 mod math;
 pub mod sequence;
 pub mod sortkey;
+pub mod subquery;
 pub mod vacuum;
 
 use catalog::Catalog;
@@ -65,10 +66,13 @@ pub struct ExecContext<'a> {
     pub snapshot: &'a txn::Snapshot,
     /// The running state of sequences (CREATE and DROP SEQUENCE set it up and forget it).
     pub sequences: &'a access::sequence::Sequences,
+    /// The statement's subquery plans and uncorrelated results: a context serves one
+    /// statement.
+    pub subqueries: subquery::SubqueryCache,
 }
 
-impl<'a> ExecContext<'a> {
-    pub(crate) fn env(&self) -> exec::Env<'a> {
+impl ExecContext<'_> {
+    pub(crate) fn env(&self) -> exec::Env<'_> {
         exec::Env {
             pool: self.pool,
             roots: self.roots,
@@ -76,6 +80,8 @@ impl<'a> ExecContext<'a> {
             snapshot: self.snapshot,
             emit_tid: false,
             instrument: None,
+            outer: &[],
+            subqueries: &self.subqueries,
         }
     }
 }
@@ -241,8 +247,13 @@ pub fn execute(stmt: PlannedStatement, cx: &ExecContext) -> PgResult<StatementRe
             // as it is; VACUUM reclaims the space.
             let fresh = cx.tx.fresh_snapshot();
             let all = ExecContext {
+                pool: cx.pool,
+                catalog: cx.catalog,
+                roots: cx.roots,
+                tx: cx.tx,
                 snapshot: &fresh,
-                ..*cx
+                sequences: cx.sequences,
+                subqueries: Default::default(),
             };
             let mut changed = Vec::with_capacity(tables.len());
             for t in tables {

@@ -19,7 +19,7 @@ use common::{ItemPointer, PgError, PgResult, Value};
 use sql::bound::{Expr, RowWait};
 use txn::Isolation;
 
-use crate::eval::{Row, eval};
+use crate::eval::Row;
 use crate::exec::{Env, Operator};
 
 /// A row's address as the hidden column a locking scan appends.
@@ -81,14 +81,14 @@ impl LockRowsOp<'_> {
                     let mut base = access::tuple::decode(&bytes, &self.table.column_types())?;
                     base.push(tid_value(newer));
                     if let Some(f) = self.recheck
-                        && eval(f, &base)? != Value::Bool(true)
+                        && self.env.eval(f, &base)? != Value::Bool(true)
                     {
                         return Ok(None);
                     }
                     row = self
                         .exprs
                         .iter()
-                        .map(|e| eval(e, &base))
+                        .map(|e| self.env.eval(e, &base))
                         .collect::<PgResult<Row>>()?;
                     tid = newer;
                 }

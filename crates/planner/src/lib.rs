@@ -18,7 +18,7 @@ use catalog::{IndexDesc, NewTable, TableDesc};
 use common::{DataType, PgError};
 use sql::bound::{
     AggCall, BoundDelete, BoundInsert, BoundStatement, BoundUpdate, Expr, JoinKind, LogicalPlan,
-    OutputColumn, SortKey,
+    OutputColumn, SetOpKind, SortKey,
 };
 use sql::bound::{BinaryOp, ExprKind};
 
@@ -107,6 +107,18 @@ pub enum Plan {
     Distinct {
         input: Box<Plan>,
     },
+    /// The inputs' rows one input after the other (UNION ALL; under a Distinct, UNION).
+    Append {
+        inputs: Vec<Plan>,
+    },
+    /// INTERSECT / EXCEPT [ALL]: the right side's rows counted, then the left side's
+    /// passed on or not by those counts, in the left side's order.
+    SetOp {
+        kind: SetOpKind,
+        all: bool,
+        left: Box<Plan>,
+        right: Box<Plan>,
+    },
     Limit {
         input: Box<Plan>,
         limit: Option<Expr>,
@@ -139,6 +151,8 @@ impl Plan {
             } => left.width() + right_width,
             Plan::IndexNestLoop { left, table, .. } => left.width() + table.columns.len(),
             Plan::Aggregate { group_by, aggs, .. } => group_by.len() + aggs.len(),
+            Plan::Append { inputs } => inputs.first().map_or(0, Plan::width),
+            Plan::SetOp { left, .. } => left.width(),
             Plan::Filter { input, .. }
             | Plan::Sort { input, .. }
             | Plan::Distinct { input }
@@ -327,6 +341,38 @@ pub fn plan_query(lp: LogicalPlan) -> Plan {
             keys,
         },
         LogicalPlan::Distinct { input } => Plan::Distinct { input: b(input) },
+        LogicalPlan::SetOp {
+            kind: SetOpKind::Union,
+            all,
+            left,
+            right,
+        } => {
+            // A chain of UNIONs is one Append (`a UNION ALL b UNION ALL c` binds as
+            // `(a UNION ALL b) UNION ALL c`). A plain UNION removes duplicates in one pass
+            // above it, so below it any UNION, ALL or not, joins the Append too.
+            let mut inputs = Vec::new();
+            union_inputs(*left, !all, &mut inputs);
+            union_inputs(*right, !all, &mut inputs);
+            let append = Plan::Append { inputs };
+            if all {
+                append
+            } else {
+                Plan::Distinct {
+                    input: Box::new(append),
+                }
+            }
+        }
+        LogicalPlan::SetOp {
+            kind,
+            all,
+            left,
+            right,
+        } => Plan::SetOp {
+            kind,
+            all,
+            left: b(left),
+            right: b(right),
+        },
         LogicalPlan::Limit {
             input,
             limit,
@@ -353,6 +399,23 @@ pub fn plan_query(lp: LogicalPlan) -> Plan {
             recheck,
             exprs,
         },
+    }
+}
+
+/// The inputs of a UNION chain, planned, nested UNION ALLs flattened (and plain UNIONs
+/// too when `distinct`: the chain's result is deduplicated anyway).
+fn union_inputs(lp: LogicalPlan, distinct: bool, out: &mut Vec<Plan>) {
+    match lp {
+        LogicalPlan::SetOp {
+            kind: SetOpKind::Union,
+            all,
+            left,
+            right,
+        } if all || distinct => {
+            union_inputs(*left, distinct, out);
+            union_inputs(*right, distinct, out);
+        }
+        other => out.push(plan_query(other)),
     }
 }
 
@@ -915,10 +978,14 @@ fn split_and<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
     }
 }
 
-/// An expression with no column references: known before the scan starts.
+/// An expression with no column references: known before the scan starts. Inside a
+/// subquery that includes the outer query's values (fixed while the subquery runs), and
+/// an uncorrelated subquery's result (computed once per statement).
 fn is_constant(e: &Expr) -> bool {
     match &e.kind {
-        ExprKind::Const(_) => true,
+        ExprKind::Const(_) | ExprKind::Outer(_) => true,
+        ExprKind::SubLink(link) => link.args.is_empty(),
+        ExprKind::Binary(_, l, r) => is_constant(l) && is_constant(r),
         ExprKind::Neg(x) | ExprKind::Cast { expr: x, .. } => is_constant(x),
         _ => false,
     }

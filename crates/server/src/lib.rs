@@ -439,6 +439,7 @@ impl Database {
             tx,
             snapshot,
             sequences: &self.sequences,
+            subqueries: Default::default(),
         }
     }
 
@@ -676,7 +677,7 @@ fn scanned_tables<'a>(
         | L::Distinct { input }
         | L::Limit { input, .. } => scanned_tables(input, locked, f),
         L::LockRows { input, .. } => scanned_tables(input, true, f),
-        L::Join { left, right, .. } => {
+        L::Join { left, right, .. } | L::SetOp { left, right, .. } => {
             scanned_tables(left, locked, f);
             scanned_tables(right, locked, f);
         }

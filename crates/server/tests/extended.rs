@@ -894,3 +894,57 @@ async fn if_not_exists_keeps_the_statements_tag() {
     )
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn parameters_inside_subqueries_and_set_operations() {
+    let (_guard, addr) = target().await;
+    let mut c = Conn::connect(addr).await;
+    setup(&mut c).await;
+    let sql = "SELECT aid FROM ext_a WHERE abalance >= (SELECT min(abalance) FROM ext_a \
+               WHERE aid <> $1) AND EXISTS (SELECT 1 FROM ext_a b WHERE b.aid = ext_a.aid \
+               AND b.abalance < $2) UNION SELECT $3 ORDER BY 1";
+    let run = |p1: &'static [u8], p2: &'static [u8]| {
+        vec![
+            bind("", "sub", &[], &[Some(p1), Some(p2), Some(b"7")], &[]),
+            execute("", 0),
+            sync(),
+        ]
+    };
+    check(
+        &mut c,
+        &[
+            (
+                vec![parse("sub", sql, &[]), describe(b'S', "sub"), sync()],
+                &[
+                    "ParseComplete",
+                    "ParameterDescription 23,23,23",
+                    "RowDescription aid:23/0",
+                    "ReadyForQuery I",
+                ],
+            ),
+            (
+                run(b"1", b"25"),
+                &[
+                    "BindComplete",
+                    "DataRow 2",
+                    "DataRow 7",
+                    "CommandComplete SELECT 2",
+                    "ReadyForQuery I",
+                ],
+            ),
+            (
+                run(b"3", b"100"),
+                &[
+                    "BindComplete",
+                    "DataRow 1",
+                    "DataRow 2",
+                    "DataRow 3",
+                    "DataRow 7",
+                    "CommandComplete SELECT 4",
+                    "ReadyForQuery I",
+                ],
+            ),
+        ],
+    )
+    .await;
+}

@@ -224,6 +224,42 @@ pub enum ExprKind {
     /// An aggregate call while binding; replaced by a column of the aggregate's output
     /// before binding finishes.
     Agg(Box<AggCall>),
+    /// A subquery used as a value (PostgreSQL's SubLink).
+    SubLink(Box<SubLink>),
+    /// Inside a subquery: the value of the enclosing [`SubLink`]'s `args[i]`, a column
+    /// of the outer query's row (a correlated reference).
+    Outer(usize),
+}
+
+/// A subquery in an expression: `EXISTS (...)`, `(...)` as a scalar, or `x op ANY/ALL
+/// (...)` (`IN` is `= ANY`, `NOT IN` is its negation).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SubLink {
+    pub kind: SubLinkKind,
+    /// The subquery (one output column, except under EXISTS). Shared, so that the
+    /// executor can key what it keeps per subquery (its plan, and an uncorrelated
+    /// subquery's result) by it while the statement runs.
+    pub query: Arc<LogicalPlan>,
+    /// What the subquery reads of the outer query, over the outer row; inside the
+    /// subquery `ExprKind::Outer(i)` is `args[i]`'s value. Empty for an uncorrelated
+    /// subquery, whose result does not change from row to row.
+    pub args: Vec<Expr>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum SubLinkKind {
+    /// True when the subquery returns a row.
+    Exists,
+    /// The one value of the subquery's one row (NULL for no row; 21000 for more).
+    Scalar,
+    /// `test op ANY (subquery)`, or `test op ALL (subquery)` when `all`: `cmp` over the
+    /// two-value row `[test's value, a subquery row's value]`, combined over the rows
+    /// with SQL's three-valued OR (ANY) or AND (ALL).
+    Quantified {
+        all: bool,
+        test: Box<Expr>,
+        cmp: Box<Expr>,
+    },
 }
 
 impl Expr {
@@ -247,8 +283,16 @@ impl Expr {
 
     fn for_each_child<'a>(&'a self, f: &mut dyn FnMut(&'a Expr)) {
         match &self.kind {
-            ExprKind::Const(_) | ExprKind::Column(_) | ExprKind::Param(_) => {}
+            ExprKind::Const(_) | ExprKind::Column(_) | ExprKind::Param(_) | ExprKind::Outer(_) => {}
             ExprKind::Neg(e) | ExprKind::Not(e) | ExprKind::Cast { expr: e, .. } => f(e),
+            // The subquery's own expressions read its rows, not this one: only the test
+            // and the outer values are children here.
+            ExprKind::SubLink(link) => {
+                if let SubLinkKind::Quantified { test, .. } = &link.kind {
+                    f(test);
+                }
+                link.args.iter().for_each(f);
+            }
             ExprKind::IsNull { expr, .. } | ExprKind::IsBool { expr, .. } => f(expr),
             ExprKind::Binary(_, l, r)
             | ExprKind::IsDistinctFrom {
@@ -373,6 +417,14 @@ pub enum LogicalPlan {
     Distinct {
         input: Box<LogicalPlan>,
     },
+    /// `left UNION | INTERSECT | EXCEPT [ALL] right`: both inputs have the same width and
+    /// column types (the binder cast each side to the common types).
+    SetOp {
+        kind: SetOpKind,
+        all: bool,
+        left: Box<LogicalPlan>,
+        right: Box<LogicalPlan>,
+    },
     Limit {
         input: Box<LogicalPlan>,
         limit: Option<Expr>,
@@ -393,6 +445,25 @@ pub enum LogicalPlan {
         recheck: Option<Expr>,
         exprs: Vec<Expr>,
     },
+}
+
+/// A set operation between two queries' rows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SetOpKind {
+    Union,
+    Intersect,
+    Except,
+}
+
+impl SetOpKind {
+    /// The keyword, as PostgreSQL's messages name the operation.
+    pub fn keyword(self) -> &'static str {
+        match self {
+            SetOpKind::Union => "UNION",
+            SetOpKind::Intersect => "INTERSECT",
+            SetOpKind::Except => "EXCEPT",
+        }
+    }
 }
 
 /// What a row lock does when another transaction holds the row.
@@ -579,7 +650,24 @@ impl Expr {
     ) -> common::PgResult<Expr> {
         let mut bx = |e: Box<Expr>| -> common::PgResult<Box<Expr>> { Ok(Box::new(f(*e)?)) };
         let kind = match self.kind {
-            k @ (ExprKind::Const(_) | ExprKind::Column(_) | ExprKind::Param(_)) => k,
+            k @ (ExprKind::Const(_)
+            | ExprKind::Column(_)
+            | ExprKind::Param(_)
+            | ExprKind::Outer(_)) => k,
+            ExprKind::SubLink(mut link) => {
+                if let SubLinkKind::Quantified { test, .. } = &mut link.kind {
+                    let t = std::mem::replace(
+                        test,
+                        Box::new(Expr::constant(Value::Null, DataType::Unknown)),
+                    );
+                    *test = bx(t)?;
+                }
+                link.args = std::mem::take(&mut link.args)
+                    .into_iter()
+                    .map(&mut *f)
+                    .collect::<common::PgResult<_>>()?;
+                ExprKind::SubLink(link)
+            }
             ExprKind::Neg(e) => ExprKind::Neg(bx(e)?),
             ExprKind::Not(e) => ExprKind::Not(bx(e)?),
             ExprKind::Cast { expr, explicit } => ExprKind::Cast {
@@ -717,6 +805,10 @@ impl LogicalPlan {
                 keys.iter_mut().try_for_each(|k| f(&mut k.expr))?;
             }
             LogicalPlan::Distinct { input } => input.for_each_expr_mut(f)?,
+            LogicalPlan::SetOp { left, right, .. } => {
+                left.for_each_expr_mut(f)?;
+                right.for_each_expr_mut(f)?;
+            }
             LogicalPlan::Limit {
                 input,
                 limit,
@@ -832,6 +924,20 @@ impl BoundStatement {
                             e.ty,
                         )
                     })
+                }
+                ExprKind::SubLink(_) => {
+                    let mut e = e.try_map_children(&mut |c| subst(c, values, types))?;
+                    if let ExprKind::SubLink(link) = &mut e.kind {
+                        Arc::make_mut(&mut link.query).for_each_expr_mut(&mut |x| {
+                            let taken = std::mem::replace(
+                                x,
+                                Expr::constant(Value::Null, DataType::Unknown),
+                            );
+                            *x = subst(taken, values, types)?;
+                            Ok(())
+                        })?;
+                    }
+                    Ok(e)
                 }
                 _ => e.try_map_children(&mut |c| subst(c, values, types)),
             }

@@ -409,6 +409,7 @@ impl Binder<'_> {
         for item in items {
             self.bind_select_item(item, &cx, &mut exprs, &mut columns)?;
         }
+        super::query::resolve_unknown_outputs(&mut exprs, &mut columns)?;
         Ok(Some(Returning { exprs, columns }))
     }
 }

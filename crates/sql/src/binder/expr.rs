@@ -8,7 +8,10 @@ use sqlparser::ast::{self, BinaryOperator, UnaryOperator};
 use super::coerce::{CastContext, coerce, common_type};
 use super::{Binder, Scope, ident_name};
 use super::{datetime, math};
-use crate::bound::{AggCall, AggFunc, BinaryOp, Expr, ExprKind, ScalarFunc};
+use crate::bound::{
+    AggCall, AggFunc, BinaryOp, Expr, ExprKind, LogicalPlan, OutputColumn, ScalarFunc, SubLink,
+    SubLinkKind,
+};
 
 /// Where an expression appears: decides whether aggregates are allowed and names the
 /// clause in errors (`aggregate functions are not allowed in WHERE`).
@@ -67,6 +70,19 @@ pub(crate) fn coerce_to_bool(e: Expr, construct: &str) -> PgResult<Expr> {
 
 /// Read a number literal as PostgreSQL types it: int4 if it is an integer that fits,
 /// else int8, else (a decimal point, an exponent, or too many digits) `numeric`.
+fn sublink(kind: SubLinkKind, query: LogicalPlan, args: Vec<Expr>, ty: DataType) -> Expr {
+    let link = SubLink {
+        kind,
+        query: std::sync::Arc::new(query),
+        args,
+    };
+    Expr::new(ExprKind::SubLink(Box::new(link)), ty)
+}
+
+fn not(e: Expr) -> Expr {
+    Expr::new(ExprKind::Not(Box::new(e)), DataType::Bool)
+}
+
 fn number_literal(text: &str) -> PgResult<Expr> {
     if let Ok(v) = text.parse::<i32>() {
         return Ok(Expr::constant(Value::Int4(v), DataType::Int4));
@@ -400,11 +416,164 @@ impl Binder<'_> {
                 self.bind_expr(timestamp, cx)?,
                 self.bind_expr(time_zone, cx)?,
             ),
-            A::Subquery(_) | A::Exists { .. } | A::InSubquery { .. } => {
-                Err(PgError::unsupported("subqueries in expressions"))
+            A::Subquery(q) => {
+                let (query, columns, args) = self.bind_sublink_query(q, cx)?;
+                if columns.len() != 1 {
+                    return Err(PgError::syntax("subquery must return only one column"));
+                }
+                Ok(sublink(SubLinkKind::Scalar, query, args, columns[0].ty))
+            }
+            A::Exists { subquery, negated } => {
+                let (query, _, args) = self.bind_sublink_query(subquery, cx)?;
+                let e = sublink(SubLinkKind::Exists, query, args, DataType::Bool);
+                Ok(if *negated { not(e) } else { e })
+            }
+            A::InSubquery {
+                expr,
+                subquery,
+                negated,
+            } => {
+                let test = self.bind_expr(expr, cx)?;
+                let e = self.bind_quantified(test, &BinaryOperator::Eq, subquery, false, cx)?;
+                Ok(if *negated { not(e) } else { e })
+            }
+            A::AnyOp {
+                left,
+                compare_op,
+                right,
+                ..
+            }
+            | A::AllOp {
+                left,
+                compare_op,
+                right,
+            } if matches!(**right, A::Subquery(_)) => {
+                let A::Subquery(q) = &**right else {
+                    unreachable!("matched above")
+                };
+                let test = self.bind_expr(left, cx)?;
+                let all = matches!(e, A::AllOp { .. });
+                self.bind_quantified(test, compare_op, q, all, cx)
             }
             other => Err(PgError::unsupported(format!("expression \"{other}\""))),
         }
+    }
+
+    /// Bind a subquery of an expression in `cx`: it sees `cx`'s columns, and those of
+    /// the queries around that, as outer references. Returns the subquery, its columns
+    /// and the outer values it reads.
+    fn bind_sublink_query(
+        &self,
+        q: &ast::Query,
+        cx: &ExprContext,
+    ) -> PgResult<(LogicalPlan, Vec<OutputColumn>, Vec<Expr>)> {
+        let refused = match cx.clause {
+            "DEFAULT expressions" => Some("DEFAULT expression"),
+            "EXECUTE parameter" => Some("EXECUTE parameter"),
+            _ => None,
+        };
+        if let Some(what) = refused {
+            return Err(PgError::new(
+                SqlState::FEATURE_NOT_SUPPORTED,
+                format!("cannot use subquery in {what}"),
+            ));
+        }
+        self.outer.borrow_mut().push(super::OuterFrame {
+            scope: cx.scope.clone(),
+            args: Vec::new(),
+        });
+        let bound = self.bind_query(q);
+        let frame = self.outer.borrow_mut().pop().expect("pushed above");
+        let mut bound = bound?;
+        // `$n` typed inside the subquery: recorded now, as the statement's own walk over
+        // its expressions does not enter subqueries.
+        if let Some(params) = &self.params {
+            let mut params = params.borrow_mut();
+            bound.plan.for_each_expr_mut(&mut |e| {
+                e.walk(&mut |n| {
+                    if let ExprKind::Param(i) = n.kind
+                        && params.get(i) == Some(&DataType::Unknown)
+                    {
+                        params[i] = n.ty.without_typmod();
+                    }
+                });
+                Ok(())
+            })?;
+        }
+        Ok((bound.plan, bound.columns, frame.args))
+    }
+
+    /// `test op ANY (subquery)`, or ALL: the comparison is bound as `op` between the
+    /// two values would be (IN is `= ANY`).
+    fn bind_quantified(
+        &self,
+        test: Expr,
+        op: &BinaryOperator,
+        q: &ast::Query,
+        all: bool,
+        cx: &ExprContext,
+    ) -> PgResult<Expr> {
+        let (query, columns, args) = self.bind_sublink_query(q, cx)?;
+        let ty = match columns.as_slice() {
+            [c] => c.ty,
+            [] => return Err(PgError::syntax("subquery has too few columns")),
+            _ => return Err(PgError::syntax("subquery has too many columns")),
+        };
+        let test = if test.ty == DataType::Unknown && ty != DataType::Unknown {
+            coerce(test, &ty, CastContext::Implicit)?
+        } else {
+            test
+        };
+        let cmp = self.bind_binary(op, Expr::column(0, test.ty), Expr::column(1, ty))?;
+        if cmp.ty != DataType::Bool {
+            return Err(PgError::new(
+                SqlState::WRONG_OBJECT_TYPE,
+                format!(
+                    "op {} (array) requires operator to yield boolean",
+                    if all { "ALL" } else { "ANY" }
+                ),
+            ));
+        }
+        let kind = SubLinkKind::Quantified {
+            all,
+            test: Box::new(test),
+            cmp: Box::new(cmp),
+        };
+        Ok(sublink(kind, query, args, DataType::Bool))
+    }
+
+    /// A column of an enclosing query (the current one lacks it): resolved in the
+    /// innermost query around that has it, and passed down through each subquery in
+    /// between as an outer value. `None` when no query around has it.
+    fn resolve_outer(&self, table: Option<&str>, name: &str) -> PgResult<Option<Expr>> {
+        let mut frames = self.outer.borrow_mut();
+        let Some(level) = (0..frames.len())
+            .rev()
+            .find(|&j| frames[j].scope.resolve(table, name).is_ok())
+        else {
+            // An ambiguous name in a query around is still an error.
+            for f in frames.iter().rev() {
+                if let Err(e) = f.scope.resolve(table, name)
+                    && e.code == SqlState::AMBIGUOUS_COLUMN
+                {
+                    return Err(e);
+                }
+            }
+            return Ok(None);
+        };
+        let (index, ty) = frames[level].scope.resolve(table, name)?;
+        let mut e = Expr::column(index, ty);
+        for frame in frames[level..].iter_mut() {
+            let i = match frame.args.iter().position(|a| *a == e) {
+                Some(i) => i,
+                None => {
+                    frame.args.push(e);
+                    frame.args.len() - 1
+                }
+            };
+            e = Expr::new(ExprKind::Outer(i), ty);
+        }
+        Ok(Some(e))
     }
 
     fn bind_column(
@@ -416,7 +585,17 @@ impl Binder<'_> {
         let name = ident_name(col);
         let qualifier = table.map(ident_name);
         let pos = self.position(&table.unwrap_or(col).span);
-        let (index, ty) = cx.scope.resolve(qualifier.as_deref(), &name).map_err(|e| {
+        let local = cx.scope.resolve(qualifier.as_deref(), &name);
+        if let Err(e) = &local
+            && matches!(
+                e.code,
+                SqlState::UNDEFINED_COLUMN | SqlState::UNDEFINED_TABLE
+            )
+            && let Some(outer) = self.resolve_outer(qualifier.as_deref(), &name)?
+        {
+            return Ok(outer);
+        }
+        let (index, ty) = local.map_err(|e| {
             // `FROM emp e ... emp.id`: the table is there, but only under its alias.
             let aliased = qualifier.as_deref().and_then(|q| {
                 let t = self.catalog.table(q)?;
@@ -637,8 +816,9 @@ impl Binder<'_> {
         }
         let (args, distinct) = match &f.args {
             ast::FunctionArguments::None => (Vec::new(), false),
+            // `ARRAY(SELECT ...)`: Myriad has no array types yet.
             ast::FunctionArguments::Subquery(_) => {
-                return Err(PgError::unsupported("subqueries in expressions"));
+                return Err(PgError::unsupported(format!("{}(subquery)", f.name)));
             }
             ast::FunctionArguments::List(list) => {
                 if !list.clauses.is_empty() {
@@ -1096,8 +1276,33 @@ pub(crate) fn figure_colname(e: &ast::Expr) -> Option<String> {
             shorthand: true, ..
         } => Some("substr".into()),
         A::Substring { .. } => Some("substring".into()),
+        // A scalar subquery is named after its one column, as PostgreSQL's.
+        A::Subquery(q) => Some(first_colname(q)),
+        A::Exists { .. } => Some("exists".into()),
         _ => None,
     }
+}
+
+/// The name a query's first output column gets (a set operation's from its left side).
+fn first_colname(q: &ast::Query) -> String {
+    let mut body = q.body.as_ref();
+    loop {
+        match body {
+            ast::SetExpr::SetOperation { left, .. } => body = left,
+            ast::SetExpr::Query(q) => body = q.body.as_ref(),
+            _ => break,
+        }
+    }
+    let named = match body {
+        ast::SetExpr::Select(s) => match s.projection.first() {
+            Some(ast::SelectItem::ExprWithAlias { alias, .. }) => Some(ident_name(alias)),
+            Some(ast::SelectItem::UnnamedExpr(e)) => figure_colname(e),
+            _ => None,
+        },
+        ast::SetExpr::Values(_) => Some("column1".into()),
+        _ => None,
+    };
+    named.unwrap_or_else(|| "?column?".into())
 }
 
 /// A name [`figure_colname`] gives only as a last resort (PostgreSQL's strength 1):
@@ -1112,7 +1317,9 @@ fn is_weak_colname(e: &ast::Expr) -> bool {
         | A::Ceil { .. }
         | A::Floor { .. }
         | A::AtTimeZone { .. }
-        | A::Substring { .. } => false,
+        | A::Substring { .. }
+        | A::Subquery(_)
+        | A::Exists { .. } => false,
         A::Nested(inner) => is_weak_colname(inner),
         A::Cast { expr, .. } => is_weak_colname(expr),
         A::Case {

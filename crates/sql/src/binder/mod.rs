@@ -40,6 +40,20 @@ pub struct Binder<'a> {
     /// allowed (a simple query). A parameter whose type Parse left open starts as
     /// `Unknown` and takes the type its context gives it, as an untyped literal does.
     params: Option<std::cell::RefCell<Vec<DataType>>>,
+    /// The SELECT about to be bound is a set operation's leaf: its untyped select-list
+    /// items stay untyped for the set operation to resolve (read and cleared by the
+    /// SELECT, so that its own subqueries resolve theirs).
+    set_op_leaf: std::cell::Cell<bool>,
+    /// The queries around the subquery being bound, innermost last: where a column name
+    /// the subquery's own FROM items lack is looked up (a correlated reference).
+    outer: std::cell::RefCell<Vec<OuterFrame>>,
+}
+
+/// A query around a subquery: its columns, and the outer values its subquery reads so
+/// far (the SubLink's `args`, over this query's row).
+struct OuterFrame {
+    scope: Scope,
+    args: Vec<crate::bound::Expr>,
 }
 
 /// PostgreSQL's limit on a statement's parameters (the protocol counts them in 16 bits).
@@ -153,6 +167,8 @@ impl<'a> Binder<'a> {
             sql,
             backend_pid: 0,
             params: None,
+            set_op_leaf: std::cell::Cell::new(false),
+            outer: std::cell::RefCell::new(Vec::new()),
         }
     }
 

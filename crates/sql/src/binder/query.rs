@@ -8,13 +8,101 @@ use super::coerce::{CastContext, can_cast, coerce, common_type};
 use super::expr::{ExprContext, coerce_to_bool, figure_colname};
 use super::{Binder, Scope, ScopeColumn, ident_name};
 use crate::bound::{
-    AggCall, BoundQuery, Expr, ExprKind, JoinKind, LogicalPlan, OutputColumn, RowWait, SortKey,
+    AggCall, BoundQuery, Expr, ExprKind, JoinKind, LogicalPlan, OutputColumn, RowWait, SetOpKind,
+    SortKey,
 };
 
 /// An ORDER BY item: a select-list column, or an expression over the input.
 enum SortTarget {
     Output(usize),
     Input(Expr),
+}
+
+/// Select-list items of no type yet (`SELECT 'a'`, `SELECT NULL`) are text, as in
+/// PostgreSQL 10 and later.
+pub(crate) fn resolve_unknown_outputs(
+    exprs: &mut [Expr],
+    columns: &mut [OutputColumn],
+) -> PgResult<()> {
+    for (e, c) in exprs.iter_mut().zip(columns.iter_mut()) {
+        if e.ty == DataType::Unknown {
+            let taken = std::mem::replace(e, Expr::constant(Value::Null, DataType::Unknown));
+            *e = coerce(taken, &DataType::Text, CastContext::Implicit)?;
+            c.ty = DataType::Text;
+        }
+    }
+    Ok(())
+}
+
+/// `left op right`: PostgreSQL's transformSetOperationTree. The sides must have as many
+/// columns (42601); each column takes the two sides' common type (42804 where there is
+/// none) and its name from the left side.
+fn set_operation(
+    kind: SetOpKind,
+    all: bool,
+    left: BoundQuery,
+    right: BoundQuery,
+) -> PgResult<BoundQuery> {
+    let kw = kind.keyword();
+    if left.columns.len() != right.columns.len() {
+        return Err(PgError::syntax(format!(
+            "each {kw} query must have the same number of columns"
+        )));
+    }
+    let types = left
+        .columns
+        .iter()
+        .zip(&right.columns)
+        .map(|(l, r)| common_type(&[l.ty, r.ty], kw))
+        .collect::<PgResult<Vec<_>>>()?;
+    let cast = |mut q: BoundQuery| -> PgResult<LogicalPlan> {
+        // A leaf's untyped literals and parameters take the type in place (so that a
+        // `$n` there is typed by the set operation, as in PostgreSQL).
+        if let LogicalPlan::Project { exprs, .. } = &mut q.plan {
+            for ((e, c), t) in exprs.iter_mut().zip(q.columns.iter_mut()).zip(&types) {
+                if c.ty == DataType::Unknown && e.ty == DataType::Unknown {
+                    let taken =
+                        std::mem::replace(e, Expr::constant(Value::Null, DataType::Unknown));
+                    *e = coerce(taken, t, CastContext::Implicit)?;
+                    c.ty = *t;
+                }
+            }
+        }
+        if q.columns.iter().zip(&types).all(|(c, t)| c.ty == *t) {
+            return Ok(q.plan);
+        }
+        let exprs = q
+            .columns
+            .iter()
+            .zip(&types)
+            .enumerate()
+            .map(|(i, (c, t))| coerce(Expr::column(i, c.ty), t, CastContext::Implicit))
+            .collect::<PgResult<Vec<_>>>()?;
+        Ok(LogicalPlan::Project {
+            input: Box::new(q.plan),
+            exprs,
+        })
+    };
+    let columns = left
+        .columns
+        .iter()
+        .zip(&types)
+        .map(|(c, t)| OutputColumn {
+            name: c.name.clone(),
+            ty: *t,
+            table_oid: 0,
+            column_number: 0,
+        })
+        .collect();
+    Ok(BoundQuery {
+        plan: LogicalPlan::SetOp {
+            kind,
+            all,
+            left: Box::new(cast(left)?),
+            right: Box::new(cast(right)?),
+        },
+        columns,
+    })
 }
 
 /// The alias a one-table scope is known by, if it has columns.
@@ -66,14 +154,7 @@ impl Binder<'_> {
                 ));
             }
             other => {
-                let inner = match other {
-                    SetExpr::Values(v) => self.bind_values(v)?,
-                    SetExpr::Query(inner) => self.bind_query(inner)?,
-                    SetExpr::SetOperation { op, .. } => {
-                        return Err(PgError::unsupported(op.to_string()));
-                    }
-                    other => return Err(PgError::unsupported(format!("query \"{other}\""))),
-                };
+                let inner = self.bind_set_expr(other)?;
                 self.order_outputs(inner, order_by)?
             }
         };
@@ -116,6 +197,43 @@ impl Binder<'_> {
             };
         }
         Ok(query)
+    }
+
+    /// A query body without its own ORDER BY or LIMIT: a SELECT, VALUES, a parenthesised
+    /// query, or a set operation of those.
+    fn bind_set_expr(&self, body: &SetExpr) -> PgResult<BoundQuery> {
+        match body {
+            SetExpr::Select(s) => self.bind_select(s, &[], None),
+            SetExpr::Values(v) => self.bind_values(v),
+            SetExpr::Query(q) => self.bind_query(q),
+            SetExpr::SetOperation {
+                op,
+                set_quantifier,
+                left,
+                right,
+            } => {
+                let kind = match op {
+                    ast::SetOperator::Union => SetOpKind::Union,
+                    ast::SetOperator::Intersect => SetOpKind::Intersect,
+                    ast::SetOperator::Except => SetOpKind::Except,
+                    ast::SetOperator::Minus => return Err(PgError::unsupported("MINUS")),
+                };
+                let all = match set_quantifier {
+                    ast::SetQuantifier::None | ast::SetQuantifier::Distinct => false,
+                    ast::SetQuantifier::All => true,
+                    other => return Err(PgError::unsupported(format!("{op} {other}"))),
+                };
+                // A SELECT leaf leaves its bare literals untyped: they take the other
+                // side's type, as PostgreSQL's (`SELECT NULL UNION SELECT 1` is int4,
+                // `SELECT 'a' UNION SELECT 1` reads 'a' as an integer).
+                self.set_op_leaf.set(matches!(**left, SetExpr::Select(_)));
+                let left = self.bind_set_expr(left)?;
+                self.set_op_leaf.set(matches!(**right, SetExpr::Select(_)));
+                let right = self.bind_set_expr(right)?;
+                set_operation(kind, all, left, right)
+            }
+            other => Err(PgError::unsupported(format!("query \"{other}\""))),
+        }
     }
 
     /// ORDER BY over a finished query (VALUES, parenthesised queries): only output columns,
@@ -257,6 +375,7 @@ impl Binder<'_> {
         order_by: &[ast::OrderByExpr],
         lock: Option<&ast::LockClause>,
     ) -> PgResult<BoundQuery> {
+        let set_op_leaf = self.set_op_leaf.replace(false);
         if s.top.is_some()
             || s.into.is_some()
             || !s.lateral_views.is_empty()
@@ -343,6 +462,9 @@ impl Binder<'_> {
         let mut columns: Vec<OutputColumn> = Vec::new();
         for item in &s.projection {
             self.bind_select_item(item, &cx, &mut exprs, &mut columns)?;
+        }
+        if !set_op_leaf {
+            resolve_unknown_outputs(&mut exprs, &mut columns)?;
         }
 
         // GROUP BY
@@ -557,12 +679,7 @@ impl Binder<'_> {
                     ast::SelectItem::ExprWithAlias { alias, .. } => ident_name(alias),
                     _ => figure_colname(e).unwrap_or_else(|| "?column?".into()),
                 };
-                let ty = if bound.ty == DataType::Unknown {
-                    DataType::Text
-                } else {
-                    bound.ty
-                };
-                let bound = coerce(bound, &ty, CastContext::Implicit)?;
+                let ty = bound.ty;
                 let col = match bound.kind {
                     ExprKind::Column(i) => cx.scope.output_column(i, name, ty),
                     _ => OutputColumn {

@@ -1,0 +1,240 @@
+//! Subqueries in expressions (PostgreSQL's SubPlans): `EXISTS (...)`, scalar `(...)`, and
+//! `x op ANY/ALL (...)` with IN and NOT IN.
+//!
+//! A subquery runs against the statement's snapshot each time its expression is
+//! evaluated, with its outer values (the SubLink's `args`, evaluated over the outer row)
+//! in [`Env::outer`] for its `ExprKind::Outer` references. What does not change while a
+//! statement runs is kept in the statement's [`SubqueryCache`], keyed by the subquery:
+//! its plan (planned on first use), and for an uncorrelated subquery (no outer values)
+//! its result, computed once as PostgreSQL's InitPlans and hashed SubPlans are. For
+//! `x IN (uncorrelated subquery)` comparing equal types, the rows are kept in an ordered
+//! set and each test is a lookup.
+
+use std::cell::RefCell;
+use std::collections::{BTreeSet, HashMap};
+use std::rc::Rc;
+use std::sync::Arc;
+
+use common::{PgError, PgResult, SqlState, Value};
+use planner::Plan;
+use sql::bound::{BinaryOp, Expr, ExprKind, LogicalPlan, SubLink, SubLinkKind};
+
+use crate::exec::{Env, build};
+use crate::sortkey::RowKey;
+
+/// What a statement keeps per subquery while it runs. One per statement execution: an
+/// uncorrelated subquery's result holds for one snapshot only.
+#[derive(Default)]
+pub struct SubqueryCache {
+    entries: RefCell<HashMap<*const LogicalPlan, Rc<Entry>>>,
+}
+
+struct Entry {
+    /// Keeps the key's address taken while the entry exists.
+    _query: Arc<LogicalPlan>,
+    plan: Plan,
+    /// An uncorrelated subquery's result, once computed.
+    result: RefCell<Option<Rc<Cached>>>,
+}
+
+enum Cached {
+    Exists(bool),
+    Scalar(Value),
+    /// The rows' one value each; `set` holds them for lookups when the comparison is
+    /// plain equality of one type.
+    Values {
+        values: Vec<Value>,
+        set: Option<BTreeSet<RowKey>>,
+        has_null: bool,
+    },
+}
+
+impl SubqueryCache {
+    fn entry(&self, query: &Arc<LogicalPlan>) -> Rc<Entry> {
+        let key = Arc::as_ptr(query);
+        if let Some(e) = self.entries.borrow().get(&key) {
+            return e.clone();
+        }
+        let entry = Rc::new(Entry {
+            _query: query.clone(),
+            plan: planner::plan_query((**query).clone()),
+            result: RefCell::new(None),
+        });
+        self.entries.borrow_mut().insert(key, entry.clone());
+        entry
+    }
+}
+
+/// The value of `link` for the outer row `row`.
+pub(crate) fn eval_sublink(link: &SubLink, row: &[Value], env: &Env) -> PgResult<Value> {
+    let entry = env.subqueries.entry(&link.query);
+    let outer = link
+        .args
+        .iter()
+        .map(|a| env.eval(a, row))
+        .collect::<PgResult<Vec<_>>>()?;
+    let sub_env = Env {
+        outer: &outer,
+        emit_tid: false,
+        instrument: None,
+        ..*env
+    };
+    let uncorrelated = link.args.is_empty();
+    match &link.kind {
+        SubLinkKind::Exists => {
+            let run = || -> PgResult<bool> { Ok(build(&entry.plan, sub_env)?.next()?.is_some()) };
+            if uncorrelated {
+                match &*cached(&entry, || run().map(Cached::Exists))? {
+                    Cached::Exists(b) => Ok(Value::Bool(*b)),
+                    _ => Err(PgError::internal("cached EXISTS result of another kind")),
+                }
+            } else {
+                Ok(Value::Bool(run()?))
+            }
+        }
+        SubLinkKind::Scalar => {
+            let run = || -> PgResult<Value> {
+                let mut op = build(&entry.plan, sub_env)?;
+                let Some(first) = op.next()? else {
+                    return Ok(Value::Null);
+                };
+                if op.next()?.is_some() {
+                    return Err(PgError::new(
+                        SqlState::CARDINALITY_VIOLATION,
+                        "more than one row returned by a subquery used as an expression",
+                    ));
+                }
+                Ok(first.into_iter().next().unwrap_or(Value::Null))
+            };
+            if uncorrelated {
+                match &*cached(&entry, || run().map(Cached::Scalar))? {
+                    Cached::Scalar(v) => Ok(v.clone()),
+                    _ => Err(PgError::internal("cached scalar result of another kind")),
+                }
+            } else {
+                run()
+            }
+        }
+        SubLinkKind::Quantified { all, test, cmp } => {
+            let t = env.eval(test, row)?;
+            let mut acc = Quantifier::new(*all);
+            if uncorrelated {
+                let result = cached(&entry, || {
+                    let mut op = build(&entry.plan, sub_env)?;
+                    let mut values = Vec::new();
+                    while let Some(r) = op.next()? {
+                        values.push(r.into_iter().next().unwrap_or(Value::Null));
+                    }
+                    let has_null = values.iter().any(Value::is_null);
+                    let set = plain_equality(cmp).then(|| {
+                        values
+                            .iter()
+                            .filter(|v| !v.is_null())
+                            .map(|v| RowKey(vec![v.clone()]))
+                            .collect()
+                    });
+                    Ok(Cached::Values {
+                        values,
+                        set,
+                        has_null,
+                    })
+                })?;
+                let Cached::Values {
+                    values,
+                    set,
+                    has_null,
+                } = &*result
+                else {
+                    return Err(PgError::internal("cached ANY/ALL rows of another kind"));
+                };
+                if let (Some(set), false) = (set, *all) {
+                    // `t = ANY (rows)`: true if found; else NULL if t or a row is NULL
+                    // (and there are rows); else false.
+                    return Ok(if values.is_empty() {
+                        Value::Bool(false)
+                    } else if t.is_null() {
+                        Value::Null
+                    } else if set.contains(&RowKey(vec![t])) {
+                        Value::Bool(true)
+                    } else if *has_null {
+                        Value::Null
+                    } else {
+                        Value::Bool(false)
+                    });
+                }
+                for v in values {
+                    if let Some(done) = acc.add(env.eval(cmp, &[t.clone(), v.clone()])?) {
+                        return Ok(done);
+                    }
+                }
+            } else {
+                let mut op = build(&entry.plan, sub_env)?;
+                while let Some(r) = op.next()? {
+                    let v = r.into_iter().next().unwrap_or(Value::Null);
+                    if let Some(done) = acc.add(env.eval(cmp, &[t.clone(), v])?) {
+                        return Ok(done);
+                    }
+                }
+            }
+            Ok(acc.finish())
+        }
+    }
+}
+
+/// The entry's cached result, computed by `compute` the first time.
+fn cached(entry: &Entry, compute: impl FnOnce() -> PgResult<Cached>) -> PgResult<Rc<Cached>> {
+    if let Some(c) = entry.result.borrow().as_ref() {
+        return Ok(c.clone());
+    }
+    let c = Rc::new(compute()?);
+    *entry.result.borrow_mut() = Some(c.clone());
+    Ok(c)
+}
+
+/// `cmp` is `[0] = [1]` with no conversion on either side: SQL equality of two values of
+/// one type, which is what the ordered set's key equality is.
+pub(crate) fn plain_equality(cmp: &Expr) -> bool {
+    match &cmp.kind {
+        ExprKind::Binary(BinaryOp::Eq, l, r) => {
+            matches!(l.kind, ExprKind::Column(0))
+                && matches!(r.kind, ExprKind::Column(1))
+                && l.ty == r.ty
+        }
+        _ => false,
+    }
+}
+
+/// SQL's three-valued OR (ANY) or AND (ALL) over comparison results.
+struct Quantifier {
+    all: bool,
+    saw_null: bool,
+}
+
+impl Quantifier {
+    fn new(all: bool) -> Quantifier {
+        Quantifier {
+            all,
+            saw_null: false,
+        }
+    }
+
+    /// The final result if this comparison decides it.
+    fn add(&mut self, v: Value) -> Option<Value> {
+        match v {
+            Value::Bool(b) if b != self.all => Some(Value::Bool(b)),
+            Value::Bool(_) => None,
+            _ => {
+                self.saw_null = true;
+                None
+            }
+        }
+    }
+
+    fn finish(self) -> Value {
+        if self.saw_null {
+            Value::Null
+        } else {
+            Value::Bool(self.all)
+        }
+    }
+}
