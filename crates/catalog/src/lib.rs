@@ -49,6 +49,8 @@ pub struct CatalogSnapshot {
     /// Indexes by name, with their table: PostgreSQL keeps tables and indexes in one
     /// namespace, so `CREATE TABLE t_pkey` must see them.
     index_names: imbl::HashMap<String, (Oid, Oid)>,
+    /// Each index's table, by the index's oid.
+    index_tables: imbl::HashMap<Oid, Oid>,
     /// For each table some foreign key references, the tables whose keys reference it
     /// (derived from their descriptors as records apply; not logged).
     referencing: imbl::HashMap<Oid, imbl::Vector<Oid>>,
@@ -125,6 +127,20 @@ impl CatalogSnapshot {
             name = format!("{base}{n}");
         }
         name
+    }
+
+    /// The index whose oid is `oid`, with its table.
+    pub fn index_by_oid(&self, oid: Oid) -> Option<(&Arc<TableDesc>, &IndexDesc)> {
+        let t = self.by_oid.get(self.index_tables.get(&oid)?)?;
+        let i = t.indexes.iter().find(|i| i.oid == oid)?;
+        Some((t, i))
+    }
+
+    /// Is `oid` a relation's (table, index or sequence)?
+    pub fn relation_oid_exists(&self, oid: Oid) -> bool {
+        self.by_oid.contains_key(&oid)
+            || self.index_tables.contains_key(&oid)
+            || self.sequences_by_oid.contains_key(&oid)
     }
 
     /// The index called `name`, with its table.
@@ -212,13 +228,23 @@ impl CatalogSnapshot {
         self.next_oid = self.next_oid.max(last + 1);
     }
 
+    fn add_index_name(&mut self, table: Oid, i: &IndexDesc) {
+        self.index_names.insert(i.name.clone(), (table, i.oid));
+        self.index_tables.insert(i.oid, table);
+    }
+
+    fn remove_index_name(&mut self, i: &IndexDesc) {
+        self.index_names.remove(&i.name);
+        self.index_tables.remove(&i.oid);
+    }
+
     fn apply(&mut self, record: &Record) {
         self.version += 1;
         match record {
             Record::CreateTable(t) => {
                 self.bump_next_oid(t);
                 for i in &t.indexes {
-                    self.index_names.insert(i.name.clone(), (t.oid, i.oid));
+                    self.add_index_name(t.oid, i);
                 }
                 self.note_references(t, true);
                 self.put_table(t.clone());
@@ -228,12 +254,12 @@ impl CatalogSnapshot {
                 // Idempotent: replay may apply a change the saved state already has.
                 if let Some(old) = self.by_oid.get(&t.oid).cloned() {
                     for i in &old.indexes {
-                        self.index_names.remove(&i.name);
+                        self.remove_index_name(i);
                     }
                     self.note_references(&old, false);
                     self.tables.remove(&old.name);
                     for i in &t.indexes {
-                        self.index_names.insert(i.name.clone(), (t.oid, i.oid));
+                        self.add_index_name(t.oid, i);
                     }
                     self.note_references(t, true);
                     self.put_table(t.clone());
@@ -244,7 +270,7 @@ impl CatalogSnapshot {
                 if let Some(t) = self.by_oid.remove(oid) {
                     self.tables.remove(&t.name);
                     for i in &t.indexes {
-                        self.index_names.remove(&i.name);
+                        self.remove_index_name(i);
                     }
                     self.note_references(&t, false);
                 }
@@ -258,8 +284,7 @@ impl CatalogSnapshot {
                 {
                     let mut t = (**t).clone();
                     t.indexes.push(index.clone());
-                    self.index_names
-                        .insert(index.name.clone(), (t.oid, index.oid));
+                    self.add_index_name(t.oid, index);
                     self.put_table(t);
                 }
             }
@@ -287,7 +312,7 @@ impl CatalogSnapshot {
                     let mut t = (**t).clone();
                     if let Some(pos) = t.indexes.iter().position(|i| i.oid == *index) {
                         let gone = t.indexes.remove(pos);
-                        self.index_names.remove(&gone.name);
+                        self.remove_index_name(&gone);
                     }
                     self.put_table(t);
                 }

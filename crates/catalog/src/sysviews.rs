@@ -36,10 +36,15 @@ pub enum SystemView {
     PgDatabase,
     /// The columns of every table (PostgreSQL's `pg_attribute`, user columns of tables).
     PgAttribute,
+    /// The access methods Myriad has (PostgreSQL's `pg_am`): heap and btree.
+    PgAm,
+    /// Every index's table and kind (PostgreSQL's `pg_index`, less its array and
+    /// expression columns).
+    PgIndex,
 }
 
 impl SystemView {
-    pub const ALL: [SystemView; 10] = [
+    pub const ALL: [SystemView; 12] = [
         SystemView::StatFd,
         SystemView::StatBuffers,
         SystemView::StatWal,
@@ -50,6 +55,8 @@ impl SystemView {
         SystemView::PgType,
         SystemView::PgDatabase,
         SystemView::PgAttribute,
+        SystemView::PgAm,
+        SystemView::PgIndex,
     ];
 
     pub fn lookup(name: &str) -> Option<SystemView> {
@@ -68,6 +75,8 @@ impl SystemView {
             SystemView::PgType => "pg_type",
             SystemView::PgDatabase => "pg_database",
             SystemView::PgAttribute => "pg_attribute",
+            SystemView::PgAm => "pg_am",
+            SystemView::PgIndex => "pg_index",
         }
     }
 
@@ -134,6 +143,24 @@ impl SystemView {
             ],
             // OIDs are int8 (Myriad has no `oid` type); `name` and `"char"` columns text.
             SystemView::PgNamespace => &[("oid", Int8), ("nspname", Text), ("nspowner", Int8)],
+            SystemView::PgAm => &[("oid", Int8), ("amname", Text), ("amtype", Text)],
+            SystemView::PgIndex => &[
+                ("indexrelid", Int8),
+                ("indrelid", Int8),
+                ("indnatts", Int2),
+                ("indnkeyatts", Int2),
+                ("indisunique", Bool),
+                ("indnullsnotdistinct", Bool),
+                ("indisprimary", Bool),
+                ("indisexclusion", Bool),
+                ("indimmediate", Bool),
+                ("indisclustered", Bool),
+                ("indisvalid", Bool),
+                ("indcheckxmin", Bool),
+                ("indisready", Bool),
+                ("indislive", Bool),
+                ("indisreplident", Bool),
+            ],
             SystemView::PgClass => &[
                 ("oid", Int8),
                 ("relname", Text),

@@ -74,6 +74,7 @@ impl SqlState {
     pub const AMBIGUOUS_FUNCTION: SqlState = SqlState("42725");
     /// A type name that resolves to nothing.
     pub const UNDEFINED_OBJECT: SqlState = SqlState("42704");
+    pub const INVALID_REGULAR_EXPRESSION: SqlState = SqlState("2201B");
     /// An object cannot be dropped because another depends on it.
     pub const DEPENDENT_OBJECTS_STILL_EXIST: SqlState = SqlState("2BP01");
     /// A non-aggregated column outside GROUP BY, or an aggregate where none is allowed.

@@ -6,6 +6,12 @@
 
 use std::cell::RefCell;
 
+/// Myriad has one role, the bootstrap superuser every session acts as (it has no roles
+/// or privileges yet): its OID and name are PostgreSQL's for a cluster initialised by the
+/// `postgres` user, and every object's owner.
+pub const BOOTSTRAP_ROLE_OID: u32 = 10;
+pub const BOOTSTRAP_ROLE: &str = "postgres";
+
 /// The PostgreSQL version Myriad reports (ParameterStatus, `server_version`, `version()`):
 /// clients pick their SQL by it.
 pub const SERVER_VERSION: &str = concat!("15.0 (Myriad ", env!("CARGO_PKG_VERSION"), ")");

@@ -234,7 +234,9 @@ pub(crate) fn eval_func(f: ScalarFunc, args: &[Value]) -> PgResult<Value> {
         | F::CurrVal
         | F::SetVal
         | F::LastVal
-        | F::GenRandomUuid => {
+        | F::GenRandomUuid
+        | F::PgGetUserById
+        | F::PgTableIsVisible => {
             return Err(PgError::internal(format!(
                 "{f:?} is not a date/time function"
             )));

@@ -305,6 +305,21 @@ fn eval_binary(
             if a.is_null() || b.is_null() {
                 return Ok(Value::Null);
             }
+            if let Some((insensitive, negated)) = regex_op(op) {
+                let (Some(s), Some(p)) = (a.as_str(), b.as_str()) else {
+                    return Err(PgError::internal("regular expression match on non-text"));
+                };
+                // char(n) is matched with its padding (bpcharregexeq); Myriad keeps its
+                // values unpadded.
+                let s = match l.ty {
+                    DataType::Bpchar(Some(n)) if (s.chars().count() as u32) < n => {
+                        let pad = n as usize - s.chars().count();
+                        std::borrow::Cow::Owned(format!("{s}{}", " ".repeat(pad)))
+                    }
+                    _ => std::borrow::Cow::Borrowed(s),
+                };
+                return Ok(Value::Bool(regex_matches(&s, p, insensitive)? != negated));
+            }
             if op.is_comparison() {
                 use std::cmp::Ordering::*;
                 let c = a.cmp_non_null(&b);
@@ -388,6 +403,60 @@ pub(crate) fn arith(op: BinaryOp, a: &Value, b: &Value, ty: &DataType) -> PgResu
 }
 
 /// SQL LIKE: `%` any run, `_` any one character, `escape` makes the next one literal.
+/// For a `~` operator: (case-insensitive, negated).
+fn regex_op(op: BinaryOp) -> Option<(bool, bool)> {
+    match op {
+        BinaryOp::RegexMatch => Some((false, false)),
+        BinaryOp::RegexIMatch => Some((true, false)),
+        BinaryOp::NotRegexMatch => Some((false, true)),
+        BinaryOp::NotRegexIMatch => Some((true, true)),
+        _ => None,
+    }
+}
+
+thread_local! {
+    /// Compiled patterns, by pattern and case-insensitivity: a scan matches one pattern
+    /// against every row.
+    static REGEXES: std::cell::RefCell<std::collections::HashMap<(String, bool), regex::Regex>> =
+        Default::default();
+}
+
+/// Whether `pattern` matches somewhere in `s`. Patterns are read by the `regex` crate,
+/// whose syntax is PostgreSQL's for the common forms (classes, anchors, quantifiers,
+/// alternation, groups); back-references and lookaround, which it lacks, are 2201B.
+fn regex_matches(s: &str, pattern: &str, insensitive: bool) -> PgResult<bool> {
+    REGEXES.with(|cache| {
+        let mut cache = cache.borrow_mut();
+        let key = (pattern.to_string(), insensitive);
+        if let Some(re) = cache.get(&key) {
+            return Ok(re.is_match(s));
+        }
+        let re = regex::RegexBuilder::new(pattern)
+            .case_insensitive(insensitive)
+            .size_limit(1 << 20)
+            .build()
+            .map_err(|e| {
+                let why = match e {
+                    regex::Error::Syntax(m) => m.lines().last().unwrap_or_default().to_string(),
+                    other => other.to_string(),
+                };
+                PgError::new(
+                    SqlState::INVALID_REGULAR_EXPRESSION,
+                    format!(
+                        "invalid regular expression: {}",
+                        why.trim_start_matches("error: ")
+                    ),
+                )
+            })?;
+        let matched = re.is_match(s);
+        if cache.len() >= 64 {
+            cache.clear();
+        }
+        cache.insert(key, re);
+        Ok(matched)
+    })
+}
+
 fn like(s: &str, pattern: &str, escape: Option<char>) -> PgResult<bool> {
     enum Tok {
         Any,
@@ -471,6 +540,27 @@ fn eval_func(f: ScalarFunc, args: Vec<Value>, ty: &DataType) -> PgResult<Value> 
         | ScalarFunc::AtTimeZone => crate::datetime::eval_func(f, &args),
         ScalarFunc::NextVal | ScalarFunc::CurrVal | ScalarFunc::SetVal | ScalarFunc::LastVal => {
             crate::sequence::eval_func(f, &args)
+        }
+        ScalarFunc::PgGetUserById => Ok(match args.first() {
+            Some(Value::Null) | None => Value::Null,
+            Some(Value::Int8(oid)) if *oid == i64::from(common::session::BOOTSTRAP_ROLE_OID) => {
+                Value::Text(common::session::BOOTSTRAP_ROLE.into())
+            }
+            // PostgreSQL's predefined role that owns `public`.
+            Some(Value::Int8(6171)) => Value::Text("pg_database_owner".into()),
+            Some(v) => Value::Text(format!("unknown (OID={})", v.as_i64().unwrap_or(0))),
+        }),
+        ScalarFunc::PgTableIsVisible => {
+            let Some(oid) = args.first().and_then(Value::as_i64) else {
+                return Ok(Value::Null);
+            };
+            let catalog = crate::host::host()?.catalog();
+            let found = u32::try_from(oid).is_ok_and(|oid| catalog.relation_oid_exists(oid));
+            Ok(if found {
+                Value::Bool(true)
+            } else {
+                Value::Null
+            })
         }
         ScalarFunc::GenRandomUuid => {
             let mut u: [u8; 16] = rand::random();

@@ -435,14 +435,26 @@ fn system_view_rows(view: catalog::SystemView, env: Env) -> Vec<Row> {
                 Value::Text("pg_catalog".into()),
                 Value::Int8(10),
             ],
+            // Owned by pg_database_owner, as in PostgreSQL 15.
             vec![
                 Value::Int8(2200),
                 Value::Text("public".into()),
-                Value::Int8(10),
+                Value::Int8(6171),
             ],
         ],
         SystemView::PgClass => pg_class_rows(env),
+        SystemView::PgAm => [(2, "heap", "t"), (403, "btree", "i")]
+            .into_iter()
+            .map(|(oid, name, kind)| {
+                vec![
+                    Value::Int8(oid),
+                    Value::Text(name.into()),
+                    Value::Text(kind.into()),
+                ]
+            })
+            .collect(),
         SystemView::PgAttribute => pg_attribute_rows(),
+        SystemView::PgIndex => pg_index_rows(),
         SystemView::PgType => pg_type_rows(),
         SystemView::PgDatabase => vec![vec![
             Value::Int8(5),
@@ -774,6 +786,42 @@ fn pg_attribute_rows() -> Vec<Row> {
                     }
                     .into(),
                 ),
+                Value::Bool(false),
+            ]);
+        }
+    }
+    out
+}
+
+/// `pg_index`: each index's table, width and kind. Myriad builds an index before it
+/// commits the CREATE INDEX that makes it visible, so every index is valid, ready and
+/// live; unique checks are immediate (no DEFERRABLE yet).
+fn pg_index_rows() -> Vec<Row> {
+    let Ok(host) = crate::host::host() else {
+        return Vec::new();
+    };
+    let catalog = host.catalog();
+    let mut tables: Vec<_> = catalog.tables().collect();
+    tables.sort_by_key(|t| t.oid);
+    let mut out = Vec::new();
+    for t in tables {
+        for i in &t.indexes {
+            let width = Value::Int2(i.columns.len() as i16);
+            out.push(vec![
+                Value::Int8(i64::from(i.oid)),
+                Value::Int8(i64::from(t.oid)),
+                width.clone(),
+                width,
+                Value::Bool(i.unique),
+                Value::Bool(false),
+                Value::Bool(i.primary),
+                Value::Bool(false),
+                Value::Bool(true),
+                Value::Bool(false),
+                Value::Bool(true),
+                Value::Bool(false),
+                Value::Bool(true),
+                Value::Bool(true),
                 Value::Bool(false),
             ]);
         }

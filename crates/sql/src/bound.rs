@@ -31,6 +31,11 @@ pub enum BinaryOp {
     GtEq,
     And,
     Or,
+    /// `~`: POSIX regular expression match (`!~` negated, `~*` / `!~*` case-insensitive).
+    RegexMatch,
+    RegexIMatch,
+    NotRegexMatch,
+    NotRegexIMatch,
 }
 
 impl BinaryOp {
@@ -63,6 +68,10 @@ impl BinaryOp {
             BinaryOp::GtEq => ">=",
             BinaryOp::And => "AND",
             BinaryOp::Or => "OR",
+            BinaryOp::RegexMatch => "~",
+            BinaryOp::RegexIMatch => "~*",
+            BinaryOp::NotRegexMatch => "!~",
+            BinaryOp::NotRegexIMatch => "!~*",
         }
     }
 }
@@ -145,6 +154,11 @@ pub enum ScalarFunc {
     LastVal,
     /// `gen_random_uuid()`: a version 4 UUID from a random source, at each call.
     GenRandomUuid,
+    /// `pg_get_userbyid(oid)`: the role's name.
+    PgGetUserById,
+    /// `pg_table_is_visible(oid)`: whether the relation exists (every relation is in
+    /// `public`, which is on every search path); NULL for no such relation.
+    PgTableIsVisible,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

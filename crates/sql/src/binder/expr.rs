@@ -70,6 +70,29 @@ pub(crate) fn coerce_to_bool(e: Expr, construct: &str) -> PgResult<Expr> {
 
 /// Read a number literal as PostgreSQL types it: int4 if it is an integer that fits,
 /// else int8, else (a decimal point, an exponent, or too many digits) `numeric`.
+/// An operator written by name (`OPERATOR(pg_catalog.~)`), as sqlparser spells it.
+fn operator_named(name: &str) -> Option<BinaryOperator> {
+    Some(match name {
+        "~" => BinaryOperator::PGRegexMatch,
+        "~*" => BinaryOperator::PGRegexIMatch,
+        "!~" => BinaryOperator::PGRegexNotMatch,
+        "!~*" => BinaryOperator::PGRegexNotIMatch,
+        "=" => BinaryOperator::Eq,
+        "<>" | "!=" => BinaryOperator::NotEq,
+        "<" => BinaryOperator::Lt,
+        "<=" => BinaryOperator::LtEq,
+        ">" => BinaryOperator::Gt,
+        ">=" => BinaryOperator::GtEq,
+        "+" => BinaryOperator::Plus,
+        "-" => BinaryOperator::Minus,
+        "*" => BinaryOperator::Multiply,
+        "/" => BinaryOperator::Divide,
+        "%" => BinaryOperator::Modulo,
+        "||" => BinaryOperator::StringConcat,
+        _ => return None,
+    })
+}
+
 fn sublink(kind: SubLinkKind, query: LogicalPlan, args: Vec<Expr>, ty: DataType) -> Expr {
     let link = SubLink {
         kind,
@@ -125,6 +148,31 @@ impl Binder<'_> {
             A::Value(v) => self.bind_literal(&v.value, v.span),
             A::Nested(inner) => self.bind_expr(inner, cx),
             A::UnaryOp { op, expr } => self.bind_unary(*op, expr, cx),
+            // Myriad compares strings bytewise: the collations that do so are accepted.
+            A::Collate { expr, collation } => {
+                let e = self.bind_expr(expr, cx)?;
+                let name = match collation.0.as_slice() {
+                    [ast::ObjectNamePart::Identifier(n)] => ident_name(n),
+                    [
+                        ast::ObjectNamePart::Identifier(s),
+                        ast::ObjectNamePart::Identifier(n),
+                    ] if ident_name(s) == "pg_catalog" => ident_name(n),
+                    _ => collation.to_string(),
+                };
+                if !matches!(name.as_str(), "default" | "C" | "POSIX") {
+                    return Err(PgError::new(
+                        SqlState::UNDEFINED_OBJECT,
+                        format!("collation \"{name}\" for encoding \"UTF8\" does not exist"),
+                    ));
+                }
+                if !(e.ty.is_string() || e.ty == DataType::Unknown) {
+                    return Err(PgError::new(
+                        SqlState::DATATYPE_MISMATCH,
+                        format!("collations are not supported by type {}", e.ty.name()),
+                    ));
+                }
+                Ok(e)
+            }
             A::BinaryOp { left, op, right } => {
                 let l = self.bind_expr(left, cx)?;
                 let r = self.bind_expr(right, cx)?;
@@ -740,6 +788,30 @@ impl Binder<'_> {
             BinaryOperator::GtEq => BinaryOp::GtEq,
             BinaryOperator::And => BinaryOp::And,
             BinaryOperator::Or => BinaryOp::Or,
+            BinaryOperator::PGRegexMatch => BinaryOp::RegexMatch,
+            BinaryOperator::PGRegexIMatch => BinaryOp::RegexIMatch,
+            BinaryOperator::PGRegexNotMatch => BinaryOp::NotRegexMatch,
+            BinaryOperator::PGRegexNotIMatch => BinaryOp::NotRegexIMatch,
+            // `OPERATOR(pg_catalog.~)`, as psql writes its operators.
+            BinaryOperator::PGCustomBinaryOperator(parts) => {
+                let (name, schema) = match parts.as_slice() {
+                    [name] => (name, None),
+                    [schema, name] => (name, Some(schema)),
+                    _ => return Err(PgError::unsupported(format!("operator {op}"))),
+                };
+                if let Some(s) = schema
+                    && s != "pg_catalog"
+                {
+                    return Err(PgError::new(
+                        SqlState::INVALID_SCHEMA_NAME,
+                        format!("schema \"{s}\" does not exist"),
+                    ));
+                }
+                let Some(named) = operator_named(name) else {
+                    return Err(undefined_operator(name, &l.ty, &r.ty));
+                };
+                return self.bind_binary(&named, l, r);
+            }
             other => return Err(PgError::unsupported(format!("operator {other}"))),
         };
         let binary = |op, l, r, ty| Expr::new(ExprKind::Binary(op, Box::new(l), Box::new(r)), ty);
@@ -748,6 +820,25 @@ impl Binder<'_> {
                 let l = coerce_to_bool(l, op.symbol())?;
                 let r = coerce_to_bool(r, op.symbol())?;
                 Ok(binary(op, l, r, DataType::Bool))
+            }
+            BinaryOp::RegexMatch
+            | BinaryOp::RegexIMatch
+            | BinaryOp::NotRegexMatch
+            | BinaryOp::NotRegexIMatch => {
+                // textregexeq and friends. A string of any type is matched as it is
+                // (char(n) with its padding, as bpcharregexeq); an untyped literal is text.
+                let stringy = |t: &DataType| t.is_string() || *t == DataType::Unknown;
+                if !stringy(&l.ty) || !stringy(&r.ty) {
+                    return Err(undefined_operator(op.symbol(), &l.ty, &r.ty));
+                }
+                let text = |e: Expr| -> PgResult<Expr> {
+                    if e.ty == DataType::Unknown {
+                        coerce(e, &DataType::Text, CastContext::Implicit)
+                    } else {
+                        Ok(e)
+                    }
+                };
+                Ok(binary(op, text(l)?, text(r)?, DataType::Bool))
             }
             _ if op.is_comparison() => {
                 let (l, r) = self.unify_for_comparison(l, r, op.symbol())?;
@@ -1041,6 +1132,19 @@ impl Binder<'_> {
             // Myriad has one schema.
             ("current_schema", 0) => {
                 Ok(Expr::constant(Value::Text("public".into()), DataType::Text))
+            }
+            ("pg_get_userbyid" | "pg_table_is_visible", 1) => {
+                let a = args.into_iter().next().expect("one argument");
+                if !(a.ty.is_integer() || a.ty == DataType::Unknown) {
+                    return Err(undefined_function(name, &[a]));
+                }
+                let (f, ty) = if name == "pg_get_userbyid" {
+                    (ScalarFunc::PgGetUserById, DataType::Text)
+                } else {
+                    (ScalarFunc::PgTableIsVisible, DataType::Bool)
+                };
+                let a = coerce(a, &DataType::Int8, CastContext::Implicit)?;
+                Ok(Expr::new(ExprKind::Func(f, vec![a]), ty))
             }
             ("gen_random_uuid", 0) => Ok(Expr::new(
                 ExprKind::Func(ScalarFunc::GenRandomUuid, Vec::new()),

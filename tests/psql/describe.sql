@@ -1,0 +1,16 @@
+-- psql's describe commands over a small schema. The expected output
+-- (describe.out beside this file) was captured from PostgreSQL 15 with
+--   psql -X -f tests/psql/describe.sql
+-- against a fresh database; crates/server/tests/psql.rs runs it against Myriad.
+CREATE TABLE accounts (id int PRIMARY KEY, owner text NOT NULL, balance numeric(12,2) DEFAULT 0);
+CREATE TABLE branches (id serial PRIMARY KEY, name varchar(40) UNIQUE);
+CREATE TABLE audit (at timestamptz, note text);
+CREATE INDEX accounts_owner ON accounts (owner);
+CREATE SEQUENCE tickets;
+\dt
+\di
+\ds
+\dn
+\dt acc*
+\di branches*
+\dt nothing*
