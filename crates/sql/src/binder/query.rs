@@ -9,7 +9,7 @@ use super::expr::{ExprContext, coerce_to_bool, figure_colname};
 use super::{Binder, Scope, ScopeColumn, ident_name};
 use crate::bound::{
     AggCall, BoundQuery, Expr, ExprKind, JoinKind, LogicalPlan, OutputColumn, RowWait, SetOpKind,
-    SortKey,
+    SortKey, SubLinkKind,
 };
 
 /// An ORDER BY item: a select-list column, or an expression over the input.
@@ -750,6 +750,19 @@ impl Binder<'_> {
         aggs: &mut Vec<AggCall>,
         scope: &Scope,
     ) -> PgResult<Expr> {
+        self.rewrite_over_groups(e, groups, aggs, scope, false)
+    }
+
+    /// [`Self::rewrite_for_agg`]; `outer` inside a subquery's outer values, which must be
+    /// grouped too (PostgreSQL words that error apart).
+    fn rewrite_over_groups(
+        &self,
+        e: Expr,
+        groups: &[Expr],
+        aggs: &mut Vec<AggCall>,
+        scope: &Scope,
+        outer: bool,
+    ) -> PgResult<Expr> {
         if let Some(i) = groups.iter().position(|g| *g == e) {
             return Ok(Expr::column(i, e.ty));
         }
@@ -770,14 +783,32 @@ impl Binder<'_> {
                     Some(t) => format!("{t}.{}", c.name),
                     None => c.name.clone(),
                 };
-                Err(PgError::new(
-                    SqlState::GROUPING_ERROR,
+                let message = if outer {
+                    format!("subquery uses ungrouped column \"{name}\" from outer query")
+                } else {
                     format!(
                         "column \"{name}\" must appear in the GROUP BY clause or be used in an aggregate function"
-                    ),
-                ))
+                    )
+                };
+                Err(PgError::new(SqlState::GROUPING_ERROR, message))
             }
-            _ => e.try_map_children(&mut |c| self.rewrite_for_agg(c, groups, aggs, scope)),
+            ExprKind::SubLink(mut link) => {
+                if let SubLinkKind::Quantified { test, .. } = &mut link.kind {
+                    let t = std::mem::replace(
+                        test,
+                        Box::new(Expr::constant(Value::Null, DataType::Unknown)),
+                    );
+                    *test = Box::new(self.rewrite_over_groups(*t, groups, aggs, scope, outer)?);
+                }
+                link.args = std::mem::take(&mut link.args)
+                    .into_iter()
+                    .map(|a| self.rewrite_over_groups(a, groups, aggs, scope, true))
+                    .collect::<PgResult<_>>()?;
+                Ok(Expr::new(ExprKind::SubLink(link), e.ty))
+            }
+            _ => {
+                e.try_map_children(&mut |c| self.rewrite_over_groups(c, groups, aggs, scope, outer))
+            }
         }
     }
 
