@@ -798,7 +798,7 @@ impl Binder<'_> {
                         test,
                         Box::new(Expr::constant(Value::Null, DataType::Unknown)),
                     );
-                    *test = Box::new(self.rewrite_over_groups(*t, groups, aggs, scope, outer)?);
+                    **test = self.rewrite_over_groups(*t, groups, aggs, scope, outer)?;
                 }
                 link.args = std::mem::take(&mut link.args)
                     .into_iter()
