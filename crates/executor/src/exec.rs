@@ -759,14 +759,7 @@ fn pg_class_rows(env: Env) -> Vec<Row> {
 /// PostgreSQL numbers them. PostgreSQL also lists system columns (negative attnum) and
 /// index columns; Myriad does not yet.
 fn pg_attribute_rows() -> Vec<Row> {
-    let Ok(host) = crate::host::host() else {
-        return Vec::new();
-    };
-    let catalog = host.catalog();
-    let mut tables: Vec<_> = catalog.tables().collect();
-    tables.sort_by_key(|t| t.oid);
-    let mut out = Vec::new();
-    for t in tables {
+    rows_per_table(|t, out| {
         for (i, c) in t.columns.iter().enumerate() {
             out.push(vec![
                 Value::Int8(i64::from(t.oid)),
@@ -789,22 +782,14 @@ fn pg_attribute_rows() -> Vec<Row> {
                 Value::Bool(false),
             ]);
         }
-    }
-    out
+    })
 }
 
 /// `pg_index`: each index's table, width and kind. Myriad builds an index before it
 /// commits the CREATE INDEX that makes it visible, so every index is valid, ready and
 /// live; unique checks are immediate (no DEFERRABLE yet).
 fn pg_index_rows() -> Vec<Row> {
-    let Ok(host) = crate::host::host() else {
-        return Vec::new();
-    };
-    let catalog = host.catalog();
-    let mut tables: Vec<_> = catalog.tables().collect();
-    tables.sort_by_key(|t| t.oid);
-    let mut out = Vec::new();
-    for t in tables {
+    rows_per_table(|t, out| {
         for i in &t.indexes {
             let width = Value::Int2(i.columns.len() as i16);
             out.push(vec![
@@ -825,6 +810,20 @@ fn pg_index_rows() -> Vec<Row> {
                 Value::Bool(false),
             ]);
         }
+    })
+}
+
+/// A catalog view's rows: `rows` of each table, tables in oid order.
+fn rows_per_table(mut rows: impl FnMut(&catalog::TableDesc, &mut Vec<Row>)) -> Vec<Row> {
+    let Ok(host) = crate::host::host() else {
+        return Vec::new();
+    };
+    let catalog = host.catalog();
+    let mut tables: Vec<_> = catalog.tables().collect();
+    tables.sort_by_key(|t| t.oid);
+    let mut out = Vec::new();
+    for t in tables {
+        rows(t, &mut out);
     }
     out
 }

@@ -260,6 +260,25 @@ pub struct SubLink {
     pub args: Vec<Expr>,
 }
 
+impl SubLink {
+    /// Replace the expressions over the outer row, the quantified test and each outer
+    /// value, by `f(expr, is_outer_value)`.
+    pub fn try_map_outer(
+        &mut self,
+        f: &mut dyn FnMut(Expr, bool) -> common::PgResult<Expr>,
+    ) -> common::PgResult<()> {
+        if let SubLinkKind::Quantified { test, .. } = &mut self.kind {
+            let t = std::mem::replace(&mut **test, Expr::constant(Value::Null, DataType::Unknown));
+            **test = f(t, false)?;
+        }
+        self.args = std::mem::take(&mut self.args)
+            .into_iter()
+            .map(|a| f(a, true))
+            .collect::<common::PgResult<_>>()?;
+        Ok(())
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub enum SubLinkKind {
     /// True when the subquery returns a row.
@@ -669,17 +688,7 @@ impl Expr {
             | ExprKind::Param(_)
             | ExprKind::Outer(_)) => k,
             ExprKind::SubLink(mut link) => {
-                if let SubLinkKind::Quantified { test, .. } = &mut link.kind {
-                    let t = std::mem::replace(
-                        test,
-                        Box::new(Expr::constant(Value::Null, DataType::Unknown)),
-                    );
-                    *test = bx(t)?;
-                }
-                link.args = std::mem::take(&mut link.args)
-                    .into_iter()
-                    .map(&mut *f)
-                    .collect::<common::PgResult<_>>()?;
+                link.try_map_outer(&mut |e, _| f(e))?;
                 ExprKind::SubLink(link)
             }
             ExprKind::Neg(e) => ExprKind::Neg(bx(e)?),

@@ -9,7 +9,7 @@ use super::expr::{ExprContext, coerce_to_bool, figure_colname};
 use super::{Binder, Scope, ScopeColumn, ident_name};
 use crate::bound::{
     AggCall, BoundQuery, Expr, ExprKind, JoinKind, LogicalPlan, OutputColumn, RowWait, SetOpKind,
-    SortKey, SubLinkKind,
+    SortKey,
 };
 
 /// An ORDER BY item: a select-list column, or an expression over the input.
@@ -793,17 +793,9 @@ impl Binder<'_> {
                 Err(PgError::new(SqlState::GROUPING_ERROR, message))
             }
             ExprKind::SubLink(mut link) => {
-                if let SubLinkKind::Quantified { test, .. } = &mut link.kind {
-                    let t = std::mem::replace(
-                        test,
-                        Box::new(Expr::constant(Value::Null, DataType::Unknown)),
-                    );
-                    **test = self.rewrite_over_groups(*t, groups, aggs, scope, outer)?;
-                }
-                link.args = std::mem::take(&mut link.args)
-                    .into_iter()
-                    .map(|a| self.rewrite_over_groups(a, groups, aggs, scope, true))
-                    .collect::<PgResult<_>>()?;
+                link.try_map_outer(&mut |x, is_arg| {
+                    self.rewrite_over_groups(x, groups, aggs, scope, outer || is_arg)
+                })?;
                 Ok(Expr::new(ExprKind::SubLink(link), e.ty))
             }
             _ => {
