@@ -415,9 +415,9 @@ fn regex_op(op: BinaryOp) -> Option<(bool, bool)> {
 }
 
 thread_local! {
-    /// Compiled patterns, by pattern and case-insensitivity: a scan matches one pattern
-    /// against every row.
-    static REGEXES: std::cell::RefCell<std::collections::HashMap<(String, bool), regex::Regex>> =
+    /// Compiled patterns, case-sensitive ones first, by pattern: a scan matches one
+    /// pattern against every row (looked up without allocating).
+    static REGEXES: std::cell::RefCell<[std::collections::HashMap<String, regex::Regex>; 2]> =
         Default::default();
 }
 
@@ -426,9 +426,8 @@ thread_local! {
 /// alternation, groups); back-references and lookaround, which it lacks, are 2201B.
 fn regex_matches(s: &str, pattern: &str, insensitive: bool) -> PgResult<bool> {
     REGEXES.with(|cache| {
-        let mut cache = cache.borrow_mut();
-        let key = (pattern.to_string(), insensitive);
-        if let Some(re) = cache.get(&key) {
+        let cache = &mut cache.borrow_mut()[usize::from(insensitive)];
+        if let Some(re) = cache.get(pattern) {
             return Ok(re.is_match(s));
         }
         let re = regex::RegexBuilder::new(pattern)
@@ -452,7 +451,7 @@ fn regex_matches(s: &str, pattern: &str, insensitive: bool) -> PgResult<bool> {
         if cache.len() >= 64 {
             cache.clear();
         }
-        cache.insert(key, re);
+        cache.insert(pattern.to_string(), re);
         Ok(matched)
     })
 }

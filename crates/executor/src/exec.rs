@@ -8,7 +8,7 @@ use access::heapam::{self, HeapScan};
 use access::nbtree::{BTree, BTreeScan, RootCache, ScanDirection};
 use common::{DataType, ItemPointer, PgError, PgResult, SqlState, Value};
 use planner::Plan;
-use sql::bound::{AggCall, Expr, JoinKind, SetOpKind, SortKey};
+use sql::bound::{AggCall, Expr, JoinKind, SortKey};
 use storage::bufmgr::BufferPool;
 
 use crate::agg::Accumulator;
@@ -176,7 +176,6 @@ fn build_node<'a>(plan: &'a Plan, env: Env<'a>) -> PgResult<Box<dyn Operator + '
             current: None,
             pos: 0,
             matched: false,
-            tx: env.tx,
         }),
         Plan::IndexNestLoop {
             left,
@@ -229,14 +228,14 @@ fn build_node<'a>(plan: &'a Plan, env: Env<'a>) -> PgResult<Box<dyn Operator + '
                 .into(),
         }),
         Plan::SetOp {
-            kind,
+            intersect,
             all,
             left,
             right,
         } => Box::new(SetOpOp {
             left: build(left, env)?,
             right: Some(build(right, env)?),
-            kind: *kind,
+            intersect: *intersect,
             all: *all,
             counts: BTreeMap::new(),
         }),
@@ -950,7 +949,6 @@ struct NestedLoopOp<'a> {
     current: Option<Row>,
     pos: usize,
     matched: bool,
-    tx: &'a txn::Tx,
 }
 
 impl Operator for NestedLoopOp<'_> {
@@ -971,7 +969,7 @@ impl Operator for NestedLoopOp<'_> {
             }
             let left = self.current.as_ref().expect("set above");
             while self.pos < self.right_rows.len() {
-                self.tx.check_for_interrupts()?;
+                self.env.tx.check_for_interrupts()?;
                 let right = &self.right_rows[self.pos];
                 self.pos += 1;
                 let mut row = Vec::with_capacity(left.len() + right.len());
@@ -1117,7 +1115,8 @@ struct SetOpOp<'a> {
     left: Box<dyn Operator + 'a>,
     /// Until it has been counted.
     right: Option<Box<dyn Operator + 'a>>,
-    kind: SetOpKind,
+    /// INTERSECT, else EXCEPT.
+    intersect: bool,
     all: bool,
     /// Per distinct row: the right side's count (INTERSECT), or for EXCEPT the count
     /// with -1 marking a row already passed.
@@ -1133,38 +1132,35 @@ impl Operator for SetOpOp<'_> {
         }
         while let Some(row) = self.left.next()? {
             let key = RowKey(row);
-            let pass = match (self.kind, self.all) {
-                (SetOpKind::Intersect, true) => match self.counts.get_mut(&key) {
+            let pass = match (self.intersect, self.all) {
+                (true, true) => match self.counts.get_mut(&key) {
                     Some(n) if *n > 0 => {
                         *n -= 1;
                         true
                     }
                     _ => false,
                 },
-                (SetOpKind::Intersect, false) => match self.counts.get_mut(&key) {
+                (true, false) => match self.counts.get_mut(&key) {
                     Some(n) if *n > 0 => {
                         *n = 0;
                         true
                     }
                     _ => false,
                 },
-                (SetOpKind::Except, true) => match self.counts.get_mut(&key) {
+                (false, true) => match self.counts.get_mut(&key) {
                     Some(n) if *n > 0 => {
                         *n -= 1;
                         false
                     }
                     _ => true,
                 },
-                (SetOpKind::Except, false) => match self.counts.get(&key) {
+                (false, false) => match self.counts.get(&key) {
                     Some(_) => false,
                     None => {
                         self.counts.insert(key.clone(), -1);
                         true
                     }
                 },
-                (SetOpKind::Union, _) => {
-                    return Err(PgError::internal("UNION is planned as an Append"));
-                }
             };
             if pass {
                 return Ok(Some(key.0));

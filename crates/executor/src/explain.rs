@@ -28,7 +28,7 @@ use common::{DataType, PgResult, Value};
 use planner::{Plan, PlannedStatement};
 use sql::bound::{
     AggCall, AggFunc, BinaryOp, ExplainOptions, Expr, ExprKind, JoinKind, LogicalPlan,
-    OutputColumn, ScalarFunc, SetOpKind, SubLinkKind,
+    OutputColumn, ScalarFunc, SubLinkKind,
 };
 
 use crate::eval::Row;
@@ -162,10 +162,7 @@ pub fn explain(
                 };
                 let t0 = Instant::now();
                 let mut op = crate::exec::build(source, env)?;
-                let mut rows = Vec::new();
-                while let Some(row) = op.next()? {
-                    rows.push(row);
-                }
+                let rows = crate::exec::collect(op.as_mut())?;
                 drop(op);
                 let n_inserted = rows.len() as u64;
                 let out = crate::dml::insert(
@@ -250,6 +247,13 @@ fn tables_read(plan: &Plan) -> usize {
         // it qualifies column names even with one table.
         Plan::Append { .. } | Plan::SetOp { .. } => below.max(2),
         _ => below,
+    }
+}
+
+fn nested_loop(kind: JoinKind) -> &'static str {
+    match kind {
+        JoinKind::Inner => "Nested Loop",
+        JoinKind::Left => "Nested Loop Left Join",
     }
 }
 
@@ -691,11 +695,7 @@ impl Renderer {
                     children: vec![r],
                     subplans: vec![],
                 };
-                let name = match kind {
-                    JoinKind::Inner => "Nested Loop",
-                    JoinKind::Left => "Nested Loop Left Join",
-                };
-                node(name.into(), details, vec![l, inner])
+                node(nested_loop(*kind).into(), details, vec![l, inner])
             }
             Plan::IndexNestLoop {
                 left,
@@ -718,12 +718,11 @@ impl Renderer {
                 let l = self.shown(left);
                 // The inner scan's own quals name its columns bare; the outer value it
                 // looks up is qualified (PostgreSQL shows the Param's outer column).
-                let inner_names: Vec<String> =
-                    table.columns.iter().map(|c| c.name.clone()).collect();
+                let bare: Vec<String> = table.columns.iter().map(|c| c.name.clone()).collect();
                 let key_col = index
                     .columns
                     .first()
-                    .and_then(|c| inner_names.get(*c))
+                    .and_then(|c| bare.get(*c))
                     .cloned()
                     .unwrap_or_default();
                 let mut inner_details = vec![format!(
@@ -731,7 +730,7 @@ impl Renderer {
                     deparse(outer_key, &left_names)
                 )];
                 if let Some(f) = inner_filter {
-                    inner_details.push(format!("Filter: {}", deparse(f, &inner_names)));
+                    inner_details.push(format!("Filter: {}", deparse(f, &bare)));
                 }
                 // The lookups run inside the join's operator: no counts of their own.
                 let inner = Shown {
@@ -741,11 +740,7 @@ impl Renderer {
                     children: vec![],
                     subplans: vec![],
                 };
-                let name = match kind {
-                    JoinKind::Inner => "Nested Loop",
-                    JoinKind::Left => "Nested Loop Left Join",
-                };
-                node(name.into(), details, vec![l, inner])
+                node(nested_loop(*kind).into(), details, vec![l, inner])
             }
             Plan::Aggregate {
                 input, group_by, ..
@@ -807,16 +802,13 @@ impl Renderer {
                 node("Append".into(), vec![], children)
             }
             Plan::SetOp {
-                kind,
+                intersect,
                 all,
                 left,
                 right,
             } => {
                 let children = vec![self.shown(left), self.shown(right)];
-                let kind = match kind {
-                    SetOpKind::Intersect => "Intersect",
-                    _ => "Except",
-                };
+                let kind = if *intersect { "Intersect" } else { "Except" };
                 let all = if *all { " All" } else { "" };
                 node(format!("HashSetOp {kind}{all}"), vec![], children)
             }

@@ -40,12 +40,13 @@ struct Entry {
 enum Cached {
     Exists(bool),
     Scalar(Value),
-    /// The rows' one value each; `set` holds them for lookups when the comparison is
-    /// plain equality of one type.
-    Values {
-        values: Vec<Value>,
-        set: Option<BTreeSet<RowKey>>,
+    /// The rows' one value each, compared one by one.
+    Rows(Vec<Value>),
+    /// `= ANY` comparing one type: the rows' non-NULL values, for lookups.
+    Set {
+        set: BTreeSet<RowKey>,
         has_null: bool,
+        empty: bool,
     },
 }
 
@@ -125,47 +126,47 @@ pub(crate) fn eval_sublink(link: &SubLink, row: &[Value], env: &Env) -> PgResult
                     while let Some(r) = op.next()? {
                         values.push(r.into_iter().next().unwrap_or(Value::Null));
                     }
-                    let has_null = values.iter().any(Value::is_null);
-                    let set = plain_equality(cmp).then(|| {
-                        values
-                            .iter()
+                    if *all || !plain_equality(cmp) {
+                        return Ok(Cached::Rows(values));
+                    }
+                    Ok(Cached::Set {
+                        empty: values.is_empty(),
+                        has_null: values.iter().any(Value::is_null),
+                        set: values
+                            .into_iter()
                             .filter(|v| !v.is_null())
-                            .map(|v| RowKey(vec![v.clone()]))
-                            .collect()
-                    });
-                    Ok(Cached::Values {
-                        values,
-                        set,
-                        has_null,
+                            .map(|v| RowKey(vec![v]))
+                            .collect(),
                     })
                 })?;
-                let Cached::Values {
-                    values,
-                    set,
-                    has_null,
-                } = &*result
-                else {
-                    return Err(PgError::internal("cached ANY/ALL rows of another kind"));
-                };
-                if let (Some(set), false) = (set, *all) {
+                match &*result {
                     // `t = ANY (rows)`: true if found; else NULL if t or a row is NULL
                     // (and there are rows); else false.
-                    return Ok(if values.is_empty() {
-                        Value::Bool(false)
-                    } else if t.is_null() {
-                        Value::Null
-                    } else if set.contains(&RowKey(vec![t])) {
-                        Value::Bool(true)
-                    } else if *has_null {
-                        Value::Null
-                    } else {
-                        Value::Bool(false)
-                    });
-                }
-                for v in values {
-                    if let Some(done) = acc.add(env.eval(cmp, &[t.clone(), v.clone()])?) {
-                        return Ok(done);
+                    Cached::Set {
+                        empty,
+                        has_null,
+                        set,
+                    } => {
+                        return Ok(if *empty {
+                            Value::Bool(false)
+                        } else if t.is_null() {
+                            Value::Null
+                        } else if set.contains(&RowKey(vec![t])) {
+                            Value::Bool(true)
+                        } else if *has_null {
+                            Value::Null
+                        } else {
+                            Value::Bool(false)
+                        });
                     }
+                    Cached::Rows(values) => {
+                        for v in values {
+                            if let Some(done) = acc.add(env.eval(cmp, &[t.clone(), v.clone()])?) {
+                                return Ok(done);
+                            }
+                        }
+                    }
+                    _ => return Err(PgError::internal("cached ANY/ALL rows of another kind")),
                 }
             } else {
                 let mut op = build(&entry.plan, sub_env)?;

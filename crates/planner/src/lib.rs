@@ -114,7 +114,8 @@ pub enum Plan {
     /// INTERSECT / EXCEPT [ALL]: the right side's rows counted, then the left side's
     /// passed on or not by those counts, in the left side's order.
     SetOp {
-        kind: SetOpKind,
+        /// INTERSECT, else EXCEPT (a UNION is an Append).
+        intersect: bool,
         all: bool,
         left: Box<Plan>,
         right: Box<Plan>,
@@ -368,7 +369,7 @@ pub fn plan_query(lp: LogicalPlan) -> Plan {
             left,
             right,
         } => Plan::SetOp {
-            kind,
+            intersect: kind == SetOpKind::Intersect,
             all,
             left: b(left),
             right: b(right),

@@ -95,12 +95,12 @@ impl Binder<'_> {
                 identity: None,
             };
             let idx = columns.len();
+            let has_default = def
+                .options
+                .iter()
+                .any(|o| matches!(o.option, ast::ColumnOption::Default(_)));
             if let Some(ty) = serial {
-                if def
-                    .options
-                    .iter()
-                    .any(|o| matches!(o.option, ast::ColumnOption::Default(_)))
-                {
+                if has_default {
                     return Err(PgError::syntax(format!(
                         "multiple default values specified for column \"{}\" of table \"{name}\"",
                         col.name
@@ -130,12 +130,7 @@ impl Binder<'_> {
                                 col.name
                             )));
                         }
-                        if serial.is_some()
-                            || def
-                                .options
-                                .iter()
-                                .any(|o| matches!(o.option, ast::ColumnOption::Default(_)))
-                        {
+                        if serial.is_some() || has_default {
                             return Err(PgError::syntax(format!(
                                 "both default and identity specified for column \"{}\" of table \"{name}\"",
                                 col.name
