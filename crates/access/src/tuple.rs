@@ -35,6 +35,9 @@
 //! Decoding never panics: bytes that do not fit the format are an error with
 //! [`SqlState::DATA_CORRUPTED`]; callers add where the tuple came from.
 
+use std::sync::Arc;
+
+use common::array::{Array, Dim};
 use common::datetime::{Date, Interval, Timestamp, TimestampTz};
 use common::ids::{BlockNumber, ItemPointer};
 use common::limits::MAX_COLUMNS;
@@ -261,42 +264,10 @@ pub fn encode(values: &[Value], types: &[DataType]) -> PgResult<Vec<u8>> {
         if has_null {
             out[HEAP_TUPLE_HEADER_SIZE + i / 8] |= 1 << (i % 8);
         }
-        match (ty, v) {
-            (DataType::Bool, Value::Bool(b)) => out.push(*b as u8),
-            (DataType::Int2, Value::Int2(x)) => out.extend_from_slice(&x.to_le_bytes()),
-            (DataType::Int4, Value::Int4(x)) => out.extend_from_slice(&x.to_le_bytes()),
-            (DataType::Int8, Value::Int8(x)) => out.extend_from_slice(&x.to_le_bytes()),
-            (DataType::Float4, Value::Float4(x)) => out.extend_from_slice(&x.to_le_bytes()),
-            (DataType::Float8, Value::Float8(x)) => out.extend_from_slice(&x.to_le_bytes()),
-            (DataType::Date, Value::Date(d)) => out.extend_from_slice(&d.0.to_le_bytes()),
-            (DataType::Timestamp, Value::Timestamp(t)) => out.extend_from_slice(&t.0.to_le_bytes()),
-            (DataType::TimestampTz, Value::TimestampTz(t)) => {
-                out.extend_from_slice(&t.0.to_le_bytes())
-            }
-            (DataType::Interval, Value::Interval(iv)) => {
-                out.extend_from_slice(&iv.micros.to_le_bytes());
-                out.extend_from_slice(&iv.days.to_le_bytes());
-                out.extend_from_slice(&iv.months.to_le_bytes());
-            }
-            (DataType::Numeric(_), Value::Numeric(n)) => {
-                infomask |= HEAP_HASVARWIDTH;
-                n.encode(&mut out);
-            }
-            (DataType::Uuid, Value::Uuid(u)) => out.extend_from_slice(u),
-            (DataType::Bytea, Value::Bytea(b)) => {
-                infomask |= HEAP_HASVARWIDTH;
-                let len = u32::try_from(b.len()).map_err(|_| row_too_big(b.len()))?;
-                out.extend_from_slice(&len.to_le_bytes());
-                out.extend_from_slice(b);
-            }
-            (DataType::Text | DataType::Varchar(_) | DataType::Unknown, Value::Text(s))
-            | (DataType::Bpchar(_), Value::Bpchar(s)) => {
-                infomask |= HEAP_HASVARWIDTH;
-                let len = u32::try_from(s.len()).map_err(|_| row_too_big(s.len()))?;
-                out.extend_from_slice(&len.to_le_bytes());
-                out.extend_from_slice(s.as_bytes());
-            }
-            _ => return Err(mismatch(i, ty, v)),
+        match put_datum(ty, v, &mut out)? {
+            None => return Err(mismatch(i, ty, v)),
+            Some(true) => infomask |= HEAP_HASVARWIDTH,
+            Some(false) => {}
         }
         if out.len() > MAX_HEAP_TUPLE_SIZE {
             // Stop copying early; report the full size as PostgreSQL does.
@@ -324,6 +295,177 @@ pub fn encode(values: &[Value], types: &[DataType]) -> PgResult<Vec<u8>> {
     Ok(out)
 }
 
+/// Append one non-NULL value of type `ty`: `Some(true)` if it is of variable width,
+/// `None` if the value is not of that type (a caller bug).
+fn put_datum(ty: &DataType, v: &Value, out: &mut Vec<u8>) -> PgResult<Option<bool>> {
+    match (ty, v) {
+        (DataType::Bool, Value::Bool(b)) => out.push(*b as u8),
+        (DataType::Int2, Value::Int2(x)) => out.extend_from_slice(&x.to_le_bytes()),
+        (DataType::Int4, Value::Int4(x)) => out.extend_from_slice(&x.to_le_bytes()),
+        (DataType::Int8, Value::Int8(x)) => out.extend_from_slice(&x.to_le_bytes()),
+        (DataType::Float4, Value::Float4(x)) => out.extend_from_slice(&x.to_le_bytes()),
+        (DataType::Float8, Value::Float8(x)) => out.extend_from_slice(&x.to_le_bytes()),
+        (DataType::Date, Value::Date(d)) => out.extend_from_slice(&d.0.to_le_bytes()),
+        (DataType::Timestamp, Value::Timestamp(t)) => out.extend_from_slice(&t.0.to_le_bytes()),
+        (DataType::TimestampTz, Value::TimestampTz(t)) => out.extend_from_slice(&t.0.to_le_bytes()),
+        (DataType::Interval, Value::Interval(iv)) => {
+            out.extend_from_slice(&iv.micros.to_le_bytes());
+            out.extend_from_slice(&iv.days.to_le_bytes());
+            out.extend_from_slice(&iv.months.to_le_bytes());
+        }
+        (DataType::Numeric(_), Value::Numeric(n)) => {
+            n.encode(out);
+        }
+        (DataType::Uuid, Value::Uuid(u)) => out.extend_from_slice(u),
+        (DataType::Bytea, Value::Bytea(b)) => {
+            let len = u32::try_from(b.len()).map_err(|_| row_too_big(b.len()))?;
+            out.extend_from_slice(&len.to_le_bytes());
+            out.extend_from_slice(b);
+        }
+        (DataType::Text | DataType::Varchar(_) | DataType::Unknown, Value::Text(s))
+        | (DataType::Bpchar(_), Value::Bpchar(s)) => {
+            let len = u32::try_from(s.len()).map_err(|_| row_too_big(s.len()))?;
+            out.extend_from_slice(&len.to_le_bytes());
+            out.extend_from_slice(s.as_bytes());
+        }
+        (DataType::Oid, Value::Oid(o)) | (DataType::Reg(_), Value::Reg(_, o)) => {
+            out.extend_from_slice(&o.to_le_bytes())
+        }
+        (DataType::Array(at), Value::Array(a)) => return put_array(a, &at.elem(), out),
+        _ => return Ok(None),
+    }
+    Ok(Some(matches!(
+        ty,
+        DataType::Numeric(_)
+            | DataType::Bytea
+            | DataType::Text
+            | DataType::Varchar(_)
+            | DataType::Unknown
+            | DataType::Bpchar(_)
+            | DataType::Array(_)
+    )))
+}
+
+/// An array: its byte length, the number of dimensions, each dimension's length and
+/// lower bound, a bitmap of the elements that are not NULL, then those elements.
+fn put_array(a: &Array, elem: &DataType, out: &mut Vec<u8>) -> PgResult<Option<bool>> {
+    let start = out.len();
+    out.extend_from_slice(&0u32.to_le_bytes());
+    out.push(a.dims.len() as u8);
+    for d in &a.dims {
+        out.extend_from_slice(&d.len.to_le_bytes());
+        out.extend_from_slice(&d.lower.to_le_bytes());
+    }
+    let bitmap = out.len();
+    out.resize(bitmap + a.items.len().div_ceil(8), 0);
+    for (i, item) in a.items.iter().enumerate() {
+        if item.is_null() {
+            continue;
+        }
+        out[bitmap + i / 8] |= 1 << (i % 8);
+        if put_datum(elem, item, out)?.is_none() {
+            return Ok(None);
+        }
+    }
+    let len = out.len() - start - 4;
+    let len = u32::try_from(len).map_err(|_| row_too_big(len))?;
+    out[start..start + 4].copy_from_slice(&len.to_le_bytes());
+    Ok(Some(true))
+}
+
+/// Read one non-NULL value of type `ty` (column `i`, for errors).
+fn get_datum(ty: &DataType, r: &mut Reader<'_>, i: usize) -> PgResult<Value> {
+    Ok(match ty {
+        DataType::Bool => match r.array::<1>("bool")?[0] {
+            0 => Value::Bool(false),
+            1 => Value::Bool(true),
+            b => return Err(corrupt(format!("column {} is a bool of {b}", i + 1))),
+        },
+        DataType::Int2 => Value::Int2(i16::from_le_bytes(r.array("int2")?)),
+        DataType::Int4 => Value::Int4(i32::from_le_bytes(r.array("int4")?)),
+        DataType::Int8 => Value::Int8(i64::from_le_bytes(r.array("int8")?)),
+        DataType::Float4 => Value::Float4(f32::from_le_bytes(r.array("float4")?)),
+        DataType::Float8 => Value::Float8(f64::from_le_bytes(r.array("float8")?)),
+        DataType::Date => Value::Date(Date(i32::from_le_bytes(r.array("date")?))),
+        DataType::Timestamp => {
+            Value::Timestamp(Timestamp(i64::from_le_bytes(r.array("timestamp")?)))
+        }
+        DataType::TimestampTz => {
+            Value::TimestampTz(TimestampTz(i64::from_le_bytes(r.array("timestamptz")?)))
+        }
+        DataType::Interval => Value::Interval(Interval {
+            micros: i64::from_le_bytes(r.array("interval")?),
+            days: i32::from_le_bytes(r.array("interval")?),
+            months: i32::from_le_bytes(r.array("interval")?),
+        }),
+        DataType::Uuid => Value::Uuid(r.array("uuid")?),
+        DataType::Bytea => {
+            let len = u32::from_le_bytes(r.array("bytea length")?) as usize;
+            Value::Bytea(r.take(len, "bytea")?.to_vec())
+        }
+        DataType::Numeric(_) => {
+            let rest = &r.bytes[r.pos..];
+            let (n, used) = Numeric::decode(rest)
+                .ok_or_else(|| corrupt(format!("column {} is not a valid numeric", i + 1)))?;
+            r.take(used, "numeric")?;
+            Value::Numeric(n)
+        }
+        DataType::Text | DataType::Varchar(_) | DataType::Unknown | DataType::Bpchar(_) => {
+            let len = u32::from_le_bytes(r.array("text length")?) as usize;
+            let raw = r.take(len, "text")?;
+            let s = std::str::from_utf8(raw)
+                .map_err(|e| corrupt(format!("column {} is not UTF-8: {e}", i + 1)))?
+                .to_owned();
+            if matches!(ty, DataType::Bpchar(_)) {
+                Value::Bpchar(s)
+            } else {
+                Value::Text(s)
+            }
+        }
+        DataType::Oid => Value::Oid(u32::from_le_bytes(r.array("oid")?)),
+        DataType::Reg(kind) => Value::Reg(*kind, u32::from_le_bytes(r.array("oid")?)),
+        DataType::Array(at) => get_array(r, &at.elem(), i)?,
+    })
+}
+
+/// Read back what [`put_array`] wrote.
+fn get_array(r: &mut Reader<'_>, elem: &DataType, i: usize) -> PgResult<Value> {
+    let len = u32::from_le_bytes(r.array("array length")?) as usize;
+    let end = r.pos + len;
+    let [ndims] = r.array::<1>("array dimensions")?;
+    let mut dims = Vec::with_capacity(ndims as usize);
+    let mut count = 1usize;
+    for _ in 0..ndims {
+        let len = i32::from_le_bytes(r.array("array dimension")?);
+        let lower = i32::from_le_bytes(r.array("array lower bound")?);
+        count = count.saturating_mul(usize::try_from(len).unwrap_or(usize::MAX));
+        dims.push(Dim { len, lower });
+    }
+    if ndims == 0 {
+        count = 0;
+    }
+    if count > len * 8 {
+        return Err(corrupt(format!("column {} has a bad array size", i + 1)));
+    }
+    let bitmap = r.take(count.div_ceil(8), "array null bitmap")?;
+    let mut items = Vec::with_capacity(count);
+    for k in 0..count {
+        if bitmap[k / 8] & (1 << (k % 8)) == 0 {
+            items.push(Value::Null);
+        } else {
+            items.push(get_datum(elem, r, i)?);
+        }
+    }
+    if r.pos != end {
+        return Err(corrupt(format!("column {} has a bad array length", i + 1)));
+    }
+    Ok(Value::Array(Arc::new(Array {
+        elem: elem.oid(),
+        dims,
+        items,
+    })))
+}
+
 /// Bytes a value takes in the data area (for the size in "row is too big").
 fn encoded_len(v: &Value, ty: &DataType) -> usize {
     match v {
@@ -331,6 +473,11 @@ fn encoded_len(v: &Value, ty: &DataType) -> usize {
         Value::Text(s) | Value::Bpchar(s) => 4 + s.len(),
         Value::Bytea(b) => 4 + b.len(),
         Value::Numeric(n) => n.encoded_size(),
+        Value::Array(a) => {
+            let mut out = vec![];
+            put_array(a, &ty.elem().unwrap_or(DataType::Unknown), &mut out).ok();
+            out.len()
+        }
         _ => ty.typlen().max(0) as usize,
     }
 }
@@ -360,54 +507,7 @@ pub fn decode(bytes: &[u8], types: &[DataType]) -> PgResult<Vec<Value>> {
             values.push(Value::Null);
             continue;
         }
-        let v = match ty {
-            DataType::Bool => match r.array::<1>("bool")?[0] {
-                0 => Value::Bool(false),
-                1 => Value::Bool(true),
-                b => return Err(corrupt(format!("column {} is a bool of {b}", i + 1))),
-            },
-            DataType::Int2 => Value::Int2(i16::from_le_bytes(r.array("int2")?)),
-            DataType::Int4 => Value::Int4(i32::from_le_bytes(r.array("int4")?)),
-            DataType::Int8 => Value::Int8(i64::from_le_bytes(r.array("int8")?)),
-            DataType::Float4 => Value::Float4(f32::from_le_bytes(r.array("float4")?)),
-            DataType::Float8 => Value::Float8(f64::from_le_bytes(r.array("float8")?)),
-            DataType::Date => Value::Date(Date(i32::from_le_bytes(r.array("date")?))),
-            DataType::Timestamp => {
-                Value::Timestamp(Timestamp(i64::from_le_bytes(r.array("timestamp")?)))
-            }
-            DataType::TimestampTz => {
-                Value::TimestampTz(TimestampTz(i64::from_le_bytes(r.array("timestamptz")?)))
-            }
-            DataType::Interval => Value::Interval(Interval {
-                micros: i64::from_le_bytes(r.array("interval")?),
-                days: i32::from_le_bytes(r.array("interval")?),
-                months: i32::from_le_bytes(r.array("interval")?),
-            }),
-            DataType::Uuid => Value::Uuid(r.array("uuid")?),
-            DataType::Bytea => {
-                let len = u32::from_le_bytes(r.array("bytea length")?) as usize;
-                Value::Bytea(r.take(len, "bytea")?.to_vec())
-            }
-            DataType::Numeric(_) => {
-                let rest = &bytes[r.pos..];
-                let (n, used) = Numeric::decode(rest)
-                    .ok_or_else(|| corrupt(format!("column {} is not a valid numeric", i + 1)))?;
-                r.take(used, "numeric")?;
-                Value::Numeric(n)
-            }
-            DataType::Text | DataType::Varchar(_) | DataType::Unknown | DataType::Bpchar(_) => {
-                let len = u32::from_le_bytes(r.array("text length")?) as usize;
-                let raw = r.take(len, "text")?;
-                let s = std::str::from_utf8(raw)
-                    .map_err(|e| corrupt(format!("column {} is not UTF-8: {e}", i + 1)))?
-                    .to_owned();
-                if matches!(ty, DataType::Bpchar(_)) {
-                    Value::Bpchar(s)
-                } else {
-                    Value::Text(s)
-                }
-            }
-        };
+        let v = get_datum(ty, &mut r, i)?;
         values.push(v);
     }
     if r.pos != bytes.len() {

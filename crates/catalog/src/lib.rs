@@ -333,6 +333,21 @@ fn unique_name(cur: &CatalogSnapshot, base: &str, taken: &[String], also: &str) 
     name
 }
 
+/// Myriad's btrees order scalar keys only: an index over an array column is refused.
+fn check_key_types(columns: &[ColumnDesc], keys: &[usize]) -> PgResult<()> {
+    for &k in keys {
+        if let Some(c) = columns.get(k)
+            && matches!(c.ty, common::DataType::Array(_))
+        {
+            return Err(PgError::unsupported(format!(
+                "an index over array column \"{}\"",
+                c.name
+            )));
+        }
+    }
+    Ok(())
+}
+
 fn lookup_failed(oid: Oid) -> PgError {
     PgError::internal(format!("cache lookup failed for relation {oid}"))
 }
@@ -409,6 +424,7 @@ impl Catalog {
         let mut taken: Vec<String> = Vec::new();
         let mut indexes = Vec::with_capacity(new.keys.len());
         for (n, k) in new.keys.into_iter().enumerate() {
+            check_key_types(&new.columns, &k.columns)?;
             let name = match k.name {
                 Some(n) => {
                     if cur.relation_exists(&n) || taken.contains(&n) || n == new.name {
@@ -599,6 +615,7 @@ impl Catalog {
         let t = cur
             .table_by_oid(table)
             .ok_or_else(|| lookup_failed(table))?;
+        check_key_types(&t.columns, &new.columns)?;
         let name = relation_name(&cur, new.name.clone(), || cur.choose_index_name(t, &new))?;
         let oid = cur.next_oid;
         let index = IndexDesc {
@@ -661,6 +678,7 @@ impl Catalog {
         make_storage: impl FnOnce(&IndexDesc) -> PgResult<()>,
     ) -> PgResult<IndexDesc> {
         self.alter_table(table, |cur, t| {
+            check_key_types(&t.columns, &key.columns)?;
             let name = relation_name(cur, key.name.clone(), || cur.choose_key_name(t, &key))?;
             let oid = cur.next_oid;
             let index = IndexDesc {

@@ -3,8 +3,8 @@
 //! They are not stored: each names a fixed set of columns, and the executor fills the
 //! rows from the live state when the view is scanned. Myriad's own statistics views
 //! (`myriad_stat_*`) have one row; `pg_locks` and `pg_stat_activity` are PostgreSQL's,
-//! with its column names (oid and xid columns are `bigint`, and timestamp columns are
-//! left out, until those types exist). A user table of the same name takes precedence
+//! with its column names (their oid and xid columns are `bigint`, and timestamp
+//! columns are left out). The catalogs' OID columns are of type `oid`. A user table of the same name takes precedence
 //! (PostgreSQL would search `pg_catalog` first).
 
 use std::sync::Arc;
@@ -80,9 +80,33 @@ impl SystemView {
         }
     }
 
+    /// The view's OID: PostgreSQL's, for the catalogs it has (`'pg_class'::regclass`
+    /// is 1259 on both); Myriad's own views take OIDs from the range PostgreSQL
+    /// leaves to initdb's views (below 16384, where no user object goes).
+    pub fn oid(self) -> common::Oid {
+        match self {
+            SystemView::PgNamespace => 2615,
+            SystemView::PgClass => 1259,
+            SystemView::PgType => 1247,
+            SystemView::PgDatabase => 1262,
+            SystemView::PgAttribute => 1249,
+            SystemView::PgAm => 2601,
+            SystemView::PgIndex => 2610,
+            SystemView::PgLocks => 12000,
+            SystemView::PgStatActivity => 12001,
+            SystemView::StatFd => 12100,
+            SystemView::StatBuffers => 12101,
+            SystemView::StatWal => 12102,
+        }
+    }
+
+    pub fn by_oid(oid: common::Oid) -> Option<SystemView> {
+        SystemView::ALL.into_iter().find(|v| v.oid() == oid)
+    }
+
     /// Column names and types, in order.
     pub fn columns(self) -> &'static [(&'static str, DataType)] {
-        use DataType::{Bool, Float4, Int2, Int4, Int8, Text};
+        use DataType::{Bool, Float4, Int2, Int4, Int8, Oid, Text};
         match self {
             SystemView::StatFd => &[
                 ("max_open_files", Int8),
@@ -141,12 +165,12 @@ impl SystemView {
                 ("query", Text),
                 ("backend_type", Text),
             ],
-            // OIDs are int8 (Myriad has no `oid` type); `name` and `"char"` columns text.
-            SystemView::PgNamespace => &[("oid", Int8), ("nspname", Text), ("nspowner", Int8)],
-            SystemView::PgAm => &[("oid", Int8), ("amname", Text), ("amtype", Text)],
+            // `name` and `"char"` columns are text.
+            SystemView::PgNamespace => &[("oid", Oid), ("nspname", Text), ("nspowner", Oid)],
+            SystemView::PgAm => &[("oid", Oid), ("amname", Text), ("amtype", Text)],
             SystemView::PgIndex => &[
-                ("indexrelid", Int8),
-                ("indrelid", Int8),
+                ("indexrelid", Oid),
+                ("indrelid", Oid),
                 ("indnatts", Int2),
                 ("indnkeyatts", Int2),
                 ("indisunique", Bool),
@@ -162,12 +186,12 @@ impl SystemView {
                 ("indisreplident", Bool),
             ],
             SystemView::PgClass => &[
-                ("oid", Int8),
+                ("oid", Oid),
                 ("relname", Text),
-                ("relnamespace", Int8),
-                ("reltype", Int8),
-                ("relowner", Int8),
-                ("relam", Int8),
+                ("relnamespace", Oid),
+                ("reltype", Oid),
+                ("relowner", Oid),
+                ("relam", Oid),
                 ("relpages", Int4),
                 ("reltuples", Float4),
                 ("relhasindex", Bool),
@@ -176,17 +200,20 @@ impl SystemView {
                 ("relnatts", Int2),
             ],
             SystemView::PgType => &[
-                ("oid", Int8),
+                ("oid", Oid),
                 ("typname", Text),
-                ("typnamespace", Int8),
+                ("typnamespace", Oid),
                 ("typlen", Int2),
                 ("typtype", Text),
                 ("typcategory", Text),
+                ("typelem", Oid),
+                ("typarray", Oid),
+                ("typcollation", Oid),
             ],
             SystemView::PgAttribute => &[
-                ("attrelid", Int8),
+                ("attrelid", Oid),
                 ("attname", Text),
-                ("atttypid", Int8),
+                ("atttypid", Oid),
                 ("attlen", Int2),
                 ("attnum", Int2),
                 ("atttypmod", Int4),
@@ -196,9 +223,9 @@ impl SystemView {
                 ("attisdropped", Bool),
             ],
             SystemView::PgDatabase => &[
-                ("oid", Int8),
+                ("oid", Oid),
                 ("datname", Text),
-                ("datdba", Int8),
+                ("datdba", Oid),
                 ("encoding", Int4),
                 ("datcollate", Text),
                 ("datctype", Text),

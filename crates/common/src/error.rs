@@ -66,6 +66,9 @@ impl SqlState {
     pub const DUPLICATE_OBJECT: SqlState = SqlState("42710");
     /// An expression whose type does not fit where it is used.
     pub const DATATYPE_MISMATCH: SqlState = SqlState("42804");
+    pub const ARRAY_SUBSCRIPT_ERROR: SqlState = SqlState("2202E");
+    pub const DATA_EXCEPTION: SqlState = SqlState("22000");
+    pub const NULL_VALUE_NOT_ALLOWED: SqlState = SqlState("22004");
     /// A cast that does not exist (`cannot cast type boolean to bigint`).
     pub const CANNOT_COERCE: SqlState = SqlState("42846");
     /// An operator with no implementation for its argument types.

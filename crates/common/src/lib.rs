@@ -9,10 +9,12 @@
 //! - [`datetime`]: `date`, `timestamp`, `timestamptz`, `interval` and time zones, with
 //!   PostgreSQL's text and binary formats, arithmetic and functions.
 //! - [`value`]: [`Value`], one SQL datum, with PostgreSQL's text input and output.
+//! - [`array`]: [`array::Array`], PostgreSQL's arrays, their text form and order.
 //! - [`numeric`]: [`numeric::Numeric`], PostgreSQL's exact decimal type and its arithmetic.
 //! - [`error`]: [`PgError`], a user-facing error carrying a SQLSTATE, message, detail, hint
 //!   and cursor position, mapped one-to-one onto the wire's ErrorResponse.
 
+pub mod array;
 pub mod datetime;
 pub mod error;
 pub mod ids;

@@ -19,3 +19,6 @@ pub const DEFAULT_BUFFER_POOL_PAGES: usize = 2048;
 
 /// Most columns in one index (PostgreSQL's `INDEX_MAX_KEYS`).
 pub const INDEX_MAX_KEYS: usize = 32;
+
+/// Most dimensions an array may have (PostgreSQL's `MAXDIM`).
+pub const MAX_ARRAY_DIMS: usize = 6;

@@ -35,7 +35,31 @@ pub enum DataType {
     Uuid,
     /// `bytea`: a byte string, shown in PostgreSQL's hex format (`\x0102`).
     Bytea,
+    /// `oid`: an unsigned 32-bit object identifier.
+    Oid,
+    /// `regclass`, `regtype`, `regnamespace`: an OID that reads and prints as the name
+    /// of a relation, a type or a schema ([`crate::value::RegKind`]).
+    Reg(crate::value::RegKind),
+    /// An array of `elem` (PostgreSQL's `_int4`, ...): any number of dimensions, as in
+    /// PostgreSQL, of elements of one type. `typmod` is the elements' (and, as in
+    /// PostgreSQL's `atttypmod`, the array column's) type modifier.
+    Array(ArrayType),
     Unknown,
+}
+
+/// The element type of an array type: the element's OID and type modifier (a plain
+/// `Copy` pair so that [`DataType`] stays `Copy`; [`ArrayType::elem`] rebuilds it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ArrayType {
+    pub elem_oid: Oid,
+    pub typmod: i32,
+}
+
+impl ArrayType {
+    /// The element type.
+    pub fn elem(&self) -> DataType {
+        DataType::from_oid(self.elem_oid, self.typmod).unwrap_or(DataType::Unknown)
+    }
 }
 
 /// PostgreSQL type OIDs (from `pg_type.dat`), sent in RowDescription.
@@ -58,6 +82,44 @@ pub mod oids {
     pub const INTERVAL: Oid = 1186;
     pub const NUMERIC: Oid = 1700;
     pub const UUID: Oid = 2950;
+    pub const OID: Oid = 26;
+    pub const REGCLASS: Oid = 2205;
+    pub const REGTYPE: Oid = 2206;
+    pub const REGNAMESPACE: Oid = 4089;
+
+    /// Each element type with its array type (`typarray` in `pg_type.dat`).
+    pub const ARRAYS: [(Oid, Oid); 20] = [
+        (BOOL, 1000),
+        (BYTEA, 1001),
+        (INT8, 1016),
+        (INT2, 1005),
+        (INT4, 1007),
+        (TEXT, 1009),
+        (OID, 1028),
+        (FLOAT4, 1021),
+        (FLOAT8, 1022),
+        (BPCHAR, 1014),
+        (VARCHAR, 1015),
+        (DATE, 1182),
+        (TIMESTAMP, 1115),
+        (TIMESTAMPTZ, 1185),
+        (INTERVAL, 1187),
+        (NUMERIC, 1231),
+        (UUID, 2951),
+        (REGCLASS, 2210),
+        (REGTYPE, 2211),
+        (REGNAMESPACE, 4090),
+    ];
+
+    /// The array type whose elements are `elem`.
+    pub fn array_of(elem: Oid) -> Option<Oid> {
+        ARRAYS.iter().find(|(e, _)| *e == elem).map(|(_, a)| *a)
+    }
+
+    /// The element type of array type `array`.
+    pub fn element_of(array: Oid) -> Option<Oid> {
+        ARRAYS.iter().find(|(_, a)| *a == array).map(|(e, _)| *e)
+    }
 }
 
 /// The VARHDRSZ that PostgreSQL adds to a character type's declared length in its typmod.
@@ -83,6 +145,10 @@ impl DataType {
             DataType::Numeric(_) => oids::NUMERIC,
             DataType::Uuid => oids::UUID,
             DataType::Bytea => oids::BYTEA,
+            DataType::Oid => oids::OID,
+            DataType::Reg(k) => k.type_oid(),
+            // Every element type Myriad has has an array type.
+            DataType::Array(a) => oids::array_of(a.elem_oid).unwrap_or(0),
             DataType::Unknown => oids::UNKNOWN,
         }
     }
@@ -93,6 +159,7 @@ impl DataType {
         match self {
             DataType::Varchar(Some(n)) | DataType::Bpchar(Some(n)) => *n as i32 + VARHDRSZ,
             DataType::Numeric(Some((p, s))) => crate::numeric::typmod(*p, *s),
+            DataType::Array(a) => a.typmod,
             _ => -1,
         }
     }
@@ -102,7 +169,8 @@ impl DataType {
         match self {
             DataType::Bool => 1,
             DataType::Int2 => 2,
-            DataType::Int4 | DataType::Float4 | DataType::Date => 4,
+            DataType::Int4 | DataType::Float4 | DataType::Date | DataType::Oid => 4,
+            DataType::Reg(_) => 4,
             DataType::Int8 | DataType::Float8 | DataType::Timestamp | DataType::TimestampTz => 8,
             DataType::Interval | DataType::Uuid => 16,
             DataType::Unknown => -2,
@@ -131,8 +199,15 @@ impl DataType {
             oids::NUMERIC => DataType::Numeric(crate::numeric::typmod_precision_scale(typmod)),
             oids::UUID => DataType::Uuid,
             oids::BYTEA => DataType::Bytea,
+            oids::OID => DataType::Oid,
+            oids::REGCLASS => DataType::Reg(crate::value::RegKind::Class),
+            oids::REGTYPE => DataType::Reg(crate::value::RegKind::Type),
+            oids::REGNAMESPACE => DataType::Reg(crate::value::RegKind::Namespace),
             oids::UNKNOWN => DataType::Unknown,
-            _ => return None,
+            array => {
+                let elem_oid = oids::element_of(array)?;
+                DataType::Array(ArrayType { elem_oid, typmod })
+            }
         })
     }
 
@@ -143,6 +218,7 @@ impl DataType {
             DataType::Bpchar(Some(n)) => format!("character({n})"),
             DataType::Bpchar(None) => "bpchar".to_string(),
             DataType::Numeric(Some((p, s))) => format!("numeric({p},{s})"),
+            DataType::Array(a) => format!("{}[]", a.elem().name()),
             other => other.base_name().to_string(),
         }
     }
@@ -166,13 +242,20 @@ impl DataType {
             DataType::Numeric(_) => "numeric",
             DataType::Uuid => "uuid",
             DataType::Bytea => "bytea",
+            DataType::Oid => "oid",
+            DataType::Reg(k) => k.type_name(),
+            DataType::Array(_) => "array",
             DataType::Unknown => "unknown",
         }
     }
 
-    /// The internal name PostgreSQL uses for a cast's output column (`int4`, `text`, ...).
+    /// The internal name PostgreSQL uses for a cast's output column (`int4`, `text`, ...;
+    /// an array type's is its element type's, as `'{1}'::int[]` is named `int4`).
     pub fn internal_name(&self) -> &'static str {
         match self {
+            DataType::Array(a) => a.elem().internal_name(),
+            DataType::Oid => "oid",
+            DataType::Reg(k) => k.type_name(),
             DataType::Bool => "bool",
             DataType::Int2 => "int2",
             DataType::Int4 => "int4",
@@ -255,7 +338,28 @@ impl DataType {
             DataType::Varchar(_) => DataType::Varchar(None),
             DataType::Bpchar(_) => DataType::Bpchar(None),
             DataType::Numeric(_) => DataType::Numeric(None),
+            DataType::Array(a) => DataType::Array(ArrayType { typmod: -1, ..*a }),
             other => *other,
+        }
+    }
+
+    /// The array type whose elements are of this type (`None` for an array or
+    /// `unknown`: PostgreSQL has no arrays of arrays, only more dimensions).
+    pub fn array(&self) -> Option<DataType> {
+        if matches!(self, DataType::Array(_) | DataType::Unknown) {
+            return None;
+        }
+        Some(DataType::Array(ArrayType {
+            elem_oid: self.oid(),
+            typmod: self.typmod(),
+        }))
+    }
+
+    /// An array type's element type.
+    pub fn elem(&self) -> Option<DataType> {
+        match self {
+            DataType::Array(a) => Some(a.elem()),
+            _ => None,
         }
     }
 }
@@ -288,6 +392,16 @@ mod tests {
             DataType::Numeric(Some((3, 5))),
             DataType::Uuid,
             DataType::Bytea,
+            DataType::Oid,
+            DataType::Reg(crate::value::RegKind::Class),
+            DataType::Array(ArrayType {
+                elem_oid: oids::VARCHAR,
+                typmod: 14,
+            }),
+            DataType::Array(ArrayType {
+                elem_oid: oids::INT4,
+                typmod: -1,
+            }),
         ] {
             assert_eq!(DataType::from_oid(t.oid(), t.typmod()), Some(t));
         }
@@ -301,5 +415,8 @@ mod tests {
         assert_eq!(DataType::Numeric(Some((5, 2))).name(), "numeric(5,2)");
         assert_eq!(DataType::Numeric(None).name(), "numeric");
         assert_eq!(DataType::Numeric(Some((7, 0))).typmod(), (7 << 16) + 4);
+        let varchar_array = DataType::from_oid(1015, 14).unwrap();
+        assert_eq!(varchar_array.name(), "character varying(10)[]");
+        assert_eq!(varchar_array.internal_name(), "varchar");
     }
 }

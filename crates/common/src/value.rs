@@ -6,7 +6,12 @@
 //! types share one representation except `char(n)` ([`Value::Bpchar`]), whose trailing
 //! blanks are insignificant in comparisons and dropped when it turns into text.
 
+use std::cell::RefCell;
 use std::cmp::Ordering;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use crate::array::Array;
 
 use crate::datetime::{self, Date, Interval, Timestamp, TimestampTz};
 use crate::error::{PgError, PgResult, SqlState};
@@ -36,12 +41,111 @@ pub enum Value {
     Uuid([u8; 16]),
     /// `bytea`: compared bytewise, a prefix first (`byteacmp`).
     Bytea(Vec<u8>),
+    /// `oid`: unsigned, compared as such.
+    Oid(u32),
+    /// `regclass`, `regtype`, `regnamespace`: an OID that prints as a name.
+    Reg(RegKind, u32),
+    /// An array of any element type (shared: rows are cloned more than arrays change).
+    Array(Arc<Array>),
 }
 
 // Rows are vectors of values: keep growth deliberate. `Numeric` (a digit vector, a
 // weight, a scale and a sign: 40 bytes) is the largest variant; boxing it would save 8
 // bytes per value at the price of a second allocation per numeric.
 const _: () = assert!(std::mem::size_of::<Value>() == 40);
+
+/// What an OID of a `reg*` type names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RegKind {
+    /// `regclass`: a relation.
+    Class,
+    /// `regtype`: a type.
+    Type,
+    /// `regnamespace`: a schema.
+    Namespace,
+}
+
+impl RegKind {
+    pub fn type_oid(self) -> crate::ids::Oid {
+        use crate::types::oids;
+        match self {
+            RegKind::Class => oids::REGCLASS,
+            RegKind::Type => oids::REGTYPE,
+            RegKind::Namespace => oids::REGNAMESPACE,
+        }
+    }
+
+    pub fn type_name(self) -> &'static str {
+        match self {
+            RegKind::Class => "regclass",
+            RegKind::Type => "regtype",
+            RegKind::Namespace => "regnamespace",
+        }
+    }
+}
+
+/// The catalog lookups behind the `reg*` types' input and output functions: a name for
+/// an OID, and an OID for a name (the text as the user wrote it, which the catalog
+/// side parses: a possibly qualified, possibly quoted name, or a type name).
+pub trait RegCatalog {
+    /// `None` when nothing has that OID (the output then shows the number).
+    fn reg_name(&self, kind: RegKind, oid: u32) -> Option<String>;
+    /// The object's OID, or PostgreSQL's error for a name that names nothing.
+    fn reg_oid(&self, kind: RegKind, name: &str) -> PgResult<u32>;
+}
+
+thread_local! {
+    static REG_CATALOG: RefCell<Option<Rc<dyn RegCatalog>>> = const { RefCell::new(None) };
+}
+
+/// Let this thread's `reg*` values read and print names through `catalog` (the session
+/// thread's database, attached once).
+pub fn attach_reg_catalog(catalog: Rc<dyn RegCatalog>) {
+    REG_CATALOG.with(|c| *c.borrow_mut() = Some(catalog));
+}
+
+fn reg_catalog() -> Option<Rc<dyn RegCatalog>> {
+    REG_CATALOG.with(|c| c.borrow().clone())
+}
+
+/// `regclassout` and friends: the name, or the number when nothing has that OID (`-`
+/// for 0).
+fn reg_out(kind: RegKind, oid: u32) -> String {
+    if oid == 0 {
+        return "-".into();
+    }
+    reg_catalog()
+        .and_then(|c| c.reg_name(kind, oid))
+        .unwrap_or_else(|| oid.to_string())
+}
+
+/// `regclassin` and friends: a number is taken as the OID itself, `-` is 0, anything
+/// else is looked up by name.
+fn reg_in(kind: RegKind, text: &str) -> PgResult<u32> {
+    let t = text.trim_matches(is_pg_space);
+    if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) {
+        return parse_oid(t);
+    }
+    if t == "-" {
+        return Ok(0);
+    }
+    match reg_catalog() {
+        Some(c) => c.reg_oid(kind, t),
+        None => Err(PgError::internal("no catalog is attached to this thread")),
+    }
+}
+
+/// `oidin`: an unsigned 32-bit number; as in PostgreSQL, a negative one down to -2^31
+/// wraps (`'-1'::oid` is 4294967295).
+fn parse_oid(text: &str) -> PgResult<u32> {
+    let ty = DataType::Oid;
+    let v = parse_int(text, &ty)?;
+    if (i32::MIN as i64..=u32::MAX as i64).contains(&v) {
+        Ok(v as u32)
+    } else {
+        Err(out_of_range_input(text, &ty))
+    }
+}
 
 /// PostgreSQL's `uuid_in`: 32 hex digits, either case, optionally in braces, with a
 /// hyphen allowed after any group of four digits (not at the end).
@@ -169,6 +273,7 @@ impl Value {
             Value::Int2(v) => Some(*v as i64),
             Value::Int4(v) => Some(*v as i64),
             Value::Int8(v) => Some(*v),
+            Value::Oid(v) | Value::Reg(_, v) => Some(*v as i64),
             _ => None,
         }
     }
@@ -228,6 +333,9 @@ impl Value {
             Value::Numeric(n) => n.to_string(),
             Value::Uuid(u) => format_uuid(u),
             Value::Bytea(b) => format_bytea(b),
+            Value::Oid(o) => o.to_string(),
+            Value::Reg(kind, o) => reg_out(*kind, *o),
+            Value::Array(a) => a.to_text(),
         })
     }
 
@@ -249,6 +357,7 @@ impl Value {
             (Numeric(a), Numeric(b)) => a.cmp(b),
             (Uuid(a), Uuid(b)) => a.cmp(b),
             (Bytea(a), Bytea(b)) => a.cmp(b),
+            (Array(a), Array(b)) => a.array_cmp(b),
             (Text(_) | Bpchar(_), Text(_) | Bpchar(_)) => self
                 .as_str()
                 .unwrap_or("")
@@ -294,6 +403,8 @@ impl Value {
             Value::Numeric(_) => 9,
             Value::Uuid(_) => 10,
             Value::Bytea(_) => 11,
+            Value::Oid(_) | Value::Reg(..) => 12,
+            Value::Array(_) => 13,
         }
     }
 
@@ -346,6 +457,11 @@ impl Value {
             DataType::Bytea => parse_bytea(text).map(Value::Bytea),
             DataType::Varchar(_) | DataType::Bpchar(_) => {
                 Value::Text(text.to_string()).coerce_char_length(ty, false)
+            }
+            DataType::Oid => parse_oid(text).map(Value::Oid),
+            DataType::Reg(kind) => reg_in(*kind, text).map(|o| Value::Reg(*kind, o)),
+            DataType::Array(a) => {
+                crate::array::parse(text, &a.elem()).map(|a| Value::Array(Arc::new(a)))
             }
         }
     }

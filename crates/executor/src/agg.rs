@@ -1,4 +1,5 @@
-//! Aggregate accumulators: count, sum, avg, min, max, with DISTINCT.
+//! Aggregate accumulators: count, sum, avg, min, max, array_agg and string_agg, with
+//! DISTINCT and with ORDER BY (the values are kept and fed in order at the end).
 
 use std::collections::BTreeSet;
 
@@ -14,7 +15,12 @@ pub struct Accumulator {
     state: State,
     /// Values seen so far, for `DISTINCT` aggregates.
     seen: Option<BTreeSet<RowKey>>,
+    /// `agg(x ORDER BY ...)`: the inputs, until the end.
+    ordered: Option<Vec<OrderedInput>>,
 }
+
+/// One input of an ordered aggregate: its sort keys, value and separator.
+type OrderedInput = (Vec<Value>, Value, Option<Value>);
 
 enum State {
     Count(i64),
@@ -40,6 +46,9 @@ enum State {
     },
     Min(Option<Value>),
     Max(Option<Value>),
+    /// array_agg: every value, NULLs included.
+    ArrayAgg(Option<Vec<Value>>),
+    StringAgg(Option<String>),
 }
 
 impl Accumulator {
@@ -61,10 +70,13 @@ impl Accumulator {
             AggFunc::Avg => State::AvgFloat { sum: 0.0, n: 0 },
             AggFunc::Min => State::Min(None),
             AggFunc::Max => State::Max(None),
+            AggFunc::ArrayAgg => State::ArrayAgg(None),
+            AggFunc::StringAgg => State::StringAgg(None),
         };
         Accumulator {
             state,
             seen: call.distinct.then(BTreeSet::new),
+            ordered: (!call.order_by.is_empty()).then(Vec::new),
         }
     }
 
@@ -78,7 +90,8 @@ impl Accumulator {
             }
             Some(arg) => env.eval(arg, row)?,
         };
-        if v.is_null() {
+        // Only array_agg keeps NULLs.
+        if v.is_null() && call.func != AggFunc::ArrayAgg {
             return Ok(());
         }
         if let Some(seen) = &mut self.seen
@@ -86,6 +99,20 @@ impl Accumulator {
         {
             return Ok(());
         }
+        let sep = call.sep.as_ref().map(|s| env.eval(s, row)).transpose()?;
+        if let Some(buffer) = &mut self.ordered {
+            let keys = call
+                .order_by
+                .iter()
+                .map(|k| env.eval(&k.expr, row))
+                .collect::<PgResult<Vec<_>>>()?;
+            buffer.push((keys, v, sep));
+            return Ok(());
+        }
+        self.accumulate(v, sep)
+    }
+
+    fn accumulate(&mut self, v: Value, sep: Option<Value>) -> PgResult<()> {
         match &mut self.state {
             State::Count(n) => *n += 1,
             State::SumInt(s) => {
@@ -127,12 +154,32 @@ impl Accumulator {
                     *m = Some(v);
                 }
             }
+            State::ArrayAgg(items) => items.get_or_insert_with(Vec::new).push(v),
+            State::StringAgg(acc) => {
+                let text = v.as_str().unwrap_or_default();
+                match acc {
+                    None => *acc = Some(text.to_string()),
+                    Some(out) => {
+                        if let Some(sep) = sep.as_ref().and_then(Value::as_str) {
+                            out.push_str(sep);
+                        }
+                        out.push_str(text);
+                    }
+                }
+            }
         }
         Ok(())
     }
 
-    /// The aggregate's result for its group (`ty` is the call's result type).
-    pub fn finish(self, ty: &DataType) -> PgResult<Value> {
+    /// The aggregate's result for its group (`call.ty` is its result type).
+    pub fn finish(mut self, call: &AggCall) -> PgResult<Value> {
+        if let Some(mut buffer) = self.ordered.take() {
+            buffer.sort_by(|a, b| crate::sortkey::compare_sort_keys(&call.order_by, &a.0, &b.0));
+            for (_, v, sep) in buffer {
+                self.accumulate(v, sep)?;
+            }
+        }
+        let ty = &call.ty;
         Ok(match self.state {
             State::Count(n) => Value::Int8(n),
             State::SumInt(s) => s.map_or(Value::Null, Value::Int8),
@@ -160,6 +207,16 @@ impl Accumulator {
                 }
             }
             State::Min(m) | State::Max(m) => m.unwrap_or(Value::Null),
+            State::ArrayAgg(items) => match items {
+                None => Value::Null,
+                Some(items) => {
+                    let elem = ty.elem().map_or(0, |t| t.oid());
+                    Value::Array(std::sync::Arc::new(common::array::Array::from_items(
+                        elem, items,
+                    )))
+                }
+            },
+            State::StringAgg(acc) => acc.map_or(Value::Null, Value::Text),
         })
     }
 }

@@ -236,7 +236,27 @@ pub(crate) fn eval_func(f: ScalarFunc, args: &[Value]) -> PgResult<Value> {
         | F::LastVal
         | F::GenRandomUuid
         | F::PgGetUserById
-        | F::PgTableIsVisible => {
+        | F::PgTableIsVisible
+        | F::ArrayCtor
+        | F::Subscript
+        | F::ArrayCompare { .. }
+        | F::ArrayLength
+        | F::ArrayUpper
+        | F::ArrayLower
+        | F::ArrayNdims
+        | F::ArrayDims
+        | F::Cardinality
+        | F::ArrayToString
+        | F::ArrayPosition
+        | F::ArrayAppend
+        | F::ArrayPrepend
+        | F::ArrayCat
+        | F::ArrayRemove
+        | F::StringToArray
+        | F::ArrayContains
+        | F::ArrayContained
+        | F::ArrayOverlap
+        | F::FormatType => {
             return Err(PgError::internal(format!(
                 "{f:?} is not a date/time function"
             )));

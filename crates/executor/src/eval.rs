@@ -260,7 +260,7 @@ fn ev(e: &Expr, row: &[Value], env: Option<&Env>) -> PgResult<Value> {
             .cloned()
             .ok_or_else(|| PgError::internal("outer reference outside its subquery")),
         ExprKind::SubLink(link) => match env {
-            Some(env) => crate::subquery::eval_sublink(link, row, env),
+            Some(env) => crate::subquery::eval_sublink(link, row, env, &e.ty),
             None => Err(PgError::internal("subquery evaluated outside a statement")),
         },
     }
@@ -515,6 +515,9 @@ fn like(s: &str, pattern: &str, escape: Option<char>) -> PgResult<bool> {
 }
 
 fn eval_func(f: ScalarFunc, args: Vec<Value>, ty: &DataType) -> PgResult<Value> {
+    if let Some(r) = crate::array::eval(f, &args, ty) {
+        return r;
+    }
     if args.iter().any(Value::is_null) {
         return Ok(Value::Null);
     }
@@ -540,14 +543,35 @@ fn eval_func(f: ScalarFunc, args: Vec<Value>, ty: &DataType) -> PgResult<Value> 
         ScalarFunc::NextVal | ScalarFunc::CurrVal | ScalarFunc::SetVal | ScalarFunc::LastVal => {
             crate::sequence::eval_func(f, &args)
         }
-        ScalarFunc::PgGetUserById => Ok(match args.first() {
-            Some(Value::Null) | None => Value::Null,
-            Some(Value::Int8(oid)) if *oid == i64::from(common::session::BOOTSTRAP_ROLE_OID) => {
+        // Taken by `crate::array::eval` above.
+        ScalarFunc::ArrayCtor
+        | ScalarFunc::Subscript
+        | ScalarFunc::ArrayCompare { .. }
+        | ScalarFunc::ArrayLength
+        | ScalarFunc::ArrayUpper
+        | ScalarFunc::ArrayLower
+        | ScalarFunc::ArrayNdims
+        | ScalarFunc::ArrayDims
+        | ScalarFunc::Cardinality
+        | ScalarFunc::ArrayToString
+        | ScalarFunc::ArrayPosition
+        | ScalarFunc::ArrayAppend
+        | ScalarFunc::ArrayPrepend
+        | ScalarFunc::ArrayCat
+        | ScalarFunc::ArrayRemove
+        | ScalarFunc::StringToArray
+        | ScalarFunc::ArrayContains
+        | ScalarFunc::ArrayContained
+        | ScalarFunc::ArrayOverlap
+        | ScalarFunc::FormatType => Err(PgError::internal(format!("{f:?} is an array function"))),
+        ScalarFunc::PgGetUserById => Ok(match args.first().and_then(Value::as_i64) {
+            None => Value::Null,
+            Some(oid) if oid == i64::from(common::session::BOOTSTRAP_ROLE_OID) => {
                 Value::Text(common::session::BOOTSTRAP_ROLE.into())
             }
             // PostgreSQL's predefined role that owns `public`.
-            Some(Value::Int8(6171)) => Value::Text("pg_database_owner".into()),
-            Some(v) => Value::Text(format!("unknown (OID={})", v.as_i64().unwrap_or(0))),
+            Some(6171) => Value::Text("pg_database_owner".into()),
+            Some(oid) => Value::Text(format!("unknown (OID={oid})")),
         }),
         ScalarFunc::PgTableIsVisible => {
             let Some(oid) = args.first().and_then(Value::as_i64) else {
@@ -637,6 +661,11 @@ pub fn cast_value(v: Value, to: &DataType, explicit: bool) -> PgResult<Value> {
         },
         DataType::Int2 | DataType::Int4 | DataType::Int8 => match &v {
             Value::Bool(b) => Ok(Value::Int4(*b as i32)),
+            // oid -> int4 keeps the bits (4294967295 is -1), oid -> int8 the value.
+            Value::Oid(o) | Value::Reg(_, o) => match to {
+                DataType::Int4 => Ok(Value::Int4(*o as i32)),
+                _ => Ok(Value::Int8(i64::from(*o))),
+            },
             Value::Float4(_) | Value::Float8(_) => {
                 let f = v.as_f64().unwrap_or(0.0).round_ties_even();
                 if !f.is_finite() || f < i64::MIN as f64 || f >= i64::MAX as f64 {
@@ -689,6 +718,49 @@ pub fn cast_value(v: Value, to: &DataType, explicit: bool) -> PgResult<Value> {
             Value::Uuid(_) => Ok(v),
             Value::Text(_) | Value::Bpchar(_) => Value::parse(v.as_str().unwrap_or_default(), to),
             _ => Err(PgError::internal("unsupported cast to uuid")),
+        },
+        DataType::Oid | DataType::Reg(_) => {
+            let oid = match &v {
+                Value::Text(_) | Value::Bpchar(_) => {
+                    return Value::parse(v.as_str().unwrap_or_default(), to);
+                }
+                Value::Oid(o) | Value::Reg(_, o) => *o,
+                // int4 -> oid keeps the bits; int8 -> oid must fit.
+                Value::Int2(i) => *i as i32 as u32,
+                Value::Int4(i) => *i as u32,
+                Value::Int8(i) => {
+                    if (i32::MIN as i64..=u32::MAX as i64).contains(i) {
+                        *i as u32
+                    } else {
+                        return Err(PgError::new(
+                            SqlState::NUMERIC_VALUE_OUT_OF_RANGE,
+                            "OID out of range",
+                        ));
+                    }
+                }
+                other => return Err(PgError::internal(format!("cast of {other:?} to oid"))),
+            };
+            Ok(match to {
+                DataType::Reg(kind) => Value::Reg(*kind, oid),
+                _ => Value::Oid(oid),
+            })
+        }
+        DataType::Array(at) => match v {
+            Value::Text(_) | Value::Bpchar(_) => Value::parse(v.as_str().unwrap_or_default(), to),
+            Value::Array(a) => {
+                let elem = at.elem();
+                let items = a
+                    .items
+                    .iter()
+                    .map(|x| cast_value(x.clone(), &elem, explicit))
+                    .collect::<PgResult<Vec<_>>>()?;
+                Ok(Value::Array(std::sync::Arc::new(common::array::Array {
+                    elem: elem.oid(),
+                    dims: a.dims.clone(),
+                    items,
+                })))
+            }
+            other => Err(PgError::internal(format!("cast of {other:?} to an array"))),
         },
         DataType::Unknown => Ok(v),
     }

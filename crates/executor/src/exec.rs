@@ -129,6 +129,19 @@ fn build_node<'a>(plan: &'a Plan, env: Env<'a>) -> PgResult<Box<dyn Operator + '
             })
         }
         Plan::Values { rows, .. } => Box::new(ValuesOp { env, rows, pos: 0 }),
+        Plan::Unnest { array } => {
+            let items = match env.eval(array, &[])? {
+                Value::Array(a) => a.items.clone(),
+                _ => Vec::new(),
+            };
+            Box::new(SystemViewOp {
+                rows: items
+                    .into_iter()
+                    .map(|v| vec![v])
+                    .collect::<Vec<_>>()
+                    .into_iter(),
+            })
+        }
         Plan::GenerateSeries { start, stop, step } => Box::new(GenerateSeriesOp::new(
             env.eval(start, &[])?,
             env.eval(stop, &[])?,
@@ -430,15 +443,15 @@ fn system_view_rows(view: catalog::SystemView, env: Env) -> Vec<Row> {
         SystemView::PgStatActivity => pg_stat_activity_rows(env.tx.manager()),
         SystemView::PgNamespace => vec![
             vec![
-                Value::Int8(11),
+                Value::Oid(11),
                 Value::Text("pg_catalog".into()),
-                Value::Int8(10),
+                Value::Oid(10),
             ],
             // Owned by pg_database_owner, as in PostgreSQL 15.
             vec![
-                Value::Int8(2200),
+                Value::Oid(2200),
                 Value::Text("public".into()),
-                Value::Int8(6171),
+                Value::Oid(6171),
             ],
         ],
         SystemView::PgClass => pg_class_rows(env),
@@ -446,7 +459,7 @@ fn system_view_rows(view: catalog::SystemView, env: Env) -> Vec<Row> {
             .into_iter()
             .map(|(oid, name, kind)| {
                 vec![
-                    Value::Int8(oid),
+                    Value::Oid(oid),
                     Value::Text(name.into()),
                     Value::Text(kind.into()),
                 ]
@@ -456,9 +469,9 @@ fn system_view_rows(view: catalog::SystemView, env: Env) -> Vec<Row> {
         SystemView::PgIndex => pg_index_rows(),
         SystemView::PgType => pg_type_rows(),
         SystemView::PgDatabase => vec![vec![
-            Value::Int8(5),
+            Value::Oid(5),
             Value::Text(common::session::identity().1),
-            Value::Int8(10),
+            Value::Oid(10),
             Value::Int4(6),
             Value::Text("C".into()),
             Value::Text("C".into()),
@@ -698,19 +711,19 @@ fn pg_class_rows(env: Env) -> Vec<Row> {
     let pages = |rel| Value::Int4(env.pool.smgr().nblocks(rel).unwrap_or(0) as i32);
     let row = |oid: common::Oid,
                name: &str,
-               am: i64,
+               am: u32,
                pages: Value,
                tuples: f32,
                has_index: bool,
                kind: &str,
                natts: usize| {
         vec![
-            Value::Int8(i64::from(oid)),
+            Value::Oid(oid),
             Value::Text(name.to_string()),
-            Value::Int8(2200),
-            Value::Int8(0),
-            Value::Int8(10),
-            Value::Int8(am),
+            Value::Oid(2200),
+            Value::Oid(0),
+            Value::Oid(10),
+            Value::Oid(am),
             pages,
             Value::Float4(tuples),
             Value::Bool(has_index),
@@ -761,9 +774,9 @@ fn pg_attribute_rows() -> Vec<Row> {
     rows_per_table(|t, out| {
         for (i, c) in t.columns.iter().enumerate() {
             out.push(vec![
-                Value::Int8(i64::from(t.oid)),
+                Value::Oid(t.oid),
                 Value::Text(c.name.clone()),
-                Value::Int8(i64::from(c.ty.oid())),
+                Value::Oid(c.ty.oid()),
                 Value::Int2(c.ty.typlen()),
                 Value::Int2(i as i16 + 1),
                 Value::Int4(c.ty.typmod()),
@@ -792,8 +805,8 @@ fn pg_index_rows() -> Vec<Row> {
         for i in &t.indexes {
             let width = Value::Int2(i.columns.len() as i16);
             out.push(vec![
-                Value::Int8(i64::from(i.oid)),
-                Value::Int8(i64::from(t.oid)),
+                Value::Oid(i.oid),
+                Value::Oid(t.oid),
                 width.clone(),
                 width,
                 Value::Bool(i.unique),
@@ -848,20 +861,41 @@ fn pg_type_rows() -> Vec<Row> {
         (T::Interval, "T"),
         (T::Numeric(None), "N"),
         (T::Uuid, "U"),
+        (T::Oid, "N"),
+        (T::Reg(common::value::RegKind::Class), "N"),
+        (T::Reg(common::value::RegKind::Type), "N"),
+        (T::Reg(common::value::RegKind::Namespace), "N"),
     ];
-    types
-        .into_iter()
-        .map(|(t, category)| {
-            vec![
-                Value::Int8(i64::from(t.oid())),
-                Value::Text(t.internal_name().into()),
-                Value::Int8(11),
-                Value::Int2(t.typlen()),
-                Value::Text("b".into()),
-                Value::Text(category.into()),
-            ]
-        })
-        .collect()
+    // The collatable types use the database's default collation (`pg_collation` 100).
+    let collation = |t: &DataType| if t.is_string() { 100 } else { 0 };
+    let mut rows: Vec<Row> = Vec::new();
+    for (t, category) in types {
+        let array = t.array().expect("every base type has an array type");
+        rows.push(vec![
+            Value::Oid(t.oid()),
+            Value::Text(t.internal_name().into()),
+            Value::Oid(11),
+            Value::Int2(t.typlen()),
+            Value::Text("b".into()),
+            Value::Text(category.into()),
+            Value::Oid(0),
+            Value::Oid(array.oid()),
+            Value::Oid(collation(&t)),
+        ]);
+        rows.push(vec![
+            Value::Oid(array.oid()),
+            Value::Text(format!("_{}", t.internal_name())),
+            Value::Oid(11),
+            Value::Int2(-1),
+            Value::Text("b".into()),
+            Value::Text("A".into()),
+            Value::Oid(t.oid()),
+            Value::Oid(0),
+            Value::Oid(collation(&t)),
+        ]);
+    }
+    rows.sort_by_key(|r| r[0].as_i64());
+    rows
 }
 
 /// Rows made before the scan starts (a system view's, a sequence's).
@@ -1027,7 +1061,7 @@ impl AggregateOp<'_> {
             .map(|(key, accs)| {
                 let mut row = key.0;
                 for (a, c) in accs.into_iter().zip(self.aggs) {
-                    row.push(a.finish(&c.ty)?);
+                    row.push(a.finish(c)?);
                 }
                 Ok(row)
             })

@@ -273,6 +273,7 @@ fn node_exprs(plan: &Plan) -> Vec<(Vec<&Expr>, Over<'_>)> {
             vec![(filter.iter().collect(), Over::Node)]
         }
         Plan::Values { rows, .. } => vec![(rows.iter().flatten().collect(), Over::Nothing)],
+        Plan::Unnest { array } => vec![(vec![array], Over::Nothing)],
         Plan::GenerateSeries { start, stop, step } => {
             let mut v = vec![start, stop];
             v.extend(step);
@@ -304,7 +305,7 @@ fn node_exprs(plan: &Plan) -> Vec<(Vec<&Expr>, Over<'_>)> {
         } => vec![(
             group_by
                 .iter()
-                .chain(aggs.iter().filter_map(|a| a.arg.as_ref()))
+                .chain(aggs.iter().flat_map(|a| a.inputs()))
                 .collect(),
             Over::Input(input),
         )],
@@ -339,6 +340,7 @@ fn inputs(plan: &Plan) -> Vec<&Plan> {
         | Plan::SystemView { .. }
         | Plan::Values { .. }
         | Plan::GenerateSeries { .. }
+        | Plan::Unnest { .. }
         | Plan::SequenceState { .. } => vec![],
         Plan::NestedLoopJoin { left, right, .. } | Plan::SetOp { left, right, .. } => {
             vec![left, right]
@@ -505,6 +507,7 @@ impl Renderer {
                 (1..=*width).map(|i| format!("column{i}")).collect()
             }
             Plan::GenerateSeries { .. } => vec!["generate_series".into()],
+            Plan::Unnest { .. } => vec!["unnest".into()],
             Plan::SequenceState { .. } => {
                 vec!["last_value".into(), "log_cnt".into(), "is_called".into()]
             }
@@ -652,6 +655,7 @@ impl Renderer {
             Plan::GenerateSeries { .. } => {
                 node("Function Scan on generate_series".into(), vec![], vec![])
             }
+            Plan::Unnest { .. } => node("Function Scan on unnest".into(), vec![], vec![]),
             Plan::Filter { input, predicate } => {
                 // Shown on the node below, as PostgreSQL places a qual on the node that
                 // produces the rows.
@@ -1057,14 +1061,33 @@ fn deparse_agg(call: &AggCall, names: &[String]) -> String {
         AggFunc::Avg => "avg",
         AggFunc::Min => "min",
         AggFunc::Max => "max",
+        AggFunc::ArrayAgg => "array_agg",
+        AggFunc::StringAgg => "string_agg",
     };
-    let arg = call
+    let args: Vec<String> = call
         .arg
-        .as_ref()
+        .iter()
+        .chain(call.sep.iter())
         .map(|a| deparse(a, names))
-        .unwrap_or_default();
+        .collect();
     let distinct = if call.distinct { "DISTINCT " } else { "" };
-    format!("{name}({distinct}{arg})")
+    let order = if call.order_by.is_empty() {
+        String::new()
+    } else {
+        let keys: Vec<String> = call
+            .order_by
+            .iter()
+            .map(|k| {
+                format!(
+                    "{}{}",
+                    deparse(&k.expr, names),
+                    if k.desc { " DESC" } else { "" }
+                )
+            })
+            .collect();
+        format!(" ORDER BY {}", keys.join(", "))
+    };
+    format!("{name}({distinct}{}{order})", args.join(", "))
 }
 
 /// A constant as PostgreSQL shows one: non-negative int4 and numeric and booleans bare,

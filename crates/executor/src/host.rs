@@ -32,6 +32,9 @@ pub fn attach(host: impl FnOnce() -> Arc<dyn Host>) {
         let mut h = h.borrow_mut();
         if h.is_none() {
             *h = Some(host());
+            common::value::attach_reg_catalog(std::rc::Rc::new(
+                crate::catalog_funcs::HostRegCatalog,
+            ));
         }
     });
 }

@@ -7,6 +7,8 @@
 //! - [`dml`]: INSERT / UPDATE / DELETE with constraint checks before any page changes.
 //! - [`index`]: CREATE INDEX builds, unique checks through unique indexes, and keeping
 //!   every index in step with its heap.
+//! - `array`: the array functions and operators. `catalog_funcs`: the `reg*` types'
+//!   catalog lookups.
 //! - [`host`]: the database a session thread's expressions and system views reach.
 //! - [`sequence`]: `nextval` and friends, through that host.
 //! - [`explain`]: EXPLAIN's text and EXPLAIN ANALYZE's per-operator counts.
@@ -14,6 +16,8 @@
 //!   record; DROP: the catalog record, then storage).
 
 pub mod agg;
+mod array;
+mod catalog_funcs;
 pub mod copy;
 mod datetime;
 pub mod dml;

@@ -15,7 +15,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::rc::Rc;
 use std::sync::Arc;
 
-use common::{PgError, PgResult, SqlState, Value};
+use common::{DataType, PgError, PgResult, SqlState, Value};
 use planner::Plan;
 use sql::bound::{BinaryOp, Expr, ExprKind, LogicalPlan, SubLink, SubLinkKind};
 
@@ -67,7 +67,12 @@ impl SubqueryCache {
 }
 
 /// The value of `link` for the outer row `row`.
-pub(crate) fn eval_sublink(link: &SubLink, row: &[Value], env: &Env) -> PgResult<Value> {
+pub(crate) fn eval_sublink(
+    link: &SubLink,
+    row: &[Value],
+    env: &Env,
+    ty: &DataType,
+) -> PgResult<Value> {
     let entry = env.subqueries.entry(&link.query);
     let outer = link
         .args
@@ -111,6 +116,31 @@ pub(crate) fn eval_sublink(link: &SubLink, row: &[Value], env: &Env) -> PgResult
                 match &*cached(&entry, || run().map(Cached::Scalar))? {
                     Cached::Scalar(v) => Ok(v.clone()),
                     _ => Err(PgError::internal("cached scalar result of another kind")),
+                }
+            } else {
+                run()
+            }
+        }
+        SubLinkKind::Array => {
+            let run = || -> PgResult<Value> {
+                let mut op = build(&entry.plan, sub_env)?;
+                let mut items = Vec::new();
+                while let Some(r) = op.next()? {
+                    items.push(r.into_iter().next().unwrap_or(Value::Null));
+                }
+                let elem = ty.elem().map_or(0, |t| t.oid());
+                // ARRAY(subquery of arrays) stacks them into one more dimension.
+                if items.iter().any(|v| matches!(v, Value::Array(_))) {
+                    return crate::array::construct_value(&items, ty);
+                }
+                Ok(Value::Array(std::sync::Arc::new(
+                    common::array::Array::from_items(elem, items),
+                )))
+            };
+            if uncorrelated {
+                match &*cached(&entry, || run().map(Cached::Scalar))? {
+                    Cached::Scalar(v) => Ok(v.clone()),
+                    _ => Err(PgError::internal("cached array result of another kind")),
                 }
             } else {
                 run()

@@ -55,6 +55,10 @@ pub enum Plan {
         rows: Vec<Vec<Expr>>,
         width: usize,
     },
+    /// `unnest(array)`: the array evaluated once, one row per element.
+    Unnest {
+        array: Expr,
+    },
     /// `generate_series`: its bounds evaluated once, its rows made as they are read.
     GenerateSeries {
         start: Expr,
@@ -144,7 +148,7 @@ impl Plan {
         match self {
             Plan::SeqScan { table, .. } | Plan::IndexScan { table, .. } => table.columns.len(),
             Plan::Values { width, .. } | Plan::SystemView { width, .. } => *width,
-            Plan::GenerateSeries { .. } => 1,
+            Plan::GenerateSeries { .. } | Plan::Unnest { .. } => 1,
             Plan::SequenceState { .. } => 3,
             Plan::Project { exprs, .. } => exprs.len(),
             Plan::NestedLoopJoin {
@@ -312,6 +316,7 @@ pub fn plan_query(lp: LogicalPlan) -> Plan {
         LogicalPlan::GenerateSeries { start, stop, step } => {
             Plan::GenerateSeries { start, stop, step }
         }
+        LogicalPlan::Unnest { array } => Plan::Unnest { array },
         LogicalPlan::Sequence { seq, .. } => Plan::SequenceState { seq },
         LogicalPlan::SystemView { view, table } => Plan::SystemView {
             view,
@@ -1023,6 +1028,8 @@ fn indexable(ty: DataType) -> bool {
             | DataType::Numeric(_)
             | DataType::Uuid
             | DataType::Bytea
+            | DataType::Oid
+            | DataType::Reg(_)
     )
 }
 

@@ -669,7 +669,7 @@ fn scanned_tables<'a>(
     match p {
         // A sequence is locked as a table is (DROP SEQUENCE waits for readers).
         L::Scan { table } | L::Sequence { table, .. } => f(table, locked),
-        L::SystemView { .. } | L::Values { .. } | L::GenerateSeries { .. } => {}
+        L::SystemView { .. } | L::Values { .. } | L::GenerateSeries { .. } | L::Unnest { .. } => {}
         L::Filter { input, .. }
         | L::Project { input, .. }
         | L::Aggregate { input, .. }

@@ -159,6 +159,47 @@ pub enum ScalarFunc {
     /// `pg_table_is_visible(oid)`: whether the relation exists (every relation is in
     /// `public`, which is on every search path); NULL for no such relation.
     PgTableIsVisible,
+    // Arrays (`executor::array`). The node's type is the result's; element arguments
+    // have been coerced to the array's element type.
+    /// `ARRAY[a, b, ...]`: one dimension over the elements, or one more over elements
+    /// that are arrays themselves (which must then all have the same dimensions).
+    ArrayCtor,
+    /// `a[i]`, `a[i][j]`: the array, then one subscript per dimension given.
+    Subscript,
+    /// `x op ANY (array)`, or `op ALL` when `all`: the comparison `op` between `x` and
+    /// each element, combined with three-valued OR (AND).
+    ArrayCompare {
+        op: BinaryOp,
+        all: bool,
+    },
+    /// `array_length(a, dim)`.
+    ArrayLength,
+    ArrayUpper,
+    ArrayLower,
+    ArrayNdims,
+    /// `array_dims(a)`: `[1:3]` text.
+    ArrayDims,
+    /// `cardinality(a)`: the number of elements over all dimensions.
+    Cardinality,
+    /// `array_to_string(a, sep [, null_string])`.
+    ArrayToString,
+    /// `array_position(a, x)`: the first subscript holding `x` (NULL matches NULL).
+    ArrayPosition,
+    ArrayAppend,
+    ArrayPrepend,
+    ArrayCat,
+    ArrayRemove,
+    /// `string_to_array(text, sep [, null_string])`.
+    StringToArray,
+    /// `a @> b`: every element of `b` is in `a`.
+    ArrayContains,
+    /// `a <@ b`.
+    ArrayContained,
+    /// `a && b`: some element in both.
+    ArrayOverlap,
+    // Catalog functions (`executor::catalog_funcs`).
+    /// `format_type(type_oid, typmod)`: the SQL name of a type.
+    FormatType,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -169,6 +210,10 @@ pub enum AggFunc {
     Avg,
     Min,
     Max,
+    /// `array_agg(x)`: the values in input order, NULL over no rows.
+    ArrayAgg,
+    /// `string_agg(text, sep)`: the non-NULL values joined, NULL over none.
+    StringAgg,
 }
 
 /// One aggregate call, computed by an [`LogicalPlan::Aggregate`] node.
@@ -177,8 +222,29 @@ pub struct AggCall {
     pub func: AggFunc,
     /// The argument, over the aggregate's input row (None for `count(*)`).
     pub arg: Option<Expr>,
+    /// `string_agg`'s separator, over the same row (the one before each value).
+    pub sep: Option<Expr>,
+    /// `agg(x ORDER BY ...)`: the order the values reach the aggregate in.
+    pub order_by: Vec<SortKey>,
     pub distinct: bool,
     pub ty: DataType,
+}
+
+impl AggCall {
+    /// The expressions the aggregate reads from its input row.
+    pub fn inputs(&self) -> impl Iterator<Item = &Expr> {
+        self.arg
+            .iter()
+            .chain(self.sep.iter())
+            .chain(self.order_by.iter().map(|k| &k.expr))
+    }
+
+    fn inputs_mut(&mut self) -> impl Iterator<Item = &mut Expr> {
+        self.arg
+            .iter_mut()
+            .chain(self.sep.iter_mut())
+            .chain(self.order_by.iter_mut().map(|k| &mut k.expr))
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -285,6 +351,9 @@ pub enum SubLinkKind {
     Exists,
     /// The one value of the subquery's one row (NULL for no row; 21000 for more).
     Scalar,
+    /// `ARRAY(subquery)`: the subquery's values, in its order, as one array (empty for
+    /// no rows).
+    Array,
     /// `test op ANY (subquery)`, or `test op ALL (subquery)` when `all`: `cmp` over the
     /// two-value row `[test's value, a subquery row's value]`, combined over the rows
     /// with SQL's three-valued OR (ANY) or AND (ALL).
@@ -359,11 +428,7 @@ impl Expr {
                 f(else_result);
             }
             ExprKind::Coalesce(list) | ExprKind::Func(_, list) => list.iter().for_each(f),
-            ExprKind::Agg(call) => {
-                if let Some(a) = &call.arg {
-                    f(a);
-                }
-            }
+            ExprKind::Agg(call) => call.inputs().for_each(f),
         }
     }
 
@@ -414,6 +479,11 @@ pub enum LogicalPlan {
     Values {
         rows: Vec<Vec<Expr>>,
         width: usize,
+    },
+    /// `unnest(array)` in FROM: one row per element, in storage order (every dimension
+    /// flattened), in one column of the element type.
+    Unnest {
+        array: Expr,
     },
     /// `generate_series(start, stop [, step])` in FROM: one column of `start`'s type
     /// (int4 or int8), the values from `start` towards `stop` by `step` (default 1).
@@ -768,7 +838,10 @@ impl Expr {
                     .collect::<common::PgResult<_>>()?,
             ),
             ExprKind::Agg(mut call) => {
-                call.arg = call.arg.map(&mut *f).transpose()?;
+                for e in call.inputs_mut() {
+                    let old = std::mem::replace(e, Expr::constant(Value::Null, DataType::Unknown));
+                    *e = f(old)?;
+                }
                 ExprKind::Agg(call)
             }
         };
@@ -792,6 +865,7 @@ impl LogicalPlan {
                     f(e)?;
                 }
             }
+            LogicalPlan::Unnest { array } => f(array)?,
             LogicalPlan::GenerateSeries { start, stop, step } => {
                 f(start)?;
                 f(stop)?;
@@ -820,7 +894,7 @@ impl LogicalPlan {
                 input.for_each_expr_mut(f)?;
                 group_by.iter_mut().try_for_each(&mut *f)?;
                 aggs.iter_mut()
-                    .filter_map(|a| a.arg.as_mut())
+                    .flat_map(|a| a.inputs_mut())
                     .try_for_each(&mut *f)?;
             }
             LogicalPlan::Sort { input, keys } => {

@@ -609,6 +609,18 @@ pub fn parse_expr(sql: &str) -> PgResult<sqlparser::ast::Expr> {
         .map_err(|e| syntax_error(sql, e))
 }
 
+/// Parse a type name as `regtype` input reads one (`integer`, `character varying(10)`,
+/// `pg_catalog.int4`, `text[]`). Anything but exactly one type name is `None`.
+pub fn parse_type_name(text: &str) -> Option<common::DataType> {
+    let dialect = PostgreSqlDialect {};
+    let mut p = Parser::new(&dialect).try_with_sql(text).ok()?;
+    let t = p.parse_data_type().ok()?;
+    if p.peek_token().token != sqlparser::tokenizer::Token::EOF {
+        return None;
+    }
+    crate::binder::type_from_ast(&t).ok()
+}
+
 /// The 1-based character offset in `sql` of a sqlparser (line, column) location.
 pub fn location_to_position(sql: &str, line: u64, column: u64) -> Option<u32> {
     if line == 0 {

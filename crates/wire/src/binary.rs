@@ -78,7 +78,100 @@ pub fn put_value(v: &Value, buf: &mut BytesMut) {
             buf.put_i32(b.len() as i32);
             buf.put_slice(b);
         }
+        Value::Oid(o) | Value::Reg(_, o) => {
+            buf.put_i32(4);
+            buf.put_u32(*o);
+        }
+        Value::Array(a) => {
+            // `array_send`: ndim, a has-nulls flag, the element type, each dimension's
+            // length and lower bound, then each element with its length (-1 for NULL).
+            let mut out = BytesMut::new();
+            out.put_i32(a.dims.len() as i32);
+            out.put_i32(a.items.iter().any(Value::is_null) as i32);
+            out.put_u32(a.elem);
+            for d in &a.dims {
+                out.put_i32(d.len);
+                out.put_i32(d.lower);
+            }
+            for item in &a.items {
+                put_value(item, &mut out);
+            }
+            buf.put_i32(out.len() as i32);
+            buf.put_slice(&out);
+        }
     }
+}
+
+/// `array_recv`: the layout [`put_value`] writes, each element read as a parameter of
+/// the element type.
+fn get_array(bytes: &[u8], elem: &DataType, n: usize) -> PgResult<Value> {
+    let mut pos = 0usize;
+    let int = |pos: &mut usize| -> PgResult<i32> {
+        let b = bytes.get(*pos..*pos + 4).ok_or_else(insufficient)?;
+        *pos += 4;
+        Ok(i32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+    };
+    let ndim = int(&mut pos)?;
+    let _has_nulls = int(&mut pos)?;
+    let elem_oid = int(&mut pos)? as u32;
+    if ndim < 0 || ndim as usize > common::limits::MAX_ARRAY_DIMS {
+        return Err(PgError::new(
+            SqlState::INVALID_BINARY_REPRESENTATION,
+            format!("invalid number of dimensions: {ndim}"),
+        ));
+    }
+    if elem_oid != elem.oid() {
+        return Err(PgError::new(
+            SqlState::DATATYPE_MISMATCH,
+            "wrong element type",
+        ));
+    }
+    let mut dims = Vec::with_capacity(ndim as usize);
+    let mut count: i64 = 1;
+    for _ in 0..ndim {
+        let len = int(&mut pos)?;
+        let lower = int(&mut pos)?;
+        if len < 0 || lower.checked_add(len).is_none() {
+            return Err(PgError::new(
+                SqlState::PROGRAM_LIMIT_EXCEEDED,
+                "array size exceeds the maximum allowed",
+            ));
+        }
+        count = count.saturating_mul(len as i64);
+        dims.push(common::array::Dim { len, lower });
+    }
+    if ndim == 0 || count == 0 {
+        dims.clear();
+        count = 0;
+    }
+    // Every element takes at least its 4-byte length.
+    if count > (bytes.len() / 4) as i64 {
+        return Err(insufficient());
+    }
+    let mut items = Vec::with_capacity(count as usize);
+    for _ in 0..count {
+        let len = int(&mut pos)?;
+        if len < 0 {
+            items.push(Value::Null);
+            continue;
+        }
+        let body = bytes
+            .get(pos..pos + len as usize)
+            .ok_or_else(insufficient)?;
+        pos += len as usize;
+        items.push(get_param(body, elem, n)?);
+    }
+    if pos != bytes.len() {
+        return Err(PgError::new(
+            SqlState::INVALID_BINARY_REPRESENTATION,
+            format!("incorrect binary data format in bind parameter {n}"),
+        ));
+    }
+    Ok(Value::Array(std::sync::Arc::new(common::array::Array {
+        elem: elem_oid,
+        dims,
+        items,
+    })))
 }
 
 fn insufficient() -> PgError {
@@ -141,6 +234,9 @@ pub fn get_param(bytes: &[u8], ty: &DataType, n: usize) -> PgResult<Value> {
         }
         DataType::Uuid => Value::Uuid(fixed::<16>(bytes, n)?),
         DataType::Bytea => Value::Bytea(bytes.to_vec()),
+        DataType::Oid => Value::Oid(u32::from_be_bytes(fixed(bytes, n)?)),
+        DataType::Reg(kind) => Value::Reg(*kind, u32::from_be_bytes(fixed(bytes, n)?)),
+        DataType::Array(a) => get_array(bytes, &a.elem(), n)?,
     })
 }
 
@@ -174,6 +270,9 @@ mod tests {
             (num("0.00"), DataType::Numeric(Some((5, 2)))),
             (Value::Uuid(*b"0123456789abcdef"), DataType::Uuid),
             (Value::Bytea(vec![0, 255, 92, 120]), DataType::Bytea),
+            (Value::Oid(u32::MAX), DataType::Oid),
+            (arr("{{1,NULL},{3,4}}"), DataType::Int4.array().unwrap()),
+            (arr("{}"), DataType::Int4.array().unwrap()),
         ];
         for (v, ty) in cases {
             let mut buf = BytesMut::new();
@@ -184,6 +283,10 @@ mod tests {
             assert_eq!(back, v);
             assert_eq!(back.to_text(), v.to_text());
         }
+    }
+
+    fn arr(t: &str) -> Value {
+        Value::parse(t, &DataType::Int4.array().unwrap()).unwrap()
     }
 
     fn num(t: &str) -> Value {

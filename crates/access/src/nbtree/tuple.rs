@@ -42,6 +42,7 @@ use std::cmp::Ordering;
 use common::datetime::{Date, Interval, Timestamp, TimestampTz};
 use common::ids::{BlockNumber, ItemPointer};
 use common::numeric::Numeric;
+use common::value::RegKind;
 use common::{PgError, SqlState, Value};
 use storage::page::maxalign;
 
@@ -93,6 +94,9 @@ const TAG_INTERVAL: u8 = 12;
 const TAG_NUMERIC: u8 = 13;
 const TAG_UUID: u8 = 14;
 const TAG_BYTEA: u8 = 15;
+const TAG_OID: u8 = 16;
+/// A `reg*` OID: the tag, the kind (0 class, 1 type, 2 namespace), the OID.
+const TAG_REG: u8 = 17;
 
 /// A malformed tuple: the detail of a DATA_CORRUPTED error (the page layer adds where).
 pub(crate) type Corrupt = String;
@@ -121,6 +125,16 @@ pub(crate) enum Datum<'a> {
     NumericBytes(&'a [u8]),
     Uuid([u8; 16]),
     Bytea(&'a [u8]),
+    Oid(u32),
+    Reg(RegKind, u32),
+}
+
+fn reg_kind_byte(k: RegKind) -> u8 {
+    match k {
+        RegKind::Class => 0,
+        RegKind::Type => 1,
+        RegKind::Namespace => 2,
+    }
 }
 
 impl<'a> Datum<'a> {
@@ -142,6 +156,11 @@ impl<'a> Datum<'a> {
             Value::Numeric(n) => Datum::Numeric(n),
             Value::Uuid(u) => Datum::Uuid(*u),
             Value::Bytea(b) => Datum::Bytea(b),
+            Value::Oid(o) => Datum::Oid(*o),
+            Value::Reg(k, o) => Datum::Reg(*k, *o),
+            // CREATE INDEX refuses array columns, and the binder gives array search
+            // keys no index bounds.
+            Value::Array(_) => Datum::Null,
         }
     }
 
@@ -186,6 +205,8 @@ impl<'a> Datum<'a> {
             Datum::TimestampTz(t) => Value::TimestampTz(t),
             Datum::Interval(i) => Value::Interval(i),
             Datum::Uuid(u) => Value::Uuid(u),
+            Datum::Oid(o) => Value::Oid(o),
+            Datum::Reg(k, o) => Value::Reg(k, o),
             // Compared in place (`cmp`); this is what a comparison with another kind
             // looks at (its kind).
             Datum::Bytea(_) => Value::Bytea(Vec::new()),
@@ -241,6 +262,9 @@ fn column_size(v: &Value) -> usize {
         Value::Int4(_) | Value::Float4(_) | Value::Date(_) => 4,
         Value::Int8(_) | Value::Float8(_) | Value::Timestamp(_) | Value::TimestampTz(_) => 8,
         Value::Interval(_) | Value::Uuid(_) => 16,
+        Value::Oid(_) => 4,
+        Value::Reg(..) => 5,
+        Value::Array(_) => 0,
         Value::Text(s) | Value::Bpchar(s) => 2 + s.len(),
         Value::Bytea(b) => 2 + b.len(),
         Value::Numeric(n) => n.encoded_size(),
@@ -267,7 +291,15 @@ pub(crate) fn encode_leaf(key: &[Value], tid: ItemPointer) -> Vec<u8> {
     let mut out = header(tid.block, tid.offset, key.len() as u16);
     for v in key {
         match v {
-            Value::Null => out.push(TAG_NULL),
+            Value::Null | Value::Array(_) => out.push(TAG_NULL),
+            Value::Oid(o) => {
+                out.push(TAG_OID);
+                out.extend_from_slice(&o.to_le_bytes());
+            }
+            Value::Reg(k, o) => {
+                out.extend_from_slice(&[TAG_REG, reg_kind_byte(*k)]);
+                out.extend_from_slice(&o.to_le_bytes());
+            }
             Value::Bool(b) => out.extend_from_slice(&[TAG_BOOL, *b as u8]),
             Value::Int2(x) => {
                 out.push(TAG_INT2);
@@ -566,6 +598,16 @@ impl<'a> Columns<'a> {
                 months: i32::from_le_bytes(self.array()?),
             }),
             TAG_UUID => Datum::Uuid(self.array()?),
+            TAG_OID => Datum::Oid(u32::from_le_bytes(self.array()?)),
+            TAG_REG => {
+                let kind = match self.array::<1>()?[0] {
+                    0 => RegKind::Class,
+                    1 => RegKind::Type,
+                    2 => RegKind::Namespace,
+                    k => return Err(format!("index tuple has a reg kind of {k}")),
+                };
+                Datum::Reg(kind, u32::from_le_bytes(self.array()?))
+            }
             TAG_BYTEA => {
                 let len = u16::from_le_bytes(self.array()?) as usize;
                 Datum::Bytea(self.take(len)?)

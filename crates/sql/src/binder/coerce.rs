@@ -20,7 +20,18 @@ pub fn can_cast(from: &DataType, to: &DataType, ctx: CastContext) -> bool {
     if from.without_typmod() == to.without_typmod() || *from == DataType::Unknown {
         return true;
     }
+    let oid_like = |t: &DataType| matches!(t, DataType::Oid | DataType::Reg(_));
     match (from, to) {
+        // Arrays convert element by element (`array_coerce`), where the elements do.
+        (DataType::Array(f), DataType::Array(t)) => can_cast(&f.elem(), &t.elem(), ctx),
+        // Integers are OIDs implicitly; back by assignment (pg_cast: int4 -> oid,
+        // int8 -> oid, int4 -> regclass, ... implicit; oid -> int4, oid -> int8
+        // assignment). oid and the reg* types are binary-coercible both ways.
+        (f, t) if f.is_integer() && oid_like(t) => true,
+        (f, t) if oid_like(f) && t.is_integer() => {
+            ctx != Implicit && matches!(t, DataType::Int4 | DataType::Int8)
+        }
+        (f, t) if oid_like(f) && oid_like(t) => *f == DataType::Oid || *t == DataType::Oid,
         // Up the ladder int2 < int4 < int8 < numeric < float4 < float8 implicitly; down
         // it (rounding, or failing with 22003) by assignment or explicitly.
         (f, t) if f.is_numeric() && t.is_numeric() => {
@@ -38,7 +49,9 @@ pub fn can_cast(from: &DataType, to: &DataType, ctx: CastContext) -> bool {
         // Everything can be written as a string (I/O conversion), but only by assignment
         // or explicitly.
         (_, t) if t.is_string() => ctx != Implicit,
-        // ... and strings read as anything, only explicitly.
+        // ... and strings read as anything, only explicitly (text -> regclass is
+        // implicit in PostgreSQL: `'t'::text::regclass` reads a name).
+        (f, DataType::Reg(_)) if f.is_string() => true,
         (f, _) if f.is_string() => ctx == Explicit,
         (DataType::Int4, DataType::Bool) | (DataType::Bool, DataType::Int4) => ctx == Explicit,
         _ => false,
@@ -64,6 +77,18 @@ pub fn coerce(expr: Expr, to: &DataType, ctx: CastContext) -> PgResult<Expr> {
                 // report 22001.
                 Value::Text(s) if ctx == CastContext::Explicit && to.is_string() => {
                     Value::Text(s.clone()).coerce_char_length(to, true)?
+                }
+                // An array with a length: read without it, then cut to it as the
+                // context does (`'{abcd}'::varchar(2)[]` is `{ab}`).
+                Value::Text(s) if matches!(to, DataType::Array(_)) && to.typmod() >= 0 => {
+                    let v = Value::parse(s, &to.without_typmod())?;
+                    return Ok(Expr::new(
+                        ExprKind::Cast {
+                            expr: Box::new(Expr::constant(v, to.without_typmod())),
+                            explicit: ctx == CastContext::Explicit,
+                        },
+                        *to,
+                    ));
                 }
                 Value::Text(s) => Value::parse(s, to)?,
                 other => other.clone(),
@@ -138,6 +163,15 @@ fn common_type_with_typmod(types: &[DataType], what: &str) -> PgResult<DataType>
             if t != result {
                 result = result.without_typmod();
             }
+            continue;
+        }
+        // An integer meets an OID as an OID (int4 -> oid is implicit).
+        let oid_like = |t: &DataType| matches!(t, DataType::Oid | DataType::Reg(_));
+        if oid_like(&result) && (t.is_integer() || oid_like(&t)) {
+            continue;
+        }
+        if oid_like(&t) && result.is_integer() {
+            result = t;
             continue;
         }
         let same_category = (t.is_numeric() && result.is_numeric())

@@ -402,7 +402,12 @@ impl Binder<'_> {
                     return Err(PgError::unsupported(format!("{e}")));
                 }
                 let to = self.bind_type(data_type)?;
-                let x = self.bind_expr(expr, cx)?;
+                let x = match &**expr {
+                    A::Array(arr) if matches!(to, DataType::Array(_)) => {
+                        self.bind_array_ctor(&arr.elem, Some(&to), cx)?
+                    }
+                    other => self.bind_expr(other, cx)?,
+                };
                 coerce(x, &to, CastContext::Explicit)
             }
             A::Substring {
@@ -502,6 +507,39 @@ impl Binder<'_> {
                 let test = self.bind_expr(left, cx)?;
                 let all = matches!(e, A::AllOp { .. });
                 self.bind_quantified(test, compare_op, q, all, cx)
+            }
+            A::AnyOp {
+                left,
+                compare_op,
+                right,
+                ..
+            }
+            | A::AllOp {
+                left,
+                compare_op,
+                right,
+            } => {
+                let test = self.bind_expr(left, cx)?;
+                let array = self.bind_expr(right, cx)?;
+                let all = matches!(e, A::AllOp { .. });
+                self.bind_array_compare(test, compare_op, array, all)
+            }
+            A::Array(arr) => self.bind_array_ctor(&arr.elem, None, cx),
+            A::CompoundFieldAccess { root, access_chain } => {
+                let mut base = self.bind_expr(root, cx)?;
+                let mut index = Vec::new();
+                for a in access_chain {
+                    match a {
+                        ast::AccessExpr::Subscript(ast::Subscript::Index { index: i }) => {
+                            index.push(self.bind_expr(i, cx)?)
+                        }
+                        _ => return Err(PgError::unsupported(format!("expression \"{e}\""))),
+                    }
+                }
+                if !index.is_empty() {
+                    base = self.bind_subscript(base, index)?;
+                }
+                Ok(base)
             }
             other => Err(PgError::unsupported(format!("expression \"{other}\""))),
         }
@@ -741,7 +779,12 @@ impl Binder<'_> {
     }
 
     /// Give two comparison operands one type, as operator resolution would.
-    fn unify_for_comparison(&self, l: Expr, r: Expr, op: &str) -> PgResult<(Expr, Expr)> {
+    pub(crate) fn unify_for_comparison(
+        &self,
+        l: Expr,
+        r: Expr,
+        op: &str,
+    ) -> PgResult<(Expr, Expr)> {
         let (lt, rt) = (l.ty, r.ty);
         let ty = match (lt, rt) {
             (DataType::Unknown, DataType::Unknown) => DataType::Text,
@@ -761,6 +804,24 @@ impl Binder<'_> {
                     b
                 }
             }
+            (DataType::Array(_), _) | (_, DataType::Array(_)) => {
+                return self.unify_arrays(l, r, op);
+            }
+            // oid and the reg* types compare as oids; an integer is read as one
+            // (int4 -> oid and int4 -> regclass are implicit casts).
+            (DataType::Reg(a), DataType::Reg(b)) if a == b => lt,
+            (a, b)
+                if is_oid_like(&a) && (is_oid_like(&b) || b.is_integer())
+                    || is_oid_like(&b) && a.is_integer() =>
+            {
+                if a.is_integer() {
+                    b
+                } else if b.is_integer() {
+                    a
+                } else {
+                    DataType::Oid
+                }
+            }
             (a, b) if a == b => a,
             _ => return Err(undefined_operator(op, &lt, &rt)),
         };
@@ -772,6 +833,22 @@ impl Binder<'_> {
     pub(crate) fn bind_binary(&self, op: &BinaryOperator, l: Expr, r: Expr) -> PgResult<Expr> {
         if *op == BinaryOperator::PGExp {
             return math::bind_power_operator(l, r);
+        }
+        let is_array = |e: &Expr| matches!(e.ty, DataType::Array(_));
+        match op {
+            BinaryOperator::AtArrow => {
+                return self.bind_array_set_op(ScalarFunc::ArrayContains, "@>", l, r);
+            }
+            BinaryOperator::ArrowAt => {
+                return self.bind_array_set_op(ScalarFunc::ArrayContained, "<@", l, r);
+            }
+            BinaryOperator::PGOverlap => {
+                return self.bind_array_set_op(ScalarFunc::ArrayOverlap, "&&", l, r);
+            }
+            BinaryOperator::StringConcat if is_array(&l) || is_array(&r) => {
+                return self.bind_array_concat(l, r);
+            }
+            _ => {}
         }
         let op = match op {
             BinaryOperator::Plus => BinaryOp::Add,
@@ -905,21 +982,37 @@ impl Binder<'_> {
         {
             return Err(PgError::unsupported(format!("function call syntax in {f}")));
         }
-        let (args, distinct) = match &f.args {
-            ast::FunctionArguments::None => (Vec::new(), false),
-            // `ARRAY(SELECT ...)`: Myriad has no array types yet.
+        let (args, distinct, order_by) = match &f.args {
+            ast::FunctionArguments::None => (Vec::new(), false, &[][..]),
+            // `ARRAY(SELECT ...)`.
+            ast::FunctionArguments::Subquery(q) if name == "array" => {
+                let (query, columns, args) = self.bind_sublink_query(q, cx)?;
+                let [column] = columns.as_slice() else {
+                    return Err(PgError::syntax("subquery must return only one column"));
+                };
+                let ty = array_type_of(&column.ty)?;
+                return Ok(sublink(SubLinkKind::Array, query, args, ty));
+            }
             ast::FunctionArguments::Subquery(_) => {
                 return Err(PgError::unsupported(format!("{}(subquery)", f.name)));
             }
             ast::FunctionArguments::List(list) => {
-                if !list.clauses.is_empty() {
-                    return Err(PgError::unsupported(format!("function call syntax in {f}")));
+                let mut order_by: &[ast::OrderByExpr] = &[];
+                for c in &list.clauses {
+                    match c {
+                        ast::FunctionArgumentClause::OrderBy(keys) => order_by = keys,
+                        _ => {
+                            return Err(PgError::unsupported(format!(
+                                "function call syntax in {f}"
+                            )));
+                        }
+                    }
                 }
                 let distinct = matches!(
                     list.duplicate_treatment,
                     Some(ast::DuplicateTreatment::Distinct)
                 );
-                (list.args.iter().collect::<Vec<_>>(), distinct)
+                (list.args.iter().collect::<Vec<_>>(), distinct, order_by)
             }
         };
         let agg = match name.as_str() {
@@ -928,8 +1021,16 @@ impl Binder<'_> {
             "avg" => Some(AggFunc::Avg),
             "min" => Some(AggFunc::Min),
             "max" => Some(AggFunc::Max),
+            "array_agg" => Some(AggFunc::ArrayAgg),
+            "string_agg" => Some(AggFunc::StringAgg),
             _ => None,
         };
+        if agg.is_none() && !order_by.is_empty() {
+            return Err(PgError::new(
+                SqlState::WRONG_OBJECT_TYPE,
+                format!("ORDER BY specified, but {name} is not an aggregate function"),
+            ));
+        }
         if let Some(func) = agg {
             if !cx.aggs_allowed {
                 let msg = if cx.clause == "aggregate function calls" {
@@ -953,25 +1054,44 @@ impl Binder<'_> {
                 return Ok(agg_expr(AggCall {
                     func: AggFunc::CountStar,
                     arg: None,
+                    sep: None,
+                    order_by: Vec::new(),
                     distinct: false,
                     ty: DataType::Int8,
                 }));
             }
-            let [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(a))] = args.as_slice() else {
-                return Err(PgError::new(
-                    SqlState::UNDEFINED_FUNCTION,
-                    format!(
-                        "function {name} with {} arguments does not exist",
-                        args.len()
-                    ),
-                ));
-            };
-            let arg = self.bind_expr(a, &inner)?;
+            let mut bound = Vec::with_capacity(args.len());
+            for a in &args {
+                let ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(a)) = a else {
+                    return Err(PgError::unsupported(format!("function argument {a}")));
+                };
+                bound.push(self.bind_expr(a, &inner)?);
+            }
+            let want = if func == AggFunc::StringAgg { 2 } else { 1 };
+            if bound.len() != want {
+                return Err(undefined_function(&name, &bound));
+            }
+            let sep = (func == AggFunc::StringAgg).then(|| bound.pop()).flatten();
+            let arg = bound.pop().expect("one argument");
             let arg = if arg.ty == DataType::Unknown && func != AggFunc::Count {
                 coerce(arg, &DataType::Text, CastContext::Implicit)?
             } else {
                 arg
             };
+            let sep = match sep {
+                None => None,
+                Some(sep) => {
+                    let stringy = |t: &DataType| t.is_string() || *t == DataType::Unknown;
+                    if !arg.ty.is_string() || !stringy(&sep.ty) {
+                        return Err(undefined_function(&name, &[arg, sep]));
+                    }
+                    Some(coerce(sep, &DataType::Text, CastContext::Implicit)?)
+                }
+            };
+            let order_by = order_by
+                .iter()
+                .map(|k| super::query::sort_key(self.bind_expr(&k.expr, &inner)?, k))
+                .collect::<PgResult<Vec<_>>>()?;
             let ty = match func {
                 AggFunc::Count | AggFunc::CountStar => DataType::Int8,
                 // PostgreSQL's result types: sums of int2 and int4 are int8, of int8
@@ -998,10 +1118,14 @@ impl Binder<'_> {
                         arg.ty.without_typmod()
                     }
                 }
+                AggFunc::ArrayAgg => array_type_of(&arg.ty.without_typmod())?,
+                AggFunc::StringAgg => DataType::Text,
             };
             return Ok(agg_expr(AggCall {
                 func,
                 arg: Some(arg),
+                sep,
+                order_by,
                 distinct,
                 ty,
             }));
@@ -1092,6 +1216,9 @@ impl Binder<'_> {
         if let Some(r) = math::bind_function(name, args.clone()) {
             return r;
         }
+        if let Some(r) = super::array::bind_function(name, args.clone()) {
+            return r;
+        }
         let all = args.clone();
         let text_arg = |a: Expr| -> PgResult<Expr> {
             if a.ty.is_string() {
@@ -1135,7 +1262,7 @@ impl Binder<'_> {
             }
             ("pg_get_userbyid" | "pg_table_is_visible", 1) => {
                 let a = args.into_iter().next().expect("one argument");
-                if !(a.ty.is_integer() || a.ty == DataType::Unknown) {
+                if !(a.ty.is_integer() || is_oid_like(&a.ty) || a.ty == DataType::Unknown) {
                     return Err(undefined_function(name, &[a]));
                 }
                 let (f, ty) = if name == "pg_get_userbyid" {
@@ -1143,8 +1270,31 @@ impl Binder<'_> {
                 } else {
                     (ScalarFunc::PgTableIsVisible, DataType::Bool)
                 };
-                let a = coerce(a, &DataType::Int8, CastContext::Implicit)?;
+                let a = coerce(a, &DataType::Oid, CastContext::Implicit)?;
                 Ok(Expr::new(ExprKind::Func(f, vec![a]), ty))
+            }
+            ("unnest" | "generate_series", _) => Err(PgError::unsupported(format!(
+                "set-returning function {name} outside FROM"
+            ))),
+            // The type is known when binding: a constant.
+            ("pg_typeof", 1) => Ok(Expr::constant(
+                Value::Reg(common::value::RegKind::Type, args[0].ty.oid()),
+                DataType::Reg(common::value::RegKind::Type),
+            )),
+            ("format_type", 2) => {
+                let mut it = args.into_iter();
+                let (t, m) = (it.next().expect("two"), it.next().expect("two"));
+                let oid_ok = t.ty.is_integer() || is_oid_like(&t.ty) || t.ty == DataType::Unknown;
+                let int_ok = matches!(m.ty, DataType::Int2 | DataType::Int4 | DataType::Unknown);
+                if !oid_ok || !int_ok {
+                    return Err(undefined_function(name, &[t, m]));
+                }
+                let t = coerce(t, &DataType::Oid, CastContext::Implicit)?;
+                let m = coerce(m, &DataType::Int4, CastContext::Implicit)?;
+                Ok(Expr::new(
+                    ExprKind::Func(ScalarFunc::FormatType, vec![t, m]),
+                    DataType::Text,
+                ))
             }
             ("gen_random_uuid", 0) => Ok(Expr::new(
                 ExprKind::Func(ScalarFunc::GenRandomUuid, Vec::new()),
@@ -1225,6 +1375,13 @@ impl Binder<'_> {
 
     /// Map a SQL type name to a [`DataType`].
     pub(crate) fn bind_type(&self, t: &ast::DataType) -> PgResult<DataType> {
+        type_from_ast(t)
+    }
+}
+
+/// Map a SQL type name to a [`DataType`].
+pub fn type_from_ast(t: &ast::DataType) -> PgResult<DataType> {
+    {
         use ast::DataType as T;
         let char_len = |l: &Option<ast::CharacterLength>| -> PgResult<Option<u32>> {
             match l {
@@ -1303,36 +1460,94 @@ impl Binder<'_> {
                 let typmod = common::numeric::typmod_in(&mods)?;
                 DataType::Numeric(common::numeric::typmod_precision_scale(typmod))
             }
-            T::Custom(name, mods) if mods.is_empty() && name.0.len() == 1 => {
-                let n = name.to_string().to_lowercase();
-                match n.trim_matches('"') {
-                    "bpchar" => DataType::Bpchar(None),
-                    "int2" => DataType::Int2,
-                    "int4" => DataType::Int4,
-                    "int8" => DataType::Int8,
-                    "float4" => DataType::Float4,
-                    "float8" => DataType::Float8,
-                    "bool" => DataType::Bool,
-                    "varchar" => DataType::Varchar(None),
-                    "text" => DataType::Text,
-                    "date" => DataType::Date,
-                    "timestamp" => DataType::Timestamp,
-                    "timestamptz" => DataType::TimestampTz,
-                    "interval" => DataType::Interval,
-                    "numeric" | "decimal" => DataType::Numeric(None),
-                    "uuid" => DataType::Uuid,
-                    "bytea" => DataType::Bytea,
-                    other => {
+            // `int[]`, `int[3]`, `int[][]` (more dimensions are the same type).
+            T::Array(ast::ArrayElemTypeDef::SquareBracket(inner, _)) => {
+                array_type_of(&type_from_ast(inner)?)?
+            }
+            T::Regclass => DataType::Reg(common::value::RegKind::Class),
+            T::Custom(name, mods) if mods.is_empty() => {
+                let parts: Vec<String> = name
+                    .0
+                    .iter()
+                    .map(|p| match p {
+                        ast::ObjectNamePart::Identifier(id) => ident_name(id),
+                        other => other.to_string(),
+                    })
+                    .collect();
+                let n = match parts.as_slice() {
+                    [n] => n,
+                    [schema, n] if schema == "pg_catalog" => n,
+                    [schema, _] => {
                         return Err(PgError::new(
-                            SqlState::UNDEFINED_OBJECT,
-                            format!("type \"{other}\" does not exist"),
+                            SqlState::INVALID_SCHEMA_NAME,
+                            format!("schema \"{schema}\" does not exist"),
                         ));
                     }
-                }
+                    _ => return Err(PgError::unsupported(format!("type {name}"))),
+                };
+                type_by_name(n).ok_or_else(|| {
+                    PgError::new(
+                        SqlState::UNDEFINED_OBJECT,
+                        format!("type \"{n}\" does not exist"),
+                    )
+                })?
             }
             other => return Err(PgError::unsupported(format!("type {other}"))),
         })
     }
+}
+
+/// The array type over elements of type `elem` (an array's own type for an array: more
+/// dimensions, not arrays of arrays).
+pub(crate) fn array_type_of(elem: &DataType) -> PgResult<DataType> {
+    match elem {
+        DataType::Array(_) => Ok(*elem),
+        DataType::Unknown => Ok(DataType::Text.array().expect("text has an array type")),
+        t => t.array().ok_or_else(|| {
+            PgError::new(
+                SqlState::UNDEFINED_OBJECT,
+                format!("could not find array type for data type {}", t.name()),
+            )
+        }),
+    }
+}
+
+/// A type by its one-word internal name (`int4`, `varchar`, `regclass`, `_int4` for
+/// `int4[]`, ...).
+pub fn type_by_name(n: &str) -> Option<DataType> {
+    use common::value::RegKind;
+    Some(match n {
+        "bpchar" => DataType::Bpchar(None),
+        "int2" => DataType::Int2,
+        "int4" => DataType::Int4,
+        "int8" => DataType::Int8,
+        "float4" => DataType::Float4,
+        "float8" => DataType::Float8,
+        "bool" => DataType::Bool,
+        "varchar" => DataType::Varchar(None),
+        "text" => DataType::Text,
+        "date" => DataType::Date,
+        "timestamp" => DataType::Timestamp,
+        "timestamptz" => DataType::TimestampTz,
+        "interval" => DataType::Interval,
+        "numeric" | "decimal" => DataType::Numeric(None),
+        "uuid" => DataType::Uuid,
+        "bytea" => DataType::Bytea,
+        "oid" => DataType::Oid,
+        "regclass" => DataType::Reg(RegKind::Class),
+        "regtype" => DataType::Reg(RegKind::Type),
+        "regnamespace" => DataType::Reg(RegKind::Namespace),
+        "unknown" => DataType::Unknown,
+        _ => {
+            let elem = type_by_name(n.strip_prefix('_')?)?;
+            return elem.array();
+        }
+    })
+}
+
+/// `oid` and the `reg*` types.
+pub(crate) fn is_oid_like(t: &DataType) -> bool {
+    matches!(t, DataType::Oid | DataType::Reg(_))
 }
 
 fn agg_expr(call: AggCall) -> Expr {

@@ -6,6 +6,7 @@
 //! schema exists so far.
 
 mod alter;
+mod array;
 mod coerce;
 mod copy;
 mod datetime;
@@ -20,6 +21,7 @@ mod sequence;
 pub use sequence::check_restart;
 
 pub use coerce::CastContext;
+pub use expr::{type_by_name, type_from_ast};
 
 use std::sync::Arc;
 
@@ -426,91 +428,16 @@ fn statement_kind(stmt: &Statement) -> String {
     }
 }
 
-/// PostgreSQL's fully reserved keywords (`RESERVED_KEYWORD` in `kwlist.h`), sorted.
-const RESERVED_KEYWORDS: &[&str] = &[
-    "all",
-    "analyse",
-    "analyze",
-    "and",
-    "any",
-    "array",
-    "as",
-    "asc",
-    "asymmetric",
-    "both",
-    "case",
-    "cast",
-    "check",
-    "collate",
-    "column",
-    "constraint",
-    "create",
-    "current_catalog",
-    "current_date",
-    "current_role",
-    "current_time",
-    "current_timestamp",
-    "current_user",
-    "default",
-    "deferrable",
-    "desc",
-    "distinct",
-    "do",
-    "else",
-    "end",
-    "except",
-    "false",
-    "fetch",
-    "for",
-    "foreign",
-    "from",
-    "grant",
-    "group",
-    "having",
-    "in",
-    "initially",
-    "intersect",
-    "into",
-    "lateral",
-    "leading",
-    "limit",
-    "localtime",
-    "localtimestamp",
-    "not",
-    "null",
-    "offset",
-    "on",
-    "only",
-    "or",
-    "order",
-    "placing",
-    "primary",
-    "references",
-    "returning",
-    "select",
-    "session_user",
-    "some",
-    "symmetric",
-    "table",
-    "then",
-    "to",
-    "trailing",
-    "true",
-    "union",
-    "unique",
-    "user",
-    "using",
-    "variadic",
-    "when",
-    "where",
-    "window",
-    "with",
-];
+use common::ids::RESERVED_KEYWORDS;
 
 #[cfg(test)]
 mod tests {
     #[test]
     fn reserved_keywords_are_sorted() {
-        assert!(super::RESERVED_KEYWORDS.windows(2).all(|w| w[0] < w[1]));
+        assert!(
+            common::ids::RESERVED_KEYWORDS
+                .windows(2)
+                .all(|w| w[0] < w[1])
+        );
     }
 }

@@ -949,6 +949,51 @@ impl Binder<'_> {
         ))
     }
 
+    /// `unnest(array)` in FROM: one column named as a function's is (the column alias,
+    /// else the table alias, else `unnest`).
+    fn bind_unnest(
+        &self,
+        exprs: &[ast::Expr],
+        alias: Option<&ast::TableAlias>,
+    ) -> PgResult<(LogicalPlan, Scope, String)> {
+        let scope = Scope::default();
+        let cx = ExprContext {
+            scope: &scope,
+            aggs_allowed: false,
+            clause: "functions in FROM",
+        };
+        let [e] = exprs else {
+            return Err(PgError::unsupported("unnest of more than one array"));
+        };
+        let array = self.bind_expr(e, &cx)?;
+        let Some(elem) = array.ty.elem() else {
+            return Err(super::expr::undefined_function("unnest", &[array]));
+        };
+        let table_name = alias
+            .map(|a| ident_name(&a.name))
+            .unwrap_or_else(|| "unnest".into());
+        if alias.is_some_and(|a| a.columns.len() > 1) {
+            return Err(PgError::new(
+                SqlState::SYNTAX_ERROR,
+                "too many column aliases specified for function unnest",
+            ));
+        }
+        let column = alias
+            .and_then(|a| a.columns.first())
+            .map(|c| ident_name(&c.name))
+            .unwrap_or_else(|| table_name.clone());
+        let scope = Scope {
+            columns: vec![ScopeColumn {
+                table: Some(table_name.clone()),
+                name: column,
+                ty: elem.without_typmod(),
+                table_oid: 0,
+                column_number: 0,
+            }],
+        };
+        Ok((LogicalPlan::Unnest { array }, scope, table_name))
+    }
+
     fn bind_table_factor(
         &self,
         tf: &ast::TableFactor,
@@ -1011,6 +1056,16 @@ impl Binder<'_> {
                     };
                     (plan, scope, scope_name, alias.as_ref())
                 }
+            }
+            ast::TableFactor::UNNEST {
+                alias,
+                array_exprs,
+                with_offset: false,
+                with_ordinality: false,
+                ..
+            } => {
+                let (plan, scope, scope_name) = self.bind_unnest(array_exprs, alias.as_ref())?;
+                (plan, scope, scope_name, alias.as_ref())
             }
             ast::TableFactor::Derived {
                 lateral,
@@ -1086,7 +1141,7 @@ fn join_name(op: &ast::JoinOperator) -> &'static str {
     }
 }
 
-fn sort_key(expr: Expr, o: &ast::OrderByExpr) -> PgResult<SortKey> {
+pub(crate) fn sort_key(expr: Expr, o: &ast::OrderByExpr) -> PgResult<SortKey> {
     if o.with_fill.is_some() {
         return Err(PgError::unsupported("WITH FILL"));
     }

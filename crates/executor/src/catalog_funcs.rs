@@ -1,0 +1,163 @@
+//! Catalog lookups behind the `reg*` types: a relation, type or schema by OID or by
+//! name, as `regclassin` / `regclassout` and friends read and print them.
+
+use common::ids::quote_identifier;
+use common::value::{RegCatalog, RegKind};
+use common::{DataType, PgError, PgResult, SqlState};
+
+/// The schemas Myriad has, with PostgreSQL's OIDs.
+pub(crate) const PG_CATALOG_OID: u32 = 11;
+pub(crate) const PUBLIC_OID: u32 = 2200;
+
+/// The thread's catalog, as `reg*` input and output see it.
+pub(crate) struct HostRegCatalog;
+
+fn schema_oid(name: &str) -> Option<u32> {
+    match name {
+        "pg_catalog" => Some(PG_CATALOG_OID),
+        "public" => Some(PUBLIC_OID),
+        _ => None,
+    }
+}
+
+/// A relation's OID by name in one schema: system views in `pg_catalog`, everything
+/// else in `public`.
+fn relation_in(schema: u32, name: &str) -> Option<u32> {
+    if schema == PG_CATALOG_OID {
+        return catalog::SystemView::lookup(name).map(|v| v.oid());
+    }
+    let catalog = crate::host::host().ok()?.catalog();
+    if let Some(t) = catalog.table(name) {
+        return Some(t.oid);
+    }
+    if let Some((_, i)) = catalog.index(name) {
+        return Some(i.oid);
+    }
+    catalog.sequence(name).map(|s| s.oid)
+}
+
+/// Split a possibly qualified, possibly quoted name (`public."My Table"`) into its
+/// parts, folding unquoted parts to lower case (`stringToQualifiedNameList`).
+fn name_parts(text: &str) -> PgResult<Vec<String>> {
+    let invalid = || PgError::new(SqlState::INVALID_NAME, "invalid name syntax");
+    let mut parts = Vec::new();
+    let mut chars = text.chars().peekable();
+    loop {
+        let mut part = String::new();
+        if chars.peek() == Some(&'"') {
+            chars.next();
+            loop {
+                match chars.next() {
+                    None => return Err(invalid()),
+                    Some('"') if chars.peek() == Some(&'"') => {
+                        chars.next();
+                        part.push('"');
+                    }
+                    Some('"') => break,
+                    Some(c) => part.push(c),
+                }
+            }
+        } else {
+            while let Some(&c) = chars.peek() {
+                if c == '.' {
+                    break;
+                }
+                if c.is_whitespace() || c == '"' {
+                    return Err(invalid());
+                }
+                part.push(c.to_ascii_lowercase());
+                chars.next();
+            }
+            if part.is_empty() {
+                return Err(invalid());
+            }
+        }
+        parts.push(part);
+        match chars.next() {
+            None => return Ok(parts),
+            Some('.') => continue,
+            Some(_) => return Err(invalid()),
+        }
+    }
+}
+
+impl RegCatalog for HostRegCatalog {
+    fn reg_name(&self, kind: RegKind, oid: u32) -> Option<String> {
+        match kind {
+            RegKind::Class => {
+                if let Some(v) = catalog::SystemView::by_oid(oid) {
+                    return Some(v.name().to_string());
+                }
+                let catalog = crate::host::host().ok()?.catalog();
+                let name = if let Some(t) = catalog.table_by_oid(oid) {
+                    t.name.clone()
+                } else if let Some((_, i)) = catalog.index_by_oid(oid) {
+                    i.name.clone()
+                } else {
+                    catalog.sequence_by_oid(oid)?.name.clone()
+                };
+                Some(quote_identifier(&name).into_owned())
+            }
+            // `format_type_be`: the SQL name without a modifier (`character` for bpchar).
+            RegKind::Type => match DataType::from_oid(oid, -1)? {
+                DataType::Bpchar(None) => Some("character".into()),
+                t => Some(t.name()),
+            },
+            RegKind::Namespace => match oid {
+                PG_CATALOG_OID => Some("pg_catalog".into()),
+                PUBLIC_OID => Some("public".into()),
+                _ => None,
+            },
+        }
+    }
+
+    fn reg_oid(&self, kind: RegKind, text: &str) -> PgResult<u32> {
+        match kind {
+            RegKind::Class => {
+                let parts = name_parts(text)?;
+                let missing = || {
+                    PgError::new(
+                        SqlState::UNDEFINED_TABLE,
+                        format!("relation \"{}\" does not exist", parts.join(".")),
+                    )
+                };
+                match parts.as_slice() {
+                    // The search path: pg_catalog, then public.
+                    [name] => relation_in(PG_CATALOG_OID, name)
+                        .or_else(|| relation_in(PUBLIC_OID, name))
+                        .ok_or_else(missing),
+                    [schema, name] => {
+                        let s = schema_oid(schema).ok_or_else(|| undefined_schema(schema))?;
+                        relation_in(s, name).ok_or_else(missing)
+                    }
+                    _ => Err(PgError::new(
+                        SqlState::INVALID_NAME,
+                        format!("improper relation name (too many dotted names): {text}"),
+                    )),
+                }
+            }
+            RegKind::Type => sql::parser::parse_type_name(text)
+                .map(|t| t.oid())
+                .ok_or_else(|| {
+                    PgError::new(
+                        SqlState::UNDEFINED_OBJECT,
+                        format!("type \"{text}\" does not exist"),
+                    )
+                }),
+            RegKind::Namespace => {
+                let parts = name_parts(text)?;
+                let [name] = parts.as_slice() else {
+                    return Err(PgError::new(SqlState::INVALID_NAME, "invalid name syntax"));
+                };
+                schema_oid(name).ok_or_else(|| undefined_schema(name))
+            }
+        }
+    }
+}
+
+fn undefined_schema(name: &str) -> PgError {
+    PgError::new(
+        SqlState::INVALID_SCHEMA_NAME,
+        format!("schema \"{name}\" does not exist"),
+    )
+}
