@@ -948,3 +948,53 @@ async fn parameters_inside_subqueries_and_set_operations() {
     )
     .await;
 }
+
+/// Arrays and OIDs through a driver: binary parameters and results (`array_send` /
+/// `array_recv`), NULL elements, an array column round trip.
+#[tokio::test]
+async fn arrays_and_oids_through_a_driver() {
+    let (_guard, addr) = target().await;
+    let url = format!(
+        "host={} port={} user=postgres dbname=postgres",
+        addr.ip(),
+        addr.port()
+    );
+    let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+        .await
+        .expect("connect");
+    tokio::spawn(async move {
+        let _ = connection.await;
+    });
+    let ints: Vec<i32> = vec![3, -1, 70_000];
+    let texts: Vec<Option<String>> = vec![Some("a b".into()), None, Some("".into())];
+    let row = client
+        .query_one(
+            "SELECT $1::int4[], $2::text[], array_length($1::int4[], 1), \
+             'pg_class'::regclass::oid, 2 = ANY($1::int4[])",
+            &[&ints, &texts],
+        )
+        .await
+        .expect("query");
+    assert_eq!(row.get::<_, Vec<i32>>(0), ints);
+    assert_eq!(row.get::<_, Vec<Option<String>>>(1), texts);
+    assert_eq!(row.get::<_, i32>(2), 3);
+    assert_eq!(row.get::<_, u32>(3), 1259);
+    assert!(!row.get::<_, bool>(4));
+    client
+        .batch_execute(
+            "drop table if exists ext_arrays; create table ext_arrays (id int, v int8[])",
+        )
+        .await
+        .expect("setup");
+    let stored: Vec<i64> = vec![1 << 40, 0];
+    client
+        .execute("insert into ext_arrays values (1, $1)", &[&stored])
+        .await
+        .expect("insert");
+    let row = client
+        .query_one("select v, v::text from ext_arrays where id = 1", &[])
+        .await
+        .expect("select");
+    assert_eq!(row.get::<_, Vec<i64>>(0), stored);
+    assert_eq!(row.get::<_, String>(1), "{1099511627776,0}");
+}
