@@ -1,6 +1,6 @@
--- psql's describe commands over a small schema. The expected output
+-- psql's describe commands over a small schema (\dt, \di, \ds, \dn, \d table). The expected output
 -- (describe.out beside this file) was captured from PostgreSQL 15 with
---   psql -X -f tests/psql/describe.sql
+--   psql -X -f tests/psql/describe.sql > out 2> err; cat out err > describe.out
 -- against a fresh database; crates/server/tests/psql.rs runs it against Myriad.
 CREATE TABLE accounts (id int PRIMARY KEY, owner text NOT NULL, balance numeric(12,2) DEFAULT 0);
 CREATE TABLE branches (id serial PRIMARY KEY, name varchar(40) UNIQUE);
@@ -14,3 +14,6 @@ CREATE SEQUENCE tickets;
 \dt acc*
 \di branches*
 \dt nothing*
+\d accounts
+\d branches
+\d audit

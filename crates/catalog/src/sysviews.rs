@@ -41,10 +41,34 @@ pub enum SystemView {
     /// Every index's table and kind (PostgreSQL's `pg_index`, less its array and
     /// expression columns).
     PgIndex,
+    /// Every column DEFAULT (PostgreSQL's `pg_attrdef`, less its own OID): `adbin` holds
+    /// the expression as Myriad keeps it, its SQL text.
+    PgAttrdef,
+    /// The collations Myriad has (PostgreSQL's `pg_collation`): default, C and POSIX, all
+    /// bytewise.
+    PgCollation,
+    /// PRIMARY KEY, UNIQUE and FOREIGN KEY constraints (PostgreSQL's `pg_constraint`, its
+    /// common columns); a key constraint has its index's OID.
+    PgConstraint,
+    /// Table inheritance (PostgreSQL's `pg_inherits`): empty, Myriad has none yet.
+    PgInherits,
+    /// The roles (PostgreSQL's `pg_roles` view): Myriad's one role, `postgres`.
+    PgRoles,
+    /// Row security policies (PostgreSQL's `pg_policy`): empty, Myriad has none.
+    PgPolicy,
+    /// Extended statistics objects (PostgreSQL's `pg_statistic_ext`): empty, Myriad has
+    /// none.
+    PgStatisticExt,
+    /// Logical replication publications (PostgreSQL's `pg_publication`): empty.
+    PgPublication,
+    /// Publications' schemas (PostgreSQL's `pg_publication_namespace`): empty.
+    PgPublicationNamespace,
+    /// Publications' tables (PostgreSQL's `pg_publication_rel`): empty.
+    PgPublicationRel,
 }
 
 impl SystemView {
-    pub const ALL: [SystemView; 12] = [
+    pub const ALL: [SystemView; 22] = [
         SystemView::StatFd,
         SystemView::StatBuffers,
         SystemView::StatWal,
@@ -57,6 +81,16 @@ impl SystemView {
         SystemView::PgAttribute,
         SystemView::PgAm,
         SystemView::PgIndex,
+        SystemView::PgAttrdef,
+        SystemView::PgCollation,
+        SystemView::PgConstraint,
+        SystemView::PgInherits,
+        SystemView::PgRoles,
+        SystemView::PgPolicy,
+        SystemView::PgStatisticExt,
+        SystemView::PgPublication,
+        SystemView::PgPublicationNamespace,
+        SystemView::PgPublicationRel,
     ];
 
     pub fn lookup(name: &str) -> Option<SystemView> {
@@ -77,6 +111,16 @@ impl SystemView {
             SystemView::PgAttribute => "pg_attribute",
             SystemView::PgAm => "pg_am",
             SystemView::PgIndex => "pg_index",
+            SystemView::PgAttrdef => "pg_attrdef",
+            SystemView::PgCollation => "pg_collation",
+            SystemView::PgConstraint => "pg_constraint",
+            SystemView::PgInherits => "pg_inherits",
+            SystemView::PgRoles => "pg_roles",
+            SystemView::PgPolicy => "pg_policy",
+            SystemView::PgStatisticExt => "pg_statistic_ext",
+            SystemView::PgPublication => "pg_publication",
+            SystemView::PgPublicationNamespace => "pg_publication_namespace",
+            SystemView::PgPublicationRel => "pg_publication_rel",
         }
     }
 
@@ -92,6 +136,16 @@ impl SystemView {
             SystemView::PgAttribute => 1249,
             SystemView::PgAm => 2601,
             SystemView::PgIndex => 2610,
+            SystemView::PgAttrdef => 2604,
+            SystemView::PgCollation => 3456,
+            SystemView::PgConstraint => 2606,
+            SystemView::PgInherits => 2611,
+            SystemView::PgRoles => 12002,
+            SystemView::PgPolicy => 3256,
+            SystemView::PgStatisticExt => 3381,
+            SystemView::PgPublication => 6104,
+            SystemView::PgPublicationNamespace => 6237,
+            SystemView::PgPublicationRel => 6106,
             SystemView::PgLocks => 12000,
             SystemView::PgStatActivity => 12001,
             SystemView::StatFd => 12100,
@@ -107,6 +161,15 @@ impl SystemView {
     /// Column names and types, in order.
     pub fn columns(self) -> &'static [(&'static str, DataType)] {
         use DataType::{Bool, Float4, Int2, Int4, Int8, Oid, Text};
+        const fn array_of(elem_oid: common::Oid) -> DataType {
+            DataType::Array(common::types::ArrayType {
+                elem_oid,
+                typmod: -1,
+            })
+        }
+        const INT2_ARRAY: DataType = array_of(common::types::oids::INT2);
+        const OID_ARRAY: DataType = array_of(common::types::oids::OID);
+        const TEXT_ARRAY: DataType = array_of(common::types::oids::TEXT);
         match self {
             SystemView::StatFd => &[
                 ("max_open_files", Int8),
@@ -167,6 +230,98 @@ impl SystemView {
             ],
             // `name` and `"char"` columns are text.
             SystemView::PgNamespace => &[("oid", Oid), ("nspname", Text), ("nspowner", Oid)],
+            SystemView::PgAttrdef => &[("adrelid", Oid), ("adnum", Int2), ("adbin", Text)],
+            SystemView::PgCollation => &[
+                ("oid", Oid),
+                ("collname", Text),
+                ("collnamespace", Oid),
+                ("collowner", Oid),
+                ("collprovider", Text),
+                ("collisdeterministic", Bool),
+                ("collencoding", Int4),
+            ],
+            SystemView::PgConstraint => &[
+                ("oid", Oid),
+                ("conname", Text),
+                ("connamespace", Oid),
+                ("contype", Text),
+                ("condeferrable", Bool),
+                ("condeferred", Bool),
+                ("convalidated", Bool),
+                ("conrelid", Oid),
+                ("contypid", Oid),
+                ("conindid", Oid),
+                ("conparentid", Oid),
+                ("confrelid", Oid),
+                ("confupdtype", Text),
+                ("confdeltype", Text),
+                ("confmatchtype", Text),
+                ("conislocal", Bool),
+                ("coninhcount", Int4),
+                ("connoinherit", Bool),
+                ("conkey", INT2_ARRAY),
+                ("confkey", INT2_ARRAY),
+            ],
+            SystemView::PgInherits => &[
+                ("inhrelid", Oid),
+                ("inhparent", Oid),
+                ("inhseqno", Int4),
+                ("inhdetachpending", Bool),
+            ],
+            SystemView::PgRoles => &[
+                ("rolname", Text),
+                ("rolsuper", Bool),
+                ("rolinherit", Bool),
+                ("rolcreaterole", Bool),
+                ("rolcreatedb", Bool),
+                ("rolcanlogin", Bool),
+                ("rolreplication", Bool),
+                ("rolconnlimit", Int4),
+                ("rolpassword", Text),
+                ("rolbypassrls", Bool),
+                ("oid", Oid),
+            ],
+            SystemView::PgPolicy => &[
+                ("oid", Oid),
+                ("polname", Text),
+                ("polrelid", Oid),
+                ("polcmd", Text),
+                ("polpermissive", Bool),
+                ("polroles", OID_ARRAY),
+                ("polqual", Text),
+                ("polwithcheck", Text),
+            ],
+            SystemView::PgStatisticExt => &[
+                ("oid", Oid),
+                ("stxrelid", Oid),
+                ("stxname", Text),
+                ("stxnamespace", Oid),
+                ("stxowner", Oid),
+                ("stxstattarget", Int4),
+                ("stxkeys", INT2_ARRAY),
+                ("stxkind", TEXT_ARRAY),
+            ],
+            SystemView::PgPublication => &[
+                ("oid", Oid),
+                ("pubname", Text),
+                ("pubowner", Oid),
+                ("puballtables", Bool),
+                ("pubinsert", Bool),
+                ("pubupdate", Bool),
+                ("pubdelete", Bool),
+                ("pubtruncate", Bool),
+                ("pubviaroot", Bool),
+            ],
+            SystemView::PgPublicationNamespace => {
+                &[("oid", Oid), ("pnpubid", Oid), ("pnnspid", Oid)]
+            }
+            SystemView::PgPublicationRel => &[
+                ("oid", Oid),
+                ("prpubid", Oid),
+                ("prrelid", Oid),
+                ("prqual", Text),
+                ("prattrs", INT2_ARRAY),
+            ],
             SystemView::PgAm => &[("oid", Oid), ("amname", Text), ("amtype", Text)],
             SystemView::PgIndex => &[
                 ("indexrelid", Oid),
@@ -198,6 +353,17 @@ impl SystemView {
                 ("relpersistence", Text),
                 ("relkind", Text),
                 ("relnatts", Int2),
+                ("relchecks", Int2),
+                ("relhasrules", Bool),
+                ("relhastriggers", Bool),
+                ("relrowsecurity", Bool),
+                ("relforcerowsecurity", Bool),
+                ("relispartition", Bool),
+                ("reltablespace", Oid),
+                ("reloftype", Oid),
+                ("reltoastrelid", Oid),
+                ("relreplident", Text),
+                ("relpartbound", Text),
             ],
             SystemView::PgType => &[
                 ("oid", Oid),
@@ -221,6 +387,8 @@ impl SystemView {
                 ("atthasdef", Bool),
                 ("attidentity", Text),
                 ("attisdropped", Bool),
+                ("attcollation", Oid),
+                ("attgenerated", Text),
             ],
             SystemView::PgDatabase => &[
                 ("oid", Oid),

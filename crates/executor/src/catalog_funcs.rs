@@ -161,3 +161,84 @@ fn undefined_schema(name: &str) -> PgError {
         format!("schema \"{name}\" does not exist"),
     )
 }
+
+/// The catalog functions psql's `\d` calls (`ScalarFunc::PgGet*`); strict, so no
+/// argument is NULL here.
+pub(crate) fn eval(f: sql::bound::ScalarFunc, args: &[common::Value]) -> PgResult<common::Value> {
+    use common::Value;
+    use sql::bound::ScalarFunc as F;
+    let oid = |i: usize| args.get(i).and_then(Value::as_i64).unwrap_or(0) as u32;
+    let catalog = crate::host::host()?.catalog();
+    let text = |s: Option<String>| s.map_or(Value::Null, Value::Text);
+    Ok(match f {
+        F::PgGetExpr => args[0].clone(),
+        F::PgGetIndexDef => {
+            let Some((t, i)) = catalog.index_by_oid(oid(0)) else {
+                return Ok(Value::Null);
+            };
+            let column = args.get(1).and_then(Value::as_i64).unwrap_or(0);
+            let name = |c: &usize| quote_identifier(&t.columns[*c].name).into_owned();
+            if column > 0 {
+                return Ok(text(i.columns.get(column as usize - 1).map(name)));
+            }
+            let cols: Vec<String> = i.columns.iter().map(name).collect();
+            // Pretty-printed, a table on the search path goes unqualified (every one is).
+            let pretty = args.get(2) == Some(&Value::Bool(true));
+            Value::Text(format!(
+                "CREATE {}INDEX {} ON {}{} USING btree ({})",
+                if i.unique { "UNIQUE " } else { "" },
+                quote_identifier(&i.name),
+                if pretty { "" } else { "public." },
+                quote_identifier(&t.name),
+                cols.join(", ")
+            ))
+        }
+        F::PgGetConstraintDef => text(constraint_def(&catalog, oid(0))),
+        F::PgGetStatisticsObjDefColumns => Value::Null,
+        F::PgRelationIsPublishable => Value::Bool(catalog.table_by_oid(oid(0)).is_some()),
+        other => {
+            return Err(PgError::internal(format!(
+                "{other:?} is not a catalog function"
+            )));
+        }
+    })
+}
+
+/// `pg_get_constraintdef`: a key constraint by its index's OID, or a foreign key.
+fn constraint_def(catalog: &catalog::CatalogSnapshot, oid: u32) -> Option<String> {
+    let names = |t: &catalog::TableDesc, cols: &[usize]| {
+        cols.iter()
+            .map(|&c| quote_identifier(&t.columns[c].name).into_owned())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    if let Some((t, i)) = catalog.index_by_oid(oid) {
+        if !i.constraint {
+            return None;
+        }
+        let kind = if i.primary { "PRIMARY KEY" } else { "UNIQUE" };
+        return Some(format!("{kind} ({})", names(t, &i.columns)));
+    }
+    for t in catalog.tables() {
+        if let Some(f) = t.foreign_keys.iter().find(|f| f.oid == oid) {
+            let target = catalog.table_by_oid(f.ref_table)?;
+            let mut s = format!(
+                "FOREIGN KEY ({}) REFERENCES {}({})",
+                names(t, &f.columns),
+                quote_identifier(&target.name),
+                names(target, &f.ref_columns)
+            );
+            if f.match_full {
+                s.push_str(" MATCH FULL");
+            }
+            if f.on_update == catalog::FkAction::Restrict {
+                s.push_str(" ON UPDATE RESTRICT");
+            }
+            if f.on_delete == catalog::FkAction::Restrict {
+                s.push_str(" ON DELETE RESTRICT");
+            }
+            return Some(s);
+        }
+    }
+    None
+}

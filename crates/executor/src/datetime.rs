@@ -256,7 +256,12 @@ pub(crate) fn eval_func(f: ScalarFunc, args: &[Value]) -> PgResult<Value> {
         | F::ArrayContains
         | F::ArrayContained
         | F::ArrayOverlap
-        | F::FormatType => {
+        | F::FormatType
+        | F::PgGetExpr
+        | F::PgGetIndexDef
+        | F::PgGetConstraintDef
+        | F::PgGetStatisticsObjDefColumns
+        | F::PgRelationIsPublishable => {
             return Err(PgError::internal(format!(
                 "{f:?} is not a date/time function"
             )));

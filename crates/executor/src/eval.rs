@@ -564,6 +564,11 @@ fn eval_func(f: ScalarFunc, args: Vec<Value>, ty: &DataType) -> PgResult<Value> 
         | ScalarFunc::ArrayContained
         | ScalarFunc::ArrayOverlap
         | ScalarFunc::FormatType => Err(PgError::internal(format!("{f:?} is an array function"))),
+        ScalarFunc::PgGetExpr
+        | ScalarFunc::PgGetIndexDef
+        | ScalarFunc::PgGetConstraintDef
+        | ScalarFunc::PgGetStatisticsObjDefColumns
+        | ScalarFunc::PgRelationIsPublishable => crate::catalog_funcs::eval(f, &args),
         ScalarFunc::PgGetUserById => Ok(match args.first().and_then(Value::as_i64) {
             None => Value::Null,
             Some(oid) if oid == i64::from(common::session::BOOTSTRAP_ROLE_OID) => {

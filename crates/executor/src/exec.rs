@@ -467,6 +467,16 @@ fn system_view_rows(view: catalog::SystemView, env: Env) -> Vec<Row> {
             .collect(),
         SystemView::PgAttribute => pg_attribute_rows(),
         SystemView::PgIndex => pg_index_rows(),
+        SystemView::PgAttrdef
+        | SystemView::PgCollation
+        | SystemView::PgConstraint
+        | SystemView::PgInherits
+        | SystemView::PgRoles
+        | SystemView::PgPolicy
+        | SystemView::PgStatisticExt
+        | SystemView::PgPublication
+        | SystemView::PgPublicationNamespace
+        | SystemView::PgPublicationRel => crate::catalog_views::rows(view),
         SystemView::PgType => pg_type_rows(),
         SystemView::PgDatabase => vec![vec![
             Value::Oid(5),
@@ -730,6 +740,21 @@ fn pg_class_rows(env: Env) -> Vec<Row> {
             Value::Text("p".into()),
             Value::Text(kind.into()),
             Value::Int2(natts as i16),
+            // No CHECK constraints, rules, triggers (foreign keys are checked by the
+            // executor, not by triggers), row security, partitions, tablespaces, typed
+            // tables or TOAST yet.
+            Value::Int2(0),
+            Value::Bool(false),
+            Value::Bool(false),
+            Value::Bool(false),
+            Value::Bool(false),
+            Value::Bool(false),
+            Value::Oid(0),
+            Value::Oid(0),
+            Value::Oid(0),
+            // REPLICA IDENTITY DEFAULT for tables, NOTHING for the others.
+            Value::Text(if kind == "r" { "d" } else { "n" }.into()),
+            Value::Null,
         ]
     };
     let mut tables: Vec<_> = catalog.tables().collect();
@@ -792,6 +817,9 @@ fn pg_attribute_rows() -> Vec<Row> {
                     .into(),
                 ),
                 Value::Bool(false),
+                // The database's default collation for strings.
+                Value::Oid(if c.ty.is_string() { 100 } else { 0 }),
+                Value::Text(String::new()),
             ]);
         }
     })

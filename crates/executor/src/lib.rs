@@ -18,6 +18,7 @@
 pub mod agg;
 mod array;
 mod catalog_funcs;
+mod catalog_views;
 pub mod copy;
 mod datetime;
 pub mod dml;

@@ -1,9 +1,12 @@
 //! Acceptance: psql's describe commands (`\dt`, `\di`, `\ds`, `\dn`, with and without a
-//! pattern) against an in-process Myriad, compared line by line with what PostgreSQL 15
-//! printed for the same script (`tests/psql/describe.sql`, expected output in
-//! `describe.out` beside it). psql sends its catalog queries unchanged: they go through
-//! pg_class, pg_namespace, pg_am and pg_index, `OPERATOR(pg_catalog.~)` with `COLLATE`,
-//! `pg_get_userbyid` and `pg_table_is_visible`.
+//! pattern, and `\d table`) against an in-process Myriad, compared line by line with what
+//! PostgreSQL 15 printed for the same script (`tests/psql/describe.sql`, expected output
+//! in `describe.out` beside it: stdout, then stderr). psql sends its catalog queries
+//! unchanged: they go through pg_class, pg_namespace, pg_am, pg_index, pg_attribute,
+//! pg_attrdef, pg_constraint, pg_collation, pg_type and the empty pg_policy,
+//! pg_statistic_ext, pg_publication* and pg_inherits, with `OPERATOR(pg_catalog.~)`,
+//! `COLLATE`, regclass / regtype casts, arrays (`array(select ...)`, `= any(...)`,
+//! subscripts) and the pg_get_* functions.
 
 mod common;
 

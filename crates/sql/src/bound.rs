@@ -200,6 +200,18 @@ pub enum ScalarFunc {
     // Catalog functions (`executor::catalog_funcs`).
     /// `format_type(type_oid, typmod)`: the SQL name of a type.
     FormatType,
+    /// `pg_get_expr(expr, relation [, pretty])`: an expression a catalog keeps as text
+    /// (`pg_attrdef.adbin`), shown as it is kept.
+    PgGetExpr,
+    /// `pg_get_indexdef(index [, column, pretty])`: the CREATE INDEX for an index, or
+    /// the name of its key column `column` (1-based) when that is not 0.
+    PgGetIndexDef,
+    /// `pg_get_constraintdef(constraint [, pretty])`: `PRIMARY KEY (id)`, ...
+    PgGetConstraintDef,
+    /// `pg_get_statisticsobjdef_columns(oid)`: NULL, there are no statistics objects.
+    PgGetStatisticsObjDefColumns,
+    /// `pg_relation_is_publishable(regclass)`: true for a table.
+    PgRelationIsPublishable,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -395,8 +395,10 @@ impl<'a> Binder<'a> {
             [s, t] => {
                 let schema = ident_name(s);
                 // The system views live in pg_catalog as well (PostgreSQL's home for them).
-                let system =
-                    schema == "pg_catalog" && catalog::SystemView::lookup(&ident_name(t)).is_some();
+                // So do the built-in functions a FROM clause can call.
+                let system = schema == "pg_catalog"
+                    && (catalog::SystemView::lookup(&ident_name(t)).is_some()
+                        || matches!(ident_name(t).as_str(), "generate_series" | "unnest"));
                 if schema != "public" && !system {
                     return Err(PgError::new(
                         SqlState::INVALID_SCHEMA_NAME,
