@@ -14,7 +14,7 @@ use crate::eval::Row;
 /// The rows of `view`, one of this module's.
 pub(crate) fn rows(view: SystemView) -> Vec<Row> {
     match view {
-        SystemView::PgAttrdef => per_table(|t, out| {
+        SystemView::PgAttrdef => crate::exec::rows_per_table(|t, out| {
             for (i, c) in t.columns.iter().enumerate() {
                 // An identity column's values come from its sequence, not a DEFAULT.
                 if let (Some(d), None) = (&c.default, c.identity) {
@@ -40,7 +40,7 @@ pub(crate) fn rows(view: SystemView) -> Vec<Row> {
                 ]
             })
             .collect(),
-        SystemView::PgConstraint => per_table(constraint_rows),
+        SystemView::PgConstraint => crate::exec::rows_per_table(constraint_rows),
         SystemView::PgRoles => vec![vec![
             Value::Text(common::session::BOOTSTRAP_ROLE.into()),
             Value::Bool(true),
@@ -56,21 +56,6 @@ pub(crate) fn rows(view: SystemView) -> Vec<Row> {
         ]],
         _ => Vec::new(),
     }
-}
-
-/// `rows` of each table, tables in OID order.
-fn per_table(mut rows: impl FnMut(&TableDesc, &mut Vec<Row>)) -> Vec<Row> {
-    let Ok(host) = crate::host::host() else {
-        return Vec::new();
-    };
-    let catalog = host.catalog();
-    let mut tables: Vec<_> = catalog.tables().collect();
-    tables.sort_by_key(|t| t.oid);
-    let mut out = Vec::new();
-    for t in tables {
-        rows(t, &mut out);
-    }
-    out
 }
 
 /// 1-based column numbers as an `int2[]`.

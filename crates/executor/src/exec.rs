@@ -854,7 +854,7 @@ fn pg_index_rows() -> Vec<Row> {
 }
 
 /// A catalog view's rows: `rows` of each table, tables in oid order.
-fn rows_per_table(mut rows: impl FnMut(&catalog::TableDesc, &mut Vec<Row>)) -> Vec<Row> {
+pub(crate) fn rows_per_table(mut rows: impl FnMut(&catalog::TableDesc, &mut Vec<Row>)) -> Vec<Row> {
     let Ok(host) = crate::host::host() else {
         return Vec::new();
     };

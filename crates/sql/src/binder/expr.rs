@@ -490,24 +490,7 @@ impl Binder<'_> {
                 let e = self.bind_quantified(test, &BinaryOperator::Eq, subquery, false, cx)?;
                 Ok(if *negated { not(e) } else { e })
             }
-            A::AnyOp {
-                left,
-                compare_op,
-                right,
-                ..
-            }
-            | A::AllOp {
-                left,
-                compare_op,
-                right,
-            } if matches!(**right, A::Subquery(_)) => {
-                let A::Subquery(q) = &**right else {
-                    unreachable!("matched above")
-                };
-                let test = self.bind_expr(left, cx)?;
-                let all = matches!(e, A::AllOp { .. });
-                self.bind_quantified(test, compare_op, q, all, cx)
-            }
+            // `x op ANY (subquery)` is a SubLink; over anything else, an array.
             A::AnyOp {
                 left,
                 compare_op,
@@ -520,9 +503,14 @@ impl Binder<'_> {
                 right,
             } => {
                 let test = self.bind_expr(left, cx)?;
-                let array = self.bind_expr(right, cx)?;
                 let all = matches!(e, A::AllOp { .. });
-                self.bind_array_compare(test, compare_op, array, all)
+                match &**right {
+                    A::Subquery(q) => self.bind_quantified(test, compare_op, q, all, cx),
+                    other => {
+                        let array = self.bind_expr(other, cx)?;
+                        self.bind_array_compare(test, compare_op, array, all)
+                    }
+                }
             }
             A::Array(arr) => self.bind_array_ctor(&arr.elem, None, cx),
             A::CompoundFieldAccess { root, access_chain } => {
