@@ -1018,6 +1018,43 @@ pub fn deparse(e: &Expr, names: &[String]) -> String {
             explicit: false,
         } => d(expr),
         ExprKind::Cast { expr, .. } => format!("({})::{}", d(expr), e.ty.name()),
+        // The array constructs and operators print as written, as ruleutils does; an
+        // array of constants is folded into one, as the planner folds it.
+        ExprKind::Func(ScalarFunc::ArrayCtor, _) if is_constant(e) => {
+            match crate::eval::eval(e, &[]) {
+                Ok(v) => constant(&v, &e.ty),
+                Err(_) => "ARRAY[...]".into(),
+            }
+        }
+        ExprKind::Func(ScalarFunc::ArrayCtor, args) => format!(
+            "ARRAY[{}]",
+            args.iter().map(d).collect::<Vec<_>>().join(", ")
+        ),
+        ExprKind::Func(ScalarFunc::Subscript, args) => {
+            let mut s = d(&args[0]);
+            for i in &args[1..] {
+                s.push_str(&format!("[{}]", d(i)));
+            }
+            s
+        }
+        ExprKind::Func(ScalarFunc::ArrayCompare { op, all }, args) => format!(
+            "({} {} {} ({}))",
+            d(&args[0]),
+            op.symbol(),
+            if *all { "ALL" } else { "ANY" },
+            d(&args[1])
+        ),
+        ExprKind::Func(
+            f @ (ScalarFunc::ArrayContains | ScalarFunc::ArrayContained | ScalarFunc::ArrayOverlap),
+            args,
+        ) => {
+            let symbol = match f {
+                ScalarFunc::ArrayContains => "@>",
+                ScalarFunc::ArrayContained => "<@",
+                _ => "&&",
+            };
+            format!("({} {symbol} {})", d(&args[0]), d(&args[1]))
+        }
         ExprKind::Func(f, args) => format!(
             "{}({})",
             func_name(*f),
@@ -1032,6 +1069,7 @@ fn is_constant(e: &Expr) -> bool {
     match &e.kind {
         ExprKind::Const(_) => true,
         ExprKind::Cast { expr, .. } | ExprKind::Neg(expr) => is_constant(expr),
+        ExprKind::Func(ScalarFunc::ArrayCtor, args) => args.iter().all(is_constant),
         _ => false,
     }
 }

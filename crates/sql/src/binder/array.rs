@@ -117,7 +117,8 @@ impl Binder<'_> {
                     "array subscript must have type integer",
                 ));
             }
-            args.push(coerce(i, &DataType::Int8, CastContext::Implicit)?);
+            // Subscripts are int4 (PostgreSQL casts a bigint one down, by assignment).
+            args.push(coerce(i, &DataType::Int4, CastContext::Assignment)?);
         }
         Ok(func(ScalarFunc::Subscript, args, elem.without_typmod()))
     }
