@@ -1410,42 +1410,39 @@ impl Binder<'_> {
 
 /// Map a SQL type name to a [`DataType`].
 pub fn type_from_ast(t: &ast::DataType) -> PgResult<DataType> {
-    {
-        use ast::DataType as T;
-        let char_len = |l: &Option<ast::CharacterLength>| -> PgResult<Option<u32>> {
-            match l {
-                None => Ok(None),
-                Some(ast::CharacterLength::IntegerLength { length, .. }) => {
-                    if *length < 1 {
-                        return Err(PgError::syntax(
-                            "length for type varchar must be at least 1",
-                        ));
-                    }
-                    if *length > common::limits::MAX_CHAR_TYPMOD as u64 {
-                        return Err(PgError::syntax(format!(
-                            "length for type varchar cannot exceed {}",
-                            common::limits::MAX_CHAR_TYPMOD
-                        )));
-                    }
-                    Ok(Some(*length as u32))
+    use ast::DataType as T;
+    let char_len = |l: &Option<ast::CharacterLength>| -> PgResult<Option<u32>> {
+        match l {
+            None => Ok(None),
+            Some(ast::CharacterLength::IntegerLength { length, .. }) => {
+                if *length < 1 {
+                    return Err(PgError::syntax(
+                        "length for type varchar must be at least 1",
+                    ));
                 }
-                Some(ast::CharacterLength::Max) => {
-                    Err(PgError::syntax("syntax error at or near \"max\""))
+                if *length > common::limits::MAX_CHAR_TYPMOD as u64 {
+                    return Err(PgError::syntax(format!(
+                        "length for type varchar cannot exceed {}",
+                        common::limits::MAX_CHAR_TYPMOD
+                    )));
                 }
+                Ok(Some(*length as u32))
             }
-        };
-        Ok(match t {
-            T::SmallInt(_) | T::Int2(_) => DataType::Int2,
-            T::Int(_) | T::Integer(_) | T::Int4(_) => DataType::Int4,
-            T::BigInt(_) | T::Int8(_) => DataType::Int8,
-            T::Real | T::Float4 => DataType::Float4,
-            T::DoublePrecision | T::Float8 | T::Double(ast::ExactNumberInfo::None) => {
-                DataType::Float8
+            Some(ast::CharacterLength::Max) => {
+                Err(PgError::syntax("syntax error at or near \"max\""))
             }
-            T::Float(info) => match info {
-                ast::ExactNumberInfo::None => DataType::Float8,
-                ast::ExactNumberInfo::Precision(p)
-                | ast::ExactNumberInfo::PrecisionAndScale(p, _) => match *p {
+        }
+    };
+    Ok(match t {
+        T::SmallInt(_) | T::Int2(_) => DataType::Int2,
+        T::Int(_) | T::Integer(_) | T::Int4(_) => DataType::Int4,
+        T::BigInt(_) | T::Int8(_) => DataType::Int8,
+        T::Real | T::Float4 => DataType::Float4,
+        T::DoublePrecision | T::Float8 | T::Double(ast::ExactNumberInfo::None) => DataType::Float8,
+        T::Float(info) => match info {
+            ast::ExactNumberInfo::None => DataType::Float8,
+            ast::ExactNumberInfo::Precision(p) | ast::ExactNumberInfo::PrecisionAndScale(p, _) => {
+                match *p {
                     0 => {
                         return Err(PgError::syntax(
                             "precision for type float must be at least 1 bit",
@@ -1458,72 +1455,72 @@ pub fn type_from_ast(t: &ast::DataType) -> PgResult<DataType> {
                             "precision for type float must be less than 54 bits",
                         ));
                     }
-                },
-            },
-            T::Bool | T::Boolean => DataType::Bool,
-            T::Text => DataType::Text,
-            T::Uuid => DataType::Uuid,
-            T::Bytea => DataType::Bytea,
-            T::Date => DataType::Date,
-            T::Timestamp(None, tz) => match tz {
-                ast::TimezoneInfo::None | ast::TimezoneInfo::WithoutTimeZone => DataType::Timestamp,
-                ast::TimezoneInfo::WithTimeZone | ast::TimezoneInfo::Tz => DataType::TimestampTz,
-            },
-            T::Interval {
-                fields: None,
-                precision: None,
-            } => DataType::Interval,
-            T::Varchar(l) | T::CharacterVarying(l) | T::CharVarying(l) => {
-                DataType::Varchar(char_len(l)?)
+                }
             }
-            T::Char(l) | T::Character(l) => DataType::Bpchar(Some(char_len(l)?.unwrap_or(1))),
-            T::Numeric(info) | T::Decimal(info) | T::Dec(info) => {
-                // Out-of-range modifiers saturate, so typmod_in reports them.
-                let precision = |p: u64| i32::try_from(p).unwrap_or(i32::MAX);
-                let scale = |s: i64| s.clamp(i32::MIN as i64, i32::MAX as i64) as i32;
-                let mods = match *info {
-                    ast::ExactNumberInfo::None => return Ok(DataType::Numeric(None)),
-                    ast::ExactNumberInfo::Precision(p) => vec![precision(p)],
-                    ast::ExactNumberInfo::PrecisionAndScale(p, s) => vec![precision(p), scale(s)],
-                };
-                let typmod = common::numeric::typmod_in(&mods)?;
-                DataType::Numeric(common::numeric::typmod_precision_scale(typmod))
-            }
-            // `int[]`, `int[3]`, `int[][]` (more dimensions are the same type).
-            T::Array(ast::ArrayElemTypeDef::SquareBracket(inner, _)) => {
-                array_type_of(&type_from_ast(inner)?)?
-            }
-            T::Regclass => DataType::Reg(common::value::RegKind::Class),
-            T::Custom(name, mods) if mods.is_empty() => {
-                let parts: Vec<String> = name
-                    .0
-                    .iter()
-                    .map(|p| match p {
-                        ast::ObjectNamePart::Identifier(id) => ident_name(id),
-                        other => other.to_string(),
-                    })
-                    .collect();
-                let n = match parts.as_slice() {
-                    [n] => n,
-                    [schema, n] if schema == "pg_catalog" => n,
-                    [schema, _] => {
-                        return Err(PgError::new(
-                            SqlState::INVALID_SCHEMA_NAME,
-                            format!("schema \"{schema}\" does not exist"),
-                        ));
-                    }
-                    _ => return Err(PgError::unsupported(format!("type {name}"))),
-                };
-                type_by_name(n).ok_or_else(|| {
-                    PgError::new(
-                        SqlState::UNDEFINED_OBJECT,
-                        format!("type \"{n}\" does not exist"),
-                    )
-                })?
-            }
-            other => return Err(PgError::unsupported(format!("type {other}"))),
-        })
-    }
+        },
+        T::Bool | T::Boolean => DataType::Bool,
+        T::Text => DataType::Text,
+        T::Uuid => DataType::Uuid,
+        T::Bytea => DataType::Bytea,
+        T::Date => DataType::Date,
+        T::Timestamp(None, tz) => match tz {
+            ast::TimezoneInfo::None | ast::TimezoneInfo::WithoutTimeZone => DataType::Timestamp,
+            ast::TimezoneInfo::WithTimeZone | ast::TimezoneInfo::Tz => DataType::TimestampTz,
+        },
+        T::Interval {
+            fields: None,
+            precision: None,
+        } => DataType::Interval,
+        T::Varchar(l) | T::CharacterVarying(l) | T::CharVarying(l) => {
+            DataType::Varchar(char_len(l)?)
+        }
+        T::Char(l) | T::Character(l) => DataType::Bpchar(Some(char_len(l)?.unwrap_or(1))),
+        T::Numeric(info) | T::Decimal(info) | T::Dec(info) => {
+            // Out-of-range modifiers saturate, so typmod_in reports them.
+            let precision = |p: u64| i32::try_from(p).unwrap_or(i32::MAX);
+            let scale = |s: i64| s.clamp(i32::MIN as i64, i32::MAX as i64) as i32;
+            let mods = match *info {
+                ast::ExactNumberInfo::None => return Ok(DataType::Numeric(None)),
+                ast::ExactNumberInfo::Precision(p) => vec![precision(p)],
+                ast::ExactNumberInfo::PrecisionAndScale(p, s) => vec![precision(p), scale(s)],
+            };
+            let typmod = common::numeric::typmod_in(&mods)?;
+            DataType::Numeric(common::numeric::typmod_precision_scale(typmod))
+        }
+        // `int[]`, `int[3]`, `int[][]` (more dimensions are the same type).
+        T::Array(ast::ArrayElemTypeDef::SquareBracket(inner, _)) => {
+            array_type_of(&type_from_ast(inner)?)?
+        }
+        T::Regclass => DataType::Reg(common::value::RegKind::Class),
+        T::Custom(name, mods) if mods.is_empty() => {
+            let parts: Vec<String> = name
+                .0
+                .iter()
+                .map(|p| match p {
+                    ast::ObjectNamePart::Identifier(id) => ident_name(id),
+                    other => other.to_string(),
+                })
+                .collect();
+            let n = match parts.as_slice() {
+                [n] => n,
+                [schema, n] if schema == "pg_catalog" => n,
+                [schema, _] => {
+                    return Err(PgError::new(
+                        SqlState::INVALID_SCHEMA_NAME,
+                        format!("schema \"{schema}\" does not exist"),
+                    ));
+                }
+                _ => return Err(PgError::unsupported(format!("type {name}"))),
+            };
+            type_by_name(n).ok_or_else(|| {
+                PgError::new(
+                    SqlState::UNDEFINED_OBJECT,
+                    format!("type \"{n}\" does not exist"),
+                )
+            })?
+        }
+        other => return Err(PgError::unsupported(format!("type {other}"))),
+    })
 }
 
 /// The array type over elements of type `elem` (an array's own type for an array: more
