@@ -207,18 +207,7 @@ pub struct SequenceDesc {
 /// `nextval('name'::regclass)`, as PostgreSQL shows a SERIAL column's default: the name
 /// double-quoted where an identifier needs it, in a string literal.
 pub fn nextval_default(sequence: &str) -> String {
-    let plain = sequence
-        .chars()
-        .next()
-        .is_some_and(|c| c.is_ascii_lowercase() || c == '_')
-        && sequence
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
-    let ident = if plain {
-        sequence.to_string()
-    } else {
-        format!("\"{}\"", sequence.replace('"', "\"\""))
-    };
+    let ident = common::ids::quote_identifier(sequence);
     format!("nextval('{}'::regclass)", ident.replace('\'', "''"))
 }
 

@@ -128,3 +128,69 @@ pub fn quote_identifier(name: &str) -> std::borrow::Cow<'_, str> {
         std::borrow::Cow::Owned(format!("\"{}\"", name.replace('"', "\"\"")))
     }
 }
+
+/// Split `a.b` / `"A"."b"` into identifiers as PostgreSQL's `stringToQualifiedNameList`
+/// does: unquoted parts fold to lower case, quoted ones keep case and `""` is a quote.
+pub fn split_qualified(text: &str) -> Option<Vec<String>> {
+    let mut parts = Vec::new();
+    let mut chars = text.trim().chars().peekable();
+    loop {
+        let mut part = String::new();
+        if chars.peek() == Some(&'"') {
+            chars.next();
+            loop {
+                match chars.next()? {
+                    '"' if chars.peek() == Some(&'"') => {
+                        chars.next();
+                        part.push('"');
+                    }
+                    '"' => break,
+                    c => part.push(c),
+                }
+            }
+        } else {
+            while let Some(&c) = chars.peek() {
+                if c == '.' || c.is_whitespace() {
+                    break;
+                }
+                part.extend(c.to_lowercase());
+                chars.next();
+            }
+        }
+        if part.is_empty() {
+            return None;
+        }
+        parts.push(part);
+        while chars.peek().is_some_and(|c| c.is_whitespace()) {
+            chars.next();
+        }
+        match chars.next() {
+            None => return Some(parts),
+            Some('.') => {
+                while chars.peek().is_some_and(|c| c.is_whitespace()) {
+                    chars.next();
+                }
+            }
+            Some(_) => return None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_quote_and_split_as_postgres_does() {
+        assert_eq!(quote_identifier("t_1"), "t_1");
+        assert_eq!(quote_identifier("My T"), "\"My T\"");
+        assert_eq!(quote_identifier("select"), "\"select\"");
+        assert_eq!(quote_identifier("1a"), "\"1a\"");
+        assert_eq!(
+            split_qualified(" Public . \"A\"\"b\" "),
+            Some(vec!["public".to_string(), "A\"b".to_string()])
+        );
+        assert_eq!(split_qualified("a..b"), None);
+        assert_eq!(split_qualified("a b"), None);
+    }
+}

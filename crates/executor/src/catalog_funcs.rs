@@ -36,49 +36,11 @@ fn relation_in(schema: u32, name: &str) -> Option<u32> {
     catalog.sequence(name).map(|s| s.oid)
 }
 
-/// Split a possibly qualified, possibly quoted name (`public."My Table"`) into its
-/// parts, folding unquoted parts to lower case (`stringToQualifiedNameList`).
+/// A possibly qualified, possibly quoted name's parts (`public."My Table"`), or
+/// PostgreSQL's 42602.
 fn name_parts(text: &str) -> PgResult<Vec<String>> {
-    let invalid = || PgError::new(SqlState::INVALID_NAME, "invalid name syntax");
-    let mut parts = Vec::new();
-    let mut chars = text.chars().peekable();
-    loop {
-        let mut part = String::new();
-        if chars.peek() == Some(&'"') {
-            chars.next();
-            loop {
-                match chars.next() {
-                    None => return Err(invalid()),
-                    Some('"') if chars.peek() == Some(&'"') => {
-                        chars.next();
-                        part.push('"');
-                    }
-                    Some('"') => break,
-                    Some(c) => part.push(c),
-                }
-            }
-        } else {
-            while let Some(&c) = chars.peek() {
-                if c == '.' {
-                    break;
-                }
-                if c.is_whitespace() || c == '"' {
-                    return Err(invalid());
-                }
-                part.push(c.to_ascii_lowercase());
-                chars.next();
-            }
-            if part.is_empty() {
-                return Err(invalid());
-            }
-        }
-        parts.push(part);
-        match chars.next() {
-            None => return Ok(parts),
-            Some('.') => continue,
-            Some(_) => return Err(invalid()),
-        }
-    }
+    common::ids::split_qualified(text)
+        .ok_or_else(|| PgError::new(SqlState::INVALID_NAME, "invalid name syntax"))
 }
 
 impl RegCatalog for HostRegCatalog {

@@ -492,17 +492,7 @@ impl Renderer {
     /// Output column names of `plan`, for deparsing its parent's expressions.
     fn names(&self, plan: &Plan) -> Vec<String> {
         match plan {
-            Plan::SeqScan { table, .. } | Plan::IndexScan { table, .. } => table
-                .columns
-                .iter()
-                .map(|c| {
-                    if self.qualify {
-                        format!("{}.{}", table.name, c.name)
-                    } else {
-                        c.name.clone()
-                    }
-                })
-                .collect(),
+            Plan::SeqScan { table, .. } | Plan::IndexScan { table, .. } => self.table_names(table),
             Plan::Values { width, .. } | Plan::SystemView { width, .. } => {
                 (1..=*width).map(|i| format!("column{i}")).collect()
             }

@@ -619,7 +619,7 @@ impl Binder<'_> {
     /// Resolve `'name'` as a `regclass` naming a sequence: identifier rules (unquoted
     /// folds to lower case, `"..."` keeps case), optionally qualified by `public`.
     fn regclass_sequence(&self, text: &str, pos: Option<u32>) -> PgResult<Arc<SequenceDesc>> {
-        let parts = split_qualified(text).ok_or_else(|| {
+        let parts = common::ids::split_qualified(text).ok_or_else(|| {
             PgError::new(SqlState::INVALID_NAME, "invalid name syntax").with_position(pos)
         })?;
         let name = match parts.as_slice() {
@@ -654,52 +654,5 @@ impl Binder<'_> {
             format!("relation \"{name}\" does not exist"),
         )
         .with_position(pos))
-    }
-}
-
-/// Split `a.b` / `"A"."b"` into identifiers as PostgreSQL's `stringToQualifiedNameList`
-/// does: unquoted parts fold to lower case, quoted ones keep case and `""` is a quote.
-fn split_qualified(text: &str) -> Option<Vec<String>> {
-    let mut parts = Vec::new();
-    let mut chars = text.trim().chars().peekable();
-    loop {
-        let mut part = String::new();
-        if chars.peek() == Some(&'"') {
-            chars.next();
-            loop {
-                match chars.next()? {
-                    '"' if chars.peek() == Some(&'"') => {
-                        chars.next();
-                        part.push('"');
-                    }
-                    '"' => break,
-                    c => part.push(c),
-                }
-            }
-        } else {
-            while let Some(&c) = chars.peek() {
-                if c == '.' || c.is_whitespace() {
-                    break;
-                }
-                part.extend(c.to_lowercase());
-                chars.next();
-            }
-        }
-        if part.is_empty() {
-            return None;
-        }
-        parts.push(part);
-        while chars.peek().is_some_and(|c| c.is_whitespace()) {
-            chars.next();
-        }
-        match chars.next() {
-            None => return Some(parts),
-            Some('.') => {
-                while chars.peek().is_some_and(|c| c.is_whitespace()) {
-                    chars.next();
-                }
-            }
-            Some(_) => return None,
-        }
     }
 }
