@@ -151,6 +151,10 @@ pub struct NewTable {
     /// SERIAL columns (by position): each gets a sequence `<table>_<column>_seq`, owned
     /// by the column, and the DEFAULT `nextval('<sequence>'::regclass)`.
     pub serials: Vec<(usize, SequenceOptions)>,
+    /// FOREIGN KEY / REFERENCES constraints, checked by the binder. One referencing the
+    /// new table itself has `ref_table` 0 and, as `ref_index`, the position in `keys` of
+    /// the key it references plus one.
+    pub foreign_keys: Vec<NewForeignKey>,
 }
 
 /// A sequence's parameters (CREATE SEQUENCE's options, with PostgreSQL's defaults

@@ -472,7 +472,7 @@ impl Catalog {
                 owned_by: Some((oid, column)),
             });
         }
-        let table = TableDesc {
+        let mut table = TableDesc {
             oid,
             rel: oid,
             name: new.name,
@@ -481,6 +481,30 @@ impl Catalog {
             options: new.options,
             foreign_keys: Vec::new(),
         };
+        for (n, mut fk) in new.foreign_keys.into_iter().enumerate() {
+            if fk.ref_table == 0 {
+                fk.ref_table = oid;
+                fk.ref_index += oid;
+            }
+            let name = match fk.name.take() {
+                Some(n)
+                    if table.indexes.iter().any(|i| i.name == n)
+                        || table.foreign_keys.iter().any(|f| f.name == n) =>
+                {
+                    return Err(PgError::new(
+                        SqlState::DUPLICATE_OBJECT,
+                        format!(
+                            "constraint \"{n}\" for relation \"{}\" already exists",
+                            table.name
+                        ),
+                    ));
+                }
+                Some(n) => n,
+                None => cur.choose_fk_name(&table, &fk),
+            };
+            let fk_oid = oid + 1 + (table.indexes.len() + sequences.len() + n) as Oid;
+            table.foreign_keys.push(fk.named(fk_oid, name));
+        }
         make_storage(&table, &sequences)?;
         let record = if sequences.is_empty() {
             Record::CreateTable(table)
@@ -843,6 +867,7 @@ mod tests {
             }],
             options: TableOptions::default(),
             serials: vec![],
+            foreign_keys: vec![],
         }
     }
 

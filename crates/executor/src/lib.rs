@@ -299,7 +299,6 @@ pub fn execute(stmt: PlannedStatement, cx: &ExecContext) -> PgResult<StatementRe
             referenced,
             mut fk,
         } => {
-            fk.ref_table = referenced.oid;
             let name = match fk.name.take() {
                 Some(n) => n,
                 None => cx.catalog.snapshot().choose_fk_name(&table, &fk),

@@ -254,7 +254,7 @@ pub fn plan(stmt: BoundStatement) -> PlannedStatement {
         }
         BoundStatement::Update(u) => PlannedStatement::Update(u),
         BoundStatement::Delete(d) => PlannedStatement::Delete(d),
-        BoundStatement::CreateTable(t) => PlannedStatement::CreateTable(t),
+        BoundStatement::CreateTable { new, .. } => PlannedStatement::CreateTable(new),
         BoundStatement::Sequence(d) => PlannedStatement::Sequence(d),
         BoundStatement::Explain { options, inner, .. } => PlannedStatement::Explain {
             options,

@@ -588,7 +588,12 @@ fn relation_locks<'a>(b: &'a sql::bound::BoundStatement, out: &mut Vec<WantedLoc
                 add(out, t, M::AccessExclusive);
             }
         }
-        B::CreateTable(_) | B::Sequence(sql::bound::SequenceDdl::Create { .. }) => {}
+        B::CreateTable { referenced, .. } => {
+            for t in referenced {
+                add(out, t, M::ShareRowExclusive);
+            }
+        }
+        B::Sequence(sql::bound::SequenceDdl::Create { .. }) => {}
         B::Sequence(sql::bound::SequenceDdl::Alter { seq, .. }) => out.push(WantedLock {
             oid: seq.oid,
             name: &seq.name,

@@ -672,7 +672,12 @@ pub enum BoundStatement {
     Insert(BoundInsert),
     Update(BoundUpdate),
     Delete(BoundDelete),
-    CreateTable(NewTable),
+    /// CREATE TABLE, with the other tables its foreign keys reference (locked, as
+    /// PostgreSQL does, against changes to their keys while the table is made).
+    CreateTable {
+        new: NewTable,
+        referenced: Vec<Arc<TableDesc>>,
+    },
     /// CREATE SEQUENCE, DROP SEQUENCE.
     Sequence(SequenceDdl),
     /// EXPLAIN [ANALYZE] of a query, INSERT, UPDATE or DELETE.
@@ -974,7 +979,7 @@ impl BoundStatement {
                 returning(&mut d.returning, f)
             }
             BoundStatement::Explain { inner, .. } => inner.for_each_expr_mut(f),
-            BoundStatement::CreateTable(_)
+            BoundStatement::CreateTable { .. }
             | BoundStatement::Sequence(_)
             | BoundStatement::DropTables { .. }
             | BoundStatement::CreateIndex { .. }

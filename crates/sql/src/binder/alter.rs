@@ -135,6 +135,31 @@ impl Binder<'_> {
         table: Arc<TableDesc>,
         fk: &ast::ForeignKeyConstraint,
     ) -> PgResult<BoundStatement> {
+        let referenced = self.referenced_table(&fk.foreign_table)?;
+        let fk = self.bind_foreign_key(&table, &referenced, fk)?;
+        Ok(BoundStatement::AddForeignKey {
+            table,
+            referenced,
+            fk,
+        })
+    }
+
+    /// The table a foreign key references (a missing one's error has no position, as
+    /// in PostgreSQL).
+    pub(crate) fn referenced_table(&self, name: &ast::ObjectName) -> PgResult<Arc<TableDesc>> {
+        self.table(name).map_err(|e| e.with_position(None))
+    }
+
+    /// A foreign key of `table` referencing `referenced` (the same table, for a
+    /// self-reference), checked as PostgreSQL checks it: the columns exist, pair up, have
+    /// the same types, and the referenced ones have a unique index over exactly them.
+    /// The pairs come back in the index's column order.
+    pub(crate) fn bind_foreign_key(
+        &self,
+        table: &TableDesc,
+        referenced: &TableDesc,
+        fk: &ast::ForeignKeyConstraint,
+    ) -> PgResult<NewForeignKey> {
         if fk
             .characteristics
             .is_some_and(|c| c.deferrable == Some(true))
@@ -169,7 +194,6 @@ impl Binder<'_> {
             })?;
             columns.push(p);
         }
-        let referenced = self.table(&fk.foreign_table)?;
         // No column list: the primary key's columns.
         let ref_columns: Vec<usize> = if fk.referred_columns.is_empty() {
             referenced
@@ -179,7 +203,7 @@ impl Binder<'_> {
                 .map(|i| i.columns.clone())
                 .ok_or_else(|| {
                     PgError::new(
-                        SqlState::INVALID_FOREIGN_KEY,
+                        SqlState::UNDEFINED_OBJECT,
                         format!(
                             "there is no primary key for referenced table \"{}\"",
                             referenced.name
@@ -259,20 +283,15 @@ impl Binder<'_> {
                 (columns[k], ref_columns[k])
             })
             .unzip();
-        let ref_index = index.oid;
-        Ok(BoundStatement::AddForeignKey {
-            table,
-            referenced,
-            fk: NewForeignKey {
-                name: fk.name.as_ref().map(ident_name),
-                columns,
-                ref_table: 0,
-                ref_columns,
-                ref_index,
-                on_delete,
-                on_update,
-                match_full,
-            },
+        Ok(NewForeignKey {
+            name: fk.name.as_ref().map(ident_name),
+            columns,
+            ref_table: referenced.oid,
+            ref_columns,
+            ref_index: index.oid,
+            on_delete,
+            on_update,
+            match_full,
         })
     }
 

@@ -1,7 +1,9 @@
 //! Binding DDL: CREATE TABLE and DROP TABLE.
 
 use catalog::NewKey;
-use catalog::{ColumnDesc, NewTable, TableOptions};
+use std::sync::Arc;
+
+use catalog::{ColumnDesc, NewTable, TableDesc, TableOptions};
 use common::value::parse_bool;
 use common::{DataType, PgError, PgResult, SqlState};
 use sqlparser::ast;
@@ -68,6 +70,7 @@ impl Binder<'_> {
         let mut columns: Vec<ColumnDesc> = Vec::with_capacity(c.columns.len());
         let mut keys: Vec<NewKey> = Vec::new();
         let mut serials = Vec::new();
+        let mut foreign_keys: Vec<ast::ForeignKeyConstraint> = Vec::new();
         for def in &c.columns {
             self.check_not_reserved(&def.name)?;
             let cname = ident_name(&def.name);
@@ -178,6 +181,13 @@ impl Binder<'_> {
                             primary: false,
                         });
                     }
+                    ast::ColumnOption::ForeignKey(fk) => {
+                        // `col REFERENCES t (c)`: a one-column FOREIGN KEY constraint.
+                        let mut fk = fk.clone();
+                        fk.columns = vec![def.name.clone()];
+                        fk.name = opt.name.clone().or(fk.name);
+                        foreign_keys.push(fk);
+                    }
                     other => {
                         return Err(PgError::unsupported(format!("column constraint {other}")));
                     }
@@ -205,6 +215,10 @@ impl Binder<'_> {
             let (name, cols, primary) = match tc {
                 ast::TableConstraint::PrimaryKey(pk) => (&pk.name, &pk.columns, true),
                 ast::TableConstraint::Unique(u) => (&u.name, &u.columns, false),
+                ast::TableConstraint::ForeignKey(fk) => {
+                    foreign_keys.push(fk.clone());
+                    continue;
+                }
                 other => return Err(PgError::unsupported(format!("table constraint {other}"))),
             };
             let mut positions = Vec::with_capacity(cols.len());
@@ -260,13 +274,67 @@ impl Binder<'_> {
                 deduped.push(k);
             }
         }
-        Ok(BoundStatement::CreateTable(NewTable {
-            name,
-            columns,
-            keys: deduped,
-            options,
-            serials,
-        }))
+        let (foreign_keys, referenced) =
+            self.bind_new_foreign_keys(&name, &columns, &deduped, &foreign_keys)?;
+        Ok(BoundStatement::CreateTable {
+            new: NewTable {
+                name,
+                columns,
+                keys: deduped,
+                options,
+                serials,
+                foreign_keys,
+            },
+            referenced,
+        })
+    }
+
+    /// A new table's FOREIGN KEY / REFERENCES constraints, and the other tables they
+    /// reference. A key referencing the table itself is checked against the keys it is
+    /// being created with; it comes back with `ref_table` 0 and, as `ref_index`, its
+    /// key's position plus one (the catalog gives them their OIDs).
+    fn bind_new_foreign_keys(
+        &self,
+        name: &str,
+        columns: &[ColumnDesc],
+        keys: &[NewKey],
+        fks: &[ast::ForeignKeyConstraint],
+    ) -> PgResult<(Vec<catalog::NewForeignKey>, Vec<Arc<TableDesc>>)> {
+        if fks.is_empty() {
+            return Ok(Default::default());
+        }
+        let itself = TableDesc {
+            name: name.to_string(),
+            columns: columns.to_vec(),
+            indexes: keys
+                .iter()
+                .enumerate()
+                .map(|(n, k)| catalog::IndexDesc {
+                    oid: n as u32 + 1,
+                    rel: 0,
+                    name: String::new(),
+                    columns: k.columns.clone(),
+                    unique: true,
+                    primary: k.primary,
+                    constraint: true,
+                })
+                .collect(),
+            ..Default::default()
+        };
+        let mut out = Vec::with_capacity(fks.len());
+        let mut referenced: Vec<Arc<TableDesc>> = Vec::new();
+        for fk in fks {
+            if self.object_name(&fk.foreign_table)?.0 == name {
+                out.push(self.bind_foreign_key(&itself, &itself, fk)?);
+                continue;
+            }
+            let other = self.referenced_table(&fk.foreign_table)?;
+            out.push(self.bind_foreign_key(&itself, &other, fk)?);
+            if !referenced.iter().any(|r| r.oid == other.oid) {
+                referenced.push(other);
+            }
+        }
+        Ok((out, referenced))
     }
 
     /// A DEFAULT must be a column-free expression assignable to the column.
@@ -335,7 +403,7 @@ impl Binder<'_> {
         let mut tables = Vec::new();
         let mut notices = Vec::new();
         for n in names {
-            let (name, pos) = self.object_name(n)?;
+            let (name, _) = self.object_name(n)?;
             match self.catalog.table(&name) {
                 Some(t) => {
                     if !tables
@@ -359,8 +427,7 @@ impl Binder<'_> {
                     return Err(PgError::new(
                         SqlState::UNDEFINED_TABLE,
                         format!("table \"{name}\" does not exist"),
-                    )
-                    .with_position(pos));
+                    ));
                 }
             }
         }
@@ -550,7 +617,7 @@ impl Binder<'_> {
         let mut indexes: Vec<(std::sync::Arc<catalog::TableDesc>, catalog::IndexDesc)> = Vec::new();
         let mut notices = Vec::new();
         for n in names {
-            let (name, pos) = self.object_name(n)?;
+            let (name, _) = self.object_name(n)?;
             match self.catalog.index(&name) {
                 Some((t, i)) => {
                     if i.constraint {
@@ -581,8 +648,7 @@ impl Binder<'_> {
                     "index \"{name}\" does not exist, skipping"
                 ))),
                 None => {
-                    // PostgreSQL gives no cursor position here (unlike DROP TABLE).
-                    let _ = pos;
+                    // PostgreSQL gives no cursor position here (nor for DROP TABLE).
                     return Err(PgError::new(
                         SqlState::UNDEFINED_OBJECT,
                         format!("index \"{name}\" does not exist"),
