@@ -65,10 +65,23 @@ pub enum SystemView {
     PgPublicationNamespace,
     /// Publications' tables (PostgreSQL's `pg_publication_rel`): empty.
     PgPublicationRel,
+    /// Every sequence's parameters (PostgreSQL's `pg_sequence`).
+    PgSequence,
+    /// Dependencies between objects (PostgreSQL's `pg_depend`): the ones Myriad records,
+    /// a sequence on the column that owns it ('a' for SERIAL and OWNED BY, 'i' for an
+    /// identity column's).
+    PgDepend,
+    /// Comments on objects (PostgreSQL's `pg_description`): the schemas' own.
+    PgDescription,
+    /// Triggers (PostgreSQL's `pg_trigger`): empty. PostgreSQL enforces foreign keys
+    /// with internal triggers; Myriad checks them in the executor.
+    PgTrigger,
+    /// Role memberships (PostgreSQL's `pg_auth_members`): empty, Myriad has one role.
+    PgAuthMembers,
 }
 
 impl SystemView {
-    pub const ALL: [SystemView; 22] = [
+    pub const ALL: [SystemView; 27] = [
         SystemView::StatFd,
         SystemView::StatBuffers,
         SystemView::StatWal,
@@ -91,6 +104,11 @@ impl SystemView {
         SystemView::PgPublication,
         SystemView::PgPublicationNamespace,
         SystemView::PgPublicationRel,
+        SystemView::PgSequence,
+        SystemView::PgDepend,
+        SystemView::PgDescription,
+        SystemView::PgTrigger,
+        SystemView::PgAuthMembers,
     ];
 
     pub fn lookup(name: &str) -> Option<SystemView> {
@@ -121,6 +139,11 @@ impl SystemView {
             SystemView::PgPublication => "pg_publication",
             SystemView::PgPublicationNamespace => "pg_publication_namespace",
             SystemView::PgPublicationRel => "pg_publication_rel",
+            SystemView::PgSequence => "pg_sequence",
+            SystemView::PgDepend => "pg_depend",
+            SystemView::PgDescription => "pg_description",
+            SystemView::PgTrigger => "pg_trigger",
+            SystemView::PgAuthMembers => "pg_auth_members",
         }
     }
 
@@ -146,6 +169,11 @@ impl SystemView {
             SystemView::PgPublication => 6104,
             SystemView::PgPublicationNamespace => 6237,
             SystemView::PgPublicationRel => 6106,
+            SystemView::PgSequence => 2224,
+            SystemView::PgDepend => 2608,
+            SystemView::PgDescription => 2609,
+            SystemView::PgTrigger => 2620,
+            SystemView::PgAuthMembers => 1261,
             SystemView::PgLocks => 12000,
             SystemView::PgStatActivity => 12001,
             SystemView::StatFd => 12100,
@@ -160,7 +188,7 @@ impl SystemView {
 
     /// Column names and types, in order.
     pub fn columns(self) -> &'static [(&'static str, DataType)] {
-        use DataType::{Bool, Float4, Int2, Int4, Int8, Oid, Text};
+        use DataType::{Bool, Float4, Int2, Int4, Int8, Oid, Text, TimestampTz};
         const fn array_of(elem_oid: common::Oid) -> DataType {
             DataType::Array(common::types::ArrayType {
                 elem_oid,
@@ -229,7 +257,60 @@ impl SystemView {
                 ("backend_type", Text),
             ],
             // `name` and `"char"` columns are text.
-            SystemView::PgNamespace => &[("oid", Oid), ("nspname", Text), ("nspowner", Oid)],
+            // Access privileges (`aclitem[]` in PostgreSQL) are NULL: the defaults.
+            SystemView::PgNamespace => &[
+                ("oid", Oid),
+                ("nspname", Text),
+                ("nspowner", Oid),
+                ("nspacl", TEXT_ARRAY),
+            ],
+            SystemView::PgSequence => &[
+                ("seqrelid", Oid),
+                ("seqtypid", Oid),
+                ("seqstart", Int8),
+                ("seqincrement", Int8),
+                ("seqmax", Int8),
+                ("seqmin", Int8),
+                ("seqcache", Int8),
+                ("seqcycle", Bool),
+            ],
+            SystemView::PgDepend => &[
+                ("classid", Oid),
+                ("objid", Oid),
+                ("objsubid", Int4),
+                ("refclassid", Oid),
+                ("refobjid", Oid),
+                ("refobjsubid", Int4),
+                ("deptype", Text),
+            ],
+            SystemView::PgDescription => &[
+                ("objoid", Oid),
+                ("classoid", Oid),
+                ("objsubid", Int4),
+                ("description", Text),
+            ],
+            SystemView::PgTrigger => &[
+                ("oid", Oid),
+                ("tgrelid", Oid),
+                ("tgparentid", Oid),
+                ("tgname", Text),
+                ("tgfoid", Oid),
+                ("tgtype", Int2),
+                ("tgenabled", Text),
+                ("tgisinternal", Bool),
+                ("tgconstrrelid", Oid),
+                ("tgconstrindid", Oid),
+                ("tgconstraint", Oid),
+                ("tgdeferrable", Bool),
+                ("tginitdeferred", Bool),
+                ("tgnargs", Int2),
+            ],
+            SystemView::PgAuthMembers => &[
+                ("roleid", Oid),
+                ("member", Oid),
+                ("grantor", Oid),
+                ("admin_option", Bool),
+            ],
             SystemView::PgAttrdef => &[("adrelid", Oid), ("adnum", Int2), ("adbin", Text)],
             SystemView::PgCollation => &[
                 ("oid", Oid),
@@ -278,7 +359,9 @@ impl SystemView {
                 ("rolreplication", Bool),
                 ("rolconnlimit", Int4),
                 ("rolpassword", Text),
+                ("rolvaliduntil", TimestampTz),
                 ("rolbypassrls", Bool),
+                ("rolconfig", TEXT_ARRAY),
                 ("oid", Oid),
             ],
             SystemView::PgPolicy => &[
@@ -364,6 +447,7 @@ impl SystemView {
                 ("reltoastrelid", Oid),
                 ("relreplident", Text),
                 ("relpartbound", Text),
+                ("reloptions", TEXT_ARRAY),
             ],
             SystemView::PgType => &[
                 ("oid", Oid),
@@ -375,6 +459,11 @@ impl SystemView {
                 ("typelem", Oid),
                 ("typarray", Oid),
                 ("typcollation", Oid),
+                ("typrelid", Oid),
+                ("typstorage", Text),
+                ("typnotnull", Bool),
+                ("typbasetype", Oid),
+                ("typtypmod", Int4),
             ],
             SystemView::PgAttribute => &[
                 ("attrelid", Oid),
@@ -389,6 +478,9 @@ impl SystemView {
                 ("attisdropped", Bool),
                 ("attcollation", Oid),
                 ("attgenerated", Text),
+                ("attstorage", Text),
+                ("attcompression", Text),
+                ("attstattarget", Int4),
             ],
             SystemView::PgDatabase => &[
                 ("oid", Oid),
@@ -399,6 +491,9 @@ impl SystemView {
                 ("datctype", Text),
                 ("datistemplate", Bool),
                 ("datallowconn", Bool),
+                ("datlocprovider", Text),
+                ("daticulocale", Text),
+                ("datacl", TEXT_ARRAY),
             ],
         }
     }

@@ -178,6 +178,16 @@ impl DataType {
         }
     }
 
+    /// PostgreSQL's storage strategy (`typstorage`): `p` plain for fixed-length types,
+    /// `m` main for numeric, `x` extended for the other variable-length ones.
+    pub fn typstorage(&self) -> &'static str {
+        match self {
+            DataType::Numeric(_) => "m",
+            _ if self.typlen() == -1 => "x",
+            _ => "p",
+        }
+    }
+
     /// Rebuild a type from its OID and typmod (the inverse of [`oid`](Self::oid) and
     /// [`typmod`](Self::typmod)).
     pub fn from_oid(oid: Oid, typmod: i32) -> Option<DataType> {

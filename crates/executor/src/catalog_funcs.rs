@@ -158,12 +158,69 @@ pub(crate) fn eval(f: sql::bound::ScalarFunc, args: &[common::Value]) -> PgResul
         F::PgGetConstraintDef => text(constraint_def(&catalog, oid(0))),
         F::PgGetStatisticsObjDefColumns => Value::Null,
         F::PgRelationIsPublishable => Value::Bool(catalog.table_by_oid(oid(0)).is_some()),
+        F::PgPartitionAncestors => Value::Array(std::sync::Arc::new(
+            common::array::Array::from_items(common::types::oids::REGCLASS, Vec::new()),
+        )),
+        F::PgGetTriggerDef => Value::Null,
+        F::PgTypeIsVisible => match DataType::from_oid(oid(0), -1) {
+            Some(_) => Value::Bool(true),
+            None => Value::Null,
+        },
+        F::PgEncodingToChar => {
+            let n = args[0].as_i64().unwrap_or(-1);
+            let name = usize::try_from(n)
+                .ok()
+                .and_then(|n| common::session::ENCODINGS.get(n));
+            Value::Text(name.copied().unwrap_or_default().into())
+        }
+        F::ColDescription => text(description(oid(0), PG_CLASS_OID, args[1].as_i64())),
+        F::ObjDescription => {
+            let class = match args.get(1) {
+                Some(Value::Text(catalog_name)) => {
+                    match catalog::SystemView::lookup(catalog_name) {
+                        Some(v) => Some(v.oid()),
+                        None => return Ok(Value::Null),
+                    }
+                }
+                _ => None,
+            };
+            text(
+                DESCRIPTIONS
+                    .iter()
+                    .find(|d| d.0 == oid(0) && class.is_none_or(|c| d.1 == c) && d.2 == 0)
+                    .map(|d| d.3.to_string()),
+            )
+        }
+        // Databases and roles have no comments in Myriad.
+        F::ShobjDescription => Value::Null,
+        F::QuoteIdent => match &args[0] {
+            Value::Text(s) => Value::Text(quote_identifier(s).into_owned()),
+            other => other.clone(),
+        },
         other => {
             return Err(PgError::internal(format!(
                 "{other:?} is not a catalog function"
             )));
         }
     })
+}
+
+/// `pg_class`'s OID, the class of a table's (or column's) comment.
+const PG_CLASS_OID: u32 = 1259;
+
+/// The comments Myriad's objects have (`pg_description`: object, its catalog, column
+/// number or 0, text): the schemas', as initdb gives them. Myriad has no COMMENT ON.
+pub(crate) const DESCRIPTIONS: &[(u32, u32, i32, &str)] = &[
+    (PG_CATALOG_OID, 2615, 0, "system catalog schema"),
+    (PUBLIC_OID, 2615, 0, "standard public schema"),
+];
+
+/// A table column's comment.
+fn description(object: u32, class: u32, column: Option<i64>) -> Option<String> {
+    DESCRIPTIONS
+        .iter()
+        .find(|d| d.0 == object && d.1 == class && Some(i64::from(d.2)) == column)
+        .map(|d| d.3.to_string())
 }
 
 /// `pg_get_constraintdef`: a key constraint by its index's OID, or a foreign key.

@@ -51,11 +51,74 @@ pub(crate) fn rows(view: SystemView) -> Vec<Row> {
             Value::Bool(true),
             Value::Int4(-1),
             Value::Text("********".into()),
+            Value::Null,
             Value::Bool(true),
+            Value::Null,
             Value::Oid(common::session::BOOTSTRAP_ROLE_OID),
         ]],
+        SystemView::PgSequence => sequences()
+            .into_iter()
+            .map(|s| {
+                let o = &s.options;
+                vec![
+                    Value::Oid(s.oid),
+                    Value::Oid(o.ty.oid()),
+                    Value::Int8(o.start),
+                    Value::Int8(o.increment),
+                    Value::Int8(o.max),
+                    Value::Int8(o.min),
+                    Value::Int8(o.cache),
+                    Value::Bool(o.cycle),
+                ]
+            })
+            .collect(),
+        SystemView::PgDepend => sequences()
+            .into_iter()
+            .filter_map(|s| {
+                let (table, column) = s.owned_by?;
+                let identity = crate::host::host()
+                    .ok()?
+                    .catalog()
+                    .table_by_oid(table)
+                    .and_then(|t| t.columns.get(column)?.identity)
+                    .is_some();
+                Some(vec![
+                    Value::Oid(PG_CLASS_OID),
+                    Value::Oid(s.oid),
+                    Value::Int4(0),
+                    Value::Oid(PG_CLASS_OID),
+                    Value::Oid(table),
+                    Value::Int4(column as i32 + 1),
+                    Value::Text(if identity { "i" } else { "a" }.into()),
+                ])
+            })
+            .collect(),
+        SystemView::PgDescription => crate::catalog_funcs::DESCRIPTIONS
+            .iter()
+            .map(|&(object, class, sub, text)| {
+                vec![
+                    Value::Oid(object),
+                    Value::Oid(class),
+                    Value::Int4(sub),
+                    Value::Text(text.into()),
+                ]
+            })
+            .collect(),
         _ => Vec::new(),
     }
+}
+
+/// `pg_class`'s OID: the catalog of tables and sequences, in `pg_depend`.
+const PG_CLASS_OID: u32 = 1259;
+
+/// Every sequence, in OID order.
+fn sequences() -> Vec<Arc<catalog::SequenceDesc>> {
+    let Ok(host) = crate::host::host() else {
+        return Vec::new();
+    };
+    let mut seqs: Vec<_> = host.catalog().sequences().cloned().collect();
+    seqs.sort_by_key(|s| s.oid);
+    seqs
 }
 
 /// 1-based column numbers as an `int2[]`.

@@ -261,7 +261,15 @@ pub(crate) fn eval_func(f: ScalarFunc, args: &[Value]) -> PgResult<Value> {
         | F::PgGetIndexDef
         | F::PgGetConstraintDef
         | F::PgGetStatisticsObjDefColumns
-        | F::PgRelationIsPublishable => {
+        | F::PgRelationIsPublishable
+        | F::PgPartitionAncestors
+        | F::PgGetTriggerDef
+        | F::PgEncodingToChar
+        | F::ColDescription
+        | F::ObjDescription
+        | F::ShobjDescription
+        | F::QuoteIdent
+        | F::PgTypeIsVisible => {
             return Err(PgError::internal(format!(
                 "{f:?} is not a date/time function"
             )));

@@ -568,7 +568,15 @@ fn eval_func(f: ScalarFunc, args: Vec<Value>, ty: &DataType) -> PgResult<Value> 
         | ScalarFunc::PgGetIndexDef
         | ScalarFunc::PgGetConstraintDef
         | ScalarFunc::PgGetStatisticsObjDefColumns
-        | ScalarFunc::PgRelationIsPublishable => crate::catalog_funcs::eval(f, &args),
+        | ScalarFunc::PgRelationIsPublishable
+        | ScalarFunc::PgPartitionAncestors
+        | ScalarFunc::PgGetTriggerDef
+        | ScalarFunc::PgEncodingToChar
+        | ScalarFunc::ColDescription
+        | ScalarFunc::ObjDescription
+        | ScalarFunc::ShobjDescription
+        | ScalarFunc::QuoteIdent
+        | ScalarFunc::PgTypeIsVisible => crate::catalog_funcs::eval(f, &args),
         ScalarFunc::PgGetUserById => Ok(match args.first().and_then(Value::as_i64) {
             None => Value::Null,
             Some(oid) if oid == i64::from(common::session::BOOTSTRAP_ROLE_OID) => {

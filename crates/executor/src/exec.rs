@@ -129,7 +129,9 @@ fn build_node<'a>(plan: &'a Plan, env: Env<'a>) -> PgResult<Box<dyn Operator + '
             })
         }
         Plan::Values { rows, .. } => Box::new(ValuesOp { env, rows, pos: 0 }),
-        Plan::Unnest { array } => {
+        Plan::Unnest {
+            array, ordinality, ..
+        } => {
             let items = match env.eval(array, &[])? {
                 Value::Array(a) => a.items.clone(),
                 _ => Vec::new(),
@@ -137,7 +139,11 @@ fn build_node<'a>(plan: &'a Plan, env: Env<'a>) -> PgResult<Box<dyn Operator + '
             Box::new(SystemViewOp {
                 rows: items
                     .into_iter()
-                    .map(|v| vec![v])
+                    .enumerate()
+                    .map(|(i, v)| match ordinality {
+                        true => vec![v, Value::Int8(i as i64 + 1)],
+                        false => vec![v],
+                    })
                     .collect::<Vec<_>>()
                     .into_iter(),
             })
@@ -446,12 +452,14 @@ fn system_view_rows(view: catalog::SystemView, env: Env) -> Vec<Row> {
                 Value::Oid(11),
                 Value::Text("pg_catalog".into()),
                 Value::Oid(10),
+                Value::Null,
             ],
             // Owned by pg_database_owner, as in PostgreSQL 15.
             vec![
                 Value::Oid(2200),
                 Value::Text("public".into()),
                 Value::Oid(6171),
+                Value::Null,
             ],
         ],
         SystemView::PgClass => pg_class_rows(env),
@@ -476,7 +484,12 @@ fn system_view_rows(view: catalog::SystemView, env: Env) -> Vec<Row> {
         | SystemView::PgStatisticExt
         | SystemView::PgPublication
         | SystemView::PgPublicationNamespace
-        | SystemView::PgPublicationRel => crate::catalog_views::rows(view),
+        | SystemView::PgPublicationRel
+        | SystemView::PgSequence
+        | SystemView::PgDepend
+        | SystemView::PgDescription
+        | SystemView::PgTrigger
+        | SystemView::PgAuthMembers => crate::catalog_views::rows(view),
         SystemView::PgType => pg_type_rows(),
         SystemView::PgDatabase => vec![vec![
             Value::Oid(5),
@@ -487,6 +500,9 @@ fn system_view_rows(view: catalog::SystemView, env: Env) -> Vec<Row> {
             Value::Text("C".into()),
             Value::Bool(false),
             Value::Bool(true),
+            Value::Text("c".into()),
+            Value::Null,
+            Value::Null,
         ]],
         SystemView::StatFd => {
             let s = pool.smgr().fd_stats();
@@ -740,9 +756,8 @@ fn pg_class_rows(env: Env) -> Vec<Row> {
             Value::Text("p".into()),
             Value::Text(kind.into()),
             Value::Int2(natts as i16),
-            // No CHECK constraints, rules, triggers (foreign keys are checked by the
-            // executor, not by triggers), row security, partitions, tablespaces, typed
-            // tables or TOAST yet.
+            // No CHECK constraints, rules, row security, partitions, tablespaces, typed
+            // tables or TOAST yet. relhastriggers is set by the caller.
             Value::Int2(0),
             Value::Bool(false),
             Value::Bool(false),
@@ -755,13 +770,14 @@ fn pg_class_rows(env: Env) -> Vec<Row> {
             // REPLICA IDENTITY DEFAULT for tables, NOTHING for the others.
             Value::Text(if kind == "r" { "d" } else { "n" }.into()),
             Value::Null,
+            Value::Null,
         ]
     };
     let mut tables: Vec<_> = catalog.tables().collect();
     tables.sort_by_key(|t| t.oid);
     let mut out = Vec::new();
     for t in tables {
-        out.push(row(
+        let mut r = row(
             t.oid,
             &t.name,
             2,
@@ -770,7 +786,14 @@ fn pg_class_rows(env: Env) -> Vec<Row> {
             !t.indexes.is_empty(),
             "r",
             t.columns.len(),
-        ));
+        );
+        // PostgreSQL enforces a foreign key with triggers on both tables, and psql's \d
+        // lists foreign keys only for a table with triggers. Myriad enforces them
+        // without triggers (pg_trigger is empty) but says the same of such tables.
+        r[RELHASTRIGGERS] =
+            Value::Bool(!t.foreign_keys.is_empty() || catalog.referencing(t.oid).next().is_some());
+        r[RELOPTIONS] = reloptions(&t.options);
+        out.push(r);
         for i in &t.indexes {
             out.push(row(
                 i.oid,
@@ -790,6 +813,34 @@ fn pg_class_rows(env: Env) -> Vec<Row> {
         out.push(row(s.oid, &s.name, 0, pages(s.rel), 1.0, false, "S", 3));
     }
     out
+}
+
+/// pg_class's columns that differ between tables.
+const RELHASTRIGGERS: usize = 14;
+const RELOPTIONS: usize = 23;
+
+/// A table's storage options as `pg_class.reloptions` lists them (`{fillfactor=70}`),
+/// NULL for none. Myriad keeps the options' values, not whether they were given, so
+/// an option at its default is not listed.
+fn reloptions(o: &catalog::TableOptions) -> Value {
+    let defaults = catalog::TableOptions::default();
+    let mut items = Vec::new();
+    if o.fillfactor != defaults.fillfactor {
+        items.push(Value::Text(format!("fillfactor={}", o.fillfactor)));
+    }
+    if o.autovacuum_enabled != defaults.autovacuum_enabled {
+        items.push(Value::Text(format!(
+            "autovacuum_enabled={}",
+            o.autovacuum_enabled
+        )));
+    }
+    if items.is_empty() {
+        return Value::Null;
+    }
+    Value::Array(std::sync::Arc::new(common::array::Array::from_items(
+        common::types::oids::TEXT,
+        items,
+    )))
 }
 
 /// `pg_attribute`: the user columns of every table (attnum from 1), with their types as
@@ -820,6 +871,10 @@ fn pg_attribute_rows() -> Vec<Row> {
                 // The database's default collation for strings.
                 Value::Oid(if c.ty.is_string() { 100 } else { 0 }),
                 Value::Text(String::new()),
+                Value::Text(c.ty.typstorage().into()),
+                // No compression method chosen; the default statistics target.
+                Value::Text(String::new()),
+                Value::Int4(-1),
             ]);
         }
     })
@@ -909,6 +964,11 @@ fn pg_type_rows() -> Vec<Row> {
             Value::Oid(0),
             Value::Oid(array.oid()),
             Value::Oid(collation(&t)),
+            Value::Oid(0),
+            Value::Text(t.typstorage().into()),
+            Value::Bool(false),
+            Value::Oid(0),
+            Value::Int4(-1),
         ]);
         rows.push(vec![
             Value::Oid(array.oid()),
@@ -920,6 +980,11 @@ fn pg_type_rows() -> Vec<Row> {
             Value::Oid(t.oid()),
             Value::Oid(0),
             Value::Oid(collation(&t)),
+            Value::Oid(0),
+            Value::Text("x".into()),
+            Value::Bool(false),
+            Value::Oid(0),
+            Value::Int4(-1),
         ]);
     }
     rows.sort_by_key(|r| r[0].as_i64());

@@ -273,7 +273,7 @@ fn node_exprs(plan: &Plan) -> Vec<(Vec<&Expr>, Over<'_>)> {
             vec![(filter.iter().collect(), Over::Node)]
         }
         Plan::Values { rows, .. } => vec![(rows.iter().flatten().collect(), Over::Nothing)],
-        Plan::Unnest { array } => vec![(vec![array], Over::Nothing)],
+        Plan::Unnest { array, .. } => vec![(vec![array], Over::Nothing)],
         Plan::GenerateSeries { start, stop, step } => {
             let mut v = vec![start, stop];
             v.extend(step);
@@ -497,7 +497,15 @@ impl Renderer {
                 (1..=*width).map(|i| format!("column{i}")).collect()
             }
             Plan::GenerateSeries { .. } => vec!["generate_series".into()],
-            Plan::Unnest { .. } => vec!["unnest".into()],
+            Plan::Unnest {
+                func, ordinality, ..
+            } => {
+                let mut names = vec![func.to_string()];
+                if *ordinality {
+                    names.push("ordinality".into());
+                }
+                names
+            }
             Plan::SequenceState { .. } => {
                 vec!["last_value".into(), "log_cnt".into(), "is_called".into()]
             }
@@ -645,7 +653,7 @@ impl Renderer {
             Plan::GenerateSeries { .. } => {
                 node("Function Scan on generate_series".into(), vec![], vec![])
             }
-            Plan::Unnest { .. } => node("Function Scan on unnest".into(), vec![], vec![]),
+            Plan::Unnest { func, .. } => node(format!("Function Scan on {func}"), vec![], vec![]),
             Plan::Filter { input, predicate } => {
                 // Shown on the node below, as PostgreSQL places a qual on the node that
                 // produces the rows.

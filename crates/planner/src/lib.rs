@@ -55,9 +55,12 @@ pub enum Plan {
         rows: Vec<Vec<Expr>>,
         width: usize,
     },
-    /// `unnest(array)`: the array evaluated once, one row per element.
+    /// `unnest(array)` (or another function `func` computed as an array): the array
+    /// evaluated once, one row per element, then its number WITH ORDINALITY.
     Unnest {
         array: Expr,
+        func: &'static str,
+        ordinality: bool,
     },
     /// `generate_series`: its bounds evaluated once, its rows made as they are read.
     GenerateSeries {
@@ -148,7 +151,8 @@ impl Plan {
         match self {
             Plan::SeqScan { table, .. } | Plan::IndexScan { table, .. } => table.columns.len(),
             Plan::Values { width, .. } | Plan::SystemView { width, .. } => *width,
-            Plan::GenerateSeries { .. } | Plan::Unnest { .. } => 1,
+            Plan::GenerateSeries { .. } => 1,
+            Plan::Unnest { ordinality, .. } => 1 + usize::from(*ordinality),
             Plan::SequenceState { .. } => 3,
             Plan::Project { exprs, .. } => exprs.len(),
             Plan::NestedLoopJoin {
@@ -316,7 +320,15 @@ pub fn plan_query(lp: LogicalPlan) -> Plan {
         LogicalPlan::GenerateSeries { start, stop, step } => {
             Plan::GenerateSeries { start, stop, step }
         }
-        LogicalPlan::Unnest { array } => Plan::Unnest { array },
+        LogicalPlan::Unnest {
+            array,
+            func,
+            ordinality,
+        } => Plan::Unnest {
+            array,
+            func,
+            ordinality,
+        },
         LogicalPlan::Sequence { seq, .. } => Plan::SequenceState { seq },
         LogicalPlan::SystemView { view, table } => Plan::SystemView {
             view,

@@ -196,53 +196,6 @@ const DEFS: &[Def] = &[
     },
 ];
 
-/// PostgreSQL's server-side encoding names (`pg_enc2name_tbl`), for telling a known
-/// encoding Myriad cannot convert to from a misspelt one.
-const ENCODINGS: &[&str] = &[
-    "SQL_ASCII",
-    "EUC_JP",
-    "EUC_CN",
-    "EUC_KR",
-    "EUC_TW",
-    "EUC_JIS_2004",
-    "UTF8",
-    "MULE_INTERNAL",
-    "LATIN1",
-    "LATIN2",
-    "LATIN3",
-    "LATIN4",
-    "LATIN5",
-    "LATIN6",
-    "LATIN7",
-    "LATIN8",
-    "LATIN9",
-    "LATIN10",
-    "WIN1256",
-    "WIN1258",
-    "WIN866",
-    "WIN874",
-    "KOI8R",
-    "WIN1251",
-    "WIN1252",
-    "ISO_8859_5",
-    "ISO_8859_6",
-    "ISO_8859_7",
-    "ISO_8859_8",
-    "WIN1250",
-    "WIN1253",
-    "WIN1254",
-    "WIN1255",
-    "WIN1257",
-    "KOI8U",
-    "SJIS",
-    "BIG5",
-    "GBK",
-    "UHC",
-    "GB18030",
-    "JOHAB",
-    "SHIFT_JIS_2004",
-];
-
 /// `application_name` as PostgreSQL stores it: truncated to 63 bytes, every byte outside
 /// printable ASCII replaced by `?`.
 fn clean_name(text: &str) -> String {
@@ -436,7 +389,10 @@ impl Setting {
                 if key == "UTF8" || key == "UNICODE" {
                     return Ok(Val::Text(String::new()));
                 }
-                match ENCODINGS.iter().find(|e| e.replace('_', "") == key) {
+                match common::session::ENCODINGS
+                    .iter()
+                    .find(|e| e.replace('_', "") == key)
+                {
                     Some(e) => Err(PgError::unsupported(format!(
                         "conversion between {e} and UTF8"
                     ))),

@@ -212,6 +212,24 @@ pub enum ScalarFunc {
     PgGetStatisticsObjDefColumns,
     /// `pg_relation_is_publishable(regclass)`: true for a table.
     PgRelationIsPublishable,
+    /// `pg_partition_ancestors(regclass)` as a `regclass[]` (FROM unnests it): empty,
+    /// as Myriad has no partitions.
+    PgPartitionAncestors,
+    /// `pg_get_triggerdef(trigger [, pretty])`: NULL, as Myriad has no triggers.
+    PgGetTriggerDef,
+    /// `pg_encoding_to_char(encoding)`: an encoding's name (`UTF8`), '' for none.
+    PgEncodingToChar,
+    /// `col_description(table, column)`: a column's comment (from `pg_description`).
+    ColDescription,
+    /// `obj_description(object [, catalog])`: an object's comment.
+    ObjDescription,
+    /// `shobj_description(object, catalog)`: a shared object's comment.
+    ShobjDescription,
+    /// `pg_type_is_visible(type)`: every type Myriad has is in pg_catalog, on the path;
+    /// NULL for no such type.
+    PgTypeIsVisible,
+    /// `quote_ident(text)`: the text as an identifier, double-quoted where needed.
+    QuoteIdent,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -492,10 +510,13 @@ pub enum LogicalPlan {
         rows: Vec<Vec<Expr>>,
         width: usize,
     },
-    /// `unnest(array)` in FROM: one row per element, in storage order (every dimension
-    /// flattened), in one column of the element type.
+    /// `unnest(array)` in FROM, or another set-returning function `func` computed as an
+    /// array: one row per element, in storage order (every dimension flattened), in one
+    /// column of the element type, then (WITH ORDINALITY) the row's number as bigint.
     Unnest {
         array: Expr,
+        func: &'static str,
+        ordinality: bool,
     },
     /// `generate_series(start, stop [, step])` in FROM: one column of `start`'s type
     /// (int4 or int8), the values from `start` towards `stop` by `step` (default 1).
@@ -882,7 +903,7 @@ impl LogicalPlan {
                     f(e)?;
                 }
             }
-            LogicalPlan::Unnest { array } => f(array)?,
+            LogicalPlan::Unnest { array, .. } => f(array)?,
             LogicalPlan::GenerateSeries { start, stop, step } => {
                 f(start)?;
                 f(stop)?;

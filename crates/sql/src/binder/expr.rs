@@ -1207,6 +1207,9 @@ impl Binder<'_> {
         if let Some(r) = super::array::bind_function(name, args.clone()) {
             return r;
         }
+        if let Some(r) = super::catalog_fn::bind_function(name, args.clone()) {
+            return r;
+        }
         let all = args.clone();
         let text_arg = |a: Expr| -> PgResult<Expr> {
             if a.ty.is_string() {
@@ -1248,19 +1251,6 @@ impl Binder<'_> {
             ("current_schema", 0) => {
                 Ok(Expr::constant(Value::Text("public".into()), DataType::Text))
             }
-            ("pg_get_userbyid" | "pg_table_is_visible", 1) => {
-                let a = args.into_iter().next().expect("one argument");
-                if !(a.ty.is_integer() || is_oid_like(&a.ty) || a.ty == DataType::Unknown) {
-                    return Err(undefined_function(name, &[a]));
-                }
-                let (f, ty) = if name == "pg_get_userbyid" {
-                    (ScalarFunc::PgGetUserById, DataType::Text)
-                } else {
-                    (ScalarFunc::PgTableIsVisible, DataType::Bool)
-                };
-                let a = coerce(a, &DataType::Oid, CastContext::Implicit)?;
-                Ok(Expr::new(ExprKind::Func(f, vec![a]), ty))
-            }
             ("unnest" | "generate_series", _) => Err(PgError::unsupported(format!(
                 "set-returning function {name} outside FROM"
             ))),
@@ -1269,47 +1259,6 @@ impl Binder<'_> {
                 Value::Reg(common::value::RegKind::Type, args[0].ty.oid()),
                 DataType::Reg(common::value::RegKind::Type),
             )),
-            ("pg_get_expr", 2 | 3)
-            | ("pg_get_indexdef", 1 | 3)
-            | ("pg_get_constraintdef", 1 | 2)
-            | ("pg_get_statisticsobjdef_columns", 1)
-            | ("pg_relation_is_publishable", 1) => {
-                let (f, ty) = match name {
-                    "pg_get_expr" => (ScalarFunc::PgGetExpr, DataType::Text),
-                    "pg_get_indexdef" => (ScalarFunc::PgGetIndexDef, DataType::Text),
-                    "pg_get_constraintdef" => (ScalarFunc::PgGetConstraintDef, DataType::Text),
-                    "pg_get_statisticsobjdef_columns" => {
-                        (ScalarFunc::PgGetStatisticsObjDefColumns, DataType::Text)
-                    }
-                    _ => (ScalarFunc::PgRelationIsPublishable, DataType::Bool),
-                };
-                // (expr text | oid, oid | int4, bool): pg_get_expr's first argument is
-                // the kept expression, every other function's an OID.
-                let mut out = Vec::with_capacity(args.len());
-                for (i, a) in args.iter().enumerate() {
-                    let want = match (f, i) {
-                        (ScalarFunc::PgGetExpr, 0) => DataType::Text,
-                        (ScalarFunc::PgGetIndexDef, 1) => DataType::Int4,
-                        (_, 0) | (ScalarFunc::PgGetExpr, 1) => DataType::Oid,
-                        _ => DataType::Bool,
-                    };
-                    let ok = match want {
-                        DataType::Text => a.ty.is_string() || a.ty == DataType::Unknown,
-                        DataType::Oid => {
-                            a.ty.is_integer() || is_oid_like(&a.ty) || a.ty == DataType::Unknown
-                        }
-                        DataType::Int4 => {
-                            matches!(a.ty, DataType::Int2 | DataType::Int4 | DataType::Unknown)
-                        }
-                        _ => matches!(a.ty, DataType::Bool | DataType::Unknown),
-                    };
-                    if !ok {
-                        return Err(undefined_function(name, &args));
-                    }
-                    out.push(coerce(a.clone(), &want, CastContext::Implicit)?);
-                }
-                Ok(Expr::new(ExprKind::Func(f, out), ty))
-            }
             ("format_type", 2) => {
                 let mut it = args.into_iter();
                 let (t, m) = (it.next().expect("two"), it.next().expect("two"));

@@ -7,6 +7,7 @@
 
 mod alter;
 mod array;
+mod catalog_fn;
 mod coerce;
 mod copy;
 mod datetime;
@@ -398,7 +399,7 @@ impl<'a> Binder<'a> {
                 // So do the built-in functions a FROM clause can call.
                 let system = schema == "pg_catalog"
                     && (catalog::SystemView::lookup(&ident_name(t)).is_some()
-                        || matches!(ident_name(t).as_str(), "generate_series" | "unnest"));
+                        || query::SET_RETURNING.contains(&ident_name(t).as_str()));
                 if schema != "public" && !system {
                     return Err(PgError::new(
                         SqlState::INVALID_SCHEMA_NAME,

@@ -375,6 +375,9 @@ impl Binder<'_> {
         order_by: &[ast::OrderByExpr],
         lock: Option<&ast::LockClause>,
     ) -> PgResult<BoundQuery> {
+        if let Some(scan) = srf_select_as_scan(s) {
+            return self.bind_select(&scan, order_by, lock);
+        }
         let set_op_leaf = self.set_op_leaf.replace(false);
         if s.top.is_some()
             || s.into.is_some()
@@ -866,14 +869,17 @@ impl Binder<'_> {
         Ok((plan, scope))
     }
 
-    /// A function in FROM: `generate_series(start, stop [, step])` over integers. Its
-    /// one column takes the alias's column name, else the alias (as PostgreSQL names a
-    /// scalar function's column), else the function's name.
+    /// A function in FROM: `generate_series(start, stop [, step])` over integers,
+    /// `unnest(array)`, `pg_partition_ancestors(regclass)`. Its one column takes the
+    /// alias's column name, else the alias (as PostgreSQL names a scalar function's
+    /// column), else the function's name. WITH ORDINALITY adds a bigint column
+    /// `ordinality` numbering the rows (not for generate_series yet).
     fn bind_table_function(
         &self,
         name: &ast::ObjectName,
         args: &ast::TableFunctionArgs,
         alias: Option<&ast::TableAlias>,
+        ordinality: bool,
     ) -> PgResult<(LogicalPlan, Scope, String)> {
         let (fname, pos) = self.object_name(name)?;
         let scope = Scope::default();
@@ -891,8 +897,32 @@ impl Binder<'_> {
         }
         let types: Vec<DataType> = bound.iter().map(|e| e.ty).collect();
         let no_such = || super::expr::undefined_function(&fname, &bound).with_position(pos);
-        if fname != "generate_series" {
-            return Err(no_such());
+        match (fname.as_str(), bound.len()) {
+            ("unnest", 1) => {
+                let array = bound.into_iter().next().expect("one argument");
+                return self.unnest_scan(array, "unnest", alias, ordinality);
+            }
+            // Only partitions and partitioned tables have ancestors (itself included);
+            // Myriad has neither yet, so the array is empty.
+            ("pg_partition_ancestors", 1) => {
+                let t = types[0];
+                if !(t.is_integer() || super::expr::is_oid_like(&t) || t == DataType::Unknown) {
+                    return Err(no_such());
+                }
+                let a = bound.pop().expect("one argument");
+                let class = DataType::Reg(common::value::RegKind::Class);
+                let a = coerce(a, &class, CastContext::Implicit)?;
+                let array = Expr::new(
+                    ExprKind::Func(crate::bound::ScalarFunc::PgPartitionAncestors, vec![a]),
+                    class.array().expect("regclass has an array type"),
+                );
+                return self.unnest_scan(array, "pg_partition_ancestors", alias, ordinality);
+            }
+            ("generate_series", 2 | 3) if ordinality => {
+                return Err(PgError::unsupported("generate_series WITH ORDINALITY"));
+            }
+            ("generate_series", 2 | 3) => {}
+            _ => return Err(no_such()),
         }
         if !(2..=3).contains(&bound.len()) {
             return Err(no_such());
@@ -955,6 +985,7 @@ impl Binder<'_> {
         &self,
         exprs: &[ast::Expr],
         alias: Option<&ast::TableAlias>,
+        ordinality: bool,
     ) -> PgResult<(LogicalPlan, Scope, String)> {
         let scope = Scope::default();
         let cx = ExprContext {
@@ -966,32 +997,72 @@ impl Binder<'_> {
             return Err(PgError::unsupported("unnest of more than one array"));
         };
         let array = self.bind_expr(e, &cx)?;
+        self.unnest_scan(array, "unnest", alias, ordinality)
+    }
+
+    /// A function scan over the elements of `array`, for the set-returning function
+    /// `func`: its column is named by the alias's first column, else by the function's
+    /// OUT parameter (pg_partition_ancestors' `relid`), else by the table alias, else
+    /// by the function; WITH ORDINALITY adds `ordinality`.
+    fn unnest_scan(
+        &self,
+        array: Expr,
+        func: &'static str,
+        alias: Option<&ast::TableAlias>,
+        ordinality: bool,
+    ) -> PgResult<(LogicalPlan, Scope, String)> {
         let Some(elem) = array.ty.elem() else {
-            return Err(super::expr::undefined_function("unnest", &[array]));
+            return Err(super::expr::undefined_function(func, &[array]));
         };
         let table_name = alias
             .map(|a| ident_name(&a.name))
-            .unwrap_or_else(|| "unnest".into());
-        if alias.is_some_and(|a| a.columns.len() > 1) {
-            return Err(PgError::new(
-                SqlState::SYNTAX_ERROR,
-                "too many column aliases specified for function unnest",
-            ));
+            .unwrap_or_else(|| func.into());
+        let width = 1 + usize::from(ordinality);
+        if let Some(a) = alias.filter(|a| a.columns.len() > width) {
+            return Err(if ordinality {
+                PgError::new(
+                    SqlState::INVALID_COLUMN_REFERENCE,
+                    format!(
+                        "table \"{table_name}\" has {width} columns available but {} columns specified",
+                        a.columns.len()
+                    ),
+                )
+            } else {
+                PgError::new(
+                    SqlState::SYNTAX_ERROR,
+                    format!("too many column aliases specified for function {func}"),
+                )
+            });
         }
-        let column = alias
-            .and_then(|a| a.columns.first())
-            .map(|c| ident_name(&c.name))
-            .unwrap_or_else(|| table_name.clone());
-        let scope = Scope {
-            columns: vec![ScopeColumn {
-                table: Some(table_name.clone()),
-                name: column,
-                ty: elem.without_typmod(),
-                table_oid: 0,
-                column_number: 0,
-            }],
+        let first = match alias.and_then(|a| a.columns.first()) {
+            Some(c) => ident_name(&c.name),
+            None if func == "pg_partition_ancestors" => "relid".into(),
+            None => table_name.clone(),
         };
-        Ok((LogicalPlan::Unnest { array }, scope, table_name))
+        let column = |name: String, ty: DataType| ScopeColumn {
+            table: Some(table_name.clone()),
+            name,
+            ty,
+            table_oid: 0,
+            column_number: 0,
+        };
+        let mut columns = vec![column(first, elem.without_typmod())];
+        if ordinality {
+            let name = alias
+                .and_then(|a| a.columns.get(1))
+                .map(|c| ident_name(&c.name))
+                .unwrap_or_else(|| "ordinality".into());
+            columns.push(column(name, DataType::Int8));
+        }
+        Ok((
+            LogicalPlan::Unnest {
+                array,
+                func,
+                ordinality,
+            },
+            Scope { columns },
+            table_name,
+        ))
     }
 
     fn bind_table_factor(
@@ -1013,11 +1084,11 @@ impl Binder<'_> {
                 index_hints,
             } => {
                 if let Some(args) = args {
-                    if !with_hints.is_empty() || *with_ordinality || sample.is_some() {
+                    if !with_hints.is_empty() || sample.is_some() {
                         return Err(PgError::unsupported(format!("table reference \"{tf}\"")));
                     }
                     let (plan, scope, scope_name) =
-                        self.bind_table_function(name, args, alias.as_ref())?;
+                        self.bind_table_function(name, args, alias.as_ref(), *with_ordinality)?;
                     (plan, scope, scope_name, alias.as_ref())
                 } else {
                     if !with_hints.is_empty()
@@ -1061,10 +1132,11 @@ impl Binder<'_> {
                 alias,
                 array_exprs,
                 with_offset: false,
-                with_ordinality: false,
+                with_ordinality,
                 ..
             } => {
-                let (plan, scope, scope_name) = self.bind_unnest(array_exprs, alias.as_ref())?;
+                let (plan, scope, scope_name) =
+                    self.bind_unnest(array_exprs, alias.as_ref(), *with_ordinality)?;
                 (plan, scope, scope_name, alias.as_ref())
             }
             ast::TableFactor::Derived {
@@ -1155,4 +1227,85 @@ pub(crate) fn sort_key(expr: Expr, o: &ast::OrderByExpr) -> PgResult<SortKey> {
         desc,
         nulls_first: o.options.nulls_first.unwrap_or(desc),
     })
+}
+
+/// The set-returning functions Myriad has (in FROM).
+pub(crate) const SET_RETURNING: &[&str] = &["generate_series", "unnest", "pg_partition_ancestors"];
+
+/// `SELECT srf(args) [AS name]` without FROM, read as PostgreSQL reads it: the same
+/// rows as `SELECT f AS name FROM srf(args) AS srf(f)`, its column named after the
+/// function. Only a select list of that one call is read so; a set-returning function
+/// anywhere else in a select list stays unsupported (0A000).
+fn srf_select_as_scan(s: &ast::Select) -> Option<ast::Select> {
+    if !s.from.is_empty() || s.projection.len() != 1 || s.having.is_some() {
+        return None;
+    }
+    if !matches!(&s.group_by, ast::GroupByExpr::Expressions(g, m) if g.is_empty() && m.is_empty()) {
+        return None;
+    }
+    let (f, alias) = match &s.projection[0] {
+        ast::SelectItem::UnnamedExpr(ast::Expr::Function(f)) => (f, None),
+        ast::SelectItem::ExprWithAlias {
+            expr: ast::Expr::Function(f),
+            alias,
+        } => (f, Some(alias.clone())),
+        _ => return None,
+    };
+    let parts: Vec<String> = f
+        .name
+        .0
+        .iter()
+        .map(|p| p.as_ident().map(ident_name))
+        .collect::<Option<_>>()?;
+    let fname = match parts.as_slice() {
+        [n] => n,
+        [s, n] if s == "pg_catalog" => n,
+        _ => return None,
+    };
+    let ast::FunctionArguments::List(list) = &f.args else {
+        return None;
+    };
+    if !SET_RETURNING.contains(&fname.as_str())
+        || list.duplicate_treatment.is_some()
+        || !list.clauses.is_empty()
+        || f.filter.is_some()
+        || f.over.is_some()
+        || !f.within_group.is_empty()
+    {
+        return None;
+    }
+    let table = ast::Ident::new(fname.clone());
+    let column = ast::Ident::new("f");
+    let mut out = s.clone();
+    out.from = vec![ast::TableWithJoins {
+        relation: ast::TableFactor::Table {
+            name: f.name.clone(),
+            alias: Some(ast::TableAlias {
+                explicit: true,
+                name: table.clone(),
+                columns: vec![ast::TableAliasColumnDef {
+                    name: column.clone(),
+                    data_type: None,
+                }],
+                at: None,
+            }),
+            args: Some(ast::TableFunctionArgs {
+                args: list.args.clone(),
+                settings: None,
+            }),
+            with_hints: Vec::new(),
+            version: None,
+            with_ordinality: false,
+            partitions: Vec::new(),
+            json_path: None,
+            sample: None,
+            index_hints: Vec::new(),
+        },
+        joins: Vec::new(),
+    }];
+    out.projection = vec![ast::SelectItem::ExprWithAlias {
+        expr: ast::Expr::CompoundIdentifier(vec![table.clone(), column]),
+        alias: alias.unwrap_or(table),
+    }];
+    Some(out)
 }

@@ -1,0 +1,88 @@
+//! Binding the catalog functions psql and drivers call (`pg_get_indexdef`,
+//! `obj_description`, `quote_ident`, ...): each has a fixed signature, and an argument of
+//! another type makes the call an undefined function (42883), as in PostgreSQL, whose
+//! implicit casts are the only ones applied.
+
+use common::DataType;
+
+use super::coerce::{CastContext, coerce};
+use super::expr::{is_oid_like, undefined_function};
+use crate::bound::{Expr, ExprKind, ScalarFunc};
+use common::PgResult;
+
+/// An argument's type in a catalog function's signature.
+#[derive(Clone, Copy)]
+enum Arg {
+    /// oid (or a reg* type, or an integer, as PostgreSQL's implicit casts allow).
+    Oid,
+    Int4,
+    Text,
+    Bool,
+}
+
+/// `name`'s function and result type, and its arguments' types, for `n` arguments.
+fn signature(name: &str, n: usize) -> Option<(ScalarFunc, DataType, &'static [Arg])> {
+    use Arg::*;
+    use ScalarFunc as F;
+    Some(match (name, n) {
+        ("pg_get_userbyid", 1) => (F::PgGetUserById, DataType::Text, &[Oid]),
+        ("pg_table_is_visible", 1) => (F::PgTableIsVisible, DataType::Bool, &[Oid]),
+        ("pg_type_is_visible", 1) => (F::PgTypeIsVisible, DataType::Bool, &[Oid]),
+        // pg_get_expr's first argument is the kept expression (pg_node_tree).
+        ("pg_get_expr", 2) => (F::PgGetExpr, DataType::Text, &[Text, Oid]),
+        ("pg_get_expr", 3) => (F::PgGetExpr, DataType::Text, &[Text, Oid, Bool]),
+        ("pg_get_indexdef", 1) => (F::PgGetIndexDef, DataType::Text, &[Oid]),
+        ("pg_get_indexdef", 3) => (F::PgGetIndexDef, DataType::Text, &[Oid, Int4, Bool]),
+        ("pg_get_constraintdef", 1) => (F::PgGetConstraintDef, DataType::Text, &[Oid]),
+        ("pg_get_constraintdef", 2) => (F::PgGetConstraintDef, DataType::Text, &[Oid, Bool]),
+        ("pg_get_triggerdef", 1) => (F::PgGetTriggerDef, DataType::Text, &[Oid]),
+        ("pg_get_triggerdef", 2) => (F::PgGetTriggerDef, DataType::Text, &[Oid, Bool]),
+        ("pg_get_statisticsobjdef_columns", 1) => {
+            (F::PgGetStatisticsObjDefColumns, DataType::Text, &[Oid])
+        }
+        ("pg_relation_is_publishable", 1) => (F::PgRelationIsPublishable, DataType::Bool, &[Oid]),
+        ("pg_encoding_to_char", 1) => (F::PgEncodingToChar, DataType::Text, &[Int4]),
+        ("col_description", 2) => (F::ColDescription, DataType::Text, &[Oid, Int4]),
+        ("obj_description", 1) => (F::ObjDescription, DataType::Text, &[Oid]),
+        ("obj_description", 2) => (F::ObjDescription, DataType::Text, &[Oid, Text]),
+        ("shobj_description", 2) => (F::ShobjDescription, DataType::Text, &[Oid, Text]),
+        ("quote_ident", 1) => (F::QuoteIdent, DataType::Text, &[Text]),
+        _ => return None,
+    })
+}
+
+/// A call of a catalog function, or None when `name` is not one of them.
+pub(crate) fn bind_function(name: &str, args: Vec<Expr>) -> Option<PgResult<Expr>> {
+    let (f, ty, sig) = signature(name, args.len())?;
+    Some(bind_call(name, f, ty, sig, args))
+}
+
+fn bind_call(
+    name: &str,
+    f: ScalarFunc,
+    ty: DataType,
+    sig: &[Arg],
+    args: Vec<Expr>,
+) -> PgResult<Expr> {
+    let mut out = Vec::with_capacity(args.len());
+    for (a, want) in args.iter().zip(sig) {
+        let unknown = a.ty == DataType::Unknown;
+        let (ok, to) = match want {
+            Arg::Oid => (
+                unknown || a.ty.is_integer() || is_oid_like(&a.ty),
+                DataType::Oid,
+            ),
+            Arg::Int4 => (
+                unknown || matches!(a.ty, DataType::Int2 | DataType::Int4),
+                DataType::Int4,
+            ),
+            Arg::Text => (unknown || a.ty.is_string(), DataType::Text),
+            Arg::Bool => (unknown || a.ty == DataType::Bool, DataType::Bool),
+        };
+        if !ok {
+            return Err(undefined_function(name, &args));
+        }
+        out.push(coerce(a.clone(), &to, CastContext::Implicit)?);
+    }
+    Ok(Expr::new(ExprKind::Func(f, out), ty))
+}
