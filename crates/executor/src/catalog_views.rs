@@ -17,11 +17,11 @@ pub(crate) fn rows(view: SystemView) -> Vec<Row> {
         SystemView::PgAttrdef => crate::exec::rows_per_table(|t, out| {
             for (i, c) in t.columns.iter().enumerate() {
                 // An identity column's values come from its sequence, not a DEFAULT.
-                if let (Some(d), None) = (&c.default, c.identity) {
+                if c.identity.is_none() && c.default.is_some() {
                     out.push(vec![
                         Value::Oid(t.oid),
                         Value::Int2(i as i16 + 1),
-                        Value::Text(d.clone()),
+                        Value::Text(default_text(c)),
                     ]);
                 }
             }
@@ -119,6 +119,20 @@ fn sequences() -> Vec<Arc<catalog::SequenceDesc>> {
     let mut seqs: Vec<_> = host.catalog().sequences().cloned().collect();
     seqs.sort_by_key(|s| s.oid);
     seqs
+}
+
+/// A column's DEFAULT as PostgreSQL deparses it (`'x'::text`): bound as an INSERT binds
+/// it, then printed. A default that no longer binds (a function since dropped, say)
+/// shows as written.
+pub(crate) fn default_text(c: &catalog::ColumnDesc) -> String {
+    let written = c.default.clone().unwrap_or_default();
+    let Ok(host) = crate::host::host() else {
+        return written;
+    };
+    match sql::binder::bind_default(&host.catalog(), c) {
+        Ok(Some(e)) => crate::explain::deparse_stored(&e),
+        _ => written,
+    }
 }
 
 /// 1-based column numbers as an `int2[]`.

@@ -1053,12 +1053,72 @@ pub fn deparse(e: &Expr, names: &[String]) -> String {
             };
             format!("({} {symbol} {})", d(&args[0]), d(&args[1]))
         }
+        ExprKind::Func(ScalarFunc::CurrentDate, _) => "CURRENT_DATE".into(),
+        ExprKind::Func(ScalarFunc::LocalTimestamp, _) => "LOCALTIMESTAMP".into(),
+        // The binder resolved the sequence to its OID; PostgreSQL shows the regclass.
+        ExprKind::Func(
+            f @ (ScalarFunc::NextVal | ScalarFunc::CurrVal | ScalarFunc::SetVal),
+            args,
+        ) => {
+            let mut shown: Vec<String> = args.iter().map(d).collect();
+            if let Some(ExprKind::Const(Value::Int8(oid))) = args.first().map(|a| &a.kind) {
+                let class = common::value::RegKind::Class;
+                shown[0] = constant(&Value::Reg(class, *oid as u32), &DataType::Reg(class));
+            }
+            format!("{}({})", func_name(*f), shown.join(", "))
+        }
         ExprKind::Func(f, args) => format!(
             "{}({})",
             func_name(*f),
             args.iter().map(d).collect::<Vec<_>>().join(", ")
         ),
         ExprKind::Agg(call) => deparse_agg(call, names),
+    }
+}
+
+/// An expression a catalog keeps (a column DEFAULT), as PostgreSQL's `pg_get_expr`
+/// prints it: nothing folded, implicit casts hidden, and an untyped literal shown with
+/// the type it was read as (`'x'::text`, `'x'::character varying`).
+pub fn deparse_stored(e: &Expr) -> String {
+    deparse(&unfold(e), &[])
+}
+
+/// `e` with its implicit casts removed, except those that type a literal (which become
+/// constants of the type without its modifier), and negated numbers made constants, as
+/// PostgreSQL's parser makes them.
+fn unfold(e: &Expr) -> Expr {
+    let literal =
+        |inner: &Expr| matches!(inner.kind, ExprKind::Const(_)) && inner.ty == DataType::Unknown;
+    match &e.kind {
+        ExprKind::Cast {
+            expr,
+            explicit: false,
+        } if literal(expr) => {
+            let ty = e.ty.without_typmod();
+            match crate::eval::eval(&Expr::new(e.kind.clone(), ty), &[]) {
+                Ok(v) => Expr::constant(v, ty),
+                Err(_) => e.clone(),
+            }
+        }
+        ExprKind::Cast {
+            expr,
+            explicit: false,
+        } => unfold(expr),
+        ExprKind::Const(v) => Expr::constant(v.clone(), e.ty.without_typmod()),
+        ExprKind::Neg(inner) if matches!(inner.kind, ExprKind::Const(_)) => {
+            match crate::eval::eval(e, &[]) {
+                Ok(v) => Expr::constant(v, e.ty),
+                Err(_) => e.clone(),
+            }
+        }
+        ExprKind::Func(f, args) => {
+            Expr::new(ExprKind::Func(*f, args.iter().map(unfold).collect()), e.ty)
+        }
+        ExprKind::Binary(op, l, r) => Expr::new(
+            ExprKind::Binary(*op, Box::new(unfold(l)), Box::new(unfold(r))),
+            e.ty,
+        ),
+        _ => e.clone(),
     }
 }
 

@@ -44,6 +44,18 @@ fn is_default_keyword(e: &ast::Expr) -> bool {
     matches!(e, ast::Expr::Identifier(id) if id.quote_style.is_none() && id.value.eq_ignore_ascii_case("default"))
 }
 
+/// A column's DEFAULT as bound for an INSERT (coerced to the column's type), or None
+/// for a column without one: what `pg_attrdef.adbin` shows, deparsed.
+pub fn bind_default(
+    catalog: &catalog::CatalogSnapshot,
+    col: &ColumnDesc,
+) -> PgResult<Option<Expr>> {
+    let Some(text) = &col.default else {
+        return Ok(None);
+    };
+    Binder::new(catalog, text).default_value(col).map(Some)
+}
+
 impl Binder<'_> {
     /// The value a column gets when none is given: its DEFAULT, else NULL.
     pub(crate) fn default_value(&self, col: &ColumnDesc) -> PgResult<Expr> {

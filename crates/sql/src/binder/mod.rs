@@ -19,6 +19,7 @@ mod math;
 mod query;
 mod sequence;
 
+pub use dml::bind_default;
 pub use sequence::check_restart;
 
 pub use coerce::CastContext;
