@@ -1,4 +1,5 @@
--- psql's describe commands over a small schema (\dt, \di, \ds, \dn, \d table). The expected output
+-- psql's describe commands over a small schema (\dt, \di, \ds, \dn, \d and \d+ of tables and
+-- sequences, \du, \dT, \x). The expected output
 -- (describe.out beside this file) was captured from PostgreSQL 15 with
 --   psql -X -f tests/psql/describe.sql > out 2> err; cat out err > describe.out
 -- against a fresh database; crates/server/tests/psql.rs runs it against Myriad.
@@ -7,6 +8,7 @@ CREATE TABLE branches (id serial PRIMARY KEY, name varchar(40) UNIQUE);
 CREATE TABLE audit (at timestamptz, note text);
 CREATE INDEX accounts_owner ON accounts (owner);
 CREATE SEQUENCE tickets;
+CREATE TABLE ledger (id bigint GENERATED ALWAYS AS IDENTITY, acct int REFERENCES accounts, note text DEFAULT 'x', at date DEFAULT current_date);
 \dt
 \di
 \ds
@@ -17,3 +19,13 @@ CREATE SEQUENCE tickets;
 \d accounts
 \d branches
 \d audit
+\d ledger
+\d tickets
+\d branches_id_seq
+\d ledger_id_seq
+\d+ accounts
+\du
+\dT
+\x
+SELECT 1 AS a, 'two' AS b;
+\x
