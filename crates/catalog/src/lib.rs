@@ -27,7 +27,7 @@ pub use desc::{
     ColumnDesc, FkAction, ForeignKey, Identity, IndexDesc, NewForeignKey, NewIndex, NewKey,
     NewTable, SequenceDesc, SequenceOptions, TableDesc, TableOptions, nextval_default,
 };
-pub use sysviews::SystemView;
+pub use sysviews::{INFORMATION_SCHEMA_OID, SystemView};
 
 use std::path::Path;
 use std::sync::Arc;

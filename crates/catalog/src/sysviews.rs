@@ -78,10 +78,25 @@ pub enum SystemView {
     PgTrigger,
     /// Role memberships (PostgreSQL's `pg_auth_members`): empty, Myriad has one role.
     PgAuthMembers,
+    /// `information_schema.tables`: the tables of `public`.
+    InfoTables,
+    /// `information_schema.columns`: their columns.
+    InfoColumns,
+    /// `information_schema.schemata`: the schemas.
+    InfoSchemata,
+    /// `information_schema.table_constraints`: PRIMARY KEY, UNIQUE, FOREIGN KEY, and
+    /// the CHECK each NOT NULL column is in PostgreSQL 15.
+    InfoTableConstraints,
+    /// `information_schema.key_column_usage`: the columns of those keys.
+    InfoKeyColumnUsage,
 }
 
+/// The schema of the SQL standard's views (`information_schema`): its OID, given from
+/// the range PostgreSQL leaves to initdb (where PostgreSQL's own varies).
+pub const INFORMATION_SCHEMA_OID: common::Oid = 12900;
+
 impl SystemView {
-    pub const ALL: [SystemView; 27] = [
+    pub const ALL: [SystemView; 32] = [
         SystemView::StatFd,
         SystemView::StatBuffers,
         SystemView::StatWal,
@@ -109,10 +124,36 @@ impl SystemView {
         SystemView::PgDescription,
         SystemView::PgTrigger,
         SystemView::PgAuthMembers,
+        SystemView::InfoTables,
+        SystemView::InfoColumns,
+        SystemView::InfoSchemata,
+        SystemView::InfoTableConstraints,
+        SystemView::InfoKeyColumnUsage,
     ];
 
+    /// A view of `pg_catalog` (on every search path) by name.
     pub fn lookup(name: &str) -> Option<SystemView> {
-        SystemView::ALL.into_iter().find(|v| v.name() == name)
+        SystemView::lookup_in("pg_catalog", name)
+    }
+
+    /// A view by schema and name.
+    pub fn lookup_in(schema: &str, name: &str) -> Option<SystemView> {
+        SystemView::ALL
+            .into_iter()
+            .find(|v| v.name() == name && v.schema() == schema)
+    }
+
+    /// The schema the view is in: `information_schema` for the standard's views,
+    /// `pg_catalog` for the others.
+    pub fn schema(self) -> &'static str {
+        match self {
+            SystemView::InfoTables
+            | SystemView::InfoColumns
+            | SystemView::InfoSchemata
+            | SystemView::InfoTableConstraints
+            | SystemView::InfoKeyColumnUsage => "information_schema",
+            _ => "pg_catalog",
+        }
     }
 
     pub fn name(self) -> &'static str {
@@ -144,6 +185,11 @@ impl SystemView {
             SystemView::PgDescription => "pg_description",
             SystemView::PgTrigger => "pg_trigger",
             SystemView::PgAuthMembers => "pg_auth_members",
+            SystemView::InfoTables => "tables",
+            SystemView::InfoColumns => "columns",
+            SystemView::InfoSchemata => "schemata",
+            SystemView::InfoTableConstraints => "table_constraints",
+            SystemView::InfoKeyColumnUsage => "key_column_usage",
         }
     }
 
@@ -174,6 +220,11 @@ impl SystemView {
             SystemView::PgDescription => 2609,
             SystemView::PgTrigger => 2620,
             SystemView::PgAuthMembers => 1261,
+            SystemView::InfoTables => 12901,
+            SystemView::InfoColumns => 12902,
+            SystemView::InfoSchemata => 12903,
+            SystemView::InfoTableConstraints => 12904,
+            SystemView::InfoKeyColumnUsage => 12905,
             SystemView::PgLocks => 12000,
             SystemView::PgStatActivity => 12001,
             SystemView::StatFd => 12100,
@@ -263,6 +314,101 @@ impl SystemView {
                 ("nspname", Text),
                 ("nspowner", Oid),
                 ("nspacl", TEXT_ARRAY),
+            ],
+            // The standard's domains (sql_identifier, character_data, yes_or_no,
+            // cardinal_number) are text and integer.
+            SystemView::InfoTables => &[
+                ("table_catalog", Text),
+                ("table_schema", Text),
+                ("table_name", Text),
+                ("table_type", Text),
+                ("self_referencing_column_name", Text),
+                ("reference_generation", Text),
+                ("user_defined_type_catalog", Text),
+                ("user_defined_type_schema", Text),
+                ("user_defined_type_name", Text),
+                ("is_insertable_into", Text),
+                ("is_typed", Text),
+                ("commit_action", Text),
+            ],
+            SystemView::InfoColumns => &[
+                ("table_catalog", Text),
+                ("table_schema", Text),
+                ("table_name", Text),
+                ("column_name", Text),
+                ("ordinal_position", Int4),
+                ("column_default", Text),
+                ("is_nullable", Text),
+                ("data_type", Text),
+                ("character_maximum_length", Int4),
+                ("character_octet_length", Int4),
+                ("numeric_precision", Int4),
+                ("numeric_precision_radix", Int4),
+                ("numeric_scale", Int4),
+                ("datetime_precision", Int4),
+                ("interval_type", Text),
+                ("interval_precision", Int4),
+                ("character_set_catalog", Text),
+                ("character_set_schema", Text),
+                ("character_set_name", Text),
+                ("collation_catalog", Text),
+                ("collation_schema", Text),
+                ("collation_name", Text),
+                ("domain_catalog", Text),
+                ("domain_schema", Text),
+                ("domain_name", Text),
+                ("udt_catalog", Text),
+                ("udt_schema", Text),
+                ("udt_name", Text),
+                ("scope_catalog", Text),
+                ("scope_schema", Text),
+                ("scope_name", Text),
+                ("maximum_cardinality", Int4),
+                ("dtd_identifier", Text),
+                ("is_self_referencing", Text),
+                ("is_identity", Text),
+                ("identity_generation", Text),
+                ("identity_start", Text),
+                ("identity_increment", Text),
+                ("identity_maximum", Text),
+                ("identity_minimum", Text),
+                ("identity_cycle", Text),
+                ("is_generated", Text),
+                ("generation_expression", Text),
+                ("is_updatable", Text),
+            ],
+            SystemView::InfoSchemata => &[
+                ("catalog_name", Text),
+                ("schema_name", Text),
+                ("schema_owner", Text),
+                ("default_character_set_catalog", Text),
+                ("default_character_set_schema", Text),
+                ("default_character_set_name", Text),
+                ("sql_path", Text),
+            ],
+            SystemView::InfoTableConstraints => &[
+                ("constraint_catalog", Text),
+                ("constraint_schema", Text),
+                ("constraint_name", Text),
+                ("table_catalog", Text),
+                ("table_schema", Text),
+                ("table_name", Text),
+                ("constraint_type", Text),
+                ("is_deferrable", Text),
+                ("initially_deferred", Text),
+                ("enforced", Text),
+                ("nulls_distinct", Text),
+            ],
+            SystemView::InfoKeyColumnUsage => &[
+                ("constraint_catalog", Text),
+                ("constraint_schema", Text),
+                ("constraint_name", Text),
+                ("table_catalog", Text),
+                ("table_schema", Text),
+                ("table_name", Text),
+                ("column_name", Text),
+                ("ordinal_position", Int4),
+                ("position_in_unique_constraint", Int4),
             ],
             SystemView::PgSequence => &[
                 ("seqrelid", Oid),

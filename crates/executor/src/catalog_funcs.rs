@@ -16,6 +16,7 @@ fn schema_oid(name: &str) -> Option<u32> {
     match name {
         "pg_catalog" => Some(PG_CATALOG_OID),
         "public" => Some(PUBLIC_OID),
+        "information_schema" => Some(catalog::INFORMATION_SCHEMA_OID),
         _ => None,
     }
 }
@@ -25,6 +26,9 @@ fn schema_oid(name: &str) -> Option<u32> {
 fn relation_in(schema: u32, name: &str) -> Option<u32> {
     if schema == PG_CATALOG_OID {
         return catalog::SystemView::lookup(name).map(|v| v.oid());
+    }
+    if schema == catalog::INFORMATION_SCHEMA_OID {
+        return catalog::SystemView::lookup_in("information_schema", name).map(|v| v.oid());
     }
     let catalog = crate::host::host().ok()?.catalog();
     if let Some(t) = catalog.table(name) {
@@ -48,7 +52,11 @@ impl RegCatalog for HostRegCatalog {
         match kind {
             RegKind::Class => {
                 if let Some(v) = catalog::SystemView::by_oid(oid) {
-                    return Some(v.name().to_string());
+                    // Off the search path, the name is qualified.
+                    return Some(match v.schema() {
+                        "pg_catalog" => v.name().to_string(),
+                        s => format!("{s}.{}", v.name()),
+                    });
                 }
                 let catalog = crate::host::host().ok()?.catalog();
                 let name = if let Some(t) = catalog.table_by_oid(oid) {
@@ -68,6 +76,7 @@ impl RegCatalog for HostRegCatalog {
             RegKind::Namespace => match oid {
                 PG_CATALOG_OID => Some("pg_catalog".into()),
                 PUBLIC_OID => Some("public".into()),
+                catalog::INFORMATION_SCHEMA_OID => Some("information_schema".into()),
                 _ => None,
             },
         }

@@ -461,6 +461,12 @@ fn system_view_rows(view: catalog::SystemView, env: Env) -> Vec<Row> {
                 Value::Oid(6171),
                 Value::Null,
             ],
+            vec![
+                Value::Oid(catalog::INFORMATION_SCHEMA_OID),
+                Value::Text("information_schema".into()),
+                Value::Oid(10),
+                Value::Null,
+            ],
         ],
         SystemView::PgClass => pg_class_rows(env),
         SystemView::PgAm => [(2, "heap", "t"), (403, "btree", "i")]
@@ -490,6 +496,11 @@ fn system_view_rows(view: catalog::SystemView, env: Env) -> Vec<Row> {
         | SystemView::PgDescription
         | SystemView::PgTrigger
         | SystemView::PgAuthMembers => crate::catalog_views::rows(view),
+        SystemView::InfoTables
+        | SystemView::InfoColumns
+        | SystemView::InfoSchemata
+        | SystemView::InfoTableConstraints
+        | SystemView::InfoKeyColumnUsage => crate::information_schema::rows(view),
         SystemView::PgType => pg_type_rows(),
         SystemView::PgDatabase => vec![vec![
             Value::Oid(5),

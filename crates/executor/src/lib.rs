@@ -28,6 +28,7 @@ pub mod explain;
 mod fkey;
 pub mod host;
 pub mod index;
+mod information_schema;
 mod lockrows;
 mod math;
 pub mod sequence;

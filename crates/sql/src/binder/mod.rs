@@ -379,6 +379,31 @@ impl<'a> Binder<'a> {
         Ok(())
     }
 
+    /// `information_schema.name`: one of the standard's views, or 42P01; None for a
+    /// name in another schema.
+    pub(crate) fn standard_view(
+        &self,
+        name: &ast::ObjectName,
+    ) -> Option<PgResult<catalog::SystemView>> {
+        let [s, t] = name.0.as_slice() else {
+            return None;
+        };
+        let (s, t) = (s.as_ident()?, t.as_ident()?);
+        if ident_name(s) != "information_schema" {
+            return None;
+        }
+        let n = ident_name(t);
+        Some(
+            catalog::SystemView::lookup_in("information_schema", &n).ok_or_else(|| {
+                PgError::new(
+                    SqlState::UNDEFINED_TABLE,
+                    format!("relation \"information_schema.{n}\" does not exist"),
+                )
+                .with_position(self.position(&s.span))
+            }),
+        )
+    }
+
     /// The relation name of an object name, checking its schema.
     pub(crate) fn object_name(&self, name: &ast::ObjectName) -> PgResult<(String, Option<u32>)> {
         let ids: Vec<&ast::Ident> = name

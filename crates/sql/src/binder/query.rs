@@ -1101,19 +1101,25 @@ impl Binder<'_> {
                     {
                         return Err(PgError::unsupported(format!("table reference \"{tf}\"")));
                     }
-                    let (table, view, seq) = match self.table(name) {
-                        Ok(t) => (t, None, None),
-                        Err(e) => {
-                            let n = self.object_name(name).ok().map(|(n, _)| n);
-                            let n = n.as_deref().unwrap_or_default();
-                            match (catalog::SystemView::lookup(n), self.catalog.sequence(n)) {
-                                (Some(v), _) => (v.desc(), Some(v), None),
-                                (None, Some(s)) => {
-                                    (super::sequence::sequence_table(s), None, Some(s.clone()))
-                                }
-                                (None, None) => return Err(e),
-                            }
+                    let (table, view, seq) = match self.standard_view(name) {
+                        Some(v) => {
+                            let v = v?;
+                            (v.desc(), Some(v), None)
                         }
+                        None => match self.table(name) {
+                            Ok(t) => (t, None, None),
+                            Err(e) => {
+                                let n = self.object_name(name).ok().map(|(n, _)| n);
+                                let n = n.as_deref().unwrap_or_default();
+                                match (catalog::SystemView::lookup(n), self.catalog.sequence(n)) {
+                                    (Some(v), _) => (v.desc(), Some(v), None),
+                                    (None, Some(s)) => {
+                                        (super::sequence::sequence_table(s), None, Some(s.clone()))
+                                    }
+                                    (None, None) => return Err(e),
+                                }
+                            }
+                        },
                     };
                     let scope_name = alias
                         .as_ref()
