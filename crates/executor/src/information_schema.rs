@@ -48,13 +48,8 @@ pub(crate) fn rows(view: SystemView) -> Vec<Row> {
         .collect(),
         SystemView::InfoTableConstraints => crate::exec::rows_per_table(|t, out| {
             let mut row = |name: &str, kind: &str| {
-                out.push(vec![
-                    text(&db),
-                    text("public"),
-                    text(name),
-                    text(&db),
-                    text("public"),
-                    text(&t.name),
+                let mut row = constraint_of(&db, name, t);
+                row.extend([
                     text(kind),
                     text("NO"),
                     text("NO"),
@@ -65,6 +60,7 @@ pub(crate) fn rows(view: SystemView) -> Vec<Row> {
                         Value::Null
                     },
                 ]);
+                out.push(row);
             };
             for i in t.indexes.iter().filter(|i| i.constraint) {
                 row(&i.name, if i.primary { "PRIMARY KEY" } else { "UNIQUE" });
@@ -91,17 +87,13 @@ pub(crate) fn rows(view: SystemView) -> Vec<Row> {
             crate::exec::rows_per_table(|t, out| {
                 let mut row =
                     |name: &str, column: usize, position: usize, unique: Option<usize>| {
-                        out.push(vec![
-                            text(&db),
-                            text("public"),
-                            text(name),
-                            text(&db),
-                            text("public"),
-                            text(&t.name),
+                        let mut row = constraint_of(&db, name, t);
+                        row.extend([
                             text(&t.columns[column].name),
                             Value::Int4(position as i32 + 1),
                             unique.map_or(Value::Null, |u| Value::Int4(u as i32 + 1)),
                         ]);
+                        out.push(row);
                     };
                 for i in t.indexes.iter().filter(|i| i.constraint) {
                     for (k, &c) in i.columns.iter().enumerate() {
@@ -119,6 +111,18 @@ pub(crate) fn rows(view: SystemView) -> Vec<Row> {
         }
         _ => Vec::new(),
     }
+}
+
+/// A constraint's catalog, schema and name, then its table's.
+fn constraint_of(db: &str, name: &str, t: &TableDesc) -> Row {
+    vec![
+        text(db),
+        text("public"),
+        text(name),
+        text(db),
+        text("public"),
+        text(&t.name),
+    ]
 }
 
 fn text(s: &str) -> Value {
