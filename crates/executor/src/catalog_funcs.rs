@@ -182,7 +182,11 @@ pub(crate) fn eval(f: sql::bound::ScalarFunc, args: &[common::Value]) -> PgResul
                 .and_then(|n| common::session::ENCODINGS.get(n));
             Value::Text(name.copied().unwrap_or_default().into())
         }
-        F::ColDescription => text(description(oid(0), PG_CLASS_OID, args[1].as_i64())),
+        F::ColDescription => text(description(
+            oid(0),
+            Some(catalog::SystemView::PgClass.oid()),
+            args[1].as_i64().unwrap_or(0),
+        )),
         F::ObjDescription => {
             let class = match args.get(1) {
                 Some(Value::Text(catalog_name)) => {
@@ -193,12 +197,7 @@ pub(crate) fn eval(f: sql::bound::ScalarFunc, args: &[common::Value]) -> PgResul
                 }
                 _ => None,
             };
-            text(
-                DESCRIPTIONS
-                    .iter()
-                    .find(|d| d.0 == oid(0) && class.is_none_or(|c| d.1 == c) && d.2 == 0)
-                    .map(|d| d.3.to_string()),
-            )
+            text(description(oid(0), class, 0))
         }
         // Databases and roles have no comments in Myriad.
         F::ShobjDescription => Value::Null,
@@ -214,9 +213,6 @@ pub(crate) fn eval(f: sql::bound::ScalarFunc, args: &[common::Value]) -> PgResul
     })
 }
 
-/// `pg_class`'s OID, the class of a table's (or column's) comment.
-const PG_CLASS_OID: u32 = 1259;
-
 /// The comments Myriad's objects have (`pg_description`: object, its catalog, column
 /// number or 0, text): the schemas', as initdb gives them. Myriad has no COMMENT ON.
 pub(crate) const DESCRIPTIONS: &[(u32, u32, i32, &str)] = &[
@@ -224,11 +220,12 @@ pub(crate) const DESCRIPTIONS: &[(u32, u32, i32, &str)] = &[
     (PUBLIC_OID, 2615, 0, "standard public schema"),
 ];
 
-/// A table column's comment.
-fn description(object: u32, class: u32, column: Option<i64>) -> Option<String> {
+/// The comment on `object` (column `sub`, or 0 for the object itself) of catalog
+/// `class` (any, for None).
+fn description(object: u32, class: Option<u32>, sub: i64) -> Option<String> {
     DESCRIPTIONS
         .iter()
-        .find(|d| d.0 == object && d.1 == class && Some(i64::from(d.2)) == column)
+        .find(|d| d.0 == object && class.is_none_or(|c| d.1 == c) && i64::from(d.2) == sub)
         .map(|d| d.3.to_string())
 }
 

@@ -83,10 +83,10 @@ pub(crate) fn rows(view: SystemView) -> Vec<Row> {
                     .and_then(|t| t.columns.get(column)?.identity)
                     .is_some();
                 Some(vec![
-                    Value::Oid(PG_CLASS_OID),
+                    Value::Oid(SystemView::PgClass.oid()),
                     Value::Oid(s.oid),
                     Value::Int4(0),
-                    Value::Oid(PG_CLASS_OID),
+                    Value::Oid(SystemView::PgClass.oid()),
                     Value::Oid(table),
                     Value::Int4(column as i32 + 1),
                     Value::Text(if identity { "i" } else { "a" }.into()),
@@ -107,9 +107,6 @@ pub(crate) fn rows(view: SystemView) -> Vec<Row> {
         _ => Vec::new(),
     }
 }
-
-/// `pg_class`'s OID: the catalog of tables and sequences, in `pg_depend`.
-const PG_CLASS_OID: u32 = 1259;
 
 /// Every sequence, in OID order.
 fn sequences() -> Vec<Arc<catalog::SequenceDesc>> {
