@@ -139,11 +139,14 @@ pub(crate) fn eval(f: sql::bound::ScalarFunc, args: &[common::Value]) -> PgResul
     use common::Value;
     use sql::bound::ScalarFunc as F;
     let oid = |i: usize| args.get(i).and_then(Value::as_i64).unwrap_or(0) as u32;
-    let catalog = crate::host::host()?.catalog();
+    // Only the functions that read the catalog take its snapshot (quote_ident and
+    // pg_encoding_to_char run per row of psql's queries).
+    let catalog = || crate::host::host().map(|h| h.catalog());
     let text = |s: Option<String>| s.map_or(Value::Null, Value::Text);
     Ok(match f {
         F::PgGetExpr => args[0].clone(),
         F::PgGetIndexDef => {
+            let catalog = catalog()?;
             let Some((t, i)) = catalog.index_by_oid(oid(0)) else {
                 return Ok(Value::Null);
             };
@@ -164,9 +167,9 @@ pub(crate) fn eval(f: sql::bound::ScalarFunc, args: &[common::Value]) -> PgResul
                 cols.join(", ")
             ))
         }
-        F::PgGetConstraintDef => text(constraint_def(&catalog, oid(0))),
+        F::PgGetConstraintDef => text(constraint_def(&*catalog()?, oid(0))),
         F::PgGetStatisticsObjDefColumns => Value::Null,
-        F::PgRelationIsPublishable => Value::Bool(catalog.table_by_oid(oid(0)).is_some()),
+        F::PgRelationIsPublishable => Value::Bool(catalog()?.table_by_oid(oid(0)).is_some()),
         F::PgPartitionAncestors => Value::Array(std::sync::Arc::new(
             common::array::Array::from_items(common::types::oids::REGCLASS, Vec::new()),
         )),

@@ -744,9 +744,8 @@ async fn cached_statements_follow_ddl() {
     .await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn typed_values_through_a_driver() {
-    let (_guard, addr) = target().await;
+/// A tokio-postgres client connected to `addr`, its connection driven in the background.
+async fn driver(addr: std::net::SocketAddr) -> tokio_postgres::Client {
     let url = format!(
         "host={} port={} user=postgres dbname=postgres",
         addr.ip(),
@@ -758,6 +757,13 @@ async fn typed_values_through_a_driver() {
     tokio::spawn(async move {
         let _ = connection.await;
     });
+    client
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn typed_values_through_a_driver() {
+    let (_guard, addr) = target().await;
+    let client = driver(addr).await;
     client
         .batch_execute(
             "drop table if exists ext_types; \
@@ -954,17 +960,7 @@ async fn parameters_inside_subqueries_and_set_operations() {
 #[tokio::test]
 async fn arrays_and_oids_through_a_driver() {
     let (_guard, addr) = target().await;
-    let url = format!(
-        "host={} port={} user=postgres dbname=postgres",
-        addr.ip(),
-        addr.port()
-    );
-    let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
-        .await
-        .expect("connect");
-    tokio::spawn(async move {
-        let _ = connection.await;
-    });
+    let client = driver(addr).await;
     let ints: Vec<i32> = vec![3, -1, 70_000];
     let texts: Vec<Option<String>> = vec![Some("a b".into()), None, Some("".into())];
     let row = client

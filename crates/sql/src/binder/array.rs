@@ -10,8 +10,10 @@ use sqlparser::ast::{self, BinaryOperator};
 
 use super::Binder;
 use super::coerce::{CastContext, coerce, common_type};
-use super::expr::{ExprContext, array_type_of, undefined_function, undefined_operator};
-use crate::bound::{BinaryOp, Expr, ExprKind, ScalarFunc};
+use super::expr::{
+    ExprContext, array_type_of, comparison_op, undefined_function, undefined_operator,
+};
+use crate::bound::{Expr, ExprKind, ScalarFunc};
 
 fn func(f: ScalarFunc, args: Vec<Expr>, ty: DataType) -> Expr {
     Expr::new(ExprKind::Func(f, args), ty)
@@ -131,14 +133,8 @@ impl Binder<'_> {
         array: Expr,
         all: bool,
     ) -> PgResult<Expr> {
-        let cmp = match op {
-            BinaryOperator::Eq => BinaryOp::Eq,
-            BinaryOperator::NotEq => BinaryOp::NotEq,
-            BinaryOperator::Lt => BinaryOp::Lt,
-            BinaryOperator::LtEq => BinaryOp::LtEq,
-            BinaryOperator::Gt => BinaryOp::Gt,
-            BinaryOperator::GtEq => BinaryOp::GtEq,
-            other => return Err(PgError::unsupported(format!("{other} ANY/ALL (array)"))),
+        let Some(cmp) = comparison_op(op) else {
+            return Err(PgError::unsupported(format!("{op} ANY/ALL (array)")));
         };
         let array = if array.ty == DataType::Unknown {
             let elem = if test.ty == DataType::Unknown {

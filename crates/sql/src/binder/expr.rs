@@ -838,46 +838,44 @@ impl Binder<'_> {
             }
             _ => {}
         }
-        let op = match op {
-            BinaryOperator::Plus => BinaryOp::Add,
-            BinaryOperator::Minus => BinaryOp::Sub,
-            BinaryOperator::Multiply => BinaryOp::Mul,
-            BinaryOperator::Divide => BinaryOp::Div,
-            BinaryOperator::Modulo => BinaryOp::Mod,
-            BinaryOperator::StringConcat => BinaryOp::Concat,
-            BinaryOperator::Eq => BinaryOp::Eq,
-            BinaryOperator::NotEq => BinaryOp::NotEq,
-            BinaryOperator::Lt => BinaryOp::Lt,
-            BinaryOperator::LtEq => BinaryOp::LtEq,
-            BinaryOperator::Gt => BinaryOp::Gt,
-            BinaryOperator::GtEq => BinaryOp::GtEq,
-            BinaryOperator::And => BinaryOp::And,
-            BinaryOperator::Or => BinaryOp::Or,
-            BinaryOperator::PGRegexMatch => BinaryOp::RegexMatch,
-            BinaryOperator::PGRegexIMatch => BinaryOp::RegexIMatch,
-            BinaryOperator::PGRegexNotMatch => BinaryOp::NotRegexMatch,
-            BinaryOperator::PGRegexNotIMatch => BinaryOp::NotRegexIMatch,
-            // `OPERATOR(pg_catalog.~)`, as psql writes its operators.
-            BinaryOperator::PGCustomBinaryOperator(parts) => {
-                let (name, schema) = match parts.as_slice() {
-                    [name] => (name, None),
-                    [schema, name] => (name, Some(schema)),
-                    _ => return Err(PgError::unsupported(format!("operator {op}"))),
-                };
-                if let Some(s) = schema
-                    && s != "pg_catalog"
-                {
-                    return Err(PgError::new(
-                        SqlState::INVALID_SCHEMA_NAME,
-                        format!("schema \"{s}\" does not exist"),
-                    ));
+        let op = if let Some(cmp) = comparison_op(op) {
+            cmp
+        } else {
+            match op {
+                BinaryOperator::Plus => BinaryOp::Add,
+                BinaryOperator::Minus => BinaryOp::Sub,
+                BinaryOperator::Multiply => BinaryOp::Mul,
+                BinaryOperator::Divide => BinaryOp::Div,
+                BinaryOperator::Modulo => BinaryOp::Mod,
+                BinaryOperator::StringConcat => BinaryOp::Concat,
+                BinaryOperator::And => BinaryOp::And,
+                BinaryOperator::Or => BinaryOp::Or,
+                BinaryOperator::PGRegexMatch => BinaryOp::RegexMatch,
+                BinaryOperator::PGRegexIMatch => BinaryOp::RegexIMatch,
+                BinaryOperator::PGRegexNotMatch => BinaryOp::NotRegexMatch,
+                BinaryOperator::PGRegexNotIMatch => BinaryOp::NotRegexIMatch,
+                // `OPERATOR(pg_catalog.~)`, as psql writes its operators.
+                BinaryOperator::PGCustomBinaryOperator(parts) => {
+                    let (name, schema) = match parts.as_slice() {
+                        [name] => (name, None),
+                        [schema, name] => (name, Some(schema)),
+                        _ => return Err(PgError::unsupported(format!("operator {op}"))),
+                    };
+                    if let Some(s) = schema
+                        && s != "pg_catalog"
+                    {
+                        return Err(PgError::new(
+                            SqlState::INVALID_SCHEMA_NAME,
+                            format!("schema \"{s}\" does not exist"),
+                        ));
+                    }
+                    let Some(named) = operator_named(name) else {
+                        return Err(undefined_operator(name, &l.ty, &r.ty));
+                    };
+                    return self.bind_binary(&named, l, r);
                 }
-                let Some(named) = operator_named(name) else {
-                    return Err(undefined_operator(name, &l.ty, &r.ty));
-                };
-                return self.bind_binary(&named, l, r);
+                other => return Err(PgError::unsupported(format!("operator {other}"))),
             }
-            other => return Err(PgError::unsupported(format!("operator {other}"))),
         };
         let binary = |op, l, r, ty| Expr::new(ExprKind::Binary(op, Box::new(l), Box::new(r)), ty);
         match op {
@@ -1517,6 +1515,19 @@ pub fn type_by_name(n: &str) -> Option<DataType> {
             let elem = type_by_name(n.strip_prefix('_')?)?;
             return elem.array();
         }
+    })
+}
+
+/// The comparison operators `=`, `<>`, `<`, `<=`, `>`, `>=`.
+pub(crate) fn comparison_op(op: &BinaryOperator) -> Option<BinaryOp> {
+    Some(match op {
+        BinaryOperator::Eq => BinaryOp::Eq,
+        BinaryOperator::NotEq => BinaryOp::NotEq,
+        BinaryOperator::Lt => BinaryOp::Lt,
+        BinaryOperator::LtEq => BinaryOp::LtEq,
+        BinaryOperator::Gt => BinaryOp::Gt,
+        BinaryOperator::GtEq => BinaryOp::GtEq,
+        _ => return None,
     })
 }
 
