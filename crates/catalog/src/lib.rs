@@ -1,23 +1,47 @@
 //! The catalog: which tables exist, their columns, types, defaults and keys.
 //!
 //! Interface: [`Catalog::open`] replays the durable catalog at startup;
-//! [`Catalog::snapshot`] hands out the current committed [`CatalogSnapshot`], an immutable,
-//! versioned value that every session shares (no per-session cache to warm up, lesson L2/W7);
-//! [`Catalog::create_table`] and [`Catalog::drop_table`] change it.
+//! [`Catalog::snapshot`] hands out the [`CatalogSnapshot`] the calling session sees, an
+//! immutable, versioned value that every session shares (no per-session cache to warm up,
+//! lesson L2/W7); [`Catalog::create_table`], [`Catalog::drop_table`] and the other changes
+//! take the transaction they belong to; [`Catalog::commit`], [`Catalog::abort`],
+//! [`Catalog::rollback_to`] and [`Catalog::release`] end them with it.
+//!
+//! Transactions (DDL is transactional, as in PostgreSQL):
+//! - A transaction's first change takes [`CATALOG_LOCK`] (through the lock manager, so
+//!   waits time out and deadlocks are found), held to its end: one transaction at a time
+//!   has uncommitted catalog changes. Its changes build a private snapshot from the
+//!   committed one; its own session sees it (`snapshot` on that session's thread), no
+//!   other does.
+//! - Commit logs the changes as one record just before the commit record and publishes
+//!   them once the commit is durable, before the transaction's locks go, so whoever waited
+//!   on them binds against the new catalog. Recovery holds such a record back until it
+//!   meets the commit record ([`Catalog::redo_transaction`]): a crash in between leaves
+//!   the change undone, with the transaction.
+//! - Files are made when an object is created (so the transaction can fill it) and
+//!   removed by the caller when the transaction ends: what it created if it rolled back,
+//!   what it dropped once it committed ([`RelFile`]). OIDs are logged as taken (a
+//!   `NextOid` record) before any file is made for them, so no OID, and no file name, is
+//!   handed out twice, even after a crash that lost the transaction.
+//! - Savepoints: the state before the first change of each savepoint level is kept;
+//!   ROLLBACK TO restores it.
 //!
 //! Invariants:
 //! - A snapshot never changes after it is published; DDL builds the next one from persistent
 //!   maps (`imbl`), so publishing costs O(log n) in the number of relations, not O(n).
+//!   Versions are never reused, committed or pending: a plan is cached for one version.
 //! - Each change is one record, of the objects it changes (a `Batch` when a table comes
-//!   or goes with the sequences it owns), so DDL costs O(objects changed) in I/O as well. With the server's WAL attached, records go to the WAL (flushed before
-//!   the change is published) and `catalog.log` holds the state saved at each checkpoint;
+//!   or goes with the sequences it owns), so DDL costs O(objects changed) in I/O as well.
+//!   With the server's WAL attached, a transaction's records go to the WAL (made durable
+//!   by its commit) and `catalog.log` holds the committed state saved at each checkpoint;
 //!   recovery replays the records after it ([`Catalog::redo`]). Without a WAL (tests),
 //!   records are appended to `catalog.log` itself.
 //! - Facts derived from the catalog live in the descriptors (key column sets); runtime facts
 //!   about storage (file sizes, open files) live in `storage::smgr`, keyed by `RelId`, and are
 //!   invalidated by whoever changes the catalog (`smgr::forget`, `BufferPool::drop_relation`).
 //!
-//! Locking: DDL is serialised by one mutex inside [`Catalog`]; readers only clone an `Arc`.
+//! Locking: [`CATALOG_LOCK`] orders transactions that change the catalog; a mutex inside
+//! [`Catalog`] orders publishing against checkpoints; readers only clone an `Arc`.
 
 mod desc;
 mod log;
@@ -31,11 +55,14 @@ pub use sysviews::{INFORMATION_SCHEMA_OID, SystemView};
 
 use std::path::Path;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use common::ids::FIRST_NORMAL_OID;
 use common::{Oid, PgError, PgResult, SqlState};
 use parking_lot::{Mutex, RwLock};
 use storage::vfs::Vfs;
+use txn::lock::{LockMode, LockTag};
+use txn::{Tx, Xid};
 
 use crate::log::{CatalogLog, Record};
 
@@ -302,7 +329,7 @@ impl CatalogSnapshot {
                 self.sequences_by_oid.insert(seq.oid, seq);
             }
             Record::DropSequence(oid) => self.remove_sequence(*oid),
-            Record::Batch(records) => {
+            Record::Batch(records) | Record::Committed { records, .. } => {
                 for r in records {
                     self.apply(r);
                 }
@@ -368,12 +395,88 @@ fn relation_name(
     }
 }
 
+/// The kind of a relation whose storage a transaction's catalog change leaves to remove.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RelKind {
+    Table,
+    /// A btree: its cached root goes with its file.
+    Index,
+    /// A sequence: its running state goes with its file.
+    Sequence,
+}
+
+/// One relation's storage to remove when a transaction ends: what it created, if it
+/// rolls back; what it dropped, once it has committed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RelFile {
+    pub rel: common::RelId,
+    pub kind: RelKind,
+}
+
+/// The lock a transaction takes before it changes the catalog, held to its end: one
+/// transaction at a time has uncommitted catalog changes (module doc, "Transactions").
+/// It shows in `pg_locks` as an object lock on `pg_class` (1259), object 0.
+pub const CATALOG_LOCK: LockTag = LockTag::Object { class: 1259, id: 0 };
+
+/// A transaction's catalog changes, seen by its own statements alone until it commits.
+struct Pending {
+    /// The transaction's top-level id: its commit record commits the changes.
+    xid: Xid,
+    /// The session thread running it ([`thread_key`]).
+    thread: u64,
+    /// The level ([`Tx::depth`]) it took [`CATALOG_LOCK`] at: rolling back to that
+    /// level releases the lock and undoes every change.
+    lock_depth: usize,
+    /// The published snapshot with the changes applied.
+    snapshot: Arc<CatalogSnapshot>,
+    records: Vec<Record>,
+    /// Storage of what it created (removed if it rolls back) ...
+    created: Vec<RelFile>,
+    /// ... and of what it dropped (removed once it commits).
+    dropped: Vec<RelFile>,
+    /// The state before the first change of each savepoint level above `lock_depth`,
+    /// levels increasing: what ROLLBACK TO restores.
+    marks: Vec<Mark>,
+}
+
+struct Mark {
+    depth: usize,
+    snapshot: Arc<CatalogSnapshot>,
+    records: usize,
+    created: usize,
+    dropped: usize,
+}
+
+/// A number for this thread, unique in the process (0 is nobody): a session runs on its
+/// own thread, so it names the session whose transaction has pending changes.
+fn thread_key() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    thread_local! {
+        static KEY: u64 = NEXT.fetch_add(1, Ordering::Relaxed);
+    }
+    KEY.with(|k| *k)
+}
+
 /// The catalog of one data directory.
 pub struct Catalog {
+    /// The committed catalog.
     current: RwLock<Arc<CatalogSnapshot>>,
+    /// The uncommitted changes of the one transaction holding [`CATALOG_LOCK`].
+    pending: Mutex<Option<Pending>>,
+    /// [`thread_key`] of that transaction's session (0 if none): other threads read
+    /// `current` without touching `pending`.
+    pending_thread: AtomicU64,
+    /// The last version handed to a snapshot, committed or pending: versions are never
+    /// reused, so a plan cached for one never matches another.
+    versions: AtomicU64,
+    /// The highest OID bound logged as a `NextOid` record: no OID below it is handed out
+    /// again, even by a restart after a crash that lost the transaction using it.
+    oids_logged: Mutex<Oid>,
+    /// Recovery: transactions' changes whose commit record has not been replayed yet.
+    redo_waiting: Mutex<std::collections::HashMap<Xid, Vec<Record>>>,
     /// Where changes are logged once storage is up (`attach_wal`).
     wal: RwLock<Option<Arc<storage::xlog::Wal>>>,
-    /// Serialises DDL and owns the log's append position.
+    /// Serialises publishing and checkpoints, and owns the log's append position.
     log: Mutex<CatalogLog>,
 }
 
@@ -389,31 +492,294 @@ impl Catalog {
             snap.apply(r);
         }
         Ok(Catalog {
+            versions: AtomicU64::new(snap.version),
+            oids_logged: Mutex::new(snap.next_oid),
             current: RwLock::new(Arc::new(snap)),
+            pending: Mutex::new(None),
+            pending_thread: AtomicU64::new(0),
+            redo_waiting: Mutex::new(Default::default()),
             wal: RwLock::new(None),
             log: Mutex::new(log),
         })
     }
 
-    /// The current committed catalog. Cheap: one `Arc` clone.
+    /// The catalog as the calling session sees it: the committed one, with its own
+    /// transaction's uncommitted changes if it has any. Cheap: one `Arc` clone (and, on
+    /// the thread of the one transaction that has pending changes, a short lock).
     pub fn snapshot(&self) -> Arc<CatalogSnapshot> {
+        let owner = self.pending_thread.load(Ordering::Acquire);
+        if owner != 0
+            && owner == thread_key()
+            && let Some(p) = self.pending.lock().as_ref()
+        {
+            return p.snapshot.clone();
+        }
+        self.published()
+    }
+
+    /// The committed catalog, whoever asks.
+    fn published(&self) -> Arc<CatalogSnapshot> {
         self.current.read().clone()
+    }
+
+    fn next_version(&self) -> u64 {
+        self.versions.fetch_add(1, Ordering::Relaxed) + 1
+    }
+
+    /// The snapshot `tx`'s next change starts from: its pending changes, made now if it
+    /// has none (taking [`CATALOG_LOCK`], which waits for the transaction that holds it).
+    fn ddl_base(&self, tx: &Tx) -> PgResult<Arc<CatalogSnapshot>> {
+        let key = thread_key();
+        if self.pending_thread.load(Ordering::Acquire) == key
+            && let Some(p) = self.pending.lock().as_ref()
+            && Some(p.xid) == tx.top_xid()
+        {
+            return Ok(p.snapshot.clone());
+        }
+        tx.lock(CATALOG_LOCK, LockMode::Exclusive, false)
+            .map_err(|e| e.to_pg("the catalog"))?;
+        tx.xid()?;
+        let xid = tx
+            .top_xid()
+            .ok_or_else(|| PgError::internal("a catalog change without a transaction id"))?;
+        let mut slot = self.pending.lock();
+        if let Some(stale) = slot.take() {
+            // Only a transaction that ended without `commit` or `abort` leaves one (its
+            // lock is gone, or we would not hold it): its changes never happened.
+            tracing::warn!(
+                xid = stale.xid,
+                files = stale.created.len(),
+                "discarding the catalog changes of an ended transaction"
+            );
+        }
+        let base = self.published();
+        *slot = Some(Pending {
+            xid,
+            thread: key,
+            lock_depth: tx.depth(),
+            snapshot: base.clone(),
+            records: Vec::new(),
+            created: Vec::new(),
+            dropped: Vec::new(),
+            marks: Vec::new(),
+        });
+        self.pending_thread.store(key, Ordering::Release);
+        Ok(base)
+    }
+
+    /// `tx`'s pending changes, with a savepoint mark pushed if this is the first change
+    /// of its current level. Only after [`Catalog::ddl_base`].
+    fn with_pending<R>(&self, tx: &Tx, f: impl FnOnce(&mut Pending) -> R) -> PgResult<R> {
+        let mut slot = self.pending.lock();
+        let p = slot
+            .as_mut()
+            .filter(|p| p.thread == thread_key())
+            .ok_or_else(|| PgError::internal("a catalog change outside its transaction"))?;
+        let depth = tx.depth();
+        if depth > p.lock_depth && p.marks.last().is_none_or(|m| m.depth < depth) {
+            p.marks.push(Mark {
+                depth,
+                snapshot: p.snapshot.clone(),
+                records: p.records.len(),
+                created: p.created.len(),
+                dropped: p.dropped.len(),
+            });
+        }
+        Ok(f(p))
+    }
+
+    /// Before `tx` creates storage for new objects: OIDs below `next` are taken (logged,
+    /// so that no restart hands them out again), and `files` are removed if it rolls back.
+    fn ddl_reserve(&self, tx: &Tx, next: Oid, files: &[RelFile]) -> PgResult<()> {
+        {
+            let mut logged = self.oids_logged.lock();
+            if next > *logged {
+                if let Some(wal) = self.wal.read().as_ref() {
+                    let mut payload = Vec::new();
+                    log::encode(&Record::NextOid(next), &mut payload);
+                    // Not flushed: it precedes the files' creation records in the log.
+                    wal.log(storage::xlog::RecordKind::Catalog, &payload)?;
+                }
+                *logged = next;
+            }
+        }
+        self.with_pending(tx, |p| {
+            if next > p.snapshot.next_oid {
+                let mut s = (*p.snapshot).clone();
+                s.next_oid = next;
+                p.snapshot = Arc::new(s);
+            }
+            p.created.extend_from_slice(files);
+        })
+    }
+
+    /// Apply one change to `tx`'s pending catalog; `dropped` is storage to remove once
+    /// it commits. Returns the new pending snapshot.
+    fn ddl_apply(
+        &self,
+        tx: &Tx,
+        record: Record,
+        dropped: Vec<RelFile>,
+    ) -> PgResult<Arc<CatalogSnapshot>> {
+        let version = self.next_version();
+        self.with_pending(tx, |p| {
+            let mut next = (*p.snapshot).clone();
+            next.apply(&record);
+            next.version = version;
+            p.snapshot = Arc::new(next);
+            p.records.push(record);
+            p.dropped.extend(dropped);
+            p.snapshot.clone()
+        })
+    }
+
+    /// Take `tx`'s pending changes away (the calling thread's, if they are `tx`'s).
+    fn take_pending(&self, tx: &Tx) -> Option<Pending> {
+        if self.pending_thread.load(Ordering::Acquire) != thread_key() {
+            return None;
+        }
+        let mut slot = self.pending.lock();
+        if slot.as_ref().is_none_or(|p| Some(p.xid) != tx.top_xid()) {
+            return None;
+        }
+        self.pending_thread.store(0, Ordering::Release);
+        slot.take()
+    }
+
+    /// After pending changes were thrown away: the OIDs they used stay used.
+    fn keep_oids(&self, next_oid: Oid) {
+        let _log = self.log.lock();
+        let cur = self.published();
+        if next_oid > cur.next_oid {
+            let mut s = (*cur).clone();
+            s.next_oid = next_oid;
+            *self.current.write() = Arc::new(s);
+        }
+    }
+
+    /// Commit `tx`, with its catalog changes if it made any: they are logged as one
+    /// record just before its commit record (recovery applies them on meeting that), and
+    /// published once the commit is durable, before its locks go. Returns the commit's
+    /// outcome and the storage now to remove: what it dropped, or if the commit failed,
+    /// what it created.
+    pub fn commit(&self, tx: &Tx) -> (PgResult<()>, Vec<RelFile>) {
+        let Some(p) = self.take_pending(tx) else {
+            return (tx.commit(), Vec::new());
+        };
+        let mut log = self.log.lock();
+        // Checkpoints (`compact`) wait on `log`: the state they save either lacks both
+        // records or has the change.
+        let record = Record::Committed {
+            xid: p.xid,
+            records: p.records,
+        };
+        if let Err(e) = self.log_change(&mut log, &record) {
+            drop(log);
+            let _ = tx.abort();
+            self.keep_oids(p.snapshot.next_oid);
+            return (Err(e), p.created);
+        }
+        let mut published = p.snapshot;
+        let res = tx.commit_with(|| {
+            let mut s = (*published).clone();
+            s.version = self.next_version();
+            published = Arc::new(s);
+            *self.current.write() = published.clone();
+        });
+        drop(log);
+        match res {
+            Ok(()) => (Ok(()), p.dropped),
+            Err(e) => {
+                self.keep_oids(published.next_oid);
+                (Err(e), p.created)
+            }
+        }
+    }
+
+    /// `tx` rolls back: its catalog changes are thrown away. Call before the transaction
+    /// itself aborts (its lock keeps others out meanwhile). Returns the storage of what
+    /// it created, now to remove.
+    pub fn abort(&self, tx: &Tx) -> Vec<RelFile> {
+        match self.take_pending(tx) {
+            Some(p) => {
+                self.keep_oids(p.snapshot.next_oid);
+                p.created
+            }
+            None => Vec::new(),
+        }
+    }
+
+    /// ROLLBACK TO a savepoint at `level` ([`Tx::savepoint_level`]): the changes made
+    /// from that level on are undone. Call before the transaction rolls back (that
+    /// releases the catalog's lock if it was taken there). Returns the storage of what
+    /// those changes created, now to remove.
+    pub fn rollback_to(&self, tx: &Tx, level: usize) -> Vec<RelFile> {
+        if self.pending_thread.load(Ordering::Acquire) != thread_key() {
+            return Vec::new();
+        }
+        let lock_depth = match self.pending.lock().as_ref() {
+            Some(p) if Some(p.xid) == tx.top_xid() => p.lock_depth,
+            _ => return Vec::new(),
+        };
+        if level <= lock_depth {
+            return self.abort(tx);
+        }
+        let version = self.next_version();
+        let mut slot = self.pending.lock();
+        let Some(p) = slot.as_mut() else {
+            return Vec::new();
+        };
+        let Some(i) = p.marks.iter().position(|m| m.depth >= level) else {
+            return Vec::new();
+        };
+        let Some(mark) = p.marks.drain(i..).next() else {
+            return Vec::new();
+        };
+        let mut s = (*mark.snapshot).clone();
+        s.next_oid = s.next_oid.max(p.snapshot.next_oid);
+        s.version = version;
+        p.snapshot = Arc::new(s);
+        p.records.truncate(mark.records);
+        p.dropped.truncate(mark.dropped);
+        p.created.split_off(mark.created)
+    }
+
+    /// RELEASE of savepoints: what levels above `level` changed now belongs to `level`.
+    pub fn release(&self, tx: &Tx, level: usize) {
+        if self.pending_thread.load(Ordering::Acquire) != thread_key() {
+            return;
+        }
+        let mut slot = self.pending.lock();
+        let Some(p) = slot.as_mut().filter(|p| Some(p.xid) == tx.top_xid()) else {
+            return;
+        };
+        p.lock_depth = p.lock_depth.min(level);
+        if let Some(i) = p.marks.iter().position(|m| m.depth > level) {
+            // The first mark above keeps the state before them all, as `level`'s own
+            // mark, unless `level` has one already (or is where the lock was taken).
+            let keep = level > p.lock_depth && (i == 0 || p.marks[i - 1].depth < level);
+            if keep {
+                p.marks[i].depth = level;
+                p.marks.truncate(i + 1);
+            } else {
+                p.marks.truncate(i);
+            }
+        }
     }
 
     /// Create a table: check its name, give it an OID and storage id, make it durable,
     /// publish it. Key constraints without a name get PostgreSQL's generated names
     /// (`t_pkey`, `t_a_b_key`), made unique with a numeric suffix as PostgreSQL does.
     ///
-    /// `make_storage` runs before the catalog record is written, under the DDL lock: it
-    /// creates the table's files and makes them durable, so the catalog never names a
-    /// relation whose storage a crash could lose (a crash in between leaves an orphan file).
+    /// `make_storage` creates the table's files before the change is applied; they are
+    /// removed if the transaction rolls back.
     pub fn create_table(
         &self,
+        tx: &Tx,
         new: NewTable,
         make_storage: impl FnOnce(&TableDesc, &[SequenceDesc]) -> PgResult<()>,
     ) -> PgResult<Arc<TableDesc>> {
-        let mut log = self.log.lock();
-        let cur = self.snapshot();
+        let cur = self.ddl_base(tx)?;
         if cur.relation_exists(&new.name) {
             return Err(PgError::new(
                 SqlState::DUPLICATE_TABLE,
@@ -505,6 +871,21 @@ impl Catalog {
             let fk_oid = oid + 1 + (table.indexes.len() + sequences.len() + n) as Oid;
             table.foreign_keys.push(fk.named(fk_oid, name));
         }
+        let mut files = vec![RelFile {
+            rel: table.rel,
+            kind: RelKind::Table,
+        }];
+        files.extend(table.indexes.iter().map(|i| RelFile {
+            rel: i.rel,
+            kind: RelKind::Index,
+        }));
+        files.extend(sequences.iter().map(|s| RelFile {
+            rel: s.rel,
+            kind: RelKind::Sequence,
+        }));
+        let next =
+            oid + 1 + (table.indexes.len() + sequences.len() + table.foreign_keys.len()) as Oid;
+        self.ddl_reserve(tx, next, &files)?;
         make_storage(&table, &sequences)?;
         let record = if sequences.is_empty() {
             Record::CreateTable(table)
@@ -514,20 +895,16 @@ impl Catalog {
             records.push(Record::CreateTable(table));
             Record::Batch(records)
         };
-        self.log_change(&mut log, &record)?;
-        self.publish(&cur, &record);
-        Ok(self
-            .snapshot()
-            .table_by_oid(oid)
+        let now = self.ddl_apply(tx, record, Vec::new())?;
+        now.table_by_oid(oid)
             .cloned()
-            .expect("table just published"))
+            .ok_or_else(|| lookup_failed(oid))
     }
 
-    /// Drop a table, and the sequences it owns, from the catalog in one change. Returns
-    /// them: their storage is the caller's to remove.
-    pub fn drop_table(&self, oid: Oid) -> PgResult<(Arc<TableDesc>, Vec<Arc<SequenceDesc>>)> {
-        let mut log = self.log.lock();
-        let cur = self.snapshot();
+    /// Drop a table, and the sequences it owns, from the catalog in one change; their
+    /// storage goes when the transaction commits.
+    pub fn drop_table(&self, tx: &Tx, oid: Oid) -> PgResult<()> {
+        let cur = self.ddl_base(tx)?;
         let table = cur
             .table_by_oid(oid)
             .cloned()
@@ -541,23 +918,34 @@ impl Catalog {
             records.push(Record::DropTable(oid));
             Record::Batch(records)
         };
-        self.log_change(&mut log, &record)?;
-        self.publish(&cur, &record);
-        Ok((table, owned))
+        let mut files = vec![RelFile {
+            rel: table.rel,
+            kind: RelKind::Table,
+        }];
+        files.extend(table.indexes.iter().map(|i| RelFile {
+            rel: i.rel,
+            kind: RelKind::Index,
+        }));
+        files.extend(owned.iter().map(|s| RelFile {
+            rel: s.rel,
+            kind: RelKind::Sequence,
+        }));
+        self.ddl_apply(tx, record, files)?;
+        Ok(())
     }
 
     /// Create a sequence (CREATE SEQUENCE): check its name, give it an OID and storage
-    /// id; `make_storage` makes its page before the record is written (see
+    /// id; `make_storage` makes its page before the change is applied (see
     /// [`Catalog::create_table`]).
     pub fn create_sequence(
         &self,
+        tx: &Tx,
         name: String,
         options: SequenceOptions,
         owned_by: Option<(Oid, usize)>,
         make_storage: impl FnOnce(&SequenceDesc) -> PgResult<()>,
     ) -> PgResult<Arc<SequenceDesc>> {
-        let mut log = self.log.lock();
-        let cur = self.snapshot();
+        let cur = self.ddl_base(tx)?;
         let name = relation_name(&cur, Some(name), String::new)?;
         let oid = cur.next_oid;
         let seq = SequenceDesc {
@@ -567,11 +955,13 @@ impl Catalog {
             options,
             owned_by,
         };
+        let file = RelFile {
+            rel: seq.rel,
+            kind: RelKind::Sequence,
+        };
+        self.ddl_reserve(tx, oid + 1, &[file])?;
         make_storage(&seq)?;
-        let record = Record::CreateSequence(seq);
-        self.log_change(&mut log, &record)?;
-        self.publish(&cur, &record);
-        self.snapshot()
+        self.ddl_apply(tx, Record::CreateSequence(seq), Vec::new())?
             .sequence_by_oid(oid)
             .cloned()
             .ok_or_else(|| lookup_failed(oid))
@@ -581,27 +971,29 @@ impl Catalog {
     /// one record.
     pub fn alter_sequence(
         &self,
+        tx: &Tx,
         oid: Oid,
         options: SequenceOptions,
         owned_by: Option<(Oid, usize)>,
     ) -> PgResult<()> {
-        let mut log = self.log.lock();
-        let cur = self.snapshot();
+        let cur = self.ddl_base(tx)?;
         let mut seq = (**cur.sequence_by_oid(oid).ok_or_else(|| lookup_failed(oid))?).clone();
         seq.options = options;
         seq.owned_by = owned_by;
-        let record = Record::CreateSequence(seq);
-        self.log_change(&mut log, &record)?;
-        self.publish(&cur, &record);
+        self.ddl_apply(tx, Record::CreateSequence(seq), Vec::new())?;
         Ok(())
     }
 
-    /// Drop a sequence (its storage is the caller's to remove), and in the same change
-    /// the column DEFAULTs that use it (`DROP SEQUENCE ... CASCADE`), given as (table,
-    /// column).
-    pub fn drop_sequence(&self, oid: Oid, defaults: &[(Oid, usize)]) -> PgResult<()> {
-        let mut log = self.log.lock();
-        let cur = self.snapshot();
+    /// Drop a sequence (its storage goes when the transaction commits), and in the same
+    /// change the column DEFAULTs that use it (`DROP SEQUENCE ... CASCADE`), given as
+    /// (table, column).
+    pub fn drop_sequence(&self, tx: &Tx, oid: Oid, defaults: &[(Oid, usize)]) -> PgResult<()> {
+        let cur = self.ddl_base(tx)?;
+        let seq = cur.sequence_by_oid(oid).ok_or_else(|| lookup_failed(oid))?;
+        let file = RelFile {
+            rel: seq.rel,
+            kind: RelKind::Sequence,
+        };
         let mut records = Vec::with_capacity(defaults.len() + 1);
         for &(table, column) in defaults {
             let mut t = (**cur
@@ -619,23 +1011,21 @@ impl Catalog {
         } else {
             Record::Batch(records)
         };
-        self.log_change(&mut log, &record)?;
-        self.publish(&cur, &record);
+        self.ddl_apply(tx, record, vec![file])?;
         Ok(())
     }
 
-    /// Add an index to a table: check or choose its name, give it an OID and storage id,
-    /// make it durable, publish it. Returns the index; its storage is the caller's to build.
-    /// `make_storage` builds the index before the catalog record is written (see
+    /// Add an index to a table: check or choose its name, give it an OID and storage id.
+    /// `make_storage` builds the index before the change is applied (see
     /// [`Catalog::create_table`]).
     pub fn create_index(
         &self,
+        tx: &Tx,
         table: Oid,
         new: NewIndex,
         make_storage: impl FnOnce(&IndexDesc) -> PgResult<()>,
     ) -> PgResult<IndexDesc> {
-        let mut log = self.log.lock();
-        let cur = self.snapshot();
+        let cur = self.ddl_base(tx)?;
         let t = cur
             .table_by_oid(table)
             .ok_or_else(|| lookup_failed(table))?;
@@ -651,57 +1041,65 @@ impl Catalog {
             primary: false,
             constraint: false,
         };
+        let file = RelFile {
+            rel: index.rel,
+            kind: RelKind::Index,
+        };
+        self.ddl_reserve(tx, oid + 1, &[file])?;
         make_storage(&index)?;
         let record = Record::CreateIndex {
             table,
             index: index.clone(),
         };
-        self.log_change(&mut log, &record)?;
-        self.publish(&cur, &record);
+        self.ddl_apply(tx, record, Vec::new())?;
         Ok(index)
     }
 
-    /// Remove an index from its table (its storage is the caller's to remove).
-    pub fn drop_index(&self, table: Oid, index: Oid) -> PgResult<()> {
-        let mut log = self.log.lock();
-        let cur = self.snapshot();
-        let record = Record::DropIndex { table, index };
-        self.log_change(&mut log, &record)?;
-        self.publish(&cur, &record);
+    /// Remove an index from its table (its storage goes when the transaction commits).
+    pub fn drop_index(&self, tx: &Tx, table: Oid, index: Oid) -> PgResult<()> {
+        let cur = self.ddl_base(tx)?;
+        let rel = cur
+            .index_by_oid(index)
+            .map(|(_, i)| i.rel)
+            .ok_or_else(|| lookup_failed(index))?;
+        let file = RelFile {
+            rel,
+            kind: RelKind::Index,
+        };
+        self.ddl_apply(tx, Record::DropIndex { table, index }, vec![file])?;
         Ok(())
     }
 
-    /// Change table `table`'s descriptor with `edit` (given the current snapshot) and make
-    /// the new descriptor one durable record (ALTER TABLE), under the DDL lock.
+    /// Change table `table`'s descriptor with `edit` (given the snapshot the change
+    /// starts from) and make the new descriptor one record (ALTER TABLE).
     fn alter_table<R>(
         &self,
+        tx: &Tx,
         table: Oid,
         edit: impl FnOnce(&CatalogSnapshot, &mut TableDesc) -> PgResult<R>,
     ) -> PgResult<R> {
-        let mut log = self.log.lock();
-        let cur = self.snapshot();
+        let cur = self.ddl_base(tx)?;
         let mut t = (**cur
             .table_by_oid(table)
             .ok_or_else(|| lookup_failed(table))?)
         .clone();
         let out = edit(&cur, &mut t)?;
-        let record = Record::AlterTable(t);
-        self.log_change(&mut log, &record)?;
-        self.publish(&cur, &record);
+        self.ddl_apply(tx, Record::AlterTable(t), Vec::new())?;
         Ok(out)
     }
 
     /// Add a PRIMARY KEY or UNIQUE constraint to a table: its index (name checked or
     /// chosen), and for a primary key NOT NULL on its columns, in one durable change.
-    /// `make_storage` builds the index before the record is written (see
+    /// `make_storage` builds the index before the change is applied (see
     /// [`Catalog::create_table`]); the caller has checked the rows.
     pub fn add_key(
         &self,
+        tx: &Tx,
         table: Oid,
         key: NewKey,
         make_storage: impl FnOnce(&IndexDesc) -> PgResult<()>,
     ) -> PgResult<IndexDesc> {
-        self.alter_table(table, |cur, t| {
+        self.alter_table(tx, table, |cur, t| {
             check_key_types(&t.columns, &key.columns)?;
             let name = relation_name(cur, key.name.clone(), || cur.choose_key_name(t, &key))?;
             let oid = cur.next_oid;
@@ -722,6 +1120,11 @@ impl Catalog {
             // Constraint indexes come first (`TableDesc::indexes`).
             let at = t.indexes.iter().take_while(|i| i.constraint).count();
             t.indexes.insert(at, index.clone());
+            let file = RelFile {
+                rel: index.rel,
+                kind: RelKind::Index,
+            };
+            self.ddl_reserve(tx, oid + 1, &[file])?;
             make_storage(&index)?;
             Ok(index)
         })
@@ -729,8 +1132,8 @@ impl Catalog {
 
     /// Add a FOREIGN KEY constraint to a table (the caller has checked both tables and
     /// the existing rows, holding locks that keep them as they were).
-    pub fn add_foreign_key(&self, table: Oid, new: NewForeignKey) -> PgResult<ForeignKey> {
-        self.alter_table(table, |cur, t| {
+    pub fn add_foreign_key(&self, tx: &Tx, table: Oid, new: NewForeignKey) -> PgResult<ForeignKey> {
+        self.alter_table(tx, table, |cur, t| {
             let name = match new.name.clone() {
                 Some(n) => {
                     if t.indexes.iter().any(|i| i.constraint && i.name == n)
@@ -755,8 +1158,8 @@ impl Catalog {
     }
 
     /// Remove foreign key `fk` from `table` (ALTER TABLE DROP CONSTRAINT, DROP CASCADE).
-    pub fn drop_foreign_key(&self, table: Oid, fk: Oid) -> PgResult<()> {
-        self.alter_table(table, |_, t| {
+    pub fn drop_foreign_key(&self, tx: &Tx, table: Oid, fk: Oid) -> PgResult<()> {
+        self.alter_table(tx, table, |_, t| {
             t.foreign_keys.retain(|f| f.oid != fk);
             Ok(())
         })
@@ -767,15 +1170,17 @@ impl Catalog {
     ///
     /// With a WAL attached this is the catalog's checkpoint (storage wal rule 7): the
     /// state written covers every change logged before the checkpoint's redo point,
-    /// because changes are logged and published under the same lock taken here.
+    /// because changes are logged and published under the same lock taken here. It saves
+    /// committed changes only, and the OID bound, which covers pending ones.
     pub fn compact(&self) -> PgResult<()> {
         let mut log = self.log.lock();
-        let cur = self.snapshot();
+        let cur = self.published();
+        let next_oid = cur.next_oid.max(*self.oids_logged.lock());
         let mut tables: Vec<&Arc<TableDesc>> = cur.tables().collect();
         tables.sort_by_key(|t| t.oid);
         let mut sequences: Vec<&Arc<SequenceDesc>> = cur.sequences().collect();
         sequences.sort_by_key(|s| s.oid);
-        let records = std::iter::once(Record::NextOid(cur.next_oid))
+        let records = std::iter::once(Record::NextOid(next_oid))
             .chain(
                 tables
                     .into_iter()
@@ -793,6 +1198,9 @@ impl Catalog {
     /// instead of appending them to `catalog.log`, which becomes the state saved at each
     /// checkpoint ([`Catalog::compact`]).
     pub fn attach_wal(&self, wal: Arc<storage::xlog::Wal>) {
+        // Recovery is over: changes whose commit never came never happened.
+        self.redo_waiting.lock().clear();
+        *self.oids_logged.lock() = self.published().next_oid;
         *self.wal.write() = Some(wal);
     }
 
@@ -804,29 +1212,58 @@ impl Catalog {
                 "invalid catalog record in the WAL",
             )
         })?;
+        if let Record::Committed { xid, records } = record {
+            self.redo_waiting.lock().insert(xid, records);
+            return Ok(());
+        }
         let _log = self.log.lock();
-        let cur = self.snapshot();
+        let cur = self.published();
         self.publish(&cur, &record);
         Ok(())
     }
 
-    /// Make one change durable: a WAL record, flushed, or without a WAL an fsync'd
-    /// append to `catalog.log`. Called with the DDL lock held.
-    fn log_change(&self, log: &mut CatalogLog, record: &Record) -> PgResult<()> {
-        match self.wal.read().as_ref() {
-            Some(wal) => {
-                let mut payload = Vec::new();
-                log::encode(record, &mut payload);
-                let end = wal.log(storage::xlog::RecordKind::Catalog, &payload)?;
-                wal.flush(end)
+    /// Recovery replayed a transaction record (`RecordKind::Xact`): if it commits
+    /// transactions whose changes were logged, those changes apply.
+    pub fn redo_transaction(&self, payload: &[u8]) {
+        let Some(xids) = txn::manager::committed_xids(payload) else {
+            return;
+        };
+        let mut waiting = self.redo_waiting.lock();
+        if waiting.is_empty() {
+            return;
+        }
+        for x in &xids {
+            if let Some(records) = waiting.remove(x) {
+                let _log = self.log.lock();
+                let cur = self.published();
+                self.publish(&cur, &Record::Batch(records));
             }
-            None => log.append(record),
         }
     }
 
+    /// Log a transaction's changes: a WAL record, made durable by the flush of the
+    /// commit record that follows it, or without a WAL (tests) an fsync'd append to
+    /// `catalog.log`. Called under `log`.
+    fn log_change(&self, log: &mut CatalogLog, record: &Record) -> PgResult<()> {
+        match (self.wal.read().as_ref(), record) {
+            (Some(wal), _) => {
+                let mut payload = Vec::new();
+                log::encode(record, &mut payload);
+                wal.log(storage::xlog::RecordKind::Catalog, &payload)?;
+                Ok(())
+            }
+            (None, Record::Committed { records, .. }) => {
+                log.append(&Record::Batch(records.clone()))
+            }
+            (None, r) => log.append(r),
+        }
+    }
+
+    /// Publish `cur` with `record` applied (recovery).
     fn publish(&self, cur: &CatalogSnapshot, record: &Record) {
         let mut next = cur.clone();
         next.apply(record);
+        next.version = self.next_version();
         *self.current.write() = Arc::new(next);
     }
 }
@@ -847,9 +1284,108 @@ mod tests {
         }
     }
 
-    impl Catalog {
+    /// A catalog over a real WAL and transaction manager, recovered as the server does;
+    /// each change below runs in a transaction of its own, committed if it worked.
+    struct Db {
+        cat: Catalog,
+        mgr: Arc<txn::TxnManager>,
+        tx: Tx,
+        _wal: Arc<storage::xlog::Wal>,
+        _pool: storage::bufmgr::BufferPool,
+    }
+
+    impl Db {
+        fn open(dir: &Path) -> Db {
+            let vfs: Arc<dyn Vfs> = Arc::new(OsVfs);
+            let smgr = Arc::new(storage::smgr::Smgr::new(vfs.clone(), dir).unwrap());
+            let mut pool = storage::bufmgr::BufferPool::new(smgr, 16);
+            let cat = Catalog::open(vfs.clone(), dir).unwrap();
+            let mgr = Arc::new(txn::TxnManager::open(vfs.clone(), dir).unwrap());
+            let (wal, _) = storage::xlog::open_and_recover_with(
+                vfs,
+                dir,
+                &mut pool,
+                storage::xlog::WalOptions::default(),
+                &mut |r| match r.kind {
+                    storage::xlog::RecordKind::Xact => {
+                        mgr.redo(r)?;
+                        cat.redo_transaction(&r.payload);
+                        Ok(())
+                    }
+                    _ => cat.redo(&r.payload),
+                },
+                &|| {
+                    cat.compact()?;
+                    mgr.checkpoint()
+                },
+            )
+            .unwrap();
+            cat.attach_wal(wal.clone());
+            mgr.attach_wal(wal.clone());
+            let tx = Tx::new(mgr.clone(), 1);
+            Db {
+                cat,
+                mgr,
+                tx,
+                _wal: wal,
+                _pool: pool,
+            }
+        }
+
+        /// Run `f` in a transaction: committed if it worked, else rolled back.
+        fn run<R>(&self, f: impl FnOnce(&Catalog, &Tx) -> PgResult<R>) -> PgResult<R> {
+            self.tx.begin(txn::Isolation::ReadCommitted, false);
+            match f(&self.cat, &self.tx) {
+                Ok(r) => {
+                    let (res, _) = self.cat.commit(&self.tx);
+                    res.map(|()| r)
+                }
+                Err(e) => {
+                    self.cat.abort(&self.tx);
+                    self.tx.abort()?;
+                    Err(e)
+                }
+            }
+        }
+
         fn create_table_ok(&self, new: NewTable) -> PgResult<Arc<TableDesc>> {
-            self.create_table(new, |_, _| Ok(()))
+            self.run(|c, tx| c.create_table(tx, new, |_, _| Ok(())))
+        }
+
+        fn drop_table(&self, oid: Oid) -> PgResult<()> {
+            self.run(|c, tx| c.drop_table(tx, oid))
+        }
+
+        fn add_key(&self, table: Oid, key: NewKey) -> PgResult<IndexDesc> {
+            self.run(|c, tx| c.add_key(tx, table, key, |_| Ok(())))
+        }
+
+        fn add_foreign_key(&self, table: Oid, fk: NewForeignKey) -> PgResult<ForeignKey> {
+            self.run(|c, tx| c.add_foreign_key(tx, table, fk))
+        }
+
+        fn drop_foreign_key(&self, table: Oid, fk: Oid) -> PgResult<()> {
+            self.run(|c, tx| c.drop_foreign_key(tx, table, fk))
+        }
+
+        fn create_sequence(
+            &self,
+            name: &str,
+            options: SequenceOptions,
+        ) -> PgResult<Arc<SequenceDesc>> {
+            self.run(|c, tx| c.create_sequence(tx, name.into(), options, None, |_| Ok(())))
+        }
+
+        fn drop_sequence(&self, oid: Oid) -> PgResult<()> {
+            self.run(|c, tx| c.drop_sequence(tx, oid, &[]))
+        }
+
+        fn snapshot(&self) -> Arc<CatalogSnapshot> {
+            self.cat.snapshot()
+        }
+
+        fn compact(&self) -> PgResult<()> {
+            self.cat.compact()
         }
     }
 
@@ -874,9 +1410,8 @@ mod tests {
     #[test]
     fn create_drop_survive_reopen_and_compaction() {
         let dir = tempfile::tempdir().unwrap();
-        let vfs: Arc<dyn Vfs> = Arc::new(OsVfs);
         {
-            let cat = Catalog::open(vfs.clone(), dir.path()).unwrap();
+            let cat = Db::open(dir.path());
             let t = cat.create_table_ok(new_table("t")).unwrap();
             assert_eq!(t.indexes[0].name, "t_pkey");
             let u = cat.create_table_ok(new_table("u")).unwrap();
@@ -887,14 +1422,14 @@ mod tests {
             assert_eq!(e.message, "relation \"t_pkey\" already exists");
             cat.drop_table(t.oid).unwrap();
         }
-        let cat = Catalog::open(vfs.clone(), dir.path()).unwrap();
+        let cat = Db::open(dir.path());
         let snap = cat.snapshot();
         assert!(snap.table("t").is_none());
         let u = snap.table("u").unwrap().clone();
         assert_eq!(u.columns[1].ty, DataType::Varchar(Some(10)));
         cat.compact().unwrap();
         drop(cat);
-        let cat = Catalog::open(vfs, dir.path()).unwrap();
+        let cat = Db::open(dir.path());
         let snap = cat.snapshot();
         assert_eq!(snap.table("u").map(|t| t.oid), Some(u.oid));
         // OIDs are never reused, even after the dropped table's record is compacted away.
@@ -905,15 +1440,14 @@ mod tests {
     #[test]
     fn keys_and_foreign_keys_survive_reopen_and_compaction() {
         let dir = tempfile::tempdir().unwrap();
-        let vfs: Arc<dyn Vfs> = Arc::new(OsVfs);
-        let refs = |cat: &Catalog, p: Oid| -> Vec<(String, String)> {
+        let refs = |cat: &Db, p: Oid| -> Vec<(String, String)> {
             let snap = cat.snapshot();
             snap.referencing(p)
                 .map(|(t, fk)| (t.name.clone(), fk.name.clone()))
                 .collect()
         };
         let (p, c) = {
-            let cat = Catalog::open(vfs.clone(), dir.path()).unwrap();
+            let cat = Db::open(dir.path());
             let mut parent = new_table("p");
             parent.keys.clear();
             let p = cat.create_table_ok(parent).unwrap();
@@ -923,7 +1457,7 @@ mod tests {
                 columns: vec![0],
                 primary: true,
             };
-            let index = cat.add_key(p.oid, key, |_| Ok(())).unwrap();
+            let index = cat.add_key(p.oid, key).unwrap();
             assert_eq!(index.name, "p_pkey");
             let snap = cat.snapshot();
             let p_now = snap.table_by_oid(p.oid).unwrap();
@@ -956,11 +1490,11 @@ mod tests {
             assert_eq!(refs(&cat, p.oid), [("c".into(), "c_id_fkey".into())]);
             (p.oid, c.oid)
         };
-        let cat = Catalog::open(vfs.clone(), dir.path()).unwrap();
+        let cat = Db::open(dir.path());
         assert_eq!(refs(&cat, p), [("c".into(), "c_id_fkey".into())]);
         cat.compact().unwrap();
         drop(cat);
-        let cat = Catalog::open(vfs, dir.path()).unwrap();
+        let cat = Db::open(dir.path());
         assert_eq!(refs(&cat, p), [("c".into(), "c_id_fkey".into())]);
         let snap = cat.snapshot();
         let fk = snap.table_by_oid(c).unwrap().foreign_keys[0].oid;
@@ -976,31 +1510,22 @@ mod tests {
     #[test]
     fn sequences_and_serials_survive_reopen_and_compaction() {
         let dir = tempfile::tempdir().unwrap();
-        let vfs: Arc<dyn Vfs> = Arc::new(OsVfs);
-        let seq_names = |cat: &Catalog| -> Vec<String> {
+        let seq_names = |cat: &Db| -> Vec<String> {
             let snap = cat.snapshot();
             let mut v: Vec<String> = snap.sequences().map(|s| s.name.clone()).collect();
             v.sort();
             v
         };
         let (t, s) = {
-            let cat = Catalog::open(vfs.clone(), dir.path()).unwrap();
+            let cat = Db::open(dir.path());
             let opts = SequenceOptions::defaults(DataType::Int4, 1);
             let s = cat
-                .create_sequence(
-                    "s".into(),
-                    SequenceOptions { start: 7, ..opts },
-                    None,
-                    |_| Ok(()),
-                )
+                .create_sequence("s", SequenceOptions { start: 7, ..opts })
                 .unwrap();
-            let e = cat
-                .create_sequence("s".into(), opts, None, |_| Ok(()))
-                .unwrap_err();
+            let e = cat.create_sequence("s", opts).unwrap_err();
             assert_eq!(e.code, SqlState::DUPLICATE_TABLE);
             // A relation named like the SERIAL's sequence pushes it to a suffix.
-            cat.create_sequence("t_id_seq".into(), opts, None, |_| Ok(()))
-                .unwrap();
+            cat.create_sequence("t_id_seq", opts).unwrap();
             let mut new = new_table("t");
             new.serials = vec![(0, opts)];
             let t = cat.create_table_ok(new).unwrap();
@@ -1017,25 +1542,190 @@ mod tests {
             assert!(snap.relation_exists("t_id_seq1"));
             (t.oid, s.oid)
         };
-        let cat = Catalog::open(vfs.clone(), dir.path()).unwrap();
+        let cat = Db::open(dir.path());
         assert_eq!(seq_names(&cat), ["s", "t_id_seq", "t_id_seq1"]);
         cat.compact().unwrap();
         drop(cat);
-        let cat = Catalog::open(vfs.clone(), dir.path()).unwrap();
+        let cat = Db::open(dir.path());
         assert_eq!(seq_names(&cat), ["s", "t_id_seq", "t_id_seq1"]);
         let snap = cat.snapshot();
         assert_eq!(snap.sequence_by_oid(s).unwrap().options.start, 7);
         assert_eq!(snap.owned_sequences(t).count(), 1);
         // Dropping the table drops the sequence it owns, in the same record.
-        let (_, owned) = cat.drop_table(t).unwrap();
-        assert_eq!(owned.len(), 1);
-        cat.drop_sequence(s, &[]).unwrap();
+        let files = cat
+            .run(|c, tx| {
+                c.drop_table(tx, t)?;
+                let (res, files) = c.commit(tx);
+                tx.begin(txn::Isolation::ReadCommitted, false);
+                res.map(|()| files)
+            })
+            .unwrap();
+        let kinds: Vec<RelKind> = files.iter().map(|f| f.kind).collect();
+        assert_eq!(kinds, [RelKind::Table, RelKind::Index, RelKind::Sequence]);
+        cat.drop_sequence(s).unwrap();
         drop(cat);
-        let cat = Catalog::open(vfs, dir.path()).unwrap();
+        let cat = Db::open(dir.path());
         assert_eq!(seq_names(&cat), ["t_id_seq"]);
         assert_eq!(
             super::nextval_default("Odd'Name"),
             "nextval('\"Odd''Name\"'::regclass)"
         );
+    }
+
+    /// What another session sees: the catalog from a thread of its own.
+    fn seen_elsewhere(cat: &Catalog) -> Arc<CatalogSnapshot> {
+        std::thread::scope(|s| s.spawn(|| cat.snapshot()).join().unwrap())
+    }
+
+    #[test]
+    fn changes_are_the_transactions_own_until_it_commits() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(dir.path());
+        db.tx.begin(txn::Isolation::ReadCommitted, false);
+        let t = db
+            .cat
+            .create_table(&db.tx, new_table("t"), |_, _| Ok(()))
+            .unwrap();
+        assert!(db.snapshot().table("t").is_some());
+        assert!(seen_elsewhere(&db.cat).table("t").is_none());
+        // Another transaction that wants to change the catalog waits (here: NOWAIT).
+        let e = std::thread::scope(|s| {
+            s.spawn(|| {
+                let other = Tx::new(db.mgr.clone(), 2);
+                other.begin(txn::Isolation::ReadCommitted, false);
+                other.set_wait_policy(txn::lock::WaitPolicy::NOWAIT);
+                let res = db.cat.create_table(&other, new_table("u"), |_, _| Ok(()));
+                other.abort().unwrap();
+                res
+            })
+            .join()
+            .unwrap()
+        })
+        .unwrap_err();
+        assert_eq!(e.code, SqlState::LOCK_NOT_AVAILABLE);
+        let (res, files) = db.cat.commit(&db.tx);
+        res.unwrap();
+        assert!(files.is_empty(), "a commit of creations removes nothing");
+        assert_eq!(
+            seen_elsewhere(&db.cat).table("t").map(|t| t.oid),
+            Some(t.oid)
+        );
+    }
+
+    #[test]
+    fn rollback_forgets_changes_and_returns_their_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(dir.path());
+        db.tx.begin(txn::Isolation::ReadCommitted, false);
+        let t = db
+            .cat
+            .create_table(&db.tx, new_table("t"), |_, _| Ok(()))
+            .unwrap();
+        let files = db.cat.abort(&db.tx);
+        db.tx.abort().unwrap();
+        assert_eq!(
+            files,
+            [
+                RelFile {
+                    rel: t.rel,
+                    kind: RelKind::Table
+                },
+                RelFile {
+                    rel: t.indexes[0].rel,
+                    kind: RelKind::Index
+                }
+            ]
+        );
+        assert!(db.snapshot().table("t").is_none());
+        // The OIDs it used are not handed out again.
+        let again = db.create_table_ok(new_table("t")).unwrap();
+        assert!(again.oid > t.indexes[0].oid);
+        // Dropping in a transaction that rolls back leaves the table.
+        db.tx.begin(txn::Isolation::ReadCommitted, false);
+        db.cat.drop_table(&db.tx, again.oid).unwrap();
+        assert!(db.snapshot().table("t").is_none());
+        assert!(db.cat.abort(&db.tx).is_empty());
+        db.tx.abort().unwrap();
+        assert!(db.snapshot().table("t").is_some());
+    }
+
+    #[test]
+    fn rollback_to_a_savepoint_undoes_what_came_after_it() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let db = Db::open(dir.path());
+            let (cat, tx) = (&db.cat, &db.tx);
+            tx.begin(txn::Isolation::ReadCommitted, false);
+            cat.create_table(tx, new_table("a"), |_, _| Ok(())).unwrap();
+            tx.savepoint("s");
+            let b = cat.create_table(tx, new_table("b"), |_, _| Ok(())).unwrap();
+            tx.savepoint("s2");
+            cat.create_table(tx, new_table("b2"), |_, _| Ok(()))
+                .unwrap();
+            tx.release("s2").unwrap();
+            cat.release(tx, tx.depth());
+            let files = cat.rollback_to(tx, tx.savepoint_level("s").unwrap());
+            tx.rollback_to("s").unwrap();
+            assert_eq!(files.len(), 4, "b and b2, with their keys: {files:?}");
+            assert_eq!(files[0].rel, b.rel);
+            let snap = db.snapshot();
+            assert!(snap.table("a").is_some() && snap.table("b").is_none());
+            assert!(snap.table("b2").is_none());
+            cat.create_table(tx, new_table("c"), |_, _| Ok(())).unwrap();
+            tx.release("s").unwrap();
+            cat.release(tx, tx.depth());
+            let (res, _) = cat.commit(tx);
+            res.unwrap();
+        }
+        let db = Db::open(dir.path());
+        let snap = db.snapshot();
+        let mut names: Vec<&str> = snap.tables().map(|t| t.name.as_str()).collect();
+        names.sort();
+        assert_eq!(names, ["a", "c"]);
+        // A savepoint taken before the first change: rolling back to it ends them all.
+        db.tx.begin(txn::Isolation::ReadCommitted, false);
+        db.tx.savepoint("s");
+        db.cat
+            .create_table(&db.tx, new_table("d"), |_, _| Ok(()))
+            .unwrap();
+        let files = db.cat.rollback_to(&db.tx, 2);
+        db.tx.rollback_to("s").unwrap();
+        assert_eq!(files.len(), 2);
+        assert!(db.snapshot().table("d").is_none());
+        // Its lock went with it; the next change takes it again.
+        db.cat
+            .create_table(&db.tx, new_table("e"), |_, _| Ok(()))
+            .unwrap();
+        db.cat.commit(&db.tx).0.unwrap();
+        let snap = seen_elsewhere(&db.cat);
+        assert!(snap.table("d").is_none() && snap.table("e").is_some());
+    }
+
+    #[test]
+    fn changes_without_their_commit_record_are_not_recovered() {
+        let dir = tempfile::tempdir().unwrap();
+        let oid = {
+            let db = Db::open(dir.path());
+            db.tx.begin(txn::Isolation::ReadCommitted, false);
+            let t = db
+                .cat
+                .create_table(&db.tx, new_table("t"), |_, _| Ok(()))
+                .unwrap();
+            // The change is logged, then the server dies before the commit record.
+            let p = db.cat.take_pending(&db.tx).unwrap();
+            let record = Record::Committed {
+                xid: p.xid,
+                records: p.records,
+            };
+            db.cat.log_change(&mut db.cat.log.lock(), &record).unwrap();
+            db._wal.flush(db._wal.insert_lsn()).unwrap();
+            std::mem::forget(db.tx);
+            t.oid
+        };
+        let db = Db::open(dir.path());
+        assert!(db.snapshot().table("t").is_none());
+        // Its OIDs stay used (their files may exist).
+        let t = db.create_table_ok(new_table("t")).unwrap();
+        assert!(t.oid > oid);
     }
 }

@@ -52,6 +52,10 @@ const KIND_DROP_SEQUENCE: u8 = 10;
 /// Several records applied as one (a table and its SERIAL sequences): u32 count, then
 /// each nested record as u32 length and payload.
 const KIND_BATCH: u8 = 11;
+/// A transaction's catalog changes, logged just before its commit record: u64 top
+/// transaction id, then the records as in a batch. Recovery applies them when it meets
+/// the commit (WAL only; `catalog.log` never holds one).
+const KIND_COMMITTED: u8 = 14;
 
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum Record {
@@ -74,6 +78,11 @@ pub(crate) enum Record {
     /// Records that one change made together: applied whole or (a torn or missing
     /// record) not at all.
     Batch(Vec<Record>),
+    /// What transaction `xid` changed, applied only once it has committed.
+    Committed {
+        xid: u64,
+        records: Vec<Record>,
+    },
 }
 
 pub(crate) struct CatalogLog {
@@ -321,16 +330,26 @@ pub(crate) fn encode(record: &Record, out: &mut Vec<u8>) {
             out.push(KIND_DROP_SEQUENCE);
             put_u32(out, *oid);
         }
+        Record::Committed { xid, records } => {
+            out.push(KIND_COMMITTED);
+            out.extend_from_slice(&xid.to_le_bytes());
+            put_records(out, records);
+        }
         Record::Batch(records) => {
             out.push(KIND_BATCH);
-            put_u32(out, records.len() as u32);
-            for r in records {
-                let mut nested = Vec::new();
-                encode(r, &mut nested);
-                put_u32(out, nested.len() as u32);
-                out.extend_from_slice(&nested);
-            }
+            put_records(out, records);
         }
+    }
+}
+
+/// A count, then each record as u32 length and payload.
+fn put_records(out: &mut Vec<u8>, records: &[Record]) {
+    put_u32(out, records.len() as u32);
+    for r in records {
+        let mut nested = Vec::new();
+        encode(r, &mut nested);
+        put_u32(out, nested.len() as u32);
+        out.extend_from_slice(&nested);
     }
 }
 
@@ -555,18 +574,27 @@ pub(crate) fn decode(payload: &[u8]) -> Option<Record> {
             })
         }
         KIND_DROP_SEQUENCE => Record::DropSequence(r.u32()?),
-        KIND_BATCH => {
-            let n = r.u32()? as usize;
-            let mut records = Vec::with_capacity(n.min(1024));
-            for _ in 0..n {
-                let len = r.u32()? as usize;
-                records.push(decode(r.take(len)?)?);
+        KIND_BATCH => Record::Batch(read_records(&mut r)?),
+        KIND_COMMITTED => {
+            let xid = u64::from_le_bytes(r.take(8)?.try_into().ok()?);
+            Record::Committed {
+                xid,
+                records: read_records(&mut r)?,
             }
-            Record::Batch(records)
         }
         _ => return None,
     };
     (r.pos == payload.len()).then_some(record)
+}
+
+fn read_records(r: &mut Reader<'_>) -> Option<Vec<Record>> {
+    let n = r.u32()? as usize;
+    let mut records = Vec::with_capacity(n.min(1024));
+    for _ in 0..n {
+        let len = r.u32()? as usize;
+        records.push(decode(r.take(len)?)?);
+    }
+    Some(records)
 }
 
 #[cfg(test)]

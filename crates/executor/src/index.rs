@@ -182,6 +182,7 @@ pub(crate) fn create_index(cx: &ExecContext, table: &TableDesc, new: NewIndex) -
     };
     let entries = index_entries(cx, table, &probe, false)?;
     cx.catalog.create_index(
+        cx.tx,
         table.oid,
         NewIndex {
             name: Some(name),
@@ -210,6 +211,7 @@ pub(crate) fn add_key(cx: &ExecContext, table: &TableDesc, key: NewKey) -> PgRes
     };
     let entries = index_entries(cx, table, &probe, key.primary)?;
     cx.catalog.add_key(
+        cx.tx,
         table.oid,
         NewKey {
             name: Some(name),
@@ -239,10 +241,4 @@ pub(crate) fn create_table_storage(cx: &ExecContext, table: &TableDesc) -> PgRes
         btree(cx, index).create(index.columns.len())?;
     }
     Ok(())
-}
-
-/// Remove an index's storage and cached root (after the catalog let go of it).
-pub(crate) fn drop_index_storage(cx: &ExecContext, index: &IndexDesc) -> PgResult<()> {
-    cx.roots.forget_root(index.rel);
-    cx.pool.unlink_relation(index.rel)
 }

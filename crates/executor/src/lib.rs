@@ -139,7 +139,7 @@ pub fn execute(stmt: PlannedStatement, cx: &ExecContext) -> PgResult<StatementRe
             })
         }
         PlannedStatement::CreateTable(new) => {
-            cx.catalog.create_table(new, |t, seqs| {
+            cx.catalog.create_table(cx.tx, new, |t, seqs| {
                 index::create_table_storage(cx, t)?;
                 seqs.iter().try_for_each(|s| create_sequence_storage(cx, s))
             })?;
@@ -154,7 +154,9 @@ pub fn execute(stmt: PlannedStatement, cx: &ExecContext) -> PgResult<StatementRe
             owned_by,
         }) => {
             cx.catalog
-                .create_sequence(name, options, owned_by, |s| create_sequence_storage(cx, s))?;
+                .create_sequence(cx.tx, name, options, owned_by, |s| {
+                    create_sequence_storage(cx, s)
+                })?;
             Ok(StatementResult {
                 tag: "CREATE SEQUENCE".into(),
                 ..Default::default()
@@ -172,7 +174,8 @@ pub fn execute(stmt: PlannedStatement, cx: &ExecContext) -> PgResult<StatementRe
                 let current = cx.sequences.state(cx.pool, seq.rel)?;
                 sql::binder::check_restart(current.last_value, &options)?;
             }
-            cx.catalog.alter_sequence(seq.oid, options, owned_by)?;
+            cx.catalog
+                .alter_sequence(cx.tx, seq.oid, options, owned_by)?;
             cx.sequences.reset_log(seq.rel);
             if let Some(v) = restart {
                 cx.sequences.setval(cx.pool, seq.rel, v, false)?;
@@ -184,8 +187,8 @@ pub fn execute(stmt: PlannedStatement, cx: &ExecContext) -> PgResult<StatementRe
         }
         PlannedStatement::Sequence(sql::bound::SequenceDdl::Drop { sequences, notices }) => {
             for d in &sequences {
-                cx.catalog.drop_sequence(d.sequence.oid, &d.defaults)?;
-                drop_sequence_storage(cx, &d.sequence)?;
+                cx.catalog
+                    .drop_sequence(cx.tx, d.sequence.oid, &d.defaults)?;
             }
             Ok(StatementResult {
                 tag: "DROP SEQUENCE".into(),
@@ -207,8 +210,7 @@ pub fn execute(stmt: PlannedStatement, cx: &ExecContext) -> PgResult<StatementRe
         }
         PlannedStatement::DropIndexes { indexes, notices } => {
             for (t, i) in &indexes {
-                cx.catalog.drop_index(t.oid, i.oid)?;
-                index::drop_index_storage(cx, i)?;
+                cx.catalog.drop_index(cx.tx, t.oid, i.oid)?;
             }
             Ok(StatementResult {
                 tag: "DROP INDEX".into(),
@@ -307,7 +309,7 @@ pub fn execute(stmt: PlannedStatement, cx: &ExecContext) -> PgResult<StatementRe
             // Checked before the catalog's lock is taken: the scan may be long.
             fkey::validate_new_key(cx, &table, &referenced, &fk.named(0, name.clone()))?;
             fk.name = Some(name);
-            cx.catalog.add_foreign_key(table.oid, fk)?;
+            cx.catalog.add_foreign_key(cx.tx, table.oid, fk)?;
             Ok(StatementResult {
                 tag: "ALTER TABLE".into(),
                 ..Default::default()
@@ -316,7 +318,7 @@ pub fn execute(stmt: PlannedStatement, cx: &ExecContext) -> PgResult<StatementRe
         PlannedStatement::DropConstraint(d) => {
             match d {
                 sql::bound::ConstraintDrop::ForeignKey { table, fk, .. } => {
-                    cx.catalog.drop_foreign_key(table.oid, fk)?;
+                    cx.catalog.drop_foreign_key(cx.tx, table.oid, fk)?;
                 }
                 sql::bound::ConstraintDrop::Key {
                     table,
@@ -324,10 +326,9 @@ pub fn execute(stmt: PlannedStatement, cx: &ExecContext) -> PgResult<StatementRe
                     dependents,
                 } => {
                     for (t, fk) in &dependents {
-                        cx.catalog.drop_foreign_key(t.oid, fk.oid)?;
+                        cx.catalog.drop_foreign_key(cx.tx, t.oid, fk.oid)?;
                     }
-                    cx.catalog.drop_index(table.oid, index.oid)?;
-                    index::drop_index_storage(cx, &index)?;
+                    cx.catalog.drop_index(cx.tx, table.oid, index.oid)?;
                 }
             }
             Ok(StatementResult {
@@ -341,17 +342,10 @@ pub fn execute(stmt: PlannedStatement, cx: &ExecContext) -> PgResult<StatementRe
             foreign_keys,
         } => {
             for (t, fk) in &foreign_keys {
-                cx.catalog.drop_foreign_key(t.oid, fk.oid)?;
+                cx.catalog.drop_foreign_key(cx.tx, t.oid, fk.oid)?;
             }
             for t in &tables {
-                let (_, owned) = cx.catalog.drop_table(t.oid)?;
-                cx.pool.unlink_relation(t.rel)?;
-                for i in &t.indexes {
-                    index::drop_index_storage(cx, i)?;
-                }
-                for s in &owned {
-                    drop_sequence_storage(cx, s)?;
-                }
+                cx.catalog.drop_table(cx.tx, t.oid)?;
             }
             Ok(StatementResult {
                 tag: "DROP TABLE".into(),
@@ -368,10 +362,27 @@ fn create_sequence_storage(cx: &ExecContext, s: &catalog::SequenceDesc) -> PgRes
     access::sequence::init(cx.pool, s.rel, s.options.start)
 }
 
-/// Remove a dropped sequence's relation and running state.
-fn drop_sequence_storage(cx: &ExecContext, s: &catalog::SequenceDesc) -> PgResult<()> {
-    cx.sequences.forget(s.rel);
-    cx.pool.unlink_relation(s.rel)
+/// Remove the storage a transaction's end leaves behind (`catalog::Catalog::commit`,
+/// `abort`, `rollback_to`): files, and for an index its cached root, for a sequence its
+/// running state. Every file is tried; the first failure is returned.
+pub fn remove_storage(
+    pool: &BufferPool,
+    roots: &access::nbtree::RootCache,
+    sequences: &access::sequence::Sequences,
+    files: &[catalog::RelFile],
+) -> PgResult<()> {
+    let mut first_error = None;
+    for f in files {
+        match f.kind {
+            catalog::RelKind::Table => {}
+            catalog::RelKind::Index => roots.forget_root(f.rel),
+            catalog::RelKind::Sequence => sequences.forget(f.rel),
+        }
+        if let Err(e) = pool.unlink_relation(f.rel) {
+            first_error.get_or_insert(e);
+        }
+    }
+    first_error.map_or(Ok(()), Err)
 }
 
 /// Wait until transaction `xid`, which wrote a row of `table` this statement must change

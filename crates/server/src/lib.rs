@@ -144,7 +144,12 @@ impl Database {
                 synchronous_commit: config.synchronous_commit,
             },
             &mut |r| match r.kind {
-                xlog::RecordKind::Xact => txns.redo(r),
+                xlog::RecordKind::Xact => {
+                    txns.redo(r)?;
+                    // A commit record also commits the catalog changes logged before it.
+                    catalog.redo_transaction(&r.payload);
+                    Ok(())
+                }
                 _ => catalog.redo(&r.payload),
             },
             &|| save_state(&catalog, &txns),
@@ -427,6 +432,49 @@ impl Database {
     }
 
     /// What the executor needs to run in `tx`, seeing `snapshot`.
+    /// Commit `tx` with its catalog changes; then the storage of what it dropped goes.
+    pub(crate) fn commit(&self, tx: &txn::Tx) -> PgResult<()> {
+        let (res, files) = self.catalog.commit(tx);
+        self.remove_storage(&files);
+        res
+    }
+
+    /// Roll `tx` back with its catalog changes; the storage of what it created goes.
+    pub(crate) fn abort(&self, tx: &txn::Tx) -> PgResult<()> {
+        let files = self.catalog.abort(tx);
+        let res = tx.abort();
+        self.remove_storage(&files);
+        res
+    }
+
+    /// ROLLBACK TO the savepoint `name` of `tx`: catalog changes made since go first,
+    /// with the storage of what they created.
+    pub(crate) fn rollback_to(&self, tx: &txn::Tx, name: &str) -> PgResult<usize> {
+        let level = tx.savepoint_level(name)?;
+        let files = self.catalog.rollback_to(tx, level);
+        self.remove_storage(&files);
+        tx.rollback_to(name)
+    }
+
+    /// RELEASE the savepoint `name` of `tx`.
+    pub(crate) fn release(&self, tx: &txn::Tx, name: &str) -> PgResult<()> {
+        tx.release(name)?;
+        self.catalog.release(tx, tx.depth());
+        Ok(())
+    }
+
+    /// Files left to remove when a transaction ended. A failure leaves an orphan file
+    /// (nothing names it; its OID is never handed out again): logged, not the client's
+    /// error, since the transaction has ended either way.
+    fn remove_storage(&self, files: &[catalog::RelFile]) {
+        if files.is_empty() {
+            return;
+        }
+        if let Err(e) = executor::remove_storage(&self.pool, &self.roots, &self.sequences, files) {
+            tracing::warn!(error = %e.message, "could not remove a relation's storage");
+        }
+    }
+
     pub(crate) fn exec_context<'a>(
         &'a self,
         tx: &'a txn::Tx,

@@ -12,8 +12,11 @@
 //! - SERIALIZABLE is refused (0A000): Myriad does not run it, and never runs a weaker
 //!   level under its name. READ UNCOMMITTED is READ COMMITTED, as in PostgreSQL.
 //!
-//! DDL inside an explicit block is refused (0A000) until the catalog is transactional:
-//! it would otherwise survive a ROLLBACK.
+//! DDL is transactional, as in PostgreSQL: what CREATE, ALTER and DROP change is seen by
+//! the transaction alone until it commits, and a ROLLBACK (or ROLLBACK TO a savepoint
+//! before it) undoes it (`catalog::Catalog::commit`). ALTER SEQUENCE and TRUNCATE ...
+//! RESTART IDENTITY stay refused inside a block (0A000): a sequence's running state is
+//! not transactional yet.
 
 use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
@@ -57,19 +60,6 @@ pub struct Session {
     /// `Settings::changes` then.
     reported: Vec<String>,
     reported_at: u64,
-}
-
-/// Statements that change the catalog: refused in explicit blocks until the catalog is
-/// transactional.
-pub(crate) fn is_ddl(stmt: &Statement) -> bool {
-    matches!(
-        stmt,
-        Statement::CreateTable(_)
-            | Statement::CreateIndex(_)
-            | Statement::CreateSequence { .. }
-            | Statement::Drop { .. }
-            | Statement::AlterTable(_)
-    )
 }
 
 /// The name PostgreSQL's read-only error uses for a statement that writes, if it does.
@@ -385,10 +375,10 @@ impl Session {
         self.truncated.clear();
         if commit {
             self.settings.commit();
-            self.tx.commit()
+            self.db.commit(&self.tx)
         } else {
             self.settings.abort();
-            self.tx.abort()
+            self.db.abort(&self.tx)
         }
     }
 
@@ -623,7 +613,7 @@ impl Session {
                     ));
                 }
                 let depth = self.tx.depth();
-                let undone = self.tx.rollback_to(&name)?;
+                let undone = self.db.rollback_to(&self.tx, &name)?;
                 self.settings.rollback_to(depth + 1 - undone);
                 self.savepoint_ended(true);
                 self.failed = false;
@@ -646,7 +636,7 @@ impl Session {
                 if !self.explicit {
                     return Err(only_in_block("RELEASE SAVEPOINT"));
                 }
-                self.tx.release(&sql::binder::ident_name(name))?;
+                self.db.release(&self.tx, &sql::binder::ident_name(name))?;
                 self.settings.release(self.tx.depth());
                 self.savepoint_ended(false);
                 done("RELEASE")
@@ -832,11 +822,6 @@ impl Session {
                         format!("cannot execute {kind} in a read-only transaction"),
                     ));
                 }
-                if self.explicit && is_ddl(stmt) {
-                    return Err(PgError::unsupported(
-                        "DDL inside a transaction block (the catalog is not transactional yet)",
-                    ));
-                }
                 if self.explicit && self.restarts_sequences(stmt) {
                     return Err(PgError::unsupported(
                         "TRUNCATE ... RESTART IDENTITY inside a transaction block (a sequence restart is not transactional yet)",
@@ -899,9 +884,9 @@ impl Session {
             return Err(aborted_block());
         }
         if self.explicit {
-            return Err(PgError::unsupported(
-                "DDL inside a transaction block (the catalog is not transactional yet)",
-            ));
+            return Err(PgError::unsupported(format!(
+                "{kind} inside a transaction block (a sequence's running state is not transactional yet)"
+            )));
         }
         if !self.tx.is_active() {
             self.begin_tx(None, None);
@@ -943,6 +928,16 @@ impl Session {
         let mut r = done(if v.vacuum { "VACUUM" } else { "ANALYZE" });
         r.notices = notices;
         Ok(r)
+    }
+}
+
+impl Drop for Session {
+    /// A connection that ends inside a transaction rolls it back, catalog changes and
+    /// all.
+    fn drop(&mut self) {
+        if self.tx.is_active() {
+            let _ = self.end_tx(false);
+        }
     }
 }
 

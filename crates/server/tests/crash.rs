@@ -320,10 +320,16 @@ async fn kill_9_under_writers_loses_nothing_acknowledged() {
     for cycle in 0..cycles {
         {
             let ddl = connect(server.port).await.expect("connect for DDL");
+            // One transaction, implicit (a query string) or explicit.
+            let (begin, commit) = if cycle % 2 == 1 {
+                ("BEGIN;", "; COMMIT")
+            } else {
+                ("", "")
+            };
             ddl.batch_execute(&format!(
-                "CREATE TABLE ddl_{cycle} (a int PRIMARY KEY, b int);
+                "{begin} CREATE TABLE ddl_{cycle} (a int PRIMARY KEY, b int);
                  INSERT INTO ddl_{cycle} VALUES ({cycle}, {cycle});
-                 CREATE INDEX ON ddl_{cycle} (b)"
+                 CREATE INDEX ON ddl_{cycle} (b){commit}"
             ))
             .await
             .expect("DDL");
@@ -335,6 +341,16 @@ async fn kill_9_under_writers_loses_nothing_acknowledged() {
                 ddl_tables.remove(&(cycle - 2));
             }
         }
+        // A transaction that creates a table and is still open when the kill comes:
+        // neither the table nor its OIDs may come back.
+        let open_tx = connect(server.port).await.expect("connect for DDL");
+        open_tx
+            .batch_execute(&format!(
+                "BEGIN; CREATE TABLE open_{cycle} (a int PRIMARY KEY);
+                 INSERT INTO open_{cycle} VALUES (1)"
+            ))
+            .await
+            .expect("uncommitted DDL");
         let shared = Arc::new(Mutex::new(std::mem::take(&mut model)));
         let next_item = (cycle as i64 + 1) * 10_000;
         let writers: Vec<_> = (0..WRITERS)
@@ -354,6 +370,7 @@ async fn kill_9_under_writers_loses_nothing_acknowledged() {
         for w in writers {
             w.await.expect("writer task");
         }
+        drop(open_tx);
         model = Arc::try_unwrap(shared)
             .ok()
             .expect("writers are done")
@@ -388,6 +405,21 @@ async fn kill_9_under_writers_loses_nothing_acknowledged() {
                 ),
             }
         }
+        let e = client
+            .simple_query(&format!("SELECT * FROM open_{cycle}"))
+            .await
+            .expect_err("an uncommitted CREATE TABLE is back");
+        assert_eq!(
+            e.code(),
+            Some(&tokio_postgres::error::SqlState::UNDEFINED_TABLE)
+        );
+        // The files it left behind are nobody's: new relations do not collide with them.
+        client
+            .batch_execute(&format!(
+                "CREATE TABLE open_{cycle} (a int PRIMARY KEY); DROP TABLE open_{cycle}"
+            ))
+            .await
+            .expect("create after an uncommitted CREATE");
     }
     let acked = model.items.len();
     drop(server);

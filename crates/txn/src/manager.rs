@@ -68,6 +68,20 @@ fn encode(kind: u8, xids: &[Xid]) -> Vec<u8> {
     b
 }
 
+/// The transaction ids a commit record commits (`None` for any other transaction
+/// record): what recovery hands the catalog, whose changes wait for their commit.
+pub fn committed_xids(payload: &[u8]) -> Option<Vec<Xid>> {
+    let (&kind, body) = payload.split_first()?;
+    if kind != REC_COMMIT || body.len() % 8 != 0 {
+        return None;
+    }
+    Some(
+        body.chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().unwrap_or_default()))
+            .collect(),
+    )
+}
+
 fn corrupt(r: &Record) -> PgError {
     PgError::new(
         SqlState::DATA_CORRUPTED,

@@ -345,6 +345,12 @@ impl Tx {
         self.inner.borrow().levels.len() > 1
     }
 
+    /// The level (as [`Tx::depth`] counts) of the newest savepoint named `name`: what
+    /// ROLLBACK TO it undoes is every level from this one on.
+    pub fn savepoint_level(&self, name: &str) -> PgResult<usize> {
+        self.find(name).map(|i| i + 1)
+    }
+
     /// Whether a savepoint of this name exists.
     pub fn has_savepoint(&self, name: &str) -> bool {
         self.find(name).is_ok()
@@ -396,11 +402,20 @@ impl Tx {
     /// COMMIT: every id of the transaction commits in one durable record. The state is
     /// reset whether or not that worked.
     pub fn commit(&self) -> PgResult<()> {
+        self.commit_with(|| {})
+    }
+
+    /// COMMIT, running `committed` once the commit is durable and visible, before the
+    /// transaction's locks go: whoever waited for them sees what `committed` published
+    /// (the catalog's changes: `catalog::Catalog::commit`). Not run if the commit failed.
+    pub fn commit_with(&self, committed: impl FnOnce()) -> PgResult<()> {
         let xids = self.take_xids();
         let res = self.mgr.commit(&xids);
         if res.is_err() {
             // Never acknowledged: it must not stay running forever either.
             let _ = self.mgr.abort(&xids);
+        } else {
+            committed();
         }
         self.reset();
         res
