@@ -1,5 +1,5 @@
 -- psql's describe commands over a small schema (\dt, \di, \ds, \dn, \d and \d+ of tables and
--- sequences, \du, \dT, \x). The expected output
+-- sequences, \du, \dT, \x, \dconfig). The expected output
 -- (describe.out beside this file) was captured from PostgreSQL 15 with
 --   psql -X -f tests/psql/describe.sql > out 2> err; cat out err > describe.out
 -- against a fresh database; crates/server/tests/psql.rs runs it against Myriad.
@@ -29,3 +29,5 @@ CREATE TABLE ledger (id bigint GENERATED ALWAYS AS IDENTITY, acct int REFERENCES
 \x
 SELECT 1 AS a, 'two' AS b;
 \x
+\dconfig lock_timeout
+\dconfig+ search_path

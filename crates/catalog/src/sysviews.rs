@@ -78,6 +78,12 @@ pub enum SystemView {
     PgTrigger,
     /// Role memberships (PostgreSQL's `pg_auth_members`): empty, Myriad has one role.
     PgAuthMembers,
+    /// The session's run-time settings (PostgreSQL's `pg_settings` view): the ones Myriad
+    /// has, with PostgreSQL's descriptions.
+    PgSettings,
+    /// Privileges on settings (PostgreSQL's `pg_parameter_acl`): empty, Myriad grants
+    /// none.
+    PgParameterAcl,
     /// `information_schema.tables`: the tables of `public`.
     InfoTables,
     /// `information_schema.columns`: their columns.
@@ -96,7 +102,7 @@ pub enum SystemView {
 pub const INFORMATION_SCHEMA_OID: common::Oid = 12900;
 
 impl SystemView {
-    pub const ALL: [SystemView; 32] = [
+    pub const ALL: [SystemView; 34] = [
         SystemView::StatFd,
         SystemView::StatBuffers,
         SystemView::StatWal,
@@ -124,6 +130,8 @@ impl SystemView {
         SystemView::PgDescription,
         SystemView::PgTrigger,
         SystemView::PgAuthMembers,
+        SystemView::PgSettings,
+        SystemView::PgParameterAcl,
         SystemView::InfoTables,
         SystemView::InfoColumns,
         SystemView::InfoSchemata,
@@ -185,6 +193,8 @@ impl SystemView {
             SystemView::PgDescription => "pg_description",
             SystemView::PgTrigger => "pg_trigger",
             SystemView::PgAuthMembers => "pg_auth_members",
+            SystemView::PgSettings => "pg_settings",
+            SystemView::PgParameterAcl => "pg_parameter_acl",
             SystemView::InfoTables => "tables",
             SystemView::InfoColumns => "columns",
             SystemView::InfoSchemata => "schemata",
@@ -220,6 +230,8 @@ impl SystemView {
             SystemView::PgDescription => 2609,
             SystemView::PgTrigger => 2620,
             SystemView::PgAuthMembers => 1261,
+            SystemView::PgSettings => 12003,
+            SystemView::PgParameterAcl => 6243,
             SystemView::InfoTables => 12901,
             SystemView::InfoColumns => 12902,
             SystemView::InfoSchemata => 12903,
@@ -450,6 +462,28 @@ impl SystemView {
                 ("tgdeferrable", Bool),
                 ("tginitdeferred", Bool),
                 ("tgnargs", Int2),
+            ],
+            SystemView::PgParameterAcl => {
+                &[("oid", Oid), ("parname", Text), ("paracl", TEXT_ARRAY)]
+            }
+            SystemView::PgSettings => &[
+                ("name", Text),
+                ("setting", Text),
+                ("unit", Text),
+                ("category", Text),
+                ("short_desc", Text),
+                ("extra_desc", Text),
+                ("context", Text),
+                ("vartype", Text),
+                ("source", Text),
+                ("min_val", Text),
+                ("max_val", Text),
+                ("enumvals", TEXT_ARRAY),
+                ("boot_val", Text),
+                ("reset_val", Text),
+                ("sourcefile", Text),
+                ("sourceline", Int4),
+                ("pending_restart", Bool),
             ],
             SystemView::PgAuthMembers => &[
                 ("roleid", Oid),

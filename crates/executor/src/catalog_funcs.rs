@@ -135,6 +135,26 @@ fn undefined_schema(name: &str) -> PgError {
 
 /// The catalog functions psql's `\d` calls (`ScalarFunc::PgGet*`); strict, so no
 /// argument is NULL here.
+/// `set_config(name, value, is_local)`, which is not strict: a NULL value is the
+/// setting's reset value, a NULL is_local is false; a NULL name is PostgreSQL's 22004.
+pub(crate) fn set_config(args: &[common::Value]) -> PgResult<common::Value> {
+    use common::Value;
+    let Some(Value::Text(name)) = args.first() else {
+        return Err(PgError::new(
+            SqlState::NULL_VALUE_NOT_ALLOWED,
+            "SET requires parameter name",
+        ));
+    };
+    let value = match args.get(1) {
+        Some(Value::Text(v)) => Some(v.as_str()),
+        _ => None,
+    };
+    let local = args.get(2) == Some(&Value::Bool(true));
+    crate::host::settings()?
+        .set(name, value, local)
+        .map(Value::Text)
+}
+
 pub(crate) fn eval(f: sql::bound::ScalarFunc, args: &[common::Value]) -> PgResult<common::Value> {
     use common::Value;
     use sql::bound::ScalarFunc as F;
@@ -178,6 +198,23 @@ pub(crate) fn eval(f: sql::bound::ScalarFunc, args: &[common::Value]) -> PgResul
             Some(_) => Value::Bool(true),
             None => Value::Null,
         },
+        F::CurrentSetting => {
+            let Value::Text(name) = &args[0] else {
+                return Ok(Value::Null);
+            };
+            let missing_ok = args.get(1) == Some(&Value::Bool(true));
+            match crate::host::settings()?.current(name)? {
+                Some(v) => Value::Text(v),
+                None if missing_ok => Value::Null,
+                None => {
+                    return Err(PgError::new(
+                        SqlState::UNDEFINED_OBJECT,
+                        format!("unrecognized configuration parameter \"{name}\""),
+                    ));
+                }
+            }
+        }
+        F::SetConfig => set_config(args)?,
         F::PgEncodingToChar => {
             let n = args[0].as_i64().unwrap_or(-1);
             let name = usize::try_from(n)

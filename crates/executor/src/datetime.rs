@@ -269,6 +269,8 @@ pub(crate) fn eval_func(f: ScalarFunc, args: &[Value]) -> PgResult<Value> {
         | F::ObjDescription
         | F::ShobjDescription
         | F::QuoteIdent
+        | F::CurrentSetting
+        | F::SetConfig
         | F::PgTypeIsVisible => {
             return Err(PgError::internal(format!(
                 "{f:?} is not a date/time function"

@@ -518,6 +518,9 @@ fn eval_func(f: ScalarFunc, args: Vec<Value>, ty: &DataType) -> PgResult<Value> 
     if let Some(r) = crate::array::eval(f, &args, ty) {
         return r;
     }
+    if f == ScalarFunc::SetConfig {
+        return crate::catalog_funcs::set_config(&args);
+    }
     if args.iter().any(Value::is_null) {
         return Ok(Value::Null);
     }
@@ -576,6 +579,8 @@ fn eval_func(f: ScalarFunc, args: Vec<Value>, ty: &DataType) -> PgResult<Value> 
         | ScalarFunc::ObjDescription
         | ScalarFunc::ShobjDescription
         | ScalarFunc::QuoteIdent
+        | ScalarFunc::CurrentSetting
+        | ScalarFunc::SetConfig
         | ScalarFunc::PgTypeIsVisible => crate::catalog_funcs::eval(f, &args),
         ScalarFunc::PgGetUserById => Ok(match args.first().and_then(Value::as_i64) {
             None => Value::Null,

@@ -495,7 +495,11 @@ fn system_view_rows(view: catalog::SystemView, env: Env) -> Vec<Row> {
         | SystemView::PgDepend
         | SystemView::PgDescription
         | SystemView::PgTrigger
-        | SystemView::PgAuthMembers => crate::catalog_views::rows(view),
+        | SystemView::PgAuthMembers
+        | SystemView::PgParameterAcl => crate::catalog_views::rows(view),
+        SystemView::PgSettings => crate::host::settings()
+            .map(|s| s.rows())
+            .unwrap_or_default(),
         SystemView::InfoTables
         | SystemView::InfoColumns
         | SystemView::InfoSchemata

@@ -25,6 +25,7 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use common::{PgError, PgResult, SqlState, Value};
+use parking_lot::Mutex;
 use sql::parser::{Command, Statement};
 use sqlparser::ast::{TransactionAccessMode, TransactionIsolationLevel, TransactionMode};
 use txn::lock::WaitPolicy;
@@ -43,7 +44,10 @@ pub struct Session {
     pub(crate) explicit: bool,
     /// The block failed: only ROLLBACK (or ROLLBACK TO) is accepted.
     pub(crate) failed: bool,
-    settings: Settings,
+    settings: Arc<Mutex<Settings>>,
+    /// What statements reach of the session: its settings (`current_setting`,
+    /// `set_config`, `pg_settings`).
+    hook: Arc<SettingsHook>,
     /// This session in `pg_stat_activity`.
     pub(crate) activity: txn::activity::Registration,
     /// Prepared statements by name ("" is the unnamed one): `extended`.
@@ -293,13 +297,18 @@ impl Session {
         let backend = db.next_backend.fetch_add(1, Ordering::Relaxed);
         let tx = Tx::new(db.txns().clone(), backend);
         let activity = db.txns().activity().register(backend);
+        let settings = Arc::new(Mutex::new(Settings::default()));
         Session {
             activity,
             db,
             tx,
             explicit: false,
             failed: false,
-            settings: Settings::default(),
+            settings: settings.clone(),
+            hook: Arc::new(SettingsHook {
+                settings,
+                tx: Mutex::new((1, Isolation::ReadCommitted, false)),
+            }),
             statements: HashMap::new(),
             portals: HashMap::new(),
             copy: None,
@@ -315,14 +324,22 @@ impl Session {
 
     fn default_isolation(&self) -> Isolation {
         // SET refuses SERIALIZABLE (see `set`).
-        settings::isolation_of(self.settings.get(Setting::DEFAULT_TRANSACTION_ISOLATION))
-            .unwrap_or(Isolation::ReadCommitted)
+        settings::isolation_of(
+            self.settings
+                .lock()
+                .get(Setting::DEFAULT_TRANSACTION_ISOLATION),
+        )
+        .unwrap_or(Isolation::ReadCommitted)
     }
 
     fn begin_tx(&self, iso: Option<Isolation>, ro: Option<bool>) {
         self.tx.begin(
             iso.unwrap_or_else(|| self.default_isolation()),
-            ro.unwrap_or_else(|| self.settings.flag(Setting::DEFAULT_TRANSACTION_READ_ONLY)),
+            ro.unwrap_or_else(|| {
+                self.settings
+                    .lock()
+                    .flag(Setting::DEFAULT_TRANSACTION_READ_ONLY)
+            }),
         );
     }
 
@@ -356,6 +373,12 @@ impl Session {
         // This thread runs this session's statements: give them its database.
         executor::host::attach(|| self.db.clone());
         executor::sequence::set_read_only(self.tx.is_active() && self.tx.read_only());
+        *self.hook.tx.lock() = (
+            self.tx.depth().max(1),
+            self.tx.isolation(),
+            self.tx.is_active() && self.tx.read_only(),
+        );
+        executor::host::attach_settings(self.hook.clone());
         let statement_start = common::datetime::clock_timestamp();
         let transaction_start = if self.tx.is_active() {
             common::datetime::session::timestamptz_of(self.tx.start_time())
@@ -365,7 +388,7 @@ impl Session {
         common::datetime::set_session_clock(common::datetime::SessionClock {
             transaction_start,
             statement_start,
-            time_zone: self.settings.time_zone(),
+            time_zone: self.settings.lock().time_zone(),
         });
     }
 
@@ -374,17 +397,17 @@ impl Session {
     pub(crate) fn end_tx(&mut self, commit: bool) -> PgResult<()> {
         self.truncated.clear();
         if commit {
-            self.settings.commit();
+            self.settings.lock().commit();
             self.db.commit(&self.tx)
         } else {
-            self.settings.abort();
+            self.settings.lock().abort();
             self.db.abort(&self.tx)
         }
     }
 
     /// How the next statement waits for locks: the session's timeouts.
     fn wait_policy(&self) -> WaitPolicy {
-        let s = &self.settings;
+        let s = self.settings.lock();
         WaitPolicy {
             nowait: false,
             lock_timeout: s.timeout(Setting::LOCK_TIMEOUT),
@@ -399,6 +422,7 @@ impl Session {
     pub fn idle_timeout(&self) -> Option<Duration> {
         if self.explicit {
             self.settings
+                .lock()
                 .timeout(Setting::IDLE_IN_TRANSACTION_SESSION_TIMEOUT)
         } else {
             None
@@ -421,6 +445,7 @@ impl Session {
                 .then(|| Setting::SEARCH_PATH.parse(&parts.join(", ")))
                 .transpose()?;
             self.settings
+                .lock()
                 .set(Setting::SEARCH_PATH, value, local, self.tx.depth().max(1));
             return Ok(());
         }
@@ -450,7 +475,10 @@ impl Session {
                             format!("parameter \"{name}\" requires a Boolean value"),
                         )
                     })?,
-                    None => self.settings.flag(Setting::DEFAULT_TRANSACTION_READ_ONLY),
+                    None => self
+                        .settings
+                        .lock()
+                        .flag(Setting::DEFAULT_TRANSACTION_READ_ONLY),
                 };
                 return self.tx.set_characteristics(None, Some(ro));
             }
@@ -464,6 +492,7 @@ impl Session {
             settings::isolation_of(v.clone())?;
         }
         self.settings
+            .lock()
             .set(setting, value, local, self.tx.depth().max(1));
         Ok(())
     }
@@ -482,14 +511,16 @@ impl Session {
                 let ro = if self.tx.is_active() {
                     self.tx.read_only()
                 } else {
-                    self.settings.flag(Setting::DEFAULT_TRANSACTION_READ_ONLY)
+                    self.settings
+                        .lock()
+                        .flag(Setting::DEFAULT_TRANSACTION_READ_ONLY)
                 };
                 if ro { "on" } else { "off" }.to_string()
             }
             "all" => return Err(PgError::unsupported("SHOW ALL")),
             _ => {
                 let s = Setting::lookup(name).ok_or_else(|| settings::unrecognized(name))?;
-                s.format(self.settings.get(s))
+                s.format(self.settings.lock().get(s))
             }
         };
         Ok(executor::StatementResult {
@@ -614,7 +645,7 @@ impl Session {
                 }
                 let depth = self.tx.depth();
                 let undone = self.db.rollback_to(&self.tx, &name)?;
-                self.settings.rollback_to(depth + 1 - undone);
+                self.settings.lock().rollback_to(depth + 1 - undone);
                 self.savepoint_ended(true);
                 self.failed = false;
                 done("ROLLBACK")
@@ -637,7 +668,7 @@ impl Session {
                     return Err(only_in_block("RELEASE SAVEPOINT"));
                 }
                 self.db.release(&self.tx, &sql::binder::ident_name(name))?;
-                self.settings.release(self.tx.depth());
+                self.settings.lock().release(self.tx.depth());
                 self.savepoint_ended(false);
                 done("RELEASE")
             }
@@ -657,7 +688,7 @@ impl Session {
                     }
                     let depth = self.tx.depth();
                     if let Some(i) = iso {
-                        self.settings.set(
+                        self.settings.lock().set(
                             Setting::DEFAULT_TRANSACTION_ISOLATION,
                             Some(settings::isolation_value(i)),
                             false,
@@ -665,7 +696,7 @@ impl Session {
                         );
                     }
                     if let Some(ro) = ro {
-                        self.settings.set(
+                        self.settings.lock().set(
                             Setting::DEFAULT_TRANSACTION_READ_ONLY,
                             Some(Val::Bool(ro)),
                             false,
@@ -798,9 +829,9 @@ impl Session {
                         let name = setting_name(name.0.iter().filter_map(|p| p.as_ident()));
                         let setting =
                             Setting::lookup(&name).ok_or_else(|| settings::unrecognized(&name))?;
-                        self.settings.set(setting, None, false, depth);
+                        self.settings.lock().set(setting, None, false, depth);
                     }
-                    _ => self.settings.reset_all(depth),
+                    _ => self.settings.lock().reset_all(depth),
                 }
                 done("RESET")
             }
@@ -990,13 +1021,13 @@ impl wire::Session for Session {
     }
 
     fn parameter_changes(&mut self) -> Vec<(String, String)> {
-        if self.settings.changes() == self.reported_at {
+        if self.settings.lock().changes() == self.reported_at {
             return Vec::new();
         }
-        self.reported_at = self.settings.changes();
+        self.reported_at = self.settings.lock().changes();
         let mut out = Vec::new();
         for (i, s) in Setting::REPORTED.iter().enumerate() {
-            let now = s.format(self.settings.get(*s));
+            let now = s.format(self.settings.lock().get(*s));
             if now != self.reported[i] {
                 if *s == Setting::APPLICATION_NAME {
                     self.activity.status().set_application_name(&now);
@@ -1025,14 +1056,15 @@ impl wire::Session for Session {
                 continue;
             };
             match setting.parse(value) {
-                Ok(v) => self.settings.set(setting, Some(v), false, 0),
+                Ok(v) => self.settings.lock().startup(setting, v),
                 Err(e) => {
                     tracing::warn!(%name, %value, error = %e.message, "startup parameter ignored")
                 }
             }
         }
-        self.settings.commit();
-        let name = Setting::APPLICATION_NAME.format(self.settings.get(Setting::APPLICATION_NAME));
+        self.settings.lock().commit();
+        let name =
+            Setting::APPLICATION_NAME.format(self.settings.lock().get(Setting::APPLICATION_NAME));
         self.activity.status().set_application_name(&name);
     }
 
@@ -1119,5 +1151,60 @@ impl Session {
             }
         }
         out
+    }
+}
+
+/// What a session's statements reach of it from inside expression evaluation
+/// (`executor::host::SessionSettings`): its settings, and the running transaction's level
+/// and characteristics, which `set_statement_context` records before each statement.
+pub(crate) struct SettingsHook {
+    settings: Arc<Mutex<Settings>>,
+    /// The transaction's level (savepoints deep), isolation level and access mode.
+    tx: Mutex<(usize, Isolation, bool)>,
+}
+
+impl executor::host::SessionSettings for SettingsHook {
+    fn current(&self, name: &str) -> PgResult<Option<String>> {
+        let (_, isolation, read_only) = *self.tx.lock();
+        Ok(Some(match name.to_ascii_lowercase().as_str() {
+            "transaction_isolation" => isolation.name().to_string(),
+            "transaction_read_only" => if read_only { "on" } else { "off" }.to_string(),
+            _ => match Setting::lookup(name) {
+                Some(s) => s.format(self.settings.lock().get(s)),
+                None => return Ok(None),
+            },
+        }))
+    }
+
+    fn set(&self, name: &str, value: Option<&str>, local: bool) -> PgResult<String> {
+        if matches!(
+            name.to_ascii_lowercase().as_str(),
+            "transaction_isolation" | "transaction_read_only"
+        ) {
+            return Err(PgError::unsupported(format!("set_config of {name}"))
+                .with_hint("Use SET TRANSACTION."));
+        }
+        let setting = Setting::lookup(name).ok_or_else(|| settings::unrecognized(name))?;
+        let value = value.map(|t| setting.parse(t)).transpose()?;
+        if setting == Setting::DEFAULT_TRANSACTION_ISOLATION
+            && let Some(v) = &value
+        {
+            settings::isolation_of(v.clone())?;
+        }
+        let depth = self.tx.lock().0;
+        let mut s = self.settings.lock();
+        s.set(setting, value, local, depth);
+        Ok(setting.format(s.get(setting)))
+    }
+
+    fn rows(&self) -> Vec<Vec<Value>> {
+        let (_, isolation, read_only) = *self.tx.lock();
+        let mut rows = self.settings.lock().rows();
+        rows.extend(settings::transaction_rows(isolation.name(), read_only));
+        rows.sort_by_key(|r| match &r[0] {
+            Value::Text(n) => n.to_ascii_lowercase(),
+            _ => String::new(),
+        });
+        rows
     }
 }

@@ -13,7 +13,7 @@
 use std::time::Duration;
 
 use common::datetime::TimeZone;
-use common::{PgError, PgResult, SqlState};
+use common::{PgError, PgResult, SqlState, Value};
 use txn::Isolation;
 
 /// What a setting holds.
@@ -64,6 +64,12 @@ const INTERVAL_STYLE_NAMES: &[&str] = &["postgres", "postgres_verbose", "sql_sta
 
 struct Def {
     name: &'static str,
+    /// What `pg_settings` says of it, as PostgreSQL 15 does.
+    category: &'static str,
+    short_desc: &'static str,
+    extra_desc: Option<&'static str>,
+    /// Who may change it: `user`, `superuser`, or `internal` (nobody).
+    context: &'static str,
     kind: Kind,
     default: Val,
 }
@@ -106,91 +112,165 @@ const MAX_MILLIS: i64 = i32::MAX as i64;
 const DEFS: &[Def] = &[
     Def {
         name: "statement_timeout",
+        category: "Client Connection Defaults / Statement Behavior",
+        short_desc: "Sets the maximum allowed duration of any statement.",
+        extra_desc: Some("A value of 0 turns off the timeout."),
+        context: "user",
         kind: Kind::Millis { min: 0 },
         default: Val::Millis(0),
     },
     Def {
         name: "lock_timeout",
+        category: "Client Connection Defaults / Statement Behavior",
+        short_desc: "Sets the maximum allowed duration of any wait for a lock.",
+        extra_desc: Some("A value of 0 turns off the timeout."),
+        context: "user",
         kind: Kind::Millis { min: 0 },
         default: Val::Millis(0),
     },
     Def {
         name: "deadlock_timeout",
+        category: "Lock Management",
+        short_desc: "Sets the time to wait on a lock before checking for deadlock.",
+        extra_desc: None,
+        context: "superuser",
         kind: Kind::Millis { min: 1 },
         default: Val::Millis(1000),
     },
     Def {
         name: "idle_in_transaction_session_timeout",
+        category: "Client Connection Defaults / Statement Behavior",
+        short_desc: "Sets the maximum allowed idle time between queries, when in a transaction.",
+        extra_desc: Some("A value of 0 turns off the timeout."),
+        context: "user",
         kind: Kind::Millis { min: 0 },
         default: Val::Millis(0),
     },
     Def {
         name: "default_transaction_isolation",
+        category: "Client Connection Defaults / Statement Behavior",
+        short_desc: "Sets the transaction isolation level of each new transaction.",
+        extra_desc: None,
+        context: "user",
         kind: Kind::Enum(ISOLATION_NAMES),
         default: Val::Enum(2),
     },
     Def {
         name: "default_transaction_read_only",
+        category: "Client Connection Defaults / Statement Behavior",
+        short_desc: "Sets the default read-only status of new transactions.",
+        extra_desc: None,
+        context: "user",
         kind: Kind::Bool,
         default: Val::Bool(false),
     },
     Def {
         name: "TimeZone",
+        category: "Client Connection Defaults / Locale and Formatting",
+        short_desc: "Sets the time zone for displaying and interpreting time stamps.",
+        extra_desc: None,
+        context: "user",
         kind: Kind::Zone,
         default: Val::Zone(None),
     },
     Def {
         name: "DateStyle",
+        category: "Client Connection Defaults / Locale and Formatting",
+        short_desc: "Sets the display format for date and time values.",
+        extra_desc: Some("Also controls interpretation of ambiguous date inputs."),
+        context: "user",
         kind: Kind::DateStyle,
         default: Val::Enum(0),
     },
     Def {
         name: "IntervalStyle",
+        category: "Client Connection Defaults / Locale and Formatting",
+        short_desc: "Sets the display format for interval values.",
+        extra_desc: None,
+        context: "user",
         kind: Kind::Enum(INTERVAL_STYLE_NAMES),
         default: Val::Enum(0),
     },
     Def {
         name: "application_name",
+        category: "Reporting and Logging / What to Log",
+        short_desc: "Sets the application name to be reported in statistics and logs.",
+        extra_desc: None,
+        context: "user",
         kind: Kind::Name,
         default: Val::Text(String::new()),
     },
     Def {
         name: "client_encoding",
+        category: "Client Connection Defaults / Locale and Formatting",
+        short_desc: "Sets the client's character set encoding.",
+        extra_desc: None,
+        context: "user",
         kind: Kind::ClientEncoding,
         default: Val::Text(String::new()),
     },
     Def {
         name: "standard_conforming_strings",
+        category: "Version and Platform Compatibility / Previous PostgreSQL Versions",
+        short_desc: "Causes '...' strings to treat backslashes literally.",
+        extra_desc: None,
+        context: "user",
         kind: Kind::OnlyOn,
         default: Val::Bool(true),
     },
     Def {
         name: "server_version",
+        category: "Preset Options",
+        short_desc: "Shows the server version.",
+        extra_desc: None,
+        context: "internal",
         kind: Kind::ReadOnly(wire::SERVER_VERSION),
         default: Val::Bool(true),
     },
     Def {
         name: "server_version_num",
+        category: "Preset Options",
+        short_desc: "Shows the server version as an integer.",
+        extra_desc: None,
+        context: "internal",
         kind: Kind::ReadOnly("150000"),
         default: Val::Bool(true),
     },
     Def {
         name: "server_encoding",
+        category: "Preset Options",
+        short_desc: "Shows the server (database) character set encoding.",
+        extra_desc: None,
+        context: "internal",
         kind: Kind::ReadOnly("UTF8"),
         default: Val::Bool(true),
     },
     Def {
         name: "integer_datetimes",
+        category: "Preset Options",
+        short_desc: "Shows whether datetimes are integer based.",
+        extra_desc: None,
+        context: "internal",
         kind: Kind::ReadOnly("on"),
         default: Val::Bool(true),
     },
     Def {
         name: "extra_float_digits",
+        category: "Client Connection Defaults / Locale and Formatting",
+        short_desc: "Sets the number of digits displayed for floating-point values.",
+        extra_desc: Some(
+            "This affects real, double precision, and geometric data types. A zero or negative parameter value is added to the standard number of digits (FLT_DIG or DBL_DIG as appropriate). Any value greater than zero selects precise output mode.",
+        ),
+        context: "user",
         kind: Kind::FloatDigits,
         default: Val::Enum(1),
     },
     Def {
         name: "search_path",
+        category: "Client Connection Defaults / Statement Behavior",
+        short_desc: "Sets the schema search order for names that are not schema-qualified.",
+        extra_desc: None,
+        context: "user",
         kind: Kind::SearchPath,
         default: Val::Text(String::new()),
     },
@@ -439,6 +519,58 @@ impl Setting {
     }
 
     /// The value as `SHOW` prints it.
+    /// The value as `pg_settings.setting` shows it: a duration as a number of its unit
+    /// (milliseconds), anything else as SHOW prints it.
+    pub fn raw(self, v: Val) -> String {
+        match v {
+            Val::Millis(ms) => ms.to_string(),
+            v => self.format(v),
+        }
+    }
+
+    /// `pg_settings`' row for this setting, whose value is `v` (from `source`) and reset
+    /// value `reset`.
+    fn row(self, v: Val, source: Source, reset: Val) -> Vec<Value> {
+        let d = self.def();
+        let text = |t: &str| Value::Text(t.into());
+        let opt = |t: Option<String>| t.map_or(Value::Null, Value::Text);
+        let (vartype, unit, range): (&str, Option<&str>, Option<(i64, i64)>) = match d.kind {
+            Kind::Millis { min } => ("integer", Some("ms"), Some((min, MAX_MILLIS))),
+            Kind::FloatDigits => ("integer", None, Some((-15, 3))),
+            Kind::Bool | Kind::OnlyOn => ("bool", None, None),
+            Kind::Enum(_) => ("enum", None, None),
+            Kind::ReadOnly("on") => ("bool", None, None),
+            Kind::ReadOnly(n) => match n.parse::<i64>() {
+                Ok(n) => ("integer", None, Some((n, n))),
+                Err(_) => ("string", None, None),
+            },
+            _ => ("string", None, None),
+        };
+        let enumvals = match d.kind {
+            Kind::Enum(names) => enum_values(names),
+            _ => Value::Null,
+        };
+        vec![
+            text(d.name),
+            text(&self.raw(v)),
+            opt(unit.map(str::to_string)),
+            text(d.category),
+            text(d.short_desc),
+            opt(d.extra_desc.map(str::to_string)),
+            text(d.context),
+            text(vartype),
+            text(source.name()),
+            opt(range.map(|r| r.0.to_string())),
+            opt(range.map(|r| r.1.to_string())),
+            enumvals,
+            text(&self.raw(d.default.clone())),
+            text(&self.raw(reset)),
+            Value::Null,
+            Value::Null,
+            Value::Bool(false),
+        ]
+    }
+
     pub fn format(self, v: Val) -> String {
         match (self.def().kind, v) {
             (Kind::ReadOnly(v), _) => v.into(),
@@ -495,6 +627,81 @@ fn parse_date_style(text: &str) -> PgResult<()> {
     Ok(())
 }
 
+/// `pg_settings`' rows of the transaction's own pseudo-settings, `transaction_isolation`
+/// and `transaction_read_only`, as PostgreSQL shows them (source `override`).
+pub fn transaction_rows(isolation: &str, read_only: bool) -> Vec<Vec<Value>> {
+    let text = |t: &str| Value::Text(t.into());
+    let row =
+        |name: &str, setting: &str, desc: &str, vartype: &str, enumvals: Value, boot: &str| {
+            vec![
+                text(name),
+                text(setting),
+                Value::Null,
+                text("Client Connection Defaults / Statement Behavior"),
+                text(desc),
+                Value::Null,
+                text("user"),
+                text(vartype),
+                text("override"),
+                Value::Null,
+                Value::Null,
+                enumvals,
+                text(boot),
+                text(boot),
+                Value::Null,
+                Value::Null,
+                Value::Bool(false),
+            ]
+        };
+    vec![
+        row(
+            "transaction_isolation",
+            isolation,
+            "Sets the current transaction's isolation level.",
+            "enum",
+            enum_values(ISOLATION_NAMES),
+            "read committed",
+        ),
+        row(
+            "transaction_read_only",
+            if read_only { "on" } else { "off" },
+            "Sets the current transaction's read-only status.",
+            "bool",
+            Value::Null,
+            "off",
+        ),
+    ]
+}
+
+/// `pg_settings.enumvals`: an enum setting's values.
+pub fn enum_values(names: &[&str]) -> Value {
+    Value::Array(std::sync::Arc::new(common::array::Array::from_items(
+        common::types::oids::TEXT,
+        names.iter().map(|n| Value::Text((*n).into())).collect(),
+    )))
+}
+
+/// Where a setting's value came from (`pg_settings.source`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// Never set.
+    Default,
+    /// The client's startup packet.
+    Client,
+    /// SET, SET LOCAL or set_config.
+    Session,
+}
+
+impl Source {
+    fn name(self) -> &'static str {
+        match self {
+            Source::Default => "default",
+            Source::Client => "client",
+            Source::Session => "session",
+        }
+    }
+}
+
 /// A change to undo if its transaction level rolls back.
 #[derive(Clone, Debug)]
 struct Undo {
@@ -502,6 +709,7 @@ struct Undo {
     depth: usize,
     setting: Setting,
     session: Val,
+    source: Source,
     local: Option<Val>,
 }
 
@@ -509,6 +717,10 @@ struct Undo {
 #[derive(Debug)]
 pub struct Settings {
     session: Vec<Val>,
+    /// Where each session value came from.
+    sources: Vec<Source>,
+    /// What RESET goes back to: the client's startup value, else the default.
+    reset: Vec<(Val, Source)>,
     /// `SET LOCAL` values, until the transaction ends.
     local: Vec<Option<Val>>,
     undo: Vec<Undo>,
@@ -521,6 +733,11 @@ impl Default for Settings {
     fn default() -> Settings {
         Settings {
             session: DEFS.iter().map(|d| d.default.clone()).collect(),
+            sources: vec![Source::Default; DEFS.len()],
+            reset: DEFS
+                .iter()
+                .map(|d| (d.default.clone(), Source::Default))
+                .collect(),
             local: vec![None; DEFS.len()],
             undo: Vec::new(),
             changes: 0,
@@ -562,23 +779,47 @@ impl Settings {
         self.get(s) == Val::Bool(true)
     }
 
-    /// Set `s` to `v` (its default if `None`) at transaction level `depth`; `local`:
-    /// until the transaction ends.
+    /// Set `s` to `v` (its reset value if `None`) at transaction level `depth`;
+    /// `local`: until the transaction ends.
     pub fn set(&mut self, s: Setting, v: Option<Val>, local: bool, depth: usize) {
         self.changes += 1;
         self.undo.push(Undo {
             depth,
             setting: s,
             session: self.session[s.0].clone(),
+            source: self.sources[s.0],
             local: self.local[s.0].clone(),
         });
-        let v = v.unwrap_or_else(|| s.def().default.clone());
+        let (v, source) = match v {
+            Some(v) => (v, Source::Session),
+            None => self.reset[s.0].clone(),
+        };
         if local {
             self.local[s.0] = Some(v);
         } else {
             self.session[s.0] = v;
+            self.sources[s.0] = source;
             self.local[s.0] = None;
         }
+    }
+
+    /// A value from the client's startup packet: the session starts with it, and RESET
+    /// goes back to it.
+    pub fn startup(&mut self, s: Setting, v: Val) {
+        self.changes += 1;
+        self.session[s.0] = v.clone();
+        self.sources[s.0] = Source::Client;
+        self.reset[s.0] = (v, Source::Client);
+    }
+
+    /// `pg_settings`' rows of these settings, unordered.
+    pub fn rows(&self) -> Vec<Vec<Value>> {
+        (0..DEFS.len())
+            .map(|i| {
+                let s = Setting(i);
+                s.row(self.get(s), self.sources[i], self.reset[i].0.clone())
+            })
+            .collect()
     }
 
     /// `RESET ALL`.
@@ -625,6 +866,7 @@ impl Settings {
         while let Some(u) = self.undo.pop_if(|u| u.depth >= depth) {
             self.changes += 1;
             self.session[u.setting.0] = u.session;
+            self.sources[u.setting.0] = u.source;
             self.local[u.setting.0] = u.local;
         }
     }

@@ -230,6 +230,11 @@ pub enum ScalarFunc {
     PgTypeIsVisible,
     /// `quote_ident(text)`: the text as an identifier, double-quoted where needed.
     QuoteIdent,
+    /// `current_setting(name [, missing_ok])`: a run-time setting as SHOW prints it.
+    CurrentSetting,
+    /// `set_config(name, value, is_local)`: SET as a function (volatile; not strict: a
+    /// NULL value resets, a NULL is_local is false).
+    SetConfig,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -47,6 +47,9 @@ fn signature(name: &str, n: usize) -> Option<(ScalarFunc, DataType, &'static [Ar
         ("obj_description", 2) => (F::ObjDescription, DataType::Text, &[Oid, Text]),
         ("shobj_description", 2) => (F::ShobjDescription, DataType::Text, &[Oid, Text]),
         ("quote_ident", 1) => (F::QuoteIdent, DataType::Text, &[Text]),
+        ("current_setting", 1) => (F::CurrentSetting, DataType::Text, &[Text]),
+        ("current_setting", 2) => (F::CurrentSetting, DataType::Text, &[Text, Bool]),
+        ("set_config", 3) => (F::SetConfig, DataType::Text, &[Text, Text, Bool]),
         _ => return None,
     })
 }

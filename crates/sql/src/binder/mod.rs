@@ -426,6 +426,13 @@ impl<'a> Binder<'a> {
                 let system = schema == "pg_catalog"
                     && (catalog::SystemView::lookup(&ident_name(t)).is_some()
                         || query::SET_RETURNING.contains(&ident_name(t).as_str()));
+                if schema == "pg_catalog" && !system {
+                    return Err(PgError::new(
+                        SqlState::UNDEFINED_TABLE,
+                        format!("relation \"{schema}.{}\" does not exist", ident_name(t)),
+                    )
+                    .with_position(self.position(&s.span)));
+                }
                 if schema != "public" && !system {
                     return Err(PgError::new(
                         SqlState::INVALID_SCHEMA_NAME,
