@@ -413,6 +413,22 @@ pub struct RelFile {
     pub kind: RelKind,
 }
 
+/// The files of `table`, its indexes and `sequences` (the ones it owns).
+fn table_files<'a>(
+    table: &TableDesc,
+    sequences: impl IntoIterator<Item = &'a SequenceDesc>,
+) -> Vec<RelFile> {
+    let file = |rel, kind| RelFile { rel, kind };
+    std::iter::once(file(table.rel, RelKind::Table))
+        .chain(table.indexes.iter().map(|i| file(i.rel, RelKind::Index)))
+        .chain(
+            sequences
+                .into_iter()
+                .map(|s| file(s.rel, RelKind::Sequence)),
+        )
+        .collect()
+}
+
 /// The lock a transaction takes before it changes the catalog, held to its end: one
 /// transaction at a time has uncommitted catalog changes (module doc, "Transactions").
 /// It shows in `pg_locks` as an object lock on `pg_class` (1259), object 0.
@@ -871,18 +887,7 @@ impl Catalog {
             let fk_oid = oid + 1 + (table.indexes.len() + sequences.len() + n) as Oid;
             table.foreign_keys.push(fk.named(fk_oid, name));
         }
-        let mut files = vec![RelFile {
-            rel: table.rel,
-            kind: RelKind::Table,
-        }];
-        files.extend(table.indexes.iter().map(|i| RelFile {
-            rel: i.rel,
-            kind: RelKind::Index,
-        }));
-        files.extend(sequences.iter().map(|s| RelFile {
-            rel: s.rel,
-            kind: RelKind::Sequence,
-        }));
+        let files = table_files(&table, &sequences);
         let next =
             oid + 1 + (table.indexes.len() + sequences.len() + table.foreign_keys.len()) as Oid;
         self.ddl_reserve(tx, next, &files)?;
@@ -918,18 +923,7 @@ impl Catalog {
             records.push(Record::DropTable(oid));
             Record::Batch(records)
         };
-        let mut files = vec![RelFile {
-            rel: table.rel,
-            kind: RelKind::Table,
-        }];
-        files.extend(table.indexes.iter().map(|i| RelFile {
-            rel: i.rel,
-            kind: RelKind::Index,
-        }));
-        files.extend(owned.iter().map(|s| RelFile {
-            rel: s.rel,
-            kind: RelKind::Sequence,
-        }));
+        let files = table_files(&table, owned.iter().map(|s| &**s));
         self.ddl_apply(tx, record, files)?;
         Ok(())
     }
