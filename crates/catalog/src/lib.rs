@@ -1378,6 +1378,13 @@ mod tests {
             self.cat.snapshot()
         }
 
+        /// Create table `name` in the transaction open on `self.tx`.
+        fn create_in_tx(&self, name: &str) -> Arc<TableDesc> {
+            self.cat
+                .create_table(&self.tx, new_table(name), |_, _| Ok(()))
+                .unwrap()
+        }
+
         fn compact(&self) -> PgResult<()> {
             self.cat.compact()
         }
@@ -1576,10 +1583,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let db = Db::open(dir.path());
         db.tx.begin(txn::Isolation::ReadCommitted, false);
-        let t = db
-            .cat
-            .create_table(&db.tx, new_table("t"), |_, _| Ok(()))
-            .unwrap();
+        let t = db.create_in_tx("t");
         assert!(db.snapshot().table("t").is_some());
         assert!(seen_elsewhere(&db.cat).table("t").is_none());
         // Another transaction that wants to change the catalog waits (here: NOWAIT).
@@ -1611,10 +1615,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let db = Db::open(dir.path());
         db.tx.begin(txn::Isolation::ReadCommitted, false);
-        let t = db
-            .cat
-            .create_table(&db.tx, new_table("t"), |_, _| Ok(()))
-            .unwrap();
+        let t = db.create_in_tx("t");
         let files = db.cat.abort(&db.tx);
         db.tx.abort().unwrap();
         assert_eq!(
@@ -1679,17 +1680,13 @@ mod tests {
         // A savepoint taken before the first change: rolling back to it ends them all.
         db.tx.begin(txn::Isolation::ReadCommitted, false);
         db.tx.savepoint("s");
-        db.cat
-            .create_table(&db.tx, new_table("d"), |_, _| Ok(()))
-            .unwrap();
+        db.create_in_tx("d");
         let files = db.cat.rollback_to(&db.tx, 2);
         db.tx.rollback_to("s").unwrap();
         assert_eq!(files.len(), 2);
         assert!(db.snapshot().table("d").is_none());
         // Its lock went with it; the next change takes it again.
-        db.cat
-            .create_table(&db.tx, new_table("e"), |_, _| Ok(()))
-            .unwrap();
+        db.create_in_tx("e");
         db.cat.commit(&db.tx).0.unwrap();
         let snap = seen_elsewhere(&db.cat);
         assert!(snap.table("d").is_none() && snap.table("e").is_some());
@@ -1701,10 +1698,7 @@ mod tests {
         let oid = {
             let db = Db::open(dir.path());
             db.tx.begin(txn::Isolation::ReadCommitted, false);
-            let t = db
-                .cat
-                .create_table(&db.tx, new_table("t"), |_, _| Ok(()))
-                .unwrap();
+            let t = db.create_in_tx("t");
             // The change is logged, then the server dies before the commit record.
             let p = db.cat.take_pending(&db.tx).unwrap();
             let record = Record::Committed {

@@ -47,7 +47,11 @@ enum Kind {
     /// A boolean only `on` of which is implemented (`standard_conforming_strings`).
     OnlyOn,
     /// Fixed when the server starts (`server_version`, ...): SHOW only (SET is 55P02).
-    ReadOnly(&'static str),
+    /// `vartype` is what `pg_settings` calls its type.
+    ReadOnly {
+        value: &'static str,
+        vartype: &'static str,
+    },
     /// `extra_float_digits`: -15 to 3; Myriad implements the values above 0, which
     /// PostgreSQL 12 and later treat alike (the shortest exact output).
     FloatDigits,
@@ -224,7 +228,10 @@ const DEFS: &[Def] = &[
         short_desc: "Shows the server version.",
         extra_desc: None,
         context: "internal",
-        kind: Kind::ReadOnly(wire::SERVER_VERSION),
+        kind: Kind::ReadOnly {
+            value: wire::SERVER_VERSION,
+            vartype: "string",
+        },
         default: Val::Bool(true),
     },
     Def {
@@ -233,7 +240,10 @@ const DEFS: &[Def] = &[
         short_desc: "Shows the server version as an integer.",
         extra_desc: None,
         context: "internal",
-        kind: Kind::ReadOnly("150000"),
+        kind: Kind::ReadOnly {
+            value: "150000",
+            vartype: "integer",
+        },
         default: Val::Bool(true),
     },
     Def {
@@ -242,7 +252,10 @@ const DEFS: &[Def] = &[
         short_desc: "Shows the server (database) character set encoding.",
         extra_desc: None,
         context: "internal",
-        kind: Kind::ReadOnly("UTF8"),
+        kind: Kind::ReadOnly {
+            value: "UTF8",
+            vartype: "string",
+        },
         default: Val::Bool(true),
     },
     Def {
@@ -251,7 +264,10 @@ const DEFS: &[Def] = &[
         short_desc: "Shows whether datetimes are integer based.",
         extra_desc: None,
         context: "internal",
-        kind: Kind::ReadOnly("on"),
+        kind: Kind::ReadOnly {
+            value: "on",
+            vartype: "bool",
+        },
         default: Val::Bool(true),
     },
     Def {
@@ -479,7 +495,7 @@ impl Setting {
                     None => Err(invalid_value(d.name, text)),
                 }
             }
-            Kind::ReadOnly(_) => Err(PgError::new(
+            Kind::ReadOnly { .. } => Err(PgError::new(
                 SqlState::CANT_CHANGE_RUNTIME_PARAM,
                 format!("parameter \"{}\" cannot be changed", d.name),
             )),
@@ -532,48 +548,41 @@ impl Setting {
     /// value `reset`.
     fn row(self, v: Val, source: Source, reset: Val) -> Vec<Value> {
         let d = self.def();
-        let text = |t: &str| Value::Text(t.into());
-        let opt = |t: Option<String>| t.map_or(Value::Null, Value::Text);
-        let (vartype, unit, range): (&str, Option<&str>, Option<(i64, i64)>) = match d.kind {
+        let (vartype, unit, range) = match d.kind {
             Kind::Millis { min } => ("integer", Some("ms"), Some((min, MAX_MILLIS))),
             Kind::FloatDigits => ("integer", None, Some((-15, 3))),
             Kind::Bool | Kind::OnlyOn => ("bool", None, None),
             Kind::Enum(_) => ("enum", None, None),
-            Kind::ReadOnly("on") => ("bool", None, None),
-            Kind::ReadOnly(n) => match n.parse::<i64>() {
-                Ok(n) => ("integer", None, Some((n, n))),
-                Err(_) => ("string", None, None),
-            },
+            // A read-only integer's range is its one value.
+            Kind::ReadOnly { value, vartype } => {
+                (vartype, None, value.parse().ok().map(|n: i64| (n, n)))
+            }
             _ => ("string", None, None),
         };
-        let enumvals = match d.kind {
-            Kind::Enum(names) => enum_values(names),
-            _ => Value::Null,
-        };
-        vec![
-            text(d.name),
-            text(&self.raw(v)),
-            opt(unit.map(str::to_string)),
-            text(d.category),
-            text(d.short_desc),
-            opt(d.extra_desc.map(str::to_string)),
-            text(d.context),
-            text(vartype),
-            text(source.name()),
-            opt(range.map(|r| r.0.to_string())),
-            opt(range.map(|r| r.1.to_string())),
-            enumvals,
-            text(&self.raw(d.default.clone())),
-            text(&self.raw(reset)),
-            Value::Null,
-            Value::Null,
-            Value::Bool(false),
-        ]
+        SettingRow {
+            name: d.name,
+            setting: self.raw(v),
+            unit,
+            category: d.category,
+            short_desc: d.short_desc,
+            extra_desc: d.extra_desc,
+            context: d.context,
+            vartype,
+            source: source.name(),
+            range,
+            enumvals: match d.kind {
+                Kind::Enum(names) => names,
+                _ => &[],
+            },
+            boot_val: self.raw(d.default.clone()),
+            reset_val: self.raw(reset),
+        }
+        .values()
     }
 
     pub fn format(self, v: Val) -> String {
         match (self.def().kind, v) {
-            (Kind::ReadOnly(v), _) => v.into(),
+            (Kind::ReadOnly { value, .. }, _) => value.into(),
             (_, Val::Millis(ms)) => format_millis(ms),
             (_, Val::Bool(b)) => if b { "on" } else { "off" }.into(),
             (Kind::DateStyle, _) => "ISO, MDY".into(),
@@ -627,58 +636,100 @@ fn parse_date_style(text: &str) -> PgResult<()> {
     Ok(())
 }
 
+/// One row of `pg_settings` (its file columns are NULL, `pending_restart` false).
+struct SettingRow {
+    name: &'static str,
+    setting: String,
+    unit: Option<&'static str>,
+    category: &'static str,
+    short_desc: &'static str,
+    extra_desc: Option<&'static str>,
+    context: &'static str,
+    vartype: &'static str,
+    source: &'static str,
+    /// `min_val` and `max_val`, for an integer.
+    range: Option<(i64, i64)>,
+    /// `enumvals`, for an enum (NULL if empty).
+    enumvals: &'static [&'static str],
+    boot_val: String,
+    reset_val: String,
+}
+
+impl SettingRow {
+    fn values(self) -> Vec<Value> {
+        let text = |t: &str| Value::Text(t.into());
+        let opt = |t: Option<&str>| t.map_or(Value::Null, text);
+        let (min, max) = match self.range {
+            Some((min, max)) => (text(&min.to_string()), text(&max.to_string())),
+            None => (Value::Null, Value::Null),
+        };
+        vec![
+            text(self.name),
+            text(&self.setting),
+            opt(self.unit),
+            text(self.category),
+            text(self.short_desc),
+            opt(self.extra_desc),
+            text(self.context),
+            text(self.vartype),
+            text(self.source),
+            min,
+            max,
+            if self.enumvals.is_empty() {
+                Value::Null
+            } else {
+                Value::Array(std::sync::Arc::new(common::array::Array::from_items(
+                    common::types::oids::TEXT,
+                    self.enumvals.iter().map(|n| text(n)).collect(),
+                )))
+            },
+            text(&self.boot_val),
+            text(&self.reset_val),
+            Value::Null,
+            Value::Null,
+            Value::Bool(false),
+        ]
+    }
+}
+
 /// `pg_settings`' rows of the transaction's own pseudo-settings, `transaction_isolation`
 /// and `transaction_read_only`, as PostgreSQL shows them (source `override`).
-pub fn transaction_rows(isolation: &str, read_only: bool) -> Vec<Vec<Value>> {
-    let text = |t: &str| Value::Text(t.into());
-    let row =
-        |name: &str, setting: &str, desc: &str, vartype: &str, enumvals: Value, boot: &str| {
-            vec![
-                text(name),
-                text(setting),
-                Value::Null,
-                text("Client Connection Defaults / Statement Behavior"),
-                text(desc),
-                Value::Null,
-                text("user"),
-                text(vartype),
-                text("override"),
-                Value::Null,
-                Value::Null,
-                enumvals,
-                text(boot),
-                text(boot),
-                Value::Null,
-                Value::Null,
-                Value::Bool(false),
-            ]
-        };
+pub fn transaction_rows(isolation: &'static str, read_only: bool) -> Vec<Vec<Value>> {
+    let row = |name, setting: &str, short_desc, vartype, enumvals, boot: &str| SettingRow {
+        name,
+        setting: setting.into(),
+        unit: None,
+        category: "Client Connection Defaults / Statement Behavior",
+        short_desc,
+        extra_desc: None,
+        context: "user",
+        vartype,
+        source: "override",
+        range: None,
+        enumvals,
+        boot_val: boot.into(),
+        reset_val: boot.into(),
+    };
     vec![
         row(
             "transaction_isolation",
             isolation,
             "Sets the current transaction's isolation level.",
             "enum",
-            enum_values(ISOLATION_NAMES),
+            ISOLATION_NAMES,
             "read committed",
-        ),
+        )
+        .values(),
         row(
             "transaction_read_only",
             if read_only { "on" } else { "off" },
             "Sets the current transaction's read-only status.",
             "bool",
-            Value::Null,
+            &[],
             "off",
-        ),
+        )
+        .values(),
     ]
-}
-
-/// `pg_settings.enumvals`: an enum setting's values.
-pub fn enum_values(names: &[&str]) -> Value {
-    Value::Array(std::sync::Arc::new(common::array::Array::from_items(
-        common::types::oids::TEXT,
-        names.iter().map(|n| Value::Text((*n).into())).collect(),
-    )))
 }
 
 /// Where a setting's value came from (`pg_settings.source`).

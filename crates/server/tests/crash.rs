@@ -3,6 +3,8 @@
 //! (a) every statement the client saw succeed is there (items inserted, counter increments,
 //!     rows given ids by a SERIAL column, tables and indexes created or dropped: the
 //!     catalog's WAL records), and the SERIAL's sequence never hands out an id again;
+//!     a table created by a transaction still open at the kill is not there, and its
+//!     OIDs (file names) are not handed out again;
 //! (b) invariants hold: every row reads back intact (and acknowledged ones through the
 //!     primary key's index), a counter is never above the number of
 //!     increments attempted (until transactions exist, a single-statement write is the unit
