@@ -33,7 +33,7 @@ use txn::{Cid, Snapshot, Tx, Xid};
 
 use crate::tuple::{
     self, HEAP_COMBOCID, HEAP_TUPLE_HEADER_SIZE, HEAP_UPDATED, HEAP_XMAX_EXCL_LOCK,
-    HEAP_XMAX_LOCK_ONLY, HEAP_XMAX_SHR_LOCK, MAX_HEAP_TUPLE_SIZE,
+    HEAP_XMAX_IS_MULTI, HEAP_XMAX_LOCK_ONLY, HEAP_XMAX_SHR_LOCK, MAX_HEAP_TUPLE_SIZE,
 };
 use crate::visibility::{self, WriteCheck};
 
@@ -180,12 +180,13 @@ fn check_target(
     rel: RelId,
     tid: ItemPointer,
     tx: &Tx,
+    share: bool,
 ) -> PgResult<(tuple::TupleHeader, Option<HeapWrite>)> {
     let item = Page::new(page)
         .get_item(tid.offset)
         .ok_or_else(|| not_live(rel, tid))?;
     let h = tuple::header(item)?;
-    let verdict = match visibility::check_write(&h, tx)? {
+    let verdict = match visibility::check_write(&h, tx, share)? {
         WriteCheck::Ok => None,
         WriteCheck::SelfModified => Some(HeapWrite::SelfModified),
         WriteCheck::BeingModified(x) => Some(HeapWrite::BeingModified(x)),
@@ -212,7 +213,7 @@ pub fn heap_delete(
     let mut buf = pin_tid_page(pool, rel, tid)?;
     let mut mtr = Mtr::new(pool);
     let p = mtr.latch(&mut buf);
-    let (h, verdict) = check_target(mtr.page(p), rel, tid, tx)?;
+    let (h, verdict) = check_target(mtr.page(p), rel, tid, tx, false)?;
     if let Some(v) = verdict {
         return Ok(v);
     }
@@ -267,25 +268,39 @@ fn lock_version(
     if missing_ok && Page::new(mtr.page(p)).get_item(tid.offset).is_none() {
         return Ok(HeapWrite::Invisible);
     }
-    let (h, verdict) = check_target(mtr.page(p), rel, tid, tx)?;
+    let (h, verdict) = check_target(mtr.page(p), rel, tid, tx, !exclusive)?;
     if let Some(v) = verdict {
         return Ok(v);
     }
-    let locked_by_me = tx.is_mine(h.xmax) && h.infomask & HEAP_XMAX_LOCK_ONLY != 0;
-    if locked_by_me && (h.infomask & HEAP_XMAX_EXCL_LOCK != 0 || !exclusive) {
+    let held_exclusively_by_me = h.infomask & HEAP_XMAX_IS_MULTI == 0
+        && h.infomask & HEAP_XMAX_LOCK_ONLY != 0
+        && h.infomask & HEAP_XMAX_EXCL_LOCK != 0
+        && tx.is_mine(h.xmax);
+    if held_exclusively_by_me {
         return Ok(HeapWrite::Done(tid)); // already locked at least as strongly
     }
-    let mode = if exclusive || (tx.is_mine(h.xmax) && h.infomask & HEAP_XMAX_EXCL_LOCK != 0) {
-        HEAP_XMAX_EXCL_LOCK
+    let (locker, mode) = if exclusive {
+        (xid, HEAP_XMAX_EXCL_LOCK)
     } else {
-        HEAP_XMAX_SHR_LOCK
+        // Other share lockers keep their lock: this one joins them in a multixact.
+        let (mut others, mine) = visibility::share_lockers(&h, tx)?;
+        if mine {
+            return Ok(HeapWrite::Done(tid));
+        }
+        if others.is_empty() {
+            (xid, HEAP_XMAX_SHR_LOCK)
+        } else {
+            others.push(xid);
+            let multi = tx.manager().create_multi(&others)?;
+            (multi, HEAP_XMAX_SHR_LOCK | HEAP_XMAX_IS_MULTI)
+        }
     };
     let mut page = PageMut::new(mtr.page(p));
     let item = page
         .item_mut(tid.offset)
         .ok_or_else(|| not_live(rel, tid))?;
     let bits = kept_bits(&h) | (h.infomask & HEAP_COMBOCID) | HEAP_XMAX_LOCK_ONLY | mode;
-    tuple::set_xmax(item, xid, h.cid, bits);
+    tuple::set_xmax(item, locker, h.cid, bits);
     mtr.commit()?;
     Ok(HeapWrite::Done(tid))
 }
@@ -312,7 +327,7 @@ pub fn heap_update(
     let mut new_buf: Option<PinnedBuffer<'_>> = None;
     let mut mtr = Mtr::new(pool);
     let p = mtr.latch(&mut old_buf);
-    let (h, verdict) = check_target(mtr.page(p), rel, tid, tx)?;
+    let (h, verdict) = check_target(mtr.page(p), rel, tid, tx, false)?;
     if let Some(v) = verdict {
         return Ok(v);
     }
@@ -856,6 +871,107 @@ mod tests {
                 block: 0,
                 offset: 2
             }))
+        );
+    }
+
+    #[test]
+    fn share_lockers_hold_a_row_together() {
+        let e = env(16);
+        let setup = e.tx(1);
+        let tid = insert(&e.pool, &setup, 1, "a");
+        setup.commit().expect("commit");
+        let share = |t: &Tx| {
+            let x = t.xid().expect("xid");
+            heap_lock(&e.pool, REL, tid, x, t, false).expect("share lock")
+        };
+        let header = || tuple::header(&heap_fetch(&e.pool, REL, tid).unwrap().unwrap()).unwrap();
+        let (a, b, c) = (e.tx(2), e.tx(3), e.tx(4));
+        assert_eq!(share(&a), HeapWrite::Done(tid));
+        assert_eq!(
+            header().xmax,
+            a.top_xid().unwrap(),
+            "one locker: its own id"
+        );
+        assert_eq!(
+            share(&b),
+            HeapWrite::Done(tid),
+            "a second share lock does not wait"
+        );
+        let h = header();
+        assert_ne!(h.infomask & HEAP_XMAX_IS_MULTI, 0);
+        let members = e.mgr.multi_members(h.xmax);
+        assert_eq!(members, [a.top_xid().unwrap(), b.top_xid().unwrap()]);
+        assert_eq!(share(&b), HeapWrite::Done(tid), "held already");
+        assert_eq!(header(), h, "nothing written");
+        // A writer, and an exclusive locker, wait for each share locker in turn.
+        let w = e.tx(5);
+        let wx = w.xid().expect("xid");
+        let ax = a.top_xid().unwrap();
+        assert_eq!(
+            heap_delete(&e.pool, REL, tid, wx, &w).unwrap(),
+            HeapWrite::BeingModified(ax)
+        );
+        assert_eq!(
+            heap_lock(&e.pool, REL, tid, wx, &w, true).unwrap(),
+            HeapWrite::BeingModified(ax)
+        );
+        a.commit().expect("commit");
+        // The third share locker joins the one still running.
+        assert_eq!(share(&c), HeapWrite::Done(tid));
+        let members = e.mgr.multi_members(header().xmax);
+        assert_eq!(members, [b.top_xid().unwrap(), c.top_xid().unwrap()]);
+        // A member that wants the row for itself waits for the others.
+        let bx = b.top_xid().unwrap();
+        assert_eq!(
+            heap_delete(&e.pool, REL, tid, bx, &b).unwrap(),
+            HeapWrite::BeingModified(c.top_xid().unwrap())
+        );
+        c.abort().expect("abort");
+        assert_eq!(
+            heap_update(&e.pool, REL, tid, &row(1, "b"), bx, &b).unwrap(),
+            HeapWrite::Done(ItemPointer {
+                block: 0,
+                offset: 2
+            })
+        );
+        let h = header();
+        assert_eq!((h.xmax, h.infomask & HEAP_XMAX_IS_MULTI), (bx, 0));
+        b.commit().expect("commit");
+        assert_eq!(
+            heap_delete(&e.pool, REL, tid, wx, &w).unwrap(),
+            HeapWrite::Updated(Some(ItemPointer {
+                block: 0,
+                offset: 2
+            }))
+        );
+    }
+
+    #[test]
+    fn share_locks_after_a_restart_are_gone() {
+        let e = env(16);
+        let setup = e.tx(1);
+        let tid = insert(&e.pool, &setup, 1, "a");
+        setup.commit().expect("commit");
+        let (a, b) = (e.tx(2), e.tx(3));
+        for t in [&a, &b] {
+            let x = t.xid().expect("xid");
+            assert_eq!(
+                heap_lock(&e.pool, REL, tid, x, t, false).unwrap(),
+                HeapWrite::Done(tid)
+            );
+        }
+        // A manager that never saw the multixact (as after a restart, where its members
+        // are gone) finds no running member: the row is free.
+        e.mgr.checkpoint().expect("checkpoint");
+        let vfs: Arc<dyn storage::Vfs> = Arc::new(OsVfs);
+        let other = Arc::new(TxnManager::open(vfs, e.dir.path()).expect("txns"));
+        other.advance_next_xid(e.mgr.next_xid());
+        let fresh = Tx::new(other, 9);
+        fresh.begin(Isolation::ReadCommitted, false);
+        let h = tuple::header(&heap_fetch(&e.pool, REL, tid).unwrap().unwrap()).unwrap();
+        assert_eq!(
+            visibility::check_write(&h, &fresh, false).unwrap(),
+            WriteCheck::Ok
         );
     }
 

@@ -16,7 +16,8 @@
 //! ```
 //!
 //! MVCC fields (`crate::visibility` reads them): `t_xmin` inserted the tuple, `t_xmax`
-//! deleted, updated or row-locked it (`HEAP_XMAX_LOCK_ONLY`), `t_cid` is the command id of
+//! deleted, updated or row-locked it (`HEAP_XMAX_LOCK_ONLY`; several transactions sharing
+//! a FOR SHARE lock are one multixact, `HEAP_XMAX_IS_MULTI`), `t_cid` is the command id of
 //! the insert or the delete within their transaction (a combo id when one transaction did
 //! both, `HEAP_COMBOCID`), and `t_ctid` points at the tuple itself or at its newer
 //! version (`HEAP_UPDATED` on the newer one).
@@ -66,6 +67,9 @@ pub const HEAP_COMBOCID: u16 = 0x0020;
 pub const HEAP_XMAX_EXCL_LOCK: u16 = 0x0040;
 /// `t_infomask`: `t_xmax` only locked the row; it did not delete or update it.
 pub const HEAP_XMAX_LOCK_ONLY: u16 = 0x0080;
+/// `t_infomask`: `t_xmax` is a multixact, transactions sharing a FOR SHARE lock (always
+/// with `HEAP_XMAX_LOCK_ONLY`; txn rule 8).
+pub const HEAP_XMAX_IS_MULTI: u16 = 0x1000;
 /// `t_infomask`: the tuple is a newer version made by UPDATE.
 pub const HEAP_UPDATED: u16 = 0x2000;
 /// Bits this version understands.
@@ -75,6 +79,7 @@ const HEAP_KNOWN_BITS: u16 = HEAP_HASNULL
     | HEAP_COMBOCID
     | HEAP_XMAX_EXCL_LOCK
     | HEAP_XMAX_LOCK_ONLY
+    | HEAP_XMAX_IS_MULTI
     | HEAP_UPDATED;
 
 /// Block number of an item pointer that points nowhere (`InvalidBlockNumber`).

@@ -9,7 +9,9 @@
 use common::PgResult;
 use txn::{Cid, FIRST_NORMAL_XID, INVALID_XID, Snapshot, Tx, Xid, XidStatus};
 
-use crate::tuple::{HEAP_COMBOCID, HEAP_XMAX_LOCK_ONLY, TupleHeader};
+use crate::tuple::{
+    HEAP_COMBOCID, HEAP_XMAX_IS_MULTI, HEAP_XMAX_LOCK_ONLY, HEAP_XMAX_SHR_LOCK, TupleHeader,
+};
 
 /// The command id that inserted a tuple this transaction wrote.
 fn cmin(h: &TupleHeader, tx: &Tx) -> Cid {
@@ -38,8 +40,35 @@ pub fn cid_for_delete(h: &TupleHeader, tx: &Tx) -> (Cid, u16) {
     }
 }
 
+/// Whether `t_xmax` only locked the row (a multixact always does).
 fn lock_only(h: &TupleHeader) -> bool {
     h.infomask & HEAP_XMAX_LOCK_ONLY != 0
+}
+
+fn is_multi(h: &TupleHeader) -> bool {
+    h.infomask & HEAP_XMAX_IS_MULTI != 0
+}
+
+/// Who holds a FOR SHARE lock on `h` now: the other transactions (running), and whether
+/// `tx` is one of the holders.
+pub fn share_lockers(h: &TupleHeader, tx: &Tx) -> PgResult<(Vec<Xid>, bool)> {
+    let holders = if is_multi(h) {
+        tx.manager().multi_members(h.xmax)
+    } else if h.xmax != INVALID_XID && lock_only(h) && h.infomask & HEAP_XMAX_SHR_LOCK != 0 {
+        vec![h.xmax]
+    } else {
+        Vec::new()
+    };
+    let mut others = Vec::with_capacity(holders.len() + 1);
+    let mut mine = false;
+    for x in holders {
+        if tx.is_mine(x) {
+            mine = true;
+        } else if fate(x, tx)? == Fate::Running {
+            others.push(x);
+        }
+    }
+    Ok((others, mine))
 }
 
 /// Whether the version `h` is visible to `snap`, taken by `tx`.
@@ -115,8 +144,9 @@ pub enum WriteCheck {
 }
 
 /// `HeapTupleSatisfiesUpdate`: the check made under the page's latch before `t_xmax` is
-/// written.
-pub fn check_write(h: &TupleHeader, tx: &Tx) -> PgResult<WriteCheck> {
+/// written. `share` asks for a FOR SHARE lock, which other FOR SHARE lockers do not
+/// block (the caller makes them a multixact with [`share_lockers`]).
+pub fn check_write(h: &TupleHeader, tx: &Tx, share: bool) -> PgResult<WriteCheck> {
     if !tx.is_mine(h.xmin) {
         match fate(h.xmin, tx)? {
             Fate::Committed => {}
@@ -125,6 +155,17 @@ pub fn check_write(h: &TupleHeader, tx: &Tx) -> PgResult<WriteCheck> {
         }
     }
     if h.xmax == INVALID_XID {
+        return Ok(WriteCheck::Ok);
+    }
+    if is_multi(h) {
+        if !share {
+            // Wait for each other share locker in turn.
+            for x in tx.manager().multi_members(h.xmax) {
+                if !tx.is_mine(x) && fate(x, tx)? == Fate::Running {
+                    return Ok(WriteCheck::BeingModified(x));
+                }
+            }
+        }
         return Ok(WriteCheck::Ok);
     }
     if tx.is_mine(h.xmax) {
@@ -136,8 +177,9 @@ pub fn check_write(h: &TupleHeader, tx: &Tx) -> PgResult<WriteCheck> {
     }
     match fate(h.xmax, tx)? {
         Fate::Aborted => Ok(WriteCheck::Ok),
-        // Also for a share lock held by another: one xmax names one locker, so a second
-        // FOR SHARE waits for the first (no multixacts yet).
+        Fate::Running if share && lock_only(h) && h.infomask & HEAP_XMAX_SHR_LOCK != 0 => {
+            Ok(WriteCheck::Ok)
+        }
         Fate::Running => Ok(WriteCheck::BeingModified(h.xmax)),
         Fate::Committed if lock_only(h) => Ok(WriteCheck::Ok),
         Fate::Committed => Ok(WriteCheck::Updated),

@@ -9,9 +9,8 @@
 //! locked in turn); under REPEATABLE READ, 40001 ("concurrent update", for a delete too,
 //! as PostgreSQL words it).
 //!
-//! FOR SHARE is stored as a shared lock bit, but one `t_xmax` names one locker: without
-//! multixacts a second FOR SHARE of the same row waits for the first to end, where
-//! PostgreSQL lets both hold it.
+//! FOR SHARE is stored as a shared lock bit; several transactions share-locking one row
+//! hold it together through a multixact (txn rule 8), as in PostgreSQL.
 
 use access::heapam::{self, HeapWrite};
 use catalog::TableDesc;

@@ -57,7 +57,19 @@ pub struct TxnManager {
     locks: Arc<crate::lock::LockManager>,
     /// What each session is doing (`pg_stat_activity`).
     activity: Arc<crate::activity::Activity>,
+    /// The members of each multixact still worth remembering (txn rule 8).
+    multis: Mutex<Multis>,
 }
+
+/// Multixacts: ids that stand for a set of transactions sharing a row lock (txn rule 8).
+struct Multis {
+    members: HashMap<Xid, Box<[Xid]>>,
+    /// Forget finished multixacts when `members` grows to this many.
+    sweep_at: usize,
+}
+
+/// The fewest multixacts remembered before the first sweep.
+const MULTI_SWEEP_MIN: usize = 64;
 
 fn encode(kind: u8, xids: &[Xid]) -> Vec<u8> {
     let mut b = Vec::with_capacity(1 + 8 * xids.len());
@@ -130,6 +142,10 @@ impl TxnManager {
             commit_fence: RwLock::new(()),
             locks: crate::lock::LockManager::new(crate::lock::LockConfig::default()),
             activity: Arc::default(),
+            multis: Mutex::new(Multis {
+                members: HashMap::new(),
+                sweep_at: MULTI_SWEEP_MIN,
+            }),
         })
     }
 
@@ -224,6 +240,13 @@ impl TxnManager {
     /// A new transaction id, running from now on.
     pub fn assign_xid(&self) -> PgResult<Xid> {
         let mut procs = self.procs.lock();
+        let xid = self.take_id(&mut procs)?;
+        procs.running.insert(xid);
+        Ok(xid)
+    }
+
+    /// The next unused id, logged as used (txn rule 4).
+    fn take_id(&self, procs: &mut ProcArray) -> PgResult<Xid> {
         if procs.next_xid >= procs.xid_limit {
             let limit = procs.next_xid + XID_BLOCK;
             self.wal()?
@@ -232,8 +255,36 @@ impl TxnManager {
         }
         let xid = procs.next_xid;
         procs.next_xid += 1;
-        procs.running.insert(xid);
         Ok(xid)
+    }
+
+    /// A new multixact standing for `members`, the transactions that share a row lock
+    /// (txn rule 8). Its id comes from the transaction ids, so it is never reused, even
+    /// after a crash; it never runs, commits or aborts.
+    pub fn create_multi(&self, members: &[Xid]) -> PgResult<Xid> {
+        let id = self.take_id(&mut self.procs.lock())?;
+        let mut multis = self.multis.lock();
+        if multis.members.len() >= multis.sweep_at {
+            // Forget the multixacts none of whose members runs: their locks are gone.
+            let procs = self.procs.lock();
+            multis
+                .members
+                .retain(|_, m| m.iter().any(|x| procs.running.contains(x)));
+            drop(procs);
+            multis.sweep_at = (multis.members.len() * 2).max(MULTI_SWEEP_MIN);
+        }
+        multis.members.insert(id, members.into());
+        Ok(id)
+    }
+
+    /// The members of multixact `multi`, or none if it is forgotten: then none of them
+    /// runs any more (or the server restarted since), so none holds its lock.
+    pub fn multi_members(&self, multi: Xid) -> Vec<Xid> {
+        self.multis
+            .lock()
+            .members
+            .get(&multi)
+            .map_or_else(Vec::new, |m| m.to_vec())
     }
 
     /// Commit `xids` (a transaction and its committed subtransactions) atomically: one

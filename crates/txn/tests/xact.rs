@@ -263,3 +263,35 @@ fn commits_racing_checkpoints_survive_a_crash() {
         .collect();
     assert!(lost.is_empty(), "committed transactions lost: {lost:?}");
 }
+
+#[test]
+fn multixacts_are_forgotten_once_their_members_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let a = Tx::new(db.mgr.clone(), 1);
+    let b = Tx::new(db.mgr.clone(), 2);
+    a.begin(Isolation::ReadCommitted, false);
+    b.begin(Isolation::ReadCommitted, false);
+    let (xa, xb) = (a.xid().unwrap(), b.xid().unwrap());
+    let held = db.mgr.create_multi(&[xa, xb]).unwrap();
+    let ended = db.mgr.create_multi(&[xa]).unwrap();
+    assert!(
+        held > xb && ended > held,
+        "ids come from the transaction ids"
+    );
+    assert_eq!(db.mgr.next_xid(), ended + 1);
+    assert!(!db.mgr.is_running(held), "a multixact never runs");
+    a.commit().unwrap();
+    assert_eq!(db.mgr.multi_members(ended), [xa], "kept until a sweep");
+    // Enough new multixacts to sweep: those without a running member go.
+    for _ in 0..100 {
+        db.mgr.create_multi(&[xb]).unwrap();
+    }
+    assert_eq!(db.mgr.multi_members(ended), [] as [u64; 0]);
+    assert_eq!(db.mgr.multi_members(held), [xa, xb], "b still runs");
+    b.abort().unwrap();
+    for _ in 0..300 {
+        db.mgr.create_multi(&[]).unwrap();
+    }
+    assert_eq!(db.mgr.multi_members(held), [] as [u64; 0]);
+}
