@@ -484,16 +484,15 @@ impl Session {
             }
             _ => {}
         }
-        let setting = Setting::lookup(name).ok_or_else(|| settings::unrecognized(name))?;
+        let mut settings = self.settings.lock();
+        let setting = settings.find_or_create(name)?;
         let value = text.as_deref().map(|t| setting.parse(t)).transpose()?;
         if setting == Setting::DEFAULT_TRANSACTION_ISOLATION
             && let Some(v) = &value
         {
             settings::isolation_of(v.clone())?;
         }
-        self.settings
-            .lock()
-            .set(setting, value, local, self.tx.depth().max(1));
+        settings.set(setting, value, local, self.tx.depth().max(1));
         Ok(())
     }
 
@@ -519,8 +518,8 @@ impl Session {
             }
             "all" => return Err(PgError::unsupported("SHOW ALL")),
             _ => {
-                let s = Setting::lookup(name).ok_or_else(|| settings::unrecognized(name))?;
-                s.format(self.settings.lock().get(s))
+                let settings = self.settings.lock();
+                settings.show(settings.find(name)?)
             }
         };
         Ok(executor::StatementResult {
@@ -733,14 +732,13 @@ impl Session {
                         SqlState::NO_ACTIVE_SQL_TRANSACTION,
                         "SET LOCAL can only be used in transaction blocks",
                     ));
-                    // Still checked, as PostgreSQL checks it; then it lapses at once.
-                    if Setting::lookup(&name).is_none()
-                        && !matches!(
-                            name.as_str(),
-                            "transaction_isolation" | "transaction_read_only"
-                        )
-                    {
-                        return Err(settings::unrecognized(&name));
+                    // Still checked (and a custom setting created), as PostgreSQL does;
+                    // then it lapses at once.
+                    if !matches!(
+                        name.as_str(),
+                        "transaction_isolation" | "transaction_read_only"
+                    ) {
+                        self.settings.lock().find_or_create(&name)?;
                     }
                 } else {
                     self.set(&name, values, local)?;
@@ -827,9 +825,9 @@ impl Session {
                 match reset {
                     sqlparser::ast::Reset::ConfigurationParameter(name) => {
                         let name = setting_name(name.0.iter().filter_map(|p| p.as_ident()));
-                        let setting =
-                            Setting::lookup(&name).ok_or_else(|| settings::unrecognized(&name))?;
-                        self.settings.lock().set(setting, None, false, depth);
+                        let mut settings = self.settings.lock();
+                        let setting = settings.find_or_create(&name)?;
+                        settings.set(setting, None, false, depth);
                     }
                     _ => self.settings.lock().reset_all(depth),
                 }
@@ -1051,11 +1049,23 @@ impl wire::Session for Session {
         {
             self.reported[i] = params.get("application_name").cloned().unwrap_or_default();
         }
-        for (name, value) in params {
-            let Some(setting) = Setting::lookup(name) else {
+        // `options` (PGOPTIONS) first, then the packet's own settings, which win, as in
+        // PostgreSQL. Where PostgreSQL ends the connection (FATAL) over a bad option or
+        // value, Myriad logs it and goes on: the connection is ready by now.
+        let (options, errors) = settings::parse_options(params.get("options").map_or("", |o| o));
+        for e in errors {
+            tracing::warn!(error = %e, "startup option ignored");
+        }
+        let direct = params
+            .iter()
+            .filter(|(name, _)| name.as_str() != "options")
+            .map(|(n, v)| (n.clone(), v.clone()));
+        for (name, value) in options.into_iter().chain(direct) {
+            // Built-in settings and custom ones (`myapp.x`); not user, database, ...
+            let Ok(setting) = self.settings.lock().find_or_create(&name) else {
                 continue;
             };
-            match setting.parse(value) {
+            match setting.parse(&value) {
                 Ok(v) => self.settings.lock().startup(setting, v),
                 Err(e) => {
                     tracing::warn!(%name, %value, error = %e.message, "startup parameter ignored")
@@ -1169,10 +1179,13 @@ impl executor::host::SessionSettings for SettingsHook {
         Ok(Some(match name.to_ascii_lowercase().as_str() {
             "transaction_isolation" => isolation.name().to_string(),
             "transaction_read_only" => if read_only { "on" } else { "off" }.to_string(),
-            _ => match Setting::lookup(name) {
-                Some(s) => s.format(self.settings.lock().get(s)),
-                None => return Ok(None),
-            },
+            _ => {
+                let settings = self.settings.lock();
+                match settings.find(name) {
+                    Ok(s) => settings.show(s),
+                    Err(_) => return Ok(None),
+                }
+            }
         }))
     }
 
@@ -1184,17 +1197,17 @@ impl executor::host::SessionSettings for SettingsHook {
             return Err(PgError::unsupported(format!("set_config of {name}"))
                 .with_hint("Use SET TRANSACTION."));
         }
-        let setting = Setting::lookup(name).ok_or_else(|| settings::unrecognized(name))?;
+        let depth = self.tx.lock().0;
+        let mut s = self.settings.lock();
+        let setting = s.find_or_create(name)?;
         let value = value.map(|t| setting.parse(t)).transpose()?;
         if setting == Setting::DEFAULT_TRANSACTION_ISOLATION
             && let Some(v) = &value
         {
             settings::isolation_of(v.clone())?;
         }
-        let depth = self.tx.lock().0;
-        let mut s = self.settings.lock();
         s.set(setting, value, local, depth);
-        Ok(setting.format(s.get(setting)))
+        Ok(s.show(setting))
     }
 
     fn rows(&self) -> Vec<Vec<Value>> {

@@ -5,6 +5,11 @@
 //!   after) rolls back; it stays if it commits.
 //! - `SET LOCAL` lasts until the end of the transaction, whatever its outcome.
 //! - Names are case-insensitive; an unknown one is 42704.
+//! - A name of two or more identifiers joined by dots (`myapp.user_id`) is a custom
+//!   setting, as in PostgreSQL: its first SET or `set_config` creates it in the session,
+//!   it holds any text, RESET makes it empty, and it stays for the rest of the session
+//!   even if the transaction that created it rolls back. SHOW of one never set is 42704;
+//!   `pg_settings` does not list them (PostgreSQL's placeholders).
 //!
 //! Only the settings Myriad acts on are here; each says where it takes effect. The
 //! pseudo-settings `transaction_isolation` and `transaction_read_only` belong to the
@@ -312,7 +317,8 @@ fn clean_name(text: &str) -> String {
     cleaned[..n].to_string()
 }
 
-/// A setting, by its index in the table.
+/// A setting, by its index in the table; past the table, a session's custom setting
+/// (found through [`Settings::find`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Setting(usize);
 
@@ -357,16 +363,43 @@ impl Setting {
         Setting::TIME_ZONE,
     ];
 
-    /// The setting named `name` (any case).
+    /// The built-in setting named `name` (any case).
     pub fn lookup(name: &str) -> Option<Setting> {
         DEFS.iter()
             .position(|d| d.name.eq_ignore_ascii_case(name))
             .map(Setting)
     }
 
+    /// A built-in setting's name.
     pub fn name(self) -> &'static str {
-        DEFS[self.0].name
+        self.def().name
     }
+
+    fn is_custom(self) -> bool {
+        self.0 >= DEFS.len()
+    }
+}
+
+/// Whether `name` may name a custom setting: two or more identifiers joined by dots,
+/// each a letter, `_` or non-ASCII character, then also digits and `$`
+/// (PostgreSQL's `valid_custom_variable_name`).
+fn valid_custom_name(name: &str) -> bool {
+    name.contains('.')
+        && name.split('.').all(|part| {
+            let mut bytes = part.bytes();
+            bytes
+                .next()
+                .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_' || b >= 0x80)
+                && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'$' || b >= 0x80)
+        })
+}
+
+fn invalid_custom_name(name: &str) -> PgError {
+    PgError::new(
+        SqlState::INVALID_NAME,
+        format!("invalid configuration parameter name \"{name}\""),
+    )
+    .with_detail("Custom parameter names must be two or more simple identifiers separated by dots.")
 }
 
 pub fn unrecognized(name: &str) -> PgError {
@@ -443,12 +476,16 @@ fn format_millis(ms: i64) -> String {
 }
 
 impl Setting {
+    /// A built-in setting's definition (custom ones have none: callers check first).
     fn def(self) -> &'static Def {
         &DEFS[self.0]
     }
 
-    /// Parse `text` as this setting's value.
+    /// Parse `text` as this setting's value (a custom setting takes any text).
     pub fn parse(self, text: &str) -> PgResult<Val> {
+        if self.is_custom() {
+            return Ok(Val::Text(text.into()));
+        }
         let d = self.def();
         match d.kind {
             Kind::Millis { min } => parse_millis(d.name, text, min).map(Val::Millis),
@@ -534,7 +571,6 @@ impl Setting {
         }
     }
 
-    /// The value as `SHOW` prints it.
     /// The value as `pg_settings.setting` shows it: a duration as a number of its unit
     /// (milliseconds), anything else as SHOW prints it.
     pub fn raw(self, v: Val) -> String {
@@ -580,7 +616,14 @@ impl Setting {
         .values()
     }
 
+    /// The value as `SHOW` prints it.
     pub fn format(self, v: Val) -> String {
+        if self.is_custom() {
+            return match v {
+                Val::Text(t) => t,
+                _ => String::new(),
+            };
+        }
         match (self.def().kind, v) {
             (Kind::ReadOnly { value, .. }, _) => value.into(),
             (_, Val::Millis(ms)) => format_millis(ms),
@@ -732,6 +775,57 @@ pub fn transaction_rows(isolation: &'static str, read_only: bool) -> Vec<Vec<Val
     ]
 }
 
+/// The settings in a startup packet's `options` (what libpq's `PGOPTIONS` sends), as
+/// (name, value) in order: `-c name=value`, `-cname=value` or `--name=value`, words
+/// separated by spaces, a backslash taking the next character literally, and `-` in a
+/// name read as `_` (PostgreSQL's `pg_split_opts` and `ParseLongOption`). Anything else
+/// is returned as an error message, one per word, for the caller to report.
+pub fn parse_options(options: &str) -> (Vec<(String, String)>, Vec<String>) {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut chars = options.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => word.extend(chars.next()),
+            c if c.is_ascii_whitespace() => {
+                if !word.is_empty() {
+                    words.push(std::mem::take(&mut word));
+                }
+            }
+            c => word.push(c),
+        }
+    }
+    if !word.is_empty() {
+        words.push(word);
+    }
+    let mut settings = Vec::new();
+    let mut errors = Vec::new();
+    let mut words = words.into_iter();
+    while let Some(w) = words.next() {
+        let arg = if w == "-c" {
+            match words.next() {
+                Some(a) => a,
+                None => {
+                    errors.push("-c requires a value".to_string());
+                    continue;
+                }
+            }
+        } else if let Some(a) = w.strip_prefix("--").or_else(|| w.strip_prefix("-c")) {
+            a.to_string()
+        } else {
+            errors.push(format!(
+                "invalid command-line argument for server process: {w}"
+            ));
+            continue;
+        };
+        match arg.split_once('=') {
+            Some((name, value)) => settings.push((name.replace('-', "_"), value.to_string())),
+            None => errors.push(format!("-c {arg} requires a value")),
+        }
+    }
+    (settings, errors)
+}
+
 /// Where a setting's value came from (`pg_settings.source`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Source {
@@ -764,9 +858,12 @@ struct Undo {
     local: Option<Val>,
 }
 
-/// One session's settings.
+/// One session's settings: each vector has the built-in settings (`DEFS`), then the
+/// custom ones in the order they were created.
 #[derive(Debug)]
 pub struct Settings {
+    /// The custom settings' names (lower case), from index `DEFS.len()` on.
+    custom: Vec<String>,
     session: Vec<Val>,
     /// Where each session value came from.
     sources: Vec<Source>,
@@ -783,6 +880,7 @@ pub struct Settings {
 impl Default for Settings {
     fn default() -> Settings {
         Settings {
+            custom: Vec::new(),
             session: DEFS.iter().map(|d| d.default.clone()).collect(),
             sources: vec![Source::Default; DEFS.len()],
             reset: DEFS
@@ -797,6 +895,43 @@ impl Default for Settings {
 }
 
 impl Settings {
+    /// The setting named `name` (any case): a built-in one, or a custom one this session
+    /// has created. 42704 if there is none.
+    pub fn find(&self, name: &str) -> PgResult<Setting> {
+        if let Some(s) = Setting::lookup(name) {
+            return Ok(s);
+        }
+        self.custom
+            .iter()
+            .position(|c| c.eq_ignore_ascii_case(name))
+            .map(|i| Setting(DEFS.len() + i))
+            .ok_or_else(|| unrecognized(name))
+    }
+
+    /// [`Settings::find`], creating a custom setting (empty) if `name` may be one: what
+    /// SET and `set_config` look a name up with. 42602 for a dotted name that may not.
+    pub fn find_or_create(&mut self, name: &str) -> PgResult<Setting> {
+        match self.find(name) {
+            Ok(s) => Ok(s),
+            Err(e) if !name.contains('.') => Err(e),
+            Err(_) if !valid_custom_name(name) => Err(invalid_custom_name(name)),
+            Err(_) => {
+                self.custom.push(name.to_lowercase());
+                let empty = Val::Text(String::new());
+                self.session.push(empty.clone());
+                self.sources.push(Source::Default);
+                self.reset.push((empty, Source::Default));
+                self.local.push(None);
+                Ok(Setting(self.session.len() - 1))
+            }
+        }
+    }
+
+    /// The value of `s` as `SHOW` prints it.
+    pub fn show(&self, s: Setting) -> String {
+        s.format(self.get(s))
+    }
+
     pub fn get(&self, s: Setting) -> Val {
         self.local[s.0]
             .clone()
@@ -863,7 +998,7 @@ impl Settings {
         self.reset[s.0] = (v, Source::Client);
     }
 
-    /// `pg_settings`' rows of these settings, unordered.
+    /// `pg_settings`' rows of the built-in settings, unordered.
     pub fn rows(&self) -> Vec<Vec<Value>> {
         (0..DEFS.len())
             .map(|i| {
@@ -875,7 +1010,7 @@ impl Settings {
 
     /// `RESET ALL`.
     pub fn reset_all(&mut self, depth: usize) {
-        for i in 0..DEFS.len() {
+        for i in 0..self.session.len() {
             self.set(Setting(i), None, false, depth);
         }
     }
@@ -1016,6 +1151,59 @@ mod tests {
             SqlState::FEATURE_NOT_SUPPORTED
         );
         assert!(is.parse("bogus").is_err());
+    }
+
+    #[test]
+    fn startup_options_as_postgres_splits_them() {
+        let (settings, errors) =
+            parse_options(r"-c lock_timeout=2s  -cmyapp.x=a\ b --statement-timeout=5 -x -c foo -c");
+        let pairs: Vec<(&str, &str)> = settings
+            .iter()
+            .map(|(n, v)| (n.as_str(), v.as_str()))
+            .collect();
+        assert_eq!(
+            pairs,
+            [
+                ("lock_timeout", "2s"),
+                ("myapp.x", "a b"),
+                ("statement_timeout", "5")
+            ]
+        );
+        assert_eq!(
+            errors,
+            [
+                "invalid command-line argument for server process: -x",
+                "-c foo requires a value",
+                "-c requires a value"
+            ]
+        );
+        assert_eq!(parse_options("  "), (vec![], vec![]));
+    }
+
+    #[test]
+    fn custom_settings_are_made_by_their_first_set() {
+        let mut s = Settings::default();
+        assert_eq!(
+            s.find("MyApp.X").unwrap_err().code,
+            SqlState::UNDEFINED_OBJECT
+        );
+        let x = s.find_or_create("MyApp.X").unwrap();
+        assert_eq!(s.find("myapp.x"), Ok(x));
+        assert_eq!(s.show(x), "");
+        s.set(x, Some(x.parse("v").unwrap()), false, 1);
+        assert_eq!(s.show(x), "v");
+        s.abort();
+        assert_eq!(s.find("myapp.x"), Ok(x), "a rollback keeps it, empty");
+        assert_eq!(s.show(x), "");
+        assert_eq!(
+            s.find_or_create("nodot").unwrap_err().code,
+            SqlState::UNDEFINED_OBJECT
+        );
+        assert_eq!(
+            s.find_or_create("a.b-c").unwrap_err().code,
+            SqlState::INVALID_NAME
+        );
+        assert_eq!(s.rows().len(), DEFS.len(), "not in pg_settings");
     }
 
     #[test]

@@ -109,3 +109,28 @@ async fn reported_settings_are_announced_when_they_change() {
     )
     .await;
 }
+
+/// Settings in the startup packet's `options` (libpq's PGOPTIONS): `-c name=value` and
+/// `--name=value`, custom ones included, applied as the packet's own settings are
+/// (source `client`, what RESET goes back to). Checked by hand on PostgreSQL 15.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn startup_options_set_settings() {
+    let (server, _dir) = common::start().await;
+    let url = format!(
+        r"{} options='-c lock_timeout=3s --statement-timeout=1min -cmyapp.who=a\\ b'",
+        common::url(&server)
+    );
+    let (c, conn) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+        .await
+        .expect("connect");
+    tokio::spawn(conn);
+    let row = common::rows(
+        &c,
+        "select current_setting('lock_timeout'), current_setting('statement_timeout'), \
+         current_setting('myapp.who'), source from pg_settings where name = 'lock_timeout'",
+    )
+    .await;
+    assert_eq!(row, [["3s", "1min", "a b", "client"]]);
+    common::exec(&c, "set lock_timeout = 5; reset lock_timeout").await;
+    assert_eq!(common::value(&c, "show lock_timeout").await, "3s");
+}
