@@ -978,6 +978,35 @@ impl Catalog {
         Ok(())
     }
 
+    /// Give sequence `oid` new storage, made by `make_storage` in its state after a
+    /// restart (ALTER SEQUENCE ... RESTART, TRUNCATE ... RESTART IDENTITY), as
+    /// PostgreSQL gives it a new relfilenode: the transaction's own calls use the new
+    /// file, every other session the old one until the transaction commits (they wait
+    /// for its lock on the sequence first); the old file goes at commit, the new one at
+    /// a rollback.
+    pub fn renew_sequence(
+        &self,
+        tx: &Tx,
+        oid: Oid,
+        make_storage: impl FnOnce(&SequenceDesc) -> PgResult<()>,
+    ) -> PgResult<()> {
+        let cur = self.ddl_base(tx)?;
+        let old = cur.sequence_by_oid(oid).ok_or_else(|| lookup_failed(oid))?;
+        let rel = cur.next_oid;
+        let seq = SequenceDesc {
+            rel,
+            ..(**old).clone()
+        };
+        let file = |rel| RelFile {
+            rel,
+            kind: RelKind::Sequence,
+        };
+        self.ddl_reserve(tx, rel + 1, &[file(rel)])?;
+        make_storage(&seq)?;
+        self.ddl_apply(tx, Record::CreateSequence(seq), vec![file(old.rel)])?;
+        Ok(())
+    }
+
     /// Drop a sequence (its storage goes when the transaction commits), and in the same
     /// change the column DEFAULTs that use it (`DROP SEQUENCE ... CASCADE`), given as
     /// (table, column).

@@ -250,6 +250,14 @@ fn ev(e: &Expr, row: &[Value], env: Option<&Env>) -> PgResult<Value> {
                 .iter()
                 .map(|a| ev(a, row, env))
                 .collect::<PgResult<Vec<_>>>()?;
+            if let (
+                Some(env),
+                ScalarFunc::NextVal | ScalarFunc::CurrVal | ScalarFunc::SetVal,
+                Some(Value::Int8(oid)),
+            ) = (env, f, vals.first())
+            {
+                crate::sequence::lock(env.tx, *oid)?;
+            }
             eval_func(*f, vals, &e.ty)
         }
         ExprKind::Agg(_) => Err(PgError::internal(

@@ -178,7 +178,7 @@ pub fn execute(stmt: PlannedStatement, cx: &ExecContext) -> PgResult<StatementRe
                 .alter_sequence(cx.tx, seq.oid, options, owned_by)?;
             cx.sequences.reset_log(seq.rel);
             if let Some(v) = restart {
-                cx.sequences.setval(cx.pool, seq.rel, v, false)?;
+                renew_sequence(cx, seq.oid, v)?;
             }
             Ok(StatementResult {
                 tag: "ALTER SEQUENCE".into(),
@@ -276,8 +276,7 @@ pub fn execute(stmt: PlannedStatement, cx: &ExecContext) -> PgResult<StatementRe
                 changed.push((t.oid, n as u64));
             }
             for s in &restart {
-                cx.sequences
-                    .setval(cx.pool, s.rel, s.options.start, false)?;
+                renew_sequence(cx, s.oid, s.options.start)?;
             }
             Ok(StatementResult {
                 tag: "TRUNCATE TABLE".into(),
@@ -360,6 +359,15 @@ pub fn execute(stmt: PlannedStatement, cx: &ExecContext) -> PgResult<StatementRe
 fn create_sequence_storage(cx: &ExecContext, s: &catalog::SequenceDesc) -> PgResult<()> {
     cx.pool.create_relation(s.rel)?;
     access::sequence::init(cx.pool, s.rel, s.options.start)
+}
+
+/// Restart sequence `oid` at `next` (the value its next `nextval` returns), in new storage
+/// so that a rollback undoes it (`catalog::Catalog::renew_sequence`).
+fn renew_sequence(cx: &ExecContext, oid: common::Oid, next: i64) -> PgResult<()> {
+    cx.catalog.renew_sequence(cx.tx, oid, |s| {
+        cx.pool.create_relation(s.rel)?;
+        access::sequence::init(cx.pool, s.rel, next)
+    })
 }
 
 /// Remove the storage a transaction's end leaves behind (`catalog::Catalog::commit`,

@@ -63,6 +63,28 @@ fn bounds(s: &SequenceDesc) -> SeqBounds {
     }
 }
 
+/// Lock sequence `oid` as PostgreSQL's sequence functions do: RowExclusive, to the end
+/// of the transaction. A transaction restarting it (ALTER SEQUENCE, TRUNCATE ... RESTART
+/// IDENTITY) holds a conflicting lock: this waits for it to end, and the call then finds
+/// the sequence's storage as it left it (the catalog is published before its locks go).
+pub(crate) fn lock(tx: &txn::Tx, oid: i64) -> PgResult<()> {
+    let Ok(oid) = Oid::try_from(oid) else {
+        return Ok(()); // not a sequence: the call reports it
+    };
+    tx.lock(
+        txn::lock::LockTag::Relation(oid),
+        txn::lock::LockMode::RowExclusive,
+        false,
+    )
+    .map_err(|e| {
+        let name = host()
+            .ok()
+            .and_then(|h| h.catalog().sequence_by_oid(oid).map(|s| s.name.clone()))
+            .unwrap_or_else(|| oid.to_string());
+        e.to_pg(&format!("relation \"{name}\""))
+    })
+}
+
 /// `nextval(seq)`.
 pub fn nextval(oid: Oid) -> PgResult<i64> {
     check_writable("nextval")?;

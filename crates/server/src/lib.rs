@@ -631,9 +631,19 @@ fn relation_locks<'a>(b: &'a sql::bound::BoundStatement, out: &mut Vec<WantedLoc
                 add(out, t, M::AccessExclusive);
             }
         }
-        B::Truncate { tables, .. } => {
+        B::Truncate { tables, restart } => {
             for t in tables {
                 add(out, t, M::AccessExclusive);
+            }
+            // RESTART IDENTITY gives the sequences new storage, as ALTER SEQUENCE
+            // RESTART does; PostgreSQL locks them so too.
+            for s in restart {
+                out.push(WantedLock {
+                    oid: s.oid,
+                    name: &s.name,
+                    mode: M::AccessExclusive,
+                    nowait: false,
+                });
             }
         }
         B::CreateTable { referenced, .. } => {

@@ -14,9 +14,10 @@
 //!
 //! DDL is transactional, as in PostgreSQL: what CREATE, ALTER and DROP change is seen by
 //! the transaction alone until it commits, and a ROLLBACK (or ROLLBACK TO a savepoint
-//! before it) undoes it (`catalog::Catalog::commit`). ALTER SEQUENCE and TRUNCATE ...
-//! RESTART IDENTITY stay refused inside a block (0A000): a sequence's running state is
-//! not transactional yet.
+//! before it) undoes it (`catalog::Catalog::commit`). A sequence restart (ALTER SEQUENCE
+//! ... RESTART, TRUNCATE ... RESTART IDENTITY) gives the sequence new storage, so it is
+//! undone too (`catalog::Catalog::renew_sequence`); `nextval` and `setval` themselves are
+//! not transactional, as in PostgreSQL.
 
 use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
@@ -341,29 +342,6 @@ impl Session {
                     .flag(Setting::DEFAULT_TRANSACTION_READ_ONLY)
             }),
         );
-    }
-
-    /// Make this session's clock and `TimeZone` what the next statement sees (type I/O
-    /// and `now()` read them from a thread-local: `common::datetime::session`). "now" is
-    /// the transaction's start, or the wall clock outside a transaction.
-    /// TRUNCATE ... RESTART IDENTITY of a table that owns a sequence (a SERIAL column).
-    fn restarts_sequences(&self, stmt: &Statement) -> bool {
-        let Statement::Truncate(t) = stmt else {
-            return false;
-        };
-        if t.identity != Some(sqlparser::ast::TruncateIdentityOption::Restart) {
-            return false;
-        }
-        let catalog = self.db.catalog.snapshot();
-        t.table_names.iter().any(|target| {
-            let name = match target.name.0.last() {
-                Some(sqlparser::ast::ObjectNamePart::Identifier(id)) => sql::binder::ident_name(id),
-                _ => return false,
-            };
-            catalog
-                .table(&name)
-                .is_some_and(|t| catalog.owned_sequences(t.oid).next().is_some())
-        })
     }
 
     /// What the statement about to run reads from per-thread context: the session clock
@@ -851,11 +829,6 @@ impl Session {
                         format!("cannot execute {kind} in a read-only transaction"),
                     ));
                 }
-                if self.explicit && self.restarts_sequences(stmt) {
-                    return Err(PgError::unsupported(
-                        "TRUNCATE ... RESTART IDENTITY inside a transaction block (a sequence restart is not transactional yet)",
-                    ));
-                }
                 self.tx.set_wait_policy(self.wait_policy());
                 self.set_statement_context();
                 let snapshot = self.tx.start_statement();
@@ -911,11 +884,6 @@ impl Session {
     ) -> PgResult<executor::StatementResult> {
         if self.failed {
             return Err(aborted_block());
-        }
-        if self.explicit {
-            return Err(PgError::unsupported(format!(
-                "{kind} inside a transaction block (a sequence's running state is not transactional yet)"
-            )));
         }
         if !self.tx.is_active() {
             self.begin_tx(None, None);

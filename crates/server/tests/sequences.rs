@@ -53,3 +53,28 @@ async fn sequences_keep_their_position_across_a_clean_restart() {
         .expect_err("the sequence went with its table");
     assert_eq!(common::sqlstate(&err), "42P01");
 }
+
+/// A restart inside a block gives the sequence new storage: committed, it is what the
+/// server comes back with; rolled back, it never happened.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restart_in_a_block_survives_a_restart_of_the_server() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = common::tiny_pool_config(dir.path());
+    {
+        let server = Server::start(&config).await.expect("start");
+        let c = common::connect(&server).await;
+        common::exec(
+            &c,
+            "create sequence s; select nextval('s'); \
+             begin; alter sequence s restart with 1000; select nextval('s'); commit; \
+             begin; alter sequence s restart with 5; select nextval('s'); rollback",
+        )
+        .await;
+        assert_eq!(common::value(&c, "select nextval('s')").await, "1001");
+        drop(c);
+        server.shutdown().await.expect("shutdown");
+    }
+    let server = Server::start(&config).await.expect("restart");
+    let c = common::connect(&server).await;
+    assert_eq!(common::value(&c, "select nextval('s')").await, "1002");
+}
