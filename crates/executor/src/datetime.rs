@@ -133,7 +133,9 @@ pub(crate) fn eval_func(f: ScalarFunc, args: &[Value]) -> PgResult<Value> {
     };
     let int = |i: usize| arg(i).and_then(int4);
     Ok(match f {
-        F::Now => V::TimestampTz(datetime::session_clock().transaction_start),
+        F::Now | F::CurrentTimestamp | F::TransactionTimestamp => {
+            V::TimestampTz(datetime::session_clock().transaction_start)
+        }
         F::StatementTimestamp => V::TimestampTz(datetime::session_clock().statement_start),
         F::ClockTimestamp => V::TimestampTz(datetime::clock_timestamp()),
         F::CurrentDate => {

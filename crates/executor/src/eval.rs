@@ -534,6 +534,8 @@ fn eval_func(f: ScalarFunc, args: Vec<Value>, ty: &DataType) -> PgResult<Value> 
     }
     match f {
         ScalarFunc::Now
+        | ScalarFunc::CurrentTimestamp
+        | ScalarFunc::TransactionTimestamp
         | ScalarFunc::StatementTimestamp
         | ScalarFunc::ClockTimestamp
         | ScalarFunc::CurrentDate

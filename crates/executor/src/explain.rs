@@ -1054,6 +1054,7 @@ pub fn deparse(e: &Expr, names: &[String]) -> String {
             format!("({} {symbol} {})", d(&args[0]), d(&args[1]))
         }
         ExprKind::Func(ScalarFunc::CurrentDate, _) => "CURRENT_DATE".into(),
+        ExprKind::Func(ScalarFunc::CurrentTimestamp, _) => "CURRENT_TIMESTAMP".into(),
         ExprKind::Func(ScalarFunc::LocalTimestamp, _) => "LOCALTIMESTAMP".into(),
         // The binder resolved the sequence to its OID; PostgreSQL shows the regclass.
         ExprKind::Func(

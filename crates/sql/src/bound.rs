@@ -111,8 +111,12 @@ pub enum ScalarFunc {
     // Date/time functions. The clock readings take no arguments and are evaluated at
     // execution from the session clock (`common::datetime::session`), never bound as
     // constants: a prepared statement's binding outlives its transaction.
-    /// `now()`, `CURRENT_TIMESTAMP`, `transaction_timestamp()`: the transaction's start.
+    /// `now()`: the transaction's start.
     Now,
+    /// `CURRENT_TIMESTAMP`: `now()` under the name it was written with (a DEFAULT shows it).
+    CurrentTimestamp,
+    /// `transaction_timestamp()`: `now()` likewise.
+    TransactionTimestamp,
     /// `statement_timestamp()`.
     StatementTimestamp,
     /// `clock_timestamp()`: the wall clock, read at each call.

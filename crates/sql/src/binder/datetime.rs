@@ -251,9 +251,9 @@ pub(crate) fn bind_function(name: &str, args: Vec<Expr>) -> Option<PgResult<Expr
     let n = args.len();
     let clock = |f, ty| Some(Ok(func(f, vec![], ty)));
     let result = match (name, n) {
-        ("now" | "transaction_timestamp" | "current_timestamp", 0) => {
-            return clock(F::Now, T::TimestampTz);
-        }
+        ("now", 0) => return clock(F::Now, T::TimestampTz),
+        ("transaction_timestamp", 0) => return clock(F::TransactionTimestamp, T::TimestampTz),
+        ("current_timestamp", 0) => return clock(F::CurrentTimestamp, T::TimestampTz),
         ("statement_timestamp", 0) => return clock(F::StatementTimestamp, T::TimestampTz),
         ("clock_timestamp", 0) => return clock(F::ClockTimestamp, T::TimestampTz),
         ("current_date", 0) => return clock(F::CurrentDate, T::Date),
