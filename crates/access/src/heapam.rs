@@ -591,6 +591,14 @@ mod tests {
         }
     }
 
+    /// One row, inserted by a transaction that committed (backend 1).
+    fn committed_row(e: &Env) -> ItemPointer {
+        let setup = e.tx(1);
+        let tid = insert(&e.pool, &setup, 1, "a");
+        setup.commit().expect("commit");
+        tid
+    }
+
     fn row(id: i32, text: &str) -> Vec<u8> {
         tuple::encode(&[Value::Int4(id), Value::Text(text.into())], &TYPES).expect("encode")
     }
@@ -840,9 +848,7 @@ mod tests {
     #[test]
     fn row_locks_block_writers_not_readers() {
         let e = env(16);
-        let setup = e.tx(1);
-        let tid = insert(&e.pool, &setup, 1, "a");
-        setup.commit().expect("commit");
+        let tid = committed_row(&e);
         let locker = e.tx(2);
         let lx = locker.xid().expect("xid");
         assert_eq!(
@@ -877,9 +883,7 @@ mod tests {
     #[test]
     fn share_lockers_hold_a_row_together() {
         let e = env(16);
-        let setup = e.tx(1);
-        let tid = insert(&e.pool, &setup, 1, "a");
-        setup.commit().expect("commit");
+        let tid = committed_row(&e);
         let share = |t: &Tx| {
             let x = t.xid().expect("xid");
             heap_lock(&e.pool, REL, tid, x, t, false).expect("share lock")
@@ -949,9 +953,7 @@ mod tests {
     #[test]
     fn share_locks_after_a_restart_are_gone() {
         let e = env(16);
-        let setup = e.tx(1);
-        let tid = insert(&e.pool, &setup, 1, "a");
-        setup.commit().expect("commit");
+        let tid = committed_row(&e);
         let (a, b) = (e.tx(2), e.tx(3));
         for t in [&a, &b] {
             let x = t.xid().expect("xid");
