@@ -112,14 +112,7 @@ pub(crate) fn eval_sublink(
                 }
                 Ok(first.into_iter().next().unwrap_or(Value::Null))
             };
-            if uncorrelated {
-                match &*cached(&entry, || run().map(Cached::Scalar))? {
-                    Cached::Scalar(v) => Ok(v.clone()),
-                    _ => Err(PgError::internal("cached scalar result of another kind")),
-                }
-            } else {
-                run()
-            }
+            value_once(uncorrelated, &entry, run)
         }
         SubLinkKind::Array => {
             let run = || -> PgResult<Value> {
@@ -137,14 +130,7 @@ pub(crate) fn eval_sublink(
                     common::array::Array::from_items(elem, items),
                 )))
             };
-            if uncorrelated {
-                match &*cached(&entry, || run().map(Cached::Scalar))? {
-                    Cached::Scalar(v) => Ok(v.clone()),
-                    _ => Err(PgError::internal("cached array result of another kind")),
-                }
-            } else {
-                run()
-            }
+            value_once(uncorrelated, &entry, run)
         }
         SubLinkKind::Quantified { all, test, cmp } => {
             let t = env.eval(test, row)?;
@@ -213,6 +199,22 @@ pub(crate) fn eval_sublink(
 }
 
 /// The entry's cached result, computed by `compute` the first time.
+/// A subquery's value (scalar or ARRAY): computed once if it is `uncorrelated`, else at
+/// each call.
+fn value_once(
+    uncorrelated: bool,
+    entry: &Entry,
+    run: impl FnOnce() -> PgResult<Value>,
+) -> PgResult<Value> {
+    if !uncorrelated {
+        return run();
+    }
+    match &*cached(entry, || run().map(Cached::Scalar))? {
+        Cached::Scalar(v) => Ok(v.clone()),
+        _ => Err(PgError::internal("cached subquery value of another kind")),
+    }
+}
+
 fn cached(entry: &Entry, compute: impl FnOnce() -> PgResult<Cached>) -> PgResult<Rc<Cached>> {
     if let Some(c) = entry.result.borrow().as_ref() {
         return Ok(c.clone());

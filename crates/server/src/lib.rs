@@ -35,7 +35,10 @@
 //! Relation locks (`txn::lock`): every statement takes PostgreSQL's mode on each table
 //! it touches ([`relation_locks`]), held to transaction end: queries AccessShare, DML
 //! RowExclusive, CREATE INDEX Share, DROP AccessExclusive, LOCK TABLE what it names,
-//! VACUUM ShareUpdateExclusive. Indexes are not locked on their own: every change to an
+//! VACUUM ShareUpdateExclusive, ALTER SEQUENCE ShareRowExclusive on the sequence, and
+//! TRUNCATE ... RESTART IDENTITY AccessExclusive on the sequences it restarts (the
+//! sequence functions lock theirs RowExclusive as they run: `executor::sequence::lock`).
+//! Indexes are not locked on their own: every change to an
 //! index's existence locks its table in a mode that conflicts with every user of the
 //! table, so the table lock covers them, and a statement's locking cost does not grow
 //! with the number of indexes. A statement binds names first, then locks; if the

@@ -462,15 +462,15 @@ impl Session {
             }
             _ => {}
         }
-        let mut settings = self.settings.lock();
-        let setting = settings.find_or_create(name)?;
+        let mut all = self.settings.lock();
+        let setting = all.find_or_create(name)?;
         let value = text.as_deref().map(|t| setting.parse(t)).transpose()?;
         if setting == Setting::DEFAULT_TRANSACTION_ISOLATION
             && let Some(v) = &value
         {
             settings::isolation_of(v.clone())?;
         }
-        settings.set(setting, value, local, self.tx.depth().max(1));
+        all.set(setting, value, local, self.tx.depth().max(1));
         Ok(())
     }
 
