@@ -8,11 +8,24 @@
 //! [`Catalog::rollback_to`] and [`Catalog::release`] end them with it.
 //!
 //! Transactions (DDL is transactional, as in PostgreSQL):
-//! - A transaction's first change takes [`CATALOG_LOCK`] (through the lock manager, so
-//!   waits time out and deadlocks are found), held to its end: one transaction at a time
-//!   has uncommitted catalog changes. Its changes build a private snapshot from the
-//!   committed one; its own session sees it (`snapshot` on that session's thread), no
-//!   other does.
+//! - Each transaction's changes build a private snapshot from the committed one; its own
+//!   session sees it (`snapshot` on that session's thread), no other does. Whenever
+//!   another transaction commits changes, the private snapshot is rebuilt on the new
+//!   committed one (its records applied again), so a transaction sees what others
+//!   committed, as PostgreSQL's catalog lookups do, and its commit publishes its records
+//!   applied to the newest committed catalog.
+//! - Any number of transactions change the catalog at once. Records of different
+//!   transactions apply in either order because they change different objects: the
+//!   server takes PostgreSQL's relation locks before a change (AccessExclusive for DROP
+//!   and ALTER, Share for CREATE INDEX, ShareRowExclusive on both tables of a foreign
+//!   key), so two transactions change one object only when their locks allow it, and
+//!   then only by adding to it (two CREATE INDEX on one table: `CreateIndex` records
+//!   add one index each). A new relation's name is claimed, as PostgreSQL's unique index
+//!   on `pg_class` names does: a transaction that creates a name another one has claimed
+//!   waits for that one to end (through the lock manager, on its transaction id, so waits
+//!   time out and deadlocks are found), then fails with 42P07 if it committed the name.
+//!   Generated names (`t_pkey`, `t_a_idx1`) skip names others have claimed. OIDs come
+//!   from one counter.
 //! - Commit logs the changes as one record just before the commit record and publishes
 //!   them once the commit is durable, before the transaction's locks go, so whoever waited
 //!   on them binds against the new catalog. Recovery holds such a record back until it
@@ -40,8 +53,10 @@
 //!   about storage (file sizes, open files) live in `storage::smgr`, keyed by `RelId`, and are
 //!   invalidated by whoever changes the catalog (`smgr::forget`, `BufferPool::drop_relation`).
 //!
-//! Locking: [`CATALOG_LOCK`] orders transactions that change the catalog; a mutex inside
-//! [`Catalog`] orders publishing against checkpoints; readers only clone an `Arc`.
+//! Locking: the server's relation locks order transactions that change one object; a
+//! mutex over the pending changes guards names and private snapshots (taken only by
+//! sessions with pending changes); a mutex inside [`Catalog`] orders publishing against
+//! checkpoints; readers only clone an `Arc`.
 
 mod desc;
 mod log;
@@ -53,6 +68,8 @@ pub use desc::{
 };
 pub use sysviews::{INFORMATION_SCHEMA_OID, SystemView};
 
+use std::cell::Cell;
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -61,7 +78,6 @@ use common::ids::FIRST_NORMAL_OID;
 use common::{Oid, PgError, PgResult, SqlState};
 use parking_lot::{Mutex, RwLock};
 use storage::vfs::Vfs;
-use txn::lock::{LockMode, LockTag};
 use txn::{Tx, Xid};
 
 use crate::log::{CatalogLog, Record};
@@ -124,19 +140,6 @@ impl CatalogSnapshot {
             .into_iter()
             .flat_map(|v| v.iter())
             .filter_map(|s| self.sequences_by_oid.get(s))
-    }
-
-    /// The name CREATE INDEX without a name gets: PostgreSQL's `t_a_idx`, with a numeric
-    /// suffix if taken.
-    pub fn choose_index_name(&self, table: &TableDesc, new: &NewIndex) -> String {
-        let base = desc::default_index_name(&table.name, &table.columns, new);
-        unique_name(self, &base, &[], "")
-    }
-
-    /// The name ADD PRIMARY KEY / UNIQUE without a name gets (`t_pkey`, `t_a_key`).
-    pub fn choose_key_name(&self, table: &TableDesc, key: &NewKey) -> String {
-        let base = desc::default_key_name(&table.name, &table.columns, key);
-        unique_name(self, &base, &[], "")
     }
 
     /// The name ADD FOREIGN KEY without a name gets: PostgreSQL's `t_a_fkey`, with a
@@ -348,12 +351,123 @@ impl CatalogSnapshot {
     }
 }
 
+/// The descriptors of table `new` and the sequences of its SERIAL columns, with OIDs from
+/// `oid` on, on `cur`; generated names avoid `others` (names other transactions claim).
+fn table_desc(
+    cur: &CatalogSnapshot,
+    others: &[String],
+    new: &NewTable,
+    oid: Oid,
+) -> PgResult<(TableDesc, Vec<SequenceDesc>)> {
+    if cur.relation_exists(&new.name) {
+        return Err(PgError::new(
+            SqlState::DUPLICATE_TABLE,
+            format!("relation \"{}\" already exists", new.name),
+        ));
+    }
+    let mut taken: Vec<String> = Vec::new();
+    let mut indexes = Vec::with_capacity(new.keys.len());
+    for (n, k) in new.keys.iter().cloned().enumerate() {
+        check_key_types(&new.columns, &k.columns)?;
+        let name = match k.name {
+            Some(n) => {
+                if cur.relation_exists(&n) || taken.contains(&n) || n == new.name {
+                    return Err(PgError::new(
+                        SqlState::DUPLICATE_TABLE,
+                        format!("relation \"{n}\" already exists"),
+                    ));
+                }
+                n
+            }
+            None => {
+                let base = desc::default_key_name(&new.name, &new.columns, &k);
+                unique_name(cur, &base, &taken, others, &new.name)
+            }
+        };
+        taken.push(name.clone());
+        let index_oid = oid + 1 + n as Oid;
+        indexes.push(IndexDesc {
+            oid: index_oid,
+            rel: index_oid,
+            name,
+            columns: k.columns,
+            unique: true,
+            primary: k.primary,
+            constraint: true,
+        });
+    }
+    let mut columns = new.columns.clone();
+    let mut sequences = Vec::with_capacity(new.serials.len());
+    for &(column, options) in &new.serials {
+        let col = columns.get_mut(column).ok_or_else(|| {
+            PgError::internal(format!("SERIAL column {column} is not in the table"))
+        })?;
+        // PostgreSQL's ChooseRelationName(table, column, "seq").
+        let base = format!("{}_{}_seq", new.name, col.name);
+        let name = unique_name(cur, &base, &taken, others, &new.name);
+        taken.push(name.clone());
+        col.default = Some(desc::nextval_default(&name));
+        let seq_oid = oid + 1 + (indexes.len() + sequences.len()) as Oid;
+        sequences.push(SequenceDesc {
+            oid: seq_oid,
+            rel: seq_oid,
+            name,
+            options,
+            owned_by: Some((oid, column)),
+        });
+    }
+    let mut table = TableDesc {
+        oid,
+        rel: oid,
+        name: new.name.clone(),
+        columns,
+        indexes,
+        options: new.options,
+        foreign_keys: Vec::new(),
+    };
+    for (n, mut fk) in new.foreign_keys.iter().cloned().enumerate() {
+        if fk.ref_table == 0 {
+            fk.ref_table = oid;
+            fk.ref_index += oid;
+        }
+        let name = match fk.name.take() {
+            Some(n)
+                if table.indexes.iter().any(|i| i.name == n)
+                    || table.foreign_keys.iter().any(|f| f.name == n) =>
+            {
+                return Err(PgError::new(
+                    SqlState::DUPLICATE_OBJECT,
+                    format!(
+                        "constraint \"{n}\" for relation \"{}\" already exists",
+                        table.name
+                    ),
+                ));
+            }
+            Some(n) => n,
+            None => cur.choose_fk_name(&table, &fk),
+        };
+        let fk_oid = oid + 1 + (table.indexes.len() + sequences.len() + n) as Oid;
+        table.foreign_keys.push(fk.named(fk_oid, name));
+    }
+    Ok((table, sequences))
+}
+
 /// `base`, or `base1`, `base2`, ... : the first that no relation (nor `taken`, nor
-/// `also`) uses, as PostgreSQL's `ChooseRelationName`.
-fn unique_name(cur: &CatalogSnapshot, base: &str, taken: &[String], also: &str) -> String {
+/// `others`, nor `also`) uses, as PostgreSQL's `ChooseRelationName`.
+fn unique_name(
+    cur: &CatalogSnapshot,
+    base: &str,
+    taken: &[String],
+    others: &[String],
+    also: &str,
+) -> String {
     let mut name = base.to_string();
     let mut n = 0;
-    while cur.relation_exists(&name) || taken.contains(&name) || name == also {
+    while cur.relation_exists(&name)
+        || taken.contains(&name)
+        || others.contains(&name)
+        || name == also
+    {
         n += 1;
         name = format!("{base}{n}");
     }
@@ -429,67 +543,117 @@ fn table_files<'a>(
         .collect()
 }
 
-/// The lock a transaction takes before it changes the catalog, held to its end: one
-/// transaction at a time has uncommitted catalog changes (module doc, "Transactions").
-/// It shows in `pg_locks` as an object lock on `pg_class` (1259), object 0.
-pub const CATALOG_LOCK: LockTag = LockTag::Object { class: 1259, id: 0 };
-
 /// A transaction's catalog changes, seen by its own statements alone until it commits.
 struct Pending {
     /// The transaction's top-level id: its commit record commits the changes.
     xid: Xid,
-    /// The session thread running it ([`thread_key`]).
-    thread: u64,
-    /// The level ([`Tx::depth`]) it took [`CATALOG_LOCK`] at: rolling back to that
-    /// level releases the lock and undoes every change.
-    lock_depth: usize,
-    /// The published snapshot with the changes applied.
+    /// The level ([`Tx::depth`]) of its first change: rolling back to that level undoes
+    /// every change.
+    first_depth: usize,
+    /// The committed snapshot `snapshot` was built on ...
+    base: Arc<CatalogSnapshot>,
+    /// ... and that snapshot with `records` applied: rebuilt on the newest committed one
+    /// whenever another transaction has committed changes since ([`Catalog::rebased`]).
     snapshot: Arc<CatalogSnapshot>,
     records: Vec<Record>,
     /// Storage of what it created (removed if it rolls back) ...
     created: Vec<RelFile>,
     /// ... and of what it dropped (removed once it commits).
     dropped: Vec<RelFile>,
-    /// The state before the first change of each savepoint level above `lock_depth`,
+    /// The names of the relations it creates: claimed, so that no other transaction
+    /// creates one until this one ends (module doc, "Transactions").
+    names: Vec<String>,
+    /// Its commit is publishing the changes: its names stay claimed until they are
+    /// published.
+    committing: bool,
+    /// The state before the first change of each savepoint level above `first_depth`,
     /// levels increasing: what ROLLBACK TO restores.
     marks: Vec<Mark>,
 }
 
 struct Mark {
     depth: usize,
-    snapshot: Arc<CatalogSnapshot>,
     records: usize,
     created: usize,
     dropped: usize,
+    names: usize,
 }
 
-/// A number for this thread, unique in the process (0 is nobody): a session runs on its
-/// own thread, so it names the session whose transaction has pending changes.
-fn thread_key() -> u64 {
-    static NEXT: AtomicU64 = AtomicU64::new(1);
-    thread_local! {
-        static KEY: u64 = NEXT.fetch_add(1, Ordering::Relaxed);
+impl Pending {
+    /// Push a savepoint mark if this is the first change at level `depth`.
+    fn mark(&mut self, depth: usize) {
+        if depth > self.first_depth && self.marks.last().is_none_or(|m| m.depth < depth) {
+            self.marks.push(Mark {
+                depth,
+                records: self.records.len(),
+                created: self.created.len(),
+                dropped: self.dropped.len(),
+                names: self.names.len(),
+            });
+        }
     }
-    KEY.with(|k| *k)
+}
+
+/// Why a transaction could not claim a relation name.
+enum Busy {
+    /// The name exists now (another transaction committed it since the change looked).
+    Exists,
+    /// Another transaction has claimed it.
+    Claimed {
+        xid: Xid,
+        committing: bool,
+        name: String,
+    },
+}
+
+thread_local! {
+    static THREAD_KEY: u64 = {
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    };
+    /// How many catalogs hold changes of a transaction running on this thread: while
+    /// none does, [`Catalog::snapshot`] does not look at the pending changes at all.
+    static PENDING_HERE: Cell<usize> = const { Cell::new(0) };
+}
+
+/// A number for this thread, unique in the process: a session runs on its own thread,
+/// so it names the session whose transaction has pending changes.
+fn thread_key() -> u64 {
+    THREAD_KEY.with(|k| *k)
+}
+
+fn count_pending_here(up: bool) {
+    PENDING_HERE.with(|c| {
+        c.set(if up {
+            c.get() + 1
+        } else {
+            c.get().saturating_sub(1)
+        })
+    });
+}
+
+/// The OID counter, shared by every transaction.
+struct OidCounter {
+    /// The next OID to hand out.
+    next: Oid,
+    /// The bound logged as a `NextOid` record: no OID below it is handed out again, even
+    /// by a restart after a crash that lost the transaction using it.
+    logged: Oid,
 }
 
 /// The catalog of one data directory.
 pub struct Catalog {
     /// The committed catalog.
     current: RwLock<Arc<CatalogSnapshot>>,
-    /// The uncommitted changes of the one transaction holding [`CATALOG_LOCK`].
-    pending: Mutex<Option<Pending>>,
-    /// [`thread_key`] of that transaction's session (0 if none): other threads read
-    /// `current` without touching `pending`.
-    pending_thread: AtomicU64,
+    /// The uncommitted changes of each transaction that has some, by the [`thread_key`]
+    /// of its session.
+    pending: Mutex<HashMap<u64, Pending>>,
     /// The last version handed to a snapshot, committed or pending: versions are never
     /// reused, so a plan cached for one never matches another.
     versions: AtomicU64,
-    /// The highest OID bound logged as a `NextOid` record: no OID below it is handed out
-    /// again, even by a restart after a crash that lost the transaction using it.
-    oids_logged: Mutex<Oid>,
+    oids: Mutex<OidCounter>,
     /// Recovery: transactions' changes whose commit record has not been replayed yet.
-    redo_waiting: Mutex<std::collections::HashMap<Xid, Vec<Record>>>,
+    redo_waiting: Mutex<HashMap<Xid, Vec<Record>>>,
     /// Where changes are logged once storage is up (`attach_wal`).
     wal: RwLock<Option<Arc<storage::xlog::Wal>>>,
     /// Serialises publishing and checkpoints, and owns the log's append position.
@@ -509,10 +673,12 @@ impl Catalog {
         }
         Ok(Catalog {
             versions: AtomicU64::new(snap.version),
-            oids_logged: Mutex::new(snap.next_oid),
+            oids: Mutex::new(OidCounter {
+                next: snap.next_oid,
+                logged: snap.next_oid,
+            }),
             current: RwLock::new(Arc::new(snap)),
-            pending: Mutex::new(None),
-            pending_thread: AtomicU64::new(0),
+            pending: Mutex::new(HashMap::new()),
             redo_waiting: Mutex::new(Default::default()),
             wal: RwLock::new(None),
             log: Mutex::new(log),
@@ -521,14 +687,13 @@ impl Catalog {
 
     /// The catalog as the calling session sees it: the committed one, with its own
     /// transaction's uncommitted changes if it has any. Cheap: one `Arc` clone (and, on
-    /// the thread of the one transaction that has pending changes, a short lock).
+    /// the thread of a transaction that has pending changes, a short lock).
     pub fn snapshot(&self) -> Arc<CatalogSnapshot> {
-        let owner = self.pending_thread.load(Ordering::Acquire);
-        if owner != 0
-            && owner == thread_key()
-            && let Some(p) = self.pending.lock().as_ref()
-        {
-            return p.snapshot.clone();
+        if PENDING_HERE.with(Cell::get) != 0 {
+            let mut pending = self.pending.lock();
+            if let Some(p) = pending.get_mut(&thread_key()) {
+                return self.rebased(p).clone();
+            }
         }
         self.published()
     }
@@ -542,91 +707,200 @@ impl Catalog {
         self.versions.fetch_add(1, Ordering::Relaxed) + 1
     }
 
-    /// The snapshot `tx`'s next change starts from: its pending changes, made now if it
-    /// has none (taking [`CATALOG_LOCK`], which waits for the transaction that holds it).
-    fn ddl_base(&self, tx: &Tx) -> PgResult<Arc<CatalogSnapshot>> {
-        let key = thread_key();
-        if self.pending_thread.load(Ordering::Acquire) == key
-            && let Some(p) = self.pending.lock().as_ref()
-            && Some(p.xid) == tx.top_xid()
-        {
-            return Ok(p.snapshot.clone());
+    /// `base` with `records` applied, as a new version.
+    fn with_changes(&self, base: &CatalogSnapshot, records: &[Record]) -> CatalogSnapshot {
+        let mut s = base.clone();
+        for r in records {
+            s.apply(r);
         }
-        tx.lock(CATALOG_LOCK, LockMode::Exclusive, false)
-            .map_err(|e| e.to_pg("the catalog"))?;
+        s.version = self.next_version();
+        s
+    }
+
+    /// `p`'s snapshot, rebuilt first on the committed catalog if that has changed since:
+    /// a transaction sees what others commit meanwhile, as PostgreSQL's catalog lookups
+    /// do. Its changes still apply, because it holds locks on what they change.
+    fn rebased<'p>(&self, p: &'p mut Pending) -> &'p Arc<CatalogSnapshot> {
+        let cur = self.published();
+        if !Arc::ptr_eq(&cur, &p.base) {
+            p.snapshot = Arc::new(self.with_changes(&cur, &p.records));
+            p.base = cur;
+        }
+        &p.snapshot
+    }
+
+    /// The snapshot `tx`'s next change starts from: its pending changes on the newest
+    /// committed catalog, made now if it has none.
+    fn ddl_base(&self, tx: &Tx) -> PgResult<Arc<CatalogSnapshot>> {
         tx.xid()?;
         let xid = tx
             .top_xid()
             .ok_or_else(|| PgError::internal("a catalog change without a transaction id"))?;
-        let mut slot = self.pending.lock();
-        if let Some(stale) = slot.take() {
-            // Only a transaction that ended without `commit` or `abort` leaves one (its
-            // lock is gone, or we would not hold it): its changes never happened.
-            tracing::warn!(
-                xid = stale.xid,
-                files = stale.created.len(),
-                "discarding the catalog changes of an ended transaction"
-            );
+        let key = thread_key();
+        let mut pending = self.pending.lock();
+        if pending.get(&key).is_none_or(|p| p.xid != xid) {
+            let base = self.published();
+            let fresh = Pending {
+                xid,
+                first_depth: tx.depth(),
+                snapshot: base.clone(),
+                base,
+                records: Vec::new(),
+                created: Vec::new(),
+                dropped: Vec::new(),
+                names: Vec::new(),
+                committing: false,
+                marks: Vec::new(),
+            };
+            match pending.insert(key, fresh) {
+                // Only a transaction that ended without `commit` or `abort` leaves one:
+                // its changes never happened.
+                Some(stale) => tracing::warn!(
+                    xid = stale.xid,
+                    files = stale.created.len(),
+                    "discarding the catalog changes of an ended transaction"
+                ),
+                None => count_pending_here(true),
+            }
         }
-        let base = self.published();
-        *slot = Some(Pending {
-            xid,
-            thread: key,
-            lock_depth: tx.depth(),
-            snapshot: base.clone(),
-            records: Vec::new(),
-            created: Vec::new(),
-            dropped: Vec::new(),
-            marks: Vec::new(),
-        });
-        self.pending_thread.store(key, Ordering::Release);
-        Ok(base)
+        let p = pending.get_mut(&key).expect("made above");
+        Ok(self.rebased(p).clone())
     }
 
     /// `tx`'s pending changes, with a savepoint mark pushed if this is the first change
     /// of its current level. Only after [`Catalog::ddl_base`].
     fn with_pending<R>(&self, tx: &Tx, f: impl FnOnce(&mut Pending) -> R) -> PgResult<R> {
-        let mut slot = self.pending.lock();
-        let p = slot
-            .as_mut()
-            .filter(|p| p.thread == thread_key())
+        let mut pending = self.pending.lock();
+        let p = pending
+            .get_mut(&thread_key())
+            .filter(|p| Some(p.xid) == tx.top_xid())
             .ok_or_else(|| PgError::internal("a catalog change outside its transaction"))?;
-        let depth = tx.depth();
-        if depth > p.lock_depth && p.marks.last().is_none_or(|m| m.depth < depth) {
-            p.marks.push(Mark {
-                depth,
-                snapshot: p.snapshot.clone(),
-                records: p.records.len(),
-                created: p.created.len(),
-                dropped: p.dropped.len(),
-            });
-        }
+        p.mark(tx.depth());
         Ok(f(p))
     }
 
-    /// Before `tx` creates storage for new objects: OIDs below `next` are taken (logged,
-    /// so that no restart hands them out again), and `files` are removed if it rolls back.
-    fn ddl_reserve(&self, tx: &Tx, next: Oid, files: &[RelFile]) -> PgResult<()> {
-        {
-            let mut logged = self.oids_logged.lock();
-            if next > *logged {
-                if let Some(wal) = self.wal.read().as_ref() {
-                    let mut payload = Vec::new();
-                    log::encode(&Record::NextOid(next), &mut payload);
-                    // Not flushed: it precedes the files' creation records in the log.
-                    wal.log(storage::xlog::RecordKind::Catalog, &payload)?;
+    /// Run `build` on the snapshot `tx`'s change starts from and claim the relation
+    /// names it returns, as PostgreSQL's unique index on `pg_class` names does: a name
+    /// another transaction has claimed is waited for (its lock on its transaction id),
+    /// and `build` runs again on what that transaction left, failing with 42P07 if it
+    /// committed the name. `build` also gets the names others have claimed, for
+    /// generated names to avoid.
+    fn claiming<R>(
+        &self,
+        tx: &Tx,
+        mut build: impl FnMut(&CatalogSnapshot, &[String]) -> PgResult<(Vec<String>, R)>,
+    ) -> PgResult<R> {
+        loop {
+            let cur = self.ddl_base(tx)?;
+            let others = self.claimed_by_others();
+            let (names, out) = build(&cur, &others)?;
+            match self.try_claim(tx, names) {
+                Ok(()) => return Ok(out),
+                Err(Busy::Exists) => {}
+                Err(Busy::Claimed {
+                    xid,
+                    name,
+                    committing,
+                }) => {
+                    tx.wait_for_xid(xid, false, &format!("relation \"{name}\""))?;
+                    if committing {
+                        // Its claim goes a moment after its locks.
+                        std::thread::yield_now();
+                        continue;
+                    }
+                    // It has ended. Its changes are gone, and with them its claim,
+                    // unless it ended without `commit` or `abort`.
+                    let mut pending = self.pending.lock();
+                    let stale = pending
+                        .iter()
+                        .find(|(_, p)| p.xid == xid && !p.committing)
+                        .map(|(k, _)| *k);
+                    if let Some(k) = stale {
+                        pending.remove(&k);
+                    }
                 }
-                *logged = next;
             }
         }
-        self.with_pending(tx, |p| {
-            if next > p.snapshot.next_oid {
-                let mut s = (*p.snapshot).clone();
-                s.next_oid = next;
-                p.snapshot = Arc::new(s);
+    }
+
+    /// The names of relations other transactions create.
+    fn claimed_by_others(&self) -> Vec<String> {
+        let key = thread_key();
+        let pending = self.pending.lock();
+        pending
+            .iter()
+            .filter(|(k, _)| **k != key)
+            .flat_map(|(_, p)| p.names.iter().cloned())
+            .collect()
+    }
+
+    /// The name CREATE INDEX without a name gets: PostgreSQL's `t_a_idx`, with a numeric
+    /// suffix if a relation has it or another transaction creates one of that name.
+    pub fn choose_index_name(&self, table: &TableDesc, new: &NewIndex) -> String {
+        let base = desc::default_index_name(&table.name, &table.columns, new);
+        unique_name(&self.snapshot(), &base, &[], &self.claimed_by_others(), "")
+    }
+
+    /// The name ADD PRIMARY KEY / UNIQUE without a name gets (`t_pkey`, `t_a_key`), as
+    /// [`Catalog::choose_index_name`].
+    pub fn choose_key_name(&self, table: &TableDesc, key: &NewKey) -> String {
+        let base = desc::default_key_name(&table.name, &table.columns, key);
+        unique_name(&self.snapshot(), &base, &[], &self.claimed_by_others(), "")
+    }
+
+    /// Claim `names` for `tx`, unless one exists now or another transaction has it.
+    fn try_claim(&self, tx: &Tx, names: Vec<String>) -> Result<(), Busy> {
+        let key = thread_key();
+        let mut pending = self.pending.lock();
+        for (k, p) in pending.iter() {
+            if *k == key {
+                continue;
             }
-            p.created.extend_from_slice(files);
-        })
+            if let Some(n) = names.iter().find(|n| p.names.contains(n)) {
+                return Err(Busy::Claimed {
+                    xid: p.xid,
+                    committing: p.committing,
+                    name: n.clone(),
+                });
+            }
+        }
+        let Some(p) = pending.get_mut(&key) else {
+            return Err(Busy::Exists);
+        };
+        // Published since the change looked (its claim gone with its commit)?
+        let now = self.rebased(p);
+        if names.iter().any(|n| now.relation_exists(n)) {
+            return Err(Busy::Exists);
+        }
+        p.mark(tx.depth());
+        p.names.extend(names);
+        Ok(())
+    }
+
+    /// Take `n` consecutive OIDs, logged as taken (a `NextOid` record) before any file is
+    /// made for them.
+    fn take_oids(&self, n: u32) -> PgResult<Oid> {
+        let mut c = self.oids.lock();
+        let first = c.next;
+        let next = first
+            .checked_add(n)
+            .ok_or_else(|| PgError::internal("OID counter wraparound"))?;
+        if next > c.logged {
+            if let Some(wal) = self.wal.read().as_ref() {
+                let mut payload = Vec::new();
+                log::encode(&Record::NextOid(next), &mut payload);
+                // Not flushed: it precedes the files' creation records in the log.
+                wal.log(storage::xlog::RecordKind::Catalog, &payload)?;
+            }
+            c.logged = next;
+        }
+        c.next = next;
+        Ok(first)
+    }
+
+    /// Before `tx` creates storage for new objects: `files` are removed if it rolls back.
+    fn ddl_files(&self, tx: &Tx, files: &[RelFile]) -> PgResult<()> {
+        self.with_pending(tx, |p| p.created.extend_from_slice(files))
     }
 
     /// Apply one change to `tx`'s pending catalog; `dropped` is storage to remove once
@@ -637,143 +911,151 @@ impl Catalog {
         record: Record,
         dropped: Vec<RelFile>,
     ) -> PgResult<Arc<CatalogSnapshot>> {
-        let version = self.next_version();
         self.with_pending(tx, |p| {
-            let mut next = (*p.snapshot).clone();
-            next.apply(&record);
-            next.version = version;
-            p.snapshot = Arc::new(next);
+            let cur = self.rebased(p).clone();
+            p.snapshot = Arc::new(self.with_changes(&cur, std::slice::from_ref(&record)));
             p.records.push(record);
             p.dropped.extend(dropped);
             p.snapshot.clone()
         })
     }
 
-    /// Take `tx`'s pending changes away (the calling thread's, if they are `tx`'s).
-    fn take_pending(&self, tx: &Tx) -> Option<Pending> {
-        if self.pending_thread.load(Ordering::Acquire) != thread_key() {
+    /// Take the pending changes of transaction `xid` away (the calling thread's, if
+    /// they are `xid`'s).
+    fn take_pending(&self, xid: Option<Xid>) -> Option<Pending> {
+        if PENDING_HERE.with(Cell::get) == 0 {
             return None;
         }
-        let mut slot = self.pending.lock();
-        if slot.as_ref().is_none_or(|p| Some(p.xid) != tx.top_xid()) {
+        let key = thread_key();
+        let mut pending = self.pending.lock();
+        if pending.get(&key).is_none_or(|p| Some(p.xid) != xid) {
             return None;
         }
-        self.pending_thread.store(0, Ordering::Release);
-        slot.take()
-    }
-
-    /// After pending changes were thrown away: the OIDs they used stay used.
-    fn keep_oids(&self, next_oid: Oid) {
-        let _log = self.log.lock();
-        let cur = self.published();
-        if next_oid > cur.next_oid {
-            let mut s = (*cur).clone();
-            s.next_oid = next_oid;
-            *self.current.write() = Arc::new(s);
-        }
+        count_pending_here(false);
+        pending.remove(&key)
     }
 
     /// Commit `tx`, with its catalog changes if it made any: they are logged as one
     /// record just before its commit record (recovery applies them on meeting that), and
-    /// published once the commit is durable, before its locks go. Returns the commit's
-    /// outcome and the storage now to remove: what it dropped, or if the commit failed,
-    /// what it created.
+    /// published once the commit is durable, before its locks go, so whoever waited on
+    /// them binds against the new catalog. Returns the commit's outcome and the storage
+    /// now to remove: what it dropped, or if the commit failed, what it created.
     pub fn commit(&self, tx: &Tx) -> (PgResult<()>, Vec<RelFile>) {
-        let Some(p) = self.take_pending(tx) else {
-            return (tx.commit(), Vec::new());
+        let records = {
+            let mut pending = self.pending.lock();
+            match pending
+                .get_mut(&thread_key())
+                .filter(|p| PENDING_HERE.with(Cell::get) != 0 && Some(p.xid) == tx.top_xid())
+            {
+                Some(p) if !p.records.is_empty() => {
+                    p.committing = true;
+                    std::mem::take(&mut p.records)
+                }
+                // Its changes failed before they were made (or were rolled back to a
+                // savepoint): files made for them go.
+                Some(_) => {
+                    drop(pending);
+                    let created = self.abort(tx);
+                    return (tx.commit(), created);
+                }
+                None => {
+                    drop(pending);
+                    return (tx.commit(), Vec::new());
+                }
+            }
+        };
+        let xid = tx.top_xid();
+        let record = Record::Committed {
+            xid: xid.unwrap_or_default(),
+            records,
         };
         let mut log = self.log.lock();
         // Checkpoints (`compact`) wait on `log`: the state they save either lacks both
         // records or has the change.
-        let record = Record::Committed {
-            xid: p.xid,
-            records: p.records,
-        };
-        if let Err(e) = self.log_change(&mut log, &record) {
-            drop(log);
-            let _ = tx.abort();
-            self.keep_oids(p.snapshot.next_oid);
-            return (Err(e), p.created);
-        }
-        let mut published = p.snapshot;
-        let res = tx.commit_with(|| {
-            let mut s = (*published).clone();
-            s.version = self.next_version();
-            published = Arc::new(s);
-            *self.current.write() = published.clone();
-        });
-        drop(log);
-        match res {
-            Ok(()) => (Ok(()), p.dropped),
+        let res = match self.log_change(&mut log, &record) {
             Err(e) => {
-                self.keep_oids(published.next_oid);
-                (Err(e), p.created)
+                let _ = tx.abort();
+                Err(e)
             }
+            Ok(()) => {
+                let Record::Committed { records, .. } = &record else {
+                    unreachable!("made above")
+                };
+                // On the newest committed catalog: other transactions' changes
+                // committed since are to objects this one does not change (it holds
+                // their locks, or their names), so both sets apply.
+                tx.commit_with(|| {
+                    let cur = self.published();
+                    *self.current.write() = Arc::new(self.with_changes(&cur, records));
+                })
+            }
+        };
+        drop(log);
+        let p = self.take_pending(xid);
+        let (created, dropped) = p.map(|p| (p.created, p.dropped)).unwrap_or_default();
+        match res {
+            Ok(()) => (Ok(()), dropped),
+            Err(e) => (Err(e), created),
         }
     }
 
     /// `tx` rolls back: its catalog changes are thrown away. Call before the transaction
-    /// itself aborts (its lock keeps others out meanwhile). Returns the storage of what
+    /// itself aborts (its locks keep others out meanwhile). Returns the storage of what
     /// it created, now to remove.
     pub fn abort(&self, tx: &Tx) -> Vec<RelFile> {
-        match self.take_pending(tx) {
-            Some(p) => {
-                self.keep_oids(p.snapshot.next_oid);
-                p.created
-            }
-            None => Vec::new(),
-        }
+        self.take_pending(tx.top_xid())
+            .map(|p| p.created)
+            .unwrap_or_default()
     }
 
     /// ROLLBACK TO a savepoint at `level` ([`Tx::savepoint_level`]): the changes made
-    /// from that level on are undone. Call before the transaction rolls back (that
-    /// releases the catalog's lock if it was taken there). Returns the storage of what
-    /// those changes created, now to remove.
+    /// from that level on are undone. Call before the transaction rolls back. Returns
+    /// the storage of what those changes created, now to remove.
     pub fn rollback_to(&self, tx: &Tx, level: usize) -> Vec<RelFile> {
-        if self.pending_thread.load(Ordering::Acquire) != thread_key() {
+        if PENDING_HERE.with(Cell::get) == 0 {
             return Vec::new();
         }
-        let lock_depth = match self.pending.lock().as_ref() {
-            Some(p) if Some(p.xid) == tx.top_xid() => p.lock_depth,
-            _ => return Vec::new(),
+        let mut pending = self.pending.lock();
+        let Some(p) = pending
+            .get_mut(&thread_key())
+            .filter(|p| Some(p.xid) == tx.top_xid())
+        else {
+            return Vec::new();
         };
-        if level <= lock_depth {
+        if level <= p.first_depth {
+            drop(pending);
             return self.abort(tx);
         }
-        let version = self.next_version();
-        let mut slot = self.pending.lock();
-        let Some(p) = slot.as_mut() else {
-            return Vec::new();
-        };
         let Some(i) = p.marks.iter().position(|m| m.depth >= level) else {
             return Vec::new();
         };
         let Some(mark) = p.marks.drain(i..).next() else {
             return Vec::new();
         };
-        let mut s = (*mark.snapshot).clone();
-        s.next_oid = s.next_oid.max(p.snapshot.next_oid);
-        s.version = version;
-        p.snapshot = Arc::new(s);
         p.records.truncate(mark.records);
         p.dropped.truncate(mark.dropped);
+        p.names.truncate(mark.names);
+        p.snapshot = Arc::new(self.with_changes(&p.base, &p.records));
         p.created.split_off(mark.created)
     }
 
     /// RELEASE of savepoints: what levels above `level` changed now belongs to `level`.
     pub fn release(&self, tx: &Tx, level: usize) {
-        if self.pending_thread.load(Ordering::Acquire) != thread_key() {
+        if PENDING_HERE.with(Cell::get) == 0 {
             return;
         }
-        let mut slot = self.pending.lock();
-        let Some(p) = slot.as_mut().filter(|p| Some(p.xid) == tx.top_xid()) else {
+        let mut pending = self.pending.lock();
+        let Some(p) = pending
+            .get_mut(&thread_key())
+            .filter(|p| Some(p.xid) == tx.top_xid())
+        else {
             return;
         };
-        p.lock_depth = p.lock_depth.min(level);
+        p.first_depth = p.first_depth.min(level);
         if let Some(i) = p.marks.iter().position(|m| m.depth > level) {
             // The first mark above keeps the state before them all, as `level`'s own
-            // mark, unless `level` has one already (or is where the lock was taken).
-            let keep = level > p.lock_depth && (i == 0 || p.marks[i - 1].depth < level);
+            // mark, unless `level` has one already (or is where the changes began).
+            let keep = level > p.first_depth && (i == 0 || p.marks[i - 1].depth < level);
             if keep {
                 p.marks[i].depth = level;
                 p.marks.truncate(i + 1);
@@ -795,102 +1077,18 @@ impl Catalog {
         new: NewTable,
         make_storage: impl FnOnce(&TableDesc, &[SequenceDesc]) -> PgResult<()>,
     ) -> PgResult<Arc<TableDesc>> {
-        let cur = self.ddl_base(tx)?;
-        if cur.relation_exists(&new.name) {
-            return Err(PgError::new(
-                SqlState::DUPLICATE_TABLE,
-                format!("relation \"{}\" already exists", new.name),
-            ));
-        }
-        let oid = cur.next_oid;
-        let mut taken: Vec<String> = Vec::new();
-        let mut indexes = Vec::with_capacity(new.keys.len());
-        for (n, k) in new.keys.into_iter().enumerate() {
-            check_key_types(&new.columns, &k.columns)?;
-            let name = match k.name {
-                Some(n) => {
-                    if cur.relation_exists(&n) || taken.contains(&n) || n == new.name {
-                        return Err(PgError::new(
-                            SqlState::DUPLICATE_TABLE,
-                            format!("relation \"{n}\" already exists"),
-                        ));
-                    }
-                    n
-                }
-                None => {
-                    let base = desc::default_key_name(&new.name, &new.columns, &k);
-                    unique_name(&cur, &base, &taken, &new.name)
-                }
-            };
-            taken.push(name.clone());
-            let index_oid = oid + 1 + n as Oid;
-            indexes.push(IndexDesc {
-                oid: index_oid,
-                rel: index_oid,
-                name,
-                columns: k.columns,
-                unique: true,
-                primary: k.primary,
-                constraint: true,
-            });
-        }
-        let mut columns = new.columns;
-        let mut sequences = Vec::with_capacity(new.serials.len());
-        for (column, options) in new.serials {
-            let col = columns.get_mut(column).ok_or_else(|| {
-                PgError::internal(format!("SERIAL column {column} is not in the table"))
-            })?;
-            // PostgreSQL's ChooseRelationName(table, column, "seq").
-            let base = format!("{}_{}_seq", new.name, col.name);
-            let name = unique_name(&cur, &base, &taken, &new.name);
-            taken.push(name.clone());
-            col.default = Some(desc::nextval_default(&name));
-            let seq_oid = oid + 1 + (indexes.len() + sequences.len()) as Oid;
-            sequences.push(SequenceDesc {
-                oid: seq_oid,
-                rel: seq_oid,
-                name,
-                options,
-                owned_by: Some((oid, column)),
-            });
-        }
-        let mut table = TableDesc {
-            oid,
-            rel: oid,
-            name: new.name,
-            columns,
-            indexes,
-            options: new.options,
-            foreign_keys: Vec::new(),
-        };
-        for (n, mut fk) in new.foreign_keys.into_iter().enumerate() {
-            if fk.ref_table == 0 {
-                fk.ref_table = oid;
-                fk.ref_index += oid;
-            }
-            let name = match fk.name.take() {
-                Some(n)
-                    if table.indexes.iter().any(|i| i.name == n)
-                        || table.foreign_keys.iter().any(|f| f.name == n) =>
-                {
-                    return Err(PgError::new(
-                        SqlState::DUPLICATE_OBJECT,
-                        format!(
-                            "constraint \"{n}\" for relation \"{}\" already exists",
-                            table.name
-                        ),
-                    ));
-                }
-                Some(n) => n,
-                None => cur.choose_fk_name(&table, &fk),
-            };
-            let fk_oid = oid + 1 + (table.indexes.len() + sequences.len() + n) as Oid;
-            table.foreign_keys.push(fk.named(fk_oid, name));
-        }
-        let files = table_files(&table, &sequences);
-        let next =
-            oid + 1 + (table.indexes.len() + sequences.len() + table.foreign_keys.len()) as Oid;
-        self.ddl_reserve(tx, next, &files)?;
+        let oid = self
+            .take_oids((1 + new.keys.len() + new.serials.len() + new.foreign_keys.len()) as Oid)?;
+        let (table, sequences) = self.claiming(tx, |cur, others| {
+            let (table, sequences) = table_desc(cur, others, &new, oid)?;
+            let names = std::iter::once(&table.name)
+                .chain(table.indexes.iter().map(|i| &i.name))
+                .chain(sequences.iter().map(|s| &s.name))
+                .cloned()
+                .collect();
+            Ok((names, (table, sequences)))
+        })?;
+        self.ddl_files(tx, &table_files(&table, &sequences))?;
         make_storage(&table, &sequences)?;
         let record = if sequences.is_empty() {
             Record::CreateTable(table)
@@ -939,9 +1137,11 @@ impl Catalog {
         owned_by: Option<(Oid, usize)>,
         make_storage: impl FnOnce(&SequenceDesc) -> PgResult<()>,
     ) -> PgResult<Arc<SequenceDesc>> {
-        let cur = self.ddl_base(tx)?;
-        let name = relation_name(&cur, Some(name), String::new)?;
-        let oid = cur.next_oid;
+        let oid = self.take_oids(1)?;
+        let name = self.claiming(tx, |cur, _| {
+            let name = relation_name(cur, Some(name.clone()), String::new)?;
+            Ok((vec![name.clone()], name))
+        })?;
         let seq = SequenceDesc {
             oid,
             rel: oid,
@@ -953,7 +1153,7 @@ impl Catalog {
             rel: seq.rel,
             kind: RelKind::Sequence,
         };
-        self.ddl_reserve(tx, oid + 1, &[file])?;
+        self.ddl_files(tx, &[file])?;
         make_storage(&seq)?;
         self.ddl_apply(tx, Record::CreateSequence(seq), Vec::new())?
             .sequence_by_oid(oid)
@@ -992,7 +1192,7 @@ impl Catalog {
     ) -> PgResult<()> {
         let cur = self.ddl_base(tx)?;
         let old = cur.sequence_by_oid(oid).ok_or_else(|| lookup_failed(oid))?;
-        let rel = cur.next_oid;
+        let rel = self.take_oids(1)?;
         let seq = SequenceDesc {
             rel,
             ..(**old).clone()
@@ -1001,7 +1201,7 @@ impl Catalog {
             rel,
             kind: RelKind::Sequence,
         };
-        self.ddl_reserve(tx, rel + 1, &[file(rel)])?;
+        self.ddl_files(tx, &[file(rel)])?;
         make_storage(&seq)?;
         self.ddl_apply(tx, Record::CreateSequence(seq), vec![file(old.rel)])?;
         Ok(())
@@ -1048,13 +1248,18 @@ impl Catalog {
         new: NewIndex,
         make_storage: impl FnOnce(&IndexDesc) -> PgResult<()>,
     ) -> PgResult<IndexDesc> {
-        let cur = self.ddl_base(tx)?;
-        let t = cur
-            .table_by_oid(table)
-            .ok_or_else(|| lookup_failed(table))?;
-        check_key_types(&t.columns, &new.columns)?;
-        let name = relation_name(&cur, new.name.clone(), || cur.choose_index_name(t, &new))?;
-        let oid = cur.next_oid;
+        let oid = self.take_oids(1)?;
+        let name = self.claiming(tx, |cur, others| {
+            let t = cur
+                .table_by_oid(table)
+                .ok_or_else(|| lookup_failed(table))?;
+            check_key_types(&t.columns, &new.columns)?;
+            let name = relation_name(cur, new.name.clone(), || {
+                let base = desc::default_index_name(&t.name, &t.columns, &new);
+                unique_name(cur, &base, &[], others, "")
+            })?;
+            Ok((vec![name.clone()], name))
+        })?;
         let index = IndexDesc {
             oid,
             rel: oid,
@@ -1068,7 +1273,7 @@ impl Catalog {
             rel: index.rel,
             kind: RelKind::Index,
         };
-        self.ddl_reserve(tx, oid + 1, &[file])?;
+        self.ddl_files(tx, &[file])?;
         make_storage(&index)?;
         let record = Record::CreateIndex {
             table,
@@ -1122,10 +1327,19 @@ impl Catalog {
         key: NewKey,
         make_storage: impl FnOnce(&IndexDesc) -> PgResult<()>,
     ) -> PgResult<IndexDesc> {
-        self.alter_table(tx, table, |cur, t| {
+        let oid = self.take_oids(1)?;
+        let name = self.claiming(tx, |cur, others| {
+            let t = cur
+                .table_by_oid(table)
+                .ok_or_else(|| lookup_failed(table))?;
             check_key_types(&t.columns, &key.columns)?;
-            let name = relation_name(cur, key.name.clone(), || cur.choose_key_name(t, &key))?;
-            let oid = cur.next_oid;
+            let name = relation_name(cur, key.name.clone(), || {
+                let base = desc::default_key_name(&t.name, &t.columns, &key);
+                unique_name(cur, &base, &[], others, "")
+            })?;
+            Ok((vec![name.clone()], name))
+        })?;
+        self.alter_table(tx, table, |_, t| {
             let index = IndexDesc {
                 oid,
                 rel: oid,
@@ -1147,7 +1361,7 @@ impl Catalog {
                 rel: index.rel,
                 kind: RelKind::Index,
             };
-            self.ddl_reserve(tx, oid + 1, &[file])?;
+            self.ddl_files(tx, &[file])?;
             make_storage(&index)?;
             Ok(index)
         })
@@ -1156,6 +1370,7 @@ impl Catalog {
     /// Add a FOREIGN KEY constraint to a table (the caller has checked both tables and
     /// the existing rows, holding locks that keep them as they were).
     pub fn add_foreign_key(&self, tx: &Tx, table: Oid, new: NewForeignKey) -> PgResult<ForeignKey> {
+        let oid = self.take_oids(1)?;
         self.alter_table(tx, table, |cur, t| {
             let name = match new.name.clone() {
                 Some(n) => {
@@ -1174,7 +1389,7 @@ impl Catalog {
                 }
                 None => cur.choose_fk_name(t, &new),
             };
-            let fk = new.named(cur.next_oid, name);
+            let fk = new.named(oid, name);
             t.foreign_keys.push(fk.clone());
             Ok(fk)
         })
@@ -1198,7 +1413,10 @@ impl Catalog {
     pub fn compact(&self) -> PgResult<()> {
         let mut log = self.log.lock();
         let cur = self.published();
-        let next_oid = cur.next_oid.max(*self.oids_logged.lock());
+        let next_oid = {
+            let c = self.oids.lock();
+            cur.next_oid.max(c.next).max(c.logged)
+        };
         let mut tables: Vec<&Arc<TableDesc>> = cur.tables().collect();
         tables.sort_by_key(|t| t.oid);
         let mut sequences: Vec<&Arc<SequenceDesc>> = cur.sequences().collect();
@@ -1223,7 +1441,9 @@ impl Catalog {
     pub fn attach_wal(&self, wal: Arc<storage::xlog::Wal>) {
         // Recovery is over: changes whose commit never came never happened.
         self.redo_waiting.lock().clear();
-        *self.oids_logged.lock() = self.published().next_oid;
+        let mut c = self.oids.lock();
+        c.next = c.next.max(self.published().next_oid);
+        c.logged = c.next;
         *self.wal.write() = Some(wal);
     }
 
@@ -1615,28 +1835,176 @@ mod tests {
         let t = db.create_in_tx("t");
         assert!(db.snapshot().table("t").is_some());
         assert!(seen_elsewhere(&db.cat).table("t").is_none());
-        // Another transaction that wants to change the catalog waits (here: NOWAIT).
-        let e = std::thread::scope(|s| {
+        // Another transaction changes the catalog meanwhile. A table of its own is made
+        // at once; the name the first one creates is waited for (here: NOWAIT).
+        std::thread::scope(|s| {
             s.spawn(|| {
                 let other = Tx::new(db.mgr.clone(), 2);
                 other.begin(txn::Isolation::ReadCommitted, false);
                 other.set_wait_policy(txn::lock::WaitPolicy::NOWAIT);
-                let res = db.cat.create_table(&other, new_table("u"), |_, _| Ok(()));
-                other.abort().unwrap();
-                res
+                db.cat
+                    .create_table(&other, new_table("u"), |_, _| Ok(()))
+                    .unwrap();
+                let e = db
+                    .cat
+                    .create_table(&other, new_table("t"), |_, _| Ok(()))
+                    .unwrap_err();
+                assert_eq!(e.code, SqlState::LOCK_NOT_AVAILABLE);
+                let (res, _) = db.cat.commit(&other);
+                res.unwrap();
             })
             .join()
             .unwrap()
-        })
-        .unwrap_err();
-        assert_eq!(e.code, SqlState::LOCK_NOT_AVAILABLE);
+        });
+        // The first sees what the other committed since its first change, and its own.
+        let snap = db.snapshot();
+        assert!(snap.table("t").is_some() && snap.table("u").is_some());
         let (res, files) = db.cat.commit(&db.tx);
         res.unwrap();
         assert!(files.is_empty(), "a commit of creations removes nothing");
-        assert_eq!(
-            seen_elsewhere(&db.cat).table("t").map(|t| t.oid),
-            Some(t.oid)
-        );
+        let seen = seen_elsewhere(&db.cat);
+        assert_eq!(seen.table("t").map(|t| t.oid), Some(t.oid));
+        assert!(seen.table("u").is_some_and(|u| u.oid != t.oid));
+    }
+
+    /// Transaction 2 creates table `name` while the one of `db` has created it: it waits,
+    /// and gets what the first transaction's end leaves (`commit` or not).
+    fn create_while_another_does(db: &Db, name: &str, commit: bool) -> PgResult<()> {
+        db.tx.begin(txn::Isolation::ReadCommitted, false);
+        db.create_in_tx(name);
+        let (cat, mgr) = (&db.cat, &db.mgr);
+        std::thread::scope(|s| {
+            let waiter = s.spawn(|| {
+                let other = Tx::new(mgr.clone(), 2);
+                other.begin(txn::Isolation::ReadCommitted, false);
+                let res = cat.create_table(&other, new_table(name), |_, _| Ok(()));
+                match res {
+                    Ok(_) => cat.commit(&other).0,
+                    Err(e) => {
+                        cat.abort(&other);
+                        other.abort().unwrap();
+                        Err(e)
+                    }
+                }
+            });
+            // Whether it waits yet or not, the outcome is the same.
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            if commit {
+                db.cat.commit(&db.tx).0.unwrap();
+            } else {
+                db.cat.abort(&db.tx);
+                db.tx.abort().unwrap();
+            }
+            waiter.join().unwrap()
+        })
+    }
+
+    #[test]
+    fn a_name_another_transaction_creates_is_waited_for() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(dir.path());
+        let e = create_while_another_does(&db, "t", true).unwrap_err();
+        assert_eq!(e.code, SqlState::DUPLICATE_TABLE);
+        assert_eq!(e.message, "relation \"t\" already exists");
+        create_while_another_does(&db, "u", false).unwrap();
+        let snap = db.snapshot();
+        assert!(snap.table("t").is_some() && snap.table("u").is_some());
+        // Two transactions index one table at once (CREATE INDEX takes Share, which
+        // does not conflict with itself): the second's generated name avoids the one
+        // the first claims, and both indexes are there once both commit.
+        let t = snap.table("t").unwrap().clone();
+        let by_name = NewIndex {
+            name: None,
+            columns: vec![1],
+            unique: false,
+        };
+        db.tx.begin(txn::Isolation::ReadCommitted, false);
+        let first = db
+            .cat
+            .create_index(&db.tx, t.oid, by_name.clone(), |_| Ok(()))
+            .unwrap();
+        assert_eq!(first.name, "t_name_idx");
+        let second = std::thread::scope(|s| {
+            s.spawn(|| {
+                let other = Tx::new(db.mgr.clone(), 2);
+                other.begin(txn::Isolation::ReadCommitted, false);
+                let name = db.cat.choose_index_name(&t, &by_name);
+                let i = db
+                    .cat
+                    .create_index(&other, t.oid, by_name.clone(), |_| Ok(()))
+                    .unwrap();
+                db.cat.commit(&other).0.unwrap();
+                (name, i.name)
+            })
+            .join()
+            .unwrap()
+        });
+        assert_eq!(second, ("t_name_idx1".into(), "t_name_idx1".into()));
+        db.cat.commit(&db.tx).0.unwrap();
+        let names: Vec<String> = seen_elsewhere(&db.cat).table("t").unwrap().indexes[1..]
+            .iter()
+            .map(|i| i.name.clone())
+            .collect();
+        assert_eq!(names, ["t_name_idx1", "t_name_idx"]);
+    }
+
+    #[test]
+    fn many_transactions_change_the_catalog_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut want: Vec<String> = Vec::new();
+        {
+            let db = Db::open(dir.path());
+            let (cat, mgr) = (&db.cat, &db.mgr);
+            std::thread::scope(|s| {
+                for n in 0..4u32 {
+                    s.spawn(move || {
+                        let tx = Tx::new(mgr.clone(), 10 + n);
+                        for i in 0..20 {
+                            tx.begin(txn::Isolation::ReadCommitted, false);
+                            let name = format!("t{n}_{i}");
+                            cat.create_table(&tx, new_table(&name), |_, _| Ok(()))
+                                .unwrap();
+                            // Every other one also makes a table it then rolls back to
+                            // a savepoint before, or drops the previous one.
+                            tx.savepoint("s");
+                            cat.create_table(&tx, new_table(&format!("{name}x")), |_, _| Ok(()))
+                                .unwrap();
+                            cat.rollback_to(&tx, tx.savepoint_level("s").unwrap());
+                            tx.rollback_to("s").unwrap();
+                            if i % 2 == 1 {
+                                let prev = cat
+                                    .snapshot()
+                                    .table(&format!("t{n}_{}", i - 1))
+                                    .unwrap()
+                                    .oid;
+                                cat.drop_table(&tx, prev).unwrap();
+                            }
+                            cat.commit(&tx).0.unwrap();
+                        }
+                    });
+                }
+            });
+            for n in 0..4 {
+                for i in (1..20).step_by(2) {
+                    want.push(format!("t{n}_{i}"));
+                }
+            }
+            want.sort();
+            let mut names: Vec<String> = db.snapshot().tables().map(|t| t.name.clone()).collect();
+            names.sort();
+            assert_eq!(names, want);
+            let oids: std::collections::HashSet<Oid> = db
+                .snapshot()
+                .tables()
+                .flat_map(|t| std::iter::once(t.oid).chain(t.indexes.iter().map(|i| i.oid)))
+                .collect();
+            assert_eq!(oids.len(), want.len() * 2, "no OID is handed out twice");
+        }
+        // Recovery replays the changes in commit order to the same catalog.
+        let db = Db::open(dir.path());
+        let mut names: Vec<String> = db.snapshot().tables().map(|t| t.name.clone()).collect();
+        names.sort();
+        assert_eq!(names, want);
     }
 
     #[test]
@@ -1714,7 +2082,7 @@ mod tests {
         db.tx.rollback_to("s").unwrap();
         assert_eq!(files.len(), 2);
         assert!(db.snapshot().table("d").is_none());
-        // Its lock went with it; the next change takes it again.
+        // Its changes went with it; the next change starts afresh.
         db.create_in_tx("e");
         db.cat.commit(&db.tx).0.unwrap();
         let snap = seen_elsewhere(&db.cat);
@@ -1729,7 +2097,7 @@ mod tests {
             db.tx.begin(txn::Isolation::ReadCommitted, false);
             let t = db.create_in_tx("t");
             // The change is logged, then the server dies before the commit record.
-            let p = db.cat.take_pending(&db.tx).unwrap();
+            let p = db.cat.take_pending(db.tx.top_xid()).unwrap();
             let record = Record::Committed {
                 xid: p.xid,
                 records: p.records,

@@ -169,7 +169,7 @@ fn index_entries(
 pub(crate) fn create_index(cx: &ExecContext, table: &TableDesc, new: NewIndex) -> PgResult<()> {
     let name = match &new.name {
         Some(n) => n.clone(),
-        None => cx.catalog.snapshot().choose_index_name(table, &new),
+        None => cx.catalog.choose_index_name(table, &new),
     };
     let probe = IndexDesc {
         oid: 0,
@@ -198,7 +198,7 @@ pub(crate) fn create_index(cx: &ExecContext, table: &TableDesc, new: NewIndex) -
 pub(crate) fn add_key(cx: &ExecContext, table: &TableDesc, key: NewKey) -> PgResult<()> {
     let name = match &key.name {
         Some(n) => n.clone(),
-        None => cx.catalog.snapshot().choose_key_name(table, &key),
+        None => cx.catalog.choose_key_name(table, &key),
     };
     let probe = IndexDesc {
         oid: 0,

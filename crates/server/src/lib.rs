@@ -35,9 +35,13 @@
 //! Relation locks (`txn::lock`): every statement takes PostgreSQL's mode on each table
 //! it touches ([`relation_locks`]), held to transaction end: queries AccessShare, DML
 //! RowExclusive, CREATE INDEX Share, DROP AccessExclusive, LOCK TABLE what it names,
-//! VACUUM ShareUpdateExclusive, ALTER SEQUENCE ShareRowExclusive on the sequence, and
-//! TRUNCATE ... RESTART IDENTITY AccessExclusive on the sequences it restarts (the
-//! sequence functions lock theirs RowExclusive as they run: `executor::sequence::lock`).
+//! VACUUM ShareUpdateExclusive, ALTER SEQUENCE ShareRowExclusive on the sequence (and
+//! AccessShare on a new OWNED BY table), DROP SEQUENCE ... CASCADE AccessExclusive on
+//! the tables whose DEFAULTs it removes, and TRUNCATE ... RESTART IDENTITY
+//! AccessExclusive on the sequences it restarts (the sequence functions lock theirs
+//! RowExclusive as they run: `executor::sequence::lock`). These locks are also what
+//! lets DDL of many transactions run at once (`catalog`, "Transactions"): two
+//! transactions change one table's descriptor only when their modes allow both.
 //! Indexes are not locked on their own: every change to an
 //! index's existence locks its table in a mode that conflicts with every user of the
 //! table, so the table lock covers them, and a statement's locking cost does not grow
@@ -434,7 +438,6 @@ impl Database {
         Ok(n)
     }
 
-    /// What the executor needs to run in `tx`, seeing `snapshot`.
     /// Commit `tx` with its catalog changes; then the storage of what it dropped goes.
     pub(crate) fn commit(&self, tx: &txn::Tx) -> PgResult<()> {
         let (res, files) = self.catalog.commit(tx);
@@ -478,6 +481,7 @@ impl Database {
         }
     }
 
+    /// What the executor needs to run in `tx`, seeing `snapshot`.
     pub(crate) fn exec_context<'a>(
         &'a self,
         tx: &'a txn::Tx,
@@ -534,7 +538,7 @@ impl Database {
         };
         loop {
             let mut wanted = Vec::new();
-            relation_locks(&bound, &mut wanted);
+            relation_locks(&bound, &catalog, &mut wanted);
             for w in &wanted {
                 tx.lock(txn::lock::LockTag::Relation(w.oid), w.mode, w.nowait)
                     .map_err(|e| e.to_pg(&format!("relation \"{}\"", w.name)))?;
@@ -576,7 +580,11 @@ struct WantedLock<'a> {
 
 /// The relation locks `b` needs, in the order to take them: PostgreSQL's modes for each
 /// statement kind (see the module docs).
-fn relation_locks<'a>(b: &'a sql::bound::BoundStatement, out: &mut Vec<WantedLock<'a>>) {
+fn relation_locks<'a>(
+    b: &'a sql::bound::BoundStatement,
+    catalog: &'a catalog::CatalogSnapshot,
+    out: &mut Vec<WantedLock<'a>>,
+) {
     use sql::bound::BoundStatement as B;
     use txn::lock::LockMode as M;
     fn add<'a>(out: &mut Vec<WantedLock<'a>>, t: &'a catalog::TableDesc, mode: M) {
@@ -654,14 +662,25 @@ fn relation_locks<'a>(b: &'a sql::bound::BoundStatement, out: &mut Vec<WantedLoc
                 add(out, t, M::ShareRowExclusive);
             }
         }
-        B::Sequence(sql::bound::SequenceDdl::Create { .. }) => {}
-        B::Sequence(sql::bound::SequenceDdl::Alter { seq, .. }) => out.push(WantedLock {
-            oid: seq.oid,
-            name: &seq.name,
-            mode: M::ShareRowExclusive,
-            nowait: false,
-        }),
-        B::Explain { inner, .. } => relation_locks(inner, out),
+        // OWNED BY locks its table AccessShare (so it is not dropped meanwhile).
+        B::Sequence(sql::bound::SequenceDdl::Create { owned_by, .. }) => {
+            if let Some(t) = owned_by.and_then(|(t, _)| catalog.table_by_oid(t)) {
+                add(out, t, M::AccessShare);
+            }
+        }
+        B::Sequence(sql::bound::SequenceDdl::Alter { seq, owned_by, .. }) => {
+            out.push(WantedLock {
+                oid: seq.oid,
+                name: &seq.name,
+                mode: M::ShareRowExclusive,
+                nowait: false,
+            });
+            let new_owner = owned_by.filter(|o| Some(*o) != seq.owned_by);
+            if let Some(t) = new_owner.and_then(|(t, _)| catalog.table_by_oid(t)) {
+                add(out, t, M::AccessShare);
+            }
+        }
+        B::Explain { inner, .. } => relation_locks(inner, catalog, out),
         B::Sequence(sql::bound::SequenceDdl::Drop { sequences, .. }) => {
             for d in sequences {
                 out.push(WantedLock {
@@ -670,6 +689,14 @@ fn relation_locks<'a>(b: &'a sql::bound::BoundStatement, out: &mut Vec<WantedLoc
                     mode: M::AccessExclusive,
                     nowait: false,
                 });
+                // CASCADE removes DEFAULTs from tables: their descriptors change.
+                for t in d
+                    .defaults
+                    .iter()
+                    .filter_map(|&(t, _)| catalog.table_by_oid(t))
+                {
+                    add(out, t, M::AccessExclusive);
+                }
             }
         }
         B::DropTables {

@@ -153,3 +153,55 @@ async fn timeouts_end_waits_statements_and_idle_sessions() {
         .expect_err("the session was ended");
     exec(&other, "RESET ALL; BEGIN; LOCK TABLE t NOWAIT; COMMIT").await;
 }
+
+/// A transaction creating a name another one has created, uncommitted, waits for it (on
+/// its transaction id, as in PostgreSQL), then fails if it committed the name, or goes
+/// on if it rolled back. Deliberately unlike PostgreSQL, the failure is 42P07 "relation
+/// already exists": PostgreSQL reports the duplicate key in its own catalog index
+/// (23505, `pg_type_typname_nsp_index` or `pg_class_relname_nsp_index`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn creating_a_name_another_transaction_creates_waits_for_it() {
+    let (server, _dir) = start().await;
+    let holder = connect(&server).await;
+    let observer = connect(&server).await;
+    for (commit, create) in [
+        (true, "CREATE TABLE n (a int)"),
+        (false, "CREATE SEQUENCE n"),
+    ] {
+        let waiter = connect(&server).await;
+        let waiter_pid = rows(&waiter, "SELECT pg_backend_pid()").await.remove(0);
+        exec(&holder, "BEGIN").await;
+        exec(&holder, create).await;
+        let create = tokio::spawn(async move {
+            let r = waiter.batch_execute("CREATE TABLE n (b text)").await;
+            (waiter, r)
+        });
+        eventually(
+            &observer,
+            &format!(
+                "SELECT locktype, mode FROM pg_locks WHERE pid = {waiter_pid} AND NOT granted"
+            ),
+            &["transactionid|ShareLock"],
+        )
+        .await;
+        exec(&holder, if commit { "COMMIT" } else { "ROLLBACK" }).await;
+        let (waiter, r) = create.await.expect("join");
+        if commit {
+            let e = r.expect_err("the name is taken");
+            assert_eq!(sqlstate(&e), "42P07");
+            let message = e.as_db_error().map(|d| d.message().to_string());
+            assert_eq!(message.as_deref(), Some("relation \"n\" already exists"));
+            exec(&waiter, "DROP TABLE n").await;
+        } else {
+            r.expect("the name is free again");
+            assert_eq!(
+                rows(
+                    &observer,
+                    "SELECT relkind FROM pg_class WHERE relname = 'n'"
+                )
+                .await,
+                ["r"]
+            );
+        }
+    }
+}
