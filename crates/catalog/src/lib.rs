@@ -60,6 +60,7 @@
 
 mod desc;
 mod log;
+pub mod procs;
 mod sysviews;
 
 pub use desc::{

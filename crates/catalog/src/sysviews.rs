@@ -32,6 +32,9 @@ pub enum SystemView {
     PgClass,
     /// The types Myriad has (PostgreSQL's `pg_type`, its common columns).
     PgType,
+    /// The built-in functions and aggregates (PostgreSQL's `pg_proc`, less its columns
+    /// of vectors, argument modes and source): `crate::procs`.
+    PgProc,
     /// The one database (PostgreSQL's `pg_database`).
     PgDatabase,
     /// The columns of every table (PostgreSQL's `pg_attribute`, user columns of tables).
@@ -102,7 +105,7 @@ pub enum SystemView {
 pub const INFORMATION_SCHEMA_OID: common::Oid = 12900;
 
 impl SystemView {
-    pub const ALL: [SystemView; 34] = [
+    pub const ALL: [SystemView; 35] = [
         SystemView::StatFd,
         SystemView::StatBuffers,
         SystemView::StatWal,
@@ -111,6 +114,7 @@ impl SystemView {
         SystemView::PgNamespace,
         SystemView::PgClass,
         SystemView::PgType,
+        SystemView::PgProc,
         SystemView::PgDatabase,
         SystemView::PgAttribute,
         SystemView::PgAm,
@@ -174,6 +178,7 @@ impl SystemView {
             SystemView::PgNamespace => "pg_namespace",
             SystemView::PgClass => "pg_class",
             SystemView::PgType => "pg_type",
+            SystemView::PgProc => "pg_proc",
             SystemView::PgDatabase => "pg_database",
             SystemView::PgAttribute => "pg_attribute",
             SystemView::PgAm => "pg_am",
@@ -211,6 +216,7 @@ impl SystemView {
             SystemView::PgNamespace => 2615,
             SystemView::PgClass => 1259,
             SystemView::PgType => 1247,
+            SystemView::PgProc => 1255,
             SystemView::PgDatabase => 1262,
             SystemView::PgAttribute => 1249,
             SystemView::PgAm => 2601,
@@ -644,6 +650,27 @@ impl SystemView {
                 ("typnotnull", Bool),
                 ("typbasetype", Oid),
                 ("typtypmod", Int4),
+            ],
+            SystemView::PgProc => &[
+                ("oid", Oid),
+                ("proname", Text),
+                ("pronamespace", Oid),
+                ("proowner", Oid),
+                ("prolang", Oid),
+                ("provariadic", Oid),
+                ("prokind", Text),
+                ("prosecdef", Bool),
+                ("proleakproof", Bool),
+                ("proisstrict", Bool),
+                ("proretset", Bool),
+                ("provolatile", Text),
+                ("proparallel", Text),
+                ("pronargs", Int2),
+                ("pronargdefaults", Int2),
+                ("prorettype", Oid),
+                ("proargnames", TEXT_ARRAY),
+                ("proconfig", TEXT_ARRAY),
+                ("proacl", TEXT_ARRAY),
             ],
             SystemView::PgAttribute => &[
                 ("attrelid", Oid),

@@ -198,6 +198,21 @@ pub(crate) fn eval(f: sql::bound::ScalarFunc, args: &[common::Value]) -> PgResul
             Some(_) => Value::Bool(true),
             None => Value::Null,
         },
+        F::PgFunctionIsVisible => match catalog::procs::builtin_proc(oid(0)) {
+            Some(_) => Value::Bool(true),
+            None => Value::Null,
+        },
+        F::PgGetFunctionArguments | F::PgGetFunctionIdentityArguments | F::PgGetFunctionResult => {
+            let Some(p) = catalog::procs::builtin_proc(oid(0)) else {
+                return Ok(Value::Null);
+            };
+            let name = crate::catalog_views::signature_type_name;
+            Value::Text(match f {
+                F::PgGetFunctionArguments => p.arguments(name),
+                F::PgGetFunctionIdentityArguments => p.identity_arguments(name),
+                _ => p.result(name),
+            })
+        }
         F::CurrentSetting => {
             let Value::Text(name) = &args[0] else {
                 return Ok(Value::Null);

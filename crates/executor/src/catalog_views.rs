@@ -11,9 +11,64 @@ use common::{DataType, Value};
 use crate::catalog_funcs::{PG_CATALOG_OID, PUBLIC_OID};
 use crate::eval::Row;
 
+/// The name `pg_get_function_arguments` gives a type in a signature: `format_type`'s
+/// without a typmod (`character` for bpchar), and the pseudo-types' names.
+pub(crate) fn signature_type_name(oid: common::Oid) -> String {
+    if oid == common::types::oids::BPCHAR {
+        return "character".into();
+    }
+    if let Some((_, name)) = catalog::procs::PSEUDO_TYPES.iter().find(|(o, _)| *o == oid) {
+        return (*name).into();
+    }
+    DataType::from_oid(oid, -1).map_or_else(|| "???".into(), |t| t.name())
+}
+
+/// `pg_proc`: the built-in functions (`catalog::procs`), in pg_catalog, owned by the
+/// bootstrap superuser, of language `internal` (12).
+fn pg_proc_rows() -> Vec<Row> {
+    let text_array = |items: &[&str]| {
+        Value::Array(Arc::new(Array::from_items(
+            common::types::oids::TEXT,
+            items.iter().map(|s| Value::Text((*s).into())).collect(),
+        )))
+    };
+    let char_value = |c: char| Value::Text(c.to_string());
+    catalog::procs::builtin_procs()
+        .iter()
+        .map(|p| {
+            vec![
+                Value::Oid(p.oid),
+                Value::Text(p.name.into()),
+                Value::Oid(PG_CATALOG_OID),
+                Value::Oid(10),
+                Value::Oid(12),
+                Value::Oid(0),
+                char_value(p.kind),
+                Value::Bool(false),
+                Value::Bool(false),
+                Value::Bool(p.strict),
+                Value::Bool(p.retset),
+                char_value(p.volatility),
+                char_value(p.parallel),
+                Value::Int2(p.args.len() as i16),
+                Value::Int2(p.defaults.len() as i16),
+                Value::Oid(p.ret),
+                if p.arg_names.is_empty() {
+                    Value::Null
+                } else {
+                    text_array(p.arg_names)
+                },
+                Value::Null,
+                Value::Null,
+            ]
+        })
+        .collect()
+}
+
 /// The rows of `view`, one of this module's.
 pub(crate) fn rows(view: SystemView) -> Vec<Row> {
     match view {
+        SystemView::PgProc => pg_proc_rows(),
         SystemView::PgAttrdef => crate::exec::rows_per_table(|t, out| {
             for (i, c) in t.columns.iter().enumerate() {
                 // An identity column's values come from its sequence, not a DEFAULT.

@@ -237,6 +237,7 @@ pub(crate) fn eval_func(f: ScalarFunc, args: &[Value]) -> PgResult<Value> {
         | F::SetVal
         | F::LastVal
         | F::GenRandomUuid
+        | F::Random
         | F::PgGetUserById
         | F::PgTableIsVisible
         | F::ArrayCtor
@@ -273,7 +274,11 @@ pub(crate) fn eval_func(f: ScalarFunc, args: &[Value]) -> PgResult<Value> {
         | F::QuoteIdent
         | F::CurrentSetting
         | F::SetConfig
-        | F::PgTypeIsVisible => {
+        | F::PgTypeIsVisible
+        | F::PgFunctionIsVisible
+        | F::PgGetFunctionArguments
+        | F::PgGetFunctionIdentityArguments
+        | F::PgGetFunctionResult => {
             return Err(PgError::internal(format!(
                 "{f:?} is not a date/time function"
             )));

@@ -591,7 +591,11 @@ fn eval_func(f: ScalarFunc, args: Vec<Value>, ty: &DataType) -> PgResult<Value> 
         | ScalarFunc::QuoteIdent
         | ScalarFunc::CurrentSetting
         | ScalarFunc::SetConfig
-        | ScalarFunc::PgTypeIsVisible => crate::catalog_funcs::eval(f, &args),
+        | ScalarFunc::PgTypeIsVisible
+        | ScalarFunc::PgFunctionIsVisible
+        | ScalarFunc::PgGetFunctionArguments
+        | ScalarFunc::PgGetFunctionIdentityArguments
+        | ScalarFunc::PgGetFunctionResult => crate::catalog_funcs::eval(f, &args),
         ScalarFunc::PgGetUserById => Ok(match args.first().and_then(Value::as_i64) {
             None => Value::Null,
             Some(oid) if oid == i64::from(common::session::BOOTSTRAP_ROLE_OID) => {
@@ -613,6 +617,7 @@ fn eval_func(f: ScalarFunc, args: Vec<Value>, ty: &DataType) -> PgResult<Value> 
                 Value::Null
             })
         }
+        ScalarFunc::Random => Ok(Value::Float8(rand::random::<f64>())),
         ScalarFunc::GenRandomUuid => {
             let mut u: [u8; 16] = rand::random();
             // RFC 4122 version 4, variant 10xx, as PostgreSQL's gen_random_uuid.

@@ -482,6 +482,7 @@ fn system_view_rows(view: catalog::SystemView, env: Env) -> Vec<Row> {
         SystemView::PgAttribute => pg_attribute_rows(),
         SystemView::PgIndex => pg_index_rows(),
         SystemView::PgAttrdef
+        | SystemView::PgProc
         | SystemView::PgCollation
         | SystemView::PgConstraint
         | SystemView::PgInherits

@@ -994,3 +994,69 @@ async fn arrays_and_oids_through_a_driver() {
     assert_eq!(row.get::<_, Vec<i64>>(0), stored);
     assert_eq!(row.get::<_, String>(1), "{1099511627776,0}");
 }
+
+/// Every function `pg_proc` lists binds with its argument types and has its result
+/// type: each is prepared (bound, not run) with NULLs of its argument types, a
+/// polymorphic argument as `integer` (or `integer[]`), and the result column's type
+/// compared. `pg_proc` is a table of what the binder does (`catalog::procs`); this keeps
+/// the two the same.
+#[tokio::test]
+async fn pg_proc_lists_what_binds() {
+    let (_guard, addr) = target().await;
+    let client = driver(addr).await;
+    let concrete = |t: u32| match t {
+        2276 | 2283 | 2776 | 5077 => 23,
+        2277 | 5078 => 1007,
+        t => t,
+    };
+    let type_name = |t: u32| {
+        ::common::DataType::from_oid(concrete(t), -1)
+            .unwrap_or_else(|| panic!("type {t}"))
+            .name()
+    };
+    let mut wrong = Vec::new();
+    for p in catalog::procs::builtin_procs() {
+        let args: Vec<String> = p
+            .args
+            .iter()
+            .map(|&t| format!("NULL::{}", type_name(t)))
+            .collect();
+        let call = match p.name {
+            "count" if args.is_empty() => "count(*)".to_string(),
+            // SQL's keywords, called without parentheses.
+            "current_user" | "session_user" => p.name.to_string(),
+            _ => format!("{}({})", p.name, args.join(", ")),
+        };
+        let sql = if p.retset {
+            format!("SELECT * FROM {call}")
+        } else {
+            format!("SELECT {call}")
+        };
+        match client.prepare(&sql).await {
+            Ok(stmt) => {
+                let got = stmt.columns()[0].type_().oid();
+                if got != concrete(p.ret) {
+                    wrong.push(format!("{sql}: type {got}, pg_proc says {}", p.ret));
+                }
+            }
+            Err(e) => wrong.push(format!(
+                "{sql}: {}",
+                e.as_db_error().map_or("", |d| d.message())
+            )),
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "{} of {}:\n{}",
+        wrong.len(),
+        catalog::procs::builtin_procs().len(),
+        wrong.join("\n")
+    );
+    // SQL sees the same rows.
+    let n: i64 = client
+        .query_one("SELECT count(*) FROM pg_proc", &[])
+        .await
+        .expect("count")
+        .get(0);
+    assert_eq!(n as usize, catalog::procs::builtin_procs().len());
+}

@@ -158,6 +158,8 @@ pub enum ScalarFunc {
     LastVal,
     /// `gen_random_uuid()`: a version 4 UUID from a random source, at each call.
     GenRandomUuid,
+    /// `random()`: a double precision value in [0, 1), a new one at each call.
+    Random,
     /// `pg_get_userbyid(oid)`: the role's name.
     PgGetUserById,
     /// `pg_table_is_visible(oid)`: whether the relation exists (every relation is in
@@ -232,6 +234,16 @@ pub enum ScalarFunc {
     /// `pg_type_is_visible(type)`: every type Myriad has is in pg_catalog, on the path;
     /// NULL for no such type.
     PgTypeIsVisible,
+    /// `pg_function_is_visible(function)`: every built-in function is in pg_catalog, on
+    /// the path; NULL for no such function.
+    PgFunctionIsVisible,
+    /// `pg_get_function_arguments(function)`: its arguments as `\df` shows them, with
+    /// names and defaults.
+    PgGetFunctionArguments,
+    /// `pg_get_function_identity_arguments(function)`: its arguments without defaults.
+    PgGetFunctionIdentityArguments,
+    /// `pg_get_function_result(function)`: its result type (`SETOF` for a set).
+    PgGetFunctionResult,
     /// `quote_ident(text)`: the text as an identifier, double-quoted where needed.
     QuoteIdent,
     /// `current_setting(name [, missing_ok])`: a run-time setting as SHOW prints it.

@@ -28,6 +28,12 @@ fn signature(name: &str, n: usize) -> Option<(ScalarFunc, DataType, &'static [Ar
         ("pg_get_userbyid", 1) => (F::PgGetUserById, DataType::Text, &[Oid]),
         ("pg_table_is_visible", 1) => (F::PgTableIsVisible, DataType::Bool, &[Oid]),
         ("pg_type_is_visible", 1) => (F::PgTypeIsVisible, DataType::Bool, &[Oid]),
+        ("pg_function_is_visible", 1) => (F::PgFunctionIsVisible, DataType::Bool, &[Oid]),
+        ("pg_get_function_arguments", 1) => (F::PgGetFunctionArguments, DataType::Text, &[Oid]),
+        ("pg_get_function_identity_arguments", 1) => {
+            (F::PgGetFunctionIdentityArguments, DataType::Text, &[Oid])
+        }
+        ("pg_get_function_result", 1) => (F::PgGetFunctionResult, DataType::Text, &[Oid]),
         // pg_get_expr's first argument is the kept expression (pg_node_tree).
         ("pg_get_expr", 2) => (F::PgGetExpr, DataType::Text, &[Text, Oid]),
         ("pg_get_expr", 3) => (F::PgGetExpr, DataType::Text, &[Text, Oid, Bool]),

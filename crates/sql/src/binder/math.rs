@@ -1,6 +1,6 @@
 //! Binding arithmetic's result types and the mathematical functions: PostgreSQL's
 //! `pg_proc` entries for `abs`, `round`, `trunc`, `ceil`, `floor`, `sign`, `sqrt`, `exp`,
-//! `ln`, `log`, `power`, `mod`, `div` and `scale`, with its resolution rules.
+//! `ln`, `log`, `power`, `mod`, `div`, `scale` and `random`, with its resolution rules.
 //!
 //! Most of these functions exist for `float8` and for `numeric`. PostgreSQL's
 //! `func_select_candidate` picks between them so (the only rules that matter here):
@@ -160,6 +160,7 @@ pub(crate) fn bind_function(name: &str, args: Vec<Expr>) -> Option<PgResult<Expr
         ("div", 2) => all_as(name, args, numeric).map(|a| func(F::Div, a, numeric)),
         ("scale", 1) => all_as(name, args, numeric).map(|a| func(F::Scale, a, DataType::Int4)),
         ("mod", 2) => bind_mod(args),
+        ("random", 0) => Ok(func(F::Random, args, DataType::Float8)),
         _ => return None,
     })
 }
