@@ -1,5 +1,5 @@
 -- psql's describe commands over a small schema (\dt, \di, \ds, \dn, \d and \d+ of tables and
--- sequences, \du, \dT, \x, \dconfig). The expected output
+-- sequences, \du, \dT, \df, \x, \dconfig). The expected output
 -- (describe.out beside this file) was captured from PostgreSQL 15 with
 --   psql -X -f tests/psql/describe.sql > out 2> err; cat out err > describe.out
 -- against a fresh database; crates/server/tests/psql.rs runs it against Myriad.
@@ -26,6 +26,10 @@ CREATE TABLE ledger (id bigint GENERATED ALWAYS AS IDENTITY, acct int REFERENCES
 \d+ accounts
 \du
 \dT
+\df
+\df now
+\df make_interval
+\df sqrt
 \x
 SELECT 1 AS a, 'two' AS b;
 \x

@@ -1,10 +1,10 @@
 //! Acceptance: psql's describe commands (`\dt`, `\di`, `\ds`, `\dn`, with and without a
-//! pattern, `\d` and `\d+` of tables and sequences, `\du`, `\dT`, `\x`) against an
+//! pattern, `\d` and `\d+` of tables and sequences, `\du`, `\dT`, `\df`, `\x`) against an
 //! in-process Myriad, compared line by line with what PostgreSQL 15 printed for the same
 //! script (`tests/psql/describe.sql`, expected output in `describe.out` beside it:
 //! stdout, then stderr). psql sends its catalog queries unchanged: they go through
 //! pg_class, pg_namespace, pg_am, pg_index, pg_attribute, pg_attrdef, pg_constraint,
-//! pg_collation, pg_type, pg_sequence, pg_depend, pg_roles and the empty pg_policy,
+//! pg_collation, pg_type, pg_sequence, pg_depend, pg_roles, pg_proc and the empty pg_policy,
 //! pg_statistic_ext, pg_publication*, pg_inherits, pg_trigger and pg_auth_members, with
 //! `OPERATOR(pg_catalog.~)`, `COLLATE`, regclass / regtype casts, arrays (`array(select
 //! ...)`, `= any(...)`, subscripts), `pg_partition_ancestors` and the pg_get_* functions.
