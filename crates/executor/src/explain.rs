@@ -128,6 +128,8 @@ pub fn explain(
         timing: options.timing,
         next: 0,
         qualify: false,
+        multi: false,
+        verbose: options.verbose,
         in_subplan: 0,
     };
     SUBPLANS.with(|s| *s.borrow_mut() = SubplanNames::default());
@@ -136,7 +138,7 @@ pub fn explain(
     let mut changed = Vec::new();
     match &inner {
         PlannedStatement::Query { plan, .. } => {
-            r.qualify = tables_read(plan) > 1;
+            r.set_qualify(tables_read(plan) > 1);
             if options.analyze {
                 let ins = Instrumentation::new(options.timing);
                 let env = crate::exec::Env {
@@ -152,7 +154,7 @@ pub fn explain(
             r.print(&shown, 0);
         }
         PlannedStatement::Insert { insert, source } => {
-            r.qualify = tables_read(source) > 0;
+            r.set_qualify(tables_read(source) > 0);
             let mut top_stats = None;
             if options.analyze {
                 let ins = Instrumentation::new(options.timing);
@@ -183,15 +185,18 @@ pub fn explain(
                 r.stats = Some(ins.stats());
             }
             let child = r.shown(source);
-            r.print(&modify("Insert", &insert.table, top_stats, child), 0);
+            let table = r.relation(&insert.table.name);
+            r.print(&modify("Insert", table, top_stats, child), 0);
         }
         PlannedStatement::Update(u) => {
-            let child = r.shown(&planner::target_scan(&u.table, u.filter.as_ref()));
-            r.print(&modify("Update", &u.table, None, child), 0);
+            let child = r.target(&u.table, u.filter.as_ref(), &u.assignments);
+            let table = r.relation(&u.table.name);
+            r.print(&modify("Update", table, None, child), 0);
         }
         PlannedStatement::Delete(d) => {
-            let child = r.shown(&planner::target_scan(&d.table, d.filter.as_ref()));
-            r.print(&modify("Delete", &d.table, None, child), 0);
+            let child = r.target(&d.table, d.filter.as_ref(), &[]);
+            let table = r.relation(&d.table.name);
+            r.print(&modify("Delete", table, None, child), 0);
         }
         _ => {
             return Err(common::PgError::internal(
@@ -227,9 +232,9 @@ fn ms(d: Duration) -> f64 {
 }
 
 /// PostgreSQL's `Insert on t` / `Update on t` / `Delete on t` over the plan of its rows.
-fn modify(verb: &str, table: &TableDesc, stats: Option<NodeStats>, child: Shown) -> Shown {
+fn modify(verb: &str, table: String, stats: Option<NodeStats>, child: Shown) -> Shown {
     Shown {
-        header: format!("{verb} on {}", table.name),
+        header: format!("{verb} on {table}"),
         details: Vec::new(),
         stats,
         children: vec![child],
@@ -374,7 +379,12 @@ struct Renderer {
     timing: bool,
     /// The next node's pre-order number (as `exec::build` numbered them).
     next: usize,
+    /// Column names are qualified (in expressions of conditions and keys).
     qualify: bool,
+    /// The query reads more than one FROM item: output columns are qualified.
+    multi: bool,
+    /// EXPLAIN VERBOSE.
+    verbose: bool,
     /// Inside a subplan: its nodes were not instrumented and take no numbers.
     in_subplan: usize,
 }
@@ -406,6 +416,62 @@ fn subplan_number(query: &std::sync::Arc<LogicalPlan>) -> usize {
 }
 
 impl Renderer {
+    /// Qualify column names when the query reads `multi` FROM items, as PostgreSQL
+    /// does; with VERBOSE, always in conditions and keys (its output lists still only
+    /// when `multi`).
+    fn set_qualify(&mut self, multi: bool) {
+        self.multi = multi;
+        self.qualify = multi || self.verbose;
+    }
+
+    /// A relation as a node names it: with its schema under VERBOSE.
+    fn relation(&self, name: &str) -> String {
+        if self.verbose {
+            format!("public.{name}")
+        } else {
+            name.to_string()
+        }
+    }
+
+    /// VERBOSE's `Output:` line of `plan`: its output columns (a one-row VALUES, shown
+    /// as `Result`, its values).
+    fn output(&mut self, plan: &Plan) -> String {
+        let names = match plan {
+            Plan::Values { rows, .. } if rows.len() == 1 => {
+                rows[0].iter().map(|e| deparse(e, &[])).collect()
+            }
+            _ => {
+                let qualify = std::mem::replace(&mut self.qualify, self.multi);
+                let names = self.names(plan);
+                self.qualify = qualify;
+                names
+            }
+        };
+        format!("Output: {}", names.join(", "))
+    }
+
+    /// The scan of the rows an UPDATE or DELETE changes: under VERBOSE its Output is
+    /// what the change needs, as PostgreSQL shows it: the new values of the columns
+    /// set, and the row's address.
+    fn target(
+        &mut self,
+        table: &std::sync::Arc<TableDesc>,
+        filter: Option<&Expr>,
+        set: &[(usize, Expr)],
+    ) -> Shown {
+        self.set_qualify(false);
+        let mut child = self.shown(&planner::target_scan(table, filter));
+        if self.verbose && !child.details.is_empty() {
+            let names: Vec<String> = table.columns.iter().map(|c| c.name.clone()).collect();
+            let mut sorted: Vec<&(usize, Expr)> = set.iter().collect();
+            sorted.sort_by_key(|(c, _)| *c);
+            let mut out: Vec<String> = sorted.iter().map(|(_, e)| deparse(e, &names)).collect();
+            out.push("ctid".into());
+            child.details[0] = format!("Output: {}", out.join(", "));
+        }
+        child
+    }
+
     fn take(&mut self) -> Option<NodeStats> {
         if self.in_subplan > 0 {
             return None;
@@ -483,7 +549,7 @@ impl Renderer {
     fn scan_names(&mut self, plan: &Plan) -> Vec<String> {
         let scan = matches!(plan, Plan::SeqScan { .. } | Plan::IndexScan { .. });
         let qualify = self.qualify;
-        self.qualify = qualify && !scan;
+        self.qualify = qualify && (!scan || self.verbose);
         let names = self.names(plan);
         self.qualify = qualify;
         names
@@ -583,6 +649,11 @@ impl Renderer {
             }
         }
         let mut shown = self.shown_node(plan);
+        // A Filter or a projection shows on the node below (which has its Output line).
+        if self.verbose && !matches!(plan, Plan::Filter { .. } | Plan::Project { .. }) {
+            let line = self.output(plan);
+            shown.details.insert(0, line);
+        }
         for (n, link, names) in new {
             let outer = link.args.iter().map(|a| deparse(a, &names)).collect();
             let plan = planner::plan_query((*link.query).clone());
@@ -613,7 +684,11 @@ impl Renderer {
                     details.push(format!("Filter: {}", deparse(f, &names)));
                     self.removed(&mut details, stats);
                 }
-                node(format!("Seq Scan on {}", table.name), details, vec![])
+                node(
+                    format!("Seq Scan on {}", self.relation(&table.name)),
+                    details,
+                    vec![],
+                )
             }
             Plan::IndexScan {
                 table,
@@ -637,7 +712,11 @@ impl Renderer {
                 }
                 let dir = if *backward { " Backward" } else { "" };
                 node(
-                    format!("Index Scan{dir} using {} on {}", index.name, table.name),
+                    format!(
+                        "Index Scan{dir} using {} on {}",
+                        index.name,
+                        self.relation(&table.name)
+                    ),
                     details,
                     vec![],
                 )
@@ -645,14 +724,36 @@ impl Renderer {
             Plan::SystemView { view, .. } => {
                 node(format!("Function Scan on {}", view.name()), vec![], vec![])
             }
-            Plan::SequenceState { seq } => {
-                node(format!("Seq Scan on {}", seq.name), vec![], vec![])
-            }
+            Plan::SequenceState { seq } => node(
+                format!("Seq Scan on {}", self.relation(&seq.name)),
+                vec![],
+                vec![],
+            ),
             Plan::Values { rows, .. } if rows.len() == 1 => node("Result".into(), vec![], vec![]),
             Plan::Values { .. } => node("Values Scan on \"*VALUES*\"".into(), vec![], vec![]),
+            Plan::GenerateSeries { start, stop, step } if self.verbose => {
+                let args: Vec<String> = [Some(start), Some(stop), step.as_ref()]
+                    .into_iter()
+                    .flatten()
+                    .map(|e| deparse(e, &[]))
+                    .collect();
+                node(
+                    "Function Scan on pg_catalog.generate_series".into(),
+                    vec![format!(
+                        "Function Call: generate_series({})",
+                        args.join(", ")
+                    )],
+                    vec![],
+                )
+            }
             Plan::GenerateSeries { .. } => {
                 node("Function Scan on generate_series".into(), vec![], vec![])
             }
+            Plan::Unnest { func, array, .. } if self.verbose => node(
+                format!("Function Scan on pg_catalog.{func}"),
+                vec![format!("Function Call: {func}({})", deparse(array, &[]))],
+                vec![],
+            ),
             Plan::Unnest { func, .. } => node(format!("Function Scan on {func}"), vec![], vec![]),
             Plan::Filter { input, predicate } => {
                 // Shown on the node below, as PostgreSQL places a qual on the node that
@@ -671,6 +772,10 @@ impl Renderer {
                 let mut s = self.shown(input);
                 if stats.is_some() {
                     s.stats = stats;
+                }
+                // The node below computes the projection: its Output is the projection's.
+                if self.verbose && !s.details.is_empty() {
+                    s.details[0] = self.output(plan);
                 }
                 s
             }
@@ -692,7 +797,11 @@ impl Renderer {
                 // The inner side is read once and kept.
                 let inner = Shown {
                     header: "Materialize".into(),
-                    details: vec![],
+                    details: if self.verbose {
+                        vec![self.output(right)]
+                    } else {
+                        vec![]
+                    },
                     stats: r.stats,
                     children: vec![r],
                     subplans: vec![],
@@ -718,9 +827,20 @@ impl Renderer {
                     .map(|e| format!("Join Filter: {}", deparse(e, &joined)))
                     .collect();
                 let l = self.shown(left);
-                // The inner scan's own quals name its columns bare; the outer value it
-                // looks up is qualified (PostgreSQL shows the Param's outer column).
-                let bare: Vec<String> = table.columns.iter().map(|c| c.name.clone()).collect();
+                // The inner scan's own quals name its columns bare (qualified under
+                // VERBOSE); the outer value it looks up is qualified (PostgreSQL shows the
+                // Param's outer column).
+                let bare: Vec<String> = table
+                    .columns
+                    .iter()
+                    .map(|c| {
+                        if self.verbose {
+                            format!("{}.{}", table.name, c.name)
+                        } else {
+                            c.name.clone()
+                        }
+                    })
+                    .collect();
                 let key_col = index
                     .columns
                     .first()
@@ -731,12 +851,22 @@ impl Renderer {
                     "Index Cond: ({key_col} = {})",
                     deparse(outer_key, &left_names)
                 )];
+                if self.verbose {
+                    let qualify = std::mem::replace(&mut self.qualify, self.multi);
+                    let names = self.table_names(table);
+                    self.qualify = qualify;
+                    inner_details.insert(0, format!("Output: {}", names.join(", ")));
+                }
                 if let Some(f) = inner_filter {
                     inner_details.push(format!("Filter: {}", deparse(f, &bare)));
                 }
                 // The lookups run inside the join's operator: no counts of their own.
                 let inner = Shown {
-                    header: format!("Index Scan using {} on {}", index.name, table.name),
+                    header: format!(
+                        "Index Scan using {} on {}",
+                        index.name,
+                        self.relation(&table.name)
+                    ),
                     details: inner_details,
                     stats: None,
                     children: vec![],

@@ -1196,4 +1196,7 @@ pub struct ExplainOptions {
     pub analyze: bool,
     pub timing: bool,
     pub summary: bool,
+    /// VERBOSE: each node's output columns, relations with their schema, every column
+    /// qualified in conditions and keys.
+    pub verbose: bool,
 }

@@ -106,9 +106,6 @@ impl Binder<'_> {
                 "EXPLAIN option TIMING requires ANALYZE",
             ));
         }
-        if verbose {
-            return Err(PgError::unsupported("EXPLAIN VERBOSE"));
-        }
         if buffers && analyze {
             return Err(PgError::unsupported("EXPLAIN (ANALYZE, BUFFERS)"));
         }
@@ -133,6 +130,7 @@ impl Binder<'_> {
                 analyze,
                 timing: timing.unwrap_or(analyze),
                 summary: summary.unwrap_or(analyze),
+                verbose,
             },
             inner: Box::new(inner),
             columns: vec![OutputColumn {
