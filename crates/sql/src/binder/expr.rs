@@ -102,6 +102,23 @@ fn sublink(kind: SubLinkKind, query: LogicalPlan, args: Vec<Expr>, ty: DataType)
     Expr::new(ExprKind::SubLink(Box::new(link)), ty)
 }
 
+/// `l AND r`, `l OR r` of two booleans.
+fn bool_op(op: BinaryOp, l: Expr, r: Expr) -> Expr {
+    Expr::new(
+        ExprKind::Binary(op, Box::new(l), Box::new(r)),
+        DataType::Bool,
+    )
+}
+
+/// The items of a row constructor `(a, b, ...)` (parenthesised or not).
+fn row_items(e: &ast::Expr) -> Option<&[ast::Expr]> {
+    match e {
+        ast::Expr::Tuple(items) => Some(items),
+        ast::Expr::Nested(inner) => row_items(inner),
+        _ => None,
+    }
+}
+
 fn not(e: Expr) -> Expr {
     Expr::new(ExprKind::Not(Box::new(e)), DataType::Bool)
 }
@@ -173,6 +190,30 @@ impl Binder<'_> {
                 }
                 Ok(e)
             }
+            A::BinaryOp { left, op, right }
+                if row_items(left).is_some() || row_items(right).is_some() =>
+            {
+                match (row_items(left), row_items(right)) {
+                    (Some(l), Some(r)) => self.bind_row_comparison(op, l, r, cx),
+                    _ => {
+                        let other = if row_items(left).is_some() {
+                            right
+                        } else {
+                            left
+                        };
+                        let other = self.bind_expr(other, cx)?.ty.name();
+                        let (l, r) = if row_items(left).is_some() {
+                            ("record".to_string(), other)
+                        } else {
+                            (other, "record".to_string())
+                        };
+                        Err(PgError::new(
+                            SqlState::UNDEFINED_FUNCTION,
+                            format!("operator does not exist: {l} {op} {r}"),
+                        ))
+                    }
+                }
+            }
             A::BinaryOp { left, op, right } => {
                 let l = self.bind_expr(left, cx)?;
                 let r = self.bind_expr(right, cx)?;
@@ -226,6 +267,37 @@ impl Binder<'_> {
                     },
                     DataType::Bool,
                 ))
+            }
+            // `(a, b) IN ((1, 2), (3, 4))`: a row equal to one of the rows.
+            A::InList {
+                expr,
+                list,
+                negated,
+            } if row_items(expr).is_some() => {
+                let row = row_items(expr).expect("a row");
+                let mut any = None;
+                for item in list {
+                    let Some(items) = row_items(item) else {
+                        return Err(PgError::new(
+                            SqlState::UNDEFINED_FUNCTION,
+                            format!(
+                                "operator does not exist: record = {}",
+                                self.bind_expr(item, cx)?.ty.name()
+                            ),
+                        ));
+                    };
+                    let eq = self.bind_row_comparison(&BinaryOperator::Eq, row, items, cx)?;
+                    any = Some(match any {
+                        None => eq,
+                        Some(a) => bool_op(BinaryOp::Or, a, eq),
+                    });
+                }
+                let any = any.ok_or_else(|| PgError::syntax("syntax error at or near \")\""))?;
+                Ok(if *negated {
+                    Expr::new(ExprKind::Not(Box::new(any)), DataType::Bool)
+                } else {
+                    any
+                })
             }
             A::InList {
                 expr,
@@ -816,6 +888,70 @@ impl Binder<'_> {
         let l = coerce(l, &ty.without_typmod(), CastContext::Implicit)?;
         let r = coerce(r, &ty.without_typmod(), CastContext::Implicit)?;
         Ok((l, r))
+    }
+
+    /// `(a, b) op (c, d)`, PostgreSQL's row comparison, pair by pair: `=` when every
+    /// pair is equal, `<>` when one is not, and `<`, `<=`, `>`, `>=` decided by the first
+    /// pair that is not equal (NULL when that pair's comparison is): `(a < c) OR (a = c
+    /// AND b < d)`.
+    fn bind_row_comparison(
+        &self,
+        op: &BinaryOperator,
+        l: &[ast::Expr],
+        r: &[ast::Expr],
+        cx: &ExprContext,
+    ) -> PgResult<Expr> {
+        use BinaryOperator as O;
+        if l.len() != r.len() {
+            return Err(PgError::syntax(
+                "unequal number of entries in row expressions",
+            ));
+        }
+        let mut pairs = Vec::with_capacity(l.len());
+        for (a, b) in l.iter().zip(r) {
+            pairs.push((self.bind_expr(a, cx)?, self.bind_expr(b, cx)?));
+        }
+        let fold = |join: BinaryOp, parts: Vec<Expr>| {
+            parts.into_iter().reduce(|acc, e| bool_op(join, acc, e))
+        };
+        let out = match op {
+            O::Eq | O::NotEq => {
+                let parts = pairs
+                    .into_iter()
+                    .map(|(a, b)| self.bind_binary(op, a, b))
+                    .collect::<PgResult<Vec<_>>>()?;
+                let join = if *op == O::Eq {
+                    BinaryOp::And
+                } else {
+                    BinaryOp::Or
+                };
+                fold(join, parts)
+            }
+            O::Lt | O::LtEq | O::Gt | O::GtEq => {
+                let strict = if matches!(op, O::Lt | O::LtEq) {
+                    O::Lt
+                } else {
+                    O::Gt
+                };
+                let mut acc: Option<Expr> = None;
+                for (a, b) in pairs.into_iter().rev() {
+                    acc = Some(match acc {
+                        None => self.bind_binary(op, a, b)?,
+                        Some(rest) => {
+                            let first = self.bind_binary(&strict, a.clone(), b.clone())?;
+                            let equal = self.bind_binary(&O::Eq, a, b)?;
+                            let then = bool_op(BinaryOp::And, equal, rest);
+                            bool_op(BinaryOp::Or, first, then)
+                        }
+                    });
+                }
+                acc
+            }
+            _ => {
+                return Err(PgError::unsupported(format!("row comparison with {op}")));
+            }
+        };
+        out.ok_or_else(|| PgError::syntax("syntax error at or near \")\""))
     }
 
     pub(crate) fn bind_binary(&self, op: &BinaryOperator, l: Expr, r: Expr) -> PgResult<Expr> {
