@@ -824,6 +824,28 @@ impl Catalog {
         }
     }
 
+    /// The name of a new index on `table` over `columns`, claimed for `tx`: `given`, or
+    /// `base` made unique.
+    fn claim_index_name(
+        &self,
+        tx: &Tx,
+        table: Oid,
+        given: Option<&str>,
+        columns: &[usize],
+        base: impl Fn(&TableDesc) -> String,
+    ) -> PgResult<String> {
+        self.claiming(tx, |cur, others| {
+            let t = cur
+                .table_by_oid(table)
+                .ok_or_else(|| lookup_failed(table))?;
+            check_key_types(&t.columns, columns)?;
+            let name = relation_name(cur, given.map(str::to_string), || {
+                unique_name(cur, &base(t), &[], others, "")
+            })?;
+            Ok((vec![name.clone()], name))
+        })
+    }
+
     /// The names of relations other transactions create.
     fn claimed_by_others(&self) -> Vec<String> {
         let key = thread_key();
@@ -1250,16 +1272,8 @@ impl Catalog {
         make_storage: impl FnOnce(&IndexDesc) -> PgResult<()>,
     ) -> PgResult<IndexDesc> {
         let oid = self.take_oids(1)?;
-        let name = self.claiming(tx, |cur, others| {
-            let t = cur
-                .table_by_oid(table)
-                .ok_or_else(|| lookup_failed(table))?;
-            check_key_types(&t.columns, &new.columns)?;
-            let name = relation_name(cur, new.name.clone(), || {
-                let base = desc::default_index_name(&t.name, &t.columns, &new);
-                unique_name(cur, &base, &[], others, "")
-            })?;
-            Ok((vec![name.clone()], name))
+        let name = self.claim_index_name(tx, table, new.name.as_deref(), &new.columns, |t| {
+            desc::default_index_name(&t.name, &t.columns, &new)
         })?;
         let index = IndexDesc {
             oid,
@@ -1329,16 +1343,8 @@ impl Catalog {
         make_storage: impl FnOnce(&IndexDesc) -> PgResult<()>,
     ) -> PgResult<IndexDesc> {
         let oid = self.take_oids(1)?;
-        let name = self.claiming(tx, |cur, others| {
-            let t = cur
-                .table_by_oid(table)
-                .ok_or_else(|| lookup_failed(table))?;
-            check_key_types(&t.columns, &key.columns)?;
-            let name = relation_name(cur, key.name.clone(), || {
-                let base = desc::default_key_name(&t.name, &t.columns, &key);
-                unique_name(cur, &base, &[], others, "")
-            })?;
-            Ok((vec![name.clone()], name))
+        let name = self.claim_index_name(tx, table, key.name.as_deref(), &key.columns, |t| {
+            desc::default_key_name(&t.name, &t.columns, &key)
         })?;
         self.alter_table(tx, table, |_, t| {
             let index = IndexDesc {

@@ -231,6 +231,21 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
+/// The names of `table`'s columns, `t.c` if `qualify`.
+fn column_names(table: &TableDesc, qualify: bool) -> Vec<String> {
+    table
+        .columns
+        .iter()
+        .map(|c| {
+            if qualify {
+                format!("{}.{}", table.name, c.name)
+            } else {
+                c.name.clone()
+            }
+        })
+        .collect()
+}
+
 /// PostgreSQL's `Insert on t` / `Update on t` / `Delete on t` over the plan of its rows.
 fn modify(verb: &str, table: String, stats: Option<NodeStats>, child: Shown) -> Shown {
     Shown {
@@ -530,17 +545,7 @@ impl Renderer {
     }
 
     fn table_names(&self, table: &TableDesc) -> Vec<String> {
-        table
-            .columns
-            .iter()
-            .map(|c| {
-                if self.qualify {
-                    format!("{}.{}", table.name, c.name)
-                } else {
-                    c.name.clone()
-                }
-            })
-            .collect()
+        column_names(table, self.qualify)
     }
 
     /// The column names a node's own quals read: a scan's are never qualified (as
@@ -830,17 +835,7 @@ impl Renderer {
                 // The inner scan's own quals name its columns bare (qualified under
                 // VERBOSE); the outer value it looks up is qualified (PostgreSQL shows the
                 // Param's outer column).
-                let bare: Vec<String> = table
-                    .columns
-                    .iter()
-                    .map(|c| {
-                        if self.verbose {
-                            format!("{}.{}", table.name, c.name)
-                        } else {
-                            c.name.clone()
-                        }
-                    })
-                    .collect();
+                let bare = column_names(table, self.verbose);
                 let key_col = index
                     .columns
                     .first()
@@ -852,9 +847,7 @@ impl Renderer {
                     deparse(outer_key, &left_names)
                 )];
                 if self.verbose {
-                    let qualify = std::mem::replace(&mut self.qualify, self.multi);
-                    let names = self.table_names(table);
-                    self.qualify = qualify;
+                    let names = column_names(table, self.multi);
                     inner_details.insert(0, format!("Output: {}", names.join(", ")));
                 }
                 if let Some(f) = inner_filter {
