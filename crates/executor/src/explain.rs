@@ -44,18 +44,23 @@ pub struct NodeStats {
     pub first: Option<Duration>,
     pub total: Duration,
     pub removed: u64,
+    /// Buffer accesses while the node made its rows (its children's included).
+    pub buffers: storage::bufmgr::usage::RelUsage,
 }
 
 /// The counters of one EXPLAIN ANALYZE run, one per plan node in pre-order.
 pub struct Instrumentation {
     timing: bool,
+    /// Count buffer accesses (`storage::bufmgr::usage`, which the caller has started).
+    buffers: bool,
     nodes: RefCell<Vec<NodeStats>>,
 }
 
 impl Instrumentation {
-    pub fn new(timing: bool) -> Instrumentation {
+    pub fn new(timing: bool, buffers: bool) -> Instrumentation {
         Instrumentation {
             timing,
+            buffers,
             nodes: RefCell::new(Vec::new()),
         }
     }
@@ -91,13 +96,21 @@ impl<'a> Instrumented<'a> {
 
 impl Operator for Instrumented<'_> {
     fn next(&mut self) -> PgResult<Option<Row>> {
+        use storage::bufmgr::usage;
         let start = self.ins.timing.then(Instant::now);
+        let before = self.ins.buffers.then(usage::total);
         let r = self.inner.next();
         let removed = self.inner.rows_removed();
         let mut nodes = self.ins.nodes.borrow_mut();
         let n = &mut nodes[self.id];
         n.executed = true;
         n.removed = removed;
+        if let Some(b) = before {
+            let after = usage::total();
+            n.buffers.hits += after.hits - b.hits;
+            n.buffers.reads += after.reads - b.reads;
+            n.buffers.writes += after.writes - b.writes;
+        }
         if let Some(s) = start {
             n.total += s.elapsed();
         }
@@ -112,6 +125,22 @@ impl Operator for Instrumented<'_> {
 
     fn rows_removed(&self) -> u64 {
         self.inner.rows_removed()
+    }
+}
+
+/// Counting this thread's buffer accesses, until dropped (whatever way EXPLAIN ends).
+struct BufferCounting;
+
+impl BufferCounting {
+    fn start() -> BufferCounting {
+        storage::bufmgr::usage::start();
+        BufferCounting
+    }
+}
+
+impl Drop for BufferCounting {
+    fn drop(&mut self) {
+        storage::bufmgr::usage::take();
     }
 }
 
@@ -130,17 +159,20 @@ pub fn explain(
         qualify: false,
         multi: false,
         verbose: options.verbose,
+        buffers: options.analyze && options.buffers,
         in_subplan: 0,
     };
     SUBPLANS.with(|s| *s.borrow_mut() = SubplanNames::default());
     let started = Instant::now();
     // Rows an EXPLAIN ANALYZE of INSERT added (autovacuum counts them).
     let mut changed = Vec::new();
+    // BUFFERS: this thread counts its buffer accesses while the statement runs.
+    let _counting = (options.analyze && options.buffers).then(BufferCounting::start);
     match &inner {
         PlannedStatement::Query { plan, .. } => {
             r.set_qualify(tables_read(plan) > 1);
             if options.analyze {
-                let ins = Instrumentation::new(options.timing);
+                let ins = Instrumentation::new(options.timing, options.buffers);
                 let env = crate::exec::Env {
                     instrument: Some(&ins),
                     ..cx.env()
@@ -157,7 +189,7 @@ pub fn explain(
             r.set_qualify(tables_read(source) > 0);
             let mut top_stats = None;
             if options.analyze {
-                let ins = Instrumentation::new(options.timing);
+                let ins = Instrumentation::new(options.timing, options.buffers);
                 let env = crate::exec::Env {
                     instrument: Some(&ins),
                     ..cx.env()
@@ -181,6 +213,7 @@ pub fn explain(
                     first: Some(t0.elapsed()),
                     total: t0.elapsed(),
                     removed: 0,
+                    buffers: storage::bufmgr::usage::total(),
                 });
                 r.stats = Some(ins.stats());
             }
@@ -229,6 +262,18 @@ pub fn explain(
 
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
+}
+
+/// PostgreSQL's `Buffers: shared hit=3 read=1 written=2` (the counts that are not zero;
+/// nothing if all are). Myriad has only shared buffers, and does not count pages
+/// dirtied.
+fn buffers_line(u: &storage::bufmgr::usage::RelUsage) -> Option<String> {
+    let parts: Vec<String> = [("hit", u.hits), ("read", u.reads), ("written", u.writes)]
+        .into_iter()
+        .filter(|(_, n)| *n > 0)
+        .map(|(what, n)| format!("{what}={n}"))
+        .collect();
+    (!parts.is_empty()).then(|| format!("Buffers: shared {}", parts.join(" ")))
 }
 
 /// The names of `table`'s columns, `t.c` if `qualify`.
@@ -400,6 +445,8 @@ struct Renderer {
     multi: bool,
     /// EXPLAIN VERBOSE.
     verbose: bool,
+    /// EXPLAIN (ANALYZE, BUFFERS): each node's `Buffers:` line.
+    buffers: bool,
     /// Inside a subplan: its nodes were not instrumented and take no numbers.
     in_subplan: usize,
 }
@@ -513,6 +560,11 @@ impl Renderer {
         let pad = " ".repeat(6 * depth + 2);
         for d in &s.details {
             self.lines.push(format!("{pad}{d}"));
+        }
+        if let Some(st) = s.stats.filter(|_| self.buffers)
+            && let Some(line) = buffers_line(&st.buffers)
+        {
+            self.lines.push(format!("{pad}{line}"));
         }
         for c in &s.children {
             self.print(c, depth + 1);

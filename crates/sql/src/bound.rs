@@ -1199,4 +1199,6 @@ pub struct ExplainOptions {
     /// VERBOSE: each node's output columns, relations with their schema, every column
     /// qualified in conditions and keys.
     pub verbose: bool,
+    /// BUFFERS: with ANALYZE, each node's buffer accesses (its children's included).
+    pub buffers: bool,
 }

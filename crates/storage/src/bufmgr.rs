@@ -100,12 +100,26 @@ pub mod usage {
     thread_local! {
         static TRACKING: Cell<bool> = const { Cell::new(false) };
         static COUNTS: RefCell<HashMap<RelId, RelUsage>> = RefCell::new(HashMap::new());
+        static TOTAL: Cell<RelUsage> = const {
+            Cell::new(RelUsage {
+                hits: 0,
+                reads: 0,
+                writes: 0,
+            })
+        };
     }
 
     /// Start counting this thread's buffer accesses (from zero).
     pub fn start() {
         COUNTS.with(|c| c.borrow_mut().clear());
+        TOTAL.with(|t| t.set(RelUsage::default()));
         TRACKING.with(|t| t.set(true));
+    }
+
+    /// The counts of every relation together since [`start`], read cheaply (what EXPLAIN
+    /// reads around each of a plan node's rows).
+    pub fn total() -> RelUsage {
+        TOTAL.with(Cell::get)
     }
 
     /// Stop counting; returns the counts since [`start`].
@@ -118,14 +132,16 @@ pub mod usage {
         if !TRACKING.with(Cell::get) {
             return;
         }
-        COUNTS.with(|c| {
-            let mut c = c.borrow_mut();
-            let u = c.entry(rel).or_default();
-            match kind {
-                Kind::Hit => u.hits += 1,
-                Kind::Read => u.reads += 1,
-                Kind::Write => u.writes += 1,
-            }
+        let add = |u: &mut RelUsage| match kind {
+            Kind::Hit => u.hits += 1,
+            Kind::Read => u.reads += 1,
+            Kind::Write => u.writes += 1,
+        };
+        COUNTS.with(|c| add(c.borrow_mut().entry(rel).or_default()));
+        TOTAL.with(|t| {
+            let mut u = t.get();
+            add(&mut u);
+            t.set(u);
         });
     }
 }
@@ -1227,7 +1243,12 @@ mod tests {
         let (_, mut b) = pool.extend(3).expect("extend");
         stamp(&mut b, 3);
         drop(b);
+        let total = usage::total();
         let counts = usage::take();
+        assert_eq!(
+            total.hits + total.reads,
+            counts.values().map(|u| u.hits + u.reads).sum::<u64>()
+        );
         assert_eq!(counts[&1].hits, 2);
         assert_eq!(counts[&3].reads, 1);
         let writes: u64 = counts.values().map(|u| u.writes).sum();

@@ -106,9 +106,6 @@ impl Binder<'_> {
                 "EXPLAIN option TIMING requires ANALYZE",
             ));
         }
-        if buffers && analyze {
-            return Err(PgError::unsupported("EXPLAIN (ANALYZE, BUFFERS)"));
-        }
         let inner = match statement {
             ast::Statement::Query(_)
             | ast::Statement::Insert(_)
@@ -131,6 +128,7 @@ impl Binder<'_> {
                 timing: timing.unwrap_or(analyze),
                 summary: summary.unwrap_or(analyze),
                 verbose,
+                buffers,
             },
             inner: Box::new(inner),
             columns: vec![OutputColumn {
