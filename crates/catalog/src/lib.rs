@@ -1374,6 +1374,37 @@ impl Catalog {
         })
     }
 
+    /// Add a column at the end of `table` (ALTER TABLE ADD COLUMN); returns the table's
+    /// new descriptor. Rows stored before it read NULL for it (access tuple rules).
+    pub fn add_column(&self, tx: &Tx, table: Oid, column: ColumnDesc) -> PgResult<Arc<TableDesc>> {
+        self.alter_table(tx, table, |_, t| {
+            if t.columns.iter().any(|c| c.name == column.name) {
+                return Err(PgError::new(
+                    SqlState::DUPLICATE_COLUMN,
+                    format!(
+                        "column \"{}\" of relation \"{}\" already exists",
+                        column.name, t.name
+                    ),
+                ));
+            }
+            if t.columns.len() >= common::limits::MAX_COLUMNS {
+                return Err(PgError::new(
+                    SqlState::TOO_MANY_COLUMNS,
+                    format!(
+                        "tables can have at most {} columns",
+                        common::limits::MAX_COLUMNS
+                    ),
+                ));
+            }
+            t.columns.push(column);
+            Ok(())
+        })?;
+        self.snapshot()
+            .table_by_oid(table)
+            .cloned()
+            .ok_or_else(|| lookup_failed(table))
+    }
+
     /// Add a FOREIGN KEY constraint to a table (the caller has checked both tables and
     /// the existing rows, holding locks that keep them as they were).
     pub fn add_foreign_key(&self, tx: &Tx, table: Oid, new: NewForeignKey) -> PgResult<ForeignKey> {

@@ -289,6 +289,17 @@ pub fn execute(stmt: PlannedStatement, cx: &ExecContext) -> PgResult<StatementRe
             notices,
             ..Default::default()
         }),
+        PlannedStatement::AddColumn {
+            table,
+            column,
+            fill,
+        } => {
+            add_column(cx, &table, column, fill)?;
+            Ok(StatementResult {
+                tag: "ALTER TABLE".into(),
+                ..Default::default()
+            })
+        }
         PlannedStatement::AddKey { table, key } => {
             index::add_key(cx, &table, key)?;
             Ok(StatementResult {
@@ -356,6 +367,75 @@ pub fn execute(stmt: PlannedStatement, cx: &ExecContext) -> PgResult<StatementRe
 }
 
 /// Make a new sequence's relation and its page (before its catalog record).
+/// ALTER TABLE ADD COLUMN. The column joins the table's descriptor; the rows stored before
+/// have fewer columns and read NULL for it. With a DEFAULT, each of them is updated to
+/// the default computed for it, as PostgreSQL computes a volatile default (a constant
+/// one it keeps in its catalog instead; the rows read the same). A NOT NULL column must
+/// then hold no NULL, or PostgreSQL's 23502 names the column. The caller holds
+/// AccessExclusive on the table; every row committed by now is changed, as TRUNCATE sees
+/// them.
+fn add_column(
+    cx: &ExecContext,
+    table: &catalog::TableDesc,
+    column: catalog::ColumnDesc,
+    fill: Option<sql::bound::Expr>,
+) -> PgResult<()> {
+    let not_null = column.not_null;
+    let ty = column.ty;
+    let name = column.name.clone();
+    let contains_nulls = |table: &str| {
+        PgError::new(
+            common::SqlState::NOT_NULL_VIOLATION,
+            format!("column \"{name}\" of relation \"{table}\" contains null values"),
+        )
+    };
+    let new = cx.catalog.add_column(cx.tx, table.oid, column)?;
+    let at = new.columns.len() - 1;
+    let fresh = cx.tx.fresh_snapshot();
+    let all = ExecContext {
+        pool: cx.pool,
+        catalog: cx.catalog,
+        roots: cx.roots,
+        tx: cx.tx,
+        snapshot: &fresh,
+        sequences: cx.sequences,
+        subqueries: Default::default(),
+    };
+    if let Some(fill) = fill {
+        let update = sql::bound::BoundUpdate {
+            table: new.clone(),
+            filter: None,
+            assignments: vec![(at, fill)],
+            returning: None,
+            fks: Default::default(),
+        };
+        // The update's own NOT NULL check catches a default that is NULL for a row.
+        return dml::update(&all, &update).map(|_| ()).map_err(|e| {
+            if e.code == common::SqlState::NOT_NULL_VIOLATION {
+                contains_nulls(&new.name)
+            } else {
+                e
+            }
+        });
+    }
+    if not_null {
+        use sql::bound::{Expr, ExprKind};
+        let is_null = Expr::new(
+            ExprKind::IsNull {
+                expr: Box::new(Expr::column(at, ty)),
+                negated: false,
+            },
+            common::DataType::Bool,
+        );
+        let plan = planner::target_scan(&new, Some(&is_null));
+        let mut rows = exec::build(&plan, all.env())?;
+        if rows.next()?.is_some() {
+            return Err(contains_nulls(&new.name));
+        }
+    }
+    Ok(())
+}
+
 fn create_sequence_storage(cx: &ExecContext, s: &catalog::SequenceDesc) -> PgResult<()> {
     cx.pool.create_relation(s.rel)?;
     access::sequence::init(cx.pool, s.rel, s.options.start)

@@ -229,6 +229,11 @@ pub enum PlannedStatement {
         table: Arc<TableDesc>,
         key: catalog::NewKey,
     },
+    AddColumn {
+        table: Arc<TableDesc>,
+        column: catalog::ColumnDesc,
+        fill: Option<Expr>,
+    },
     AddForeignKey {
         table: Arc<TableDesc>,
         referenced: Arc<TableDesc>,
@@ -286,6 +291,15 @@ pub fn plan(stmt: BoundStatement) -> PlannedStatement {
         },
         BoundStatement::Nothing { tag, notices } => PlannedStatement::Nothing { tag, notices },
         BoundStatement::AddKey { table, key } => PlannedStatement::AddKey { table, key },
+        BoundStatement::AddColumn {
+            table,
+            column,
+            fill,
+        } => PlannedStatement::AddColumn {
+            table,
+            column,
+            fill,
+        },
         BoundStatement::AddForeignKey {
             table,
             referenced,

@@ -766,6 +766,13 @@ pub enum BoundStatement {
         indexes: Vec<(Arc<TableDesc>, catalog::IndexDesc)>,
         notices: Vec<PgError>,
     },
+    /// ALTER TABLE ADD COLUMN: the new column, last. `fill` is its DEFAULT, computed
+    /// for each row already stored (without one they read NULL).
+    AddColumn {
+        table: Arc<TableDesc>,
+        column: catalog::ColumnDesc,
+        fill: Option<Expr>,
+    },
     /// ALTER TABLE ADD PRIMARY KEY | UNIQUE.
     AddKey {
         table: Arc<TableDesc>,
@@ -1029,6 +1036,7 @@ impl BoundStatement {
             | BoundStatement::Truncate { .. }
             | BoundStatement::DropIndexes { .. }
             | BoundStatement::AddKey { .. }
+            | BoundStatement::AddColumn { .. }
             | BoundStatement::AddForeignKey { .. }
             | BoundStatement::DropConstraint(_)
             | BoundStatement::Nothing { .. } => Ok(()),

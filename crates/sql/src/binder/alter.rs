@@ -1,4 +1,5 @@
-//! Binding ALTER TABLE: ADD PRIMARY KEY / UNIQUE / FOREIGN KEY, DROP CONSTRAINT.
+//! Binding ALTER TABLE: ADD PRIMARY KEY / UNIQUE / FOREIGN KEY, DROP CONSTRAINT, ADD
+//! COLUMN.
 
 use std::sync::Arc;
 
@@ -48,6 +49,12 @@ impl Binder<'_> {
                 }
                 self.bind_add_constraint(table, constraint)
             }
+            ast::AlterTableOperation::AddColumn {
+                if_not_exists,
+                column_def,
+                column_position: None,
+                ..
+            } => self.bind_add_column(table, column_def, *if_not_exists),
             ast::AlterTableOperation::DropConstraint {
                 if_exists,
                 name,
@@ -68,6 +75,71 @@ impl Binder<'_> {
                     .join(" ")
             ))),
         }
+    }
+
+    /// ADD [COLUMN] [IF NOT EXISTS] name type [NULL | NOT NULL | DEFAULT e ...]. Keys,
+    /// references, identity and SERIAL on a new column are not yet Myriad's.
+    fn bind_add_column(
+        &self,
+        table: Arc<TableDesc>,
+        def: &ast::ColumnDef,
+        if_not_exists: bool,
+    ) -> PgResult<BoundStatement> {
+        let name = ident_name(&def.name);
+        if table.column_index(&name).is_some() {
+            let message = format!(
+                "column \"{name}\" of relation \"{}\" already exists",
+                table.name
+            );
+            if if_not_exists {
+                return Ok(BoundStatement::Nothing {
+                    tag: "ALTER TABLE",
+                    notices: vec![PgError::notice(format!("{message}, skipping"))],
+                });
+            }
+            return Err(PgError::new(SqlState::DUPLICATE_COLUMN, message));
+        }
+        self.check_not_reserved(&def.name)?;
+        if let ast::DataType::Custom(n, mods) = &def.data_type
+            && mods.is_empty()
+            && n.0.len() == 1
+            && super::sequence::serial_type(n.to_string().to_lowercase().as_str()).is_some()
+        {
+            return Err(PgError::unsupported(
+                "ALTER TABLE ... ADD COLUMN of a SERIAL type",
+            ));
+        }
+        let mut column = catalog::ColumnDesc {
+            name,
+            ty: self.bind_type(&def.data_type)?,
+            not_null: false,
+            default: None,
+            identity: None,
+        };
+        let mut fill = None;
+        for opt in &def.options {
+            match &opt.option {
+                ast::ColumnOption::Null => column.not_null = false,
+                ast::ColumnOption::NotNull => column.not_null = true,
+                ast::ColumnOption::Default(e) => {
+                    self.check_default(e, &column)?;
+                    column.default = Some(e.to_string());
+                }
+                other => {
+                    return Err(PgError::unsupported(format!(
+                        "ALTER TABLE ... ADD COLUMN with {other}"
+                    )));
+                }
+            }
+        }
+        if column.default.is_some() {
+            fill = Some(self.default_value(&column)?);
+        }
+        Ok(BoundStatement::AddColumn {
+            table,
+            column,
+            fill,
+        })
     }
 
     fn bind_add_constraint(

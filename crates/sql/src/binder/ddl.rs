@@ -338,7 +338,7 @@ impl Binder<'_> {
     }
 
     /// A DEFAULT must be a column-free expression assignable to the column.
-    fn check_default(&self, e: &ast::Expr, col: &ColumnDesc) -> PgResult<()> {
+    pub(crate) fn check_default(&self, e: &ast::Expr, col: &ColumnDesc) -> PgResult<()> {
         let scope = Scope::default();
         let cx = ExprContext {
             scope: &scope,

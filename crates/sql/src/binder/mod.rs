@@ -365,7 +365,7 @@ impl<'a> Binder<'a> {
 
     /// PostgreSQL's grammar does not accept its reserved keywords as unquoted names;
     /// sqlparser does, so the binder rejects them with the error PostgreSQL's parser gives.
-    fn check_not_reserved(&self, id: &ast::Ident) -> PgResult<()> {
+    pub(crate) fn check_not_reserved(&self, id: &ast::Ident) -> PgResult<()> {
         if id.quote_style.is_none()
             && RESERVED_KEYWORDS
                 .binary_search(&id.value.to_lowercase().as_str())
