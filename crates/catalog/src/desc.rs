@@ -229,6 +229,22 @@ pub struct NewForeignKey {
     pub match_full: bool,
 }
 
+/// A change of a table's descriptor alone (ALTER TABLE ... ALTER COLUMN, RENAME).
+#[derive(Clone, Debug, PartialEq)]
+pub enum TableChange {
+    /// ALTER COLUMN SET DEFAULT (its SQL text) / DROP DEFAULT (None).
+    Default {
+        column: usize,
+        default: Option<String>,
+    },
+    /// ALTER COLUMN SET NOT NULL / DROP NOT NULL.
+    NotNull { column: usize, not_null: bool },
+    /// RENAME COLUMN.
+    RenameColumn { column: usize, name: String },
+    /// RENAME TO.
+    Rename(String),
+}
+
 #[derive(Clone, Debug)]
 pub struct NewKey {
     pub name: Option<String>,

@@ -65,7 +65,7 @@ mod sysviews;
 
 pub use desc::{
     ColumnDesc, FkAction, ForeignKey, Identity, IndexDesc, NewForeignKey, NewIndex, NewKey,
-    NewTable, SequenceDesc, SequenceOptions, TableDesc, TableOptions, nextval_default,
+    NewTable, SequenceDesc, SequenceOptions, TableChange, TableDesc, TableOptions, nextval_default,
 };
 pub use sysviews::{INFORMATION_SCHEMA_OID, SystemView};
 
@@ -1403,6 +1403,35 @@ impl Catalog {
             .table_by_oid(table)
             .cloned()
             .ok_or_else(|| lookup_failed(table))
+    }
+
+    /// Change `table`'s descriptor (the caller has checked the change against it and the
+    /// rows). A new name is claimed as a created relation's is (42P07 if it is taken).
+    pub fn change_table(&self, tx: &Tx, table: Oid, change: TableChange) -> PgResult<()> {
+        if let TableChange::Rename(name) = &change {
+            self.claiming(tx, |cur, _| {
+                let name = relation_name(cur, Some(name.clone()), String::new)?;
+                Ok((vec![name], ()))
+            })?;
+        }
+        fn column(t: &mut TableDesc, i: usize) -> PgResult<&mut ColumnDesc> {
+            let oid = t.oid;
+            t.columns
+                .get_mut(i)
+                .ok_or_else(|| PgError::internal(format!("no column {i} in table {oid}")))
+        }
+        self.alter_table(tx, table, |_, t| {
+            match change {
+                TableChange::Default { column: i, default } => column(t, i)?.default = default,
+                TableChange::NotNull {
+                    column: i,
+                    not_null,
+                } => column(t, i)?.not_null = not_null,
+                TableChange::RenameColumn { column: i, name } => column(t, i)?.name = name,
+                TableChange::Rename(name) => t.name = name,
+            }
+            Ok(())
+        })
     }
 
     /// Add a FOREIGN KEY constraint to a table (the caller has checked both tables and

@@ -253,16 +253,6 @@ pub fn execute(stmt: PlannedStatement, cx: &ExecContext) -> PgResult<StatementRe
             // PostgreSQL's TRUNCATE removes them all. Deleting them (rather than
             // swapping in empty files) keeps TRUNCATE transactional with the catalog
             // as it is; VACUUM reclaims the space.
-            let fresh = cx.tx.fresh_snapshot();
-            let all = ExecContext {
-                pool: cx.pool,
-                catalog: cx.catalog,
-                roots: cx.roots,
-                tx: cx.tx,
-                snapshot: &fresh,
-                sequences: cx.sequences,
-                subqueries: Default::default(),
-            };
             let mut changed = Vec::with_capacity(tables.len());
             for t in tables {
                 // Tables referencing these are truncated with them (checked when bound).
@@ -272,7 +262,7 @@ pub fn execute(stmt: PlannedStatement, cx: &ExecContext) -> PgResult<StatementRe
                     returning: None,
                     fks: Default::default(),
                 };
-                let (n, _) = dml::delete(&all, &delete)?;
+                let (n, _) = with_every_row(cx, |all| dml::delete(all, &delete))?;
                 changed.push((t.oid, n as u64));
             }
             for s in &restart {
@@ -295,6 +285,20 @@ pub fn execute(stmt: PlannedStatement, cx: &ExecContext) -> PgResult<StatementRe
             fill,
         } => {
             add_column(cx, &table, column, fill)?;
+            Ok(StatementResult {
+                tag: "ALTER TABLE".into(),
+                ..Default::default()
+            })
+        }
+        PlannedStatement::ChangeTable { table, change } => {
+            if let catalog::TableChange::NotNull {
+                column,
+                not_null: true,
+            } = change
+            {
+                check_no_nulls(cx, &table, column)?;
+            }
+            cx.catalog.change_table(cx.tx, table.oid, change)?;
             Ok(StatementResult {
                 tag: "ALTER TABLE".into(),
                 ..Default::default()
@@ -381,26 +385,9 @@ fn add_column(
     fill: Option<sql::bound::Expr>,
 ) -> PgResult<()> {
     let not_null = column.not_null;
-    let ty = column.ty;
     let name = column.name.clone();
-    let contains_nulls = |table: &str| {
-        PgError::new(
-            common::SqlState::NOT_NULL_VIOLATION,
-            format!("column \"{name}\" of relation \"{table}\" contains null values"),
-        )
-    };
     let new = cx.catalog.add_column(cx.tx, table.oid, column)?;
     let at = new.columns.len() - 1;
-    let fresh = cx.tx.fresh_snapshot();
-    let all = ExecContext {
-        pool: cx.pool,
-        catalog: cx.catalog,
-        roots: cx.roots,
-        tx: cx.tx,
-        snapshot: &fresh,
-        sequences: cx.sequences,
-        subqueries: Default::default(),
-    };
     if let Some(fill) = fill {
         let update = sql::bound::BoundUpdate {
             table: new.clone(),
@@ -410,30 +397,73 @@ fn add_column(
             fks: Default::default(),
         };
         // The update's own NOT NULL check catches a default that is NULL for a row.
-        return dml::update(&all, &update).map(|_| ()).map_err(|e| {
-            if e.code == common::SqlState::NOT_NULL_VIOLATION {
-                contains_nulls(&new.name)
-            } else {
-                e
-            }
-        });
+        return with_every_row(cx, |all| dml::update(all, &update))
+            .map(|_| ())
+            .map_err(|e| {
+                if e.code == common::SqlState::NOT_NULL_VIOLATION {
+                    not_null_violated(&name, &new.name)
+                } else {
+                    e
+                }
+            });
     }
     if not_null {
-        use sql::bound::{Expr, ExprKind};
-        let is_null = Expr::new(
-            ExprKind::IsNull {
-                expr: Box::new(Expr::column(at, ty)),
-                negated: false,
-            },
-            common::DataType::Bool,
-        );
-        let plan = planner::target_scan(&new, Some(&is_null));
-        let mut rows = exec::build(&plan, all.env())?;
-        if rows.next()?.is_some() {
-            return Err(contains_nulls(&new.name));
-        }
+        check_no_nulls(cx, &new, at)?;
     }
     Ok(())
+}
+
+/// Before a column becomes NOT NULL: no row committed by now may hold NULL there, or
+/// PostgreSQL's 23502 names the column. The caller holds AccessExclusive on the table.
+fn check_no_nulls(
+    cx: &ExecContext,
+    table: &std::sync::Arc<catalog::TableDesc>,
+    at: usize,
+) -> PgResult<()> {
+    use sql::bound::{Expr, ExprKind};
+    let Some(column) = table.columns.get(at) else {
+        return Err(PgError::internal(format!(
+            "no column {at} in {}",
+            table.name
+        )));
+    };
+    let is_null = Expr::new(
+        ExprKind::IsNull {
+            expr: Box::new(Expr::column(at, column.ty)),
+            negated: false,
+        },
+        common::DataType::Bool,
+    );
+    let plan = planner::target_scan(table, Some(&is_null));
+    let found = with_every_row(cx, |all| exec::build(&plan, all.env())?.next())?;
+    if found.is_some() {
+        return Err(not_null_violated(&column.name, &table.name));
+    }
+    Ok(())
+}
+
+/// Run `f` seeing every row committed by now (a fresh snapshot, not the statement's):
+/// what a statement that holds AccessExclusive on a table and changes or checks all of
+/// its rows must see (TRUNCATE, ADD COLUMN, SET NOT NULL), as PostgreSQL does.
+fn with_every_row<R>(cx: &ExecContext, f: impl FnOnce(&ExecContext) -> R) -> R {
+    let fresh = cx.tx.fresh_snapshot();
+    f(&ExecContext {
+        pool: cx.pool,
+        catalog: cx.catalog,
+        roots: cx.roots,
+        tx: cx.tx,
+        snapshot: &fresh,
+        sequences: cx.sequences,
+        subqueries: Default::default(),
+    })
+}
+
+/// PostgreSQL's error for a column made NOT NULL over rows holding NULL.
+fn not_null_violated(column: &str, table: &str) -> PgError {
+    PgError::new(
+        common::SqlState::NOT_NULL_VIOLATION,
+        format!("column \"{column}\" of relation \"{table}\" contains null values"),
+    )
 }
 
 fn create_sequence_storage(cx: &ExecContext, s: &catalog::SequenceDesc) -> PgResult<()> {

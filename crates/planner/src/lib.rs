@@ -234,6 +234,10 @@ pub enum PlannedStatement {
         column: catalog::ColumnDesc,
         fill: Option<Expr>,
     },
+    ChangeTable {
+        table: Arc<TableDesc>,
+        change: catalog::TableChange,
+    },
     AddForeignKey {
         table: Arc<TableDesc>,
         referenced: Arc<TableDesc>,
@@ -291,6 +295,9 @@ pub fn plan(stmt: BoundStatement) -> PlannedStatement {
         },
         BoundStatement::Nothing { tag, notices } => PlannedStatement::Nothing { tag, notices },
         BoundStatement::AddKey { table, key } => PlannedStatement::AddKey { table, key },
+        BoundStatement::ChangeTable { table, change } => {
+            PlannedStatement::ChangeTable { table, change }
+        }
         BoundStatement::AddColumn {
             table,
             column,

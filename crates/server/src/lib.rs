@@ -619,7 +619,9 @@ fn relation_locks<'a>(
             d.fks.tables().for_each(|t| add(out, t, M::RowShare));
         }
         B::Nothing { .. } => {}
-        B::AddKey { table, .. } | B::AddColumn { table, .. } => add(out, table, M::AccessExclusive),
+        B::AddKey { table, .. } | B::AddColumn { table, .. } | B::ChangeTable { table, .. } => {
+            add(out, table, M::AccessExclusive)
+        }
         B::AddForeignKey {
             table, referenced, ..
         } => {

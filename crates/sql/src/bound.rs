@@ -773,6 +773,12 @@ pub enum BoundStatement {
         column: catalog::ColumnDesc,
         fill: Option<Expr>,
     },
+    /// ALTER TABLE ALTER COLUMN SET / DROP DEFAULT, SET / DROP NOT NULL, RENAME COLUMN,
+    /// RENAME TO: the table's descriptor changes (SET NOT NULL checks the rows first).
+    ChangeTable {
+        table: Arc<TableDesc>,
+        change: catalog::TableChange,
+    },
     /// ALTER TABLE ADD PRIMARY KEY | UNIQUE.
     AddKey {
         table: Arc<TableDesc>,
@@ -1037,6 +1043,7 @@ impl BoundStatement {
             | BoundStatement::DropIndexes { .. }
             | BoundStatement::AddKey { .. }
             | BoundStatement::AddColumn { .. }
+            | BoundStatement::ChangeTable { .. }
             | BoundStatement::AddForeignKey { .. }
             | BoundStatement::DropConstraint(_)
             | BoundStatement::Nothing { .. } => Ok(()),

@@ -1,9 +1,9 @@
 //! Binding ALTER TABLE: ADD PRIMARY KEY / UNIQUE / FOREIGN KEY, DROP CONSTRAINT, ADD
-//! COLUMN.
+//! COLUMN, ALTER COLUMN SET / DROP DEFAULT and NOT NULL, RENAME COLUMN, RENAME TO.
 
 use std::sync::Arc;
 
-use catalog::{FkAction, NewForeignKey, NewKey, TableDesc};
+use catalog::{FkAction, NewForeignKey, NewKey, TableChange, TableDesc};
 use common::{PgError, PgResult, SqlState};
 use sqlparser::ast;
 
@@ -55,6 +55,22 @@ impl Binder<'_> {
                 column_position: None,
                 ..
             } => self.bind_add_column(table, column_def, *if_not_exists),
+            ast::AlterTableOperation::AlterColumn { column_name, op } => {
+                self.bind_alter_column(table, column_name, op)
+            }
+            ast::AlterTableOperation::RenameColumn {
+                old_column_name,
+                new_column_name,
+            } => self.bind_rename_column(table, old_column_name, new_column_name),
+            ast::AlterTableOperation::RenameTable {
+                table_name: ast::RenameTableNameKind::To(to),
+            } => {
+                let (name, _) = self.object_name(to)?;
+                Ok(BoundStatement::ChangeTable {
+                    table,
+                    change: TableChange::Rename(name),
+                })
+            }
             ast::AlterTableOperation::DropConstraint {
                 if_exists,
                 name,
@@ -100,6 +116,7 @@ impl Binder<'_> {
             return Err(PgError::new(SqlState::DUPLICATE_COLUMN, message));
         }
         self.check_not_reserved(&def.name)?;
+        check_not_system_column(&name)?;
         if let ast::DataType::Custom(n, mods) = &def.data_type
             && mods.is_empty()
             && n.0.len() == 1
@@ -139,6 +156,122 @@ impl Binder<'_> {
             table,
             column,
             fill,
+        })
+    }
+
+    /// ALTER [COLUMN] c SET DEFAULT e | DROP DEFAULT | SET NOT NULL | DROP NOT NULL, with
+    /// PostgreSQL's refusals for key and identity columns.
+    fn bind_alter_column(
+        &self,
+        table: Arc<TableDesc>,
+        column: &ast::Ident,
+        op: &ast::AlterColumnOperation,
+    ) -> PgResult<BoundStatement> {
+        use ast::AlterColumnOperation as Op;
+        let name = ident_name(column);
+        let Some(i) = table.column_index(&name) else {
+            return Err(PgError::new(
+                SqlState::UNDEFINED_COLUMN,
+                format!(
+                    "column \"{name}\" of relation \"{}\" does not exist",
+                    table.name
+                ),
+            ));
+        };
+        let col = &table.columns[i];
+        let identity = || {
+            PgError::syntax(format!(
+                "column \"{name}\" of relation \"{}\" is an identity column",
+                table.name
+            ))
+        };
+        let change = match op {
+            Op::SetNotNull => TableChange::NotNull {
+                column: i,
+                not_null: true,
+            },
+            Op::DropNotNull => {
+                if table
+                    .indexes
+                    .iter()
+                    .any(|x| x.primary && x.columns.contains(&i))
+                {
+                    return Err(PgError::new(
+                        SqlState::INVALID_TABLE_DEFINITION,
+                        format!("column \"{name}\" is in a primary key"),
+                    ));
+                }
+                if col.identity.is_some() {
+                    return Err(identity());
+                }
+                TableChange::NotNull {
+                    column: i,
+                    not_null: false,
+                }
+            }
+            Op::SetDefault { value } => {
+                if col.identity.is_some() {
+                    return Err(identity());
+                }
+                self.check_default(value, col)?;
+                TableChange::Default {
+                    column: i,
+                    default: Some(value.to_string()),
+                }
+            }
+            Op::DropDefault => {
+                if col.identity.is_some() {
+                    return Err(identity()
+                        .with_hint("Use ALTER TABLE ... ALTER COLUMN ... DROP IDENTITY instead."));
+                }
+                TableChange::Default {
+                    column: i,
+                    default: None,
+                }
+            }
+            other => {
+                return Err(PgError::unsupported(format!(
+                    "ALTER TABLE ... ALTER COLUMN ... {}",
+                    other
+                        .to_string()
+                        .split_whitespace()
+                        .take(2)
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                )));
+            }
+        };
+        Ok(BoundStatement::ChangeTable { table, change })
+    }
+
+    /// RENAME [COLUMN] a TO b.
+    fn bind_rename_column(
+        &self,
+        table: Arc<TableDesc>,
+        old: &ast::Ident,
+        new: &ast::Ident,
+    ) -> PgResult<BoundStatement> {
+        let (old, name) = (ident_name(old), ident_name(new));
+        let Some(i) = table.column_index(&old) else {
+            return Err(PgError::new(
+                SqlState::UNDEFINED_COLUMN,
+                format!("column \"{old}\" does not exist"),
+            ));
+        };
+        self.check_not_reserved(new)?;
+        check_not_system_column(&name)?;
+        if table.column_index(&name).is_some() {
+            return Err(PgError::new(
+                SqlState::DUPLICATE_COLUMN,
+                format!(
+                    "column \"{name}\" of relation \"{}\" already exists",
+                    table.name
+                ),
+            ));
+        }
+        Ok(BoundStatement::ChangeTable {
+            table,
+            change: TableChange::RenameColumn { column: i, name },
         })
     }
 
@@ -437,4 +570,18 @@ pub(crate) fn dependents_error(
     )
     .with_detail(lines.join("\n"))
     .with_hint("Use DROP ... CASCADE to drop the dependent objects too.")
+}
+
+/// PostgreSQL's system columns: no user column may take their names.
+pub(crate) fn check_not_system_column(name: &str) -> PgResult<()> {
+    if matches!(
+        name,
+        "ctid" | "xmin" | "xmax" | "cmin" | "cmax" | "tableoid"
+    ) {
+        return Err(PgError::new(
+            SqlState::DUPLICATE_COLUMN,
+            format!("column name \"{name}\" conflicts with a system column name"),
+        ));
+    }
+    Ok(())
 }

@@ -74,6 +74,7 @@ impl Binder<'_> {
         for def in &c.columns {
             self.check_not_reserved(&def.name)?;
             let cname = ident_name(&def.name);
+            super::alter::check_not_system_column(&cname)?;
             if columns.iter().any(|x| x.name == cname) {
                 return Err(PgError::new(
                     SqlState::DUPLICATE_COLUMN,
