@@ -103,17 +103,11 @@ impl Binder<'_> {
     ) -> PgResult<BoundStatement> {
         let name = ident_name(&def.name);
         if table.column_index(&name).is_some() {
-            let message = format!(
-                "column \"{name}\" of relation \"{}\" already exists",
-                table.name
+            return skip_or_fail(
+                column_exists(&name, &table),
+                if_not_exists,
+                SqlState::DUPLICATE_COLUMN,
             );
-            if if_not_exists {
-                return Ok(BoundStatement::Nothing {
-                    tag: "ALTER TABLE",
-                    notices: vec![PgError::notice(format!("{message}, skipping"))],
-                });
-            }
-            return Err(PgError::new(SqlState::DUPLICATE_COLUMN, message));
         }
         self.check_not_reserved(&def.name)?;
         check_not_system_column(&name)?;
@@ -261,13 +255,11 @@ impl Binder<'_> {
         self.check_not_reserved(new)?;
         check_not_system_column(&name)?;
         if table.column_index(&name).is_some() {
-            return Err(PgError::new(
+            return skip_or_fail(
+                column_exists(&name, &table),
+                false,
                 SqlState::DUPLICATE_COLUMN,
-                format!(
-                    "column \"{name}\" of relation \"{}\" already exists",
-                    table.name
-                ),
-            ));
+            );
         }
         Ok(BoundStatement::ChangeTable {
             table,
@@ -543,13 +535,7 @@ impl Binder<'_> {
             "constraint \"{name}\" of relation \"{}\" does not exist",
             table.name
         );
-        if if_exists {
-            return Ok(BoundStatement::Nothing {
-                tag: "ALTER TABLE",
-                notices: vec![PgError::notice(format!("{message}, skipping"))],
-            });
-        }
-        Err(PgError::new(SqlState::UNDEFINED_OBJECT, message))
+        skip_or_fail(message, if_exists, SqlState::UNDEFINED_OBJECT)
     }
 }
 
@@ -584,4 +570,23 @@ pub(crate) fn check_not_system_column(name: &str) -> PgResult<()> {
         ));
     }
     Ok(())
+}
+
+/// With IF [NOT] EXISTS (`skip`), `message` as a NOTICE ending ", skipping" and nothing
+/// done; else the error `code`.
+fn skip_or_fail(message: String, skip: bool, code: SqlState) -> PgResult<BoundStatement> {
+    if skip {
+        return Ok(BoundStatement::Nothing {
+            tag: "ALTER TABLE",
+            notices: vec![PgError::notice(format!("{message}, skipping"))],
+        });
+    }
+    Err(PgError::new(code, message))
+}
+
+fn column_exists(name: &str, table: &TableDesc) -> String {
+    format!(
+        "column \"{name}\" of relation \"{}\" already exists",
+        table.name
+    )
 }
