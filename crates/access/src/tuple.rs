@@ -311,8 +311,10 @@ fn put_datum(ty: &DataType, v: &Value, out: &mut Vec<u8>) -> PgResult<Option<boo
         (DataType::Float4, Value::Float4(x)) => out.extend_from_slice(&x.to_le_bytes()),
         (DataType::Float8, Value::Float8(x)) => out.extend_from_slice(&x.to_le_bytes()),
         (DataType::Date, Value::Date(d)) => out.extend_from_slice(&d.0.to_le_bytes()),
-        (DataType::Timestamp, Value::Timestamp(t)) => out.extend_from_slice(&t.0.to_le_bytes()),
-        (DataType::TimestampTz, Value::TimestampTz(t)) => out.extend_from_slice(&t.0.to_le_bytes()),
+        (DataType::Timestamp(_), Value::Timestamp(t)) => out.extend_from_slice(&t.0.to_le_bytes()),
+        (DataType::TimestampTz(_), Value::TimestampTz(t)) => {
+            out.extend_from_slice(&t.0.to_le_bytes())
+        }
         (DataType::Interval, Value::Interval(iv)) => {
             out.extend_from_slice(&iv.micros.to_le_bytes());
             out.extend_from_slice(&iv.days.to_le_bytes());
@@ -392,10 +394,10 @@ fn get_datum(ty: &DataType, r: &mut Reader<'_>, i: usize) -> PgResult<Value> {
         DataType::Float4 => Value::Float4(f32::from_le_bytes(r.array("float4")?)),
         DataType::Float8 => Value::Float8(f64::from_le_bytes(r.array("float8")?)),
         DataType::Date => Value::Date(Date(i32::from_le_bytes(r.array("date")?))),
-        DataType::Timestamp => {
+        DataType::Timestamp(_) => {
             Value::Timestamp(Timestamp(i64::from_le_bytes(r.array("timestamp")?)))
         }
-        DataType::TimestampTz => {
+        DataType::TimestampTz(_) => {
             Value::TimestampTz(TimestampTz(i64::from_le_bytes(r.array("timestamptz")?)))
         }
         DataType::Interval => Value::Interval(Interval {
@@ -604,8 +606,8 @@ mod tests {
     fn round_trip_datetime_types() {
         let types = [
             DataType::Date,
-            DataType::Timestamp,
-            DataType::TimestampTz,
+            DataType::Timestamp(None),
+            DataType::TimestampTz(None),
             DataType::Interval,
             DataType::Date,
         ];

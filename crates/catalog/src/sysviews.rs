@@ -545,7 +545,7 @@ impl SystemView {
                 ("rolreplication", Bool),
                 ("rolconnlimit", Int4),
                 ("rolpassword", Text),
-                ("rolvaliduntil", TimestampTz),
+                ("rolvaliduntil", TimestampTz(None)),
                 ("rolbypassrls", Bool),
                 ("rolconfig", TEXT_ARRAY),
                 ("oid", Oid),

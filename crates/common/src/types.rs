@@ -21,10 +21,12 @@ pub enum DataType {
     Bpchar(Option<u32>),
     /// `date`: a calendar day ([`crate::datetime::Date`]).
     Date,
-    /// `timestamp [without time zone]`: wall-clock date and time.
-    Timestamp,
+    /// `timestamp [without time zone]`: wall-clock date and time. `Some(p)` is
+    /// `timestamp(p)`, values rounded to `p` (0..=6) fractional digits of a second.
+    Timestamp(Option<u8>),
     /// `timestamptz`, `timestamp with time zone`: an instant, shown in the session's zone.
-    TimestampTz,
+    /// `Some(p)` as for [`DataType::Timestamp`].
+    TimestampTz(Option<u8>),
     /// `interval`: months, days and microseconds.
     Interval,
     /// `numeric`, `decimal`: exact decimals ([`crate::numeric::Numeric`]). `Some((p, s))`
@@ -122,6 +124,14 @@ pub mod oids {
     }
 }
 
+/// The largest fractional-second precision of `timestamp(p)`: microseconds.
+pub const MAX_TIMESTAMP_PRECISION: u8 = 6;
+
+/// The precision a `timestamp` typmod stands for (`None` for -1, none declared).
+fn timestamp_precision(typmod: i32) -> Option<u8> {
+    (typmod >= 0).then(|| typmod.min(i32::from(MAX_TIMESTAMP_PRECISION)) as u8)
+}
+
 /// The VARHDRSZ that PostgreSQL adds to a character type's declared length in its typmod.
 const VARHDRSZ: i32 = 4;
 
@@ -139,8 +149,8 @@ impl DataType {
             DataType::Varchar(_) => oids::VARCHAR,
             DataType::Bpchar(_) => oids::BPCHAR,
             DataType::Date => oids::DATE,
-            DataType::Timestamp => oids::TIMESTAMP,
-            DataType::TimestampTz => oids::TIMESTAMPTZ,
+            DataType::Timestamp(_) => oids::TIMESTAMP,
+            DataType::TimestampTz(_) => oids::TIMESTAMPTZ,
             DataType::Interval => oids::INTERVAL,
             DataType::Numeric(_) => oids::NUMERIC,
             DataType::Uuid => oids::UUID,
@@ -154,11 +164,12 @@ impl DataType {
     }
 
     /// The type modifier (`atttypmod`): declared length + 4 for character types,
-    /// `((p << 16) | s) + 4` for `numeric(p, s)`, else -1.
+    /// `((p << 16) | s) + 4` for `numeric(p, s)`, `p` for `timestamp(p)`, else -1.
     pub fn typmod(&self) -> i32 {
         match self {
             DataType::Varchar(Some(n)) | DataType::Bpchar(Some(n)) => *n as i32 + VARHDRSZ,
             DataType::Numeric(Some((p, s))) => crate::numeric::typmod(*p, *s),
+            DataType::Timestamp(Some(p)) | DataType::TimestampTz(Some(p)) => i32::from(*p),
             DataType::Array(a) => a.typmod,
             _ => -1,
         }
@@ -171,7 +182,8 @@ impl DataType {
             DataType::Int2 => 2,
             DataType::Int4 | DataType::Float4 | DataType::Date | DataType::Oid => 4,
             DataType::Reg(_) => 4,
-            DataType::Int8 | DataType::Float8 | DataType::Timestamp | DataType::TimestampTz => 8,
+            DataType::Int8 | DataType::Float8 => 8,
+            DataType::Timestamp(_) | DataType::TimestampTz(_) => 8,
             DataType::Interval | DataType::Uuid => 16,
             DataType::Unknown => -2,
             _ => -1,
@@ -203,8 +215,8 @@ impl DataType {
             oids::VARCHAR => DataType::Varchar(len),
             oids::BPCHAR => DataType::Bpchar(len),
             oids::DATE => DataType::Date,
-            oids::TIMESTAMP => DataType::Timestamp,
-            oids::TIMESTAMPTZ => DataType::TimestampTz,
+            oids::TIMESTAMP => DataType::Timestamp(timestamp_precision(typmod)),
+            oids::TIMESTAMPTZ => DataType::TimestampTz(timestamp_precision(typmod)),
             oids::INTERVAL => DataType::Interval,
             oids::NUMERIC => DataType::Numeric(crate::numeric::typmod_precision_scale(typmod)),
             oids::UUID => DataType::Uuid,
@@ -228,6 +240,8 @@ impl DataType {
             DataType::Bpchar(Some(n)) => format!("character({n})"),
             DataType::Bpchar(None) => "bpchar".to_string(),
             DataType::Numeric(Some((p, s))) => format!("numeric({p},{s})"),
+            DataType::Timestamp(Some(p)) => format!("timestamp({p}) without time zone"),
+            DataType::TimestampTz(Some(p)) => format!("timestamp({p}) with time zone"),
             DataType::Array(a) => format!("{}[]", a.elem().name()),
             other => other.base_name().to_string(),
         }
@@ -246,8 +260,8 @@ impl DataType {
             DataType::Varchar(_) => "character varying",
             DataType::Bpchar(_) => "character",
             DataType::Date => "date",
-            DataType::Timestamp => "timestamp without time zone",
-            DataType::TimestampTz => "timestamp with time zone",
+            DataType::Timestamp(_) => "timestamp without time zone",
+            DataType::TimestampTz(_) => "timestamp with time zone",
             DataType::Interval => "interval",
             DataType::Numeric(_) => "numeric",
             DataType::Uuid => "uuid",
@@ -276,8 +290,8 @@ impl DataType {
             DataType::Varchar(_) => "varchar",
             DataType::Bpchar(_) => "bpchar",
             DataType::Date => "date",
-            DataType::Timestamp => "timestamp",
-            DataType::TimestampTz => "timestamptz",
+            DataType::Timestamp(_) => "timestamp",
+            DataType::TimestampTz(_) => "timestamptz",
             DataType::Interval => "interval",
             DataType::Numeric(_) => "numeric",
             DataType::Uuid => "uuid",
@@ -313,7 +327,7 @@ impl DataType {
     pub fn is_datetime(&self) -> bool {
         matches!(
             self,
-            DataType::Date | DataType::Timestamp | DataType::TimestampTz
+            DataType::Date | DataType::Timestamp(_) | DataType::TimestampTz(_)
         )
     }
 
@@ -321,8 +335,8 @@ impl DataType {
     pub fn datetime_rank(&self) -> Option<u8> {
         Some(match self {
             DataType::Date => 1,
-            DataType::Timestamp => 2,
-            DataType::TimestampTz => 3,
+            DataType::Timestamp(_) => 2,
+            DataType::TimestampTz(_) => 3,
             _ => return None,
         })
     }
@@ -348,6 +362,8 @@ impl DataType {
             DataType::Varchar(_) => DataType::Varchar(None),
             DataType::Bpchar(_) => DataType::Bpchar(None),
             DataType::Numeric(_) => DataType::Numeric(None),
+            DataType::Timestamp(_) => DataType::Timestamp(None),
+            DataType::TimestampTz(_) => DataType::TimestampTz(None),
             DataType::Array(a) => DataType::Array(ArrayType { typmod: -1, ..*a }),
             other => *other,
         }
@@ -393,8 +409,10 @@ mod tests {
             DataType::Bpchar(Some(1)),
             DataType::Bpchar(None),
             DataType::Date,
-            DataType::Timestamp,
-            DataType::TimestampTz,
+            DataType::Timestamp(None),
+            DataType::Timestamp(Some(0)),
+            DataType::TimestampTz(None),
+            DataType::TimestampTz(Some(6)),
             DataType::Interval,
             DataType::Numeric(None),
             DataType::Numeric(Some((10, 2))),

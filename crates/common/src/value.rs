@@ -443,12 +443,12 @@ impl Value {
             DataType::Text | DataType::Unknown => Ok(Value::Text(text.to_string())),
             // 'now', 'today' and input without a zone read the session clock and zone.
             DataType::Date => Date::parse(text, &datetime::session_context()).map(Value::Date),
-            DataType::Timestamp => {
-                Timestamp::parse(text, &datetime::session_context()).map(Value::Timestamp)
-            }
-            DataType::TimestampTz => {
-                TimestampTz::parse(text, &datetime::session_context()).map(Value::TimestampTz)
-            }
+            DataType::Timestamp(p) => Timestamp::parse(text, &datetime::session_context())?
+                .with_precision(*p)
+                .map(Value::Timestamp),
+            DataType::TimestampTz(p) => TimestampTz::parse(text, &datetime::session_context())?
+                .with_precision(*p)
+                .map(Value::TimestampTz),
             DataType::Interval => Interval::parse(text).map(Value::Interval),
             DataType::Numeric(_) => Numeric::parse_typmod(text, ty.typmod()).map(Value::Numeric),
             DataType::Uuid => parse_uuid(text)
@@ -760,7 +760,7 @@ mod tests {
     #[test]
     fn datetime_text_round_trip_in_the_session_zone() {
         use crate::datetime::{SessionClock, TimeZone, TimestampTz, set_session_clock};
-        let v = Value::parse("2024-02-29 13:45:07.5+00", &DataType::TimestampTz).unwrap();
+        let v = Value::parse("2024-02-29 13:45:07.5+00", &DataType::TimestampTz(None)).unwrap();
         // This thread's statements see UTC until a session sets a zone.
         assert_eq!(v.to_text().unwrap(), "2024-02-29 13:45:07.5+00");
         set_session_clock(SessionClock {
@@ -770,7 +770,7 @@ mod tests {
         });
         assert_eq!(v.to_text().unwrap(), "2024-02-29 08:45:07.5-05");
         // Input without a zone is read in the session's zone; 'today' from its clock.
-        let local = Value::parse("2024-02-29 08:45:07.5", &DataType::TimestampTz).unwrap();
+        let local = Value::parse("2024-02-29 08:45:07.5", &DataType::TimestampTz(None)).unwrap();
         assert_eq!(local, v);
         assert_eq!(
             Value::parse("today", &DataType::Date)
@@ -781,7 +781,7 @@ mod tests {
         );
         for (text, ty) in [
             ("2024-02-29", DataType::Date),
-            ("2024-02-29 00:00:01", DataType::Timestamp),
+            ("2024-02-29 00:00:01", DataType::Timestamp(None)),
             ("1 year 2 mons -3 days +04:05:06", DataType::Interval),
         ] {
             assert_eq!(Value::parse(text, &ty).unwrap().to_text().unwrap(), text);

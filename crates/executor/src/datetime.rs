@@ -94,23 +94,34 @@ pub(crate) fn cast(v: Value, to: &DataType) -> PgResult<Value> {
         return Value::parse(v.as_str().unwrap_or_default(), to);
     }
     Ok(match (to, v) {
-        (DataType::Date, v @ V::Date(_))
-        | (DataType::Timestamp, v @ V::Timestamp(_))
-        | (DataType::TimestampTz, v @ V::TimestampTz(_))
-        | (DataType::Interval, v @ V::Interval(_)) => v,
+        (DataType::Date, v @ V::Date(_)) | (DataType::Interval, v @ V::Interval(_)) => v,
         (DataType::Date, V::Timestamp(t)) => V::Date(t.to_date()?),
         (DataType::Date, V::TimestampTz(t)) => V::Date(t.to_date(&zone())?),
-        (DataType::Timestamp, V::Date(d)) => V::Timestamp(d.to_timestamp()?),
-        (DataType::Timestamp, V::TimestampTz(t)) => V::Timestamp(t.to_timestamp(&zone())?),
-        (DataType::TimestampTz, V::Date(d)) => V::TimestampTz(d.to_timestamptz(&zone())?),
-        (DataType::TimestampTz, V::Timestamp(t)) => V::TimestampTz(t.to_timestamptz(&zone())?),
-        (to, v) => {
-            return Err(PgError::internal(format!(
-                "unsupported cast of {v:?} to {}",
-                to.name()
-            )));
-        }
+        // A `timestamp(p)` target rounds to its precision (`timestamp_scale`).
+        (DataType::Timestamp(p), v) => V::Timestamp(
+            match v {
+                V::Timestamp(t) => t,
+                V::Date(d) => d.to_timestamp()?,
+                V::TimestampTz(t) => t.to_timestamp(&zone())?,
+                v => return Err(unsupported_cast(v, to)),
+            }
+            .with_precision(*p)?,
+        ),
+        (DataType::TimestampTz(p), v) => V::TimestampTz(
+            match v {
+                V::TimestampTz(t) => t,
+                V::Date(d) => d.to_timestamptz(&zone())?,
+                V::Timestamp(t) => t.to_timestamptz(&zone())?,
+                v => return Err(unsupported_cast(v, to)),
+            }
+            .with_precision(*p)?,
+        ),
+        (to, v) => return Err(unsupported_cast(v, to)),
     })
+}
+
+fn unsupported_cast(v: Value, to: &DataType) -> PgError {
+    PgError::internal(format!("unsupported cast of {v:?} to {}", to.name()))
 }
 
 /// An extracted field as `date_part` (float8) or `extract` (numeric) returns it.

@@ -739,7 +739,7 @@ pub fn cast_value(v: Value, to: &DataType, explicit: bool) -> PgResult<Value> {
             };
             s.coerce_char_length(to, explicit)
         }
-        DataType::Date | DataType::Timestamp | DataType::TimestampTz | DataType::Interval => {
+        DataType::Date | DataType::Timestamp(_) | DataType::TimestampTz(_) | DataType::Interval => {
             crate::datetime::cast(v, to)
         }
         DataType::Bytea => match &v {

@@ -157,7 +157,10 @@ fn column_row(db: &str, t: &TableDesc, i: usize, c: &ColumnDesc) -> Row {
     };
     let datetime = match ty {
         DataType::Date => Some(0),
-        DataType::Timestamp | DataType::TimestampTz | DataType::Interval => Some(6),
+        DataType::Timestamp(p) | DataType::TimestampTz(p) => {
+            Some(p.unwrap_or(common::types::MAX_TIMESTAMP_PRECISION).into())
+        }
+        DataType::Interval => Some(6),
         _ => None,
     };
     let data_type = match ty {

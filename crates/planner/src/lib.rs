@@ -1055,8 +1055,8 @@ fn indexable(ty: DataType) -> bool {
             | DataType::Text
             | DataType::Varchar(_)
             | DataType::Date
-            | DataType::Timestamp
-            | DataType::TimestampTz
+            | DataType::Timestamp(_)
+            | DataType::TimestampTz(_)
             | DataType::Interval
             | DataType::Numeric(_)
             | DataType::Uuid

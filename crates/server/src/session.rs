@@ -188,10 +188,10 @@ fn to_wire(r: executor::StatementResult) -> (Vec<PgError>, Completed) {
     // A timestamptz prints in the TimeZone its statement ran under, but the rows go out
     // after the whole query string has run (a later SET TimeZone must not change them):
     // print them now.
-    let has_timestamptz = r
-        .columns
-        .as_ref()
-        .is_some_and(|cols| cols.iter().any(|c| c.ty == common::DataType::TimestampTz));
+    let has_timestamptz = r.columns.as_ref().is_some_and(|cols| {
+        cols.iter()
+            .any(|c| matches!(c.ty, common::DataType::TimestampTz(_)))
+    });
     let mut rows = r.rows;
     if has_timestamptz {
         for v in rows.iter_mut().flatten() {

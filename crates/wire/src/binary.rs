@@ -214,8 +214,8 @@ pub fn get_param(bytes: &[u8], ty: &DataType, n: usize) -> PgResult<Value> {
         }
         DataType::Bpchar(_) => Value::Bpchar(utf8(bytes)?.to_string()),
         DataType::Date => Value::Date(Date::from_binary(&fixed::<4>(bytes, n)?)?),
-        DataType::Timestamp => Value::Timestamp(Timestamp::from_binary(&fixed::<8>(bytes, n)?)?),
-        DataType::TimestampTz => {
+        DataType::Timestamp(_) => Value::Timestamp(Timestamp::from_binary(&fixed::<8>(bytes, n)?)?),
+        DataType::TimestampTz(_) => {
             Value::TimestampTz(TimestampTz::from_binary(&fixed::<8>(bytes, n)?)?)
         }
         DataType::Interval => Value::Interval(Interval::from_binary(&fixed::<16>(bytes, n)?)?),
@@ -255,10 +255,13 @@ mod tests {
             (Value::Float8(-0.25), DataType::Float8),
             (Value::Text("héllo".into()), DataType::Text),
             (Value::Date(Date(-36_500)), DataType::Date),
-            (Value::Timestamp(Timestamp(1 << 50)), DataType::Timestamp),
+            (
+                Value::Timestamp(Timestamp(1 << 50)),
+                DataType::Timestamp(None),
+            ),
             (
                 Value::TimestampTz(TimestampTz::INFINITY),
-                DataType::TimestampTz,
+                DataType::TimestampTz(None),
             ),
             (
                 Value::Interval(Interval::new(13, -2, 3_600_000_001)),
@@ -346,7 +349,7 @@ mod tests {
         );
         let far = get_param(
             &i64::MAX.wrapping_sub(1).to_be_bytes(),
-            &DataType::Timestamp,
+            &DataType::Timestamp(None),
             1,
         )
         .unwrap_err();

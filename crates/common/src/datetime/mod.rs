@@ -355,6 +355,43 @@ impl TimestampTz {
     }
 }
 
+impl Timestamp {
+    /// The value rounded to `precision` fractional digits of a second, as stored in a
+    /// `timestamp(p)` (PostgreSQL's `AdjustTimestampForTypmod`).
+    pub fn with_precision(self, precision: Option<u8>) -> PgResult<Timestamp> {
+        round_timestamp(self.0, precision).map(Timestamp)
+    }
+}
+
+impl TimestampTz {
+    /// As [`Timestamp::with_precision`], for `timestamptz(p)`.
+    pub fn with_precision(self, precision: Option<u8>) -> PgResult<TimestampTz> {
+        round_timestamp(self.0, precision).map(TimestampTz)
+    }
+}
+
+/// Rounds microseconds `t` to `precision` digits, half away from the 2000-01-01 epoch
+/// (as PostgreSQL, whose integer arithmetic rounds the magnitude); the infinities stay.
+fn round_timestamp(t: i64, precision: Option<u8>) -> PgResult<i64> {
+    let Some(p) = precision.filter(|p| *p < crate::types::MAX_TIMESTAMP_PRECISION) else {
+        return Ok(t);
+    };
+    if t == i64::MIN || t == i64::MAX {
+        return Ok(t);
+    }
+    let scale = 10i64.pow(u32::from(crate::types::MAX_TIMESTAMP_PRECISION - p));
+    let half = scale / 2;
+    let rounded = if t >= 0 {
+        (t + half) / scale * scale
+    } else {
+        -((-t + half) / scale * scale)
+    };
+    if !is_valid_timestamp(rounded) {
+        return Err(timestamp_out_of_range());
+    }
+    Ok(rounded)
+}
+
 fn recv_timestamp(bytes: &[u8], ty: &str) -> PgResult<i64> {
     let raw: [u8; 8] = bytes.try_into().map_err(|_| bad_binary(ty))?;
     let t = i64::from_be_bytes(raw);

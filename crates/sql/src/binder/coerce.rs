@@ -106,8 +106,12 @@ pub fn coerce(expr: Expr, to: &DataType, ctx: CastContext) -> PgResult<Expr> {
     if !can_cast(&expr.ty, to, ctx) {
         return Err(cast_error(&expr.ty, to, ctx));
     }
-    // Same base type and no length to enforce: only the declared type changes.
-    if expr.ty.without_typmod() == to.without_typmod() && to.typmod() < 0 {
+    // Same base type and no length to enforce: only the declared type changes. Not for a
+    // cast, whose type is what it converts to: `x::varchar(2)` must still cut.
+    if expr.ty.without_typmod() == to.without_typmod()
+        && to.typmod() < 0
+        && !matches!(expr.kind, ExprKind::Cast { .. })
+    {
         return Ok(Expr { ty: *to, ..expr });
     }
     Ok(Expr::new(

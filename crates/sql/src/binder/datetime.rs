@@ -62,13 +62,13 @@ fn signature(op: BinaryOp, l: DataType, r: DataType) -> Option<(DataType, DataTy
         (Add, i, Date) if int4ish(i) => (Int4, Date, Date),
         (Sub, Date, Date) => (Date, Date, Int4),
         (Sub, a, b) if a.is_datetime() && b.is_datetime() => {
-            let t = higher(higher(a, b), Timestamp);
+            let t = higher(higher(a, b), Timestamp(None));
             (t, t, Interval)
         }
-        (Add | Sub, Date, Interval) => (Date, Interval, Timestamp),
-        (Add, Interval, Date) => (Interval, Date, Timestamp),
-        (Add | Sub, t @ (Timestamp | TimestampTz), Interval) => (t, Interval, t),
-        (Add, Interval, t @ (Timestamp | TimestampTz)) => (Interval, t, t),
+        (Add | Sub, Date, Interval) => (Date, Interval, Timestamp(None)),
+        (Add, Interval, Date) => (Interval, Date, Timestamp(None)),
+        (Add | Sub, t @ (Timestamp(_) | TimestampTz(_)), Interval) => (t, Interval, t),
+        (Add, Interval, t @ (Timestamp(_) | TimestampTz(_))) => (Interval, t, t),
         (Add | Sub, Interval, Interval) => (Interval, Interval, Interval),
         (Mul, Interval, n) if n.is_numeric() => (Interval, Float8, Interval),
         (Mul, n, Interval) if n.is_numeric() => (Float8, Interval, Interval),
@@ -82,8 +82,8 @@ const CANDIDATES: [DataType; 6] = [
     DataType::Int4,
     DataType::Float8,
     DataType::Date,
-    DataType::Timestamp,
-    DataType::TimestampTz,
+    DataType::Timestamp(None),
+    DataType::TimestampTz(None),
     DataType::Interval,
 ];
 
@@ -118,7 +118,9 @@ fn resolve_unknown(op: BinaryOp, known: DataType, unknown_left: bool) -> PgResul
 
 /// `l op r` for arithmetic where an operand is of a date/time or interval type.
 pub(crate) fn bind_arith(op: BinaryOp, l: Expr, r: Expr) -> PgResult<Expr> {
-    let (lt, rt) = (l.ty, r.ty);
+    // Operators take the types without their precision (`timestamp(0) + interval` is a
+    // `timestamp`).
+    let (lt, rt) = (l.ty.without_typmod(), r.ty.without_typmod());
     let (lt, rt) = match (lt, rt) {
         (DataType::Unknown, k) => (resolve_unknown(op, k, true)?, k),
         (k, DataType::Unknown) => (k, resolve_unknown(op, k, false)?),
@@ -183,7 +185,7 @@ fn interval_arg(name: &str, a: Expr, all: &[Expr]) -> PgResult<Expr> {
 fn timestamp_kind(name: &str, args: &[Expr]) -> PgResult<DataType> {
     let typed: Vec<DataType> = args
         .iter()
-        .map(|a| a.ty)
+        .map(|a| a.ty.without_typmod())
         .filter(|t| *t != DataType::Unknown)
         .collect();
     if typed.is_empty() {
@@ -193,9 +195,9 @@ fn timestamp_kind(name: &str, args: &[Expr]) -> PgResult<DataType> {
         return Err(undefined_function(name, args));
     }
     if typed.iter().all(|t| *t == DataType::Date) {
-        return Ok(DataType::TimestampTz);
+        return Ok(DataType::TimestampTz(None));
     }
-    Ok(typed.into_iter().fold(DataType::Timestamp, higher))
+    Ok(typed.into_iter().fold(DataType::Timestamp(None), higher))
 }
 
 /// `date_part(field, x)` and `extract(field FROM x)`. `extract` of a date has its own
@@ -207,8 +209,8 @@ pub(crate) fn bind_date_part(field: Expr, source: Expr, extract: bool) -> PgResu
     let field = text_arg(name, field, &all)?;
     let source = match source.ty {
         DataType::Date if extract => source,
-        DataType::Date => coerce(source, &DataType::Timestamp, CastContext::Implicit)?,
-        DataType::Timestamp | DataType::TimestampTz | DataType::Interval => source,
+        DataType::Date => coerce(source, &DataType::Timestamp(None), CastContext::Implicit)?,
+        DataType::Timestamp(_) | DataType::TimestampTz(_) | DataType::Interval => source,
         DataType::Unknown => return Err(ambiguous_function(name, &all)),
         _ => return Err(undefined_function(name, &all)),
     };
@@ -231,11 +233,11 @@ pub(crate) fn bind_at_time_zone(source: Expr, zone: Expr) -> PgResult<Expr> {
     let all = [zone.clone(), source.clone()];
     let zone = text_arg("timezone", zone, &all)?;
     let (source, ty) = match source.ty {
-        DataType::Timestamp => (source, DataType::TimestampTz),
-        DataType::TimestampTz => (source, DataType::Timestamp),
+        DataType::Timestamp(_) => (source, DataType::TimestampTz(None)),
+        DataType::TimestampTz(_) => (source, DataType::Timestamp(None)),
         DataType::Date => (
-            coerce(source, &DataType::TimestampTz, CastContext::Implicit)?,
-            DataType::Timestamp,
+            coerce(source, &DataType::TimestampTz(None), CastContext::Implicit)?,
+            DataType::Timestamp(None),
         ),
         DataType::Unknown => return Err(ambiguous_function("timezone", &all)),
         _ => return Err(undefined_function("timezone", &all)),
@@ -251,21 +253,38 @@ pub(crate) fn bind_function(name: &str, args: Vec<Expr>) -> Option<PgResult<Expr
     let n = args.len();
     let clock = |f, ty| Some(Ok(func(f, vec![], ty)));
     let result = match (name, n) {
-        ("now", 0) => return clock(F::Now, T::TimestampTz),
-        ("transaction_timestamp", 0) => return clock(F::TransactionTimestamp, T::TimestampTz),
-        ("current_timestamp", 0) => return clock(F::CurrentTimestamp, T::TimestampTz),
-        ("statement_timestamp", 0) => return clock(F::StatementTimestamp, T::TimestampTz),
-        ("clock_timestamp", 0) => return clock(F::ClockTimestamp, T::TimestampTz),
+        ("now", 0) => return clock(F::Now, T::TimestampTz(None)),
+        ("transaction_timestamp", 0) => {
+            return clock(F::TransactionTimestamp, T::TimestampTz(None));
+        }
+        ("current_timestamp", 0) => return clock(F::CurrentTimestamp, T::TimestampTz(None)),
+        ("statement_timestamp", 0) => return clock(F::StatementTimestamp, T::TimestampTz(None)),
+        ("clock_timestamp", 0) => return clock(F::ClockTimestamp, T::TimestampTz(None)),
         ("current_date", 0) => return clock(F::CurrentDate, T::Date),
-        ("localtimestamp", 0) => return clock(F::LocalTimestamp, T::Timestamp),
+        ("localtimestamp", 0) => return clock(F::LocalTimestamp, T::Timestamp(None)),
+        // `current_timestamp(p)`, `localtimestamp(p)`: the clock rounded to `p` digits.
+        ("current_timestamp" | "localtimestamp", 1) => {
+            let p = match &args[0].kind {
+                ExprKind::Const(Value::Int4(p)) if *p >= 0 => {
+                    (*p).min(i32::from(common::types::MAX_TIMESTAMP_PRECISION)) as u8
+                }
+                _ => return Some(Err(undefined_function(name, &all))),
+            };
+            let (f, ty) = match name {
+                "localtimestamp" => (F::LocalTimestamp, T::Timestamp(Some(p))),
+                _ => (F::CurrentTimestamp, T::TimestampTz(Some(p))),
+            };
+            let now = func(f, vec![], ty.without_typmod());
+            return Some(coerce(now, &ty, CastContext::Explicit));
+        }
         ("date_trunc", 2) => {
             let mut it = args.into_iter();
             let (field, source) = (it.next()?, it.next()?);
             (|| {
                 let field = text_arg(name, field, &all)?;
                 let ty = match source.ty {
-                    T::Timestamp | T::TimestampTz => source.ty,
-                    T::Date => T::TimestampTz,
+                    T::Timestamp(_) | T::TimestampTz(_) => source.ty.without_typmod(),
+                    T::Date => T::TimestampTz(None),
                     T::Unknown => return Err(ambiguous_function(name, &all)),
                     _ => return Err(undefined_function(name, &all)),
                 };
@@ -310,9 +329,9 @@ pub(crate) fn bind_function(name: &str, args: Vec<Expr>) -> Option<PgResult<Expr
                 });
             }
             Ok(if name == "make_timestamp" {
-                func(F::MakeTimestamp, out, T::Timestamp)
+                func(F::MakeTimestamp, out, T::Timestamp(None))
             } else {
-                func(F::MakeTimestampTz, out, T::TimestampTz)
+                func(F::MakeTimestampTz, out, T::TimestampTz(None))
             })
         })(),
         ("make_interval", 0..=7) => {
@@ -331,7 +350,7 @@ pub(crate) fn bind_function(name: &str, args: Vec<Expr>) -> Option<PgResult<Expr
         }
         ("to_timestamp", 1) => {
             let a = args.into_iter().next()?;
-            float_arg(name, a, &all).map(|a| func(F::ToTimestamp, vec![a], T::TimestampTz))
+            float_arg(name, a, &all).map(|a| func(F::ToTimestamp, vec![a], T::TimestampTz(None)))
         }
         _ => return None,
     };

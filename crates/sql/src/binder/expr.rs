@@ -1546,10 +1546,16 @@ pub fn type_from_ast(t: &ast::DataType) -> PgResult<DataType> {
         T::Uuid => DataType::Uuid,
         T::Bytea => DataType::Bytea,
         T::Date => DataType::Date,
-        T::Timestamp(None, tz) => match tz {
-            ast::TimezoneInfo::None | ast::TimezoneInfo::WithoutTimeZone => DataType::Timestamp,
-            ast::TimezoneInfo::WithTimeZone | ast::TimezoneInfo::Tz => DataType::TimestampTz,
-        },
+        T::Timestamp(p, tz) => {
+            // PostgreSQL warns that a precision over 6 is reduced to 6, and uses 6.
+            let p = p.map(|p| p.min(u64::from(common::types::MAX_TIMESTAMP_PRECISION)) as u8);
+            match tz {
+                ast::TimezoneInfo::None | ast::TimezoneInfo::WithoutTimeZone => {
+                    DataType::Timestamp(p)
+                }
+                ast::TimezoneInfo::WithTimeZone | ast::TimezoneInfo::Tz => DataType::TimestampTz(p),
+            }
+        }
         T::Interval {
             fields: None,
             precision: None,
@@ -1636,8 +1642,8 @@ pub fn type_by_name(n: &str) -> Option<DataType> {
         "varchar" => DataType::Varchar(None),
         "text" => DataType::Text,
         "date" => DataType::Date,
-        "timestamp" => DataType::Timestamp,
-        "timestamptz" => DataType::TimestampTz,
+        "timestamp" => DataType::Timestamp(None),
+        "timestamptz" => DataType::TimestampTz(None),
         "interval" => DataType::Interval,
         "numeric" | "decimal" => DataType::Numeric(None),
         "uuid" => DataType::Uuid,
