@@ -9,6 +9,7 @@ CREATE TABLE audit (at timestamptz, note text);
 CREATE INDEX accounts_owner ON accounts (owner);
 CREATE SEQUENCE tickets;
 CREATE TABLE ledger (id bigint GENERATED ALWAYS AS IDENTITY, acct int REFERENCES accounts, note text DEFAULT 'x', at date DEFAULT current_date);
+CREATE TABLE orders (id int PRIMARY KEY, qty int CHECK (qty > 0), code varchar(8) CHECK (code <> ''), placed timestamp(6) NOT NULL, CONSTRAINT orders_sane CHECK (qty < 1000 OR placed IS NULL));
 \dt
 \di
 \ds
@@ -20,6 +21,7 @@ CREATE TABLE ledger (id bigint GENERATED ALWAYS AS IDENTITY, acct int REFERENCES
 \d branches
 \d audit
 \d ledger
+\d orders
 \d tickets
 \d branches_id_seq
 \d ledger_id_seq

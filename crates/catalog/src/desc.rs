@@ -57,6 +57,55 @@ pub struct TableDesc {
     /// FOREIGN KEY constraints of this table (the tables it references keep no copy:
     /// [`crate::CatalogSnapshot::referencing`] finds these from their side).
     pub foreign_keys: Vec<ForeignKey>,
+    /// CHECK constraints, in creation order.
+    pub checks: Vec<CheckConstraint>,
+}
+
+/// A CHECK constraint: a row for which `expr` is false is refused (NULL passes).
+#[derive(Clone, Debug, PartialEq)]
+pub struct CheckConstraint {
+    /// The constraint's OID (`pg_constraint.oid`).
+    pub oid: Oid,
+    pub name: String,
+    /// The condition as SQL text, bound again over the table's row by the SQL front end,
+    /// as a DEFAULT is (PostgreSQL keeps a node tree in `pg_constraint.conbin`).
+    pub expr: String,
+    /// The columns the condition reads, in column order (`conkey`).
+    pub columns: Vec<usize>,
+    /// `false` for NOT VALID: the rows stored before it were not checked.
+    pub validated: bool,
+}
+
+/// A CHECK constraint to add, its condition checked by the binder; the catalog assigns
+/// the OID and, if missing, the name.
+#[derive(Clone, Debug)]
+pub struct NewCheck {
+    pub name: Option<String>,
+    pub expr: String,
+    pub columns: Vec<usize>,
+    pub validated: bool,
+}
+
+impl NewCheck {
+    pub(crate) fn named(self, oid: Oid, name: String) -> CheckConstraint {
+        CheckConstraint {
+            oid,
+            name,
+            expr: self.expr,
+            columns: self.columns,
+            validated: self.validated,
+        }
+    }
+}
+
+/// PostgreSQL's generated CHECK name: `<table>_<col>_check` when the condition reads
+/// exactly one column, else `<table>_check`.
+pub(crate) fn default_check_name(table: &str, columns: &[ColumnDesc], check: &NewCheck) -> String {
+    let column = match check.columns.as_slice() {
+        [c] => columns.get(*c).map_or("", |c| c.name.as_str()),
+        _ => "",
+    };
+    make_object_name(table, column, "check")
 }
 
 /// A table's storage parameters (PostgreSQL's `reloptions`).
@@ -113,6 +162,13 @@ impl TableDesc {
         self.columns.iter().position(|c| c.name == name)
     }
 
+    /// Has the table a constraint (key, foreign key or check) named `name`?
+    pub fn has_constraint(&self, name: &str) -> bool {
+        self.indexes.iter().any(|i| i.constraint && i.name == name)
+            || self.foreign_keys.iter().any(|f| f.name == name)
+            || self.checks.iter().any(|c| c.name == name)
+    }
+
     pub fn column_types(&self) -> Vec<DataType> {
         self.columns.iter().map(|c| c.ty).collect()
     }
@@ -155,6 +211,8 @@ pub struct NewTable {
     /// new table itself has `ref_table` 0 and, as `ref_index`, the position in `keys` of
     /// the key it references plus one.
     pub foreign_keys: Vec<NewForeignKey>,
+    /// CHECK constraints, column and table ones, in the order written.
+    pub checks: Vec<NewCheck>,
 }
 
 /// A sequence's parameters (CREATE SEQUENCE's options, with PostgreSQL's defaults
@@ -239,8 +297,13 @@ pub enum TableChange {
     },
     /// ALTER COLUMN SET NOT NULL / DROP NOT NULL.
     NotNull { column: usize, not_null: bool },
-    /// RENAME COLUMN.
-    RenameColumn { column: usize, name: String },
+    /// RENAME COLUMN, with the new text of each CHECK constraint that reads the column
+    /// (by OID).
+    RenameColumn {
+        column: usize,
+        name: String,
+        checks: Vec<(Oid, String)>,
+    },
     /// RENAME TO.
     Rename(String),
 }

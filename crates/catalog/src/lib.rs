@@ -64,8 +64,9 @@ pub mod procs;
 mod sysviews;
 
 pub use desc::{
-    ColumnDesc, FkAction, ForeignKey, Identity, IndexDesc, NewForeignKey, NewIndex, NewKey,
-    NewTable, SequenceDesc, SequenceOptions, TableChange, TableDesc, TableOptions, nextval_default,
+    CheckConstraint, ColumnDesc, FkAction, ForeignKey, Identity, IndexDesc, NewCheck,
+    NewForeignKey, NewIndex, NewKey, NewTable, SequenceDesc, SequenceOptions, TableChange,
+    TableDesc, TableOptions, nextval_default,
 };
 pub use sysviews::{INFORMATION_SCHEMA_OID, SystemView};
 
@@ -147,17 +148,14 @@ impl CatalogSnapshot {
     /// numeric suffix if the table has a constraint of that name.
     pub fn choose_fk_name(&self, table: &TableDesc, new: &NewForeignKey) -> String {
         let base = desc::default_fk_name(&table.name, &table.columns, new);
-        let taken = |n: &str| {
-            table.indexes.iter().any(|i| i.name == n)
-                || table.foreign_keys.iter().any(|f| f.name == n)
-        };
-        let mut name = base.clone();
-        let mut n = 0;
-        while taken(&name) {
-            n += 1;
-            name = format!("{base}{n}");
-        }
-        name
+        unique_constraint_name(table, &base)
+    }
+
+    /// The name ADD CHECK without a name gets: PostgreSQL's `t_a_check` or `t_check`,
+    /// with a numeric suffix if the table has a constraint of that name.
+    pub fn choose_check_name(&self, table: &TableDesc, new: &NewCheck) -> String {
+        let base = desc::default_check_name(&table.name, &table.columns, new);
+        unique_constraint_name(table, &base)
     }
 
     /// The index whose oid is `oid`, with its table.
@@ -425,6 +423,7 @@ fn table_desc(
         indexes,
         options: new.options,
         foreign_keys: Vec::new(),
+        checks: Vec::new(),
     };
     for (n, mut fk) in new.foreign_keys.iter().cloned().enumerate() {
         if fk.ref_table == 0 {
@@ -432,17 +431,8 @@ fn table_desc(
             fk.ref_index += oid;
         }
         let name = match fk.name.take() {
-            Some(n)
-                if table.indexes.iter().any(|i| i.name == n)
-                    || table.foreign_keys.iter().any(|f| f.name == n) =>
-            {
-                return Err(PgError::new(
-                    SqlState::DUPLICATE_OBJECT,
-                    format!(
-                        "constraint \"{n}\" for relation \"{}\" already exists",
-                        table.name
-                    ),
-                ));
+            Some(n) if table.has_constraint(&n) => {
+                return Err(duplicate_constraint(&n, &table.name));
             }
             Some(n) => n,
             None => cur.choose_fk_name(&table, &fk),
@@ -450,7 +440,46 @@ fn table_desc(
         let fk_oid = oid + 1 + (table.indexes.len() + sequences.len() + n) as Oid;
         table.foreign_keys.push(fk.named(fk_oid, name));
     }
+    let first_check =
+        oid + 1 + (table.indexes.len() + sequences.len() + new.foreign_keys.len()) as Oid;
+    for (n, c) in new.checks.iter().enumerate() {
+        let name = match &c.name {
+            Some(name) if table.checks.iter().any(|x| &x.name == name) => {
+                return Err(PgError::new(
+                    SqlState::DUPLICATE_OBJECT,
+                    format!("check constraint \"{name}\" already exists"),
+                ));
+            }
+            Some(name) if table.has_constraint(name) => {
+                return Err(duplicate_constraint(name, &table.name));
+            }
+            Some(name) => name.clone(),
+            None => cur.choose_check_name(&table, c),
+        };
+        let check = c.clone().named(first_check + n as Oid, name);
+        table.checks.push(check);
+    }
     Ok((table, sequences))
+}
+
+/// `base`, or `base1`, `base2`, ... : the first that no index or constraint of `table`
+/// has.
+fn unique_constraint_name(table: &TableDesc, base: &str) -> String {
+    let taken = |n: &str| table.indexes.iter().any(|i| i.name == n) || table.has_constraint(n);
+    let mut name = base.to_string();
+    let mut n = 0;
+    while taken(&name) {
+        n += 1;
+        name = format!("{base}{n}");
+    }
+    name
+}
+
+fn duplicate_constraint(name: &str, table: &str) -> PgError {
+    PgError::new(
+        SqlState::DUPLICATE_OBJECT,
+        format!("constraint \"{name}\" for relation \"{table}\" already exists"),
+    )
 }
 
 /// `base`, or `base1`, `base2`, ... : the first that no relation (nor `taken`, nor
@@ -1100,8 +1129,10 @@ impl Catalog {
         new: NewTable,
         make_storage: impl FnOnce(&TableDesc, &[SequenceDesc]) -> PgResult<()>,
     ) -> PgResult<Arc<TableDesc>> {
-        let oid = self
-            .take_oids((1 + new.keys.len() + new.serials.len() + new.foreign_keys.len()) as Oid)?;
+        let oid = self.take_oids(
+            (1 + new.keys.len() + new.serials.len() + new.foreign_keys.len() + new.checks.len())
+                as Oid,
+        )?;
         let (table, sequences) = self.claiming(tx, |cur, others| {
             let (table, sequences) = table_desc(cur, others, &new, oid)?;
             let names = std::iter::once(&table.name)
@@ -1427,7 +1458,18 @@ impl Catalog {
                     column: i,
                     not_null,
                 } => column(t, i)?.not_null = not_null,
-                TableChange::RenameColumn { column: i, name } => column(t, i)?.name = name,
+                TableChange::RenameColumn {
+                    column: i,
+                    name,
+                    checks,
+                } => {
+                    column(t, i)?.name = name;
+                    for (oid, text) in checks {
+                        if let Some(c) = t.checks.iter_mut().find(|c| c.oid == oid) {
+                            c.expr = text;
+                        }
+                    }
+                }
                 TableChange::Rename(name) => t.name = name,
             }
             Ok(())
@@ -1440,25 +1482,37 @@ impl Catalog {
         let oid = self.take_oids(1)?;
         self.alter_table(tx, table, |cur, t| {
             let name = match new.name.clone() {
-                Some(n) => {
-                    if t.indexes.iter().any(|i| i.constraint && i.name == n)
-                        || t.foreign_keys.iter().any(|f| f.name == n)
-                    {
-                        return Err(PgError::new(
-                            SqlState::DUPLICATE_OBJECT,
-                            format!(
-                                "constraint \"{n}\" for relation \"{}\" already exists",
-                                t.name
-                            ),
-                        ));
-                    }
-                    n
-                }
+                Some(n) if t.has_constraint(&n) => return Err(duplicate_constraint(&n, &t.name)),
+                Some(n) => n,
                 None => cur.choose_fk_name(t, &new),
             };
             let fk = new.named(oid, name);
             t.foreign_keys.push(fk.clone());
             Ok(fk)
+        })
+    }
+
+    /// Add a CHECK constraint to a table (ALTER TABLE ADD CHECK; the caller has checked
+    /// the existing rows unless it is NOT VALID).
+    pub fn add_check(&self, tx: &Tx, table: Oid, new: NewCheck) -> PgResult<CheckConstraint> {
+        let oid = self.take_oids(1)?;
+        self.alter_table(tx, table, |cur, t| {
+            let name = match new.name.clone() {
+                Some(n) if t.has_constraint(&n) => return Err(duplicate_constraint(&n, &t.name)),
+                Some(n) => n,
+                None => cur.choose_check_name(t, &new),
+            };
+            let check = new.named(oid, name);
+            t.checks.push(check.clone());
+            Ok(check)
+        })
+    }
+
+    /// Remove CHECK constraint `check` from `table` (ALTER TABLE DROP CONSTRAINT).
+    pub fn drop_check(&self, tx: &Tx, table: Oid, check: Oid) -> PgResult<()> {
+        self.alter_table(tx, table, |_, t| {
+            t.checks.retain(|c| c.oid != check);
+            Ok(())
         })
     }
 
@@ -1721,7 +1775,59 @@ mod tests {
             options: TableOptions::default(),
             serials: vec![],
             foreign_keys: vec![],
+            checks: vec![],
         }
+    }
+
+    fn check(name: Option<&str>, columns: Vec<usize>) -> NewCheck {
+        NewCheck {
+            name: name.map(str::to_string),
+            expr: "true".into(),
+            columns,
+            validated: true,
+        }
+    }
+
+    #[test]
+    fn checks_are_named_like_postgres_and_survive_reopen() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = {
+            let cat = Db::open(dir.path());
+            let mut new = new_table("t");
+            new.checks = vec![
+                check(None, vec![0]),
+                check(Some("own"), vec![0, 1]),
+                check(None, vec![0]),
+                check(None, vec![0, 1]),
+            ];
+            let t = cat.create_table_ok(new).unwrap();
+            let names: Vec<&str> = t.checks.iter().map(|c| c.name.as_str()).collect();
+            assert_eq!(names, ["t_id_check", "own", "t_id_check1", "t_check"]);
+            let mut dup = new_table("u");
+            dup.checks = vec![check(Some("x"), vec![]), check(Some("x"), vec![])];
+            let e = cat.create_table_ok(dup).unwrap_err();
+            assert_eq!(e.message, "check constraint \"x\" already exists");
+            let added = cat
+                .run(|c, tx| c.add_check(tx, t.oid, check(None, vec![1])))
+                .unwrap();
+            assert_eq!(added.name, "t_name_check");
+            let e = cat
+                .run(|c, tx| c.add_check(tx, t.oid, check(Some("t_pkey"), vec![])))
+                .unwrap_err();
+            assert_eq!(e.code, SqlState::DUPLICATE_OBJECT);
+            let own = t.checks[1].oid;
+            cat.run(|c, tx| c.drop_check(tx, t.oid, own)).unwrap();
+            t
+        };
+        let cat = Db::open(dir.path());
+        let snap = cat.snapshot();
+        let now = snap.table_by_oid(t.oid).unwrap();
+        let names: Vec<&str> = now.checks.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(
+            names,
+            ["t_id_check", "t_id_check1", "t_check", "t_name_check"]
+        );
+        assert_eq!(now.checks[2].columns, [0, 1]);
     }
 
     #[test]

@@ -22,8 +22,8 @@ use common::{DataType, Oid, PgError, PgResult, SqlState};
 use storage::vfs::{Vfs, VfsFile};
 
 use crate::desc::{
-    ColumnDesc, FkAction, ForeignKey, Identity, IndexDesc, SequenceDesc, SequenceOptions,
-    TableDesc, TableOptions,
+    CheckConstraint, ColumnDesc, FkAction, ForeignKey, Identity, IndexDesc, SequenceDesc,
+    SequenceOptions, TableDesc, TableOptions,
 };
 
 const LOG_FILE: &str = "catalog.log";
@@ -47,6 +47,11 @@ const KIND_ALTER_TABLE: u8 = 8;
 /// 2 BY DEFAULT) after their default; kinds 7 and 8 are read for old logs.
 const KIND_CREATE_TABLE_V4: u8 = 12;
 const KIND_ALTER_TABLE_V4: u8 = 13;
+/// CreateTable and AlterTable with the table's CHECK constraints after its foreign keys:
+/// u32 count, then each as u32 oid, name, expression text, columns, u8 validated; kinds
+/// 12 and 13 are read for old logs.
+const KIND_CREATE_TABLE_V5: u8 = 15;
+const KIND_ALTER_TABLE_V5: u8 = 16;
 const KIND_CREATE_SEQUENCE: u8 = 9;
 const KIND_DROP_SEQUENCE: u8 = 10;
 /// Several records applied as one (a table and its SERIAL sequences): u32 count, then
@@ -243,9 +248,9 @@ pub(crate) fn encode(record: &Record, out: &mut Vec<u8>) {
     match record {
         Record::CreateTable(t) | Record::AlterTable(t) => {
             out.push(if matches!(record, Record::CreateTable(_)) {
-                KIND_CREATE_TABLE_V4
+                KIND_CREATE_TABLE_V5
             } else {
-                KIND_ALTER_TABLE_V4
+                KIND_ALTER_TABLE_V5
             });
             put_u32(out, t.oid);
             put_u32(out, t.rel);
@@ -286,6 +291,14 @@ pub(crate) fn encode(record: &Record, out: &mut Vec<u8>) {
                 put_action(out, f.on_delete);
                 put_action(out, f.on_update);
                 out.push(f.match_full as u8);
+            }
+            put_u32(out, t.checks.len() as u32);
+            for c in &t.checks {
+                put_u32(out, c.oid);
+                put_str(out, &c.name);
+                put_str(out, &c.expr);
+                put_columns(out, &c.columns);
+                out.push(c.validated as u8);
             }
         }
         Record::DropTable(oid) => {
@@ -451,8 +464,11 @@ pub(crate) fn decode(payload: &[u8]) -> Option<Record> {
         | KIND_CREATE_TABLE_V3
         | KIND_ALTER_TABLE
         | KIND_CREATE_TABLE_V4
-        | KIND_ALTER_TABLE_V4 => {
-            let v4 = matches!(kind, KIND_CREATE_TABLE_V4 | KIND_ALTER_TABLE_V4);
+        | KIND_ALTER_TABLE_V4
+        | KIND_CREATE_TABLE_V5
+        | KIND_ALTER_TABLE_V5 => {
+            let v5 = matches!(kind, KIND_CREATE_TABLE_V5 | KIND_ALTER_TABLE_V5);
+            let v4 = v5 || matches!(kind, KIND_CREATE_TABLE_V4 | KIND_ALTER_TABLE_V4);
             let oid = r.u32()?;
             let rel = r.u32()?;
             let name = r.string()?;
@@ -515,6 +531,19 @@ pub(crate) fn decode(payload: &[u8]) -> Option<Record> {
                     foreign_keys.push(read_foreign_key(&mut r, columns.len())?);
                 }
             }
+            let mut checks = Vec::new();
+            if v5 {
+                let n = r.u32()? as usize;
+                for _ in 0..n {
+                    checks.push(CheckConstraint {
+                        oid: r.u32()?,
+                        name: r.string()?,
+                        expr: r.string()?,
+                        columns: read_columns(&mut r, columns.len())?,
+                        validated: r.u8()? != 0,
+                    });
+                }
+            }
             let t = TableDesc {
                 oid,
                 rel,
@@ -523,8 +552,12 @@ pub(crate) fn decode(payload: &[u8]) -> Option<Record> {
                 indexes,
                 options,
                 foreign_keys,
+                checks,
             };
-            if matches!(kind, KIND_ALTER_TABLE | KIND_ALTER_TABLE_V4) {
+            if matches!(
+                kind,
+                KIND_ALTER_TABLE | KIND_ALTER_TABLE_V4 | KIND_ALTER_TABLE_V5
+            ) {
                 Record::AlterTable(t)
             } else {
                 Record::CreateTable(t)
@@ -637,6 +670,13 @@ mod tests {
                 on_delete: FkAction::Restrict,
                 on_update: FkAction::NoAction,
                 match_full: true,
+            }],
+            checks: vec![CheckConstraint {
+                oid: 16387,
+                name: "t_c_check".into(),
+                expr: "c <> 'y'".into(),
+                columns: vec![0],
+                validated: false,
             }],
         };
         for rec in [

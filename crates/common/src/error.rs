@@ -44,6 +44,8 @@ impl SqlState {
     pub const UNIQUE_VIOLATION: SqlState = SqlState("23505");
     /// A row referencing a key that is not there, or a referenced key removed.
     pub const FOREIGN_KEY_VIOLATION: SqlState = SqlState("23503");
+    /// A row for which a CHECK constraint is false.
+    pub const CHECK_VIOLATION: SqlState = SqlState("23514");
     /// A foreign key whose columns do not match a key of the referenced table.
     pub const INVALID_FOREIGN_KEY: SqlState = SqlState("42830");
     /// Malformed SQL.

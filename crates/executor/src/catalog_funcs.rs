@@ -187,7 +187,10 @@ pub(crate) fn eval(f: sql::bound::ScalarFunc, args: &[common::Value]) -> PgResul
                 cols.join(", ")
             ))
         }
-        F::PgGetConstraintDef => text(constraint_def(&*catalog()?, oid(0))),
+        F::PgGetConstraintDef => {
+            let pretty = args.get(1) == Some(&Value::Bool(true));
+            text(constraint_def(&*catalog()?, oid(0), pretty))
+        }
         F::PgGetStatisticsObjDefColumns => Value::Null,
         F::PgRelationIsPublishable => Value::Bool(catalog()?.table_by_oid(oid(0)).is_some()),
         F::PgPartitionAncestors => Value::Array(std::sync::Arc::new(
@@ -284,8 +287,9 @@ fn description(object: u32, class: Option<u32>, sub: i64) -> Option<String> {
         .map(|d| d.3.to_string())
 }
 
-/// `pg_get_constraintdef`: a key constraint by its index's OID, or a foreign key.
-fn constraint_def(catalog: &catalog::CatalogSnapshot, oid: u32) -> Option<String> {
+/// `pg_get_constraintdef`: a key constraint by its index's OID, a foreign key or a
+/// check (whose condition `pretty` prints with fewer parentheses).
+fn constraint_def(catalog: &catalog::CatalogSnapshot, oid: u32, pretty: bool) -> Option<String> {
     let names = |t: &catalog::TableDesc, cols: &[usize]| {
         cols.iter()
             .map(|&c| quote_identifier(&t.columns[c].name).into_owned())
@@ -318,6 +322,9 @@ fn constraint_def(catalog: &catalog::CatalogSnapshot, oid: u32) -> Option<String
                 s.push_str(" ON DELETE RESTRICT");
             }
             return Some(s);
+        }
+        if let Some(c) = t.checks.iter().find(|c| c.oid == oid) {
+            return Some(crate::check::definition(catalog, t, c, pretty));
         }
     }
     None

@@ -242,4 +242,13 @@ fn constraint_rows(t: &TableDesc, out: &mut Vec<Row>) {
     for f in &t.foreign_keys {
         out.push(row(f.oid, &f.name, "f", f.ref_index, Some(f), &f.columns));
     }
+    for c in &t.checks {
+        let mut r = row(c.oid, &c.name, "c", 0, None, &c.columns);
+        r[6] = Value::Bool(c.validated);
+        r[17] = Value::Bool(false);
+        if c.columns.is_empty() {
+            r[18] = Value::Null;
+        }
+        out.push(r);
+    }
 }

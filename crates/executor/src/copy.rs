@@ -426,7 +426,7 @@ impl CopyIn {
     fn load(&mut self, cx: &ExecContext, rec: Record) -> PgResult<()> {
         let table = &self.from.table;
         let row = self.row(&rec)?;
-        crate::dml::check_not_null(table, &row)
+        crate::dml::check_row(cx, table, &self.from.checks, &row)
             .map_err(|e| e.with_context(line_text_context(&table.name, rec.line, &rec.raw)))?;
         crate::dml::insert_checked_row(cx, table, &self.types, &row)
             .and_then(|()| {

@@ -15,7 +15,7 @@
 use access::heapam::{self, HeapWrite};
 use catalog::TableDesc;
 use common::{ItemPointer, PgError, PgResult, SqlState, Value};
-use sql::bound::{BoundDelete, BoundUpdate, Returning};
+use sql::bound::{BoundCheck, BoundDelete, BoundUpdate, Returning};
 
 use crate::ExecContext;
 use crate::eval::Row;
@@ -26,10 +26,6 @@ use txn::Isolation;
 pub(crate) fn check_not_null(table: &TableDesc, row: &[Value]) -> PgResult<()> {
     for (i, c) in table.columns.iter().enumerate() {
         if c.not_null && row[i].is_null() {
-            let vals: Vec<String> = row
-                .iter()
-                .map(|v| v.to_text().unwrap_or_else(|| "null".into()))
-                .collect();
             return Err(PgError::new(
                 SqlState::NOT_NULL_VIOLATION,
                 format!(
@@ -37,10 +33,43 @@ pub(crate) fn check_not_null(table: &TableDesc, row: &[Value]) -> PgResult<()> {
                     c.name, table.name
                 ),
             )
-            .with_detail(format!("Failing row contains ({}).", vals.join(", "))));
+            .with_detail(failing_row(row)));
         }
     }
     Ok(())
+}
+
+/// A new row's NOT NULL columns, then its CHECK constraints (in name order; NULL
+/// passes), as PostgreSQL's `ExecConstraints`.
+pub(crate) fn check_row(
+    cx: &ExecContext,
+    table: &TableDesc,
+    checks: &[BoundCheck],
+    row: &[Value],
+) -> PgResult<()> {
+    check_not_null(table, row)?;
+    for c in checks {
+        if let Value::Bool(false) = cx.env().eval(&c.expr, row)? {
+            return Err(PgError::new(
+                SqlState::CHECK_VIOLATION,
+                format!(
+                    "new row for relation \"{}\" violates check constraint \"{}\"",
+                    table.name, c.name
+                ),
+            )
+            .with_detail(failing_row(row)));
+        }
+    }
+    Ok(())
+}
+
+/// The DETAIL of a constraint violation: `Failing row contains (1, null).`
+fn failing_row(row: &[Value]) -> String {
+    let vals: Vec<String> = row
+        .iter()
+        .map(|v| v.to_text().unwrap_or_else(|| "null".into()))
+        .collect();
+    format!("Failing row contains ({}).", vals.join(", "))
 }
 
 fn returning_rows(cx: &ExecContext, r: Option<&Returning>, rows: &[Row]) -> PgResult<Vec<Row>> {
@@ -63,13 +92,14 @@ pub fn insert(
     rows: Vec<Row>,
     returning: Option<&Returning>,
     fks: &sql::bound::ForeignKeyChecks,
+    checks: &[BoundCheck],
 ) -> PgResult<Vec<Row>> {
     let types = table.column_types();
-    // Length checks of char(n)/varchar(n) happened in the casts; NOT NULL here, keys as
-    // each row goes in (PostgreSQL's immediate checks: an earlier row of the same
-    // statement counts as present).
+    // Length checks of char(n)/varchar(n) happened in the casts; NOT NULL and CHECK
+    // here, keys as each row goes in (PostgreSQL's immediate checks: an earlier row of
+    // the same statement counts as present).
     for row in &rows {
-        check_not_null(table, row)?;
+        check_row(cx, table, checks, row)?;
     }
     let out = returning_rows(cx, returning, &rows)?;
     if rows.is_empty() {
@@ -219,7 +249,7 @@ pub fn update(cx: &ExecContext, u: &BoundUpdate) -> PgResult<(usize, Vec<Row>)> 
             for (c, e) in &u.assignments {
                 new[*c] = cx.env().eval(e, &old)?;
             }
-            check_not_null(table, &new)?;
+            check_row(cx, table, &u.checks, &new)?;
             let t = access::tuple::encode(&new, &types)?;
             let result = heapam::heap_update(cx.pool, table.rel, tid, &t, xid, cx.tx)?;
             if let HeapWrite::Done(new_tid) = result {

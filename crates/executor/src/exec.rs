@@ -772,8 +772,8 @@ fn pg_class_rows(env: Env) -> Vec<Row> {
             Value::Text("p".into()),
             Value::Text(kind.into()),
             Value::Int2(natts as i16),
-            // No CHECK constraints, rules, row security, partitions, tablespaces, typed
-            // tables or TOAST yet. relhastriggers is set by the caller.
+            // No rules, row security, partitions, tablespaces, typed tables or TOAST
+            // yet. relchecks and relhastriggers are set by the caller.
             Value::Int2(0),
             Value::Bool(false),
             Value::Bool(false),
@@ -809,6 +809,7 @@ fn pg_class_rows(env: Env) -> Vec<Row> {
         r[RELHASTRIGGERS] =
             Value::Bool(!t.foreign_keys.is_empty() || catalog.referencing(t.oid).next().is_some());
         r[RELOPTIONS] = reloptions(&t.options);
+        r[RELCHECKS] = Value::Int2(t.checks.len() as i16);
         out.push(r);
         for i in &t.indexes {
             out.push(row(
@@ -832,6 +833,7 @@ fn pg_class_rows(env: Env) -> Vec<Row> {
 }
 
 /// pg_class's columns that differ between tables.
+const RELCHECKS: usize = 12;
 const RELHASTRIGGERS: usize = 14;
 const RELOPTIONS: usize = 23;
 

@@ -205,6 +205,7 @@ pub fn explain(
                     rows,
                     insert.returning.as_ref(),
                     &insert.fks,
+                    &insert.checks,
                 )?;
                 changed.push((insert.table.oid, n_inserted));
                 top_stats = Some(NodeStats {
@@ -1364,7 +1365,7 @@ fn deparse_agg(call: &AggCall, names: &[String]) -> String {
 
 /// A constant as PostgreSQL shows one: non-negative int4 and numeric and booleans bare,
 /// everything else a quoted literal with its type.
-fn constant(v: &Value, ty: &DataType) -> String {
+pub(crate) fn constant(v: &Value, ty: &DataType) -> String {
     let text = match v.to_text() {
         None => return format!("NULL::{}", ty.name()),
         Some(t) => t,
@@ -1384,7 +1385,7 @@ fn constant(v: &Value, ty: &DataType) -> String {
     }
 }
 
-fn func_name(f: ScalarFunc) -> String {
+pub(crate) fn func_name(f: ScalarFunc) -> String {
     let debug = format!("{f:?}");
     // PostgreSQL's names are the lower-case, underscore-separated spellings.
     let mut out = String::new();

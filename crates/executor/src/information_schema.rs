@@ -68,6 +68,9 @@ pub(crate) fn rows(view: SystemView) -> Vec<Row> {
             for f in &t.foreign_keys {
                 row(&f.name, "FOREIGN KEY");
             }
+            for c in &t.checks {
+                row(&c.name, "CHECK");
+            }
             // PostgreSQL 15 shows each NOT NULL column as a CHECK constraint, named
             // after the schema's and table's OIDs and the column's number.
             for (n, c) in t.columns.iter().enumerate() {

@@ -19,6 +19,7 @@ pub mod agg;
 mod array;
 mod catalog_funcs;
 mod catalog_views;
+mod check;
 pub mod copy;
 mod datetime;
 pub mod dml;
@@ -31,6 +32,7 @@ pub mod index;
 mod information_schema;
 mod lockrows;
 mod math;
+pub mod ruleutils;
 pub mod sequence;
 pub mod sortkey;
 pub mod subquery;
@@ -114,6 +116,7 @@ pub fn execute(stmt: PlannedStatement, cx: &ExecContext) -> PgResult<StatementRe
                 rows,
                 insert.returning.as_ref(),
                 &insert.fks,
+                &insert.checks,
             )?;
             Ok(StatementResult {
                 changed: vec![(insert.table.oid, n as u64)],
@@ -290,13 +293,18 @@ pub fn execute(stmt: PlannedStatement, cx: &ExecContext) -> PgResult<StatementRe
                 ..Default::default()
             })
         }
-        PlannedStatement::ChangeTable { table, change } => {
-            if let catalog::TableChange::NotNull {
-                column,
-                not_null: true,
-            } = change
-            {
-                check_no_nulls(cx, &table, column)?;
+        PlannedStatement::ChangeTable { table, mut change } => {
+            match &mut change {
+                catalog::TableChange::NotNull {
+                    column,
+                    not_null: true,
+                } => check_no_nulls(cx, &table, *column)?,
+                catalog::TableChange::RenameColumn {
+                    column,
+                    name,
+                    checks,
+                } => *checks = check::renamed_column(cx, &table, *column, name)?,
+                _ => {}
             }
             cx.catalog.change_table(cx.tx, table.oid, change)?;
             Ok(StatementResult {
@@ -329,8 +337,31 @@ pub fn execute(stmt: PlannedStatement, cx: &ExecContext) -> PgResult<StatementRe
                 ..Default::default()
             })
         }
+        PlannedStatement::AddCheck {
+            table,
+            mut check,
+            condition,
+        } => {
+            let name = match check.name.take() {
+                Some(n) => n,
+                None => cx.catalog.snapshot().choose_check_name(&table, &check),
+            };
+            // Checked before the catalog's lock is taken: the scan may be long.
+            if check.validated {
+                check::validate(cx, &table, &name, &condition)?;
+            }
+            check.name = Some(name);
+            cx.catalog.add_check(cx.tx, table.oid, check)?;
+            Ok(StatementResult {
+                tag: "ALTER TABLE".into(),
+                ..Default::default()
+            })
+        }
         PlannedStatement::DropConstraint(d) => {
             match d {
+                sql::bound::ConstraintDrop::Check { table, check } => {
+                    cx.catalog.drop_check(cx.tx, table.oid, check)?;
+                }
                 sql::bound::ConstraintDrop::ForeignKey { table, fk, .. } => {
                     cx.catalog.drop_foreign_key(cx.tx, table.oid, fk)?;
                 }
@@ -395,6 +426,8 @@ fn add_column(
             assignments: vec![(at, fill)],
             returning: None,
             fks: Default::default(),
+            // The table's checks cannot read the new column.
+            checks: Vec::new(),
         };
         // The update's own NOT NULL check catches a default that is NULL for a row.
         return with_every_row(cx, |all| dml::update(all, &update))

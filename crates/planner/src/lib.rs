@@ -243,6 +243,11 @@ pub enum PlannedStatement {
         referenced: Arc<TableDesc>,
         fk: catalog::NewForeignKey,
     },
+    AddCheck {
+        table: Arc<TableDesc>,
+        check: catalog::NewCheck,
+        condition: sql::bound::Expr,
+    },
     DropConstraint(sql::bound::ConstraintDrop),
 }
 
@@ -315,6 +320,15 @@ pub fn plan(stmt: BoundStatement) -> PlannedStatement {
             table,
             referenced,
             fk,
+        },
+        BoundStatement::AddCheck {
+            table,
+            check,
+            condition,
+        } => PlannedStatement::AddCheck {
+            table,
+            check,
+            condition,
         },
         BoundStatement::DropConstraint(d) => PlannedStatement::DropConstraint(d),
         BoundStatement::Truncate { tables, restart } => {

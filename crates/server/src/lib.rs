@@ -619,7 +619,11 @@ fn relation_locks<'a>(
             d.fks.tables().for_each(|t| add(out, t, M::RowShare));
         }
         B::Nothing { .. } => {}
-        B::AddKey { table, .. } | B::AddColumn { table, .. } | B::ChangeTable { table, .. } => {
+        B::AddKey { table, .. }
+        | B::AddColumn { table, .. }
+        | B::ChangeTable { table, .. }
+        | B::AddCheck { table, .. }
+        | B::DropConstraint(sql::bound::ConstraintDrop::Check { table, .. }) => {
             add(out, table, M::AccessExclusive)
         }
         B::AddForeignKey {

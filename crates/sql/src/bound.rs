@@ -664,6 +664,14 @@ pub struct BoundInsert {
     pub source: LogicalPlan,
     pub returning: Option<Returning>,
     pub fks: ForeignKeyChecks,
+    pub checks: Vec<BoundCheck>,
+}
+
+/// A CHECK constraint as a write evaluates it: its condition over the table's row.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BoundCheck {
+    pub name: String,
+    pub expr: Expr,
 }
 
 /// The foreign keys a write must check, resolved when it is bound (a change to them
@@ -698,6 +706,7 @@ pub struct BoundUpdate {
     pub assignments: Vec<(usize, Expr)>,
     pub returning: Option<Returning>,
     pub fks: ForeignKeyChecks,
+    pub checks: Vec<BoundCheck>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -790,6 +799,13 @@ pub enum BoundStatement {
         referenced: Arc<TableDesc>,
         fk: catalog::NewForeignKey,
     },
+    /// ALTER TABLE ADD CHECK: unless NOT VALID, the stored rows are checked first
+    /// (`condition` is the check bound over the table's row).
+    AddCheck {
+        table: Arc<TableDesc>,
+        check: catalog::NewCheck,
+        condition: Expr,
+    },
     DropConstraint(ConstraintDrop),
     /// A statement with nothing to do but report (`CREATE ... IF NOT EXISTS` of what
     /// exists, `ALTER TABLE IF EXISTS` of what does not).
@@ -802,6 +818,11 @@ pub enum BoundStatement {
 /// ALTER TABLE DROP CONSTRAINT.
 #[derive(Clone, Debug)]
 pub enum ConstraintDrop {
+    /// A CHECK constraint of `table`.
+    Check {
+        table: Arc<TableDesc>,
+        check: common::Oid,
+    },
     /// A foreign key of `table` (`referenced` is locked too, as PostgreSQL does).
     ForeignKey {
         table: Arc<TableDesc>,
@@ -1045,6 +1066,7 @@ impl BoundStatement {
             | BoundStatement::AddColumn { .. }
             | BoundStatement::ChangeTable { .. }
             | BoundStatement::AddForeignKey { .. }
+            | BoundStatement::AddCheck { .. }
             | BoundStatement::DropConstraint(_)
             | BoundStatement::Nothing { .. } => Ok(()),
         }
@@ -1173,6 +1195,7 @@ pub struct BoundCopyFrom {
     /// or truncated in the current subtransaction).
     pub freeze: bool,
     pub fks: ForeignKeyChecks,
+    pub checks: Vec<BoundCheck>,
 }
 
 /// Sequence DDL, as bound and as executed.

@@ -1,4 +1,4 @@
-//! Binding ALTER TABLE: ADD PRIMARY KEY / UNIQUE / FOREIGN KEY, DROP CONSTRAINT, ADD
+//! Binding ALTER TABLE: ADD PRIMARY KEY / UNIQUE / FOREIGN KEY / CHECK, DROP CONSTRAINT, ADD
 //! COLUMN, ALTER COLUMN SET / DROP DEFAULT and NOT NULL, RENAME COLUMN, RENAME TO.
 
 use std::sync::Arc;
@@ -44,6 +44,14 @@ impl Binder<'_> {
                 constraint,
                 not_valid,
             } => {
+                if let ast::TableConstraint::Check(check) = constraint {
+                    let (check, condition) = self.bind_new_check(&table, check, !*not_valid)?;
+                    return Ok(BoundStatement::AddCheck {
+                        table,
+                        check,
+                        condition,
+                    });
+                }
                 if *not_valid {
                     return Err(PgError::unsupported("NOT VALID constraints"));
                 }
@@ -263,7 +271,12 @@ impl Binder<'_> {
         }
         Ok(BoundStatement::ChangeTable {
             table,
-            change: TableChange::RenameColumn { column: i, name },
+            // The executor rewrites the text of the checks that read the column.
+            change: TableChange::RenameColumn {
+                column: i,
+                name,
+                checks: Vec::new(),
+            },
         })
     }
 
@@ -499,6 +512,12 @@ impl Binder<'_> {
         if_exists: bool,
         cascade: bool,
     ) -> PgResult<BoundStatement> {
+        if let Some(check) = table.checks.iter().find(|c| c.name == name) {
+            return Ok(BoundStatement::DropConstraint(ConstraintDrop::Check {
+                check: check.oid,
+                table,
+            }));
+        }
         if let Some(fk) = table.foreign_keys.iter().find(|f| f.name == name) {
             let referenced = self.catalog.table_by_oid(fk.ref_table).cloned();
             return Ok(BoundStatement::DropConstraint(ConstraintDrop::ForeignKey {

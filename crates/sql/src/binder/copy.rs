@@ -121,6 +121,7 @@ impl Binder<'_> {
                     .map(|c| self.default_value(c))
                     .collect::<PgResult<Vec<_>>>()?;
                 let fks = self.fk_checks(&table, None, false);
+                let checks = self.check_exprs(&table)?;
                 Ok(BoundStatement::CopyFrom(BoundCopyFrom {
                     table,
                     targets,
@@ -128,6 +129,7 @@ impl Binder<'_> {
                     format,
                     freeze: freeze && !to,
                     fks,
+                    checks,
                 }))
             }
         }

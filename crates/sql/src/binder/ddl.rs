@@ -71,6 +71,7 @@ impl Binder<'_> {
         let mut keys: Vec<NewKey> = Vec::new();
         let mut serials = Vec::new();
         let mut foreign_keys: Vec<ast::ForeignKeyConstraint> = Vec::new();
+        let mut checks: Vec<ast::CheckConstraint> = Vec::new();
         for def in &c.columns {
             self.check_not_reserved(&def.name)?;
             let cname = ident_name(&def.name);
@@ -189,6 +190,12 @@ impl Binder<'_> {
                         fk.name = opt.name.clone().or(fk.name);
                         foreign_keys.push(fk);
                     }
+                    ast::ColumnOption::Check(check) => {
+                        // Bound once every column is known: it may read any of them.
+                        let mut check = check.clone();
+                        check.name = opt.name.clone().or(check.name);
+                        checks.push(check);
+                    }
                     other => {
                         return Err(PgError::unsupported(format!("column constraint {other}")));
                     }
@@ -218,6 +225,10 @@ impl Binder<'_> {
                 ast::TableConstraint::Unique(u) => (&u.name, &u.columns, false),
                 ast::TableConstraint::ForeignKey(fk) => {
                     foreign_keys.push(fk.clone());
+                    continue;
+                }
+                ast::TableConstraint::Check(check) => {
+                    checks.push(check.clone());
                     continue;
                 }
                 other => return Err(PgError::unsupported(format!("table constraint {other}"))),
@@ -277,6 +288,15 @@ impl Binder<'_> {
         }
         let (foreign_keys, referenced) =
             self.bind_new_foreign_keys(&name, &columns, &deduped, &foreign_keys)?;
+        let itself = TableDesc {
+            name: name.clone(),
+            columns: columns.clone(),
+            ..Default::default()
+        };
+        let checks = checks
+            .iter()
+            .map(|c| Ok(self.bind_new_check(&itself, c, true)?.0))
+            .collect::<PgResult<Vec<_>>>()?;
         Ok(BoundStatement::CreateTable {
             new: NewTable {
                 name,
@@ -285,6 +305,7 @@ impl Binder<'_> {
                 options,
                 serials,
                 foreign_keys,
+                checks,
             },
             referenced,
         })

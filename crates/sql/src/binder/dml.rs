@@ -241,11 +241,13 @@ impl Binder<'_> {
             .unwrap_or_else(|| table.name.clone());
         let returning = self.bind_returning(i.returning.as_deref(), &table, &alias)?;
         let fks = self.fk_checks(&table, None, false);
+        let checks = self.check_exprs(&table)?;
         Ok(BoundStatement::Insert(BoundInsert {
             table,
             source,
             returning,
             fks,
+            checks,
         }))
     }
 
@@ -326,12 +328,14 @@ impl Binder<'_> {
         let returning = self.bind_returning(u.returning.as_deref(), &table, &alias)?;
         let changed: Vec<usize> = assignments.iter().map(|(c, _)| *c).collect();
         let fks = self.fk_checks(&table, Some(&changed), true);
+        let checks = self.check_exprs(&table)?;
         Ok(BoundStatement::Update(BoundUpdate {
             table,
             filter,
             assignments,
             returning,
             fks,
+            checks,
         }))
     }
 

@@ -615,6 +615,7 @@ impl Binder<'_> {
     ) -> PgResult<(LogicalPlan, Vec<OutputColumn>, Vec<Expr>)> {
         let refused = match cx.clause {
             "DEFAULT expressions" => Some("DEFAULT expression"),
+            super::check::CHECK_CLAUSE => Some("check constraint"),
             "EXECUTE parameter" => Some("EXECUTE parameter"),
             _ => None,
         };

@@ -8,6 +8,7 @@
 mod alter;
 mod array;
 mod catalog_fn;
+mod check;
 mod coerce;
 mod copy;
 mod datetime;
@@ -19,6 +20,7 @@ mod math;
 mod query;
 mod sequence;
 
+pub use check::bind_checks;
 pub use dml::bind_default;
 pub use sequence::check_restart;
 

@@ -195,9 +195,7 @@ pub(crate) fn sequence_table(s: &SequenceDesc) -> Arc<catalog::TableDesc> {
             col("log_cnt", DataType::Int8),
             col("is_called", DataType::Bool),
         ],
-        indexes: Vec::new(),
-        options: catalog::TableOptions::default(),
-        foreign_keys: Vec::new(),
+        ..Default::default()
     })
 }
 

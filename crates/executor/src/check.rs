@@ -1,0 +1,111 @@
+//! CHECK constraints beyond the per-row test of a write (`dml::check_row`): the rows a
+//! new one must hold for, its definition as `pg_get_constraintdef` prints it, and its
+//! text after a column it reads is renamed.
+
+use catalog::{CatalogSnapshot, CheckConstraint, TableDesc};
+use common::{DataType, Oid, PgError, PgResult, SqlState};
+use sql::bound::{Expr, ExprKind};
+
+use crate::ExecContext;
+use crate::ruleutils::deparse_stored_expr;
+
+/// ALTER TABLE ADD CHECK (not NOT VALID): no row committed by now may make `condition`
+/// false, or PostgreSQL's 23514 names the constraint. The caller holds AccessExclusive.
+pub(crate) fn validate(
+    cx: &ExecContext,
+    table: &std::sync::Arc<TableDesc>,
+    name: &str,
+    condition: &Expr,
+) -> PgResult<()> {
+    let is_false = Expr::new(
+        ExprKind::IsBool {
+            expr: Box::new(condition.clone()),
+            value: Some(false),
+            negated: false,
+        },
+        DataType::Bool,
+    );
+    let plan = planner::target_scan(table, Some(&is_false));
+    let found = crate::with_every_row(cx, |all| crate::exec::build(&plan, all.env())?.next())?;
+    if found.is_some() {
+        return Err(PgError::new(
+            SqlState::CHECK_VIOLATION,
+            format!(
+                "check constraint \"{name}\" of relation \"{}\" is violated by some row",
+                table.name
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The condition of `check` bound over `table`'s row.
+fn bound(catalog: &CatalogSnapshot, table: &TableDesc, check: &CheckConstraint) -> PgResult<Expr> {
+    let one = TableDesc {
+        checks: vec![check.clone()],
+        ..table.clone()
+    };
+    sql::binder::bind_checks(catalog, &one)?
+        .pop()
+        .map(|c| c.expr)
+        .ok_or_else(|| PgError::internal(format!("check constraint {} not bound", check.oid)))
+}
+
+fn column_names(table: &TableDesc) -> Vec<String> {
+    table.columns.iter().map(|c| c.name.clone()).collect()
+}
+
+/// `CHECK (condition)` as `pg_get_constraintdef` prints it, `NOT VALID` after one whose
+/// rows were not checked.
+pub(crate) fn definition(
+    catalog: &CatalogSnapshot,
+    table: &TableDesc,
+    check: &CheckConstraint,
+    pretty: bool,
+) -> String {
+    let condition = match bound(catalog, table, check) {
+        Ok(e) => deparse_stored_expr(&e, &column_names(table), pretty),
+        // Not expected: the text was bound when the constraint was made.
+        Err(_) => check.expr.clone(),
+    };
+    let mut s = format!("CHECK ({condition})");
+    if !check.validated {
+        s.push_str(" NOT VALID");
+    }
+    s
+}
+
+/// RENAME COLUMN: the new text of each check of `table` that reads column `at`, written
+/// from its bound condition with the new name (as PostgreSQL's stored node tree reads the
+/// new name). A text that would not bind back to the same condition refuses the rename
+/// (0A000) rather than leave a check that means something else.
+pub(crate) fn renamed_column(
+    cx: &ExecContext,
+    table: &TableDesc,
+    at: usize,
+    new_name: &str,
+) -> PgResult<Vec<(Oid, String)>> {
+    let catalog = cx.catalog.snapshot();
+    let mut renamed = table.clone();
+    renamed.columns[at].name = new_name.to_string();
+    let names = column_names(&renamed);
+    let mut out = Vec::new();
+    for c in table.checks.iter().filter(|c| c.columns.contains(&at)) {
+        let before = bound(&catalog, table, c)?;
+        let text = deparse_stored_expr(&before, &names, false);
+        let again = CheckConstraint {
+            expr: text.clone(),
+            ..c.clone()
+        };
+        let same = bound(&catalog, &renamed, &again)
+            .is_ok_and(|after| deparse_stored_expr(&after, &names, false) == text);
+        if !same {
+            return Err(PgError::unsupported(format!(
+                "renaming column \"{}\", which check constraint \"{}\" reads",
+                table.columns[at].name, c.name
+            )));
+        }
+        out.push((c.oid, text));
+    }
+    Ok(out)
+}

@@ -1,0 +1,366 @@
+//! Stored expressions (a CHECK constraint's condition) as PostgreSQL's ruleutils prints
+//! them for `pg_get_constraintdef` and `pg_get_expr`: nothing folded, the implicit casts
+//! of operator and function arguments shown (`b >= (0)::numeric`), `x IN (...)` as
+//! `x = ANY (ARRAY[...])`. Each operator, test and boolean node brings its own
+//! parentheses; `pretty` (psql's `\d`) leaves out those that precedence makes needless,
+//! by PostgreSQL's rules (`isSimpleNode`): `c > 0 AND d < 100 OR c IS NULL`.
+
+use common::{DataType, Value};
+use sql::bound::{BinaryOp, Expr, ExprKind, ScalarFunc};
+
+use crate::explain::{constant, deparse, func_name};
+
+/// `e` over a row whose columns are `names`.
+pub fn deparse_stored_expr(e: &Expr, names: &[String], pretty: bool) -> String {
+    Deparser { names, pretty }.expr(e, false)
+}
+
+/// What ruleutils' precedence rules know of a node.
+#[derive(Clone, Copy, PartialEq)]
+enum Node {
+    /// A column, constant or function call: never parenthesised.
+    Simple,
+    /// A binary operator: `+ -` low, `* / %` high, anything else other.
+    Op(Priority),
+    And,
+    Or,
+    Not,
+    /// IS NULL, IS TRUE, IS DISTINCT FROM.
+    Test,
+    /// `x op ANY (array)`.
+    ArrayOp,
+    /// A type cast.
+    Cast,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Priority {
+    Low,
+    High,
+    Other,
+}
+
+fn node(e: &Expr) -> Node {
+    match &e.kind {
+        ExprKind::Binary(BinaryOp::And, ..) => Node::And,
+        ExprKind::Binary(BinaryOp::Or, ..) => Node::Or,
+        ExprKind::Binary(op, ..) => Node::Op(match op {
+            BinaryOp::Add | BinaryOp::Sub => Priority::Low,
+            BinaryOp::Mul | BinaryOp::Div | BinaryOp::Mod => Priority::High,
+            _ => Priority::Other,
+        }),
+        ExprKind::Neg(_) | ExprKind::Like { .. } => Node::Op(Priority::Other),
+        ExprKind::Not(_) => Node::Not,
+        ExprKind::IsDistinctFrom { negated: true, .. } => Node::Not,
+        ExprKind::IsNull { .. } | ExprKind::IsBool { .. } | ExprKind::IsDistinctFrom { .. } => {
+            Node::Test
+        }
+        ExprKind::InList { list, .. } if list.len() == 1 => Node::Op(Priority::Other),
+        ExprKind::InList { .. } | ExprKind::Func(ScalarFunc::ArrayCompare { .. }, _) => {
+            Node::ArrayOp
+        }
+        ExprKind::Cast { .. } => Node::Cast,
+        _ => Node::Simple,
+    }
+}
+
+/// May `child` go without parentheses under `parent` (`isSimpleNode`)? `first`: it is
+/// the parent operator's left operand.
+fn simple_under(child: &Expr, parent: Node, first: bool) -> bool {
+    match node(child) {
+        Node::Simple => true,
+        Node::Cast => match &child.kind {
+            ExprKind::Cast { expr, .. } => simple_under(expr, Node::Cast, true),
+            _ => true,
+        },
+        Node::Op(op) => {
+            if let Node::Op(p) = parent {
+                return match (op, p) {
+                    (Priority::Other, _) | (_, Priority::Other) => false,
+                    (Priority::High, Priority::Low) => true,
+                    (Priority::Low, Priority::High) => false,
+                    // Same priority: (a - b) - c, not a - (b - c).
+                    _ => first,
+                };
+            }
+            matches!(parent, Node::And | Node::Or | Node::Not)
+        }
+        Node::Test | Node::ArrayOp => matches!(parent, Node::And | Node::Or | Node::Not),
+        Node::And | Node::Not => matches!(parent, Node::And | Node::Or | Node::Not),
+        Node::Or => parent == Node::Or,
+    }
+}
+
+struct Deparser<'a> {
+    names: &'a [String],
+    pretty: bool,
+}
+
+impl Deparser<'_> {
+    /// `e` with its own parentheses; `show_implicit`: an implicit cast is printed (an
+    /// operator's or function's argument) rather than left out (the whole expression).
+    fn expr(&self, e: &Expr, show_implicit: bool) -> String {
+        let wrap = |s: String| if self.pretty { s } else { format!("({s})") };
+        match &e.kind {
+            ExprKind::Const(v) => constant(v, &e.ty),
+            ExprKind::Column(i) => match self.names.get(*i) {
+                Some(n) => common::ids::quote_identifier(n).into_owned(),
+                None => format!("${i}"),
+            },
+            // PostgreSQL's parser makes `-1` a constant.
+            ExprKind::Neg(x) if matches!(x.kind, ExprKind::Const(_)) => {
+                match crate::eval::eval(e, &[]) {
+                    Ok(v) => constant(&v, &e.ty),
+                    Err(_) => wrap(format!("- {}", self.arg(x, e, true))),
+                }
+            }
+            ExprKind::Neg(x) => wrap(format!("- {}", self.arg(x, e, false))),
+            ExprKind::Not(x) => wrap(format!("NOT {}", self.arg(x, e, true))),
+            ExprKind::Binary(op @ (BinaryOp::And | BinaryOp::Or), _, _) => {
+                let mut parts = Vec::new();
+                flatten(e, *op, &mut parts);
+                let word = if *op == BinaryOp::And {
+                    " AND "
+                } else {
+                    " OR "
+                };
+                wrap(
+                    parts
+                        .iter()
+                        .map(|p| self.arg(p, e, false))
+                        .collect::<Vec<_>>()
+                        .join(word),
+                )
+            }
+            ExprKind::Binary(op, l, r) => wrap(format!(
+                "{} {} {}",
+                self.arg(l, e, true),
+                op.symbol(),
+                self.operand(r, e)
+            )),
+            ExprKind::Like {
+                expr,
+                pattern,
+                negated,
+                case_insensitive,
+                escape: None,
+            } => {
+                let op = match (negated, case_insensitive) {
+                    (false, false) => "~~",
+                    (true, false) => "!~~",
+                    (false, true) => "~~*",
+                    (true, true) => "!~~*",
+                };
+                wrap(format!(
+                    "{} {op} {}",
+                    self.arg(expr, e, true),
+                    self.operand(pattern, e)
+                ))
+            }
+            ExprKind::IsNull { expr, negated } => wrap(format!(
+                "{} IS {}NULL",
+                self.arg(expr, e, true),
+                if *negated { "NOT " } else { "" }
+            )),
+            ExprKind::IsBool {
+                expr,
+                value,
+                negated,
+            } => {
+                let what = match value {
+                    Some(true) => "TRUE",
+                    Some(false) => "FALSE",
+                    None => "UNKNOWN",
+                };
+                wrap(format!(
+                    "{} IS {}{what}",
+                    self.arg(expr, e, true),
+                    if *negated { "NOT " } else { "" }
+                ))
+            }
+            // `a IS NOT DISTINCT FROM b` is NOT over IS DISTINCT FROM in PostgreSQL.
+            ExprKind::IsDistinctFrom {
+                left,
+                right,
+                negated,
+            } => {
+                let inner = Expr::new(
+                    ExprKind::IsDistinctFrom {
+                        left: left.clone(),
+                        right: right.clone(),
+                        negated: false,
+                    },
+                    DataType::Bool,
+                );
+                let test = wrap(format!(
+                    "{} IS DISTINCT FROM {}",
+                    self.arg(left, &inner, true),
+                    self.operand(right, &inner)
+                ));
+                if *negated {
+                    let paren = self.pretty && !simple_under(&inner, Node::Not, true);
+                    wrap(format!(
+                        "NOT {}",
+                        if paren { format!("({test})") } else { test }
+                    ))
+                } else {
+                    test
+                }
+            }
+            // `x IN (a)` is `x = a`; with more, `x = ANY (ARRAY[a, b])` (`<> ALL` for
+            // NOT IN), as PostgreSQL's parser makes them.
+            ExprKind::InList {
+                expr,
+                list,
+                negated,
+            } => {
+                let op = if *negated { "<>" } else { "=" };
+                if let [one] = list.as_slice() {
+                    return wrap(format!(
+                        "{} {op} {}",
+                        self.arg(expr, e, true),
+                        self.operand(one, e)
+                    ));
+                }
+                let items: Vec<String> = list.iter().map(|x| self.expr(x, true)).collect();
+                wrap(format!(
+                    "{} {op} {} (ARRAY[{}])",
+                    self.arg(expr, e, true),
+                    if *negated { "ALL" } else { "ANY" },
+                    items.join(", ")
+                ))
+            }
+            ExprKind::Func(ScalarFunc::ArrayCompare { op, all }, args) if args.len() == 2 => {
+                wrap(format!(
+                    "{} {} {} ({})",
+                    self.arg(&args[0], e, true),
+                    op.symbol(),
+                    if *all { "ALL" } else { "ANY" },
+                    self.expr(&args[1], true)
+                ))
+            }
+            ExprKind::Func(ScalarFunc::ArrayCtor, args) => format!(
+                "ARRAY[{}]",
+                args.iter()
+                    .map(|a| self.expr(a, true))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            ExprKind::Func(
+                ScalarFunc::CurrentDate
+                | ScalarFunc::CurrentTimestamp
+                | ScalarFunc::LocalTimestamp
+                | ScalarFunc::NextVal
+                | ScalarFunc::CurrVal
+                | ScalarFunc::SetVal,
+                _,
+            ) => deparse(e, self.names),
+            ExprKind::Func(f, args) => format!(
+                "{}({})",
+                func_name(*f),
+                args.iter()
+                    .map(|a| self.func_arg(a))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            ExprKind::Cast {
+                expr,
+                explicit: false,
+            } if !show_implicit => self.expr(expr, false),
+            ExprKind::Cast { expr, .. } => {
+                let inner = self.expr(expr, true);
+                let inner = if !self.pretty || !simple_under(expr, Node::Cast, true) {
+                    format!("({inner})")
+                } else {
+                    inner
+                };
+                format!("{inner}::{}", e.ty.name())
+            }
+            ExprKind::Coalesce(list) => format!(
+                "COALESCE({})",
+                list.iter()
+                    .map(|a| self.expr(a, true))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            ExprKind::NullIf(a, b) => {
+                format!("NULLIF({}, {})", self.expr(a, true), self.expr(b, true))
+            }
+            ExprKind::Case { whens, else_result } => {
+                let mut s = String::from("CASE");
+                for (w, t) in whens {
+                    s.push_str(&format!(
+                        " WHEN {} THEN {}",
+                        self.expr(w, false),
+                        self.expr(t, true)
+                    ));
+                }
+                if !matches!(&else_result.kind, ExprKind::Const(Value::Null)) {
+                    s.push_str(&format!(" ELSE {}", self.expr(else_result, true)));
+                }
+                s.push_str(" END");
+                s
+            }
+            _ => deparse(e, self.names),
+        }
+    }
+
+    /// A child of `parent`, parenthesised in pretty mode where precedence needs it
+    /// (`get_rule_expr_paren`); `first`: the left operand.
+    fn arg(&self, child: &Expr, parent: &Expr, first: bool) -> String {
+        if !matches!(node(parent), Node::And | Node::Or | Node::Not)
+            && let Some(s) = self.varchar_as_text(child)
+        {
+            return s;
+        }
+        let s = self.expr(
+            child,
+            !matches!(node(parent), Node::And | Node::Or | Node::Not),
+        );
+        if self.pretty && !simple_under(child, node(parent), first) {
+            format!("({s})")
+        } else {
+            s
+        }
+    }
+
+    /// PostgreSQL has no varchar operators or functions: a varchar argument is read as
+    /// text (`(v)::text <> ''::text`, `length((v)::text)`), a literal typed as text.
+    fn varchar_as_text(&self, e: &Expr) -> Option<String> {
+        if !matches!(e.ty, DataType::Varchar(_)) {
+            return None;
+        }
+        Some(match &e.kind {
+            ExprKind::Const(v) => constant(v, &DataType::Text),
+            _ => {
+                let inner = self.expr(e, true);
+                if self.pretty && simple_under(e, Node::Cast, true) {
+                    format!("{inner}::text")
+                } else {
+                    format!("({inner})::text")
+                }
+            }
+        })
+    }
+
+    /// A function's argument.
+    fn func_arg(&self, e: &Expr) -> String {
+        self.varchar_as_text(e)
+            .unwrap_or_else(|| self.expr(e, true))
+    }
+
+    /// The right operand of a binary operator.
+    fn operand(&self, child: &Expr, parent: &Expr) -> String {
+        self.arg(child, parent, false)
+    }
+}
+
+fn flatten<'e>(e: &'e Expr, op: BinaryOp, out: &mut Vec<&'e Expr>) {
+    match &e.kind {
+        ExprKind::Binary(o, l, r) if *o == op => {
+            flatten(l, op, out);
+            flatten(r, op, out);
+        }
+        _ => out.push(e),
+    }
+}
