@@ -1121,18 +1121,12 @@ pub fn deparse(e: &Expr, names: &[String]) -> String {
             expr,
             value,
             negated,
-        } => {
-            let what = match value {
-                Some(true) => "TRUE",
-                Some(false) => "FALSE",
-                None => "UNKNOWN",
-            };
-            format!(
-                "({} IS {}{what})",
-                d(expr),
-                if *negated { "NOT " } else { "" }
-            )
-        }
+        } => format!(
+            "({} IS {}{})",
+            d(expr),
+            if *negated { "NOT " } else { "" },
+            bool_test_word(*value)
+        ),
         ExprKind::IsDistinctFrom {
             left,
             right,
@@ -1149,15 +1143,12 @@ pub fn deparse(e: &Expr, names: &[String]) -> String {
             negated,
             case_insensitive,
             ..
-        } => {
-            let op = match (negated, case_insensitive) {
-                (false, false) => "~~",
-                (true, false) => "!~~",
-                (false, true) => "~~*",
-                (true, true) => "!~~*",
-            };
-            format!("({} {op} {})", d(expr), d(pattern))
-        }
+        } => format!(
+            "({} {} {})",
+            d(expr),
+            like_operator(*negated, *case_insensitive),
+            d(pattern)
+        ),
         ExprKind::InList {
             expr,
             list,
@@ -1365,6 +1356,25 @@ fn deparse_agg(call: &AggCall, names: &[String]) -> String {
 
 /// A constant as PostgreSQL shows one: non-negative int4 and numeric and booleans bare,
 /// everything else a quoted literal with its type.
+/// The word after IS in `x IS [NOT] TRUE | FALSE | UNKNOWN`.
+pub(crate) fn bool_test_word(value: Option<bool>) -> &'static str {
+    match value {
+        Some(true) => "TRUE",
+        Some(false) => "FALSE",
+        None => "UNKNOWN",
+    }
+}
+
+/// The operator PostgreSQL's parser makes of [NOT] LIKE / ILIKE.
+pub(crate) fn like_operator(negated: bool, case_insensitive: bool) -> &'static str {
+    match (negated, case_insensitive) {
+        (false, false) => "~~",
+        (true, false) => "!~~",
+        (false, true) => "~~*",
+        (true, true) => "!~~*",
+    }
+}
+
 pub(crate) fn constant(v: &Value, ty: &DataType) -> String {
     let text = match v.to_text() {
         None => return format!("NULL::{}", ty.name()),

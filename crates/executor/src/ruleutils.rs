@@ -8,7 +8,7 @@
 use common::{DataType, Value};
 use sql::bound::{BinaryOp, Expr, ExprKind, ScalarFunc};
 
-use crate::explain::{constant, deparse, func_name};
+use crate::explain::{bool_test_word, constant, deparse, func_name, like_operator};
 
 /// `e` over a row whose columns are `names`.
 pub fn deparse_stored_expr(e: &Expr, names: &[String], pretty: bool) -> String {
@@ -144,19 +144,12 @@ impl Deparser<'_> {
                 negated,
                 case_insensitive,
                 escape: None,
-            } => {
-                let op = match (negated, case_insensitive) {
-                    (false, false) => "~~",
-                    (true, false) => "!~~",
-                    (false, true) => "~~*",
-                    (true, true) => "!~~*",
-                };
-                wrap(format!(
-                    "{} {op} {}",
-                    self.arg(expr, e, true),
-                    self.operand(pattern, e)
-                ))
-            }
+            } => wrap(format!(
+                "{} {} {}",
+                self.arg(expr, e, true),
+                like_operator(*negated, *case_insensitive),
+                self.operand(pattern, e)
+            )),
             ExprKind::IsNull { expr, negated } => wrap(format!(
                 "{} IS {}NULL",
                 self.arg(expr, e, true),
@@ -166,18 +159,12 @@ impl Deparser<'_> {
                 expr,
                 value,
                 negated,
-            } => {
-                let what = match value {
-                    Some(true) => "TRUE",
-                    Some(false) => "FALSE",
-                    None => "UNKNOWN",
-                };
-                wrap(format!(
-                    "{} IS {}{what}",
-                    self.arg(expr, e, true),
-                    if *negated { "NOT " } else { "" }
-                ))
-            }
+            } => wrap(format!(
+                "{} IS {}{}",
+                self.arg(expr, e, true),
+                if *negated { "NOT " } else { "" },
+                bool_test_word(*value)
+            )),
             // `a IS NOT DISTINCT FROM b` is NOT over IS DISTINCT FROM in PostgreSQL.
             ExprKind::IsDistinctFrom {
                 left,
