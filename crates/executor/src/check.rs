@@ -25,9 +25,7 @@ pub(crate) fn validate(
         },
         DataType::Bool,
     );
-    let plan = planner::target_scan(table, Some(&is_false));
-    let found = crate::with_every_row(cx, |all| crate::exec::build(&plan, all.env())?.next())?;
-    if found.is_some() {
+    if crate::some_row_where(cx, table, &is_false)? {
         return Err(PgError::new(
             SqlState::CHECK_VIOLATION,
             format!(
@@ -37,18 +35,6 @@ pub(crate) fn validate(
         ));
     }
     Ok(())
-}
-
-/// The condition of `check` bound over `table`'s row.
-fn bound(catalog: &CatalogSnapshot, table: &TableDesc, check: &CheckConstraint) -> PgResult<Expr> {
-    let one = TableDesc {
-        checks: vec![check.clone()],
-        ..table.clone()
-    };
-    sql::binder::bind_checks(catalog, &one)?
-        .pop()
-        .map(|c| c.expr)
-        .ok_or_else(|| PgError::internal(format!("check constraint {} not bound", check.oid)))
 }
 
 fn column_names(table: &TableDesc) -> Vec<String> {
@@ -63,7 +49,7 @@ pub(crate) fn definition(
     check: &CheckConstraint,
     pretty: bool,
 ) -> String {
-    let condition = match bound(catalog, table, check) {
+    let condition = match sql::binder::bind_check(catalog, table, &check.expr) {
         Ok(e) => deparse_stored_expr(&e, &column_names(table), pretty),
         // Not expected: the text was bound when the constraint was made.
         Err(_) => check.expr.clone(),
@@ -91,13 +77,9 @@ pub(crate) fn renamed_column(
     let names = column_names(&renamed);
     let mut out = Vec::new();
     for c in table.checks.iter().filter(|c| c.columns.contains(&at)) {
-        let before = bound(&catalog, table, c)?;
+        let before = sql::binder::bind_check(&catalog, table, &c.expr)?;
         let text = deparse_stored_expr(&before, &names, false);
-        let again = CheckConstraint {
-            expr: text.clone(),
-            ..c.clone()
-        };
-        let same = bound(&catalog, &renamed, &again)
+        let same = sql::binder::bind_check(&catalog, &renamed, &text)
             .is_ok_and(|after| deparse_stored_expr(&after, &names, false) == text);
         if !same {
             return Err(PgError::unsupported(format!(

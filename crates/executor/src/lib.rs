@@ -467,12 +467,22 @@ fn check_no_nulls(
         },
         common::DataType::Bool,
     );
-    let plan = planner::target_scan(table, Some(&is_null));
-    let found = with_every_row(cx, |all| exec::build(&plan, all.env())?.next())?;
-    if found.is_some() {
+    if some_row_where(cx, table, &is_null)? {
         return Err(not_null_violated(&column.name, &table.name));
     }
     Ok(())
+}
+
+/// Does a row committed by now (see [`with_every_row`]) make `condition` true? What
+/// SET NOT NULL and ADD CHECK ask of the rows before they change the table.
+fn some_row_where(
+    cx: &ExecContext,
+    table: &std::sync::Arc<catalog::TableDesc>,
+    condition: &sql::bound::Expr,
+) -> PgResult<bool> {
+    let plan = planner::target_scan(table, Some(condition));
+    let found = with_every_row(cx, |all| exec::build(&plan, all.env())?.next())?;
+    Ok(found.is_some())
 }
 
 /// Run `f` seeing every row committed by now (a fresh snapshot, not the statement's):

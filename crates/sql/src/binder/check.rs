@@ -65,21 +65,27 @@ impl Binder<'_> {
     pub(crate) fn check_exprs(&self, table: &TableDesc) -> PgResult<Vec<BoundCheck>> {
         let mut out = Vec::with_capacity(table.checks.len());
         for c in &table.checks {
-            let ast = crate::parser::parse_expr(&c.expr)?;
             out.push(BoundCheck {
                 name: c.name.clone(),
-                expr: self.check_condition(table, &ast)?,
+                expr: self.stored_check(table, &c.expr)?,
             });
         }
         out.sort_by(|a, b| a.name.cmp(&b.name));
         Ok(out)
     }
+
+    /// A stored check's text, bound again over `table`'s row.
+    fn stored_check(&self, table: &TableDesc, text: &str) -> PgResult<Expr> {
+        self.check_condition(table, &crate::parser::parse_expr(text)?)
+    }
 }
 
-/// `table`'s CHECK constraints bound for a write (see [`Binder::check_exprs`]).
-pub fn bind_checks(
+/// A CHECK condition's stored text bound over `table`'s row (for showing it, or for
+/// rewriting it when a column it reads is renamed).
+pub fn bind_check(
     catalog: &catalog::CatalogSnapshot,
     table: &TableDesc,
-) -> PgResult<Vec<BoundCheck>> {
-    Binder::new(catalog, "").check_exprs(table)
+    text: &str,
+) -> PgResult<Expr> {
+    Binder::new(catalog, text).stored_check(table, text)
 }

@@ -20,7 +20,7 @@ mod math;
 mod query;
 mod sequence;
 
-pub use check::bind_checks;
+pub use check::bind_check;
 pub use dml::bind_default;
 pub use sequence::check_restart;
 
