@@ -457,8 +457,9 @@ pub struct HeapScan<'a> {
     nblocks: BlockNumber,
     /// Next block to read.
     next_block: BlockNumber,
-    /// Copy of the block before `next_block`.
-    page: Box<[u8; BLCKSZ]>,
+    /// Copy of the block before `next_block` (none before the first block is read, so
+    /// a scan of an empty table allocates nothing).
+    page: Option<Box<[u8; BLCKSZ]>>,
     next_offset: OffsetNumber,
     failed: bool,
     visible_to: Option<(&'a Snapshot, &'a Tx)>,
@@ -472,7 +473,7 @@ impl<'a> HeapScan<'a> {
             rel,
             nblocks: pool.smgr().nblocks(rel)?,
             next_block: 0,
-            page: Box::new([0; BLCKSZ]),
+            page: None,
             next_offset: 1,
             failed: false,
             visible_to: None,
@@ -502,36 +503,41 @@ impl Iterator for HeapScan<'_> {
 
     fn next(&mut self) -> Option<Self::Item> {
         loop {
-            let page = Page::new(&self.page);
-            while self.next_offset <= page.max_offset() {
-                let offset = self.next_offset;
-                self.next_offset += 1;
-                if let Some(item) = page.get_item(offset) {
-                    if let Some((snap, tx)) = self.visible_to {
-                        let seen =
-                            tuple::header(item).and_then(|h| visibility::visible(&h, snap, tx));
-                        match seen {
-                            Ok(true) => {}
-                            Ok(false) => continue,
-                            Err(e) => {
-                                self.failed = true;
-                                self.next_block = self.nblocks;
-                                return Some(Err(e));
+            if let Some(data) = self.page.as_deref() {
+                let page = Page::new(data);
+                while self.next_offset <= page.max_offset() {
+                    let offset = self.next_offset;
+                    self.next_offset += 1;
+                    if let Some(item) = page.get_item(offset) {
+                        if let Some((snap, tx)) = self.visible_to {
+                            let seen =
+                                tuple::header(item).and_then(|h| visibility::visible(&h, snap, tx));
+                            match seen {
+                                Ok(true) => {}
+                                Ok(false) => continue,
+                                Err(e) => {
+                                    self.failed = true;
+                                    self.next_block = self.nblocks;
+                                    return Some(Err(e));
+                                }
                             }
                         }
+                        let tid = ItemPointer {
+                            block: self.next_block - 1,
+                            offset,
+                        };
+                        return Some(Ok((tid, item.to_vec())));
                     }
-                    let tid = ItemPointer {
-                        block: self.next_block - 1,
-                        offset,
-                    };
-                    return Some(Ok((tid, item.to_vec())));
                 }
             }
             if self.failed || self.next_block >= self.nblocks {
                 return None;
             }
             match self.pool.read_buffer(self.rel, self.next_block) {
-                Ok(buf) => self.page.copy_from_slice(&buf.read()[..]),
+                Ok(buf) => self
+                    .page
+                    .get_or_insert_with(|| Box::new([0; BLCKSZ]))
+                    .copy_from_slice(&buf.read()[..]),
                 Err(e) => {
                     self.failed = true;
                     return Some(Err(e));

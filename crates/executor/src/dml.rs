@@ -155,8 +155,8 @@ fn matching_rows(
     } = planner::target_scan(table, filter)
     {
         let (Some(lo), Some(hi)) = (
-            crate::exec::bound_values(&cx.env(), &lower, table, &index)?,
-            crate::exec::bound_values(&cx.env(), &upper, table, &index)?,
+            crate::exec::bound_values(&cx.env(), &lower, false, table, &index)?,
+            crate::exec::bound_values(&cx.env(), &upper, true, table, &index)?,
         ) else {
             return Ok(out);
         };

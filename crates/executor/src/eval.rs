@@ -89,11 +89,22 @@ fn ev(e: &Expr, row: &[Value], env: Option<&Env>) -> PgResult<Value> {
     match &e.kind {
         ExprKind::Const(v) => Ok(v.clone()),
         ExprKind::Column(i) => Ok(row.get(*i).cloned().unwrap_or(Value::Null)),
-        // The server puts each value in place before planning (`ExprKind::Param`).
-        ExprKind::Param(i) => Err(PgError::internal(format!(
-            "parameter ${} was not substituted",
-            i + 1
-        ))),
+        // A generic plan's parameter: its value, as the type this use of it has (the
+        // value has the type Parse gave the parameter).
+        ExprKind::Param(i) => {
+            let params = env.map(|env| env.params).unwrap_or_default();
+            let (Some(v), Some(ty)) = (params.values.get(*i), params.types.get(*i)) else {
+                return Err(PgError::internal(format!(
+                    "no value for parameter ${}",
+                    i + 1
+                )));
+            };
+            if *ty == e.ty {
+                Ok(v.clone())
+            } else {
+                cast_value(v.clone(), &e.ty, false)
+            }
+        }
         ExprKind::Neg(x) => {
             let v = ev(x, row, env)?;
             match v {

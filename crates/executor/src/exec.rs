@@ -42,6 +42,16 @@ pub struct Env<'a> {
     pub outer: &'a [Value],
     /// The statement's subquery plans and results.
     pub subqueries: &'a crate::subquery::SubqueryCache,
+    /// A prepared statement's parameter values (`ExprKind::Param`), when its plan was
+    /// made with the parameters in place (a generic plan).
+    pub params: Params<'a>,
+}
+
+/// The values of a prepared statement's parameters, each of the type Parse gave it.
+#[derive(Clone, Copy, Default)]
+pub struct Params<'a> {
+    pub values: &'a [Value],
+    pub types: &'a [DataType],
 }
 
 /// Build the operator tree for `plan`. Under EXPLAIN ANALYZE each node is numbered in
@@ -101,8 +111,8 @@ fn build_node<'a>(plan: &'a Plan, env: Env<'a>) -> PgResult<Box<dyn Operator + '
         } => {
             // A NULL bound (`a = NULL`) matches nothing: no scan at all.
             let scan = match (
-                bound_values(&env, lower, table, index)?,
-                bound_values(&env, upper, table, index)?,
+                bound_values(&env, lower, false, table, index)?,
+                bound_values(&env, upper, true, table, index)?,
             ) {
                 (Some(lo), Some(hi)) => Some(
                     BTree::new(pool, env.roots, index.rel)
@@ -335,30 +345,79 @@ impl<'a> TableScan<'a> {
     }
 }
 
-/// Evaluate a bound's constant key prefix; `None` if a value is NULL (nothing matches).
+/// Evaluate an index scan's bound: `None` when no row can be in range (a NULL key, or
+/// an equality key outside the column's type). A key may be of a wider integer type than
+/// its smallint or integer column (`int4_col = $1::bigint`, as sysbench binds): its value
+/// is narrowed to the column's type here, at run time, so that a plan made with the
+/// parameter in place keeps the index. A last key value beyond the column's range on the
+/// side this bound limits (`a > 10^10` as a lower bound) admits no row; on the other side
+/// (`a > -10^10`) it limits nothing and the bound is the equality prefix before it.
 pub(crate) fn bound_values(
     env: &Env,
     b: &Bound<Vec<Expr>>,
+    upper: bool,
     table: &catalog::TableDesc,
     index: &catalog::IndexDesc,
 ) -> PgResult<Option<Bound<Vec<Value>>>> {
-    let eval_key = |exprs: &Vec<Expr>| -> PgResult<Option<Vec<Value>>> {
-        let mut out = Vec::with_capacity(exprs.len());
-        for (i, e) in exprs.iter().enumerate() {
-            let v = env.eval(e, &[])?;
-            if v.is_null() {
-                return Ok(None);
-            }
-            // Typmods aside (the planner's `scan_path`), keys have the column's type.
-            debug_assert_eq!(e.ty, table.columns[index.columns[i]].ty.without_typmod());
-            out.push(v);
-        }
-        Ok(Some(out))
+    let (exprs, included) = match b {
+        Bound::Unbounded => return Ok(Some(Bound::Unbounded)),
+        Bound::Included(k) => (k, true),
+        Bound::Excluded(k) => (k, false),
     };
-    Ok(match b {
-        Bound::Unbounded => Some(Bound::Unbounded),
-        Bound::Included(k) => eval_key(k)?.map(Bound::Included),
-        Bound::Excluded(k) => eval_key(k)?.map(Bound::Excluded),
+    let mut key = Vec::with_capacity(exprs.len());
+    for (i, e) in exprs.iter().enumerate() {
+        let v = env.eval(e, &[])?;
+        if v.is_null() {
+            return Ok(None);
+        }
+        let ty = table.columns[index.columns[i]].ty.without_typmod();
+        match narrow_key(v, e.ty, ty) {
+            Ok(v) => key.push(v),
+            // Past the end the bound moves toward: nothing is in range.
+            Err(above) if above != upper => return Ok(None),
+            // Past the other end, as the range condition: no limit at all.
+            Err(_) if i + 1 == exprs.len() => {
+                return Ok(Some(if key.is_empty() {
+                    Bound::Unbounded
+                } else {
+                    Bound::Included(key)
+                }));
+            }
+            // An equality no value of the column meets.
+            Err(_) => return Ok(None),
+        }
+    }
+    Ok(Some(if included {
+        Bound::Included(key)
+    } else {
+        Bound::Excluded(key)
+    }))
+}
+
+/// A key value of type `from` as a value of its index column's type `to`: the same value
+/// unless `from` is a wider integer type (the planner's `widened_integer_column`), which
+/// is narrowed; `Err(true)` if it is above `to`'s range, `Err(false)` if below.
+fn narrow_key(v: Value, from: DataType, to: DataType) -> Result<Value, bool> {
+    if from == to || !matches!(from, DataType::Int4 | DataType::Int8) {
+        return Ok(v);
+    }
+    let Some(n) = v.as_i64() else {
+        return Ok(v);
+    };
+    let (min, max) = match to {
+        DataType::Int2 => (i64::from(i16::MIN), i64::from(i16::MAX)),
+        DataType::Int4 => (i64::from(i32::MIN), i64::from(i32::MAX)),
+        _ => return Ok(v),
+    };
+    if n > max {
+        return Err(true);
+    }
+    if n < min {
+        return Err(false);
+    }
+    Ok(match to {
+        DataType::Int2 => Value::Int2(n as i16),
+        _ => Value::Int4(n as i32),
     })
 }
 

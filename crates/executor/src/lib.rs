@@ -77,6 +77,8 @@ pub struct ExecContext<'a> {
     /// The statement's subquery plans and uncorrelated results: a context serves one
     /// statement.
     pub subqueries: subquery::SubqueryCache,
+    /// The parameter values of a prepared statement run by its generic plan.
+    pub params: exec::Params<'a>,
 }
 
 impl ExecContext<'_> {
@@ -90,24 +92,28 @@ impl ExecContext<'_> {
             instrument: None,
             outer: &[],
             subqueries: &self.subqueries,
+            params: self.params,
         }
     }
 }
 
-pub fn execute(stmt: PlannedStatement, cx: &ExecContext) -> PgResult<StatementResult> {
+/// Run a query or DML statement (SELECT, INSERT, UPDATE, DELETE) whose plan stays the
+/// caller's: a prepared statement's generic plan runs once per execution, with the
+/// parameter values `cx.params` holds.
+pub fn execute_plan(stmt: &PlannedStatement, cx: &ExecContext) -> PgResult<StatementResult> {
     match stmt {
         PlannedStatement::Query { plan, columns } => {
-            let mut op = exec::build(&plan, cx.env())?;
+            let mut op = exec::build(plan, cx.env())?;
             let rows = exec::collect(op.as_mut())?;
             Ok(StatementResult {
                 tag: format!("SELECT {}", rows.len()),
-                columns: Some(columns),
+                columns: Some(columns.clone()),
                 rows,
                 ..Default::default()
             })
         }
         PlannedStatement::Insert { insert, source } => {
-            let mut op = exec::build(&source, cx.env())?;
+            let mut op = exec::build(source, cx.env())?;
             let rows = exec::collect(op.as_mut())?;
             let n = rows.len();
             let out = dml::insert(
@@ -122,25 +128,45 @@ pub fn execute(stmt: PlannedStatement, cx: &ExecContext) -> PgResult<StatementRe
                 changed: vec![(insert.table.oid, n as u64)],
                 ..with_returning(
                     format!("INSERT 0 {n}"),
-                    insert.returning.map(|r| r.columns),
+                    insert.returning.as_ref().map(|r| r.columns.clone()),
                     out,
                 )
             })
         }
         PlannedStatement::Update(u) => {
-            let (n, out) = dml::update(cx, &u)?;
+            let (n, out) = dml::update(cx, u)?;
             Ok(StatementResult {
                 changed: vec![(u.table.oid, n as u64)],
-                ..with_returning(format!("UPDATE {n}"), u.returning.map(|r| r.columns), out)
+                ..with_returning(
+                    format!("UPDATE {n}"),
+                    u.returning.as_ref().map(|r| r.columns.clone()),
+                    out,
+                )
             })
         }
         PlannedStatement::Delete(d) => {
-            let (n, out) = dml::delete(cx, &d)?;
+            let (n, out) = dml::delete(cx, d)?;
             Ok(StatementResult {
                 changed: vec![(d.table.oid, n as u64)],
-                ..with_returning(format!("DELETE {n}"), d.returning.map(|r| r.columns), out)
+                ..with_returning(
+                    format!("DELETE {n}"),
+                    d.returning.as_ref().map(|r| r.columns.clone()),
+                    out,
+                )
             })
         }
+        _ => Err(PgError::internal(
+            "execute_plan takes a query or DML statement",
+        )),
+    }
+}
+
+pub fn execute(stmt: PlannedStatement, cx: &ExecContext) -> PgResult<StatementResult> {
+    match stmt {
+        PlannedStatement::Query { .. }
+        | PlannedStatement::Insert { .. }
+        | PlannedStatement::Update(_)
+        | PlannedStatement::Delete(_) => execute_plan(&stmt, cx),
         PlannedStatement::CreateTable(new) => {
             cx.catalog.create_table(cx.tx, new, |t, seqs| {
                 index::create_table_storage(cx, t)?;
@@ -234,8 +260,7 @@ pub fn execute(stmt: PlannedStatement, cx: &ExecContext) -> PgResult<StatementRe
             let rows = exec::collect(op.as_mut())?;
             let mut lines = Vec::with_capacity(rows.len() + 1);
             if format.header {
-                let names: Vec<Option<&str>> =
-                    columns.iter().map(|c| Some(c.name.as_str())).collect();
+                let names: Vec<Option<&str>> = columns.iter().map(|c| Some(&*c.name)).collect();
                 lines.push(copy::format_line(&format, &names));
             }
             for r in &rows {
@@ -498,6 +523,7 @@ fn with_every_row<R>(cx: &ExecContext, f: impl FnOnce(&ExecContext) -> R) -> R {
         snapshot: &fresh,
         sequences: cx.sequences,
         subqueries: Default::default(),
+        params: cx.params,
     })
 }
 

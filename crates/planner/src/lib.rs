@@ -857,18 +857,22 @@ pub fn scan_path(table: Arc<TableDesc>, predicate: Expr) -> Plan {
             let (col, op, k) = match (&l.kind, &r.kind) {
                 (ExprKind::Column(i), _) if is_constant(r) => (*i, *op, (**r).clone()),
                 (_, ExprKind::Column(i)) if is_constant(l) => (*i, commute(*op), (**l).clone()),
+                // A smallint or integer column widened to the constant's wider integer
+                // type: the key keeps that type, and the scan narrows its value when it
+                // runs (`exec::bound_values`), as PostgreSQL's cross-type btree operators
+                // compare. So a parameter's generic plan uses the index as well.
                 _ => match (
                     widened_integer_column(l, &table),
                     widened_integer_column(r, &table),
                 ) {
-                    (Some((i, ty)), None) => match narrowed_constant(r, ty) {
-                        Some(k) => (i, *op, k),
-                        None => continue,
-                    },
-                    (None, Some((i, ty))) => match narrowed_constant(l, ty) {
-                        Some(k) => (i, commute(*op), k),
-                        None => continue,
-                    },
+                    (Some((i, _)), None) if is_constant(r) => {
+                        quals.push((i, *op, (**r).clone()));
+                        continue;
+                    }
+                    (None, Some((i, _))) if is_constant(l) => {
+                        quals.push((i, commute(*op), (**l).clone()));
+                        continue;
+                    }
                     _ => continue,
                 },
             };
@@ -954,8 +958,8 @@ pub fn scan_path(table: Arc<TableDesc>, predicate: Expr) -> Plan {
 
 /// A smallint or integer column widened to a larger integer type for a comparison (the
 /// binder's `int4_col = int8_value`): the column and its own type. PostgreSQL compares
-/// these with cross-type operators its btree opfamily serves; here the constant is
-/// narrowed instead ([`narrowed_constant`]).
+/// these with cross-type operators its btree opfamily serves; here the index scan
+/// narrows the key's value when it runs.
 pub fn widened_integer_column(e: &Expr, table: &TableDesc) -> Option<(usize, DataType)> {
     let ExprKind::Cast { expr, .. } = &e.kind else {
         return None;
@@ -971,34 +975,6 @@ pub fn widened_integer_column(e: &Expr, table: &TableDesc) -> Option<(usize, Dat
         _ => None,
     };
     (rank(ty)? < rank(e.ty)?).then_some((i, ty))
-}
-
-/// An integer constant (maybe cast between integer types, maybe negated) as a constant of
-/// the narrower integer type `ty`, if its value fits: comparing the widened column with
-/// it then orders exactly as comparing the column with this. A value that does not fit
-/// gives `None` and the scan stays sequential (the filter still decides).
-fn narrowed_constant(e: &Expr, ty: DataType) -> Option<Expr> {
-    fn value(e: &Expr) -> Option<i64> {
-        match &e.kind {
-            ExprKind::Const(common::Value::Int2(v)) => Some(i64::from(*v)),
-            ExprKind::Const(common::Value::Int4(v)) => Some(i64::from(*v)),
-            ExprKind::Const(common::Value::Int8(v)) => Some(*v),
-            ExprKind::Cast { expr, .. }
-                if matches!(e.ty, DataType::Int2 | DataType::Int4 | DataType::Int8) =>
-            {
-                value(expr)
-            }
-            ExprKind::Neg(x) => value(x)?.checked_neg(),
-            _ => None,
-        }
-    }
-    let v = value(e)?;
-    let c = match ty {
-        DataType::Int2 => common::Value::Int2(i16::try_from(v).ok()?),
-        DataType::Int4 => common::Value::Int4(i32::try_from(v).ok()?),
-        _ => return None,
-    };
-    Some(Expr::constant(c, ty))
 }
 
 /// The scan UPDATE and DELETE find their rows with: [`scan_path`] under a filter, else
@@ -1033,10 +1009,11 @@ fn split_and<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
 
 /// An expression with no column references: known before the scan starts. Inside a
 /// subquery that includes the outer query's values (fixed while the subquery runs), and
-/// an uncorrelated subquery's result (computed once per statement).
+/// an uncorrelated subquery's result (computed once per statement); in a prepared
+/// statement's generic plan, its parameters.
 fn is_constant(e: &Expr) -> bool {
     match &e.kind {
-        ExprKind::Const(_) | ExprKind::Outer(_) => true,
+        ExprKind::Const(_) | ExprKind::Outer(_) | ExprKind::Param(_) => true,
         ExprKind::SubLink(link) => link.args.is_empty(),
         ExprKind::Binary(_, l, r) => is_constant(l) && is_constant(r),
         ExprKind::Neg(x) | ExprKind::Cast { expr: x, .. } => is_constant(x),

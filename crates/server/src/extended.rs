@@ -10,10 +10,12 @@
 //!   the catalog has not changed since, else a fresh binding (which replaces the cache).
 //! - **Execute** runs the portal like any statement (`Session::run`): the relation locks
 //!   are taken, and if a DDL changed the catalog meanwhile the statement is bound again,
-//!   so a cached binding is never used stale. Then the values are substituted
-//!   (`BoundStatement::substitute_params`) and the statement is planned with them, so an
-//!   index is chosen for `aid = $1` just as for `aid = 5`. A row limit returns the first
-//!   rows and keeps the rest in the portal (PortalSuspended).
+//!   so a cached binding is never used stale. A query or DML then runs the cached
+//!   generic plan ([`CachedPlan`]) with the portal's values; the planner chooses an
+//!   index for `aid = $1` just as for `aid = 5`. Other statements, and a binding made
+//!   afresh, get the values substituted (`BoundStatement::substitute_params`) and are
+//!   planned with them. A row limit returns the first rows and keeps the rest in the
+//!   portal (PortalSuspended).
 //! - **Sync** ends the batch: outside a transaction block, its implicit transaction
 //!   commits, and the portals go.
 //!
@@ -39,8 +41,38 @@ pub(crate) struct Prepared {
     pub param_types: Arc<[DataType]>,
     /// The result columns, for statements that return rows.
     pub columns: Option<Arc<[OutputColumn]>>,
-    /// The plan cache: the statement bound for this catalog version.
-    pub bound: Option<(u64, BoundStatement)>,
+    /// The plan cache: the statement bound for one catalog version, and its plan.
+    pub bound: Option<Arc<CachedPlan>>,
+}
+
+/// A prepared statement bound for one catalog version, and, for a query or DML, its
+/// generic plan: planned once with the parameters in place (`ExprKind::Param`, read from
+/// each execution's values). The planner chooses no differently for a parameter than for
+/// a constant (an index for `aid = $1` as for `aid = 5`; keys of a wider integer type
+/// are narrowed as the scan runs), so the generic plan is the plan a constant would get,
+/// and an execution neither copies the statement nor plans it again.
+pub(crate) struct CachedPlan {
+    pub version: u64,
+    pub bound: BoundStatement,
+    pub generic: Option<planner::PlannedStatement>,
+}
+
+impl CachedPlan {
+    pub fn new(version: u64, bound: BoundStatement) -> Arc<CachedPlan> {
+        let generic = matches!(
+            bound,
+            BoundStatement::Query(_)
+                | BoundStatement::Insert(_)
+                | BoundStatement::Update(_)
+                | BoundStatement::Delete(_)
+        )
+        .then(|| planner::plan(bound.clone()));
+        Arc::new(CachedPlan {
+            version,
+            bound,
+            generic,
+        })
+    }
 }
 
 /// Where a portal stands.
@@ -65,7 +97,7 @@ pub(crate) struct Portal {
     columns: Option<Arc<[OutputColumn]>>,
     /// Per result column: sent in binary.
     binary: Vec<bool>,
-    bound: Option<(u64, BoundStatement)>,
+    bound: Option<Arc<CachedPlan>>,
     state: PortalState,
 }
 
@@ -75,7 +107,7 @@ pub(crate) struct BoundParams<'a> {
     pub values: &'a [Value],
     pub columns: Option<&'a [OutputColumn]>,
     /// The statement as Bind found it bound (taken by the execution).
-    pub bound: Option<(u64, BoundStatement)>,
+    pub bound: Option<Arc<CachedPlan>>,
 }
 
 impl BoundParams<'_> {
@@ -262,12 +294,12 @@ impl Session {
             Some(cmd @ Command::Sql(s)) if binds_at_parse(cmd) => {
                 let (version, bound, types) = self.bind_fresh(sql, s, declared)?;
                 let columns = bound.columns().map(Arc::from);
-                (types, columns, Some((version, bound)))
+                (types, columns, Some(CachedPlan::new(version, bound)))
             }
             Some(Command::Sql(Statement::ShowVariable { variable })) => {
                 let name = crate::session::setting_name(variable);
                 let column = OutputColumn {
-                    name,
+                    name: name.into(),
                     ty: DataType::Text,
                     table_oid: 0,
                     column_number: 0,
@@ -365,7 +397,7 @@ impl Session {
         if prep
             .bound
             .as_ref()
-            .is_some_and(|(v, _)| *v != catalog.version)
+            .is_some_and(|c| c.version != catalog.version)
         {
             let stmt = prep
                 .stmt
@@ -375,7 +407,7 @@ impl Session {
             let binder = sql::Binder::new(&catalog, &prep.sql).for_session(self.tx.backend());
             let bound = rebind(binder, stmt, &prep.param_types, prep.columns.as_deref())?;
             if let Some(p) = self.statements.get_mut(req.statement) {
-                p.bound = Some((catalog.version, bound));
+                p.bound = Some(CachedPlan::new(catalog.version, bound));
             }
         }
         let prep = &self.statements[req.statement];

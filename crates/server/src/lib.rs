@@ -22,9 +22,11 @@
 //!    and CommandComplete and flushes once, with ReadyForQuery.
 //!
 //! The extended protocol (Parse / Bind / Execute / Sync) takes the same path from step
-//! 4, with a prepared statement's cached binding and its parameter values substituted
-//! before planning (`extended`); COPY FROM STDIN binds and locks, then loads the data as
-//! it arrives (`copy`).
+//! 4, with a prepared statement's cached binding: a query or DML runs its cached generic
+//! plan (made once per catalog version, with the parameters in place) with each
+//! execution's values, so nothing is bound, copied or planned per execution
+//! (`extended::CachedPlan`); COPY FROM STDIN binds and locks, then loads the data as it
+//! arrives (`copy`).
 //!
 //! Transactions: each connection has a [`session::Session`] holding its `txn::Tx`. A
 //! statement outside a transaction block runs in an implicit transaction (one per query
@@ -495,6 +497,7 @@ impl Database {
             snapshot,
             sequences: &self.sequences,
             subqueries: Default::default(),
+            params: Default::default(),
         }
     }
 
@@ -528,17 +531,19 @@ impl Database {
                 _ => binder.bind_command(cmd),
             }
         };
-        let cached = prepared
+        // A prepared statement's cached binding, while the catalog is the one it was
+        // bound for; else a fresh binding.
+        let mut binding = match prepared
             .as_deref_mut()
             .and_then(|p| p.bound.take())
-            .filter(|(version, _)| *version == catalog.version);
-        let mut bound = match cached {
-            Some((_, b)) => b,
-            None => bind(&catalog, &prepared)?,
+            .filter(|c| c.version == catalog.version)
+        {
+            Some(cached) => Binding::Cached(cached),
+            None => Binding::Fresh(Box::new(bind(&catalog, &prepared)?)),
         };
         loop {
             let mut wanted = Vec::new();
-            relation_locks(&bound, &catalog, &mut wanted);
+            relation_locks(binding.statement(), &catalog, &mut wanted);
             for w in &wanted {
                 tx.lock(txn::lock::LockTag::Relation(w.oid), w.mode, w.nowait)
                     .map_err(|e| e.to_pg(&format!("relation \"{}\"", w.name)))?;
@@ -550,23 +555,63 @@ impl Database {
                 break;
             }
             catalog = now;
-            bound = bind(&catalog, &prepared)?;
+            binding = Binding::Fresh(Box::new(bind(&catalog, &prepared)?));
         }
-        if let Some(p) = prepared {
-            bound.substitute_params(p.values, p.types)?;
-        }
-        let mut planned = planner::plan(bound);
-        if let planner::PlannedStatement::Explain { planning, .. } = &mut planned {
-            // Binding (with its catalog lookups) and planning: PostgreSQL's Planning Time
-            // counts its planner, which is where it opens indexes and partitions.
-            *planning = started.elapsed();
-        }
-        let cx = self.exec_context(tx, snapshot);
-        let r = executor::execute(planned, &cx)?;
+        let generic = match (&binding, prepared.as_deref()) {
+            (Binding::Cached(c), Some(p)) => c.generic.as_ref().map(|plan| (plan, p)),
+            _ => None,
+        };
+        let r = match generic {
+            // The cached generic plan, with this execution's parameter values.
+            Some((plan, p)) => {
+                let cx = executor::ExecContext {
+                    params: executor::exec::Params {
+                        values: p.values,
+                        types: p.types,
+                    },
+                    ..self.exec_context(tx, snapshot)
+                };
+                executor::execute_plan(plan, &cx)?
+            }
+            None => {
+                let mut bound = match binding {
+                    Binding::Fresh(b) => *b,
+                    Binding::Cached(c) => c.bound.clone(),
+                };
+                if let Some(p) = prepared {
+                    bound.substitute_params(p.values, p.types)?;
+                }
+                let mut planned = planner::plan(bound);
+                if let planner::PlannedStatement::Explain { planning, .. } = &mut planned {
+                    // Binding (with its catalog lookups) and planning: PostgreSQL's
+                    // Planning Time counts its planner, which is where it opens indexes
+                    // and partitions.
+                    *planning = started.elapsed();
+                }
+                executor::execute(planned, &self.exec_context(tx, snapshot))?
+            }
+        };
         for &(table, rows) in &r.changed {
             self.note_changes(table, rows);
         }
         Ok(r)
+    }
+}
+
+/// A statement as `Database::execute_one` found it bound.
+enum Binding {
+    /// A prepared statement's plan cache entry, current for the catalog.
+    Cached(Arc<extended::CachedPlan>),
+    /// Bound now.
+    Fresh(Box<sql::bound::BoundStatement>),
+}
+
+impl Binding {
+    fn statement(&self) -> &sql::bound::BoundStatement {
+        match self {
+            Binding::Cached(c) => &c.bound,
+            Binding::Fresh(b) => b,
+        }
     }
 }
 

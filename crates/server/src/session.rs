@@ -502,7 +502,7 @@ impl Session {
         };
         Ok(executor::StatementResult {
             columns: Some(vec![sql::bound::OutputColumn {
-                name: name.to_string(),
+                name: name.into(),
                 ty: common::DataType::Text,
                 table_oid: 0,
                 column_number: 0,

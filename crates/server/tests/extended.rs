@@ -1060,3 +1060,101 @@ async fn pg_proc_lists_what_binds() {
         .get(0);
     assert_eq!(n as usize, catalog::procs::builtin_procs().len());
 }
+
+/// Parameters of a wider integer type than their column (`int4_col = $1` with $1 an
+/// int8, as sysbench and JDBC's setLong bind them), run several times through one
+/// prepared statement: the scan narrows each value to the column's type as it runs, and
+/// a value beyond the column's range matches nothing, or limits nothing, as PostgreSQL's
+/// cross-type comparisons do.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wider_integer_parameters_against_narrower_keys() {
+    use tokio_postgres::types::Type;
+    let (_guard, addr) = target().await;
+    let client = driver(addr).await;
+    client
+        .batch_execute(
+            "drop table if exists ext_wide; \
+             create table ext_wide (a int4 primary key, b int2, c int4); \
+             create index ext_wide_bc on ext_wide (b, c); \
+             insert into ext_wide select g, g % 3, g from generate_series(1, 30) g",
+        )
+        .await
+        .expect("setup");
+    let big = 5_000_000_000i64;
+    let rows = |sql: &'static str, types: &'static [Type]| {
+        let client = &client;
+        async move {
+            let stmt = client.prepare_typed(sql, types).await.expect("prepare");
+            move |params: &[i64]| {
+                let stmt = stmt.clone();
+                let params: Vec<i64> = params.to_vec();
+                async move {
+                    let refs: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = params
+                        .iter()
+                        .map(|p| p as &(dyn tokio_postgres::types::ToSql + Sync))
+                        .collect();
+                    client
+                        .query(&stmt, &refs)
+                        .await
+                        .expect("query")
+                        .iter()
+                        .map(|r| r.get::<_, i32>(0))
+                        .collect::<Vec<i32>>()
+                }
+            }
+        }
+    };
+    let eq = rows("select a from ext_wide where a = $1", &[Type::INT8]).await;
+    assert_eq!(eq(&[7]).await, [7]);
+    assert_eq!(eq(&[big]).await, Vec::<i32>::new());
+    assert_eq!(eq(&[-big]).await, Vec::<i32>::new());
+    assert_eq!(eq(&[8]).await, [8]);
+    let gt = rows(
+        "select a from ext_wide where a > $1 order by a",
+        &[Type::INT8],
+    )
+    .await;
+    assert_eq!(gt(&[27]).await, [28, 29, 30]);
+    assert_eq!(gt(&[big]).await, Vec::<i32>::new());
+    assert_eq!(gt(&[-big]).await.len(), 30);
+    let lt = rows(
+        "select a from ext_wide where a <= $1 order by a",
+        &[Type::INT8],
+    )
+    .await;
+    assert_eq!(lt(&[3]).await, [1, 2, 3]);
+    assert_eq!(lt(&[big]).await.len(), 30);
+    assert_eq!(lt(&[-big]).await, Vec::<i32>::new());
+    let between = rows(
+        "select a from ext_wide where a >= $1 and a < $2 order by a",
+        &[Type::INT8, Type::INT8],
+    )
+    .await;
+    assert_eq!(between(&[-big, 3]).await, [1, 2]);
+    assert_eq!(between(&[29, big]).await, [29, 30]);
+    assert_eq!(between(&[big, -big]).await, Vec::<i32>::new());
+    // An equality on the first key column and a range on the second.
+    let pair = rows(
+        "select a from ext_wide where b = $1 and c > $2 order by a",
+        &[Type::INT8, Type::INT8],
+    )
+    .await;
+    assert_eq!(pair(&[2, 20]).await, [23, 26, 29]);
+    assert_eq!(pair(&[2, -big]).await.len(), 10);
+    assert_eq!(pair(&[70_000, 0]).await, Vec::<i32>::new());
+    assert_eq!(pair(&[1, big]).await, Vec::<i32>::new());
+    // UPDATE and DELETE find their rows the same way.
+    let update = client
+        .prepare_typed("update ext_wide set c = -c where a = $1", &[Type::INT8])
+        .await
+        .expect("prepare");
+    assert_eq!(client.execute(&update, &[&3i64]).await.expect("update"), 1);
+    assert_eq!(client.execute(&update, &[&big]).await.expect("update"), 0);
+    let delete = client
+        .prepare_typed("delete from ext_wide where a < $1", &[Type::INT8])
+        .await
+        .expect("prepare");
+    assert_eq!(client.execute(&delete, &[&-big]).await.expect("delete"), 0);
+    assert_eq!(client.execute(&delete, &[&3i64]).await.expect("delete"), 2);
+    assert_eq!(client.execute(&delete, &[&big]).await.expect("delete"), 28);
+}

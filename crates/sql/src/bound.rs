@@ -637,7 +637,7 @@ pub enum RowWait {
 /// A column of a statement's result.
 #[derive(Clone, Debug, PartialEq)]
 pub struct OutputColumn {
-    pub name: String,
+    pub name: std::sync::Arc<str>,
     pub ty: DataType,
     /// The table and column it comes from, for RowDescription (0 when computed).
     pub table_oid: u32,

@@ -70,7 +70,7 @@ pub use common::session::SERVER_VERSION;
 /// A result column as RowDescription describes it.
 #[derive(Clone, Debug)]
 pub struct Column {
-    pub name: String,
+    pub name: std::sync::Arc<str>,
     pub table_oid: u32,
     pub column_number: i16,
     pub type_oid: u32,
@@ -371,7 +371,7 @@ fn row_description(columns: &[Column]) -> RowDescription {
             .iter()
             .map(|c| {
                 FieldDescription::new(
-                    c.name.clone(),
+                    c.name.to_string(),
                     c.table_oid as i32,
                     c.column_number,
                     c.type_oid,

@@ -158,7 +158,7 @@ impl Scope {
     pub fn output_column(&self, index: usize, name: String, ty: DataType) -> OutputColumn {
         let c = &self.columns[index];
         OutputColumn {
-            name,
+            name: name.into(),
             ty,
             table_oid: c.table_oid,
             column_number: c.column_number,

@@ -253,7 +253,7 @@ impl Binder<'_> {
                             .iter()
                             .map(|c| ScopeColumn {
                                 table: None,
-                                name: c.name.clone(),
+                                name: c.name.to_string(),
                                 ty: c.ty,
                                 table_oid: 0,
                                 column_number: 0,
@@ -308,7 +308,7 @@ impl Binder<'_> {
                 let matches: Vec<usize> = columns
                     .iter()
                     .enumerate()
-                    .filter(|(_, c)| c.name == name)
+                    .filter(|(_, c)| *c.name == *name)
                     .map(|(i, _)| i)
                     .collect();
                 match matches.as_slice() {
@@ -357,7 +357,7 @@ impl Binder<'_> {
                 r[c] = coerce(e, &ty, CastContext::Implicit)?;
             }
             columns.push(OutputColumn {
-                name: format!("column{}", c + 1),
+                name: format!("column{}", c + 1).into(),
                 ty,
                 table_oid: 0,
                 column_number: 0,
@@ -502,7 +502,7 @@ impl Binder<'_> {
                     if scope.resolve(None, &name).is_err() {
                         columns
                             .iter()
-                            .position(|c| c.name == name)
+                            .position(|c| *c.name == *name)
                             .map(|i| exprs[i].clone())
                     } else {
                         None
@@ -686,7 +686,7 @@ impl Binder<'_> {
                 let col = match bound.kind {
                     ExprKind::Column(i) => cx.scope.output_column(i, name, ty),
                     _ => OutputColumn {
-                        name,
+                        name: name.into(),
                         ty,
                         table_oid: 0,
                         column_number: 0,
@@ -1166,7 +1166,7 @@ impl Binder<'_> {
                         .iter()
                         .map(|c| ScopeColumn {
                             table: Some(scope_name.clone()),
-                            name: c.name.clone(),
+                            name: c.name.to_string(),
                             ty: c.ty,
                             table_oid: c.table_oid,
                             column_number: c.column_number,
