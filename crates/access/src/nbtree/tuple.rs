@@ -219,6 +219,13 @@ impl<'a> Datum<'a> {
 
     /// Key order (nbtree rule 2): [`Value::cmp_nulls_last`], exactly.
     pub(crate) fn cmp(self, other: Datum<'_>) -> Ordering {
+        // The common keys first: integers of one type compare as themselves.
+        match (self, other) {
+            (Datum::Int4(a), Datum::Int4(b)) => return a.cmp(&b),
+            (Datum::Int8(a), Datum::Int8(b)) => return a.cmp(&b),
+            (Datum::Int2(a), Datum::Int2(b)) => return a.cmp(&b),
+            _ => {}
+        }
         if let Some(o) = self.cmp_numeric(other) {
             return o;
         }
