@@ -256,6 +256,14 @@ pub enum Liveness {
     InDoubt(Xid),
 }
 
+/// Inserted by a transaction that aborted (PostgreSQL's HEAPTUPLE_DEAD for an aborted
+/// inserter): no snapshot will ever see it, and its columns may follow a catalog that
+/// rolled back with it (a rolled-back ADD COLUMN's rewrite leaves versions one column
+/// wider than the table), so scans of every version skip it before decoding it.
+pub fn aborted_insert(h: &TupleHeader, tx: &Tx) -> PgResult<bool> {
+    Ok(!tx.is_mine(h.xmin) && matches!(fate(h.xmin, tx)?, Fate::Aborted))
+}
+
 /// `SnapshotDirty` for a unique check: sees every committed and in-progress change.
 pub fn liveness(h: &TupleHeader, tx: &Tx) -> PgResult<Liveness> {
     if !tx.is_mine(h.xmin) {

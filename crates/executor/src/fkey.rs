@@ -328,6 +328,10 @@ fn first_referenced(
                 let wanted: BTreeSet<Option<RowKey>> = keys.iter().map(|k| key_id(k)).collect();
                 for item in heapam::HeapScan::new(cx.pool, referencing.rel)? {
                     let (tid, bytes) = item?;
+                    let h = access::tuple::header(&bytes)?;
+                    if access::visibility::aborted_insert(&h, cx.tx)? {
+                        continue;
+                    }
                     let row = access::tuple::decode(&bytes, &types)?;
                     let key: Vec<Value> = fk.columns.iter().map(|&c| row[c].clone()).collect();
                     let kb = key_id(&key);

@@ -129,6 +129,9 @@ fn index_entries(
     for item in heapam::HeapScan::new(cx.pool, table.rel)? {
         let (tid, bytes) = item?;
         let h = access::tuple::header(&bytes)?;
+        if visibility::aborted_insert(&h, cx.tx)? {
+            continue;
+        }
         let key = key_of(&access::tuple::decode(&bytes, &types)?, probe);
         if (probe.unique || not_null) && visibility::liveness(&h, cx.tx)? != Liveness::Dead {
             if not_null && let Some(k) = key.iter().position(Value::is_null) {
