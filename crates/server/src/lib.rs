@@ -483,6 +483,19 @@ impl Database {
         }
     }
 
+    /// Does the table an ALTER TABLE names exist, for the session `backend`?
+    pub(crate) fn alter_target_exists(
+        &self,
+        a: &sqlparser::ast::AlterTable,
+        sql: &str,
+        backend: u32,
+    ) -> bool {
+        let catalog = self.catalog.snapshot();
+        sql::Binder::new(&catalog, sql)
+            .for_session(backend)
+            .table_exists(&a.name)
+    }
+
     /// What the executor needs to run in `tx`, seeing `snapshot`.
     pub(crate) fn exec_context<'a>(
         &'a self,

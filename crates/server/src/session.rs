@@ -117,6 +117,43 @@ fn write_kind(stmt: &Statement) -> Option<&'static str> {
     })
 }
 
+/// When PostgreSQL's ALTER TABLE runs an action of a statement with several
+/// (`AT_PASS_*` in its tablecmds.c): drops, then added columns, CHECK constraints, SET
+/// NOT NULL, primary keys and unique constraints, then foreign keys and defaults.
+fn alter_pass(op: &sqlparser::ast::AlterTableOperation) -> u8 {
+    use sqlparser::ast::{AlterColumnOperation as Col, AlterTableOperation as Op, TableConstraint};
+    match op {
+        Op::DropColumn { .. } | Op::DropConstraint { .. } => 0,
+        Op::AlterColumn {
+            op: Col::DropNotNull | Col::DropDefault,
+            ..
+        } => 0,
+        Op::AlterColumn {
+            op: Col::SetDataType { .. },
+            ..
+        } => 1,
+        Op::AddColumn { .. } => 4,
+        Op::AddConstraint {
+            constraint: TableConstraint::Check(_),
+            ..
+        } => 5,
+        Op::AlterColumn {
+            op: Col::SetNotNull,
+            ..
+        } => 6,
+        Op::AddConstraint {
+            constraint: TableConstraint::PrimaryKey(_) | TableConstraint::Unique(_),
+            ..
+        } => 7,
+        Op::AddConstraint { .. }
+        | Op::AlterColumn {
+            op: Col::SetDefault { .. },
+            ..
+        } => 9,
+        _ => 10,
+    }
+}
+
 pub(crate) fn aborted_block() -> PgError {
     PgError::new(
         SqlState::IN_FAILED_SQL_TRANSACTION,
@@ -831,6 +868,12 @@ impl Session {
                 }
                 self.tx.set_wait_policy(self.wait_policy());
                 self.set_statement_context();
+                if let Statement::AlterTable(a) = stmt
+                    && a.operations.len() > 1
+                {
+                    let r = self.alter_table_actions(a, sql)?;
+                    return self.statement_done(r, last);
+                }
                 let snapshot = self.tx.start_statement();
                 let res = self.db.execute_one(cmd, sql, &self.tx, &snapshot, prepared);
                 match res {
@@ -852,6 +895,46 @@ impl Session {
             }
         };
         self.statement_done(r, last)
+    }
+
+    /// ALTER TABLE with several actions: each runs as an ALTER TABLE of its own, seeing
+    /// what the ones before it did, in the order of PostgreSQL's passes ([`alter_pass`]:
+    /// drops first, then new columns, then constraints, NOT NULL, keys, foreign keys and
+    /// defaults), so `ADD CHECK (c > 0), ADD c int` works as there. One failing fails
+    /// the statement, and with it the transaction that holds the actions before it: the
+    /// statement takes effect whole or not at all. RENAME takes no other actions, as in
+    /// PostgreSQL's grammar.
+    fn alter_table_actions(
+        &mut self,
+        a: &sqlparser::ast::AlterTable,
+        sql: &str,
+    ) -> PgResult<executor::StatementResult> {
+        use sqlparser::ast::AlterTableOperation as Op;
+        if a.operations
+            .iter()
+            .any(|op| matches!(op, Op::RenameColumn { .. } | Op::RenameTable { .. }))
+        {
+            return Err(PgError::syntax("syntax error at or near \"RENAME\""));
+        }
+        let mut ops: Vec<&Op> = a.operations.iter().collect();
+        ops.sort_by_key(|op| alter_pass(op));
+        let mut r = done("ALTER TABLE");
+        for op in ops {
+            let one = Command::Sql(Statement::AlterTable(sqlparser::ast::AlterTable {
+                operations: vec![op.clone()],
+                ..a.clone()
+            }));
+            let snapshot = self.tx.start_statement();
+            let res = self.db.execute_one(&one, sql, &self.tx, &snapshot, None);
+            self.tx.end_statement();
+            let step = res?;
+            r.notices.extend(step.notices);
+            // IF EXISTS of a missing table: the one notice, and nothing to do.
+            if a.if_exists && !self.db.alter_target_exists(a, sql, self.tx.backend()) {
+                break;
+            }
+        }
+        Ok(r)
     }
 
     /// After a statement succeeded: the implicit transaction of a query string commits

@@ -11,8 +11,9 @@ use super::{Binder, ident_name};
 use crate::bound::{BoundStatement, ConstraintDrop};
 
 impl Binder<'_> {
-    /// ALTER TABLE [IF EXISTS] [ONLY] t action: one action per statement (the catalog
-    /// logs each action as it happens, so several could not fail as one).
+    /// ALTER TABLE [IF EXISTS] [ONLY] t action: one action (the server runs a statement
+    /// with several as one ALTER TABLE per action, each bound against what the ones
+    /// before it left).
     pub(crate) fn bind_alter_table(&self, a: &ast::AlterTable) -> PgResult<BoundStatement> {
         if a.table_type.is_some() || a.location.is_some() || a.on_cluster.is_some() {
             return Err(PgError::syntax(format!(

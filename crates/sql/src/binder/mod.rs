@@ -328,6 +328,11 @@ impl<'a> Binder<'a> {
     }
 
     /// Look up a table by (possibly schema-qualified) name.
+    /// Does `name` name a table this session sees?
+    pub fn table_exists(&self, name: &ast::ObjectName) -> bool {
+        self.table(name).is_ok()
+    }
+
     pub(crate) fn table(&self, name: &ast::ObjectName) -> PgResult<Arc<TableDesc>> {
         let (parts, pos) = self.object_name(name)?;
         self.catalog.table(&parts).cloned().ok_or_else(|| {
