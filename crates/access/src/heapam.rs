@@ -25,17 +25,17 @@
 
 use common::ids::{BlockNumber, ItemPointer, OffsetNumber};
 use common::limits::BLCKSZ;
-use common::{PgError, PgResult, RelId};
+use common::{PgError, PgResult, RelId, RowLockMode};
 use storage::page::{Page, PageMut};
 use storage::smgr::relpath;
 use storage::{BufferPool, Mtr, PinnedBuffer};
-use txn::{Cid, Snapshot, Tx, Xid};
+use txn::{Cid, INVALID_XID, RowLocker, Snapshot, Tx, Xid};
 
 use crate::tuple::{
-    self, HEAP_COMBOCID, HEAP_TUPLE_HEADER_SIZE, HEAP_UPDATED, HEAP_XMAX_EXCL_LOCK,
-    HEAP_XMAX_IS_MULTI, HEAP_XMAX_LOCK_ONLY, HEAP_XMAX_SHR_LOCK, MAX_HEAP_TUPLE_SIZE,
+    self, HEAP_COMBOCID, HEAP_KEYS_UPDATED, HEAP_TUPLE_HEADER_SIZE, HEAP_UPDATED,
+    HEAP_XMAX_IS_MULTI, HEAP_XMAX_LOCK_ONLY, HEAP_XMAX_LOCKERS_ASIDE, MAX_HEAP_TUPLE_SIZE,
 };
-use crate::visibility::{self, WriteCheck};
+use crate::visibility::{self, Fate, WriteCheck};
 
 /// Check a tuple handed to insert or update: it must have a header and fit on a page.
 fn check_tuple(tuple: &[u8]) -> PgResult<()> {
@@ -75,10 +75,12 @@ fn pin_tid_page(pool: &BufferPool, rel: RelId, tid: ItemPointer) -> PgResult<Pin
     pool.read_buffer(rel, tid.block)
 }
 
-/// The MVCC stamp of a new version: inserted by `xmin` at command `cid`.
+/// The MVCC stamp of a new version: inserted by `xmin` at command `cid`, locked by
+/// `xmax` (the row lockers an update carries over) or not.
 #[derive(Clone, Copy)]
 struct Stamp {
     xmin: Xid,
+    xmax: Xid,
     cid: Cid,
     bits: u16,
 }
@@ -105,7 +107,7 @@ fn place_on_page(
     };
     let item = page.item_mut(offset).expect("an item just added is NORMAL");
     tuple::set_ctid(item, ItemPointer { block, offset });
-    tuple::set_mvcc(item, stamp.xmin, txn::INVALID_XID, stamp.cid, stamp.bits);
+    tuple::set_mvcc(item, stamp.xmin, stamp.xmax, stamp.cid, stamp.bits);
     Some(offset)
 }
 
@@ -126,6 +128,7 @@ pub fn heap_insert(
     check_tuple(tuple)?;
     let stamp = Stamp {
         xmin: xid,
+        xmax: INVALID_XID,
         cid,
         bits: 0,
     };
@@ -174,19 +177,21 @@ pub enum HeapWrite {
     Invisible,
 }
 
-/// Read the version at `tid` on a latched page and decide whether `tx` may write it.
+/// Read the version at `tid` on a latched page and decide whether `tx` may take `want`
+/// on it (`visibility::check_write`).
 fn check_target(
     page: &[u8; BLCKSZ],
     rel: RelId,
     tid: ItemPointer,
     tx: &Tx,
-    share: bool,
+    want: RowLockMode,
+    xmin_checked: bool,
 ) -> PgResult<(tuple::TupleHeader, Option<HeapWrite>)> {
     let item = Page::new(page)
         .get_item(tid.offset)
         .ok_or_else(|| not_live(rel, tid))?;
     let h = tuple::header(item)?;
-    let verdict = match visibility::check_write(&h, tx, share)? {
+    let verdict = match visibility::check_write(&h, rel, tid, tx, want, xmin_checked)? {
         WriteCheck::Ok => None,
         WriteCheck::SelfModified => Some(HeapWrite::SelfModified),
         WriteCheck::BeingModified(x) => Some(HeapWrite::BeingModified(x)),
@@ -201,8 +206,20 @@ fn kept_bits(h: &tuple::TupleHeader) -> u16 {
     h.infomask & HEAP_UPDATED
 }
 
+/// The `t_xmax` and its bits for row lockers (none, one, or a multixact of several).
+fn lockers_xmax(tx: &Tx, lockers: &[RowLocker]) -> PgResult<(Xid, u16)> {
+    Ok(match lockers {
+        [] => (INVALID_XID, 0),
+        [(x, m)] => (*x, visibility::lock_bits(*m)),
+        _ => (
+            tx.manager().create_multi(lockers)?,
+            HEAP_XMAX_LOCK_ONLY | HEAP_XMAX_IS_MULTI,
+        ),
+    })
+}
+
 /// Delete the version at `tid` as transaction `xid` (the tuple stays until no snapshot
-/// can see it).
+/// can see it). A delete holds the row in Update mode: it waits for every locker.
 pub fn heap_delete(
     pool: &BufferPool,
     rel: RelId,
@@ -213,7 +230,7 @@ pub fn heap_delete(
     let mut buf = pin_tid_page(pool, rel, tid)?;
     let mut mtr = Mtr::new(pool);
     let p = mtr.latch(&mut buf);
-    let (h, verdict) = check_target(mtr.page(p), rel, tid, tx, false)?;
+    let (h, verdict) = check_target(mtr.page(p), rel, tid, tx, RowLockMode::Update, false)?;
     if let Some(v) = verdict {
         return Ok(v);
     }
@@ -222,22 +239,26 @@ pub fn heap_delete(
     let item = page
         .item_mut(tid.offset)
         .ok_or_else(|| not_live(rel, tid))?;
-    tuple::set_xmax(item, xid, cid, kept_bits(&h) | combo);
+    tuple::set_xmax(item, xid, cid, kept_bits(&h) | combo | HEAP_KEYS_UPDATED);
     mtr.commit()?;
     Ok(HeapWrite::Done(tid))
 }
 
-/// Lock the version at `tid` for `xid` (SELECT ... FOR UPDATE / FOR SHARE): its `t_xmax`
-/// names the locker, which blocks other writers and lockers until it ends.
+/// Lock the version at `tid` for `xid` in `mode` (SELECT ... FOR UPDATE / FOR NO KEY
+/// UPDATE / FOR SHARE / FOR KEY SHARE, a foreign key check): its `t_xmax` names the
+/// locker (or a multixact of the lockers), which blocks conflicting writers and lockers
+/// until it ends. FOR KEY SHARE of a version whose updater kept the key also locks the
+/// newer versions that update made (PostgreSQL's `heap_lock_updated_tuple`), so that
+/// whichever of them turns out to be the row, its deleter waits.
 pub fn heap_lock(
     pool: &BufferPool,
     rel: RelId,
     tid: ItemPointer,
     xid: Xid,
     tx: &Tx,
-    exclusive: bool,
+    mode: RowLockMode,
 ) -> PgResult<HeapWrite> {
-    lock_version(pool, rel, tid, xid, tx, exclusive, false)
+    lock_row(pool, rel, tid, xid, tx, mode, false)
 }
 
 /// [`heap_lock`] for a version found through an index entry, which may outlive it:
@@ -248,65 +269,140 @@ pub fn heap_lock_entry(
     tid: ItemPointer,
     xid: Xid,
     tx: &Tx,
-    exclusive: bool,
+    mode: RowLockMode,
 ) -> PgResult<HeapWrite> {
-    lock_version(pool, rel, tid, xid, tx, exclusive, true)
+    lock_row(pool, rel, tid, xid, tx, mode, true)
 }
 
+/// What locking one version did.
+enum LockStep {
+    /// Locked, or held already.
+    Done,
+    /// Locked (or nothing to lock: its updater committed), and its updater, which does
+    /// not conflict, made a newer version at this address that must be locked too.
+    Follow(ItemPointer, Xid),
+    Refused(HeapWrite),
+}
+
+fn lock_row(
+    pool: &BufferPool,
+    rel: RelId,
+    tid: ItemPointer,
+    xid: Xid,
+    tx: &Tx,
+    mode: RowLockMode,
+    missing_ok: bool,
+) -> PgResult<HeapWrite> {
+    let mut step = lock_version(pool, rel, tid, xid, tx, mode, missing_ok, None)?;
+    while let LockStep::Follow(next, updater) = step {
+        step = match lock_version(pool, rel, next, xid, tx, mode, true, Some(updater))? {
+            // A newer version is being deleted or its key changed (wait, then start
+            // again), or that happened (go on from there).
+            LockStep::Refused(w @ (HeapWrite::BeingModified(_) | HeapWrite::Updated(_))) => {
+                return Ok(w);
+            }
+            // The chain ends: its updater aborted, or pruning removed the rest.
+            LockStep::Refused(_) => LockStep::Done,
+            s => s,
+        };
+    }
+    Ok(match step {
+        LockStep::Refused(w) => w,
+        _ => HeapWrite::Done(tid),
+    })
+}
+
+/// Lock one version. `prior` is the updater of the version before it in an update
+/// chain being followed: this version must be the one it inserted.
+#[allow(clippy::too_many_arguments)]
 fn lock_version(
     pool: &BufferPool,
     rel: RelId,
     tid: ItemPointer,
     xid: Xid,
     tx: &Tx,
-    exclusive: bool,
+    mode: RowLockMode,
     missing_ok: bool,
-) -> PgResult<HeapWrite> {
+    prior: Option<Xid>,
+) -> PgResult<LockStep> {
     let mut buf = pin_tid_page(pool, rel, tid)?;
     let mut mtr = Mtr::new(pool);
     let p = mtr.latch(&mut buf);
-    if missing_ok && Page::new(mtr.page(p)).get_item(tid.offset).is_none() {
-        return Ok(HeapWrite::Invisible);
+    match Page::new(mtr.page(p)).get_item(tid.offset) {
+        None if missing_ok => return Ok(LockStep::Refused(HeapWrite::Invisible)),
+        Some(item) if prior.is_some_and(|u| tuple::header(item).map(|h| h.xmin) != Ok(u)) => {
+            return Ok(LockStep::Refused(HeapWrite::Invisible));
+        }
+        _ => {}
     }
-    let (h, verdict) = check_target(mtr.page(p), rel, tid, tx, !exclusive)?;
+    let (h, verdict) = check_target(mtr.page(p), rel, tid, tx, mode, prior.is_some())?;
     if let Some(v) = verdict {
-        return Ok(v);
+        return Ok(LockStep::Refused(v));
     }
-    let held_exclusively_by_me = h.infomask & HEAP_XMAX_IS_MULTI == 0
-        && h.infomask & HEAP_XMAX_LOCK_ONLY != 0
-        && h.infomask & HEAP_XMAX_EXCL_LOCK != 0
-        && tx.is_mine(h.xmax);
-    if held_exclusively_by_me {
-        return Ok(HeapWrite::Done(tid)); // already locked at least as strongly
-    }
-    let (locker, mode) = if exclusive {
-        (xid, HEAP_XMAX_EXCL_LOCK)
-    } else {
-        // Other share lockers keep their lock: this one joins them in a multixact.
-        let (mut others, mine) = visibility::share_lockers(&h, tx)?;
-        if mine {
-            return Ok(HeapWrite::Done(tid));
-        }
-        if others.is_empty() {
-            (xid, HEAP_XMAX_SHR_LOCK)
+    let holders = visibility::holders(&h, rel, tid, tx)?;
+    // This transaction's lock under `xid` becomes the stronger of the two; its locks
+    // under other ids of its own (an outer savepoint's) stay, for a rollback to undo.
+    let mut lockers = holders.others.clone();
+    let mut strongest = mode;
+    for &(x, m) in &holders.mine {
+        if x == xid {
+            strongest = strongest.max(m);
         } else {
-            others.push(xid);
-            let multi = tx.manager().create_multi(&others)?;
-            (multi, HEAP_XMAX_SHR_LOCK | HEAP_XMAX_IS_MULTI)
+            lockers.push((x, m));
         }
+    }
+    lockers.push((xid, strongest));
+    let updater = if h.xmax != INVALID_XID && !visibility::lock_only(&h) {
+        Some((h.xmax, visibility::fate(h.xmax, tx)?))
+    } else {
+        None
     };
+    let newer = (h.ctid != tid).then_some(h.ctid);
+    let follow = |u| Ok(newer.map_or(LockStep::Done, |n| LockStep::Follow(n, u)));
+    match updater {
+        // Dead once its updater committed: only the newer versions need the lock.
+        Some((u, Fate::Committed)) => return follow(u),
+        // Updated by a running transaction that kept the key: `t_xmax` stays the
+        // updater's, the lockers go aside (txn rule 8).
+        Some((u, Fate::Running)) => {
+            if !holders.mine_covers(mode) {
+                tx.manager().set_version_lockers(rel, tid, u, &lockers);
+                if h.infomask & HEAP_XMAX_LOCKERS_ASIDE == 0 {
+                    let mut page = PageMut::new(mtr.page(p));
+                    let item = page
+                        .item_mut(tid.offset)
+                        .ok_or_else(|| not_live(rel, tid))?;
+                    let bits = h.infomask & !(tuple::HEAP_HASNULL | tuple::HEAP_HASVARWIDTH);
+                    tuple::set_xmax(item, u, h.cid, bits | HEAP_XMAX_LOCKERS_ASIDE);
+                    mtr.commit()?;
+                }
+            }
+            return follow(u);
+        }
+        // An aborted updater: the version is the row again.
+        _ => {}
+    }
+    if holders.mine_covers(mode) {
+        return Ok(LockStep::Done);
+    }
+    let (locker, bits) = lockers_xmax(tx, &lockers)?;
     let mut page = PageMut::new(mtr.page(p));
     let item = page
         .item_mut(tid.offset)
         .ok_or_else(|| not_live(rel, tid))?;
-    let bits = kept_bits(&h) | (h.infomask & HEAP_COMBOCID) | HEAP_XMAX_LOCK_ONLY | mode;
+    let bits = kept_bits(&h) | (h.infomask & HEAP_COMBOCID) | bits;
     tuple::set_xmax(item, locker, h.cid, bits);
     mtr.commit()?;
-    Ok(HeapWrite::Done(tid))
+    Ok(LockStep::Done)
 }
 
 /// Replace the version at `tid` with `new_tuple`, as transaction `xid`: the old version
 /// gets `t_xmax` and points at the new one. Returns where the new version went.
+/// `keys_updated`: the new version changes a key column (a column of a unique index),
+/// so the update holds the row in Update mode and waits for every locker; otherwise in
+/// NoKeyUpdate mode, which FOR KEY SHARE lockers (foreign key checks) do not block:
+/// they keep their lock on the old version, kept aside, and on the new one, whose
+/// `t_xmax` they become.
 pub fn heap_update(
     pool: &BufferPool,
     rel: RelId,
@@ -314,12 +410,13 @@ pub fn heap_update(
     new_tuple: &[u8],
     xid: Xid,
     tx: &Tx,
+    keys_updated: bool,
 ) -> PgResult<HeapWrite> {
     check_tuple(new_tuple)?;
-    let stamp = Stamp {
-        xmin: xid,
-        cid: tx.cid(),
-        bits: HEAP_UPDATED,
+    let want = if keys_updated {
+        RowLockMode::Update
+    } else {
+        RowLockMode::NoKeyUpdate
     };
     let mut old_buf = pin_tid_page(pool, rel, tid)?;
     // Declared before the mini-transaction, which borrows them until it ends.
@@ -327,9 +424,27 @@ pub fn heap_update(
     let mut new_buf: Option<PinnedBuffer<'_>> = None;
     let mut mtr = Mtr::new(pool);
     let p = mtr.latch(&mut old_buf);
-    let (h, verdict) = check_target(mtr.page(p), rel, tid, tx, false)?;
+    let (h, verdict) = check_target(mtr.page(p), rel, tid, tx, want, false)?;
     if let Some(v) = verdict {
         return Ok(v);
+    }
+    // Running lockers that do not conflict (FOR KEY SHARE, for a NoKeyUpdate) keep
+    // the row locked through both versions.
+    let others = visibility::holders(&h, rel, tid, tx)?.others;
+    let (carried, carried_bits) = lockers_xmax(tx, &others)?;
+    let stamp = Stamp {
+        xmin: xid,
+        xmax: carried,
+        cid: tx.cid(),
+        bits: HEAP_UPDATED | carried_bits,
+    };
+    let mut old_bits = kept_bits(&h);
+    if keys_updated {
+        old_bits |= HEAP_KEYS_UPDATED;
+    }
+    if !others.is_empty() {
+        tx.manager().set_version_lockers(rel, tid, xid, &others);
+        old_bits |= HEAP_XMAX_LOCKERS_ASIDE;
     }
     let (cid, combo) = visibility::cid_for_delete(&h, tx);
     let stamp_old = |page: &mut [u8; BLCKSZ], new_tid: ItemPointer| -> PgResult<()> {
@@ -337,7 +452,7 @@ pub fn heap_update(
         let item = page
             .item_mut(tid.offset)
             .ok_or_else(|| not_live(rel, tid))?;
-        tuple::set_xmax(item, xid, cid, kept_bits(&h) | combo);
+        tuple::set_xmax(item, xid, cid, old_bits | combo);
         tuple::set_ctid(item, new_tid);
         Ok(())
     };
@@ -552,6 +667,7 @@ impl Iterator for HeapScan<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use common::RowLockMode::{KeyShare, NoKeyUpdate, Share};
     use common::{DataType, SqlState, Value};
     use std::collections::BTreeMap;
     use std::sync::Arc;
@@ -680,7 +796,8 @@ mod tests {
         // A new version too big for block 0 goes to the last page, or to a new one.
         let tid = first.expect("a row on block 0");
         let xid = t.xid().expect("xid");
-        let w = heap_update(&e.pool, REL, tid, &row(1, &"y".repeat(600)), xid, &t).expect("update");
+        let w = heap_update(&e.pool, REL, tid, &row(1, &"y".repeat(600)), xid, &t, true)
+            .expect("update");
         let HeapWrite::Done(new_tid) = w else {
             panic!("{w:?}");
         };
@@ -762,7 +879,7 @@ mod tests {
             HeapWrite::Done(a)
         );
         let HeapWrite::Done(b2) =
-            heap_update(&e.pool, REL, b, &row(2, "b2"), wx, &writer).expect("update")
+            heap_update(&e.pool, REL, b, &row(2, "b2"), wx, &writer, true).expect("update")
         else {
             panic!("update")
         };
@@ -784,12 +901,12 @@ mod tests {
         let second = e.tx(5);
         let sx = second.xid().expect("xid");
         assert_eq!(
-            heap_update(&e.pool, REL, b, &row(2, "x"), sx, &second).expect("blocked"),
+            heap_update(&e.pool, REL, b, &row(2, "x"), sx, &second, true).expect("blocked"),
             HeapWrite::BeingModified(wx)
         );
         writer.commit().expect("commit");
         assert_eq!(
-            heap_update(&e.pool, REL, b, &row(2, "x"), sx, &second).expect("after"),
+            heap_update(&e.pool, REL, b, &row(2, "x"), sx, &second, true).expect("after"),
             HeapWrite::Updated(Some(b2))
         );
         assert_eq!(
@@ -858,7 +975,7 @@ mod tests {
         let locker = e.tx(2);
         let lx = locker.xid().expect("xid");
         assert_eq!(
-            heap_lock(&e.pool, REL, tid, lx, &locker, true).expect("lock"),
+            heap_lock(&e.pool, REL, tid, lx, &locker, RowLockMode::Update).expect("lock"),
             HeapWrite::Done(tid)
         );
         let reader = e.tx(3);
@@ -870,7 +987,7 @@ mod tests {
             HeapWrite::BeingModified(lx)
         );
         assert_eq!(
-            heap_update(&e.pool, REL, tid, &row(1, "b"), lx, &locker).expect("own lock"),
+            heap_update(&e.pool, REL, tid, &row(1, "b"), lx, &locker, true).expect("own lock"),
             HeapWrite::Done(ItemPointer {
                 block: 0,
                 offset: 2
@@ -887,12 +1004,165 @@ mod tests {
     }
 
     #[test]
+    fn row_lock_modes_conflict_as_in_postgresql() {
+        use common::RowLockMode::Update;
+        let all = [KeyShare, Share, NoKeyUpdate, Update];
+        let e = env(16);
+        for held in all {
+            for want in all {
+                let tid = committed_row(&e);
+                let (a, b) = (e.tx(2), e.tx(3));
+                let ax = a.xid().expect("xid");
+                assert_eq!(
+                    heap_lock(&e.pool, REL, tid, ax, &a, held).unwrap(),
+                    HeapWrite::Done(tid)
+                );
+                let bx = b.xid().expect("xid");
+                let got = heap_lock(&e.pool, REL, tid, bx, &b, want).unwrap();
+                let expected = if held.conflicts(want) {
+                    HeapWrite::BeingModified(ax)
+                } else {
+                    HeapWrite::Done(tid)
+                };
+                assert_eq!(got, expected, "{held:?} held, {want:?} wanted");
+                // Whoever holds the row, a delete waits for the first holder.
+                let c = e.tx(4);
+                let cx = c.xid().expect("xid");
+                assert_eq!(
+                    heap_delete(&e.pool, REL, tid, cx, &c).unwrap(),
+                    HeapWrite::BeingModified(ax)
+                );
+                // And taking a lock again, or a weaker one, changes nothing.
+                let h = tuple::header(&heap_fetch(&e.pool, REL, tid).unwrap().unwrap()).unwrap();
+                assert_eq!(
+                    heap_lock(&e.pool, REL, tid, ax, &a, KeyShare).unwrap(),
+                    HeapWrite::Done(tid)
+                );
+                let again = tuple::header(&heap_fetch(&e.pool, REL, tid).unwrap().unwrap());
+                assert_eq!(again.unwrap(), h);
+                for t in [a, b, c] {
+                    t.abort().expect("abort");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn key_share_lockers_and_no_key_updates_coexist() {
+        let e = env(16);
+        let tid = committed_row(&e);
+        let header = |tid| tuple::header(&heap_fetch(&e.pool, REL, tid).unwrap().unwrap()).unwrap();
+        let (a, u, w, b) = (e.tx(2), e.tx(3), e.tx(4), e.tx(5));
+        let (ax, ux, wx, bx) = (
+            a.xid().unwrap(),
+            u.xid().unwrap(),
+            w.xid().unwrap(),
+            b.xid().unwrap(),
+        );
+        assert_eq!(
+            heap_lock(&e.pool, REL, tid, ax, &a, KeyShare).unwrap(),
+            HeapWrite::Done(tid)
+        );
+        // A key change waits for the FOR KEY SHARE locker; an update keeping the key
+        // does not, and the lock goes on to the new version.
+        assert_eq!(
+            heap_update(&e.pool, REL, tid, &row(1, "k"), ux, &u, true).unwrap(),
+            HeapWrite::BeingModified(ax)
+        );
+        let HeapWrite::Done(new) =
+            heap_update(&e.pool, REL, tid, &row(1, "b"), ux, &u, false).unwrap()
+        else {
+            panic!("a no-key update waited")
+        };
+        let old = header(tid);
+        assert_eq!(old.xmax, ux);
+        assert_ne!(old.infomask & HEAP_XMAX_LOCKERS_ASIDE, 0);
+        assert_eq!(e.mgr.version_lockers(REL, tid, ux), [(ax, KeyShare)]);
+        let h = header(new);
+        assert_eq!((h.xmax, visibility::lock_only(&h)), (ax, true));
+        // Another FOR KEY SHARE of the old version does not wait for the running
+        // updater either: it locks both versions.
+        assert_eq!(
+            heap_lock(&e.pool, REL, tid, bx, &b, KeyShare).unwrap(),
+            HeapWrite::Done(tid)
+        );
+        assert_eq!(
+            e.mgr.version_lockers(REL, tid, ux),
+            [(ax, KeyShare), (bx, KeyShare)]
+        );
+        let h = header(new);
+        assert_ne!(h.infomask & HEAP_XMAX_IS_MULTI, 0);
+        assert_eq!(
+            e.mgr.multi_members(h.xmax),
+            [(ax, KeyShare), (bx, KeyShare)]
+        );
+        // FOR SHARE conflicts with the running update.
+        assert_eq!(
+            heap_lock(&e.pool, REL, tid, wx, &w, Share).unwrap(),
+            HeapWrite::BeingModified(ux)
+        );
+        // The updater aborts: the old version is the row again, still locked by both.
+        u.abort().expect("abort");
+        assert_eq!(
+            heap_delete(&e.pool, REL, tid, wx, &w).unwrap(),
+            HeapWrite::BeingModified(ax)
+        );
+        a.commit().expect("commit");
+        assert_eq!(
+            heap_delete(&e.pool, REL, tid, wx, &w).unwrap(),
+            HeapWrite::BeingModified(bx)
+        );
+        // A no-key update now, committed: FOR KEY SHARE of the old version goes on
+        // (to the new one), FOR SHARE finds it updated.
+        let HeapWrite::Done(newer) =
+            heap_update(&e.pool, REL, tid, &row(1, "c"), wx, &w, false).unwrap()
+        else {
+            panic!("b's key share lock blocked a no-key update")
+        };
+        w.commit().expect("commit");
+        let (c, d) = (e.tx(6), e.tx(7));
+        let (cx, dx) = (c.xid().unwrap(), d.xid().unwrap());
+        assert_eq!(
+            heap_lock(&e.pool, REL, tid, cx, &c, Share).unwrap(),
+            HeapWrite::Updated(Some(newer))
+        );
+        assert_eq!(
+            heap_lock(&e.pool, REL, tid, cx, &c, KeyShare).unwrap(),
+            HeapWrite::Done(tid)
+        );
+        let h = header(newer);
+        assert_eq!(
+            e.mgr.multi_members(h.xmax),
+            [(bx, KeyShare), (cx, KeyShare)]
+        );
+        // Deleting the newest version waits for both lockers; b's lock goes with it.
+        assert_eq!(
+            heap_delete(&e.pool, REL, newer, dx, &d).unwrap(),
+            HeapWrite::BeingModified(bx)
+        );
+        b.abort().expect("abort");
+        c.abort().expect("abort");
+        assert_eq!(
+            heap_delete(&e.pool, REL, newer, dx, &d).unwrap(),
+            HeapWrite::Done(newer)
+        );
+        d.commit().expect("commit");
+        // Deleted: FOR KEY SHARE of the first version follows the chain to the delete.
+        let f = e.tx(8);
+        let fx = f.xid().unwrap();
+        assert_eq!(
+            heap_lock(&e.pool, REL, tid, fx, &f, KeyShare).unwrap(),
+            HeapWrite::Updated(None)
+        );
+    }
+
+    #[test]
     fn share_lockers_hold_a_row_together() {
         let e = env(16);
         let tid = committed_row(&e);
         let share = |t: &Tx| {
             let x = t.xid().expect("xid");
-            heap_lock(&e.pool, REL, tid, x, t, false).expect("share lock")
+            heap_lock(&e.pool, REL, tid, x, t, RowLockMode::Share).expect("share lock")
         };
         let header = || tuple::header(&heap_fetch(&e.pool, REL, tid).unwrap().unwrap()).unwrap();
         let (a, b, c) = (e.tx(2), e.tx(3), e.tx(4));
@@ -910,7 +1180,10 @@ mod tests {
         let h = header();
         assert_ne!(h.infomask & HEAP_XMAX_IS_MULTI, 0);
         let members = e.mgr.multi_members(h.xmax);
-        assert_eq!(members, [a.top_xid().unwrap(), b.top_xid().unwrap()]);
+        assert_eq!(
+            members,
+            [(a.top_xid().unwrap(), Share), (b.top_xid().unwrap(), Share)]
+        );
         assert_eq!(share(&b), HeapWrite::Done(tid), "held already");
         assert_eq!(header(), h, "nothing written");
         // A writer, and an exclusive locker, wait for each share locker in turn.
@@ -922,14 +1195,17 @@ mod tests {
             HeapWrite::BeingModified(ax)
         );
         assert_eq!(
-            heap_lock(&e.pool, REL, tid, wx, &w, true).unwrap(),
+            heap_lock(&e.pool, REL, tid, wx, &w, RowLockMode::Update).unwrap(),
             HeapWrite::BeingModified(ax)
         );
         a.commit().expect("commit");
         // The third share locker joins the one still running.
         assert_eq!(share(&c), HeapWrite::Done(tid));
         let members = e.mgr.multi_members(header().xmax);
-        assert_eq!(members, [b.top_xid().unwrap(), c.top_xid().unwrap()]);
+        assert_eq!(
+            members,
+            [(b.top_xid().unwrap(), Share), (c.top_xid().unwrap(), Share)]
+        );
         // A member that wants the row for itself waits for the others.
         let bx = b.top_xid().unwrap();
         assert_eq!(
@@ -938,7 +1214,7 @@ mod tests {
         );
         c.abort().expect("abort");
         assert_eq!(
-            heap_update(&e.pool, REL, tid, &row(1, "b"), bx, &b).unwrap(),
+            heap_update(&e.pool, REL, tid, &row(1, "b"), bx, &b, true).unwrap(),
             HeapWrite::Done(ItemPointer {
                 block: 0,
                 offset: 2
@@ -964,7 +1240,7 @@ mod tests {
         for t in [&a, &b] {
             let x = t.xid().expect("xid");
             assert_eq!(
-                heap_lock(&e.pool, REL, tid, x, t, false).unwrap(),
+                heap_lock(&e.pool, REL, tid, x, t, RowLockMode::Share).unwrap(),
                 HeapWrite::Done(tid)
             );
         }
@@ -978,7 +1254,7 @@ mod tests {
         fresh.begin(Isolation::ReadCommitted, false);
         let h = tuple::header(&heap_fetch(&e.pool, REL, tid).unwrap().unwrap()).unwrap();
         assert_eq!(
-            visibility::check_write(&h, &fresh, false).unwrap(),
+            visibility::check_write(&h, REL, tid, &fresh, RowLockMode::Update, false).unwrap(),
             WriteCheck::Ok
         );
     }
@@ -1066,7 +1342,8 @@ mod tests {
                     let id = ids[rng.below(ids.len())];
                     let tid = model[&id].0;
                     let HeapWrite::Done(new) =
-                        heap_update(&e.pool, REL, tid, &row(id, &text), x, &t).expect("update")
+                        heap_update(&e.pool, REL, tid, &row(id, &text), x, &t, true)
+                            .expect("update")
                     else {
                         panic!("seed {seed} step {step}: update refused")
                     };

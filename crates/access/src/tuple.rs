@@ -16,8 +16,11 @@
 //! ```
 //!
 //! MVCC fields (`crate::visibility` reads them): `t_xmin` inserted the tuple, `t_xmax`
-//! deleted, updated or row-locked it (`HEAP_XMAX_LOCK_ONLY`; several transactions sharing
-//! a FOR SHARE lock are one multixact, `HEAP_XMAX_IS_MULTI`), `t_cid` is the command id of
+//! deleted, updated or row-locked it (`HEAP_XMAX_LOCK_ONLY`, with the lock's strength in
+//! `HEAP_XMAX_KEYSHR_LOCK`, `HEAP_XMAX_SHR_LOCK`, `HEAP_XMAX_EXCL_LOCK` and
+//! `HEAP_KEYS_UPDATED`; several transactions sharing a row lock are one multixact,
+//! `HEAP_XMAX_IS_MULTI`; FOR KEY SHARE lockers of a version a transaction updated
+//! without changing its key are kept aside, `HEAP_XMAX_LOCKERS_ASIDE`), `t_cid` is the command id of
 //! the insert or the delete within their transaction (a combo id when one transaction did
 //! both, `HEAP_COMBOCID`), and `t_ctid` points at the tuple itself or at its newer
 //! version (`HEAP_UPDATED` on the newer one).
@@ -59,19 +62,29 @@ pub const MAX_HEAP_TUPLE_SIZE: usize = MAX_ITEM_SIZE;
 pub const HEAP_HASNULL: u16 = 0x0001;
 /// `t_infomask`: the tuple has variable-length columns.
 pub const HEAP_HASVARWIDTH: u16 = 0x0002;
-/// `t_infomask`: `t_xmax` holds a FOR SHARE / FOR KEY SHARE lock.
+/// `t_infomask`: `t_xmax` holds a FOR SHARE lock.
 pub const HEAP_XMAX_SHR_LOCK: u16 = 0x0010;
 /// `t_infomask`: `t_cid` is a combo command id (inserted and deleted by one transaction).
 pub const HEAP_COMBOCID: u16 = 0x0020;
-/// `t_infomask`: `t_xmax` holds a FOR UPDATE / FOR NO KEY UPDATE lock.
+/// `t_infomask`: `t_xmax` holds a FOR NO KEY UPDATE lock, or with `HEAP_KEYS_UPDATED`
+/// a FOR UPDATE lock.
 pub const HEAP_XMAX_EXCL_LOCK: u16 = 0x0040;
 /// `t_infomask`: `t_xmax` only locked the row; it did not delete or update it.
 pub const HEAP_XMAX_LOCK_ONLY: u16 = 0x0080;
-/// `t_infomask`: `t_xmax` is a multixact, transactions sharing a FOR SHARE lock (always
+/// `t_infomask`: `t_xmax` holds a FOR KEY SHARE lock.
+pub const HEAP_XMAX_KEYSHR_LOCK: u16 = 0x0100;
+/// `t_infomask`: `t_xmax` is an updater (not `HEAP_XMAX_LOCK_ONLY`) and other
+/// transactions hold FOR KEY SHARE locks on the version alongside it, which the
+/// transaction manager keeps in memory by the version's address (txn rule 8).
+pub const HEAP_XMAX_LOCKERS_ASIDE: u16 = 0x0200;
+/// `t_infomask`: `t_xmax` is a multixact, transactions sharing a row lock (always
 /// with `HEAP_XMAX_LOCK_ONLY`; txn rule 8).
 pub const HEAP_XMAX_IS_MULTI: u16 = 0x1000;
 /// `t_infomask`: the tuple is a newer version made by UPDATE.
 pub const HEAP_UPDATED: u16 = 0x2000;
+/// `t_infomask`: `t_xmax` deleted the tuple, changed a key column of it, or holds a
+/// FOR UPDATE lock: it conflicts with FOR KEY SHARE (PostgreSQL's `HEAP_KEYS_UPDATED`).
+pub const HEAP_KEYS_UPDATED: u16 = 0x4000;
 /// Bits this version understands.
 const HEAP_KNOWN_BITS: u16 = HEAP_HASNULL
     | HEAP_HASVARWIDTH
@@ -79,8 +92,11 @@ const HEAP_KNOWN_BITS: u16 = HEAP_HASNULL
     | HEAP_COMBOCID
     | HEAP_XMAX_EXCL_LOCK
     | HEAP_XMAX_LOCK_ONLY
+    | HEAP_XMAX_KEYSHR_LOCK
+    | HEAP_XMAX_LOCKERS_ASIDE
     | HEAP_XMAX_IS_MULTI
-    | HEAP_UPDATED;
+    | HEAP_UPDATED
+    | HEAP_KEYS_UPDATED;
 
 /// Block number of an item pointer that points nowhere (`InvalidBlockNumber`).
 pub const INVALID_BLOCK: BlockNumber = BlockNumber::MAX;

@@ -6,11 +6,13 @@
 //! (or is this transaction, in an earlier command) and its deleter did not (access rule
 //! 4). Ids below [`txn::FIRST_NORMAL_XID`] (bootstrap, frozen) count as committed.
 
-use common::PgResult;
-use txn::{Cid, FIRST_NORMAL_XID, INVALID_XID, Snapshot, Tx, Xid, XidStatus};
+use common::{ItemPointer, PgResult, RelId, RowLockMode};
+use txn::{Cid, FIRST_NORMAL_XID, INVALID_XID, RowLocker, Snapshot, Tx, Xid, XidStatus};
 
 use crate::tuple::{
-    HEAP_COMBOCID, HEAP_XMAX_IS_MULTI, HEAP_XMAX_LOCK_ONLY, HEAP_XMAX_SHR_LOCK, TupleHeader,
+    HEAP_COMBOCID, HEAP_KEYS_UPDATED, HEAP_XMAX_EXCL_LOCK, HEAP_XMAX_IS_MULTI,
+    HEAP_XMAX_KEYSHR_LOCK, HEAP_XMAX_LOCK_ONLY, HEAP_XMAX_LOCKERS_ASIDE, HEAP_XMAX_SHR_LOCK,
+    TupleHeader,
 };
 
 /// The command id that inserted a tuple this transaction wrote.
@@ -41,7 +43,7 @@ pub fn cid_for_delete(h: &TupleHeader, tx: &Tx) -> (Cid, u16) {
 }
 
 /// Whether `t_xmax` only locked the row (a multixact always does).
-fn lock_only(h: &TupleHeader) -> bool {
+pub fn lock_only(h: &TupleHeader) -> bool {
     h.infomask & HEAP_XMAX_LOCK_ONLY != 0
 }
 
@@ -49,26 +51,82 @@ fn is_multi(h: &TupleHeader) -> bool {
     h.infomask & HEAP_XMAX_IS_MULTI != 0
 }
 
-/// Who holds a FOR SHARE lock on `h` now: the other transactions (running), and whether
-/// `tx` is one of the holders.
-pub fn share_lockers(h: &TupleHeader, tx: &Tx) -> PgResult<(Vec<Xid>, bool)> {
-    let holders = if is_multi(h) {
+/// The strength of the lock a single locker in `t_xmax` holds.
+fn lock_mode(h: &TupleHeader) -> RowLockMode {
+    if h.infomask & HEAP_XMAX_KEYSHR_LOCK != 0 {
+        RowLockMode::KeyShare
+    } else if h.infomask & HEAP_XMAX_SHR_LOCK != 0 {
+        RowLockMode::Share
+    } else if h.infomask & (HEAP_XMAX_EXCL_LOCK | HEAP_KEYS_UPDATED) == HEAP_XMAX_EXCL_LOCK {
+        RowLockMode::NoKeyUpdate
+    } else {
+        RowLockMode::Update
+    }
+}
+
+/// The `t_infomask` bits of a `t_xmax` that locks the row in `mode` (one locker).
+pub fn lock_bits(mode: RowLockMode) -> u16 {
+    HEAP_XMAX_LOCK_ONLY
+        | match mode {
+            RowLockMode::KeyShare => HEAP_XMAX_KEYSHR_LOCK,
+            RowLockMode::Share => HEAP_XMAX_SHR_LOCK,
+            RowLockMode::NoKeyUpdate => HEAP_XMAX_EXCL_LOCK,
+            RowLockMode::Update => HEAP_XMAX_EXCL_LOCK | HEAP_KEYS_UPDATED,
+        }
+}
+
+/// What the updater or deleter in `t_xmax` holds: Update if it deleted the version or
+/// changed a key column, else NoKeyUpdate.
+pub fn update_mode(h: &TupleHeader) -> RowLockMode {
+    if h.infomask & HEAP_KEYS_UPDATED != 0 {
+        RowLockMode::Update
+    } else {
+        RowLockMode::NoKeyUpdate
+    }
+}
+
+/// Every transaction that may hold a row lock on the version `h` at `tid` of `rel`
+/// (running or not): the locker in a lock-only `t_xmax`, a multixact's members, or the
+/// lockers kept aside for an updated version (txn rule 8).
+pub fn lockers(h: &TupleHeader, rel: RelId, tid: ItemPointer, tx: &Tx) -> Vec<RowLocker> {
+    if h.xmax == INVALID_XID {
+        Vec::new()
+    } else if is_multi(h) {
         tx.manager().multi_members(h.xmax)
-    } else if h.xmax != INVALID_XID && lock_only(h) && h.infomask & HEAP_XMAX_SHR_LOCK != 0 {
-        vec![h.xmax]
+    } else if lock_only(h) {
+        vec![(h.xmax, lock_mode(h))]
+    } else if h.infomask & HEAP_XMAX_LOCKERS_ASIDE != 0 {
+        tx.manager().version_lockers(rel, tid, h.xmax)
     } else {
         Vec::new()
-    };
-    let mut others = Vec::with_capacity(holders.len() + 1);
-    let mut mine = false;
-    for x in holders {
+    }
+}
+
+/// The row locks held on a version: by other transactions still running, and by `tx`.
+#[derive(Debug, Default)]
+pub struct Holders {
+    pub others: Vec<RowLocker>,
+    pub mine: Vec<RowLocker>,
+}
+
+impl Holders {
+    /// Whether `tx` holds a lock at least as strong as `mode` already.
+    pub fn mine_covers(&self, mode: RowLockMode) -> bool {
+        self.mine.iter().any(|&(_, m)| m >= mode)
+    }
+}
+
+/// Who holds a row lock on the version `h` at `tid` of `rel` now (its updater aside).
+pub fn holders(h: &TupleHeader, rel: RelId, tid: ItemPointer, tx: &Tx) -> PgResult<Holders> {
+    let mut out = Holders::default();
+    for (x, m) in lockers(h, rel, tid, tx) {
         if tx.is_mine(x) {
-            mine = true;
+            out.mine.push((x, m));
         } else if fate(x, tx)? == Fate::Running {
-            others.push(x);
+            out.others.push((x, m));
         }
     }
-    Ok((others, mine))
+    Ok(out)
 }
 
 /// Whether the version `h` is visible to `snap`, taken by `tx`.
@@ -135,7 +193,8 @@ pub enum WriteCheck {
     Ok,
     /// This transaction already deleted or updated it (in this statement: skip it).
     SelfModified,
-    /// Another running transaction deleted, updated or locked it: wait for that one.
+    /// Another running transaction deleted, updated or locked it in a mode that
+    /// conflicts: wait for that one.
     BeingModified(Xid),
     /// A committed transaction deleted or updated it (`t_ctid` says which).
     Updated,
@@ -143,11 +202,22 @@ pub enum WriteCheck {
     Invisible,
 }
 
-/// `HeapTupleSatisfiesUpdate`: the check made under the page's latch before `t_xmax` is
-/// written. `share` asks for a FOR SHARE lock, which other FOR SHARE lockers do not
-/// block (the caller makes them a multixact with [`share_lockers`]).
-pub fn check_write(h: &TupleHeader, tx: &Tx, share: bool) -> PgResult<WriteCheck> {
-    if !tx.is_mine(h.xmin) {
+/// `HeapTupleSatisfiesUpdate` and the conflict test of `heap_lock_tuple`: the check made
+/// under the page's latch before `t_xmax` is written, for taking `want` on the version
+/// `h` at `tid` of `rel` (a delete takes Update; an update Update or NoKeyUpdate). Locks
+/// and updates that do not conflict with `want` are no obstacle: FOR KEY SHARE goes on
+/// past an update that kept the key, even a committed one (whose newer versions the
+/// caller locks too). With `xmin_checked` the caller has found the inserter to be the
+/// updater of the version before, whose chain it follows.
+pub fn check_write(
+    h: &TupleHeader,
+    rel: RelId,
+    tid: ItemPointer,
+    tx: &Tx,
+    want: RowLockMode,
+    xmin_checked: bool,
+) -> PgResult<WriteCheck> {
+    if !xmin_checked && !tx.is_mine(h.xmin) {
         match fate(h.xmin, tx)? {
             Fate::Committed => {}
             Fate::Running => return Ok(WriteCheck::BeingModified(h.xmin)),
@@ -157,33 +227,27 @@ pub fn check_write(h: &TupleHeader, tx: &Tx, share: bool) -> PgResult<WriteCheck
     if h.xmax == INVALID_XID {
         return Ok(WriteCheck::Ok);
     }
-    if is_multi(h) {
-        if !share {
-            // Wait for each other share locker in turn.
-            for x in tx.manager().multi_members(h.xmax) {
-                if !tx.is_mine(x) && fate(x, tx)? == Fate::Running {
-                    return Ok(WriteCheck::BeingModified(x));
-                }
+    if !lock_only(h) {
+        if tx.is_mine(h.xmax) {
+            return Ok(WriteCheck::SelfModified);
+        }
+        let held = update_mode(h);
+        match fate(h.xmax, tx)? {
+            Fate::Running if want.conflicts(held) => {
+                return Ok(WriteCheck::BeingModified(h.xmax));
             }
+            Fate::Committed if want.conflicts(held) || want != RowLockMode::KeyShare => {
+                return Ok(WriteCheck::Updated);
+            }
+            _ => {}
         }
-        return Ok(WriteCheck::Ok);
     }
-    if tx.is_mine(h.xmax) {
-        return Ok(if lock_only(h) {
-            WriteCheck::Ok
-        } else {
-            WriteCheck::SelfModified
-        });
-    }
-    match fate(h.xmax, tx)? {
-        Fate::Aborted => Ok(WriteCheck::Ok),
-        Fate::Running if share && lock_only(h) && h.infomask & HEAP_XMAX_SHR_LOCK != 0 => {
-            Ok(WriteCheck::Ok)
+    for (x, m) in lockers(h, rel, tid, tx) {
+        if !tx.is_mine(x) && want.conflicts(m) && fate(x, tx)? == Fate::Running {
+            return Ok(WriteCheck::BeingModified(x));
         }
-        Fate::Running => Ok(WriteCheck::BeingModified(h.xmax)),
-        Fate::Committed if lock_only(h) => Ok(WriteCheck::Ok),
-        Fate::Committed => Ok(WriteCheck::Updated),
     }
+    Ok(WriteCheck::Ok)
 }
 
 /// Whether VACUUM may remove the version `h`: its inserter aborted, or its deleter

@@ -1,7 +1,7 @@
 //! Descriptors: the catalog's description of one table.
 
-use common::DataType;
 use common::ids::{Oid, RelId};
+use common::{DataType, Value};
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct ColumnDesc {
@@ -167,6 +167,19 @@ impl TableDesc {
         self.indexes.iter().any(|i| i.constraint && i.name == name)
             || self.foreign_keys.iter().any(|f| f.name == name)
             || self.checks.iter().any(|c| c.name == name)
+    }
+
+    /// Whether `new` changes a key column of `old`: a column of a unique index, which a
+    /// foreign key may reference (PostgreSQL's key attributes). An UPDATE that changes
+    /// none holds the row in NoKeyUpdate mode, which foreign key checks do not wait for.
+    /// Values compare as the index does, so `1.0` for `1.00` keeps the key (PostgreSQL
+    /// compares bytes and calls it a change: it waits where Myriad need not).
+    pub fn keys_changed(&self, old: &[Value], new: &[Value]) -> bool {
+        self.indexes
+            .iter()
+            .filter(|i| i.unique)
+            .flat_map(|i| &i.columns)
+            .any(|&c| old.get(c) != new.get(c))
     }
 
     pub fn column_types(&self) -> Vec<DataType> {

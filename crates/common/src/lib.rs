@@ -20,11 +20,13 @@ pub mod error;
 pub mod ids;
 pub mod limits;
 pub mod numeric;
+pub mod rowlock;
 pub mod session;
 pub mod types;
 pub mod value;
 
 pub use error::{PgError, PgResult, SqlState};
 pub use ids::{BlockNumber, ItemPointer, Oid, RelId};
+pub use rowlock::RowLockMode;
 pub use types::DataType;
 pub use value::Value;

@@ -255,7 +255,8 @@ pub fn update(cx: &ExecContext, u: &BoundUpdate) -> PgResult<(usize, Vec<Row>)> 
             }
             check_row(cx, table, &u.checks, &new)?;
             let t = access::tuple::encode(&new, &types)?;
-            let result = heapam::heap_update(cx.pool, table.rel, tid, &t, xid, cx.tx)?;
+            let keys = table.keys_changed(&old, &new);
+            let result = heapam::heap_update(cx.pool, table.rel, tid, &t, xid, cx.tx, keys)?;
             if let HeapWrite::Done(new_tid) = result {
                 index::insert_entries(cx, table, &new, new_tid)?;
                 changed.push(new);

@@ -4,7 +4,7 @@
 //! A row of the referencing table C whose key columns are all non-NULL (MATCH SIMPLE;
 //! MATCH FULL also refuses a mix of NULL and non-NULL) must match a row of the
 //! referenced table P. The check probes P's unique index for the key and row-locks the
-//! version it finds (FOR SHARE), so no transaction can delete it or change its key until
+//! version it finds (FOR KEY SHARE), so no transaction can delete it or change its key until
 //! this one ends; a version another transaction is changing is waited for, as a writer
 //! waits. A version this transaction wrote counts, so a statement may insert a parent
 //! and its child, in either order, before the check runs.
@@ -17,8 +17,8 @@
 //! race lost by that transaction); committed, or this transaction's own, it is a
 //! violation.
 //!
-//! Difference from PostgreSQL: without FOR KEY SHARE, the lock taken on P's row also
-//! makes a concurrent UPDATE of P's non-key columns wait, where PostgreSQL lets it go.
+//! The lock taken on P's row is FOR KEY SHARE, as PostgreSQL's: an UPDATE of P that
+//! keeps the key neither waits for it nor makes the check wait.
 
 use std::collections::BTreeSet;
 use std::ops::Bound;
@@ -27,7 +27,7 @@ use access::heapam::{self, HeapWrite};
 use access::nbtree::ScanDirection;
 use access::visibility::{self, Liveness};
 use catalog::{FkAction, ForeignKey, IndexDesc, TableDesc};
-use common::{ItemPointer, PgError, PgResult, SqlState, Value};
+use common::{ItemPointer, PgError, PgResult, RowLockMode, SqlState, Value};
 use sql::bound::ForeignKeyChecks;
 use txn::Isolation;
 
@@ -99,8 +99,11 @@ fn ref_index<'a>(referenced: &'a TableDesc, fk: &ForeignKey) -> PgResult<&'a Ind
         })
 }
 
-/// Lock the row of `referenced` whose key (in `fk.ref_index`'s column order) is `key`;
-/// false if there is none.
+/// Lock the row of `referenced` whose key (in `fk.ref_index`'s column order) is `key`
+/// (FOR KEY SHARE); false if there is none. A version another transaction is changing
+/// in a way that conflicts (deleting it, changing its key) or inserting is waited for
+/// only when no other version of the key can be locked: an update that kept the key
+/// leaves both its versions lockable, and one of them will do.
 fn lock_referenced(
     cx: &ExecContext,
     referenced: &TableDesc,
@@ -109,47 +112,56 @@ fn lock_referenced(
 ) -> PgResult<bool> {
     let index = ref_index(referenced, fk)?;
     let want = key_id(key);
-    let tids: Vec<ItemPointer> = btree(cx, index)
-        .scan(
-            Bound::Included(key.to_vec()),
-            Bound::Included(key.to_vec()),
-            ScanDirection::Forward,
-        )?
-        .map(|e| e.map(|(_, tid)| tid))
-        .collect::<PgResult<_>>()?;
     let xid = cx.tx.xid()?;
     let rr = cx.tx.isolation() == Isolation::RepeatableRead;
-    for first in tids {
-        let mut tid = first;
-        loop {
-            match heapam::heap_lock_entry(cx.pool, referenced.rel, tid, xid, cx.tx, false)? {
-                HeapWrite::Done(_) => return Ok(true),
-                HeapWrite::BeingModified(other) => {
-                    crate::wait_for_writer(cx.tx, referenced, other, false)?;
-                }
-                HeapWrite::Updated(Some(_)) if rr => {
-                    return Err(crate::serialization_failure("update"));
-                }
-                // A committed update: its newer version, if the key is the same.
-                HeapWrite::Updated(Some(newer)) => {
-                    let Some(bytes) = heapam::heap_fetch(cx.pool, referenced.rel, newer)? else {
-                        break;
-                    };
-                    let row = access::tuple::decode(&bytes, &referenced.column_types())?;
-                    if key_id(&crate::index::key_of(&row, index)) != want {
+    loop {
+        let tids: Vec<ItemPointer> = btree(cx, index)
+            .scan(
+                Bound::Included(key.to_vec()),
+                Bound::Included(key.to_vec()),
+                ScanDirection::Forward,
+            )?
+            .map(|e| e.map(|(_, tid)| tid))
+            .collect::<PgResult<_>>()?;
+        let mut blocked = None;
+        for first in tids {
+            let mut tid = first;
+            loop {
+                let mode = RowLockMode::KeyShare;
+                match heapam::heap_lock_entry(cx.pool, referenced.rel, tid, xid, cx.tx, mode)? {
+                    HeapWrite::Done(_) => return Ok(true),
+                    HeapWrite::BeingModified(other) => {
+                        blocked.get_or_insert(other);
                         break;
                     }
-                    tid = newer;
-                }
-                // Deleted, never there, or changed by this transaction (whose newer
-                // version has an entry of its own in the list).
-                HeapWrite::Updated(None) | HeapWrite::Invisible | HeapWrite::SelfModified => {
-                    break;
+                    HeapWrite::Updated(Some(_)) if rr => {
+                        return Err(crate::serialization_failure("update"));
+                    }
+                    // A committed update: its newer version, if the key is the same.
+                    HeapWrite::Updated(Some(newer)) => {
+                        let Some(bytes) = heapam::heap_fetch(cx.pool, referenced.rel, newer)?
+                        else {
+                            break;
+                        };
+                        let row = access::tuple::decode(&bytes, &referenced.column_types())?;
+                        if key_id(&crate::index::key_of(&row, index)) != want {
+                            break;
+                        }
+                        tid = newer;
+                    }
+                    // Deleted, never there, or changed by this transaction (whose newer
+                    // version has an entry of its own in the list).
+                    HeapWrite::Updated(None) | HeapWrite::Invisible | HeapWrite::SelfModified => {
+                        break;
+                    }
                 }
             }
         }
+        let Some(other) = blocked else {
+            return Ok(false);
+        };
+        crate::wait_for_writer(cx.tx, referenced, other, false)?;
     }
-    Ok(false)
 }
 
 /// The keys of `fk`'s referenced table, as `ref_index` orders them, that `rows` of the

@@ -1,5 +1,5 @@
-//! SELECT ... FOR UPDATE / FOR SHARE: each row is locked as it passes, after sorting and
-//! before LIMIT, as PostgreSQL's LockRows node does.
+//! SELECT ... FOR UPDATE / FOR NO KEY UPDATE / FOR SHARE / FOR KEY SHARE: each row is
+//! locked as it passes, after sorting and before LIMIT, as PostgreSQL's LockRows node does.
 //!
 //! A row's version gets `t_xmax` = this transaction with the lock bits (`heapam::heap_lock`),
 //! which blocks writers and other lockers until this transaction ends. When another
@@ -9,8 +9,12 @@
 //! locked in turn); under REPEATABLE READ, 40001 ("concurrent update", for a delete too,
 //! as PostgreSQL words it).
 //!
-//! FOR SHARE is stored as a shared lock bit; several transactions share-locking one row
-//! hold it together through a multixact (txn rule 8), as in PostgreSQL.
+//! The four strengths conflict as PostgreSQL's (`common::RowLockMode`): FOR KEY SHARE
+//! and FOR SHARE lockers share a row, FOR KEY SHARE also with FOR NO KEY UPDATE and with
+//! an UPDATE that keeps the key. Several transactions holding one row hold it together
+//! through a multixact (txn rule 8), as in PostgreSQL. FOR KEY SHARE of a row whose
+//! update kept the key returns the version its snapshot saw, without waiting for the
+//! updater or re-reading the row, as PostgreSQL does.
 
 use access::heapam::{self, HeapWrite};
 use catalog::TableDesc;
@@ -43,7 +47,7 @@ pub(crate) struct LockRowsOp<'a> {
     pub env: Env<'a>,
     pub table: &'a TableDesc,
     pub tid_column: usize,
-    pub exclusive: bool,
+    pub mode: common::RowLockMode,
     pub wait: RowWait,
     pub recheck: Option<&'a Expr>,
     pub exprs: &'a [Expr],
@@ -58,7 +62,7 @@ impl LockRowsOp<'_> {
         let mut tid = tid_of(&row[self.tid_column])?;
         loop {
             let xid = env.tx.xid()?;
-            match heapam::heap_lock(env.pool, self.table.rel, tid, xid, env.tx, self.exclusive)? {
+            match heapam::heap_lock(env.pool, self.table.rel, tid, xid, env.tx, self.mode)? {
                 HeapWrite::Done(_) => return Ok(Some(row)),
                 // Changed by this transaction since the snapshot, or never there.
                 HeapWrite::SelfModified | HeapWrite::Invisible => return Ok(None),

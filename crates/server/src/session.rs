@@ -91,9 +91,11 @@ fn write_kind(stmt: &Statement) -> Option<&'static str> {
                 None
             };
         }
-        Statement::Query(q) => match q.locks.first() {
-            Some(l) if l.lock_type == sqlparser::ast::LockType::Update => "SELECT FOR UPDATE",
-            Some(_) => "SELECT FOR SHARE",
+        Statement::Query(q) => match q.locks.first().map(|l| sql::parser::lock_clause(l).mode) {
+            Some(common::RowLockMode::Update) => "SELECT FOR UPDATE",
+            Some(common::RowLockMode::NoKeyUpdate) => "SELECT FOR NO KEY UPDATE",
+            Some(common::RowLockMode::Share) => "SELECT FOR SHARE",
+            Some(common::RowLockMode::KeyShare) => "SELECT FOR KEY SHARE",
             None => return None,
         },
         Statement::Insert(_) => "INSERT",

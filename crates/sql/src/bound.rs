@@ -587,7 +587,7 @@ pub enum LogicalPlan {
         limit: Option<Expr>,
         offset: Option<Expr>,
     },
-    /// SELECT ... FOR UPDATE / FOR SHARE: lock each input row's version of `table`
+    /// SELECT ... FOR UPDATE / FOR SHARE (and the KEY forms): lock each input row's version of `table`
     /// (its address is column `tid_column`) before passing it on. A row a concurrent
     /// transaction updated meanwhile is, under READ COMMITTED, replaced by its newest
     /// version if that still passes `recheck` (the WHERE clause, over the table's row),
@@ -596,8 +596,8 @@ pub enum LogicalPlan {
         input: Box<LogicalPlan>,
         table: Arc<TableDesc>,
         tid_column: usize,
-        /// FOR UPDATE (else FOR SHARE).
-        exclusive: bool,
+        /// FOR UPDATE, FOR NO KEY UPDATE, FOR SHARE or FOR KEY SHARE.
+        mode: common::RowLockMode,
         wait: RowWait,
         recheck: Option<Expr>,
         exprs: Vec<Expr>,

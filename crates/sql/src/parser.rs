@@ -202,11 +202,176 @@ fn parse_one_part(sql: &str) -> PgResult<Vec<Command>> {
     };
     parse(sql).or_else(|e| {
         // PostgreSQL spellings sqlparser's grammar lacks, respelled as it has them.
-        match copy_booleans_respelled(sql) {
-            Some(respelled) => parse(&respelled).map_err(|_| syntax_error(sql, e)),
-            None => Err(syntax_error(sql, e)),
+        if let Some(respelled) = copy_booleans_respelled(sql) {
+            return parse(&respelled).map_err(|_| syntax_error(sql, e));
         }
+        if let Some(tokens) = lock_strengths_marked(sql) {
+            // The tokens keep their places in `sql`, so errors point into it.
+            let mut p = Parser::new(&dialect)
+                .with_recursion_limit(PARSER_RECURSION_LIMIT)
+                .with_tokens_with_locations(tokens);
+            return parse_commands(&mut p, sql).map_err(|e| syntax_error(sql, e));
+        }
+        let err = syntax_error(sql, e);
+        Err(misspelled_lock_strength(sql, err.position).unwrap_or(err))
     })
+}
+
+/// PostgreSQL's error for `FOR KEY x`, `FOR NO x` or `FOR NO KEY x` that is no locking
+/// clause, where sqlparser stopped at the KEY or NO (at position `at`): the error is at
+/// the x.
+fn misspelled_lock_strength(sql: &str, at: Option<u32>) -> Option<PgError> {
+    use sqlparser::keywords::Keyword;
+    use sqlparser::tokenizer::{Token, Tokenizer};
+    let dialect = PostgreSqlDialect {};
+    let tokens = Tokenizer::new(&dialect, sql)
+        .tokenize_with_location()
+        .ok()?;
+    let sig: Vec<_> = tokens
+        .iter()
+        .filter(|t| !matches!(t.token, Token::Whitespace(_)))
+        .collect();
+    let kw = |k: usize| match sig.get(k).map(|t| &t.token) {
+        Some(Token::Word(w)) if w.quote_style.is_none() => Some(w.keyword),
+        _ => None,
+    };
+    let pos = |k: usize| {
+        sig.get(k)
+            .and_then(|t| location_to_position(sql, t.span.start.line, t.span.start.column))
+    };
+    let k = (0..sig.len())
+        .find(|&k| kw(k) == Some(Keyword::FOR) && at.is_some() && pos(k + 1) == at)?;
+    let bad = match (kw(k + 1), kw(k + 2)) {
+        (Some(Keyword::KEY), _) => k + 2,
+        (Some(Keyword::NO), Some(Keyword::KEY)) => k + 3,
+        (Some(Keyword::NO), _) => k + 2,
+        _ => return None,
+    };
+    Some(match sig.get(bad) {
+        Some(t) if t.token != Token::EOF => {
+            PgError::syntax(format!("syntax error at or near \"{}\"", t.token))
+                .with_position(pos(bad))
+        }
+        _ => PgError::syntax("syntax error at end of input")
+            .with_position(Some(sql.chars().count() as u32 + 1)),
+    })
+}
+
+/// The first part of a locking clause's `OF` name that marks FOR KEY SHARE (respelled
+/// FOR SHARE) or FOR NO KEY UPDATE (respelled FOR UPDATE): a NUL, which no identifier
+/// in a query string can hold. [`lock_clause`] reads it back.
+const KEY_SHARE_MARK: &str = "\0key share";
+const NO_KEY_UPDATE_MARK: &str = "\0no key update";
+
+/// A locking clause as PostgreSQL has it: its strength, the table it names (`OF`), and
+/// whether it waits.
+pub struct LockClause<'a> {
+    pub mode: common::RowLockMode,
+    pub of: Option<sqlparser::ast::ObjectName>,
+    pub nonblock: Option<&'a sqlparser::ast::NonBlock>,
+}
+
+/// Read sqlparser's locking clause, with the strength [`lock_strengths_marked`] left in
+/// its `OF` name.
+pub fn lock_clause(l: &sqlparser::ast::LockClause) -> LockClause<'_> {
+    use common::RowLockMode;
+    use sqlparser::ast::{LockType, ObjectName, ObjectNamePart};
+    let mut mode = match l.lock_type {
+        LockType::Share => RowLockMode::Share,
+        LockType::Update => RowLockMode::Update,
+    };
+    let mut of = l.of.clone();
+    if let Some(ObjectName(parts)) = &l.of
+        && let Some(ObjectNamePart::Identifier(first)) = parts.first()
+        && first.quote_style == Some('"')
+    {
+        let marked = match first.value.as_str() {
+            KEY_SHARE_MARK => Some(RowLockMode::KeyShare),
+            NO_KEY_UPDATE_MARK => Some(RowLockMode::NoKeyUpdate),
+            _ => None,
+        };
+        if let Some(m) = marked {
+            mode = m;
+            of = (parts.len() > 1).then(|| ObjectName(parts[1..].to_vec()));
+        }
+    }
+    LockClause {
+        mode,
+        of,
+        nonblock: l.nonblock.as_ref(),
+    }
+}
+
+/// `FOR KEY SHARE` and `FOR NO KEY UPDATE`, which sqlparser's grammar lacks: the tokens
+/// of `sql` with each respelled `FOR SHARE` / `FOR UPDATE` and marked in its `OF` name
+/// (see [`KEY_SHARE_MARK`]); `None` if there are none.
+fn lock_strengths_marked(sql: &str) -> Option<Vec<sqlparser::tokenizer::TokenWithSpan>> {
+    use sqlparser::keywords::Keyword;
+    use sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer, Word};
+    let dialect = PostgreSqlDialect {};
+    let tokens = Tokenizer::new(&dialect, sql)
+        .tokenize_with_location()
+        .ok()?;
+    let kw = |t: &TokenWithSpan| match &t.token {
+        Token::Word(w) if w.quote_style.is_none() => Some(w.keyword),
+        _ => None,
+    };
+    // Indexes of the tokens that are not whitespace.
+    let sig: Vec<usize> = (0..tokens.len())
+        .filter(|&i| !matches!(tokens[i].token, Token::Whitespace(_)))
+        .collect();
+    let at = |k: usize| sig.get(k).map(|&i| &tokens[i]).and_then(kw);
+    let mut out = Vec::with_capacity(tokens.len() + 4);
+    let mut next = 0; // the next token of `tokens` to copy
+    let mut marked = false;
+    for k in 0..sig.len() {
+        if at(k) != Some(Keyword::FOR) {
+            continue;
+        }
+        let (mark, words) = match (at(k + 1), at(k + 2), at(k + 3)) {
+            (Some(Keyword::KEY), Some(Keyword::SHARE), _) => (KEY_SHARE_MARK, 2),
+            (Some(Keyword::NO), Some(Keyword::KEY), Some(Keyword::UPDATE)) => {
+                (NO_KEY_UPDATE_MARK, 3)
+            }
+            _ => continue,
+        };
+        // Copy through FOR, drop KEY / NO KEY, keep SHARE / UPDATE.
+        out.extend_from_slice(&tokens[next..=sig[k]]);
+        let last = sig[k + words];
+        out.push(tokens[last].clone());
+        next = last + 1;
+        let ident = TokenWithSpan {
+            token: Token::Word(Word {
+                value: mark.to_string(),
+                quote_style: Some('"'),
+                keyword: Keyword::NoKeyword,
+            }),
+            span: tokens[sig[k + 1]].span,
+        };
+        if at(k + words + 1) == Some(Keyword::OF) {
+            // FOR ... OF t: the mark goes first in the name (mark.t).
+            let of = sig[k + words + 1];
+            out.extend_from_slice(&tokens[next..=of]);
+            next = of + 1;
+            out.push(ident);
+            out.push(TokenWithSpan {
+                token: Token::Period,
+                span: tokens[of].span,
+            });
+        } else {
+            out.push(TokenWithSpan {
+                token: Token::make_keyword("OF"),
+                span: tokens[sig[k + 1]].span,
+            });
+            out.push(ident);
+        }
+        marked = true;
+    }
+    if !marked {
+        return None;
+    }
+    out.extend_from_slice(&tokens[next..]);
+    Some(out)
 }
 
 /// sqlparser's `parse_statements`, with VACUUM and ANALYZE read by [`parse_vacuum`].
@@ -716,6 +881,51 @@ fn delete_without_from(sql: &str, body: &str, position: Option<u32>) -> Option<P
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The locking clauses of a one-statement query string, as the binder reads them.
+    fn locks(sql: &str) -> Vec<(common::RowLockMode, Option<String>)> {
+        let cmds = parse(sql).expect("parses");
+        let [Command::Sql(Statement::Query(q))] = cmds.as_slice() else {
+            panic!("not one query: {cmds:?}")
+        };
+        q.locks
+            .iter()
+            .map(lock_clause)
+            .map(|l| (l.mode, l.of.map(|o| o.to_string())))
+            .collect()
+    }
+
+    #[test]
+    fn lock_strengths_sqlparser_lacks() {
+        use common::RowLockMode::*;
+        assert_eq!(locks("SELECT 1 FROM t FOR UPDATE"), [(Update, None)]);
+        assert_eq!(
+            locks("SELECT 1 FROM t FOR SHARE OF t"),
+            [(Share, Some("t".into()))]
+        );
+        assert_eq!(locks("SELECT 1 FROM t FOR KEY SHARE"), [(KeyShare, None)]);
+        assert_eq!(
+            locks("select 1 from t for no /* c */ key\n update of t skip locked"),
+            [(NoKeyUpdate, Some("t".into()))]
+        );
+        assert_eq!(
+            locks("SELECT 1 FROM t FOR KEY SHARE OF \"T\" NOWAIT"),
+            [(KeyShare, Some("\"T\"".into()))]
+        );
+        // A quoted "key" is an identifier, not the keyword.
+        assert!(parse("SELECT 1 FROM t FOR \"key\" SHARE").is_err());
+        // Errors after the clause point into the text as written.
+        let e = parse("SELECT 1 FROM t FOR KEY SHARE OF t WHERE").unwrap_err();
+        assert_eq!(e.message, "syntax error at or near \"WHERE\"");
+        assert_eq!(e.position, Some(36));
+        let e = parse("SELECT 1 FROM t FOR NO KEY SHARE").unwrap_err();
+        assert_eq!(e.message, "syntax error at or near \"SHARE\"");
+        assert_eq!(e.position, Some(28));
+        let e = parse("SELECT 1 FROM t FOR KEY").unwrap_err();
+        assert_eq!(e.message, "syntax error at end of input");
+        // FOR before KEY elsewhere is left alone.
+        assert!(parse("SELECT substring('abc' FROM 1 FOR key) FROM (SELECT 2 AS key) s").is_ok());
+    }
 
     #[test]
     fn syntax_errors_look_like_postgres() {

@@ -19,7 +19,7 @@ pub mod manager;
 pub mod xact;
 
 pub use clog::XidStatus;
-pub use manager::TxnManager;
+pub use manager::{RowLocker, TxnManager};
 pub use xact::{Isolation, Tx};
 
 /// A transaction id: 64 bits, so ids never wrap around (txn rule 1).

@@ -11,8 +11,8 @@ use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use common::ids::Lsn;
-use common::{PgError, PgResult, SqlState};
+use common::ids::{ItemPointer, Lsn};
+use common::{PgError, PgResult, RelId, RowLockMode, SqlState};
 use parking_lot::{Condvar, Mutex, RwLock};
 use storage::vfs::Vfs;
 use storage::xlog::{Record, RecordKind, Wal};
@@ -57,15 +57,43 @@ pub struct TxnManager {
     locks: Arc<crate::lock::LockManager>,
     /// What each session is doing (`pg_stat_activity`).
     activity: Arc<crate::activity::Activity>,
-    /// The members of each multixact still worth remembering (txn rule 8).
+    /// The members of each multixact, and the lockers of updated versions, still worth
+    /// remembering (txn rule 8).
     multis: Mutex<Multis>,
 }
 
-/// Multixacts: ids that stand for a set of transactions sharing a row lock (txn rule 8).
+/// A transaction holding a row lock, and how strong it is.
+pub type RowLocker = (Xid, RowLockMode);
+
+/// An updated version's updater and the lockers that hold it alongside.
+type UpdatedLockers = (Xid, Box<[RowLocker]>);
+
+/// Row lockers kept in memory (txn rule 8): the members of each multixact, ids that
+/// stand for a set of transactions sharing a row lock; and the lockers of versions whose
+/// `t_xmax` names their updater, keyed by the version's address.
 struct Multis {
-    members: HashMap<Xid, Box<[Xid]>>,
-    /// Forget finished multixacts when `members` grows to this many.
+    members: HashMap<Xid, Box<[RowLocker]>>,
+    /// Per updated version: its updater (the entry is stale unless the version's
+    /// `t_xmax` still names it) and the lockers that hold it alongside.
+    updated: HashMap<(RelId, ItemPointer), UpdatedLockers>,
+    /// Forget the entries without a running locker when there are this many.
     sweep_at: usize,
+}
+
+impl Multis {
+    /// Forget, once the maps have doubled since the last time, every entry none of whose
+    /// lockers runs: their locks are gone.
+    fn sweep(&mut self, mgr: &TxnManager) {
+        if self.members.len() + self.updated.len() < self.sweep_at {
+            return;
+        }
+        let procs = mgr.procs.lock();
+        let runs = |m: &[RowLocker]| m.iter().any(|(x, _)| procs.running.contains(x));
+        self.members.retain(|_, m| runs(m));
+        self.updated.retain(|_, (_, m)| runs(m));
+        drop(procs);
+        self.sweep_at = ((self.members.len() + self.updated.len()) * 2).max(MULTI_SWEEP_MIN);
+    }
 }
 
 /// The fewest multixacts remembered before the first sweep.
@@ -144,6 +172,7 @@ impl TxnManager {
             activity: Arc::default(),
             multis: Mutex::new(Multis {
                 members: HashMap::new(),
+                updated: HashMap::new(),
                 sweep_at: MULTI_SWEEP_MIN,
             }),
         })
@@ -261,30 +290,46 @@ impl TxnManager {
     /// A new multixact standing for `members`, the transactions that share a row lock
     /// (txn rule 8). Its id comes from the transaction ids, so it is never reused, even
     /// after a crash; it never runs, commits or aborts.
-    pub fn create_multi(&self, members: &[Xid]) -> PgResult<Xid> {
+    pub fn create_multi(&self, members: &[RowLocker]) -> PgResult<Xid> {
         let id = self.take_id(&mut self.procs.lock())?;
         let mut multis = self.multis.lock();
-        if multis.members.len() >= multis.sweep_at {
-            // Forget the multixacts none of whose members runs: their locks are gone.
-            let procs = self.procs.lock();
-            multis
-                .members
-                .retain(|_, m| m.iter().any(|x| procs.running.contains(x)));
-            drop(procs);
-            multis.sweep_at = (multis.members.len() * 2).max(MULTI_SWEEP_MIN);
-        }
+        multis.sweep(self);
         multis.members.insert(id, members.into());
         Ok(id)
     }
 
     /// The members of multixact `multi`, or none if it is forgotten: then none of them
     /// runs any more (or the server restarted since), so none holds its lock.
-    pub fn multi_members(&self, multi: Xid) -> Vec<Xid> {
+    pub fn multi_members(&self, multi: Xid) -> Vec<RowLocker> {
         self.multis
             .lock()
             .members
             .get(&multi)
             .map_or_else(Vec::new, |m| m.to_vec())
+    }
+
+    /// Record `lockers` as holding the version at `tid` of `rel` alongside `updater`,
+    /// which its `t_xmax` names (txn rule 8); replaces what was recorded for it.
+    pub fn set_version_lockers(
+        &self,
+        rel: RelId,
+        tid: ItemPointer,
+        updater: Xid,
+        lockers: &[RowLocker],
+    ) {
+        let mut multis = self.multis.lock();
+        multis.sweep(self);
+        multis.updated.insert((rel, tid), (updater, lockers.into()));
+    }
+
+    /// The lockers holding the version at `tid` of `rel` alongside `updater`, or none if
+    /// they are forgotten (none of them runs) or were recorded with another updater (the
+    /// entry belongs to an older tuple at that address).
+    pub fn version_lockers(&self, rel: RelId, tid: ItemPointer, updater: Xid) -> Vec<RowLocker> {
+        match self.multis.lock().updated.get(&(rel, tid)) {
+            Some((u, m)) if *u == updater => m.to_vec(),
+            _ => Vec::new(),
+        }
     }
 
     /// Commit `xids` (a transaction and its committed subtransactions) atomically: one

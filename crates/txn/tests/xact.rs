@@ -266,6 +266,7 @@ fn commits_racing_checkpoints_survive_a_crash() {
 
 #[test]
 fn multixacts_are_forgotten_once_their_members_end() {
+    use common::RowLockMode::{KeyShare, Share};
     let dir = tempfile::tempdir().unwrap();
     let db = open(dir.path());
     let a = Tx::new(db.mgr.clone(), 1);
@@ -273,25 +274,48 @@ fn multixacts_are_forgotten_once_their_members_end() {
     a.begin(Isolation::ReadCommitted, false);
     b.begin(Isolation::ReadCommitted, false);
     let (xa, xb) = (a.xid().unwrap(), b.xid().unwrap());
-    let held = db.mgr.create_multi(&[xa, xb]).unwrap();
-    let ended = db.mgr.create_multi(&[xa]).unwrap();
+    let held = db.mgr.create_multi(&[(xa, Share), (xb, KeyShare)]).unwrap();
+    let ended = db.mgr.create_multi(&[(xa, Share)]).unwrap();
     assert!(
         held > xb && ended > held,
         "ids come from the transaction ids"
     );
     assert_eq!(db.mgr.next_xid(), ended + 1);
     assert!(!db.mgr.is_running(held), "a multixact never runs");
+    let rel: common::RelId = 16384;
+    let tid = |offset| common::ItemPointer { block: 0, offset };
+    db.mgr
+        .set_version_lockers(rel, tid(1), 77, &[(xa, KeyShare)]);
+    db.mgr
+        .set_version_lockers(rel, tid(2), 78, &[(xb, KeyShare)]);
+    assert_eq!(db.mgr.version_lockers(rel, tid(1), 77), [(xa, KeyShare)]);
+    assert_eq!(
+        db.mgr.version_lockers(rel, tid(1), 79),
+        [],
+        "recorded with another updater: an older tuple's"
+    );
     a.commit().unwrap();
-    assert_eq!(db.mgr.multi_members(ended), [xa], "kept until a sweep");
+    assert_eq!(
+        db.mgr.multi_members(ended),
+        [(xa, Share)],
+        "kept until a sweep"
+    );
     // Enough new multixacts to sweep: those without a running member go.
     for _ in 0..100 {
-        db.mgr.create_multi(&[xb]).unwrap();
+        db.mgr.create_multi(&[(xb, Share)]).unwrap();
     }
-    assert_eq!(db.mgr.multi_members(ended), [] as [u64; 0]);
-    assert_eq!(db.mgr.multi_members(held), [xa, xb], "b still runs");
+    assert_eq!(db.mgr.multi_members(ended), []);
+    assert_eq!(db.mgr.version_lockers(rel, tid(1), 77), []);
+    assert_eq!(
+        db.mgr.multi_members(held),
+        [(xa, Share), (xb, KeyShare)],
+        "b still runs"
+    );
+    assert_eq!(db.mgr.version_lockers(rel, tid(2), 78), [(xb, KeyShare)]);
     b.abort().unwrap();
     for _ in 0..300 {
         db.mgr.create_multi(&[]).unwrap();
     }
-    assert_eq!(db.mgr.multi_members(held), [] as [u64; 0]);
+    assert_eq!(db.mgr.multi_members(held), []);
+    assert_eq!(db.mgr.version_lockers(rel, tid(2), 78), []);
 }

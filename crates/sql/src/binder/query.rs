@@ -143,11 +143,11 @@ impl Binder<'_> {
         };
         let lock = match q.locks.as_slice() {
             [] => None,
-            [l] => Some(l),
+            [l] => Some(crate::parser::lock_clause(l)),
             _ => return Err(PgError::unsupported("more than one locking clause")),
         };
         let mut query = match q.body.as_ref() {
-            SetExpr::Select(s) => self.bind_select(s, order_by, lock)?,
+            SetExpr::Select(s) => self.bind_select(s, order_by, lock.as_ref())?,
             _ if lock.is_some() => {
                 return Err(PgError::unsupported(
                     "FOR UPDATE/SHARE outside a plain SELECT of one table",
@@ -373,7 +373,7 @@ impl Binder<'_> {
         &self,
         s: &ast::Select,
         order_by: &[ast::OrderByExpr],
-        lock: Option<&ast::LockClause>,
+        lock: Option<&crate::parser::LockClause<'_>>,
     ) -> PgResult<BoundQuery> {
         if let Some(scan) = srf_select_as_scan(s) {
             return self.bind_select(&scan, order_by, lock);
@@ -411,13 +411,23 @@ impl Binder<'_> {
             (None, _) => None,
             (Some(l), LogicalPlan::Scan { table }) => {
                 if let Some(of) = &l.of {
+                    if let [ast::ObjectNamePart::Identifier(first), _, ..] = of.0.as_slice() {
+                        return Err(PgError::new(
+                            SqlState::SYNTAX_ERROR,
+                            format!(
+                                "FOR {} must specify unqualified relation names",
+                                l.mode.clause()
+                            ),
+                        )
+                        .with_position(self.position(&first.span)));
+                    }
                     let (name, pos) = self.object_name(of)?;
                     if name != table.name && scope_name_of(&scope) != Some(name.as_str()) {
                         return Err(PgError::new(
                             SqlState::UNDEFINED_TABLE,
                             format!(
                                 "relation \"{name}\" in FOR {} clause not found in FROM clause",
-                                l.lock_type
+                                l.mode.clause()
                             ),
                         )
                         .with_position(pos));
@@ -434,7 +444,7 @@ impl Binder<'_> {
             (Some(l), _) => {
                 return Err(PgError::unsupported(format!(
                     "FOR {} on a join, subquery, VALUES or system view",
-                    l.lock_type
+                    l.mode.clause()
                 )));
             }
         };
@@ -563,7 +573,7 @@ impl Binder<'_> {
             if let Some(what) = what {
                 return Err(PgError::new(
                     SqlState::FEATURE_NOT_SUPPORTED,
-                    format!("FOR {} is not allowed with {what}", l.lock_type),
+                    format!("FOR {} is not allowed with {what}", l.mode.clause()),
                 ));
             }
         }
@@ -646,7 +656,7 @@ impl Binder<'_> {
                 input: Box::new(plan),
                 table,
                 tid_column,
-                exclusive: l.lock_type == ast::LockType::Update,
+                mode: l.mode,
                 wait: match l.nonblock {
                     None => RowWait::Block,
                     Some(ast::NonBlock::Nowait) => RowWait::Nowait,
