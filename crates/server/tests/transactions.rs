@@ -245,6 +245,121 @@ async fn transfers_keep_the_total() {
     );
 }
 
+/// Foreign keys under concurrency: children inserted (FOR KEY SHARE on their parent),
+/// parents updated without changing the key (which neither waits for a child's insert nor
+/// makes one wait), children and parents deleted, parents inserted again, and
+/// transactions doing two of these rolled back, all at once. Afterwards every child has
+/// its parent, and every committed parent update is counted once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn foreign_keys_hold_under_concurrent_updates_and_deletes() {
+    const PARENTS: u64 = 8;
+    const CLIENTS: usize = 6;
+    const OPS: usize = 150;
+    let (server, _dir) = start().await;
+    let setup = connect(&server).await;
+    exec(
+        &setup,
+        "CREATE TABLE parent (id int PRIMARY KEY, n int); \
+         CREATE TABLE child (id int PRIMARY KEY, pid int REFERENCES parent)",
+    )
+    .await;
+    let values: Vec<String> = (0..PARENTS).map(|i| format!("({i}, 0)")).collect();
+    exec(
+        &setup,
+        &format!("INSERT INTO parent VALUES {}", values.join(", ")),
+    )
+    .await;
+    let mut tasks = Vec::new();
+    for client in 0..CLIENTS {
+        let c = connect(&server).await;
+        tasks.push(tokio::spawn(async move {
+            let mut seed = client as u64 * 104_729 + 3;
+            let mut next = || {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                seed
+            };
+            // Committed increments of parent.n, and the n of the parents deleted.
+            let (mut updates, mut removed) = (0i64, 0i64);
+            for i in 0..OPS {
+                let k = next() % PARENTS;
+                let child = client * 100_000 + i;
+                let result = match next() % 8 {
+                    0..=2 => c
+                        .execute(&format!("INSERT INTO child VALUES ({child}, {k})"), &[])
+                        .await
+                        .map(drop),
+                    3 | 4 => c
+                        .execute(&format!("UPDATE parent SET n = n + 1 WHERE id = {k}"), &[])
+                        .await
+                        .map(|n| updates += n as i64),
+                    5 => c
+                        .execute(&format!("DELETE FROM child WHERE pid = {k}"), &[])
+                        .await
+                        .map(drop),
+                    6 if next() % 2 == 0 => c
+                        .query(
+                            &format!("DELETE FROM parent WHERE id = {k} RETURNING n"),
+                            &[],
+                        )
+                        .await
+                        .map(|rows| {
+                            removed += rows
+                                .iter()
+                                .map(|r| i64::from(r.get::<_, i32>(0)))
+                                .sum::<i64>()
+                        }),
+                    6 => c
+                        .execute(&format!("INSERT INTO parent VALUES ({k}, 0)"), &[])
+                        .await
+                        .map(drop),
+                    _ => {
+                        let sql = format!(
+                            "BEGIN; INSERT INTO child VALUES ({child}, {k}); \
+                             UPDATE parent SET n = n + 1 WHERE id = {k}; ROLLBACK"
+                        );
+                        let r = c.batch_execute(&sql).await;
+                        if r.is_err() {
+                            exec(&c, "ROLLBACK").await;
+                        }
+                        r
+                    }
+                };
+                if let Err(e) = result {
+                    let code = sqlstate(&e);
+                    // A missing or referenced parent, a parent already there, a deadlock.
+                    assert!(
+                        ["23503", "23505", "40P01"].contains(&code.as_str()),
+                        "client {client} op {i}: {e}"
+                    );
+                }
+            }
+            (updates, removed)
+        }));
+    }
+    let (mut updates, mut removed) = (0, 0);
+    for t in tasks {
+        let (u, r) = t.await.expect("client");
+        updates += u;
+        removed += r;
+    }
+    assert_eq!(
+        value(
+            &setup,
+            "SELECT count(*) FROM child c LEFT JOIN parent p ON p.id = c.pid WHERE p.id IS NULL"
+        )
+        .await,
+        "0",
+        "children without a parent"
+    );
+    let kept: i64 = value(&setup, "SELECT coalesce(sum(n), 0) FROM parent")
+        .await
+        .parse()
+        .expect("a sum");
+    assert_eq!(kept + removed, updates, "parent updates lost or doubled");
+}
+
 /// Bytes of every relation file (heap and index pages; files grow as pages are added).
 fn relation_bytes(dir: &std::path::Path) -> u64 {
     std::fs::read_dir(dir.join("base"))
