@@ -228,6 +228,8 @@ pub(crate) fn eval_func(f: ScalarFunc, args: &[Value]) -> PgResult<Value> {
         F::Lower
         | F::Upper
         | F::Length
+        | F::OctetLength
+        | F::BitLength
         | F::Substr
         | F::Abs
         | F::Round

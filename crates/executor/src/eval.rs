@@ -643,6 +643,18 @@ fn eval_func(f: ScalarFunc, args: Vec<Value>, ty: &DataType) -> PgResult<Value> 
         ScalarFunc::Upper => Ok(Value::Text(
             args[0].as_str().unwrap_or_default().to_ascii_uppercase(),
         )),
+        ScalarFunc::OctetLength | ScalarFunc::BitLength => {
+            // char(n) counts its padding, which `as_str` leaves out.
+            let bytes = match &args[0] {
+                Value::Bpchar(s) => s.len(),
+                other => other.as_str().unwrap_or_default().len(),
+            } as i32;
+            Ok(Value::Int4(if f == ScalarFunc::BitLength {
+                bytes * 8
+            } else {
+                bytes
+            }))
+        }
         ScalarFunc::Length => Ok(Value::Int4(match &args[0] {
             Value::Bytea(b) => b.len() as i32,
             other => other.as_str().unwrap_or_default().chars().count() as i32,

@@ -81,6 +81,9 @@ pub enum ScalarFunc {
     Lower,
     Upper,
     Length,
+    /// `octet_length` / `bit_length` of a string: its bytes (bits) in UTF-8.
+    OctetLength,
+    BitLength,
     Substr,
     // Mathematical functions. Each has a float8 version and a numeric one, picked by the
     // argument's type at bind time (`ExprKind::Func`'s type); the executor follows the

@@ -1434,6 +1434,15 @@ impl Binder<'_> {
                 ExprKind::Func(ScalarFunc::Length, args),
                 DataType::Int4,
             )),
+            ("octet_length" | "bit_length", 1) => {
+                let a = text_arg(args.into_iter().next().expect("one argument"))?;
+                let f = if name == "octet_length" {
+                    ScalarFunc::OctetLength
+                } else {
+                    ScalarFunc::BitLength
+                };
+                Ok(Expr::new(ExprKind::Func(f, vec![a]), DataType::Int4))
+            }
             ("length" | "char_length" | "character_length", 1) => {
                 let a = text_arg(args.into_iter().next().expect("one argument"))?;
                 Ok(Expr::new(

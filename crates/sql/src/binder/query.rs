@@ -937,22 +937,60 @@ impl Binder<'_> {
         if !(2..=3).contains(&bound.len()) {
             return Err(no_such());
         }
-        // int4 unless an argument is int8; anything else integral-looking is not ours.
-        let ty = if types.contains(&DataType::Int8) {
-            DataType::Int8
-        } else if types
+        // The variants PostgreSQL has: (int4, int4 [, int4]), the same over int8 and
+        // numeric, and (timestamp, timestamp, interval) and the same over timestamptz,
+        // chosen as its resolution would: numeric if an argument is, int8 if one is,
+        // else int4; timestamp if the bounds are that, else timestamptz (a date's
+        // preferred cast).
+        let integral = |t: &DataType| matches!(t, DataType::Int2 | DataType::Int4 | DataType::Int8);
+        let numeric = DataType::Numeric(None);
+        let datetime = |t: &DataType| {
+            matches!(
+                t,
+                DataType::Timestamp(_)
+                    | DataType::TimestampTz(_)
+                    | DataType::Date
+                    | DataType::Unknown
+            )
+        };
+        let ty = if types
             .iter()
-            .all(|t| matches!(t, DataType::Int2 | DataType::Int4 | DataType::Unknown))
+            .all(|t| integral(t) || matches!(t, DataType::Numeric(_) | DataType::Unknown))
         {
-            DataType::Int4
+            if types.iter().any(|t| matches!(t, DataType::Numeric(_))) {
+                numeric
+            } else if types.contains(&DataType::Int8) {
+                DataType::Int8
+            } else {
+                DataType::Int4
+            }
+        } else if types.len() == 3
+            && types[..2].iter().all(datetime)
+            && matches!(types[2], DataType::Interval | DataType::Unknown)
+        {
+            if types[..2]
+                .iter()
+                .all(|t| matches!(t, DataType::Timestamp(_) | DataType::Unknown))
+            {
+                DataType::Timestamp(None)
+            } else {
+                DataType::TimestampTz(None)
+            }
         } else {
             return Err(no_such());
         };
-        // Only integers and untyped literals are left: coercion can fail only on a bad
-        // literal, with its own error (22P02), as in PostgreSQL.
+        // Coercion can fail only on a bad literal, with its own error (22P02), as in
+        // PostgreSQL.
+        let step = if matches!(ty, DataType::Timestamp(_) | DataType::TimestampTz(_)) {
+            DataType::Interval
+        } else {
+            ty
+        };
+        let arg_types = [ty, ty, step];
         let mut args = bound
             .into_iter()
-            .map(|e| coerce(e, &ty, CastContext::Implicit))
+            .zip(arg_types)
+            .map(|(e, t)| coerce(e, &t, CastContext::Implicit))
             .collect::<PgResult<Vec<_>>>()?
             .into_iter();
         let (start, stop, step) = (
