@@ -98,6 +98,9 @@ pub enum SystemView {
     InfoTableConstraints,
     /// `information_schema.key_column_usage`: the columns of those keys.
     InfoKeyColumnUsage,
+    /// `information_schema.check_constraints`: the CHECK constraints, and the one each
+    /// NOT NULL column is in PostgreSQL 15.
+    InfoCheckConstraints,
 }
 
 /// The schema of the SQL standard's views (`information_schema`): its OID, given from
@@ -105,7 +108,7 @@ pub enum SystemView {
 pub const INFORMATION_SCHEMA_OID: common::Oid = 12900;
 
 impl SystemView {
-    pub const ALL: [SystemView; 35] = [
+    pub const ALL: [SystemView; 36] = [
         SystemView::StatFd,
         SystemView::StatBuffers,
         SystemView::StatWal,
@@ -141,6 +144,7 @@ impl SystemView {
         SystemView::InfoSchemata,
         SystemView::InfoTableConstraints,
         SystemView::InfoKeyColumnUsage,
+        SystemView::InfoCheckConstraints,
     ];
 
     /// A view of `pg_catalog` (on every search path) by name.
@@ -163,7 +167,8 @@ impl SystemView {
             | SystemView::InfoColumns
             | SystemView::InfoSchemata
             | SystemView::InfoTableConstraints
-            | SystemView::InfoKeyColumnUsage => "information_schema",
+            | SystemView::InfoKeyColumnUsage
+            | SystemView::InfoCheckConstraints => "information_schema",
             _ => "pg_catalog",
         }
     }
@@ -205,6 +210,7 @@ impl SystemView {
             SystemView::InfoSchemata => "schemata",
             SystemView::InfoTableConstraints => "table_constraints",
             SystemView::InfoKeyColumnUsage => "key_column_usage",
+            SystemView::InfoCheckConstraints => "check_constraints",
         }
     }
 
@@ -243,6 +249,7 @@ impl SystemView {
             SystemView::InfoSchemata => 12903,
             SystemView::InfoTableConstraints => 12904,
             SystemView::InfoKeyColumnUsage => 12905,
+            SystemView::InfoCheckConstraints => 12906,
             SystemView::PgLocks => 12000,
             SystemView::PgStatActivity => 12001,
             SystemView::StatFd => 12100,
@@ -416,6 +423,12 @@ impl SystemView {
                 ("initially_deferred", Text),
                 ("enforced", Text),
                 ("nulls_distinct", Text),
+            ],
+            SystemView::InfoCheckConstraints => &[
+                ("constraint_catalog", Text),
+                ("constraint_schema", Text),
+                ("constraint_name", Text),
+                ("check_clause", Text),
             ],
             SystemView::InfoKeyColumnUsage => &[
                 ("constraint_catalog", Text),

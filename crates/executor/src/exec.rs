@@ -564,7 +564,8 @@ fn system_view_rows(view: catalog::SystemView, env: Env) -> Vec<Row> {
         | SystemView::InfoColumns
         | SystemView::InfoSchemata
         | SystemView::InfoTableConstraints
-        | SystemView::InfoKeyColumnUsage => crate::information_schema::rows(view),
+        | SystemView::InfoKeyColumnUsage
+        | SystemView::InfoCheckConstraints => crate::information_schema::rows(view),
         SystemView::PgType => pg_type_rows(),
         SystemView::PgDatabase => vec![vec![
             Value::Oid(5),

@@ -1,5 +1,6 @@
 //! The SQL standard's `information_schema` views that ORMs, drivers and GUI tools read:
-//! tables, columns, schemata, table_constraints and key_column_usage, made from the
+//! tables, columns, schemata, table_constraints, key_column_usage and check_constraints,
+//! made from the
 //! catalog snapshot as PostgreSQL 15 makes them from its catalogs. Myriad's tables are
 //! all in `public`; its system views are not listed (PostgreSQL lists its catalogs).
 
@@ -82,6 +83,39 @@ pub(crate) fn rows(view: SystemView) -> Vec<Row> {
                 }
             }
         }),
+        SystemView::InfoCheckConstraints => {
+            let Ok(host) = crate::host::host() else {
+                return Vec::new();
+            };
+            let catalog = host.catalog();
+            crate::exec::rows_per_table(|t, out| {
+                let mut row = |name: &str, clause: String| {
+                    out.push(vec![
+                        text(&db),
+                        text("public"),
+                        text(name),
+                        Value::Text(clause),
+                    ]);
+                };
+                for c in &t.checks {
+                    // pg_get_constraintdef's text after its "CHECK ", as PostgreSQL's
+                    // view takes it.
+                    let def = crate::check::definition(&catalog, t, c, false);
+                    row(
+                        &c.name,
+                        def.strip_prefix("CHECK ").unwrap_or(&def).to_string(),
+                    );
+                }
+                for (n, c) in t.columns.iter().enumerate() {
+                    if c.not_null {
+                        row(
+                            &format!("{PUBLIC_OID}_{}_{}_not_null", t.oid, n + 1),
+                            format!("{} IS NOT NULL", c.name),
+                        );
+                    }
+                }
+            })
+        }
         SystemView::InfoKeyColumnUsage => {
             let Ok(host) = crate::host::host() else {
                 return Vec::new();
