@@ -319,6 +319,9 @@ pub enum TableChange {
     },
     /// RENAME TO.
     Rename(String),
+    /// ALTER INDEX ... RENAME TO: the index (and the constraint it backs, which has its
+    /// name).
+    RenameIndex { index: Oid, name: String },
 }
 
 #[derive(Clone, Debug)]

@@ -1439,7 +1439,7 @@ impl Catalog {
     /// Change `table`'s descriptor (the caller has checked the change against it and the
     /// rows). A new name is claimed as a created relation's is (42P07 if it is taken).
     pub fn change_table(&self, tx: &Tx, table: Oid, change: TableChange) -> PgResult<()> {
-        if let TableChange::Rename(name) = &change {
+        if let TableChange::Rename(name) | TableChange::RenameIndex { name, .. } = &change {
             self.claiming(tx, |cur, _| {
                 let name = relation_name(cur, Some(name.clone()), String::new)?;
                 Ok((vec![name], ()))
@@ -1471,6 +1471,16 @@ impl Catalog {
                     }
                 }
                 TableChange::Rename(name) => t.name = name,
+                TableChange::RenameIndex { index, name } => {
+                    let oid = t.oid;
+                    t.indexes
+                        .iter_mut()
+                        .find(|i| i.oid == index)
+                        .ok_or_else(|| {
+                            PgError::internal(format!("no index {index} in table {oid}"))
+                        })?
+                        .name = name;
+                }
             }
             Ok(())
         })

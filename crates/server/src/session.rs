@@ -590,6 +590,11 @@ impl Session {
                 let r = self.run_own_ddl(cmd, sql, "ALTER SEQUENCE")?;
                 return self.statement_done(r, last);
             }
+            Command::AlterIndex(_) => {
+                let mut r = self.run_own_ddl(cmd, sql, "ALTER INDEX")?;
+                r.tag = "ALTER INDEX".into();
+                return self.statement_done(r, last);
+            }
         };
         let r = match stmt {
             Statement::StartTransaction {

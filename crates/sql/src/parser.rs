@@ -22,6 +22,8 @@ pub enum Command {
     Vacuum(Vacuum),
     /// ALTER SEQUENCE (sqlparser has no such statement).
     AlterSequence(AlterSequence),
+    /// ALTER INDEX (sqlparser's lacks IF EXISTS).
+    AlterIndex(AlterIndex),
 }
 
 impl Command {
@@ -29,7 +31,7 @@ impl Command {
     pub fn sql(&self) -> Option<&Statement> {
         match self {
             Command::Sql(s) => Some(s),
-            Command::Vacuum(_) | Command::AlterSequence(_) => None,
+            Command::Vacuum(_) | Command::AlterSequence(_) | Command::AlterIndex(_) => None,
         }
     }
 }
@@ -40,6 +42,7 @@ impl std::fmt::Display for Command {
             Command::Sql(s) => s.fmt(f),
             Command::Vacuum(v) => v.fmt(f),
             Command::AlterSequence(a) => a.fmt(f),
+            Command::AlterIndex(a) => a.fmt(f),
         }
     }
 }
@@ -80,6 +83,33 @@ impl std::fmt::Display for AlterSequence {
         }
         if let Some(o) = &self.owned_by {
             write!(f, " OWNED BY {o}")?;
+        }
+        if let Some(u) = &self.unsupported {
+            write!(f, " {u}")?;
+        }
+        Ok(())
+    }
+}
+
+/// `ALTER INDEX [IF EXISTS] name RENAME TO new_name`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AlterIndex {
+    pub if_exists: bool,
+    pub name: sqlparser::ast::ObjectName,
+    pub rename_to: Option<sqlparser::ast::Ident>,
+    /// A form Myriad does not have (SET, RESET, ALTER COLUMN, ...): its first words.
+    pub unsupported: Option<String>,
+}
+
+impl std::fmt::Display for AlterIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ALTER INDEX ")?;
+        if self.if_exists {
+            f.write_str("IF EXISTS ")?;
+        }
+        write!(f, "{}", self.name)?;
+        if let Some(to) = &self.rename_to {
+            write!(f, " RENAME TO {to}")?;
         }
         if let Some(u) = &self.unsupported {
             write!(f, " {u}")?;
@@ -405,6 +435,8 @@ fn parse_commands(p: &mut Parser<'_>, sql: &str) -> Result<Vec<Command>, ParserE
             Command::Sql(parse_create_sequence(p)?)
         } else if is_alter_sequence(p) {
             Command::AlterSequence(parse_alter_sequence(p)?)
+        } else if is_alter_index(p) {
+            Command::AlterIndex(parse_alter_index(p)?)
         } else {
             Command::Sql(p.parse_statement()?)
         });
@@ -590,6 +622,49 @@ fn parse_alter_sequence(p: &mut Parser<'_>) -> Result<AlterSequence, ParserError
         restart: c.restart,
         owned_by: c.owned_by,
         unsupported: None,
+    })
+}
+
+/// `ALTER INDEX` next?
+fn is_alter_index(p: &Parser<'_>) -> bool {
+    use sqlparser::keywords::Keyword;
+    use sqlparser::tokenizer::Token;
+    let kw = |n: usize| match p.peek_nth_token_ref(n).token {
+        Token::Word(ref w) if w.quote_style.is_none() => Some(w.keyword),
+        _ => None,
+    };
+    kw(0) == Some(Keyword::ALTER) && kw(1) == Some(Keyword::INDEX)
+}
+
+fn parse_alter_index(p: &mut Parser<'_>) -> Result<AlterIndex, ParserError> {
+    use sqlparser::keywords::Keyword;
+    use sqlparser::tokenizer::Token;
+    p.expect_keywords(&[Keyword::ALTER, Keyword::INDEX])?;
+    let if_exists = p.parse_keywords(&[Keyword::IF, Keyword::EXISTS]);
+    let name = p.parse_object_name(false)?;
+    if p.parse_keyword(Keyword::RENAME) {
+        p.expect_keyword(Keyword::TO)?;
+        let to = p.parse_identifier()?;
+        return Ok(AlterIndex {
+            if_exists,
+            name,
+            rename_to: Some(to),
+            unsupported: None,
+        });
+    }
+    // Not supported yet: keep the words for the error, up to the statement's end.
+    let mut words = Vec::new();
+    while !matches!(p.peek_token().token, Token::EOF | Token::SemiColon) {
+        words.push(p.next_token().to_string());
+    }
+    if words.is_empty() {
+        return p.expected("an ALTER INDEX action", p.peek_token());
+    }
+    Ok(AlterIndex {
+        if_exists,
+        name,
+        rename_to: None,
+        unsupported: Some(words.join(" ")),
     })
 }
 

@@ -1,5 +1,6 @@
 //! Binding ALTER TABLE: ADD PRIMARY KEY / UNIQUE / FOREIGN KEY / CHECK, DROP CONSTRAINT, ADD
-//! COLUMN, ALTER COLUMN SET / DROP DEFAULT and NOT NULL, RENAME COLUMN, RENAME TO.
+//! COLUMN, ALTER COLUMN SET / DROP DEFAULT and NOT NULL, RENAME COLUMN, RENAME TO; and
+//! ALTER INDEX ... RENAME TO.
 
 use std::sync::Arc;
 
@@ -100,6 +101,62 @@ impl Binder<'_> {
                     .join(" ")
             ))),
         }
+    }
+
+    /// ALTER INDEX [IF EXISTS] name RENAME TO new_name: renames the index, and the
+    /// constraint it backs. As in PostgreSQL, the name may also be a table's, which it
+    /// renames.
+    pub(crate) fn bind_alter_index(
+        &self,
+        a: &crate::parser::AlterIndex,
+    ) -> PgResult<BoundStatement> {
+        let (name, pos) = self.object_name(&a.name)?;
+        let target = match (self.catalog.index(&name), self.catalog.table(&name)) {
+            (Some((t, i)), _) => Some((t.clone(), Some(i.oid))),
+            (None, Some(t)) => Some((t.clone(), None)),
+            (None, None) => None,
+        };
+        let Some((table, index)) = target else {
+            if self.catalog.relation_exists(&name) {
+                return Err(PgError::unsupported(format!(
+                    "ALTER INDEX of sequence \"{name}\""
+                )));
+            }
+            if a.if_exists {
+                return Ok(BoundStatement::Nothing {
+                    tag: "ALTER INDEX",
+                    notices: vec![PgError::notice(format!(
+                        "relation \"{name}\" does not exist, skipping"
+                    ))],
+                });
+            }
+            // PostgreSQL reports no position here.
+            let _ = pos;
+            return Err(PgError::new(
+                SqlState::UNDEFINED_TABLE,
+                format!("relation \"{name}\" does not exist"),
+            ));
+        };
+        let (Some(to), None) = (&a.rename_to, &a.unsupported) else {
+            return Err(PgError::unsupported(format!(
+                "ALTER INDEX ... {}",
+                a.unsupported
+                    .as_deref()
+                    .unwrap_or_default()
+                    .split_whitespace()
+                    .take_while(|w| w.chars().all(|c| c.is_alphanumeric() || c == '_'))
+                    .take(2)
+                    .map(str::to_uppercase)
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            )));
+        };
+        let to = ident_name(to);
+        let change = match index {
+            Some(index) => TableChange::RenameIndex { index, name: to },
+            None => TableChange::Rename(to),
+        };
+        Ok(BoundStatement::ChangeTable { table, change })
     }
 
     /// ADD [COLUMN] [IF NOT EXISTS] name type [NULL | NOT NULL | DEFAULT e ...]. Keys,

@@ -255,6 +255,7 @@ impl<'a> Binder<'a> {
         match cmd {
             crate::parser::Command::Sql(s) => self.bind(s),
             crate::parser::Command::AlterSequence(a) => self.bind_alter_sequence(a),
+            crate::parser::Command::AlterIndex(a) => self.bind_alter_index(a),
             crate::parser::Command::Vacuum(_) => Err(PgError::internal(
                 "VACUUM and ANALYZE run outside the binder",
             )),
