@@ -325,6 +325,10 @@ fn lock_version(
     missing_ok: bool,
     prior: Option<Xid>,
 ) -> PgResult<LockStep> {
+    // A newer version VACUUM removed may have had its page truncated away.
+    if prior.is_some() && tid.block >= pool.smgr().nblocks(rel)? {
+        return Ok(LockStep::Refused(HeapWrite::Invisible));
+    }
     let mut buf = pin_tid_page(pool, rel, tid)?;
     let mut mtr = Mtr::new(pool);
     let p = mtr.latch(&mut buf);

@@ -110,7 +110,7 @@ impl Binder<'_> {
         &self,
         a: &crate::parser::AlterIndex,
     ) -> PgResult<BoundStatement> {
-        let (name, pos) = self.object_name(&a.name)?;
+        let (name, _) = self.object_name(&a.name)?;
         let target = match (self.catalog.index(&name), self.catalog.table(&name)) {
             (Some((t, i)), _) => Some((t.clone(), Some(i.oid))),
             (None, Some(t)) => Some((t.clone(), None)),
@@ -122,20 +122,7 @@ impl Binder<'_> {
                     "ALTER INDEX of sequence \"{name}\""
                 )));
             }
-            if a.if_exists {
-                return Ok(BoundStatement::Nothing {
-                    tag: "ALTER INDEX",
-                    notices: vec![PgError::notice(format!(
-                        "relation \"{name}\" does not exist, skipping"
-                    ))],
-                });
-            }
-            // PostgreSQL reports no position here.
-            let _ = pos;
-            return Err(PgError::new(
-                SqlState::UNDEFINED_TABLE,
-                format!("relation \"{name}\" does not exist"),
-            ));
+            return missing_relation(&name, a.if_exists, "ALTER INDEX");
         };
         let (Some(to), None) = (&a.rename_to, &a.unsupported) else {
             return Err(PgError::unsupported(format!(
@@ -666,4 +653,26 @@ fn column_exists(name: &str, table: &TableDesc) -> String {
         "column \"{name}\" of relation \"{}\" already exists",
         table.name
     )
+}
+
+/// ALTER INDEX / SEQUENCE [IF EXISTS] of a relation that does not exist: with IF EXISTS
+/// PostgreSQL's notice and nothing done, else 42P01 (which PostgreSQL reports without a
+/// position).
+pub(crate) fn missing_relation(
+    name: &str,
+    if_exists: bool,
+    tag: &'static str,
+) -> PgResult<BoundStatement> {
+    if if_exists {
+        return Ok(BoundStatement::Nothing {
+            tag,
+            notices: vec![PgError::notice(format!(
+                "relation \"{name}\" does not exist, skipping"
+            ))],
+        });
+    }
+    Err(PgError::new(
+        SqlState::UNDEFINED_TABLE,
+        format!("relation \"{name}\" does not exist"),
+    ))
 }

@@ -272,7 +272,7 @@ impl Binder<'_> {
         &self,
         a: &crate::parser::AlterSequence,
     ) -> PgResult<BoundStatement> {
-        let (name, pos) = self.object_name(&a.name)?;
+        let (name, _) = self.object_name(&a.name)?;
         let Some(seq) = self.catalog.sequence(&name).cloned() else {
             if self.catalog.relation_exists(&name) {
                 return Err(PgError::new(
@@ -280,20 +280,7 @@ impl Binder<'_> {
                     format!("\"{name}\" is not a sequence"),
                 ));
             }
-            if a.if_exists {
-                return Ok(BoundStatement::Nothing {
-                    tag: "ALTER SEQUENCE",
-                    notices: vec![PgError::notice(format!(
-                        "relation \"{name}\" does not exist, skipping"
-                    ))],
-                });
-            }
-            // PostgreSQL reports no position here.
-            let _ = pos;
-            return Err(PgError::new(
-                SqlState::UNDEFINED_TABLE,
-                format!("relation \"{name}\" does not exist"),
-            ));
+            return super::alter::missing_relation(&name, a.if_exists, "ALTER SEQUENCE");
         };
         if let Some(u) = &a.unsupported {
             return Err(PgError::unsupported(format!(
