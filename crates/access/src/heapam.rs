@@ -332,9 +332,10 @@ fn lock_version(
     let mut buf = pin_tid_page(pool, rel, tid)?;
     let mut mtr = Mtr::new(pool);
     let p = mtr.latch(&mut buf);
-    match Page::new(mtr.page(p)).get_item(tid.offset) {
-        None if missing_ok => return Ok(LockStep::Refused(HeapWrite::Invisible)),
-        Some(item) if prior.is_some_and(|u| tuple::header(item).map(|h| h.xmin) != Ok(u)) => {
+    match (Page::new(mtr.page(p)).get_item(tid.offset), prior) {
+        (None, _) if missing_ok => return Ok(LockStep::Refused(HeapWrite::Invisible)),
+        // The address holds another tuple now: the chain ended.
+        (Some(item), Some(u)) if tuple::header(item)?.xmin != u => {
             return Ok(LockStep::Refused(HeapWrite::Invisible));
         }
         _ => {}
@@ -344,11 +345,12 @@ fn lock_version(
         return Ok(LockStep::Refused(v));
     }
     let holders = visibility::holders(&h, rel, tid, tx)?;
+    let covered = holders.mine_covers(mode);
     // This transaction's lock under `xid` becomes the stronger of the two; its locks
     // under other ids of its own (an outer savepoint's) stay, for a rollback to undo.
-    let mut lockers = holders.others.clone();
+    let mut lockers = holders.others;
     let mut strongest = mode;
-    for &(x, m) in &holders.mine {
+    for (x, m) in holders.mine {
         if x == xid {
             strongest = strongest.max(m);
         } else {
@@ -369,7 +371,7 @@ fn lock_version(
         // Updated by a running transaction that kept the key: `t_xmax` stays the
         // updater's, the lockers go aside (txn rule 8).
         Some((u, Fate::Running)) => {
-            if !holders.mine_covers(mode) {
+            if !covered {
                 tx.manager().set_version_lockers(rel, tid, u, &lockers);
                 if h.infomask & HEAP_XMAX_LOCKERS_ASIDE == 0 {
                     let mut page = PageMut::new(mtr.page(p));
@@ -386,7 +388,7 @@ fn lock_version(
         // An aborted updater: the version is the row again.
         _ => {}
     }
-    if holders.mine_covers(mode) {
+    if covered {
         return Ok(LockStep::Done);
     }
     let (locker, bits) = lockers_xmax(tx, &lockers)?;

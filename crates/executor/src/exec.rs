@@ -159,6 +159,7 @@ fn build_node<'a>(plan: &'a Plan, env: Env<'a>) -> PgResult<Box<dyn Operator + '
             })
         }
         Plan::GenerateSeries { start, stop, step } => Box::new(GenerateSeriesOp::new(
+            env.tx,
             env.eval(start, &[])?,
             env.eval(stop, &[])?,
             step.as_ref().map(|s| env.eval(s, &[])).transpose()?,
@@ -1405,8 +1406,10 @@ impl Operator for LimitOp<'_> {
 /// `generate_series(start, stop [, step])` over int4, int8 or numeric (step 1 by
 /// default), or over timestamp or timestamptz with an interval step: the values from
 /// `start` while they do not pass `stop`, made one at a time (no row is held beyond the
-/// current one). A NULL argument gives no rows, as the strict function does.
-struct GenerateSeriesOp {
+/// current one). A NULL argument gives no rows, as the strict function does. A series
+/// that never ends (from `-infinity`, as in PostgreSQL) ends at `statement_timeout`.
+struct GenerateSeriesOp<'a> {
+    tx: &'a txn::Tx,
     next: Option<Value>,
     stop: Value,
     step: Value,
@@ -1418,14 +1421,20 @@ fn series_error(what: &str) -> PgError {
     PgError::new(common::SqlState::INVALID_PARAMETER_VALUE, what.to_string())
 }
 
-impl GenerateSeriesOp {
-    fn new(start: Value, stop: Value, step: Option<Value>) -> PgResult<GenerateSeriesOp> {
+impl<'a> GenerateSeriesOp<'a> {
+    fn new(
+        tx: &'a txn::Tx,
+        start: Value,
+        stop: Value,
+        step: Option<Value>,
+    ) -> PgResult<GenerateSeriesOp<'a>> {
         let step = match (step, &start) {
             (Some(s), _) => s,
             (None, Value::Numeric(_)) => Value::Numeric(common::numeric::Numeric::from(1i64)),
             (None, _) => Value::Int8(1),
         };
         let none = |step| GenerateSeriesOp {
+            tx,
             next: None,
             stop: Value::Null,
             step,
@@ -1461,6 +1470,7 @@ impl GenerateSeriesOp {
             return Err(series_error("step size cannot equal zero"));
         };
         Ok(GenerateSeriesOp {
+            tx,
             next: Some(start),
             stop,
             step,
@@ -1517,8 +1527,9 @@ impl GenerateSeriesOp {
     }
 }
 
-impl Operator for GenerateSeriesOp {
+impl Operator for GenerateSeriesOp<'_> {
     fn next(&mut self) -> PgResult<Option<Row>> {
+        self.tx.check_for_interrupts()?;
         let Some(v) = self.next.take() else {
             return Ok(None);
         };
