@@ -12,6 +12,8 @@
 //! (`HeapWrite::BeingModified`); if it committed, READ COMMITTED follows the update to the
 //! newest version and re-checks the WHERE clause there; REPEATABLE READ fails with 40001.
 
+use std::time::Instant;
+
 use access::heapam::{self, HeapWrite};
 use catalog::TableDesc;
 use common::{ItemPointer, PgError, PgResult, SqlState, Value};
@@ -20,6 +22,7 @@ use sql::bound::{BoundCheck, BoundDelete, BoundUpdate, Returning};
 use crate::ExecContext;
 use crate::eval::Row;
 use crate::exec::TableScan;
+use crate::explain::NodeStats;
 use crate::index;
 use txn::Isolation;
 
@@ -139,14 +142,77 @@ pub(crate) fn insert_checked_row(
     index::insert_entries(cx, table, row, tid)
 }
 
+/// What EXPLAIN ANALYZE counts of the scan that finds an UPDATE's or DELETE's rows (the
+/// scan is not an operator of `exec`, so [`crate::explain::Instrumented`] cannot wrap it).
+pub struct TargetCount {
+    start: Instant,
+    before: storage::bufmgr::usage::RelUsage,
+    pub(crate) stats: NodeStats,
+}
+
+impl TargetCount {
+    pub(crate) fn start() -> TargetCount {
+        TargetCount {
+            start: Instant::now(),
+            before: storage::bufmgr::usage::total(),
+            stats: NodeStats {
+                executed: true,
+                ..NodeStats::default()
+            },
+        }
+    }
+
+    fn found(&mut self) {
+        self.stats.rows += 1;
+        if self.stats.first.is_none() {
+            self.stats.first = Some(self.start.elapsed());
+        }
+    }
+
+    fn finish(&mut self) {
+        self.stats.total = self.start.elapsed();
+        self.stats.first.get_or_insert(self.stats.total);
+        self.stats.buffers = storage::bufmgr::usage::total().since(self.before);
+    }
+}
+
 /// The rows UPDATE or DELETE changes, with their addresses: through an index when the
-/// filter constrains one (as a query would), else by a sequential scan.
+/// filter constrains one (as a query would), else by a sequential scan. `count` (EXPLAIN
+/// ANALYZE) counts the rows found and those the filter removed.
 fn matching_rows(
     cx: &ExecContext,
     table: &std::sync::Arc<TableDesc>,
     filter: Option<&sql::bound::Expr>,
+    mut count: Option<&mut TargetCount>,
+) -> PgResult<Vec<(ItemPointer, Row)>> {
+    let found = scan_targets(cx, table, filter, &mut count);
+    if let Some(c) = count {
+        c.finish();
+    }
+    found
+}
+
+fn scan_targets(
+    cx: &ExecContext,
+    table: &std::sync::Arc<TableDesc>,
+    filter: Option<&sql::bound::Expr>,
+    count: &mut Option<&mut TargetCount>,
 ) -> PgResult<Vec<(ItemPointer, Row)>> {
     let mut out = Vec::new();
+    let mut keep = |tid, row: Row| -> PgResult<()> {
+        let pass = passes(cx, filter, &row)?;
+        if let Some(c) = count.as_deref_mut() {
+            if pass {
+                c.found();
+            } else {
+                c.stats.removed += 1;
+            }
+        }
+        if pass {
+            out.push((tid, row));
+        }
+        Ok(())
+    };
     if let planner::Plan::IndexScan {
         index,
         lower,
@@ -169,18 +235,13 @@ fn matching_rows(
             else {
                 continue;
             };
-            let row = access::tuple::decode(&bytes, &types)?;
-            if passes(cx, filter, &row)? {
-                out.push((tid, row));
-            }
+            keep(tid, access::tuple::decode(&bytes, &types)?)?;
         }
         return Ok(out);
     }
     let mut scan = TableScan::new(cx.env(), table.rel, table.column_types())?;
     while let Some((tid, row)) = scan.next_row()? {
-        if passes(cx, filter, &row)? {
-            out.push((tid, row));
-        }
+        keep(tid, row)?;
     }
     Ok(out)
 }
@@ -237,10 +298,14 @@ fn after_conflict(
     }
 }
 
-/// Returns (rows changed, RETURNING rows).
-pub fn update(cx: &ExecContext, u: &BoundUpdate) -> PgResult<(usize, Vec<Row>)> {
+/// Returns (rows changed, RETURNING rows). `count`: EXPLAIN ANALYZE's counts of the scan.
+pub fn update(
+    cx: &ExecContext,
+    u: &BoundUpdate,
+    count: Option<&mut TargetCount>,
+) -> PgResult<(usize, Vec<Row>)> {
     let table = &u.table;
-    let targets = matching_rows(cx, table, u.filter.as_ref())?;
+    let targets = matching_rows(cx, table, u.filter.as_ref(), count)?;
     let types = table.column_types();
     let xid = if targets.is_empty() { 0 } else { cx.tx.xid()? };
     let mut changed = Vec::with_capacity(targets.len());
@@ -281,8 +346,12 @@ pub fn update(cx: &ExecContext, u: &BoundUpdate) -> PgResult<(usize, Vec<Row>)> 
     Ok((changed.len(), out))
 }
 
-pub fn delete(cx: &ExecContext, d: &BoundDelete) -> PgResult<(usize, Vec<Row>)> {
-    let targets = matching_rows(cx, &d.table, d.filter.as_ref())?;
+pub fn delete(
+    cx: &ExecContext,
+    d: &BoundDelete,
+    count: Option<&mut TargetCount>,
+) -> PgResult<(usize, Vec<Row>)> {
+    let targets = matching_rows(cx, &d.table, d.filter.as_ref(), count)?;
     let xid = if targets.is_empty() { 0 } else { cx.tx.xid()? };
     let mut deleted = Vec::with_capacity(targets.len());
     for (tid, row) in targets {

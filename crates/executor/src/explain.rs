@@ -106,10 +106,10 @@ impl Operator for Instrumented<'_> {
         n.executed = true;
         n.removed = removed;
         if let Some(b) = before {
-            let after = usage::total();
-            n.buffers.hits += after.hits - b.hits;
-            n.buffers.reads += after.reads - b.reads;
-            n.buffers.writes += after.writes - b.writes;
+            let d = usage::total().since(b);
+            n.buffers.hits += d.hits;
+            n.buffers.reads += d.reads;
+            n.buffers.writes += d.writes;
         }
         if let Some(s) = start {
             n.total += s.elapsed();
@@ -164,7 +164,7 @@ pub fn explain(
     };
     SUBPLANS.with(|s| *s.borrow_mut() = SubplanNames::default());
     let started = Instant::now();
-    // Rows an EXPLAIN ANALYZE of INSERT added (autovacuum counts them).
+    // Rows an EXPLAIN ANALYZE of INSERT, UPDATE or DELETE changed (autovacuum counts them).
     let mut changed = Vec::new();
     // BUFFERS: this thread counts its buffer accesses while the statement runs.
     let _counting = (options.analyze && options.buffers).then(BufferCounting::start);
@@ -208,14 +208,7 @@ pub fn explain(
                     &insert.checks,
                 )?;
                 changed.push((insert.table.oid, n_inserted));
-                top_stats = Some(NodeStats {
-                    executed: true,
-                    rows: out.len() as u64,
-                    first: Some(t0.elapsed()),
-                    total: t0.elapsed(),
-                    removed: 0,
-                    buffers: storage::bufmgr::usage::total(),
-                });
+                top_stats = Some(modified(t0, out.len()));
                 r.stats = Some(ins.stats());
             }
             let child = r.shown(source);
@@ -223,14 +216,32 @@ pub fn explain(
             r.print(&modify("Insert", table, top_stats, child), 0);
         }
         PlannedStatement::Update(u) => {
+            let mut top_stats = None;
+            if options.analyze {
+                let t0 = Instant::now();
+                let mut count = crate::dml::TargetCount::start();
+                let (n, out) = crate::dml::update(cx, u, Some(&mut count))?;
+                changed.push((u.table.oid, n as u64));
+                top_stats = Some(modified(t0, out.len()));
+                r.stats = Some(vec![count.stats]);
+            }
             let child = r.target(&u.table, u.filter.as_ref(), &u.assignments);
             let table = r.relation(&u.table.name);
-            r.print(&modify("Update", table, None, child), 0);
+            r.print(&modify("Update", table, top_stats, child), 0);
         }
         PlannedStatement::Delete(d) => {
+            let mut top_stats = None;
+            if options.analyze {
+                let t0 = Instant::now();
+                let mut count = crate::dml::TargetCount::start();
+                let (n, out) = crate::dml::delete(cx, d, Some(&mut count))?;
+                changed.push((d.table.oid, n as u64));
+                top_stats = Some(modified(t0, out.len()));
+                r.stats = Some(vec![count.stats]);
+            }
             let child = r.target(&d.table, d.filter.as_ref(), &[]);
             let table = r.relation(&d.table.name);
-            r.print(&modify("Delete", table, None, child), 0);
+            r.print(&modify("Delete", table, top_stats, child), 0);
         }
         _ => {
             return Err(common::PgError::internal(
@@ -290,6 +301,19 @@ fn column_names(table: &TableDesc, qualify: bool) -> Vec<String> {
             }
         })
         .collect()
+}
+
+/// What ANALYZE shows on an `Insert` / `Update` / `Delete` node started at `t0`: the
+/// RETURNING rows it returned, and the statement's buffer accesses.
+fn modified(t0: Instant, returned: usize) -> NodeStats {
+    NodeStats {
+        executed: true,
+        rows: returned as u64,
+        first: Some(t0.elapsed()),
+        total: t0.elapsed(),
+        removed: 0,
+        buffers: storage::bufmgr::usage::total(),
+    }
 }
 
 /// PostgreSQL's `Insert on t` / `Update on t` / `Delete on t` over the plan of its rows.

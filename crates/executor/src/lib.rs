@@ -134,7 +134,7 @@ pub fn execute_plan(stmt: &PlannedStatement, cx: &ExecContext) -> PgResult<State
             })
         }
         PlannedStatement::Update(u) => {
-            let (n, out) = dml::update(cx, u)?;
+            let (n, out) = dml::update(cx, u, None)?;
             Ok(StatementResult {
                 changed: vec![(u.table.oid, n as u64)],
                 ..with_returning(
@@ -145,7 +145,7 @@ pub fn execute_plan(stmt: &PlannedStatement, cx: &ExecContext) -> PgResult<State
             })
         }
         PlannedStatement::Delete(d) => {
-            let (n, out) = dml::delete(cx, d)?;
+            let (n, out) = dml::delete(cx, d, None)?;
             Ok(StatementResult {
                 changed: vec![(d.table.oid, n as u64)],
                 ..with_returning(
@@ -290,7 +290,7 @@ pub fn execute(stmt: PlannedStatement, cx: &ExecContext) -> PgResult<StatementRe
                     returning: None,
                     fks: Default::default(),
                 };
-                let (n, _) = with_every_row(cx, |all| dml::delete(all, &delete))?;
+                let (n, _) = with_every_row(cx, |all| dml::delete(all, &delete, None))?;
                 changed.push((t.oid, n as u64));
             }
             for s in &restart {
@@ -455,7 +455,7 @@ fn add_column(
             checks: Vec::new(),
         };
         // The update's own NOT NULL check catches a default that is NULL for a row.
-        return with_every_row(cx, |all| dml::update(all, &update))
+        return with_every_row(cx, |all| dml::update(all, &update, None))
             .map(|_| ())
             .map_err(|e| {
                 if e.code == common::SqlState::NOT_NULL_VIOLATION {

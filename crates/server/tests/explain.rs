@@ -59,6 +59,28 @@ async fn explain_analyze_times_nodes_and_summarises() {
     let execution = summary_ms(&lines[5], "Execution Time");
     assert!(planning > 0.0 && execution > 0.0, "{lines:#?}");
 
+    // An UPDATE's node and its scan are timed too, and the update happens.
+    let lines: Vec<String> = rows(&c, "EXPLAIN ANALYZE UPDATE t SET b = 100 WHERE a = 3")
+        .await
+        .into_iter()
+        .map(|r| r[0].clone())
+        .collect();
+    assert_eq!(lines.len(), 5, "{lines:#?}");
+    assert!(
+        lines[0].starts_with("Update on t (actual time=") && lines[0].ends_with("rows=0 loops=1)"),
+        "{lines:#?}"
+    );
+    assert!(
+        lines[1].starts_with("  ->  Index Scan using t_pkey on t (actual time=")
+            && lines[1].ends_with("rows=1 loops=1)"),
+        "{lines:#?}"
+    );
+    summary_ms(&lines[4], "Execution Time");
+    assert_eq!(
+        rows(&c, "SELECT b FROM t WHERE a = 3").await,
+        vec![vec!["100".to_string()]]
+    );
+
     // Plain EXPLAIN shows no summary unless asked; SUMMARY asks.
     let plain = rows(&c, "EXPLAIN SELECT * FROM t").await;
     assert_eq!(plain, vec![vec!["Seq Scan on t".to_string()]]);

@@ -90,6 +90,17 @@ pub mod usage {
         pub writes: u64,
     }
 
+    impl RelUsage {
+        /// What was counted after `earlier`, a reading of the same counters.
+        pub fn since(self, earlier: RelUsage) -> RelUsage {
+            RelUsage {
+                hits: self.hits - earlier.hits,
+                reads: self.reads - earlier.reads,
+                writes: self.writes - earlier.writes,
+            }
+        }
+    }
+
     #[derive(Clone, Copy)]
     pub(crate) enum Kind {
         Hit,

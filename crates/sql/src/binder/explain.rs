@@ -119,9 +119,6 @@ impl Binder<'_> {
                 )));
             }
         };
-        if analyze && matches!(inner, BoundStatement::Update(_) | BoundStatement::Delete(_)) {
-            return Err(PgError::unsupported("EXPLAIN ANALYZE of UPDATE or DELETE"));
-        }
         Ok(BoundStatement::Explain {
             options: ExplainOptions {
                 analyze,
