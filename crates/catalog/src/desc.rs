@@ -14,6 +14,17 @@ pub struct ColumnDesc {
     /// `GENERATED ALWAYS | BY DEFAULT AS IDENTITY`: the column's values come from the
     /// sequence it owns (its `default` is that sequence's nextval).
     pub identity: Option<Identity>,
+    /// ALTER TABLE DROP COLUMN: the column keeps its place (and its type, which its
+    /// values in the rows stored before need to be read past), so every later column
+    /// keeps its position and `attnum`, as in PostgreSQL. A dropped column is named
+    /// [`dropped_column_name`], has no default and no constraint, and no statement sees
+    /// it; rows stored after hold NULL there.
+    pub dropped: bool,
+}
+
+/// PostgreSQL's name for a dropped column: `........pg.dropped.<attnum>........`.
+pub fn dropped_column_name(attnum: usize) -> String {
+    format!("........pg.dropped.{attnum}........")
 }
 
 /// How an identity column takes values a statement gives it.
@@ -158,8 +169,21 @@ pub struct ForeignKey {
 }
 
 impl TableDesc {
+    /// The position of the column named `name` (never a dropped column).
     pub fn column_index(&self, name: &str) -> Option<usize> {
-        self.columns.iter().position(|c| c.name == name)
+        self.columns
+            .iter()
+            .position(|c| c.name == name && !c.dropped)
+    }
+
+    /// The positions of the columns statements see (all but the dropped ones), in order:
+    /// what `SELECT *` and an INSERT without a column list mean.
+    pub fn live_columns(&self) -> impl Iterator<Item = usize> + '_ {
+        self.columns
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| !c.dropped)
+            .map(|(i, _)| i)
     }
 
     /// Has the table a constraint (key, foreign key or check) named `name`?

@@ -66,7 +66,7 @@ mod sysviews;
 pub use desc::{
     CheckConstraint, ColumnDesc, FkAction, ForeignKey, Identity, IndexDesc, NewCheck,
     NewForeignKey, NewIndex, NewKey, NewTable, SequenceDesc, SequenceOptions, TableChange,
-    TableDesc, TableOptions, nextval_default,
+    TableDesc, TableOptions, dropped_column_name, nextval_default,
 };
 pub use sysviews::{INFORMATION_SCHEMA_OID, SystemView};
 
@@ -1436,6 +1436,63 @@ impl Catalog {
             .ok_or_else(|| lookup_failed(table))
     }
 
+    /// ALTER TABLE DROP COLUMN: the column becomes a dropped slot
+    /// ([`ColumnDesc::dropped`]), and the table's indexes, CHECK constraints and foreign
+    /// keys that use it go with it, as PostgreSQL drops them, and so do the sequences it
+    /// owns (SERIAL, identity); their storage goes when the transaction commits. The
+    /// caller has dropped the foreign keys of other tables that reference the column.
+    pub fn drop_column(&self, tx: &Tx, table: Oid, column: usize) -> PgResult<()> {
+        let cur = self.ddl_base(tx)?;
+        let mut t = (**cur
+            .table_by_oid(table)
+            .ok_or_else(|| lookup_failed(table))?)
+        .clone();
+        let Some(c) = t.columns.get_mut(column).filter(|c| !c.dropped) else {
+            return Err(PgError::internal(format!(
+                "no column {column} to drop in table {table}"
+            )));
+        };
+        *c = ColumnDesc {
+            name: desc::dropped_column_name(column + 1),
+            ty: c.ty,
+            not_null: false,
+            default: None,
+            identity: None,
+            dropped: true,
+        };
+        let mut files = Vec::new();
+        t.indexes.retain(|i| {
+            let uses = i.columns.contains(&column);
+            if uses {
+                files.push(RelFile {
+                    rel: i.rel,
+                    kind: RelKind::Index,
+                });
+            }
+            !uses
+        });
+        t.checks.retain(|k| !k.columns.contains(&column));
+        t.foreign_keys.retain(|f| !f.columns.contains(&column));
+        let mut records = Vec::new();
+        for s in cur.owned_sequences(table) {
+            if s.owned_by == Some((table, column)) {
+                records.push(Record::DropSequence(s.oid));
+                files.push(RelFile {
+                    rel: s.rel,
+                    kind: RelKind::Sequence,
+                });
+            }
+        }
+        let record = if records.is_empty() {
+            Record::AlterTable(t)
+        } else {
+            records.push(Record::AlterTable(t));
+            Record::Batch(records)
+        };
+        self.ddl_apply(tx, record, files)?;
+        Ok(())
+    }
+
     /// Change `table`'s descriptor (the caller has checked the change against it and the
     /// rows). A new name is claimed as a created relation's is (42P07 if it is taken).
     pub fn change_table(&self, tx: &Tx, table: Oid, change: TableChange) -> PgResult<()> {
@@ -1655,6 +1712,7 @@ mod tests {
             not_null: false,
             default: None,
             identity: None,
+            dropped: false,
         }
     }
 

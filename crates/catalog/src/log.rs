@@ -52,6 +52,10 @@ const KIND_ALTER_TABLE_V4: u8 = 13;
 /// 12 and 13 are read for old logs.
 const KIND_CREATE_TABLE_V5: u8 = 15;
 const KIND_ALTER_TABLE_V5: u8 = 16;
+/// CreateTable and AlterTable whose columns carry a dropped byte (1: DROP COLUMN) after
+/// their identity byte; kinds 15 and 16 are read for old logs.
+const KIND_CREATE_TABLE_V6: u8 = 17;
+const KIND_ALTER_TABLE_V6: u8 = 18;
 const KIND_CREATE_SEQUENCE: u8 = 9;
 const KIND_DROP_SEQUENCE: u8 = 10;
 /// Several records applied as one (a table and its SERIAL sequences): u32 count, then
@@ -248,9 +252,9 @@ pub(crate) fn encode(record: &Record, out: &mut Vec<u8>) {
     match record {
         Record::CreateTable(t) | Record::AlterTable(t) => {
             out.push(if matches!(record, Record::CreateTable(_)) {
-                KIND_CREATE_TABLE_V5
+                KIND_CREATE_TABLE_V6
             } else {
-                KIND_ALTER_TABLE_V5
+                KIND_ALTER_TABLE_V6
             });
             put_u32(out, t.oid);
             put_u32(out, t.rel);
@@ -273,6 +277,7 @@ pub(crate) fn encode(record: &Record, out: &mut Vec<u8>) {
                     Some(Identity::Always) => 1,
                     Some(Identity::ByDefault) => 2,
                 });
+                out.push(c.dropped as u8);
             }
             put_u32(out, t.indexes.len() as u32);
             for i in &t.indexes {
@@ -466,8 +471,11 @@ pub(crate) fn decode(payload: &[u8]) -> Option<Record> {
         | KIND_CREATE_TABLE_V4
         | KIND_ALTER_TABLE_V4
         | KIND_CREATE_TABLE_V5
-        | KIND_ALTER_TABLE_V5 => {
-            let v5 = matches!(kind, KIND_CREATE_TABLE_V5 | KIND_ALTER_TABLE_V5);
+        | KIND_ALTER_TABLE_V5
+        | KIND_CREATE_TABLE_V6
+        | KIND_ALTER_TABLE_V6 => {
+            let v6 = matches!(kind, KIND_CREATE_TABLE_V6 | KIND_ALTER_TABLE_V6);
+            let v5 = v6 || matches!(kind, KIND_CREATE_TABLE_V5 | KIND_ALTER_TABLE_V5);
             let v4 = v5 || matches!(kind, KIND_CREATE_TABLE_V4 | KIND_ALTER_TABLE_V4);
             let oid = r.u32()?;
             let rel = r.u32()?;
@@ -490,12 +498,18 @@ pub(crate) fn decode(payload: &[u8]) -> Option<Record> {
                     2 => Some(Identity::ByDefault),
                     _ => return None,
                 };
+                let dropped = match if v6 { r.u8()? } else { 0 } {
+                    0 => false,
+                    1 => true,
+                    _ => return None,
+                };
                 columns.push(ColumnDesc {
                     name,
                     ty,
                     not_null,
                     default,
                     identity,
+                    dropped,
                 });
             }
             let n = r.u32()? as usize;
@@ -556,7 +570,7 @@ pub(crate) fn decode(payload: &[u8]) -> Option<Record> {
             };
             if matches!(
                 kind,
-                KIND_ALTER_TABLE | KIND_ALTER_TABLE_V4 | KIND_ALTER_TABLE_V5
+                KIND_ALTER_TABLE | KIND_ALTER_TABLE_V4 | KIND_ALTER_TABLE_V5 | KIND_ALTER_TABLE_V6
             ) {
                 Record::AlterTable(t)
             } else {
@@ -640,13 +654,24 @@ mod tests {
             oid: 16384,
             rel: 16384,
             name: "t".into(),
-            columns: vec![ColumnDesc {
-                name: "c".into(),
-                ty: DataType::Bpchar(Some(3)),
-                not_null: true,
-                default: Some("'x'".into()),
-                identity: Some(Identity::ByDefault),
-            }],
+            columns: vec![
+                ColumnDesc {
+                    name: "c".into(),
+                    ty: DataType::Bpchar(Some(3)),
+                    not_null: true,
+                    default: Some("'x'".into()),
+                    identity: Some(Identity::ByDefault),
+                    dropped: false,
+                },
+                ColumnDesc {
+                    name: crate::dropped_column_name(2),
+                    ty: DataType::Int4,
+                    not_null: false,
+                    default: None,
+                    identity: None,
+                    dropped: true,
+                },
+            ],
             indexes: vec![IndexDesc {
                 oid: 16385,
                 rel: 16385,

@@ -734,6 +734,7 @@ impl SystemView {
                     not_null: false,
                     default: None,
                     identity: None,
+                    dropped: false,
                 })
                 .collect(),
             indexes: Vec::new(),

@@ -36,7 +36,7 @@ pub(crate) fn check_not_null(table: &TableDesc, row: &[Value]) -> PgResult<()> {
                     c.name, table.name
                 ),
             )
-            .with_detail(failing_row(row)));
+            .with_detail(failing_row(table, row)));
         }
     }
     Ok(())
@@ -64,16 +64,18 @@ pub(crate) fn check_row(
                     table.name, c.name
                 ),
             )
-            .with_detail(failing_row(row)));
+            .with_detail(failing_row(table, row)));
         }
     }
     Ok(())
 }
 
-/// The DETAIL of a constraint violation: `Failing row contains (1, null).`
-fn failing_row(row: &[Value]) -> String {
-    let vals: Vec<String> = row
-        .iter()
+/// The DETAIL of a constraint violation: `Failing row contains (1, null).` (dropped
+/// columns left out).
+fn failing_row(table: &TableDesc, row: &[Value]) -> String {
+    let vals: Vec<String> = table
+        .live_columns()
+        .filter_map(|i| row.get(i))
         .map(|v| v.to_text().unwrap_or_else(|| "null".into()))
         .collect();
     format!("Failing row contains ({}).", vals.join(", "))

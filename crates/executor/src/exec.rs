@@ -923,18 +923,23 @@ fn reloptions(o: &catalog::TableOptions) -> Value {
 }
 
 /// `pg_attribute`: the user columns of every table (attnum from 1), with their types as
-/// PostgreSQL numbers them. PostgreSQL also lists system columns (negative attnum) and
-/// index columns; Myriad does not yet.
+/// PostgreSQL numbers them; a dropped column as PostgreSQL shows one (type 0,
+/// `attisdropped`). PostgreSQL also lists system columns (negative attnum) and index
+/// columns; Myriad does not yet.
 fn pg_attribute_rows() -> Vec<Row> {
     rows_per_table(|t, out| {
         for (i, c) in t.columns.iter().enumerate() {
+            let (ty, typmod) = match c.dropped {
+                true => (0, -1),
+                false => (c.ty.oid(), c.ty.typmod()),
+            };
             out.push(vec![
                 Value::Oid(t.oid),
                 Value::Text(c.name.clone()),
-                Value::Oid(c.ty.oid()),
+                Value::Oid(ty),
                 Value::Int2(c.ty.typlen()),
                 Value::Int2(i as i16 + 1),
-                Value::Int4(c.ty.typmod()),
+                Value::Int4(typmod),
                 Value::Bool(c.not_null),
                 // An identity column's values come from its sequence, not a DEFAULT.
                 Value::Bool(c.default.is_some() && c.identity.is_none()),
@@ -946,14 +951,19 @@ fn pg_attribute_rows() -> Vec<Row> {
                     }
                     .into(),
                 ),
-                Value::Bool(false),
+                Value::Bool(c.dropped),
                 // The database's default collation for strings.
-                Value::Oid(if c.ty.is_string() { 100 } else { 0 }),
+                Value::Oid(if c.ty.is_string() && !c.dropped {
+                    100
+                } else {
+                    0
+                }),
                 Value::Text(String::new()),
                 Value::Text(c.ty.typstorage().into()),
-                // No compression method chosen; the default statistics target.
+                // No compression method chosen; the default statistics target (a
+                // dropped column's is 0).
                 Value::Text(String::new()),
-                Value::Int4(-1),
+                Value::Int4(if c.dropped { 0 } else { -1 }),
             ]);
         }
     })

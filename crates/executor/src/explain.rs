@@ -316,6 +316,16 @@ fn modified(t0: Instant, returned: usize) -> NodeStats {
     }
 }
 
+/// `names` (one per column of `table`) less the dropped columns': what a scan outputs.
+fn live_names(table: &TableDesc, names: Vec<String>) -> Vec<String> {
+    names
+        .into_iter()
+        .zip(&table.columns)
+        .filter(|(_, c)| !c.dropped)
+        .map(|(n, _)| n)
+        .collect()
+}
+
 /// PostgreSQL's `Insert on t` / `Update on t` / `Delete on t` over the plan of its rows.
 fn modify(verb: &str, table: String, stats: Option<NodeStats>, child: Shown) -> Shown {
     Shown {
@@ -531,7 +541,12 @@ impl Renderer {
                 let qualify = std::mem::replace(&mut self.qualify, self.multi);
                 let names = self.names(plan);
                 self.qualify = qualify;
-                names
+                match plan {
+                    Plan::SeqScan { table, .. } | Plan::IndexScan { table, .. } => {
+                        live_names(table, names)
+                    }
+                    _ => names,
+                }
             }
         };
         format!("Output: {}", names.join(", "))
@@ -924,7 +939,7 @@ impl Renderer {
                     deparse(outer_key, &left_names)
                 )];
                 if self.verbose {
-                    let names = column_names(table, self.multi);
+                    let names = live_names(table, column_names(table, self.multi));
                     inner_details.insert(0, format!("Output: {}", names.join(", ")));
                 }
                 if let Some(f) = inner_filter {

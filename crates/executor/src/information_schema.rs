@@ -31,8 +31,8 @@ pub(crate) fn rows(view: SystemView) -> Vec<Row> {
             ]);
         }),
         SystemView::InfoColumns => crate::exec::rows_per_table(|t, out| {
-            for (i, c) in t.columns.iter().enumerate() {
-                out.push(column_row(&db, t, i, c));
+            for i in t.live_columns() {
+                out.push(column_row(&db, t, i, &t.columns[i]));
             }
         }),
         SystemView::InfoSchemata => [

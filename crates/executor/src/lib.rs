@@ -406,6 +406,22 @@ pub fn execute(stmt: PlannedStatement, cx: &ExecContext) -> PgResult<StatementRe
                 ..Default::default()
             })
         }
+        PlannedStatement::DropColumn {
+            table,
+            column,
+            dependents,
+            notices,
+        } => {
+            for (t, fk) in &dependents {
+                cx.catalog.drop_foreign_key(cx.tx, t.oid, fk.oid)?;
+            }
+            cx.catalog.drop_column(cx.tx, table.oid, column)?;
+            Ok(StatementResult {
+                tag: "ALTER TABLE".into(),
+                notices,
+                ..Default::default()
+            })
+        }
         PlannedStatement::DropTables {
             tables,
             notices,

@@ -249,6 +249,13 @@ pub enum PlannedStatement {
         condition: sql::bound::Expr,
     },
     DropConstraint(sql::bound::ConstraintDrop),
+    /// ALTER TABLE DROP COLUMN (see `BoundStatement::DropColumn`).
+    DropColumn {
+        table: Arc<TableDesc>,
+        column: usize,
+        dependents: Vec<(Arc<TableDesc>, catalog::ForeignKey)>,
+        notices: Vec<common::PgError>,
+    },
 }
 
 pub fn plan(stmt: BoundStatement) -> PlannedStatement {
@@ -331,6 +338,17 @@ pub fn plan(stmt: BoundStatement) -> PlannedStatement {
             condition,
         },
         BoundStatement::DropConstraint(d) => PlannedStatement::DropConstraint(d),
+        BoundStatement::DropColumn {
+            table,
+            column,
+            dependents,
+            notices,
+        } => PlannedStatement::DropColumn {
+            table,
+            column,
+            dependents,
+            notices,
+        },
         BoundStatement::Truncate { tables, restart } => {
             PlannedStatement::Truncate { tables, restart }
         }
@@ -1075,6 +1093,7 @@ mod tests {
                 not_null: false,
                 default: None,
                 identity: None,
+                dropped: false,
             }],
             indexes: vec![],
             ..Default::default()
@@ -1099,6 +1118,7 @@ mod tests {
             not_null: false,
             default: None,
             identity: None,
+            dropped: false,
         };
         let index = |oid, columns: Vec<usize>| IndexDesc {
             oid,

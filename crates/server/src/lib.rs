@@ -700,7 +700,10 @@ fn relation_locks<'a>(
         }
         B::DropConstraint(sql::bound::ConstraintDrop::Key {
             table, dependents, ..
-        }) => {
+        })
+        | B::DropColumn {
+            table, dependents, ..
+        } => {
             add(out, table, M::AccessExclusive);
             for (t, _) in dependents {
                 add(out, t, M::AccessExclusive);

@@ -303,6 +303,15 @@ async fn data_and_catalog_survive_restarts() {
         sqlstate_of(&client, "INSERT INTO fresh VALUES (2, 'again')").await,
         "23505"
     );
+    // A dropped column keeps its place in the rows stored before and after the drop.
+    client
+        .batch_execute(
+            "ALTER TABLE fresh ADD COLUMN w int DEFAULT 5;
+             ALTER TABLE fresh DROP COLUMN v;
+             INSERT INTO fresh VALUES (3, 6)",
+        )
+        .await
+        .expect("drop a column");
     drop(client);
     server.shutdown().await.expect("third shutdown");
 
@@ -312,8 +321,19 @@ async fn data_and_catalog_survive_restarts() {
     verify_items(&client).await;
     let (_, rows) = query(&client, "SELECT count(*) FROM pairs").await;
     assert_eq!(rows, [[Some("2".to_owned())]]);
-    let (_, rows) = query(&client, "SELECT k, v FROM fresh ORDER BY k").await;
-    assert_eq!(rows.len(), 2);
+    let (columns, rows) = query(&client, "SELECT * FROM fresh ORDER BY k").await;
+    assert_eq!(columns, ["k", "w"]);
+    let want: Vec<Vec<Option<String>>> = [(1, 5), (2, 5), (3, 6)]
+        .iter()
+        .map(|(k, w)| vec![Some(k.to_string()), Some(w.to_string())])
+        .collect();
+    assert_eq!(rows, want);
+    let (_, rows) = query(
+        &client,
+        "SELECT attname FROM pg_attribute WHERE attrelid = 'fresh'::regclass AND attisdropped",
+    )
+    .await;
+    assert_eq!(rows, [[Some("........pg.dropped.2........".to_owned())]]);
     drop(client);
     server.shutdown().await.expect("fourth shutdown");
 }

@@ -810,6 +810,14 @@ pub enum BoundStatement {
         condition: Expr,
     },
     DropConstraint(ConstraintDrop),
+    /// ALTER TABLE DROP COLUMN: `column` of `table`, after (CASCADE) the foreign keys of
+    /// other tables that reference it.
+    DropColumn {
+        table: Arc<TableDesc>,
+        column: usize,
+        dependents: Vec<(Arc<TableDesc>, catalog::ForeignKey)>,
+        notices: Vec<common::PgError>,
+    },
     /// A statement with nothing to do but report (`CREATE ... IF NOT EXISTS` of what
     /// exists, `ALTER TABLE IF EXISTS` of what does not).
     Nothing {
@@ -1071,6 +1079,7 @@ impl BoundStatement {
             | BoundStatement::AddForeignKey { .. }
             | BoundStatement::AddCheck { .. }
             | BoundStatement::DropConstraint(_)
+            | BoundStatement::DropColumn { .. }
             | BoundStatement::Nothing { .. } => Ok(()),
         }
     }

@@ -81,6 +81,25 @@ impl Binder<'_> {
                     change: TableChange::Rename(name),
                 })
             }
+            ast::AlterTableOperation::DropColumn {
+                column_names,
+                if_exists,
+                drop_behavior,
+                ..
+            } => {
+                let [name] = column_names.as_slice() else {
+                    return Err(PgError::syntax(format!(
+                        "syntax error at or near \"{}\"",
+                        column_names.get(1).map(ident_name).unwrap_or_default()
+                    )));
+                };
+                self.bind_drop_column(
+                    table,
+                    &ident_name(name),
+                    *if_exists,
+                    matches!(drop_behavior, Some(ast::DropBehavior::Cascade)),
+                )
+            }
             ast::AlterTableOperation::DropConstraint {
                 if_exists,
                 name,
@@ -101,6 +120,58 @@ impl Binder<'_> {
                     .join(" ")
             ))),
         }
+    }
+
+    /// ALTER TABLE DROP COLUMN [IF EXISTS] name [CASCADE]. The table's indexes and
+    /// constraints that use the column go with it; foreign keys of other tables that
+    /// reference it only with CASCADE (2BP01 without).
+    fn bind_drop_column(
+        &self,
+        table: Arc<TableDesc>,
+        name: &str,
+        if_exists: bool,
+        cascade: bool,
+    ) -> PgResult<BoundStatement> {
+        if matches!(
+            name,
+            "ctid" | "xmin" | "xmax" | "cmin" | "cmax" | "tableoid"
+        ) {
+            return Err(PgError::new(
+                SqlState::FEATURE_NOT_SUPPORTED,
+                format!("cannot drop system column \"{name}\""),
+            ));
+        }
+        let Some(column) = table.column_index(name) else {
+            let message = format!(
+                "column \"{name}\" of relation \"{}\" does not exist",
+                table.name
+            );
+            return skip_or_fail(message, if_exists, SqlState::UNDEFINED_COLUMN);
+        };
+        let dependents: Vec<(Arc<TableDesc>, catalog::ForeignKey)> = self
+            .catalog
+            .referencing(table.oid)
+            .filter(|(t, fk)| fk.ref_columns.contains(&column) && t.oid != table.oid)
+            .map(|(t, fk)| (t.clone(), fk.clone()))
+            .collect();
+        let mut notices = Vec::new();
+        if !dependents.is_empty() {
+            let what = format!("column {name} of table {}", table.name);
+            if !cascade {
+                return Err(dependents_error(&what, &dependents, &what));
+            }
+            let lines: Vec<String> = dependents
+                .iter()
+                .map(|(t, fk)| format!("constraint {} on table {}", fk.name, t.name))
+                .collect();
+            notices.push(cascade_notice(&lines));
+        }
+        Ok(BoundStatement::DropColumn {
+            table,
+            column,
+            dependents,
+            notices,
+        })
     }
 
     /// ALTER INDEX [IF EXISTS] name RENAME TO new_name: renames the index, and the
@@ -179,6 +250,7 @@ impl Binder<'_> {
             not_null: false,
             default: None,
             identity: None,
+            dropped: false,
         };
         let mut fill = None;
         for opt in &def.options {
@@ -600,6 +672,21 @@ impl Binder<'_> {
             table.name
         );
         skip_or_fail(message, if_exists, SqlState::UNDEFINED_OBJECT)
+    }
+}
+
+/// PostgreSQL's notice of what a DROP ... CASCADE dropped besides its object: one
+/// object named in the message, several counted there and named in the detail.
+pub(crate) fn cascade_notice(lines: &[String]) -> PgError {
+    match lines {
+        [one] => PgError::notice(format!("drop cascades to {one}")),
+        many => PgError::notice(format!("drop cascades to {} other objects", many.len()))
+            .with_detail(
+                many.iter()
+                    .map(|l| format!("drop cascades to {l}"))
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            ),
     }
 }
 

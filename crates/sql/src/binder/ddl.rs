@@ -98,6 +98,7 @@ impl Binder<'_> {
                 not_null: false,
                 default: None,
                 identity: None,
+                dropped: false,
             };
             let idx = columns.len();
             let has_default = def
@@ -476,12 +477,11 @@ impl Binder<'_> {
                     &format!("table {}", t.name),
                 ));
             }
-            for (other, fk, _) in &foreign_keys {
-                notices.push(PgError::notice(format!(
-                    "drop cascades to constraint {} on table {}",
-                    fk.name, other.name
-                )));
-            }
+            let lines: Vec<String> = foreign_keys
+                .iter()
+                .map(|(other, fk, _)| format!("constraint {} on table {}", fk.name, other.name))
+                .collect();
+            notices.push(super::alter::cascade_notice(&lines));
         }
         let foreign_keys = foreign_keys.into_iter().map(|(o, fk, _)| (o, fk)).collect();
         Ok(BoundStatement::DropTables {

@@ -97,7 +97,7 @@ impl Binder<'_> {
         cols: &[ast::ObjectName],
     ) -> PgResult<Vec<usize>> {
         if cols.is_empty() {
-            return Ok((0..table.columns.len()).collect());
+            return Ok(table.live_columns().collect());
         }
         let mut out = Vec::with_capacity(cols.len());
         for c in cols {

@@ -93,6 +93,9 @@ pub(crate) struct ScopeColumn {
     pub ty: DataType,
     pub table_oid: u32,
     pub column_number: i16,
+    /// A dropped column of a table (`ColumnDesc::dropped`): it keeps its place in the
+    /// row, but no name finds it and `*` does not show it.
+    pub dropped: bool,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -113,6 +116,7 @@ impl Scope {
                     ty: c.ty,
                     table_oid: table.oid,
                     column_number: i as i16 + 1,
+                    dropped: c.dropped,
                 })
                 .collect(),
         }
@@ -136,7 +140,7 @@ impl Scope {
         }
         let mut found = None;
         for (i, c) in self.columns.iter().enumerate() {
-            if c.name == name && (table.is_none() || c.table.as_deref() == table) {
+            if c.name == name && !c.dropped && (table.is_none() || c.table.as_deref() == table) {
                 if found.is_some() {
                     return Err(PgError::new(
                         SqlState::AMBIGUOUS_COLUMN,

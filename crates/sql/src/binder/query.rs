@@ -257,6 +257,7 @@ impl Binder<'_> {
                                 ty: c.ty,
                                 table_oid: 0,
                                 column_number: 0,
+                                dropped: false,
                             })
                             .collect(),
                     };
@@ -733,6 +734,9 @@ impl Binder<'_> {
                 for (i, c) in cx.scope.columns.iter().enumerate() {
                     if qualifier.is_none() || c.table == qualifier {
                         any = true;
+                        if c.dropped {
+                            continue;
+                        }
                         exprs.push(Expr::column(i, c.ty));
                         columns.push(cx.scope.output_column(i, c.name.clone(), c.ty));
                     }
@@ -1018,6 +1022,7 @@ impl Binder<'_> {
                 ty,
                 table_oid: 0,
                 column_number: 0,
+                dropped: false,
             }],
         };
         Ok((
@@ -1093,6 +1098,7 @@ impl Binder<'_> {
             ty,
             table_oid: 0,
             column_number: 0,
+            dropped: false,
         };
         let mut columns = vec![column(first, elem.without_typmod())];
         if ordinality {
@@ -1218,6 +1224,7 @@ impl Binder<'_> {
                             ty: c.ty,
                             table_oid: c.table_oid,
                             column_number: c.column_number,
+                            dropped: false,
                         })
                         .collect(),
                 };
@@ -1234,17 +1241,18 @@ impl Binder<'_> {
             other => return Err(PgError::unsupported(format!("table reference \"{other}\""))),
         };
         if let Some(a) = alias {
-            if a.columns.len() > scope.columns.len() {
+            let available = scope.columns.iter().filter(|c| !c.dropped).count();
+            if a.columns.len() > available {
                 return Err(PgError::new(
                     SqlState::INVALID_COLUMN_REFERENCE,
                     format!(
-                        "table \"{name}\" has {} columns available but {} columns specified",
-                        scope.columns.len(),
+                        "table \"{name}\" has {available} columns available but {} columns specified",
                         a.columns.len()
                     ),
                 ));
             }
-            for (c, def) in scope.columns.iter_mut().zip(&a.columns) {
+            let live = scope.columns.iter_mut().filter(|c| !c.dropped);
+            for (c, def) in live.zip(&a.columns) {
                 c.name = ident_name(&def.name);
             }
         }

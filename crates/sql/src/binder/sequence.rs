@@ -185,6 +185,7 @@ pub(crate) fn sequence_table(s: &SequenceDesc) -> Arc<catalog::TableDesc> {
         not_null: true,
         default: None,
         identity: None,
+        dropped: false,
     };
     Arc::new(catalog::TableDesc {
         oid: s.oid,
@@ -435,23 +436,15 @@ impl Binder<'_> {
                 // PostgreSQL names one dependent in the message, several in the detail.
                 let lines: Vec<String> = defaults
                     .iter()
-                    .map(|(t, c)| {
-                        format!("drop cascades to default value for column {c} of table {t}")
-                    })
+                    .map(|(t, c)| format!("default value for column {c} of table {t}"))
                     .collect();
-                notices.push(match lines.as_slice() {
-                    [one] => PgError::notice(one.clone()),
-                    many => {
-                        PgError::notice(format!("drop cascades to {} other objects", many.len()))
-                            .with_detail(many.join("\n"))
-                    }
-                });
+                notices.push(super::alter::cascade_notice(&lines));
             }
             let defaults = defaults
                 .iter()
                 .filter_map(|(t, c)| {
                     let t = self.catalog.table(t)?;
-                    Some((t.oid, t.columns.iter().position(|x| &x.name == c)?))
+                    Some((t.oid, t.column_index(c)?))
                 })
                 .collect();
             sequences.push(SequenceDrop {
