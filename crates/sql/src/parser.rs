@@ -437,6 +437,16 @@ fn parse_commands(p: &mut Parser<'_>, sql: &str) -> Result<Vec<Command>, ParserE
             Command::AlterSequence(parse_alter_sequence(p)?)
         } else if is_alter_index(p) {
             Command::AlterIndex(parse_alter_index(p)?)
+        } else if is_reset_time_zone(p) {
+            // PostgreSQL's spelling of `RESET timezone`, which sqlparser lacks.
+            for _ in 0..3 {
+                p.next_token();
+            }
+            Command::Sql(Statement::Reset(sqlparser::ast::ResetStatement {
+                reset: sqlparser::ast::Reset::ConfigurationParameter(
+                    sqlparser::ast::ObjectName::from(vec![sqlparser::ast::Ident::new("timezone")]),
+                ),
+            }))
         } else {
             Command::Sql(p.parse_statement()?)
         });
@@ -623,6 +633,17 @@ fn parse_alter_sequence(p: &mut Parser<'_>) -> Result<AlterSequence, ParserError
         owned_by: c.owned_by,
         unsupported: None,
     })
+}
+
+/// `RESET TIME ZONE` next?
+fn is_reset_time_zone(p: &Parser<'_>) -> bool {
+    use sqlparser::keywords::Keyword;
+    use sqlparser::tokenizer::Token;
+    let kw = |n: usize| match p.peek_nth_token_ref(n).token {
+        Token::Word(ref w) if w.quote_style.is_none() => Some(w.keyword),
+        _ => None,
+    };
+    kw(0) == Some(Keyword::RESET) && kw(1) == Some(Keyword::TIME) && kw(2) == Some(Keyword::ZONE)
 }
 
 /// `ALTER INDEX` next?
