@@ -70,6 +70,18 @@ pub struct TableDesc {
     pub foreign_keys: Vec<ForeignKey>,
     /// CHECK constraints, in creation order.
     pub checks: Vec<CheckConstraint>,
+    /// COMMENT ON the table, its columns and its indexes (`pg_description` rows of
+    /// `pg_class` objects), kept with the table so that they go with what they describe.
+    pub comments: Vec<Comment>,
+}
+
+/// A comment on a table (`object` its OID, `sub` 0), one of its columns (`sub` the
+/// column's attnum) or one of its indexes (`object` the index's OID).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Comment {
+    pub object: Oid,
+    pub sub: i32,
+    pub text: String,
 }
 
 /// A CHECK constraint: a row for which `expr` is false is refused (NULL passes).

@@ -64,7 +64,7 @@ pub mod procs;
 mod sysviews;
 
 pub use desc::{
-    CheckConstraint, ColumnDesc, FkAction, ForeignKey, Identity, IndexDesc, NewCheck,
+    CheckConstraint, ColumnDesc, Comment, FkAction, ForeignKey, Identity, IndexDesc, NewCheck,
     NewForeignKey, NewIndex, NewKey, NewTable, SequenceDesc, SequenceOptions, TableChange,
     TableDesc, TableOptions, dropped_column_name, nextval_default,
 };
@@ -343,6 +343,7 @@ impl CatalogSnapshot {
                         let gone = t.indexes.remove(pos);
                         self.remove_index_name(&gone);
                     }
+                    t.comments.retain(|c| c.object != *index);
                     self.put_table(t);
                 }
             }
@@ -424,6 +425,7 @@ fn table_desc(
         options: new.options,
         foreign_keys: Vec::new(),
         checks: Vec::new(),
+        comments: Vec::new(),
     };
     for (n, mut fk) in new.foreign_keys.iter().cloned().enumerate() {
         if fk.ref_table == 0 {
@@ -1473,6 +1475,12 @@ impl Catalog {
         });
         t.checks.retain(|k| !k.columns.contains(&column));
         t.foreign_keys.retain(|f| !f.columns.contains(&column));
+        let attnum = column as i32 + 1;
+        let indexes: Vec<Oid> = t.indexes.iter().map(|i| i.oid).collect();
+        t.comments.retain(|c| {
+            let table_or_column = c.object == table && c.sub != attnum;
+            table_or_column || indexes.contains(&c.object)
+        });
         let mut records = Vec::new();
         for s in cur.owned_sequences(table) {
             if s.owned_by == Some((table, column)) {
@@ -1572,6 +1580,25 @@ impl Catalog {
             let check = new.named(oid, name);
             t.checks.push(check.clone());
             Ok(check)
+        })
+    }
+
+    /// COMMENT ON table `table` (`object` == `table`, `sub` 0), one of its columns (`sub`
+    /// its attnum) or one of its indexes (`object`): set, or with None removed.
+    pub fn set_comment(
+        &self,
+        tx: &Tx,
+        table: Oid,
+        object: Oid,
+        sub: i32,
+        text: Option<String>,
+    ) -> PgResult<()> {
+        self.alter_table(tx, table, |_, t| {
+            t.comments.retain(|c| (c.object, c.sub) != (object, sub));
+            if let Some(text) = text {
+                t.comments.push(Comment { object, sub, text });
+            }
+            Ok(())
         })
     }
 

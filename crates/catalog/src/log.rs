@@ -22,7 +22,7 @@ use common::{DataType, Oid, PgError, PgResult, SqlState};
 use storage::vfs::{Vfs, VfsFile};
 
 use crate::desc::{
-    CheckConstraint, ColumnDesc, FkAction, ForeignKey, Identity, IndexDesc, SequenceDesc,
+    CheckConstraint, ColumnDesc, Comment, FkAction, ForeignKey, Identity, IndexDesc, SequenceDesc,
     SequenceOptions, TableDesc, TableOptions,
 };
 
@@ -56,6 +56,11 @@ const KIND_ALTER_TABLE_V5: u8 = 16;
 /// their identity byte; kinds 15 and 16 are read for old logs.
 const KIND_CREATE_TABLE_V6: u8 = 17;
 const KIND_ALTER_TABLE_V6: u8 = 18;
+/// CreateTable and AlterTable with the table's comments after its CHECK constraints:
+/// u32 count, then each as u32 object, u32 sub, text; kinds 17 and 18 are read for old
+/// logs.
+const KIND_CREATE_TABLE_V7: u8 = 19;
+const KIND_ALTER_TABLE_V7: u8 = 20;
 const KIND_CREATE_SEQUENCE: u8 = 9;
 const KIND_DROP_SEQUENCE: u8 = 10;
 /// Several records applied as one (a table and its SERIAL sequences): u32 count, then
@@ -252,9 +257,9 @@ pub(crate) fn encode(record: &Record, out: &mut Vec<u8>) {
     match record {
         Record::CreateTable(t) | Record::AlterTable(t) => {
             out.push(if matches!(record, Record::CreateTable(_)) {
-                KIND_CREATE_TABLE_V6
+                KIND_CREATE_TABLE_V7
             } else {
-                KIND_ALTER_TABLE_V6
+                KIND_ALTER_TABLE_V7
             });
             put_u32(out, t.oid);
             put_u32(out, t.rel);
@@ -304,6 +309,12 @@ pub(crate) fn encode(record: &Record, out: &mut Vec<u8>) {
                 put_str(out, &c.expr);
                 put_columns(out, &c.columns);
                 out.push(c.validated as u8);
+            }
+            put_u32(out, t.comments.len() as u32);
+            for c in &t.comments {
+                put_u32(out, c.object);
+                put_u32(out, c.sub as u32);
+                put_str(out, &c.text);
             }
         }
         Record::DropTable(oid) => {
@@ -473,8 +484,11 @@ pub(crate) fn decode(payload: &[u8]) -> Option<Record> {
         | KIND_CREATE_TABLE_V5
         | KIND_ALTER_TABLE_V5
         | KIND_CREATE_TABLE_V6
-        | KIND_ALTER_TABLE_V6 => {
-            let v6 = matches!(kind, KIND_CREATE_TABLE_V6 | KIND_ALTER_TABLE_V6);
+        | KIND_ALTER_TABLE_V6
+        | KIND_CREATE_TABLE_V7
+        | KIND_ALTER_TABLE_V7 => {
+            let v7 = matches!(kind, KIND_CREATE_TABLE_V7 | KIND_ALTER_TABLE_V7);
+            let v6 = v7 || matches!(kind, KIND_CREATE_TABLE_V6 | KIND_ALTER_TABLE_V6);
             let v5 = v6 || matches!(kind, KIND_CREATE_TABLE_V5 | KIND_ALTER_TABLE_V5);
             let v4 = v5 || matches!(kind, KIND_CREATE_TABLE_V4 | KIND_ALTER_TABLE_V4);
             let oid = r.u32()?;
@@ -558,6 +572,17 @@ pub(crate) fn decode(payload: &[u8]) -> Option<Record> {
                     });
                 }
             }
+            let mut comments = Vec::new();
+            if v7 {
+                let n = r.u32()? as usize;
+                for _ in 0..n {
+                    comments.push(Comment {
+                        object: r.u32()?,
+                        sub: r.u32()? as i32,
+                        text: r.string()?,
+                    });
+                }
+            }
             let t = TableDesc {
                 oid,
                 rel,
@@ -567,10 +592,15 @@ pub(crate) fn decode(payload: &[u8]) -> Option<Record> {
                 options,
                 foreign_keys,
                 checks,
+                comments,
             };
             if matches!(
                 kind,
-                KIND_ALTER_TABLE | KIND_ALTER_TABLE_V4 | KIND_ALTER_TABLE_V5 | KIND_ALTER_TABLE_V6
+                KIND_ALTER_TABLE
+                    | KIND_ALTER_TABLE_V4
+                    | KIND_ALTER_TABLE_V5
+                    | KIND_ALTER_TABLE_V6
+                    | KIND_ALTER_TABLE_V7
             ) {
                 Record::AlterTable(t)
             } else {
@@ -703,6 +733,18 @@ mod tests {
                 columns: vec![0],
                 validated: false,
             }],
+            comments: vec![
+                Comment {
+                    object: 16384,
+                    sub: 0,
+                    text: "a table".into(),
+                },
+                Comment {
+                    object: 16384,
+                    sub: 1,
+                    text: "its column".into(),
+                },
+            ],
         };
         for rec in [
             Record::AlterTable(t.clone()),

@@ -271,20 +271,56 @@ pub(crate) fn eval(f: sql::bound::ScalarFunc, args: &[common::Value]) -> PgResul
     })
 }
 
-/// The comments Myriad's objects have (`pg_description`: object, its catalog, column
-/// number or 0, text): the schemas', as initdb gives them. Myriad has no COMMENT ON.
-pub(crate) const DESCRIPTIONS: &[(u32, u32, i32, &str)] = &[
+/// The schemas' comments (`pg_description`: object, its catalog, column number or 0,
+/// text), as initdb gives them.
+const SCHEMA_DESCRIPTIONS: &[(u32, u32, i32, &str)] = &[
     (PG_CATALOG_OID, 2615, 0, "system catalog schema"),
     (PUBLIC_OID, 2615, 0, "standard public schema"),
 ];
 
+/// Every comment (`pg_description`'s rows): the schemas', then COMMENT ON's, which the
+/// tables keep.
+pub(crate) fn descriptions() -> Vec<(u32, u32, i32, String)> {
+    let mut out: Vec<(u32, u32, i32, String)> = SCHEMA_DESCRIPTIONS
+        .iter()
+        .map(|&(o, c, s, t)| (o, c, s, t.to_string()))
+        .collect();
+    if let Ok(host) = crate::host::host() {
+        let class = catalog::SystemView::PgClass.oid();
+        for t in host.catalog().tables() {
+            out.extend(
+                t.comments
+                    .iter()
+                    .map(|c| (c.object, class, c.sub, c.text.clone())),
+            );
+        }
+    }
+    out
+}
+
 /// The comment on `object` (column `sub`, or 0 for the object itself) of catalog
 /// `class` (any, for None).
 fn description(object: u32, class: Option<u32>, sub: i64) -> Option<String> {
-    DESCRIPTIONS
+    if let Some(d) = SCHEMA_DESCRIPTIONS
         .iter()
         .find(|d| d.0 == object && class.is_none_or(|c| d.1 == c) && i64::from(d.2) == sub)
-        .map(|d| d.3.to_string())
+    {
+        return Some(d.3.to_string());
+    }
+    if class.is_some_and(|c| c != catalog::SystemView::PgClass.oid()) {
+        return None;
+    }
+    // A table's comments, or its index's, are the table's.
+    let catalog = crate::host::host().ok()?.catalog();
+    let table = match catalog.table_by_oid(object) {
+        Some(t) => t,
+        None => catalog.index_by_oid(object)?.0,
+    };
+    table
+        .comments
+        .iter()
+        .find(|c| c.object == object && i64::from(c.sub) == sub)
+        .map(|c| c.text.clone())
 }
 
 /// `pg_get_constraintdef`: a key constraint by its index's OID, a foreign key or a

@@ -148,14 +148,14 @@ pub(crate) fn rows(view: SystemView) -> Vec<Row> {
                 ])
             })
             .collect(),
-        SystemView::PgDescription => crate::catalog_funcs::DESCRIPTIONS
-            .iter()
-            .map(|&(object, class, sub, text)| {
+        SystemView::PgDescription => crate::catalog_funcs::descriptions()
+            .into_iter()
+            .map(|(object, class, sub, text)| {
                 vec![
                     Value::Oid(object),
                     Value::Oid(class),
                     Value::Int4(sub),
-                    Value::Text(text.into()),
+                    Value::Text(text),
                 ]
             })
             .collect(),

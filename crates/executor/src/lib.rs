@@ -406,6 +406,19 @@ pub fn execute(stmt: PlannedStatement, cx: &ExecContext) -> PgResult<StatementRe
                 ..Default::default()
             })
         }
+        PlannedStatement::Comment {
+            table,
+            object,
+            sub,
+            text,
+        } => {
+            cx.catalog
+                .set_comment(cx.tx, table.oid, object, sub, text)?;
+            Ok(StatementResult {
+                tag: "COMMENT".into(),
+                ..Default::default()
+            })
+        }
         PlannedStatement::DropColumn {
             table,
             column,

@@ -249,6 +249,13 @@ pub enum PlannedStatement {
         condition: sql::bound::Expr,
     },
     DropConstraint(sql::bound::ConstraintDrop),
+    /// COMMENT ON (see `BoundStatement::Comment`).
+    Comment {
+        table: Arc<TableDesc>,
+        object: common::Oid,
+        sub: i32,
+        text: Option<String>,
+    },
     /// ALTER TABLE DROP COLUMN (see `BoundStatement::DropColumn`).
     DropColumn {
         table: Arc<TableDesc>,
@@ -338,6 +345,17 @@ pub fn plan(stmt: BoundStatement) -> PlannedStatement {
             condition,
         },
         BoundStatement::DropConstraint(d) => PlannedStatement::DropConstraint(d),
+        BoundStatement::Comment {
+            table,
+            object,
+            sub,
+            text,
+        } => PlannedStatement::Comment {
+            table,
+            object,
+            sub,
+            text,
+        },
         BoundStatement::DropColumn {
             table,
             column,

@@ -684,6 +684,9 @@ fn relation_locks<'a>(
         | B::DropConstraint(sql::bound::ConstraintDrop::Check { table, .. }) => {
             add(out, table, M::AccessExclusive)
         }
+        // PostgreSQL's COMMENT takes ShareUpdateExclusive on the relation: a comment is
+        // no change to what readers and writers of the table see.
+        B::Comment { table, .. } => add(out, table, M::ShareUpdateExclusive),
         B::AddForeignKey {
             table, referenced, ..
         } => {

@@ -114,6 +114,7 @@ fn write_kind(stmt: &Statement) -> Option<&'static str> {
         } => "DROP SEQUENCE",
         Statement::Drop { .. } => "DROP TABLE",
         Statement::AlterTable(_) => "ALTER TABLE",
+        Statement::Comment { .. } => "COMMENT",
         Statement::Truncate(_) => "TRUNCATE TABLE",
         _ => return None,
     })

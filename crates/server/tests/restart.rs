@@ -308,7 +308,8 @@ async fn data_and_catalog_survive_restarts() {
         .batch_execute(
             "ALTER TABLE fresh ADD COLUMN w int DEFAULT 5;
              ALTER TABLE fresh DROP COLUMN v;
-             INSERT INTO fresh VALUES (3, 6)",
+             INSERT INTO fresh VALUES (3, 6);
+             COMMENT ON COLUMN fresh.w IS 'kept'",
         )
         .await
         .expect("drop a column");
@@ -334,6 +335,8 @@ async fn data_and_catalog_survive_restarts() {
     )
     .await;
     assert_eq!(rows, [[Some("........pg.dropped.2........".to_owned())]]);
+    let (_, rows) = query(&client, "SELECT col_description('fresh'::regclass, 3)").await;
+    assert_eq!(rows, [[Some("kept".to_owned())]]);
     drop(client);
     server.shutdown().await.expect("fourth shutdown");
 }

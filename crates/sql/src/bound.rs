@@ -810,6 +810,14 @@ pub enum BoundStatement {
         condition: Expr,
     },
     DropConstraint(ConstraintDrop),
+    /// COMMENT ON a table, column or index of `table` (`catalog::Comment`'s `object` and
+    /// `sub`); None removes it.
+    Comment {
+        table: Arc<TableDesc>,
+        object: common::Oid,
+        sub: i32,
+        text: Option<String>,
+    },
     /// ALTER TABLE DROP COLUMN: `column` of `table`, after (CASCADE) the foreign keys of
     /// other tables that reference it.
     DropColumn {
@@ -1080,6 +1088,7 @@ impl BoundStatement {
             | BoundStatement::AddCheck { .. }
             | BoundStatement::DropConstraint(_)
             | BoundStatement::DropColumn { .. }
+            | BoundStatement::Comment { .. }
             | BoundStatement::Nothing { .. } => Ok(()),
         }
     }

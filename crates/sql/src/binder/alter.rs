@@ -174,6 +174,99 @@ impl Binder<'_> {
         })
     }
 
+    /// COMMENT ON TABLE t | COLUMN t.c | INDEX i IS 'text' | NULL ('' removes it too, as
+    /// in PostgreSQL). A system column takes its negative attnum, as PostgreSQL's does.
+    pub(crate) fn bind_comment(
+        &self,
+        kind: ast::CommentObject,
+        name: &ast::ObjectName,
+        text: Option<&str>,
+    ) -> PgResult<BoundStatement> {
+        let text = text.filter(|t| !t.is_empty()).map(str::to_string);
+        // PostgreSQL reports a missing relation here without a position.
+        let missing = |what: &str| {
+            PgError::new(
+                SqlState::UNDEFINED_TABLE,
+                format!("relation \"{what}\" does not exist"),
+            )
+        };
+        let wrong = |what: &str, kind: &str| {
+            PgError::new(
+                SqlState::WRONG_OBJECT_TYPE,
+                format!("\"{what}\" is not {kind}"),
+            )
+        };
+        let (table, object, sub) = match kind {
+            ast::CommentObject::Table => {
+                let (n, _) = self.object_name(name)?;
+                match self.catalog.table(&n) {
+                    Some(t) => (t.clone(), t.oid, 0),
+                    None if self.catalog.relation_exists(&n) => {
+                        return Err(wrong(&n, "a table"));
+                    }
+                    None => return Err(missing(&n)),
+                }
+            }
+            ast::CommentObject::Index => {
+                let (n, _) = self.object_name(name)?;
+                match self.catalog.index(&n) {
+                    Some((t, i)) => (t.clone(), i.oid, 0),
+                    None if self.catalog.relation_exists(&n) => {
+                        return Err(wrong(&n, "an index"));
+                    }
+                    None => return Err(missing(&n)),
+                }
+            }
+            ast::CommentObject::Column => {
+                let Some((column, relation)) = name.0.split_last() else {
+                    return Err(PgError::syntax("column name must be qualified"));
+                };
+                if relation.is_empty() {
+                    return Err(PgError::syntax("column name must be qualified"));
+                }
+                let relation = ast::ObjectName(relation.to_vec());
+                let (rel, _) = self.object_name(&relation)?;
+                let Some(t) = self.catalog.table(&rel) else {
+                    return Err(missing(&rel));
+                };
+                let column = match column {
+                    ast::ObjectNamePart::Identifier(id) => ident_name(id),
+                    other => other.to_string(),
+                };
+                let system = ["ctid", "xmin", "cmin", "xmax", "cmax", "tableoid"];
+                let sub = match (
+                    t.column_index(&column),
+                    system.iter().position(|s| *s == column),
+                ) {
+                    (Some(i), _) => i as i32 + 1,
+                    (None, Some(k)) => -(k as i32) - 1,
+                    (None, None) => {
+                        return Err(PgError::new(
+                            SqlState::UNDEFINED_COLUMN,
+                            format!(
+                                "column \"{column}\" of relation \"{}\" does not exist",
+                                t.name
+                            ),
+                        ));
+                    }
+                };
+                (t.clone(), t.oid, sub)
+            }
+            other => {
+                return Err(PgError::unsupported(format!(
+                    "COMMENT ON {}",
+                    other.to_string().to_uppercase()
+                )));
+            }
+        };
+        Ok(BoundStatement::Comment {
+            table,
+            object,
+            sub,
+            text,
+        })
+    }
+
     /// ALTER INDEX [IF EXISTS] name RENAME TO new_name: renames the index, and the
     /// constraint it backs. As in PostgreSQL, the name may also be a table's, which it
     /// renames.

@@ -314,6 +314,12 @@ impl<'a> Binder<'a> {
             } => self.bind_drop(*object_type, *if_exists, names, *cascade),
             Statement::Lock(l) => self.bind_lock(l),
             Statement::AlterTable(a) => self.bind_alter_table(a),
+            Statement::Comment {
+                object_type,
+                object_name,
+                comment,
+                if_exists: false,
+            } => self.bind_comment(*object_type, object_name, comment.as_deref()),
             Statement::Truncate(t) => self.bind_truncate(t),
             Statement::Copy {
                 source,
