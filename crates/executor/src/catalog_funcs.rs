@@ -257,6 +257,14 @@ pub(crate) fn eval(f: sql::bound::ScalarFunc, args: &[common::Value]) -> PgResul
             };
             text(description(oid(0), class, 0))
         }
+        F::PgRelationSize | F::PgTableSize | F::PgIndexesSize | F::PgTotalRelationSize => {
+            let host = crate::host::host()?;
+            relation_size(&*host, f, oid(0))?.map_or(Value::Null, Value::Int8)
+        }
+        F::PgSizePretty => match args[0].as_i64() {
+            Some(n) => Value::Text(size_pretty(n)),
+            None => Value::Null,
+        },
         // Databases and roles have no comments in Myriad.
         F::ShobjDescription => Value::Null,
         F::QuoteIdent => match &args[0] {
@@ -269,6 +277,58 @@ pub(crate) fn eval(f: sql::bound::ScalarFunc, args: &[common::Value]) -> PgResul
             )));
         }
     })
+}
+
+/// The bytes `f` (one of the size functions) counts for relation `oid`, from the sizes
+/// the storage manager caches (no system call); None if there is no such relation.
+fn relation_size(
+    host: &dyn crate::host::Host,
+    f: sql::bound::ScalarFunc,
+    oid: u32,
+) -> PgResult<Option<i64>> {
+    use sql::bound::ScalarFunc as F;
+    let bytes = |rel| -> PgResult<i64> {
+        Ok(i64::from(host.pool().smgr().nblocks(rel)?) * common::limits::BLCKSZ as i64)
+    };
+    let catalog = host.catalog();
+    let Some(table) = catalog.table_by_oid(oid) else {
+        // An index or a sequence: its own bytes, and no indexes.
+        let rel = match (catalog.index_by_oid(oid), catalog.sequence_by_oid(oid)) {
+            (Some((_, i)), _) => i.rel,
+            (None, Some(s)) => s.rel,
+            (None, None) => return Ok(None),
+        };
+        return Ok(Some(match f {
+            F::PgIndexesSize => 0,
+            _ => bytes(rel)?,
+        }));
+    };
+    let indexes = || -> PgResult<i64> { table.indexes.iter().map(|i| bytes(i.rel)).sum() };
+    Ok(Some(match f {
+        F::PgIndexesSize => indexes()?,
+        F::PgTotalRelationSize => bytes(table.rel)? + indexes()?,
+        _ => bytes(table.rel)?,
+    }))
+}
+
+/// PostgreSQL's `pg_size_pretty(bigint)`: bytes below 10 kB, then the largest unit
+/// (kB, MB, GB, TB, PB) in which the number, counted in halves, stays below 20479;
+/// rounded half away from zero.
+fn size_pretty(bytes: i64) -> String {
+    const UNITS: [&str; 5] = ["kB", "MB", "GB", "TB", "PB"];
+    if bytes.unsigned_abs() < 10 * 1024 {
+        return format!("{bytes} bytes");
+    }
+    // In halves of the unit, so that the last step can round.
+    let mut halves = bytes / (1 << 9);
+    for (k, unit) in UNITS.iter().enumerate() {
+        if halves.unsigned_abs() < 20 * 1024 - 1 || k == UNITS.len() - 1 {
+            let rounded = (halves + if halves < 0 { -1 } else { 1 }) / 2;
+            return format!("{rounded} {unit}");
+        }
+        halves /= 1 << 10;
+    }
+    unreachable!("the last unit returns")
 }
 
 /// The schemas' comments (`pg_description`: object, its catalog, column number or 0,

@@ -253,6 +253,11 @@ pub(crate) fn eval_func(f: ScalarFunc, args: &[Value]) -> PgResult<Value> {
         | F::Random
         | F::PgGetUserById
         | F::PgTableIsVisible
+        | F::PgRelationSize
+        | F::PgTableSize
+        | F::PgIndexesSize
+        | F::PgTotalRelationSize
+        | F::PgSizePretty
         | F::ArrayCtor
         | F::Subscript
         | F::ArrayCompare { .. }

@@ -606,7 +606,12 @@ fn eval_func(f: ScalarFunc, args: Vec<Value>, ty: &DataType) -> PgResult<Value> 
         | ScalarFunc::PgFunctionIsVisible
         | ScalarFunc::PgGetFunctionArguments
         | ScalarFunc::PgGetFunctionIdentityArguments
-        | ScalarFunc::PgGetFunctionResult => crate::catalog_funcs::eval(f, &args),
+        | ScalarFunc::PgGetFunctionResult
+        | ScalarFunc::PgRelationSize
+        | ScalarFunc::PgTableSize
+        | ScalarFunc::PgIndexesSize
+        | ScalarFunc::PgTotalRelationSize
+        | ScalarFunc::PgSizePretty => crate::catalog_funcs::eval(f, &args),
         ScalarFunc::PgGetUserById => Ok(match args.first().and_then(Value::as_i64) {
             None => Value::Null,
             Some(oid) if oid == i64::from(common::session::BOOTSTRAP_ROLE_OID) => {

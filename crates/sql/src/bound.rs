@@ -168,6 +168,17 @@ pub enum ScalarFunc {
     /// `pg_table_is_visible(oid)`: whether the relation exists (every relation is in
     /// `public`, which is on every search path); NULL for no such relation.
     PgTableIsVisible,
+    /// `pg_relation_size(rel)`: its main fork's bytes.
+    PgRelationSize,
+    /// `pg_table_size(rel)`: a table's bytes, without its indexes (Myriad keeps no free
+    /// space map, visibility map or TOAST relation beside it).
+    PgTableSize,
+    /// `pg_indexes_size(table)`: the bytes of the table's indexes.
+    PgIndexesSize,
+    /// `pg_total_relation_size(rel)`: a table's and its indexes' bytes.
+    PgTotalRelationSize,
+    /// `pg_size_pretty(bigint)`: bytes as PostgreSQL prints them (`10 kB`, `3 MB`).
+    PgSizePretty,
     // Arrays (`executor::array`). The node's type is the result's; element arguments
     // have been coerced to the array's element type.
     /// `ARRAY[a, b, ...]`: one dimension over the elements, or one more over elements

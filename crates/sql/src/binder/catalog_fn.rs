@@ -16,8 +16,11 @@ enum Arg {
     /// oid (or a reg* type, or an integer, as PostgreSQL's implicit casts allow).
     Oid,
     Int4,
+    Int8,
     Text,
     Bool,
+    /// regclass: an untyped literal is a relation's name, as PostgreSQL reads it.
+    RegClass,
 }
 
 /// `name`'s function and result type, and its arguments' types, for `n` arguments.
@@ -47,6 +50,11 @@ fn signature(name: &str, n: usize) -> Option<(ScalarFunc, DataType, &'static [Ar
             (F::PgGetStatisticsObjDefColumns, DataType::Text, &[Oid])
         }
         ("pg_relation_is_publishable", 1) => (F::PgRelationIsPublishable, DataType::Bool, &[Oid]),
+        ("pg_relation_size", 1) => (F::PgRelationSize, DataType::Int8, &[RegClass]),
+        ("pg_table_size", 1) => (F::PgTableSize, DataType::Int8, &[RegClass]),
+        ("pg_indexes_size", 1) => (F::PgIndexesSize, DataType::Int8, &[RegClass]),
+        ("pg_total_relation_size", 1) => (F::PgTotalRelationSize, DataType::Int8, &[RegClass]),
+        ("pg_size_pretty", 1) => (F::PgSizePretty, DataType::Text, &[Int8]),
         ("pg_encoding_to_char", 1) => (F::PgEncodingToChar, DataType::Text, &[Int4]),
         ("col_description", 2) => (F::ColDescription, DataType::Text, &[Oid, Int4]),
         ("obj_description", 1) => (F::ObjDescription, DataType::Text, &[Oid]),
@@ -85,13 +93,25 @@ fn bind_call(
                 unknown || matches!(a.ty, DataType::Int2 | DataType::Int4),
                 DataType::Int4,
             ),
+            Arg::Int8 => (
+                unknown || matches!(a.ty, DataType::Int2 | DataType::Int4 | DataType::Int8),
+                DataType::Int8,
+            ),
             Arg::Text => (unknown || a.ty.is_string(), DataType::Text),
             Arg::Bool => (unknown || a.ty == DataType::Bool, DataType::Bool),
+            Arg::RegClass => (
+                unknown || a.ty.is_integer() || is_oid_like(&a.ty),
+                DataType::Reg(common::value::RegKind::Class),
+            ),
         };
         if !ok {
             return Err(undefined_function(name, &args));
         }
-        out.push(coerce(a.clone(), &to, CastContext::Implicit)?);
+        let mut e = coerce(a.clone(), &to, CastContext::Implicit)?;
+        if matches!(want, Arg::RegClass) {
+            e = coerce(e, &DataType::Oid, CastContext::Implicit)?;
+        }
+        out.push(e);
     }
     Ok(Expr::new(ExprKind::Func(f, out), ty))
 }
