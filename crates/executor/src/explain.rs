@@ -216,29 +216,23 @@ pub fn explain(
             r.print(&modify("Insert", table, top_stats, child), 0);
         }
         PlannedStatement::Update(u) => {
-            let mut top_stats = None;
-            if options.analyze {
-                let t0 = Instant::now();
-                let mut count = crate::dml::TargetCount::start();
-                let (n, out) = crate::dml::update(cx, u, Some(&mut count))?;
-                changed.push((u.table.oid, n as u64));
-                top_stats = Some(modified(t0, out.len()));
-                r.stats = Some(vec![count.stats]);
-            }
+            let top_stats = match options.analyze {
+                true => Some(run_counted(&mut r, &mut changed, u.table.oid, |count| {
+                    crate::dml::update(cx, u, Some(count))
+                })?),
+                false => None,
+            };
             let child = r.target(&u.table, u.filter.as_ref(), &u.assignments);
             let table = r.relation(&u.table.name);
             r.print(&modify("Update", table, top_stats, child), 0);
         }
         PlannedStatement::Delete(d) => {
-            let mut top_stats = None;
-            if options.analyze {
-                let t0 = Instant::now();
-                let mut count = crate::dml::TargetCount::start();
-                let (n, out) = crate::dml::delete(cx, d, Some(&mut count))?;
-                changed.push((d.table.oid, n as u64));
-                top_stats = Some(modified(t0, out.len()));
-                r.stats = Some(vec![count.stats]);
-            }
+            let top_stats = match options.analyze {
+                true => Some(run_counted(&mut r, &mut changed, d.table.oid, |count| {
+                    crate::dml::delete(cx, d, Some(count))
+                })?),
+                false => None,
+            };
             let child = r.target(&d.table, d.filter.as_ref(), &[]);
             let table = r.relation(&d.table.name);
             r.print(&modify("Delete", table, top_stats, child), 0);
@@ -301,6 +295,22 @@ fn column_names(table: &TableDesc, qualify: bool) -> Vec<String> {
             }
         })
         .collect()
+}
+
+/// Run an UPDATE or DELETE for ANALYZE: its scan's counts go to `r`, the rows it changed
+/// to `changed`; returns its own node's counts.
+fn run_counted(
+    r: &mut Renderer,
+    changed: &mut Vec<(common::Oid, u64)>,
+    table: common::Oid,
+    run: impl FnOnce(&mut crate::dml::TargetCount) -> PgResult<(usize, Vec<Row>)>,
+) -> PgResult<NodeStats> {
+    let t0 = Instant::now();
+    let mut count = crate::dml::TargetCount::start();
+    let (n, out) = run(&mut count)?;
+    changed.push((table, n as u64));
+    r.stats = Some(vec![count.stats]);
+    Ok(modified(t0, out.len()))
 }
 
 /// What ANALYZE shows on an `Insert` / `Update` / `Delete` node started at `t0`: the

@@ -132,10 +132,7 @@ impl Binder<'_> {
         if_exists: bool,
         cascade: bool,
     ) -> PgResult<BoundStatement> {
-        if matches!(
-            name,
-            "ctid" | "xmin" | "xmax" | "cmin" | "cmax" | "tableoid"
-        ) {
+        if SYSTEM_COLUMNS.contains(&name) {
             return Err(PgError::new(
                 SqlState::FEATURE_NOT_SUPPORTED,
                 format!("cannot drop system column \"{name}\""),
@@ -233,11 +230,8 @@ impl Binder<'_> {
                     ast::ObjectNamePart::Identifier(id) => ident_name(id),
                     other => other.to_string(),
                 };
-                let system = ["ctid", "xmin", "cmin", "xmax", "cmax", "tableoid"];
-                let sub = match (
-                    t.column_index(&column),
-                    system.iter().position(|s| *s == column),
-                ) {
+                let system = SYSTEM_COLUMNS.iter().position(|s| *s == column);
+                let sub = match (t.column_index(&column), system) {
                     (Some(i), _) => i as i32 + 1,
                     (None, Some(k)) => -(k as i32) - 1,
                     (None, None) => {
@@ -802,12 +796,12 @@ pub(crate) fn dependents_error(
     .with_hint("Use DROP ... CASCADE to drop the dependent objects too.")
 }
 
+/// PostgreSQL's system columns, in the order of their attnums (-1 down to -6).
+const SYSTEM_COLUMNS: [&str; 6] = ["ctid", "xmin", "cmin", "xmax", "cmax", "tableoid"];
+
 /// PostgreSQL's system columns: no user column may take their names.
 pub(crate) fn check_not_system_column(name: &str) -> PgResult<()> {
-    if matches!(
-        name,
-        "ctid" | "xmin" | "xmax" | "cmin" | "cmax" | "tableoid"
-    ) {
+    if SYSTEM_COLUMNS.contains(&name) {
         return Err(PgError::new(
             SqlState::DUPLICATE_COLUMN,
             format!("column name \"{name}\" conflicts with a system column name"),
