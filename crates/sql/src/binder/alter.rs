@@ -145,10 +145,15 @@ impl Binder<'_> {
             );
             return skip_or_fail(message, if_exists, SqlState::UNDEFINED_COLUMN);
         };
+        // A foreign key referencing the column, unless it is the table's own and the
+        // column is one of its referencing columns: such a key goes with the column.
         let dependents: Vec<(Arc<TableDesc>, catalog::ForeignKey)> = self
             .catalog
             .referencing(table.oid)
-            .filter(|(t, fk)| fk.ref_columns.contains(&column) && t.oid != table.oid)
+            .filter(|(t, fk)| {
+                let own = t.oid == table.oid && fk.columns.contains(&column);
+                fk.ref_columns.contains(&column) && !own
+            })
             .map(|(t, fk)| (t.clone(), fk.clone()))
             .collect();
         let mut notices = Vec::new();
