@@ -455,14 +455,18 @@ fn parse_commands(p: &mut Parser<'_>, sql: &str) -> Result<Vec<Command>, ParserE
     Ok(out)
 }
 
+/// The keyword `n` tokens ahead, if that token is an unquoted word.
+fn keyword_at(p: &Parser<'_>, n: usize) -> Option<sqlparser::keywords::Keyword> {
+    match p.peek_nth_token_ref(n).token {
+        sqlparser::tokenizer::Token::Word(ref w) if w.quote_style.is_none() => Some(w.keyword),
+        _ => None,
+    }
+}
+
 /// `CREATE [TEMP | TEMPORARY] SEQUENCE` next?
 fn is_create_sequence(p: &Parser<'_>) -> bool {
     use sqlparser::keywords::Keyword;
-    use sqlparser::tokenizer::Token;
-    let kw = |n: usize| match p.peek_nth_token_ref(n).token {
-        Token::Word(ref w) if w.quote_style.is_none() => Some(w.keyword),
-        _ => None,
-    };
+    let kw = |n: usize| keyword_at(p, n);
     kw(0) == Some(Keyword::CREATE)
         && (kw(1) == Some(Keyword::SEQUENCE)
             || (matches!(kw(1), Some(Keyword::TEMP | Keyword::TEMPORARY))
@@ -587,11 +591,7 @@ fn parse_sequence_options(p: &mut Parser<'_>, alter: bool) -> Result<SequenceCla
 /// `ALTER SEQUENCE` next?
 fn is_alter_sequence(p: &Parser<'_>) -> bool {
     use sqlparser::keywords::Keyword;
-    use sqlparser::tokenizer::Token;
-    let kw = |n: usize| match p.peek_nth_token_ref(n).token {
-        Token::Word(ref w) if w.quote_style.is_none() => Some(w.keyword),
-        _ => None,
-    };
+    let kw = |n: usize| keyword_at(p, n);
     kw(0) == Some(Keyword::ALTER) && kw(1) == Some(Keyword::SEQUENCE)
 }
 
@@ -638,22 +638,14 @@ fn parse_alter_sequence(p: &mut Parser<'_>) -> Result<AlterSequence, ParserError
 /// `RESET TIME ZONE` next?
 fn is_reset_time_zone(p: &Parser<'_>) -> bool {
     use sqlparser::keywords::Keyword;
-    use sqlparser::tokenizer::Token;
-    let kw = |n: usize| match p.peek_nth_token_ref(n).token {
-        Token::Word(ref w) if w.quote_style.is_none() => Some(w.keyword),
-        _ => None,
-    };
+    let kw = |n: usize| keyword_at(p, n);
     kw(0) == Some(Keyword::RESET) && kw(1) == Some(Keyword::TIME) && kw(2) == Some(Keyword::ZONE)
 }
 
 /// `ALTER INDEX` next?
 fn is_alter_index(p: &Parser<'_>) -> bool {
     use sqlparser::keywords::Keyword;
-    use sqlparser::tokenizer::Token;
-    let kw = |n: usize| match p.peek_nth_token_ref(n).token {
-        Token::Word(ref w) if w.quote_style.is_none() => Some(w.keyword),
-        _ => None,
-    };
+    let kw = |n: usize| keyword_at(p, n);
     kw(0) == Some(Keyword::ALTER) && kw(1) == Some(Keyword::INDEX)
 }
 
