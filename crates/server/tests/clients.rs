@@ -1,6 +1,6 @@
 //! Acceptance: real client drivers against an in-process Myriad, unmodified: psycopg 3
-//! (`tests/clients/psycopg_types.py`) and node-postgres (`tests/clients/node_pg.js`),
-//! small scripts with typed parameters and results that also pass against PostgreSQL 15.
+//! (`tests/clients/psycopg_types.py`), node-postgres (`tests/clients/node_pg.js`) and
+//! pgjdbc (`tests/clients/Jdbc.java`, run as a single-file source program), small scripts with typed parameters and results that also pass against PostgreSQL 15.
 //! The drivers live under `target/clients/` (`scripts/client-deps` installs them;
 //! `scripts/test` and `.ci/run` run it first).
 
@@ -27,7 +27,7 @@ fn check(mut cmd: Command, what: &str) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn psycopg_and_node_postgres_work_unmodified() {
+async fn psycopg_node_postgres_and_pgjdbc_work_unmodified() {
     let (server, _dir) = common::start().await;
     let port = server.local_addr().port().to_string();
     let repo = repo();
@@ -40,10 +40,16 @@ async fn psycopg_and_node_postgres_work_unmodified() {
     node.arg(scripts.join("node_pg.js"))
         .arg(&port)
         .env("NODE_PATH", clients.join("node/node_modules"));
+    let mut java = Command::new("java");
+    java.arg("-cp")
+        .arg(clients.join("jdbc/postgresql-42.7.7.jar"))
+        .arg(scripts.join("Jdbc.java"))
+        .arg(&port);
     // Blocking child processes: off the runtime's threads, which serve the server.
     tokio::task::spawn_blocking(move || {
         check(py, "psycopg 3 (tests/clients/psycopg_types.py)");
         check(node, "node-postgres (tests/clients/node_pg.js)");
+        check(java, "pgjdbc (tests/clients/Jdbc.java)");
     })
     .await
     .expect("join");

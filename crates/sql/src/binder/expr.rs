@@ -1098,6 +1098,11 @@ impl Binder<'_> {
             ] if ident_name(s) == "pg_catalog" => ident_name(id),
             _ => return Err(PgError::unsupported(format!("function {}", f.name))),
         };
+        // SQL's CURRENT_CATALOG, which sqlparser reads as a call without parentheses.
+        let name = match (&f.args, name.as_str()) {
+            (ast::FunctionArguments::None, "current_catalog") => "current_database".to_string(),
+            _ => name,
+        };
         if f.filter.is_some()
             || f.null_treatment.is_some()
             || f.over.is_some()
