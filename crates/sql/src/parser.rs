@@ -235,7 +235,7 @@ fn parse_one_part(sql: &str) -> PgResult<Vec<Command>> {
         if let Some(respelled) = copy_booleans_respelled(sql) {
             return parse(&respelled).map_err(|_| syntax_error(sql, e));
         }
-        if let Some(tokens) = lock_strengths_marked(sql) {
+        if let Some(tokens) = respelled_tokens(sql) {
             // The tokens keep their places in `sql`, so errors point into it.
             let mut p = Parser::new(&dialect)
                 .with_recursion_limit(PARSER_RECURSION_LIMIT)
@@ -332,25 +332,54 @@ pub fn lock_clause(l: &sqlparser::ast::LockClause) -> LockClause<'_> {
     }
 }
 
-/// `FOR KEY SHARE` and `FOR NO KEY UPDATE`, which sqlparser's grammar lacks: the tokens
-/// of `sql` with each respelled `FOR SHARE` / `FOR UPDATE` and marked in its `OF` name
-/// (see [`KEY_SHARE_MARK`]); `None` if there are none.
-fn lock_strengths_marked(sql: &str) -> Option<Vec<sqlparser::tokenizer::TokenWithSpan>> {
-    use sqlparser::keywords::Keyword;
-    use sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer, Word};
+type Tokens = Vec<sqlparser::tokenizer::TokenWithSpan>;
+
+/// The tokens of `sql` with the PostgreSQL clauses sqlparser's grammar lacks respelled
+/// in forms it has, each carrying a mark the binder reads back: locking strengths,
+/// OVERRIDING, identity options out of sqlparser's order. `None` if there is nothing to
+/// respell.
+fn respelled_tokens(sql: &str) -> Option<Tokens> {
     let dialect = PostgreSqlDialect {};
-    let tokens = Tokenizer::new(&dialect, sql)
+    let mut tokens = sqlparser::tokenizer::Tokenizer::new(&dialect, sql)
         .tokenize_with_location()
         .ok()?;
-    let kw = |t: &TokenWithSpan| match &t.token {
-        Token::Word(w) if w.quote_style.is_none() => Some(w.keyword),
+    let mut changed = false;
+    for respell in [
+        lock_strengths_marked,
+        overriding_marked,
+        identity_options_ordered,
+    ] {
+        if let Some(t) = respell(&tokens) {
+            tokens = t;
+            changed = true;
+        }
+    }
+    changed.then_some(tokens)
+}
+
+/// The keyword of a token that is an unquoted word.
+fn token_keyword(t: &sqlparser::tokenizer::TokenWithSpan) -> Option<sqlparser::keywords::Keyword> {
+    match &t.token {
+        sqlparser::tokenizer::Token::Word(w) if w.quote_style.is_none() => Some(w.keyword),
         _ => None,
-    };
-    // Indexes of the tokens that are not whitespace.
-    let sig: Vec<usize> = (0..tokens.len())
-        .filter(|&i| !matches!(tokens[i].token, Token::Whitespace(_)))
-        .collect();
-    let at = |k: usize| sig.get(k).map(|&i| &tokens[i]).and_then(kw);
+    }
+}
+
+/// The indexes of the tokens that are not whitespace.
+fn significant(tokens: &[sqlparser::tokenizer::TokenWithSpan]) -> Vec<usize> {
+    (0..tokens.len())
+        .filter(|&i| !matches!(tokens[i].token, sqlparser::tokenizer::Token::Whitespace(_)))
+        .collect()
+}
+
+/// `FOR KEY SHARE` and `FOR NO KEY UPDATE`, which sqlparser's grammar lacks: the tokens
+/// with each respelled `FOR SHARE` / `FOR UPDATE` and marked in its `OF` name (see
+/// [`KEY_SHARE_MARK`]); `None` if there are none.
+fn lock_strengths_marked(tokens: &[sqlparser::tokenizer::TokenWithSpan]) -> Option<Tokens> {
+    use sqlparser::keywords::Keyword;
+    use sqlparser::tokenizer::{Token, TokenWithSpan, Word};
+    let sig = significant(tokens);
+    let at = |k: usize| sig.get(k).map(|&i| &tokens[i]).and_then(token_keyword);
     let mut out = Vec::with_capacity(tokens.len() + 4);
     let mut next = 0; // the next token of `tokens` to copy
     let mut marked = false;
@@ -398,6 +427,198 @@ fn lock_strengths_marked(sql: &str) -> Option<Vec<sqlparser::tokenizer::TokenWit
         marked = true;
     }
     if !marked {
+        return None;
+    }
+    out.extend_from_slice(&tokens[next..]);
+    Some(out)
+}
+
+/// The mark of `INSERT ... OVERRIDING SYSTEM VALUE` / `OVERRIDING USER VALUE`, which
+/// sqlparser's grammar lacks: respelled as Hive's `PARTITION ('mark')` in the same place,
+/// so the mark stays with its statement. A NUL, which no string in a query string can
+/// hold, keeps it apart from anything a user writes. [`insert_overriding`] reads it back.
+const OVERRIDING_SYSTEM_MARK: &str = "\0overriding system value";
+const OVERRIDING_USER_MARK: &str = "\0overriding user value";
+
+/// What an INSERT's OVERRIDING clause overrides.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Overriding {
+    /// OVERRIDING SYSTEM VALUE: the values given for GENERATED ALWAYS identity columns
+    /// are stored.
+    System,
+    /// OVERRIDING USER VALUE: the values given for identity columns are replaced by the
+    /// next values of their sequences.
+    User,
+}
+
+/// An INSERT's OVERRIDING clause, marked by [`overriding_marked`]. Any other
+/// `PARTITION (...)` (Hive's, which PostgreSQL does not have) is an error.
+pub fn insert_overriding(i: &sqlparser::ast::Insert) -> PgResult<Option<Overriding>> {
+    use sqlparser::ast::{Expr, Value};
+    let Some(p) = &i.partitioned else {
+        return Ok(None);
+    };
+    if let [Expr::Value(v)] = p.as_slice()
+        && let Value::SingleQuotedString(s) = &v.value
+    {
+        match s.as_str() {
+            OVERRIDING_SYSTEM_MARK => return Ok(Some(Overriding::System)),
+            OVERRIDING_USER_MARK => return Ok(Some(Overriding::User)),
+            _ => {}
+        }
+    }
+    Err(PgError::unsupported("INSERT ... PARTITION"))
+}
+
+/// The tokens with each INSERT's `OVERRIDING {SYSTEM | USER} VALUE` respelled
+/// `PARTITION ('mark')` (see [`OVERRIDING_SYSTEM_MARK`]); `None` if there is none.
+fn overriding_marked(tokens: &[sqlparser::tokenizer::TokenWithSpan]) -> Option<Tokens> {
+    use sqlparser::keywords::Keyword;
+    use sqlparser::tokenizer::{Token, TokenWithSpan};
+    let sig = significant(tokens);
+    let at = |k: usize| sig.get(k).map(|&i| &tokens[i]).and_then(token_keyword);
+    let mut out = Vec::with_capacity(tokens.len() + 2);
+    let mut next = 0; // the next token of `tokens` to copy
+    let mut in_insert = false;
+    for k in 0..sig.len() {
+        let t = &tokens[sig[k]];
+        match &t.token {
+            Token::SemiColon => in_insert = false,
+            Token::Word(w) if w.quote_style.is_none() && w.keyword == Keyword::INSERT => {
+                in_insert = true
+            }
+            _ => {}
+        }
+        let overriding = matches!(&t.token,
+            Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case("overriding"));
+        if !in_insert || !overriding || at(k + 2) != Some(Keyword::VALUE) {
+            continue;
+        }
+        let mark = match at(k + 1) {
+            Some(Keyword::SYSTEM) => OVERRIDING_SYSTEM_MARK,
+            Some(Keyword::USER) => OVERRIDING_USER_MARK,
+            _ => continue,
+        };
+        out.extend_from_slice(&tokens[next..sig[k]]);
+        let span = |j: usize| tokens[sig[k + j]].span;
+        // Right after the table's name, sqlparser would read PARTITION as an alias:
+        // the table's own name goes first as one (PostgreSQL's alias needs AS, so
+        // there was none).
+        let after_name = k >= 2
+            && (matches!(tokens[sig[k - 2]].token, Token::Period)
+                || at(k - 2) == Some(Keyword::INTO));
+        if after_name && let Token::Word(name) = &tokens[sig[k - 1]].token {
+            out.push(TokenWithSpan {
+                token: Token::make_keyword("AS"),
+                span: span(0),
+            });
+            out.push(TokenWithSpan {
+                token: Token::Word(name.clone()),
+                span: span(0),
+            });
+        }
+        out.push(TokenWithSpan {
+            token: Token::make_keyword("PARTITION"),
+            span: span(0),
+        });
+        out.push(TokenWithSpan {
+            token: Token::LParen,
+            span: span(0),
+        });
+        out.push(TokenWithSpan {
+            token: Token::SingleQuotedString(mark.to_string()),
+            span: span(1),
+        });
+        out.push(TokenWithSpan {
+            token: Token::RParen,
+            span: span(2),
+        });
+        next = sig[k + 2] + 1;
+    }
+    if next == 0 {
+        return None;
+    }
+    out.extend_from_slice(&tokens[next..]);
+    Some(out)
+}
+
+/// The tokens with the options of each `GENERATED ... AS IDENTITY (options)` put in the
+/// one order sqlparser reads (INCREMENT, MINVALUE, MAXVALUE, START, CACHE, CYCLE);
+/// PostgreSQL takes them in any order. `None` if no list is out of that order, or one
+/// holds an option sqlparser lacks (its syntax error stands).
+fn identity_options_ordered(tokens: &[sqlparser::tokenizer::TokenWithSpan]) -> Option<Tokens> {
+    use sqlparser::keywords::Keyword;
+    use sqlparser::tokenizer::Token;
+    let sig = significant(tokens);
+    let at = |k: usize| sig.get(k).map(|&i| &tokens[i]).and_then(token_keyword);
+    let rank = |k: usize| match at(k)? {
+        Keyword::INCREMENT => Some(0),
+        Keyword::MINVALUE => Some(1),
+        Keyword::MAXVALUE => Some(2),
+        Keyword::START => Some(3),
+        Keyword::CACHE => Some(4),
+        Keyword::CYCLE => Some(5),
+        Keyword::NO => match at(k + 1)? {
+            Keyword::MINVALUE => Some(1),
+            Keyword::MAXVALUE => Some(2),
+            Keyword::CYCLE => Some(5),
+            _ => None,
+        },
+        _ => None,
+    };
+    let mut out = Vec::with_capacity(tokens.len());
+    let mut next = 0; // the next token of `tokens` to copy
+    let mut changed = false;
+    let mut k = 0;
+    while k + 1 < sig.len() {
+        if at(k) != Some(Keyword::IDENTITY) || tokens[sig[k + 1]].token != Token::LParen {
+            k += 1;
+            continue;
+        }
+        // The options: from the token after `(` to the matching `)`, cut where each
+        // option begins (an option's words never begin another: NO only before its word).
+        let first = k + 2;
+        let mut end = first;
+        let mut depth = 0;
+        while let Some(&i) = sig.get(end) {
+            match tokens[i].token {
+                Token::LParen => depth += 1,
+                Token::RParen if depth == 0 => break,
+                Token::RParen => depth -= 1,
+                Token::EOF => return None,
+                _ => {}
+            }
+            end += 1;
+        }
+        let mut groups: Vec<(u8, usize, usize)> = Vec::new(); // (rank, first, last) in sig
+        let mut j = first;
+        while j < end {
+            let r = rank(j)?;
+            let mut last = j + if at(j) == Some(Keyword::NO) { 1 } else { 0 };
+            while last + 1 < end && rank(last + 1).is_none() {
+                last += 1;
+            }
+            groups.push((r, j, last));
+            j = last + 1;
+        }
+        if groups.windows(2).any(|w| w[0].0 > w[1].0) {
+            groups.sort_by_key(|g| g.0);
+            out.extend_from_slice(&tokens[next..sig[first]]);
+            for (i, &(_, a, b)) in groups.iter().enumerate() {
+                if i > 0 {
+                    out.push(sqlparser::tokenizer::TokenWithSpan {
+                        token: Token::Whitespace(sqlparser::tokenizer::Whitespace::Space),
+                        span: tokens[sig[a]].span,
+                    });
+                }
+                out.extend_from_slice(&tokens[sig[a]..=sig[b]]);
+            }
+            next = sig[end];
+            changed = true;
+        }
+        k = end;
+    }
+    if !changed {
         return None;
     }
     out.extend_from_slice(&tokens[next..]);
@@ -1013,6 +1234,71 @@ mod tests {
         assert_eq!(e.message, "syntax error at end of input");
         // FOR before KEY elsewhere is left alone.
         assert!(parse("SELECT substring('abc' FROM 1 FOR key) FROM (SELECT 2 AS key) s").is_ok());
+    }
+
+    fn overridings(sql: &str) -> Vec<Option<Overriding>> {
+        parse(sql)
+            .expect("parses")
+            .iter()
+            .map(|c| match c {
+                Command::Sql(Statement::Insert(i)) => insert_overriding(i).expect("marked"),
+                other => panic!("not an INSERT: {other:?}"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn overriding_marks_its_own_insert() {
+        use Overriding::*;
+        assert_eq!(
+            overridings(
+                "INSERT INTO t VALUES (1); insert into s.t (a) overriding user value select 1;\
+                 INSERT INTO t AS x OVERRIDING SYSTEM VALUE VALUES (2)"
+            ),
+            [None, Some(User), Some(System)]
+        );
+        assert_eq!(
+            overridings("INSERT INTO \"T\" OVERRIDING SYSTEM VALUE SELECT 1"),
+            [Some(System)]
+        );
+        // As in PostgreSQL's grammar, DEFAULT VALUES takes no OVERRIDING.
+        let e = parse("INSERT INTO t OVERRIDING SYSTEM VALUE DEFAULT VALUES").unwrap_err();
+        assert_eq!(e.message, "syntax error at or near \"DEFAULT\"");
+        assert_eq!(e.position, Some(39));
+        // Outside an INSERT the words are left alone, and errors after the clause point
+        // into the text as written.
+        assert!(parse("SELECT 1 overriding system value").is_err());
+        let e = parse("INSERT INTO t OVERRIDING SYSTEM VALUE VALUES (1) WHERE").unwrap_err();
+        assert_eq!(e.message, "syntax error at or near \"WHERE\"");
+        assert_eq!(e.position, Some(50));
+        // Hive's PARTITION, which the mark borrows, is not PostgreSQL's.
+        let [Command::Sql(Statement::Insert(i))] =
+            &parse("INSERT INTO t (a) PARTITION ('x') VALUES (1)").expect("parses")[..]
+        else {
+            panic!()
+        };
+        assert!(insert_overriding(i).is_err());
+    }
+
+    #[test]
+    fn identity_options_in_any_order() {
+        let [Command::Sql(Statement::CreateTable(c))] = &parse(
+            "CREATE TABLE t (id int GENERATED ALWAYS AS IDENTITY (START 3 NO CYCLE INCREMENT BY -1 \
+             NO MINVALUE CACHE 2 MAXVALUE 9))",
+        )
+        .expect("parses")[..] else {
+            panic!()
+        };
+        let text = c.to_string();
+        assert!(
+            text.contains("( INCREMENT BY -1 NO MINVALUE MAXVALUE 9 START 3 CACHE 2 NO CYCLE )"),
+            "{text}"
+        );
+        // An option sqlparser lacks (SEQUENCE NAME) stays a syntax error.
+        let e =
+            parse("CREATE TABLE t (id int GENERATED ALWAYS AS IDENTITY (CACHE 2 SEQUENCE NAME s))")
+                .unwrap_err();
+        assert_eq!(e.message, "syntax error at or near \"SEQUENCE\"");
     }
 
     #[test]

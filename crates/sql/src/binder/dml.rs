@@ -4,13 +4,14 @@ use std::sync::Arc;
 
 use catalog::{ColumnDesc, TableDesc};
 use common::{PgError, PgResult, SqlState, Value};
-use sqlparser::ast;
+use sqlparser::ast::{self, Spanned};
 
 use super::expr::{ExprContext, coerce_to_bool};
 use super::{Binder, Scope, ident_name};
 use crate::bound::{
     BoundDelete, BoundInsert, BoundStatement, BoundUpdate, Expr, LogicalPlan, Returning,
 };
+use crate::parser::Overriding;
 
 /// 428C9 for a value given to a GENERATED ALWAYS identity column (INSERT, or UPDATE).
 fn always_identity(col: &ColumnDesc, update: bool) -> PgResult<()> {
@@ -123,7 +124,6 @@ impl Binder<'_> {
         if i.or.is_some()
             || i.ignore
             || i.overwrite
-            || i.partitioned.is_some()
             || !i.after_columns.is_empty()
             || !i.assignments.is_empty()
             || i.output.is_some()
@@ -148,6 +148,7 @@ impl Binder<'_> {
                 PgError::syntax(format!("syntax error at or near \"{n}\"")).with_position(pos)
             );
         }
+        let overriding = crate::parser::insert_overriding(i)?;
         let table = self.table(name)?;
         let targets = self.target_columns(&table, &i.columns)?;
         let defaults = table
@@ -155,6 +156,17 @@ impl Binder<'_> {
             .iter()
             .map(|c| self.default_value(c))
             .collect::<PgResult<Vec<_>>>()?;
+        // A value given for an identity column: refused for GENERATED ALWAYS unless
+        // OVERRIDING SYSTEM VALUE, replaced by the column's default under OVERRIDING
+        // USER VALUE (after it is bound, so its errors still show, as in PostgreSQL).
+        let given = |value: Expr, t: usize| -> PgResult<Expr> {
+            let col = &table.columns[t];
+            match overriding {
+                Some(Overriding::User) if col.identity.is_some() => Ok(defaults[t].clone()),
+                Some(Overriding::System) => Ok(value),
+                _ => always_identity(col, false).map(|()| value),
+            }
+        };
         let full_row = |provided: Vec<Expr>| -> Vec<Expr> {
             let mut row = defaults.clone();
             for (e, &t) in provided.into_iter().zip(&targets) {
@@ -203,8 +215,12 @@ impl Binder<'_> {
                             provided.push(if is_default_keyword(e) {
                                 defaults[t].clone()
                             } else {
-                                always_identity(col, false)?;
-                                self.assign(self.bind_expr(e, &cx)?, col)?
+                                // PostgreSQL points at the value when it is not
+                                // the column's type.
+                                let value = self
+                                    .assign(self.bind_expr(e, &cx)?, col)
+                                    .map_err(|err| err.with_position(self.position(&e.span())))?;
+                                given(value, t)?
                             });
                         }
                         rows.push(full_row(provided));
@@ -217,15 +233,14 @@ impl Binder<'_> {
                 _ => {
                     let sub = self.bind_query(q)?;
                     count_check(sub.columns.len())?;
-                    for &t in targets.iter().take(sub.columns.len()) {
-                        always_identity(&table.columns[t], false)?;
-                    }
                     let provided = sub
                         .columns
                         .iter()
                         .enumerate()
                         .zip(&targets)
-                        .map(|((k, c), &t)| self.assign(Expr::column(k, c.ty), &table.columns[t]))
+                        .map(|((k, c), &t)| {
+                            given(self.assign(Expr::column(k, c.ty), &table.columns[t])?, t)
+                        })
                         .collect::<PgResult<Vec<_>>>()?;
                     LogicalPlan::Project {
                         input: Box::new(sub.plan),
