@@ -73,6 +73,7 @@ pub(super) const BUILTIN_PROCS: &[BuiltinProc] = &[
     BuiltinProc { oid: 1397, name: "abs", kind: 'f', args: &[23], ret: 23, retset: false, strict: true, volatility: 'i', parallel: 's', arg_names: &[], defaults: &[] },
     BuiltinProc { oid: 1398, name: "abs", kind: 'f', args: &[21], ret: 21, retset: false, strict: true, volatility: 'i', parallel: 's', arg_names: &[], defaults: &[] },
     BuiltinProc { oid: 1402, name: "current_schema", kind: 'f', args: &[], ret: 25, retset: false, strict: true, volatility: 's', parallel: 'u', arg_names: &[], defaults: &[] },
+    BuiltinProc { oid: 1403, name: "current_schemas", kind: 'f', args: &[16], ret: 1009, retset: false, strict: true, volatility: 's', parallel: 'u', arg_names: &[], defaults: &[] },
     BuiltinProc { oid: 1481, name: "log10", kind: 'f', args: &[1700], ret: 1700, retset: false, strict: true, volatility: 'i', parallel: 's', arg_names: &[], defaults: &[] },
     BuiltinProc { oid: 1574, name: "nextval", kind: 'f', args: &[2205], ret: 20, retset: false, strict: true, volatility: 'v', parallel: 'u', arg_names: &[], defaults: &[] },
     BuiltinProc { oid: 1575, name: "currval", kind: 'f', args: &[2205], ret: 20, retset: false, strict: true, volatility: 'v', parallel: 'u', arg_names: &[], defaults: &[] },

@@ -55,6 +55,9 @@ pub enum SystemView {
     PgConstraint,
     /// Table inheritance (PostgreSQL's `pg_inherits`): empty, Myriad has none yet.
     PgInherits,
+    /// Partitioned tables' partitioning (PostgreSQL's `pg_partitioned_table`): empty,
+    /// Myriad has none yet.
+    PgPartitionedTable,
     /// The roles (PostgreSQL's `pg_roles` view): Myriad's one role, `postgres`.
     PgRoles,
     /// Row security policies (PostgreSQL's `pg_policy`): empty, Myriad has none.
@@ -108,7 +111,7 @@ pub enum SystemView {
 pub const INFORMATION_SCHEMA_OID: common::Oid = 12900;
 
 impl SystemView {
-    pub const ALL: [SystemView; 36] = [
+    pub const ALL: [SystemView; 37] = [
         SystemView::StatFd,
         SystemView::StatBuffers,
         SystemView::StatWal,
@@ -126,6 +129,7 @@ impl SystemView {
         SystemView::PgCollation,
         SystemView::PgConstraint,
         SystemView::PgInherits,
+        SystemView::PgPartitionedTable,
         SystemView::PgRoles,
         SystemView::PgPolicy,
         SystemView::PgStatisticExt,
@@ -192,6 +196,7 @@ impl SystemView {
             SystemView::PgCollation => "pg_collation",
             SystemView::PgConstraint => "pg_constraint",
             SystemView::PgInherits => "pg_inherits",
+            SystemView::PgPartitionedTable => "pg_partitioned_table",
             SystemView::PgRoles => "pg_roles",
             SystemView::PgPolicy => "pg_policy",
             SystemView::PgStatisticExt => "pg_statistic_ext",
@@ -231,6 +236,7 @@ impl SystemView {
             SystemView::PgCollation => 3456,
             SystemView::PgConstraint => 2606,
             SystemView::PgInherits => 2611,
+            SystemView::PgPartitionedTable => 3350,
             SystemView::PgRoles => 12002,
             SystemView::PgPolicy => 3256,
             SystemView::PgStatisticExt => 3381,
@@ -547,6 +553,16 @@ impl SystemView {
                 ("inhparent", Oid),
                 ("inhseqno", Int4),
                 ("inhdetachpending", Bool),
+            ],
+            SystemView::PgPartitionedTable => &[
+                ("partrelid", Oid),
+                ("partstrat", Text),
+                ("partnatts", Int2),
+                ("partdefid", Oid),
+                ("partattrs", INT2_ARRAY),
+                ("partclass", OID_ARRAY),
+                ("partcollation", OID_ARRAY),
+                ("partexprs", Text),
             ],
             SystemView::PgRoles => &[
                 ("rolname", Text),

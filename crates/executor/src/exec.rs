@@ -195,10 +195,16 @@ fn build_node<'a>(plan: &'a Plan, env: Env<'a>) -> PgResult<Box<dyn Operator + '
             kind,
             on,
             right_width,
+            lateral,
         } => Box::new(NestedLoopOp {
             env,
             left: build(left, env)?,
-            right: Some(build(right, env)?),
+            // A LATERAL right side is built for each left row instead.
+            right: match lateral {
+                None => Some(build(right, env)?),
+                Some(_) => None,
+            },
+            lateral: lateral.as_deref().map(|args| (&**right, args)),
             right_rows: Vec::new(),
             kind: *kind,
             on: on.as_ref(),
@@ -546,6 +552,7 @@ fn system_view_rows(view: catalog::SystemView, env: Env) -> Vec<Row> {
         | SystemView::PgCollation
         | SystemView::PgConstraint
         | SystemView::PgInherits
+        | SystemView::PgPartitionedTable
         | SystemView::PgRoles
         | SystemView::PgPolicy
         | SystemView::PgStatisticExt
@@ -1158,6 +1165,9 @@ struct NestedLoopOp<'a> {
     left: Box<dyn Operator + 'a>,
     /// The right input until it has been materialised into `right_rows`.
     right: Option<Box<dyn Operator + 'a>>,
+    /// A LATERAL right side and its outer values over the left row: run for each left
+    /// row into `right_rows`.
+    lateral: Option<(&'a Plan, &'a [Expr])>,
     right_rows: Vec<Row>,
     kind: JoinKind,
     on: Option<&'a Expr>,
@@ -1165,6 +1175,25 @@ struct NestedLoopOp<'a> {
     current: Option<Row>,
     pos: usize,
     matched: bool,
+}
+
+impl NestedLoopOp<'_> {
+    /// The rows of a LATERAL right side for the left row `left`. Under EXPLAIN ANALYZE
+    /// its nodes are not counted (they would be built again for each row), as a
+    /// subquery's are not.
+    fn run_lateral(&self, plan: &Plan, args: &[Expr], left: &[Value]) -> PgResult<Vec<Row>> {
+        let outer = args
+            .iter()
+            .map(|a| self.env.eval(a, left))
+            .collect::<PgResult<Vec<_>>>()?;
+        let env = Env {
+            outer: &outer,
+            instrument: None,
+            ..self.env
+        };
+        let mut op = build(plan, env)?;
+        collect(op.as_mut())
+    }
 }
 
 impl Operator for NestedLoopOp<'_> {
@@ -1177,6 +1206,9 @@ impl Operator for NestedLoopOp<'_> {
                 match self.left.next()? {
                     None => return Ok(None),
                     Some(l) => {
+                        if let Some((plan, args)) = self.lateral {
+                            self.right_rows = self.run_lateral(plan, args, &l)?;
+                        }
                         self.current = Some(l);
                         self.pos = 0;
                         self.matched = false;

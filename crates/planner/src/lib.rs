@@ -76,13 +76,16 @@ pub enum Plan {
         input: Box<Plan>,
         exprs: Vec<Expr>,
     },
-    /// For each left row, scan the (materialised) right side.
+    /// For each left row, scan the (materialised) right side; or, for a LATERAL right
+    /// side, run it again with `lateral`'s values over the left row as its outer values
+    /// (PostgreSQL's nested loop over a parameterized subquery or function scan).
     NestedLoopJoin {
         left: Box<Plan>,
         right: Box<Plan>,
         kind: JoinKind,
         on: Option<Expr>,
         right_width: usize,
+        lateral: Option<Vec<Expr>>,
     },
     /// For each left row, look the matching rows of `table` up through `index`, whose
     /// leading column equals `outer_key` (evaluated over the left row): PostgreSQL's
@@ -415,6 +418,24 @@ pub fn plan_query(lp: LogicalPlan) -> Plan {
             right,
             kind,
             on,
+            lateral,
+        } if !lateral.is_empty() => {
+            let right = plan_query(*right);
+            Plan::NestedLoopJoin {
+                left: b(left),
+                right_width: right.width(),
+                right: Box::new(right),
+                kind,
+                on,
+                lateral: Some(lateral),
+            }
+        }
+        LogicalPlan::Join {
+            left,
+            right,
+            kind,
+            on,
+            ..
         } => make_join(plan_query(*left), plan_query(*right), kind, on),
         LogicalPlan::Aggregate {
             input,
@@ -627,16 +648,26 @@ pub fn add_filter(plan: Plan, predicate: Expr) -> Plan {
             right,
             kind,
             on,
-            ..
+            lateral,
+            right_width,
         } => {
             let s = split_join_filter(predicate, left.width(), kind);
             above = s.above;
-            make_join(
-                filtered(*left, s.left),
-                filtered(*right, s.right),
-                kind,
-                conjoin(on.into_iter().chain(s.on).collect()),
-            )
+            let left = filtered(*left, s.left);
+            let right = filtered(*right, s.right);
+            let on = conjoin(on.into_iter().chain(s.on).collect());
+            match lateral {
+                // The right side reads the left row: it stays where it is.
+                Some(lateral) => Plan::NestedLoopJoin {
+                    left: Box::new(left),
+                    right: Box::new(right),
+                    kind,
+                    on,
+                    right_width,
+                    lateral: Some(lateral),
+                },
+                None => make_join(left, right, kind, on),
+            }
         }
         Plan::IndexNestLoop {
             left,
@@ -771,6 +802,7 @@ pub fn make_join(left: Plan, right: Plan, kind: JoinKind, on: Option<Expr>) -> P
         kind,
         on: conjoin(rest),
         right_width,
+        lateral: None,
     }
 }
 

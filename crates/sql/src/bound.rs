@@ -372,7 +372,8 @@ pub enum ExprKind {
     /// A subquery used as a value (PostgreSQL's SubLink).
     SubLink(Box<SubLink>),
     /// Inside a subquery: the value of the enclosing [`SubLink`]'s `args[i]`, a column
-    /// of the outer query's row (a correlated reference).
+    /// of the outer query's row (a correlated reference); inside a LATERAL join's right
+    /// side, of its `lateral[i]` over the left row.
     Outer(usize),
 }
 
@@ -574,6 +575,11 @@ pub enum LogicalPlan {
         right: Box<LogicalPlan>,
         kind: JoinKind,
         on: Option<Expr>,
+        /// A LATERAL right side (a subquery or function in FROM that reads columns to
+        /// its left): what it reads, over the left row; inside it `ExprKind::Outer(i)`
+        /// is `lateral[i]`'s value, and it runs again for each left row. Empty for a
+        /// plain join.
+        lateral: Vec<Expr>,
     },
     /// Output: the group keys, then the aggregate results.
     Aggregate {
@@ -1003,11 +1009,16 @@ impl LogicalPlan {
                 exprs.iter_mut().try_for_each(&mut *f)?;
             }
             LogicalPlan::Join {
-                left, right, on, ..
+                left,
+                right,
+                on,
+                lateral,
+                ..
             } => {
                 left.for_each_expr_mut(f)?;
                 right.for_each_expr_mut(f)?;
                 on.iter_mut().try_for_each(&mut *f)?;
+                lateral.iter_mut().try_for_each(&mut *f)?;
             }
             LogicalPlan::Aggregate {
                 input,

@@ -1391,6 +1391,38 @@ impl Binder<'_> {
             ("current_schema", 0) => {
                 Ok(Expr::constant(Value::Text("public".into()), DataType::Text))
             }
+            // The schemas searched (`$user` has none): with the implicit pg_catalog when
+            // the argument is true; NULL for NULL, as the function is strict. name[] is
+            // text[] here, as name is text.
+            ("current_schemas", 1) => {
+                let ty = DataType::Text.array().expect("text has an array type");
+                let a = args.into_iter().next().expect("one argument");
+                if !matches!(a.ty, DataType::Bool | DataType::Unknown) {
+                    return Err(undefined_function(name, &[a]));
+                }
+                let implicit = coerce(a, &DataType::Bool, CastContext::Implicit)?;
+                let schemas = |names: &[&str]| {
+                    let items = names.iter().map(|n| Value::Text(n.to_string())).collect();
+                    Expr::constant(
+                        Value::Array(std::sync::Arc::new(common::array::Array::from_items(
+                            DataType::Text.oid(),
+                            items,
+                        ))),
+                        ty,
+                    )
+                };
+                let not = Expr::new(ExprKind::Not(Box::new(implicit.clone())), DataType::Bool);
+                Ok(Expr::new(
+                    ExprKind::Case {
+                        whens: vec![
+                            (implicit, schemas(&["pg_catalog", "public"])),
+                            (not, schemas(&["public"])),
+                        ],
+                        else_result: Box::new(Expr::constant(Value::Null, ty)),
+                    },
+                    ty,
+                ))
+            }
             ("unnest" | "generate_series", _) => Err(PgError::unsupported(format!(
                 "set-returning function {name} outside FROM"
             ))),

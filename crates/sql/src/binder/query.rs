@@ -825,9 +825,39 @@ impl Binder<'_> {
         let mut acc: Option<(LogicalPlan, Scope)> = None;
         let mut names: Vec<String> = Vec::new();
         for twj in from {
-            let mut cur = self.bind_table_factor(&twj.relation, &mut names)?;
+            // A LATERAL item at the top level reads the FROM items before it: it joins
+            // them at once.
+            let left = acc.as_ref().map(|(_, s)| s);
+            let (plan, scope, lateral) = self.bind_table_factor(&twj.relation, &mut names, left)?;
+            let mut cur = match acc.take() {
+                Some(left) if !lateral.is_empty() => {
+                    self.join(left, (plan, scope), JoinKind::Inner, None, lateral)?
+                }
+                prior => {
+                    acc = prior;
+                    (plan, scope)
+                }
+            };
             for j in &twj.joins {
-                let right = self.bind_table_factor(&j.relation, &mut names)?;
+                // A LATERAL item in a JOIN reads the JOIN's left side and the FROM items
+                // before it: those join the left side first when it does.
+                let left = match &acc {
+                    _ if !may_be_lateral(&j.relation) => None,
+                    Some((_, before)) => {
+                        let mut s = before.clone();
+                        s.columns.extend(cur.1.columns.iter().cloned());
+                        Some(s)
+                    }
+                    None => Some(cur.1.clone()),
+                };
+                let (plan, scope, lateral) =
+                    self.bind_table_factor(&j.relation, &mut names, left.as_ref())?;
+                if !lateral.is_empty()
+                    && let Some(before) = acc.take()
+                {
+                    cur = self.join(before, cur, JoinKind::Inner, None, Vec::new())?;
+                }
+                let right = (plan, scope);
                 let (kind, constraint) = match &j.join_operator {
                     ast::JoinOperator::Join(c) | ast::JoinOperator::Inner(c) => {
                         (JoinKind::Inner, Some(c))
@@ -840,11 +870,11 @@ impl Binder<'_> {
                         return Err(PgError::unsupported(join_name(other)));
                     }
                 };
-                cur = self.join(cur, right, kind, constraint)?;
+                cur = self.join(cur, right, kind, constraint, lateral)?;
             }
             acc = Some(match acc {
                 None => cur,
-                Some(left) => self.join(left, cur, JoinKind::Inner, None)?,
+                Some(left) => self.join(left, cur, JoinKind::Inner, None, Vec::new())?,
             });
         }
         Ok(acc.expect("FROM has at least one item"))
@@ -856,6 +886,7 @@ impl Binder<'_> {
         (rp, rs): (LogicalPlan, Scope),
         kind: JoinKind,
         constraint: Option<&ast::JoinConstraint>,
+        lateral: Vec<Expr>,
     ) -> PgResult<(LogicalPlan, Scope)> {
         let mut scope = ls;
         scope.columns.extend(rs.columns);
@@ -867,7 +898,9 @@ impl Binder<'_> {
                     aggs_allowed: false,
                     clause: "JOIN conditions",
                 };
-                Some(coerce_to_bool(self.bind_expr(e, &cx)?, "JOIN/ON")?)
+                let on = coerce_to_bool(self.bind_expr(e, &cx)?, "JOIN/ON")?;
+                // `ON true` is no condition (PostgreSQL's planner drops it too).
+                (on.kind != ExprKind::Const(Value::Bool(true))).then_some(on)
             }
             Some(ast::JoinConstraint::Using(_)) => {
                 return Err(PgError::unsupported("JOIN ... USING"));
@@ -879,6 +912,7 @@ impl Binder<'_> {
             right: Box::new(rp),
             kind,
             on,
+            lateral,
         };
         Ok((plan, scope))
     }
@@ -1119,11 +1153,36 @@ impl Binder<'_> {
         ))
     }
 
+    /// `bind` a LATERAL FROM item with the columns to its left (`left`) offered as a
+    /// query around it would offer them: what it binds, and what it reads of them.
+    fn lateral<T>(
+        &self,
+        left: Option<&Scope>,
+        bind: impl FnOnce() -> PgResult<T>,
+    ) -> PgResult<(T, Vec<Expr>)> {
+        let Some(left) = left else {
+            return bind().map(|b| (b, Vec::new()));
+        };
+        self.outer.borrow_mut().push(super::OuterFrame {
+            scope: left.clone(),
+            args: Vec::new(),
+        });
+        let bound = bind();
+        let frame = self.outer.borrow_mut().pop().expect("pushed above");
+        bound.map(|b| (b, frame.args))
+    }
+
+    /// A FROM item: its plan and columns, and when it is LATERAL (a subquery so marked,
+    /// or a function, which PostgreSQL makes LATERAL by itself) and reads columns of
+    /// `left` (the FROM items it may see), what it reads over `left`'s row (see
+    /// `LogicalPlan::Join::lateral`).
     fn bind_table_factor(
         &self,
         tf: &ast::TableFactor,
         names: &mut Vec<String>,
-    ) -> PgResult<(LogicalPlan, Scope)> {
+        left: Option<&Scope>,
+    ) -> PgResult<(LogicalPlan, Scope, Vec<Expr>)> {
+        let mut lateral = Vec::new();
         let (plan, mut scope, name, alias) = match tf {
             ast::TableFactor::Table {
                 name,
@@ -1141,8 +1200,10 @@ impl Binder<'_> {
                     if !with_hints.is_empty() || sample.is_some() {
                         return Err(PgError::unsupported(format!("table reference \"{tf}\"")));
                     }
-                    let (plan, scope, scope_name) =
-                        self.bind_table_function(name, args, alias.as_ref(), *with_ordinality)?;
+                    let ((plan, scope, scope_name), reads) = self.lateral(left, || {
+                        self.bind_table_function(name, args, alias.as_ref(), *with_ordinality)
+                    })?;
+                    lateral = reads;
                     (plan, scope, scope_name, alias.as_ref())
                 } else {
                     if !with_hints.is_empty()
@@ -1188,6 +1249,24 @@ impl Binder<'_> {
                     (plan, scope, scope_name, alias.as_ref())
                 }
             }
+            // `LATERAL f(...)`: a function in FROM, LATERAL or not.
+            ast::TableFactor::Function {
+                lateral: true,
+                name,
+                args,
+                with_ordinality,
+                alias,
+            } => {
+                let args = ast::TableFunctionArgs {
+                    args: args.clone(),
+                    settings: None,
+                };
+                let ((plan, scope, scope_name), reads) = self.lateral(left, || {
+                    self.bind_table_function(name, &args, alias.as_ref(), *with_ordinality)
+                })?;
+                lateral = reads;
+                (plan, scope, scope_name, alias.as_ref())
+            }
             ast::TableFactor::UNNEST {
                 alias,
                 array_exprs,
@@ -1195,24 +1274,32 @@ impl Binder<'_> {
                 with_ordinality,
                 ..
             } => {
-                let (plan, scope, scope_name) =
-                    self.bind_unnest(array_exprs, alias.as_ref(), *with_ordinality)?;
+                let ((plan, scope, scope_name), reads) = self.lateral(left, || {
+                    self.bind_unnest(array_exprs, alias.as_ref(), *with_ordinality)
+                })?;
+                lateral = reads;
                 (plan, scope, scope_name, alias.as_ref())
             }
             ast::TableFactor::Derived {
-                lateral,
+                lateral: lateral_subquery,
                 subquery,
                 alias,
                 sample,
             } => {
-                if *lateral || sample.is_some() {
+                if sample.is_some() {
                     return Err(PgError::unsupported(format!("table reference \"{tf}\"")));
                 }
                 let Some(a) = alias else {
                     return Err(PgError::syntax("subquery in FROM must have an alias")
                         .with_hint("For example, FROM (SELECT ...) [AS] foo."));
                 };
-                let q = self.bind_query(subquery)?;
+                let q = if *lateral_subquery {
+                    let (q, reads) = self.lateral(left, || self.bind_query(subquery))?;
+                    lateral = reads;
+                    q
+                } else {
+                    self.bind_query(subquery)?
+                };
                 let scope_name = ident_name(&a.name);
                 let scope = Scope {
                     columns: q
@@ -1236,7 +1323,7 @@ impl Binder<'_> {
             } => {
                 let (plan, scope) =
                     self.bind_from(std::slice::from_ref(table_with_joins.as_ref()))?;
-                return Ok((plan, scope));
+                return Ok((plan, scope, Vec::new()));
             }
             other => return Err(PgError::unsupported(format!("table reference \"{other}\""))),
         };
@@ -1263,8 +1350,19 @@ impl Binder<'_> {
             ));
         }
         names.push(name);
-        Ok((plan, scope))
+        Ok((plan, scope, lateral))
     }
+}
+
+/// Whether a FROM item can read the items before it: a LATERAL subquery, or a function.
+fn may_be_lateral(tf: &ast::TableFactor) -> bool {
+    matches!(
+        tf,
+        ast::TableFactor::Derived { lateral: true, .. }
+            | ast::TableFactor::Function { .. }
+            | ast::TableFactor::UNNEST { .. }
+            | ast::TableFactor::Table { args: Some(_), .. }
+    )
 }
 
 fn join_name(op: &ast::JoinOperator) -> &'static str {
