@@ -891,7 +891,7 @@ impl Renderer {
                 right,
                 kind,
                 on,
-                lateral: Some(args),
+                lateral,
                 ..
             } => {
                 let mut names = self.names(left);
@@ -901,33 +901,21 @@ impl Renderer {
                     .map(|e| format!("Join Filter: {}", deparse(e, &names)))
                     .collect();
                 let l = self.shown(left);
-                // The right side runs again for each left row, reading the left row's
-                // values (named as PostgreSQL names a Param's outer column); its nodes
-                // are not counted, as a subquery's are not.
-                let qualify = std::mem::replace(&mut self.qualify, true);
-                let outer = args.iter().map(|a| deparse(a, &self.names(left))).collect();
-                self.qualify = qualify;
-                SUBPLANS.with(|s| s.borrow_mut().outer.push(outer));
-                self.in_subplan += 1;
-                let r = self.shown(right);
-                self.in_subplan -= 1;
-                SUBPLANS.with(|s| s.borrow_mut().outer.pop());
-                node(nested_loop(*kind).into(), details, vec![l, r])
-            }
-            Plan::NestedLoopJoin {
-                left,
-                right,
-                kind,
-                on,
-                ..
-            } => {
-                let mut names = self.names(left);
-                names.extend(self.names(right));
-                let details = on
-                    .iter()
-                    .map(|e| format!("Join Filter: {}", deparse(e, &names)))
-                    .collect();
-                let l = self.shown(left);
+                if let Some(args) = lateral {
+                    // The right side runs again for each left row, reading its values
+                    // (named as PostgreSQL names a Param's outer column); its nodes are
+                    // not counted, as a subquery's are not.
+                    let qualify = std::mem::replace(&mut self.qualify, true);
+                    let left_names = self.names(left);
+                    self.qualify = qualify;
+                    let outer = args.iter().map(|a| deparse(a, &left_names)).collect();
+                    SUBPLANS.with(|s| s.borrow_mut().outer.push(outer));
+                    self.in_subplan += 1;
+                    let r = self.shown(right);
+                    self.in_subplan -= 1;
+                    SUBPLANS.with(|s| s.borrow_mut().outer.pop());
+                    return node(nested_loop(*kind).into(), details, vec![l, r]);
+                }
                 let r = self.shown(right);
                 // The inner side is read once and kept.
                 let inner = Shown {

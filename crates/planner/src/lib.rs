@@ -643,31 +643,50 @@ pub fn add_filter(plan: Plan, predicate: Expr) -> Plan {
                 exprs,
             };
         }
+        // A LATERAL right side runs with the left row's values as its outer values:
+        // what reads it stays in the join's condition, over the joined row, where the
+        // statement's own outer values still hold.
         Plan::NestedLoopJoin {
             left,
             right,
             kind,
             on,
-            lateral,
+            lateral: Some(lateral),
             right_width,
+        } => {
+            let mut below = Vec::new();
+            let mut cond: Vec<Expr> = on.into_iter().collect();
+            for c in conjuncts(predicate) {
+                match (side(&c, left.width()), kind) {
+                    (Side::Left, _) => below.push(c),
+                    (_, JoinKind::Inner) => cond.push(c),
+                    _ => above.push(c),
+                }
+            }
+            Plan::NestedLoopJoin {
+                left: Box::new(filtered(*left, below)),
+                right,
+                kind,
+                on: conjoin(cond),
+                right_width,
+                lateral: Some(lateral),
+            }
+        }
+        Plan::NestedLoopJoin {
+            left,
+            right,
+            kind,
+            on,
+            ..
         } => {
             let s = split_join_filter(predicate, left.width(), kind);
             above = s.above;
-            let left = filtered(*left, s.left);
-            let right = filtered(*right, s.right);
-            let on = conjoin(on.into_iter().chain(s.on).collect());
-            match lateral {
-                // The right side reads the left row: it stays where it is.
-                Some(lateral) => Plan::NestedLoopJoin {
-                    left: Box::new(left),
-                    right: Box::new(right),
-                    kind,
-                    on,
-                    right_width,
-                    lateral: Some(lateral),
-                },
-                None => make_join(left, right, kind, on),
-            }
+            make_join(
+                filtered(*left, s.left),
+                filtered(*right, s.right),
+                kind,
+                conjoin(on.into_iter().chain(s.on).collect()),
+            )
         }
         Plan::IndexNestLoop {
             left,
