@@ -406,12 +406,12 @@ pub fn execute(stmt: PlannedStatement, cx: &ExecContext) -> PgResult<StatementRe
                 ..Default::default()
             })
         }
-        PlannedStatement::Comment {
+        PlannedStatement::Comment(sql::bound::CommentOn {
             table,
             object,
             sub,
             text,
-        } => {
+        }) => {
             cx.catalog
                 .set_comment(cx.tx, table.oid, object, sub, text)?;
             Ok(StatementResult {
@@ -419,12 +419,12 @@ pub fn execute(stmt: PlannedStatement, cx: &ExecContext) -> PgResult<StatementRe
                 ..Default::default()
             })
         }
-        PlannedStatement::DropColumn {
+        PlannedStatement::DropColumn(sql::bound::ColumnDrop {
             table,
             column,
             dependents,
             notices,
-        } => {
+        }) => {
             for (t, fk) in &dependents {
                 cx.catalog.drop_foreign_key(cx.tx, t.oid, fk.oid)?;
             }

@@ -252,20 +252,8 @@ pub enum PlannedStatement {
         condition: sql::bound::Expr,
     },
     DropConstraint(sql::bound::ConstraintDrop),
-    /// COMMENT ON (see `BoundStatement::Comment`).
-    Comment {
-        table: Arc<TableDesc>,
-        object: common::Oid,
-        sub: i32,
-        text: Option<String>,
-    },
-    /// ALTER TABLE DROP COLUMN (see `BoundStatement::DropColumn`).
-    DropColumn {
-        table: Arc<TableDesc>,
-        column: usize,
-        dependents: Vec<(Arc<TableDesc>, catalog::ForeignKey)>,
-        notices: Vec<common::PgError>,
-    },
+    Comment(sql::bound::CommentOn),
+    DropColumn(sql::bound::ColumnDrop),
 }
 
 pub fn plan(stmt: BoundStatement) -> PlannedStatement {
@@ -348,28 +336,8 @@ pub fn plan(stmt: BoundStatement) -> PlannedStatement {
             condition,
         },
         BoundStatement::DropConstraint(d) => PlannedStatement::DropConstraint(d),
-        BoundStatement::Comment {
-            table,
-            object,
-            sub,
-            text,
-        } => PlannedStatement::Comment {
-            table,
-            object,
-            sub,
-            text,
-        },
-        BoundStatement::DropColumn {
-            table,
-            column,
-            dependents,
-            notices,
-        } => PlannedStatement::DropColumn {
-            table,
-            column,
-            dependents,
-            notices,
-        },
+        BoundStatement::Comment(c) => PlannedStatement::Comment(c),
+        BoundStatement::DropColumn(d) => PlannedStatement::DropColumn(d),
         BoundStatement::Truncate { tables, restart } => {
             PlannedStatement::Truncate { tables, restart }
         }

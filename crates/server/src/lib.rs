@@ -686,7 +686,7 @@ fn relation_locks<'a>(
         }
         // PostgreSQL's COMMENT takes ShareUpdateExclusive on the relation: a comment is
         // no change to what readers and writers of the table see.
-        B::Comment { table, .. } => add(out, table, M::ShareUpdateExclusive),
+        B::Comment(c) => add(out, &c.table, M::ShareUpdateExclusive),
         B::AddForeignKey {
             table, referenced, ..
         } => {
@@ -704,9 +704,9 @@ fn relation_locks<'a>(
         B::DropConstraint(sql::bound::ConstraintDrop::Key {
             table, dependents, ..
         })
-        | B::DropColumn {
+        | B::DropColumn(sql::bound::ColumnDrop {
             table, dependents, ..
-        } => {
+        }) => {
             add(out, table, M::AccessExclusive);
             for (t, _) in dependents {
                 add(out, t, M::AccessExclusive);

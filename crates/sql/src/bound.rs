@@ -827,28 +827,34 @@ pub enum BoundStatement {
         condition: Expr,
     },
     DropConstraint(ConstraintDrop),
-    /// COMMENT ON a table, column or index of `table` (`catalog::Comment`'s `object` and
-    /// `sub`); None removes it.
-    Comment {
-        table: Arc<TableDesc>,
-        object: common::Oid,
-        sub: i32,
-        text: Option<String>,
-    },
-    /// ALTER TABLE DROP COLUMN: `column` of `table`, after (CASCADE) the foreign keys of
-    /// other tables that reference it.
-    DropColumn {
-        table: Arc<TableDesc>,
-        column: usize,
-        dependents: Vec<(Arc<TableDesc>, catalog::ForeignKey)>,
-        notices: Vec<common::PgError>,
-    },
+    Comment(CommentOn),
+    DropColumn(ColumnDrop),
     /// A statement with nothing to do but report (`CREATE ... IF NOT EXISTS` of what
     /// exists, `ALTER TABLE IF EXISTS` of what does not).
     Nothing {
         tag: &'static str,
         notices: Vec<PgError>,
     },
+}
+
+/// COMMENT ON a table, column or index of `table` (`catalog::Comment`'s `object` and
+/// `sub`); None removes it.
+#[derive(Clone, Debug)]
+pub struct CommentOn {
+    pub table: Arc<TableDesc>,
+    pub object: common::Oid,
+    pub sub: i32,
+    pub text: Option<String>,
+}
+
+/// ALTER TABLE DROP COLUMN: `column` of `table`, after (CASCADE) the foreign keys of
+/// other tables that reference it.
+#[derive(Clone, Debug)]
+pub struct ColumnDrop {
+    pub table: Arc<TableDesc>,
+    pub column: usize,
+    pub dependents: Vec<(Arc<TableDesc>, catalog::ForeignKey)>,
+    pub notices: Vec<common::PgError>,
 }
 
 /// ALTER TABLE DROP CONSTRAINT.
@@ -1109,8 +1115,8 @@ impl BoundStatement {
             | BoundStatement::AddForeignKey { .. }
             | BoundStatement::AddCheck { .. }
             | BoundStatement::DropConstraint(_)
-            | BoundStatement::DropColumn { .. }
-            | BoundStatement::Comment { .. }
+            | BoundStatement::DropColumn(_)
+            | BoundStatement::Comment(_)
             | BoundStatement::Nothing { .. } => Ok(()),
         }
     }

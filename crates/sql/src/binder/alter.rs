@@ -9,7 +9,7 @@ use common::{PgError, PgResult, SqlState};
 use sqlparser::ast;
 
 use super::{Binder, ident_name};
-use crate::bound::{BoundStatement, ConstraintDrop};
+use crate::bound::{BoundStatement, ColumnDrop, CommentOn, ConstraintDrop};
 
 impl Binder<'_> {
     /// ALTER TABLE [IF EXISTS] [ONLY] t action: one action (the server runs a statement
@@ -168,12 +168,12 @@ impl Binder<'_> {
                 .collect();
             notices.push(cascade_notice(&lines));
         }
-        Ok(BoundStatement::DropColumn {
+        Ok(BoundStatement::DropColumn(ColumnDrop {
             table,
             column,
             dependents,
             notices,
-        })
+        }))
     }
 
     /// COMMENT ON TABLE t | COLUMN t.c | INDEX i IS 'text' | NULL ('' removes it too, as
@@ -258,12 +258,12 @@ impl Binder<'_> {
                 )));
             }
         };
-        Ok(BoundStatement::Comment {
+        Ok(BoundStatement::Comment(CommentOn {
             table,
             object,
             sub,
             text,
-        })
+        }))
     }
 
     /// ALTER INDEX [IF EXISTS] name RENAME TO new_name: renames the index, and the
