@@ -26,11 +26,13 @@
 //!   time out and deadlocks are found), then fails with 42P07 if it committed the name.
 //!   Generated names (`t_pkey`, `t_a_idx1`) skip names others have claimed. OIDs come
 //!   from one counter.
-//! - Commit logs the changes as one record just before the commit record and publishes
-//!   them once the commit is durable, before the transaction's locks go, so whoever waited
-//!   on them binds against the new catalog. Recovery holds such a record back until it
-//!   meets the commit record ([`Catalog::redo_transaction`]): a crash in between leaves
-//!   the change undone, with the transaction.
+//! - Commit logs the changes as one `Committed` record just before the commit record
+//!   (in the WAL, cut into pieces that each fit one WAL record, so a transaction may
+//!   change any number of objects) and publishes them once the commit is durable, before
+//!   the transaction's locks go, so whoever waited on them binds against the new catalog.
+//!   Recovery holds the pieces back until it meets the commit record
+//!   ([`Catalog::redo_transaction`]): a crash before it leaves the change undone, with
+//!   the transaction, however many pieces had reached the disk.
 //! - Files are made when an object is created (so the transaction can fill it) and
 //!   removed by the caller when the transaction ends: what it created if it rolled back,
 //!   what it dropped once it committed ([`RelFile`]). OIDs are logged as taken (a
@@ -559,6 +561,13 @@ pub struct RelFile {
     pub kind: RelKind,
 }
 
+fn corrupt_wal_record() -> PgError {
+    PgError::new(
+        SqlState::DATA_CORRUPTED,
+        "invalid catalog record in the WAL",
+    )
+}
+
 /// The files of `table`, its indexes and `sequences` (the ones it owns).
 fn table_files<'a>(
     table: &TableDesc,
@@ -664,6 +673,14 @@ fn count_pending_here(up: bool) {
     });
 }
 
+/// Recovery: a transaction's logged changes, held back until its commit record.
+enum Waiting {
+    /// A whole `Committed` record (old logs).
+    Records(Vec<Record>),
+    /// The pieces of its `Committed` record read so far, joined ([`log::encode_pieces`]).
+    Pieces { next: u32, bytes: Vec<u8> },
+}
+
 /// The OID counter, shared by every transaction.
 struct OidCounter {
     /// The next OID to hand out.
@@ -685,7 +702,7 @@ pub struct Catalog {
     versions: AtomicU64,
     oids: Mutex<OidCounter>,
     /// Recovery: transactions' changes whose commit record has not been replayed yet.
-    redo_waiting: Mutex<HashMap<Xid, Vec<Record>>>,
+    redo_waiting: Mutex<HashMap<Xid, Waiting>>,
     /// Where changes are logged once storage is up (`attach_wal`).
     wal: RwLock<Option<Arc<storage::xlog::Wal>>>,
     /// Serialises publishing and checkpoints, and owns the log's append position.
@@ -1662,16 +1679,36 @@ impl Catalog {
         *self.wal.write() = Some(wal);
     }
 
-    /// Replay one logged change (crash recovery; idempotent).
+    /// Replay one logged change (crash recovery; idempotent). A transaction's changes
+    /// (whole, or a piece of them) wait for its commit record ([`Catalog::redo_transaction`]).
     pub fn redo(&self, payload: &[u8]) -> PgResult<()> {
-        let record = log::decode(payload).ok_or_else(|| {
-            PgError::new(
-                SqlState::DATA_CORRUPTED,
-                "invalid catalog record in the WAL",
-            )
-        })?;
+        if let Some((xid, piece, share)) = log::decode_piece(payload) {
+            let mut waiting = self.redo_waiting.lock();
+            match waiting.get_mut(&xid) {
+                Some(Waiting::Pieces { next, bytes }) if *next == piece => {
+                    bytes.extend_from_slice(share);
+                    *next += 1;
+                }
+                // A first piece starts the record over (a commit that failed to log all
+                // of its pieces left the others; that transaction never committed).
+                _ if piece == 0 => {
+                    waiting.insert(
+                        xid,
+                        Waiting::Pieces {
+                            next: 1,
+                            bytes: share.to_vec(),
+                        },
+                    );
+                }
+                _ => return Err(corrupt_wal_record()),
+            }
+            return Ok(());
+        }
+        let record = log::decode(payload).ok_or_else(corrupt_wal_record)?;
         if let Record::Committed { xid, records } = record {
-            self.redo_waiting.lock().insert(xid, records);
+            self.redo_waiting
+                .lock()
+                .insert(xid, Waiting::Records(records));
             return Ok(());
         }
         let _log = self.log.lock();
@@ -1682,28 +1719,45 @@ impl Catalog {
 
     /// Recovery replayed a transaction record (`RecordKind::Xact`): if it commits
     /// transactions whose changes were logged, those changes apply.
-    pub fn redo_transaction(&self, payload: &[u8]) {
+    pub fn redo_transaction(&self, payload: &[u8]) -> PgResult<()> {
         let Some(xids) = txn::manager::committed_xids(payload) else {
-            return;
+            return Ok(());
         };
         let mut waiting = self.redo_waiting.lock();
         if waiting.is_empty() {
-            return;
+            return Ok(());
         }
         for x in &xids {
-            if let Some(records) = waiting.remove(x) {
-                let _log = self.log.lock();
-                let cur = self.published();
-                self.publish(&cur, &Record::Batch(records));
-            }
+            let records = match waiting.remove(x) {
+                None => continue,
+                Some(Waiting::Records(records)) => records,
+                Some(Waiting::Pieces { bytes, .. }) => match log::decode(&bytes) {
+                    Some(Record::Committed { xid, records }) if xid == *x => records,
+                    _ => return Err(corrupt_wal_record()),
+                },
+            };
+            let _log = self.log.lock();
+            let cur = self.published();
+            self.publish(&cur, &Record::Batch(records));
         }
+        Ok(())
     }
 
-    /// Log a transaction's changes: a WAL record, made durable by the flush of the
-    /// commit record that follows it, or without a WAL (tests) an fsync'd append to
+    /// Log a transaction's changes: WAL records (one per piece of at most a record's
+    /// payload, so changes of any size commit), made durable by the flush of the commit
+    /// record that follows them, or without a WAL (tests) an fsync'd append to
     /// `catalog.log`. Called under `log`.
     fn log_change(&self, log: &mut CatalogLog, record: &Record) -> PgResult<()> {
         match (self.wal.read().as_ref(), record) {
+            (Some(wal), Record::Committed { xid, .. }) => {
+                let mut payload = Vec::new();
+                log::encode(record, &mut payload);
+                let pieces = log::encode_pieces(*xid, &payload, storage::xlog::MAX_RECORD_PAYLOAD);
+                for piece in pieces {
+                    wal.log(storage::xlog::RecordKind::Catalog, &piece)?;
+                }
+                Ok(())
+            }
             (Some(wal), _) => {
                 let mut payload = Vec::new();
                 log::encode(record, &mut payload);
@@ -1755,7 +1809,15 @@ mod tests {
 
     impl Db {
         fn open(dir: &Path) -> Db {
-            let vfs: Arc<dyn Vfs> = Arc::new(OsVfs);
+            Db::open_on(
+                Arc::new(OsVfs),
+                dir,
+                storage::xlog::DEFAULT_WAL_SEGMENT_SIZE,
+            )
+        }
+
+        fn open_on(vfs: Arc<dyn Vfs>, dir: &Path, segment_size: u64) -> Db {
+            vfs.create_dir_all(dir).unwrap();
             let smgr = Arc::new(storage::smgr::Smgr::new(vfs.clone(), dir).unwrap());
             let mut pool = storage::bufmgr::BufferPool::new(smgr, 16);
             let cat = Catalog::open(vfs.clone(), dir).unwrap();
@@ -1764,12 +1826,14 @@ mod tests {
                 vfs,
                 dir,
                 &mut pool,
-                storage::xlog::WalOptions::default(),
+                storage::xlog::WalOptions {
+                    segment_size,
+                    synchronous_commit: true,
+                },
                 &mut |r| match r.kind {
                     storage::xlog::RecordKind::Xact => {
                         mgr.redo(r)?;
-                        cat.redo_transaction(&r.payload);
-                        Ok(())
+                        cat.redo_transaction(&r.payload)
                     }
                     _ => cat.redo(&r.payload),
                 },
@@ -2355,6 +2419,79 @@ mod tests {
         db.cat.commit(&db.tx).0.unwrap();
         let snap = seen_elsewhere(&db.cat);
         assert!(snap.table("d").is_none() && snap.table("e").is_some());
+    }
+
+    /// `vfs` as if the machine had lost power with the log written up to `cut`: later
+    /// segments gone, the rest of `cut`'s segment zeroed.
+    fn cut_wal(vfs: &dyn Vfs, dir: &Path, segment_size: u64, cut: u64) {
+        let wal_dir = dir.join("pg_wal");
+        for name in vfs.list_dir(&wal_dir).unwrap() {
+            let Ok(segment) = u64::from_str_radix(&name, 16) else {
+                continue;
+            };
+            let path = wal_dir.join(&name);
+            if segment > cut / segment_size {
+                vfs.remove(&path).unwrap();
+            } else if segment == cut / segment_size {
+                let f = vfs.open(&path, false).unwrap();
+                let from = cut % segment_size;
+                let len = f.len().unwrap();
+                if len > from {
+                    f.write_all_at(&vec![0; (len - from) as usize], from)
+                        .unwrap();
+                    f.sync().unwrap();
+                }
+            }
+        }
+    }
+
+    /// Issue 26: a transaction's catalog changes are not limited by the size of one WAL
+    /// record. 10,000 tables made in one transaction commit, over the WAL's smallest
+    /// segments; restart finds them all; a crash at the start or in the middle of any
+    /// of the commit's records (its pieces, then the commit record) finds none of them.
+    #[test]
+    fn ten_thousand_tables_commit_at_once_and_a_crash_keeps_all_or_none() {
+        use storage::simvfs::{SimRng, SimVfs};
+        use storage::xlog::{MIN_WAL_SEGMENT_SIZE, WalReader};
+        const TABLES: usize = 10_000;
+        let dir = Path::new("/sim/data");
+        let sim = Arc::new(SimVfs::new());
+        let records = {
+            let db = Db::open_on(sim.clone(), dir, MIN_WAL_SEGMENT_SIZE);
+            db.tx.begin(txn::Isolation::ReadCommitted, false);
+            for i in 0..TABLES {
+                db.create_in_tx(&format!("table_with_a_longer_name_{i}"));
+            }
+            let start = db._wal.insert_lsn();
+            db.cat.commit(&db.tx).0.unwrap();
+            let mut reader = WalReader::new(&db._wal, start);
+            let mut records = Vec::new();
+            while let Some(r) = reader.next_record().unwrap() {
+                records.push((r.lsn, r.end));
+            }
+            records
+        };
+        // Pieces over many segments, then the commit record.
+        assert!(records.len() > 20, "{} records", records.len());
+        let mut rng = SimRng::new(26);
+        let image: Arc<dyn Vfs> = Arc::new(sim.crash(&mut rng));
+        for _ in 0..2 {
+            let db = Db::open_on(image.clone(), dir, MIN_WAL_SEGMENT_SIZE);
+            assert_eq!(db.snapshot().tables().count(), TABLES);
+            assert!(
+                db.snapshot()
+                    .table("table_with_a_longer_name_9999")
+                    .is_some()
+            );
+        }
+        for (lsn, end) in records {
+            for cut in [lsn, lsn + (end - lsn) / 2] {
+                let image = Arc::new(sim.crash(&mut rng));
+                cut_wal(&*image, dir, MIN_WAL_SEGMENT_SIZE, cut);
+                let db = Db::open_on(image, dir, MIN_WAL_SEGMENT_SIZE);
+                assert_eq!(db.snapshot().tables().count(), 0, "log cut at {cut}");
+            }
+        }
     }
 
     #[test]

@@ -70,6 +70,14 @@ const KIND_BATCH: u8 = 11;
 /// transaction id, then the records as in a batch. Recovery applies them when it meets
 /// the commit (WAL only; `catalog.log` never holds one).
 const KIND_COMMITTED: u8 = 14;
+/// One piece of a transaction's `KIND_COMMITTED` record: u64 top transaction id, u32
+/// piece number (from 0), then the next bytes of that record's encoding. A WAL record
+/// must fit a segment and a transaction's catalog changes have no size limit, so they are
+/// logged in pieces; recovery joins a transaction's pieces in order and decodes them when
+/// it meets the commit record (WAL only; kind 14 alone is read for old logs).
+const KIND_COMMITTED_PIECE: u8 = 21;
+/// Bytes of a piece before its share of the record.
+const PIECE_HEADER_BYTES: usize = 1 + 8 + 4;
 
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum Record {
@@ -664,6 +672,46 @@ pub(crate) fn decode(payload: &[u8]) -> Option<Record> {
     (r.pos == payload.len()).then_some(record)
 }
 
+/// The WAL payloads that carry `committed`, the encoding of transaction `xid`'s
+/// [`Record::Committed`], in pieces of at most `max_payload` bytes each (at least one).
+pub(crate) fn encode_pieces(xid: u64, committed: &[u8], max_payload: usize) -> Vec<Vec<u8>> {
+    assert!(
+        max_payload > PIECE_HEADER_BYTES,
+        "a piece must carry some of the record"
+    );
+    let share = max_payload - PIECE_HEADER_BYTES;
+    let mut pieces: Vec<Vec<u8>> = committed
+        .chunks(share)
+        .enumerate()
+        .map(|(i, bytes)| {
+            let mut out = Vec::with_capacity(PIECE_HEADER_BYTES + bytes.len());
+            out.push(KIND_COMMITTED_PIECE);
+            out.extend_from_slice(&xid.to_le_bytes());
+            put_u32(&mut out, i as u32);
+            out.extend_from_slice(bytes);
+            out
+        })
+        .collect();
+    if pieces.is_empty() {
+        let mut out = vec![KIND_COMMITTED_PIECE];
+        out.extend_from_slice(&xid.to_le_bytes());
+        put_u32(&mut out, 0);
+        pieces.push(out);
+    }
+    pieces
+}
+
+/// A piece made by [`encode_pieces`]: its transaction id, number and bytes; `None` if
+/// `payload` is another kind of record.
+pub(crate) fn decode_piece(payload: &[u8]) -> Option<(u64, u32, &[u8])> {
+    if payload.len() < PIECE_HEADER_BYTES || payload[0] != KIND_COMMITTED_PIECE {
+        return None;
+    }
+    let xid = u64::from_le_bytes(payload[1..9].try_into().ok()?);
+    let piece = u32::from_le_bytes(payload[9..13].try_into().ok()?);
+    Some((xid, piece, &payload[PIECE_HEADER_BYTES..]))
+}
+
 fn read_records(r: &mut Reader<'_>) -> Option<Vec<Record>> {
     let n = r.u32()? as usize;
     let mut records = Vec::with_capacity(n.min(1024));
@@ -780,5 +828,30 @@ mod tests {
         let mut bad = f.clone();
         bad[10] ^= 1;
         assert!(frame_at(&bad, 0).is_none());
+    }
+
+    #[test]
+    fn a_committed_record_in_pieces_joins_back() {
+        let record = Record::Committed {
+            xid: 77,
+            records: (0..50).map(Record::DropTable).collect(),
+        };
+        let mut bytes = Vec::new();
+        encode(&record, &mut bytes);
+        for max in [PIECE_HEADER_BYTES + 1, 40, bytes.len() + 100] {
+            let pieces = encode_pieces(77, &bytes, max);
+            let mut joined = Vec::new();
+            for (i, p) in pieces.iter().enumerate() {
+                assert!(p.len() <= max);
+                let (xid, n, share) = decode_piece(p).unwrap();
+                assert_eq!((xid, n as usize), (77, i));
+                joined.extend_from_slice(share);
+            }
+            assert_eq!(decode(&joined), Some(record.clone()), "pieces of {max}");
+        }
+        // No piece is mistaken for a record, and no record for a piece.
+        assert!(decode(&encode_pieces(77, &bytes, 40)[0]).is_none());
+        assert!(decode_piece(&bytes).is_none());
+        assert_eq!(encode_pieces(5, &[], 40).len(), 1);
     }
 }

@@ -156,8 +156,7 @@ impl Database {
                 xlog::RecordKind::Xact => {
                     txns.redo(r)?;
                     // A commit record also commits the catalog changes logged before it.
-                    catalog.redo_transaction(&r.payload);
-                    Ok(())
+                    catalog.redo_transaction(&r.payload)
                 }
                 _ => catalog.redo(&r.payload),
             },
