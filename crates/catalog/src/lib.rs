@@ -70,6 +70,7 @@ pub use desc::{
     NewForeignKey, NewIndex, NewKey, NewTable, SequenceDesc, SequenceOptions, TableChange,
     TableDesc, TableOptions, dropped_column_name, nextval_default,
 };
+pub use log::CatalogLogStats;
 pub use sysviews::{INFORMATION_SCHEMA_OID, SystemView};
 
 use std::cell::Cell;
@@ -712,7 +713,7 @@ pub struct Catalog {
 impl Catalog {
     /// Open (or create) the catalog in `data_dir`, replaying its log.
     pub fn open(vfs: Arc<dyn Vfs>, data_dir: &Path) -> PgResult<Catalog> {
-        let (log, records) = CatalogLog::open(vfs, data_dir)?;
+        let (mut log, records) = CatalogLog::open(vfs, data_dir)?;
         let mut snap = CatalogSnapshot {
             next_oid: FIRST_NORMAL_OID,
             ..Default::default()
@@ -720,6 +721,7 @@ impl Catalog {
         for r in &records {
             snap.apply(r);
         }
+        log.saved_next_oid = snap.next_oid;
         Ok(Catalog {
             versions: AtomicU64::new(snap.version),
             oids: Mutex::new(OidCounter {
@@ -1061,6 +1063,12 @@ impl Catalog {
                 })
             }
         };
+        if let (Ok(()), Record::Committed { records, .. }) = (&res, record)
+            && self.wal.read().is_some()
+        {
+            // In the WAL only: the next checkpoint saves it in `catalog.log`.
+            log.unsaved.push(Record::Batch(records));
+        }
         drop(log);
         let p = self.take_pending(xid);
         let (created, dropped) = p.map(|p| (p.created, p.dropped)).unwrap_or_default();
@@ -1635,20 +1643,45 @@ impl Catalog {
         })
     }
 
-    /// Rewrite the log as one record per live table, plus the OID counter so that OIDs are
-    /// never reused (called at clean shutdown).
-    ///
-    /// With a WAL attached this is the catalog's checkpoint (storage wal rule 7): the
-    /// state written covers every change logged before the checkpoint's redo point,
-    /// because changes are logged and published under the same lock taken here. It saves
-    /// committed changes only, and the OID bound, which covers pending ones.
-    pub fn compact(&self) -> PgResult<()> {
+    /// The catalog's part of a checkpoint (storage wal rule 7): `catalog.log` is made to
+    /// hold every change committed before the checkpoint's redo point, because changes
+    /// are logged and published under the same lock taken here. It appends the changes
+    /// committed since the last checkpoint (nothing when there were none), or, if there
+    /// were some and the log has grown to about twice the live state, rewrites it ([`Catalog::compact`]):
+    /// O(changes) amortized, never O(relations) for a catalog that did not change. It
+    /// saves committed changes only, and the OID bound, which covers pending ones.
+    pub fn checkpoint(&self) -> PgResult<()> {
         let mut log = self.log.lock();
+        let next_oid = self.next_oid_bound(&self.published());
+        if !log.has_changes(next_oid) {
+            return Ok(());
+        }
+        if log.wants_compaction() {
+            return self.compact_locked(&mut log);
+        }
+        log.save_changes(next_oid)
+    }
+
+    /// What checkpoints have written to `catalog.log` since startup.
+    pub fn log_stats(&self) -> CatalogLogStats {
+        self.log.lock().stats
+    }
+
+    /// No OID below this has been handed out, committed or not.
+    fn next_oid_bound(&self, cur: &CatalogSnapshot) -> Oid {
+        let c = self.oids.lock();
+        cur.next_oid.max(c.next).max(c.logged)
+    }
+
+    /// Rewrite the log as one record per live table and sequence, plus the OID counter
+    /// so that OIDs are never reused: a checkpoint that compacts.
+    pub fn compact(&self) -> PgResult<()> {
+        self.compact_locked(&mut self.log.lock())
+    }
+
+    fn compact_locked(&self, log: &mut CatalogLog) -> PgResult<()> {
         let cur = self.published();
-        let next_oid = {
-            let c = self.oids.lock();
-            cur.next_oid.max(c.next).max(c.logged)
-        };
+        let next_oid = self.next_oid_bound(&cur);
         let mut tables: Vec<&Arc<TableDesc>> = cur.tables().collect();
         tables.sort_by_key(|t| t.oid);
         let mut sequences: Vec<&Arc<SequenceDesc>> = cur.sequences().collect();
@@ -1664,7 +1697,9 @@ impl Catalog {
                     .into_iter()
                     .map(|s| Record::CreateSequence((**s).clone())),
             );
-        log.rewrite(records)
+        log.rewrite(records)?;
+        log.saved_next_oid = next_oid;
+        Ok(())
     }
 
     /// From now on, log changes as WAL records (flushed before the change is published)
@@ -1711,9 +1746,10 @@ impl Catalog {
                 .insert(xid, Waiting::Records(records));
             return Ok(());
         }
-        let _log = self.log.lock();
+        let mut log = self.log.lock();
         let cur = self.published();
         self.publish(&cur, &record);
+        log.unsaved.push(record);
         Ok(())
     }
 
@@ -1736,9 +1772,11 @@ impl Catalog {
                     _ => return Err(corrupt_wal_record()),
                 },
             };
-            let _log = self.log.lock();
+            let mut log = self.log.lock();
             let cur = self.published();
-            self.publish(&cur, &Record::Batch(records));
+            let batch = Record::Batch(records);
+            self.publish(&cur, &batch);
+            log.unsaved.push(batch);
         }
         Ok(())
     }
@@ -1838,7 +1876,7 @@ mod tests {
                     _ => cat.redo(&r.payload),
                 },
                 &|| {
-                    cat.compact()?;
+                    cat.checkpoint()?;
                     mgr.checkpoint()
                 },
             )
@@ -2492,6 +2530,72 @@ mod tests {
                 assert_eq!(db.snapshot().tables().count(), 0, "log cut at {cut}");
             }
         }
+    }
+
+    /// Issue 26: a checkpoint's catalog work follows what changed since the last one.
+    /// At 10,000 relations a checkpoint after no change writes nothing, one after a
+    /// CREATE TABLE writes that table alone (unless the log has doubled since it was
+    /// last compacted); growth is bounded by compaction; every state survives a restart.
+    #[test]
+    fn checkpoints_write_only_what_changed() {
+        use storage::simvfs::SimVfs;
+        const TABLES: usize = 10_000;
+        let dir = Path::new("/sim/data");
+        let sim: Arc<dyn Vfs> = Arc::new(SimVfs::new());
+        let segment = storage::xlog::DEFAULT_WAL_SEGMENT_SIZE;
+        let db = Db::open_on(sim.clone(), dir, segment);
+        db.tx.begin(txn::Isolation::ReadCommitted, false);
+        for i in 0..TABLES {
+            db.create_in_tx(&format!("t{i}"));
+        }
+        db.cat.commit(&db.tx).0.unwrap();
+        let written = |db: &Db| db.cat.log_stats().checkpoint_bytes;
+        db.cat.checkpoint().unwrap();
+        let after_create = written(&db);
+        assert!(after_create > 0);
+        for _ in 0..3 {
+            db.cat.checkpoint().unwrap();
+            assert_eq!(written(&db), after_create, "nothing changed");
+        }
+        // The first change after the log doubled compacts it ...
+        db.create_table_ok(new_table("compacting")).unwrap();
+        db.cat.checkpoint().unwrap();
+        assert_eq!(db.cat.log_stats().compactions, 1);
+        // ... the next is appended.
+        let before = written(&db);
+        db.create_table_ok(new_table("one_more")).unwrap();
+        db.cat.checkpoint().unwrap();
+        let one_table = written(&db) - before;
+        assert!(
+            one_table > 0 && one_table < 1024,
+            "{one_table} bytes for one table"
+        );
+        drop(db);
+        let db = Db::open_on(sim.clone(), dir, segment);
+        assert_eq!(db.snapshot().tables().count(), TABLES + 2);
+
+        // Changes that leave the catalog as it was: the log grows by them, until a
+        // checkpoint compacts it back to the live state.
+        let live = db.cat.log.lock().end;
+        let mut compacted = false;
+        for i in 0..5_000 {
+            let t = db.create_table_ok(new_table("churn")).unwrap();
+            db.drop_table(t.oid).unwrap();
+            db.cat.checkpoint().unwrap();
+            let log = db.cat.log.lock();
+            assert!(log.end <= 2 * live + 70 * 1024, "log of {} bytes", log.end);
+            if log.stats.compactions > 0 {
+                compacted = true;
+                break;
+            }
+            assert!(i < 4_999, "never compacted");
+        }
+        assert!(compacted);
+        drop(db);
+        let db = Db::open_on(sim, dir, segment);
+        let snap = db.snapshot();
+        assert_eq!(snap.tables().count(), TABLES + 2);
+        assert!(snap.table("churn").is_none() && snap.table("one_more").is_some());
     }
 
     #[test]

@@ -107,11 +107,36 @@ pub(crate) enum Record {
     },
 }
 
+/// A checkpoint compacts the log (rewrites it as the live state) once it has grown past
+/// both this ...
+const COMPACT_MIN_BYTES: u64 = 64 * 1024;
+/// ... and this many times its size after the last compaction: each rewrite follows at
+/// least as many bytes of appended changes as it writes, so checkpoints cost O(changes)
+/// amortized, and the log stays within about twice the live state.
+const COMPACT_GROWTH_FACTOR: u64 = 2;
+
+/// What the log has written since startup.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CatalogLogStats {
+    /// Bytes checkpoints appended or rewrote: zero for a checkpoint after no change.
+    pub checkpoint_bytes: u64,
+    /// Checkpoints that rewrote the whole log.
+    pub compactions: u64,
+}
+
 pub(crate) struct CatalogLog {
     vfs: Arc<dyn Vfs>,
     dir: PathBuf,
     file: Arc<dyn VfsFile>,
-    end: u64,
+    pub(crate) end: u64,
+    /// The log's size after its last compaction (or at open).
+    compacted_end: u64,
+    /// Committed changes logged in the WAL and not yet here: the next checkpoint
+    /// appends them.
+    pub(crate) unsaved: Vec<Record>,
+    /// The OID bound the log holds: a checkpoint appends a `NextOid` when it has moved.
+    pub(crate) saved_next_oid: Oid,
+    pub(crate) stats: CatalogLogStats,
 }
 
 fn io_err(path: &Path, e: std::io::Error) -> PgError {
@@ -166,19 +191,56 @@ impl CatalogLog {
             dir: dir.to_path_buf(),
             file,
             end: pos as u64,
+            compacted_end: pos as u64,
+            unsaved: Vec::new(),
+            // Replay sets the real bound before anything is saved.
+            saved_next_oid: 0,
+            stats: CatalogLogStats::default(),
         };
         Ok((log, records))
     }
 
     /// Append one record and make it durable before returning.
     pub(crate) fn append(&mut self, record: &Record) -> PgResult<()> {
-        let framed = frame(record);
+        self.append_framed(&frame(record))
+    }
+
+    fn append_framed(&mut self, framed: &[u8]) -> PgResult<()> {
         let path = self.dir.join(LOG_FILE);
         self.file
-            .write_all_at(&framed, self.end)
+            .write_all_at(framed, self.end)
             .and_then(|_| self.file.sync())
             .map_err(|e| io_err(&path, e))?;
         self.end += framed.len() as u64;
+        Ok(())
+    }
+
+    /// Whether a checkpoint has anything to save.
+    pub(crate) fn has_changes(&self, next_oid: Oid) -> bool {
+        !self.unsaved.is_empty() || next_oid > self.saved_next_oid
+    }
+
+    /// Whether the log has grown enough since its last compaction to be rewritten.
+    pub(crate) fn wants_compaction(&self) -> bool {
+        self.end > COMPACT_MIN_BYTES && self.end > COMPACT_GROWTH_FACTOR * self.compacted_end
+    }
+
+    /// A checkpoint's work when the log is not compacted: append the changes committed
+    /// since the last one, and the OID bound if it moved, as one batch (nothing at all
+    /// when nothing changed). They stay unsaved if the append fails.
+    pub(crate) fn save_changes(&mut self, next_oid: Oid) -> PgResult<()> {
+        if !self.has_changes(next_oid) {
+            return Ok(());
+        }
+        let oid_moved = next_oid > self.saved_next_oid;
+        let oid_record = oid_moved.then_some(Record::NextOid(next_oid));
+        let mut payload = vec![KIND_BATCH];
+        put_records(&mut payload, self.unsaved.iter().chain(oid_record.as_ref()));
+        let framed = frame_payload(&payload);
+        self.append_framed(&framed)?;
+        self.stats.checkpoint_bytes += framed.len() as u64;
+        self.unsaved.clear();
+        self.saved_next_oid = next_oid;
         Ok(())
     }
 
@@ -201,6 +263,10 @@ impl CatalogLog {
             .map_err(|e| io_err(&self.dir, e))?;
         self.file = file;
         self.end = buf.len() as u64;
+        self.compacted_end = self.end;
+        self.unsaved.clear();
+        self.stats.checkpoint_bytes += self.end;
+        self.stats.compactions += 1;
         Ok(())
     }
 }
@@ -220,10 +286,14 @@ fn frame_at(bytes: &[u8], pos: usize) -> Option<(&[u8], usize)> {
 fn frame(record: &Record) -> Vec<u8> {
     let mut payload = Vec::new();
     encode(record, &mut payload);
+    frame_payload(&payload)
+}
+
+fn frame_payload(payload: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(payload.len() + 8);
     out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
-    out.extend_from_slice(&crc32c::crc32c(&payload).to_le_bytes());
-    out.extend_from_slice(&payload);
+    out.extend_from_slice(&crc32c::crc32c(payload).to_le_bytes());
+    out.extend_from_slice(payload);
     out
 }
 
@@ -380,14 +450,19 @@ pub(crate) fn encode(record: &Record, out: &mut Vec<u8>) {
 }
 
 /// A count, then each record as u32 length and payload.
-fn put_records(out: &mut Vec<u8>, records: &[Record]) {
-    put_u32(out, records.len() as u32);
+fn put_records<'a>(out: &mut Vec<u8>, records: impl IntoIterator<Item = &'a Record>) {
+    let count_at = out.len();
+    put_u32(out, 0);
+    let mut count = 0u32;
     for r in records {
-        let mut nested = Vec::new();
-        encode(r, &mut nested);
-        put_u32(out, nested.len() as u32);
-        out.extend_from_slice(&nested);
+        let len_at = out.len();
+        put_u32(out, 0);
+        encode(r, out);
+        let len = (out.len() - len_at - 4) as u32;
+        out[len_at..len_at + 4].copy_from_slice(&len.to_le_bytes());
+        count += 1;
     }
+    out[count_at..count_at + 4].copy_from_slice(&count.to_le_bytes());
 }
 
 struct Reader<'a> {

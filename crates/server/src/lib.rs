@@ -122,7 +122,7 @@ const AUTOVACUUM_SCALE_PERCENT: u64 = 20;
 
 /// What upper layers save at each checkpoint (storage wal rule 7).
 fn save_state(catalog: &Catalog, txns: &txn::TxnManager) -> PgResult<()> {
-    catalog.compact()?;
+    catalog.checkpoint()?;
     txns.checkpoint()
 }
 

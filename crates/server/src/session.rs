@@ -596,6 +596,15 @@ impl Session {
                 r.tag = "ALTER INDEX".into();
                 return self.statement_done(r, last);
             }
+            Command::Checkpoint => {
+                // As in PostgreSQL: in a transaction block too, read-only or not (it
+                // changes no data a transaction sees), but not in a failed one.
+                if self.failed {
+                    return Err(aborted_block());
+                }
+                self.db.checkpoint()?;
+                return self.statement_done(done("CHECKPOINT"), last);
+            }
         };
         let r = match stmt {
             Statement::StartTransaction {

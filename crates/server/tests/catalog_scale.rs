@@ -44,3 +44,19 @@ async fn ten_thousand_tables_in_one_transaction_commit_and_survive_restart() {
     drop(c);
     server.shutdown().await.expect("clean shutdown");
 }
+
+/// CHECKPOINT checkpoints: the WAL's checkpoint count goes up and the redo point moves
+/// past everything logged before the command.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn checkpoint_command_moves_the_redo_point() {
+    let (server, _dir) = common::start().await;
+    let c = connect(&server).await;
+    exec(&c, "CREATE TABLE t (a int); INSERT INTO t VALUES (1)").await;
+    let wal = server.database().wal().clone();
+    let (checkpoints, logged) = (wal.stats().checkpoints, wal.insert_lsn());
+    exec(&c, "CHECKPOINT").await;
+    assert!(wal.stats().checkpoints > checkpoints);
+    assert!(wal.redo_lsn() >= logged);
+    drop(c);
+    server.shutdown().await.expect("clean shutdown");
+}

@@ -24,6 +24,8 @@ pub enum Command {
     AlterSequence(AlterSequence),
     /// ALTER INDEX (sqlparser's lacks IF EXISTS).
     AlterIndex(AlterIndex),
+    /// CHECKPOINT (sqlparser has no such statement).
+    Checkpoint,
 }
 
 impl Command {
@@ -31,7 +33,10 @@ impl Command {
     pub fn sql(&self) -> Option<&Statement> {
         match self {
             Command::Sql(s) => Some(s),
-            Command::Vacuum(_) | Command::AlterSequence(_) | Command::AlterIndex(_) => None,
+            Command::Vacuum(_)
+            | Command::AlterSequence(_)
+            | Command::AlterIndex(_)
+            | Command::Checkpoint => None,
         }
     }
 }
@@ -43,6 +48,7 @@ impl std::fmt::Display for Command {
             Command::Vacuum(v) => v.fmt(f),
             Command::AlterSequence(a) => a.fmt(f),
             Command::AlterIndex(a) => a.fmt(f),
+            Command::Checkpoint => f.write_str("CHECKPOINT"),
         }
     }
 }
@@ -658,6 +664,9 @@ fn parse_commands(p: &mut Parser<'_>, sql: &str) -> Result<Vec<Command>, ParserE
             Command::AlterSequence(parse_alter_sequence(p)?)
         } else if is_alter_index(p) {
             Command::AlterIndex(parse_alter_index(p)?)
+        } else if is_checkpoint(p) {
+            p.next_token();
+            Command::Checkpoint
         } else if is_reset_time_zone(p) {
             // PostgreSQL's spelling of `RESET timezone`, which sqlparser lacks.
             for _ in 0..3 {
@@ -681,6 +690,16 @@ fn keyword_at(p: &Parser<'_>, n: usize) -> Option<sqlparser::keywords::Keyword> 
     match p.peek_nth_token_ref(n).token {
         sqlparser::tokenizer::Token::Word(ref w) if w.quote_style.is_none() => Some(w.keyword),
         _ => None,
+    }
+}
+
+/// `CHECKPOINT` next? (Not a keyword of sqlparser's.)
+fn is_checkpoint(p: &Parser<'_>) -> bool {
+    match &p.peek_token_ref().token {
+        sqlparser::tokenizer::Token::Word(w) => {
+            w.quote_style.is_none() && w.value.eq_ignore_ascii_case("checkpoint")
+        }
+        _ => false,
     }
 }
 

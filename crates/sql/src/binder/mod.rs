@@ -260,9 +260,9 @@ impl<'a> Binder<'a> {
             crate::parser::Command::Sql(s) => self.bind(s),
             crate::parser::Command::AlterSequence(a) => self.bind_alter_sequence(a),
             crate::parser::Command::AlterIndex(a) => self.bind_alter_index(a),
-            crate::parser::Command::Vacuum(_) => Err(PgError::internal(
-                "VACUUM and ANALYZE run outside the binder",
-            )),
+            crate::parser::Command::Vacuum(_) | crate::parser::Command::Checkpoint => Err(
+                PgError::internal("VACUUM, ANALYZE and CHECKPOINT run outside the binder"),
+            ),
         }
     }
 
