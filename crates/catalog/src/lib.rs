@@ -44,7 +44,9 @@
 //! Invariants:
 //! - A snapshot never changes after it is published; DDL builds the next one from persistent
 //!   maps (`imbl`), so publishing costs O(log n) in the number of relations, not O(n).
-//!   Versions are never reused, committed or pending: a plan is cached for one version.
+//!   Versions are never reused, committed or pending. Each relation remembers the
+//!   version that last changed it, so a cached plan is checked against the relations it
+//!   read ([`Dependencies`]), not against the whole catalog.
 //! - Each change is one record, of the objects it changes (a `Batch` when a table comes
 //!   or goes with the sequences it owns), so DDL costs O(objects changed) in I/O as well.
 //!   With the server's WAL attached, a transaction's records go to the WAL (made durable
@@ -60,11 +62,13 @@
 //! sessions with pending changes); a mutex inside [`Catalog`] orders publishing against
 //! checkpoints; readers only clone an `Arc`.
 
+mod deps;
 mod desc;
 mod log;
 pub mod procs;
 mod sysviews;
 
+pub use deps::Dependencies;
 pub use desc::{
     CheckConstraint, ColumnDesc, Comment, FkAction, ForeignKey, Identity, IndexDesc, NewCheck,
     NewForeignKey, NewIndex, NewKey, NewTable, SequenceDesc, SequenceOptions, TableChange,
@@ -90,8 +94,13 @@ use crate::log::{CatalogLog, Record};
 /// One committed version of the catalog, shared by every session.
 #[derive(Clone, Default)]
 pub struct CatalogSnapshot {
-    /// Incremented by every DDL; plans and caches remember the version they were built for.
+    /// Moved by every DDL (never reused, committed or pending).
     pub version: u64,
+    /// For each relation (table or sequence), the version that last changed it: its
+    /// descriptor, or what binding a statement on it reads besides (another table's
+    /// foreign key referencing it, a sequence it owns). What a cached plan checks
+    /// ([`Dependencies`]), so DDL on one relation replans only what reads it.
+    changed: imbl::HashMap<Oid, u64>,
     tables: imbl::HashMap<String, Arc<TableDesc>>,
     by_oid: imbl::HashMap<Oid, Arc<TableDesc>>,
     /// Indexes by name, with their table: PostgreSQL keeps tables and indexes in one
@@ -187,6 +196,12 @@ impl CatalogSnapshot {
         self.by_oid.values()
     }
 
+    /// The version that last changed relation `oid` (see `changed`); `None` once it is
+    /// gone.
+    pub fn changed_at(&self, oid: Oid) -> Option<u64> {
+        self.changed.get(&oid).copied()
+    }
+
     /// The foreign keys that reference table `oid`, each with its (referencing) table.
     /// Costs what the references cost: nothing for a table no key references.
     pub fn referencing(&self, oid: Oid) -> impl Iterator<Item = (&Arc<TableDesc>, &ForeignKey)> {
@@ -208,6 +223,10 @@ impl CatalogSnapshot {
             return;
         };
         self.sequences.remove(&seq.name);
+        self.changed.remove(&oid);
+        if let Some((table, _)) = seq.owned_by {
+            self.touch(table);
+        }
         if let Some((table, _)) = seq.owned_by
             && let Some(mut v) = self.owned.get(&table).cloned()
         {
@@ -220,7 +239,21 @@ impl CatalogSnapshot {
         }
     }
 
+    /// Relation `oid` changed in this version.
+    fn touch(&mut self, oid: Oid) {
+        self.changed.insert(oid, self.version);
+    }
+
+    /// The tables `t`'s foreign keys reference changed too: a statement writing one of
+    /// them binds the keys that reference it.
+    fn touch_referenced(&mut self, t: &TableDesc) {
+        for fk in &t.foreign_keys {
+            self.touch(fk.ref_table);
+        }
+    }
+
     fn put_table(&mut self, t: TableDesc) {
+        self.touch(t.oid);
         let t = Arc::new(t);
         self.tables.insert(t.name.clone(), t.clone());
         self.by_oid.insert(t.oid, t);
@@ -270,8 +303,8 @@ impl CatalogSnapshot {
         self.index_tables.remove(&i.oid);
     }
 
+    /// Apply one change as part of version `self.version` (set by the caller).
     fn apply(&mut self, record: &Record) {
-        self.version += 1;
         match record {
             Record::CreateTable(t) => {
                 self.bump_next_oid(t);
@@ -279,6 +312,7 @@ impl CatalogSnapshot {
                     self.add_index_name(t.oid, i);
                 }
                 self.note_references(t, true);
+                self.touch_referenced(t);
                 self.put_table(t.clone());
             }
             Record::AlterTable(t) => {
@@ -289,11 +323,13 @@ impl CatalogSnapshot {
                         self.remove_index_name(i);
                     }
                     self.note_references(&old, false);
+                    self.touch_referenced(&old);
                     self.tables.remove(&old.name);
                     for i in &t.indexes {
                         self.add_index_name(t.oid, i);
                     }
                     self.note_references(t, true);
+                    self.touch_referenced(t);
                     self.put_table(t.clone());
                 }
             }
@@ -305,6 +341,8 @@ impl CatalogSnapshot {
                         self.remove_index_name(i);
                     }
                     self.note_references(&t, false);
+                    self.touch_referenced(&t);
+                    self.changed.remove(oid);
                 }
             }
             Record::CreateIndex { table, index } => {
@@ -324,11 +362,13 @@ impl CatalogSnapshot {
                 self.next_oid = self.next_oid.max(seq.oid + 1);
                 // Idempotent (wal rule 7): a replayed record replaces the saved one.
                 self.remove_sequence(seq.oid);
+                self.touch(seq.oid);
                 let seq = Arc::new(seq.clone());
                 if let Some((table, _)) = seq.owned_by {
                     let mut v = self.owned.get(&table).cloned().unwrap_or_default();
                     v.push_back(seq.oid);
                     self.owned.insert(table, v);
+                    self.touch(table);
                 }
                 self.sequences.insert(seq.name.clone(), seq.clone());
                 self.sequences_by_oid.insert(seq.oid, seq);
@@ -761,10 +801,10 @@ impl Catalog {
     /// `base` with `records` applied, as a new version.
     fn with_changes(&self, base: &CatalogSnapshot, records: &[Record]) -> CatalogSnapshot {
         let mut s = base.clone();
+        s.version = self.next_version();
         for r in records {
             s.apply(r);
         }
-        s.version = self.next_version();
         s
     }
 
@@ -1812,8 +1852,8 @@ impl Catalog {
     /// Publish `cur` with `record` applied (recovery).
     fn publish(&self, cur: &CatalogSnapshot, record: &Record) {
         let mut next = cur.clone();
-        next.apply(record);
         next.version = self.next_version();
+        next.apply(record);
         *self.current.write() = Arc::new(next);
     }
 }

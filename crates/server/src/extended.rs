@@ -3,14 +3,15 @@
 //! - **Parse** parses one statement and, for a query or DML, binds it against the current
 //!   catalog: that resolves each `$n`'s type from its context (`aid = $1`: int4) and the
 //!   result columns, and reports errors (42P01, 42P18, ...) at Parse, as PostgreSQL does.
-//!   The bound statement is kept with the catalog version it was bound for: the plan
-//!   cache. No locks are taken; nothing runs.
+//!   The bound statement is kept with what its binding read of the catalog (the
+//!   relations, each at the version that last changed it): the plan cache. No locks are
+//!   taken; nothing runs.
 //! - **Bind** decodes the parameter values (text or binary, `wire::binary`) into the
 //!   statement's types and makes a portal holding the bound statement: the cached one if
-//!   the catalog has not changed since, else a fresh binding (which replaces the cache).
+//!   nothing it read has changed since, else a fresh binding (which replaces the cache).
 //! - **Execute** runs the portal like any statement (`Session::run`): the relation locks
-//!   are taken, and if a DDL changed the catalog meanwhile the statement is bound again,
-//!   so a cached binding is never used stale. A query or DML then runs the cached
+//!   are taken, and if a DDL changed what it read meanwhile the statement is bound
+//!   again, so a cached binding is never used stale. A query or DML then runs the cached
 //!   generic plan ([`CachedPlan`]) with the portal's values; the planner chooses an
 //!   index for `aid = $1` just as for `aid = 5`. Other statements, and a binding made
 //!   afresh, get the values substituted (`BoundStatement::substitute_params`) and are
@@ -20,11 +21,13 @@
 //!   commits, and the portals go.
 //!
 //! A rebinding that would change the result columns fails with PostgreSQL's 0A000
-//! `cached plan must not change result type`. Any DDL moves the catalog version, so it
-//! invalidates every cached binding; the next Bind binds once more.
+//! `cached plan must not change result type`. DDL invalidates the cached bindings that
+//! read what it changed (`catalog::Dependencies`), and only those; their next Bind binds
+//! once more.
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use common::{DataType, PgError, PgResult, SqlState, Value};
 use sql::bound::{BoundStatement, OutputColumn};
@@ -41,24 +44,34 @@ pub(crate) struct Prepared {
     pub param_types: Arc<[DataType]>,
     /// The result columns, for statements that return rows.
     pub columns: Option<Arc<[OutputColumn]>>,
-    /// The plan cache: the statement bound for one catalog version, and its plan.
+    /// The plan cache: the statement as bound, and its plan.
     pub bound: Option<Arc<CachedPlan>>,
 }
 
-/// A prepared statement bound for one catalog version, and, for a query or DML, its
+/// A prepared statement as bound, and, for a query or DML, its
 /// generic plan: planned once with the parameters in place (`ExprKind::Param`, read from
 /// each execution's values). The planner chooses no differently for a parameter than for
 /// a constant (an index for `aid = $1` as for `aid = 5`; keys of a wider integer type
 /// are narrowed as the scan runs), so the generic plan is the plan a constant would get,
 /// and an execution neither copies the statement nor plans it again.
+///
+/// It holds for a later catalog while what its binding read is unchanged
+/// ([`catalog::Dependencies`]): DDL on other relations leaves it alone.
 pub(crate) struct CachedPlan {
-    pub version: u64,
+    /// The last catalog version it was found to hold for (bound for, at first).
+    checked_version: AtomicU64,
+    deps: catalog::Dependencies,
     pub bound: BoundStatement,
     pub generic: Option<planner::PlannedStatement>,
 }
 
 impl CachedPlan {
-    pub fn new(version: u64, bound: BoundStatement) -> Arc<CachedPlan> {
+    pub fn new(
+        db: &crate::Database,
+        catalog: &catalog::CatalogSnapshot,
+        bound: BoundStatement,
+        deps: catalog::Dependencies,
+    ) -> Arc<CachedPlan> {
         let generic = matches!(
             bound,
             BoundStatement::Query(_)
@@ -66,12 +79,27 @@ impl CachedPlan {
                 | BoundStatement::Update(_)
                 | BoundStatement::Delete(_)
         )
-        .then(|| planner::plan(bound.clone()));
+        .then(|| db.plan(bound.clone()));
         Arc::new(CachedPlan {
-            version,
+            checked_version: AtomicU64::new(catalog.version),
+            deps,
             bound,
             generic,
         })
+    }
+
+    /// Does it hold for `catalog`? O(1) for a catalog it was checked against already,
+    /// else one lookup per relation it read.
+    pub fn holds_for(&self, catalog: &catalog::CatalogSnapshot) -> bool {
+        if self.checked_version.load(Ordering::Relaxed) == catalog.version {
+            return true;
+        }
+        let holds = self.deps.hold_in(catalog);
+        if holds {
+            self.checked_version
+                .store(catalog.version, Ordering::Relaxed);
+        }
+        holds
     }
 }
 
@@ -112,26 +140,32 @@ pub(crate) struct BoundParams<'a> {
 
 impl BoundParams<'_> {
     /// Bind the statement again (the catalog changed since).
-    pub fn rebind(&self, binder: sql::Binder<'_>, stmt: &Statement) -> PgResult<BoundStatement> {
+    pub fn rebind(
+        &self,
+        binder: sql::Binder<'_>,
+        stmt: &Statement,
+    ) -> PgResult<(BoundStatement, catalog::Dependencies)> {
         rebind(binder, stmt, self.types, self.columns)
     }
 }
 
 /// Bind a prepared statement again: with the parameter types fixed at Parse, and the
-/// same result column types or PostgreSQL's 0A000.
+/// same result column types or PostgreSQL's 0A000. Returns it with what it read.
 fn rebind(
     binder: sql::Binder<'_>,
     stmt: &Statement,
     types: &[DataType],
     columns: Option<&[OutputColumn]>,
-) -> PgResult<BoundStatement> {
-    let (bound, _) = binder.with_params(types.to_vec()).bind_prepared(stmt)?;
+) -> PgResult<(BoundStatement, catalog::Dependencies)> {
+    let binder = binder.with_params(types.to_vec());
+    let (bound, _) = binder.bind_prepared(stmt)?;
+    let deps = binder.dependencies();
     let same = |a: &[OutputColumn], b: &[OutputColumn]| {
         a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.ty == y.ty)
     };
     match (bound.columns(), columns) {
-        (None, None) => Ok(bound),
-        (Some(a), Some(b)) if same(a, b) => Ok(bound),
+        (None, None) => Ok((bound, deps)),
+        (Some(a), Some(b)) if same(a, b) => Ok((bound, deps)),
         _ => Err(PgError::new(
             SqlState::FEATURE_NOT_SUPPORTED,
             "cached plan must not change result type",
@@ -240,13 +274,14 @@ impl Session {
         sql: &str,
         stmt: &Statement,
         declared: Vec<DataType>,
-    ) -> PgResult<(u64, BoundStatement, Vec<DataType>)> {
+    ) -> PgResult<(Arc<CachedPlan>, Vec<DataType>)> {
         let catalog = self.db.catalog.snapshot();
-        let (bound, types) = sql::Binder::new(&catalog, sql)
+        let binder = sql::Binder::new(&catalog, sql)
             .for_session(self.tx.backend())
-            .with_params(declared)
-            .bind_prepared(stmt)?;
-        Ok((catalog.version, bound, types))
+            .with_params(declared);
+        let (bound, types) = binder.bind_prepared(stmt)?;
+        let cached = CachedPlan::new(&self.db, &catalog, bound, binder.dependencies());
+        Ok((cached, types))
     }
 
     /// Parse: a prepared statement named `name`.
@@ -292,9 +327,9 @@ impl Session {
     ) -> PgResult<()> {
         let (param_types, columns, bound) = match &stmt {
             Some(cmd @ Command::Sql(s)) if binds_at_parse(cmd) => {
-                let (version, bound, types) = self.bind_fresh(sql, s, declared)?;
-                let columns = bound.columns().map(Arc::from);
-                (types, columns, Some(CachedPlan::new(version, bound)))
+                let (cached, types) = self.bind_fresh(sql, s, declared)?;
+                let columns = cached.bound.columns().map(Arc::from);
+                (types, columns, Some(cached))
             }
             Some(Command::Sql(Statement::ShowVariable { variable })) => {
                 let name = crate::session::setting_name(variable);
@@ -391,23 +426,20 @@ impl Session {
         .into_iter()
         .map(is_binary)
         .collect::<PgResult<Vec<bool>>>()?;
-        // The plan cache: the binding Parse (or the last Bind) made, if the catalog has
-        // not moved since; else bind now and keep that.
+        // The plan cache: the binding Parse (or the last Bind) made, if nothing it read
+        // has changed since; else bind now and keep that.
         let catalog = self.db.catalog.snapshot();
-        if prep
-            .bound
-            .as_ref()
-            .is_some_and(|c| c.version != catalog.version)
-        {
+        if prep.bound.as_ref().is_some_and(|c| !c.holds_for(&catalog)) {
             let stmt = prep
                 .stmt
                 .as_deref()
                 .and_then(Command::sql)
                 .expect("a bound statement has a statement");
             let binder = sql::Binder::new(&catalog, &prep.sql).for_session(self.tx.backend());
-            let bound = rebind(binder, stmt, &prep.param_types, prep.columns.as_deref())?;
+            let (bound, deps) = rebind(binder, stmt, &prep.param_types, prep.columns.as_deref())?;
+            let cached = CachedPlan::new(&self.db, &catalog, bound, deps);
             if let Some(p) = self.statements.get_mut(req.statement) {
-                p.bound = Some(CachedPlan::new(catalog.version, bound));
+                p.bound = Some(cached);
             }
         }
         let prep = &self.statements[req.statement];

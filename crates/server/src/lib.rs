@@ -23,7 +23,8 @@
 //!
 //! The extended protocol (Parse / Bind / Execute / Sync) takes the same path from step
 //! 4, with a prepared statement's cached binding: a query or DML runs its cached generic
-//! plan (made once per catalog version, with the parameters in place) with each
+//! plan (made once, with the parameters in place, and again only after DDL on what it
+//! reads) with each
 //! execution's values, so nothing is bound, copied or planned per execution
 //! (`extended::CachedPlan`); COPY FROM STDIN binds and locks, then loads the data as it
 //! arrives (`copy`).
@@ -87,6 +88,8 @@ pub struct Database {
     activity: parking_lot::Mutex<std::collections::HashMap<common::Oid, TableActivity>>,
     /// The running state of every sequence used since startup.
     sequences: access::sequence::Sequences,
+    /// Plans made since startup (`Database::plan`).
+    plans_made: std::sync::atomic::AtomicU64,
 }
 
 impl executor::host::Host for Database {
@@ -180,6 +183,7 @@ impl Database {
             next_backend: std::sync::atomic::AtomicU32::new(1),
             activity: parking_lot::Mutex::new(std::collections::HashMap::new()),
             sequences: access::sequence::Sequences::new(),
+            plans_made: std::sync::atomic::AtomicU64::new(0),
         })
     }
 
@@ -188,6 +192,19 @@ impl Database {
         xlog::checkpoint_with(&self.pool, &self.wal, &|| {
             save_state(&self.catalog, &self.txns)
         })
+    }
+
+    /// Plan a bound statement, counting the plans made (a prepared statement's generic
+    /// plan is made once and reused while its catalog dependencies hold).
+    fn plan(&self, bound: sql::bound::BoundStatement) -> planner::PlannedStatement {
+        self.plans_made
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        planner::plan(bound)
+    }
+
+    /// How many plans have been made since startup.
+    pub fn plans_made(&self) -> u64 {
+        self.plans_made.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// The transaction manager.
@@ -536,22 +553,26 @@ impl Database {
         let mut catalog = self.catalog.snapshot();
         let bind = |catalog: &catalog::CatalogSnapshot,
                     prepared: &Option<&mut extended::BoundParams<'_>>|
-         -> PgResult<sql::bound::BoundStatement> {
+         -> PgResult<Binding> {
             let binder = sql::Binder::new(catalog, sql_text).for_session(tx.backend());
-            match (prepared, cmd) {
-                (Some(p), sql::parser::Command::Sql(stmt)) => p.rebind(binder, stmt),
-                _ => binder.bind_command(cmd),
-            }
+            let (bound, deps) = match (prepared, cmd) {
+                (Some(p), sql::parser::Command::Sql(stmt)) => p.rebind(binder, stmt)?,
+                _ => {
+                    let bound = binder.bind_command(cmd)?;
+                    (bound, binder.dependencies())
+                }
+            };
+            Ok(Binding::Fresh(Box::new(bound), deps))
         };
-        // A prepared statement's cached binding, while the catalog is the one it was
-        // bound for; else a fresh binding.
+        // A prepared statement's cached binding, while what it read is unchanged; else
+        // a fresh binding.
         let mut binding = match prepared
             .as_deref_mut()
             .and_then(|p| p.bound.take())
-            .filter(|c| c.version == catalog.version)
+            .filter(|c| c.holds_for(&catalog))
         {
             Some(cached) => Binding::Cached(cached),
-            None => Binding::Fresh(Box::new(bind(&catalog, &prepared)?)),
+            None => bind(&catalog, &prepared)?,
         };
         loop {
             let mut wanted = Vec::new();
@@ -563,11 +584,11 @@ impl Database {
             // Locked: no DDL can change these relations now. If one did since the
             // binding (perhaps the one we waited for), bind again against what it left.
             let now = self.catalog.snapshot();
-            if now.version == catalog.version {
+            if now.version == catalog.version || binding.holds_for(&now) {
                 break;
             }
             catalog = now;
-            binding = Binding::Fresh(Box::new(bind(&catalog, &prepared)?));
+            binding = bind(&catalog, &prepared)?;
         }
         let generic = match (&binding, prepared.as_deref()) {
             (Binding::Cached(c), Some(p)) => c.generic.as_ref().map(|plan| (plan, p)),
@@ -587,13 +608,13 @@ impl Database {
             }
             None => {
                 let mut bound = match binding {
-                    Binding::Fresh(b) => *b,
+                    Binding::Fresh(b, _) => *b,
                     Binding::Cached(c) => c.bound.clone(),
                 };
                 if let Some(p) = prepared {
                     bound.substitute_params(p.values, p.types)?;
                 }
-                let mut planned = planner::plan(bound);
+                let mut planned = self.plan(bound);
                 if let planner::PlannedStatement::Explain { planning, .. } = &mut planned {
                     // Binding (with its catalog lookups) and planning: PostgreSQL's
                     // Planning Time counts its planner, which is where it opens indexes
@@ -614,15 +635,23 @@ impl Database {
 enum Binding {
     /// A prepared statement's plan cache entry, current for the catalog.
     Cached(Arc<extended::CachedPlan>),
-    /// Bound now.
-    Fresh(Box<sql::bound::BoundStatement>),
+    /// Bound now, with what the binding read.
+    Fresh(Box<sql::bound::BoundStatement>, catalog::Dependencies),
 }
 
 impl Binding {
     fn statement(&self) -> &sql::bound::BoundStatement {
         match self {
             Binding::Cached(c) => &c.bound,
-            Binding::Fresh(b) => b,
+            Binding::Fresh(b, _) => b,
+        }
+    }
+
+    /// Would `catalog` bind it the same way?
+    fn holds_for(&self, catalog: &catalog::CatalogSnapshot) -> bool {
+        match self {
+            Binding::Cached(c) => c.holds_for(catalog),
+            Binding::Fresh(_, deps) => deps.hold_in(catalog),
         }
     }
 }

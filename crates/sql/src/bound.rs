@@ -694,8 +694,9 @@ pub struct BoundCheck {
     pub expr: Expr,
 }
 
-/// The foreign keys a write must check, resolved when it is bound (a change to them
-/// moves the catalog version, so a cached binding is redone). The other tables are
+/// The foreign keys a write must check, resolved when it is bound (a key added to or
+/// dropped from another table moves the version of the table it references, so a cached
+/// binding is redone). The other tables are
 /// locked RowShare with the statement, as PostgreSQL's referential checks lock them.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ForeignKeyChecks {

@@ -8,7 +8,8 @@
 //!    a descriptor for DDL.
 //!
 //! Nothing here touches storage: binding is a pure function of the statement and the
-//! catalog snapshot, which is what lets a later plan cache key on the catalog version.
+//! catalog snapshot, and the binder notes what it read of it (`binder::reads`), which is
+//! what lets the plan cache keep a plan until DDL changes something it read.
 
 pub mod binder;
 pub mod bound;

@@ -18,6 +18,7 @@ mod explain;
 mod expr;
 mod math;
 mod query;
+mod reads;
 mod sequence;
 
 pub use check::bind_check;
@@ -37,7 +38,8 @@ use crate::bound::{BoundStatement, OutputColumn};
 
 /// Binds statements of one query string against one catalog snapshot.
 pub struct Binder<'a> {
-    catalog: &'a CatalogSnapshot,
+    /// Every lookup notes what the binding depends on (`reads`).
+    catalog: reads::CatalogReads<'a>,
     /// The statement text, to turn token locations into cursor positions.
     sql: &'a str,
     /// The session's process id (`pg_backend_pid()`).
@@ -173,13 +175,19 @@ impl Scope {
 impl<'a> Binder<'a> {
     pub fn new(catalog: &'a CatalogSnapshot, sql: &'a str) -> Binder<'a> {
         Binder {
-            catalog,
+            catalog: reads::CatalogReads::new(catalog),
             sql,
             backend_pid: 0,
             params: None,
             set_op_leaf: std::cell::Cell::new(false),
             outer: std::cell::RefCell::new(Vec::new()),
         }
+    }
+
+    /// What the statements bound so far read from the catalog: a plan made from them
+    /// holds for a later catalog while these do.
+    pub fn dependencies(&self) -> catalog::Dependencies {
+        self.catalog.dependencies()
     }
 
     /// Allow `$n` parameters: `declared` are the types Parse gave (`Unknown` where it

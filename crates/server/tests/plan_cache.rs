@@ -1,0 +1,118 @@
+//! Plans invalidated per relation (issue 26): a prepared statement's cached plan is made
+//! again only when a relation its binding read has changed, not after DDL anywhere.
+//! `Database::plans_made` counts the plans; each check runs the statement once and looks
+//! at how many plans that took.
+
+mod common;
+
+use common::{connect, exec, sqlstate};
+use myriad_server::Server;
+use tokio_postgres::{Client, Statement};
+
+/// Plans made by running `stmt` once with `id` (it must succeed).
+async fn plans_to_run(server: &Server, c: &Client, stmt: &Statement, id: i32) -> u64 {
+    let before = server.database().plans_made();
+    c.query(stmt, &[&id])
+        .await
+        .expect("prepared statement runs");
+    server.database().plans_made() - before
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ddl_on_another_relation_keeps_the_plan() {
+    let (server, _dir) = common::start().await;
+    let c = connect(&server).await;
+    exec(
+        &c,
+        "CREATE TABLE a (id int PRIMARY KEY, v int);
+         CREATE TABLE b (id int PRIMARY KEY, w int);
+         INSERT INTO a VALUES (1, 10), (2, 20); INSERT INTO b VALUES (1, 1)",
+    )
+    .await;
+    let on_a = c.prepare("SELECT v FROM a WHERE id = $1").await.unwrap();
+    assert_eq!(
+        plans_to_run(&server, &c, &on_a, 1).await,
+        0,
+        "planned at Parse"
+    );
+
+    // DDL on b, on a new table, and a key from a new table to b: a's plan stays.
+    for ddl in [
+        "CREATE INDEX b_w ON b (w)",
+        "ALTER TABLE b ADD COLUMN x text",
+        "DROP INDEX b_w",
+        "CREATE TABLE c (id int, b_id int REFERENCES b)",
+        "BEGIN; CREATE TABLE d (id int); ROLLBACK",
+        "DROP TABLE c",
+    ] {
+        exec(&c, ddl).await;
+        assert_eq!(plans_to_run(&server, &c, &on_a, 2).await, 0, "after {ddl}");
+    }
+    // Another session's uncommitted DDL on b changes nothing either.
+    let other = connect(&server).await;
+    exec(&other, "BEGIN; ALTER TABLE b ADD COLUMN y int").await;
+    assert_eq!(plans_to_run(&server, &c, &on_a, 2).await, 0);
+    exec(&other, "ROLLBACK").await;
+
+    // DDL on a itself: planned again, once, and then reused.
+    for ddl in [
+        "CREATE INDEX a_v ON a (v)",
+        "ALTER TABLE a ADD COLUMN z int",
+        "COMMENT ON TABLE a IS 'described'",
+    ] {
+        exec(&c, ddl).await;
+        assert_eq!(plans_to_run(&server, &c, &on_a, 1).await, 1, "after {ddl}");
+        assert_eq!(
+            plans_to_run(&server, &c, &on_a, 1).await,
+            0,
+            "again after {ddl}"
+        );
+    }
+    drop((c, other));
+    server.shutdown().await.unwrap();
+}
+
+/// What a statement binds besides its own table's descriptor counts too: a DELETE binds
+/// the keys that reference its table, so a key added to another table replans it (and
+/// is enforced); a sequence a DEFAULT reads replans an INSERT when it changes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_a_binding_reads_of_other_relations_replans_it() {
+    let (server, _dir) = common::start().await;
+    let c = connect(&server).await;
+    exec(
+        &c,
+        "CREATE TABLE p (id int PRIMARY KEY);
+         INSERT INTO p VALUES (1), (2), (3);
+         CREATE TABLE child (id int, p_id int);
+         INSERT INTO child VALUES (1, 1)",
+    )
+    .await;
+    let delete = c.prepare("DELETE FROM p WHERE id = $1").await.unwrap();
+    assert_eq!(plans_to_run(&server, &c, &delete, 3).await, 0);
+    exec(&c, "ALTER TABLE child ADD FOREIGN KEY (p_id) REFERENCES p").await;
+    let e = c.query(&delete, &[&1i32]).await.unwrap_err();
+    assert_eq!(sqlstate(&e), "23503", "{e}");
+    // Dropping the key frees the row again.
+    exec(&c, "ALTER TABLE child DROP CONSTRAINT child_p_id_fkey").await;
+    assert_eq!(plans_to_run(&server, &c, &delete, 1).await, 1);
+
+    exec(
+        &c,
+        "CREATE SEQUENCE s START 100; CREATE TABLE n (id int DEFAULT nextval('s'), k int)",
+    )
+    .await;
+    let insert = c
+        .prepare("INSERT INTO n (k) VALUES ($1) RETURNING id")
+        .await
+        .unwrap();
+    let id = |rows: Vec<tokio_postgres::Row>| rows[0].get::<_, i32>(0);
+    assert_eq!(id(c.query(&insert, &[&1i32]).await.unwrap()), 100);
+    exec(&c, "CREATE SEQUENCE unrelated").await;
+    assert_eq!(plans_to_run(&server, &c, &insert, 2).await, 0);
+    exec(&c, "ALTER SEQUENCE s RESTART WITH 500").await;
+    let before = server.database().plans_made();
+    assert_eq!(id(c.query(&insert, &[&3i32]).await.unwrap()), 500);
+    assert_eq!(server.database().plans_made() - before, 1);
+    drop(c);
+    server.shutdown().await.unwrap();
+}
