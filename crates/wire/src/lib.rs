@@ -978,6 +978,95 @@ async fn run_connection<B: Backend>(
     }
 }
 
+/// What [`read_client_stream`] made of one frame.
+#[derive(Debug)]
+pub enum ClientFrame {
+    /// A startup-phase packet: SSLRequest (`b'S'`), GSSENCRequest (`b'G'`), CancelRequest
+    /// (`b'X'`) or a StartupMessage that pgwire decoded (`b'0'`).
+    Startup(u8),
+    /// A typed message whose body passed [`frame::check_body`] and that pgwire decoded.
+    Message(u8),
+    /// The error the server sends for the frame: FATAL (the connection ends and nothing
+    /// after it is read) or ERROR (that message fails and the session goes on).
+    Error(PgError),
+}
+
+/// The fuzzing entry point for the frame decoder (`crates/fuzzing`): reads `bytes` as one
+/// client's byte stream the way [`serve_connection`] reads a socket, with the same calls
+/// in the same order: [`frame::FrameReader::next_startup`] until a StartupMessage (pgwire
+/// decoding it), then [`frame::FrameReader::next_message`], [`frame::check_body`] and
+/// pgwire's decoder on each frame, until the stream ends or a FATAL error. Nothing runs a
+/// statement. Each frame's outcome is returned in order; an error is the PgError the
+/// client would see (a pgwire decoding failure is the server's 08P01 `invalid message
+/// format`).
+pub fn read_client_stream(bytes: &[u8]) -> Vec<ClientFrame> {
+    futures::executor::block_on(async {
+        let mut out = Vec::new();
+        let mut reader = frame::FrameReader::new(bytes);
+        loop {
+            let (kind, mut packet) = match reader.next_startup().await {
+                Ok(Some(p)) => p,
+                Ok(None) => return out,
+                Err(e) => {
+                    out.push(ClientFrame::Error(e));
+                    return out;
+                }
+            };
+            let tag = match kind {
+                frame::StartupKind::SslRequest => b'S',
+                frame::StartupKind::GssEncRequest => b'G',
+                frame::StartupKind::Cancel => {
+                    out.push(ClientFrame::Startup(b'X'));
+                    return out;
+                }
+                frame::StartupKind::Startup => {
+                    let mut ctx = DecodeContext::new(ProtocolVersion::default());
+                    ctx.awaiting_frontend_ssl = false;
+                    match PgWireFrontendMessage::decode(&mut packet, &ctx) {
+                        Ok(Some(PgWireFrontendMessage::Startup(_))) => {}
+                        // The server ends such a connection without a word.
+                        _ => return out,
+                    }
+                    out.push(ClientFrame::Startup(b'0'));
+                    break;
+                }
+            };
+            out.push(ClientFrame::Startup(tag));
+        }
+        let mut ctx = DecodeContext::new(ProtocolVersion::default());
+        ctx.awaiting_frontend_ssl = false;
+        ctx.awaiting_frontend_startup = false;
+        loop {
+            let (ty, mut message) = match reader.next_message().await {
+                Ok(Some(m)) => m,
+                Ok(None) => return out,
+                Err(e) => {
+                    out.push(ClientFrame::Error(e));
+                    return out;
+                }
+            };
+            if let Err(e) = frame::check_body(ty, &message[5..]) {
+                let fatal = e.severity == common::error::Severity::Fatal;
+                out.push(ClientFrame::Error(e));
+                if fatal {
+                    return out;
+                }
+                continue;
+            }
+            out.push(match PgWireFrontendMessage::decode(&mut message, &ctx) {
+                Ok(Some(_)) => ClientFrame::Message(ty),
+                Ok(None) | Err(_) => ClientFrame::Error(PgError::new(
+                    common::error::SqlState::PROTOCOL_VIOLATION,
+                    "invalid message format",
+                )),
+            });
+            if ty == b'X' {
+                return out;
+            }
+        }
+    })
+}
+
 /// Sends a FATAL error; the caller then closes the connection.
 async fn send_fatal<S>(client: &mut Framed<WriteSide, PgWireMessageServerCodec<S>>, e: &PgError) {
     tracing::debug!(code = e.code.0, message = %e.message, "closing connection");
