@@ -1,0 +1,135 @@
+//! Crash recovery on log records that pass the WAL's own checks but whose payloads are
+//! arbitrary.
+//!
+//! A torn or stale record is caught by its CRC and length and ends the log (wal rule 2);
+//! what is past those checks is trusted to the decoders of each kind: page changes
+//! (`mtr`), relation files (`xlog`), catalog changes (`catalog::Catalog::redo`) and
+//! transaction records (`txn::TxnManager::redo`). This target writes records through the
+//! real writer ([`storage::Wal::log`], which frames and checksums them), "crashes", and
+//! recovers as the server starts ([`open`] mirrors `server::Database::open`). Recovery
+//! may fail with an error; it must not panic or hang.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use common::PgResult;
+use storage::simvfs::SimVfs;
+use storage::xlog::{self, MAX_RECORD_PAYLOAD, MIN_WAL_SEGMENT_SIZE, RecordKind, WalOptions};
+use storage::{BufferPool, Smgr, Vfs, Wal};
+
+/// The kinds an input's record may have, by its kind byte modulo their number (Switch is
+/// the writer's own and never logged by a caller).
+const KINDS: [RecordKind; 6] = [
+    RecordKind::Checkpoint,
+    RecordKind::Pages,
+    RecordKind::SmgrCreate,
+    RecordKind::SmgrUnlink,
+    RecordKind::Catalog,
+    RecordKind::Xact,
+];
+
+/// Most records one input writes.
+const MAX_RECORDS: usize = 64;
+
+/// Records from a fuzz input: each is a kind byte (an index into [`KINDS`]), a payload
+/// length (u16 LE) and that many payload bytes (fewer if the input ends first).
+pub fn records(mut data: &[u8]) -> Vec<(RecordKind, &[u8])> {
+    let mut out = Vec::new();
+    while let [kind, rest @ ..] = data {
+        if out.len() == MAX_RECORDS {
+            break;
+        }
+        let (len, rest) = match rest {
+            [lo, hi, rest @ ..] => (u16::from_le_bytes([*lo, *hi]) as usize, rest),
+            _ => (0, &[][..]),
+        };
+        let (payload, rest) = rest.split_at(len.min(rest.len()).min(MAX_RECORD_PAYLOAD));
+        out.push((KINDS[*kind as usize % KINDS.len()], payload));
+        data = rest;
+    }
+    out
+}
+
+/// The input form of `records`, which [`records`] reads back.
+pub fn encode_records<'a>(records: impl IntoIterator<Item = (RecordKind, &'a [u8])>) -> Vec<u8> {
+    let mut out = Vec::new();
+    for (kind, payload) in records {
+        let k = KINDS.iter().position(|k| *k == kind).unwrap_or(0);
+        out.push(k as u8);
+        out.extend_from_slice(&(payload.len().min(u16::MAX as usize) as u16).to_le_bytes());
+        out.extend_from_slice(&payload[..payload.len().min(u16::MAX as usize)]);
+    }
+    out
+}
+
+/// A data directory opened as the server opens one: the catalog, the transaction manager
+/// and the buffer pool, with the log replayed into them.
+struct Opened {
+    _catalog: catalog::Catalog,
+    _txns: Arc<txn::TxnManager>,
+    _pool: BufferPool,
+    wal: Arc<Wal>,
+}
+
+fn open(vfs: &Arc<SimVfs>) -> PgResult<Opened> {
+    let dir = Path::new("/fuzz");
+    let vfs: Arc<dyn Vfs> = vfs.clone();
+    vfs.create_dir_all(dir)
+        .map_err(|e| common::PgError::io("create the data directory", e))?;
+    let catalog = catalog::Catalog::open(vfs.clone(), dir)?;
+    let txns = Arc::new(txn::TxnManager::open(vfs.clone(), dir)?);
+    let mut pool = BufferPool::new(Arc::new(Smgr::new(vfs.clone(), dir)?), 16);
+    let options = WalOptions {
+        segment_size: MIN_WAL_SEGMENT_SIZE,
+        synchronous_commit: true,
+    };
+    let (wal, _) = xlog::open_and_recover_with(
+        vfs,
+        dir,
+        &mut pool,
+        options,
+        &mut |r| match r.kind {
+            RecordKind::Xact => {
+                txns.redo(r)?;
+                catalog.redo_transaction(&r.payload)
+            }
+            _ => catalog.redo(&r.payload),
+        },
+        &|| {
+            catalog.compact()?;
+            txns.checkpoint()
+        },
+    )?;
+    catalog.attach_wal(wal.clone());
+    txns.attach_wal(wal.clone());
+    Ok(Opened {
+        _catalog: catalog,
+        _txns: txns,
+        _pool: pool,
+        wal,
+    })
+}
+
+/// Target `wal_record`: `data` is a list of log records ([`records`]). They are logged
+/// and flushed after a fresh data directory's first checkpoint, the process "dies"
+/// (nothing else is written), and the directory is opened again, which replays them.
+/// Asserts: no panic, no hang (errors are expected).
+pub fn wal_record(data: &[u8]) {
+    let records = records(data);
+    if records.is_empty() {
+        return;
+    }
+    let vfs = Arc::new(SimVfs::new());
+    {
+        let db = open(&vfs).expect("a fresh data directory");
+        let mut end = 0;
+        for (kind, payload) in &records {
+            match db.wal.log(*kind, payload) {
+                Ok(lsn) => end = lsn,
+                Err(_) => break,
+            }
+        }
+        db.wal.flush(end).expect("flush the log");
+    }
+    let _ = open(&vfs);
+}
