@@ -669,7 +669,10 @@ mod tests {
         let back = decode(&bytes, &types).expect("decode");
         assert_eq!(back, values);
         // The display scale survives, not just the value.
-        let texts: Vec<_> = back.iter().map(|v| v.to_text()).collect();
+        let texts: Vec<_> = back
+            .iter()
+            .map(|v| v.to_text(&common::value::TextContext::detached()))
+            .collect();
         assert_eq!(texts[0].as_deref(), Some("-12345.678900"));
         assert_eq!(texts[4].as_deref(), Some("0.00"));
         // 31 header + 1 bitmap + (7 + 2 * 4 digits: 1 2345 6789 0000 -> trailing zero

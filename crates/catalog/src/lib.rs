@@ -8,8 +8,9 @@
 //! [`Catalog::rollback_to`] and [`Catalog::release`] end them with it.
 //!
 //! Transactions (DDL is transactional, as in PostgreSQL):
-//! - Each transaction's changes build a private snapshot from the committed one; its own
-//!   session sees it (`snapshot` on that session's thread), no other does. Whenever
+//! - Each transaction's changes build a private snapshot from the committed one, kept by
+//!   its top-level transaction id; that transaction sees it (`snapshot(tx)`), no other
+//!   does, whatever thread runs it. Whenever
 //!   another transaction commits changes, the private snapshot is rebuilt on the new
 //!   committed one (its records applied again), so a transaction sees what others
 //!   committed, as PostgreSQL's catalog lookups do, and its commit publishes its records
@@ -77,11 +78,10 @@ pub use desc::{
 pub use log::CatalogLogStats;
 pub use sysviews::{INFORMATION_SCHEMA_OID, SystemView};
 
-use std::cell::Cell;
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use common::ids::FIRST_NORMAL_OID;
 use common::{Oid, PgError, PgResult, SqlState};
@@ -688,32 +688,6 @@ enum Busy {
     },
 }
 
-thread_local! {
-    static THREAD_KEY: u64 = {
-        static NEXT: AtomicU64 = AtomicU64::new(1);
-        NEXT.fetch_add(1, Ordering::Relaxed)
-    };
-    /// How many catalogs hold changes of a transaction running on this thread: while
-    /// none does, [`Catalog::snapshot`] does not look at the pending changes at all.
-    static PENDING_HERE: Cell<usize> = const { Cell::new(0) };
-}
-
-/// A number for this thread, unique in the process: a session runs on its own thread,
-/// so it names the session whose transaction has pending changes.
-fn thread_key() -> u64 {
-    THREAD_KEY.with(|k| *k)
-}
-
-fn count_pending_here(up: bool) {
-    PENDING_HERE.with(|c| {
-        c.set(if up {
-            c.get() + 1
-        } else {
-            c.get().saturating_sub(1)
-        })
-    });
-}
-
 /// Recovery: a transaction's logged changes, held back until its commit record.
 enum Waiting {
     /// A whole `Committed` record (old logs).
@@ -735,9 +709,12 @@ struct OidCounter {
 pub struct Catalog {
     /// The committed catalog.
     current: RwLock<Arc<CatalogSnapshot>>,
-    /// The uncommitted changes of each transaction that has some, by the [`thread_key`]
-    /// of its session.
-    pending: Mutex<HashMap<u64, Pending>>,
+    /// The uncommitted changes of each transaction that has some, by its top-level
+    /// transaction id.
+    pending: Mutex<HashMap<Xid, Pending>>,
+    /// How many transactions have pending changes: while none does, [`Catalog::snapshot`]
+    /// takes no lock.
+    pending_count: AtomicUsize,
     /// The last version handed to a snapshot, committed or pending: versions are never
     /// reused, so a plan cached for one never matches another.
     versions: AtomicU64,
@@ -770,28 +747,44 @@ impl Catalog {
             }),
             current: RwLock::new(Arc::new(snap)),
             pending: Mutex::new(HashMap::new()),
+            pending_count: AtomicUsize::new(0),
             redo_waiting: Mutex::new(Default::default()),
             wal: RwLock::new(None),
             log: Mutex::new(log),
         })
     }
 
-    /// The catalog as the calling session sees it: the committed one, with its own
-    /// transaction's uncommitted changes if it has any. Cheap: one `Arc` clone (and, on
-    /// the thread of a transaction that has pending changes, a short lock).
-    pub fn snapshot(&self) -> Arc<CatalogSnapshot> {
-        if PENDING_HERE.with(Cell::get) != 0 {
+    /// The catalog as transaction `tx` sees it: the committed one, with `tx`'s own
+    /// uncommitted changes if it has any. Cheap: one `Arc` clone (and, while some
+    /// transaction has pending changes, a short lock).
+    pub fn snapshot(&self, tx: &Tx) -> Arc<CatalogSnapshot> {
+        if self.pending_count.load(Ordering::Acquire) != 0
+            && let Some(xid) = tx.top_xid()
+        {
             let mut pending = self.pending.lock();
-            if let Some(p) = pending.get_mut(&thread_key()) {
+            if let Some(p) = pending.get_mut(&xid) {
                 return self.rebased(p).clone();
             }
         }
         self.published()
     }
 
+    /// The committed catalog: what work outside any transaction sees (background work,
+    /// checkpoints).
+    pub fn committed(&self) -> Arc<CatalogSnapshot> {
+        self.published()
+    }
+
     /// The committed catalog, whoever asks.
     fn published(&self) -> Arc<CatalogSnapshot> {
         self.current.read().clone()
+    }
+
+    /// Forget `xid`'s pending changes (under `pending`'s lock).
+    fn remove_pending(&self, pending: &mut HashMap<Xid, Pending>, xid: Xid) -> Option<Pending> {
+        let p = pending.remove(&xid)?;
+        self.pending_count.fetch_sub(1, Ordering::AcqRel);
+        Some(p)
     }
 
     fn next_version(&self) -> u64 {
@@ -827,11 +820,11 @@ impl Catalog {
         let xid = tx
             .top_xid()
             .ok_or_else(|| PgError::internal("a catalog change without a transaction id"))?;
-        let key = thread_key();
         let mut pending = self.pending.lock();
-        if pending.get(&key).is_none_or(|p| p.xid != xid) {
+        let p = pending.entry(xid).or_insert_with(|| {
+            self.pending_count.fetch_add(1, Ordering::AcqRel);
             let base = self.published();
-            let fresh = Pending {
+            Pending {
                 xid,
                 first_depth: tx.depth(),
                 snapshot: base.clone(),
@@ -842,19 +835,8 @@ impl Catalog {
                 names: Vec::new(),
                 committing: false,
                 marks: Vec::new(),
-            };
-            match pending.insert(key, fresh) {
-                // Only a transaction that ended without `commit` or `abort` leaves one:
-                // its changes never happened.
-                Some(stale) => tracing::warn!(
-                    xid = stale.xid,
-                    files = stale.created.len(),
-                    "discarding the catalog changes of an ended transaction"
-                ),
-                None => count_pending_here(true),
             }
-        }
-        let p = pending.get_mut(&key).expect("made above");
+        });
         Ok(self.rebased(p).clone())
     }
 
@@ -862,9 +844,9 @@ impl Catalog {
     /// of its current level. Only after [`Catalog::ddl_base`].
     fn with_pending<R>(&self, tx: &Tx, f: impl FnOnce(&mut Pending) -> R) -> PgResult<R> {
         let mut pending = self.pending.lock();
-        let p = pending
-            .get_mut(&thread_key())
-            .filter(|p| Some(p.xid) == tx.top_xid())
+        let p = tx
+            .top_xid()
+            .and_then(|xid| pending.get_mut(&xid))
             .ok_or_else(|| PgError::internal("a catalog change outside its transaction"))?;
         p.mark(tx.depth());
         Ok(f(p))
@@ -883,7 +865,7 @@ impl Catalog {
     ) -> PgResult<R> {
         loop {
             let cur = self.ddl_base(tx)?;
-            let others = self.claimed_by_others();
+            let others = self.claimed_by_others(tx);
             let (names, out) = build(&cur, &others)?;
             match self.try_claim(tx, names) {
                 Ok(()) => return Ok(out),
@@ -902,12 +884,8 @@ impl Catalog {
                     // It has ended. Its changes are gone, and with them its claim,
                     // unless it ended without `commit` or `abort`.
                     let mut pending = self.pending.lock();
-                    let stale = pending
-                        .iter()
-                        .find(|(_, p)| p.xid == xid && !p.committing)
-                        .map(|(k, _)| *k);
-                    if let Some(k) = stale {
-                        pending.remove(&k);
+                    if pending.get(&xid).is_some_and(|p| !p.committing) {
+                        self.remove_pending(&mut pending, xid);
                     }
                 }
             }
@@ -936,37 +914,49 @@ impl Catalog {
         })
     }
 
-    /// The names of relations other transactions create.
-    fn claimed_by_others(&self) -> Vec<String> {
-        let key = thread_key();
+    /// The names of relations transactions other than `tx` create.
+    fn claimed_by_others(&self, tx: &Tx) -> Vec<String> {
+        let own = tx.top_xid();
         let pending = self.pending.lock();
         pending
             .iter()
-            .filter(|(k, _)| **k != key)
+            .filter(|(k, _)| Some(**k) != own)
             .flat_map(|(_, p)| p.names.iter().cloned())
             .collect()
     }
 
     /// The name CREATE INDEX without a name gets: PostgreSQL's `t_a_idx`, with a numeric
     /// suffix if a relation has it or another transaction creates one of that name.
-    pub fn choose_index_name(&self, table: &TableDesc, new: &NewIndex) -> String {
+    pub fn choose_index_name(&self, tx: &Tx, table: &TableDesc, new: &NewIndex) -> String {
         let base = desc::default_index_name(&table.name, &table.columns, new);
-        unique_name(&self.snapshot(), &base, &[], &self.claimed_by_others(), "")
+        unique_name(
+            &self.snapshot(tx),
+            &base,
+            &[],
+            &self.claimed_by_others(tx),
+            "",
+        )
     }
 
     /// The name ADD PRIMARY KEY / UNIQUE without a name gets (`t_pkey`, `t_a_key`), as
     /// [`Catalog::choose_index_name`].
-    pub fn choose_key_name(&self, table: &TableDesc, key: &NewKey) -> String {
+    pub fn choose_key_name(&self, tx: &Tx, table: &TableDesc, key: &NewKey) -> String {
         let base = desc::default_key_name(&table.name, &table.columns, key);
-        unique_name(&self.snapshot(), &base, &[], &self.claimed_by_others(), "")
+        unique_name(
+            &self.snapshot(tx),
+            &base,
+            &[],
+            &self.claimed_by_others(tx),
+            "",
+        )
     }
 
     /// Claim `names` for `tx`, unless one exists now or another transaction has it.
     fn try_claim(&self, tx: &Tx, names: Vec<String>) -> Result<(), Busy> {
-        let key = thread_key();
+        let own = tx.top_xid();
         let mut pending = self.pending.lock();
         for (k, p) in pending.iter() {
-            if *k == key {
+            if Some(*k) == own {
                 continue;
             }
             if let Some(n) = names.iter().find(|n| p.names.contains(n)) {
@@ -977,7 +967,7 @@ impl Catalog {
                 });
             }
         }
-        let Some(p) = pending.get_mut(&key) else {
+        let Some(p) = own.and_then(|xid| pending.get_mut(&xid)) else {
             return Err(Busy::Exists);
         };
         // Published since the change looked (its claim gone with its commit)?
@@ -1033,19 +1023,13 @@ impl Catalog {
         })
     }
 
-    /// Take the pending changes of transaction `xid` away (the calling thread's, if
-    /// they are `xid`'s).
+    /// Take the pending changes of transaction `xid` away.
     fn take_pending(&self, xid: Option<Xid>) -> Option<Pending> {
-        if PENDING_HERE.with(Cell::get) == 0 {
+        let xid = xid?;
+        if self.pending_count.load(Ordering::Acquire) == 0 {
             return None;
         }
-        let key = thread_key();
-        let mut pending = self.pending.lock();
-        if pending.get(&key).is_none_or(|p| Some(p.xid) != xid) {
-            return None;
-        }
-        count_pending_here(false);
-        pending.remove(&key)
+        self.remove_pending(&mut self.pending.lock(), xid)
     }
 
     /// Commit `tx`, with its catalog changes if it made any: they are logged as one
@@ -1056,10 +1040,7 @@ impl Catalog {
     pub fn commit(&self, tx: &Tx) -> (PgResult<()>, Vec<RelFile>) {
         let records = {
             let mut pending = self.pending.lock();
-            match pending
-                .get_mut(&thread_key())
-                .filter(|p| PENDING_HERE.with(Cell::get) != 0 && Some(p.xid) == tx.top_xid())
-            {
+            match tx.top_xid().and_then(|xid| pending.get_mut(&xid)) {
                 Some(p) if !p.records.is_empty() => {
                     p.committing = true;
                     std::mem::take(&mut p.records)
@@ -1131,14 +1112,11 @@ impl Catalog {
     /// from that level on are undone. Call before the transaction rolls back. Returns
     /// the storage of what those changes created, now to remove.
     pub fn rollback_to(&self, tx: &Tx, level: usize) -> Vec<RelFile> {
-        if PENDING_HERE.with(Cell::get) == 0 {
+        if self.pending_count.load(Ordering::Acquire) == 0 {
             return Vec::new();
         }
         let mut pending = self.pending.lock();
-        let Some(p) = pending
-            .get_mut(&thread_key())
-            .filter(|p| Some(p.xid) == tx.top_xid())
-        else {
+        let Some(p) = tx.top_xid().and_then(|xid| pending.get_mut(&xid)) else {
             return Vec::new();
         };
         if level <= p.first_depth {
@@ -1160,14 +1138,11 @@ impl Catalog {
 
     /// RELEASE of savepoints: what levels above `level` changed now belongs to `level`.
     pub fn release(&self, tx: &Tx, level: usize) {
-        if PENDING_HERE.with(Cell::get) == 0 {
+        if self.pending_count.load(Ordering::Acquire) == 0 {
             return;
         }
         let mut pending = self.pending.lock();
-        let Some(p) = pending
-            .get_mut(&thread_key())
-            .filter(|p| Some(p.xid) == tx.top_xid())
-        else {
+        let Some(p) = tx.top_xid().and_then(|xid| pending.get_mut(&xid)) else {
             return;
         };
         p.first_depth = p.first_depth.min(level);
@@ -1497,7 +1472,7 @@ impl Catalog {
             t.columns.push(column);
             Ok(())
         })?;
-        self.snapshot()
+        self.snapshot(tx)
             .table_by_oid(table)
             .cloned()
             .ok_or_else(|| lookup_failed(table))
@@ -1982,7 +1957,7 @@ mod tests {
         }
 
         fn snapshot(&self) -> Arc<CatalogSnapshot> {
-            self.cat.snapshot()
+            self.cat.snapshot(&self.tx)
         }
 
         /// Create table `name` in the transaction open on `self.tx`.
@@ -2232,9 +2207,34 @@ mod tests {
         );
     }
 
-    /// What another session sees: the catalog from a thread of its own.
+    /// What another session sees: the committed catalog.
     fn seen_elsewhere(cat: &Catalog) -> Arc<CatalogSnapshot> {
-        std::thread::scope(|s| s.spawn(|| cat.snapshot()).join().unwrap())
+        cat.committed()
+    }
+
+    /// Issue 26: uncommitted DDL belongs to its transaction, not to the thread it runs
+    /// on. Two transactions on one thread, their statements interleaved, each see their
+    /// own new table and not the other's.
+    #[test]
+    fn two_transactions_on_one_thread_see_their_own_changes() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(dir.path());
+        let other = Tx::new(db.mgr.clone(), 2);
+        db.tx.begin(txn::Isolation::ReadCommitted, false);
+        other.begin(txn::Isolation::ReadCommitted, false);
+        db.create_in_tx("mine");
+        db.cat
+            .create_table(&other, new_table("theirs"), |_, _| Ok(()))
+            .unwrap();
+        let (mine, theirs) = (db.cat.snapshot(&db.tx), db.cat.snapshot(&other));
+        assert!(mine.table("mine").is_some() && mine.table("theirs").is_none());
+        assert!(theirs.table("theirs").is_some() && theirs.table("mine").is_none());
+        db.cat.abort(&other);
+        other.abort().unwrap();
+        db.cat.commit(&db.tx).0.unwrap();
+        let now = db.cat.committed();
+        assert!(now.table("mine").is_some() && now.table("theirs").is_none());
+        assert!(db.cat.snapshot(&other).table("mine").is_some());
     }
 
     #[test]
@@ -2338,7 +2338,7 @@ mod tests {
             s.spawn(|| {
                 let other = Tx::new(db.mgr.clone(), 2);
                 other.begin(txn::Isolation::ReadCommitted, false);
-                let name = db.cat.choose_index_name(&t, &by_name);
+                let name = db.cat.choose_index_name(&other, &t, &by_name);
                 let i = db
                     .cat
                     .create_index(&other, t.oid, by_name.clone(), |_| Ok(()))
@@ -2383,7 +2383,7 @@ mod tests {
                             tx.rollback_to("s").unwrap();
                             if i % 2 == 1 {
                                 let prev = cat
-                                    .snapshot()
+                                    .snapshot(&tx)
                                     .table(&format!("t{n}_{}", i - 1))
                                     .unwrap()
                                     .oid;

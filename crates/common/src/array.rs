@@ -11,7 +11,7 @@ use crate::error::{PgError, PgResult, SqlState};
 use crate::ids::Oid;
 use crate::limits::MAX_ARRAY_DIMS;
 use crate::types::DataType;
-use crate::value::Value;
+use crate::value::{TextContext, Value};
 
 /// One dimension of an array.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -90,7 +90,7 @@ impl Array {
     /// `array_out`: `{1,2,NULL}`, nested braces per dimension, elements in double quotes
     /// where their text would otherwise be misread, and a `[lo:hi]=` prefix when a lower
     /// bound is not 1.
-    pub fn to_text(&self) -> String {
+    pub fn to_text(&self, cx: &TextContext) -> String {
         let mut out = String::new();
         if self.dims.iter().any(|d| d.lower != 1) {
             out.push_str(&self.dims_text().unwrap_or_default());
@@ -101,7 +101,7 @@ impl Array {
             return out;
         }
         let mut items = self.items.iter();
-        write_level(&mut out, &self.dims, &mut items);
+        write_level(&mut out, &self.dims, &mut items, cx);
         out
     }
 
@@ -131,16 +131,21 @@ impl Array {
     }
 }
 
-fn write_level<'a>(out: &mut String, dims: &[Dim], items: &mut impl Iterator<Item = &'a Value>) {
+fn write_level<'a>(
+    out: &mut String,
+    dims: &[Dim],
+    items: &mut impl Iterator<Item = &'a Value>,
+    cx: &TextContext,
+) {
     out.push('{');
     for i in 0..dims[0].len {
         if i > 0 {
             out.push(',');
         }
         if dims.len() > 1 {
-            write_level(out, &dims[1..], items);
+            write_level(out, &dims[1..], items, cx);
         } else {
-            match items.next().and_then(Value::to_text) {
+            match items.next().and_then(|v| v.to_text(cx)) {
                 None => out.push_str("NULL"),
                 Some(t) => write_element(out, &t),
             }
@@ -191,8 +196,8 @@ enum Raw {
 }
 
 /// `array_in`: read `text` as an array of `elem` (each element through the element
-/// type's input function, with its type modifier).
-pub fn parse(text: &str, elem: &DataType) -> PgResult<Array> {
+/// type's input function, with its type modifier, in the session's context `cx`).
+pub fn parse(text: &str, elem: &DataType, cx: &TextContext) -> PgResult<Array> {
     let mut p = Parser {
         text,
         chars: text.char_indices().peekable(),
@@ -264,7 +269,7 @@ pub fn parse(text: &str, elem: &DataType) -> PgResult<Array> {
         .into_iter()
         .map(|r| match r {
             Raw::Null => Ok(Value::Null),
-            Raw::Text(t) => Value::parse(&t, elem),
+            Raw::Text(t) => Value::parse(&t, elem, cx),
         })
         .collect::<PgResult<Vec<_>>>()?;
     Ok(Array {
@@ -451,33 +456,33 @@ mod tests {
     use super::*;
 
     fn ints(text: &str) -> Array {
-        parse(text, &DataType::Int4).unwrap()
+        parse(text, &DataType::Int4, &TextContext::detached()).unwrap()
     }
 
     #[test]
     fn one_dimension_round_trips() {
         let a = ints("{1, 2 ,NULL}");
         assert_eq!(a.dims, vec![Dim { len: 3, lower: 1 }]);
-        assert_eq!(a.to_text(), "{1,2,NULL}");
-        assert_eq!(ints("{}").to_text(), "{}");
+        assert_eq!(a.to_text(&TextContext::detached()), "{1,2,NULL}");
+        assert_eq!(ints("{}").to_text(&TextContext::detached()), "{}");
         assert_eq!(ints(" { } ").dims, vec![]);
     }
 
     #[test]
     fn multidimensional_and_bounds() {
         let a = ints("{{1,2},{3,4}}");
-        assert_eq!(a.to_text(), "{{1,2},{3,4}}");
+        assert_eq!(a.to_text(&TextContext::detached()), "{{1,2},{3,4}}");
         assert_eq!(a.get(&[2, 1]), Some(&Value::Int4(3)));
         assert_eq!(a.get(&[3, 1]), None);
         assert_eq!(a.dims_text().as_deref(), Some("[1:2][1:2]"));
         let b = ints("[0:1]={7,8}");
         assert_eq!(b.get(&[0]), Some(&Value::Int4(7)));
-        assert_eq!(b.to_text(), "[0:1]={7,8}");
-        assert!(parse("{{1,2},{3}}", &DataType::Int4).is_err());
-        assert!(parse("{{1,2},3}", &DataType::Int4).is_err());
-        assert!(parse("{1,2", &DataType::Int4).is_err());
-        assert!(parse("1,2", &DataType::Int4).is_err());
-        assert!(parse("{1,,2}", &DataType::Int4).is_err());
+        assert_eq!(b.to_text(&TextContext::detached()), "[0:1]={7,8}");
+        assert!(parse("{{1,2},{3}}", &DataType::Int4, &TextContext::detached()).is_err());
+        assert!(parse("{{1,2},3}", &DataType::Int4, &TextContext::detached()).is_err());
+        assert!(parse("{1,2", &DataType::Int4, &TextContext::detached()).is_err());
+        assert!(parse("1,2", &DataType::Int4, &TextContext::detached()).is_err());
+        assert!(parse("{1,,2}", &DataType::Int4, &TextContext::detached()).is_err());
     }
 
     #[test]
@@ -485,18 +490,22 @@ mod tests {
         let a = parse(
             r#"{"a b","",NULL,"NULL",x\,y,"q\"q", plain }"#,
             &DataType::Text,
+            &TextContext::detached(),
         )
         .unwrap();
         assert_eq!(a.items[2], Value::Null);
         assert_eq!(a.items[3], Value::Text("NULL".into()));
         assert_eq!(a.items[4], Value::Text("x,y".into()));
         assert_eq!(a.items[6], Value::Text("plain".into()));
-        assert_eq!(a.to_text(), r#"{"a b","",NULL,"NULL","x,y","q\"q",plain}"#);
+        assert_eq!(
+            a.to_text(&TextContext::detached()),
+            r#"{"a b","",NULL,"NULL","x,y","q\"q",plain}"#
+        );
     }
 
     #[test]
     fn element_errors_are_the_element_types() {
-        let e = parse("{a}", &DataType::Int4).unwrap_err();
+        let e = parse("{a}", &DataType::Int4, &TextContext::detached()).unwrap_err();
         assert!(
             e.message.contains("invalid input syntax for type integer"),
             "{}",

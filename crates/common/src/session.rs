@@ -1,10 +1,10 @@
-//! Who the session is: its user and database, per thread, for `current_user` and
-//! `current_database()` (bound as constants: they never change during a session).
-//!
-//! As [`crate::datetime::session`], these are per-thread globals because each session
-//! runs on its own thread: the server sets them when the session starts.
+//! Who the session is and what its statements read of it: [`SessionInfo`], made by the
+//! server for each statement and passed down to binding (`current_user` and
+//! `current_database()` are bound as constants: they never change during a session),
+//! execution and the wire's text output. Nothing here is kept per thread, so sessions can
+//! share threads (issue 26).
 
-use std::cell::RefCell;
+use crate::value::TextContext;
 
 /// Myriad has one role, the bootstrap superuser every session acts as (it has no roles
 /// or privileges yet): its OID and name are PostgreSQL's for a cluster initialised by the
@@ -16,22 +16,29 @@ pub const BOOTSTRAP_ROLE: &str = "postgres";
 /// clients pick their SQL by it.
 pub const SERVER_VERSION: &str = concat!("15.0 (Myriad ", env!("CARGO_PKG_VERSION"), ")");
 
-thread_local! {
-    static IDENTITY: RefCell<Option<(String, String)>> = const { RefCell::new(None) };
+/// What a statement reads of its session, from binding to the wire.
+#[derive(Clone, Debug)]
+pub struct SessionInfo {
+    /// The startup packet's user and database.
+    pub user: String,
+    pub database: String,
+    /// The session's process id (`pg_backend_pid()`).
+    pub backend_pid: u32,
+    /// The clock, zone and catalog text input and output read.
+    pub text: TextContext,
 }
 
-/// Make `user` and `database` this thread's session identity.
-pub fn set_identity(user: &str, database: &str) {
-    IDENTITY.with(|i| *i.borrow_mut() = Some((user.to_string(), database.to_string())));
-}
-
-/// This thread's session user and database (`postgres` for a thread with none).
-pub fn identity() -> (String, String) {
-    IDENTITY.with(|i| {
-        i.borrow()
-            .clone()
-            .unwrap_or_else(|| ("postgres".to_string(), "postgres".to_string()))
-    })
+impl SessionInfo {
+    /// Outside any session (tests, background work): the bootstrap role in database
+    /// `postgres`, pid 0, and a detached text context.
+    pub fn detached() -> SessionInfo {
+        SessionInfo {
+            user: BOOTSTRAP_ROLE.to_string(),
+            database: "postgres".to_string(),
+            backend_pid: 0,
+            text: TextContext::detached(),
+        }
+    }
 }
 
 /// PostgreSQL's server-side encoding names (`pg_enc2name_tbl`), indexed by encoding

@@ -6,9 +6,7 @@
 //! types share one representation except `char(n)` ([`Value::Bpchar`]), whose trailing
 //! blanks are insignificant in comparisons and dropped when it turns into text.
 
-use std::cell::RefCell;
 use std::cmp::Ordering;
-use std::rc::Rc;
 use std::sync::Arc;
 
 use crate::array::Array;
@@ -94,34 +92,57 @@ pub trait RegCatalog {
     fn reg_oid(&self, kind: RegKind, name: &str) -> PgResult<u32>;
 }
 
-thread_local! {
-    static REG_CATALOG: RefCell<Option<Rc<dyn RegCatalog>>> = const { RefCell::new(None) };
+/// What text input and output of values read of the session, as PostgreSQL's type
+/// I/O functions read its per-backend globals: the clock and `TimeZone` (date/time input
+/// and `timestamptz` output) and the catalog (`reg*` names). Made by the session for each
+/// statement and passed down, never kept per thread.
+#[derive(Clone)]
+pub struct TextContext {
+    pub clock: datetime::SessionClock,
+    /// `None`: `reg*` output shows numbers and input of a name fails.
+    pub catalog: Option<Arc<dyn RegCatalog + Send + Sync>>,
 }
 
-/// Let this thread's `reg*` values read and print names through `catalog` (the session
-/// thread's database, attached once).
-pub fn attach_reg_catalog(catalog: Rc<dyn RegCatalog>) {
-    REG_CATALOG.with(|c| *c.borrow_mut() = Some(catalog));
+impl TextContext {
+    /// Outside any session (tests, background work): the wall clock, UTC, no catalog.
+    pub fn detached() -> TextContext {
+        TextContext {
+            clock: datetime::SessionClock::detached(),
+            catalog: None,
+        }
+    }
 }
 
-fn reg_catalog() -> Option<Rc<dyn RegCatalog>> {
-    REG_CATALOG.with(|c| c.borrow().clone())
+impl Default for TextContext {
+    fn default() -> TextContext {
+        TextContext::detached()
+    }
+}
+
+impl std::fmt::Debug for TextContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TextContext")
+            .field("clock", &self.clock)
+            .field("catalog", &self.catalog.is_some())
+            .finish()
+    }
 }
 
 /// `regclassout` and friends: the name, or the number when nothing has that OID (`-`
 /// for 0).
-fn reg_out(kind: RegKind, oid: u32) -> String {
+fn reg_out(kind: RegKind, oid: u32, cx: &TextContext) -> String {
     if oid == 0 {
         return "-".into();
     }
-    reg_catalog()
+    cx.catalog
+        .as_ref()
         .and_then(|c| c.reg_name(kind, oid))
         .unwrap_or_else(|| oid.to_string())
 }
 
 /// `regclassin` and friends: a number is taken as the OID itself, `-` is 0, anything
 /// else is looked up by name.
-fn reg_in(kind: RegKind, text: &str) -> PgResult<u32> {
+fn reg_in(kind: RegKind, text: &str, cx: &TextContext) -> PgResult<u32> {
     let t = text.trim_matches(is_pg_space);
     if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) {
         return parse_oid(t);
@@ -129,9 +150,9 @@ fn reg_in(kind: RegKind, text: &str) -> PgResult<u32> {
     if t == "-" {
         return Ok(0);
     }
-    match reg_catalog() {
+    match &cx.catalog {
         Some(c) => c.reg_oid(kind, t),
-        None => Err(PgError::internal("no catalog is attached to this thread")),
+        None => Err(PgError::internal("no catalog to look up a name in")),
     }
 }
 
@@ -314,8 +335,8 @@ impl Value {
         }
     }
 
-    /// The text output function: `None` for NULL.
-    pub fn to_text(&self) -> Option<String> {
+    /// The text output function: `None` for NULL. `cx`: the session's zone and catalog.
+    pub fn to_text(&self, cx: &TextContext) -> Option<String> {
         Some(match self {
             Value::Null => return None,
             Value::Bool(b) => if *b { "t" } else { "f" }.to_string(),
@@ -328,14 +349,14 @@ impl Value {
             Value::Date(d) => d.to_string(),
             Value::Timestamp(t) => t.to_string(),
             // Shown in the session's zone (`timestamptz_out` reads the TimeZone setting).
-            Value::TimestampTz(t) => t.to_text(&datetime::session_time_zone()),
+            Value::TimestampTz(t) => t.to_text(&cx.clock.time_zone),
             Value::Interval(i) => i.to_string(),
             Value::Numeric(n) => n.to_string(),
             Value::Uuid(u) => format_uuid(u),
             Value::Bytea(b) => format_bytea(b),
             Value::Oid(o) => o.to_string(),
-            Value::Reg(kind, o) => reg_out(*kind, *o),
-            Value::Array(a) => a.to_text(),
+            Value::Reg(kind, o) => reg_out(*kind, *o, cx),
+            Value::Array(a) => a.to_text(cx),
         })
     }
 
@@ -409,8 +430,9 @@ impl Value {
     }
 
     /// The type input function: read `text` as a value of type `ty`, applying the type's
-    /// length modifier as an assignment would (PostgreSQL's `*in` functions).
-    pub fn parse(text: &str, ty: &DataType) -> PgResult<Value> {
+    /// length modifier as an assignment would (PostgreSQL's `*in` functions). `cx`: the
+    /// session's clock, zone and catalog.
+    pub fn parse(text: &str, ty: &DataType, cx: &TextContext) -> PgResult<Value> {
         match ty {
             DataType::Bool => parse_bool(text)
                 .map(Value::Bool)
@@ -442,11 +464,11 @@ impl Value {
             DataType::Float8 => parse_float(text, ty).map(Value::Float8),
             DataType::Text | DataType::Unknown => Ok(Value::Text(text.to_string())),
             // 'now', 'today' and input without a zone read the session clock and zone.
-            DataType::Date => Date::parse(text, &datetime::session_context()).map(Value::Date),
-            DataType::Timestamp(p) => Timestamp::parse(text, &datetime::session_context())?
+            DataType::Date => Date::parse(text, &cx.clock.context()).map(Value::Date),
+            DataType::Timestamp(p) => Timestamp::parse(text, &cx.clock.context())?
                 .with_precision(*p)
                 .map(Value::Timestamp),
-            DataType::TimestampTz(p) => TimestampTz::parse(text, &datetime::session_context())?
+            DataType::TimestampTz(p) => TimestampTz::parse(text, &cx.clock.context())?
                 .with_precision(*p)
                 .map(Value::TimestampTz),
             DataType::Interval => Interval::parse(text).map(Value::Interval),
@@ -459,9 +481,9 @@ impl Value {
                 Value::Text(text.to_string()).coerce_char_length(ty, false)
             }
             DataType::Oid => parse_oid(text).map(Value::Oid),
-            DataType::Reg(kind) => reg_in(*kind, text).map(|o| Value::Reg(*kind, o)),
+            DataType::Reg(kind) => reg_in(*kind, text, cx).map(|o| Value::Reg(*kind, o)),
             DataType::Array(a) => {
-                crate::array::parse(text, &a.elem()).map(|a| Value::Array(Arc::new(a)))
+                crate::array::parse(text, &a.elem(), cx).map(|a| Value::Array(Arc::new(a)))
             }
         }
     }
@@ -680,8 +702,12 @@ fn format_float(v: f64, kind: FloatKind) -> String {
 mod tests {
     use super::*;
 
+    fn cx() -> TextContext {
+        TextContext::detached()
+    }
+
     fn f8(v: f64) -> String {
-        Value::Float8(v).to_text().unwrap()
+        Value::Float8(v).to_text(&cx()).unwrap()
     }
 
     #[test]
@@ -696,59 +722,65 @@ mod tests {
         assert_eq!(f8(-2.5e-10), "-2.5e-10");
         assert_eq!(f8(f64::INFINITY), "Infinity");
         assert_eq!(f8(-0.0), "-0");
-        assert_eq!(Value::Float4(1234567.0).to_text().unwrap(), "1.234567e+06");
-        assert_eq!(Value::Float4(0.1).to_text().unwrap(), "0.1");
+        assert_eq!(
+            Value::Float4(1234567.0).to_text(&cx()).unwrap(),
+            "1.234567e+06"
+        );
+        assert_eq!(Value::Float4(0.1).to_text(&cx()).unwrap(), "0.1");
     }
 
     #[test]
     fn int_input_errors() {
-        assert_eq!(Value::parse(" 42 ", &DataType::Int4), Ok(Value::Int4(42)));
         assert_eq!(
-            Value::parse("-32768", &DataType::Int2),
+            Value::parse(" 42 ", &DataType::Int4, &cx()),
+            Ok(Value::Int4(42))
+        );
+        assert_eq!(
+            Value::parse("-32768", &DataType::Int2, &cx()),
             Ok(Value::Int2(-32768))
         );
-        let e = Value::parse("abc", &DataType::Int4).unwrap_err();
+        let e = Value::parse("abc", &DataType::Int4, &cx()).unwrap_err();
         assert_eq!(e.code, SqlState::INVALID_TEXT_REPRESENTATION);
         assert_eq!(e.message, "invalid input syntax for type integer: \"abc\"");
-        let e = Value::parse("3000000000", &DataType::Int4).unwrap_err();
+        let e = Value::parse("3000000000", &DataType::Int4, &cx()).unwrap_err();
         assert_eq!(e.code, SqlState::NUMERIC_VALUE_OUT_OF_RANGE);
         assert_eq!(
             e.message,
             "value \"3000000000\" is out of range for type integer"
         );
-        assert!(Value::parse("-9223372036854775808", &DataType::Int8).is_ok());
+        assert!(Value::parse("-9223372036854775808", &DataType::Int8, &cx()).is_ok());
     }
 
     #[test]
     fn bool_input() {
         for t in ["t", "TRUE", "yes", "on", "1", " tr "] {
             assert_eq!(
-                Value::parse(t, &DataType::Bool),
+                Value::parse(t, &DataType::Bool, &cx()),
                 Ok(Value::Bool(true)),
                 "{t}"
             );
         }
         for t in ["f", "false", "no", "off", "0"] {
             assert_eq!(
-                Value::parse(t, &DataType::Bool),
+                Value::parse(t, &DataType::Bool, &cx()),
                 Ok(Value::Bool(false)),
                 "{t}"
             );
         }
-        assert!(Value::parse("o", &DataType::Bool).is_err());
-        assert!(Value::parse("maybe", &DataType::Bool).is_err());
+        assert!(Value::parse("o", &DataType::Bool, &cx()).is_err());
+        assert!(Value::parse("maybe", &DataType::Bool, &cx()).is_err());
     }
 
     #[test]
     fn char_lengths() {
-        let v = Value::parse("ab", &DataType::Bpchar(Some(4))).unwrap();
+        let v = Value::parse("ab", &DataType::Bpchar(Some(4)), &cx()).unwrap();
         assert_eq!(v, Value::Bpchar("ab  ".into()));
         assert_eq!(v.as_str(), Some("ab"));
-        let e = Value::parse("abcde", &DataType::Varchar(Some(3))).unwrap_err();
+        let e = Value::parse("abcde", &DataType::Varchar(Some(3)), &cx()).unwrap_err();
         assert_eq!(e.code, SqlState::STRING_DATA_RIGHT_TRUNCATION);
         assert_eq!(e.message, "value too long for type character varying(3)");
         assert_eq!(
-            Value::parse("abc   ", &DataType::Varchar(Some(3))),
+            Value::parse("abc   ", &DataType::Varchar(Some(3)), &cx()),
             Ok(Value::Text("abc".into()))
         );
         assert_eq!(
@@ -759,23 +791,34 @@ mod tests {
 
     #[test]
     fn datetime_text_round_trip_in_the_session_zone() {
-        use crate::datetime::{SessionClock, TimeZone, TimestampTz, set_session_clock};
-        let v = Value::parse("2024-02-29 13:45:07.5+00", &DataType::TimestampTz(None)).unwrap();
-        // This thread's statements see UTC until a session sets a zone.
-        assert_eq!(v.to_text().unwrap(), "2024-02-29 13:45:07.5+00");
-        set_session_clock(SessionClock {
-            transaction_start: TimestampTz(0),
-            statement_start: TimestampTz(0),
-            time_zone: TimeZone::fixed(-5 * 3600),
-        });
-        assert_eq!(v.to_text().unwrap(), "2024-02-29 08:45:07.5-05");
+        use crate::datetime::{SessionClock, TimeZone, TimestampTz};
+        let v = Value::parse(
+            "2024-02-29 13:45:07.5+00",
+            &DataType::TimestampTz(None),
+            &cx(),
+        )
+        .unwrap();
+        // Outside a session: UTC.
+        assert_eq!(v.to_text(&cx()).unwrap(), "2024-02-29 13:45:07.5+00");
+        let east = TextContext {
+            clock: SessionClock {
+                transaction_start: TimestampTz(0),
+                statement_start: TimestampTz(0),
+                time_zone: TimeZone::fixed(-5 * 3600),
+            },
+            catalog: None,
+        };
+        assert_eq!(v.to_text(&east).unwrap(), "2024-02-29 08:45:07.5-05");
+        // Two sessions' contexts side by side on one thread: each its own zone.
+        assert_eq!(v.to_text(&cx()).unwrap(), "2024-02-29 13:45:07.5+00");
         // Input without a zone is read in the session's zone; 'today' from its clock.
-        let local = Value::parse("2024-02-29 08:45:07.5", &DataType::TimestampTz(None)).unwrap();
+        let local =
+            Value::parse("2024-02-29 08:45:07.5", &DataType::TimestampTz(None), &east).unwrap();
         assert_eq!(local, v);
         assert_eq!(
-            Value::parse("today", &DataType::Date)
+            Value::parse("today", &DataType::Date, &east)
                 .unwrap()
-                .to_text()
+                .to_text(&east)
                 .unwrap(),
             "1999-12-31"
         );
@@ -784,18 +827,24 @@ mod tests {
             ("2024-02-29 00:00:01", DataType::Timestamp(None)),
             ("1 year 2 mons -3 days +04:05:06", DataType::Interval),
         ] {
-            assert_eq!(Value::parse(text, &ty).unwrap().to_text().unwrap(), text);
+            assert_eq!(
+                Value::parse(text, &ty, &cx())
+                    .unwrap()
+                    .to_text(&cx())
+                    .unwrap(),
+                text
+            );
         }
-        let e = Value::parse("2024-02-30", &DataType::Date).unwrap_err();
+        let e = Value::parse("2024-02-30", &DataType::Date, &cx()).unwrap_err();
         assert_eq!(e.code, crate::datetime::DATETIME_FIELD_OVERFLOW);
     }
 
     #[test]
     fn datetime_ordering() {
-        let iv = |t: &str| Value::parse(t, &DataType::Interval).unwrap();
+        let iv = |t: &str| Value::parse(t, &DataType::Interval, &cx()).unwrap();
         assert_eq!(iv("1 mon").cmp_non_null(&iv("30 days")), Ordering::Equal);
         assert_eq!(iv("25 hours").cmp_non_null(&iv("1 day")), Ordering::Greater);
-        let d = |t: &str| Value::parse(t, &DataType::Date).unwrap();
+        let d = |t: &str| Value::parse(t, &DataType::Date, &cx()).unwrap();
         assert_eq!(
             d("-infinity").cmp_non_null(&d("4713-01-01 BC")),
             Ordering::Less
@@ -808,11 +857,11 @@ mod tests {
 
     #[test]
     fn numeric_values() {
-        let num = |t: &str| Value::parse(t, &DataType::Numeric(None)).unwrap();
+        let num = |t: &str| Value::parse(t, &DataType::Numeric(None), &cx()).unwrap();
         // Equal whatever the scale; printed with the scale it has.
         assert_eq!(num("1.0"), num("1.00"));
         assert_eq!(num("1.0").cmp_non_null(&num("1.00")), Ordering::Equal);
-        assert_eq!(num("1.50").to_text().unwrap(), "1.50");
+        assert_eq!(num("1.50").to_text(&cx()).unwrap(), "1.50");
         // Numeric order, NaN above Infinity, and against integers by value.
         assert_eq!(num("2").cmp_non_null(&num("10")), Ordering::Less);
         assert_eq!(num("-1").cmp_non_null(&num("0")), Ordering::Less);
@@ -822,13 +871,16 @@ mod tests {
         // A typmod rounds on input; its violations are PostgreSQL's errors.
         let t = DataType::Numeric(Some((5, 2)));
         assert_eq!(
-            Value::parse("1.005", &t).unwrap().to_text().unwrap(),
+            Value::parse("1.005", &t, &cx())
+                .unwrap()
+                .to_text(&cx())
+                .unwrap(),
             "1.01"
         );
-        let e = Value::parse("1000", &t).unwrap_err();
+        let e = Value::parse("1000", &t, &cx()).unwrap_err();
         assert_eq!(e.code, SqlState::NUMERIC_VALUE_OUT_OF_RANGE);
         assert_eq!(e.message, "numeric field overflow");
-        let e = Value::parse("1.2.3", &DataType::Numeric(None)).unwrap_err();
+        let e = Value::parse("1.2.3", &DataType::Numeric(None), &cx()).unwrap_err();
         assert_eq!(
             e.message,
             "invalid input syntax for type numeric: \"1.2.3\""

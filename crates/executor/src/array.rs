@@ -19,7 +19,12 @@ fn elem_oid(ty: &DataType) -> u32 {
 }
 
 /// Evaluate an array function, or `None` if `f` is not one.
-pub(crate) fn eval(f: ScalarFunc, args: &[Value], ty: &DataType) -> Option<PgResult<Value>> {
+pub(crate) fn eval(
+    cx: &common::value::TextContext,
+    f: ScalarFunc,
+    args: &[Value],
+    ty: &DataType,
+) -> Option<PgResult<Value>> {
     use ScalarFunc as F;
     let arr = |i: usize| match args.get(i) {
         Some(Value::Array(a)) => Some(&**a),
@@ -65,7 +70,7 @@ pub(crate) fn eval(f: ScalarFunc, args: &[Value], ty: &DataType) -> Option<PgRes
             let null_text = args.get(2).and_then(Value::as_str);
             let mut parts = Vec::with_capacity(a.items.len());
             for item in &a.items {
-                match item.to_text() {
+                match item.to_text(cx) {
                     Some(t) => parts.push(t),
                     None => {
                         if let Some(n) = null_text {

@@ -1,16 +1,22 @@
 //! Catalog lookups behind the `reg*` types: a relation, type or schema by OID or by
 //! name, as `regclassin` / `regclassout` and friends read and print them.
 
+use std::sync::Arc;
+
+use catalog::CatalogSnapshot;
 use common::ids::quote_identifier;
 use common::value::{RegCatalog, RegKind};
 use common::{DataType, PgError, PgResult, SqlState};
+
+use crate::session::Session;
 
 /// The schemas Myriad has, with PostgreSQL's OIDs.
 pub(crate) const PG_CATALOG_OID: u32 = 11;
 pub(crate) const PUBLIC_OID: u32 = 2200;
 
-/// The thread's catalog, as `reg*` input and output see it.
-pub(crate) struct HostRegCatalog;
+/// A catalog snapshot as `reg*` input and output see it: what the server puts in each
+/// statement's text context (`common::value::TextContext`).
+pub struct SnapshotRegCatalog(pub Arc<CatalogSnapshot>);
 
 fn schema_oid(name: &str) -> Option<u32> {
     match name {
@@ -23,14 +29,13 @@ fn schema_oid(name: &str) -> Option<u32> {
 
 /// A relation's OID by name in one schema: system views in `pg_catalog`, everything
 /// else in `public`.
-fn relation_in(schema: u32, name: &str) -> Option<u32> {
+fn relation_in(catalog: &CatalogSnapshot, schema: u32, name: &str) -> Option<u32> {
     if schema == PG_CATALOG_OID {
         return catalog::SystemView::lookup(name).map(|v| v.oid());
     }
     if schema == catalog::INFORMATION_SCHEMA_OID {
         return catalog::SystemView::lookup_in("information_schema", name).map(|v| v.oid());
     }
-    let catalog = crate::host::host().ok()?.catalog();
     if let Some(t) = catalog.table(name) {
         return Some(t.oid);
     }
@@ -47,7 +52,7 @@ fn name_parts(text: &str) -> PgResult<Vec<String>> {
         .ok_or_else(|| PgError::new(SqlState::INVALID_NAME, "invalid name syntax"))
 }
 
-impl RegCatalog for HostRegCatalog {
+impl RegCatalog for SnapshotRegCatalog {
     fn reg_name(&self, kind: RegKind, oid: u32) -> Option<String> {
         match kind {
             RegKind::Class => {
@@ -58,7 +63,7 @@ impl RegCatalog for HostRegCatalog {
                         s => format!("{s}.{}", v.name()),
                     });
                 }
-                let catalog = crate::host::host().ok()?.catalog();
+                let catalog = &self.0;
                 let name = if let Some(t) = catalog.table_by_oid(oid) {
                     t.name.clone()
                 } else if let Some((_, i)) = catalog.index_by_oid(oid) {
@@ -94,12 +99,12 @@ impl RegCatalog for HostRegCatalog {
                 };
                 match parts.as_slice() {
                     // The search path: pg_catalog, then public.
-                    [name] => relation_in(PG_CATALOG_OID, name)
-                        .or_else(|| relation_in(PUBLIC_OID, name))
+                    [name] => relation_in(&self.0, PG_CATALOG_OID, name)
+                        .or_else(|| relation_in(&self.0, PUBLIC_OID, name))
                         .ok_or_else(missing),
                     [schema, name] => {
                         let s = schema_oid(schema).ok_or_else(|| undefined_schema(schema))?;
-                        relation_in(s, name).ok_or_else(missing)
+                        relation_in(&self.0, s, name).ok_or_else(missing)
                     }
                     _ => Err(PgError::new(
                         SqlState::INVALID_NAME,
@@ -137,7 +142,7 @@ fn undefined_schema(name: &str) -> PgError {
 /// argument is NULL here.
 /// `set_config(name, value, is_local)`, which is not strict: a NULL value is the
 /// setting's reset value, a NULL is_local is false; a NULL name is PostgreSQL's 22004.
-pub(crate) fn set_config(args: &[common::Value]) -> PgResult<common::Value> {
+pub(crate) fn set_config(s: &Session, args: &[common::Value]) -> PgResult<common::Value> {
     use common::Value;
     let Some(Value::Text(name)) = args.first() else {
         return Err(PgError::new(
@@ -150,23 +155,22 @@ pub(crate) fn set_config(args: &[common::Value]) -> PgResult<common::Value> {
         _ => None,
     };
     let local = args.get(2) == Some(&Value::Bool(true));
-    crate::host::settings()?
-        .set(name, value, local)
-        .map(Value::Text)
+    s.settings.set(name, value, local).map(Value::Text)
 }
 
-pub(crate) fn eval(f: sql::bound::ScalarFunc, args: &[common::Value]) -> PgResult<common::Value> {
+pub(crate) fn eval(
+    s: &Session,
+    f: sql::bound::ScalarFunc,
+    args: &[common::Value],
+) -> PgResult<common::Value> {
     use common::Value;
     use sql::bound::ScalarFunc as F;
     let oid = |i: usize| args.get(i).and_then(Value::as_i64).unwrap_or(0) as u32;
-    // Only the functions that read the catalog take its snapshot (quote_ident and
-    // pg_encoding_to_char run per row of psql's queries).
-    let catalog = || crate::host::host().map(|h| h.catalog());
+    let catalog = &s.catalog;
     let text = |s: Option<String>| s.map_or(Value::Null, Value::Text);
     Ok(match f {
         F::PgGetExpr => args[0].clone(),
         F::PgGetIndexDef => {
-            let catalog = catalog()?;
             let Some((t, i)) = catalog.index_by_oid(oid(0)) else {
                 return Ok(Value::Null);
             };
@@ -189,10 +193,10 @@ pub(crate) fn eval(f: sql::bound::ScalarFunc, args: &[common::Value]) -> PgResul
         }
         F::PgGetConstraintDef => {
             let pretty = args.get(1) == Some(&Value::Bool(true));
-            text(constraint_def(&*catalog()?, oid(0), pretty))
+            text(constraint_def(s, oid(0), pretty))
         }
         F::PgGetStatisticsObjDefColumns => Value::Null,
-        F::PgRelationIsPublishable => Value::Bool(catalog()?.table_by_oid(oid(0)).is_some()),
+        F::PgRelationIsPublishable => Value::Bool(catalog.table_by_oid(oid(0)).is_some()),
         F::PgPartitionAncestors => Value::Array(std::sync::Arc::new(
             common::array::Array::from_items(common::types::oids::REGCLASS, Vec::new()),
         )),
@@ -221,7 +225,7 @@ pub(crate) fn eval(f: sql::bound::ScalarFunc, args: &[common::Value]) -> PgResul
                 return Ok(Value::Null);
             };
             let missing_ok = args.get(1) == Some(&Value::Bool(true));
-            match crate::host::settings()?.current(name)? {
+            match s.settings.current(name)? {
                 Some(v) => Value::Text(v),
                 None if missing_ok => Value::Null,
                 None => {
@@ -232,7 +236,7 @@ pub(crate) fn eval(f: sql::bound::ScalarFunc, args: &[common::Value]) -> PgResul
                 }
             }
         }
-        F::SetConfig => set_config(args)?,
+        F::SetConfig => set_config(s, args)?,
         F::PgEncodingToChar => {
             let n = args[0].as_i64().unwrap_or(-1);
             let name = usize::try_from(n)
@@ -241,6 +245,7 @@ pub(crate) fn eval(f: sql::bound::ScalarFunc, args: &[common::Value]) -> PgResul
             Value::Text(name.copied().unwrap_or_default().into())
         }
         F::ColDescription => text(description(
+            catalog,
             oid(0),
             Some(catalog::SystemView::PgClass.oid()),
             args[1].as_i64().unwrap_or(0),
@@ -255,11 +260,10 @@ pub(crate) fn eval(f: sql::bound::ScalarFunc, args: &[common::Value]) -> PgResul
                 }
                 _ => None,
             };
-            text(description(oid(0), class, 0))
+            text(description(catalog, oid(0), class, 0))
         }
         F::PgRelationSize | F::PgTableSize | F::PgIndexesSize | F::PgTotalRelationSize => {
-            let host = crate::host::host()?;
-            relation_size(&*host, f, oid(0))?.map_or(Value::Null, Value::Int8)
+            relation_size(s, f, oid(0))?.map_or(Value::Null, Value::Int8)
         }
         F::PgSizePretty => match args[0].as_i64() {
             Some(n) => Value::Text(size_pretty(n)),
@@ -281,16 +285,12 @@ pub(crate) fn eval(f: sql::bound::ScalarFunc, args: &[common::Value]) -> PgResul
 
 /// The bytes `f` (one of the size functions) counts for relation `oid`, from the sizes
 /// the storage manager caches (no system call); None if there is no such relation.
-fn relation_size(
-    host: &dyn crate::host::Host,
-    f: sql::bound::ScalarFunc,
-    oid: u32,
-) -> PgResult<Option<i64>> {
+fn relation_size(s: &Session, f: sql::bound::ScalarFunc, oid: u32) -> PgResult<Option<i64>> {
     use sql::bound::ScalarFunc as F;
     let bytes = |rel| -> PgResult<i64> {
-        Ok(i64::from(host.pool().smgr().nblocks(rel)?) * common::limits::BLCKSZ as i64)
+        Ok(i64::from(s.pool.smgr().nblocks(rel)?) * common::limits::BLCKSZ as i64)
     };
-    let catalog = host.catalog();
+    let catalog = &s.catalog;
     let Some(table) = catalog.table_by_oid(oid) else {
         // An index or a sequence: its own bytes, and no indexes.
         let rel = match (catalog.index_by_oid(oid), catalog.sequence_by_oid(oid)) {
@@ -340,27 +340,30 @@ const SCHEMA_DESCRIPTIONS: &[(u32, u32, i32, &str)] = &[
 
 /// Every comment (`pg_description`'s rows): the schemas', then COMMENT ON's, which the
 /// tables keep.
-pub(crate) fn descriptions() -> Vec<(u32, u32, i32, String)> {
+pub(crate) fn descriptions(catalog: &CatalogSnapshot) -> Vec<(u32, u32, i32, String)> {
     let mut out: Vec<(u32, u32, i32, String)> = SCHEMA_DESCRIPTIONS
         .iter()
         .map(|&(o, c, s, t)| (o, c, s, t.to_string()))
         .collect();
-    if let Ok(host) = crate::host::host() {
-        let class = catalog::SystemView::PgClass.oid();
-        for t in host.catalog().tables() {
-            out.extend(
-                t.comments
-                    .iter()
-                    .map(|c| (c.object, class, c.sub, c.text.clone())),
-            );
-        }
+    let class = catalog::SystemView::PgClass.oid();
+    for t in catalog.tables() {
+        out.extend(
+            t.comments
+                .iter()
+                .map(|c| (c.object, class, c.sub, c.text.clone())),
+        );
     }
     out
 }
 
 /// The comment on `object` (column `sub`, or 0 for the object itself) of catalog
 /// `class` (any, for None).
-fn description(object: u32, class: Option<u32>, sub: i64) -> Option<String> {
+fn description(
+    catalog: &CatalogSnapshot,
+    object: u32,
+    class: Option<u32>,
+    sub: i64,
+) -> Option<String> {
     if let Some(d) = SCHEMA_DESCRIPTIONS
         .iter()
         .find(|d| d.0 == object && class.is_none_or(|c| d.1 == c) && i64::from(d.2) == sub)
@@ -371,7 +374,6 @@ fn description(object: u32, class: Option<u32>, sub: i64) -> Option<String> {
         return None;
     }
     // A table's comments, or its index's, are the table's.
-    let catalog = crate::host::host().ok()?.catalog();
     let table = match catalog.table_by_oid(object) {
         Some(t) => t,
         None => catalog.index_by_oid(object)?.0,
@@ -385,7 +387,8 @@ fn description(object: u32, class: Option<u32>, sub: i64) -> Option<String> {
 
 /// `pg_get_constraintdef`: a key constraint by its index's OID, a foreign key or a
 /// check (whose condition `pretty` prints with fewer parentheses).
-fn constraint_def(catalog: &catalog::CatalogSnapshot, oid: u32, pretty: bool) -> Option<String> {
+fn constraint_def(s: &Session, oid: u32, pretty: bool) -> Option<String> {
+    let catalog = &*s.catalog;
     let names = |t: &catalog::TableDesc, cols: &[usize]| {
         cols.iter()
             .map(|&c| quote_identifier(&t.columns[c].name).into_owned())
@@ -420,7 +423,7 @@ fn constraint_def(catalog: &catalog::CatalogSnapshot, oid: u32, pretty: bool) ->
             return Some(s);
         }
         if let Some(c) = t.checks.iter().find(|c| c.oid == oid) {
-            return Some(crate::check::definition(catalog, t, c, pretty));
+            return Some(crate::check::definition(s, t, c, pretty));
         }
     }
     None

@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use crate::session::Session;
 use catalog::{FkAction, SystemView, TableDesc};
 use common::array::Array;
 use common::{DataType, Value};
@@ -66,17 +67,17 @@ fn pg_proc_rows() -> Vec<Row> {
 }
 
 /// The rows of `view`, one of this module's.
-pub(crate) fn rows(view: SystemView) -> Vec<Row> {
+pub(crate) fn rows(s: &Session, view: SystemView) -> Vec<Row> {
     match view {
         SystemView::PgProc => pg_proc_rows(),
-        SystemView::PgAttrdef => crate::exec::rows_per_table(|t, out| {
+        SystemView::PgAttrdef => crate::exec::rows_per_table(s, |t, out| {
             for (i, c) in t.columns.iter().enumerate() {
                 // An identity column's values come from its sequence, not a DEFAULT.
                 if c.identity.is_none() && c.default.is_some() {
                     out.push(vec![
                         Value::Oid(t.oid),
                         Value::Int2(i as i16 + 1),
-                        Value::Text(default_text(c)),
+                        Value::Text(default_text(s, c)),
                     ]);
                 }
             }
@@ -95,7 +96,7 @@ pub(crate) fn rows(view: SystemView) -> Vec<Row> {
                 ]
             })
             .collect(),
-        SystemView::PgConstraint => crate::exec::rows_per_table(constraint_rows),
+        SystemView::PgConstraint => crate::exec::rows_per_table(s, constraint_rows),
         SystemView::PgRoles => vec![vec![
             Value::Text(common::session::BOOTSTRAP_ROLE.into()),
             Value::Bool(true),
@@ -111,7 +112,7 @@ pub(crate) fn rows(view: SystemView) -> Vec<Row> {
             Value::Null,
             Value::Oid(common::session::BOOTSTRAP_ROLE_OID),
         ]],
-        SystemView::PgSequence => sequences()
+        SystemView::PgSequence => sequences(s)
             .into_iter()
             .map(|s| {
                 let o = &s.options;
@@ -127,19 +128,18 @@ pub(crate) fn rows(view: SystemView) -> Vec<Row> {
                 ]
             })
             .collect(),
-        SystemView::PgDepend => sequences()
+        SystemView::PgDepend => sequences(s)
             .into_iter()
-            .filter_map(|s| {
-                let (table, column) = s.owned_by?;
-                let identity = crate::host::host()
-                    .ok()?
-                    .catalog()
+            .filter_map(|seq| {
+                let (table, column) = seq.owned_by?;
+                let identity = s
+                    .catalog
                     .table_by_oid(table)
                     .and_then(|t| t.columns.get(column)?.identity)
                     .is_some();
                 Some(vec![
                     Value::Oid(SystemView::PgClass.oid()),
-                    Value::Oid(s.oid),
+                    Value::Oid(seq.oid),
                     Value::Int4(0),
                     Value::Oid(SystemView::PgClass.oid()),
                     Value::Oid(table),
@@ -148,7 +148,7 @@ pub(crate) fn rows(view: SystemView) -> Vec<Row> {
                 ])
             })
             .collect(),
-        SystemView::PgDescription => crate::catalog_funcs::descriptions()
+        SystemView::PgDescription => crate::catalog_funcs::descriptions(&s.catalog)
             .into_iter()
             .map(|(object, class, sub, text)| {
                 vec![
@@ -164,11 +164,8 @@ pub(crate) fn rows(view: SystemView) -> Vec<Row> {
 }
 
 /// Every sequence, in OID order.
-fn sequences() -> Vec<Arc<catalog::SequenceDesc>> {
-    let Ok(host) = crate::host::host() else {
-        return Vec::new();
-    };
-    let mut seqs: Vec<_> = host.catalog().sequences().cloned().collect();
+fn sequences(s: &Session) -> Vec<Arc<catalog::SequenceDesc>> {
+    let mut seqs: Vec<_> = s.catalog.sequences().cloned().collect();
     seqs.sort_by_key(|s| s.oid);
     seqs
 }
@@ -176,13 +173,10 @@ fn sequences() -> Vec<Arc<catalog::SequenceDesc>> {
 /// A column's DEFAULT as PostgreSQL deparses it (`'x'::text`): bound as an INSERT binds
 /// it, then printed. A default that no longer binds (a function since dropped, say)
 /// shows as written.
-pub(crate) fn default_text(c: &catalog::ColumnDesc) -> String {
+pub(crate) fn default_text(s: &Session, c: &catalog::ColumnDesc) -> String {
     let written = c.default.clone().unwrap_or_default();
-    let Ok(host) = crate::host::host() else {
-        return written;
-    };
-    match sql::binder::bind_default(&host.catalog(), c) {
-        Ok(Some(e)) => crate::explain::deparse_stored(&e),
+    match sql::binder::bind_default(&s.catalog, c, s.info) {
+        Ok(Some(e)) => crate::explain::deparse_stored(s.text(), &e),
         _ => written,
     }
 }

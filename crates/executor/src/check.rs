@@ -2,7 +2,7 @@
 //! new one must hold for, its definition as `pg_get_constraintdef` prints it, and its
 //! text after a column it reads is renamed.
 
-use catalog::{CatalogSnapshot, CheckConstraint, TableDesc};
+use catalog::{CheckConstraint, TableDesc};
 use common::{DataType, Oid, PgError, PgResult, SqlState};
 use sql::bound::{Expr, ExprKind};
 
@@ -44,13 +44,13 @@ fn column_names(table: &TableDesc) -> Vec<String> {
 /// `CHECK (condition)` as `pg_get_constraintdef` prints it, `NOT VALID` after one whose
 /// rows were not checked.
 pub(crate) fn definition(
-    catalog: &CatalogSnapshot,
+    s: &crate::session::Session,
     table: &TableDesc,
     check: &CheckConstraint,
     pretty: bool,
 ) -> String {
-    let condition = match sql::binder::bind_check(catalog, table, &check.expr) {
-        Ok(e) => deparse_stored_expr(&e, &column_names(table), pretty),
+    let condition = match sql::binder::bind_check(&s.catalog, table, &check.expr, s.info) {
+        Ok(e) => deparse_stored_expr(s.text(), &e, &column_names(table), pretty),
         // Not expected: the text was bound when the constraint was made.
         Err(_) => check.expr.clone(),
     };
@@ -71,16 +71,17 @@ pub(crate) fn renamed_column(
     at: usize,
     new_name: &str,
 ) -> PgResult<Vec<(Oid, String)>> {
-    let catalog = cx.catalog.snapshot();
+    let s = cx.session;
+    let catalog = cx.catalog.snapshot(cx.tx);
     let mut renamed = table.clone();
     renamed.columns[at].name = new_name.to_string();
     let names = column_names(&renamed);
     let mut out = Vec::new();
     for c in table.checks.iter().filter(|c| c.columns.contains(&at)) {
-        let before = sql::binder::bind_check(&catalog, table, &c.expr)?;
-        let text = deparse_stored_expr(&before, &names, false);
-        let same = sql::binder::bind_check(&catalog, &renamed, &text)
-            .is_ok_and(|after| deparse_stored_expr(&after, &names, false) == text);
+        let before = sql::binder::bind_check(&catalog, table, &c.expr, s.info)?;
+        let text = deparse_stored_expr(s.text(), &before, &names, false);
+        let same = sql::binder::bind_check(&catalog, &renamed, &text, s.info)
+            .is_ok_and(|after| deparse_stored_expr(s.text(), &after, &names, false) == text);
         if !same {
             return Err(PgError::unsupported(format!(
                 "renaming column \"{}\", which check constraint \"{}\" reads",

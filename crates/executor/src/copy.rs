@@ -425,7 +425,7 @@ impl CopyIn {
     /// violation), as PostgreSQL words them.
     fn load(&mut self, cx: &ExecContext, rec: Record) -> PgResult<()> {
         let table = &self.from.table;
-        let row = self.row(&rec)?;
+        let row = self.row(cx, &rec)?;
         crate::dml::check_row(cx, table, &self.from.checks, &row)
             .map_err(|e| e.with_context(line_text_context(&table.name, rec.line, &rec.raw)))?;
         crate::dml::insert_checked_row(cx, table, &self.types, &row)
@@ -445,7 +445,7 @@ impl CopyIn {
 
     /// A table row from a record: each field read by its column's input function, the
     /// other columns their defaults.
-    fn row(&self, rec: &Record) -> PgResult<Vec<Value>> {
+    fn row(&self, cx: &ExecContext, rec: &Record) -> PgResult<Vec<Value>> {
         let table = &self.from.table;
         let targets = &self.from.targets;
         let line_context = || line_text_context(&table.name, rec.line, &rec.raw);
@@ -463,13 +463,13 @@ impl CopyIn {
             .from
             .defaults
             .iter()
-            .map(|e| crate::eval::eval(e, &[]))
+            .map(|e| crate::eval::eval(e, &[], cx.session))
             .collect::<PgResult<Vec<_>>>()?;
         for (field, &t) in rec.fields.iter().zip(targets) {
             let col = &table.columns[t];
             row[t] = match field {
                 None => Value::Null,
-                Some(text) => Value::parse(text, &col.ty).map_err(|e| {
+                Some(text) => Value::parse(text, &col.ty, cx.session.text()).map_err(|e| {
                     e.with_context(format!(
                         "COPY {}, line {}, column {}: \"{}\"",
                         table.name, rec.line, col.name, text

@@ -1,25 +1,30 @@
 //! Evaluation of the date/time operators, casts and functions the binder resolved
 //! (`sql::binder::datetime`), over `common::datetime`.
 //!
-//! The session's zone and clock come from the per-thread session clock
-//! (`common::datetime::session`), which the server sets before each statement: the same
-//! values PostgreSQL's functions read from its per-backend globals.
+//! The session's zone and clock come from the statement's session clock
+//! (`common::datetime::SessionClock`, passed down from the server): the same values
+//! PostgreSQL's functions read from its per-backend globals.
 
-use common::datetime::{self, Date, ExtractValue, Interval, TimeZone, Timestamp, TimestampTz};
+use common::datetime::{
+    self, Date, ExtractValue, Interval, SessionClock, TimeZone, Timestamp, TimestampTz,
+};
 use common::numeric::Numeric;
+use common::value::TextContext;
 use common::{DataType, PgError, PgResult, SqlState, Value};
 use sql::bound::{BinaryOp, ScalarFunc};
-
-fn zone() -> TimeZone {
-    datetime::session_time_zone()
-}
 
 fn mismatch(what: &str, v: &Value) -> PgError {
     PgError::internal(format!("{what} applied to {v:?}"))
 }
 
 /// `a op b` where the binder chose a date/time operator (`ty` is its result type).
-pub(crate) fn arith(op: BinaryOp, a: &Value, b: &Value, ty: &DataType) -> PgResult<Value> {
+pub(crate) fn arith(
+    clock: &SessionClock,
+    op: BinaryOp,
+    a: &Value,
+    b: &Value,
+    ty: &DataType,
+) -> PgResult<Value> {
     use BinaryOp::*;
     use Value as V;
     Ok(match (op, a, b) {
@@ -37,9 +42,11 @@ pub(crate) fn arith(op: BinaryOp, a: &Value, b: &Value, ty: &DataType) -> PgResu
         }
         (Sub, V::Timestamp(t), V::Interval(i)) => V::Timestamp(t.sub_interval(i)?),
         (Add, V::TimestampTz(t), V::Interval(i)) | (Add, V::Interval(i), V::TimestampTz(t)) => {
-            V::TimestampTz(t.add_interval(i, &zone())?)
+            V::TimestampTz(t.add_interval(i, &clock.time_zone)?)
         }
-        (Sub, V::TimestampTz(t), V::Interval(i)) => V::TimestampTz(t.sub_interval(i, &zone())?),
+        (Sub, V::TimestampTz(t), V::Interval(i)) => {
+            V::TimestampTz(t.sub_interval(i, &clock.time_zone)?)
+        }
         (Sub, V::Timestamp(x), V::Timestamp(y)) => V::Interval(x.sub_timestamp(*y)?),
         (Sub, V::TimestampTz(x), V::TimestampTz(y)) => V::Interval(x.sub_timestamptz(*y)?),
         (Add, V::Interval(x), V::Interval(y)) => V::Interval(x.checked_add(y)?),
@@ -88,21 +95,22 @@ pub(crate) fn negate(v: &Value) -> PgResult<Value> {
 
 /// A cast to a date/time type (`date_timestamp`, `timestamptz_date`, text input, ...);
 /// `v` is not NULL.
-pub(crate) fn cast(v: Value, to: &DataType) -> PgResult<Value> {
+pub(crate) fn cast(cx: &TextContext, v: Value, to: &DataType) -> PgResult<Value> {
     use Value as V;
     if let V::Text(_) | V::Bpchar(_) = &v {
-        return Value::parse(v.as_str().unwrap_or_default(), to);
+        return Value::parse(v.as_str().unwrap_or_default(), to, cx);
     }
+    let clock = &cx.clock;
     Ok(match (to, v) {
         (DataType::Date, v @ V::Date(_)) | (DataType::Interval, v @ V::Interval(_)) => v,
         (DataType::Date, V::Timestamp(t)) => V::Date(t.to_date()?),
-        (DataType::Date, V::TimestampTz(t)) => V::Date(t.to_date(&zone())?),
+        (DataType::Date, V::TimestampTz(t)) => V::Date(t.to_date(&clock.time_zone)?),
         // A `timestamp(p)` target rounds to its precision (`timestamp_scale`).
         (DataType::Timestamp(p), v) => V::Timestamp(
             match v {
                 V::Timestamp(t) => t,
                 V::Date(d) => d.to_timestamp()?,
-                V::TimestampTz(t) => t.to_timestamp(&zone())?,
+                V::TimestampTz(t) => t.to_timestamp(&clock.time_zone)?,
                 v => return Err(unsupported_cast(v, to)),
             }
             .with_precision(*p)?,
@@ -110,8 +118,8 @@ pub(crate) fn cast(v: Value, to: &DataType) -> PgResult<Value> {
         (DataType::TimestampTz(p), v) => V::TimestampTz(
             match v {
                 V::TimestampTz(t) => t,
-                V::Date(d) => d.to_timestamptz(&zone())?,
-                V::Timestamp(t) => t.to_timestamptz(&zone())?,
+                V::Date(d) => d.to_timestamptz(&clock.time_zone)?,
+                V::Timestamp(t) => t.to_timestamptz(&clock.time_zone)?,
                 v => return Err(unsupported_cast(v, to)),
             }
             .with_precision(*p)?,
@@ -135,7 +143,7 @@ fn extracted(v: Option<ExtractValue>, as_numeric: bool) -> PgResult<Value> {
 
 /// A date/time function; `args` has no NULL (they are all strict) except for the clock
 /// readings, which take none.
-pub(crate) fn eval_func(f: ScalarFunc, args: &[Value]) -> PgResult<Value> {
+pub(crate) fn eval_func(clock: &SessionClock, f: ScalarFunc, args: &[Value]) -> PgResult<Value> {
     use ScalarFunc as F;
     use Value as V;
     let arg = |i: usize| -> PgResult<&Value> {
@@ -145,23 +153,17 @@ pub(crate) fn eval_func(f: ScalarFunc, args: &[Value]) -> PgResult<Value> {
     let int = |i: usize| arg(i).and_then(int4);
     Ok(match f {
         F::Now | F::CurrentTimestamp | F::TransactionTimestamp => {
-            V::TimestampTz(datetime::session_clock().transaction_start)
+            V::TimestampTz(clock.transaction_start)
         }
-        F::StatementTimestamp => V::TimestampTz(datetime::session_clock().statement_start),
+        F::StatementTimestamp => V::TimestampTz(clock.statement_start),
         F::ClockTimestamp => V::TimestampTz(datetime::clock_timestamp()),
-        F::CurrentDate => {
-            let c = datetime::session_clock();
-            V::Date(c.transaction_start.to_date(&c.time_zone)?)
-        }
-        F::LocalTimestamp => {
-            let c = datetime::session_clock();
-            V::Timestamp(c.transaction_start.to_timestamp(&c.time_zone)?)
-        }
+        F::CurrentDate => V::Date(clock.transaction_start.to_date(&clock.time_zone)?),
+        F::LocalTimestamp => V::Timestamp(clock.transaction_start.to_timestamp(&clock.time_zone)?),
         F::DateTrunc => {
             let field = text(arg(0)?)?;
             match arg(1)? {
                 V::Timestamp(t) => V::Timestamp(t.trunc(field)?),
-                V::TimestampTz(t) => V::TimestampTz(t.trunc(field, &zone())?),
+                V::TimestampTz(t) => V::TimestampTz(t.trunc(field, &clock.time_zone)?),
                 other => return Err(mismatch("date_trunc", other)),
             }
         }
@@ -170,7 +172,7 @@ pub(crate) fn eval_func(f: ScalarFunc, args: &[Value]) -> PgResult<Value> {
             let v = match arg(1)? {
                 V::Date(d) => d.extract(field)?,
                 V::Timestamp(t) => t.extract(field)?,
-                V::TimestampTz(t) => t.extract(field, &zone())?,
+                V::TimestampTz(t) => t.extract(field, &clock.time_zone)?,
                 V::Interval(i) => i.extract(field)?,
                 other => return Err(mismatch("date_part", other)),
             };
@@ -178,7 +180,7 @@ pub(crate) fn eval_func(f: ScalarFunc, args: &[Value]) -> PgResult<Value> {
         }
         F::Age => match (arg(0)?, arg(1)?) {
             (V::Timestamp(a), V::Timestamp(b)) => V::Interval(a.age(*b)?),
-            (V::TimestampTz(a), V::TimestampTz(b)) => V::Interval(a.age(*b, &zone())?),
+            (V::TimestampTz(a), V::TimestampTz(b)) => V::Interval(a.age(*b, &clock.time_zone)?),
             (other, _) => return Err(mismatch("age", other)),
         },
         F::MakeDate => V::Date(Date::make(int(0)?, int(1)?, int(2)?)?),
@@ -188,7 +190,7 @@ pub(crate) fn eval_func(f: ScalarFunc, args: &[Value]) -> PgResult<Value> {
             if f == F::MakeTimestamp {
                 V::Timestamp(Timestamp::make(y, mo, d, h, mi, s)?)
             } else {
-                V::TimestampTz(TimestampTz::make(y, mo, d, h, mi, s, &zone())?)
+                V::TimestampTz(TimestampTz::make(y, mo, d, h, mi, s, &clock.time_zone)?)
             }
         }
         F::MakeInterval => V::Interval(Interval::make(

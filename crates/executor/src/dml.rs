@@ -26,7 +26,11 @@ use crate::explain::NodeStats;
 use crate::index;
 use txn::Isolation;
 
-pub(crate) fn check_not_null(table: &TableDesc, row: &[Value]) -> PgResult<()> {
+pub(crate) fn check_not_null(
+    text: &common::value::TextContext,
+    table: &TableDesc,
+    row: &[Value],
+) -> PgResult<()> {
     for (i, c) in table.columns.iter().enumerate() {
         if c.not_null && row[i].is_null() {
             return Err(PgError::new(
@@ -36,7 +40,7 @@ pub(crate) fn check_not_null(table: &TableDesc, row: &[Value]) -> PgResult<()> {
                     c.name, table.name
                 ),
             )
-            .with_detail(failing_row(table, row)));
+            .with_detail(failing_row(text, table, row)));
         }
     }
     Ok(())
@@ -50,7 +54,7 @@ pub(crate) fn check_row(
     checks: &[BoundCheck],
     row: &[Value],
 ) -> PgResult<()> {
-    check_not_null(table, row)?;
+    check_not_null(cx.session.text(), table, row)?;
     if checks.is_empty() {
         return Ok(());
     }
@@ -64,7 +68,7 @@ pub(crate) fn check_row(
                     table.name, c.name
                 ),
             )
-            .with_detail(failing_row(table, row)));
+            .with_detail(failing_row(cx.session.text(), table, row)));
         }
     }
     Ok(())
@@ -72,11 +76,11 @@ pub(crate) fn check_row(
 
 /// The DETAIL of a constraint violation: `Failing row contains (1, null).` (dropped
 /// columns left out).
-fn failing_row(table: &TableDesc, row: &[Value]) -> String {
+fn failing_row(text: &common::value::TextContext, table: &TableDesc, row: &[Value]) -> String {
     let vals: Vec<String> = table
         .live_columns()
         .filter_map(|i| row.get(i))
-        .map(|v| v.to_text().unwrap_or_else(|| "null".into()))
+        .map(|v| v.to_text(text).unwrap_or_else(|| "null".into()))
         .collect();
     format!("Failing row contains ({}).", vals.join(", "))
 }

@@ -1,9 +1,11 @@
 //! Expression evaluation over one row, with PostgreSQL's NULL semantics and errors.
 
+use common::value::TextContext;
 use common::{DataType, PgError, PgResult, SqlState, Value};
 use sql::bound::{BinaryOp, Expr, ExprKind, ScalarFunc};
 
 use crate::exec::Env;
+use crate::session::Session;
 
 pub type Row = Vec<Value>;
 
@@ -73,19 +75,58 @@ fn float_of(ty: &DataType, v: f64, inputs_finite: bool, inputs_nonzero: bool) ->
 /// Evaluate `e` over `row`, where no subquery can appear (DEFAULT expressions, EXECUTE
 /// arguments, constants): a subquery here is an internal error. Operators evaluate with
 /// [`Env::eval`], which runs subqueries.
-pub fn eval(e: &Expr, row: &[Value]) -> PgResult<Value> {
-    ev(e, row, None)
+pub fn eval(e: &Expr, row: &[Value], session: &Session) -> PgResult<Value> {
+    ev(e, row, session, None)
 }
 
 impl Env<'_> {
     /// Evaluate `e` over `row` in this statement: subqueries in it run against the
     /// statement's snapshot.
     pub fn eval(&self, e: &Expr, row: &[Value]) -> PgResult<Value> {
-        ev(e, row, Some(self))
+        ev(e, row, self.session, Some(self))
     }
 }
 
-fn ev(e: &Expr, row: &[Value], env: Option<&Env>) -> PgResult<Value> {
+/// `-v`, of type `ty`.
+fn negate(v: Value, ty: &DataType) -> PgResult<Value> {
+    match v {
+        Value::Null => Ok(Value::Null),
+        Value::Float4(f) => Ok(Value::Float4(-f)),
+        Value::Float8(f) => Ok(Value::Float8(-f)),
+        Value::Numeric(n) => Ok(Value::Numeric(n.neg())),
+        Value::Interval(_) => crate::datetime::negate(&v),
+        other => {
+            let i = other
+                .as_i64()
+                .ok_or_else(|| PgError::internal("negation of a non-number"))?;
+            int_of(ty, i.checked_neg().ok_or_else(|| out_of_range(ty))?)
+        }
+    }
+}
+
+/// Fold an expression of constants, casts, negations and array constructors (what
+/// EXPLAIN and `pg_get_expr` show folded, as PostgreSQL's planner folds them), reading
+/// and showing text in `cx`. Anything else is an internal error.
+pub fn fold_constant(e: &Expr, cx: &TextContext) -> PgResult<Value> {
+    match &e.kind {
+        ExprKind::Const(v) => Ok(v.clone()),
+        ExprKind::Cast { expr, explicit } => {
+            cast_value(fold_constant(expr, cx)?, &e.ty, *explicit, cx)
+        }
+        ExprKind::Neg(x) => negate(fold_constant(x, cx)?, &e.ty),
+        ExprKind::Func(f @ ScalarFunc::ArrayCtor, args) => {
+            let vals = args
+                .iter()
+                .map(|a| fold_constant(a, cx))
+                .collect::<PgResult<Vec<_>>>()?;
+            crate::array::eval(cx, *f, &vals, &e.ty)
+                .unwrap_or_else(|| Err(PgError::internal("ARRAY[] is an array function")))
+        }
+        _ => Err(PgError::internal("not a constant expression")),
+    }
+}
+
+fn ev(e: &Expr, row: &[Value], s: &Session, env: Option<&Env>) -> PgResult<Value> {
     match &e.kind {
         ExprKind::Const(v) => Ok(v.clone()),
         ExprKind::Column(i) => Ok(row.get(*i).cloned().unwrap_or(Value::Null)),
@@ -102,39 +143,24 @@ fn ev(e: &Expr, row: &[Value], env: Option<&Env>) -> PgResult<Value> {
             if *ty == e.ty {
                 Ok(v.clone())
             } else {
-                cast_value(v.clone(), &e.ty, false)
+                cast_value(v.clone(), &e.ty, false, s.text())
             }
         }
-        ExprKind::Neg(x) => {
-            let v = ev(x, row, env)?;
-            match v {
-                Value::Null => Ok(Value::Null),
-                Value::Float4(f) => Ok(Value::Float4(-f)),
-                Value::Float8(f) => Ok(Value::Float8(-f)),
-                Value::Numeric(n) => Ok(Value::Numeric(n.neg())),
-                Value::Interval(_) => crate::datetime::negate(&v),
-                other => {
-                    let i = other
-                        .as_i64()
-                        .ok_or_else(|| PgError::internal("negation of a non-number"))?;
-                    int_of(&e.ty, i.checked_neg().ok_or_else(|| out_of_range(&e.ty))?)
-                }
-            }
-        }
-        ExprKind::Not(x) => Ok(match ev(x, row, env)? {
+        ExprKind::Neg(x) => negate(ev(x, row, s, env)?, &e.ty),
+        ExprKind::Not(x) => Ok(match ev(x, row, s, env)? {
             Value::Bool(b) => Value::Bool(!b),
             _ => Value::Null,
         }),
-        ExprKind::Binary(op, l, r) => eval_binary(*op, l, r, &e.ty, row, env),
+        ExprKind::Binary(op, l, r) => eval_binary(*op, l, r, &e.ty, row, s, env),
         ExprKind::IsNull { expr, negated } => {
-            Ok(Value::Bool(ev(expr, row, env)?.is_null() != *negated))
+            Ok(Value::Bool(ev(expr, row, s, env)?.is_null() != *negated))
         }
         ExprKind::IsBool {
             expr,
             value,
             negated,
         } => {
-            let v = ev(expr, row, env)?;
+            let v = ev(expr, row, s, env)?;
             let is = match (value, &v) {
                 (None, Value::Null) => true,
                 (Some(want), Value::Bool(b)) => want == b,
@@ -147,7 +173,7 @@ fn ev(e: &Expr, row: &[Value], env: Option<&Env>) -> PgResult<Value> {
             right,
             negated,
         } => {
-            let (a, b) = (ev(left, row, env)?, ev(right, row, env)?);
+            let (a, b) = (ev(left, row, s, env)?, ev(right, row, s, env)?);
             let distinct = match (a.is_null(), b.is_null()) {
                 (true, true) => false,
                 (true, false) | (false, true) => true,
@@ -162,10 +188,10 @@ fn ev(e: &Expr, row: &[Value], env: Option<&Env>) -> PgResult<Value> {
             negated,
             case_insensitive,
         } => {
-            let v = ev(expr, row, env)?;
-            let p = ev(pattern, row, env)?;
+            let v = ev(expr, row, s, env)?;
+            let p = ev(pattern, row, s, env)?;
             let esc = match escape {
-                Some(x) => match ev(x, row, env)? {
+                Some(x) => match ev(x, row, s, env)? {
                     Value::Null => return Ok(Value::Null),
                     other => Some(other),
                 },
@@ -210,13 +236,13 @@ fn ev(e: &Expr, row: &[Value], env: Option<&Env>) -> PgResult<Value> {
             list,
             negated,
         } => {
-            let v = ev(expr, row, env)?;
+            let v = ev(expr, row, s, env)?;
             if v.is_null() {
                 return Ok(Value::Null);
             }
             let mut saw_null = false;
             for item in list {
-                let x = ev(item, row, env)?;
+                let x = ev(item, row, s, env)?;
                 if x.is_null() {
                     saw_null = true;
                 } else if v.cmp_non_null(&x) == std::cmp::Ordering::Equal {
@@ -231,15 +257,15 @@ fn ev(e: &Expr, row: &[Value], env: Option<&Env>) -> PgResult<Value> {
         }
         ExprKind::Case { whens, else_result } => {
             for (cond, result) in whens {
-                if ev(cond, row, env)? == Value::Bool(true) {
-                    return ev(result, row, env);
+                if ev(cond, row, s, env)? == Value::Bool(true) {
+                    return ev(result, row, s, env);
                 }
             }
-            ev(else_result, row, env)
+            ev(else_result, row, s, env)
         }
         ExprKind::Coalesce(list) => {
             for item in list {
-                let v = ev(item, row, env)?;
+                let v = ev(item, row, s, env)?;
                 if !v.is_null() {
                     return Ok(v);
                 }
@@ -247,19 +273,21 @@ fn ev(e: &Expr, row: &[Value], env: Option<&Env>) -> PgResult<Value> {
             Ok(Value::Null)
         }
         ExprKind::NullIf(a, b) => {
-            let va = ev(a, row, env)?;
-            let vb = ev(b, row, env)?;
+            let va = ev(a, row, s, env)?;
+            let vb = ev(b, row, s, env)?;
             if !va.is_null() && !vb.is_null() && va.cmp_non_null(&vb) == std::cmp::Ordering::Equal {
                 Ok(Value::Null)
             } else {
                 Ok(va)
             }
         }
-        ExprKind::Cast { expr, explicit } => cast_value(ev(expr, row, env)?, &e.ty, *explicit),
+        ExprKind::Cast { expr, explicit } => {
+            cast_value(ev(expr, row, s, env)?, &e.ty, *explicit, s.text())
+        }
         ExprKind::Func(f, args) => {
             let vals = args
                 .iter()
-                .map(|a| ev(a, row, env))
+                .map(|a| ev(a, row, s, env))
                 .collect::<PgResult<Vec<_>>>()?;
             if let (
                 Some(env),
@@ -267,9 +295,9 @@ fn ev(e: &Expr, row: &[Value], env: Option<&Env>) -> PgResult<Value> {
                 Some(Value::Int8(oid)),
             ) = (env, f, vals.first())
             {
-                crate::sequence::lock(env.tx, *oid)?;
+                crate::sequence::lock(s, env.tx, *oid)?;
             }
-            eval_func(*f, vals, &e.ty)
+            eval_func(s, *f, vals, &e.ty)
         }
         ExprKind::Agg(_) => Err(PgError::internal(
             "aggregate evaluated outside an Aggregate node",
@@ -291,15 +319,16 @@ fn eval_binary(
     r: &Expr,
     ty: &DataType,
     row: &[Value],
+    s: &Session,
     env: Option<&Env>,
 ) -> PgResult<Value> {
     match op {
         BinaryOp::And => {
-            let a = ev(l, row, env)?;
+            let a = ev(l, row, s, env)?;
             if a == Value::Bool(false) {
                 return Ok(a);
             }
-            let b = ev(r, row, env)?;
+            let b = ev(r, row, s, env)?;
             Ok(match (a, b) {
                 (_, Value::Bool(false)) => Value::Bool(false),
                 (Value::Bool(true), Value::Bool(true)) => Value::Bool(true),
@@ -307,11 +336,11 @@ fn eval_binary(
             })
         }
         BinaryOp::Or => {
-            let a = ev(l, row, env)?;
+            let a = ev(l, row, s, env)?;
             if a == Value::Bool(true) {
                 return Ok(a);
             }
-            let b = ev(r, row, env)?;
+            let b = ev(r, row, s, env)?;
             Ok(match (a, b) {
                 (_, Value::Bool(true)) => Value::Bool(true),
                 (Value::Bool(false), Value::Bool(false)) => Value::Bool(false),
@@ -319,8 +348,8 @@ fn eval_binary(
             })
         }
         _ => {
-            let a = ev(l, row, env)?;
-            let b = ev(r, row, env)?;
+            let a = ev(l, row, s, env)?;
+            let b = ev(r, row, s, env)?;
             if a.is_null() || b.is_null() {
                 return Ok(Value::Null);
             }
@@ -357,21 +386,25 @@ fn eval_binary(
                 s.push_str(b.as_str().unwrap_or_default());
                 return Ok(Value::Text(s));
             }
+            let temporal = |v: &Value| {
+                matches!(
+                    v,
+                    Value::Date(_)
+                        | Value::Timestamp(_)
+                        | Value::TimestampTz(_)
+                        | Value::Interval(_)
+                )
+            };
+            if temporal(&a) || temporal(&b) {
+                return crate::datetime::arith(&s.text().clock, op, &a, &b, ty);
+            }
             arith(op, &a, &b, ty)
         }
     }
 }
 
+/// `a op b` over numbers (date/time arithmetic is `crate::datetime::arith`).
 pub(crate) fn arith(op: BinaryOp, a: &Value, b: &Value, ty: &DataType) -> PgResult<Value> {
-    let temporal = |v: &Value| {
-        matches!(
-            v,
-            Value::Date(_) | Value::Timestamp(_) | Value::TimestampTz(_) | Value::Interval(_)
-        )
-    };
-    if temporal(a) || temporal(b) {
-        return crate::datetime::arith(op, a, b, ty);
-    }
     if let DataType::Numeric(_) = ty {
         return crate::math::numeric_arith(op, a, b);
     }
@@ -533,12 +566,12 @@ fn like(s: &str, pattern: &str, escape: Option<char>) -> PgResult<bool> {
     Ok(toks[pi..].iter().all(|t| matches!(t, Tok::Any)))
 }
 
-fn eval_func(f: ScalarFunc, args: Vec<Value>, ty: &DataType) -> PgResult<Value> {
-    if let Some(r) = crate::array::eval(f, &args, ty) {
+fn eval_func(s: &Session, f: ScalarFunc, args: Vec<Value>, ty: &DataType) -> PgResult<Value> {
+    if let Some(r) = crate::array::eval(s.text(), f, &args, ty) {
         return r;
     }
     if f == ScalarFunc::SetConfig {
-        return crate::catalog_funcs::set_config(&args);
+        return crate::catalog_funcs::set_config(s, &args);
     }
     if args.iter().any(Value::is_null) {
         return Ok(Value::Null);
@@ -563,9 +596,9 @@ fn eval_func(f: ScalarFunc, args: Vec<Value>, ty: &DataType) -> PgResult<Value> 
         | ScalarFunc::JustifyDays
         | ScalarFunc::JustifyInterval
         | ScalarFunc::ToTimestamp
-        | ScalarFunc::AtTimeZone => crate::datetime::eval_func(f, &args),
+        | ScalarFunc::AtTimeZone => crate::datetime::eval_func(&s.text().clock, f, &args),
         ScalarFunc::NextVal | ScalarFunc::CurrVal | ScalarFunc::SetVal | ScalarFunc::LastVal => {
-            crate::sequence::eval_func(f, &args)
+            crate::sequence::eval_func(s, f, &args)
         }
         // Taken by `crate::array::eval` above.
         ScalarFunc::ArrayCtor
@@ -611,7 +644,7 @@ fn eval_func(f: ScalarFunc, args: Vec<Value>, ty: &DataType) -> PgResult<Value> 
         | ScalarFunc::PgTableSize
         | ScalarFunc::PgIndexesSize
         | ScalarFunc::PgTotalRelationSize
-        | ScalarFunc::PgSizePretty => crate::catalog_funcs::eval(f, &args),
+        | ScalarFunc::PgSizePretty => crate::catalog_funcs::eval(s, f, &args),
         ScalarFunc::PgGetUserById => Ok(match args.first().and_then(Value::as_i64) {
             None => Value::Null,
             Some(oid) if oid == i64::from(common::session::BOOTSTRAP_ROLE_OID) => {
@@ -625,8 +658,7 @@ fn eval_func(f: ScalarFunc, args: Vec<Value>, ty: &DataType) -> PgResult<Value> 
             let Some(oid) = args.first().and_then(Value::as_i64) else {
                 return Ok(Value::Null);
             };
-            let catalog = crate::host::host()?.catalog();
-            let found = u32::try_from(oid).is_ok_and(|oid| catalog.relation_oid_exists(oid));
+            let found = u32::try_from(oid).is_ok_and(|oid| s.catalog.relation_oid_exists(oid));
             Ok(if found {
                 Value::Bool(true)
             } else {
@@ -709,7 +741,8 @@ fn eval_func(f: ScalarFunc, args: Vec<Value>, ty: &DataType) -> PgResult<Value> 
 }
 
 /// Convert a value to `to` (the executor side of a bound Cast).
-pub fn cast_value(v: Value, to: &DataType, explicit: bool) -> PgResult<Value> {
+/// `cx`: the session's clock, zone and catalog, for text input and output.
+pub fn cast_value(v: Value, to: &DataType, explicit: bool, cx: &TextContext) -> PgResult<Value> {
     if v.is_null() {
         return Ok(Value::Null);
     }
@@ -717,7 +750,9 @@ pub fn cast_value(v: Value, to: &DataType, explicit: bool) -> PgResult<Value> {
         DataType::Bool => match v {
             Value::Bool(_) => Ok(v),
             Value::Int4(i) => Ok(Value::Bool(i != 0)),
-            Value::Text(_) | Value::Bpchar(_) => Value::parse(v.as_str().unwrap_or_default(), to),
+            Value::Text(_) | Value::Bpchar(_) => {
+                Value::parse(v.as_str().unwrap_or_default(), to, cx)
+            }
             _ => Err(PgError::internal("unsupported cast to boolean")),
         },
         DataType::Int2 | DataType::Int4 | DataType::Int8 => match &v {
@@ -740,11 +775,15 @@ pub fn cast_value(v: Value, to: &DataType, explicit: bool) -> PgResult<Value> {
                 DataType::Int4 => n.to_i32().map(Value::Int4),
                 _ => n.to_i64().map(Value::Int8),
             },
-            Value::Text(_) | Value::Bpchar(_) => Value::parse(v.as_str().unwrap_or_default(), to),
+            Value::Text(_) | Value::Bpchar(_) => {
+                Value::parse(v.as_str().unwrap_or_default(), to, cx)
+            }
             other => int_of(to, other.as_i64().unwrap_or(0)),
         },
         DataType::Float4 | DataType::Float8 => match &v {
-            Value::Text(_) | Value::Bpchar(_) => Value::parse(v.as_str().unwrap_or_default(), to),
+            Value::Text(_) | Value::Bpchar(_) => {
+                Value::parse(v.as_str().unwrap_or_default(), to, cx)
+            }
             Value::Float4(f) if *to == DataType::Float8 => Ok(Value::Float8(*f as f64)),
             Value::Numeric(n) if *to == DataType::Float8 => n.to_f64().map(Value::Float8),
             Value::Numeric(n) => n.to_f32().map(Value::Float4),
@@ -763,27 +802,31 @@ pub fn cast_value(v: Value, to: &DataType, explicit: bool) -> PgResult<Value> {
                     Value::Text(s.trim_end_matches(' ').to_string())
                 }
                 Value::Bpchar(_) => v,
-                other => Value::Text(other.to_text().unwrap_or_default()),
+                other => Value::Text(other.to_text(cx).unwrap_or_default()),
             };
             s.coerce_char_length(to, explicit)
         }
         DataType::Date | DataType::Timestamp(_) | DataType::TimestampTz(_) | DataType::Interval => {
-            crate::datetime::cast(v, to)
+            crate::datetime::cast(cx, v, to)
         }
         DataType::Bytea => match &v {
             Value::Bytea(_) => Ok(v),
-            Value::Text(_) | Value::Bpchar(_) => Value::parse(v.as_str().unwrap_or_default(), to),
+            Value::Text(_) | Value::Bpchar(_) => {
+                Value::parse(v.as_str().unwrap_or_default(), to, cx)
+            }
             _ => Err(PgError::internal("unsupported cast to bytea")),
         },
         DataType::Uuid => match &v {
             Value::Uuid(_) => Ok(v),
-            Value::Text(_) | Value::Bpchar(_) => Value::parse(v.as_str().unwrap_or_default(), to),
+            Value::Text(_) | Value::Bpchar(_) => {
+                Value::parse(v.as_str().unwrap_or_default(), to, cx)
+            }
             _ => Err(PgError::internal("unsupported cast to uuid")),
         },
         DataType::Oid | DataType::Reg(_) => {
             let oid = match &v {
                 Value::Text(_) | Value::Bpchar(_) => {
-                    return Value::parse(v.as_str().unwrap_or_default(), to);
+                    return Value::parse(v.as_str().unwrap_or_default(), to, cx);
                 }
                 Value::Oid(o) | Value::Reg(_, o) => *o,
                 // int4 -> oid keeps the bits; int8 -> oid must fit.
@@ -807,13 +850,15 @@ pub fn cast_value(v: Value, to: &DataType, explicit: bool) -> PgResult<Value> {
             })
         }
         DataType::Array(at) => match v {
-            Value::Text(_) | Value::Bpchar(_) => Value::parse(v.as_str().unwrap_or_default(), to),
+            Value::Text(_) | Value::Bpchar(_) => {
+                Value::parse(v.as_str().unwrap_or_default(), to, cx)
+            }
             Value::Array(a) => {
                 let elem = at.elem();
                 let items = a
                     .items
                     .iter()
-                    .map(|x| cast_value(x.clone(), &elem, explicit))
+                    .map(|x| cast_value(x.clone(), &elem, explicit, cx))
                     .collect::<PgResult<Vec<_>>>()?;
                 Ok(Value::Array(std::sync::Arc::new(common::array::Array {
                     elem: elem.oid(),
@@ -887,21 +932,53 @@ mod tests {
     #[test]
     fn casts() {
         assert_eq!(
-            cast_value(Value::Float8(2.5), &DataType::Int4, true).unwrap(),
+            cast_value(
+                Value::Float8(2.5),
+                &DataType::Int4,
+                true,
+                &TextContext::detached()
+            )
+            .unwrap(),
             Value::Int4(2)
         );
         assert_eq!(
-            cast_value(Value::Float8(3.5), &DataType::Int4, true).unwrap(),
+            cast_value(
+                Value::Float8(3.5),
+                &DataType::Int4,
+                true,
+                &TextContext::detached()
+            )
+            .unwrap(),
             Value::Int4(4)
         );
         assert_eq!(
-            cast_value(Value::Bool(true), &DataType::Text, true).unwrap(),
+            cast_value(
+                Value::Bool(true),
+                &DataType::Text,
+                true,
+                &TextContext::detached()
+            )
+            .unwrap(),
             Value::Text("true".into())
         );
         assert_eq!(
-            cast_value(Value::Bpchar("ab  ".into()), &DataType::Text, false).unwrap(),
+            cast_value(
+                Value::Bpchar("ab  ".into()),
+                &DataType::Text,
+                false,
+                &TextContext::detached()
+            )
+            .unwrap(),
             Value::Text("ab".into())
         );
-        assert!(cast_value(Value::Int4(70000), &DataType::Int2, true).is_err());
+        assert!(
+            cast_value(
+                Value::Int4(70000),
+                &DataType::Int2,
+                true,
+                &TextContext::detached()
+            )
+            .is_err()
+        );
     }
 }

@@ -29,6 +29,8 @@ pub trait Operator {
 /// which tuple versions they see.
 #[derive(Clone, Copy)]
 pub struct Env<'a> {
+    /// The session: what expressions read of it (settings, clock, catalog view).
+    pub session: &'a crate::session::Session<'a>,
     pub pool: &'a BufferPool,
     pub roots: &'a RootCache,
     pub tx: &'a txn::Tx,
@@ -160,12 +162,13 @@ fn build_node<'a>(plan: &'a Plan, env: Env<'a>) -> PgResult<Box<dyn Operator + '
         }
         Plan::GenerateSeries { start, stop, step } => Box::new(GenerateSeriesOp::new(
             env.tx,
+            &env.session.text().clock,
             env.eval(start, &[])?,
             env.eval(stop, &[])?,
             step.as_ref().map(|s| env.eval(s, &[])).transpose()?,
         )?),
         Plan::SequenceState { seq } => {
-            let s = crate::sequence::state(seq.oid)?;
+            let s = crate::sequence::state(env.session, seq.oid)?;
             Box::new(SystemViewOp {
                 rows: vec![vec![
                     Value::Int8(s.last_value),
@@ -545,8 +548,8 @@ fn system_view_rows(view: catalog::SystemView, env: Env) -> Vec<Row> {
                 ]
             })
             .collect(),
-        SystemView::PgAttribute => pg_attribute_rows(),
-        SystemView::PgIndex => pg_index_rows(),
+        SystemView::PgAttribute => pg_attribute_rows(env.session),
+        SystemView::PgIndex => pg_index_rows(env.session),
         SystemView::PgAttrdef
         | SystemView::PgProc
         | SystemView::PgCollation
@@ -564,20 +567,18 @@ fn system_view_rows(view: catalog::SystemView, env: Env) -> Vec<Row> {
         | SystemView::PgDescription
         | SystemView::PgTrigger
         | SystemView::PgAuthMembers
-        | SystemView::PgParameterAcl => crate::catalog_views::rows(view),
-        SystemView::PgSettings => crate::host::settings()
-            .map(|s| s.rows())
-            .unwrap_or_default(),
+        | SystemView::PgParameterAcl => crate::catalog_views::rows(env.session, view),
+        SystemView::PgSettings => env.session.settings.rows(),
         SystemView::InfoTables
         | SystemView::InfoColumns
         | SystemView::InfoSchemata
         | SystemView::InfoTableConstraints
         | SystemView::InfoKeyColumnUsage
-        | SystemView::InfoCheckConstraints => crate::information_schema::rows(view),
+        | SystemView::InfoCheckConstraints => crate::information_schema::rows(env.session, view),
         SystemView::PgType => pg_type_rows(),
         SystemView::PgDatabase => vec![vec![
             Value::Oid(5),
-            Value::Text(common::session::identity().1),
+            Value::Text(env.session.info.database.clone()),
             Value::Oid(10),
             Value::Int4(6),
             Value::Text("C".into()),
@@ -814,10 +815,7 @@ impl Operator for IndexNestLoopOp<'_> {
 /// `relpages` is the relation's size now (PostgreSQL's is VACUUM's last estimate);
 /// `reltuples` is -1 (not estimated) for tables and indexes.
 fn pg_class_rows(env: Env) -> Vec<Row> {
-    let Ok(host) = crate::host::host() else {
-        return Vec::new();
-    };
-    let catalog = host.catalog();
+    let catalog = &env.session.catalog;
     let pages = |rel| Value::Int4(env.pool.smgr().nblocks(rel).unwrap_or(0) as i32);
     let row = |oid: common::Oid,
                name: &str,
@@ -933,8 +931,8 @@ fn reloptions(o: &catalog::TableOptions) -> Value {
 /// PostgreSQL numbers them; a dropped column as PostgreSQL shows one (type 0,
 /// `attisdropped`). PostgreSQL also lists system columns (negative attnum) and index
 /// columns; Myriad does not yet.
-fn pg_attribute_rows() -> Vec<Row> {
-    rows_per_table(|t, out| {
+fn pg_attribute_rows(s: &crate::session::Session) -> Vec<Row> {
+    rows_per_table(s, |t, out| {
         for (i, c) in t.columns.iter().enumerate() {
             let (ty, typmod) = match c.dropped {
                 true => (0, -1),
@@ -979,8 +977,8 @@ fn pg_attribute_rows() -> Vec<Row> {
 /// `pg_index`: each index's table, width and kind. Myriad builds an index before it
 /// commits the CREATE INDEX that makes it visible, so every index is valid, ready and
 /// live; unique checks are immediate (no DEFERRABLE yet).
-fn pg_index_rows() -> Vec<Row> {
-    rows_per_table(|t, out| {
+fn pg_index_rows(s: &crate::session::Session) -> Vec<Row> {
+    rows_per_table(s, |t, out| {
         for i in &t.indexes {
             let width = Value::Int2(i.columns.len() as i16);
             out.push(vec![
@@ -1005,11 +1003,11 @@ fn pg_index_rows() -> Vec<Row> {
 }
 
 /// A catalog view's rows: `rows` of each table, tables in oid order.
-pub(crate) fn rows_per_table(mut rows: impl FnMut(&catalog::TableDesc, &mut Vec<Row>)) -> Vec<Row> {
-    let Ok(host) = crate::host::host() else {
-        return Vec::new();
-    };
-    let catalog = host.catalog();
+pub(crate) fn rows_per_table(
+    s: &crate::session::Session,
+    mut rows: impl FnMut(&catalog::TableDesc, &mut Vec<Row>),
+) -> Vec<Row> {
+    let catalog = &s.catalog;
     let mut tables: Vec<_> = catalog.tables().collect();
     tables.sort_by_key(|t| t.oid);
     let mut out = Vec::new();
@@ -1452,6 +1450,8 @@ impl Operator for LimitOp<'_> {
 /// that never ends (from `-infinity`, as in PostgreSQL) ends at `statement_timeout`.
 struct GenerateSeriesOp<'a> {
     tx: &'a txn::Tx,
+    /// The session's clock and zone: a series of timestamptz steps in its zone.
+    clock: &'a common::datetime::SessionClock,
     next: Option<Value>,
     stop: Value,
     step: Value,
@@ -1466,6 +1466,7 @@ fn series_error(what: &str) -> PgError {
 impl<'a> GenerateSeriesOp<'a> {
     fn new(
         tx: &'a txn::Tx,
+        clock: &'a common::datetime::SessionClock,
         start: Value,
         stop: Value,
         step: Option<Value>,
@@ -1477,6 +1478,7 @@ impl<'a> GenerateSeriesOp<'a> {
         };
         let none = |step| GenerateSeriesOp {
             tx,
+            clock,
             next: None,
             stop: Value::Null,
             step,
@@ -1513,6 +1515,7 @@ impl<'a> GenerateSeriesOp<'a> {
         };
         Ok(GenerateSeriesOp {
             tx,
+            clock,
             next: Some(start),
             stop,
             step,
@@ -1550,6 +1553,7 @@ impl<'a> GenerateSeriesOp<'a> {
                     DataType::TimestampTz(None)
                 };
                 Some(crate::datetime::arith(
+                    self.clock,
                     sql::bound::BinaryOp::Add,
                     v,
                     &self.step,

@@ -152,6 +152,7 @@ pub fn explain(
     cx: &ExecContext,
 ) -> PgResult<StatementResult> {
     let mut r = Renderer {
+        cx: ShowCx::new(cx.session.text()),
         lines: Vec::new(),
         stats: None,
         timing: options.timing,
@@ -162,7 +163,6 @@ pub fn explain(
         buffers: options.analyze && options.buffers,
         in_subplan: 0,
     };
-    SUBPLANS.with(|s| *s.borrow_mut() = SubplanNames::default());
     let started = Instant::now();
     // Rows an EXPLAIN ANALYZE of INSERT, UPDATE or DELETE changed (autovacuum counts them).
     let mut changed = Vec::new();
@@ -478,7 +478,9 @@ struct Shown {
     subplans: Vec<(String, Shown)>,
 }
 
-struct Renderer {
+struct Renderer<'a> {
+    /// What expressions are shown with.
+    cx: ShowCx<'a>,
     lines: Vec<String>,
     stats: Option<Vec<NodeStats>>,
     timing: bool,
@@ -496,11 +498,22 @@ struct Renderer {
     in_subplan: usize,
 }
 
-thread_local! {
-    /// The numbers of the subqueries shown so far by the EXPLAIN running on this thread,
-    /// and the outer values of the subplans being shown (innermost last): what
-    /// [`deparse`] prints for a SubLink and for an outer reference.
-    static SUBPLANS: std::cell::RefCell<SubplanNames> = Default::default();
+/// What showing an expression reads: the session's text context (constants print as
+/// its output functions print them), and, for the EXPLAIN being printed, the numbers of
+/// the subqueries shown so far and the outer values of the subplans being shown
+/// (innermost last): what [`deparse`] prints for a SubLink and for an outer reference.
+pub struct ShowCx<'a> {
+    pub text: &'a common::value::TextContext,
+    subplans: std::cell::RefCell<SubplanNames>,
+}
+
+impl<'a> ShowCx<'a> {
+    pub fn new(text: &'a common::value::TextContext) -> ShowCx<'a> {
+        ShowCx {
+            text,
+            subplans: Default::default(),
+        }
+    }
 }
 
 #[derive(Default)]
@@ -512,17 +525,15 @@ struct SubplanNames {
 }
 
 /// The `SubPlan n` number of a subquery (the next one the first time it is named).
-fn subplan_number(query: &std::sync::Arc<LogicalPlan>) -> usize {
-    SUBPLANS.with(|s| {
-        let mut s = s.borrow_mut();
-        let next = s.numbers.len() + 1;
-        *s.numbers
-            .entry(std::sync::Arc::as_ptr(query))
-            .or_insert(next)
-    })
+fn subplan_number(cx: &ShowCx, query: &std::sync::Arc<LogicalPlan>) -> usize {
+    let mut s = cx.subplans.borrow_mut();
+    let next = s.numbers.len() + 1;
+    *s.numbers
+        .entry(std::sync::Arc::as_ptr(query))
+        .or_insert(next)
 }
 
-impl Renderer {
+impl Renderer<'_> {
     /// Qualify column names when the query reads `multi` FROM items, as PostgreSQL
     /// does; with VERBOSE, always in conditions and keys (its output lists still only
     /// when `multi`).
@@ -545,7 +556,7 @@ impl Renderer {
     fn output(&mut self, plan: &Plan) -> String {
         let names = match plan {
             Plan::Values { rows, .. } if rows.len() == 1 => {
-                rows[0].iter().map(|e| deparse(e, &[])).collect()
+                rows[0].iter().map(|e| deparse(&self.cx, e, &[])).collect()
             }
             _ => {
                 let qualify = std::mem::replace(&mut self.qualify, self.multi);
@@ -577,7 +588,10 @@ impl Renderer {
             let names: Vec<String> = table.columns.iter().map(|c| c.name.clone()).collect();
             let mut sorted: Vec<&(usize, Expr)> = set.iter().collect();
             sorted.sort_by_key(|(c, _)| *c);
-            let mut out: Vec<String> = sorted.iter().map(|(_, e)| deparse(e, &names)).collect();
+            let mut out: Vec<String> = sorted
+                .iter()
+                .map(|(_, e)| deparse(&self.cx, e, &names))
+                .collect();
             out.push("ctid".into());
             child.details[0] = format!("Output: {}", out.join(", "));
         }
@@ -684,7 +698,7 @@ impl Renderer {
             }
             Plan::Project { input, exprs } => {
                 let inner = self.names(input);
-                exprs.iter().map(|e| deparse(e, &inner)).collect()
+                exprs.iter().map(|e| deparse(&self.cx, e, &inner)).collect()
             }
             Plan::NestedLoopJoin { left, right, .. } => {
                 let mut n = self.names(left);
@@ -704,8 +718,8 @@ impl Renderer {
                 let inner = self.names(input);
                 group_by
                     .iter()
-                    .map(|e| deparse(e, &inner))
-                    .chain(aggs.iter().map(|a| deparse_agg(a, &inner)))
+                    .map(|e| deparse(&self.cx, e, &inner))
+                    .chain(aggs.iter().map(|a| deparse_agg(&self.cx, a, &inner)))
                     .collect()
             }
             Plan::LockRows { input, .. } => {
@@ -749,9 +763,9 @@ impl Renderer {
         // the first node whose expressions run it.
         let mut new = Vec::new();
         for (link, names) in links {
-            let n = subplan_number(&link.query);
+            let n = subplan_number(&self.cx, &link.query);
             let key = std::sync::Arc::as_ptr(&link.query);
-            if SUBPLANS.with(|s| s.borrow_mut().placed.insert(key)) {
+            if self.cx.subplans.borrow_mut().placed.insert(key) {
                 new.push((n, link, names));
             }
         }
@@ -762,13 +776,17 @@ impl Renderer {
             shown.details.insert(0, line);
         }
         for (n, link, names) in new {
-            let outer = link.args.iter().map(|a| deparse(a, &names)).collect();
+            let outer = link
+                .args
+                .iter()
+                .map(|a| deparse(&self.cx, a, &names))
+                .collect();
             let plan = planner::plan_query((*link.query).clone());
-            SUBPLANS.with(|s| s.borrow_mut().outer.push(outer));
+            self.cx.subplans.borrow_mut().outer.push(outer);
             self.in_subplan += 1;
             let sub = self.shown(&plan);
             self.in_subplan -= 1;
-            SUBPLANS.with(|s| s.borrow_mut().outer.pop());
+            self.cx.subplans.borrow_mut().outer.pop();
             shown.subplans.push((format!("SubPlan {n}"), sub));
         }
         shown
@@ -788,7 +806,7 @@ impl Renderer {
                 let names = self.scan_names(plan);
                 let mut details = Vec::new();
                 if let Some(f) = filter {
-                    details.push(format!("Filter: {}", deparse(f, &names)));
+                    details.push(format!("Filter: {}", deparse(&self.cx, f, &names)));
                     self.removed(&mut details, stats);
                 }
                 node(
@@ -810,10 +828,13 @@ impl Renderer {
                 if let Some(f) = filter {
                     let (cond, rest) = index_conditions(f, table, index, lower, upper);
                     if !cond.is_empty() {
-                        details.push(format!("Index Cond: {}", deparse_and(&cond, &names)));
+                        details.push(format!(
+                            "Index Cond: {}",
+                            deparse_and(&self.cx, &cond, &names)
+                        ));
                     }
                     if !rest.is_empty() {
-                        details.push(format!("Filter: {}", deparse_and(&rest, &names)));
+                        details.push(format!("Filter: {}", deparse_and(&self.cx, &rest, &names)));
                         self.removed(&mut details, stats);
                     }
                 }
@@ -842,7 +863,7 @@ impl Renderer {
                 let args: Vec<String> = [Some(start), Some(stop), step.as_ref()]
                     .into_iter()
                     .flatten()
-                    .map(|e| deparse(e, &[]))
+                    .map(|e| deparse(&self.cx, e, &[]))
                     .collect();
                 node(
                     "Function Scan on pg_catalog.generate_series".into(),
@@ -858,7 +879,10 @@ impl Renderer {
             }
             Plan::Unnest { func, array, .. } if self.verbose => node(
                 format!("Function Scan on pg_catalog.{func}"),
-                vec![format!("Function Call: {func}({})", deparse(array, &[]))],
+                vec![format!(
+                    "Function Call: {func}({})",
+                    deparse(&self.cx, array, &[])
+                )],
                 vec![],
             ),
             Plan::Unnest { func, .. } => node(format!("Function Scan on {func}"), vec![], vec![]),
@@ -868,7 +892,7 @@ impl Renderer {
                 let names = self.scan_names(input);
                 let mut s = self.shown(input);
                 s.details
-                    .push(format!("Filter: {}", deparse(predicate, &names)));
+                    .push(format!("Filter: {}", deparse(&self.cx, predicate, &names)));
                 self.removed(&mut s.details, stats);
                 if stats.is_some() {
                     s.stats = stats;
@@ -898,7 +922,7 @@ impl Renderer {
                 names.extend(self.names(right));
                 let details = on
                     .iter()
-                    .map(|e| format!("Join Filter: {}", deparse(e, &names)))
+                    .map(|e| format!("Join Filter: {}", deparse(&self.cx, e, &names)))
                     .collect();
                 let l = self.shown(left);
                 if let Some(args) = lateral {
@@ -908,12 +932,15 @@ impl Renderer {
                     let qualify = std::mem::replace(&mut self.qualify, true);
                     let left_names = self.names(left);
                     self.qualify = qualify;
-                    let outer = args.iter().map(|a| deparse(a, &left_names)).collect();
-                    SUBPLANS.with(|s| s.borrow_mut().outer.push(outer));
+                    let outer = args
+                        .iter()
+                        .map(|a| deparse(&self.cx, a, &left_names))
+                        .collect();
+                    self.cx.subplans.borrow_mut().outer.push(outer);
                     self.in_subplan += 1;
                     let r = self.shown(right);
                     self.in_subplan -= 1;
-                    SUBPLANS.with(|s| s.borrow_mut().outer.pop());
+                    self.cx.subplans.borrow_mut().outer.pop();
                     return node(nested_loop(*kind).into(), details, vec![l, r]);
                 }
                 let r = self.shown(right);
@@ -947,7 +974,7 @@ impl Renderer {
                 joined.extend(inner_names.iter().cloned());
                 let details = on
                     .iter()
-                    .map(|e| format!("Join Filter: {}", deparse(e, &joined)))
+                    .map(|e| format!("Join Filter: {}", deparse(&self.cx, e, &joined)))
                     .collect();
                 let l = self.shown(left);
                 // The inner scan's own quals name its columns bare (qualified under
@@ -962,14 +989,14 @@ impl Renderer {
                     .unwrap_or_default();
                 let mut inner_details = vec![format!(
                     "Index Cond: ({key_col} = {})",
-                    deparse(outer_key, &left_names)
+                    deparse(&self.cx, outer_key, &left_names)
                 )];
                 if self.verbose {
                     let names = live_names(table, column_names(table, self.multi));
                     inner_details.insert(0, format!("Output: {}", names.join(", ")));
                 }
                 if let Some(f) = inner_filter {
-                    inner_details.push(format!("Filter: {}", deparse(f, &bare)));
+                    inner_details.push(format!("Filter: {}", deparse(&self.cx, f, &bare)));
                 }
                 // The lookups run inside the join's operator: no counts of their own.
                 let inner = Shown {
@@ -993,7 +1020,10 @@ impl Renderer {
                 if group_by.is_empty() {
                     node("Aggregate".into(), vec![], vec![child])
                 } else {
-                    let keys: Vec<String> = group_by.iter().map(|e| deparse(e, &names)).collect();
+                    let keys: Vec<String> = group_by
+                        .iter()
+                        .map(|e| deparse(&self.cx, e, &names))
+                        .collect();
                     node(
                         "HashAggregate".into(),
                         vec![format!("Group Key: {}", keys.join(", "))],
@@ -1007,7 +1037,7 @@ impl Renderer {
                 let keys: Vec<String> = keys
                     .iter()
                     .map(|k| {
-                        let mut s = deparse(&k.expr, &names);
+                        let mut s = deparse(&self.cx, &k.expr, &names);
                         if k.desc {
                             s.push_str(" DESC");
                         }
@@ -1120,13 +1150,13 @@ fn split_and<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
 }
 
 /// Conjuncts as one qual: one as itself, several as `(a AND b AND ...)`.
-fn deparse_and(list: &[&Expr], names: &[String]) -> String {
+fn deparse_and(cx: &ShowCx, list: &[&Expr], names: &[String]) -> String {
     match list {
-        [one] => deparse(one, names),
+        [one] => deparse(cx, one, names),
         many => format!(
             "({})",
             many.iter()
-                .map(|e| deparse(e, names))
+                .map(|e| deparse(cx, e, names))
                 .collect::<Vec<_>>()
                 .join(" AND ")
         ),
@@ -1134,21 +1164,21 @@ fn deparse_and(list: &[&Expr], names: &[String]) -> String {
 }
 
 /// `e` as PostgreSQL's ruleutils prints an expression, for the forms Myriad binds.
-pub fn deparse(e: &Expr, names: &[String]) -> String {
-    let d = |x: &Expr| deparse(x, names);
+pub fn deparse(cx: &ShowCx, e: &Expr, names: &[String]) -> String {
+    let d = |x: &Expr| deparse(cx, x, names);
     match &e.kind {
-        ExprKind::Const(v) => constant(v, &e.ty),
+        ExprKind::Const(v) => constant(cx.text, v, &e.ty),
         ExprKind::Column(i) => names.get(*i).cloned().unwrap_or_else(|| format!("${i}")),
         ExprKind::Param(i) => format!("${}", i + 1),
-        ExprKind::Outer(i) => SUBPLANS.with(|s| {
-            s.borrow()
-                .outer
-                .last()
-                .and_then(|o| o.get(*i).cloned())
-                .unwrap_or_else(|| "?".into())
-        }),
+        ExprKind::Outer(i) => cx
+            .subplans
+            .borrow()
+            .outer
+            .last()
+            .and_then(|o| o.get(*i).cloned())
+            .unwrap_or_else(|| "?".into()),
         ExprKind::SubLink(link) => {
-            let n = subplan_number(&link.query);
+            let n = subplan_number(cx, &link.query);
             match &link.kind {
                 SubLinkKind::Quantified {
                     all: false, cmp, ..
@@ -1239,9 +1269,9 @@ pub fn deparse(e: &Expr, names: &[String]) -> String {
         ExprKind::NullIf(a, b) => format!("NULLIF({}, {})", d(a), d(b)),
         // Constants are folded, as PostgreSQL's planner folds them before EXPLAIN shows
         // them; a cast the binder added is not shown, as PostgreSQL hides implicit ones.
-        ExprKind::Cast { .. } if is_constant(e) => match crate::eval::eval(e, &[]) {
-            Ok(v) => constant(&v, &e.ty),
-            Err(_) => format!("({})::{}", cast_operand(e, names), e.ty.name()),
+        ExprKind::Cast { .. } if is_constant(e) => match crate::eval::fold_constant(e, cx.text) {
+            Ok(v) => constant(cx.text, &v, &e.ty),
+            Err(_) => format!("({})::{}", cast_operand(cx, e, names), e.ty.name()),
         },
         ExprKind::Cast {
             expr,
@@ -1251,8 +1281,8 @@ pub fn deparse(e: &Expr, names: &[String]) -> String {
         // The array constructs and operators print as written, as ruleutils does; an
         // array of constants is folded into one, as the planner folds it.
         ExprKind::Func(ScalarFunc::ArrayCtor, _) if is_constant(e) => {
-            match crate::eval::eval(e, &[]) {
-                Ok(v) => constant(&v, &e.ty),
+            match crate::eval::fold_constant(e, cx.text) {
+                Ok(v) => constant(cx.text, &v, &e.ty),
                 Err(_) => "ARRAY[...]".into(),
             }
         }
@@ -1296,7 +1326,11 @@ pub fn deparse(e: &Expr, names: &[String]) -> String {
             let mut shown: Vec<String> = args.iter().map(d).collect();
             if let Some(ExprKind::Const(Value::Int8(oid))) = args.first().map(|a| &a.kind) {
                 let class = common::value::RegKind::Class;
-                shown[0] = constant(&Value::Reg(class, *oid as u32), &DataType::Reg(class));
+                shown[0] = constant(
+                    cx.text,
+                    &Value::Reg(class, *oid as u32),
+                    &DataType::Reg(class),
+                );
             }
             format!("{}({})", func_name(*f), shown.join(", "))
         }
@@ -1305,21 +1339,22 @@ pub fn deparse(e: &Expr, names: &[String]) -> String {
             func_name(*f),
             args.iter().map(d).collect::<Vec<_>>().join(", ")
         ),
-        ExprKind::Agg(call) => deparse_agg(call, names),
+        ExprKind::Agg(call) => deparse_agg(cx, call, names),
     }
 }
 
 /// An expression a catalog keeps (a column DEFAULT), as PostgreSQL's `pg_get_expr`
 /// prints it: nothing folded, implicit casts hidden, and an untyped literal shown with
 /// the type it was read as (`'x'::text`, `'x'::character varying`).
-pub fn deparse_stored(e: &Expr) -> String {
-    deparse(&unfold(e), &[])
+pub fn deparse_stored(text: &common::value::TextContext, e: &Expr) -> String {
+    let cx = ShowCx::new(text);
+    deparse(&cx, &unfold(&cx, e), &[])
 }
 
 /// `e` with its implicit casts removed, except those that type a literal (which become
 /// constants of the type without its modifier), and negated numbers made constants, as
 /// PostgreSQL's parser makes them.
-fn unfold(e: &Expr) -> Expr {
+fn unfold(cx: &ShowCx, e: &Expr) -> Expr {
     let literal =
         |inner: &Expr| matches!(inner.kind, ExprKind::Const(_)) && inner.ty == DataType::Unknown;
     match &e.kind {
@@ -1328,7 +1363,7 @@ fn unfold(e: &Expr) -> Expr {
             explicit: false,
         } if literal(expr) => {
             let ty = e.ty.without_typmod();
-            match crate::eval::eval(&Expr::new(e.kind.clone(), ty), &[]) {
+            match crate::eval::fold_constant(&Expr::new(e.kind.clone(), ty), cx.text) {
                 Ok(v) => Expr::constant(v, ty),
                 Err(_) => e.clone(),
             }
@@ -1336,19 +1371,20 @@ fn unfold(e: &Expr) -> Expr {
         ExprKind::Cast {
             expr,
             explicit: false,
-        } => unfold(expr),
+        } => unfold(cx, expr),
         ExprKind::Const(v) => Expr::constant(v.clone(), e.ty.without_typmod()),
         ExprKind::Neg(inner) if matches!(inner.kind, ExprKind::Const(_)) => {
-            match crate::eval::eval(e, &[]) {
+            match crate::eval::fold_constant(e, cx.text) {
                 Ok(v) => Expr::constant(v, e.ty),
                 Err(_) => e.clone(),
             }
         }
-        ExprKind::Func(f, args) => {
-            Expr::new(ExprKind::Func(*f, args.iter().map(unfold).collect()), e.ty)
-        }
+        ExprKind::Func(f, args) => Expr::new(
+            ExprKind::Func(*f, args.iter().map(|a| unfold(cx, a)).collect()),
+            e.ty,
+        ),
         ExprKind::Binary(op, l, r) => Expr::new(
-            ExprKind::Binary(*op, Box::new(unfold(l)), Box::new(unfold(r))),
+            ExprKind::Binary(*op, Box::new(unfold(cx, l)), Box::new(unfold(cx, r))),
             e.ty,
         ),
         _ => e.clone(),
@@ -1365,10 +1401,10 @@ fn is_constant(e: &Expr) -> bool {
     }
 }
 
-fn cast_operand(e: &Expr, names: &[String]) -> String {
+fn cast_operand(cx: &ShowCx, e: &Expr, names: &[String]) -> String {
     match &e.kind {
-        ExprKind::Cast { expr, .. } => deparse(expr, names),
-        _ => deparse(e, names),
+        ExprKind::Cast { expr, .. } => deparse(cx, expr, names),
+        _ => deparse(cx, e, names),
     }
 }
 
@@ -1382,7 +1418,7 @@ fn flatten<'e>(e: &'e Expr, op: BinaryOp, out: &mut Vec<&'e Expr>) {
     }
 }
 
-fn deparse_agg(call: &AggCall, names: &[String]) -> String {
+fn deparse_agg(cx: &ShowCx, call: &AggCall, names: &[String]) -> String {
     let name = match call.func {
         AggFunc::CountStar => return "count(*)".into(),
         AggFunc::Count => "count",
@@ -1397,7 +1433,7 @@ fn deparse_agg(call: &AggCall, names: &[String]) -> String {
         .arg
         .iter()
         .chain(call.sep.iter())
-        .map(|a| deparse(a, names))
+        .map(|a| deparse(cx, a, names))
         .collect();
     let distinct = if call.distinct { "DISTINCT " } else { "" };
     let order = if call.order_by.is_empty() {
@@ -1409,7 +1445,7 @@ fn deparse_agg(call: &AggCall, names: &[String]) -> String {
             .map(|k| {
                 format!(
                     "{}{}",
-                    deparse(&k.expr, names),
+                    deparse(cx, &k.expr, names),
                     if k.desc { " DESC" } else { "" }
                 )
             })
@@ -1440,8 +1476,8 @@ pub(crate) fn like_operator(negated: bool, case_insensitive: bool) -> &'static s
     }
 }
 
-pub(crate) fn constant(v: &Value, ty: &DataType) -> String {
-    let text = match v.to_text() {
+pub(crate) fn constant(cx: &common::value::TextContext, v: &Value, ty: &DataType) -> String {
+    let text = match v.to_text(cx) {
         None => return format!("NULL::{}", ty.name()),
         Some(t) => t,
     };

@@ -67,6 +67,7 @@ fn referencing_key(
 }
 
 fn not_present(
+    text: &common::value::TextContext,
     table: &TableDesc,
     fk: &ForeignKey,
     referenced: &TableDesc,
@@ -81,7 +82,7 @@ fn not_present(
     )
     .with_detail(format!(
         "{} is not present in table \"{}\".",
-        columns_key_text(table, &fk.columns, key),
+        columns_key_text(text, table, &fk.columns, key),
         referenced.name
     ))
 }
@@ -193,7 +194,7 @@ pub(crate) fn check_outgoing(
     for (fk, referenced) in &fks.outgoing {
         for key in distinct_keys(table, fk, rows)? {
             if !lock_referenced(cx, referenced, fk, &key)? {
-                return Err(not_present(table, fk, referenced, &key));
+                return Err(not_present(cx.session.text(), table, fk, referenced, &key));
             }
         }
     }
@@ -268,7 +269,7 @@ pub(crate) fn check_incoming(
             )
             .with_detail(format!(
                 "{} is still referenced from table \"{}\".",
-                columns_key_text(table, &fk.ref_columns, &key),
+                columns_key_text(cx.session.text(), table, &fk.ref_columns, &key),
                 referencing.name
             )));
         }
@@ -399,7 +400,7 @@ pub(crate) fn validate_new_key(
             }
         }
         if !found {
-            return Err(not_present(table, fk, referenced, &key));
+            return Err(not_present(cx.session.text(), table, fk, referenced, &key));
         }
         present.insert(bytes);
     }

@@ -28,25 +28,40 @@ pub(crate) fn key_of(row: &[Value], index: &IndexDesc) -> Vec<Value> {
     index.columns.iter().map(|&c| row[c].clone()).collect()
 }
 
-fn key_text(table: &TableDesc, index: &IndexDesc, key: &[Value]) -> String {
-    columns_key_text(table, &index.columns, key)
+fn key_text(
+    text: &common::value::TextContext,
+    table: &TableDesc,
+    index: &IndexDesc,
+    key: &[Value],
+) -> String {
+    columns_key_text(text, table, &index.columns, key)
 }
 
 /// `Key (a, b)=(1, x)` for `key`, the values of `columns` of `table`.
-pub(crate) fn columns_key_text(table: &TableDesc, columns: &[usize], key: &[Value]) -> String {
+pub(crate) fn columns_key_text(
+    text: &common::value::TextContext,
+    table: &TableDesc,
+    columns: &[usize],
+    key: &[Value],
+) -> String {
     let names: Vec<&str> = columns
         .iter()
         .map(|&c| table.columns[c].name.as_str())
         .collect();
     let vals: Vec<String> = key
         .iter()
-        .map(|v| v.to_text().unwrap_or_else(|| "null".into()))
+        .map(|v| v.to_text(text).unwrap_or_else(|| "null".into()))
         .collect();
     format!("Key ({})=({})", names.join(", "), vals.join(", "))
 }
 
 /// 23505 as PostgreSQL words it for a key that is already there.
-pub(crate) fn unique_violation(table: &TableDesc, index: &IndexDesc, key: &[Value]) -> PgError {
+pub(crate) fn unique_violation(
+    text: &common::value::TextContext,
+    table: &TableDesc,
+    index: &IndexDesc,
+    key: &[Value],
+) -> PgError {
     PgError::new(
         SqlState::UNIQUE_VIOLATION,
         format!(
@@ -54,7 +69,10 @@ pub(crate) fn unique_violation(table: &TableDesc, index: &IndexDesc, key: &[Valu
             index.name
         ),
     )
-    .with_detail(format!("{} already exists.", key_text(table, index, key)))
+    .with_detail(format!(
+        "{} already exists.",
+        key_text(text, table, index, key)
+    ))
 }
 
 /// Add the entry (`key` of `row`, `tid`) to `index`; for a unique index, first make sure
@@ -94,7 +112,7 @@ fn insert_entry(
                 crate::wait_for_writer(cx.tx, table, xid, false)?;
             }
             (UniqueInsert::Conflict(_), None) => {
-                return Err(unique_violation(table, index, &key));
+                return Err(unique_violation(cx.session.text(), table, index, &key));
             }
         }
     }
@@ -161,7 +179,7 @@ fn index_entries(
         )
         .with_detail(format!(
             "{} is duplicated.",
-            key_text(table, probe, &dup[0].0)
+            key_text(cx.session.text(), table, probe, &dup[0].0)
         )));
     }
     Ok(entries)
@@ -172,7 +190,7 @@ fn index_entries(
 pub(crate) fn create_index(cx: &ExecContext, table: &TableDesc, new: NewIndex) -> PgResult<()> {
     let name = match &new.name {
         Some(n) => n.clone(),
-        None => cx.catalog.choose_index_name(table, &new),
+        None => cx.catalog.choose_index_name(cx.tx, table, &new),
     };
     let probe = IndexDesc {
         oid: 0,
@@ -201,7 +219,7 @@ pub(crate) fn create_index(cx: &ExecContext, table: &TableDesc, new: NewIndex) -
 pub(crate) fn add_key(cx: &ExecContext, table: &TableDesc, key: NewKey) -> PgResult<()> {
     let name = match &key.name {
         Some(n) => n.clone(),
-        None => cx.catalog.choose_key_name(table, &key),
+        None => cx.catalog.choose_key_name(cx.tx, table, &key),
     };
     let probe = IndexDesc {
         oid: 0,

@@ -11,10 +11,10 @@ use crate::catalog_funcs::PUBLIC_OID;
 use crate::eval::Row;
 
 /// The rows of `view`, one of the `information_schema` views.
-pub(crate) fn rows(view: SystemView) -> Vec<Row> {
-    let db = common::session::identity().1;
+pub(crate) fn rows(s: &crate::session::Session, view: SystemView) -> Vec<Row> {
+    let db = s.info.database.clone();
     match view {
-        SystemView::InfoTables => crate::exec::rows_per_table(|t, out| {
+        SystemView::InfoTables => crate::exec::rows_per_table(s, |t, out| {
             out.push(vec![
                 text(&db),
                 text("public"),
@@ -30,9 +30,9 @@ pub(crate) fn rows(view: SystemView) -> Vec<Row> {
                 Value::Null,
             ]);
         }),
-        SystemView::InfoColumns => crate::exec::rows_per_table(|t, out| {
+        SystemView::InfoColumns => crate::exec::rows_per_table(s, |t, out| {
             for i in t.live_columns() {
-                out.push(column_row(&db, t, i, &t.columns[i]));
+                out.push(column_row(s, &db, t, i, &t.columns[i]));
             }
         }),
         SystemView::InfoSchemata => [
@@ -47,7 +47,7 @@ pub(crate) fn rows(view: SystemView) -> Vec<Row> {
             row
         })
         .collect(),
-        SystemView::InfoTableConstraints => crate::exec::rows_per_table(|t, out| {
+        SystemView::InfoTableConstraints => crate::exec::rows_per_table(s, |t, out| {
             let mut row = |name: &str, kind: &str| {
                 let mut row = constraint_of(&db, name, t);
                 row.extend([
@@ -84,11 +84,7 @@ pub(crate) fn rows(view: SystemView) -> Vec<Row> {
             }
         }),
         SystemView::InfoCheckConstraints => {
-            let Ok(host) = crate::host::host() else {
-                return Vec::new();
-            };
-            let catalog = host.catalog();
-            crate::exec::rows_per_table(|t, out| {
+            crate::exec::rows_per_table(s, |t, out| {
                 let mut row = |name: &str, clause: String| {
                     out.push(vec![
                         text(&db),
@@ -100,7 +96,7 @@ pub(crate) fn rows(view: SystemView) -> Vec<Row> {
                 for c in &t.checks {
                     // pg_get_constraintdef's text after its "CHECK ", as PostgreSQL's
                     // view takes it.
-                    let def = crate::check::definition(&catalog, t, c, false);
+                    let def = crate::check::definition(s, t, c, false);
                     row(
                         &c.name,
                         def.strip_prefix("CHECK ").unwrap_or(&def).to_string(),
@@ -117,11 +113,8 @@ pub(crate) fn rows(view: SystemView) -> Vec<Row> {
             })
         }
         SystemView::InfoKeyColumnUsage => {
-            let Ok(host) = crate::host::host() else {
-                return Vec::new();
-            };
-            let catalog = host.catalog();
-            crate::exec::rows_per_table(|t, out| {
+            let catalog = &s.catalog;
+            crate::exec::rows_per_table(s, |t, out| {
                 let mut row =
                     |name: &str, column: usize, position: usize, unique: Option<usize>| {
                         let mut row = constraint_of(&db, name, t);
@@ -171,7 +164,13 @@ fn yes_no(b: bool) -> Value {
 }
 
 /// `information_schema.columns` for column `i` of `t`.
-fn column_row(db: &str, t: &TableDesc, i: usize, c: &ColumnDesc) -> Row {
+fn column_row(
+    s: &crate::session::Session,
+    db: &str,
+    t: &TableDesc,
+    i: usize,
+    c: &ColumnDesc,
+) -> Row {
     let ty = c.ty;
     let int = |v: Option<u32>| v.map_or(Value::Null, |v| Value::Int4(v as i32));
     let (max_len, octets) = match ty {
@@ -210,11 +209,10 @@ fn column_row(db: &str, t: &TableDesc, i: usize, c: &ColumnDesc) -> Row {
     };
     // An identity column's sequence gives its parameters.
     let identity = c.identity.and_then(|kind| {
-        let host = crate::host::host().ok()?;
-        let catalog = host.catalog();
-        let seq = catalog
+        let seq = s
+            .catalog
             .sequences()
-            .find(|s| s.owned_by == Some((t.oid, i)))?
+            .find(|q| q.owned_by == Some((t.oid, i)))?
             .options;
         Some((kind, seq))
     });
@@ -222,7 +220,7 @@ fn column_row(db: &str, t: &TableDesc, i: usize, c: &ColumnDesc) -> Row {
         identity.map_or(Value::Null, |(_, o)| Value::Text(f(&o).to_string()))
     };
     let default = match (&c.default, c.identity) {
-        (Some(_), None) => Value::Text(crate::catalog_views::default_text(c)),
+        (Some(_), None) => Value::Text(crate::catalog_views::default_text(s, c)),
         _ => Value::Null,
     };
     vec![

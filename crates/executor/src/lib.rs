@@ -9,8 +9,9 @@
 //!   every index in step with its heap.
 //! - `array`: the array functions and operators. `catalog_funcs`: the `reg*` types'
 //!   catalog lookups.
-//! - [`host`]: the database a session thread's expressions and system views reach.
-//! - [`sequence`]: `nextval` and friends, through that host.
+//! - [`session`]: what a statement's execution reads of its session (settings, clock,
+//!   catalog view, sequence memory), passed explicitly down to expression evaluation.
+//! - [`sequence`]: `nextval` and friends.
 //! - [`explain`]: EXPLAIN's text and EXPLAIN ANALYZE's per-operator counts.
 //! - [`execute`]: the entry point, also running DDL (CREATE: storage, then the catalog
 //!   record; DROP: the catalog record, then storage).
@@ -27,13 +28,13 @@ pub mod eval;
 pub mod exec;
 pub mod explain;
 mod fkey;
-pub mod host;
 pub mod index;
 mod information_schema;
 mod lockrows;
 mod math;
 pub mod ruleutils;
 pub mod sequence;
+pub mod session;
 pub mod sortkey;
 pub mod subquery;
 pub mod vacuum;
@@ -64,6 +65,8 @@ pub struct StatementResult {
 
 /// Everything a statement may touch.
 pub struct ExecContext<'a> {
+    /// The session: its settings, clock, catalog view and sequence memory.
+    pub session: &'a session::Session<'a>,
     pub pool: &'a BufferPool,
     pub catalog: &'a Catalog,
     /// Cached btree roots (nbtree rule 6), shared by all sessions.
@@ -84,6 +87,7 @@ pub struct ExecContext<'a> {
 impl ExecContext<'_> {
     pub(crate) fn env(&self) -> exec::Env<'_> {
         exec::Env {
+            session: self.session,
             pool: self.pool,
             roots: self.roots,
             tx: self.tx,
@@ -264,7 +268,8 @@ pub fn execute(stmt: PlannedStatement, cx: &ExecContext) -> PgResult<StatementRe
                 lines.push(copy::format_line(&format, &names));
             }
             for r in &rows {
-                let texts: Vec<Option<String>> = r.iter().map(Value::to_text).collect();
+                let texts: Vec<Option<String>> =
+                    r.iter().map(|v| v.to_text(cx.session.text())).collect();
                 let fields: Vec<Option<&str>> = texts.iter().map(|t| t.as_deref()).collect();
                 lines.push(copy::format_line(&format, &fields));
             }
@@ -351,7 +356,7 @@ pub fn execute(stmt: PlannedStatement, cx: &ExecContext) -> PgResult<StatementRe
         } => {
             let name = match fk.name.take() {
                 Some(n) => n,
-                None => cx.catalog.snapshot().choose_fk_name(&table, &fk),
+                None => cx.session.catalog.choose_fk_name(&table, &fk),
             };
             // Checked before the catalog's lock is taken: the scan may be long.
             fkey::validate_new_key(cx, &table, &referenced, &fk.named(0, name.clone()))?;
@@ -369,7 +374,7 @@ pub fn execute(stmt: PlannedStatement, cx: &ExecContext) -> PgResult<StatementRe
         } => {
             let name = match check.name.take() {
                 Some(n) => n,
-                None => cx.catalog.snapshot().choose_check_name(&table, &check),
+                None => cx.session.catalog.choose_check_name(&table, &check),
             };
             // Checked before the catalog's lock is taken: the scan may be long.
             if check.validated {
@@ -545,6 +550,7 @@ fn some_row_where(
 fn with_every_row<R>(cx: &ExecContext, f: impl FnOnce(&ExecContext) -> R) -> R {
     let fresh = cx.tx.fresh_snapshot();
     f(&ExecContext {
+        session: cx.session,
         pool: cx.pool,
         catalog: cx.catalog,
         roots: cx.roots,

@@ -279,7 +279,9 @@ mod tests {
 
     fn text(v: PgResult<Value>) -> String {
         match v {
-            Ok(v) => v.to_text().unwrap_or_else(|| "NULL".into()),
+            Ok(v) => v
+                .to_text(&common::value::TextContext::detached())
+                .unwrap_or_else(|| "NULL".into()),
             Err(e) => format!("ERROR {}: {}", e.code.0, e.message),
         }
     }

@@ -11,8 +11,20 @@ use sql::bound::{BinaryOp, Expr, ExprKind, ScalarFunc};
 use crate::explain::{bool_test_word, constant, deparse, func_name, like_operator};
 
 /// `e` over a row whose columns are `names`.
-pub fn deparse_stored_expr(e: &Expr, names: &[String], pretty: bool) -> String {
-    Deparser { names, pretty }.expr(e, false)
+/// `e` over columns `names` as PostgreSQL's `pg_get_expr` prints it (`pretty`: with
+/// fewer parentheses); constants print in the session's text context `text`.
+pub fn deparse_stored_expr(
+    text: &common::value::TextContext,
+    e: &Expr,
+    names: &[String],
+    pretty: bool,
+) -> String {
+    Deparser {
+        cx: crate::explain::ShowCx::new(text),
+        names,
+        pretty,
+    }
+    .expr(e, false)
 }
 
 /// What ruleutils' precedence rules know of a node.
@@ -92,6 +104,7 @@ fn simple_under(child: &Expr, parent: Node, first: bool) -> bool {
 }
 
 struct Deparser<'a> {
+    cx: crate::explain::ShowCx<'a>,
     names: &'a [String],
     pretty: bool,
 }
@@ -102,15 +115,15 @@ impl Deparser<'_> {
     fn expr(&self, e: &Expr, show_implicit: bool) -> String {
         let wrap = |s: String| if self.pretty { s } else { format!("({s})") };
         match &e.kind {
-            ExprKind::Const(v) => constant(v, &e.ty),
+            ExprKind::Const(v) => constant(self.cx.text, v, &e.ty),
             ExprKind::Column(i) => match self.names.get(*i) {
                 Some(n) => common::ids::quote_identifier(n).into_owned(),
                 None => format!("${i}"),
             },
             // PostgreSQL's parser makes `-1` a constant.
             ExprKind::Neg(x) if matches!(x.kind, ExprKind::Const(_)) => {
-                match crate::eval::eval(e, &[]) {
-                    Ok(v) => constant(&v, &e.ty),
+                match crate::eval::fold_constant(e, self.cx.text) {
+                    Ok(v) => constant(self.cx.text, &v, &e.ty),
                     Err(_) => wrap(format!("- {}", self.arg(x, e, true))),
                 }
             }
@@ -241,7 +254,7 @@ impl Deparser<'_> {
                 | ScalarFunc::CurrVal
                 | ScalarFunc::SetVal,
                 _,
-            ) => deparse(e, self.names),
+            ) => deparse(&self.cx, e, self.names),
             ExprKind::Func(f, args) => format!(
                 "{}({})",
                 func_name(*f),
@@ -288,7 +301,7 @@ impl Deparser<'_> {
                 s.push_str(" END");
                 s
             }
-            _ => deparse(e, self.names),
+            _ => deparse(&self.cx, e, self.names),
         }
     }
 
@@ -318,7 +331,7 @@ impl Deparser<'_> {
             return None;
         }
         Some(match &e.kind {
-            ExprKind::Const(v) => constant(v, &DataType::Text),
+            ExprKind::Const(v) => constant(self.cx.text, v, &DataType::Text),
             _ => {
                 let inner = self.expr(e, true);
                 if self.pretty && simple_under(e, Node::Cast, true) {

@@ -1,11 +1,9 @@
 //! `nextval`, `currval`, `setval`, `lastval`: sequence functions inside expressions.
 //!
-//! They reach the pool and the running sequence states through the session thread's
-//! [`crate::host`]. The session's `currval`/`lastval` memory is per thread too, for the
-//! thread's (the session's) life, as PostgreSQL keeps it per backend.
+//! They reach the pool, the running sequence states and the session's `currval` /
+//! `lastval` memory through the statement's [`Session`], as PostgreSQL keeps that memory
+//! per backend.
 
-use std::cell::RefCell;
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use access::sequence::{Exhausted, SeqBounds};
@@ -13,30 +11,11 @@ use catalog::SequenceDesc;
 use common::{Oid, PgError, PgResult, SqlState, Value};
 use sql::bound::ScalarFunc;
 
-use crate::host::{Host, host};
-
-#[derive(Default)]
-struct SessionSequences {
-    /// `currval` of each sequence this session called `nextval` (or `setval`) on.
-    currval: HashMap<Oid, i64>,
-    /// The sequence of the last `nextval`, for `lastval()`.
-    last: Option<Oid>,
-    /// The statement runs in a read-only transaction: `nextval` and `setval` refuse.
-    read_only: bool,
-}
-
-thread_local! {
-    static SESSION: RefCell<SessionSequences> = RefCell::new(SessionSequences::default());
-}
-
-/// Whether this thread's next statements run in a read-only transaction.
-pub fn set_read_only(read_only: bool) {
-    SESSION.with(|s| s.borrow_mut().read_only = read_only);
-}
+use crate::session::Session;
 
 /// 25006 for `nextval` / `setval` in a read-only transaction.
-fn check_writable(func: &str) -> PgResult<()> {
-    if SESSION.with(|s| s.borrow().read_only) {
+fn check_writable(s: &Session, func: &str) -> PgResult<()> {
+    if s.read_only {
         return Err(PgError::new(
             SqlState::READ_ONLY_SQL_TRANSACTION,
             format!("cannot execute {func}() in a read-only transaction"),
@@ -45,13 +24,17 @@ fn check_writable(func: &str) -> PgResult<()> {
     Ok(())
 }
 
-fn lookup(host: &dyn Host, oid: Oid) -> PgResult<Arc<SequenceDesc>> {
-    host.catalog().sequence_by_oid(oid).cloned().ok_or_else(|| {
-        PgError::new(
-            SqlState::UNDEFINED_TABLE,
-            format!("could not open relation with OID {oid}"),
-        )
-    })
+/// Sequence `oid` as the transaction sees it now (after [`lock`]'s wait).
+fn lookup(s: &Session, oid: Oid) -> PgResult<Arc<SequenceDesc>> {
+    s.catalog_now()
+        .sequence_by_oid(oid)
+        .cloned()
+        .ok_or_else(|| {
+            PgError::new(
+                SqlState::UNDEFINED_TABLE,
+                format!("could not open relation with OID {oid}"),
+            )
+        })
 }
 
 fn bounds(s: &SequenceDesc) -> SeqBounds {
@@ -67,7 +50,7 @@ fn bounds(s: &SequenceDesc) -> SeqBounds {
 /// of the transaction. A transaction restarting it (ALTER SEQUENCE, TRUNCATE ... RESTART
 /// IDENTITY) holds a conflicting lock: this waits for it to end, and the call then finds
 /// the sequence's storage as it left it (the catalog is published before its locks go).
-pub(crate) fn lock(tx: &txn::Tx, oid: i64) -> PgResult<()> {
+pub(crate) fn lock(s: &Session, tx: &txn::Tx, oid: i64) -> PgResult<()> {
     let Ok(oid) = Oid::try_from(oid) else {
         return Ok(()); // not a sequence: the call reports it
     };
@@ -77,29 +60,24 @@ pub(crate) fn lock(tx: &txn::Tx, oid: i64) -> PgResult<()> {
         false,
     )
     .map_err(|e| {
-        let name = host()
-            .ok()
-            .and_then(|h| h.catalog().sequence_by_oid(oid).map(|s| s.name.clone()))
+        let name = s
+            .catalog_now()
+            .sequence_by_oid(oid)
+            .map(|s| s.name.clone())
             .unwrap_or_else(|| oid.to_string());
         e.to_pg(&format!("relation \"{name}\""))
     })
 }
 
 /// `nextval(seq)`.
-pub fn nextval(oid: Oid) -> PgResult<i64> {
-    check_writable("nextval")?;
-    let host = host()?;
-    let seq = lookup(host.as_ref(), oid)?;
-    match host
-        .sequences()
-        .nextval(host.pool(), seq.rel, &bounds(&seq))?
-    {
+pub fn nextval(s: &Session, oid: Oid) -> PgResult<i64> {
+    check_writable(s, "nextval")?;
+    let seq = lookup(s, oid)?;
+    match s.sequences.nextval(s.pool, seq.rel, &bounds(&seq))? {
         Ok(v) => {
-            SESSION.with(|s| {
-                let mut s = s.borrow_mut();
-                s.currval.insert(oid, v);
-                s.last = Some(oid);
-            });
+            let mut memory = s.sequence_memory.borrow_mut();
+            memory.currval.insert(oid, v);
+            memory.last = Some(oid);
             Ok(v)
         }
         Err(Exhausted::Max(m)) => Err(PgError::new(
@@ -120,41 +98,38 @@ pub fn nextval(oid: Oid) -> PgResult<i64> {
 }
 
 /// `currval(seq)`: this session's last value of `seq`.
-pub fn currval(oid: Oid) -> PgResult<i64> {
-    let host = host()?;
-    let seq = lookup(host.as_ref(), oid)?;
-    SESSION
-        .with(|s| s.borrow().currval.get(&oid).copied())
-        .ok_or_else(|| {
-            PgError::new(
-                SqlState::OBJECT_NOT_IN_PREREQUISITE_STATE,
-                format!(
-                    "currval of sequence \"{}\" is not yet defined in this session",
-                    seq.name
-                ),
-            )
-        })
+pub fn currval(s: &Session, oid: Oid) -> PgResult<i64> {
+    let seq = lookup(s, oid)?;
+    let value = s.sequence_memory.borrow().currval.get(&oid).copied();
+    value.ok_or_else(|| {
+        PgError::new(
+            SqlState::OBJECT_NOT_IN_PREREQUISITE_STATE,
+            format!(
+                "currval of sequence \"{}\" is not yet defined in this session",
+                seq.name
+            ),
+        )
+    })
 }
 
 /// `lastval()`: this session's last `nextval` result, of any sequence.
-pub fn lastval() -> PgResult<i64> {
+pub fn lastval(s: &Session) -> PgResult<i64> {
     let not_defined = || {
         PgError::new(
             SqlState::OBJECT_NOT_IN_PREREQUISITE_STATE,
             "lastval is not yet defined in this session",
         )
     };
-    let (last, value) = SESSION.with(|s| {
-        let s = s.borrow();
-        let last = s.last;
-        (last, last.and_then(|o| s.currval.get(&o).copied()))
-    });
+    let (last, value) = {
+        let memory = s.sequence_memory.borrow();
+        let last = memory.last;
+        (last, last.and_then(|o| memory.currval.get(&o).copied()))
+    };
     let (Some(oid), Some(value)) = (last, value) else {
         return Err(not_defined());
     };
     // A sequence dropped since: PostgreSQL reports it as never defined.
-    let host = host()?;
-    if host.catalog().sequence_by_oid(oid).is_none() {
+    if s.catalog_now().sequence_by_oid(oid).is_none() {
         return Err(not_defined());
     }
     Ok(value)
@@ -162,17 +137,15 @@ pub fn lastval() -> PgResult<i64> {
 
 /// `SELECT * FROM seq`: the sequence's running state (or its page's, if unused since
 /// startup).
-pub fn state(oid: Oid) -> PgResult<access::sequence::SeqState> {
-    let host = host()?;
-    let seq = lookup(host.as_ref(), oid)?;
-    host.sequences().state(host.pool(), seq.rel)
+pub fn state(s: &Session, oid: Oid) -> PgResult<access::sequence::SeqState> {
+    let seq = lookup(s, oid)?;
+    s.sequences.state(s.pool, seq.rel)
 }
 
 /// `setval(seq, value [, is_called])`: returns `value`.
-pub fn setval(oid: Oid, value: i64, is_called: bool) -> PgResult<i64> {
-    check_writable("setval")?;
-    let host = host()?;
-    let seq = lookup(host.as_ref(), oid)?;
+pub fn setval(s: &Session, oid: Oid, value: i64, is_called: bool) -> PgResult<i64> {
+    check_writable(s, "setval")?;
+    let seq = lookup(s, oid)?;
     let o = &seq.options;
     if value < o.min || value > o.max {
         return Err(PgError::new(
@@ -183,17 +156,16 @@ pub fn setval(oid: Oid, value: i64, is_called: bool) -> PgResult<i64> {
             ),
         ));
     }
-    host.sequences()
-        .setval(host.pool(), seq.rel, value, is_called)?;
+    s.sequences.setval(s.pool, seq.rel, value, is_called)?;
     if is_called {
-        SESSION.with(|s| s.borrow_mut().currval.insert(oid, value));
+        s.sequence_memory.borrow_mut().currval.insert(oid, value);
     }
     Ok(value)
 }
 
 /// A sequence function's call; `args` has no NULL (they are strict), and the first is
 /// the sequence's OID (the binder resolved it).
-pub(crate) fn eval_func(f: ScalarFunc, args: &[Value]) -> PgResult<Value> {
+pub(crate) fn eval_func(s: &Session, f: ScalarFunc, args: &[Value]) -> PgResult<Value> {
     let seq = || match args.first() {
         Some(Value::Int8(oid)) => {
             Oid::try_from(*oid).map_err(|_| PgError::internal(format!("bad sequence OID {oid}")))
@@ -203,15 +175,15 @@ pub(crate) fn eval_func(f: ScalarFunc, args: &[Value]) -> PgResult<Value> {
         ))),
     };
     let v = match f {
-        ScalarFunc::NextVal => nextval(seq()?)?,
-        ScalarFunc::CurrVal => currval(seq()?)?,
-        ScalarFunc::LastVal => lastval()?,
+        ScalarFunc::NextVal => nextval(s, seq()?)?,
+        ScalarFunc::CurrVal => currval(s, seq()?)?,
+        ScalarFunc::LastVal => lastval(s)?,
         ScalarFunc::SetVal => {
             let Some(Value::Int8(value)) = args.get(1) else {
                 return Err(PgError::internal("setval without a bigint value"));
             };
             let is_called = !matches!(args.get(2), Some(Value::Bool(false)));
-            setval(seq()?, *value, is_called)?
+            setval(s, seq()?, *value, is_called)?
         }
         other => {
             return Err(PgError::internal(format!(

@@ -260,34 +260,66 @@ fn bind_params() {
         (6, Value::Text("héllo".into())),
         (
             10,
-            Value::parse("2024-02-29", &DataType::Date).expect("a date"),
+            Value::parse(
+                "2024-02-29",
+                &DataType::Date,
+                &common::value::TextContext::detached(),
+            )
+            .expect("a date"),
         ),
         (
             11,
-            Value::parse("2024-02-29 12:34:56.789", &DataType::Timestamp(None))
-                .expect("a timestamp"),
+            Value::parse(
+                "2024-02-29 12:34:56.789",
+                &DataType::Timestamp(None),
+                &common::value::TextContext::detached(),
+            )
+            .expect("a timestamp"),
         ),
         (
             13,
-            Value::parse("2024-02-29 12:34:56+02", &DataType::TimestampTz(None))
-                .expect("a timestamptz"),
+            Value::parse(
+                "2024-02-29 12:34:56+02",
+                &DataType::TimestampTz(None),
+                &common::value::TextContext::detached(),
+            )
+            .expect("a timestamptz"),
         ),
         (
             14,
-            Value::parse("1 year 2 mons 3 days 04:05:06.5", &DataType::Interval)
-                .expect("an interval"),
+            Value::parse(
+                "1 year 2 mons 3 days 04:05:06.5",
+                &DataType::Interval,
+                &common::value::TextContext::detached(),
+            )
+            .expect("an interval"),
         ),
         (
             15,
-            Value::parse("-12345.678900", &DataType::Numeric(None)).expect("a numeric"),
+            Value::parse(
+                "-12345.678900",
+                &DataType::Numeric(None),
+                &common::value::TextContext::detached(),
+            )
+            .expect("a numeric"),
         ),
         (
             15,
-            Value::parse("NaN", &DataType::Numeric(None)).expect("NaN"),
+            Value::parse(
+                "NaN",
+                &DataType::Numeric(None),
+                &common::value::TextContext::detached(),
+            )
+            .expect("NaN"),
         ),
         (
             17,
-            Value::parse("a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11", &DataType::Uuid).expect("a uuid"),
+            Value::parse(
+                "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11",
+                &DataType::Uuid,
+                &common::value::TextContext::detached(),
+            )
+            .expect("a uuid"),
         ),
         (18, Value::Bytea(vec![0, 1, 0xff])),
         (19, Value::Oid(4_000_000_000)),
@@ -297,11 +329,21 @@ fn bind_params() {
     let arrays = [
         (
             0x40 | 2,
-            Value::parse("{{1,2},{3,NULL}}", &int4_array).expect("an int4[]"),
+            Value::parse(
+                "{{1,2},{3,NULL}}",
+                &int4_array,
+                &common::value::TextContext::detached(),
+            )
+            .expect("an int4[]"),
         ),
         (
             0x40 | 6,
-            Value::parse("[0:1]={\"a b\",\"\\\"q\\\"\"}", &text_array).expect("a text[]"),
+            Value::parse(
+                "[0:1]={\"a b\",\"\\\"q\\\"\"}",
+                &text_array,
+                &common::value::TextContext::detached(),
+            )
+            .expect("a text[]"),
         ),
     ];
     for (i, (selector, v)) in values.iter().chain(arrays.iter()).enumerate() {
@@ -310,7 +352,7 @@ fn bind_params() {
         let mut binary = vec![selector | 0x80];
         binary.extend_from_slice(&buf[4..]);
         write(&dir, &format!("{i:02}-binary"), &binary);
-        if let Some(text) = v.to_text() {
+        if let Some(text) = v.to_text(&common::value::TextContext::detached()) {
             let mut t = vec![*selector];
             t.extend_from_slice(text.as_bytes());
             write(&dir, &format!("{i:02}-text"), &t);
@@ -537,16 +579,31 @@ fn heap_page() {
         (Value::Float8(0.25), DataType::Float8),
         (Value::Bpchar("ab ".into()), DataType::Bpchar(Some(3))),
         (
-            Value::parse("2001-02-03", &DataType::Date).expect("date"),
+            Value::parse(
+                "2001-02-03",
+                &DataType::Date,
+                &common::value::TextContext::detached(),
+            )
+            .expect("date"),
             DataType::Date,
         ),
         (
-            Value::parse("1.5", &DataType::Numeric(None)).expect("numeric"),
+            Value::parse(
+                "1.5",
+                &DataType::Numeric(None),
+                &common::value::TextContext::detached(),
+            )
+            .expect("numeric"),
             DataType::Numeric(None),
         ),
         (Value::Bytea(vec![1, 2, 3]), DataType::Bytea),
         (
-            Value::parse("{1,2,3}", &DataType::Int4.array().expect("int4[]")).expect("array"),
+            Value::parse(
+                "{1,2,3}",
+                &DataType::Int4.array().expect("int4[]"),
+                &common::value::TextContext::detached(),
+            )
+            .expect("array"),
             DataType::Int4.array().expect("int4[]"),
         ),
     ];
@@ -599,7 +656,12 @@ fn btree_page() {
         (
             vec![
                 Value::Int8(i as i64 / 3),
-                Value::parse("2.5", &DataType::Numeric(None)).expect("numeric"),
+                Value::parse(
+                    "2.5",
+                    &DataType::Numeric(None),
+                    &common::value::TextContext::detached(),
+                )
+                .expect("numeric"),
             ],
             tid(i),
         )

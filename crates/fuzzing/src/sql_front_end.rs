@@ -3,8 +3,9 @@
 //! (`server::Database::execute_one`; PREPARE as `Session::sql_prepare` does).
 //!
 //! The catalog is built once per process ([`catalog`]) by running real DDL through a
-//! real session on a throwaway data directory; then only the in-memory snapshot is kept:
-//! binding and planning read nothing else. Nothing is executed.
+//! real session on a throwaway data directory; binding and planning read its snapshot,
+//! and `reg*` literals read names through it ([`session`]), as a session's statements do.
+//! Nothing is executed.
 
 use std::sync::{Arc, OnceLock};
 
@@ -43,14 +44,33 @@ CREATE TABLE sbtest1 (id serial PRIMARY KEY, k int NOT NULL DEFAULT 0,
 CREATE INDEX k_1 ON sbtest1 (k);
 ";
 
-/// The catalog every input is bound against, made on first use.
-pub fn catalog() -> &'static Arc<CatalogSnapshot> {
-    static CATALOG: OnceLock<Arc<CatalogSnapshot>> = OnceLock::new();
-    CATALOG.get_or_init(build_catalog)
+/// The database every input is bound against, made on first use and kept for the
+/// process (its temporary directory is left behind when the process ends).
+struct Fixture {
+    catalog: Arc<CatalogSnapshot>,
+    /// A session's context over that catalog: what binding and `reg*` text read.
+    session: common::session::SessionInfo,
+    _db: Arc<server::Database>,
+    _dir: tempfile::TempDir,
 }
 
-fn build_catalog() -> Arc<CatalogSnapshot> {
-    use executor::host::Host;
+fn fixture() -> &'static Fixture {
+    static FIXTURE: OnceLock<Fixture> = OnceLock::new();
+    FIXTURE.get_or_init(build_fixture)
+}
+
+/// The catalog every input is bound against.
+pub fn catalog() -> &'static Arc<CatalogSnapshot> {
+    &fixture().catalog
+}
+
+/// The session every input is bound in: the bootstrap user, a detached clock, and the
+/// fixture's catalog for `reg*` names.
+pub fn session() -> &'static common::session::SessionInfo {
+    &fixture().session
+}
+
+fn build_fixture() -> Fixture {
     use wire::Session as _;
     let dir = tempfile::tempdir().expect("a temporary directory");
     let config = server::Config {
@@ -67,9 +87,21 @@ fn build_catalog() -> Arc<CatalogSnapshot> {
         }
     }
     drop(session);
-    let catalog = db.catalog();
-    drop(db);
-    catalog
+    let catalog = db.committed_catalog();
+    let session = common::session::SessionInfo {
+        backend_pid: 1,
+        text: executor::session::text_context(
+            common::datetime::SessionClock::detached(),
+            catalog.clone(),
+        ),
+        ..common::session::SessionInfo::detached()
+    };
+    Fixture {
+        catalog,
+        session,
+        _db: db,
+        _dir: dir,
+    }
 }
 
 /// Target `sql_front_end`: `data` as a query string (invalid UTF-8 replaced), parsed, and
@@ -100,7 +132,7 @@ fn check(text: &str, step: &str, e: PgError) {
 }
 
 fn bind_and_plan(catalog: &CatalogSnapshot, text: &str, cmd: &Command) -> Result<(), PgError> {
-    let binder = sql::Binder::new(catalog, text).for_session(1);
+    let binder = sql::Binder::new(catalog, text, session());
     let stmt = match cmd {
         Command::Sql(stmt) => stmt,
         Command::AlterSequence(_) | Command::AlterIndex(_) => {
@@ -164,8 +196,7 @@ fn prepared(
     stmt: &Statement,
     declared: Vec<common::DataType>,
 ) -> Result<(), PgError> {
-    let (bound, _types) = sql::Binder::new(catalog, text)
-        .for_session(1)
+    let (bound, _types) = sql::Binder::new(catalog, text, session())
         .with_params(declared)
         .bind_prepared(stmt)?;
     planner::plan(bound);

@@ -87,10 +87,12 @@ pub fn bind_params(data: &[u8]) {
         ty = ty.array().unwrap_or(ty);
     }
     let binary = selector & 0x80 != 0;
+    // `reg*` text is looked up by name in the session's catalog.
+    let text_cx = &crate::sql_front_end::session().text;
     let decoded = if binary {
         wire::binary::get_param(bytes, &ty, 1)
     } else {
-        wire::binary::utf8(bytes).and_then(|text| common::Value::parse(text, &ty))
+        wire::binary::utf8(bytes).and_then(|text| common::Value::parse(text, &ty, text_cx))
     };
     let value = match decoded {
         Ok(v) => v,
@@ -107,7 +109,7 @@ pub fn bind_params(data: &[u8]) {
     if value.is_null() {
         return;
     }
-    let _ = value.to_text();
+    let _ = value.to_text(text_cx);
     let mut buf = BytesMut::new();
     wire::binary::put_value(&value, &mut buf);
     // put_value writes the length word, then the bytes.

@@ -89,16 +89,18 @@ impl Session {
     }
 
     pub(crate) fn copy_data_in(&mut self, data: &[u8]) {
-        let Some(c) = self.copy.as_mut() else {
+        let Some(mut c) = self.copy.take() else {
             return;
         };
-        if c.error.is_some() {
-            return;
+        if c.error.is_none() {
+            let catalog = self.db.catalog.snapshot(&self.tx);
+            let session = self.db.exec_session(&self.parts(), &self.tx, catalog);
+            let cx = self.db.exec_context(&self.tx, &c.snapshot, &session);
+            if let Err(e) = c.load.feed(&cx, data) {
+                c.error = Some(e);
+            }
         }
-        let cx = self.db.exec_context(&self.tx, &c.snapshot);
-        if let Err(e) = c.load.feed(&cx, data) {
-            c.error = Some(e);
-        }
+        self.copy = Some(c);
     }
 
     /// CopyDone: load the last rows, end the statement, go on with the query string.
@@ -110,7 +112,9 @@ impl Session {
         let result = match c.error {
             Some(e) => Err(e),
             None => {
-                let cx = self.db.exec_context(&self.tx, &c.snapshot);
+                let catalog = self.db.catalog.snapshot(&self.tx);
+                let session = self.db.exec_session(&self.parts(), &self.tx, catalog);
+                let cx = self.db.exec_context(&self.tx, &c.snapshot, &session);
                 c.load.finish(&cx)
             }
         };

@@ -275,10 +275,8 @@ impl Session {
         stmt: &Statement,
         declared: Vec<DataType>,
     ) -> PgResult<(Arc<CachedPlan>, Vec<DataType>)> {
-        let catalog = self.db.catalog.snapshot();
-        let binder = sql::Binder::new(&catalog, sql)
-            .for_session(self.tx.backend())
-            .with_params(declared);
+        let catalog = self.db.catalog.snapshot(&self.tx);
+        let binder = sql::Binder::new(&catalog, sql, &self.info).with_params(declared);
         let (bound, types) = binder.bind_prepared(stmt)?;
         let cached = CachedPlan::new(&self.db, &catalog, bound, binder.dependencies());
         Ok((cached, types))
@@ -358,6 +356,8 @@ impl Session {
 
     /// Bind: decode the parameters and make the portal.
     pub(crate) fn bind_portal(&mut self, req: BindRequest<'_>) -> PgResult<()> {
+        // Text parameters of date/time types read the session clock and zone.
+        self.set_statement_context();
         let prep = self
             .statements
             .get(req.statement)
@@ -385,8 +385,6 @@ impl Session {
                 req.param_formats.len()
             ))
         })?;
-        // Text parameters of date/time types read the session clock and zone.
-        self.set_statement_context();
         let mut values = Vec::with_capacity(n);
         for (i, (bytes, ty)) in req.params.iter().zip(prep.param_types.iter()).enumerate() {
             // PostgreSQL's context for a parameter's error; a text value shows as '...'
@@ -409,7 +407,7 @@ impl Session {
                     Ok(false) => wire::binary::utf8(b)
                         .and_then(|text| match ty {
                             DataType::Unknown => Ok(Value::Text(text.to_string())),
-                            ty => Value::parse(text, ty),
+                            ty => Value::parse(text, ty, &self.info.text),
                         })
                         .map_err(|e| e.with_context(context(true))),
                 },
@@ -428,14 +426,14 @@ impl Session {
         .collect::<PgResult<Vec<bool>>>()?;
         // The plan cache: the binding Parse (or the last Bind) made, if nothing it read
         // has changed since; else bind now and keep that.
-        let catalog = self.db.catalog.snapshot();
+        let catalog = self.db.catalog.snapshot(&self.tx);
         if prep.bound.as_ref().is_some_and(|c| !c.holds_for(&catalog)) {
             let stmt = prep
                 .stmt
                 .as_deref()
                 .and_then(Command::sql)
                 .expect("a bound statement has a statement");
-            let binder = sql::Binder::new(&catalog, &prep.sql).for_session(self.tx.backend());
+            let binder = sql::Binder::new(&catalog, &prep.sql, &self.info);
             let (bound, deps) = rebind(binder, stmt, &prep.param_types, prep.columns.as_deref())?;
             let cached = CachedPlan::new(&self.db, &catalog, bound, deps);
             if let Some(p) = self.statements.get_mut(req.statement) {
@@ -495,6 +493,7 @@ impl Session {
                         rows: vec![],
                         binary: vec![],
                         end: ExecuteEnd::Empty,
+                        text: self.info.text.clone(),
                     }),
                 };
             };
@@ -565,7 +564,12 @@ impl Session {
         self.portals.insert(name.to_string(), portal);
         ExecuteOutcome {
             notices,
-            result: Ok(Executed { rows, binary, end }),
+            result: Ok(Executed {
+                rows,
+                binary,
+                end,
+                text: self.info.text.clone(),
+            }),
         }
     }
 
@@ -589,8 +593,8 @@ impl Session {
                 "syntax error at or near \"{word}\""
             )));
         }
-        let catalog = self.db.catalog.snapshot();
-        let binder = sql::Binder::new(&catalog, sql);
+        let catalog = self.db.catalog.snapshot(&self.tx);
+        let binder = sql::Binder::new(&catalog, sql, &self.info);
         // A parameter's type is an OID: PostgreSQL drops a declared typmod
         // (`PREPARE p(numeric(3,1))` passes 1.25 through unrounded).
         let declared = types
@@ -640,12 +644,15 @@ impl Session {
                 args.len()
             )));
         }
-        let catalog = self.db.catalog.snapshot();
-        let binder = sql::Binder::new(&catalog, sql).for_session(self.tx.backend());
+        let catalog = self.db.catalog.snapshot(&self.tx);
+        let binder = sql::Binder::new(&catalog, sql, &self.info);
+        let session = self
+            .db
+            .exec_session(&self.parts(), &self.tx, catalog.clone());
         let mut values = Vec::with_capacity(args.len());
         for (a, ty) in args.iter().zip(types.iter()) {
             let e = binder.bind_argument(a, ty)?;
-            values.push(executor::eval::eval(&e, &[])?);
+            values.push(executor::eval::eval(&e, &[], &session)?);
         }
         let Some(stmt) = stmt else {
             return Err(PgError::internal("EXECUTE of an empty statement"));

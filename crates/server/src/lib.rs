@@ -11,21 +11,24 @@
 //!    [`session::Session`] right there, blocking only that connection.
 //! 3. `sql::parser::parse` parses the whole string into statements (a syntax error anywhere
 //!    runs nothing, as in PostgreSQL).
-//! 4. For each statement, the session starts a transaction if none is open and takes a
-//!    snapshot; [`Database`] takes the current `catalog::CatalogSnapshot`,
-//!    `sql::Binder::bind` resolves names and types, and the relation locks the statement
-//!    needs are taken (see below).
+//! 4. For each statement, the session starts a transaction if none is open, takes a
+//!    snapshot and makes the statement's session context
+//!    (`Session::set_statement_context`: its clock, zone and catalog, passed down
+//!    explicitly, never kept per thread); [`Database`] takes the transaction's
+//!    `catalog::CatalogSnapshot`, `sql::Binder::bind` resolves names and types, and the
+//!    relation locks the statement needs are taken (see below).
 //! 5. `planner::plan` turns the bound statement into a plan (filters pushed into scans).
-//! 6. `executor::execute` runs it: operators pull rows from `access::heapam::HeapScan`,
-//!    which reads pages through `storage::bufmgr::BufferPool` from `storage::smgr`.
+//! 6. `executor::execute` runs it, with the session in its `ExecContext`: operators pull
+//!    rows from `access::heapam::HeapScan`, which reads pages through
+//!    `storage::bufmgr::BufferPool` from `storage::smgr`.
 //! 7. The rows and command tag go back to `wire`, which encodes RowDescription, DataRow
-//!    and CommandComplete and flushes once, with ReadyForQuery.
+//!    (text in the statement's context) and CommandComplete and flushes once, with
+//!    ReadyForQuery.
 //!
 //! The extended protocol (Parse / Bind / Execute / Sync) takes the same path from step
 //! 4, with a prepared statement's cached binding: a query or DML runs its cached generic
 //! plan (made once, with the parameters in place, and again only after DDL on what it
-//! reads) with each
-//! execution's values, so nothing is bound, copied or planned per execution
+//! reads) with each execution's values, so nothing is bound, copied or planned per execution
 //! (`extended::CachedPlan`); COPY FROM STDIN binds and locks, then loads the data as it
 //! arrives (`copy`).
 //!
@@ -92,18 +95,15 @@ pub struct Database {
     plans_made: std::sync::atomic::AtomicU64,
 }
 
-impl executor::host::Host for Database {
-    fn catalog(&self) -> Arc<catalog::CatalogSnapshot> {
-        self.catalog.snapshot()
-    }
-
-    fn pool(&self) -> &BufferPool {
-        &self.pool
-    }
-
-    fn sequences(&self) -> &access::sequence::Sequences {
-        &self.sequences
-    }
+/// What a statement reads of the session running it (`Session::parts`), for
+/// [`Database::execute_one`], which adds the catalog the statement is bound against to
+/// make the executor's `Session`.
+pub(crate) struct SessionParts<'a> {
+    pub info: &'a common::session::SessionInfo,
+    pub settings: &'a dyn executor::session::SessionSettings,
+    pub sequence_memory: &'a std::cell::RefCell<executor::session::SequenceMemory>,
+    /// The transaction is read-only.
+    pub read_only: bool,
 }
 
 /// What autovacuum knows of a table.
@@ -207,6 +207,11 @@ impl Database {
         self.plans_made.load(std::sync::atomic::Ordering::Relaxed)
     }
 
+    /// The committed catalog (tools and tests; a session reads its transaction's view).
+    pub fn committed_catalog(&self) -> Arc<catalog::CatalogSnapshot> {
+        self.catalog.committed()
+    }
+
     /// The transaction manager.
     pub fn txns(&self) -> &Arc<txn::TxnManager> {
         &self.txns
@@ -242,7 +247,7 @@ impl Database {
                 "ANALYZE option must be specified when a column list is provided",
             ));
         }
-        let catalog = self.catalog.snapshot();
+        let catalog = self.catalog.snapshot(tx);
         let mut targets = Vec::with_capacity(v.tables.len());
         for (name, cols) in &v.tables {
             let ident = name
@@ -316,7 +321,7 @@ impl Database {
             return Ok(());
         }
         // Dropped while we waited: nothing to do.
-        let Some(t) = self.catalog.snapshot().table_by_oid(t.oid).cloned() else {
+        let Some(t) = self.catalog.snapshot(tx).table_by_oid(t.oid).cloned() else {
             return Ok(());
         };
         if v.vacuum {
@@ -386,7 +391,7 @@ impl Database {
             return Ok(false);
         }
         // Dropped while we waited: nothing to do.
-        let Some(t) = self.catalog.snapshot().table_by_oid(t.oid).cloned() else {
+        let Some(t) = self.catalog.snapshot(tx).table_by_oid(t.oid).cloned() else {
             return Ok(true);
         };
         self.vacuum_one(&t)?;
@@ -440,7 +445,7 @@ impl Database {
             .collect();
         let mut n = 0;
         for oid in due {
-            let Some(t) = self.catalog.snapshot().table_by_oid(oid).cloned() else {
+            let Some(t) = self.catalog.committed().table_by_oid(oid).cloned() else {
                 self.activity.lock().remove(&oid);
                 continue;
             };
@@ -499,26 +504,47 @@ impl Database {
         }
     }
 
-    /// Does the table an ALTER TABLE names exist, for the session `backend`?
+    /// Does the table an ALTER TABLE names exist, for transaction `tx` of `session`?
     pub(crate) fn alter_target_exists(
         &self,
         a: &sqlparser::ast::AlterTable,
         sql: &str,
-        backend: u32,
+        tx: &txn::Tx,
+        session: &common::session::SessionInfo,
     ) -> bool {
-        let catalog = self.catalog.snapshot();
-        sql::Binder::new(&catalog, sql)
-            .for_session(backend)
-            .table_exists(&a.name)
+        let catalog = self.catalog.snapshot(tx);
+        sql::Binder::new(&catalog, sql, session).table_exists(&a.name)
     }
 
-    /// What the executor needs to run in `tx`, seeing `snapshot`.
+    /// The executor's view of a session's statement in `tx` that sees `catalog`.
+    pub(crate) fn exec_session<'a>(
+        &'a self,
+        parts: &SessionParts<'a>,
+        tx: &'a txn::Tx,
+        catalog: Arc<catalog::CatalogSnapshot>,
+    ) -> executor::session::Session<'a> {
+        executor::session::Session {
+            info: parts.info,
+            catalog,
+            settings: parts.settings,
+            sequence_memory: parts.sequence_memory,
+            read_only: parts.read_only,
+            pool: &self.pool,
+            sequences: &self.sequences,
+            tx,
+            catalogs: &self.catalog,
+        }
+    }
+
+    /// What the executor needs to run in `tx`, seeing `snapshot`, for `session`.
     pub(crate) fn exec_context<'a>(
         &'a self,
         tx: &'a txn::Tx,
         snapshot: &'a txn::Snapshot,
+        session: &'a executor::session::Session<'a>,
     ) -> executor::ExecContext<'a> {
         executor::ExecContext {
+            session,
             pool: &self.pool,
             catalog: &self.catalog,
             roots: &self.roots,
@@ -539,22 +565,24 @@ impl Database {
         txn::Tx::new(self.txns.clone(), pid)
     }
 
-    /// Bind, plan and run one statement in `tx`, seeing `snapshot`; `prepared` carries a
-    /// portal's parameters and the statement as its Bind found it bound.
+    /// Bind, plan and run one statement of `session` in `tx`, seeing `snapshot`;
+    /// `prepared` carries a portal's parameters and the statement as its Bind found it
+    /// bound.
     fn execute_one(
         &self,
         cmd: &sql::parser::Command,
         sql_text: &str,
         tx: &txn::Tx,
         snapshot: &txn::Snapshot,
+        session: &SessionParts<'_>,
         mut prepared: Option<&mut extended::BoundParams<'_>>,
     ) -> PgResult<executor::StatementResult> {
         let started = std::time::Instant::now();
-        let mut catalog = self.catalog.snapshot();
+        let mut catalog = self.catalog.snapshot(tx);
         let bind = |catalog: &catalog::CatalogSnapshot,
                     prepared: &Option<&mut extended::BoundParams<'_>>|
          -> PgResult<Binding> {
-            let binder = sql::Binder::new(catalog, sql_text).for_session(tx.backend());
+            let binder = sql::Binder::new(catalog, sql_text, session.info);
             let (bound, deps) = match (prepared, cmd) {
                 (Some(p), sql::parser::Command::Sql(stmt)) => p.rebind(binder, stmt)?,
                 _ => {
@@ -583,13 +611,14 @@ impl Database {
             }
             // Locked: no DDL can change these relations now. If one did since the
             // binding (perhaps the one we waited for), bind again against what it left.
-            let now = self.catalog.snapshot();
+            let now = self.catalog.snapshot(tx);
             if now.version == catalog.version || binding.holds_for(&now) {
                 break;
             }
             catalog = now;
             binding = bind(&catalog, &prepared)?;
         }
+        let session = self.exec_session(session, tx, catalog);
         let generic = match (&binding, prepared.as_deref()) {
             (Binding::Cached(c), Some(p)) => c.generic.as_ref().map(|plan| (plan, p)),
             _ => None,
@@ -602,7 +631,7 @@ impl Database {
                         values: p.values,
                         types: p.types,
                     },
-                    ..self.exec_context(tx, snapshot)
+                    ..self.exec_context(tx, snapshot, &session)
                 };
                 executor::execute_plan(plan, &cx)?
             }
@@ -621,7 +650,7 @@ impl Database {
                     // and partitions.
                     *planning = started.elapsed();
                 }
-                executor::execute(planned, &self.exec_context(tx, snapshot))?
+                executor::execute(planned, &self.exec_context(tx, snapshot, &session))?
             }
         };
         for &(table, rows) in &r.changed {

@@ -49,6 +49,11 @@ pub struct Session {
     /// What statements reach of the session: its settings (`current_setting`,
     /// `set_config`, `pg_settings`).
     hook: Arc<SettingsHook>,
+    /// Who the session is, and the clock, zone and catalog its current statement reads
+    /// and shows values with (`set_statement_context`).
+    pub(crate) info: common::session::SessionInfo,
+    /// `currval` and `lastval`, for the session's life.
+    sequence_memory: std::cell::RefCell<executor::session::SequenceMemory>,
     /// This session in `pg_stat_activity`.
     pub(crate) activity: txn::activity::Registration,
     /// Prepared statements by name ("" is the unnamed one): `extended`.
@@ -223,23 +228,15 @@ pub(crate) fn panic_error(p: &(dyn std::any::Any + Send), stmt: &Command) -> PgE
     PgError::new(SqlState::INTERNAL_ERROR, format!("internal error: {msg}"))
 }
 
-fn to_wire(r: executor::StatementResult) -> (Vec<PgError>, Completed) {
+/// A statement's result for the wire, its rows shown in `text` (the statement's context:
+/// the rows go out after the whole query string has run, and a later SET TimeZone must
+/// not change them).
+fn to_wire(
+    r: executor::StatementResult,
+    text: &common::value::TextContext,
+) -> (Vec<PgError>, Completed) {
     let copy_out = r.copy_out;
-    // A timestamptz prints in the TimeZone its statement ran under, but the rows go out
-    // after the whole query string has run (a later SET TimeZone must not change them):
-    // print them now.
-    let has_timestamptz = r.columns.as_ref().is_some_and(|cols| {
-        cols.iter()
-            .any(|c| matches!(c.ty, common::DataType::TimestampTz(_)))
-    });
-    let mut rows = r.rows;
-    if has_timestamptz {
-        for v in rows.iter_mut().flatten() {
-            if let Value::TimestampTz(_) = v {
-                *v = Value::Text(v.to_text().unwrap_or_default());
-            }
-        }
-    }
+    let rows = r.rows;
     let columns = r
         .columns
         .map(|cols| crate::extended::wire_columns(&cols, &[]));
@@ -251,6 +248,7 @@ fn to_wire(r: executor::StatementResult) -> (Vec<PgError>, Completed) {
             tag: r.tag,
             copy_in: None,
             copy_out,
+            text: text.clone(),
         },
     )
 }
@@ -350,6 +348,11 @@ impl Session {
                 settings,
                 tx: Mutex::new((1, Isolation::ReadCommitted, false)),
             }),
+            info: common::session::SessionInfo {
+                backend_pid: backend,
+                ..common::session::SessionInfo::detached()
+            },
+            sequence_memory: Default::default(),
             statements: HashMap::new(),
             portals: HashMap::new(),
             copy: None,
@@ -384,30 +387,37 @@ impl Session {
         );
     }
 
-    /// What the statement about to run reads from per-thread context: the session clock
-    /// (`common::datetime::session`), the database (`executor::host`) and the access mode
-    /// `nextval` checks (`executor::sequence`).
-    pub(crate) fn set_statement_context(&self) {
-        // This thread runs this session's statements: give them its database.
-        executor::host::attach(|| self.db.clone());
-        executor::sequence::set_read_only(self.tx.is_active() && self.tx.read_only());
+    /// Make the context the statement about to run reads of its session: the clock and
+    /// zone, the catalog its values are read and shown with (`self.info`), and the
+    /// transaction's characteristics its settings report.
+    pub(crate) fn set_statement_context(&mut self) {
         *self.hook.tx.lock() = (
             self.tx.depth().max(1),
             self.tx.isolation(),
             self.tx.is_active() && self.tx.read_only(),
         );
-        executor::host::attach_settings(self.hook.clone());
         let statement_start = common::datetime::clock_timestamp();
         let transaction_start = if self.tx.is_active() {
             common::datetime::session::timestamptz_of(self.tx.start_time())
         } else {
             statement_start
         };
-        common::datetime::set_session_clock(common::datetime::SessionClock {
+        let clock = common::datetime::SessionClock {
             transaction_start,
             statement_start,
             time_zone: self.settings.lock().time_zone(),
-        });
+        };
+        self.info.text = executor::session::text_context(clock, self.db.catalog.snapshot(&self.tx));
+    }
+
+    /// What a statement reads of this session, for `Database::execute_one`.
+    pub(crate) fn parts(&self) -> crate::SessionParts<'_> {
+        crate::SessionParts {
+            info: &self.info,
+            settings: &*self.hook,
+            sequence_memory: &self.sequence_memory,
+            read_only: self.tx.is_active() && self.tx.read_only(),
+        }
     }
 
     /// End the transaction: commit (settings made in it stay) or roll back (they are
@@ -892,7 +902,9 @@ impl Session {
                     return self.statement_done(r, last);
                 }
                 let snapshot = self.tx.start_statement();
-                let res = self.db.execute_one(cmd, sql, &self.tx, &snapshot, prepared);
+                let res =
+                    self.db
+                        .execute_one(cmd, sql, &self.tx, &snapshot, &self.parts(), prepared);
                 match res {
                     Ok(mut r) if r.copy_in.is_some() => {
                         // COPY FROM STDIN: the statement goes on while the data comes.
@@ -942,12 +954,14 @@ impl Session {
                 ..a.clone()
             }));
             let snapshot = self.tx.start_statement();
-            let res = self.db.execute_one(&one, sql, &self.tx, &snapshot, None);
+            let res = self
+                .db
+                .execute_one(&one, sql, &self.tx, &snapshot, &self.parts(), None);
             self.tx.end_statement();
             let step = res?;
             r.notices.extend(step.notices);
             // IF EXISTS of a missing table: the one notice, and nothing to do.
-            if a.if_exists && !self.db.alter_target_exists(a, sql, self.tx.backend()) {
+            if a.if_exists && !self.db.alter_target_exists(a, sql, &self.tx, &self.info) {
                 break;
             }
         }
@@ -997,7 +1011,9 @@ impl Session {
         self.tx.set_wait_policy(self.wait_policy());
         self.set_statement_context();
         let snapshot = self.tx.start_statement();
-        let res = self.db.execute_one(cmd, sql, &self.tx, &snapshot, None);
+        let res = self
+            .db
+            .execute_one(cmd, sql, &self.tx, &snapshot, &self.parts(), None);
         self.tx.end_statement();
         res
     }
@@ -1109,7 +1125,8 @@ impl wire::Session for Session {
         // PostgreSQL's default database is the user's name.
         let user = params.get("user").map_or("postgres", String::as_str);
         let database = params.get("database").map_or(user, String::as_str);
-        common::session::set_identity(user, database);
+        self.info.user = user.into();
+        self.info.database = database.into();
         // The startup ParameterStatus announced application_name as the client sent it.
         if let Some(i) = Setting::REPORTED
             .iter()
@@ -1203,7 +1220,7 @@ impl Session {
             .unwrap_or_else(|p| Err(panic_error(p.as_ref(), stmt)));
             match result {
                 Ok(r) => {
-                    let (notices, mut done) = to_wire(r);
+                    let (notices, mut done) = to_wire(r, &self.info.text);
                     done.copy_in = self.copy_columns();
                     out.push(StatementOutcome {
                         notices,
@@ -1233,7 +1250,7 @@ impl Session {
 }
 
 /// What a session's statements reach of it from inside expression evaluation
-/// (`executor::host::SessionSettings`): its settings, and the running transaction's level
+/// (`executor::session::SessionSettings`): its settings, and the running transaction's level
 /// and characteristics, which `set_statement_context` records before each statement.
 pub(crate) struct SettingsHook {
     settings: Arc<Mutex<Settings>>,
@@ -1241,7 +1258,7 @@ pub(crate) struct SettingsHook {
     tx: Mutex<(usize, Isolation, bool)>,
 }
 
-impl executor::host::SessionSettings for SettingsHook {
+impl executor::session::SessionSettings for SettingsHook {
     fn current(&self, name: &str) -> PgResult<Option<String>> {
         let (_, isolation, read_only) = *self.tx.lock();
         Ok(Some(match name.to_ascii_lowercase().as_str() {

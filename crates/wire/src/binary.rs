@@ -284,12 +284,14 @@ mod tests {
             assert_eq!(len, buf.len() - 4);
             let back = get_param(&buf[4..], &ty, 1).unwrap();
             assert_eq!(back, v);
-            assert_eq!(back.to_text(), v.to_text());
+            let cx = common::value::TextContext::detached();
+            assert_eq!(back.to_text(&cx), v.to_text(&cx));
         }
     }
 
     fn arr(t: &str) -> Value {
-        Value::parse(t, &DataType::Int4.array().unwrap()).unwrap()
+        let cx = common::value::TextContext::detached();
+        Value::parse(t, &DataType::Int4.array().unwrap(), &cx).unwrap()
     }
 
     fn num(t: &str) -> Value {
@@ -308,7 +310,8 @@ mod tests {
         let p = |b: &[u8]| get_param(b, &DataType::Numeric(None), 3);
         // A typmod'd parameter rounds as the column would.
         let v = get_param(&buf[4..], &DataType::Numeric(Some((5, 1))), 1).unwrap();
-        assert_eq!(v.to_text().unwrap(), "1234.5");
+        let cx = common::value::TextContext::detached();
+        assert_eq!(v.to_text(&cx).unwrap(), "1234.5");
         let long = p(&[0, 0, 0, 0, 0, 0, 0, 0, 0]).unwrap_err();
         assert_eq!(
             long.message,

@@ -30,6 +30,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use bytes::{BufMut, BytesMut};
+use common::value::TextContext;
 use common::{PgError, Value};
 use futures::{Sink, SinkExt};
 use pgwire::api::auth::{
@@ -94,6 +95,9 @@ pub struct Completed {
     /// COPY TO STDOUT: the number of columns and each line of data (CopyOutResponse,
     /// CopyData per line, CopyDone, then CommandComplete).
     pub copy_out: Option<(usize, Vec<Vec<u8>>)>,
+    /// What the rows' text is shown in: the statement's session clock, zone and catalog
+    /// (a later `SET TimeZone` in the same query string does not change them).
+    pub text: TextContext,
 }
 
 /// What one statement of a query string did.
@@ -139,6 +143,8 @@ pub struct Executed {
     /// Per column: sent in binary (else text).
     pub binary: Vec<bool>,
     pub end: ExecuteEnd,
+    /// What text columns are shown in (the session's at this Execute).
+    pub text: TextContext,
 }
 
 /// What an Execute did: notices, then rows and an end, or an error.
@@ -385,14 +391,14 @@ fn row_description(columns: &[Column]) -> RowDescription {
 }
 
 /// A DataRow: each column in text, or in binary where `binary` says so.
-fn data_row(row: &[Value], binary: &[bool], buf: &mut BytesMut) -> DataRow {
+fn data_row(row: &[Value], binary: &[bool], text: &TextContext, buf: &mut BytesMut) -> DataRow {
     buf.clear();
     for (i, v) in row.iter().enumerate() {
         if binary.get(i).copied().unwrap_or(false) {
             binary::put_value(v, buf);
             continue;
         }
-        match v.to_text() {
+        match v.to_text(text) {
             None => buf.put_i32(-1),
             Some(s) => {
                 buf.put_i32(s.len() as i32);
@@ -521,7 +527,12 @@ where
                         .await?;
                     for r in &done.rows {
                         client
-                            .feed(PgWireBackendMessage::DataRow(data_row(r, &[], &mut buf)))
+                            .feed(PgWireBackendMessage::DataRow(data_row(
+                                r,
+                                &[],
+                                &done.text,
+                                &mut buf,
+                            )))
                             .await?;
                     }
                 }
@@ -652,7 +663,7 @@ where
                     let mut buf = BytesMut::new();
                     for r in &done.rows {
                         client
-                            .feed(B::DataRow(data_row(r, &done.binary, &mut buf)))
+                            .feed(B::DataRow(data_row(r, &done.binary, &done.text, &mut buf)))
                             .await?;
                     }
                     Ok(vec![match done.end {

@@ -1195,7 +1195,11 @@ fn numeric_keys_in_numeric_order() {
     let specials_in_order: Vec<String> = all(&tree, ScanDirection::Forward)
         .iter()
         .filter(|e| e.0[1] == Value::Int4(-1))
-        .map(|e| e.0[0].to_text().unwrap())
+        .map(|e| {
+            e.0[0]
+                .to_text(&common::value::TextContext::detached())
+                .unwrap()
+        })
         .collect();
     assert_eq!(
         specials_in_order,
@@ -1256,7 +1260,9 @@ fn numeric_keys_in_numeric_order() {
     );
     // Scanned keys keep their display scale.
     assert_eq!(
-        all(&ut, ScanDirection::Forward)[0].0[0].to_text().unwrap(),
+        all(&ut, ScanDirection::Forward)[0].0[0]
+            .to_text(&common::value::TextContext::detached())
+            .unwrap(),
         "1.0"
     );
 }

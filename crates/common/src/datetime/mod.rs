@@ -37,13 +37,13 @@
 //! or a global: the caller owns the transaction's start time and the `TimeZone` setting, and
 //! tests stay deterministic.
 //!
-//! The SQL layers do not pass them down every call chain: like PostgreSQL's per-backend
-//! globals, they live in a per-thread "session clock" ([`session`]) that the server sets
-//! before each statement, and that `Value::parse`, `Value::to_text` and `now()` read.
+//! The SQL layers pass them down as well: the server makes a "session clock"
+//! ([`session`]) for each statement, which reaches `Value::parse` and `Value::to_text`
+//! inside a [`crate::value::TextContext`], and `now()` through the executor's session.
 //!
 //! # Layout
 //!
-//! - [`session`]: the per-thread session clock and zone (why thread-local: see there).
+//! - [`session`]: the session clock and zone a statement sees.
 //! - [`tz`]: time zones (system tzdata TZif files, POSIX TZ strings, fixed offsets).
 //! - `parse`: text input (PostgreSQL's `ParseDateTime`/`DecodeDateTime`/`DecodeInterval`).
 //! - `format`: text output.
@@ -65,10 +65,7 @@ use std::hash::{Hash, Hasher};
 use crate::error::{PgError, PgResult, SqlState};
 
 pub use arith::{DateTimeField, ExtractValue};
-pub use session::{
-    SessionClock, clock_timestamp, session_clock, session_context, session_time_zone,
-    set_session_clock,
-};
+pub use session::{SessionClock, clock_timestamp};
 pub use tz::TimeZone;
 
 /// SQLSTATE 22008: a date/time value or field outside its range.

@@ -9,7 +9,7 @@ use common::{DataType, PgError, PgResult, SqlState, Value};
 use sqlparser::ast::{self, BinaryOperator};
 
 use super::Binder;
-use super::coerce::{CastContext, coerce, common_type};
+use super::coerce::{CastContext, common_type};
 use super::expr::{
     ExprContext, array_type_of, comparison_op, undefined_function, undefined_operator,
 };
@@ -94,7 +94,7 @@ impl Binder<'_> {
             .into_iter()
             .map(|e| {
                 let to = if nested { array_ty } else { elem };
-                coerce(e, &to, CastContext::Implicit)
+                self.coerce(e, &to, CastContext::Implicit)
             })
             .collect::<PgResult<Vec<_>>>()?;
         Ok(func(ScalarFunc::ArrayCtor, args, array_ty))
@@ -120,7 +120,7 @@ impl Binder<'_> {
                 ));
             }
             // Subscripts are int4 (PostgreSQL casts a bigint one down, by assignment).
-            args.push(coerce(i, &DataType::Int4, CastContext::Assignment)?);
+            args.push(self.coerce(i, &DataType::Int4, CastContext::Assignment)?);
         }
         Ok(func(ScalarFunc::Subscript, args, elem.without_typmod()))
     }
@@ -142,7 +142,7 @@ impl Binder<'_> {
             } else {
                 test.ty.without_typmod()
             };
-            coerce(array, &array_type_of(&elem)?, CastContext::Implicit)?
+            self.coerce(array, &array_type_of(&elem)?, CastContext::Implicit)?
         } else {
             array
         };
@@ -161,7 +161,7 @@ impl Binder<'_> {
         let array = if r.ty.without_typmod() == elem.without_typmod() {
             array
         } else {
-            coerce(array, &array_type_of(&r.ty)?, CastContext::Implicit)?
+            self.coerce(array, &array_type_of(&r.ty)?, CastContext::Implicit)?
         };
         Ok(func(
             ScalarFunc::ArrayCompare { op: cmp, all },
@@ -179,8 +179,8 @@ impl Binder<'_> {
             _ => return Err(undefined_operator(op, &lt, &rt)),
         };
         Ok((
-            coerce(l, &ty, CastContext::Implicit)?,
-            coerce(r, &ty, CastContext::Implicit)?,
+            self.coerce(l, &ty, CastContext::Implicit)?,
+            self.coerce(r, &ty, CastContext::Implicit)?,
         ))
     }
 
@@ -196,18 +196,18 @@ impl Binder<'_> {
                     common_type(&[lt.elem().unwrap_or(lt), rt.elem().unwrap_or(rt)], "ARRAY")
                         .map_err(|_| err())?;
                 let ty = array_type_of(&elem.without_typmod())?;
-                let l = coerce(l, &ty, CastContext::Implicit)?;
-                let r = coerce(r, &ty, CastContext::Implicit)?;
+                let l = self.coerce(l, &ty, CastContext::Implicit)?;
+                let r = self.coerce(r, &ty, CastContext::Implicit)?;
                 Ok(func(ScalarFunc::ArrayCat, vec![l, r], ty))
             }
             (true, false) if rt == DataType::Unknown => {
                 let ty = lt.without_typmod();
-                let r = coerce(r, &ty, CastContext::Implicit)?;
+                let r = self.coerce(r, &ty, CastContext::Implicit)?;
                 Ok(func(ScalarFunc::ArrayCat, vec![l, r], ty))
             }
             (false, true) if lt == DataType::Unknown => {
                 let ty = rt.without_typmod();
-                let l = coerce(l, &ty, CastContext::Implicit)?;
+                let l = self.coerce(l, &ty, CastContext::Implicit)?;
                 Ok(func(ScalarFunc::ArrayCat, vec![l, r], ty))
             }
             (true, false) => {
@@ -215,8 +215,8 @@ impl Binder<'_> {
                     .map_err(|_| err())?
                     .without_typmod();
                 let ty = array_type_of(&elem)?;
-                let l = coerce(l, &ty, CastContext::Implicit)?;
-                let r = coerce(r, &elem, CastContext::Implicit)?;
+                let l = self.coerce(l, &ty, CastContext::Implicit)?;
+                let r = self.coerce(r, &elem, CastContext::Implicit)?;
                 Ok(func(ScalarFunc::ArrayAppend, vec![l, r], ty))
             }
             (false, true) => {
@@ -224,8 +224,8 @@ impl Binder<'_> {
                     .map_err(|_| err())?
                     .without_typmod();
                 let ty = array_type_of(&elem)?;
-                let l = coerce(l, &elem, CastContext::Implicit)?;
-                let r = coerce(r, &ty, CastContext::Implicit)?;
+                let l = self.coerce(l, &elem, CastContext::Implicit)?;
+                let r = self.coerce(r, &ty, CastContext::Implicit)?;
                 Ok(func(ScalarFunc::ArrayPrepend, vec![l, r], ty))
             }
             (false, false) => Err(err()),
@@ -250,7 +250,12 @@ impl Binder<'_> {
 
 /// The arguments as `(anyarray, anyelement)`: the array and the element brought to one
 /// element type; `None` if the first is not an array (or an untyped literal).
-fn array_and_element(name: &str, a: Expr, x: Expr) -> PgResult<(Expr, Expr)> {
+fn array_and_element(
+    b: &super::Binder<'_>,
+    name: &str,
+    a: Expr,
+    x: Expr,
+) -> PgResult<(Expr, Expr)> {
     let all = [a.clone(), x.clone()];
     let elem = match (a.ty, x.ty) {
         (DataType::Array(at), DataType::Unknown) => at.elem().without_typmod(),
@@ -263,13 +268,17 @@ fn array_and_element(name: &str, a: Expr, x: Expr) -> PgResult<(Expr, Expr)> {
     };
     let ty = array_type_of(&elem)?;
     Ok((
-        coerce(a, &ty, CastContext::Implicit)?,
-        coerce(x, &elem, CastContext::Implicit)?,
+        b.coerce(a, &ty, CastContext::Implicit)?,
+        b.coerce(x, &elem, CastContext::Implicit)?,
     ))
 }
 
 /// The array functions, or `None` if `name` is not one.
-pub(crate) fn bind_function(name: &str, args: Vec<Expr>) -> Option<PgResult<Expr>> {
+pub(crate) fn bind_function(
+    b: &super::Binder<'_>,
+    name: &str,
+    args: Vec<Expr>,
+) -> Option<PgResult<Expr>> {
     use ScalarFunc as F;
     let f = match (name, args.len()) {
         ("array_length", 2) => F::ArrayLength,
@@ -287,10 +296,10 @@ pub(crate) fn bind_function(name: &str, args: Vec<Expr>) -> Option<PgResult<Expr
         ("string_to_array", 2 | 3) => F::StringToArray,
         _ => return None,
     };
-    Some(bind(name, f, args))
+    Some(bind(b, name, f, args))
 }
 
-fn bind(name: &str, f: ScalarFunc, args: Vec<Expr>) -> PgResult<Expr> {
+fn bind(b: &super::Binder<'_>, name: &str, f: ScalarFunc, args: Vec<Expr>) -> PgResult<Expr> {
     use ScalarFunc as F;
     let all = args.clone();
     let no_such = || undefined_function(name, &all);
@@ -307,14 +316,14 @@ fn bind(name: &str, f: ScalarFunc, args: Vec<Expr>) -> PgResult<Expr> {
     };
     let int = |a: Expr| -> PgResult<Expr> {
         if a.ty.is_integer() || a.ty == DataType::Unknown {
-            coerce(a, &DataType::Int4, CastContext::Implicit)
+            b.coerce(a, &DataType::Int4, CastContext::Implicit)
         } else {
             Err(undefined_function(name, &all))
         }
     };
     let text = |a: Expr| -> PgResult<Expr> {
         if a.ty.is_string() || a.ty == DataType::Unknown {
-            coerce(a, &DataType::Text, CastContext::Implicit)
+            b.coerce(a, &DataType::Text, CastContext::Implicit)
         } else {
             Err(undefined_function(name, &all))
         }
@@ -343,7 +352,7 @@ fn bind(name: &str, f: ScalarFunc, args: Vec<Expr>) -> PgResult<Expr> {
             Ok(func(f, out, ty))
         }
         F::ArrayPosition => {
-            let (a, x) = array_and_element(name, next(), next())?;
+            let (a, x) = array_and_element(b, name, next(), next())?;
             let mut out = vec![a, x];
             if all.len() == 3 {
                 out.push(int(next())?);
@@ -351,13 +360,13 @@ fn bind(name: &str, f: ScalarFunc, args: Vec<Expr>) -> PgResult<Expr> {
             Ok(func(f, out, DataType::Int4))
         }
         F::ArrayAppend | F::ArrayRemove => {
-            let (a, x) = array_and_element(name, next(), next())?;
+            let (a, x) = array_and_element(b, name, next(), next())?;
             let ty = a.ty;
             Ok(func(f, vec![a, x], ty))
         }
         F::ArrayPrepend => {
             let x = next();
-            let (a, x) = array_and_element(name, next(), x)?;
+            let (a, x) = array_and_element(b, name, next(), x)?;
             let ty = a.ty;
             Ok(func(f, vec![x, a], ty))
         }
@@ -372,8 +381,8 @@ fn bind(name: &str, f: ScalarFunc, args: Vec<Expr>) -> PgResult<Expr> {
             )
             .map_err(|_| no_such())?;
             let ty = array_type_of(&elem.without_typmod())?;
-            let l = coerce(l, &ty, CastContext::Implicit)?;
-            let r = coerce(r, &ty, CastContext::Implicit)?;
+            let l = b.coerce(l, &ty, CastContext::Implicit)?;
+            let r = b.coerce(r, &ty, CastContext::Implicit)?;
             Ok(func(f, vec![l, r], ty))
         }
         _ => Err(no_such()),

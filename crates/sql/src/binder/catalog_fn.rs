@@ -5,7 +5,7 @@
 
 use common::DataType;
 
-use super::coerce::{CastContext, coerce};
+use super::coerce::CastContext;
 use super::expr::{is_oid_like, undefined_function};
 use crate::bound::{Expr, ExprKind, ScalarFunc};
 use common::PgResult;
@@ -69,12 +69,17 @@ fn signature(name: &str, n: usize) -> Option<(ScalarFunc, DataType, &'static [Ar
 }
 
 /// A call of a catalog function, or None when `name` is not one of them.
-pub(crate) fn bind_function(name: &str, args: Vec<Expr>) -> Option<PgResult<Expr>> {
+pub(crate) fn bind_function(
+    b: &super::Binder<'_>,
+    name: &str,
+    args: Vec<Expr>,
+) -> Option<PgResult<Expr>> {
     let (f, ty, sig) = signature(name, args.len())?;
-    Some(bind_call(name, f, ty, sig, args))
+    Some(bind_call(b, name, f, ty, sig, args))
 }
 
 fn bind_call(
+    b: &super::Binder<'_>,
     name: &str,
     f: ScalarFunc,
     ty: DataType,
@@ -107,9 +112,9 @@ fn bind_call(
         if !ok {
             return Err(undefined_function(name, &args));
         }
-        let mut e = coerce(a.clone(), &to, CastContext::Implicit)?;
+        let mut e = b.coerce(a.clone(), &to, CastContext::Implicit)?;
         if matches!(want, Arg::RegClass) {
-            e = coerce(e, &DataType::Oid, CastContext::Implicit)?;
+            e = b.coerce(e, &DataType::Oid, CastContext::Implicit)?;
         }
         out.push(e);
     }

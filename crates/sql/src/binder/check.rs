@@ -57,7 +57,7 @@ impl Binder<'_> {
             aggs_allowed: false,
             clause: CHECK_CLAUSE,
         };
-        coerce_to_bool(self.bind_expr(e, &cx)?, "CHECK")
+        coerce_to_bool(self, self.bind_expr(e, &cx)?, "CHECK")
     }
 
     /// The CHECK constraints a write to `table` evaluates on each new row, in name order
@@ -80,12 +80,13 @@ impl Binder<'_> {
     }
 }
 
-/// A CHECK condition's stored text bound over `table`'s row (for showing it, or for
-/// rewriting it when a column it reads is renamed).
+/// A CHECK condition's stored text bound over `table`'s row (for showing it, for
+/// checking a row, or for rewriting it when a column it reads is renamed), in `session`.
 pub fn bind_check(
     catalog: &catalog::CatalogSnapshot,
     table: &TableDesc,
     text: &str,
+    session: &common::session::SessionInfo,
 ) -> PgResult<Expr> {
-    Binder::new(catalog, text).stored_check(table, text)
+    Binder::new(catalog, text, session).stored_check(table, text)
 }

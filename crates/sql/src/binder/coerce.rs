@@ -59,8 +59,14 @@ pub fn can_cast(from: &DataType, to: &DataType, ctx: CastContext) -> bool {
 }
 
 /// Convert `expr` to `to` in `ctx`, or fail with the error PostgreSQL gives in that context.
-/// Unknown-typed literals are read at bind time, so a bad literal fails here with 22P02.
-pub fn coerce(expr: Expr, to: &DataType, ctx: CastContext) -> PgResult<Expr> {
+/// Unknown-typed literals are read at bind time, in the session's context `text` (its
+/// clock, zone and catalog), so a bad literal fails here with 22P02.
+pub fn coerce_in(
+    expr: Expr,
+    to: &DataType,
+    ctx: CastContext,
+    text: &common::value::TextContext,
+) -> PgResult<Expr> {
     if expr.ty == *to {
         return Ok(expr);
     }
@@ -68,7 +74,7 @@ pub fn coerce(expr: Expr, to: &DataType, ctx: CastContext) -> PgResult<Expr> {
         // A parameter of open type takes the type it is used as (`aid = $1`: int4).
         if let ExprKind::Param(i) = expr.kind {
             let param = Expr::new(ExprKind::Param(i), to.without_typmod());
-            return coerce(param, to, ctx);
+            return coerce_in(param, to, ctx, text);
         }
         if let ExprKind::Const(v) = &expr.kind {
             let value = match v {
@@ -81,7 +87,7 @@ pub fn coerce(expr: Expr, to: &DataType, ctx: CastContext) -> PgResult<Expr> {
                 // An array with a length: read without it, then cut to it as the
                 // context does (`'{abcd}'::varchar(2)[]` is `{ab}`).
                 Value::Text(s) if matches!(to, DataType::Array(_)) && to.typmod() >= 0 => {
-                    let v = Value::parse(s, &to.without_typmod())?;
+                    let v = Value::parse(s, &to.without_typmod(), text)?;
                     return Ok(Expr::new(
                         ExprKind::Cast {
                             expr: Box::new(Expr::constant(v, to.without_typmod())),
@@ -90,7 +96,7 @@ pub fn coerce(expr: Expr, to: &DataType, ctx: CastContext) -> PgResult<Expr> {
                         *to,
                     ));
                 }
-                Value::Text(s) => Value::parse(s, to)?,
+                Value::Text(s) => Value::parse(s, to, text)?,
                 other => other.clone(),
             };
             return Ok(Expr::constant(value, *to));
@@ -207,4 +213,11 @@ fn common_type_with_typmod(types: &[DataType], what: &str) -> PgResult<DataType>
         }
     }
     Ok(result)
+}
+
+impl super::Binder<'_> {
+    /// [`coerce_in`] in this binding's session.
+    pub(crate) fn coerce(&self, expr: Expr, to: &DataType, ctx: CastContext) -> PgResult<Expr> {
+        coerce_in(expr, to, ctx, &self.session.text)
+    }
 }

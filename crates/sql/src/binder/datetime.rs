@@ -13,7 +13,7 @@
 
 use common::{DataType, PgError, PgResult, SqlState, Value};
 
-use super::coerce::{CastContext, coerce};
+use super::coerce::CastContext;
 use super::expr::{undefined_function, undefined_operator};
 use crate::bound::{BinaryOp, Expr, ExprKind, ScalarFunc};
 
@@ -117,7 +117,7 @@ fn resolve_unknown(op: BinaryOp, known: DataType, unknown_left: bool) -> PgResul
 }
 
 /// `l op r` for arithmetic where an operand is of a date/time or interval type.
-pub(crate) fn bind_arith(op: BinaryOp, l: Expr, r: Expr) -> PgResult<Expr> {
+pub(crate) fn bind_arith(b: &super::Binder<'_>, op: BinaryOp, l: Expr, r: Expr) -> PgResult<Expr> {
     // Operators take the types without their precision (`timestamp(0) + interval` is a
     // `timestamp`).
     let (lt, rt) = (l.ty.without_typmod(), r.ty.without_typmod());
@@ -129,8 +129,8 @@ pub(crate) fn bind_arith(op: BinaryOp, l: Expr, r: Expr) -> PgResult<Expr> {
     let Some((la, ra, result)) = signature(op, lt, rt) else {
         return Err(undefined_operator(op.symbol(), &l.ty, &r.ty));
     };
-    let l = coerce(l, &la, CastContext::Implicit)?;
-    let r = coerce(r, &ra, CastContext::Implicit)?;
+    let l = b.coerce(l, &la, CastContext::Implicit)?;
+    let r = b.coerce(r, &ra, CastContext::Implicit)?;
     Ok(Expr::new(
         ExprKind::Binary(op, Box::new(l), Box::new(r)),
         result,
@@ -146,33 +146,33 @@ fn current_date() -> Expr {
     func(ScalarFunc::CurrentDate, vec![], DataType::Date)
 }
 
-fn text_arg(name: &str, a: Expr, all: &[Expr]) -> PgResult<Expr> {
+fn text_arg(b: &super::Binder<'_>, name: &str, a: Expr, all: &[Expr]) -> PgResult<Expr> {
     if a.ty.is_string() || a.ty == DataType::Unknown {
-        coerce(a, &DataType::Text, CastContext::Implicit)
+        b.coerce(a, &DataType::Text, CastContext::Implicit)
     } else {
         Err(undefined_function(name, all))
     }
 }
 
-fn int_arg(name: &str, a: Expr, all: &[Expr]) -> PgResult<Expr> {
+fn int_arg(b: &super::Binder<'_>, name: &str, a: Expr, all: &[Expr]) -> PgResult<Expr> {
     if matches!(a.ty, DataType::Unknown | DataType::Int2 | DataType::Int4) {
-        coerce(a, &DataType::Int4, CastContext::Implicit)
+        b.coerce(a, &DataType::Int4, CastContext::Implicit)
     } else {
         Err(undefined_function(name, all))
     }
 }
 
-fn float_arg(name: &str, a: Expr, all: &[Expr]) -> PgResult<Expr> {
+fn float_arg(b: &super::Binder<'_>, name: &str, a: Expr, all: &[Expr]) -> PgResult<Expr> {
     if a.ty.is_numeric() || a.ty == DataType::Unknown {
-        coerce(a, &DataType::Float8, CastContext::Implicit)
+        b.coerce(a, &DataType::Float8, CastContext::Implicit)
     } else {
         Err(undefined_function(name, all))
     }
 }
 
-fn interval_arg(name: &str, a: Expr, all: &[Expr]) -> PgResult<Expr> {
+fn interval_arg(b: &super::Binder<'_>, name: &str, a: Expr, all: &[Expr]) -> PgResult<Expr> {
     if matches!(a.ty, DataType::Interval | DataType::Unknown) {
-        coerce(a, &DataType::Interval, CastContext::Implicit)
+        b.coerce(a, &DataType::Interval, CastContext::Implicit)
     } else {
         Err(undefined_function(name, all))
     }
@@ -203,13 +203,18 @@ fn timestamp_kind(name: &str, args: &[Expr]) -> PgResult<DataType> {
 /// `date_part(field, x)` and `extract(field FROM x)`. `extract` of a date has its own
 /// rules (it refuses time fields); `date_part` of a date reads it as a timestamp, as
 /// PostgreSQL's SQL-language `date_part(text, date)` does.
-pub(crate) fn bind_date_part(field: Expr, source: Expr, extract: bool) -> PgResult<Expr> {
+pub(crate) fn bind_date_part(
+    b: &super::Binder<'_>,
+    field: Expr,
+    source: Expr,
+    extract: bool,
+) -> PgResult<Expr> {
     let name = if extract { "extract" } else { "date_part" };
     let all = [field.clone(), source.clone()];
-    let field = text_arg(name, field, &all)?;
+    let field = text_arg(b, name, field, &all)?;
     let source = match source.ty {
         DataType::Date if extract => source,
-        DataType::Date => coerce(source, &DataType::Timestamp(None), CastContext::Implicit)?,
+        DataType::Date => b.coerce(source, &DataType::Timestamp(None), CastContext::Implicit)?,
         DataType::Timestamp(_) | DataType::TimestampTz(_) | DataType::Interval => source,
         DataType::Unknown => return Err(ambiguous_function(name, &all)),
         _ => return Err(undefined_function(name, &all)),
@@ -229,14 +234,14 @@ pub(crate) fn bind_date_part(field: Expr, source: Expr, extract: bool) -> PgResu
 
 /// `x AT TIME ZONE zone` / `timezone(zone, x)`: a timestamp read as wall-clock time in
 /// `zone` gives a timestamptz; a timestamptz shown in `zone` gives a timestamp.
-pub(crate) fn bind_at_time_zone(source: Expr, zone: Expr) -> PgResult<Expr> {
+pub(crate) fn bind_at_time_zone(b: &super::Binder<'_>, source: Expr, zone: Expr) -> PgResult<Expr> {
     let all = [zone.clone(), source.clone()];
-    let zone = text_arg("timezone", zone, &all)?;
+    let zone = text_arg(b, "timezone", zone, &all)?;
     let (source, ty) = match source.ty {
         DataType::Timestamp(_) => (source, DataType::TimestampTz(None)),
         DataType::TimestampTz(_) => (source, DataType::Timestamp(None)),
         DataType::Date => (
-            coerce(source, &DataType::TimestampTz(None), CastContext::Implicit)?,
+            b.coerce(source, &DataType::TimestampTz(None), CastContext::Implicit)?,
             DataType::Timestamp(None),
         ),
         DataType::Unknown => return Err(ambiguous_function("timezone", &all)),
@@ -246,7 +251,11 @@ pub(crate) fn bind_at_time_zone(source: Expr, zone: Expr) -> PgResult<Expr> {
 }
 
 /// The date/time function `name(args)`, or `None` when `name` is not one of them.
-pub(crate) fn bind_function(name: &str, args: Vec<Expr>) -> Option<PgResult<Expr>> {
+pub(crate) fn bind_function(
+    b: &super::Binder<'_>,
+    name: &str,
+    args: Vec<Expr>,
+) -> Option<PgResult<Expr>> {
     use DataType as T;
     use ScalarFunc as F;
     let all = args.clone();
@@ -275,57 +284,57 @@ pub(crate) fn bind_function(name: &str, args: Vec<Expr>) -> Option<PgResult<Expr
                 _ => (F::CurrentTimestamp, T::TimestampTz(Some(p))),
             };
             let now = func(f, vec![], ty.without_typmod());
-            return Some(coerce(now, &ty, CastContext::Explicit));
+            return Some(b.coerce(now, &ty, CastContext::Explicit));
         }
         ("date_trunc", 2) => {
             let mut it = args.into_iter();
             let (field, source) = (it.next()?, it.next()?);
             (|| {
-                let field = text_arg(name, field, &all)?;
+                let field = text_arg(b, name, field, &all)?;
                 let ty = match source.ty {
                     T::Timestamp(_) | T::TimestampTz(_) => source.ty.without_typmod(),
                     T::Date => T::TimestampTz(None),
                     T::Unknown => return Err(ambiguous_function(name, &all)),
                     _ => return Err(undefined_function(name, &all)),
                 };
-                let source = coerce(source, &ty, CastContext::Implicit)?;
+                let source = b.coerce(source, &ty, CastContext::Implicit)?;
                 Ok(func(F::DateTrunc, vec![field, source], ty))
             })()
         }
         ("date_part", 2) => {
             let mut it = args.into_iter();
             let (field, source) = (it.next()?, it.next()?);
-            bind_date_part(field, source, false)
+            bind_date_part(b, field, source, false)
         }
         ("timezone", 2) => {
             let mut it = args.into_iter();
             let (zone, source) = (it.next()?, it.next()?);
-            bind_at_time_zone(source, zone)
+            bind_at_time_zone(b, source, zone)
         }
         ("age", 1 | 2) => (|| {
             let ty = timestamp_kind(name, &args)?;
             let mut args = args
                 .into_iter()
-                .map(|a| coerce(a, &ty, CastContext::Implicit))
+                .map(|a| b.coerce(a, &ty, CastContext::Implicit))
                 .collect::<PgResult<Vec<_>>>()?;
             if args.len() == 1 {
                 // age(x) is age(CURRENT_DATE, x): from midnight today.
-                args.insert(0, coerce(current_date(), &ty, CastContext::Implicit)?);
+                args.insert(0, b.coerce(current_date(), &ty, CastContext::Implicit)?);
             }
             Ok(func(F::Age, args, T::Interval))
         })(),
         ("make_date", 3) => args
             .into_iter()
-            .map(|a| int_arg(name, a, &all))
+            .map(|a| int_arg(b, name, a, &all))
             .collect::<PgResult<Vec<_>>>()
             .map(|a| func(F::MakeDate, a, T::Date)),
         ("make_timestamp" | "make_timestamptz", 6) => (|| {
             let mut out = Vec::with_capacity(6);
             for (i, a) in args.into_iter().enumerate() {
                 out.push(if i < 5 {
-                    int_arg(name, a, &all)?
+                    int_arg(b, name, a, &all)?
                 } else {
-                    float_arg(name, a, &all)?
+                    float_arg(b, name, a, &all)?
                 });
             }
             Ok(if name == "make_timestamp" {
@@ -337,7 +346,7 @@ pub(crate) fn bind_function(name: &str, args: Vec<Expr>) -> Option<PgResult<Expr
         ("make_interval", 0..=7) => {
             let mut slots: Vec<Option<Expr>> = args.into_iter().map(Some).collect();
             slots.resize(7, None);
-            bind_make_interval(slots)
+            bind_make_interval(b, slots)
         }
         ("justify_hours" | "justify_days" | "justify_interval", 1) => {
             let f = match name {
@@ -346,11 +355,11 @@ pub(crate) fn bind_function(name: &str, args: Vec<Expr>) -> Option<PgResult<Expr
                 _ => F::JustifyInterval,
             };
             let a = args.into_iter().next()?;
-            interval_arg(name, a, &all).map(|a| func(f, vec![a], T::Interval))
+            interval_arg(b, name, a, &all).map(|a| func(f, vec![a], T::Interval))
         }
         ("to_timestamp", 1) => {
             let a = args.into_iter().next()?;
-            float_arg(name, a, &all).map(|a| func(F::ToTimestamp, vec![a], T::TimestampTz(None)))
+            float_arg(b, name, a, &all).map(|a| func(F::ToTimestamp, vec![a], T::TimestampTz(None)))
         }
         _ => return None,
     };
@@ -363,15 +372,18 @@ pub(crate) const MAKE_INTERVAL_PARAMS: [&str; 7] =
 
 /// `make_interval` with each parameter given or left at 0 (`slots` in
 /// [`MAKE_INTERVAL_PARAMS`] order).
-pub(crate) fn bind_make_interval(slots: Vec<Option<Expr>>) -> PgResult<Expr> {
+pub(crate) fn bind_make_interval(
+    b: &super::Binder<'_>,
+    slots: Vec<Option<Expr>>,
+) -> PgResult<Expr> {
     let all: Vec<Expr> = slots.iter().flatten().cloned().collect();
     let mut out = Vec::with_capacity(7);
     for (i, slot) in slots.into_iter().enumerate() {
         out.push(match (slot, i) {
             (None, 6) => Expr::constant(Value::Float8(0.0), DataType::Float8),
             (None, _) => Expr::constant(Value::Int4(0), DataType::Int4),
-            (Some(a), 6) => float_arg("make_interval", a, &all)?,
-            (Some(a), _) => int_arg("make_interval", a, &all)?,
+            (Some(a), 6) => float_arg(b, "make_interval", a, &all)?,
+            (Some(a), _) => int_arg(b, "make_interval", a, &all)?,
         });
     }
     Ok(func(ScalarFunc::MakeInterval, out, DataType::Interval))

@@ -8,7 +8,7 @@ use common::value::parse_bool;
 use common::{DataType, PgError, PgResult, SqlState};
 use sqlparser::ast;
 
-use super::coerce::{CastContext, coerce};
+use super::coerce::CastContext;
 use super::expr::ExprContext;
 use super::{Binder, Scope, ident_name};
 use crate::bound::BoundStatement;
@@ -389,22 +389,23 @@ impl Binder<'_> {
         col: &ColumnDesc,
     ) -> PgResult<crate::bound::Expr> {
         let from = e.ty;
-        coerce(e, &col.ty, CastContext::Assignment).map_err(|err| {
-            if err.code == SqlState::DATATYPE_MISMATCH {
-                PgError::new(
-                    SqlState::DATATYPE_MISMATCH,
-                    format!(
-                        "column \"{}\" is of type {} but expression is of type {}",
-                        col.name,
-                        col.ty.name(),
-                        from.name()
-                    ),
-                )
-                .with_hint("You will need to rewrite or cast the expression.")
-            } else {
-                err
-            }
-        })
+        self.coerce(e, &col.ty, CastContext::Assignment)
+            .map_err(|err| {
+                if err.code == SqlState::DATATYPE_MISMATCH {
+                    PgError::new(
+                        SqlState::DATATYPE_MISMATCH,
+                        format!(
+                            "column \"{}\" is of type {} but expression is of type {}",
+                            col.name,
+                            col.ty.name(),
+                            from.name()
+                        ),
+                    )
+                    .with_hint("You will need to rewrite or cast the expression.")
+                } else {
+                    err
+                }
+            })
     }
 
     pub(crate) fn bind_drop(

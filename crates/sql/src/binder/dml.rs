@@ -50,11 +50,14 @@ fn is_default_keyword(e: &ast::Expr) -> bool {
 pub fn bind_default(
     catalog: &catalog::CatalogSnapshot,
     col: &ColumnDesc,
+    session: &common::session::SessionInfo,
 ) -> PgResult<Option<Expr>> {
     let Some(text) = &col.default else {
         return Ok(None);
     };
-    Binder::new(catalog, text).default_value(col).map(Some)
+    Binder::new(catalog, text, session)
+        .default_value(col)
+        .map(Some)
 }
 
 impl Binder<'_> {
@@ -296,7 +299,7 @@ impl Binder<'_> {
                     aggs_allowed: false,
                     clause: "WHERE",
                 };
-                coerce_to_bool(self.bind_expr(w, &cx)?, "WHERE")
+                coerce_to_bool(self, self.bind_expr(w, &cx)?, "WHERE")
             })
             .transpose()
     }
@@ -440,7 +443,7 @@ impl Binder<'_> {
         for item in items {
             self.bind_select_item(item, &cx, &mut exprs, &mut columns)?;
         }
-        super::query::resolve_unknown_outputs(&mut exprs, &mut columns)?;
+        super::query::resolve_unknown_outputs(self, &mut exprs, &mut columns)?;
         Ok(Some(Returning { exprs, columns }))
     }
 }

@@ -5,7 +5,7 @@ use common::numeric::Numeric;
 use common::{DataType, PgError, PgResult, SqlState, Value};
 use sqlparser::ast::{self, BinaryOperator, UnaryOperator};
 
-use super::coerce::{CastContext, coerce, common_type};
+use super::coerce::{CastContext, common_type};
 use super::{Binder, Scope, ident_name};
 use super::{datetime, math};
 use crate::bound::{
@@ -54,10 +54,10 @@ pub(crate) fn undefined_function(name: &str, args: &[Expr]) -> PgError {
 }
 
 /// Require a boolean (PostgreSQL's `coerce_to_boolean`).
-pub(crate) fn coerce_to_bool(e: Expr, construct: &str) -> PgResult<Expr> {
+pub(crate) fn coerce_to_bool(b: &super::Binder<'_>, e: Expr, construct: &str) -> PgResult<Expr> {
     match e.ty {
         DataType::Bool => Ok(e),
-        DataType::Unknown => coerce(e, &DataType::Bool, CastContext::Implicit),
+        DataType::Unknown => b.coerce(e, &DataType::Bool, CastContext::Implicit),
         other => Err(PgError::new(
             SqlState::DATATYPE_MISMATCH,
             format!(
@@ -245,7 +245,7 @@ impl Binder<'_> {
                     Some(false) => "IS FALSE",
                     None => "IS UNKNOWN",
                 };
-                let x = coerce_to_bool(self.bind_expr(x, cx)?, construct)?;
+                let x = coerce_to_bool(self, self.bind_expr(x, cx)?, construct)?;
                 Ok(Expr::new(
                     ExprKind::IsBool {
                         expr: Box::new(x),
@@ -325,12 +325,12 @@ impl Binder<'_> {
                 } else {
                     ty
                 };
-                let x = coerce(x, &cmp_ty, CastContext::Implicit)?;
+                let x = self.coerce(x, &cmp_ty, CastContext::Implicit)?;
                 let items = items
                     .into_iter()
                     .map(|i| {
-                        let i = coerce(i, &ty, CastContext::Implicit)?;
-                        coerce(i, &cmp_ty, CastContext::Implicit)
+                        let i = self.coerce(i, &ty, CastContext::Implicit)?;
+                        self.coerce(i, &cmp_ty, CastContext::Implicit)
                     })
                     .collect::<PgResult<Vec<_>>>()?;
                 Ok(Expr::new(
@@ -392,7 +392,7 @@ impl Binder<'_> {
                     if v.ty.is_string() {
                         Ok(v)
                     } else if v.ty == DataType::Unknown {
-                        coerce(v, &DataType::Text, CastContext::Implicit)
+                        self.coerce(v, &DataType::Text, CastContext::Implicit)
                     } else {
                         Err(undefined_operator(op, &v.ty, other))
                     }
@@ -401,7 +401,7 @@ impl Binder<'_> {
                 let x = as_text(x, &pt)?;
                 let p = as_text(p, &xt)?;
                 let escape = match escape_char {
-                    Some(esc) => Some(Box::new(coerce(
+                    Some(esc) => Some(Box::new(self.coerce(
                         self.bind_expr(esc, cx)?,
                         &DataType::Text,
                         CastContext::Implicit,
@@ -435,7 +435,7 @@ impl Binder<'_> {
                     let cond = self.bind_expr(&c.condition, cx)?;
                     let cond = match &operand {
                         Some(op) => self.bind_binary(&BinaryOperator::Eq, op.clone(), cond)?,
-                        None => coerce_to_bool(cond, "CASE/WHEN")?,
+                        None => coerce_to_bool(self, cond, "CASE/WHEN")?,
                     };
                     whens.push(cond);
                     results.push(self.bind_expr(&c.result, cx)?);
@@ -451,7 +451,7 @@ impl Binder<'_> {
                 let ty = common_type(&types, "CASE")?;
                 let mut results = results
                     .into_iter()
-                    .map(|r| coerce(r, &ty, CastContext::Implicit))
+                    .map(|r| self.coerce(r, &ty, CastContext::Implicit))
                     .collect::<PgResult<Vec<_>>>()?;
                 let else_result = results.pop().expect("else branch pushed above");
                 Ok(Expr::new(
@@ -480,7 +480,7 @@ impl Binder<'_> {
                     }
                     other => self.bind_expr(other, cx)?,
                 };
-                coerce(x, &to, CastContext::Explicit)
+                self.coerce(x, &to, CastContext::Explicit)
             }
             A::Substring {
                 expr,
@@ -504,7 +504,7 @@ impl Binder<'_> {
             A::TypedString(ts) => {
                 let to = self.bind_type(&ts.data_type)?;
                 let lit = self.bind_literal(&ts.value.value, ts.value.span)?;
-                coerce(lit, &to, CastContext::Explicit)
+                self.coerce(lit, &to, CastContext::Explicit)
             }
             A::Interval(iv) => {
                 if iv.leading_field.is_some()
@@ -515,7 +515,7 @@ impl Binder<'_> {
                     return Err(PgError::unsupported(format!("interval fields in {e}")));
                 }
                 let x = self.bind_expr(&iv.value, cx)?;
-                coerce(x, &DataType::Interval, CastContext::Explicit)
+                self.coerce(x, &DataType::Interval, CastContext::Explicit)
             }
             A::Extract { field, expr, .. } => {
                 let name = match field {
@@ -523,7 +523,7 @@ impl Binder<'_> {
                     other => other.to_string(),
                 };
                 let field = Expr::constant(Value::Text(name.to_lowercase()), DataType::Text);
-                datetime::bind_date_part(field, self.bind_expr(expr, cx)?, true)
+                datetime::bind_date_part(self, field, self.bind_expr(expr, cx)?, true)
             }
             // sqlparser reads ceil(x) and floor(x) as expressions of their own.
             A::Ceil {
@@ -538,6 +538,7 @@ impl Binder<'_> {
                 timestamp,
                 time_zone,
             } => datetime::bind_at_time_zone(
+                self,
                 self.bind_expr(timestamp, cx)?,
                 self.bind_expr(time_zone, cx)?,
             ),
@@ -667,7 +668,7 @@ impl Binder<'_> {
             _ => return Err(PgError::syntax("subquery has too many columns")),
         };
         let test = if test.ty == DataType::Unknown && ty != DataType::Unknown {
-            coerce(test, &ty, CastContext::Implicit)?
+            self.coerce(test, &ty, CastContext::Implicit)?
         } else {
             test
         };
@@ -807,7 +808,7 @@ impl Binder<'_> {
                 }
                 let e = self.bind_expr(x, cx)?;
                 let e = if e.ty == DataType::Unknown {
-                    coerce(e, &DataType::Float8, CastContext::Implicit)?
+                    self.coerce(e, &DataType::Float8, CastContext::Implicit)?
                 } else {
                     e
                 };
@@ -832,7 +833,7 @@ impl Binder<'_> {
                 Ok(e)
             }
             UnaryOperator::Not => {
-                let e = coerce_to_bool(self.bind_expr(x, cx)?, "NOT")?;
+                let e = coerce_to_bool(self, self.bind_expr(x, cx)?, "NOT")?;
                 Ok(Expr::new(ExprKind::Not(Box::new(e)), DataType::Bool))
             }
             other => Err(PgError::unsupported(format!("operator {other}"))),
@@ -886,8 +887,8 @@ impl Binder<'_> {
             (a, b) if a == b => a,
             _ => return Err(undefined_operator(op, &lt, &rt)),
         };
-        let l = coerce(l, &ty.without_typmod(), CastContext::Implicit)?;
-        let r = coerce(r, &ty.without_typmod(), CastContext::Implicit)?;
+        let l = self.coerce(l, &ty.without_typmod(), CastContext::Implicit)?;
+        let r = self.coerce(r, &ty.without_typmod(), CastContext::Implicit)?;
         Ok((l, r))
     }
 
@@ -957,7 +958,7 @@ impl Binder<'_> {
 
     pub(crate) fn bind_binary(&self, op: &BinaryOperator, l: Expr, r: Expr) -> PgResult<Expr> {
         if *op == BinaryOperator::PGExp {
-            return math::bind_power_operator(l, r);
+            return math::bind_power_operator(self, l, r);
         }
         let is_array = |e: &Expr| matches!(e.ty, DataType::Array(_));
         match op {
@@ -1017,8 +1018,8 @@ impl Binder<'_> {
         let binary = |op, l, r, ty| Expr::new(ExprKind::Binary(op, Box::new(l), Box::new(r)), ty);
         match op {
             BinaryOp::And | BinaryOp::Or => {
-                let l = coerce_to_bool(l, op.symbol())?;
-                let r = coerce_to_bool(r, op.symbol())?;
+                let l = coerce_to_bool(self, l, op.symbol())?;
+                let r = coerce_to_bool(self, r, op.symbol())?;
                 Ok(binary(op, l, r, DataType::Bool))
             }
             BinaryOp::RegexMatch
@@ -1033,7 +1034,7 @@ impl Binder<'_> {
                 }
                 let text = |e: Expr| -> PgResult<Expr> {
                     if e.ty == DataType::Unknown {
-                        coerce(e, &DataType::Text, CastContext::Implicit)
+                        self.coerce(e, &DataType::Text, CastContext::Implicit)
                     } else {
                         Ok(e)
                     }
@@ -1053,25 +1054,25 @@ impl Binder<'_> {
                     if e.ty == DataType::Text {
                         Ok(e)
                     } else {
-                        coerce(e, &DataType::Text, CastContext::Explicit)
+                        self.coerce(e, &DataType::Text, CastContext::Explicit)
                     }
                 };
                 Ok(binary(op, to_text(l)?, to_text(r)?, DataType::Text))
             }
             _ if datetime::is_temporal(&l.ty) || datetime::is_temporal(&r.ty) => {
-                datetime::bind_arith(op, l, r)
+                datetime::bind_arith(self, op, l, r)
             }
             _ => {
                 // Arithmetic: an unknown literal takes the other side's type, less its
                 // typmod (`x + '1.005'` over a numeric(10,2) x adds 1.005).
                 let (lt, rt) = (l.ty, r.ty);
                 let l = if lt == DataType::Unknown && rt.is_numeric() {
-                    coerce(l, &rt.without_typmod(), CastContext::Implicit)?
+                    self.coerce(l, &rt.without_typmod(), CastContext::Implicit)?
                 } else {
                     l
                 };
                 let r = if rt == DataType::Unknown && lt.is_numeric() {
-                    coerce(r, &lt.without_typmod(), CastContext::Implicit)?
+                    self.coerce(r, &lt.without_typmod(), CastContext::Implicit)?
                 } else {
                     r
                 };
@@ -1082,8 +1083,8 @@ impl Binder<'_> {
                 if op == BinaryOp::Mod && ty.is_float() {
                     return Err(undefined_operator("%", &l.ty, &r.ty));
                 }
-                let l = coerce(l, &ty, CastContext::Implicit)?;
-                let r = coerce(r, &ty, CastContext::Implicit)?;
+                let l = self.coerce(l, &ty, CastContext::Implicit)?;
+                let r = self.coerce(r, &ty, CastContext::Implicit)?;
                 Ok(binary(op, l, r, ty))
             }
         }
@@ -1202,7 +1203,7 @@ impl Binder<'_> {
             let sep = (func == AggFunc::StringAgg).then(|| bound.pop()).flatten();
             let arg = bound.pop().expect("one argument");
             let arg = if arg.ty == DataType::Unknown && func != AggFunc::Count {
-                coerce(arg, &DataType::Text, CastContext::Implicit)?
+                self.coerce(arg, &DataType::Text, CastContext::Implicit)?
             } else {
                 arg
             };
@@ -1213,7 +1214,7 @@ impl Binder<'_> {
                     if !arg.ty.is_string() || !stringy(&sep.ty) {
                         return Err(undefined_function(&name, &[arg, sep]));
                     }
-                    Some(coerce(sep, &DataType::Text, CastContext::Implicit)?)
+                    Some(self.coerce(sep, &DataType::Text, CastContext::Implicit)?)
                 }
             };
             let order_by = order_by
@@ -1334,20 +1335,20 @@ impl Binder<'_> {
             }
             slots[slot] = Some(self.bind_expr(x, cx)?);
         }
-        datetime::bind_make_interval(slots)
+        datetime::bind_make_interval(self, slots)
     }
 
     fn bind_scalar_function(&self, name: &str, args: Vec<Expr>) -> PgResult<Expr> {
-        if let Some(r) = datetime::bind_function(name, args.clone()) {
+        if let Some(r) = datetime::bind_function(self, name, args.clone()) {
             return r;
         }
-        if let Some(r) = math::bind_function(name, args.clone()) {
+        if let Some(r) = math::bind_function(self, name, args.clone()) {
             return r;
         }
-        if let Some(r) = super::array::bind_function(name, args.clone()) {
+        if let Some(r) = super::array::bind_function(self, name, args.clone()) {
             return r;
         }
-        if let Some(r) = super::catalog_fn::bind_function(name, args.clone()) {
+        if let Some(r) = super::catalog_fn::bind_function(self, name, args.clone()) {
             return r;
         }
         let all = args.clone();
@@ -1355,14 +1356,14 @@ impl Binder<'_> {
             if a.ty.is_string() {
                 Ok(a)
             } else if a.ty == DataType::Unknown {
-                coerce(a, &DataType::Text, CastContext::Implicit)
+                self.coerce(a, &DataType::Text, CastContext::Implicit)
             } else {
                 Err(undefined_function(name, &all))
             }
         };
         let int_arg = |a: Expr, all: &[Expr]| -> PgResult<Expr> {
             if a.ty == DataType::Unknown || a.ty == DataType::Int2 || a.ty == DataType::Int4 {
-                coerce(a, &DataType::Int4, CastContext::Implicit)
+                self.coerce(a, &DataType::Int4, CastContext::Implicit)
             } else {
                 Err(undefined_function(name, all))
             }
@@ -1380,11 +1381,11 @@ impl Binder<'_> {
                 DataType::Text,
             )),
             ("current_database", 0) => Ok(Expr::constant(
-                Value::Text(common::session::identity().1),
+                Value::Text(self.session.database.clone()),
                 DataType::Text,
             )),
             ("current_user" | "session_user" | "current_role" | "user", 0) => Ok(Expr::constant(
-                Value::Text(common::session::identity().0),
+                Value::Text(self.session.user.clone()),
                 DataType::Text,
             )),
             // Myriad has one schema.
@@ -1400,7 +1401,7 @@ impl Binder<'_> {
                 if !matches!(a.ty, DataType::Bool | DataType::Unknown) {
                     return Err(undefined_function(name, &[a]));
                 }
-                let implicit = coerce(a, &DataType::Bool, CastContext::Implicit)?;
+                let implicit = self.coerce(a, &DataType::Bool, CastContext::Implicit)?;
                 let schemas = |names: &[&str]| {
                     let items = names.iter().map(|n| Value::Text(n.to_string())).collect();
                     Expr::constant(
@@ -1439,8 +1440,8 @@ impl Binder<'_> {
                 if !oid_ok || !int_ok {
                     return Err(undefined_function(name, &[t, m]));
                 }
-                let t = coerce(t, &DataType::Oid, CastContext::Implicit)?;
-                let m = coerce(m, &DataType::Int4, CastContext::Implicit)?;
+                let t = self.coerce(t, &DataType::Oid, CastContext::Implicit)?;
+                let m = self.coerce(m, &DataType::Int4, CastContext::Implicit)?;
                 Ok(Expr::new(
                     ExprKind::Func(ScalarFunc::FormatType, vec![t, m]),
                     DataType::Text,
@@ -1451,7 +1452,7 @@ impl Binder<'_> {
                 DataType::Uuid,
             )),
             ("pg_backend_pid", 0) => Ok(Expr::new(
-                ExprKind::Const(Value::Int4(self.backend_pid as i32)),
+                ExprKind::Const(Value::Int4(self.session.backend_pid as i32)),
                 DataType::Int4,
             )),
             ("lower" | "upper", 1) => {
@@ -1462,7 +1463,10 @@ impl Binder<'_> {
                     ScalarFunc::Upper
                 };
                 Ok(Expr::new(
-                    ExprKind::Func(f, vec![coerce(a, &DataType::Text, CastContext::Implicit)?]),
+                    ExprKind::Func(
+                        f,
+                        vec![self.coerce(a, &DataType::Text, CastContext::Implicit)?],
+                    ),
                     DataType::Text,
                 ))
             }
@@ -1490,7 +1494,7 @@ impl Binder<'_> {
             ("substr" | "substring", 2 | 3) => {
                 let mut it = args.into_iter();
                 let s = text_arg(it.next().expect("string argument"))?;
-                let s = coerce(s, &DataType::Text, CastContext::Implicit)?;
+                let s = self.coerce(s, &DataType::Text, CastContext::Implicit)?;
                 let mut out = vec![s];
                 for a in it {
                     out.push(int_arg(a, &all)?);
@@ -1505,7 +1509,7 @@ impl Binder<'_> {
                 let ty = common_type(&types, "COALESCE")?;
                 let args = args
                     .into_iter()
-                    .map(|a| coerce(a, &ty, CastContext::Implicit))
+                    .map(|a| self.coerce(a, &ty, CastContext::Implicit))
                     .collect::<PgResult<Vec<_>>>()?;
                 Ok(Expr::new(ExprKind::Coalesce(args), ty))
             }
@@ -1524,7 +1528,7 @@ impl Binder<'_> {
                     ty
                 };
                 let (a, b) =
-                    self.unify_for_comparison(coerce(a, &ty, CastContext::Implicit)?, b, "=")?;
+                    self.unify_for_comparison(self.coerce(a, &ty, CastContext::Implicit)?, b, "=")?;
                 let ty = a.ty;
                 Ok(Expr::new(ExprKind::NullIf(Box::new(a), Box::new(b)), ty))
             }

@@ -18,7 +18,7 @@
 
 use common::{DataType, PgResult};
 
-use super::coerce::{CastContext, coerce};
+use super::coerce::CastContext;
 use super::datetime::ambiguous_function;
 use super::expr::{undefined_function, undefined_operator};
 use crate::bound::{Expr, ExprKind, ScalarFunc};
@@ -71,46 +71,56 @@ fn reaches(a: &Expr, ty: &DataType) -> bool {
 }
 
 /// Every argument converted to `ty` implicitly, or 42883 naming the call as written.
-fn all_as(name: &str, args: Vec<Expr>, ty: DataType) -> PgResult<Vec<Expr>> {
+fn all_as(b: &super::Binder<'_>, name: &str, args: Vec<Expr>, ty: DataType) -> PgResult<Vec<Expr>> {
     if !args.iter().all(|a| reaches(a, &ty)) {
         return Err(undefined_function(name, &args));
     }
     args.into_iter()
-        .map(|a| coerce(a, &ty, CastContext::Implicit))
+        .map(|a| b.coerce(a, &ty, CastContext::Implicit))
         .collect()
 }
 
 /// A function of the `float8`/`numeric` family, its result of the selected type.
-fn float_or_numeric_call(name: &str, f: ScalarFunc, args: Vec<Expr>) -> PgResult<Expr> {
+fn float_or_numeric_call(
+    b: &super::Binder<'_>,
+    name: &str,
+    f: ScalarFunc,
+    args: Vec<Expr>,
+) -> PgResult<Expr> {
     let ty = float_or_numeric(&args).ok_or_else(|| undefined_function(name, &args))?;
-    Ok(func(f, all_as(name, args, ty)?, ty))
+    Ok(func(f, all_as(b, name, args, ty)?, ty))
 }
 
 /// `round(x, s)` and `trunc(x, s)`: `(numeric, int4)`.
-fn numeric_with_scale(name: &str, f: ScalarFunc, args: Vec<Expr>) -> PgResult<Expr> {
+fn numeric_with_scale(
+    b: &super::Binder<'_>,
+    name: &str,
+    f: ScalarFunc,
+    args: Vec<Expr>,
+) -> PgResult<Expr> {
     let numeric = DataType::Numeric(None);
     let [x, s] =
         <[Expr; 2]>::try_from(args.clone()).map_err(|_| undefined_function(name, &args))?;
     if !reaches(&x, &numeric) || !reaches(&s, &DataType::Int4) {
         return Err(undefined_function(name, &args));
     }
-    let x = coerce(x, &numeric, CastContext::Implicit)?;
-    let s = coerce(s, &DataType::Int4, CastContext::Implicit)?;
+    let x = b.coerce(x, &numeric, CastContext::Implicit)?;
+    let s = b.coerce(s, &DataType::Int4, CastContext::Implicit)?;
     Ok(func(f, vec![x, s], numeric))
 }
 
 /// `a ^ b`: `power(a, b)` for numbers, else PostgreSQL's missing-operator error.
-pub(crate) fn bind_power_operator(l: Expr, r: Expr) -> PgResult<Expr> {
+pub(crate) fn bind_power_operator(b: &super::Binder<'_>, l: Expr, r: Expr) -> PgResult<Expr> {
     let number = |t: &DataType| t.is_numeric() || *t == DataType::Unknown;
     if !number(&l.ty) || !number(&r.ty) {
         return Err(undefined_operator("^", &l.ty, &r.ty));
     }
-    float_or_numeric_call("power", ScalarFunc::Power, vec![l, r])
+    float_or_numeric_call(b, "power", ScalarFunc::Power, vec![l, r])
 }
 
 /// `mod(a, b)`: the integer or numeric version the arguments reach, as `%` would pick;
 /// an untyped argument takes the other's type.
-fn bind_mod(args: Vec<Expr>) -> PgResult<Expr> {
+fn bind_mod(b: &super::Binder<'_>, args: Vec<Expr>) -> PgResult<Expr> {
     let typed: Vec<DataType> = args
         .iter()
         .map(|a| a.ty)
@@ -126,19 +136,24 @@ fn bind_mod(args: Vec<Expr>) -> PgResult<Expr> {
         return Err(undefined_function("mod", &args));
     }
     let ty = typed.into_iter().fold(DataType::Int2, arith_type);
-    Ok(func(ScalarFunc::Mod, all_as("mod", args, ty)?, ty))
+    Ok(func(ScalarFunc::Mod, all_as(b, "mod", args, ty)?, ty))
 }
 
 /// The mathematical function `name(args)`, or `None` when `name` is not one of them.
-pub(crate) fn bind_function(name: &str, args: Vec<Expr>) -> Option<PgResult<Expr>> {
+pub(crate) fn bind_function(
+    b: &super::Binder<'_>,
+    name: &str,
+    args: Vec<Expr>,
+) -> Option<PgResult<Expr>> {
     use ScalarFunc as F;
     let numeric = DataType::Numeric(None);
-    let one = |f: F| float_or_numeric_call(name, f, args.clone());
+    let one = |f: F| float_or_numeric_call(b, name, f, args.clone());
     Some(match (name, args.len()) {
         ("abs", 1) => {
             let a = args[0].clone();
             match a.ty {
-                DataType::Unknown => coerce(a, &DataType::Float8, CastContext::Implicit)
+                DataType::Unknown => b
+                    .coerce(a, &DataType::Float8, CastContext::Implicit)
                     .map(|a| func(F::Abs, vec![a], DataType::Float8)),
                 t if t.is_numeric() => Ok(func(F::Abs, vec![a], t.without_typmod())),
                 _ => Err(undefined_function(name, &args)),
@@ -146,8 +161,8 @@ pub(crate) fn bind_function(name: &str, args: Vec<Expr>) -> Option<PgResult<Expr
         }
         ("round", 1) => one(F::Round),
         ("trunc", 1) => one(F::Trunc),
-        ("round", 2) => numeric_with_scale(name, F::Round, args),
-        ("trunc", 2) => numeric_with_scale(name, F::Trunc, args),
+        ("round", 2) => numeric_with_scale(b, name, F::Round, args),
+        ("trunc", 2) => numeric_with_scale(b, name, F::Trunc, args),
         ("ceil" | "ceiling", 1) => one(F::Ceil),
         ("floor", 1) => one(F::Floor),
         ("sign", 1) => one(F::Sign),
@@ -156,10 +171,12 @@ pub(crate) fn bind_function(name: &str, args: Vec<Expr>) -> Option<PgResult<Expr
         ("ln", 1) => one(F::Ln),
         ("log" | "log10", 1) => one(F::Log),
         ("power" | "pow", 2) => one(F::Power),
-        ("log", 2) => all_as(name, args, numeric).map(|a| func(F::Log, a, DataType::Numeric(None))),
-        ("div", 2) => all_as(name, args, numeric).map(|a| func(F::Div, a, numeric)),
-        ("scale", 1) => all_as(name, args, numeric).map(|a| func(F::Scale, a, DataType::Int4)),
-        ("mod", 2) => bind_mod(args),
+        ("log", 2) => {
+            all_as(b, name, args, numeric).map(|a| func(F::Log, a, DataType::Numeric(None)))
+        }
+        ("div", 2) => all_as(b, name, args, numeric).map(|a| func(F::Div, a, numeric)),
+        ("scale", 1) => all_as(b, name, args, numeric).map(|a| func(F::Scale, a, DataType::Int4)),
+        ("mod", 2) => bind_mod(b, args),
         ("random", 0) => Ok(func(F::Random, args, DataType::Float8)),
         _ => return None,
     })

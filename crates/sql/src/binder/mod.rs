@@ -42,8 +42,9 @@ pub struct Binder<'a> {
     catalog: reads::CatalogReads<'a>,
     /// The statement text, to turn token locations into cursor positions.
     sql: &'a str,
-    /// The session's process id (`pg_backend_pid()`).
-    backend_pid: u32,
+    /// The session binding for: its user, database and process id (bound as constants)
+    /// and the clock, zone and catalog that literals are read with.
+    session: &'a common::session::SessionInfo,
     /// A prepared statement's parameter types, `$1` first: `None` where `$n` is not
     /// allowed (a simple query). A parameter whose type Parse left open starts as
     /// `Unknown` and takes the type its context gives it, as an untyped literal does.
@@ -173,11 +174,15 @@ impl Scope {
 }
 
 impl<'a> Binder<'a> {
-    pub fn new(catalog: &'a CatalogSnapshot, sql: &'a str) -> Binder<'a> {
+    pub fn new(
+        catalog: &'a CatalogSnapshot,
+        sql: &'a str,
+        session: &'a common::session::SessionInfo,
+    ) -> Binder<'a> {
         Binder {
             catalog: reads::CatalogReads::new(catalog),
             sql,
-            backend_pid: 0,
+            session,
             params: None,
             set_op_leaf: std::cell::Cell::new(false),
             outer: std::cell::RefCell::new(Vec::new()),
@@ -240,7 +245,7 @@ impl<'a> Binder<'a> {
             clause: "EXECUTE parameter",
         };
         let bound = self.bind_expr(e, &cx)?;
-        coerce::coerce(bound, ty, CastContext::Assignment)
+        self.coerce(bound, ty, CastContext::Assignment)
     }
 
     /// `$n`: its declared type so far (`Unknown` until a context resolves it).
@@ -254,12 +259,6 @@ impl<'a> Binder<'a> {
             p.resize(n, DataType::Unknown);
         }
         Some(p[n - 1])
-    }
-
-    /// Bind for session `pid`: `pg_backend_pid()` returns it.
-    pub fn for_session(mut self, pid: u32) -> Binder<'a> {
-        self.backend_pid = pid;
-        self
     }
 
     /// Bind one of Myriad's own commands, or a sqlparser statement.

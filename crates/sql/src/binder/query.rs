@@ -4,7 +4,7 @@
 use common::{DataType, PgError, PgResult, SqlState, Value};
 use sqlparser::ast::{self, SetExpr};
 
-use super::coerce::{CastContext, can_cast, coerce, common_type};
+use super::coerce::{CastContext, can_cast, common_type};
 use super::expr::{ExprContext, coerce_to_bool, figure_colname};
 use super::{Binder, Scope, ScopeColumn, ident_name};
 use crate::bound::{
@@ -21,13 +21,14 @@ enum SortTarget {
 /// Select-list items of no type yet (`SELECT 'a'`, `SELECT NULL`) are text, as in
 /// PostgreSQL 10 and later.
 pub(crate) fn resolve_unknown_outputs(
+    b: &super::Binder<'_>,
     exprs: &mut [Expr],
     columns: &mut [OutputColumn],
 ) -> PgResult<()> {
     for (e, c) in exprs.iter_mut().zip(columns.iter_mut()) {
         if e.ty == DataType::Unknown {
             let taken = std::mem::replace(e, Expr::constant(Value::Null, DataType::Unknown));
-            *e = coerce(taken, &DataType::Text, CastContext::Implicit)?;
+            *e = b.coerce(taken, &DataType::Text, CastContext::Implicit)?;
             c.ty = DataType::Text;
         }
     }
@@ -38,6 +39,7 @@ pub(crate) fn resolve_unknown_outputs(
 /// columns (42601); each column takes the two sides' common type (42804 where there is
 /// none) and its name from the left side.
 fn set_operation(
+    b: &super::Binder<'_>,
     kind: SetOpKind,
     all: bool,
     left: BoundQuery,
@@ -63,7 +65,7 @@ fn set_operation(
                 if c.ty == DataType::Unknown && e.ty == DataType::Unknown {
                     let taken =
                         std::mem::replace(e, Expr::constant(Value::Null, DataType::Unknown));
-                    *e = coerce(taken, t, CastContext::Implicit)?;
+                    *e = b.coerce(taken, t, CastContext::Implicit)?;
                     c.ty = *t;
                 }
             }
@@ -76,7 +78,7 @@ fn set_operation(
             .iter()
             .zip(&types)
             .enumerate()
-            .map(|(i, (c, t))| coerce(Expr::column(i, c.ty), t, CastContext::Implicit))
+            .map(|(i, (c, t))| b.coerce(Expr::column(i, c.ty), t, CastContext::Implicit))
             .collect::<PgResult<Vec<_>>>()?;
         Ok(LogicalPlan::Project {
             input: Box::new(q.plan),
@@ -183,7 +185,8 @@ impl Binder<'_> {
                         ),
                     ));
                 }
-                coerce(bound, &DataType::Int8, CastContext::Assignment).map(Some)
+                self.coerce(bound, &DataType::Int8, CastContext::Assignment)
+                    .map(Some)
             };
             let limit = limit.map(|e| bind_count(e, "LIMIT")).transpose()?.flatten();
             let offset = offset
@@ -230,7 +233,7 @@ impl Binder<'_> {
                 let left = self.bind_set_expr(left)?;
                 self.set_op_leaf.set(matches!(**right, SetExpr::Select(_)));
                 let right = self.bind_set_expr(right)?;
-                set_operation(kind, all, left, right)
+                set_operation(self, kind, all, left, right)
             }
             other => Err(PgError::unsupported(format!("query \"{other}\""))),
         }
@@ -355,7 +358,7 @@ impl Binder<'_> {
             let ty = common_type(&types, "VALUES")?;
             for r in rows.iter_mut() {
                 let e = std::mem::replace(&mut r[c], Expr::constant(Value::Null, ty));
-                r[c] = coerce(e, &ty, CastContext::Implicit)?;
+                r[c] = self.coerce(e, &ty, CastContext::Implicit)?;
             }
             columns.push(OutputColumn {
                 name: format!("column{}", c + 1).into(),
@@ -457,7 +460,7 @@ impl Binder<'_> {
                 aggs_allowed: false,
                 clause: "WHERE",
             };
-            let pred = coerce_to_bool(self.bind_expr(w, &cx)?, "WHERE")?;
+            let pred = coerce_to_bool(self, self.bind_expr(w, &cx)?, "WHERE")?;
             if locked_table.is_some() {
                 where_predicate = Some(pred.clone());
             }
@@ -478,7 +481,7 @@ impl Binder<'_> {
             self.bind_select_item(item, &cx, &mut exprs, &mut columns)?;
         }
         if !set_op_leaf {
-            resolve_unknown_outputs(&mut exprs, &mut columns)?;
+            resolve_unknown_outputs(self, &mut exprs, &mut columns)?;
         }
 
         // GROUP BY
@@ -542,7 +545,7 @@ impl Binder<'_> {
         }
         // HAVING
         let having = match &s.having {
-            Some(h) => Some(coerce_to_bool(self.bind_expr(h, &cx)?, "HAVING")?),
+            Some(h) => Some(coerce_to_bool(self, self.bind_expr(h, &cx)?, "HAVING")?),
             None => None,
         };
         // ORDER BY targets
@@ -898,7 +901,7 @@ impl Binder<'_> {
                     aggs_allowed: false,
                     clause: "JOIN conditions",
                 };
-                let on = coerce_to_bool(self.bind_expr(e, &cx)?, "JOIN/ON")?;
+                let on = coerce_to_bool(self, self.bind_expr(e, &cx)?, "JOIN/ON")?;
                 // `ON true` is no condition (PostgreSQL's planner drops it too).
                 (on.kind != ExprKind::Const(Value::Bool(true))).then_some(on)
             }
@@ -959,7 +962,7 @@ impl Binder<'_> {
                 }
                 let a = bound.pop().expect("one argument");
                 let class = DataType::Reg(common::value::RegKind::Class);
-                let a = coerce(a, &class, CastContext::Implicit)?;
+                let a = self.coerce(a, &class, CastContext::Implicit)?;
                 let array = Expr::new(
                     ExprKind::Func(crate::bound::ScalarFunc::PgPartitionAncestors, vec![a]),
                     class.array().expect("regclass has an array type"),
@@ -1028,7 +1031,7 @@ impl Binder<'_> {
         let mut args = bound
             .into_iter()
             .zip(arg_types)
-            .map(|(e, t)| coerce(e, &t, CastContext::Implicit))
+            .map(|(e, t)| self.coerce(e, &t, CastContext::Implicit))
             .collect::<PgResult<Vec<_>>>()?
             .into_iter();
         let (start, stop, step) = (

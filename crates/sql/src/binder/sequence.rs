@@ -7,7 +7,7 @@ use catalog::{SequenceDesc, SequenceOptions};
 use common::{DataType, PgError, PgResult, SqlState, Value};
 use sqlparser::ast;
 
-use super::coerce::{CastContext, coerce};
+use super::coerce::CastContext;
 use super::expr::ExprContext;
 use super::{Binder, ident_name};
 use crate::bound::{BoundStatement, Expr, ExprKind, ScalarFunc, SequenceDdl, SequenceDrop};
@@ -549,11 +549,11 @@ impl Binder<'_> {
         }
         if let Some(value) = exprs.get(1) {
             let v = self.bind_expr(value, cx)?;
-            out.push(coerce(v, &DataType::Int8, CastContext::Implicit)?);
+            out.push(self.coerce(v, &DataType::Int8, CastContext::Implicit)?);
         }
         if let Some(called) = exprs.get(2) {
             let v = self.bind_expr(called, cx)?;
-            out.push(coerce(v, &DataType::Bool, CastContext::Implicit)?);
+            out.push(self.coerce(v, &DataType::Bool, CastContext::Implicit)?);
         }
         Ok(Expr::new(ExprKind::Func(func, out), DataType::Int8))
     }
