@@ -99,8 +99,10 @@ fn place_on_page(
     }
     let offset = match page.add_item(tuple) {
         Some(off) => off,
+        // A page whose items do not add up is corrupt: it takes no new tuple (its
+        // readers report it), and the tuple goes to another page.
         None if page.as_page().needs_compaction() => {
-            page.compact();
+            page.compact().ok()?;
             page.add_item(tuple)?
         }
         None => return None,
@@ -535,7 +537,7 @@ pub fn prune_page(page: &mut [u8; BLCKSZ], tx: &Tx) -> PgResult<usize> {
     for &off in &dead {
         page.mark_dead(off);
     }
-    page.compact();
+    page.compact()?;
     Ok(dead.len())
 }
 

@@ -153,7 +153,7 @@ pub fn vacuum_table(
         for &off in &offs {
             page.mark_dead(off);
         }
-        page.compact();
+        page.compact()?;
         stats.tuples_removed += page.set_unused(&offs) as u64;
         mtr.commit()?;
     }

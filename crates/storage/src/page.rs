@@ -485,12 +485,29 @@ impl<'a> PageMut<'a> {
     /// reusable (page rule 4).
     ///
     /// [`set_unused`]: Self::set_unused
-    pub fn compact(&mut self) {
+    ///
+    /// A page whose NORMAL items add up to more than the space between `pd_lower` and
+    /// `pd_special` (items overlapping, or two line pointers sharing one) cannot be
+    /// packed: DATA_CORRUPTED, as PostgreSQL's `PageRepairFragmentation` says, and the
+    /// page is left as it was.
+    pub fn compact(&mut self) -> PgResult<()> {
         self.assert_initialised();
         let copy: Box<[u8; BLCKSZ]> = Box::new(*self.data);
         let old = Page { data: &copy };
         let special = old.special() as usize;
         let max_off = old.max_offset();
+        let total: usize = (1..=max_off)
+            .map_while(|off| old.item_id(off))
+            .filter(|id| id.flags == LpFlags::Normal)
+            .map(|id| maxalign(id.len as usize))
+            .sum();
+        let available = special.saturating_sub(old.lower() as usize);
+        if total > available {
+            return Err(PgError::new(
+                SqlState::DATA_CORRUPTED,
+                format!("corrupted item lengths: total {total}, available space {available}"),
+            ));
+        }
         let mut upper = special;
         let mut last_used = 0;
         let mut unused_seen = false;
@@ -547,6 +564,7 @@ impl<'a> PageMut<'a> {
             flags |= PD_HAS_FREE_LINES;
         }
         self.set_flags(flags);
+        Ok(())
     }
 }
 
@@ -733,7 +751,7 @@ mod tests {
         assert!(page.item_mut(3).is_none());
         assert!(page.as_page().needs_compaction());
         assert_eq!(page.as_page().fragmented_space(), 1008);
-        page.compact();
+        page.compact().expect("a consistent page compacts");
         assert!(!page.as_page().needs_compaction());
         // DEAD line pointers stay, without storage, until VACUUM says no index needs them.
         assert_eq!(page.as_page().max_offset(), 10);
@@ -764,6 +782,26 @@ mod tests {
     }
 
     #[test]
+    fn overlapping_items_do_not_compact() {
+        // Every line pointer names the same 4000-byte item: together more than the page.
+        let mut data = new_page();
+        let mut page = PageMut::new(&mut data);
+        assert_eq!(page.add_item(&[7; 4000]), Some(1));
+        let id = page.as_page().item_id(1).expect("item 1");
+        page.set_item_id(2, id);
+        page.set_item_id(3, id);
+        page.set_lower(SIZE_OF_PAGE_HEADER + 3 * SIZE_OF_ITEM_ID);
+        let before = data;
+        let e = PageMut::new(&mut data).compact().unwrap_err();
+        assert_eq!(e.code, SqlState::DATA_CORRUPTED);
+        assert_eq!(
+            e.message,
+            "corrupted item lengths: total 12000, available space 8148"
+        );
+        assert_eq!(data, before, "left as it was");
+    }
+
+    #[test]
     fn replace_in_place_or_moving() {
         let mut data = new_page();
         let mut page = PageMut::new(&mut data);
@@ -781,7 +819,7 @@ mod tests {
         assert_eq!(page.as_page().fragmented_space(), 24);
         assert!(!page.replace_item(2, &[5u8; MAX_ITEM_SIZE]));
         assert_eq!(page.as_page().get_item(2), Some(&[2u8; 20][..]));
-        page.compact();
+        page.compact().expect("a consistent page compacts");
         assert_eq!(page.as_page().fragmented_space(), 0);
         assert_eq!(page.as_page().get_item(1), Some(&[4u8; 100][..]));
         assert_eq!(page.as_page().get_item(2), Some(&[2u8; 20][..]));
