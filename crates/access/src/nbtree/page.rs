@@ -164,6 +164,12 @@ fn encode_meta(meta: BtMeta) -> [u8; META_SIZE] {
     out
 }
 
+/// The highest level a root can have: an internal page holds at least two downlinks
+/// (an item is at most a third of a page), so 32 levels above the leaves already reach
+/// more blocks than a relation may have. A metapage saying more is corrupt (and would
+/// make [`BTree::check`](super::BTree::check) size its per-level counts by it).
+const BTREE_MAX_LEVEL: u32 = 32;
+
 /// Read and check the metapage.
 pub(crate) fn read_meta(data: &[u8; BLCKSZ], rel: RelId) -> PgResult<BtMeta> {
     let bad = |d: String| corrupt(rel, BTREE_METAPAGE, d);
@@ -209,6 +215,12 @@ pub(crate) fn read_meta(data: &[u8; BLCKSZ], rel: RelId) -> PgResult<BtMeta> {
     };
     if meta.root == BTREE_METAPAGE {
         return Err(bad("metapage points at itself as the root".into()));
+    }
+    if meta.level > BTREE_MAX_LEVEL {
+        return Err(bad(format!(
+            "metapage says the root is at level {}",
+            meta.level
+        )));
     }
     Ok(meta)
 }
