@@ -226,7 +226,9 @@ impl TxnManager {
                 };
                 self.clog.set(&xids, status, end)?;
                 if let Some(&max) = xids.iter().max() {
-                    procs.next_xid = procs.next_xid.max(max + 1);
+                    // The last id there is cannot have been handed out: a corrupt record.
+                    let next = max.checked_add(1).ok_or_else(|| corrupt(r))?;
+                    procs.next_xid = procs.next_xid.max(next);
                 }
             }
             REC_XID_LIMIT => {
