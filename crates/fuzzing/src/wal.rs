@@ -32,8 +32,9 @@ const KINDS: [RecordKind; 6] = [
 const MAX_RECORDS: usize = 64;
 
 /// Records from a fuzz input: each is a kind byte (an index into [`KINDS`]), a payload
-/// length (u16 LE) and that many payload bytes (fewer if the input ends first).
-pub fn records(mut data: &[u8]) -> Vec<(RecordKind, &[u8])> {
+/// length (u16 LE) and that many payload bytes (fewer if the input ends first). Page
+/// changes keep to the first blocks of a relation ([`near_blocks`]).
+pub fn records(mut data: &[u8]) -> Vec<(RecordKind, Vec<u8>)> {
     let mut out = Vec::new();
     while let [kind, rest @ ..] = data {
         if out.len() == MAX_RECORDS {
@@ -44,8 +45,61 @@ pub fn records(mut data: &[u8]) -> Vec<(RecordKind, &[u8])> {
             _ => (0, &[][..]),
         };
         let (payload, rest) = rest.split_at(len.min(rest.len()).min(MAX_RECORD_PAYLOAD));
-        out.push((KINDS[*kind as usize % KINDS.len()], payload));
+        let kind = KINDS[*kind as usize % KINDS.len()];
+        let payload = match kind {
+            RecordKind::Pages => near_blocks(payload),
+            _ => payload.to_vec(),
+        };
+        out.push((kind, payload));
         data = rest;
+    }
+    out
+}
+
+/// Blocks a page change may name: recovery extends a relation up to any block a record
+/// names (as PostgreSQL's does), which on the simulated file system, in memory, makes a
+/// block number in the billions an out-of-memory rather than a finding.
+const MAX_REDO_BLOCKS: u32 = 64;
+
+/// A Pages payload (`mtr::redo_pages`: u16 count, then per page u32 relation, u32 block,
+/// u8 kind and its image or delta) with each block number taken modulo
+/// [`MAX_REDO_BLOCKS`]; everything else, well-formed or not, as it was.
+fn near_blocks(payload: &[u8]) -> Vec<u8> {
+    let mut out = payload.to_vec();
+    let u16_at = |b: &[u8], at: usize| {
+        b.get(at..at + 2)
+            .map(|s| u16::from_le_bytes([s[0], s[1]]) as usize)
+    };
+    let Some(n) = u16_at(payload, 0) else {
+        return out;
+    };
+    let mut at = 2;
+    for _ in 0..n {
+        let Some(block) = payload.get(at + 4..at + 8) else {
+            break;
+        };
+        let block = u32::from_le_bytes([block[0], block[1], block[2], block[3]]);
+        out[at + 4..at + 8].copy_from_slice(&(block % MAX_REDO_BLOCKS).to_le_bytes());
+        at += 8;
+        let Some(&kind) = payload.get(at) else { break };
+        at += 1;
+        let (Some(a), Some(b)) = (u16_at(payload, at), u16_at(payload, at + 2)) else {
+            break;
+        };
+        at += 4;
+        if kind == 2 {
+            // A full image: the bytes before the hole [a, b) and after it.
+            at += a + common::limits::BLCKSZ.saturating_sub(b);
+        } else {
+            // A delta: `a` runs of (start, length, bytes); `b` was the first start.
+            at -= 2;
+            for _ in 0..a {
+                let Some(len) = u16_at(payload, at + 2) else {
+                    break;
+                };
+                at += 4 + len;
+            }
+        }
     }
     out
 }
