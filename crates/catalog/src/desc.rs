@@ -131,6 +131,16 @@ pub(crate) fn default_check_name(table: &str, columns: &[ColumnDesc], check: &Ne
     make_object_name(table, column, "check")
 }
 
+/// What ANALYZE last found of a table (PostgreSQL's `pg_class.reltuples` and
+/// `relpages`): what the planner's estimates start from.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RelStats {
+    /// Live rows, estimated from the pages read.
+    pub reltuples: f64,
+    /// The table's size in pages then.
+    pub relpages: u32,
+}
+
 /// A table's storage parameters (PostgreSQL's `reloptions`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TableOptions {

@@ -72,8 +72,8 @@ mod sysviews;
 pub use deps::Dependencies;
 pub use desc::{
     CheckConstraint, ColumnDesc, Comment, FkAction, ForeignKey, Identity, IndexDesc, NewCheck,
-    NewForeignKey, NewIndex, NewKey, NewTable, SequenceDesc, SequenceOptions, TableChange,
-    TableDesc, TableOptions, dropped_column_name, nextval_default,
+    NewForeignKey, NewIndex, NewKey, NewTable, RelStats, SequenceDesc, SequenceOptions,
+    TableChange, TableDesc, TableOptions, dropped_column_name, nextval_default,
 };
 pub use log::CatalogLogStats;
 pub use sysviews::{INFORMATION_SCHEMA_OID, SystemView};
@@ -115,6 +115,8 @@ pub struct CatalogSnapshot {
     sequences_by_oid: imbl::HashMap<Oid, Arc<SequenceDesc>>,
     /// For each table owning sequences (SERIAL), those sequences (derived, not logged).
     owned: imbl::HashMap<Oid, imbl::Vector<Oid>>,
+    /// What ANALYZE last found of each table analyzed.
+    stats: imbl::HashMap<Oid, RelStats>,
     next_oid: Oid,
 }
 
@@ -194,6 +196,11 @@ impl CatalogSnapshot {
 
     pub fn tables(&self) -> impl Iterator<Item = &Arc<TableDesc>> {
         self.by_oid.values()
+    }
+
+    /// What ANALYZE last found of table `oid`; `None` if it never ran.
+    pub fn stats(&self, oid: Oid) -> Option<&RelStats> {
+        self.stats.get(&oid)
     }
 
     /// The version that last changed relation `oid` (see `changed`); `None` once it is
@@ -343,6 +350,13 @@ impl CatalogSnapshot {
                     self.note_references(&t, false);
                     self.touch_referenced(&t);
                     self.changed.remove(oid);
+                    self.stats.remove(oid);
+                }
+            }
+            Record::SetStats { table, stats } => {
+                if self.by_oid.contains_key(table) {
+                    self.stats.insert(*table, *stats);
+                    self.touch(*table);
                 }
             }
             Record::CreateIndex { table, index } => {
@@ -1701,6 +1715,8 @@ impl Catalog {
         tables.sort_by_key(|t| t.oid);
         let mut sequences: Vec<&Arc<SequenceDesc>> = cur.sequences().collect();
         sequences.sort_by_key(|s| s.oid);
+        let mut stats: Vec<(Oid, &RelStats)> = cur.stats.iter().map(|(o, s)| (*o, s)).collect();
+        stats.sort_by_key(|(o, _)| *o);
         let records = std::iter::once(Record::NextOid(next_oid))
             .chain(
                 tables
@@ -1711,9 +1727,37 @@ impl Catalog {
                 sequences
                     .into_iter()
                     .map(|s| Record::CreateSequence((**s).clone())),
-            );
+            )
+            .chain(stats.into_iter().map(|(table, stats)| Record::SetStats {
+                table,
+                stats: *stats,
+            }));
         log.rewrite(records)?;
         log.saved_next_oid = next_oid;
+        Ok(())
+    }
+
+    /// Record what ANALYZE found of `table`, at once and outside any transaction (as
+    /// PostgreSQL updates `pg_class.reltuples` in place): logged (not flushed: statistics
+    /// are advice, and a crash that loses them loses nothing else) and published as a new
+    /// version in which the table counts as changed, so plans that read it are made
+    /// again ([`Dependencies`]) and plans of other tables are not.
+    pub fn set_stats(&self, table: Oid, stats: RelStats) -> PgResult<()> {
+        let record = Record::SetStats { table, stats };
+        let mut log = self.log.lock();
+        match self.wal.read().as_ref() {
+            Some(wal) => {
+                let mut payload = Vec::new();
+                log::encode(&record, &mut payload);
+                wal.log(storage::xlog::RecordKind::Catalog, &payload)?;
+            }
+            None => log.append(&record)?,
+        }
+        let cur = self.published();
+        self.publish(&cur, &record);
+        if self.wal.read().is_some() {
+            log.unsaved.push(record);
+        }
         Ok(())
     }
 
@@ -2636,6 +2680,42 @@ mod tests {
         let snap = db.snapshot();
         assert_eq!(snap.tables().count(), TABLES + 2);
         assert!(snap.table("churn").is_none() && snap.table("one_more").is_some());
+    }
+
+    /// ANALYZE's statistics are published at once, outside any transaction, move only
+    /// their table's version, and survive a checkpoint and a crash (WAL replay).
+    #[test]
+    fn statistics_publish_at_once_and_survive_restart() {
+        let dir = tempfile::tempdir().unwrap();
+        let stats = RelStats {
+            reltuples: 60.0,
+            relpages: 3,
+        };
+        {
+            let db = Db::open(dir.path());
+            let a = db.create_table_ok(new_table("a")).unwrap();
+            let b = db.create_table_ok(new_table("b")).unwrap();
+            let before = db.cat.committed();
+            db.cat.set_stats(a.oid, stats).unwrap();
+            let after = db.cat.committed();
+            assert_eq!(after.stats(a.oid), Some(&stats));
+            assert_ne!(after.changed_at(a.oid), before.changed_at(a.oid));
+            assert_eq!(after.changed_at(b.oid), before.changed_at(b.oid));
+            db._wal.flush(db._wal.insert_lsn()).unwrap();
+        }
+        // Reopened without a checkpoint: replayed from the WAL, then saved by the
+        // recovery's checkpoint, then read back from catalog.log.
+        for _ in 0..2 {
+            let db = Db::open(dir.path());
+            let snap = db.snapshot();
+            let a = snap.table("a").unwrap().oid;
+            assert_eq!(snap.stats(a), Some(&stats));
+            db.compact().unwrap();
+        }
+        let db = Db::open(dir.path());
+        let a = db.snapshot().table("a").unwrap().oid;
+        db.drop_table(a).unwrap();
+        assert!(db.snapshot().stats(a).is_none());
     }
 
     #[test]

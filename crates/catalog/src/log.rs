@@ -22,8 +22,8 @@ use common::{DataType, Oid, PgError, PgResult, SqlState};
 use storage::vfs::{Vfs, VfsFile};
 
 use crate::desc::{
-    CheckConstraint, ColumnDesc, Comment, FkAction, ForeignKey, Identity, IndexDesc, SequenceDesc,
-    SequenceOptions, TableDesc, TableOptions,
+    CheckConstraint, ColumnDesc, Comment, FkAction, ForeignKey, Identity, IndexDesc, RelStats,
+    SequenceDesc, SequenceOptions, TableDesc, TableOptions,
 };
 
 const LOG_FILE: &str = "catalog.log";
@@ -76,6 +76,8 @@ const KIND_COMMITTED: u8 = 14;
 /// logged in pieces; recovery joins a transaction's pieces in order and decodes them when
 /// it meets the commit record (WAL only; kind 14 alone is read for old logs).
 const KIND_COMMITTED_PIECE: u8 = 21;
+/// A table's statistics (ANALYZE): u32 table, f64 reltuples, u32 relpages.
+const KIND_SET_STATS: u8 = 22;
 /// Bytes of a piece before its share of the record.
 const PIECE_HEADER_BYTES: usize = 1 + 8 + 4;
 
@@ -104,6 +106,12 @@ pub(crate) enum Record {
     Committed {
         xid: u64,
         records: Vec<Record>,
+    },
+    /// ANALYZE's findings for a table, replacing the last ones: logged and published at
+    /// once, outside any transaction, as PostgreSQL updates `pg_class.reltuples` in place.
+    SetStats {
+        table: Oid,
+        stats: RelStats,
     },
 }
 
@@ -446,6 +454,12 @@ pub(crate) fn encode(record: &Record, out: &mut Vec<u8>) {
             out.push(KIND_BATCH);
             put_records(out, records);
         }
+        Record::SetStats { table, stats } => {
+            out.push(KIND_SET_STATS);
+            put_u32(out, *table);
+            out.extend_from_slice(&stats.reltuples.to_le_bytes());
+            put_u32(out, stats.relpages);
+        }
     }
 }
 
@@ -735,6 +749,13 @@ pub(crate) fn decode(payload: &[u8]) -> Option<Record> {
         }
         KIND_DROP_SEQUENCE => Record::DropSequence(r.u32()?),
         KIND_BATCH => Record::Batch(read_records(&mut r)?),
+        KIND_SET_STATS => Record::SetStats {
+            table: r.u32()?,
+            stats: RelStats {
+                reltuples: f64::from_le_bytes(r.take(8)?.try_into().ok()?),
+                relpages: r.u32()?,
+            },
+        },
         KIND_COMMITTED => {
             let xid = u64::from_le_bytes(r.take(8)?.try_into().ok()?);
             Record::Committed {
@@ -886,6 +907,13 @@ mod tests {
             Record::DropIndex {
                 table: 16384,
                 index: 16390,
+            },
+            Record::SetStats {
+                table: 16384,
+                stats: RelStats {
+                    reltuples: 1234.5,
+                    relpages: 17,
+                },
             },
         ] {
             assert_eq!(decode(&frame(&rec)[8..]), Some(rec));

@@ -813,7 +813,7 @@ impl Operator for IndexNestLoopOp<'_> {
 /// `pg_class`: every table ('r'), index ('i') and sequence ('S') of the catalog snapshot
 /// the session sees, all in `public` (2200), owned by the bootstrap superuser (10).
 /// `relpages` is the relation's size now (PostgreSQL's is VACUUM's last estimate);
-/// `reltuples` is -1 (not estimated) for tables and indexes.
+/// a table's `reltuples` is ANALYZE's last estimate (-1 before it ran, as for indexes).
 fn pg_class_rows(env: Env) -> Vec<Row> {
     let catalog = &env.session.catalog;
     let pages = |rel| Value::Int4(env.pool.smgr().nblocks(rel).unwrap_or(0) as i32);
@@ -864,7 +864,7 @@ fn pg_class_rows(env: Env) -> Vec<Row> {
             &t.name,
             2,
             pages(t.rel),
-            -1.0,
+            catalog.stats(t.oid).map_or(-1.0, |s| s.reltuples as f32),
             !t.indexes.is_empty(),
             "r",
             t.columns.len(),

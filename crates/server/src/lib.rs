@@ -413,6 +413,13 @@ impl Database {
     fn analyze_one(&self, t: &catalog::TableDesc) -> PgResult<executor::vacuum::AnalyzeStats> {
         let stats = executor::vacuum::analyze_table(&self.pool, &self.txns, t)?;
         tracing::debug!(table = %t.name, ?stats, "analyzed");
+        self.catalog.set_stats(
+            t.oid,
+            catalog::RelStats {
+                reltuples: stats.estimated_rows,
+                relpages: u32::try_from(stats.pages).unwrap_or(u32::MAX),
+            },
+        )?;
         let mut activity = self.activity.lock();
         let a = activity.entry(t.oid).or_default();
         a.reltuples = stats.estimated_rows;

@@ -1,5 +1,6 @@
 //! Plans invalidated per relation (issue 26): a prepared statement's cached plan is made
-//! again only when a relation its binding read has changed, not after DDL anywhere.
+//! again only when a relation its binding read has changed (DDL on it, or new statistics
+//! from ANALYZE), not after DDL or ANALYZE anywhere.
 //! `Database::plans_made` counts the plans; each check runs the statement once and looks
 //! at how many plans that took.
 
@@ -36,7 +37,8 @@ async fn ddl_on_another_relation_keeps_the_plan() {
         "planned at Parse"
     );
 
-    // DDL on b, on a new table, and a key from a new table to b: a's plan stays.
+    // DDL on b, on a new table, a key from a new table to b, ANALYZE of b: a's plan
+    // stays.
     for ddl in [
         "CREATE INDEX b_w ON b (w)",
         "ALTER TABLE b ADD COLUMN x text",
@@ -44,6 +46,7 @@ async fn ddl_on_another_relation_keeps_the_plan() {
         "CREATE TABLE c (id int, b_id int REFERENCES b)",
         "BEGIN; CREATE TABLE d (id int); ROLLBACK",
         "DROP TABLE c",
+        "ANALYZE b",
     ] {
         exec(&c, ddl).await;
         assert_eq!(plans_to_run(&server, &c, &on_a, 2).await, 0, "after {ddl}");
@@ -54,8 +57,9 @@ async fn ddl_on_another_relation_keeps_the_plan() {
     assert_eq!(plans_to_run(&server, &c, &on_a, 2).await, 0);
     exec(&other, "ROLLBACK").await;
 
-    // DDL on a itself: planned again, once, and then reused.
+    // New statistics or DDL on a itself: planned again, once, and then reused.
     for ddl in [
+        "ANALYZE a",
         "CREATE INDEX a_v ON a (v)",
         "ALTER TABLE a ADD COLUMN z int",
         "COMMENT ON TABLE a IS 'described'",
