@@ -943,26 +943,21 @@ impl Catalog {
     /// suffix if a relation has it or another transaction creates one of that name.
     pub fn choose_index_name(&self, tx: &Tx, table: &TableDesc, new: &NewIndex) -> String {
         let base = desc::default_index_name(&table.name, &table.columns, new);
-        unique_name(
-            &self.snapshot(tx),
-            &base,
-            &[],
-            &self.claimed_by_others(tx),
-            "",
-        )
+        self.unclaimed_name(tx, &base)
     }
 
     /// The name ADD PRIMARY KEY / UNIQUE without a name gets (`t_pkey`, `t_a_key`), as
     /// [`Catalog::choose_index_name`].
     pub fn choose_key_name(&self, tx: &Tx, table: &TableDesc, key: &NewKey) -> String {
         let base = desc::default_key_name(&table.name, &table.columns, key);
-        unique_name(
-            &self.snapshot(tx),
-            &base,
-            &[],
-            &self.claimed_by_others(tx),
-            "",
-        )
+        self.unclaimed_name(tx, &base)
+    }
+
+    /// `base`, with a numeric suffix if a relation `tx` sees has it or another
+    /// transaction creates one of that name.
+    fn unclaimed_name(&self, tx: &Tx, base: &str) -> String {
+        let others = self.claimed_by_others(tx);
+        unique_name(&self.snapshot(tx), base, &[], &others, "")
     }
 
     /// Claim `names` for `tx`, unless one exists now or another transaction has it.

@@ -59,10 +59,10 @@ pub struct Session<'a> {
     pub pool: &'a BufferPool,
     /// The running state of every sequence (shared by all sessions).
     pub sequences: &'a Sequences,
-    /// The statement's transaction, and the catalog it belongs to: what
-    /// [`Session::catalog_now`] reads.
+    /// The statement's transaction, and the catalog itself (its newest state, not the
+    /// statement's snapshot): what [`Session::catalog_now`] reads.
     pub tx: &'a txn::Tx,
-    pub catalogs: &'a catalog::Catalog,
+    pub live_catalog: &'a catalog::Catalog,
 }
 
 impl Session<'_> {
@@ -76,7 +76,7 @@ impl Session<'_> {
     /// new storage (ALTER SEQUENCE RESTART), which publishes the catalog before its
     /// locks go.
     pub fn catalog_now(&self) -> Arc<CatalogSnapshot> {
-        self.catalogs.snapshot(self.tx)
+        self.live_catalog.snapshot(self.tx)
     }
 }
 

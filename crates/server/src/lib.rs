@@ -539,7 +539,7 @@ impl Database {
             pool: &self.pool,
             sequences: &self.sequences,
             tx,
-            catalogs: &self.catalog,
+            live_catalog: &self.catalog,
         }
     }
 
