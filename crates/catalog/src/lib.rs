@@ -51,17 +51,20 @@
 //! - Each change is one record, of the objects it changes (a `Batch` when a table comes
 //!   or goes with the sequences it owns), so DDL costs O(objects changed) in I/O as well.
 //!   With the server's WAL attached, a transaction's records go to the WAL (made durable
-//!   by its commit) and `catalog.log` holds the committed state saved at each checkpoint;
-//!   recovery replays the records after it ([`Catalog::redo`]). Without a WAL (tests),
-//!   records are appended to `catalog.log` itself.
+//!   by its commit) and `catalog.log` holds the committed state: each checkpoint appends
+//!   the changes committed since the last one, and rewrites the file as the live state
+//!   once it has doubled ([`Catalog::checkpoint`]); recovery replays the records after
+//!   it ([`Catalog::redo`]). Without a WAL (tests), records are appended to
+//!   `catalog.log` itself. ANALYZE's statistics are the one change made outside a
+//!   transaction ([`Catalog::set_stats`]).
 //! - Facts derived from the catalog live in the descriptors (key column sets); runtime facts
 //!   about storage (file sizes, open files) live in `storage::smgr`, keyed by `RelId`, and are
 //!   invalidated by whoever changes the catalog (`smgr::forget`, `BufferPool::drop_relation`).
 //!
 //! Locking: the server's relation locks order transactions that change one object; a
-//! mutex over the pending changes guards names and private snapshots (taken only by
-//! sessions with pending changes); a mutex inside [`Catalog`] orders publishing against
-//! checkpoints; readers only clone an `Arc`.
+//! mutex over the pending changes guards names and private snapshots (taken only while
+//! some transaction has pending changes); a mutex inside [`Catalog`] orders publishing
+//! against checkpoints; readers only clone an `Arc`.
 
 mod deps;
 mod desc;
