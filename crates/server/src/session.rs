@@ -54,6 +54,10 @@ pub struct Session {
     pub(crate) info: common::session::SessionInfo,
     /// `currval` and `lastval`, for the session's life.
     sequence_memory: std::cell::RefCell<executor::session::SequenceMemory>,
+    /// The catalog `self.info`'s `reg*` names read, kept while the transaction's
+    /// catalog is the same snapshot (one allocation per catalog change, not per
+    /// statement).
+    reg_catalog: Option<Arc<executor::session::SnapshotRegCatalog>>,
     /// This session in `pg_stat_activity`.
     pub(crate) activity: txn::activity::Registration,
     /// Prepared statements by name ("" is the unnamed one): `extended`.
@@ -353,6 +357,7 @@ impl Session {
                 ..common::session::SessionInfo::detached()
             },
             sequence_memory: Default::default(),
+            reg_catalog: None,
             statements: HashMap::new(),
             portals: HashMap::new(),
             copy: None,
@@ -402,12 +407,21 @@ impl Session {
         } else {
             statement_start
         };
-        let clock = common::datetime::SessionClock {
+        self.info.text.clock = common::datetime::SessionClock {
             transaction_start,
             statement_start,
             time_zone: self.settings.lock().time_zone(),
         };
-        self.info.text = executor::session::text_context(clock, self.db.catalog.snapshot(&self.tx));
+        let catalog = self.db.catalog.snapshot(&self.tx);
+        let reg = match &self.reg_catalog {
+            Some(reg) if Arc::ptr_eq(&reg.0, &catalog) => reg.clone(),
+            _ => {
+                let reg = Arc::new(executor::session::SnapshotRegCatalog(catalog));
+                self.reg_catalog = Some(reg.clone());
+                reg
+            }
+        };
+        self.info.text.catalog = Some(reg);
     }
 
     /// What a statement reads of this session, for `Database::execute_one`.
