@@ -25,7 +25,7 @@ pub(crate) fn validate(
         },
         DataType::Bool,
     );
-    if crate::some_row_where(cx, table, &is_false)? {
+    if crate::utility::some_row_where(cx, table, &is_false)? {
         return Err(PgError::new(
             SqlState::CHECK_VIOLATION,
             format!(

@@ -135,8 +135,9 @@ fn bind_and_plan(catalog: &CatalogSnapshot, text: &str, cmd: &Command) -> Result
     let binder = sql::Binder::new(catalog, text, session());
     let stmt = match cmd {
         Command::Sql(stmt) => stmt,
+        // Utility statements: bound, and not planned (they go around the planner).
         Command::AlterSequence(_) | Command::AlterIndex(_) => {
-            planner::plan(binder.bind_command(cmd)?);
+            binder.bind_command(cmd)?;
             return Ok(());
         }
         // VACUUM, ANALYZE and the like run in the session, not through the binder.
@@ -175,17 +176,22 @@ fn bind_and_plan(catalog: &CatalogSnapshot, text: &str, cmd: &Command) -> Result
                     operations: vec![op.clone()],
                     ..a.clone()
                 });
-                planner::plan(binder.bind(&one)?);
+                binder.bind(&one)?;
             }
             Ok(())
         }
         // `$n` makes sense only in a prepared statement: bind it as Parse would.
         _ if text.contains('$') => prepared(catalog, text, stmt, Vec::new()),
-        _ => {
-            planner::plan(binder.bind_command(cmd)?);
-            Ok(())
-        }
+        _ => plan_unless_utility(binder.bind_command(cmd)?),
     }
+}
+
+/// Plan `bound` as the server does: utility statements go around the planner.
+fn plan_unless_utility(bound: sql::bound::BoundStatement) -> Result<(), PgError> {
+    if !bound.is_utility() {
+        planner::plan(bound)?;
+    }
+    Ok(())
 }
 
 /// Bind a statement of the extended protocol and make its generic plan (parameters in
@@ -199,6 +205,5 @@ fn prepared(
     let (bound, _types) = sql::Binder::new(catalog, text, session())
         .with_params(declared)
         .bind_prepared(stmt)?;
-    planner::plan(bound);
-    Ok(())
+    plan_unless_utility(bound)
 }

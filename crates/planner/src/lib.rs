@@ -1,5 +1,9 @@
 //! The planner: bound statements to executable plans.
 //!
+//! Only statements with a plan come here: queries, DML, EXPLAIN of them and COPY TO.
+//! Utility statements (DDL, TRUNCATE, LOCK, COPY FROM) go around the planner to
+//! `executor::utility`, as PostgreSQL's ProcessUtility does.
+//!
 //! Today's plans are simple and the planner's job is small: map each logical operator to
 //! its physical one, push WHERE filters into the scans below them (through joins and
 //! plain projections, [`add_filter`]), so that a filtered scan never materialises rows it
@@ -14,8 +18,8 @@
 use std::ops::Bound;
 use std::sync::Arc;
 
-use catalog::{IndexDesc, NewTable, TableDesc};
-use common::{DataType, PgError};
+use catalog::{IndexDesc, TableDesc};
+use common::{DataType, PgError, PgResult};
 use sql::bound::{
     AggCall, BoundDelete, BoundInsert, BoundStatement, BoundUpdate, Expr, JoinKind, LogicalPlan,
     OutputColumn, SetOpKind, SortKey,
@@ -187,8 +191,6 @@ pub enum PlannedStatement {
     },
     Update(BoundUpdate),
     Delete(BoundDelete),
-    CreateTable(NewTable),
-    Sequence(sql::bound::SequenceDdl),
     /// EXPLAIN: the explained statement's plan; `planning` is filled in by the caller,
     /// who timed the binding and planning.
     Explain {
@@ -196,68 +198,19 @@ pub enum PlannedStatement {
         inner: Box<PlannedStatement>,
         planning: std::time::Duration,
     },
-    DropTables {
-        tables: Vec<Arc<TableDesc>>,
-        notices: Vec<PgError>,
-        foreign_keys: Vec<(Arc<TableDesc>, catalog::ForeignKey)>,
-    },
-    CreateIndex {
-        table: Arc<TableDesc>,
-        index: catalog::NewIndex,
-    },
-    DropIndexes {
-        indexes: Vec<(Arc<TableDesc>, catalog::IndexDesc)>,
-        notices: Vec<PgError>,
-    },
-    /// COPY FROM STDIN: the load starts; the session feeds it.
-    CopyFrom(sql::bound::BoundCopyFrom),
     /// COPY TO STDOUT: the query's rows in COPY's format.
     CopyTo {
         plan: Plan,
         columns: Vec<OutputColumn>,
         format: sql::bound::CopyFormat,
     },
-    /// TRUNCATE: delete every row of each table, then restart `restart`.
-    Truncate {
-        tables: Vec<Arc<TableDesc>>,
-        restart: Vec<Arc<catalog::SequenceDesc>>,
-    },
-    /// Only a tag and notices: work done before execution (LOCK TABLE: the caller took
-    /// the locks), or nothing to do (`IF [NOT] EXISTS`).
-    Nothing {
-        tag: &'static str,
-        notices: Vec<PgError>,
-    },
-    AddKey {
-        table: Arc<TableDesc>,
-        key: catalog::NewKey,
-    },
-    AddColumn {
-        table: Arc<TableDesc>,
-        column: catalog::ColumnDesc,
-        fill: Option<Expr>,
-    },
-    ChangeTable {
-        table: Arc<TableDesc>,
-        change: catalog::TableChange,
-    },
-    AddForeignKey {
-        table: Arc<TableDesc>,
-        referenced: Arc<TableDesc>,
-        fk: catalog::NewForeignKey,
-    },
-    AddCheck {
-        table: Arc<TableDesc>,
-        check: catalog::NewCheck,
-        condition: sql::bound::Expr,
-    },
-    DropConstraint(sql::bound::ConstraintDrop),
-    Comment(sql::bound::CommentOn),
-    DropColumn(sql::bound::ColumnDrop),
 }
 
-pub fn plan(stmt: BoundStatement) -> PlannedStatement {
-    match stmt {
+/// Plan a query, DML, EXPLAIN or COPY TO. Utility statements (DDL, TRUNCATE, LOCK, COPY
+/// FROM: [`BoundStatement::is_utility`]) have no plan: they go around the planner, as
+/// PostgreSQL's ProcessUtility does, and one given here is an internal error.
+pub fn plan(stmt: BoundStatement) -> PgResult<PlannedStatement> {
+    Ok(match stmt {
         BoundStatement::Query(q) => PlannedStatement::Query {
             plan: plan_query(q.plan),
             columns: q.columns,
@@ -277,77 +230,20 @@ pub fn plan(stmt: BoundStatement) -> PlannedStatement {
         }
         BoundStatement::Update(u) => PlannedStatement::Update(u),
         BoundStatement::Delete(d) => PlannedStatement::Delete(d),
-        BoundStatement::CreateTable { new, .. } => PlannedStatement::CreateTable(new),
-        BoundStatement::Sequence(d) => PlannedStatement::Sequence(d),
         BoundStatement::Explain { options, inner, .. } => PlannedStatement::Explain {
             options,
-            inner: Box::new(plan(*inner)),
+            inner: Box::new(plan(*inner)?),
             planning: std::time::Duration::ZERO,
         },
-        BoundStatement::DropTables {
-            tables,
-            notices,
-            foreign_keys,
-        } => PlannedStatement::DropTables {
-            tables,
-            notices,
-            foreign_keys,
-        },
-        BoundStatement::CreateIndex { table, index } => {
-            PlannedStatement::CreateIndex { table, index }
-        }
-        BoundStatement::DropIndexes { indexes, notices } => {
-            PlannedStatement::DropIndexes { indexes, notices }
-        }
-        BoundStatement::Lock { .. } => PlannedStatement::Nothing {
-            tag: "LOCK TABLE",
-            notices: Vec::new(),
-        },
-        BoundStatement::Nothing { tag, notices } => PlannedStatement::Nothing { tag, notices },
-        BoundStatement::AddKey { table, key } => PlannedStatement::AddKey { table, key },
-        BoundStatement::ChangeTable { table, change } => {
-            PlannedStatement::ChangeTable { table, change }
-        }
-        BoundStatement::AddColumn {
-            table,
-            column,
-            fill,
-        } => PlannedStatement::AddColumn {
-            table,
-            column,
-            fill,
-        },
-        BoundStatement::AddForeignKey {
-            table,
-            referenced,
-            fk,
-        } => PlannedStatement::AddForeignKey {
-            table,
-            referenced,
-            fk,
-        },
-        BoundStatement::AddCheck {
-            table,
-            check,
-            condition,
-        } => PlannedStatement::AddCheck {
-            table,
-            check,
-            condition,
-        },
-        BoundStatement::DropConstraint(d) => PlannedStatement::DropConstraint(d),
-        BoundStatement::Comment(c) => PlannedStatement::Comment(c),
-        BoundStatement::DropColumn(d) => PlannedStatement::DropColumn(d),
-        BoundStatement::Truncate { tables, restart } => {
-            PlannedStatement::Truncate { tables, restart }
-        }
-        BoundStatement::CopyFrom(c) => PlannedStatement::CopyFrom(c),
         BoundStatement::CopyTo { query, format } => PlannedStatement::CopyTo {
             plan: plan_query(query.plan),
             columns: query.columns,
             format,
         },
-    }
+        _ => {
+            return Err(PgError::internal("a utility statement reached the planner"));
+        }
+    })
 }
 
 /// Map a logical plan to a physical one.

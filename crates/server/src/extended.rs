@@ -71,7 +71,7 @@ impl CachedPlan {
         catalog: &catalog::CatalogSnapshot,
         bound: BoundStatement,
         deps: catalog::Dependencies,
-    ) -> Arc<CachedPlan> {
+    ) -> PgResult<Arc<CachedPlan>> {
         let generic = matches!(
             bound,
             BoundStatement::Query(_)
@@ -79,13 +79,14 @@ impl CachedPlan {
                 | BoundStatement::Update(_)
                 | BoundStatement::Delete(_)
         )
-        .then(|| db.plan(bound.clone()));
-        Arc::new(CachedPlan {
+        .then(|| db.plan(bound.clone()))
+        .transpose()?;
+        Ok(Arc::new(CachedPlan {
             checked_version: AtomicU64::new(catalog.version),
             deps,
             bound,
             generic,
-        })
+        }))
     }
 
     /// Does it hold for `catalog`? O(1) for a catalog it was checked against already,
@@ -278,7 +279,7 @@ impl Session {
         let catalog = self.db.catalog.snapshot(&self.tx);
         let binder = sql::Binder::new(&catalog, sql, &self.info).with_params(declared);
         let (bound, types) = binder.bind_prepared(stmt)?;
-        let cached = CachedPlan::new(&self.db, &catalog, bound, binder.dependencies());
+        let cached = CachedPlan::new(&self.db, &catalog, bound, binder.dependencies())?;
         Ok((cached, types))
     }
 
@@ -435,7 +436,7 @@ impl Session {
                 .expect("a bound statement has a statement");
             let binder = sql::Binder::new(&catalog, &prep.sql, &self.info);
             let (bound, deps) = rebind(binder, stmt, &prep.param_types, prep.columns.as_deref())?;
-            let cached = CachedPlan::new(&self.db, &catalog, bound, deps);
+            let cached = CachedPlan::new(&self.db, &catalog, bound, deps)?;
             if let Some(p) = self.statements.get_mut(req.statement) {
                 p.bound = Some(cached);
             }

@@ -17,8 +17,10 @@
 //!    explicitly, never kept per thread); [`Database`] takes the transaction's
 //!    `catalog::CatalogSnapshot`, `sql::Binder::bind` resolves names and types, and the
 //!    relation locks the statement needs are taken (see below).
-//! 5. `planner::plan` turns the bound statement into a plan (filters pushed into scans).
-//! 6. `executor::execute` runs it, with the session in its `ExecContext`: operators pull
+//! 5. `planner::plan` turns the bound statement into a plan (filters pushed into scans);
+//!    a utility statement (DDL, TRUNCATE, LOCK, COPY FROM) has none and goes around the
+//!    planner to `executor::utility::execute`, as PostgreSQL's ProcessUtility.
+//! 6. `executor::execute` runs the plan, with the session in its `ExecContext`: operators pull
 //!    rows from `access::heapam::HeapScan`, which reads pages through
 //!    `storage::bufmgr::BufferPool` from `storage::smgr`.
 //! 7. The rows and command tag go back to `wire`, which encodes RowDescription, DataRow
@@ -196,7 +198,7 @@ impl Database {
 
     /// Plan a bound statement, counting the plans made (a prepared statement's generic
     /// plan is made once and reused while its catalog dependencies hold).
-    fn plan(&self, bound: sql::bound::BoundStatement) -> planner::PlannedStatement {
+    fn plan(&self, bound: sql::bound::BoundStatement) -> PgResult<planner::PlannedStatement> {
         self.plans_made
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         planner::plan(bound)
@@ -650,14 +652,20 @@ impl Database {
                 if let Some(p) = prepared {
                     bound.substitute_params(p.values, p.types)?;
                 }
-                let mut planned = self.plan(bound);
-                if let planner::PlannedStatement::Explain { planning, .. } = &mut planned {
-                    // Binding (with its catalog lookups) and planning: PostgreSQL's
-                    // Planning Time counts its planner, which is where it opens indexes
-                    // and partitions.
-                    *planning = started.elapsed();
+                let cx = self.exec_context(tx, snapshot, &session);
+                if bound.is_utility() {
+                    // DDL and the like go around the planner (ProcessUtility).
+                    executor::utility::execute(bound, &cx)?
+                } else {
+                    let mut planned = self.plan(bound)?;
+                    if let planner::PlannedStatement::Explain { planning, .. } = &mut planned {
+                        // Binding (with its catalog lookups) and planning: PostgreSQL's
+                        // Planning Time counts its planner, which is where it opens
+                        // indexes and partitions.
+                        *planning = started.elapsed();
+                    }
+                    executor::execute(planned, &cx)?
                 }
-                executor::execute(planned, &self.exec_context(tx, snapshot, &session))?
             }
         };
         for &(table, rows) in &r.changed {

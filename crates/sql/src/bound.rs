@@ -838,6 +838,23 @@ pub enum BoundStatement {
     },
 }
 
+impl BoundStatement {
+    /// DDL, TRUNCATE, LOCK TABLE, COPY FROM and the like: run as bound, around the
+    /// planner (`executor::utility`), as PostgreSQL's ProcessUtility runs them. The
+    /// others (queries, DML, EXPLAIN, COPY TO) are planned.
+    pub fn is_utility(&self) -> bool {
+        !matches!(
+            self,
+            BoundStatement::Query(_)
+                | BoundStatement::Insert(_)
+                | BoundStatement::Update(_)
+                | BoundStatement::Delete(_)
+                | BoundStatement::Explain { .. }
+                | BoundStatement::CopyTo { .. }
+        )
+    }
+}
+
 /// COMMENT ON a table, column or index of `table` (`catalog::Comment`'s `object` and
 /// `sub`); None removes it.
 #[derive(Clone, Debug)]

@@ -1,0 +1,410 @@
+//! Utility statements: DDL, TRUNCATE, LOCK TABLE and the start of COPY FROM, run as the
+//! binder left them, around the planner, as PostgreSQL's ProcessUtility runs them
+//! (`sql::bound::BoundStatement::is_utility`). CREATE makes storage, then the catalog
+//! record; DROP makes the catalog record, and the storage goes when the transaction
+//! commits (`catalog::Catalog::commit`, [`crate::remove_storage`]).
+
+use common::{PgError, PgResult};
+use sql::bound::BoundStatement;
+
+use crate::{ExecContext, StatementResult, check, copy, dml, exec, fkey, index};
+
+/// Run utility statement `stmt` (a statement with a plan is an internal error: it goes
+/// through `planner::plan` and [`crate::execute`]).
+pub fn execute(stmt: BoundStatement, cx: &ExecContext) -> PgResult<StatementResult> {
+    match stmt {
+        BoundStatement::CreateTable { new, .. } => {
+            cx.catalog.create_table(cx.tx, new, |t, seqs| {
+                index::create_table_storage(cx, t)?;
+                seqs.iter().try_for_each(|s| create_sequence_storage(cx, s))
+            })?;
+            Ok(StatementResult {
+                tag: "CREATE TABLE".into(),
+                ..Default::default()
+            })
+        }
+        BoundStatement::Sequence(sql::bound::SequenceDdl::Create {
+            name,
+            options,
+            owned_by,
+        }) => {
+            cx.catalog
+                .create_sequence(cx.tx, name, options, owned_by, |s| {
+                    create_sequence_storage(cx, s)
+                })?;
+            Ok(StatementResult {
+                tag: "CREATE SEQUENCE".into(),
+                ..Default::default()
+            })
+        }
+        BoundStatement::Sequence(sql::bound::SequenceDdl::Alter {
+            seq,
+            options,
+            owned_by,
+            restart,
+        }) => {
+            // The current value must fit the new bounds (a nextval beside this may move
+            // it on; nextval checks the bounds it reads anyway).
+            if restart.is_none() {
+                let current = cx.sequences.state(cx.pool, seq.rel)?;
+                sql::binder::check_restart(current.last_value, &options)?;
+            }
+            cx.catalog
+                .alter_sequence(cx.tx, seq.oid, options, owned_by)?;
+            cx.sequences.reset_log(seq.rel);
+            if let Some(v) = restart {
+                renew_sequence(cx, seq.oid, v)?;
+            }
+            Ok(StatementResult {
+                tag: "ALTER SEQUENCE".into(),
+                ..Default::default()
+            })
+        }
+        BoundStatement::Sequence(sql::bound::SequenceDdl::Drop { sequences, notices }) => {
+            for d in &sequences {
+                cx.catalog
+                    .drop_sequence(cx.tx, d.sequence.oid, &d.defaults)?;
+            }
+            Ok(StatementResult {
+                tag: "DROP SEQUENCE".into(),
+                notices,
+                ..Default::default()
+            })
+        }
+        BoundStatement::CreateIndex { table, index } => {
+            index::create_index(cx, &table, index)?;
+            Ok(StatementResult {
+                tag: "CREATE INDEX".into(),
+                ..Default::default()
+            })
+        }
+        BoundStatement::DropIndexes { indexes, notices } => {
+            for (t, i) in &indexes {
+                cx.catalog.drop_index(cx.tx, t.oid, i.oid)?;
+            }
+            Ok(StatementResult {
+                tag: "DROP INDEX".into(),
+                notices,
+                ..Default::default()
+            })
+        }
+        BoundStatement::CopyFrom(from) => Ok(StatementResult {
+            copy_in: Some(Box::new(copy::CopyIn::new(from))),
+            ..Default::default()
+        }),
+        BoundStatement::Truncate { tables, restart } => {
+            // The caller holds AccessExclusive on every table: no one else writes them.
+            // Every row committed by now goes, visible to this statement's snapshot
+            // or not (a REPEATABLE READ transaction's snapshot may predate some), as
+            // PostgreSQL's TRUNCATE removes them all. Deleting them (rather than
+            // swapping in empty files) keeps TRUNCATE transactional with the catalog
+            // as it is; VACUUM reclaims the space.
+            let mut changed = Vec::with_capacity(tables.len());
+            for t in tables {
+                // Tables referencing these are truncated with them (checked when bound).
+                let delete = sql::bound::BoundDelete {
+                    table: t.clone(),
+                    filter: None,
+                    returning: None,
+                    fks: Default::default(),
+                };
+                let (n, _) = with_every_row(cx, |all| dml::delete(all, &delete, None))?;
+                changed.push((t.oid, n as u64));
+            }
+            for s in &restart {
+                renew_sequence(cx, s.oid, s.options.start)?;
+            }
+            Ok(StatementResult {
+                tag: "TRUNCATE TABLE".into(),
+                changed,
+                ..Default::default()
+            })
+        }
+        BoundStatement::Nothing { tag, notices } => Ok(StatementResult {
+            tag: tag.into(),
+            notices,
+            ..Default::default()
+        }),
+        BoundStatement::AddColumn {
+            table,
+            column,
+            fill,
+        } => {
+            add_column(cx, &table, column, fill)?;
+            Ok(StatementResult {
+                tag: "ALTER TABLE".into(),
+                ..Default::default()
+            })
+        }
+        BoundStatement::ChangeTable { table, mut change } => {
+            match &mut change {
+                catalog::TableChange::NotNull {
+                    column,
+                    not_null: true,
+                } => check_no_nulls(cx, &table, *column)?,
+                catalog::TableChange::RenameColumn {
+                    column,
+                    name,
+                    checks,
+                } => *checks = check::renamed_column(cx, &table, *column, name)?,
+                _ => {}
+            }
+            cx.catalog.change_table(cx.tx, table.oid, change)?;
+            Ok(StatementResult {
+                tag: "ALTER TABLE".into(),
+                ..Default::default()
+            })
+        }
+        BoundStatement::AddKey { table, key } => {
+            index::add_key(cx, &table, key)?;
+            Ok(StatementResult {
+                tag: "ALTER TABLE".into(),
+                ..Default::default()
+            })
+        }
+        BoundStatement::AddForeignKey {
+            table,
+            referenced,
+            mut fk,
+        } => {
+            let name = match fk.name.take() {
+                Some(n) => n,
+                None => cx.session.catalog.choose_fk_name(&table, &fk),
+            };
+            // Checked before the catalog's lock is taken: the scan may be long.
+            fkey::validate_new_key(cx, &table, &referenced, &fk.named(0, name.clone()))?;
+            fk.name = Some(name);
+            cx.catalog.add_foreign_key(cx.tx, table.oid, fk)?;
+            Ok(StatementResult {
+                tag: "ALTER TABLE".into(),
+                ..Default::default()
+            })
+        }
+        BoundStatement::AddCheck {
+            table,
+            mut check,
+            condition,
+        } => {
+            let name = match check.name.take() {
+                Some(n) => n,
+                None => cx.session.catalog.choose_check_name(&table, &check),
+            };
+            // Checked before the catalog's lock is taken: the scan may be long.
+            if check.validated {
+                check::validate(cx, &table, &name, &condition)?;
+            }
+            check.name = Some(name);
+            cx.catalog.add_check(cx.tx, table.oid, check)?;
+            Ok(StatementResult {
+                tag: "ALTER TABLE".into(),
+                ..Default::default()
+            })
+        }
+        BoundStatement::DropConstraint(d) => {
+            match d {
+                sql::bound::ConstraintDrop::Check { table, check } => {
+                    cx.catalog.drop_check(cx.tx, table.oid, check)?;
+                }
+                sql::bound::ConstraintDrop::ForeignKey { table, fk, .. } => {
+                    cx.catalog.drop_foreign_key(cx.tx, table.oid, fk)?;
+                }
+                sql::bound::ConstraintDrop::Key {
+                    table,
+                    index,
+                    dependents,
+                } => {
+                    for (t, fk) in &dependents {
+                        cx.catalog.drop_foreign_key(cx.tx, t.oid, fk.oid)?;
+                    }
+                    cx.catalog.drop_index(cx.tx, table.oid, index.oid)?;
+                }
+            }
+            Ok(StatementResult {
+                tag: "ALTER TABLE".into(),
+                ..Default::default()
+            })
+        }
+        BoundStatement::Comment(sql::bound::CommentOn {
+            table,
+            object,
+            sub,
+            text,
+        }) => {
+            cx.catalog
+                .set_comment(cx.tx, table.oid, object, sub, text)?;
+            Ok(StatementResult {
+                tag: "COMMENT".into(),
+                ..Default::default()
+            })
+        }
+        BoundStatement::DropColumn(sql::bound::ColumnDrop {
+            table,
+            column,
+            dependents,
+            notices,
+        }) => {
+            for (t, fk) in &dependents {
+                cx.catalog.drop_foreign_key(cx.tx, t.oid, fk.oid)?;
+            }
+            cx.catalog.drop_column(cx.tx, table.oid, column)?;
+            Ok(StatementResult {
+                tag: "ALTER TABLE".into(),
+                notices,
+                ..Default::default()
+            })
+        }
+        BoundStatement::DropTables {
+            tables,
+            notices,
+            foreign_keys,
+        } => {
+            for (t, fk) in &foreign_keys {
+                cx.catalog.drop_foreign_key(cx.tx, t.oid, fk.oid)?;
+            }
+            for t in &tables {
+                cx.catalog.drop_table(cx.tx, t.oid)?;
+            }
+            Ok(StatementResult {
+                tag: "DROP TABLE".into(),
+                notices,
+                ..Default::default()
+            })
+        }
+        BoundStatement::Lock { .. } => Ok(StatementResult {
+            tag: "LOCK TABLE".into(),
+            ..Default::default()
+        }),
+        BoundStatement::Query(_)
+        | BoundStatement::Insert(_)
+        | BoundStatement::Update(_)
+        | BoundStatement::Delete(_)
+        | BoundStatement::Explain { .. }
+        | BoundStatement::CopyTo { .. } => Err(PgError::internal(
+            "a statement with a plan reached the utility executor",
+        )),
+    }
+}
+
+/// ALTER TABLE ADD COLUMN. The column joins the table's descriptor; the rows stored before
+/// have fewer columns and read NULL for it. With a DEFAULT, each of them is updated to
+/// the default computed for it, as PostgreSQL computes a volatile default (a constant
+/// one it keeps in its catalog instead; the rows read the same). A NOT NULL column must
+/// then hold no NULL, or PostgreSQL's 23502 names the column. The caller holds
+/// AccessExclusive on the table; every row committed by now is changed, as TRUNCATE sees
+/// them.
+fn add_column(
+    cx: &ExecContext,
+    table: &catalog::TableDesc,
+    column: catalog::ColumnDesc,
+    fill: Option<sql::bound::Expr>,
+) -> PgResult<()> {
+    let not_null = column.not_null;
+    let name = column.name.clone();
+    let new = cx.catalog.add_column(cx.tx, table.oid, column)?;
+    let at = new.columns.len() - 1;
+    if let Some(fill) = fill {
+        let update = sql::bound::BoundUpdate {
+            table: new.clone(),
+            filter: None,
+            assignments: vec![(at, fill)],
+            returning: None,
+            fks: Default::default(),
+            // The table's checks cannot read the new column.
+            checks: Vec::new(),
+        };
+        // The update's own NOT NULL check catches a default that is NULL for a row.
+        return with_every_row(cx, |all| dml::update(all, &update, None))
+            .map(|_| ())
+            .map_err(|e| {
+                if e.code == common::SqlState::NOT_NULL_VIOLATION {
+                    not_null_violated(&name, &new.name)
+                } else {
+                    e
+                }
+            });
+    }
+    if not_null {
+        check_no_nulls(cx, &new, at)?;
+    }
+    Ok(())
+}
+
+/// Before a column becomes NOT NULL: no row committed by now may hold NULL there, or
+/// PostgreSQL's 23502 names the column. The caller holds AccessExclusive on the table.
+fn check_no_nulls(
+    cx: &ExecContext,
+    table: &std::sync::Arc<catalog::TableDesc>,
+    at: usize,
+) -> PgResult<()> {
+    use sql::bound::{Expr, ExprKind};
+    let Some(column) = table.columns.get(at) else {
+        return Err(PgError::internal(format!(
+            "no column {at} in {}",
+            table.name
+        )));
+    };
+    let is_null = Expr::new(
+        ExprKind::IsNull {
+            expr: Box::new(Expr::column(at, column.ty)),
+            negated: false,
+        },
+        common::DataType::Bool,
+    );
+    if some_row_where(cx, table, &is_null)? {
+        return Err(not_null_violated(&column.name, &table.name));
+    }
+    Ok(())
+}
+
+/// Does a row committed by now (see [`with_every_row`]) make `condition` true? What
+/// SET NOT NULL and ADD CHECK ask of the rows before they change the table.
+pub(crate) fn some_row_where(
+    cx: &ExecContext,
+    table: &std::sync::Arc<catalog::TableDesc>,
+    condition: &sql::bound::Expr,
+) -> PgResult<bool> {
+    let plan = planner::target_scan(table, Some(condition));
+    let found = with_every_row(cx, |all| exec::build(&plan, all.env())?.next())?;
+    Ok(found.is_some())
+}
+
+/// Run `f` seeing every row committed by now (a fresh snapshot, not the statement's):
+/// what a statement that holds AccessExclusive on a table and changes or checks all of
+/// its rows must see (TRUNCATE, ADD COLUMN, SET NOT NULL), as PostgreSQL does.
+fn with_every_row<R>(cx: &ExecContext, f: impl FnOnce(&ExecContext) -> R) -> R {
+    let fresh = cx.tx.fresh_snapshot();
+    f(&ExecContext {
+        session: cx.session,
+        pool: cx.pool,
+        catalog: cx.catalog,
+        roots: cx.roots,
+        tx: cx.tx,
+        snapshot: &fresh,
+        sequences: cx.sequences,
+        subqueries: Default::default(),
+        params: cx.params,
+    })
+}
+
+/// PostgreSQL's error for a column made NOT NULL over rows holding NULL.
+fn not_null_violated(column: &str, table: &str) -> PgError {
+    PgError::new(
+        common::SqlState::NOT_NULL_VIOLATION,
+        format!("column \"{column}\" of relation \"{table}\" contains null values"),
+    )
+}
+
+/// Make a new sequence's relation and its page (before its catalog record).
+fn create_sequence_storage(cx: &ExecContext, s: &catalog::SequenceDesc) -> PgResult<()> {
+    cx.pool.create_relation(s.rel)?;
+    access::sequence::init(cx.pool, s.rel, s.options.start)
+}
+
+/// Restart sequence `oid` at `next` (the value its next `nextval` returns), in new storage
+/// so that a rollback undoes it (`catalog::Catalog::renew_sequence`).
+fn renew_sequence(cx: &ExecContext, oid: common::Oid, next: i64) -> PgResult<()> {
+    cx.catalog.renew_sequence(cx.tx, oid, |s| {
+        cx.pool.create_relation(s.rel)?;
+        access::sequence::init(cx.pool, s.rel, next)
+    })
+}
