@@ -635,6 +635,9 @@ impl Session {
             prep.columns.clone(),
         );
         let bound = prep.bound.clone();
+        // The arguments read this statement's clock and zone (`now()`, a timestamptz
+        // literal), not the last statement's.
+        self.set_statement_context();
         if args.len() != types.len() {
             return Err(PgError::syntax(format!(
                 "wrong number of parameters for prepared statement \"{name}\""
