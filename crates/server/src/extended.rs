@@ -635,8 +635,11 @@ impl Session {
             prep.columns.clone(),
         );
         let bound = prep.bound.clone();
-        // The arguments read this statement's clock and zone (`now()`, a timestamptz
-        // literal), not the last statement's.
+        // The arguments are evaluated in the statement's transaction and read its clock
+        // and zone (`now()`, a timestamptz literal), not the last statement's.
+        if !self.tx.is_active() {
+            self.begin_tx(None, None);
+        }
         self.set_statement_context();
         if args.len() != types.len() {
             return Err(PgError::syntax(format!(

@@ -381,7 +381,7 @@ impl Session {
         .unwrap_or(Isolation::ReadCommitted)
     }
 
-    fn begin_tx(&self, iso: Option<Isolation>, ro: Option<bool>) {
+    pub(crate) fn begin_tx(&self, iso: Option<Isolation>, ro: Option<bool>) {
         self.tx.begin(
             iso.unwrap_or_else(|| self.default_isolation()),
             ro.unwrap_or_else(|| {
