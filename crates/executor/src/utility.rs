@@ -9,6 +9,14 @@ use sql::bound::BoundStatement;
 
 use crate::{ExecContext, StatementResult, check, copy, dml, exec, fkey, index};
 
+/// A statement's result that is only its command tag.
+fn done(tag: &str) -> StatementResult {
+    StatementResult {
+        tag: tag.into(),
+        ..Default::default()
+    }
+}
+
 /// Run utility statement `stmt` (a statement with a plan is an internal error: it goes
 /// through `planner::plan` and [`crate::execute`]).
 pub fn execute(stmt: BoundStatement, cx: &ExecContext) -> PgResult<StatementResult> {
@@ -18,10 +26,7 @@ pub fn execute(stmt: BoundStatement, cx: &ExecContext) -> PgResult<StatementResu
                 index::create_table_storage(cx, t)?;
                 seqs.iter().try_for_each(|s| create_sequence_storage(cx, s))
             })?;
-            Ok(StatementResult {
-                tag: "CREATE TABLE".into(),
-                ..Default::default()
-            })
+            Ok(done("CREATE TABLE"))
         }
         BoundStatement::Sequence(sql::bound::SequenceDdl::Create {
             name,
@@ -32,10 +37,7 @@ pub fn execute(stmt: BoundStatement, cx: &ExecContext) -> PgResult<StatementResu
                 .create_sequence(cx.tx, name, options, owned_by, |s| {
                     create_sequence_storage(cx, s)
                 })?;
-            Ok(StatementResult {
-                tag: "CREATE SEQUENCE".into(),
-                ..Default::default()
-            })
+            Ok(done("CREATE SEQUENCE"))
         }
         BoundStatement::Sequence(sql::bound::SequenceDdl::Alter {
             seq,
@@ -55,10 +57,7 @@ pub fn execute(stmt: BoundStatement, cx: &ExecContext) -> PgResult<StatementResu
             if let Some(v) = restart {
                 renew_sequence(cx, seq.oid, v)?;
             }
-            Ok(StatementResult {
-                tag: "ALTER SEQUENCE".into(),
-                ..Default::default()
-            })
+            Ok(done("ALTER SEQUENCE"))
         }
         BoundStatement::Sequence(sql::bound::SequenceDdl::Drop { sequences, notices }) => {
             for d in &sequences {
@@ -73,10 +72,7 @@ pub fn execute(stmt: BoundStatement, cx: &ExecContext) -> PgResult<StatementResu
         }
         BoundStatement::CreateIndex { table, index } => {
             index::create_index(cx, &table, index)?;
-            Ok(StatementResult {
-                tag: "CREATE INDEX".into(),
-                ..Default::default()
-            })
+            Ok(done("CREATE INDEX"))
         }
         BoundStatement::DropIndexes { indexes, notices } => {
             for (t, i) in &indexes {
@@ -131,10 +127,7 @@ pub fn execute(stmt: BoundStatement, cx: &ExecContext) -> PgResult<StatementResu
             fill,
         } => {
             add_column(cx, &table, column, fill)?;
-            Ok(StatementResult {
-                tag: "ALTER TABLE".into(),
-                ..Default::default()
-            })
+            Ok(done("ALTER TABLE"))
         }
         BoundStatement::ChangeTable { table, mut change } => {
             match &mut change {
@@ -150,17 +143,11 @@ pub fn execute(stmt: BoundStatement, cx: &ExecContext) -> PgResult<StatementResu
                 _ => {}
             }
             cx.catalog.change_table(cx.tx, table.oid, change)?;
-            Ok(StatementResult {
-                tag: "ALTER TABLE".into(),
-                ..Default::default()
-            })
+            Ok(done("ALTER TABLE"))
         }
         BoundStatement::AddKey { table, key } => {
             index::add_key(cx, &table, key)?;
-            Ok(StatementResult {
-                tag: "ALTER TABLE".into(),
-                ..Default::default()
-            })
+            Ok(done("ALTER TABLE"))
         }
         BoundStatement::AddForeignKey {
             table,
@@ -175,10 +162,7 @@ pub fn execute(stmt: BoundStatement, cx: &ExecContext) -> PgResult<StatementResu
             fkey::validate_new_key(cx, &table, &referenced, &fk.named(0, name.clone()))?;
             fk.name = Some(name);
             cx.catalog.add_foreign_key(cx.tx, table.oid, fk)?;
-            Ok(StatementResult {
-                tag: "ALTER TABLE".into(),
-                ..Default::default()
-            })
+            Ok(done("ALTER TABLE"))
         }
         BoundStatement::AddCheck {
             table,
@@ -195,10 +179,7 @@ pub fn execute(stmt: BoundStatement, cx: &ExecContext) -> PgResult<StatementResu
             }
             check.name = Some(name);
             cx.catalog.add_check(cx.tx, table.oid, check)?;
-            Ok(StatementResult {
-                tag: "ALTER TABLE".into(),
-                ..Default::default()
-            })
+            Ok(done("ALTER TABLE"))
         }
         BoundStatement::DropConstraint(d) => {
             match d {
@@ -219,10 +200,7 @@ pub fn execute(stmt: BoundStatement, cx: &ExecContext) -> PgResult<StatementResu
                     cx.catalog.drop_index(cx.tx, table.oid, index.oid)?;
                 }
             }
-            Ok(StatementResult {
-                tag: "ALTER TABLE".into(),
-                ..Default::default()
-            })
+            Ok(done("ALTER TABLE"))
         }
         BoundStatement::Comment(sql::bound::CommentOn {
             table,
@@ -232,10 +210,7 @@ pub fn execute(stmt: BoundStatement, cx: &ExecContext) -> PgResult<StatementResu
         }) => {
             cx.catalog
                 .set_comment(cx.tx, table.oid, object, sub, text)?;
-            Ok(StatementResult {
-                tag: "COMMENT".into(),
-                ..Default::default()
-            })
+            Ok(done("COMMENT"))
         }
         BoundStatement::DropColumn(sql::bound::ColumnDrop {
             table,
@@ -270,10 +245,7 @@ pub fn execute(stmt: BoundStatement, cx: &ExecContext) -> PgResult<StatementResu
                 ..Default::default()
             })
         }
-        BoundStatement::Lock { .. } => Ok(StatementResult {
-            tag: "LOCK TABLE".into(),
-            ..Default::default()
-        }),
+        BoundStatement::Lock { .. } => Ok(done("LOCK TABLE")),
         BoundStatement::Query(_)
         | BoundStatement::Insert(_)
         | BoundStatement::Update(_)
