@@ -316,6 +316,25 @@ pub fn encode(values: &[Value], types: &[DataType]) -> PgResult<Vec<u8>> {
     Ok(out)
 }
 
+/// Append one non-NULL value of type `ty` in the form a tuple's data area holds it, with no
+/// size limit (the catalog keeps statistics' values this way). A NULL, or a value not of
+/// type `ty`, is a caller bug, reported as an internal error.
+pub fn encode_value(v: &Value, ty: &DataType, out: &mut Vec<u8>) -> PgResult<()> {
+    match put_datum(ty, v, out)? {
+        Some(_) => Ok(()),
+        None => Err(mismatch(0, ty, v)),
+    }
+}
+
+/// Read back one value [`encode_value`] wrote at `bytes[*pos..]`, advancing `pos` past
+/// it. Bytes that do not fit are DATA_CORRUPTED.
+pub fn decode_value(bytes: &[u8], pos: &mut usize, ty: &DataType) -> PgResult<Value> {
+    let mut r = Reader { bytes, pos: *pos };
+    let v = get_datum(ty, &mut r, 0)?;
+    *pos = r.pos;
+    Ok(v)
+}
+
 /// Append one non-NULL value of type `ty`: `Some(true)` if it is of variable width,
 /// `None` if the value is not of that type (a caller bug).
 fn put_datum(ty: &DataType, v: &Value, out: &mut Vec<u8>) -> PgResult<Option<bool>> {

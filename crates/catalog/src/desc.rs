@@ -1,5 +1,7 @@
 //! Descriptors: the catalog's description of one table.
 
+use std::sync::Arc;
+
 use common::ids::{Oid, RelId};
 use common::{DataType, Value};
 
@@ -20,6 +22,10 @@ pub struct ColumnDesc {
     /// [`dropped_column_name`], has no default and no constraint, and no statement sees
     /// it; rows stored after hold NULL there.
     pub dropped: bool,
+    /// `ALTER COLUMN ... SET STATISTICS n` (PostgreSQL's `attstattarget`): the column's
+    /// own statistics target, 0 for no statistics; `None` (-1) follows
+    /// `default_statistics_target`.
+    pub stat_target: Option<u16>,
 }
 
 /// PostgreSQL's name for a dropped column: `........pg.dropped.<attnum>........`.
@@ -132,13 +138,50 @@ pub(crate) fn default_check_name(table: &str, columns: &[ColumnDesc], check: &Ne
 }
 
 /// What ANALYZE last found of a table (PostgreSQL's `pg_class.reltuples` and
-/// `relpages`): what the planner's estimates start from.
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// `relpages`, and its `pg_statistic` rows): what the planner's estimates start from.
+#[derive(Clone, Debug, PartialEq, Default)]
 pub struct RelStats {
     /// Live rows, estimated from the pages read.
     pub reltuples: f64,
     /// The table's size in pages then.
     pub relpages: u32,
+    /// Per analyzed column, by `attnum` (shared: a snapshot copies it by pointer).
+    pub columns: Arc<[ColumnStats]>,
+}
+
+impl RelStats {
+    /// The statistics of column `attnum` (1-based), if ANALYZE kept some and the column
+    /// still has the type they were taken of (ALTER COLUMN TYPE makes them stale).
+    pub fn column(&self, attnum: u16, ty: &DataType) -> Option<&ColumnStats> {
+        self.columns
+            .iter()
+            .find(|c| c.attnum == attnum)
+            .filter(|c| c.ty == *ty)
+    }
+}
+
+/// One column's statistics (PostgreSQL's `pg_statistic` row, as `pg_stats` shows it).
+/// Fractions and counts are `float4` as there, computed as there.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ColumnStats {
+    /// The column's `attnum` (1-based).
+    pub attnum: u16,
+    /// The type the values below are of.
+    pub ty: DataType,
+    /// Fraction of rows where the column is NULL.
+    pub null_frac: f32,
+    /// Average stored width of its non-NULL values, in bytes.
+    pub avg_width: i32,
+    /// Distinct non-NULL values: a count if positive, minus a fraction of the rows if
+    /// negative (the count grows with the table), 0 if unknown.
+    pub n_distinct: f32,
+    /// Most common values, most common first, with the fraction of rows holding each.
+    pub mcv: Vec<(Value, f32)>,
+    /// Values dividing the rest (not in `mcv`) into groups of equal population, in
+    /// order; empty when fewer than two such values.
+    pub histogram: Vec<Value>,
+    /// Correlation of the column's order with the rows' physical order (-1 to 1).
+    pub correlation: Option<f32>,
 }
 
 /// A table's storage parameters (PostgreSQL's `reloptions`).
@@ -365,6 +408,8 @@ pub enum TableChange {
     },
     /// RENAME TO.
     Rename(String),
+    /// ALTER COLUMN SET STATISTICS: the column's statistics target (`None`: the default).
+    StatTarget { column: usize, target: Option<u16> },
     /// ALTER INDEX ... RENAME TO: the index (and the constraint it backs, which has its
     /// name).
     RenameIndex { index: Oid, name: String },

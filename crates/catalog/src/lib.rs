@@ -74,7 +74,7 @@ mod sysviews;
 
 pub use deps::Dependencies;
 pub use desc::{
-    CheckConstraint, ColumnDesc, Comment, FkAction, ForeignKey, Identity, IndexDesc, NewCheck,
+    CheckConstraint, ColumnDesc, ColumnStats, Comment, FkAction, ForeignKey, Identity, IndexDesc, NewCheck,
     NewForeignKey, NewIndex, NewKey, NewTable, RelStats, SequenceDesc, SequenceOptions,
     TableChange, TableDesc, TableOptions, dropped_column_name, nextval_default,
 };
@@ -358,7 +358,7 @@ impl CatalogSnapshot {
             }
             Record::SetStats { table, stats } => {
                 if self.by_oid.contains_key(table) {
-                    self.stats.insert(*table, *stats);
+                    self.stats.insert(*table, stats.clone());
                     self.touch(*table);
                 }
             }
@@ -738,6 +738,8 @@ pub struct Catalog {
     oids: Mutex<OidCounter>,
     /// Recovery: transactions' changes whose commit record has not been replayed yet.
     redo_waiting: Mutex<HashMap<Xid, Waiting>>,
+    /// Recovery: the pieces of a table's statistics read so far (next piece, bytes).
+    redo_stats_waiting: Mutex<HashMap<Oid, (u32, Vec<u8>)>>,
     /// Where changes are logged once storage is up (`attach_wal`).
     wal: RwLock<Option<Arc<storage::xlog::Wal>>>,
     /// Serialises publishing and checkpoints, and owns the log's append position.
@@ -766,6 +768,7 @@ impl Catalog {
             pending: Mutex::new(HashMap::new()),
             pending_count: AtomicUsize::new(0),
             redo_waiting: Mutex::new(Default::default()),
+            redo_stats_waiting: Mutex::new(Default::default()),
             wal: RwLock::new(None),
             log: Mutex::new(log),
         })
@@ -1513,6 +1516,7 @@ impl Catalog {
             default: None,
             identity: None,
             dropped: true,
+            stat_target: None,
         };
         let mut files = Vec::new();
         t.indexes.retain(|i| {
@@ -1575,6 +1579,7 @@ impl Catalog {
                     column: i,
                     not_null,
                 } => column(t, i)?.not_null = not_null,
+                TableChange::StatTarget { column: i, target } => column(t, i)?.stat_target = target,
                 TableChange::RenameColumn {
                     column: i,
                     name,
@@ -1728,7 +1733,7 @@ impl Catalog {
             )
             .chain(stats.into_iter().map(|(table, stats)| Record::SetStats {
                 table,
-                stats: *stats,
+                stats: stats.clone(),
             }));
         log.rewrite(records)?;
         log.saved_next_oid = next_oid;
@@ -1747,7 +1752,16 @@ impl Catalog {
             Some(wal) => {
                 let mut payload = Vec::new();
                 log::encode(&record, &mut payload);
-                wal.log(storage::xlog::RecordKind::Catalog, &payload)?;
+                // A wide table's most common values and histograms may pass a WAL
+                // record's limit: they go in pieces, applied at the last.
+                let pieces = log::encode_stats_pieces(
+                    table,
+                    payload,
+                    storage::xlog::MAX_RECORD_PAYLOAD,
+                );
+                for piece in pieces {
+                    wal.log(storage::xlog::RecordKind::Catalog, &piece)?;
+                }
             }
             None => log.append(&record)?,
         }
@@ -1765,6 +1779,7 @@ impl Catalog {
     pub fn attach_wal(&self, wal: Arc<storage::xlog::Wal>) {
         // Recovery is over: changes whose commit never came never happened.
         self.redo_waiting.lock().clear();
+        self.redo_stats_waiting.lock().clear();
         let mut c = self.oids.lock();
         c.next = c.next.max(self.published().next_oid);
         c.logged = c.next;
@@ -1794,6 +1809,32 @@ impl Catalog {
                 }
                 _ => return Err(corrupt_wal_record()),
             }
+            return Ok(());
+        }
+        if let Some((table, piece, last, share)) = log::decode_stats_piece(payload) {
+            let mut waiting = self.redo_stats_waiting.lock();
+            let bytes = match waiting.remove(&table) {
+                Some((next, mut bytes)) if next == piece => {
+                    bytes.extend_from_slice(share);
+                    bytes
+                }
+                // A first piece starts over: the pieces of an earlier ANALYZE whose last
+                // piece never reached the log are dropped (statistics are advice).
+                _ if piece == 0 => share.to_vec(),
+                _ => return Err(corrupt_wal_record()),
+            };
+            if !last {
+                waiting.insert(table, (piece + 1, bytes));
+                return Ok(());
+            }
+            drop(waiting);
+            let record = log::decode(&bytes)
+                .filter(|r| matches!(r, Record::SetStats { table: t, .. } if *t == table))
+                .ok_or_else(corrupt_wal_record)?;
+            let mut log = self.log.lock();
+            let cur = self.published();
+            self.publish(&cur, &record);
+            log.unsaved.push(record);
             return Ok(());
         }
         let record = log::decode(payload).ok_or_else(corrupt_wal_record)?;
@@ -1878,7 +1919,7 @@ impl Catalog {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use common::DataType;
+    use common::{DataType, Value};
     use storage::vfs::OsVfs;
 
     fn col(name: &str, ty: DataType) -> ColumnDesc {
@@ -1889,6 +1930,7 @@ mod tests {
             default: None,
             identity: None,
             dropped: false,
+            stat_target: None,
         }
     }
 
@@ -2681,20 +2723,46 @@ mod tests {
     }
 
     /// ANALYZE's statistics are published at once, outside any transaction, move only
-    /// their table's version, and survive a checkpoint and a crash (WAL replay).
+    /// their table's version, and survive a checkpoint and a crash (WAL replay), also
+    /// when they are too large for one WAL record.
     #[test]
     fn statistics_publish_at_once_and_survive_restart() {
         let dir = tempfile::tempdir().unwrap();
+        // 100 most common values of 1000 bytes each: logged in pieces.
+        let wide = ColumnStats {
+            attnum: 1,
+            ty: DataType::Text,
+            null_frac: 0.25,
+            avg_width: 1001,
+            n_distinct: -0.5,
+            mcv: (0..100)
+                .map(|i| (Value::Text(format!("{i:01000}")), 0.0075))
+                .collect(),
+            histogram: vec![Value::Text("a".into()), Value::Text("b".into())],
+            correlation: Some(-0.125),
+        };
         let stats = RelStats {
             reltuples: 60.0,
             relpages: 3,
+            columns: vec![wide].into(),
         };
+        {
+            let mut payload = Vec::new();
+            log::encode(
+                &Record::SetStats {
+                    table: 1,
+                    stats: stats.clone(),
+                },
+                &mut payload,
+            );
+            assert!(payload.len() > storage::xlog::MAX_RECORD_PAYLOAD);
+        }
         {
             let db = Db::open(dir.path());
             let a = db.create_table_ok(new_table("a")).unwrap();
             let b = db.create_table_ok(new_table("b")).unwrap();
             let before = db.cat.committed();
-            db.cat.set_stats(a.oid, stats).unwrap();
+            db.cat.set_stats(a.oid, stats.clone()).unwrap();
             let after = db.cat.committed();
             assert_eq!(after.stats(a.oid), Some(&stats));
             assert_ne!(after.changed_at(a.oid), before.changed_at(a.oid));

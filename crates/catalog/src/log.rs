@@ -18,12 +18,12 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use common::{DataType, Oid, PgError, PgResult, SqlState};
+use common::{DataType, Oid, PgError, PgResult, SqlState, Value};
 use storage::vfs::{Vfs, VfsFile};
 
 use crate::desc::{
-    CheckConstraint, ColumnDesc, Comment, FkAction, ForeignKey, Identity, IndexDesc, RelStats,
-    SequenceDesc, SequenceOptions, TableDesc, TableOptions,
+    CheckConstraint, ColumnDesc, ColumnStats, Comment, FkAction, ForeignKey, Identity, IndexDesc,
+    RelStats, SequenceDesc, SequenceOptions, TableDesc, TableOptions,
 };
 
 const LOG_FILE: &str = "catalog.log";
@@ -61,6 +61,10 @@ const KIND_ALTER_TABLE_V6: u8 = 18;
 /// logs.
 const KIND_CREATE_TABLE_V7: u8 = 19;
 const KIND_ALTER_TABLE_V7: u8 = 20;
+/// CreateTable and AlterTable whose columns carry their statistics target (i16 LE, -1 for
+/// the default) after their dropped byte; kinds 19 and 20 are read for old logs.
+const KIND_CREATE_TABLE_V8: u8 = 25;
+const KIND_ALTER_TABLE_V8: u8 = 26;
 const KIND_CREATE_SEQUENCE: u8 = 9;
 const KIND_DROP_SEQUENCE: u8 = 10;
 /// Several records applied as one (a table and its SERIAL sequences): u32 count, then
@@ -76,8 +80,22 @@ const KIND_COMMITTED: u8 = 14;
 /// logged in pieces; recovery joins a transaction's pieces in order and decodes them when
 /// it meets the commit record (WAL only; kind 14 alone is read for old logs).
 const KIND_COMMITTED_PIECE: u8 = 21;
-/// A table's statistics (ANALYZE): u32 table, f64 reltuples, u32 relpages.
+/// A table's statistics (ANALYZE): u32 table, f64 reltuples, u32 relpages (read for old
+/// logs).
 const KIND_SET_STATS: u8 = 22;
+/// A table's statistics with its columns': kind 22's fields, then u32 count and each
+/// column as u16 attnum, u32 type OID, i32 typmod, f32 null_frac, i32 avg_width, f32
+/// n_distinct, u32 count and each most common value (`access::tuple::encode_value`) with
+/// its f32 frequency, u32 count and each histogram bound, u8 1 and f32 correlation or
+/// u8 0.
+const KIND_SET_STATS_V2: u8 = 23;
+/// One piece of a `KIND_SET_STATS_V2` record too large for one WAL record: u32 table,
+/// u32 piece number (from 0), u8 1 if it is the last, then the next bytes of the record.
+/// Recovery joins a table's pieces and applies the record at the last one; pieces cut
+/// short by a crash are dropped (statistics are advice: ANALYZE makes them again).
+const KIND_STATS_PIECE: u8 = 24;
+/// Bytes of a statistics piece before its share of the record.
+const STATS_PIECE_HEADER_BYTES: usize = 1 + 4 + 4 + 1;
 /// Bytes of a piece before its share of the record.
 const PIECE_HEADER_BYTES: usize = 1 + 8 + 4;
 
@@ -343,9 +361,9 @@ pub(crate) fn encode(record: &Record, out: &mut Vec<u8>) {
     match record {
         Record::CreateTable(t) | Record::AlterTable(t) => {
             out.push(if matches!(record, Record::CreateTable(_)) {
-                KIND_CREATE_TABLE_V7
+                KIND_CREATE_TABLE_V8
             } else {
-                KIND_ALTER_TABLE_V7
+                KIND_ALTER_TABLE_V8
             });
             put_u32(out, t.oid);
             put_u32(out, t.rel);
@@ -369,6 +387,8 @@ pub(crate) fn encode(record: &Record, out: &mut Vec<u8>) {
                     Some(Identity::ByDefault) => 2,
                 });
                 out.push(c.dropped as u8);
+                let target = c.stat_target.map_or(-1, |t| t as i16);
+                out.extend_from_slice(&target.to_le_bytes());
             }
             put_u32(out, t.indexes.len() as u32);
             for i in &t.indexes {
@@ -455,12 +475,138 @@ pub(crate) fn encode(record: &Record, out: &mut Vec<u8>) {
             put_records(out, records);
         }
         Record::SetStats { table, stats } => {
-            out.push(KIND_SET_STATS);
+            out.push(KIND_SET_STATS_V2);
             put_u32(out, *table);
             out.extend_from_slice(&stats.reltuples.to_le_bytes());
             put_u32(out, stats.relpages);
+            put_u32(out, stats.columns.len() as u32);
+            for c in stats.columns.iter() {
+                put_column_stats(out, c);
+            }
         }
     }
+}
+
+fn put_column_stats(out: &mut Vec<u8>, c: &ColumnStats) {
+    out.extend_from_slice(&c.attnum.to_le_bytes());
+    put_u32(out, c.ty.oid());
+    out.extend_from_slice(&c.ty.typmod().to_le_bytes());
+    out.extend_from_slice(&c.null_frac.to_le_bytes());
+    out.extend_from_slice(&c.avg_width.to_le_bytes());
+    out.extend_from_slice(&c.n_distinct.to_le_bytes());
+    // ANALYZE made every value of the column's type from a stored row, so encoding them
+    // cannot fail; a value that did would be dropped with its frequency, not logged torn.
+    let mut values = Vec::new();
+    let mut n = 0u32;
+    for (v, f) in &c.mcv {
+        let at = values.len();
+        if access::tuple::encode_value(v, &c.ty, &mut values).is_ok() {
+            values.extend_from_slice(&f.to_le_bytes());
+            n += 1;
+        } else {
+            values.truncate(at);
+        }
+    }
+    put_u32(out, n);
+    out.extend_from_slice(&values);
+    values.clear();
+    n = 0;
+    for v in &c.histogram {
+        let at = values.len();
+        if access::tuple::encode_value(v, &c.ty, &mut values).is_ok() {
+            n += 1;
+        } else {
+            values.truncate(at);
+        }
+    }
+    put_u32(out, n);
+    out.extend_from_slice(&values);
+    match c.correlation {
+        Some(x) => {
+            out.push(1);
+            out.extend_from_slice(&x.to_le_bytes());
+        }
+        None => out.push(0),
+    }
+}
+
+fn read_column_stats(r: &mut Reader<'_>) -> Option<ColumnStats> {
+    let attnum = u16::from_le_bytes(r.take(2)?.try_into().ok()?);
+    let type_oid = r.u32()?;
+    let typmod = r.u32()? as i32;
+    let ty = DataType::from_oid(type_oid, typmod)?;
+    let null_frac = r.f32()?;
+    let avg_width = r.u32()? as i32;
+    let n_distinct = r.f32()?;
+    let n = r.u32()? as usize;
+    let mut mcv = Vec::with_capacity(n.min(MAX_STATS_VALUES));
+    for _ in 0..n {
+        let v = r.value(&ty)?;
+        mcv.push((v, r.f32()?));
+    }
+    let n = r.u32()? as usize;
+    let mut histogram = Vec::with_capacity(n.min(MAX_STATS_VALUES));
+    for _ in 0..n {
+        histogram.push(r.value(&ty)?);
+    }
+    let correlation = match r.u8()? {
+        0 => None,
+        1 => Some(r.f32()?),
+        _ => return None,
+    };
+    Some(ColumnStats {
+        attnum,
+        ty,
+        null_frac,
+        avg_width,
+        n_distinct,
+        mcv,
+        histogram,
+        correlation,
+    })
+}
+
+/// Values a column's statistics list holds at most (`default_statistics_target`'s limit,
+/// plus the histogram's extra bound): a bound on what a corrupt count makes us reserve.
+const MAX_STATS_VALUES: usize = 10_001;
+
+/// The WAL payloads that carry `record`, the encoding of a [`Record::SetStats`] of
+/// `table`: the record itself if it fits `max_payload`, else pieces of at most that.
+pub(crate) fn encode_stats_pieces(table: Oid, record: Vec<u8>, max_payload: usize) -> Vec<Vec<u8>> {
+    if record.len() <= max_payload {
+        return vec![record];
+    }
+    assert!(
+        max_payload > STATS_PIECE_HEADER_BYTES,
+        "a piece must carry some of the record"
+    );
+    let share = max_payload - STATS_PIECE_HEADER_BYTES;
+    let count = record.len().div_ceil(share);
+    record
+        .chunks(share)
+        .enumerate()
+        .map(|(i, bytes)| {
+            let mut out = Vec::with_capacity(STATS_PIECE_HEADER_BYTES + bytes.len());
+            out.push(KIND_STATS_PIECE);
+            put_u32(&mut out, table);
+            put_u32(&mut out, i as u32);
+            out.push((i + 1 == count) as u8);
+            out.extend_from_slice(bytes);
+            out
+        })
+        .collect()
+}
+
+/// A piece made by [`encode_stats_pieces`]: its table, number, whether it is the last,
+/// and its bytes; `None` if `payload` is another kind of record.
+pub(crate) fn decode_stats_piece(payload: &[u8]) -> Option<(Oid, u32, bool, &[u8])> {
+    if payload.len() < STATS_PIECE_HEADER_BYTES || payload[0] != KIND_STATS_PIECE {
+        return None;
+    }
+    let table = u32::from_le_bytes(payload[1..5].try_into().ok()?);
+    let piece = u32::from_le_bytes(payload[5..9].try_into().ok()?);
+    let last = payload[9] != 0;
+    Some((table, piece, last, &payload[STATS_PIECE_HEADER_BYTES..]))
 }
 
 /// A count, then each record as u32 length and payload.
@@ -496,6 +642,13 @@ impl<'a> Reader<'a> {
     fn u32(&mut self) -> Option<u32> {
         self.take(4)
             .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    }
+    fn f32(&mut self) -> Option<f32> {
+        self.take(4)
+            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    }
+    fn value(&mut self, ty: &DataType) -> Option<Value> {
+        access::tuple::decode_value(self.bytes, &mut self.pos, ty).ok()
     }
     fn string(&mut self) -> Option<String> {
         let n = self.u32()? as usize;
@@ -583,8 +736,11 @@ pub(crate) fn decode(payload: &[u8]) -> Option<Record> {
         | KIND_CREATE_TABLE_V6
         | KIND_ALTER_TABLE_V6
         | KIND_CREATE_TABLE_V7
-        | KIND_ALTER_TABLE_V7 => {
-            let v7 = matches!(kind, KIND_CREATE_TABLE_V7 | KIND_ALTER_TABLE_V7);
+        | KIND_ALTER_TABLE_V7
+        | KIND_CREATE_TABLE_V8
+        | KIND_ALTER_TABLE_V8 => {
+            let v8 = matches!(kind, KIND_CREATE_TABLE_V8 | KIND_ALTER_TABLE_V8);
+            let v7 = v8 || matches!(kind, KIND_CREATE_TABLE_V7 | KIND_ALTER_TABLE_V7);
             let v6 = v7 || matches!(kind, KIND_CREATE_TABLE_V6 | KIND_ALTER_TABLE_V6);
             let v5 = v6 || matches!(kind, KIND_CREATE_TABLE_V5 | KIND_ALTER_TABLE_V5);
             let v4 = v5 || matches!(kind, KIND_CREATE_TABLE_V4 | KIND_ALTER_TABLE_V4);
@@ -614,6 +770,15 @@ pub(crate) fn decode(payload: &[u8]) -> Option<Record> {
                     1 => true,
                     _ => return None,
                 };
+                let stat_target = if v8 {
+                    match i16::from_le_bytes(r.take(2)?.try_into().ok()?) {
+                        -1 => None,
+                        t @ 0..=10000 => Some(t as u16),
+                        _ => return None,
+                    }
+                } else {
+                    None
+                };
                 columns.push(ColumnDesc {
                     name,
                     ty,
@@ -621,6 +786,7 @@ pub(crate) fn decode(payload: &[u8]) -> Option<Record> {
                     default,
                     identity,
                     dropped,
+                    stat_target,
                 });
             }
             let n = r.u32()? as usize;
@@ -698,6 +864,7 @@ pub(crate) fn decode(payload: &[u8]) -> Option<Record> {
                     | KIND_ALTER_TABLE_V5
                     | KIND_ALTER_TABLE_V6
                     | KIND_ALTER_TABLE_V7
+                    | KIND_ALTER_TABLE_V8
             ) {
                 Record::AlterTable(t)
             } else {
@@ -749,13 +916,27 @@ pub(crate) fn decode(payload: &[u8]) -> Option<Record> {
         }
         KIND_DROP_SEQUENCE => Record::DropSequence(r.u32()?),
         KIND_BATCH => Record::Batch(read_records(&mut r)?),
-        KIND_SET_STATS => Record::SetStats {
-            table: r.u32()?,
-            stats: RelStats {
-                reltuples: f64::from_le_bytes(r.take(8)?.try_into().ok()?),
-                relpages: r.u32()?,
-            },
-        },
+        KIND_SET_STATS | KIND_SET_STATS_V2 => {
+            let table = r.u32()?;
+            let reltuples = f64::from_le_bytes(r.take(8)?.try_into().ok()?);
+            let relpages = r.u32()?;
+            let mut columns = Vec::new();
+            if kind == KIND_SET_STATS_V2 {
+                let n = r.u32()? as usize;
+                columns.reserve(n.min(common::limits::MAX_COLUMNS));
+                for _ in 0..n {
+                    columns.push(read_column_stats(&mut r)?);
+                }
+            }
+            Record::SetStats {
+                table,
+                stats: RelStats {
+                    reltuples,
+                    relpages,
+                    columns: columns.into(),
+                },
+            }
+        }
         KIND_COMMITTED => {
             let xid = u64::from_le_bytes(r.take(8)?.try_into().ok()?);
             Record::Committed {
@@ -836,6 +1017,7 @@ mod tests {
                     default: Some("'x'".into()),
                     identity: Some(Identity::ByDefault),
                     dropped: false,
+                    stat_target: None,
                 },
                 ColumnDesc {
                     name: crate::dropped_column_name(2),
@@ -844,6 +1026,7 @@ mod tests {
                     default: None,
                     identity: None,
                     dropped: true,
+                    stat_target: None,
                 },
             ],
             indexes: vec![IndexDesc {
@@ -913,6 +1096,29 @@ mod tests {
                 stats: RelStats {
                     reltuples: 1234.5,
                     relpages: 17,
+                    columns: vec![
+                        ColumnStats {
+                            attnum: 2,
+                            ty: DataType::Int4,
+                            null_frac: 0.5,
+                            avg_width: 4,
+                            n_distinct: 3.0,
+                            mcv: vec![(Value::Int4(7), 0.25), (Value::Int4(-1), 0.125)],
+                            histogram: vec![],
+                            correlation: None,
+                        },
+                        ColumnStats {
+                            attnum: 3,
+                            ty: DataType::Varchar(Some(10)),
+                            null_frac: 0.0,
+                            avg_width: 6,
+                            n_distinct: -1.0,
+                            mcv: vec![],
+                            histogram: vec![Value::Text("ab".into()), Value::Text("zz".into())],
+                            correlation: Some(0.75),
+                        },
+                    ]
+                    .into(),
                 },
             },
         ] {
@@ -931,6 +1137,23 @@ mod tests {
         let mut bad = f.clone();
         bad[10] ^= 1;
         assert!(frame_at(&bad, 0).is_none());
+    }
+
+    #[test]
+    fn statistics_in_pieces_join_back() {
+        let record: Vec<u8> = (0..1000u32).flat_map(|i| i.to_le_bytes()).collect();
+        assert_eq!(encode_stats_pieces(9, record.clone(), 4000), vec![record.clone()]);
+        let pieces = encode_stats_pieces(9, record.clone(), 1000);
+        assert_eq!(pieces.len(), 4000usize.div_ceil(1000 - STATS_PIECE_HEADER_BYTES));
+        let mut joined = Vec::new();
+        for (i, p) in pieces.iter().enumerate() {
+            assert!(p.len() <= 1000);
+            let (table, n, last, share) = decode_stats_piece(p).unwrap();
+            assert_eq!((table, n as usize, last), (9, i, i + 1 == pieces.len()));
+            assert!(decode(p).is_none());
+            joined.extend_from_slice(share);
+        }
+        assert_eq!(joined, record);
     }
 
     #[test]

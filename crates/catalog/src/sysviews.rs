@@ -65,6 +65,10 @@ pub enum SystemView {
     /// Extended statistics objects (PostgreSQL's `pg_statistic_ext`): empty, Myriad has
     /// none.
     PgStatisticExt,
+    /// What ANALYZE found of each column (PostgreSQL's `pg_stats` view). Its
+    /// `anyarray` columns (`most_common_vals`, `histogram_bounds`, `most_common_elems`)
+    /// are `text` here, holding the array's text; element statistics are NULL.
+    PgStats,
     /// Logical replication publications (PostgreSQL's `pg_publication`): empty.
     PgPublication,
     /// Publications' schemas (PostgreSQL's `pg_publication_namespace`): empty.
@@ -111,7 +115,7 @@ pub enum SystemView {
 pub const INFORMATION_SCHEMA_OID: common::Oid = 12900;
 
 impl SystemView {
-    pub const ALL: [SystemView; 37] = [
+    pub const ALL: [SystemView; 38] = [
         SystemView::StatFd,
         SystemView::StatBuffers,
         SystemView::StatWal,
@@ -133,6 +137,7 @@ impl SystemView {
         SystemView::PgRoles,
         SystemView::PgPolicy,
         SystemView::PgStatisticExt,
+        SystemView::PgStats,
         SystemView::PgPublication,
         SystemView::PgPublicationNamespace,
         SystemView::PgPublicationRel,
@@ -200,6 +205,7 @@ impl SystemView {
             SystemView::PgRoles => "pg_roles",
             SystemView::PgPolicy => "pg_policy",
             SystemView::PgStatisticExt => "pg_statistic_ext",
+            SystemView::PgStats => "pg_stats",
             SystemView::PgPublication => "pg_publication",
             SystemView::PgPublicationNamespace => "pg_publication_namespace",
             SystemView::PgPublicationRel => "pg_publication_rel",
@@ -249,6 +255,7 @@ impl SystemView {
             SystemView::PgTrigger => 2620,
             SystemView::PgAuthMembers => 1261,
             SystemView::PgSettings => 12003,
+            SystemView::PgStats => 12004,
             SystemView::PgParameterAcl => 6243,
             SystemView::InfoTables => 12901,
             SystemView::InfoColumns => 12902,
@@ -280,6 +287,7 @@ impl SystemView {
         const INT2_ARRAY: DataType = array_of(common::types::oids::INT2);
         const OID_ARRAY: DataType = array_of(common::types::oids::OID);
         const TEXT_ARRAY: DataType = array_of(common::types::oids::TEXT);
+        const FLOAT4_ARRAY: DataType = array_of(common::types::oids::FLOAT4);
         match self {
             SystemView::StatFd => &[
                 ("max_open_files", Int8),
@@ -589,6 +597,22 @@ impl SystemView {
                 ("polqual", Text),
                 ("polwithcheck", Text),
             ],
+            SystemView::PgStats => &[
+                ("schemaname", Text),
+                ("tablename", Text),
+                ("attname", Text),
+                ("inherited", Bool),
+                ("null_frac", Float4),
+                ("avg_width", Int4),
+                ("n_distinct", Float4),
+                ("most_common_vals", Text),
+                ("most_common_freqs", FLOAT4_ARRAY),
+                ("histogram_bounds", Text),
+                ("correlation", Float4),
+                ("most_common_elems", Text),
+                ("most_common_elem_freqs", FLOAT4_ARRAY),
+                ("elem_count_histogram", FLOAT4_ARRAY),
+            ],
             SystemView::PgStatisticExt => &[
                 ("oid", Oid),
                 ("stxrelid", Oid),
@@ -751,6 +775,7 @@ impl SystemView {
                     default: None,
                     identity: None,
                     dropped: false,
+                    stat_target: None,
                 })
                 .collect(),
             indexes: Vec::new(),

@@ -14,6 +14,8 @@ pub struct SqlState(pub &'static str);
 impl SqlState {
     /// Informational: NOTICE and friends.
     pub const SUCCESSFUL_COMPLETION: SqlState = SqlState("00000");
+    /// A WARNING without a more specific class.
+    pub const WARNING: SqlState = SqlState("01000");
     /// A statement the grammar accepts but Myriad does not implement (yet).
     pub const FEATURE_NOT_SUPPORTED: SqlState = SqlState("0A000");
     /// A value that does not fit its type (`integer out of range`).

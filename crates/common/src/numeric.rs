@@ -1347,6 +1347,26 @@ impl Numeric {
     }
 
     /// Bytes [`Numeric::encode`] writes for this value.
+    /// Bytes PostgreSQL's own form of this value takes, without its length word: a
+    /// 2-byte header (4 when the display scale or weight is too large for the short
+    /// form) and 2 bytes per base-10000 digit, leading and trailing zero digits dropped.
+    /// What `pg_stats.avg_width` averages (with the length word that storage adds).
+    pub fn pg_data_size(&self) -> usize {
+        match &self.0 {
+            Repr::Finite(v) => {
+                let first = v.digits.iter().position(|d| *d != 0);
+                let Some(first) = first else {
+                    return 2;
+                };
+                let last = v.digits.iter().rposition(|d| *d != 0).unwrap_or(first);
+                let weight = v.weight - first as i32;
+                let short = v.dscale <= 63 && (-64..=63).contains(&weight);
+                (if short { 2 } else { 4 }) + 2 * (last + 1 - first)
+            }
+            _ => 2,
+        }
+    }
+
     pub fn encoded_size(&self) -> usize {
         match &self.0 {
             Repr::Finite(v) => 7 + 2 * v.digits.len(),

@@ -66,10 +66,61 @@ fn pg_proc_rows() -> Vec<Row> {
         .collect()
 }
 
+/// `pg_stats`: a row per column ANALYZE kept statistics of (not dropped, and of the
+/// type they were taken of).
+fn pg_stats_rows(s: &Session) -> Vec<Row> {
+    let float4_array = |items: Vec<Value>| {
+        Value::Array(Arc::new(Array::from_items(
+            common::types::oids::FLOAT4,
+            items,
+        )))
+    };
+    crate::exec::rows_per_table(s, |t, out| {
+        let Some(stats) = s.catalog.stats(t.oid) else {
+            return;
+        };
+        for (i, c) in t.columns.iter().enumerate() {
+            if c.dropped {
+                continue;
+            }
+            let Some(cs) = stats.column(i as u16 + 1, &c.ty) else {
+                continue;
+            };
+            let values_text = |values: Vec<Value>| {
+                if values.is_empty() {
+                    return Value::Null;
+                }
+                Value::Text(Array::from_items(c.ty.oid(), values).to_text(s.text()))
+            };
+            out.push(vec![
+                Value::Text("public".into()),
+                Value::Text(t.name.clone()),
+                Value::Text(c.name.clone()),
+                Value::Bool(false),
+                Value::Float4(cs.null_frac),
+                Value::Int4(cs.avg_width),
+                Value::Float4(cs.n_distinct),
+                values_text(cs.mcv.iter().map(|(v, _)| v.clone()).collect()),
+                if cs.mcv.is_empty() {
+                    Value::Null
+                } else {
+                    float4_array(cs.mcv.iter().map(|(_, f)| Value::Float4(*f)).collect())
+                },
+                values_text(cs.histogram.clone()),
+                cs.correlation.map_or(Value::Null, Value::Float4),
+                Value::Null,
+                Value::Null,
+                Value::Null,
+            ]);
+        }
+    })
+}
+
 /// The rows of `view`, one of this module's.
 pub(crate) fn rows(s: &Session, view: SystemView) -> Vec<Row> {
     match view {
         SystemView::PgProc => pg_proc_rows(),
+        SystemView::PgStats => pg_stats_rows(s),
         SystemView::PgAttrdef => crate::exec::rows_per_table(s, |t, out| {
             for (i, c) in t.columns.iter().enumerate() {
                 // An identity column's values come from its sequence, not a DEFAULT.

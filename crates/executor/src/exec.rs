@@ -559,6 +559,7 @@ fn system_view_rows(view: catalog::SystemView, env: Env) -> Vec<Row> {
         | SystemView::PgRoles
         | SystemView::PgPolicy
         | SystemView::PgStatisticExt
+        | SystemView::PgStats
         | SystemView::PgPublication
         | SystemView::PgPublicationNamespace
         | SystemView::PgPublicationRel
@@ -965,10 +966,14 @@ fn pg_attribute_rows(s: &crate::session::Session) -> Vec<Row> {
                 }),
                 Value::Text(String::new()),
                 Value::Text(c.ty.typstorage().into()),
-                // No compression method chosen; the default statistics target (a
-                // dropped column's is 0).
+                // No compression method chosen; the statistics target (-1: the default;
+                // a dropped column's is 0).
                 Value::Text(String::new()),
-                Value::Int4(if c.dropped { 0 } else { -1 }),
+                Value::Int4(match (c.dropped, c.stat_target) {
+                    (true, _) => 0,
+                    (false, None) => -1,
+                    (false, Some(t)) => i32::from(t),
+                }),
             ]);
         }
     })

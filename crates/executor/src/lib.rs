@@ -17,6 +17,7 @@
 //!   TO); [`utility::execute`] runs DDL and the other utility statements as bound.
 
 pub mod agg;
+pub mod analyze;
 mod array;
 mod catalog_funcs;
 mod catalog_views;

@@ -129,7 +129,11 @@ pub fn execute(stmt: BoundStatement, cx: &ExecContext) -> PgResult<StatementResu
             add_column(cx, &table, column, fill)?;
             Ok(done("ALTER TABLE"))
         }
-        BoundStatement::ChangeTable { table, mut change } => {
+        BoundStatement::ChangeTable {
+            table,
+            mut change,
+            notices,
+        } => {
             match &mut change {
                 catalog::TableChange::NotNull {
                     column,
@@ -143,7 +147,9 @@ pub fn execute(stmt: BoundStatement, cx: &ExecContext) -> PgResult<StatementResu
                 _ => {}
             }
             cx.catalog.change_table(cx.tx, table.oid, change)?;
-            Ok(done("ALTER TABLE"))
+            let mut r = done("ALTER TABLE");
+            r.notices = notices;
+            Ok(r)
         }
         BoundStatement::AddKey { table, key } => {
             index::add_key(cx, &table, key)?;

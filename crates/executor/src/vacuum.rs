@@ -34,67 +34,6 @@ pub struct VacuumStats {
     pub index_entries_removed: u64,
 }
 
-/// What one ANALYZE of a table found.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct AnalyzeStats {
-    /// The table's size in pages.
-    pub pages: u64,
-    /// Pages read (all of them, or an evenly spread sample of a large table).
-    pub pages_scanned: u64,
-    pub live_rows: u64,
-    pub dead_rows: u64,
-    /// Live rows in the whole table, extrapolated from the pages read
-    /// (PostgreSQL's `reltuples`).
-    pub estimated_rows: f64,
-}
-
-/// Pages ANALYZE reads at most (PostgreSQL samples 300 × `default_statistics_target` =
-/// 30000 rows from at most as many pages).
-pub const ANALYZE_SAMPLE_PAGES: u64 = 30_000;
-
-/// ANALYZE one table: count live and dead row versions on every page, or on
-/// [`ANALYZE_SAMPLE_PAGES`] pages spread evenly over a larger table, and estimate the
-/// number of rows. Reads copies of the pages; takes no latch while deciding.
-pub fn analyze_table(
-    pool: &BufferPool,
-    mgr: &TxnManager,
-    table: &TableDesc,
-) -> PgResult<AnalyzeStats> {
-    let nblocks = pool.smgr().nblocks(table.rel)? as u64;
-    let sample = nblocks.min(ANALYZE_SAMPLE_PAGES);
-    let mut stats = AnalyzeStats {
-        pages: nblocks,
-        pages_scanned: sample,
-        ..Default::default()
-    };
-    let mut copy = Box::new([0u8; common::limits::BLCKSZ]);
-    for i in 0..sample {
-        // Evenly spread: page i of the sample is block i·n/s (every block when s = n).
-        let block = (i as u128 * nblocks as u128 / sample as u128) as u32;
-        copy.copy_from_slice(&pool.read_buffer(table.rel, block)?.read()[..]);
-        let page = Page::new(&copy);
-        if page.is_new() {
-            continue;
-        }
-        for off in 1..=page.max_offset() {
-            let Some(item) = page.get_item(off) else {
-                continue;
-            };
-            match visibility::census(&access::tuple::header(item)?, mgr)? {
-                visibility::Census::Live => stats.live_rows += 1,
-                visibility::Census::Dead => stats.dead_rows += 1,
-                visibility::Census::InProgress => {}
-            }
-        }
-    }
-    stats.estimated_rows = if sample == 0 {
-        0.0
-    } else {
-        (stats.live_rows as f64 * nblocks as f64 / sample as f64).round()
-    };
-    Ok(stats)
-}
-
 /// VACUUM one table.
 pub fn vacuum_table(
     pool: &BufferPool,

@@ -1027,6 +1027,7 @@ mod tests {
                 default: None,
                 identity: None,
                 dropped: false,
+                stat_target: None,
             }],
             indexes: vec![],
             ..Default::default()
@@ -1052,6 +1053,7 @@ mod tests {
             default: None,
             identity: None,
             dropped: false,
+            stat_target: None,
         };
         let index = |oid, columns: Vec<usize>| IndexDesc {
             oid,

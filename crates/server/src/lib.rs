@@ -241,6 +241,7 @@ impl Database {
         v: &sql::parser::Vacuum,
         tx: &txn::Tx,
         hold: bool,
+        default_target: u32,
     ) -> PgResult<Vec<PgError>> {
         use common::SqlState;
         if v.vacuum && !v.analyze && v.tables.iter().any(|(_, cols)| !cols.is_empty()) {
@@ -277,14 +278,15 @@ impl Database {
         let mut notices = Vec::new();
         for (t, cols) in targets {
             let mut seen: Vec<String> = Vec::with_capacity(cols.len());
+            let mut columns = Vec::with_capacity(cols.len());
             for c in cols {
                 let c = sql::binder::ident_name(c);
-                if t.column_index(&c).is_none() {
+                let Some(i) = t.column_index(&c) else {
                     return Err(PgError::new(
                         SqlState::UNDEFINED_COLUMN,
                         format!("column \"{c}\" of relation \"{}\" does not exist", t.name),
                     ));
-                }
+                };
                 if seen.contains(&c) {
                     return Err(PgError::new(
                         SqlState::DUPLICATE_COLUMN,
@@ -295,8 +297,9 @@ impl Database {
                     ));
                 }
                 seen.push(c);
+                columns.push(i);
             }
-            let res = self.maintain_one(&t, v, tx, &mut notices);
+            let res = self.maintain_one(&t, &columns, v, tx, default_target, &mut notices);
             if !hold {
                 tx.release_locks();
             }
@@ -310,8 +313,10 @@ impl Database {
     fn maintain_one(
         &self,
         t: &catalog::TableDesc,
+        columns: &[usize],
         v: &sql::parser::Vacuum,
         tx: &txn::Tx,
+        default_target: u32,
         notices: &mut Vec<PgError>,
     ) -> PgResult<()> {
         let what = if v.vacuum { "vacuum" } else { "analyze" };
@@ -349,7 +354,7 @@ impl Database {
             if v.verbose {
                 notices.push(PgError::info(format!("analyzing \"public.{}\"", t.name)));
             }
-            let s = self.analyze_one(&t)?;
+            let s = self.analyze_one(&t, columns, default_target)?;
             if v.verbose {
                 notices.push(PgError::info(format!(
                     "\"{}\": scanned {} of {} pages, containing {} live rows and {} dead \
@@ -359,7 +364,7 @@ impl Database {
                     s.pages,
                     s.live_rows,
                     s.dead_rows,
-                    s.live_rows,
+                    s.sample_rows,
                     s.estimated_rows
                 )));
             }
@@ -412,16 +417,42 @@ impl Database {
         Ok(stats)
     }
 
-    fn analyze_one(&self, t: &catalog::TableDesc) -> PgResult<executor::vacuum::AnalyzeStats> {
-        let stats = executor::vacuum::analyze_table(&self.pool, &self.txns, t)?;
-        tracing::debug!(table = %t.name, ?stats, "analyzed");
-        self.catalog.set_stats(
-            t.oid,
-            catalog::RelStats {
-                reltuples: stats.estimated_rows,
-                relpages: u32::try_from(stats.pages).unwrap_or(u32::MAX),
-            },
-        )?;
+    /// ANALYZE `t`: the columns at positions `columns` (every column if empty), each
+    /// with its own statistics target or `default_target`. Statistics of the columns not
+    /// analyzed stay as they were.
+    fn analyze_one(
+        &self,
+        t: &catalog::TableDesc,
+        columns: &[usize],
+        default_target: u32,
+    ) -> PgResult<executor::analyze::AnalyzeStats> {
+        let targets: Vec<u32> = t
+            .columns
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                if c.dropped || !(columns.is_empty() || columns.contains(&i)) {
+                    0
+                } else {
+                    c.stat_target.map_or(default_target, u32::from)
+                }
+            })
+            .collect();
+        let stats = executor::analyze::analyze_table(&self.pool, &self.txns, t, &targets)?;
+        tracing::debug!(table = %t.name, pages = stats.pages_scanned, rows = stats.sample_rows, "analyzed");
+        let mut rel = stats.rel.clone();
+        // Keep what an earlier ANALYZE found of the columns not analyzed now (when the
+        // sample was empty, PostgreSQL leaves every column's statistics as they were).
+        if let Some(old) = self.catalog.committed().stats(t.oid) {
+            let mut cols: Vec<catalog::ColumnStats> = rel.columns.to_vec();
+            let analyzed = |attnum: u16| {
+                stats.sample_rows > 0 && targets.get(attnum as usize - 1).is_some_and(|x| *x > 0)
+            };
+            cols.extend(old.columns.iter().filter(|c| !analyzed(c.attnum)).cloned());
+            cols.sort_by_key(|c| c.attnum);
+            rel.columns = cols.into();
+        }
+        self.catalog.set_stats(t.oid, rel)?;
         let mut activity = self.activity.lock();
         let a = activity.entry(t.oid).or_default();
         a.reltuples = stats.estimated_rows;

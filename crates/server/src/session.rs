@@ -615,6 +615,10 @@ impl Session {
                 let r = self.run_own_ddl(cmd, sql, "ALTER SEQUENCE")?;
                 return self.statement_done(r, last);
             }
+            Command::AlterColumnStatistics(_) => {
+                let r = self.run_own_ddl(cmd, sql, "ALTER TABLE")?;
+                return self.statement_done(r, last);
+            }
             Command::AlterIndex(_) => {
                 let mut r = self.run_own_ddl(cmd, sql, "ALTER INDEX")?;
                 r.tag = "ALTER INDEX".into();
@@ -1051,7 +1055,8 @@ impl Session {
         }
         self.tx.set_wait_policy(self.wait_policy());
         let hold = self.tx.is_active();
-        let notices = self.db.maintain(v, &self.tx, hold)?;
+        let target = self.settings.lock().int(Setting::DEFAULT_STATISTICS_TARGET);
+        let notices = self.db.maintain(v, &self.tx, hold, target as u32)?;
         let mut r = done(if v.vacuum { "VACUUM" } else { "ANALYZE" });
         r.notices = notices;
         Ok(r)

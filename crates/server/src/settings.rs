@@ -32,10 +32,17 @@ pub enum Val {
     /// A time zone; `None` is the default, [`DEFAULT_TIME_ZONE`].
     Zone(Option<TimeZone>),
     Text(String),
+    /// A plain integer setting's value.
+    Int(i64),
 }
 
 #[derive(Clone, Copy)]
 enum Kind {
+    /// An integer in `min..=max`, without a unit.
+    Int {
+        min: i64,
+        max: i64,
+    },
     Millis {
         min: i64,
     },
@@ -295,6 +302,17 @@ const DEFS: &[Def] = &[
         kind: Kind::SearchPath,
         default: Val::Text(String::new()),
     },
+    Def {
+        name: "default_statistics_target",
+        category: "Query Tuning / Other Planner Options",
+        short_desc: "Sets the default statistics target.",
+        extra_desc: Some(
+            "This applies to table columns that have not had a column-specific target set via ALTER TABLE SET STATISTICS.",
+        ),
+        context: "user",
+        kind: Kind::Int { min: 1, max: 10000 },
+        default: Val::Int(100),
+    },
 ];
 
 /// `application_name` as PostgreSQL stores it: truncated to 63 bytes, every byte outside
@@ -350,6 +368,9 @@ impl Setting {
     /// The schemas unqualified names are looked up in. Myriad has one schema, `public`,
     /// and resolves every unqualified name there whatever this says.
     pub const SEARCH_PATH: Setting = Setting(17);
+    /// The statistics target of columns without one of their own (ANALYZE keeps up to
+    /// this many most common values and histogram bins).
+    pub const DEFAULT_STATISTICS_TARGET: Setting = Setting(18);
 
     /// The settings a client is told of (ParameterStatus) when their values change, as
     /// PostgreSQL 15 reports them (`GUC_REPORT`), with the values announced at startup.
@@ -489,6 +510,7 @@ impl Setting {
         let d = self.def();
         match d.kind {
             Kind::Millis { min } => parse_millis(d.name, text, min).map(Val::Millis),
+            Kind::Int { min, max } => parse_int(d.name, text, min, max).map(Val::Int),
             Kind::Bool => parse_bool(text).map(Val::Bool).ok_or_else(|| {
                 PgError::new(
                     SqlState::INVALID_PARAMETER_VALUE,
@@ -587,6 +609,7 @@ impl Setting {
         let (vartype, unit, range) = match d.kind {
             Kind::Millis { min } => ("integer", Some("ms"), Some((min, MAX_MILLIS))),
             Kind::FloatDigits => ("integer", None, Some((-15, 3))),
+            Kind::Int { min, max } => ("integer", None, Some((min, max))),
             Kind::Bool | Kind::OnlyOn => ("bool", None, None),
             Kind::Enum(_) => ("enum", None, None),
             // A read-only integer's range is its one value.
@@ -627,6 +650,7 @@ impl Setting {
         match (self.def().kind, v) {
             (Kind::ReadOnly { value, .. }, _) => value.into(),
             (_, Val::Millis(ms)) => format_millis(ms),
+            (_, Val::Int(n)) => n.to_string(),
             (_, Val::Bool(b)) => if b { "on" } else { "off" }.into(),
             (Kind::DateStyle, _) => "ISO, MDY".into(),
             (Kind::Enum(names), Val::Enum(i)) => names[i].into(),
@@ -638,6 +662,46 @@ impl Setting {
             (_, Val::Text(t)) => t,
         }
     }
+}
+
+/// An integer setting's value (`parse_int` without units): decimal, or hexadecimal after
+/// `0x`, or octal after `0`; a fraction rounds to the nearest integer (half away from 0).
+fn parse_int(name: &str, text: &str, min: i64, max: i64) -> PgResult<i64> {
+    let t = text.trim();
+    let (neg, digits) = match t.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, t.strip_prefix('+').unwrap_or(t)),
+    };
+    let parsed = if let Some(hex) = digits
+        .strip_prefix("0x")
+        .or_else(|| digits.strip_prefix("0X"))
+    {
+        i64::from_str_radix(hex, 16).ok()
+    } else if digits.len() > 1 && digits.starts_with('0') && digits.bytes().all(|b| b.is_ascii_digit()) {
+        i64::from_str_radix(&digits[1..], 8).ok()
+    } else if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+        digits.parse::<i64>().ok()
+    } else {
+        digits
+            .parse::<f64>()
+            .ok()
+            .filter(|f| f.is_finite() && !digits.starts_with(['i', 'I', 'n', 'N']))
+            .filter(|f| f.abs() < 9.2e18)
+            .map(|f| f.round() as i64)
+    };
+    let Some(n) = parsed.map(|n| if neg { -n } else { n }) else {
+        return Err(PgError::new(
+            SqlState::INVALID_PARAMETER_VALUE,
+            format!("invalid value for parameter \"{name}\": \"{text}\""),
+        ));
+    };
+    if !(min..=max).contains(&n) {
+        return Err(PgError::new(
+            SqlState::INVALID_PARAMETER_VALUE,
+            format!("{n} is outside the valid range for parameter \"{name}\" ({min} .. {max})"),
+        ));
+    }
+    Ok(n)
 }
 
 /// Checks a `DateStyle` value (`check_datestyle`): a comma-separated list of an output
@@ -958,6 +1022,14 @@ impl Settings {
         match self.get(s) {
             Val::Millis(ms) if ms > 0 => Some(Duration::from_millis(ms as u64)),
             _ => None,
+        }
+    }
+
+    /// An integer setting's value.
+    pub fn int(&self, s: Setting) -> i64 {
+        match self.get(s) {
+            Val::Int(n) => n,
+            _ => 0,
         }
     }
 

@@ -808,6 +808,8 @@ pub enum BoundStatement {
     ChangeTable {
         table: Arc<TableDesc>,
         change: catalog::TableChange,
+        /// Warnings the statement gives when it succeeds.
+        notices: Vec<common::PgError>,
     },
     /// ALTER TABLE ADD PRIMARY KEY | UNIQUE.
     AddKey {

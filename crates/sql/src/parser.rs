@@ -26,6 +26,32 @@ pub enum Command {
     AlterIndex(AlterIndex),
     /// CHECKPOINT (sqlparser has no such statement).
     Checkpoint,
+    /// ALTER TABLE ... ALTER COLUMN ... SET STATISTICS (sqlparser lacks the action).
+    AlterColumnStatistics(AlterColumnStatistics),
+}
+
+/// `ALTER TABLE [IF EXISTS] [ONLY] name ALTER [COLUMN] column SET STATISTICS n`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AlterColumnStatistics {
+    pub if_exists: bool,
+    pub name: sqlparser::ast::ObjectName,
+    pub column: sqlparser::ast::Ident,
+    /// As written (PostgreSQL's grammar takes a signed integer).
+    pub target: i64,
+}
+
+impl std::fmt::Display for AlterColumnStatistics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ALTER TABLE ")?;
+        if self.if_exists {
+            f.write_str("IF EXISTS ")?;
+        }
+        write!(
+            f,
+            "{} ALTER COLUMN {} SET STATISTICS {}",
+            self.name, self.column, self.target
+        )
+    }
 }
 
 impl Command {
@@ -36,6 +62,7 @@ impl Command {
             Command::Vacuum(_)
             | Command::AlterSequence(_)
             | Command::AlterIndex(_)
+            | Command::AlterColumnStatistics(_)
             | Command::Checkpoint => None,
         }
     }
@@ -49,6 +76,7 @@ impl std::fmt::Display for Command {
             Command::AlterSequence(a) => a.fmt(f),
             Command::AlterIndex(a) => a.fmt(f),
             Command::Checkpoint => f.write_str("CHECKPOINT"),
+            Command::AlterColumnStatistics(a) => a.fmt(f),
         }
     }
 }
@@ -664,6 +692,8 @@ fn parse_commands(p: &mut Parser<'_>, sql: &str) -> Result<Vec<Command>, ParserE
             Command::AlterSequence(parse_alter_sequence(p)?)
         } else if is_alter_index(p) {
             Command::AlterIndex(parse_alter_index(p)?)
+        } else if is_alter_column_statistics(p) {
+            Command::AlterColumnStatistics(parse_alter_column_statistics(p)?)
         } else if is_checkpoint(p) {
             p.next_token();
             Command::Checkpoint
@@ -883,6 +913,60 @@ fn is_reset_time_zone(p: &Parser<'_>) -> bool {
 }
 
 /// `ALTER INDEX` next?
+/// `ALTER TABLE ...` whose action is `SET STATISTICS`?
+fn is_alter_column_statistics(p: &Parser<'_>) -> bool {
+    use sqlparser::keywords::Keyword;
+    use sqlparser::tokenizer::Token;
+    if keyword_at(p, 0) != Some(Keyword::ALTER) || keyword_at(p, 1) != Some(Keyword::TABLE) {
+        return false;
+    }
+    let mut n = 2;
+    loop {
+        match &p.peek_nth_token_ref(n).token {
+            Token::EOF | Token::SemiColon => return false,
+            Token::Word(w) if w.quote_style.is_none() && w.keyword == Keyword::SET => {
+                if keyword_at(p, n + 1) == Some(Keyword::STATISTICS) {
+                    return true;
+                }
+            }
+            _ => {}
+        }
+        n += 1;
+    }
+}
+
+fn parse_alter_column_statistics(
+    p: &mut Parser<'_>,
+) -> Result<AlterColumnStatistics, ParserError> {
+    use sqlparser::keywords::Keyword;
+    use sqlparser::tokenizer::Token;
+    p.expect_keywords(&[Keyword::ALTER, Keyword::TABLE])?;
+    let if_exists = p.parse_keywords(&[Keyword::IF, Keyword::EXISTS]);
+    let _ = p.parse_keyword(Keyword::ONLY);
+    let name = p.parse_object_name(false)?;
+    p.expect_keyword(Keyword::ALTER)?;
+    let _ = p.parse_keyword(Keyword::COLUMN);
+    let column = p.parse_identifier()?;
+    p.expect_keywords(&[Keyword::SET, Keyword::STATISTICS])?;
+    let neg = p.consume_token(&Token::Minus);
+    if !neg {
+        let _ = p.consume_token(&Token::Plus);
+    }
+    let next = p.next_token();
+    let Token::Number(digits, _) = &next.token else {
+        return p.expected("an integer", next);
+    };
+    let Ok(n) = digits.parse::<i64>() else {
+        return p.expected("an integer", next);
+    };
+    Ok(AlterColumnStatistics {
+        if_exists,
+        name,
+        column,
+        target: if neg { -n } else { n },
+    })
+}
+
 fn is_alter_index(p: &Parser<'_>) -> bool {
     use sqlparser::keywords::Keyword;
     let kw = |n: usize| keyword_at(p, n);

@@ -79,6 +79,7 @@ impl Binder<'_> {
                 Ok(BoundStatement::ChangeTable {
                     table,
                     change: TableChange::Rename(name),
+                    notices: Vec::new(),
                 })
             }
             ast::AlterTableOperation::DropColumn {
@@ -306,7 +307,11 @@ impl Binder<'_> {
             Some(index) => TableChange::RenameIndex { index, name: to },
             None => TableChange::Rename(to),
         };
-        Ok(BoundStatement::ChangeTable { table, change })
+        Ok(BoundStatement::ChangeTable {
+            table,
+            change,
+            notices: Vec::new(),
+        })
     }
 
     /// ADD [COLUMN] [IF NOT EXISTS] name type [NULL | NOT NULL | DEFAULT e ...]. Keys,
@@ -343,6 +348,7 @@ impl Binder<'_> {
             default: None,
             identity: None,
             dropped: false,
+            stat_target: None,
         };
         let mut fill = None;
         for opt in &def.options {
@@ -452,7 +458,68 @@ impl Binder<'_> {
                 )));
             }
         };
-        Ok(BoundStatement::ChangeTable { table, change })
+        Ok(BoundStatement::ChangeTable {
+            table,
+            change,
+            notices: Vec::new(),
+        })
+    }
+
+    /// ALTER TABLE ... ALTER [COLUMN] c SET STATISTICS n: -1 for the default, 0 for none,
+    /// above 10000 lowered to it with a warning (as PostgreSQL does).
+    pub(crate) fn bind_set_statistics(
+        &self,
+        a: &crate::parser::AlterColumnStatistics,
+    ) -> PgResult<BoundStatement> {
+        let (name, pos) = self.object_name(&a.name)?;
+        let Some(table) = self.catalog.table(&name).cloned() else {
+            if a.if_exists {
+                return Ok(BoundStatement::Nothing {
+                    tag: "ALTER TABLE",
+                    notices: vec![PgError::notice(format!(
+                        "relation \"{name}\" does not exist, skipping"
+                    ))],
+                });
+            }
+            return Err(PgError::new(
+                SqlState::UNDEFINED_TABLE,
+                format!("relation \"{name}\" does not exist"),
+            )
+            .with_position(pos));
+        };
+        let column = ident_name(&a.column);
+        let Some(i) = table.column_index(&column) else {
+            return Err(PgError::new(
+                SqlState::UNDEFINED_COLUMN,
+                format!(
+                    "column \"{column}\" of relation \"{}\" does not exist",
+                    table.name
+                ),
+            ));
+        };
+        let mut notices = Vec::new();
+        let target = match a.target {
+            t if t < -1 => {
+                return Err(PgError::new(
+                    SqlState::INVALID_PARAMETER_VALUE,
+                    format!("statistics target {t} is too low"),
+                ));
+            }
+            -1 => None,
+            t if t > 10000 => {
+                notices.push(PgError::warning(
+                    SqlState::WARNING,
+                    "lowering statistics target to 10000",
+                ));
+                Some(10000)
+            }
+            t => Some(t as u16),
+        };
+        Ok(BoundStatement::ChangeTable {
+            table,
+            change: TableChange::StatTarget { column: i, target },
+            notices,
+        })
     }
 
     /// RENAME [COLUMN] a TO b.
@@ -486,6 +553,7 @@ impl Binder<'_> {
                 name,
                 checks: Vec::new(),
             },
+            notices: Vec::new(),
         })
     }
 

@@ -99,6 +99,7 @@ impl Binder<'_> {
                 default: None,
                 identity: None,
                 dropped: false,
+                stat_target: None,
             };
             let idx = columns.len();
             let has_default = def

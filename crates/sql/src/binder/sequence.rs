@@ -186,6 +186,7 @@ pub(crate) fn sequence_table(s: &SequenceDesc) -> Arc<catalog::TableDesc> {
         default: None,
         identity: None,
         dropped: false,
+        stat_target: None,
     };
     Arc::new(catalog::TableDesc {
         oid: s.oid,
