@@ -74,8 +74,8 @@ mod sysviews;
 
 pub use deps::Dependencies;
 pub use desc::{
-    CheckConstraint, ColumnDesc, ColumnStats, Comment, FkAction, ForeignKey, Identity, IndexDesc, NewCheck,
-    NewForeignKey, NewIndex, NewKey, NewTable, RelStats, SequenceDesc, SequenceOptions,
+    CheckConstraint, ColumnDesc, ColumnStats, Comment, FkAction, ForeignKey, Identity, IndexDesc,
+    NewCheck, NewForeignKey, NewIndex, NewKey, NewTable, RelStats, SequenceDesc, SequenceOptions,
     TableChange, TableDesc, TableOptions, dropped_column_name, nextval_default,
 };
 pub use log::CatalogLogStats;
@@ -1754,11 +1754,8 @@ impl Catalog {
                 log::encode(&record, &mut payload);
                 // A wide table's most common values and histograms may pass a WAL
                 // record's limit: they go in pieces, applied at the last.
-                let pieces = log::encode_stats_pieces(
-                    table,
-                    payload,
-                    storage::xlog::MAX_RECORD_PAYLOAD,
-                );
+                let pieces =
+                    log::encode_stats_pieces(table, payload, storage::xlog::MAX_RECORD_PAYLOAD);
                 for piece in pieces {
                     wal.log(storage::xlog::RecordKind::Catalog, &piece)?;
                 }

@@ -1142,9 +1142,15 @@ mod tests {
     #[test]
     fn statistics_in_pieces_join_back() {
         let record: Vec<u8> = (0..1000u32).flat_map(|i| i.to_le_bytes()).collect();
-        assert_eq!(encode_stats_pieces(9, record.clone(), 4000), vec![record.clone()]);
+        assert_eq!(
+            encode_stats_pieces(9, record.clone(), 4000),
+            vec![record.clone()]
+        );
         let pieces = encode_stats_pieces(9, record.clone(), 1000);
-        assert_eq!(pieces.len(), 4000usize.div_ceil(1000 - STATS_PIECE_HEADER_BYTES));
+        assert_eq!(
+            pieces.len(),
+            4000usize.div_ceil(1000 - STATS_PIECE_HEADER_BYTES)
+        );
         let mut joined = Vec::new();
         for (i, p) in pieces.iter().enumerate() {
             assert!(p.len() <= 1000);

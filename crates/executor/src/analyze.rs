@@ -270,9 +270,7 @@ fn element_size(v: &Value) -> (usize, usize) {
         Value::Int4(_) | Value::Float4(_) | Value::Date(_) | Value::Oid(_) | Value::Reg(..) => {
             (4, 4)
         }
-        Value::Int8(_) | Value::Float8(_) | Value::Timestamp(_) | Value::TimestampTz(_) => {
-            (8, 8)
-        }
+        Value::Int8(_) | Value::Float8(_) | Value::Timestamp(_) | Value::TimestampTz(_) => (8, 8),
         Value::Interval(_) => (16, 8),
         Value::Uuid(_) => (16, 1),
         Value::Null => (0, 1),

@@ -113,6 +113,8 @@ pub(crate) struct SessionParts<'a> {
 struct TableActivity {
     /// Rows inserted, updated or deleted since the last VACUUM.
     changes: u64,
+    /// ... and since the last ANALYZE (PostgreSQL's `n_mod_since_analyze`).
+    changes_since_analyze: u64,
     /// Rows in the table as the last VACUUM (versions it left) or ANALYZE (live rows,
     /// estimated) found them: PostgreSQL's `pg_class.reltuples`.
     reltuples: f64,
@@ -124,6 +126,19 @@ struct TableActivity {
 /// (PostgreSQL's `autovacuum_vacuum_threshold` and `autovacuum_vacuum_scale_factor`).
 const AUTOVACUUM_THRESHOLD: u64 = 50;
 const AUTOVACUUM_SCALE_PERCENT: u64 = 20;
+/// Autovacuum analyzes a table once its changes since the last ANALYZE exceed this plus
+/// a fraction of its size (`autovacuum_analyze_threshold`, `..._scale_factor`).
+const AUTOANALYZE_THRESHOLD: u64 = 50;
+const AUTOANALYZE_SCALE_PERCENT: u64 = 10;
+
+/// What one round of autovacuum did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AutovacuumRound {
+    /// Tables vacuumed.
+    pub vacuumed: usize,
+    /// Tables analyzed.
+    pub analyzed: usize,
+}
 
 /// What upper layers save at each checkpoint (storage wal rule 7).
 fn save_state(catalog: &Catalog, txns: &txn::TxnManager) -> PgResult<()> {
@@ -391,17 +406,27 @@ impl Database {
         }
     }
 
-    /// Lock `t` for VACUUM and vacuum it if it still exists; false if `nowait` and the
-    /// lock is taken. The caller releases the lock.
-    fn vacuum_locked(&self, t: &catalog::TableDesc, tx: &txn::Tx, nowait: bool) -> PgResult<bool> {
-        if !self.lock_for_maintenance(t, tx, nowait)? {
+    /// Autovacuum: lock `t` for VACUUM (or ANALYZE) without waiting, and vacuum (or
+    /// analyze) it if it still exists; false if the lock is taken. The caller releases
+    /// the lock.
+    fn maintain_locked(
+        &self,
+        t: &catalog::TableDesc,
+        tx: &txn::Tx,
+        vacuum: bool,
+    ) -> PgResult<bool> {
+        if !self.lock_for_maintenance(t, tx, true)? {
             return Ok(false);
         }
         // Dropped while we waited: nothing to do.
         let Some(t) = self.catalog.snapshot(tx).table_by_oid(t.oid).cloned() else {
             return Ok(true);
         };
-        self.vacuum_one(&t)?;
+        if vacuum {
+            self.vacuum_one(&t)?;
+        } else {
+            self.analyze_one(&t, &[], executor::analyze::DEFAULT_STATISTICS_TARGET)?;
+        }
         Ok(true)
     }
 
@@ -438,6 +463,11 @@ impl Database {
                 }
             })
             .collect();
+        let changes_before = self
+            .activity
+            .lock()
+            .get(&t.oid)
+            .map_or(0, |a| a.changes_since_analyze);
         let stats = executor::analyze::analyze_table(&self.pool, &self.txns, t, &targets)?;
         tracing::debug!(table = %t.name, pages = stats.pages_scanned, rows = stats.sample_rows, "analyzed");
         let mut rel = stats.rel.clone();
@@ -456,6 +486,7 @@ impl Database {
         let mut activity = self.activity.lock();
         let a = activity.entry(t.oid).or_default();
         a.reltuples = stats.estimated_rows;
+        a.changes_since_analyze = a.changes_since_analyze.saturating_sub(changes_before);
         a.analyze_count += 1;
         Ok(stats)
     }
@@ -464,41 +495,72 @@ impl Database {
     /// writing statement; sharding it is the fix if it ever shows in a profile.
     pub(crate) fn note_changes(&self, table: common::Oid, rows: u64) {
         if rows > 0 {
-            self.activity.lock().entry(table).or_default().changes += rows;
+            let mut activity = self.activity.lock();
+            let a = activity.entry(table).or_default();
+            a.changes += rows;
+            a.changes_since_analyze += rows;
         }
     }
 
     /// One round of autovacuum, run as session `tx`: VACUUM every table whose changes
-    /// passed its threshold, skipping those whose lock is taken (a DDL never queues behind
-    /// autovacuum). Returns how many tables it vacuumed.
-    pub fn autovacuum_round(&self, tx: &txn::Tx) -> PgResult<usize> {
-        let due: Vec<common::Oid> = self
-            .activity
-            .lock()
-            .iter()
-            .filter(|(_, a)| {
-                a.changes as f64
-                    > AUTOVACUUM_THRESHOLD as f64
-                        + a.reltuples * AUTOVACUUM_SCALE_PERCENT as f64 / 100.0
-            })
-            .map(|(oid, _)| *oid)
-            .collect();
-        let mut n = 0;
-        for oid in due {
-            let Some(t) = self.catalog.committed().table_by_oid(oid).cloned() else {
-                self.activity.lock().remove(&oid);
-                continue;
+    /// passed its threshold, then ANALYZE every table whose changes since its last
+    /// ANALYZE passed that threshold (with `default_statistics_target`'s default),
+    /// skipping those whose lock is taken (a DDL never queues behind autovacuum).
+    pub fn autovacuum_round(&self, tx: &txn::Tx) -> PgResult<AutovacuumRound> {
+        let (vacuum_due, analyze_due): (Vec<common::Oid>, Vec<common::Oid>) = {
+            let activity = self.activity.lock();
+            let due = |changes: u64, reltuples: f64, threshold: u64, percent: u64| {
+                changes as f64 > threshold as f64 + reltuples.max(0.0) * percent as f64 / 100.0
             };
-            if !t.options.autovacuum_enabled {
-                continue;
-            }
-            let res = self.vacuum_locked(&t, tx, true);
-            tx.release_locks();
-            if res? {
-                n += 1;
+            (
+                activity
+                    .iter()
+                    .filter(|(_, a)| {
+                        due(
+                            a.changes,
+                            a.reltuples,
+                            AUTOVACUUM_THRESHOLD,
+                            AUTOVACUUM_SCALE_PERCENT,
+                        )
+                    })
+                    .map(|(oid, _)| *oid)
+                    .collect(),
+                activity
+                    .iter()
+                    .filter(|(_, a)| {
+                        due(
+                            a.changes_since_analyze,
+                            a.reltuples,
+                            AUTOANALYZE_THRESHOLD,
+                            AUTOANALYZE_SCALE_PERCENT,
+                        )
+                    })
+                    .map(|(oid, _)| *oid)
+                    .collect(),
+            )
+        };
+        let mut round = AutovacuumRound::default();
+        for (oids, vacuum) in [(vacuum_due, true), (analyze_due, false)] {
+            for oid in oids {
+                let Some(t) = self.catalog.committed().table_by_oid(oid).cloned() else {
+                    self.activity.lock().remove(&oid);
+                    continue;
+                };
+                if !t.options.autovacuum_enabled {
+                    continue;
+                }
+                let res = self.maintain_locked(&t, tx, vacuum);
+                tx.release_locks();
+                if res? {
+                    if vacuum {
+                        round.vacuumed += 1;
+                    } else {
+                        round.analyzed += 1;
+                    }
+                }
             }
         }
-        Ok(n)
+        Ok(round)
     }
 
     /// Commit `tx` with its catalog changes; then the storage of what it dropped goes.

@@ -677,7 +677,10 @@ fn parse_int(name: &str, text: &str, min: i64, max: i64) -> PgResult<i64> {
         .or_else(|| digits.strip_prefix("0X"))
     {
         i64::from_str_radix(hex, 16).ok()
-    } else if digits.len() > 1 && digits.starts_with('0') && digits.bytes().all(|b| b.is_ascii_digit()) {
+    } else if digits.len() > 1
+        && digits.starts_with('0')
+        && digits.bytes().all(|b| b.is_ascii_digit())
+    {
         i64::from_str_radix(&digits[1..], 8).ok()
     } else if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
         digits.parse::<i64>().ok()

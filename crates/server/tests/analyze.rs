@@ -6,6 +6,7 @@
 mod common;
 
 use common::{connect, exec, value};
+use myriad_server::{AutovacuumRound, Config, Server};
 use tokio_postgres::Client;
 
 /// Pages the buffer pool handed out (hits and reads) while `sql` ran.
@@ -47,14 +48,25 @@ async fn analyze_samples_a_large_table() {
         .await
         .parse()
         .unwrap();
-    assert!((reltuples - 30000.0).abs() < 600.0, "{reltuples} rows estimated");
+    assert!(
+        (reltuples - 30000.0).abs() < 600.0,
+        "{reltuples} rows estimated"
+    );
     // From a sample of 300 rows: id looks unique, grp has its 5 values.
     assert_eq!(
-        value(&c, "SELECT n_distinct FROM pg_stats WHERE tablename = 'big' AND attname = 'id'").await,
+        value(
+            &c,
+            "SELECT n_distinct FROM pg_stats WHERE tablename = 'big' AND attname = 'id'"
+        )
+        .await,
         "-1"
     );
     assert_eq!(
-        value(&c, "SELECT n_distinct FROM pg_stats WHERE tablename = 'big' AND attname = 'grp'").await,
+        value(
+            &c,
+            "SELECT n_distinct FROM pg_stats WHERE tablename = 'big' AND attname = 'grp'"
+        )
+        .await,
         "5"
     );
     // Two histogram bounds for a target of 1: the sample's smallest and largest id.
@@ -68,9 +80,76 @@ async fn analyze_samples_a_large_table() {
     // The default target (100) reads the whole table: it has fewer than 30,000 pages.
     exec(&c, "RESET default_statistics_target").await;
     let touched = pages_touched(&c, "ANALYZE big").await;
-    assert!(touched >= relpages && touched <= relpages + 5, "{touched} of {relpages}");
+    assert!(
+        touched >= relpages && touched <= relpages + 5,
+        "{touched} of {relpages}"
+    );
     assert_eq!(
         value(&c, "SELECT reltuples FROM pg_class WHERE relname = 'big'").await,
         "30000"
     );
+}
+
+/// Autovacuum analyzes a table once its changes since the last ANALYZE pass 50 plus 10%
+/// of its rows (PostgreSQL's `autovacuum_analyze_threshold` and `_scale_factor`), and
+/// the new statistics show in `pg_stats`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn autovacuum_analyzes_tables_that_changed_enough() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = Config {
+        listen: "127.0.0.1:0".into(),
+        data_dir: dir.path().to_path_buf(),
+        autovacuum: false, // rounds are driven by hand below
+        ..Config::default()
+    };
+    let server = Server::start(&config).await.expect("server starts");
+    let db = server.database().clone();
+    let round = move || {
+        let db = db.clone();
+        async move {
+            tokio::task::spawn_blocking(move || {
+                db.autovacuum_round(&db.background_tx()).expect("round")
+            })
+            .await
+            .expect("join")
+        }
+    };
+    let c = connect(&server).await;
+    exec(&c, "CREATE TABLE a (id int, tag text)").await;
+    exec(
+        &c,
+        "INSERT INTO a SELECT g, 'x' FROM generate_series(1, 40) AS g",
+    )
+    .await;
+    assert_eq!(
+        round().await,
+        AutovacuumRound::default(),
+        "40 rows are under 50"
+    );
+    exec(
+        &c,
+        "INSERT INTO a SELECT g, 'y' FROM generate_series(41, 60) AS g",
+    )
+    .await;
+    assert_eq!(
+        round().await,
+        AutovacuumRound {
+            vacuumed: 1,
+            analyzed: 1
+        },
+        "60 changes pass both thresholds"
+    );
+    let mcv = "SELECT most_common_vals FROM pg_stats WHERE tablename = 'a' AND attname = 'tag'";
+    assert_eq!(value(&c, mcv).await, "{x,y}");
+    // 60 rows: analyzed again past 56 changes, vacuumed past 62.
+    exec(&c, "UPDATE a SET tag = 'z' WHERE id <= 57").await;
+    assert_eq!(
+        round().await,
+        AutovacuumRound {
+            vacuumed: 0,
+            analyzed: 1
+        }
+    );
+    assert_eq!(value(&c, mcv).await, "{z,y}");
+    assert_eq!(round().await.analyzed, 0, "nothing changed since");
 }

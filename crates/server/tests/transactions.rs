@@ -467,7 +467,9 @@ async fn autovacuum_vacuums_tables_that_changed_enough() {
         let db = db.clone();
         async move {
             tokio::task::spawn_blocking(move || {
-                db.autovacuum_round(&db.background_tx()).expect("round")
+                db.autovacuum_round(&db.background_tx())
+                    .expect("round")
+                    .vacuumed
             })
             .await
             .expect("join")

@@ -935,9 +935,7 @@ fn is_alter_column_statistics(p: &Parser<'_>) -> bool {
     }
 }
 
-fn parse_alter_column_statistics(
-    p: &mut Parser<'_>,
-) -> Result<AlterColumnStatistics, ParserError> {
+fn parse_alter_column_statistics(p: &mut Parser<'_>) -> Result<AlterColumnStatistics, ParserError> {
     use sqlparser::keywords::Keyword;
     use sqlparser::tokenizer::Token;
     p.expect_keywords(&[Keyword::ALTER, Keyword::TABLE])?;
