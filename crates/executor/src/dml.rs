@@ -182,16 +182,18 @@ impl TargetCount {
     }
 }
 
-/// The rows UPDATE or DELETE changes, with their addresses: through an index when the
-/// filter constrains one (as a query would), else by a sequential scan. `count` (EXPLAIN
-/// ANALYZE) counts the rows found and those the filter removed.
+/// The rows UPDATE or DELETE changes, with their addresses, found by the scan the
+/// planner chose (`scan`: an index scan, or a sequential scan) and checked against the
+/// statement's `filter`. `count` (EXPLAIN ANALYZE) counts the rows found and those the
+/// filter removed.
 fn matching_rows(
     cx: &ExecContext,
     table: &std::sync::Arc<TableDesc>,
     filter: Option<&sql::bound::Expr>,
+    scan: &planner::Plan,
     mut count: Option<&mut TargetCount>,
 ) -> PgResult<Vec<(ItemPointer, Row)>> {
-    let found = scan_targets(cx, table, filter, &mut count);
+    let found = scan_targets(cx, table, filter, scan, &mut count);
     if let Some(c) = count {
         c.finish();
     }
@@ -202,6 +204,7 @@ fn scan_targets(
     cx: &ExecContext,
     table: &std::sync::Arc<TableDesc>,
     filter: Option<&sql::bound::Expr>,
+    scan: &planner::Plan,
     count: &mut Option<&mut TargetCount>,
 ) -> PgResult<Vec<(ItemPointer, Row)>> {
     let mut out = Vec::new();
@@ -224,16 +227,16 @@ fn scan_targets(
         lower,
         upper,
         ..
-    } = planner::target_scan(table, filter)
+    } = scan
     {
         let (Some(lo), Some(hi)) = (
-            crate::exec::bound_values(&cx.env(), &lower, false, table, &index)?,
-            crate::exec::bound_values(&cx.env(), &upper, true, table, &index)?,
+            crate::exec::bound_values(&cx.env(), lower, false, table, index)?,
+            crate::exec::bound_values(&cx.env(), upper, true, table, index)?,
         ) else {
             return Ok(out);
         };
         let types = table.column_types();
-        let tree = index::btree(cx, &index);
+        let tree = index::btree(cx, index);
         for entry in tree.scan(lo, hi, access::nbtree::ScanDirection::Forward)? {
             let (_, tid) = entry?;
             let Some(bytes) =
@@ -308,10 +311,11 @@ fn after_conflict(
 pub fn update(
     cx: &ExecContext,
     u: &BoundUpdate,
+    scan: &planner::Plan,
     count: Option<&mut TargetCount>,
 ) -> PgResult<(usize, Vec<Row>)> {
     let table = &u.table;
-    let targets = matching_rows(cx, table, u.filter.as_ref(), count)?;
+    let targets = matching_rows(cx, table, u.filter.as_ref(), scan, count)?;
     let types = table.column_types();
     let xid = if targets.is_empty() { 0 } else { cx.tx.xid()? };
     let mut changed = Vec::with_capacity(targets.len());
@@ -355,9 +359,10 @@ pub fn update(
 pub fn delete(
     cx: &ExecContext,
     d: &BoundDelete,
+    scan: &planner::Plan,
     count: Option<&mut TargetCount>,
 ) -> PgResult<(usize, Vec<Row>)> {
-    let targets = matching_rows(cx, &d.table, d.filter.as_ref(), count)?;
+    let targets = matching_rows(cx, &d.table, d.filter.as_ref(), scan, count)?;
     let xid = if targets.is_empty() { 0 } else { cx.tx.xid()? };
     let mut deleted = Vec::with_capacity(targets.len());
     for (tid, row) in targets {

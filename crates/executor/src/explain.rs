@@ -215,25 +215,25 @@ pub fn explain(
             let table = r.relation(&insert.table.name);
             r.print(&modify("Insert", table, top_stats, child), 0);
         }
-        PlannedStatement::Update(u) => {
+        PlannedStatement::Update { update: u, scan } => {
             let top_stats = match options.analyze {
                 true => Some(run_counted(&mut r, &mut changed, u.table.oid, |count| {
-                    crate::dml::update(cx, u, Some(count))
+                    crate::dml::update(cx, u, scan, Some(count))
                 })?),
                 false => None,
             };
-            let child = r.target(&u.table, u.filter.as_ref(), &u.assignments);
+            let child = r.target(&u.table, scan, &u.assignments);
             let table = r.relation(&u.table.name);
             r.print(&modify("Update", table, top_stats, child), 0);
         }
-        PlannedStatement::Delete(d) => {
+        PlannedStatement::Delete { delete: d, scan } => {
             let top_stats = match options.analyze {
                 true => Some(run_counted(&mut r, &mut changed, d.table.oid, |count| {
-                    crate::dml::delete(cx, d, Some(count))
+                    crate::dml::delete(cx, d, scan, Some(count))
                 })?),
                 false => None,
             };
-            let child = r.target(&d.table, d.filter.as_ref(), &[]);
+            let child = r.target(&d.table, scan, &[]);
             let table = r.relation(&d.table.name);
             r.print(&modify("Delete", table, top_stats, child), 0);
         }
@@ -579,11 +579,11 @@ impl Renderer<'_> {
     fn target(
         &mut self,
         table: &std::sync::Arc<TableDesc>,
-        filter: Option<&Expr>,
+        scan: &planner::Plan,
         set: &[(usize, Expr)],
     ) -> Shown {
         self.set_qualify(false);
-        let mut child = self.shown(&planner::target_scan(table, filter));
+        let mut child = self.shown(scan);
         if self.verbose && !child.details.is_empty() {
             let names: Vec<String> = table.columns.iter().map(|c| c.name.clone()).collect();
             let mut sorted: Vec<&(usize, Expr)> = set.iter().collect();

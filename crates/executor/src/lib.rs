@@ -139,8 +139,8 @@ pub fn execute_plan(stmt: &PlannedStatement, cx: &ExecContext) -> PgResult<State
                 )
             })
         }
-        PlannedStatement::Update(u) => {
-            let (n, out) = dml::update(cx, u, None)?;
+        PlannedStatement::Update { update: u, scan } => {
+            let (n, out) = dml::update(cx, u, scan, None)?;
             Ok(StatementResult {
                 changed: vec![(u.table.oid, n as u64)],
                 ..with_returning(
@@ -150,8 +150,8 @@ pub fn execute_plan(stmt: &PlannedStatement, cx: &ExecContext) -> PgResult<State
                 )
             })
         }
-        PlannedStatement::Delete(d) => {
-            let (n, out) = dml::delete(cx, d, None)?;
+        PlannedStatement::Delete { delete: d, scan } => {
+            let (n, out) = dml::delete(cx, d, scan, None)?;
             Ok(StatementResult {
                 changed: vec![(d.table.oid, n as u64)],
                 ..with_returning(
@@ -173,8 +173,8 @@ pub fn execute(stmt: PlannedStatement, cx: &ExecContext) -> PgResult<StatementRe
     match stmt {
         PlannedStatement::Query { .. }
         | PlannedStatement::Insert { .. }
-        | PlannedStatement::Update(_)
-        | PlannedStatement::Delete(_) => execute_plan(&stmt, cx),
+        | PlannedStatement::Update { .. }
+        | PlannedStatement::Delete { .. } => execute_plan(&stmt, cx),
         PlannedStatement::Explain {
             options,
             inner,

@@ -104,7 +104,8 @@ pub fn execute(stmt: BoundStatement, cx: &ExecContext) -> PgResult<StatementResu
                     returning: None,
                     fks: Default::default(),
                 };
-                let (n, _) = with_every_row(cx, |all| dml::delete(all, &delete, None))?;
+                let every_row = planner::target_scan(&t, None);
+                let (n, _) = with_every_row(cx, |all| dml::delete(all, &delete, &every_row, None))?;
                 changed.push((t.oid, n as u64));
             }
             for s in &restart {
@@ -291,7 +292,8 @@ fn add_column(
             checks: Vec::new(),
         };
         // The update's own NOT NULL check catches a default that is NULL for a row.
-        return with_every_row(cx, |all| dml::update(all, &update, None))
+        let every_row = planner::target_scan(&new, None);
+        return with_every_row(cx, |all| dml::update(all, &update, &every_row, None))
             .map(|_| ())
             .map_err(|e| {
                 if e.code == common::SqlState::NOT_NULL_VIOLATION {

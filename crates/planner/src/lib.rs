@@ -189,8 +189,11 @@ pub enum PlannedStatement {
         insert: Box<BoundInsert>,
         source: Plan,
     },
-    Update(BoundUpdate),
-    Delete(BoundDelete),
+    /// UPDATE (PostgreSQL's ModifyTable): the rows `scan` finds (a sequential or index
+    /// scan of the table with the statement's filter) are changed.
+    Update { update: BoundUpdate, scan: Plan },
+    /// DELETE, as UPDATE.
+    Delete { delete: BoundDelete, scan: Plan },
     /// EXPLAIN: the explained statement's plan; `planning` is filled in by the caller,
     /// who timed the binding and planning.
     Explain {
@@ -228,8 +231,14 @@ pub fn plan(stmt: BoundStatement) -> PgResult<PlannedStatement> {
                 source,
             }
         }
-        BoundStatement::Update(u) => PlannedStatement::Update(u),
-        BoundStatement::Delete(d) => PlannedStatement::Delete(d),
+        BoundStatement::Update(u) => PlannedStatement::Update {
+            scan: target_scan(&u.table, u.filter.as_ref()),
+            update: u,
+        },
+        BoundStatement::Delete(d) => PlannedStatement::Delete {
+            scan: target_scan(&d.table, d.filter.as_ref()),
+            delete: d,
+        },
         BoundStatement::Explain { options, inner, .. } => PlannedStatement::Explain {
             options,
             inner: Box::new(plan(*inner)?),
