@@ -162,7 +162,9 @@ pub fn explain(
         verbose: options.verbose,
         buffers: options.analyze && options.buffers,
         in_subplan: 0,
+        plans: &cx.subqueries,
     };
+    cx.subqueries.install(inner.subplans());
     let started = Instant::now();
     // Rows an EXPLAIN ANALYZE of INSERT, UPDATE or DELETE changed (autovacuum counts them).
     let mut changed = Vec::new();
@@ -185,7 +187,7 @@ pub fn explain(
             let shown = r.shown(plan);
             r.print(&shown, 0);
         }
-        PlannedStatement::Insert { insert, source } => {
+        PlannedStatement::Insert { insert, source, .. } => {
             r.set_qualify(tables_read(source) > 0);
             let mut top_stats = None;
             if options.analyze {
@@ -215,7 +217,9 @@ pub fn explain(
             let table = r.relation(&insert.table.name);
             r.print(&modify("Insert", table, top_stats, child), 0);
         }
-        PlannedStatement::Update { update: u, scan } => {
+        PlannedStatement::Update {
+            update: u, scan, ..
+        } => {
             let top_stats = match options.analyze {
                 true => Some(run_counted(&mut r, &mut changed, u.table.oid, |count| {
                     crate::dml::update(cx, u, scan, Some(count))
@@ -226,7 +230,9 @@ pub fn explain(
             let table = r.relation(&u.table.name);
             r.print(&modify("Update", table, top_stats, child), 0);
         }
-        PlannedStatement::Delete { delete: d, scan } => {
+        PlannedStatement::Delete {
+            delete: d, scan, ..
+        } => {
             let top_stats = match options.analyze {
                 true => Some(run_counted(&mut r, &mut changed, d.table.oid, |count| {
                     crate::dml::delete(cx, d, scan, Some(count))
@@ -496,6 +502,8 @@ struct Renderer<'a> {
     buffers: bool,
     /// Inside a subplan: its nodes were not instrumented and take no numbers.
     in_subplan: usize,
+    /// The plans of the statement's subqueries.
+    plans: &'a crate::subquery::SubqueryCache,
 }
 
 /// What showing an expression reads: the session's text context (constants print as
@@ -781,7 +789,9 @@ impl Renderer<'_> {
                 .iter()
                 .map(|a| deparse(&self.cx, a, &names))
                 .collect();
-            let plan = planner::plan_query((*link.query).clone());
+            let Some(plan) = self.plans.plan(&link.query) else {
+                continue;
+            };
             self.cx.subplans.borrow_mut().outer.push(outer);
             self.in_subplan += 1;
             let sub = self.shown(&plan);

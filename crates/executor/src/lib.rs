@@ -107,8 +107,9 @@ impl ExecContext<'_> {
 /// caller's: a prepared statement's generic plan runs once per execution, with the
 /// parameter values `cx.params` holds.
 pub fn execute_plan(stmt: &PlannedStatement, cx: &ExecContext) -> PgResult<StatementResult> {
+    cx.subqueries.install(stmt.subplans());
     match stmt {
-        PlannedStatement::Query { plan, columns } => {
+        PlannedStatement::Query { plan, columns, .. } => {
             let mut op = exec::build(plan, cx.env())?;
             let rows = exec::collect(op.as_mut())?;
             Ok(StatementResult {
@@ -118,7 +119,7 @@ pub fn execute_plan(stmt: &PlannedStatement, cx: &ExecContext) -> PgResult<State
                 ..Default::default()
             })
         }
-        PlannedStatement::Insert { insert, source } => {
+        PlannedStatement::Insert { insert, source, .. } => {
             let mut op = exec::build(source, cx.env())?;
             let rows = exec::collect(op.as_mut())?;
             let n = rows.len();
@@ -139,7 +140,9 @@ pub fn execute_plan(stmt: &PlannedStatement, cx: &ExecContext) -> PgResult<State
                 )
             })
         }
-        PlannedStatement::Update { update: u, scan } => {
+        PlannedStatement::Update {
+            update: u, scan, ..
+        } => {
             let (n, out) = dml::update(cx, u, scan, None)?;
             Ok(StatementResult {
                 changed: vec![(u.table.oid, n as u64)],
@@ -150,7 +153,9 @@ pub fn execute_plan(stmt: &PlannedStatement, cx: &ExecContext) -> PgResult<State
                 )
             })
         }
-        PlannedStatement::Delete { delete: d, scan } => {
+        PlannedStatement::Delete {
+            delete: d, scan, ..
+        } => {
             let (n, out) = dml::delete(cx, d, scan, None)?;
             Ok(StatementResult {
                 changed: vec![(d.table.oid, n as u64)],
@@ -184,7 +189,9 @@ pub fn execute(stmt: PlannedStatement, cx: &ExecContext) -> PgResult<StatementRe
             plan,
             columns,
             format,
+            subplans,
         } => {
+            cx.subqueries.install(&subplans);
             let mut op = exec::build(&plan, cx.env())?;
             let rows = exec::collect(op.as_mut())?;
             let mut lines = Vec::with_capacity(rows.len() + 1);

@@ -3,10 +3,11 @@
 //!
 //! A subquery runs against the statement's snapshot each time its expression is
 //! evaluated, with its outer values (the SubLink's `args`, evaluated over the outer row)
-//! in [`Env::outer`] for its `ExprKind::Outer` references. What does not change while a
-//! statement runs is kept in the statement's [`SubqueryCache`], keyed by the subquery:
-//! its plan (planned on first use), and for an uncorrelated subquery (no outer values)
-//! its result, computed once as PostgreSQL's InitPlans and hashed SubPlans are. For
+//! in [`Env::outer`] for its `ExprKind::Outer` references. Its plan is the planner's
+//! (`planner::SubPlans`, made with the statement's plan and installed in the
+//! statement's [`SubqueryCache`] when it starts); the cache also keeps, for an
+//! uncorrelated subquery (no outer values), its result, computed once as PostgreSQL's
+//! InitPlans and hashed SubPlans are. For
 //! `x IN (uncorrelated subquery)` comparing equal types, the rows are kept in an ordered
 //! set and each test is a lookup.
 
@@ -32,7 +33,7 @@ pub struct SubqueryCache {
 struct Entry {
     /// Keeps the key's address taken while the entry exists.
     _query: Arc<LogicalPlan>,
-    plan: Plan,
+    plan: Arc<Plan>,
     /// An uncorrelated subquery's result, once computed.
     result: RefCell<Option<Rc<Cached>>>,
 }
@@ -51,18 +52,37 @@ enum Cached {
 }
 
 impl SubqueryCache {
-    fn entry(&self, query: &Arc<LogicalPlan>) -> Rc<Entry> {
-        let key = Arc::as_ptr(query);
-        if let Some(e) = self.entries.borrow().get(&key) {
-            return e.clone();
+    /// Make the statement's subquery plans the ones its subqueries run (before it
+    /// starts: results kept from an earlier run of the plans go).
+    pub fn install(&self, subplans: &planner::SubPlans) {
+        let mut entries = self.entries.borrow_mut();
+        entries.clear();
+        for (query, plan) in subplans.iter() {
+            entries.insert(
+                Arc::as_ptr(query),
+                Rc::new(Entry {
+                    _query: query.clone(),
+                    plan: plan.clone(),
+                    result: RefCell::new(None),
+                }),
+            );
         }
-        let entry = Rc::new(Entry {
-            _query: query.clone(),
-            plan: planner::plan_query((**query).clone()),
-            result: RefCell::new(None),
-        });
-        self.entries.borrow_mut().insert(key, entry.clone());
-        entry
+    }
+
+    /// The plan of subquery `query`, if the planner made one.
+    pub fn plan(&self, query: &Arc<LogicalPlan>) -> Option<Arc<Plan>> {
+        self.entries
+            .borrow()
+            .get(&Arc::as_ptr(query))
+            .map(|e| e.plan.clone())
+    }
+
+    fn entry(&self, query: &Arc<LogicalPlan>) -> PgResult<Rc<Entry>> {
+        self.entries
+            .borrow()
+            .get(&Arc::as_ptr(query))
+            .cloned()
+            .ok_or_else(|| PgError::internal("a subquery the planner did not plan"))
     }
 }
 
@@ -73,7 +93,7 @@ pub(crate) fn eval_sublink(
     env: &Env,
     ty: &DataType,
 ) -> PgResult<Value> {
-    let entry = env.subqueries.entry(&link.query);
+    let entry = env.subqueries.entry(&link.query)?;
     let outer = link
         .args
         .iter()

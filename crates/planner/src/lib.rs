@@ -12,8 +12,10 @@
 //! equates an inner table's leading index column with the outer row looks the inner rows
 //! up through that index ([`make_join`]); other joins read their inner side once.
 //! Under a LIMIT, a sort by an index's leading columns becomes an index scan in that
-//! order ([`ordered_by_index`]). Costing with statistics, join ordering and partition
-//! pruning (L3) land here.
+//! order ([`ordered_by_index`]). UPDATE and DELETE get the scan of the rows they change
+//! ([`target_scan`]), and every subquery in a statement's expressions is planned with it
+//! ([`SubPlans`]): the executor runs what it is given and decides nothing. Costing with
+//! statistics, join ordering and partition pruning (L3) land here.
 
 use std::ops::Bound;
 use std::sync::Arc;
@@ -178,22 +180,90 @@ impl Plan {
     }
 }
 
+/// The subqueries of a statement's expressions, each planned once, at plan time
+/// (PostgreSQL's `PlannedStmt.subplans`), with those nested in them. The executor and
+/// EXPLAIN find a subquery's plan by its [`sql::bound::SubLink`]'s query, which the
+/// expressions of the statement's plans share.
+#[derive(Clone, Debug, Default)]
+pub struct SubPlans {
+    plans: Vec<(Arc<LogicalPlan>, Arc<Plan>)>,
+}
+
+impl SubPlans {
+    /// The plan of the subquery `query`.
+    pub fn get(&self, query: &Arc<LogicalPlan>) -> Option<&Arc<Plan>> {
+        self.plans
+            .iter()
+            .find(|(q, _)| Arc::ptr_eq(q, query))
+            .map(|(_, p)| p)
+    }
+
+    /// Every subquery with its plan.
+    pub fn iter(&self) -> impl Iterator<Item = (&Arc<LogicalPlan>, &Arc<Plan>)> {
+        self.plans.iter().map(|(q, p)| (q, p))
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.plans.is_empty()
+    }
+
+    /// Plan every subquery `e` holds (at any depth), and those in their own
+    /// expressions, once each.
+    fn add_from(&mut self, e: &Expr) {
+        e.walk(&mut |node| {
+            if let ExprKind::SubLink(link) = &node.kind {
+                if self.get(&link.query).is_some() {
+                    return;
+                }
+                let mut query = (*link.query).clone();
+                // Its expressions share their subqueries with `link.query`'s.
+                let _ = query.for_each_expr_mut(&mut |inner| {
+                    self.add_from(inner);
+                    Ok(())
+                });
+                let plan = plan_query(query);
+                self.plans.push((link.query.clone(), Arc::new(plan)));
+            }
+        });
+    }
+
+    /// The subqueries of `stmt`'s expressions, planned.
+    fn of(stmt: &mut BoundStatement) -> SubPlans {
+        let mut out = SubPlans::default();
+        let _ = stmt.for_each_expr_mut(&mut |e| {
+            out.add_from(e);
+            Ok(())
+        });
+        out
+    }
+}
+
 /// A statement ready for the executor.
 #[derive(Clone, Debug)]
 pub enum PlannedStatement {
     Query {
         plan: Plan,
         columns: Vec<OutputColumn>,
+        subplans: SubPlans,
     },
     Insert {
         insert: Box<BoundInsert>,
         source: Plan,
+        subplans: SubPlans,
     },
     /// UPDATE (PostgreSQL's ModifyTable): the rows `scan` finds (a sequential or index
     /// scan of the table with the statement's filter) are changed.
-    Update { update: BoundUpdate, scan: Plan },
+    Update {
+        update: BoundUpdate,
+        scan: Plan,
+        subplans: SubPlans,
+    },
     /// DELETE, as UPDATE.
-    Delete { delete: BoundDelete, scan: Plan },
+    Delete {
+        delete: BoundDelete,
+        scan: Plan,
+        subplans: SubPlans,
+    },
     /// EXPLAIN: the explained statement's plan; `planning` is filled in by the caller,
     /// who timed the binding and planning.
     Explain {
@@ -206,17 +276,39 @@ pub enum PlannedStatement {
         plan: Plan,
         columns: Vec<OutputColumn>,
         format: sql::bound::CopyFormat,
+        subplans: SubPlans,
     },
+}
+
+impl PlannedStatement {
+    /// The plans of the statement's subqueries (an EXPLAIN's: those of the statement
+    /// explained).
+    pub fn subplans(&self) -> &SubPlans {
+        match self {
+            PlannedStatement::Query { subplans, .. }
+            | PlannedStatement::Insert { subplans, .. }
+            | PlannedStatement::Update { subplans, .. }
+            | PlannedStatement::Delete { subplans, .. }
+            | PlannedStatement::CopyTo { subplans, .. } => subplans,
+            PlannedStatement::Explain { inner, .. } => inner.subplans(),
+        }
+    }
 }
 
 /// Plan a query, DML, EXPLAIN or COPY TO. Utility statements (DDL, TRUNCATE, LOCK, COPY
 /// FROM: [`BoundStatement::is_utility`]) have no plan: they go around the planner, as
-/// PostgreSQL's ProcessUtility does, and one given here is an internal error.
-pub fn plan(stmt: BoundStatement) -> PgResult<PlannedStatement> {
+/// PostgreSQL's ProcessUtility does, and one given here is an internal error. Every
+/// subquery in the statement's expressions is planned here too ([`SubPlans`]).
+pub fn plan(mut stmt: BoundStatement) -> PgResult<PlannedStatement> {
+    let subplans = match &stmt {
+        BoundStatement::Explain { .. } => SubPlans::default(),
+        _ => SubPlans::of(&mut stmt),
+    };
     Ok(match stmt {
         BoundStatement::Query(q) => PlannedStatement::Query {
             plan: plan_query(q.plan),
             columns: q.columns,
+            subplans,
         },
         BoundStatement::Insert(mut i) => {
             let source = plan_query(std::mem::replace(
@@ -229,15 +321,18 @@ pub fn plan(stmt: BoundStatement) -> PgResult<PlannedStatement> {
             PlannedStatement::Insert {
                 insert: Box::new(i),
                 source,
+                subplans,
             }
         }
         BoundStatement::Update(u) => PlannedStatement::Update {
             scan: target_scan(&u.table, u.filter.as_ref()),
             update: u,
+            subplans,
         },
         BoundStatement::Delete(d) => PlannedStatement::Delete {
             scan: target_scan(&d.table, d.filter.as_ref()),
             delete: d,
+            subplans,
         },
         BoundStatement::Explain { options, inner, .. } => PlannedStatement::Explain {
             options,
@@ -248,6 +343,7 @@ pub fn plan(stmt: BoundStatement) -> PgResult<PlannedStatement> {
             plan: plan_query(query.plan),
             columns: query.columns,
             format,
+            subplans,
         },
         _ => {
             return Err(PgError::internal("a utility statement reached the planner"));
