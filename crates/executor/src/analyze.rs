@@ -94,7 +94,7 @@ pub fn analyze_table(
         pages_scanned: blocks.len() as u64,
         ..Default::default()
     };
-    let types: Vec<DataType> = table.columns.iter().map(|c| c.ty.clone()).collect();
+    let types: Vec<DataType> = table.columns.iter().map(|c| c.ty).collect();
     let want_rows = max_target > 0;
     let mut reservoir = Reservoir::new(targrows as usize);
     let mut copy = Box::new([0u8; common::limits::BLCKSZ]);
@@ -315,7 +315,7 @@ pub fn column_stats<'a>(
     let n = sample_rows as f64;
     let mut s = ColumnStats {
         attnum,
-        ty: ty.clone(),
+        ty: *ty,
         null_frac: 0.0,
         avg_width: 0,
         n_distinct: 0.0,
@@ -335,7 +335,7 @@ pub fn column_stats<'a>(
         };
         s.n_distinct = if nonnull_cnt > 0 {
             // Too wide to compare: assume they are all different.
-            (-1.0 * (1.0 - f64::from(s.null_frac))) as f32
+            (-(1.0 - f64::from(s.null_frac))) as f32
         } else {
             0.0
         };
@@ -387,7 +387,7 @@ pub fn column_stats<'a>(
     let null_frac = f64::from(s.null_frac);
     s.n_distinct = if nmultiple == 0 {
         // Every value seen once: assume the column is unique.
-        (-1.0 * (1.0 - null_frac)) as f32
+        (-(1.0 - null_frac)) as f32
     } else if too_wide == 0 && nmultiple == ndistinct {
         // Every value seen more than once: assume these are all there are.
         ndistinct as f32

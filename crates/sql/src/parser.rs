@@ -924,10 +924,12 @@ fn is_alter_column_statistics(p: &Parser<'_>) -> bool {
     loop {
         match &p.peek_nth_token_ref(n).token {
             Token::EOF | Token::SemiColon => return false,
-            Token::Word(w) if w.quote_style.is_none() && w.keyword == Keyword::SET => {
-                if keyword_at(p, n + 1) == Some(Keyword::STATISTICS) {
-                    return true;
-                }
+            Token::Word(w)
+                if w.quote_style.is_none()
+                    && w.keyword == Keyword::SET
+                    && keyword_at(p, n + 1) == Some(Keyword::STATISTICS) =>
+            {
+                return true;
             }
             _ => {}
         }
