@@ -1,0 +1,213 @@
+//! The plan the executor runs: [`Plan`] trees and [`PlannedStatement`]s.
+
+#[allow(unused_imports)]
+use super::*;
+
+/// An executable plan tree. Every node produces rows of a fixed width.
+#[derive(Clone, Debug)]
+pub enum Plan {
+    /// Heap sequential scan, all columns in table order, optionally filtered.
+    SeqScan {
+        table: Arc<TableDesc>,
+        filter: Option<Expr>,
+    },
+    /// Btree index scan: entries between the bounds (key prefixes of constant
+    /// expressions, evaluated at run time), each heap tuple fetched and checked against
+    /// the whole `filter` (the bounds are never tighter than it, so it decides).
+    IndexScan {
+        table: Arc<TableDesc>,
+        index: IndexDesc,
+        lower: Bound<Vec<Expr>>,
+        upper: Bound<Vec<Expr>>,
+        filter: Option<Expr>,
+        /// Descending key order (NULLs first), for ORDER BY ... DESC.
+        backward: bool,
+    },
+    /// A sequence's one row, from its running state.
+    SequenceState {
+        seq: Arc<catalog::SequenceDesc>,
+    },
+    /// A system view's one row, from the live counters.
+    SystemView {
+        view: catalog::SystemView,
+        width: usize,
+    },
+    Values {
+        rows: Vec<Vec<Expr>>,
+        width: usize,
+    },
+    /// `unnest(array)` (or another function `func` computed as an array): the array
+    /// evaluated once, one row per element, then its number WITH ORDINALITY.
+    Unnest {
+        array: Expr,
+        func: &'static str,
+        ordinality: bool,
+    },
+    /// `generate_series`: its bounds evaluated once, its rows made as they are read.
+    GenerateSeries {
+        start: Expr,
+        stop: Expr,
+        step: Option<Expr>,
+    },
+    Filter {
+        input: Box<Plan>,
+        predicate: Expr,
+    },
+    Project {
+        input: Box<Plan>,
+        exprs: Vec<Expr>,
+    },
+    /// For each left row, scan the (materialised) right side; or, for a LATERAL right
+    /// side, run it again with `lateral`'s values over the left row as its outer values
+    /// (PostgreSQL's nested loop over a parameterized subquery or function scan).
+    NestedLoopJoin {
+        left: Box<Plan>,
+        right: Box<Plan>,
+        kind: JoinKind,
+        on: Option<Expr>,
+        right_width: usize,
+        lateral: Option<Vec<Expr>>,
+    },
+    /// For each left row, look the matching rows of `table` up through `index`, whose
+    /// leading column equals `outer_key` (evaluated over the left row): PostgreSQL's
+    /// nested loop over a parameterized index scan.
+    IndexNestLoop {
+        left: Box<Plan>,
+        table: Arc<TableDesc>,
+        index: IndexDesc,
+        outer_key: Expr,
+        /// The join conjunct the lookup serves, over the joined row: checked again on
+        /// each match (the lookup is by key order, the conjunct by SQL equality).
+        key_cond: Expr,
+        /// Conditions on `table`'s rows alone (over its columns).
+        inner_filter: Option<Expr>,
+        /// The rest of the join condition, over the joined row.
+        on: Option<Expr>,
+        kind: JoinKind,
+    },
+    /// Sort-free grouping: groups are kept in an ordered map keyed by the group values.
+    Aggregate {
+        input: Box<Plan>,
+        group_by: Vec<Expr>,
+        aggs: Vec<AggCall>,
+    },
+    Sort {
+        input: Box<Plan>,
+        keys: Vec<SortKey>,
+    },
+    Distinct {
+        input: Box<Plan>,
+    },
+    /// The inputs' rows one input after the other (UNION ALL; under a Distinct, UNION).
+    Append {
+        inputs: Vec<Plan>,
+    },
+    /// INTERSECT / EXCEPT [ALL]: the right side's rows counted, then the left side's
+    /// passed on or not by those counts, in the left side's order.
+    SetOp {
+        /// INTERSECT, else EXCEPT (a UNION is an Append).
+        intersect: bool,
+        all: bool,
+        left: Box<Plan>,
+        right: Box<Plan>,
+    },
+    Limit {
+        input: Box<Plan>,
+        limit: Option<Expr>,
+        offset: Option<Expr>,
+    },
+    /// Lock each row's version as it passes (`sql::bound::LogicalPlan::LockRows`). The
+    /// one table scan below it appends each row's address after the table's columns.
+    LockRows {
+        input: Box<Plan>,
+        table: Arc<TableDesc>,
+        tid_column: usize,
+        mode: common::RowLockMode,
+        wait: sql::bound::RowWait,
+        recheck: Option<Expr>,
+        exprs: Vec<Expr>,
+    },
+}
+
+impl Plan {
+    /// Number of columns this node produces.
+    pub fn width(&self) -> usize {
+        match self {
+            Plan::SeqScan { table, .. } | Plan::IndexScan { table, .. } => table.columns.len(),
+            Plan::Values { width, .. } | Plan::SystemView { width, .. } => *width,
+            Plan::GenerateSeries { .. } => 1,
+            Plan::Unnest { ordinality, .. } => 1 + usize::from(*ordinality),
+            Plan::SequenceState { .. } => 3,
+            Plan::Project { exprs, .. } => exprs.len(),
+            Plan::NestedLoopJoin {
+                left, right_width, ..
+            } => left.width() + right_width,
+            Plan::IndexNestLoop { left, table, .. } => left.width() + table.columns.len(),
+            Plan::Aggregate { group_by, aggs, .. } => group_by.len() + aggs.len(),
+            Plan::Append { inputs } => inputs.first().map_or(0, Plan::width),
+            Plan::SetOp { left, .. } => left.width(),
+            Plan::Filter { input, .. }
+            | Plan::Sort { input, .. }
+            | Plan::Distinct { input }
+            | Plan::Limit { input, .. }
+            | Plan::LockRows { input, .. } => input.width(),
+        }
+    }
+}
+
+/// A statement ready for the executor.
+#[derive(Clone, Debug)]
+pub enum PlannedStatement {
+    Query {
+        plan: Plan,
+        columns: Vec<OutputColumn>,
+        subplans: SubPlans,
+    },
+    Insert {
+        insert: Box<BoundInsert>,
+        source: Plan,
+        subplans: SubPlans,
+    },
+    /// UPDATE (PostgreSQL's ModifyTable): the rows `scan` finds (a sequential or index
+    /// scan of the table with the statement's filter) are changed.
+    Update {
+        update: BoundUpdate,
+        scan: Plan,
+        subplans: SubPlans,
+    },
+    /// DELETE, as UPDATE.
+    Delete {
+        delete: BoundDelete,
+        scan: Plan,
+        subplans: SubPlans,
+    },
+    /// EXPLAIN: the explained statement's plan; `planning` is filled in by the caller,
+    /// who timed the binding and planning.
+    Explain {
+        options: sql::bound::ExplainOptions,
+        inner: Box<PlannedStatement>,
+        planning: std::time::Duration,
+    },
+    /// COPY TO STDOUT: the query's rows in COPY's format.
+    CopyTo {
+        plan: Plan,
+        columns: Vec<OutputColumn>,
+        format: sql::bound::CopyFormat,
+        subplans: SubPlans,
+    },
+}
+
+impl PlannedStatement {
+    /// The plans of the statement's subqueries (an EXPLAIN's: those of the statement
+    /// explained).
+    pub fn subplans(&self) -> &SubPlans {
+        match self {
+            PlannedStatement::Query { subplans, .. }
+            | PlannedStatement::Insert { subplans, .. }
+            | PlannedStatement::Update { subplans, .. }
+            | PlannedStatement::Delete { subplans, .. }
+            | PlannedStatement::CopyTo { subplans, .. } => subplans,
+            PlannedStatement::Explain { inner, .. } => inner.subplans(),
+        }
+    }
+}

@@ -1,0 +1,236 @@
+//! Filters pushed down: into scans, through projections and joins ([`add_filter`]).
+
+#[allow(unused_imports)]
+use super::*;
+
+/// Which inputs of a join an expression reads: none (a constant), the left (columns
+/// below `left_width`), the right, or both.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Side {
+    None,
+    Left,
+    Right,
+    Both,
+}
+
+pub(crate) fn side(e: &Expr, left_width: usize) -> Side {
+    let (mut left, mut right) = (false, false);
+    e.walk(&mut |x| {
+        if let ExprKind::Column(i) = x.kind {
+            if i < left_width {
+                left = true;
+            } else {
+                right = true;
+            }
+        }
+    });
+    match (left, right) {
+        (false, false) => Side::None,
+        (true, false) => Side::Left,
+        (false, true) => Side::Right,
+        (true, true) => Side::Both,
+    }
+}
+
+/// Does `e` read only outputs of `exprs` that are bare columns or constants (so that it
+/// can be evaluated below the projection, and no volatile function runs twice)?
+pub(crate) fn reads_plain_columns(e: &Expr, exprs: &[Expr]) -> bool {
+    let mut ok = true;
+    e.walk(&mut |x| {
+        if let ExprKind::Column(i) = x.kind {
+            ok &= exprs
+                .get(i)
+                .is_some_and(|p| matches!(p.kind, ExprKind::Column(_) | ExprKind::Const(_)));
+        }
+    });
+    ok
+}
+
+/// `e` with each column replaced by the projection expression it reads.
+pub(crate) fn substitute_columns(e: Expr, exprs: &[Expr]) -> Expr {
+    match e.kind {
+        ExprKind::Column(i) => exprs[i].clone(),
+        _ => e
+            .try_map_children(&mut |c| Ok(substitute_columns(c, exprs)))
+            .expect("substituting columns cannot fail"),
+    }
+}
+
+/// `e` over the right input of a join, as an expression over that input alone.
+pub(crate) fn shift_columns(e: Expr, by: usize) -> Expr {
+    match e.kind {
+        ExprKind::Column(i) => Expr::column(i - by, e.ty),
+        _ => e
+            .try_map_children(&mut |c| Ok(shift_columns(c, by)))
+            .expect("shifting columns cannot fail"),
+    }
+}
+
+/// The conjuncts as one AND, or `None` for none.
+pub(crate) fn conjoin(list: Vec<Expr>) -> Option<Expr> {
+    list.into_iter().reduce(|a, b| {
+        Expr::new(
+            ExprKind::Binary(BinaryOp::And, Box::new(a), Box::new(b)),
+            DataType::Bool,
+        )
+    })
+}
+
+pub(crate) fn conjuncts(e: Expr) -> Vec<Expr> {
+    match e.kind {
+        ExprKind::Binary(BinaryOp::And, l, r) => {
+            let mut v = conjuncts(*l);
+            v.extend(conjuncts(*r));
+            v
+        }
+        _ => vec![e],
+    }
+}
+
+/// Filter `plan`'s rows by `predicate`, as far down as it can go: into a table scan
+/// (which may then use an index), and through joins, each conjunct to the input it reads
+/// (a WHERE over a LEFT JOIN goes only to its left input; over an inner join, a conjunct
+/// reading both inputs joins the join's condition).
+pub fn add_filter(plan: Plan, predicate: Expr) -> Plan {
+    let mut above = Vec::new();
+    let plan = match plan {
+        Plan::SeqScan { table, filter } => {
+            let all = conjoin(filter.into_iter().chain([predicate]).collect());
+            return scan_path(table, all.expect("one conjunct at least"));
+        }
+        // A scan `scan_path` chose: choose again with the added conjuncts.
+        Plan::IndexScan {
+            table,
+            filter: Some(filter),
+            backward: false,
+            ..
+        } => {
+            let all = conjoin(vec![filter, predicate]);
+            return scan_path(table, all.expect("two conjuncts"));
+        }
+        // Through a projection of plain columns (a subquery in FROM): the predicate
+        // reads the input's columns instead.
+        Plan::Project { input, exprs } if reads_plain_columns(&predicate, &exprs) => {
+            let below = substitute_columns(predicate, &exprs);
+            return Plan::Project {
+                input: Box::new(add_filter(*input, below)),
+                exprs,
+            };
+        }
+        // A LATERAL right side runs with the left row's values as its outer values:
+        // what reads it stays in the join's condition, over the joined row, where the
+        // statement's own outer values still hold.
+        Plan::NestedLoopJoin {
+            left,
+            right,
+            kind,
+            on,
+            lateral: Some(lateral),
+            right_width,
+        } => {
+            let mut below = Vec::new();
+            let mut cond: Vec<Expr> = on.into_iter().collect();
+            for c in conjuncts(predicate) {
+                match (side(&c, left.width()), kind) {
+                    (Side::Left, _) => below.push(c),
+                    (_, JoinKind::Inner) => cond.push(c),
+                    _ => above.push(c),
+                }
+            }
+            Plan::NestedLoopJoin {
+                left: Box::new(filtered(*left, below)),
+                right,
+                kind,
+                on: conjoin(cond),
+                right_width,
+                lateral: Some(lateral),
+            }
+        }
+        Plan::NestedLoopJoin {
+            left,
+            right,
+            kind,
+            on,
+            ..
+        } => {
+            let s = split_join_filter(predicate, left.width(), kind);
+            above = s.above;
+            make_join(
+                filtered(*left, s.left),
+                filtered(*right, s.right),
+                kind,
+                conjoin(on.into_iter().chain(s.on).collect()),
+            )
+        }
+        Plan::IndexNestLoop {
+            left,
+            table,
+            index,
+            outer_key,
+            key_cond,
+            inner_filter,
+            on,
+            kind,
+        } => {
+            let s = split_join_filter(predicate, left.width(), kind);
+            above = s.above;
+            Plan::IndexNestLoop {
+                left: Box::new(filtered(*left, s.left)),
+                table,
+                index,
+                outer_key,
+                key_cond,
+                inner_filter: conjoin(inner_filter.into_iter().chain(s.right).collect()),
+                on: conjoin(on.into_iter().chain(s.on).collect()),
+                kind,
+            }
+        }
+        other => {
+            above.push(predicate);
+            other
+        }
+    };
+    match conjoin(above) {
+        Some(predicate) => Plan::Filter {
+            input: Box::new(plan),
+            predicate,
+        },
+        None => plan,
+    }
+}
+
+/// A filter's conjuncts over a join's output, by where they can go: into the left input,
+/// into the right input (over its own columns), into the join's condition, or above the
+/// join (over a LEFT JOIN, what reads its right side must see the NULL-padded rows).
+pub(crate) struct JoinFilter {
+    left: Vec<Expr>,
+    right: Vec<Expr>,
+    on: Vec<Expr>,
+    above: Vec<Expr>,
+}
+
+pub(crate) fn split_join_filter(predicate: Expr, left_width: usize, kind: JoinKind) -> JoinFilter {
+    let mut s = JoinFilter {
+        left: Vec::new(),
+        right: Vec::new(),
+        on: Vec::new(),
+        above: Vec::new(),
+    };
+    for c in conjuncts(predicate) {
+        match (side(&c, left_width), kind) {
+            (Side::Left, _) => s.left.push(c),
+            (Side::Right, JoinKind::Inner) => s.right.push(shift_columns(c, left_width)),
+            (Side::Both | Side::None, JoinKind::Inner) => s.on.push(c),
+            _ => s.above.push(c),
+        }
+    }
+    s
+}
+
+/// `plan` filtered by the conjuncts, if any ([`add_filter`]).
+pub(crate) fn filtered(plan: Plan, conjuncts: Vec<Expr>) -> Plan {
+    match conjoin(conjuncts) {
+        Some(p) => add_filter(plan, p),
+        None => plan,
+    }
+}

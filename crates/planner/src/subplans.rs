@@ -1,0 +1,62 @@
+//! Subqueries planned with their statement ([`SubPlans`]).
+
+#[allow(unused_imports)]
+use super::*;
+
+/// The subqueries of a statement's expressions, each planned once, at plan time
+/// (PostgreSQL's `PlannedStmt.subplans`), with those nested in them. The executor and
+/// EXPLAIN find a subquery's plan by its [`sql::bound::SubLink`]'s query, which the
+/// expressions of the statement's plans share.
+#[derive(Clone, Debug, Default)]
+pub struct SubPlans {
+    plans: Vec<(Arc<LogicalPlan>, Arc<Plan>)>,
+}
+
+impl SubPlans {
+    /// The plan of the subquery `query`.
+    pub fn get(&self, query: &Arc<LogicalPlan>) -> Option<&Arc<Plan>> {
+        self.plans
+            .iter()
+            .find(|(q, _)| Arc::ptr_eq(q, query))
+            .map(|(_, p)| p)
+    }
+
+    /// Every subquery with its plan.
+    pub fn iter(&self) -> impl Iterator<Item = (&Arc<LogicalPlan>, &Arc<Plan>)> {
+        self.plans.iter().map(|(q, p)| (q, p))
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.plans.is_empty()
+    }
+
+    /// Plan every subquery `e` holds (at any depth), and those in their own
+    /// expressions, once each.
+    pub(crate) fn add_from(&mut self, e: &Expr) {
+        e.walk(&mut |node| {
+            if let ExprKind::SubLink(link) = &node.kind {
+                if self.get(&link.query).is_some() {
+                    return;
+                }
+                let mut query = (*link.query).clone();
+                // Its expressions share their subqueries with `link.query`'s.
+                let _ = query.for_each_expr_mut(&mut |inner| {
+                    self.add_from(inner);
+                    Ok(())
+                });
+                let plan = plan_query(query);
+                self.plans.push((link.query.clone(), Arc::new(plan)));
+            }
+        });
+    }
+
+    /// The subqueries of `stmt`'s expressions, planned.
+    pub(crate) fn of(stmt: &mut BoundStatement) -> SubPlans {
+        let mut out = SubPlans::default();
+        let _ = stmt.for_each_expr_mut(&mut |e| {
+            out.add_from(e);
+            Ok(())
+        });
+        out
+    }
+}
