@@ -33,6 +33,8 @@ pub trait SessionSettings: Send + Sync {
     fn set(&self, name: &str, value: Option<&str>, local: bool) -> PgResult<String>;
     /// `pg_settings`' rows, ordered by name.
     fn rows(&self) -> Vec<Vec<common::Value>>;
+    /// What the planner reads of them.
+    fn planner(&self) -> planner::PlannerSettings;
 }
 
 /// What a session remembers of the sequences it used, for its life, as PostgreSQL keeps

@@ -104,7 +104,12 @@ pub fn execute(stmt: BoundStatement, cx: &ExecContext) -> PgResult<StatementResu
                     returning: None,
                     fks: Default::default(),
                 };
-                let every_row = planner::target_scan(&t, None);
+                let settings = cx.session.settings.planner();
+                let pcx = planner::PlanContext {
+                    catalog: &cx.session.catalog,
+                    settings: &settings,
+                };
+                let every_row = planner::target_scan(&pcx, &t, None);
                 let (n, _) = with_every_row(cx, |all| dml::delete(all, &delete, &every_row, None))?;
                 changed.push((t.oid, n as u64));
             }
@@ -292,7 +297,12 @@ fn add_column(
             checks: Vec::new(),
         };
         // The update's own NOT NULL check catches a default that is NULL for a row.
-        let every_row = planner::target_scan(&new, None);
+        let settings = cx.session.settings.planner();
+        let pcx = planner::PlanContext {
+            catalog: &cx.session.catalog,
+            settings: &settings,
+        };
+        let every_row = planner::target_scan(&pcx, &new, None);
         return with_every_row(cx, |all| dml::update(all, &update, &every_row, None))
             .map(|_| ())
             .map_err(|e| {
@@ -343,7 +353,12 @@ pub(crate) fn some_row_where(
     table: &std::sync::Arc<catalog::TableDesc>,
     condition: &sql::bound::Expr,
 ) -> PgResult<bool> {
-    let plan = planner::target_scan(table, Some(condition));
+    let settings = cx.session.settings.planner();
+    let pcx = planner::PlanContext {
+        catalog: &cx.session.catalog,
+        settings: &settings,
+    };
+    let plan = planner::target_scan(&pcx, table, Some(condition));
     let found = with_every_row(cx, |all| exec::build(&plan, all.env())?.next())?;
     Ok(found.is_some())
 }

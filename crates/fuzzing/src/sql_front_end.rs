@@ -182,14 +182,24 @@ fn bind_and_plan(catalog: &CatalogSnapshot, text: &str, cmd: &Command) -> Result
         }
         // `$n` makes sense only in a prepared statement: bind it as Parse would.
         _ if text.contains('$') => prepared(catalog, text, stmt, Vec::new()),
-        _ => plan_unless_utility(binder.bind_command(cmd)?),
+        _ => plan_unless_utility(catalog, binder.bind_command(cmd)?),
     }
 }
 
 /// Plan `bound` as the server does: utility statements go around the planner.
-fn plan_unless_utility(bound: sql::bound::BoundStatement) -> Result<(), PgError> {
+fn plan_unless_utility(
+    catalog: &CatalogSnapshot,
+    bound: sql::bound::BoundStatement,
+) -> Result<(), PgError> {
     if !bound.is_utility() {
-        planner::plan(bound)?;
+        let settings = planner::PlannerSettings::default();
+        planner::plan(
+            &planner::PlanContext {
+                catalog,
+                settings: &settings,
+            },
+            bound,
+        )?;
     }
     Ok(())
 }
@@ -205,5 +215,5 @@ fn prepared(
     let (bound, _types) = sql::Binder::new(catalog, text, session())
         .with_params(declared)
         .bind_prepared(stmt)?;
-    plan_unless_utility(bound)
+    plan_unless_utility(catalog, bound)
 }

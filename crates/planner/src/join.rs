@@ -8,14 +8,20 @@ use super::*;
 /// it (a LEFT JOIN's condition only into its right input), and an equality between a
 /// left expression and a right table's column that leads one of its indexes makes an
 /// index nested loop; otherwise the right input is read once and kept.
-pub fn make_join(left: Plan, right: Plan, kind: JoinKind, on: Option<Expr>) -> Plan {
+pub fn make_join(
+    cx: &PlanContext<'_>,
+    left: Plan,
+    right: Plan,
+    kind: JoinKind,
+    on: Option<Expr>,
+) -> Plan {
     let lw = left.width();
     let (mut left, mut right) = (left, right);
     let mut rest = Vec::new();
     for c in on.map(conjuncts).unwrap_or_default() {
         match (side(&c, lw), kind) {
-            (Side::Left, JoinKind::Inner) => left = add_filter(left, c),
-            (Side::Right, _) => right = add_filter(right, shift_columns(c, lw)),
+            (Side::Left, JoinKind::Inner) => left = add_filter(cx, left, c),
+            (Side::Right, _) => right = add_filter(cx, right, shift_columns(c, lw)),
             _ => rest.push(c),
         }
     }
@@ -32,7 +38,7 @@ pub fn make_join(left: Plan, right: Plan, kind: JoinKind, on: Option<Expr>) -> P
         } => Some((table, filter)),
         _ => None,
     };
-    if let Some((table, filter)) = inner {
+    if let Some((table, filter)) = inner.filter(|_| cx.settings.enable_indexscan) {
         for i in 0..rest.len() {
             let Some((outer_key, col)) = equi_key(&rest[i], lw, table) else {
                 continue;

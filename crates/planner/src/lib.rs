@@ -16,6 +16,7 @@
 //! ([`target_scan`]), and every subquery in a statement's expressions is planned with it
 //! ([`SubPlans`]): the executor runs what it is given and decides nothing. Costing with
 
+mod cost;
 mod join;
 mod plan;
 mod pushdown;
@@ -33,6 +34,7 @@ use sql::bound::{
 };
 use sql::bound::{BinaryOp, ExprKind};
 
+pub use cost::{PlanContext, PlannerSettings};
 pub use join::make_join;
 pub use plan::{Plan, PlannedStatement};
 pub use pushdown::add_filter;
@@ -50,25 +52,28 @@ pub(crate) use scan::*;
 /// FROM: [`BoundStatement::is_utility`]) have no plan: they go around the planner, as
 /// PostgreSQL's ProcessUtility does, and one given here is an internal error. Every
 /// subquery in the statement's expressions is planned here too ([`SubPlans`]).
-pub fn plan(mut stmt: BoundStatement) -> PgResult<PlannedStatement> {
+pub fn plan(cx: &PlanContext<'_>, mut stmt: BoundStatement) -> PgResult<PlannedStatement> {
     let subplans = match &stmt {
         BoundStatement::Explain { .. } => SubPlans::default(),
-        _ => SubPlans::of(&mut stmt),
+        _ => SubPlans::of(cx, &mut stmt),
     };
     Ok(match stmt {
         BoundStatement::Query(q) => PlannedStatement::Query {
-            plan: plan_query(q.plan),
+            plan: plan_query(cx, q.plan),
             columns: q.columns,
             subplans,
         },
         BoundStatement::Insert(mut i) => {
-            let source = plan_query(std::mem::replace(
-                &mut i.source,
-                LogicalPlan::Values {
-                    rows: vec![],
-                    width: 0,
-                },
-            ));
+            let source = plan_query(
+                cx,
+                std::mem::replace(
+                    &mut i.source,
+                    LogicalPlan::Values {
+                        rows: vec![],
+                        width: 0,
+                    },
+                ),
+            );
             PlannedStatement::Insert {
                 insert: Box::new(i),
                 source,
@@ -76,22 +81,22 @@ pub fn plan(mut stmt: BoundStatement) -> PgResult<PlannedStatement> {
             }
         }
         BoundStatement::Update(u) => PlannedStatement::Update {
-            scan: target_scan(&u.table, u.filter.as_ref()),
+            scan: target_scan(cx, &u.table, u.filter.as_ref()),
             update: u,
             subplans,
         },
         BoundStatement::Delete(d) => PlannedStatement::Delete {
-            scan: target_scan(&d.table, d.filter.as_ref()),
+            scan: target_scan(cx, &d.table, d.filter.as_ref()),
             delete: d,
             subplans,
         },
         BoundStatement::Explain { options, inner, .. } => PlannedStatement::Explain {
             options,
-            inner: Box::new(plan(*inner)?),
+            inner: Box::new(plan(cx, *inner)?),
             planning: std::time::Duration::ZERO,
         },
         BoundStatement::CopyTo { query, format } => PlannedStatement::CopyTo {
-            plan: plan_query(query.plan),
+            plan: plan_query(cx, query.plan),
             columns: query.columns,
             format,
             subplans,
@@ -103,8 +108,8 @@ pub fn plan(mut stmt: BoundStatement) -> PgResult<PlannedStatement> {
 }
 
 /// Map a logical plan to a physical one.
-pub fn plan_query(lp: LogicalPlan) -> Plan {
-    let b = |p: Box<LogicalPlan>| Box::new(plan_query(*p));
+pub fn plan_query(cx: &PlanContext<'_>, lp: LogicalPlan) -> Plan {
+    let b = |p: Box<LogicalPlan>| Box::new(plan_query(cx, *p));
     match lp {
         LogicalPlan::Scan { table } => Plan::SeqScan {
             table,
@@ -128,7 +133,9 @@ pub fn plan_query(lp: LogicalPlan) -> Plan {
             view,
             width: table.columns.len(),
         },
-        LogicalPlan::Filter { input, predicate } => add_filter(plan_query(*input), predicate),
+        LogicalPlan::Filter { input, predicate } => {
+            add_filter(cx, plan_query(cx, *input), predicate)
+        }
         LogicalPlan::Project { input, exprs } => Plan::Project {
             input: b(input),
             exprs,
@@ -140,7 +147,7 @@ pub fn plan_query(lp: LogicalPlan) -> Plan {
             on,
             lateral,
         } if !lateral.is_empty() => {
-            let right = plan_query(*right);
+            let right = plan_query(cx, *right);
             Plan::NestedLoopJoin {
                 left: b(left),
                 right_width: right.width(),
@@ -156,7 +163,7 @@ pub fn plan_query(lp: LogicalPlan) -> Plan {
             kind,
             on,
             ..
-        } => make_join(plan_query(*left), plan_query(*right), kind, on),
+        } => make_join(cx, plan_query(cx, *left), plan_query(cx, *right), kind, on),
         LogicalPlan::Aggregate {
             input,
             group_by,
@@ -181,8 +188,8 @@ pub fn plan_query(lp: LogicalPlan) -> Plan {
             // `(a UNION ALL b) UNION ALL c`). A plain UNION removes duplicates in one pass
             // above it, so below it any UNION, ALL or not, joins the Append too.
             let mut inputs = Vec::new();
-            union_inputs(*left, !all, &mut inputs);
-            union_inputs(*right, !all, &mut inputs);
+            union_inputs(cx, *left, !all, &mut inputs);
+            union_inputs(cx, *right, !all, &mut inputs);
             let append = Plan::Append { inputs };
             if all {
                 append
@@ -208,7 +215,7 @@ pub fn plan_query(lp: LogicalPlan) -> Plan {
             limit,
             offset,
         } => Plan::Limit {
-            input: Box::new(ordered_by_index(plan_query(*input))),
+            input: Box::new(ordered_by_index(cx, plan_query(cx, *input))),
             limit,
             offset,
         },
@@ -221,7 +228,7 @@ pub fn plan_query(lp: LogicalPlan) -> Plan {
             recheck,
             exprs,
         } => Plan::LockRows {
-            input: Box::new(ordered_by_index(plan_query(*input))),
+            input: Box::new(ordered_by_index(cx, plan_query(cx, *input))),
             table,
             tid_column,
             mode,
@@ -234,7 +241,7 @@ pub fn plan_query(lp: LogicalPlan) -> Plan {
 
 /// The inputs of a UNION chain, planned, nested UNION ALLs flattened (and plain UNIONs
 /// too when `distinct`: the chain's result is deduplicated anyway).
-fn union_inputs(lp: LogicalPlan, distinct: bool, out: &mut Vec<Plan>) {
+fn union_inputs(cx: &PlanContext<'_>, lp: LogicalPlan, distinct: bool, out: &mut Vec<Plan>) {
     match lp {
         LogicalPlan::SetOp {
             kind: SetOpKind::Union,
@@ -242,10 +249,10 @@ fn union_inputs(lp: LogicalPlan, distinct: bool, out: &mut Vec<Plan>) {
             left,
             right,
         } if all || distinct => {
-            union_inputs(*left, distinct, out);
-            union_inputs(*right, distinct, out);
+            union_inputs(cx, *left, distinct, out);
+            union_inputs(cx, *right, distinct, out);
         }
-        other => out.push(plan_query(other)),
+        other => out.push(plan_query(cx, other)),
     }
 }
 
@@ -253,37 +260,49 @@ fn union_inputs(lp: LogicalPlan, distinct: bool, out: &mut Vec<Plan>) {
 mod tests {
     use super::*;
     use catalog::ColumnDesc;
+
+    /// A context with PostgreSQL's default settings and an empty catalog.
+    fn with_cx<R>(f: impl FnOnce(&PlanContext<'_>) -> R) -> R {
+        let catalog = catalog::CatalogSnapshot::default();
+        let settings = PlannerSettings::default();
+        f(&PlanContext {
+            catalog: &catalog,
+            settings: &settings,
+        })
+    }
     use common::{DataType, Value};
 
     #[test]
     fn filters_are_pushed_into_scans() {
-        let table = Arc::new(TableDesc {
-            oid: 1,
-            rel: 1,
-            name: "t".into(),
-            columns: vec![ColumnDesc {
-                name: "a".into(),
-                ty: DataType::Int4,
-                not_null: false,
-                default: None,
-                identity: None,
-                dropped: false,
-                stat_target: None,
-            }],
-            indexes: vec![],
-            ..Default::default()
-        });
-        let pred = Expr::constant(Value::Bool(true), DataType::Bool);
-        let lp = LogicalPlan::Filter {
-            input: Box::new(LogicalPlan::Scan { table }),
-            predicate: pred,
-        };
-        match plan_query(lp) {
-            Plan::SeqScan {
-                filter: Some(_), ..
-            } => {}
-            other => panic!("filter not pushed down: {other:?}"),
-        }
+        with_cx(|cx| {
+            let table = Arc::new(TableDesc {
+                oid: 1,
+                rel: 1,
+                name: "t".into(),
+                columns: vec![ColumnDesc {
+                    name: "a".into(),
+                    ty: DataType::Int4,
+                    not_null: false,
+                    default: None,
+                    identity: None,
+                    dropped: false,
+                    stat_target: None,
+                }],
+                indexes: vec![],
+                ..Default::default()
+            });
+            let pred = Expr::constant(Value::Bool(true), DataType::Bool);
+            let lp = LogicalPlan::Filter {
+                input: Box::new(LogicalPlan::Scan { table }),
+                predicate: pred,
+            };
+            match plan_query(cx, lp) {
+                Plan::SeqScan {
+                    filter: Some(_), ..
+                } => {}
+                other => panic!("filter not pushed down: {other:?}"),
+            }
+        })
     }
 
     fn indexed_table() -> Arc<TableDesc> {
@@ -359,89 +378,93 @@ mod tests {
 
     #[test]
     fn index_paths_for_equality_prefixes_and_ranges() {
-        let t = indexed_table();
-        let int = DataType::Int4;
-        let eq_a = cmp(BinaryOp::Eq, 0, int, Value::Int4(1));
-        assert_eq!(
-            chosen(scan_path(t.clone(), eq_a.clone())),
-            Some(("i2".into(), 1, 1))
-        );
-        // Both columns of (b, a) constrained beats one column of (a).
-        let eq_b = cmp(BinaryOp::Eq, 1, int, Value::Int4(2));
-        assert_eq!(
-            chosen(scan_path(t.clone(), and(eq_a.clone(), eq_b.clone()))),
-            Some(("i3".into(), 2, 2))
-        );
-        // Equality on b, range on a: (b, a) with the range on its second column.
-        let gt_a = cmp(BinaryOp::Gt, 0, int, Value::Int4(5));
-        assert_eq!(
-            chosen(scan_path(t.clone(), and(eq_b, gt_a.clone()))),
-            Some(("i3".into(), 2, 1))
-        );
-        assert_eq!(
-            chosen(scan_path(t.clone(), gt_a)),
-            Some(("i2".into(), 1, 0))
-        );
-        // A column that leads no index, an unindexable type, a non-constant side: no index.
-        let ne = cmp(BinaryOp::NotEq, 0, int, Value::Int4(1));
-        assert_eq!(chosen(scan_path(t.clone(), ne)), None);
-        let c = cmp(
-            BinaryOp::Eq,
-            2,
-            DataType::Bpchar(Some(3)),
-            Value::Bpchar("x".into()),
-        );
-        assert_eq!(chosen(scan_path(t.clone(), c)), None);
-        let col_col = Expr::new(
-            ExprKind::Binary(
+        with_cx(|cx| {
+            let t = indexed_table();
+            let int = DataType::Int4;
+            let eq_a = cmp(BinaryOp::Eq, 0, int, Value::Int4(1));
+            assert_eq!(
+                chosen(scan_path(cx, t.clone(), eq_a.clone())),
+                Some(("i2".into(), 1, 1))
+            );
+            // Both columns of (b, a) constrained beats one column of (a).
+            let eq_b = cmp(BinaryOp::Eq, 1, int, Value::Int4(2));
+            assert_eq!(
+                chosen(scan_path(cx, t.clone(), and(eq_a.clone(), eq_b.clone()))),
+                Some(("i3".into(), 2, 2))
+            );
+            // Equality on b, range on a: (b, a) with the range on its second column.
+            let gt_a = cmp(BinaryOp::Gt, 0, int, Value::Int4(5));
+            assert_eq!(
+                chosen(scan_path(cx, t.clone(), and(eq_b, gt_a.clone()))),
+                Some(("i3".into(), 2, 1))
+            );
+            assert_eq!(
+                chosen(scan_path(cx, t.clone(), gt_a)),
+                Some(("i2".into(), 1, 0))
+            );
+            // A column that leads no index, an unindexable type, a non-constant side: no index.
+            let ne = cmp(BinaryOp::NotEq, 0, int, Value::Int4(1));
+            assert_eq!(chosen(scan_path(cx, t.clone(), ne)), None);
+            let c = cmp(
                 BinaryOp::Eq,
-                Box::new(Expr::new(ExprKind::Column(0), int)),
-                Box::new(Expr::new(ExprKind::Column(1), int)),
-            ),
-            DataType::Bool,
-        );
-        assert_eq!(chosen(scan_path(t, col_col)), None);
+                2,
+                DataType::Bpchar(Some(3)),
+                Value::Bpchar("x".into()),
+            );
+            assert_eq!(chosen(scan_path(cx, t.clone(), c)), None);
+            let col_col = Expr::new(
+                ExprKind::Binary(
+                    BinaryOp::Eq,
+                    Box::new(Expr::new(ExprKind::Column(0), int)),
+                    Box::new(Expr::new(ExprKind::Column(1), int)),
+                ),
+                DataType::Bool,
+            );
+            assert_eq!(chosen(scan_path(cx, t, col_col)), None);
+        })
     }
 
     #[test]
     fn order_by_limit_uses_an_index_in_its_order() {
-        let t = indexed_table();
-        let int = DataType::Int4;
-        let sort = |desc: bool, nulls_first: bool| Plan::Sort {
-            input: Box::new(Plan::Project {
-                input: Box::new(Plan::SeqScan {
-                    table: t.clone(),
-                    filter: None,
+        with_cx(|cx| {
+            let t = indexed_table();
+            let int = DataType::Int4;
+            let sort = |desc: bool, nulls_first: bool| Plan::Sort {
+                input: Box::new(Plan::Project {
+                    input: Box::new(Plan::SeqScan {
+                        table: t.clone(),
+                        filter: None,
+                    }),
+                    exprs: vec![Expr::new(ExprKind::Column(0), int)],
                 }),
-                exprs: vec![Expr::new(ExprKind::Column(0), int)],
-            }),
-            keys: vec![SortKey {
-                expr: Expr::new(ExprKind::Column(0), int),
-                desc,
-                nulls_first,
-            }],
-        };
-        let scan_of = |p: Plan| match p {
-            Plan::Project { input, .. } => match *input {
-                Plan::IndexScan {
-                    index, backward, ..
-                } => Some((index.name, backward)),
+                keys: vec![SortKey {
+                    expr: Expr::new(ExprKind::Column(0), int),
+                    desc,
+                    nulls_first,
+                }],
+            };
+            let scan_of = |p: Plan| match p {
+                Plan::Project { input, .. } => match *input {
+                    Plan::IndexScan {
+                        index, backward, ..
+                    } => Some((index.name, backward)),
+                    _ => None,
+                },
                 _ => None,
-            },
-            _ => None,
-        };
-        assert_eq!(
-            scan_of(ordered_by_index(sort(false, false))),
-            Some(("i2".into(), false))
-        );
-        assert_eq!(
-            scan_of(ordered_by_index(sort(true, true))),
-            Some(("i2".into(), true))
-        );
-        // DESC NULLS LAST is not an order the index has.
-        assert!(matches!(
-            ordered_by_index(sort(true, false)),
-            Plan::Sort { .. }
-        ));
+            };
+            assert_eq!(
+                scan_of(ordered_by_index(cx, sort(false, false))),
+                Some(("i2".into(), false))
+            );
+            assert_eq!(
+                scan_of(ordered_by_index(cx, sort(true, true))),
+                Some(("i2".into(), true))
+            );
+            // DESC NULLS LAST is not an order the index has.
+            assert!(matches!(
+                ordered_by_index(cx, sort(true, false)),
+                Plan::Sort { .. }
+            ));
+        })
     }
 }

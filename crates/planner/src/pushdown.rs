@@ -91,12 +91,12 @@ pub(crate) fn conjuncts(e: Expr) -> Vec<Expr> {
 /// (which may then use an index), and through joins, each conjunct to the input it reads
 /// (a WHERE over a LEFT JOIN goes only to its left input; over an inner join, a conjunct
 /// reading both inputs joins the join's condition).
-pub fn add_filter(plan: Plan, predicate: Expr) -> Plan {
+pub fn add_filter(cx: &PlanContext<'_>, plan: Plan, predicate: Expr) -> Plan {
     let mut above = Vec::new();
     let plan = match plan {
         Plan::SeqScan { table, filter } => {
             let all = conjoin(filter.into_iter().chain([predicate]).collect());
-            return scan_path(table, all.expect("one conjunct at least"));
+            return scan_path(cx, table, all.expect("one conjunct at least"));
         }
         // A scan `scan_path` chose: choose again with the added conjuncts.
         Plan::IndexScan {
@@ -106,14 +106,14 @@ pub fn add_filter(plan: Plan, predicate: Expr) -> Plan {
             ..
         } => {
             let all = conjoin(vec![filter, predicate]);
-            return scan_path(table, all.expect("two conjuncts"));
+            return scan_path(cx, table, all.expect("two conjuncts"));
         }
         // Through a projection of plain columns (a subquery in FROM): the predicate
         // reads the input's columns instead.
         Plan::Project { input, exprs } if reads_plain_columns(&predicate, &exprs) => {
             let below = substitute_columns(predicate, &exprs);
             return Plan::Project {
-                input: Box::new(add_filter(*input, below)),
+                input: Box::new(add_filter(cx, *input, below)),
                 exprs,
             };
         }
@@ -138,7 +138,7 @@ pub fn add_filter(plan: Plan, predicate: Expr) -> Plan {
                 }
             }
             Plan::NestedLoopJoin {
-                left: Box::new(filtered(*left, below)),
+                left: Box::new(filtered(cx, *left, below)),
                 right,
                 kind,
                 on: conjoin(cond),
@@ -156,8 +156,9 @@ pub fn add_filter(plan: Plan, predicate: Expr) -> Plan {
             let s = split_join_filter(predicate, left.width(), kind);
             above = s.above;
             make_join(
-                filtered(*left, s.left),
-                filtered(*right, s.right),
+                cx,
+                filtered(cx, *left, s.left),
+                filtered(cx, *right, s.right),
                 kind,
                 conjoin(on.into_iter().chain(s.on).collect()),
             )
@@ -175,7 +176,7 @@ pub fn add_filter(plan: Plan, predicate: Expr) -> Plan {
             let s = split_join_filter(predicate, left.width(), kind);
             above = s.above;
             Plan::IndexNestLoop {
-                left: Box::new(filtered(*left, s.left)),
+                left: Box::new(filtered(cx, *left, s.left)),
                 table,
                 index,
                 outer_key,
@@ -228,9 +229,9 @@ pub(crate) fn split_join_filter(predicate: Expr, left_width: usize, kind: JoinKi
 }
 
 /// `plan` filtered by the conjuncts, if any ([`add_filter`]).
-pub(crate) fn filtered(plan: Plan, conjuncts: Vec<Expr>) -> Plan {
+pub(crate) fn filtered(cx: &PlanContext<'_>, plan: Plan, conjuncts: Vec<Expr>) -> Plan {
     match conjoin(conjuncts) {
-        Some(p) => add_filter(plan, p),
+        Some(p) => add_filter(cx, plan, p),
         None => plan,
     }
 }

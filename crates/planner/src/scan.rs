@@ -8,11 +8,15 @@ use super::*;
 /// columns its scan fixes by equality) becomes an index scan in that order: the first
 /// rows come without reading the rest. `ORDER BY` keys must all be ascending with NULLs
 /// last (a forward scan) or all descending with NULLs first (backward), as the index
-/// stores NULLs last. Anything else is returned unchanged.
-pub(crate) fn ordered_by_index(plan: Plan) -> Plan {
+/// stores NULLs last. Anything else is returned unchanged, and so is everything under
+/// `enable_indexscan = off`.
+pub(crate) fn ordered_by_index(cx: &PlanContext<'_>, plan: Plan) -> Plan {
+    if !cx.settings.enable_indexscan {
+        return plan;
+    }
     match plan {
         Plan::Project { input, exprs } => Plan::Project {
-            input: Box::new(ordered_by_index(*input)),
+            input: Box::new(ordered_by_index(cx, *input)),
             exprs,
         },
         Plan::Sort { input, keys } => match *input {
@@ -85,10 +89,12 @@ pub(crate) fn index_order(scan: &Plan, exprs: &[Expr], keys: &[SortKey]) -> Opti
 }
 
 /// The scan for `table` filtered by `predicate`: an index scan if an index's leading
-/// columns are constrained by the predicate's conjuncts, else a sequential scan. Without
-/// statistics the rule is PostgreSQL's default preference: equality on a leading prefix
-/// first, then a range on the next column; most constrained columns wins.
-pub fn scan_path(table: Arc<TableDesc>, predicate: Expr) -> Plan {
+/// columns are constrained by the predicate's conjuncts (and `enable_indexscan` is on),
+/// else a sequential scan. Without statistics the rule is PostgreSQL's default
+/// preference: equality on a leading prefix first, then a range on the next column; most
+/// constrained columns wins. (`enable_seqscan = off` changes nothing yet: a usable index
+/// is always taken.)
+pub fn scan_path(cx: &PlanContext<'_>, table: Arc<TableDesc>, predicate: Expr) -> Plan {
     let mut conjuncts = Vec::new();
     split_and(&predicate, &mut conjuncts);
     // (column, operator, constant) for each usable conjunct: a bare column of an indexable
@@ -187,7 +193,7 @@ pub fn scan_path(table: Arc<TableDesc>, predicate: Expr) -> Plan {
             best = Some((score, index, lower, upper));
         }
     }
-    match best {
+    match best.filter(|_| cx.settings.enable_indexscan) {
         Some((_, index, lower, upper)) => Plan::IndexScan {
             index: index.clone(),
             table,
@@ -226,9 +232,9 @@ pub fn widened_integer_column(e: &Expr, table: &TableDesc) -> Option<(usize, Dat
 
 /// The scan UPDATE and DELETE find their rows with: [`scan_path`] under a filter, else
 /// the whole table.
-pub fn target_scan(table: &Arc<TableDesc>, filter: Option<&Expr>) -> Plan {
+pub fn target_scan(cx: &PlanContext<'_>, table: &Arc<TableDesc>, filter: Option<&Expr>) -> Plan {
     match filter {
-        Some(f) => scan_path(table.clone(), f.clone()),
+        Some(f) => scan_path(cx, table.clone(), f.clone()),
         None => Plan::SeqScan {
             table: table.clone(),
             filter: None,

@@ -32,7 +32,7 @@ impl SubPlans {
 
     /// Plan every subquery `e` holds (at any depth), and those in their own
     /// expressions, once each.
-    pub(crate) fn add_from(&mut self, e: &Expr) {
+    pub(crate) fn add_from(&mut self, cx: &PlanContext<'_>, e: &Expr) {
         e.walk(&mut |node| {
             if let ExprKind::SubLink(link) = &node.kind {
                 if self.get(&link.query).is_some() {
@@ -41,20 +41,20 @@ impl SubPlans {
                 let mut query = (*link.query).clone();
                 // Its expressions share their subqueries with `link.query`'s.
                 let _ = query.for_each_expr_mut(&mut |inner| {
-                    self.add_from(inner);
+                    self.add_from(cx, inner);
                     Ok(())
                 });
-                let plan = plan_query(query);
+                let plan = plan_query(cx, query);
                 self.plans.push((link.query.clone(), Arc::new(plan)));
             }
         });
     }
 
     /// The subqueries of `stmt`'s expressions, planned.
-    pub(crate) fn of(stmt: &mut BoundStatement) -> SubPlans {
+    pub(crate) fn of(cx: &PlanContext<'_>, stmt: &mut BoundStatement) -> SubPlans {
         let mut out = SubPlans::default();
         let _ = stmt.for_each_expr_mut(&mut |e| {
-            out.add_from(e);
+            out.add_from(cx, e);
             Ok(())
         });
         out

@@ -69,6 +69,7 @@ impl CachedPlan {
     pub fn new(
         db: &crate::Database,
         catalog: &catalog::CatalogSnapshot,
+        settings: &planner::PlannerSettings,
         bound: BoundStatement,
         deps: catalog::Dependencies,
     ) -> PgResult<Arc<CachedPlan>> {
@@ -79,7 +80,7 @@ impl CachedPlan {
                 | BoundStatement::Update(_)
                 | BoundStatement::Delete(_)
         )
-        .then(|| db.plan(bound.clone()))
+        .then(|| db.plan(catalog, settings, bound.clone()))
         .transpose()?;
         Ok(Arc::new(CachedPlan {
             checked_version: AtomicU64::new(catalog.version),
@@ -279,7 +280,13 @@ impl Session {
         let catalog = self.db.catalog.snapshot(&self.tx);
         let binder = sql::Binder::new(&catalog, sql, &self.info).with_params(declared);
         let (bound, types) = binder.bind_prepared(stmt)?;
-        let cached = CachedPlan::new(&self.db, &catalog, bound, binder.dependencies())?;
+        let cached = CachedPlan::new(
+            &self.db,
+            &catalog,
+            &self.settings.lock().planner(),
+            bound,
+            binder.dependencies(),
+        )?;
         Ok((cached, types))
     }
 
@@ -436,7 +443,13 @@ impl Session {
                 .expect("a bound statement has a statement");
             let binder = sql::Binder::new(&catalog, &prep.sql, &self.info);
             let (bound, deps) = rebind(binder, stmt, &prep.param_types, prep.columns.as_deref())?;
-            let cached = CachedPlan::new(&self.db, &catalog, bound, deps)?;
+            let cached = CachedPlan::new(
+                &self.db,
+                &catalog,
+                &self.settings.lock().planner(),
+                bound,
+                deps,
+            )?;
             if let Some(p) = self.statements.get_mut(req.statement) {
                 p.bound = Some(cached);
             }

@@ -213,10 +213,15 @@ impl Database {
 
     /// Plan a bound statement, counting the plans made (a prepared statement's generic
     /// plan is made once and reused while its catalog dependencies hold).
-    fn plan(&self, bound: sql::bound::BoundStatement) -> PgResult<planner::PlannedStatement> {
+    fn plan(
+        &self,
+        catalog: &catalog::CatalogSnapshot,
+        settings: &planner::PlannerSettings,
+        bound: sql::bound::BoundStatement,
+    ) -> PgResult<planner::PlannedStatement> {
         self.plans_made
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        planner::plan(bound)
+        planner::plan(&planner::PlanContext { catalog, settings }, bound)
     }
 
     /// How many plans have been made since startup.
@@ -750,7 +755,8 @@ impl Database {
                     // DDL and the like go around the planner (ProcessUtility).
                     executor::utility::execute(bound, &cx)?
                 } else {
-                    let mut planned = self.plan(bound)?;
+                    let settings = session.settings.planner();
+                    let mut planned = self.plan(&session.catalog, &settings, bound)?;
                     if let planner::PlannedStatement::Explain { planning, .. } = &mut planned {
                         // Binding (with its catalog lookups) and planning: PostgreSQL's
                         // Planning Time counts its planner, which is where it opens

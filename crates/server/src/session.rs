@@ -45,7 +45,7 @@ pub struct Session {
     pub(crate) explicit: bool,
     /// The block failed: only ROLLBACK (or ROLLBACK TO) is accepted.
     pub(crate) failed: bool,
-    settings: Arc<Mutex<Settings>>,
+    pub(crate) settings: Arc<Mutex<Settings>>,
     /// What statements reach of the session: its settings (`current_setting`,
     /// `set_config`, `pg_settings`).
     hook: Arc<SettingsHook>,
@@ -1278,6 +1278,10 @@ pub(crate) struct SettingsHook {
 }
 
 impl executor::session::SessionSettings for SettingsHook {
+    fn planner(&self) -> planner::PlannerSettings {
+        self.settings.lock().planner()
+    }
+
     fn current(&self, name: &str) -> PgResult<Option<String>> {
         let (_, isolation, read_only) = *self.tx.lock();
         Ok(Some(match name.to_ascii_lowercase().as_str() {

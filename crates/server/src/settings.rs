@@ -32,14 +32,28 @@ pub enum Val {
     /// A time zone; `None` is the default, [`DEFAULT_TIME_ZONE`].
     Zone(Option<TimeZone>),
     Text(String),
-    /// A plain integer setting's value.
+    /// A plain integer setting's value; a memory setting's, in its unit.
     Int(i64),
+    /// A floating-point setting's value.
+    Real(f64),
 }
 
 #[derive(Clone, Copy)]
 enum Kind {
     /// An integer in `min..=max`, without a unit.
     Int {
+        min: i64,
+        max: i64,
+    },
+    /// A floating-point number in `min..=max`, without a unit (the planner's costs).
+    Real {
+        min: f64,
+        max: f64,
+    },
+    /// An amount of memory, held as a count of `unit_kb`-kilobyte units in
+    /// `min..=max`; set with or without a unit (B, kB, MB, GB, TB).
+    Memory {
+        unit_kb: i64,
         min: i64,
         max: i64,
     },
@@ -313,6 +327,171 @@ const DEFS: &[Def] = &[
         kind: Kind::Int { min: 1, max: 10000 },
         default: Val::Int(100),
     },
+    Def {
+        name: "seq_page_cost",
+        category: "Query Tuning / Planner Cost Constants",
+        short_desc: "Sets the planner's estimate of the cost of a sequentially fetched disk page.",
+        extra_desc: None,
+        context: "user",
+        kind: Kind::Real {
+            min: 0.0,
+            max: f64::MAX,
+        },
+        default: Val::Real(1.0),
+    },
+    Def {
+        name: "random_page_cost",
+        category: "Query Tuning / Planner Cost Constants",
+        short_desc: "Sets the planner's estimate of the cost of a nonsequentially fetched disk page.",
+        extra_desc: None,
+        context: "user",
+        kind: Kind::Real {
+            min: 0.0,
+            max: f64::MAX,
+        },
+        default: Val::Real(4.0),
+    },
+    Def {
+        name: "cpu_tuple_cost",
+        category: "Query Tuning / Planner Cost Constants",
+        short_desc: "Sets the planner's estimate of the cost of processing each tuple (row).",
+        extra_desc: None,
+        context: "user",
+        kind: Kind::Real {
+            min: 0.0,
+            max: f64::MAX,
+        },
+        default: Val::Real(0.01),
+    },
+    Def {
+        name: "cpu_index_tuple_cost",
+        category: "Query Tuning / Planner Cost Constants",
+        short_desc: "Sets the planner's estimate of the cost of processing each index entry during an index scan.",
+        extra_desc: None,
+        context: "user",
+        kind: Kind::Real {
+            min: 0.0,
+            max: f64::MAX,
+        },
+        default: Val::Real(0.005),
+    },
+    Def {
+        name: "cpu_operator_cost",
+        category: "Query Tuning / Planner Cost Constants",
+        short_desc: "Sets the planner's estimate of the cost of processing each operator or function call.",
+        extra_desc: None,
+        context: "user",
+        kind: Kind::Real {
+            min: 0.0,
+            max: f64::MAX,
+        },
+        default: Val::Real(0.0025),
+    },
+    Def {
+        name: "effective_cache_size",
+        category: "Query Tuning / Planner Cost Constants",
+        short_desc: "Sets the planner's assumption about the total size of the data caches.",
+        extra_desc: Some(
+            "That is, the total size of the caches (kernel cache and shared buffers) used for PostgreSQL data files. This is measured in disk pages, which are normally 8 kB each.",
+        ),
+        context: "user",
+        kind: Kind::Memory {
+            unit_kb: 8,
+            min: 1,
+            max: i32::MAX as i64,
+        },
+        default: Val::Int(524288),
+    },
+    Def {
+        name: "enable_seqscan",
+        category: "Query Tuning / Planner Method Configuration",
+        short_desc: "Enables the planner's use of sequential-scan plans.",
+        extra_desc: None,
+        context: "user",
+        kind: Kind::Bool,
+        default: Val::Bool(true),
+    },
+    Def {
+        name: "enable_indexscan",
+        category: "Query Tuning / Planner Method Configuration",
+        short_desc: "Enables the planner's use of index-scan plans.",
+        extra_desc: None,
+        context: "user",
+        kind: Kind::Bool,
+        default: Val::Bool(true),
+    },
+    Def {
+        name: "enable_indexonlyscan",
+        category: "Query Tuning / Planner Method Configuration",
+        short_desc: "Enables the planner's use of index-only-scan plans.",
+        extra_desc: None,
+        context: "user",
+        kind: Kind::Bool,
+        default: Val::Bool(true),
+    },
+    Def {
+        name: "enable_bitmapscan",
+        category: "Query Tuning / Planner Method Configuration",
+        short_desc: "Enables the planner's use of bitmap-scan plans.",
+        extra_desc: None,
+        context: "user",
+        kind: Kind::Bool,
+        default: Val::Bool(true),
+    },
+    Def {
+        name: "enable_nestloop",
+        category: "Query Tuning / Planner Method Configuration",
+        short_desc: "Enables the planner's use of nested-loop join plans.",
+        extra_desc: None,
+        context: "user",
+        kind: Kind::Bool,
+        default: Val::Bool(true),
+    },
+    Def {
+        name: "enable_hashjoin",
+        category: "Query Tuning / Planner Method Configuration",
+        short_desc: "Enables the planner's use of hash join plans.",
+        extra_desc: None,
+        context: "user",
+        kind: Kind::Bool,
+        default: Val::Bool(true),
+    },
+    Def {
+        name: "enable_mergejoin",
+        category: "Query Tuning / Planner Method Configuration",
+        short_desc: "Enables the planner's use of merge join plans.",
+        extra_desc: None,
+        context: "user",
+        kind: Kind::Bool,
+        default: Val::Bool(true),
+    },
+    Def {
+        name: "enable_hashagg",
+        category: "Query Tuning / Planner Method Configuration",
+        short_desc: "Enables the planner's use of hashed aggregation plans.",
+        extra_desc: None,
+        context: "user",
+        kind: Kind::Bool,
+        default: Val::Bool(true),
+    },
+    Def {
+        name: "enable_sort",
+        category: "Query Tuning / Planner Method Configuration",
+        short_desc: "Enables the planner's use of explicit sort steps.",
+        extra_desc: None,
+        context: "user",
+        kind: Kind::Bool,
+        default: Val::Bool(true),
+    },
+    Def {
+        name: "enable_material",
+        category: "Query Tuning / Planner Method Configuration",
+        short_desc: "Enables the planner's use of materialization.",
+        extra_desc: None,
+        context: "user",
+        kind: Kind::Bool,
+        default: Val::Bool(true),
+    },
 ];
 
 /// `application_name` as PostgreSQL stores it: truncated to 63 bytes, every byte outside
@@ -371,6 +550,12 @@ impl Setting {
     /// The statistics target of columns without one of their own (ANALYZE keeps up to
     /// this many most common values and histogram bins).
     pub const DEFAULT_STATISTICS_TARGET: Setting = Setting(18);
+    /// The planner's cost units (`planner::PlannerSettings`), 19 to 23, then
+    /// `effective_cache_size` (24) and the `enable_*` switches (25 to 34), in the table's
+    /// order.
+    pub const SEQ_PAGE_COST: Setting = Setting(19);
+    pub const EFFECTIVE_CACHE_SIZE: Setting = Setting(24);
+    pub const ENABLE_SEQSCAN: Setting = Setting(25);
 
     /// The settings a client is told of (ParameterStatus) when their values change, as
     /// PostgreSQL 15 reports them (`GUC_REPORT`), with the values announced at startup.
@@ -511,6 +696,10 @@ impl Setting {
         match d.kind {
             Kind::Millis { min } => parse_millis(d.name, text, min).map(Val::Millis),
             Kind::Int { min, max } => parse_int(d.name, text, min, max).map(Val::Int),
+            Kind::Real { min, max } => parse_real(d.name, text, min, max).map(Val::Real),
+            Kind::Memory { unit_kb, min, max } => {
+                parse_memory(d.name, text, unit_kb, min, max).map(Val::Int)
+            }
             Kind::Bool => parse_bool(text).map(Val::Bool).ok_or_else(|| {
                 PgError::new(
                     SqlState::INVALID_PARAMETER_VALUE,
@@ -597,7 +786,7 @@ impl Setting {
     /// (milliseconds), anything else as SHOW prints it.
     pub fn raw(self, v: Val) -> String {
         match v {
-            Val::Millis(ms) => ms.to_string(),
+            Val::Millis(ms) | Val::Int(ms) => ms.to_string(),
             v => self.format(v),
         }
     }
@@ -606,16 +795,21 @@ impl Setting {
     /// value `reset`.
     fn row(self, v: Val, source: Source, reset: Val) -> Vec<Value> {
         let d = self.def();
+        let ints = |min: i64, max: i64| Some((min.to_string(), max.to_string()));
         let (vartype, unit, range) = match d.kind {
-            Kind::Millis { min } => ("integer", Some("ms"), Some((min, MAX_MILLIS))),
-            Kind::FloatDigits => ("integer", None, Some((-15, 3))),
-            Kind::Int { min, max } => ("integer", None, Some((min, max))),
+            Kind::Millis { min } => ("integer", Some("ms"), ints(min, MAX_MILLIS)),
+            Kind::FloatDigits => ("integer", None, ints(-15, 3)),
+            Kind::Int { min, max } => ("integer", None, ints(min, max)),
+            Kind::Memory { min, max, .. } => ("integer", Some("8kB"), ints(min, max)),
+            Kind::Real { min, max } => ("real", None, Some((format_g(min), format_g(max)))),
             Kind::Bool | Kind::OnlyOn => ("bool", None, None),
             Kind::Enum(_) => ("enum", None, None),
             // A read-only integer's range is its one value.
-            Kind::ReadOnly { value, vartype } => {
-                (vartype, None, value.parse().ok().map(|n: i64| (n, n)))
-            }
+            Kind::ReadOnly { value, vartype } => (
+                vartype,
+                None,
+                value.parse().ok().and_then(|n: i64| ints(n, n)),
+            ),
             _ => ("string", None, None),
         };
         SettingRow {
@@ -650,6 +844,8 @@ impl Setting {
         match (self.def().kind, v) {
             (Kind::ReadOnly { value, .. }, _) => value.into(),
             (_, Val::Millis(ms)) => format_millis(ms),
+            (Kind::Memory { unit_kb, .. }, Val::Int(n)) => format_memory(n * unit_kb),
+            (_, Val::Real(x)) => format_g(x),
             (_, Val::Int(n)) => n.to_string(),
             (_, Val::Bool(b)) => if b { "on" } else { "off" }.into(),
             (Kind::DateStyle, _) => "ISO, MDY".into(),
@@ -662,6 +858,109 @@ impl Setting {
             (_, Val::Text(t)) => t,
         }
     }
+}
+
+/// A floating-point setting's value (`parse_real` without units).
+fn parse_real(name: &str, text: &str, min: f64, max: f64) -> PgResult<f64> {
+    let t = text.trim();
+    let x: f64 = t
+        .parse()
+        .ok()
+        .filter(|x: &f64| !x.is_nan())
+        .ok_or_else(|| invalid_value(name, text))?;
+    if !(min..=max).contains(&x) {
+        return Err(PgError::new(
+            SqlState::INVALID_PARAMETER_VALUE,
+            format!(
+                "{} is outside the valid range for parameter \"{name}\" ({} .. {})",
+                format_g(x),
+                format_g(min),
+                format_g(max)
+            ),
+        ));
+    }
+    Ok(x)
+}
+
+/// A number as C's `%g` prints it (six significant digits, trailing zeros dropped,
+/// an exponent below 1e-4 and from 1e6): how PostgreSQL shows a real setting.
+pub(crate) fn format_g(x: f64) -> String {
+    if x == 0.0 {
+        return "0".into();
+    }
+    if !x.is_finite() {
+        return x.to_string();
+    }
+    let sci = format!("{x:.5e}");
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let trim = |s: String| -> String {
+        if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            s
+        }
+    };
+    if !(-4..6).contains(&exp) {
+        let m = trim(mantissa.to_string());
+        let sign = if exp < 0 { '-' } else { '+' };
+        format!("{m}e{sign}{:02}", exp.abs())
+    } else {
+        let decimals = (5 - exp).max(0) as usize;
+        trim(format!("{x:.decimals$}"))
+    }
+}
+
+/// A memory setting's value in units of `unit_kb` kilobytes: a number, in those units
+/// unless a unit follows (B, kB, MB, GB, TB), rounded to the nearest unit (half to
+/// even, as C's `rint`).
+fn parse_memory(name: &str, text: &str, unit_kb: i64, min: i64, max: i64) -> PgResult<i64> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || matches!(c, '.' | '-' | '+')))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let value: f64 = num.parse().map_err(|_| invalid_value(name, text))?;
+    let kb = match unit.trim() {
+        "" => unit_kb as f64,
+        "B" => 1.0 / 1024.0,
+        "kB" => 1.0,
+        "MB" => 1024.0,
+        "GB" => 1024.0 * 1024.0,
+        "TB" => 1024.0 * 1024.0 * 1024.0,
+        _ => {
+            return Err(invalid_value(name, text).with_hint(
+                "Valid units for this parameter are \"B\", \"kB\", \"MB\", \"GB\", and \"TB\".",
+            ));
+        }
+    };
+    let units = (value * kb / unit_kb as f64).round_ties_even();
+    if !units.is_finite() || units.abs() > i64::MAX as f64 / 2.0 {
+        return Err(invalid_value(name, text).with_hint("Value exceeds integer range."));
+    }
+    let n = units as i64;
+    if !(min..=max).contains(&n) {
+        return Err(PgError::new(
+            SqlState::INVALID_PARAMETER_VALUE,
+            format!(
+                "{n} {unit_kb}kB is outside the valid range for parameter \"{name}\" ({min} .. {max})"
+            ),
+        ));
+    }
+    Ok(n)
+}
+
+/// How `SHOW` prints an amount of memory: in the largest unit that divides it exactly.
+fn format_memory(kb: i64) -> String {
+    if kb == 0 {
+        return "0".into();
+    }
+    for (unit, size) in [("TB", 1i64 << 30), ("GB", 1 << 20), ("MB", 1 << 10)] {
+        if kb % size == 0 {
+            return format!("{}{unit}", kb / size);
+        }
+    }
+    format!("{kb}kB")
 }
 
 /// An integer setting's value (`parse_int` without units): decimal, or hexadecimal after
@@ -758,7 +1057,7 @@ struct SettingRow {
     vartype: &'static str,
     source: &'static str,
     /// `min_val` and `max_val`, for an integer.
-    range: Option<(i64, i64)>,
+    range: Option<(String, String)>,
     /// `enumvals`, for an enum (NULL if empty).
     enumvals: &'static [&'static str],
     boot_val: String,
@@ -770,7 +1069,7 @@ impl SettingRow {
         let text = |t: &str| Value::Text(t.into());
         let opt = |t: Option<&str>| t.map_or(Value::Null, text);
         let (min, max) = match self.range {
-            Some((min, max)) => (text(&min.to_string()), text(&max.to_string())),
+            Some((min, max)) => (text(&min), text(&max)),
             None => (Value::Null, Value::Null),
         };
         vec![
@@ -1025,6 +1324,34 @@ impl Settings {
         match self.get(s) {
             Val::Millis(ms) if ms > 0 => Some(Duration::from_millis(ms as u64)),
             _ => None,
+        }
+    }
+
+    /// What the planner reads: the cost units, `effective_cache_size` and the
+    /// `enable_*` switches.
+    pub fn planner(&self) -> planner::PlannerSettings {
+        let real = |i: usize| match self.get(Setting(Setting::SEQ_PAGE_COST.0 + i)) {
+            Val::Real(x) => x,
+            _ => 0.0,
+        };
+        let on = |i: usize| self.flag(Setting(Setting::ENABLE_SEQSCAN.0 + i));
+        planner::PlannerSettings {
+            seq_page_cost: real(0),
+            random_page_cost: real(1),
+            cpu_tuple_cost: real(2),
+            cpu_index_tuple_cost: real(3),
+            cpu_operator_cost: real(4),
+            effective_cache_size: self.int(Setting::EFFECTIVE_CACHE_SIZE) as f64,
+            enable_seqscan: on(0),
+            enable_indexscan: on(1),
+            enable_indexonlyscan: on(2),
+            enable_bitmapscan: on(3),
+            enable_nestloop: on(4),
+            enable_hashjoin: on(5),
+            enable_mergejoin: on(6),
+            enable_hashagg: on(7),
+            enable_sort: on(8),
+            enable_material: on(9),
         }
     }
 
