@@ -21,6 +21,7 @@ mod join;
 mod plan;
 mod pushdown;
 mod scan;
+pub mod selectivity;
 mod subplans;
 
 use std::ops::Bound;
