@@ -103,6 +103,16 @@ impl ExecContext<'_> {
     }
 }
 
+/// Relation sizes for the planner from the buffer pool's storage manager (its cached
+/// sizes: no system call).
+pub struct PoolSizes<'a>(pub &'a storage::BufferPool);
+
+impl planner::RelSizes for PoolSizes<'_> {
+    fn pages(&self, rel: common::ids::RelId) -> u64 {
+        self.0.smgr().nblocks(rel).map_or(0, u64::from)
+    }
+}
+
 /// Run a query or DML statement (SELECT, INSERT, UPDATE, DELETE) whose plan stays the
 /// caller's: a prepared statement's generic plan runs once per execution, with the
 /// parameter values `cx.params` holds.

@@ -107,6 +107,7 @@ pub fn execute(stmt: BoundStatement, cx: &ExecContext) -> PgResult<StatementResu
                 let settings = cx.session.settings.planner();
                 let pcx = planner::PlanContext {
                     catalog: &cx.session.catalog,
+                    sizes: &crate::PoolSizes(cx.pool),
                     settings: &settings,
                 };
                 let every_row = planner::target_scan(&pcx, &t, None);
@@ -300,6 +301,7 @@ fn add_column(
         let settings = cx.session.settings.planner();
         let pcx = planner::PlanContext {
             catalog: &cx.session.catalog,
+            sizes: &crate::PoolSizes(cx.pool),
             settings: &settings,
         };
         let every_row = planner::target_scan(&pcx, &new, None);
@@ -356,6 +358,7 @@ pub(crate) fn some_row_where(
     let settings = cx.session.settings.planner();
     let pcx = planner::PlanContext {
         catalog: &cx.session.catalog,
+        sizes: &crate::PoolSizes(cx.pool),
         settings: &settings,
     };
     let plan = planner::target_scan(&pcx, table, Some(condition));

@@ -196,6 +196,7 @@ fn plan_unless_utility(
         planner::plan(
             &planner::PlanContext {
                 catalog,
+                sizes: &planner::NoStorage,
                 settings: &settings,
             },
             bound,

@@ -3,6 +3,8 @@
 
 use catalog::CatalogSnapshot;
 
+use crate::selectivity::{RelInfo, clamp_rows, conjuncts_selectivity};
+
 /// The planner's settings, as the session has them (`SET`, `pg_settings`): PostgreSQL's
 /// cost units and method switches, with PostgreSQL's defaults.
 #[derive(Clone, Debug, PartialEq)]
@@ -54,10 +56,207 @@ impl Default for PlannerSettings {
     }
 }
 
+/// The current size of relations (tables and indexes), in pages: what the planner
+/// scales the last ANALYZE's rows per page by, as PostgreSQL reads each relation's size
+/// when it plans. The server's answers from the storage manager's cached sizes (no
+/// system call).
+pub trait RelSizes {
+    fn pages(&self, rel: common::ids::RelId) -> u64;
+}
+
+/// Sizes for planning without storage (tests, the fuzz targets): every relation as its
+/// last ANALYZE left it, or empty.
+pub struct NoStorage;
+
+impl RelSizes for NoStorage {
+    fn pages(&self, _rel: common::ids::RelId) -> u64 {
+        0
+    }
+}
+
 /// What one planning reads: the catalog snapshot the statement was bound against (its
-/// tables' statistics) and the session's planner settings.
+/// tables' statistics), the relations' current sizes and the session's planner settings.
 #[derive(Clone, Copy)]
 pub struct PlanContext<'a> {
     pub catalog: &'a CatalogSnapshot,
+    pub sizes: &'a dyn RelSizes,
     pub settings: &'a PlannerSettings,
+}
+
+/// What a plan switched off costs extra (PostgreSQL's `disable_cost`): it is still made
+/// when nothing else can be.
+pub const DISABLE_COST: f64 = 1.0e10;
+
+/// A path's estimated cost, in PostgreSQL's units: to its first row, to its last, and
+/// the rows it returns.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Cost {
+    pub startup: f64,
+    pub total: f64,
+    pub rows: f64,
+}
+
+/// The cost of evaluating `quals` on a row (`cost_qual_eval`): one `cpu_operator_cost`
+/// per operator and function call, half the elements of an IN list; AND, OR, NOT,
+/// columns and constants cost nothing. (startup, per row).
+pub fn qual_cost(cx: &PlanContext<'_>, quals: &[&sql::bound::Expr]) -> (f64, f64) {
+    use sql::bound::{BinaryOp, ExprKind};
+    let op = cx.settings.cpu_operator_cost;
+    let mut per_tuple = 0.0;
+    for q in quals {
+        q.walk(&mut |e| {
+            per_tuple += match &e.kind {
+                ExprKind::Binary(BinaryOp::And | BinaryOp::Or, ..) => 0.0,
+                ExprKind::Binary(..)
+                | ExprKind::Neg(_)
+                | ExprKind::Like { .. }
+                | ExprKind::IsDistinctFrom { .. }
+                | ExprKind::NullIf(..)
+                | ExprKind::Func(..) => op,
+                ExprKind::Cast { expr, .. } if expr.ty != e.ty => op,
+                ExprKind::InList { list, .. } => op * list.len() as f64 * 0.5,
+                _ => 0.0,
+            };
+        });
+    }
+    (0.0, per_tuple)
+}
+
+/// A sequential scan of `rel` checking `quals` on each row (`cost_seqscan`).
+pub fn seq_scan(cx: &PlanContext<'_>, rel: &RelInfo<'_>, quals: &[&sql::bound::Expr]) -> Cost {
+    let s = cx.settings;
+    let (qual_startup, qual_per_tuple) = qual_cost(cx, quals);
+    let mut startup = qual_startup;
+    if !s.enable_seqscan {
+        startup += DISABLE_COST;
+    }
+    let run = s.seq_page_cost * rel.pages + (s.cpu_tuple_cost + qual_per_tuple) * rel.tuples;
+    Cost {
+        startup,
+        total: startup + run,
+        rows: clamp_rows(rel.tuples * conjuncts_selectivity(rel, quals)),
+    }
+}
+
+/// A btree index scan of `rel` through `index`: `bound` are the conditions its key range
+/// comes from (equalities on its leading columns, then a range on the next), `rest` the
+/// conditions checked on each row it fetches (`cost_index` with PostgreSQL's
+/// `btcostestimate`: the index pages and entries read, the descent, and the heap pages
+/// fetched, fewer and in order the more the column's order follows the table's).
+pub fn index_scan(
+    cx: &PlanContext<'_>,
+    rel: &RelInfo<'_>,
+    index: &catalog::IndexDesc,
+    bound: &[&sql::bound::Expr],
+    full_key_equal: bool,
+    rest: &[&sql::bound::Expr],
+) -> Cost {
+    let s = cx.settings;
+    let index_sel = conjuncts_selectivity(rel, bound);
+    // Index entries read.
+    let index_tuples_total = rel.tuples.max(1.0);
+    let mut num_index_tuples = if index.unique && full_key_equal {
+        1.0
+    } else {
+        clamp_rows(index_sel * rel.tuples)
+    };
+    num_index_tuples = num_index_tuples.min(index_tuples_total).max(1.0);
+    let index_pages = (cx.sizes.pages(index.rel).max(1)) as f64;
+    let num_index_pages = if index_pages > 1.0 && index_tuples_total > 1.0 {
+        (num_index_tuples * index_pages / index_tuples_total).ceil()
+    } else {
+        1.0
+    };
+    let qual_op_cost = s.cpu_operator_cost * bound.len() as f64;
+    let mut index_startup = 0.0;
+    let mut index_total = num_index_pages * s.random_page_cost
+        + num_index_tuples * (s.cpu_index_tuple_cost + qual_op_cost);
+    // Descending the tree: a comparison per level of a binary search over the entries,
+    // and a page's worth of work per level.
+    if index_tuples_total > 1.0 {
+        let descent = (index_tuples_total.ln() / 2f64.ln()).ceil() * s.cpu_operator_cost;
+        index_startup += descent;
+        index_total += descent;
+    }
+    let height = tree_height(index_pages);
+    let descent = (height + 1.0) * 50.0 * s.cpu_operator_cost;
+    index_startup += descent;
+    index_total += descent;
+    // The leading column's correlation with the table's order.
+    let mut correlation = index
+        .columns
+        .first()
+        .and_then(|&c| {
+            let col = rel.table.columns.get(c)?;
+            rel.stats?.column(c as u16 + 1, &col.ty)?.correlation
+        })
+        .map_or(0.0, f64::from);
+    if index.columns.len() > 1 {
+        correlation *= 0.75;
+    }
+
+    let mut startup = index_startup;
+    let mut run = index_total - index_startup;
+    let tuples_fetched = clamp_rows(index_sel * rel.tuples);
+    let total_pages = rel.pages + index_pages;
+    let max_pages = pages_fetched(cx, tuples_fetched, rel.pages, total_pages);
+    let max_io = max_pages * s.random_page_cost;
+    let min_pages = pages_fetched(cx, (index_sel * rel.pages).ceil(), rel.pages, total_pages);
+    let min_io = if min_pages > 0.0 {
+        s.random_page_cost + (min_pages - 1.0) * s.seq_page_cost
+    } else {
+        0.0
+    };
+    let csquared = correlation * correlation;
+    run += max_io + csquared * (min_io - max_io);
+    let (qual_startup, qual_per_tuple) = qual_cost(cx, rest);
+    startup += qual_startup;
+    run += (s.cpu_tuple_cost + qual_per_tuple) * tuples_fetched;
+    if !s.enable_indexscan {
+        startup += DISABLE_COST;
+    }
+    let mut all: Vec<&sql::bound::Expr> = bound.to_vec();
+    all.extend_from_slice(rest);
+    Cost {
+        startup,
+        total: startup + run,
+        rows: clamp_rows(rel.tuples * conjuncts_selectivity(rel, &all)),
+    }
+}
+
+/// A btree's height (levels above the leaves) from its size: a root leaf up to one
+/// page of entries, then a level per few hundred-fold.
+fn tree_height(pages: f64) -> f64 {
+    // Block 0 is the metapage.
+    let mut leaves = (pages - 1.0).max(1.0);
+    let mut height = 0.0;
+    while leaves > 1.0 {
+        leaves = (leaves / 256.0).ceil();
+        height += 1.0;
+    }
+    height
+}
+
+/// Heap pages read to fetch `tuples` rows by index order from a table of `table_pages`
+/// pages, with the caches holding `effective_cache_size` pages shared by `total_pages`
+/// of the query's relations (Mackert and Lohman's formula, PostgreSQL's
+/// `index_pages_fetched`).
+fn pages_fetched(cx: &PlanContext<'_>, tuples: f64, table_pages: f64, total_pages: f64) -> f64 {
+    let t = table_pages.max(1.0);
+    let total = total_pages.max(1.0);
+    let mut b = cx.settings.effective_cache_size * t / total;
+    b = if b <= 1.0 { 1.0 } else { b.ceil() };
+    let n = tuples;
+    if t <= b {
+        let f = (2.0 * t * n) / (2.0 * t + n);
+        if f >= t { t } else { f.ceil() }
+    } else {
+        let lim = (2.0 * t * b) / (2.0 * t - b);
+        let f = if n <= lim {
+            (2.0 * t * n) / (2.0 * t + n)
+        } else {
+            b + (n - lim) * (t - b) / t
+        };
+        f.ceil()
+    }
 }

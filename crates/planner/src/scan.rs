@@ -3,6 +3,7 @@
 
 #[allow(unused_imports)]
 use super::*;
+use crate::selectivity::RelInfo;
 
 /// Under a LIMIT, a sort of one table's rows by an index's leading columns (after any
 /// columns its scan fixes by equality) becomes an index scan in that order: the first
@@ -88,19 +89,20 @@ pub(crate) fn index_order(scan: &Plan, exprs: &[Expr], keys: &[SortKey]) -> Opti
     }
 }
 
-/// The scan for `table` filtered by `predicate`: an index scan if an index's leading
-/// columns are constrained by the predicate's conjuncts (and `enable_indexscan` is on),
-/// else a sequential scan. Without statistics the rule is PostgreSQL's default
-/// preference: equality on a leading prefix first, then a range on the next column; most
-/// constrained columns wins. (`enable_seqscan = off` changes nothing yet: a usable index
-/// is always taken.)
+/// The scan for `table` filtered by `predicate`, the cheapest by PostgreSQL's cost
+/// model ([`crate::cost`]): a sequential scan, or an index scan through an index whose
+/// leading columns the predicate's conjuncts constrain (equality on a leading prefix,
+/// then a range on the next column). An index whose whole key is fixed by equalities and
+/// unique finds at most one row and is taken without costing. `enable_indexscan = off`
+/// leaves the sequential scan; `enable_seqscan = off` makes it cost
+/// [`crate::cost::DISABLE_COST`] more.
 pub fn scan_path(cx: &PlanContext<'_>, table: Arc<TableDesc>, predicate: Expr) -> Plan {
     let mut conjuncts = Vec::new();
     split_and(&predicate, &mut conjuncts);
-    // (column, operator, constant) for each usable conjunct: a bare column of an indexable
-    // type against a run-time constant of the same type.
-    let mut quals: Vec<(usize, BinaryOp, Expr)> = Vec::new();
-    for c in &conjuncts {
+    // (column, operator, constant, conjunct) for each usable conjunct: a bare column of
+    // an indexable type against a run-time constant of the same type.
+    let mut quals: Vec<(usize, BinaryOp, Expr, usize)> = Vec::new();
+    for (ci, c) in conjuncts.iter().enumerate() {
         if let ExprKind::Binary(op, l, r) = &c.kind
             && matches!(
                 op,
@@ -119,11 +121,11 @@ pub fn scan_path(cx: &PlanContext<'_>, table: Arc<TableDesc>, predicate: Expr) -
                     widened_integer_column(r, &table),
                 ) {
                     (Some((i, _)), None) if is_constant(r) => {
-                        quals.push((i, *op, (**r).clone()));
+                        quals.push((i, *op, (**r).clone(), ci));
                         continue;
                     }
                     (None, Some((i, _))) if is_constant(l) => {
-                        quals.push((i, commute(*op), (**l).clone()));
+                        quals.push((i, commute(*op), (**l).clone(), ci));
                         continue;
                     }
                     _ => continue,
@@ -134,68 +136,129 @@ pub fn scan_path(cx: &PlanContext<'_>, table: Arc<TableDesc>, predicate: Expr) -
             // `numeric(10,2)` or `varchar(5)` column is compared as plain numeric or
             // varchar): the same order, so the index serves it.
             if indexable(ty) && k.ty == ty.without_typmod() {
-                quals.push((col, op, k));
+                quals.push((col, op, k, ci));
             }
         }
     }
-    // (score, index, lower, upper) of the best index so far.
-    type Candidate<'t> = (usize, &'t IndexDesc, Bound<Vec<Expr>>, Bound<Vec<Expr>>);
-    let mut best: Option<Candidate> = None;
-    for index in &table.indexes {
-        let mut prefix = Vec::new();
-        for &col in &index.columns {
-            match quals
-                .iter()
-                .find(|(c, op, _)| *c == col && *op == BinaryOp::Eq)
-            {
-                Some((_, _, k)) => prefix.push(k.clone()),
-                None => break,
+    // Each index the conjuncts constrain: its key range and the conjuncts it comes from.
+    struct Candidate<'t> {
+        index: &'t IndexDesc,
+        lower: Bound<Vec<Expr>>,
+        upper: Bound<Vec<Expr>>,
+        used: Vec<usize>,
+        full_key_equal: bool,
+    }
+    let mut candidates: Vec<Candidate> = Vec::new();
+    if cx.settings.enable_indexscan {
+        for index in &table.indexes {
+            let mut prefix = Vec::new();
+            let mut used = Vec::new();
+            for &col in &index.columns {
+                match quals
+                    .iter()
+                    .find(|(c, op, _, _)| *c == col && *op == BinaryOp::Eq)
+                {
+                    Some((_, _, k, ci)) => {
+                        prefix.push(k.clone());
+                        used.push(*ci);
+                    }
+                    None => break,
+                }
+            }
+            let full_key_equal = prefix.len() == index.columns.len();
+            // A unique index whose whole key is fixed: one row at most, nothing cheaper.
+            if full_key_equal && index.unique {
+                return Plan::IndexScan {
+                    index: index.clone(),
+                    table,
+                    lower: Bound::Included(prefix.clone()),
+                    upper: Bound::Included(prefix),
+                    filter: Some(predicate),
+                    backward: false,
+                };
+            }
+            let (mut lower, mut upper) = if prefix.is_empty() {
+                (Bound::Unbounded, Bound::Unbounded)
+            } else {
+                (
+                    Bound::Included(prefix.clone()),
+                    Bound::Included(prefix.clone()),
+                )
+            };
+            if let Some(&next) = index.columns.get(prefix.len()) {
+                for (c, op, k, ci) in &quals {
+                    if *c != next {
+                        continue;
+                    }
+                    let mut key = prefix.clone();
+                    key.push(k.clone());
+                    let set = match op {
+                        BinaryOp::Gt if lower_is_prefix(&lower, prefix.len()) => {
+                            lower = Bound::Excluded(key);
+                            true
+                        }
+                        BinaryOp::GtEq if lower_is_prefix(&lower, prefix.len()) => {
+                            lower = Bound::Included(key);
+                            true
+                        }
+                        BinaryOp::Lt if lower_is_prefix(&upper, prefix.len()) => {
+                            upper = Bound::Excluded(key);
+                            true
+                        }
+                        BinaryOp::LtEq if lower_is_prefix(&upper, prefix.len()) => {
+                            upper = Bound::Included(key);
+                            true
+                        }
+                        _ => false,
+                    };
+                    if set {
+                        used.push(*ci);
+                    }
+                }
+            }
+            if !used.is_empty() {
+                candidates.push(Candidate {
+                    index,
+                    lower,
+                    upper,
+                    used,
+                    full_key_equal,
+                });
             }
         }
-        let mut score = prefix.len() * 2;
-        let (mut lower, mut upper) = if prefix.is_empty() {
-            (Bound::Unbounded, Bound::Unbounded)
-        } else {
-            (
-                Bound::Included(prefix.clone()),
-                Bound::Included(prefix.clone()),
-            )
+    }
+    if candidates.is_empty() {
+        return Plan::SeqScan {
+            table,
+            filter: Some(predicate),
         };
-        if let Some(&next) = index.columns.get(prefix.len()) {
-            for (c, op, k) in &quals {
-                if *c != next {
-                    continue;
-                }
-                let mut key = prefix.clone();
-                key.push(k.clone());
-                match op {
-                    BinaryOp::Gt if lower_is_prefix(&lower, prefix.len()) => {
-                        lower = Bound::Excluded(key);
-                        score += 1;
-                    }
-                    BinaryOp::GtEq if lower_is_prefix(&lower, prefix.len()) => {
-                        lower = Bound::Included(key);
-                        score += 1;
-                    }
-                    BinaryOp::Lt if lower_is_prefix(&upper, prefix.len()) => {
-                        upper = Bound::Excluded(key);
-                        score += 1;
-                    }
-                    BinaryOp::LtEq if lower_is_prefix(&upper, prefix.len()) => {
-                        upper = Bound::Included(key);
-                        score += 1;
-                    }
-                    _ => {}
-                }
-            }
-        }
-        if score > 0 && best.as_ref().is_none_or(|b| score > b.0) {
-            best = Some((score, index, lower, upper));
+    }
+    // The cheapest of the sequential scan and the index scans.
+    let stats = cx.catalog.stats(table.oid);
+    let rel = RelInfo::new(&table, stats, cx.sizes.pages(table.rel));
+    let mut best: Option<(f64, usize)> = None;
+    let seq = crate::cost::seq_scan(cx, &rel, &conjuncts).total;
+    for (i, c) in candidates.iter().enumerate() {
+        let bound: Vec<&Expr> = c.used.iter().map(|&ci| conjuncts[ci]).collect();
+        let rest: Vec<&Expr> = conjuncts
+            .iter()
+            .enumerate()
+            .filter(|(ci, _)| !c.used.contains(ci))
+            .map(|(_, e)| *e)
+            .collect();
+        let cost =
+            crate::cost::index_scan(cx, &rel, c.index, &bound, c.full_key_equal, &rest).total;
+        if best.is_none_or(|(b, _)| cost < b) {
+            best = Some((cost, i));
         }
     }
-    match best.filter(|_| cx.settings.enable_indexscan) {
-        Some((_, index, lower, upper)) => Plan::IndexScan {
-            index: index.clone(),
+    let chosen = best
+        .filter(|(cost, _)| *cost < seq)
+        .map(|(_, i)| candidates.swap_remove(i))
+        .map(|c| (c.index.clone(), c.lower, c.upper));
+    match chosen {
+        Some((index, lower, upper)) => Plan::IndexScan {
+            index,
             table,
             lower,
             upper,

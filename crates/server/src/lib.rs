@@ -221,7 +221,15 @@ impl Database {
     ) -> PgResult<planner::PlannedStatement> {
         self.plans_made
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        planner::plan(&planner::PlanContext { catalog, settings }, bound)
+        let sizes = executor::PoolSizes(&self.pool);
+        planner::plan(
+            &planner::PlanContext {
+                catalog,
+                sizes: &sizes,
+                settings,
+            },
+            bound,
+        )
     }
 
     /// How many plans have been made since startup.
