@@ -153,14 +153,19 @@ pub fn index_scan(
 ) -> Cost {
     let s = cx.settings;
     let index_sel = conjuncts_selectivity(rel, bound);
-    // Index entries read.
-    let index_tuples_total = rel.tuples.max(1.0);
+    // Index entries read (a non-partial index has the table's rows).
+    let index_tuples_total = rel.tuples;
     let mut num_index_tuples = if index.unique && full_key_equal {
         1.0
     } else {
-        clamp_rows(index_sel * rel.tuples)
+        (index_sel * rel.tuples).round_ties_even()
     };
-    num_index_tuples = num_index_tuples.min(index_tuples_total).max(1.0);
+    if num_index_tuples > index_tuples_total {
+        num_index_tuples = index_tuples_total;
+    }
+    if num_index_tuples < 1.0 {
+        num_index_tuples = 1.0;
+    }
     let index_pages = (cx.sizes.pages(index.rel).max(1)) as f64;
     let num_index_pages = if index_pages > 1.0 && index_tuples_total > 1.0 {
         (num_index_tuples * index_pages / index_tuples_total).ceil()
@@ -201,9 +206,11 @@ pub fn index_scan(
     let total_pages = rel.pages + index_pages;
     let max_pages = pages_fetched(cx, tuples_fetched, rel.pages, total_pages);
     let max_io = max_pages * s.random_page_cost;
-    let min_pages = pages_fetched(cx, (index_sel * rel.pages).ceil(), rel.pages, total_pages);
+    // Perfectly correlated: the matching fraction of the pages, one random read then in
+    // sequence.
+    let min_pages = (index_sel * rel.pages).ceil();
     let min_io = if min_pages > 0.0 {
-        s.random_page_cost + (min_pages - 1.0) * s.seq_page_cost
+        s.random_page_cost + (min_pages - 1.0).max(0.0) * s.seq_page_cost
     } else {
         0.0
     };
@@ -224,8 +231,9 @@ pub fn index_scan(
     }
 }
 
-/// A btree's height (levels above the leaves) from its size: a root leaf up to one
-/// page of entries, then a level per few hundred-fold.
+/// A btree's height (levels above the leaves) from its size: 0 for a root leaf (the
+/// metapage and one page), then a level per few hundred-fold of leaves (PostgreSQL reads
+/// its fast root's level from the metapage).
 fn tree_height(pages: f64) -> f64 {
     // Block 0 is the metapage.
     let mut leaves = (pages - 1.0).max(1.0);
@@ -259,4 +267,26 @@ fn pages_fetched(cx: &PlanContext<'_>, tuples: f64, table_pages: f64, total_page
         };
         f.ceil()
     }
+}
+
+/// Does `new` beat `old`, a path considered before it, as PostgreSQL's `add_path` decides
+/// between two paths of one table with no useful order: clearly cheaper in total (by more
+/// than 1%), or as cheap within 1% and clearly cheaper to start; on a tie the older path
+/// stays.
+pub fn beats(new: &Cost, old: &Cost) -> bool {
+    const FUZZ: f64 = 1.01;
+    if new.total > old.total * FUZZ {
+        return false;
+    }
+    if old.total > new.total * FUZZ {
+        return true;
+    }
+    if new.startup > old.startup * FUZZ {
+        return false;
+    }
+    if old.startup > new.startup * FUZZ {
+        return true;
+    }
+    // Fuzzily equal: the older path stays unless the new one is strictly better.
+    new.total * (1.0 + 1e-10) < old.total
 }

@@ -236,9 +236,10 @@ pub fn scan_path(cx: &PlanContext<'_>, table: Arc<TableDesc>, predicate: Expr) -
     // The cheapest of the sequential scan and the index scans.
     let stats = cx.catalog.stats(table.oid);
     let rel = RelInfo::new(&table, stats, cx.sizes.pages(table.rel));
-    let mut best: Option<(f64, usize)> = None;
-    let seq = crate::cost::seq_scan(cx, &rel, &conjuncts).total;
-    for (i, c) in candidates.iter().enumerate() {
+    // PostgreSQL considers the sequential scan first, then the indexes newest first.
+    let mut best: (crate::cost::Cost, Option<usize>) =
+        (crate::cost::seq_scan(cx, &rel, &conjuncts), None);
+    for (i, c) in candidates.iter().enumerate().rev() {
         let bound: Vec<&Expr> = c.used.iter().map(|&ci| conjuncts[ci]).collect();
         let rest: Vec<&Expr> = conjuncts
             .iter()
@@ -246,15 +247,14 @@ pub fn scan_path(cx: &PlanContext<'_>, table: Arc<TableDesc>, predicate: Expr) -
             .filter(|(ci, _)| !c.used.contains(ci))
             .map(|(_, e)| *e)
             .collect();
-        let cost =
-            crate::cost::index_scan(cx, &rel, c.index, &bound, c.full_key_equal, &rest).total;
-        if best.is_none_or(|(b, _)| cost < b) {
-            best = Some((cost, i));
+        let cost = crate::cost::index_scan(cx, &rel, c.index, &bound, c.full_key_equal, &rest);
+        if crate::cost::beats(&cost, &best.0) {
+            best = (cost, Some(i));
         }
     }
     let chosen = best
-        .filter(|(cost, _)| *cost < seq)
-        .map(|(_, i)| candidates.swap_remove(i))
+        .1
+        .map(|i| candidates.swap_remove(i))
         .map(|c| (c.index.clone(), c.lower, c.upper));
     match chosen {
         Some((index, lower, upper)) => Plan::IndexScan {
