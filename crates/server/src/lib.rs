@@ -447,6 +447,22 @@ impl Database {
         let changes_before = self.activity.lock().get(&t.oid).map_or(0, |a| a.changes);
         let stats = executor::vacuum::vacuum_table(&self.pool, &self.roots, &self.txns, t)?;
         tracing::debug!(table = %t.name, ?stats, "vacuumed");
+        // As PostgreSQL's VACUUM, record the table's size and rows (the versions left),
+        // keeping what ANALYZE found of its columns.
+        let columns = self
+            .catalog
+            .committed()
+            .stats(t.oid)
+            .map(|s| s.columns.clone())
+            .unwrap_or_default();
+        self.catalog.set_stats(
+            t.oid,
+            catalog::RelStats {
+                reltuples: stats.tuples_remaining as f64,
+                relpages: u32::try_from(stats.pages_scanned).unwrap_or(u32::MAX),
+                columns,
+            },
+        )?;
         let mut activity = self.activity.lock();
         let a = activity.entry(t.oid).or_default();
         a.changes = a.changes.saturating_sub(changes_before);
