@@ -48,6 +48,7 @@ pub fn records(mut data: &[u8]) -> Vec<(RecordKind, Vec<u8>)> {
         let kind = KINDS[*kind as usize % KINDS.len()];
         let payload = match kind {
             RecordKind::Pages => near_blocks(payload),
+            RecordKind::Xact => near_xids(payload),
             _ => payload.to_vec(),
         };
         out.push((kind, payload));
@@ -98,6 +99,27 @@ fn near_blocks(payload: &[u8]) -> Vec<u8> {
                     break;
                 };
                 at += 4 + len;
+            }
+        }
+    }
+    out
+}
+
+/// Transaction ids a transaction record may name, below the last few: the commit log
+/// keeps a page per 32,768 ids (and a file per 32 pages), which recovery writes out, so an
+/// id in the billions makes an input cost megabytes of zeros rather than find anything.
+/// The very largest ids are kept (an id with no successor is a corrupt record).
+const MAX_REDO_XIDS: u64 = 4 * txn::clog::XIDS_PER_PAGE;
+
+/// A transaction record's payload (`txn::manager`: kind byte, then 8-byte ids) with each
+/// id below `u64::MAX - 64` taken modulo [`MAX_REDO_XIDS`]; anything else as it was.
+fn near_xids(payload: &[u8]) -> Vec<u8> {
+    let mut out = payload.to_vec();
+    if out.len() > 1 {
+        for c in out[1..].chunks_exact_mut(8) {
+            let xid = u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
+            if xid < u64::MAX - 64 {
+                c.copy_from_slice(&(xid % MAX_REDO_XIDS).to_le_bytes());
             }
         }
     }
