@@ -1,5 +1,6 @@
 //! What plans are chosen by: the session's planner settings (PostgreSQL's cost units and
-//! `enable_*` switches), with the catalog snapshot the statement was bound against.
+//! `enable_*` switches), with the catalog snapshot the statement was bound against, and
+//! PostgreSQL's costs of the ways to scan a table (planner rule 6).
 
 use catalog::CatalogSnapshot;
 

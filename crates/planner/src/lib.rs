@@ -1,4 +1,5 @@
-//! The planner: bound statements to executable plans.
+//! The planner: bound statements to executable plans. `README.md` has the call tree and
+//! the rules the code cites (planner rule N).
 //!
 //! Only statements with a plan come here: queries, DML, EXPLAIN of them and COPY TO.
 //! Utility statements (DDL, TRUNCATE, LOCK, COPY FROM) go around the planner to

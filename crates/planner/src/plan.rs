@@ -155,7 +155,7 @@ impl Plan {
     }
 }
 
-/// A statement ready for the executor.
+/// A statement ready for the executor, with every plan it runs (planner rule 1).
 #[derive(Clone, Debug)]
 pub enum PlannedStatement {
     Query {

@@ -87,7 +87,7 @@ pub(crate) fn conjuncts(e: Expr) -> Vec<Expr> {
     }
 }
 
-/// Filter `plan`'s rows by `predicate`, as far down as it can go: into a table scan
+/// Filter `plan`'s rows by `predicate`, as far down as it can go (planner rule 3): into a table scan
 /// (which may then use an index), and through joins, each conjunct to the input it reads
 /// (a WHERE over a LEFT JOIN goes only to its left input; over an inner join, a conjunct
 /// reading both inputs joins the join's condition).

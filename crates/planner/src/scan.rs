@@ -89,8 +89,8 @@ pub(crate) fn index_order(scan: &Plan, exprs: &[Expr], keys: &[SortKey]) -> Opti
     }
 }
 
-/// The scan for `table` filtered by `predicate`, the cheapest by PostgreSQL's cost
-/// model ([`crate::cost`]): a sequential scan, or an index scan through an index whose
+/// The scan for `table` filtered by `predicate` (planner rule 4), the cheapest by
+/// PostgreSQL's cost model ([`crate::cost`]): a sequential scan, or an index scan through an index whose
 /// leading columns the predicate's conjuncts constrain (equality on a leading prefix,
 /// then a range on the next column). An index whose whole key is fixed by equalities and
 /// unique finds at most one row and is taken without costing. `enable_indexscan = off`

@@ -1,4 +1,4 @@
-//! Selectivity: the fraction of a table's rows a restriction keeps, estimated from the
+//! Selectivity (planner rule 5): the fraction of a table's rows a restriction keeps, estimated from the
 //! table's statistics as PostgreSQL 15 estimates it (its `clausesel.c` and `selfuncs.c`),
 //! so that estimated row counts follow PostgreSQL's and plans are chosen alike.
 //!

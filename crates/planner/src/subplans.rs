@@ -3,7 +3,7 @@
 #[allow(unused_imports)]
 use super::*;
 
-/// The subqueries of a statement's expressions, each planned once, at plan time
+/// The subqueries of a statement's expressions (planner rule 2), each planned once, at plan time
 /// (PostgreSQL's `PlannedStmt.subplans`), with those nested in them. The executor and
 /// EXPLAIN find a subquery's plan by its [`sql::bound::SubLink`]'s query, which the
 /// expressions of the statement's plans share.
