@@ -123,8 +123,14 @@ pub fn qual_cost(cx: &PlanContext<'_>, quals: &[&sql::bound::Expr]) -> (f64, f64
     (0.0, per_tuple)
 }
 
-/// A sequential scan of `rel` checking `quals` on each row (`cost_seqscan`).
-pub fn seq_scan(cx: &PlanContext<'_>, rel: &RelInfo<'_>, quals: &[&sql::bound::Expr]) -> Cost {
+/// A sequential scan of `rel` checking `quals` on each row (`cost_seqscan`), which keep
+/// `rows` of them.
+pub fn seq_scan(
+    cx: &PlanContext<'_>,
+    rel: &RelInfo<'_>,
+    quals: &[&sql::bound::Expr],
+    rows: f64,
+) -> Cost {
     let s = cx.settings;
     let (qual_startup, qual_per_tuple) = qual_cost(cx, quals);
     let mut startup = qual_startup;
@@ -135,7 +141,7 @@ pub fn seq_scan(cx: &PlanContext<'_>, rel: &RelInfo<'_>, quals: &[&sql::bound::E
     Cost {
         startup,
         total: startup + run,
-        rows: clamp_rows(rel.tuples * conjuncts_selectivity(rel, quals)),
+        rows,
     }
 }
 
@@ -143,7 +149,8 @@ pub fn seq_scan(cx: &PlanContext<'_>, rel: &RelInfo<'_>, quals: &[&sql::bound::E
 /// comes from (equalities on its leading columns, then a range on the next), `rest` the
 /// conditions checked on each row it fetches (`cost_index` with PostgreSQL's
 /// `btcostestimate`: the index pages and entries read, the descent, and the heap pages
-/// fetched, fewer and in order the more the column's order follows the table's).
+/// fetched, fewer and in order the more the column's order follows the table's). All
+/// the conditions together keep `rows`.
 pub fn index_scan(
     cx: &PlanContext<'_>,
     rel: &RelInfo<'_>,
@@ -151,6 +158,7 @@ pub fn index_scan(
     bound: &[&sql::bound::Expr],
     full_key_equal: bool,
     rest: &[&sql::bound::Expr],
+    rows: f64,
 ) -> Cost {
     let s = cx.settings;
     let index_sel = conjuncts_selectivity(rel, bound);
@@ -223,12 +231,10 @@ pub fn index_scan(
     if !s.enable_indexscan {
         startup += DISABLE_COST;
     }
-    let mut all: Vec<&sql::bound::Expr> = bound.to_vec();
-    all.extend_from_slice(rest);
     Cost {
         startup,
         total: startup + run,
-        rows: clamp_rows(rel.tuples * conjuncts_selectivity(rel, &all)),
+        rows,
     }
 }
 

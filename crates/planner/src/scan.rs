@@ -237,8 +237,11 @@ pub fn scan_path(cx: &PlanContext<'_>, table: Arc<TableDesc>, predicate: Expr) -
     let stats = cx.catalog.stats(table.oid);
     let rel = RelInfo::new(&table, stats, cx.sizes.pages(table.rel));
     // PostgreSQL considers the sequential scan first, then the indexes newest first.
+    let rows = crate::selectivity::clamp_rows(
+        rel.tuples * crate::selectivity::conjuncts_selectivity(&rel, &conjuncts),
+    );
     let mut best: (crate::cost::Cost, Option<usize>) =
-        (crate::cost::seq_scan(cx, &rel, &conjuncts), None);
+        (crate::cost::seq_scan(cx, &rel, &conjuncts, rows), None);
     for (i, c) in candidates.iter().enumerate().rev() {
         let bound: Vec<&Expr> = c.used.iter().map(|&ci| conjuncts[ci]).collect();
         let rest: Vec<&Expr> = conjuncts
@@ -247,7 +250,8 @@ pub fn scan_path(cx: &PlanContext<'_>, table: Arc<TableDesc>, predicate: Expr) -
             .filter(|(ci, _)| !c.used.contains(ci))
             .map(|(_, e)| *e)
             .collect();
-        let cost = crate::cost::index_scan(cx, &rel, c.index, &bound, c.full_key_equal, &rest);
+        let cost =
+            crate::cost::index_scan(cx, &rel, c.index, &bound, c.full_key_equal, &rest, rows);
         if crate::cost::beats(&cost, &best.0) {
             best = (cost, Some(i));
         }

@@ -44,7 +44,7 @@ pub const DEFAULT_NOT_UNK_SEL: f64 = 1.0 - DEFAULT_UNK_SEL;
 const DEFAULT_BOOL_FUNC_SEL: f64 = 0.3333333;
 
 /// What the estimators know of one table: its statistics and its estimated size.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 pub struct RelInfo<'a> {
     pub table: &'a TableDesc,
     pub stats: Option<&'a RelStats>,
@@ -52,6 +52,9 @@ pub struct RelInfo<'a> {
     pub tuples: f64,
     /// Pages (PostgreSQL's `rel->pages`).
     pub pages: f64,
+    /// The columns that alone are the key of a unique index (looked up once, not per
+    /// estimate: a table may have many indexes).
+    unique_columns: Vec<usize>,
 }
 
 /// Bytes of a tuple's header and line pointer (PostgreSQL's per-tuple overhead when it
@@ -83,11 +86,20 @@ impl<'a> RelInfo<'a> {
             };
             (density * pages).round_ties_even()
         };
+        let unique_columns = table
+            .indexes
+            .iter()
+            .filter_map(|ix| match ix.columns.as_slice() {
+                [c] if ix.unique => Some(*c),
+                _ => None,
+            })
+            .collect();
         RelInfo {
             table,
             stats,
             tuples,
             pages,
+            unique_columns,
         }
     }
 
@@ -98,10 +110,7 @@ impl<'a> RelInfo<'a> {
 
     /// Is column `i` alone the key of a unique index?
     fn unique(&self, i: usize) -> bool {
-        self.table
-            .indexes
-            .iter()
-            .any(|ix| ix.unique && ix.columns.as_slice() == [i])
+        self.unique_columns.contains(&i)
     }
 }
 
