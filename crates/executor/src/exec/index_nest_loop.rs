@@ -1,0 +1,84 @@
+//! Nested loop over a parameterized index scan: each outer row's matches looked up
+//! through the inner table's index.
+
+#[allow(unused_imports)]
+use super::*;
+
+/// For each left row, the matching rows of a table found through an index on the join
+/// key (planner `Plan::IndexNestLoop`); a LEFT JOIN pads a left row without matches.
+pub(crate) struct IndexNestLoopOp<'a> {
+    pub(crate) left: Box<dyn Operator + 'a>,
+    pub(crate) env: Env<'a>,
+    pub(crate) table: &'a catalog::TableDesc,
+    pub(crate) index: &'a catalog::IndexDesc,
+    pub(crate) types: Vec<DataType>,
+    pub(crate) outer_key: &'a Expr,
+    pub(crate) key_cond: &'a Expr,
+    pub(crate) inner_filter: Option<&'a Expr>,
+    pub(crate) on: Option<&'a Expr>,
+    pub(crate) kind: JoinKind,
+    /// Joined rows of the current left row not returned yet.
+    pub(crate) pending: std::collections::VecDeque<Row>,
+}
+
+impl Operator for IndexNestLoopOp<'_> {
+    fn next(&mut self) -> PgResult<Option<Row>> {
+        loop {
+            if let Some(r) = self.pending.pop_front() {
+                return Ok(Some(r));
+            }
+            let Some(left) = self.left.next()? else {
+                return Ok(None);
+            };
+            let key = self.env.eval(self.outer_key, &left)?;
+            let mut matched = false;
+            if !key.is_null() {
+                let env = self.env;
+                let scan = BTree::new(env.pool, env.roots, self.index.rel)
+                    .with_name(&self.index.name)
+                    .scan(
+                        Bound::Included(vec![key.clone()]),
+                        Bound::Included(vec![key]),
+                        ScanDirection::Forward,
+                    )?;
+                for entry in scan {
+                    let (_, tid) = entry?;
+                    env.tx.check_for_interrupts()?;
+                    let Some(bytes) = heapam::heap_fetch_visible(
+                        env.pool,
+                        self.table.rel,
+                        tid,
+                        env.snapshot,
+                        env.tx,
+                    )?
+                    else {
+                        continue;
+                    };
+                    let inner = access::tuple::decode(&bytes, &self.types)?;
+                    if let Some(f) = self.inner_filter
+                        && self.env.eval(f, &inner)? != Value::Bool(true)
+                    {
+                        continue;
+                    }
+                    let mut row = left.clone();
+                    row.extend(inner);
+                    if self.env.eval(self.key_cond, &row)? != Value::Bool(true) {
+                        continue;
+                    }
+                    if let Some(on) = self.on
+                        && self.env.eval(on, &row)? != Value::Bool(true)
+                    {
+                        continue;
+                    }
+                    matched = true;
+                    self.pending.push_back(row);
+                }
+            }
+            if !matched && self.kind == JoinKind::Left {
+                let mut row = left;
+                row.resize(row.len() + self.types.len(), Value::Null);
+                return Ok(Some(row));
+            }
+        }
+    }
+}

@@ -1,0 +1,373 @@
+//! Plan nodes as pull-based operators: each `next()` returns one row or `None` at the end.
+//! [`build`] makes the operator tree of a plan; each node's operator has its own file.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use std::ops::Bound;
+
+use access::heapam::{self, HeapScan};
+use access::nbtree::{BTree, BTreeScan, RootCache, ScanDirection};
+use common::{DataType, ItemPointer, PgError, PgResult, SqlState, Value};
+use planner::Plan;
+use sql::bound::{AggCall, Expr, JoinKind, SortKey};
+use storage::bufmgr::BufferPool;
+
+use crate::agg::Accumulator;
+use crate::eval::Row;
+use crate::sortkey::{RowKey, compare_sort_keys};
+
+mod aggregate;
+mod append;
+mod distinct;
+mod filter;
+mod generate_series;
+mod index_nest_loop;
+mod limit;
+mod nested_loop;
+mod project;
+mod scan;
+mod set_op;
+mod sort;
+mod system_view;
+mod values;
+
+#[allow(unused_imports)]
+pub(crate) use aggregate::*;
+#[allow(unused_imports)]
+pub(crate) use append::*;
+#[allow(unused_imports)]
+pub(crate) use distinct::*;
+#[allow(unused_imports)]
+pub(crate) use filter::*;
+#[allow(unused_imports)]
+pub(crate) use generate_series::*;
+#[allow(unused_imports)]
+pub(crate) use index_nest_loop::*;
+#[allow(unused_imports)]
+pub(crate) use limit::*;
+#[allow(unused_imports)]
+pub(crate) use nested_loop::*;
+#[allow(unused_imports)]
+pub(crate) use project::*;
+#[allow(unused_imports)]
+pub(crate) use scan::*;
+#[allow(unused_imports)]
+pub(crate) use set_op::*;
+#[allow(unused_imports)]
+pub(crate) use sort::*;
+#[allow(unused_imports)]
+pub(crate) use system_view::*;
+#[allow(unused_imports)]
+pub(crate) use values::*;
+
+pub trait Operator {
+    fn next(&mut self) -> PgResult<Option<Row>>;
+
+    /// Rows this node read and its filter dropped so far (EXPLAIN ANALYZE's "Rows Removed
+    /// by Filter").
+    fn rows_removed(&self) -> u64 {
+        0
+    }
+}
+
+/// What operators read from: pages, cached btree roots, and the snapshot that decides
+/// which tuple versions they see.
+#[derive(Clone, Copy)]
+pub struct Env<'a> {
+    /// The session: what expressions read of it (settings, clock, catalog view).
+    pub session: &'a crate::session::Session<'a>,
+    pub pool: &'a BufferPool,
+    pub roots: &'a RootCache,
+    pub tx: &'a txn::Tx,
+    pub snapshot: &'a txn::Snapshot,
+    /// Table scans append each row's address (`lockrows::tid_value`) after its columns:
+    /// set below a LockRows node.
+    pub emit_tid: bool,
+    /// EXPLAIN ANALYZE: every operator is wrapped to count its rows and time.
+    pub instrument: Option<&'a crate::explain::Instrumentation>,
+    /// Inside a subquery: its outer values (`ExprKind::Outer`).
+    pub outer: &'a [Value],
+    /// The statement's subquery plans and results.
+    pub subqueries: &'a crate::subquery::SubqueryCache,
+    /// A prepared statement's parameter values (`ExprKind::Param`), when its plan was
+    /// made with the parameters in place (a generic plan).
+    pub params: Params<'a>,
+}
+
+/// The values of a prepared statement's parameters, each of the type Parse gave it.
+#[derive(Clone, Copy, Default)]
+pub struct Params<'a> {
+    pub values: &'a [Value],
+    pub types: &'a [DataType],
+}
+
+/// Build the operator tree for `plan`. Under EXPLAIN ANALYZE each node is numbered in
+/// pre-order (a node before its children, children in plan order) and wrapped to count.
+pub fn build<'a>(plan: &'a Plan, env: Env<'a>) -> PgResult<Box<dyn Operator + 'a>> {
+    match env.instrument {
+        None => build_node(plan, env),
+        Some(ins) => {
+            let id = ins.register();
+            let inner = build_node(plan, env)?;
+            Ok(Box::new(crate::explain::Instrumented::new(inner, ins, id)))
+        }
+    }
+}
+
+fn build_node<'a>(plan: &'a Plan, env: Env<'a>) -> PgResult<Box<dyn Operator + 'a>> {
+    let pool = env.pool;
+    Ok(match plan {
+        Plan::SeqScan { table, filter } => Box::new(SeqScanOp {
+            env,
+            scan: TableScan::new(env, table.rel, table.column_types())?,
+            filter: filter.as_ref(),
+            emit_tid: env.emit_tid,
+            removed: 0,
+        }),
+        Plan::LockRows {
+            input,
+            table,
+            tid_column,
+            mode,
+            wait,
+            recheck,
+            exprs,
+        } => Box::new(crate::lockrows::LockRowsOp {
+            input: build(
+                input,
+                Env {
+                    emit_tid: true,
+                    ..env
+                },
+            )?,
+            env,
+            table,
+            tid_column: *tid_column,
+            mode: *mode,
+            wait: *wait,
+            recheck: recheck.as_ref(),
+            exprs,
+        }),
+        Plan::IndexScan {
+            table,
+            index,
+            lower,
+            upper,
+            filter,
+            backward,
+        } => {
+            // A NULL bound (`a = NULL`) matches nothing: no scan at all.
+            let scan = match (
+                bound_values(&env, lower, false, table, index)?,
+                bound_values(&env, upper, true, table, index)?,
+            ) {
+                (Some(lo), Some(hi)) => Some(
+                    BTree::new(pool, env.roots, index.rel)
+                        .with_name(&index.name)
+                        .scan(
+                            lo,
+                            hi,
+                            if *backward {
+                                ScanDirection::Backward
+                            } else {
+                                ScanDirection::Forward
+                            },
+                        )?,
+                ),
+                _ => None,
+            };
+            Box::new(IndexScanOp {
+                env,
+                rel: table.rel,
+                types: table.column_types(),
+                scan,
+                filter: filter.as_ref(),
+                removed: 0,
+            })
+        }
+        Plan::Values { rows, .. } => Box::new(ValuesOp { env, rows, pos: 0 }),
+        Plan::Unnest {
+            array, ordinality, ..
+        } => {
+            let items = match env.eval(array, &[])? {
+                Value::Array(a) => a.items.clone(),
+                _ => Vec::new(),
+            };
+            Box::new(SystemViewOp {
+                rows: items
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, v)| match ordinality {
+                        true => vec![v, Value::Int8(i as i64 + 1)],
+                        false => vec![v],
+                    })
+                    .collect::<Vec<_>>()
+                    .into_iter(),
+            })
+        }
+        Plan::GenerateSeries { start, stop, step } => Box::new(GenerateSeriesOp::new(
+            env.tx,
+            &env.session.text().clock,
+            env.eval(start, &[])?,
+            env.eval(stop, &[])?,
+            step.as_ref().map(|s| env.eval(s, &[])).transpose()?,
+        )?),
+        Plan::SequenceState { seq } => {
+            let s = crate::sequence::state(env.session, seq.oid)?;
+            Box::new(SystemViewOp {
+                rows: vec![vec![
+                    Value::Int8(s.last_value),
+                    Value::Int8(s.log_cnt),
+                    Value::Bool(s.is_called),
+                ]]
+                .into_iter(),
+            })
+        }
+        Plan::SystemView { view, .. } => Box::new(SystemViewOp {
+            rows: system_view_rows(*view, env).into_iter(),
+        }),
+        Plan::Filter { input, predicate } => Box::new(FilterOp {
+            env,
+            input: build(input, env)?,
+            predicate,
+            removed: 0,
+        }),
+        Plan::Project { input, exprs } => Box::new(ProjectOp {
+            env,
+            input: build(input, env)?,
+            exprs,
+        }),
+        Plan::NestedLoopJoin {
+            left,
+            right,
+            kind,
+            on,
+            right_width,
+            lateral,
+        } => Box::new(NestedLoopOp {
+            env,
+            left: build(left, env)?,
+            // A LATERAL right side is built for each left row instead.
+            right: match lateral {
+                None => Some(build(right, env)?),
+                Some(_) => None,
+            },
+            lateral: lateral.as_deref().map(|args| (&**right, args)),
+            right_rows: Vec::new(),
+            kind: *kind,
+            on: on.as_ref(),
+            right_width: *right_width,
+            current: None,
+            pos: 0,
+            matched: false,
+        }),
+        Plan::IndexNestLoop {
+            left,
+            table,
+            index,
+            outer_key,
+            key_cond,
+            inner_filter,
+            on,
+            kind,
+        } => Box::new(IndexNestLoopOp {
+            left: build(left, env)?,
+            env,
+            table,
+            index,
+            types: table.column_types(),
+            outer_key,
+            key_cond,
+            inner_filter: inner_filter.as_ref(),
+            on: on.as_ref(),
+            kind: *kind,
+            pending: std::collections::VecDeque::new(),
+        }),
+        Plan::Aggregate {
+            input,
+            group_by,
+            aggs,
+        } => Box::new(AggregateOp {
+            env,
+            input: Some(build(input, env)?),
+            group_by,
+            aggs,
+            output: Vec::new().into_iter(),
+        }),
+        Plan::Sort { input, keys } => Box::new(SortOp {
+            env,
+            input: Some(build(input, env)?),
+            keys,
+            output: Vec::new().into_iter(),
+        }),
+        Plan::Distinct { input } => Box::new(DistinctOp {
+            input: build(input, env)?,
+            seen: BTreeSet::new(),
+        }),
+        Plan::Append { inputs } => Box::new(AppendOp {
+            inputs: inputs
+                .iter()
+                .map(|p| build(p, env))
+                .collect::<PgResult<Vec<_>>>()?
+                .into(),
+        }),
+        Plan::SetOp {
+            intersect,
+            all,
+            left,
+            right,
+        } => Box::new(SetOpOp {
+            left: build(left, env)?,
+            right: Some(build(right, env)?),
+            intersect: *intersect,
+            all: *all,
+            counts: BTreeMap::new(),
+        }),
+        Plan::Limit {
+            input,
+            limit,
+            offset,
+        } => {
+            let limit = eval_count(
+                &env,
+                limit.as_ref(),
+                "LIMIT",
+                SqlState::INVALID_ROW_COUNT_IN_LIMIT_CLAUSE,
+            )?;
+            let offset = eval_count(
+                &env,
+                offset.as_ref(),
+                "OFFSET",
+                SqlState::INVALID_ROW_COUNT_IN_RESULT_OFFSET_CLAUSE,
+            )?;
+            Box::new(LimitOp {
+                input: build(input, env)?,
+                remaining: limit,
+                skip: offset.unwrap_or(0),
+            })
+        }
+    })
+}
+
+fn eval_count(env: &Env, e: Option<&Expr>, what: &str, code: SqlState) -> PgResult<Option<i64>> {
+    let Some(e) = e else { return Ok(None) };
+    match env.eval(e, &[])? {
+        Value::Null => Ok(None),
+        v => {
+            let n = v.as_i64().unwrap_or(0);
+            if n < 0 {
+                return Err(PgError::new(code, format!("{what} must not be negative")));
+            }
+            Ok(Some(n))
+        }
+    }
+}
+
+/// Run an operator to the end.
+pub fn collect(op: &mut dyn Operator) -> PgResult<Vec<Row>> {
+    let mut rows = Vec::new();
+    while let Some(r) = op.next()? {
+        rows.push(r);
+    }
+    Ok(rows)
+}

@@ -1,0 +1,186 @@
+//! Sequential and index scans of a table (Seq Scan, Index Scan), and the index bounds
+//! evaluated when a scan starts.
+
+#[allow(unused_imports)]
+use super::*;
+
+/// A heap scan that decodes the rows the snapshot sees; yields each with its address.
+pub struct TableScan<'a> {
+    pub(crate) scan: HeapScan<'a>,
+    pub(crate) types: Vec<DataType>,
+    pub(crate) tx: &'a txn::Tx,
+}
+
+impl<'a> TableScan<'a> {
+    pub fn new(env: Env<'a>, rel: common::RelId, types: Vec<DataType>) -> PgResult<TableScan<'a>> {
+        Ok(TableScan {
+            scan: HeapScan::visible(env.pool, rel, env.snapshot, env.tx)?,
+            types,
+            tx: env.tx,
+        })
+    }
+
+    pub fn next_row(&mut self) -> PgResult<Option<(ItemPointer, Row)>> {
+        self.tx.check_for_interrupts()?;
+        match self.scan.next() {
+            None => Ok(None),
+            Some(r) => {
+                let (tid, bytes) = r?;
+                Ok(Some((tid, access::tuple::decode(&bytes, &self.types)?)))
+            }
+        }
+    }
+}
+
+/// Evaluate an index scan's bound: `None` when no row can be in range (a NULL key, or
+/// an equality key outside the column's type). A key may be of a wider integer type than
+/// its smallint or integer column (`int4_col = $1::bigint`, as sysbench binds): its value
+/// is narrowed to the column's type here, at run time, so that a plan made with the
+/// parameter in place keeps the index. A last key value beyond the column's range on the
+/// side this bound limits (`a > 10^10` as a lower bound) admits no row; on the other side
+/// (`a > -10^10`) it limits nothing and the bound is the equality prefix before it.
+pub(crate) fn bound_values(
+    env: &Env,
+    b: &Bound<Vec<Expr>>,
+    upper: bool,
+    table: &catalog::TableDesc,
+    index: &catalog::IndexDesc,
+) -> PgResult<Option<Bound<Vec<Value>>>> {
+    let (exprs, included) = match b {
+        Bound::Unbounded => return Ok(Some(Bound::Unbounded)),
+        Bound::Included(k) => (k, true),
+        Bound::Excluded(k) => (k, false),
+    };
+    let mut key = Vec::with_capacity(exprs.len());
+    for (i, e) in exprs.iter().enumerate() {
+        let v = env.eval(e, &[])?;
+        if v.is_null() {
+            return Ok(None);
+        }
+        let ty = table.columns[index.columns[i]].ty.without_typmod();
+        match narrow_key(v, e.ty, ty) {
+            Ok(v) => key.push(v),
+            // Past the end the bound moves toward: nothing is in range.
+            Err(above) if above != upper => return Ok(None),
+            // Past the other end, as the range condition: no limit at all.
+            Err(_) if i + 1 == exprs.len() => {
+                return Ok(Some(if key.is_empty() {
+                    Bound::Unbounded
+                } else {
+                    Bound::Included(key)
+                }));
+            }
+            // An equality no value of the column meets.
+            Err(_) => return Ok(None),
+        }
+    }
+    Ok(Some(if included {
+        Bound::Included(key)
+    } else {
+        Bound::Excluded(key)
+    }))
+}
+
+/// A key value of type `from` as a value of its index column's type `to`: the same value
+/// unless `from` is a wider integer type (the planner's `widened_integer_column`), which
+/// is narrowed; `Err(true)` if it is above `to`'s range, `Err(false)` if below.
+pub(crate) fn narrow_key(v: Value, from: DataType, to: DataType) -> Result<Value, bool> {
+    if from == to || !matches!(from, DataType::Int4 | DataType::Int8) {
+        return Ok(v);
+    }
+    let Some(n) = v.as_i64() else {
+        return Ok(v);
+    };
+    let (min, max) = match to {
+        DataType::Int2 => (i64::from(i16::MIN), i64::from(i16::MAX)),
+        DataType::Int4 => (i64::from(i32::MIN), i64::from(i32::MAX)),
+        _ => return Ok(v),
+    };
+    if n > max {
+        return Err(true);
+    }
+    if n < min {
+        return Err(false);
+    }
+    Ok(match to {
+        DataType::Int2 => Value::Int2(n as i16),
+        _ => Value::Int4(n as i32),
+    })
+}
+
+pub(crate) struct IndexScanOp<'a> {
+    pub(crate) env: Env<'a>,
+    pub(crate) rel: common::RelId,
+    pub(crate) types: Vec<DataType>,
+    pub(crate) scan: Option<BTreeScan<'a>>,
+    pub(crate) filter: Option<&'a Expr>,
+    pub(crate) removed: u64,
+}
+
+impl Operator for IndexScanOp<'_> {
+    fn next(&mut self) -> PgResult<Option<Row>> {
+        let Some(scan) = self.scan.as_mut() else {
+            return Ok(None);
+        };
+        for entry in scan.by_ref() {
+            let (_, tid) = entry?;
+            let env = self.env;
+            env.tx.check_for_interrupts()?;
+            let Some(bytes) =
+                heapam::heap_fetch_visible(env.pool, self.rel, tid, env.snapshot, env.tx)?
+            else {
+                continue;
+            };
+            let mut row = access::tuple::decode(&bytes, &self.types)?;
+            match self.filter {
+                Some(f) if self.env.eval(f, &row)? != Value::Bool(true) => {
+                    self.removed += 1;
+                    continue;
+                }
+                _ => {
+                    if env.emit_tid {
+                        row.push(crate::lockrows::tid_value(tid));
+                    }
+                    return Ok(Some(row));
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    fn rows_removed(&self) -> u64 {
+        self.removed
+    }
+}
+
+pub(crate) struct SeqScanOp<'a> {
+    pub(crate) env: Env<'a>,
+    pub(crate) scan: TableScan<'a>,
+    pub(crate) filter: Option<&'a Expr>,
+    pub(crate) emit_tid: bool,
+    pub(crate) removed: u64,
+}
+
+impl Operator for SeqScanOp<'_> {
+    fn next(&mut self) -> PgResult<Option<Row>> {
+        while let Some((tid, mut row)) = self.scan.next_row()? {
+            match self.filter {
+                Some(f) if self.env.eval(f, &row)? != Value::Bool(true) => {
+                    self.removed += 1;
+                    continue;
+                }
+                _ => {
+                    if self.emit_tid {
+                        row.push(crate::lockrows::tid_value(tid));
+                    }
+                    return Ok(Some(row));
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    fn rows_removed(&self) -> u64 {
+        self.removed
+    }
+}

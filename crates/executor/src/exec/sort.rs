@@ -1,0 +1,34 @@
+//! Sort.
+
+#[allow(unused_imports)]
+use super::*;
+
+pub(crate) struct SortOp<'a> {
+    pub(crate) env: Env<'a>,
+    pub(crate) input: Option<Box<dyn Operator + 'a>>,
+    pub(crate) keys: &'a [SortKey],
+    pub(crate) output: std::vec::IntoIter<Row>,
+}
+
+impl Operator for SortOp<'_> {
+    fn next(&mut self) -> PgResult<Option<Row>> {
+        if let Some(mut input) = self.input.take() {
+            let mut keyed = Vec::new();
+            while let Some(row) = input.next()? {
+                let k = self
+                    .keys
+                    .iter()
+                    .map(|k| self.env.eval(&k.expr, &row))
+                    .collect::<PgResult<Vec<_>>>()?;
+                keyed.push((k, row));
+            }
+            keyed.sort_by(|a, b| compare_sort_keys(self.keys, &a.0, &b.0));
+            self.output = keyed
+                .into_iter()
+                .map(|(_, r)| r)
+                .collect::<Vec<_>>()
+                .into_iter();
+        }
+        Ok(self.output.next())
+    }
+}
