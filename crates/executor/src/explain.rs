@@ -9,10 +9,11 @@
 //! `((a > 1) AND (b < 2))`); columns are qualified by their table when the plan reads
 //! more than one.
 //!
-//! Deliberate differences (README, `tests/slt-myriad/explain.slt`): Myriad has no cost
-//! model, so no `(cost=...)` is shown whatever COSTS says; a Filter or projection above a
-//! node is shown on that node, as PostgreSQL's planner would have placed it; Sort shows
-//! no Sort Method line.
+//! Each node shows the planner's estimate, `(cost=a..b rows=n width=w)`, unless COSTS
+//! OFF (`planner::estimate`; a Materialize or a ModifyTable's scan as PostgreSQL costs
+//! them). Deliberate differences (README, `tests/slt-myriad/explain.slt`): a Filter or
+//! projection above a node is shown on that node, as PostgreSQL's planner would have
+//! placed it; Sort shows no Sort Method line.
 //!
 //! ANALYZE numbers each operator in pre-order as `exec::build` builds it ([`Instrumented`]
 //! wraps each one): rows returned, time to the first row and in total (unless TIMING
@@ -151,6 +152,13 @@ pub fn explain(
     planning: Duration,
     cx: &ExecContext,
 ) -> PgResult<StatementResult> {
+    let settings = cx.session.settings.planner();
+    let sizes = crate::PoolSizes(cx.pool);
+    let estimator = planner::estimate::Estimator::new(planner::PlanContext {
+        catalog: &cx.session.catalog,
+        sizes: &sizes,
+        settings: &settings,
+    });
     let mut r = Renderer {
         cx: ShowCx::new(cx.session.text()),
         lines: Vec::new(),
@@ -163,6 +171,7 @@ pub fn explain(
         buffers: options.analyze && options.buffers,
         in_subplan: 0,
         plans: &cx.subqueries,
+        estimator: options.costs.then_some(&estimator),
     };
     cx.subqueries.install(inner.subplans());
     let started = Instant::now();
@@ -344,9 +353,17 @@ fn live_names(table: &TableDesc, names: Vec<String>) -> Vec<String> {
 
 /// PostgreSQL's `Insert on t` / `Update on t` / `Delete on t` over the plan of its rows.
 fn modify(verb: &str, table: String, stats: Option<NodeStats>, child: Shown) -> Shown {
+    // Nothing for the writes themselves; no rows without RETURNING (PostgreSQL's
+    // ModifyTable).
+    let estimate = child.estimate.map(|e| planner::estimate::Estimate {
+        rows: 0.0,
+        width: 0,
+        ..e
+    });
     Shown {
         header: format!("{verb} on {table}"),
         details: Vec::new(),
+        estimate,
         stats,
         children: vec![child],
         subplans: vec![],
@@ -477,6 +494,8 @@ fn inputs(plan: &Plan) -> Vec<&Plan> {
 struct Shown {
     header: String,
     details: Vec<String>,
+    /// The planner's estimate (shown unless COSTS OFF).
+    estimate: Option<planner::estimate::Estimate>,
     stats: Option<NodeStats>,
     children: Vec<Shown>,
     /// Subqueries its expressions run, each as `SubPlan n` (after the children, as
@@ -504,6 +523,8 @@ struct Renderer<'a> {
     in_subplan: usize,
     /// The plans of the statement's subqueries.
     plans: &'a crate::subquery::SubqueryCache,
+    /// The planner's estimates, unless COSTS OFF.
+    estimator: Option<&'a planner::estimate::Estimator<'a>>,
 }
 
 /// What showing an expression reads: the session's text context (constants print as
@@ -592,6 +613,10 @@ impl Renderer<'_> {
     ) -> Shown {
         self.set_qualify(false);
         let mut child = self.shown(scan);
+        if let Some(e) = self.estimator {
+            let set: Vec<&Expr> = set.iter().map(|(_, e)| e).collect();
+            child.estimate = Some(e.modify_scan(scan, &set));
+        }
         if self.verbose && !child.details.is_empty() {
             let names: Vec<String> = table.columns.iter().map(|c| c.name.clone()).collect();
             let mut sorted: Vec<&(usize, Expr)> = set.iter().collect();
@@ -624,6 +649,12 @@ impl Renderer<'_> {
             format!("{}->  ", " ".repeat(6 * (depth - 1) + 2))
         };
         line.push_str(&s.header);
+        if let Some(e) = &s.estimate {
+            line.push_str(&format!(
+                "  (cost={:.2}..{:.2} rows={:.0} width={})",
+                e.startup, e.total, e.rows, e.width
+            ));
+        }
         if let Some(st) = &s.stats {
             line.push(' ');
             line.push_str(&self.actual(st));
@@ -804,9 +835,11 @@ impl Renderer<'_> {
 
     fn shown_node(&mut self, plan: &Plan) -> Shown {
         let stats = self.take();
+        let estimate = self.estimator.map(|e| e.estimate(plan));
         let node = |header: String, details: Vec<String>, children: Vec<Shown>| Shown {
             header,
             details,
+            estimate,
             stats,
             children,
             subplans: vec![],
@@ -907,6 +940,7 @@ impl Renderer<'_> {
                 if stats.is_some() {
                     s.stats = stats;
                 }
+                s.estimate = estimate;
                 s
             }
             Plan::Project { input, .. } => {
@@ -914,6 +948,7 @@ impl Renderer<'_> {
                 if stats.is_some() {
                     s.stats = stats;
                 }
+                s.estimate = estimate;
                 // The node below computes the projection: its Output is the projection's.
                 if self.verbose && !s.details.is_empty() {
                     s.details[0] = self.output(plan);
@@ -962,6 +997,7 @@ impl Renderer<'_> {
                     } else {
                         vec![]
                     },
+                    estimate: self.estimator.map(|e| e.materialize(right)),
                     stats: r.stats,
                     children: vec![r],
                     subplans: vec![],
@@ -1016,6 +1052,7 @@ impl Renderer<'_> {
                         self.relation(&table.name)
                     ),
                     details: inner_details,
+                    estimate: self.estimator.map(|e| e.inner_index_scan(plan)),
                     stats: None,
                     children: vec![],
                     subplans: vec![],
@@ -1077,7 +1114,10 @@ impl Renderer<'_> {
                 )
             }
             Plan::Limit { input, .. } => {
-                let child = self.shown(input);
+                let mut child = self.shown(input);
+                if let Some(e) = self.estimator.and_then(|e| e.bounded_sort(input, plan)) {
+                    child.estimate = Some(e);
+                }
                 node("Limit".into(), vec![], vec![child])
             }
             Plan::Append { inputs } => {

@@ -241,7 +241,7 @@ pub fn index_scan(
 /// A btree's height (levels above the leaves) from its size: 0 for a root leaf (the
 /// metapage and one page), then a level per few hundred-fold of leaves (PostgreSQL reads
 /// its fast root's level from the metapage).
-fn tree_height(pages: f64) -> f64 {
+pub(crate) fn tree_height(pages: f64) -> f64 {
     // Block 0 is the metapage.
     let mut leaves = (pages - 1.0).max(1.0);
     let mut height = 0.0;

@@ -18,6 +18,7 @@
 //! ([`SubPlans`]): the executor runs what it is given and decides nothing. Costing with
 
 mod cost;
+pub mod estimate;
 mod join;
 mod plan;
 mod pushdown;

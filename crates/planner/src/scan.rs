@@ -89,18 +89,12 @@ pub(crate) fn index_order(scan: &Plan, exprs: &[Expr], keys: &[SortKey]) -> Opti
     }
 }
 
-/// The scan for `table` filtered by `predicate` (planner rule 4), the cheapest by
-/// PostgreSQL's cost model ([`crate::cost`]): a sequential scan, or an index scan through an index whose
-/// leading columns the predicate's conjuncts constrain (equality on a leading prefix,
-/// then a range on the next column). An index whose whole key is fixed by equalities and
-/// unique finds at most one row and is taken without costing. `enable_indexscan = off`
-/// leaves the sequential scan; `enable_seqscan = off` makes it cost
-/// [`crate::cost::DISABLE_COST`] more.
-pub fn scan_path(cx: &PlanContext<'_>, table: Arc<TableDesc>, predicate: Expr) -> Plan {
-    let mut conjuncts = Vec::new();
-    split_and(&predicate, &mut conjuncts);
-    // (column, operator, constant, conjunct) for each usable conjunct: a bare column of
-    // an indexable type against a run-time constant of the same type.
+/// (column, operator, constant, conjunct index) for each of `conjuncts` an index can
+/// serve: a bare column of an indexable type against a run-time constant of the same type.
+pub(crate) fn index_quals(
+    table: &TableDesc,
+    conjuncts: &[&Expr],
+) -> Vec<(usize, BinaryOp, Expr, usize)> {
     let mut quals: Vec<(usize, BinaryOp, Expr, usize)> = Vec::new();
     for (ci, c) in conjuncts.iter().enumerate() {
         if let ExprKind::Binary(op, l, r) = &c.kind
@@ -117,8 +111,8 @@ pub fn scan_path(cx: &PlanContext<'_>, table: Arc<TableDesc>, predicate: Expr) -
                 // runs (`exec::bound_values`), as PostgreSQL's cross-type btree operators
                 // compare. So a parameter's generic plan uses the index as well.
                 _ => match (
-                    widened_integer_column(l, &table),
-                    widened_integer_column(r, &table),
+                    widened_integer_column(l, table),
+                    widened_integer_column(r, table),
                 ) {
                     (Some((i, _)), None) if is_constant(r) => {
                         quals.push((i, *op, (**r).clone(), ci));
@@ -140,91 +134,119 @@ pub fn scan_path(cx: &PlanContext<'_>, table: Arc<TableDesc>, predicate: Expr) -
             }
         }
     }
-    // Each index the conjuncts constrain: its key range and the conjuncts it comes from.
-    struct Candidate<'t> {
-        index: &'t IndexDesc,
-        lower: Bound<Vec<Expr>>,
-        upper: Bound<Vec<Expr>>,
-        used: Vec<usize>,
-        full_key_equal: bool,
+    quals
+}
+
+/// An index the conjuncts constrain: its key range and the conjuncts it comes from.
+pub(crate) struct Candidate<'t> {
+    pub(crate) index: &'t IndexDesc,
+    pub(crate) lower: Bound<Vec<Expr>>,
+    pub(crate) upper: Bound<Vec<Expr>>,
+    /// The conjuncts (by index into the list `quals` came from) that bound the key.
+    pub(crate) used: Vec<usize>,
+    /// Every key column is fixed by an equality.
+    pub(crate) full_key_equal: bool,
+}
+
+/// The key range `quals` ([`index_quals`]) give `index`: equalities on its leading
+/// columns, then a range on the next; `None` if they constrain none of it.
+pub(crate) fn index_candidate<'t>(
+    index: &'t IndexDesc,
+    quals: &[(usize, BinaryOp, Expr, usize)],
+) -> Option<Candidate<'t>> {
+    let mut prefix = Vec::new();
+    let mut used = Vec::new();
+    for &col in &index.columns {
+        match quals
+            .iter()
+            .find(|(c, op, _, _)| *c == col && *op == BinaryOp::Eq)
+        {
+            Some((_, _, k, ci)) => {
+                prefix.push(k.clone());
+                used.push(*ci);
+            }
+            None => break,
+        }
     }
+    let full_key_equal = prefix.len() == index.columns.len();
+    let (mut lower, mut upper) = if prefix.is_empty() {
+        (Bound::Unbounded, Bound::Unbounded)
+    } else {
+        (
+            Bound::Included(prefix.clone()),
+            Bound::Included(prefix.clone()),
+        )
+    };
+    if let Some(&next) = index.columns.get(prefix.len()) {
+        for (c, op, k, ci) in quals {
+            if *c != next {
+                continue;
+            }
+            let mut key = prefix.clone();
+            key.push(k.clone());
+            let set = match op {
+                BinaryOp::Gt if lower_is_prefix(&lower, prefix.len()) => {
+                    lower = Bound::Excluded(key);
+                    true
+                }
+                BinaryOp::GtEq if lower_is_prefix(&lower, prefix.len()) => {
+                    lower = Bound::Included(key);
+                    true
+                }
+                BinaryOp::Lt if lower_is_prefix(&upper, prefix.len()) => {
+                    upper = Bound::Excluded(key);
+                    true
+                }
+                BinaryOp::LtEq if lower_is_prefix(&upper, prefix.len()) => {
+                    upper = Bound::Included(key);
+                    true
+                }
+                _ => false,
+            };
+            if set {
+                used.push(*ci);
+            }
+        }
+    }
+    (!used.is_empty()).then_some(Candidate {
+        index,
+        lower,
+        upper,
+        used,
+        full_key_equal,
+    })
+}
+
+/// The scan for `table` filtered by `predicate` (planner rule 4), the cheapest by
+/// PostgreSQL's cost model ([`crate::cost`]): a sequential scan, or an index scan through an index whose
+/// leading columns the predicate's conjuncts constrain (equality on a leading prefix,
+/// then a range on the next column). An index whose whole key is fixed by equalities and
+/// unique finds at most one row and is taken without costing. `enable_indexscan = off`
+/// leaves the sequential scan; `enable_seqscan = off` makes it cost
+/// [`crate::cost::DISABLE_COST`] more.
+pub fn scan_path(cx: &PlanContext<'_>, table: Arc<TableDesc>, predicate: Expr) -> Plan {
+    let mut conjuncts = Vec::new();
+    split_and(&predicate, &mut conjuncts);
+    let quals = index_quals(&table, &conjuncts);
     let mut candidates: Vec<Candidate> = Vec::new();
     if cx.settings.enable_indexscan {
         for index in &table.indexes {
-            let mut prefix = Vec::new();
-            let mut used = Vec::new();
-            for &col in &index.columns {
-                match quals
-                    .iter()
-                    .find(|(c, op, _, _)| *c == col && *op == BinaryOp::Eq)
-                {
-                    Some((_, _, k, ci)) => {
-                        prefix.push(k.clone());
-                        used.push(*ci);
-                    }
-                    None => break,
-                }
-            }
-            let full_key_equal = prefix.len() == index.columns.len();
+            let Some(c) = index_candidate(index, &quals) else {
+                continue;
+            };
             // A unique index whose whole key is fixed: one row at most, nothing cheaper.
-            if full_key_equal && index.unique {
+            if c.full_key_equal && index.unique {
+                let (index, lower, upper) = (index.clone(), c.lower, c.upper);
                 return Plan::IndexScan {
-                    index: index.clone(),
+                    index,
                     table,
-                    lower: Bound::Included(prefix.clone()),
-                    upper: Bound::Included(prefix),
+                    lower,
+                    upper,
                     filter: Some(predicate),
                     backward: false,
                 };
             }
-            let (mut lower, mut upper) = if prefix.is_empty() {
-                (Bound::Unbounded, Bound::Unbounded)
-            } else {
-                (
-                    Bound::Included(prefix.clone()),
-                    Bound::Included(prefix.clone()),
-                )
-            };
-            if let Some(&next) = index.columns.get(prefix.len()) {
-                for (c, op, k, ci) in &quals {
-                    if *c != next {
-                        continue;
-                    }
-                    let mut key = prefix.clone();
-                    key.push(k.clone());
-                    let set = match op {
-                        BinaryOp::Gt if lower_is_prefix(&lower, prefix.len()) => {
-                            lower = Bound::Excluded(key);
-                            true
-                        }
-                        BinaryOp::GtEq if lower_is_prefix(&lower, prefix.len()) => {
-                            lower = Bound::Included(key);
-                            true
-                        }
-                        BinaryOp::Lt if lower_is_prefix(&upper, prefix.len()) => {
-                            upper = Bound::Excluded(key);
-                            true
-                        }
-                        BinaryOp::LtEq if lower_is_prefix(&upper, prefix.len()) => {
-                            upper = Bound::Included(key);
-                            true
-                        }
-                        _ => false,
-                    };
-                    if set {
-                        used.push(*ci);
-                    }
-                }
-            }
-            if !used.is_empty() {
-                candidates.push(Candidate {
-                    index,
-                    lower,
-                    upper,
-                    used,
-                    full_key_equal,
-                });
-            }
+            candidates.push(c);
         }
     }
     if candidates.is_empty() {

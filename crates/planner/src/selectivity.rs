@@ -288,7 +288,7 @@ fn pseudo_constant(e: &Expr) -> bool {
 }
 
 /// An operand's value if the planner knows it: a constant, possibly cast.
-fn constant_value(e: &Expr) -> Option<Value> {
+pub(crate) fn constant_value(e: &Expr) -> Option<Value> {
     match &e.kind {
         ExprKind::Const(v) => Some(v.clone()),
         ExprKind::Cast { expr, .. } => match (constant_value(expr)?, e.ty) {

@@ -1308,4 +1308,6 @@ pub struct ExplainOptions {
     pub verbose: bool,
     /// BUFFERS: with ANALYZE, each node's buffer accesses (its children's included).
     pub buffers: bool,
+    /// COSTS (on unless turned off): each node's estimated cost, rows and width.
+    pub costs: bool,
 }

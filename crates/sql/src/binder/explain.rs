@@ -26,6 +26,7 @@ impl Binder<'_> {
         }
         let mut analyze = Some(analyze);
         let (mut timing, mut summary, mut verbose, mut buffers) = (None, None, false, false);
+        let mut costs = true;
         if legacy && analyze != Some(true) {
             verbose = true;
         }
@@ -55,10 +56,7 @@ impl Binder<'_> {
                 "summary" => summary = Some(flag("summary")?),
                 "verbose" => verbose = flag("verbose")?,
                 "buffers" => buffers = flag("buffers")?,
-                // Myriad has no cost model: there are no costs to show or hide.
-                "costs" => {
-                    flag("costs")?;
-                }
+                "costs" => costs = flag("costs")?,
                 "settings" | "wal" => {
                     if flag(&name)? {
                         return Err(PgError::unsupported(format!(
@@ -126,6 +124,7 @@ impl Binder<'_> {
                 summary: summary.unwrap_or(analyze),
                 verbose,
                 buffers,
+                costs,
             },
             inner: Box::new(inner),
             columns: vec![OutputColumn {

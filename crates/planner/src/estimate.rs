@@ -1,0 +1,977 @@
+//! Estimates of every plan node (planner rule 6): startup and total cost, rows and width,
+//! by PostgreSQL 15's cost formulas (its `costsize.c`) over the selectivities of
+//! [`crate::selectivity`], for EXPLAIN to print and the plan cache to compare.
+//!
+//! Myriad's nodes map onto PostgreSQL's: a Filter or Project is costed as PostgreSQL
+//! costs the qual or target list of the node it is shown on; a nested loop's inner side
+//! read once and kept is a Materialize; an index nested loop's inner side is a
+//! parameterized index scan repeated once per outer row. Widths follow PostgreSQL's
+//! (`get_typavgwidth`, or ANALYZE's average width of a column), except that a scan
+//! reports every column of its table (Myriad's scans return them all).
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+use catalog::TableDesc;
+use common::{DataType, Value};
+use sql::bound::{AggFunc, BinaryOp, Expr, ExprKind, JoinKind};
+
+use crate::cost::{self, Cost, PlanContext};
+use crate::selectivity::{
+    RelInfo, clamp_rows, clause_selectivity, conjuncts_selectivity, distinct_values, type_width,
+};
+use crate::{Plan, scan};
+
+/// What a node is estimated to cost and return (PostgreSQL's `Plan` header fields).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Estimate {
+    pub startup: f64,
+    pub total: f64,
+    pub rows: f64,
+    /// Average output row width, in bytes.
+    pub width: i64,
+}
+
+impl Estimate {
+    fn from_cost(c: Cost, width: i64) -> Estimate {
+        Estimate {
+            startup: c.startup,
+            total: c.total,
+            rows: c.rows,
+            width,
+        }
+    }
+}
+
+/// Where an output column of a node comes from, when it is a table's column: what its
+/// statistics describe.
+type Origin = Option<(*const TableDesc, usize)>;
+
+/// A node's estimate with its output columns' widths and origins.
+#[derive(Clone)]
+struct Node {
+    est: Estimate,
+    widths: Vec<i64>,
+    origins: Vec<Origin>,
+}
+
+/// Estimates plan nodes, each once (keyed by node: a plan is not moved while it is
+/// estimated and shown).
+pub struct Estimator<'a> {
+    cx: PlanContext<'a>,
+    memo: RefCell<HashMap<*const Plan, Node>>,
+    /// Tables by address, for the origins' statistics.
+    tables: RefCell<HashMap<*const TableDesc, std::sync::Arc<TableDesc>>>,
+}
+
+impl<'a> Estimator<'a> {
+    pub fn new(cx: PlanContext<'a>) -> Estimator<'a> {
+        Estimator {
+            cx,
+            memo: RefCell::default(),
+            tables: RefCell::default(),
+        }
+    }
+
+    /// The estimate of `plan`'s top node.
+    pub fn estimate(&self, plan: &Plan) -> Estimate {
+        self.node(plan).est
+    }
+
+    /// The Materialize PostgreSQL puts over a nested loop's inner side read once.
+    pub fn materialize(&self, inner: &Plan) -> Estimate {
+        let i = self.node(inner).est;
+        material(&self.cx, &i)
+    }
+
+    /// The inner side of an index nested loop, as PostgreSQL's parameterized index scan:
+    /// its cost per outer row and the rows it finds each time.
+    pub fn inner_index_scan(&self, plan: &Plan) -> Estimate {
+        match plan {
+            Plan::IndexNestLoop {
+                left,
+                table,
+                index,
+                inner_filter,
+                ..
+            } => {
+                let outer = self.node(left).est;
+                self.parameterized_index_scan(table, index, inner_filter.as_ref(), outer.rows)
+            }
+            _ => self.estimate(plan),
+        }
+    }
+
+    fn node(&self, plan: &Plan) -> Node {
+        let key = plan as *const Plan;
+        if let Some(n) = self.memo.borrow().get(&key) {
+            return n.clone();
+        }
+        let n = self.compute(plan);
+        self.memo.borrow_mut().insert(key, n.clone());
+        n
+    }
+
+    /// A table's columns: widths (ANALYZE's average or the type's) and origins.
+    fn table_columns(&self, table: &std::sync::Arc<TableDesc>) -> (Vec<i64>, Vec<Origin>) {
+        self.tables
+            .borrow_mut()
+            .insert(std::sync::Arc::as_ptr(table), table.clone());
+        let stats = self.cx.catalog.stats(table.oid);
+        let widths = table
+            .columns
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                if c.dropped {
+                    return 0;
+                }
+                stats
+                    .and_then(|s| s.column(i as u16 + 1, &c.ty))
+                    .map(|s| i64::from(s.avg_width))
+                    .filter(|w| *w > 0)
+                    .unwrap_or_else(|| type_width(&c.ty))
+            })
+            .collect();
+        let ptr = std::sync::Arc::as_ptr(table);
+        let origins = (0..table.columns.len()).map(|i| Some((ptr, i))).collect();
+        (widths, origins)
+    }
+
+    fn compute(&self, plan: &Plan) -> Node {
+        let cx = &self.cx;
+        let s = cx.settings;
+        match plan {
+            Plan::SeqScan { table, filter } => {
+                let (widths, origins) = self.table_columns(table);
+                // SAFETY of the lifetime: the table lives as long as the plan, which
+                // outlives this estimator's use; RelInfo only borrows it here.
+                let rel = RelInfo::new(
+                    table,
+                    cx.catalog.stats(table.oid),
+                    cx.sizes.pages(table.rel),
+                );
+                let quals = conjuncts_of(filter.as_ref());
+                let rows = clamp_rows(rel.tuples * conjuncts_selectivity(&rel, &quals));
+                let c = cost::seq_scan(cx, &rel, &quals, rows);
+                let width = widths.iter().sum();
+                Node {
+                    est: Estimate::from_cost(c, width),
+                    widths,
+                    origins,
+                }
+            }
+            Plan::IndexScan {
+                table,
+                index,
+                filter,
+                ..
+            } => {
+                let (widths, origins) = self.table_columns(table);
+                let rel = RelInfo::new(
+                    table,
+                    cx.catalog.stats(table.oid),
+                    cx.sizes.pages(table.rel),
+                );
+                let quals = conjuncts_of(filter.as_ref());
+                let rows = clamp_rows(rel.tuples * conjuncts_selectivity(&rel, &quals));
+                let iq = scan::index_quals(table, &quals);
+                let (used, full) = match scan::index_candidate(index, &iq) {
+                    Some(c) => (c.used, c.full_key_equal),
+                    None => (Vec::new(), false),
+                };
+                let bound: Vec<&Expr> = used.iter().map(|&i| quals[i]).collect();
+                let rest: Vec<&Expr> = quals
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| !used.contains(i))
+                    .map(|(_, e)| *e)
+                    .collect();
+                let c = cost::index_scan(cx, &rel, index, &bound, full, &rest, rows);
+                let width = widths.iter().sum();
+                Node {
+                    est: Estimate::from_cost(c, width),
+                    widths,
+                    origins,
+                }
+            }
+            Plan::SequenceState { .. } => leaf(
+                Estimate {
+                    startup: 0.0,
+                    total: s.seq_page_cost + s.cpu_tuple_cost,
+                    rows: 1.0,
+                    width: 16,
+                },
+                vec![8, 8, 1],
+            ),
+            Plan::SystemView { width, .. } => {
+                // A function-like scan of unknown size (PostgreSQL's 1000 rows).
+                let rows = 1000.0;
+                leaf(
+                    Estimate {
+                        startup: 0.0,
+                        total: s.cpu_tuple_cost * rows,
+                        rows,
+                        width: 32 * *width as i64,
+                    },
+                    vec![32; *width],
+                )
+            }
+            Plan::Values { rows, width } => {
+                let widths: Vec<i64> = match rows.first() {
+                    Some(r) => r.iter().map(|e| type_width(&e.ty)).collect(),
+                    None => vec![0; *width],
+                };
+                let n = rows.len() as f64;
+                let est = if rows.len() == 1 {
+                    // A single row is a Result.
+                    Estimate {
+                        startup: 0.0,
+                        total: s.cpu_tuple_cost,
+                        rows: 1.0,
+                        width: widths.iter().sum(),
+                    }
+                } else {
+                    Estimate {
+                        startup: 0.0,
+                        total: (s.cpu_operator_cost + s.cpu_tuple_cost) * n,
+                        rows: clamp_rows(n),
+                        width: widths.iter().sum(),
+                    }
+                };
+                leaf(est, widths)
+            }
+            Plan::GenerateSeries { start, stop, step } => {
+                let rows = series_rows(start, stop, step.as_ref());
+                let call = s.cpu_operator_cost;
+                let w = type_width(&start.ty);
+                leaf(
+                    Estimate {
+                        startup: call,
+                        total: call + s.cpu_tuple_cost * rows,
+                        rows,
+                        width: w,
+                    },
+                    vec![w],
+                )
+            }
+            Plan::Unnest {
+                array, ordinality, ..
+            } => {
+                let rows = match &array.kind {
+                    ExprKind::Const(Value::Array(a)) => clamp_rows(a.items.len() as f64),
+                    _ => 10.0,
+                };
+                let elem = array.ty.elem().map_or(32, |t| type_width(&t));
+                let mut widths = vec![elem];
+                if *ordinality {
+                    widths.push(8);
+                }
+                let call = s.cpu_operator_cost;
+                leaf(
+                    Estimate {
+                        startup: call,
+                        total: call + s.cpu_tuple_cost * rows,
+                        rows,
+                        width: widths.iter().sum(),
+                    },
+                    widths,
+                )
+            }
+            Plan::Filter { input, predicate } => {
+                let n = self.node(input);
+                let sel = self.selectivity_over(&n, predicate);
+                let (qs, qp) = cost::qual_cost(cx, &[predicate]);
+                let est = Estimate {
+                    startup: n.est.startup + qs,
+                    total: n.est.total + qs + qp * n.est.rows,
+                    rows: clamp_rows(n.est.rows * sel),
+                    width: n.est.width,
+                };
+                Node { est, ..n }
+            }
+            Plan::Project { input, exprs } => {
+                let n = self.node(input);
+                let refs: Vec<&Expr> = exprs.iter().collect();
+                let (qs, qp) = cost::qual_cost(cx, &refs);
+                let widths: Vec<i64> = exprs.iter().map(|e| expr_width(e, &n.widths)).collect();
+                let origins = exprs
+                    .iter()
+                    .map(|e| match e.kind {
+                        ExprKind::Column(i) => n.origins.get(i).copied().flatten(),
+                        _ => None,
+                    })
+                    .collect();
+                let est = Estimate {
+                    startup: n.est.startup + qs,
+                    total: n.est.total + qs + qp * n.est.rows,
+                    rows: n.est.rows,
+                    width: widths.iter().sum(),
+                };
+                Node {
+                    est,
+                    widths,
+                    origins,
+                }
+            }
+            Plan::NestedLoopJoin {
+                left,
+                right,
+                kind,
+                on,
+                lateral,
+                ..
+            } => {
+                let o = self.node(left);
+                let i = self.node(right);
+                let mut widths = o.widths.clone();
+                widths.extend(i.widths.iter().copied());
+                let mut origins = o.origins.clone();
+                origins.extend(i.origins.iter().copied());
+                let joined = Node {
+                    est: Estimate::default(),
+                    widths: widths.clone(),
+                    origins: origins.clone(),
+                };
+                let sel = on
+                    .as_ref()
+                    .map_or(1.0, |e| self.selectivity_over(&joined, e));
+                // The inner side: re-run per outer row (LATERAL), or read once and kept.
+                let (inner, rescan_total) = if lateral.is_some() {
+                    (i.est, i.est.total)
+                } else {
+                    let m = material(cx, &i.est);
+                    (m, s.cpu_operator_cost * m.rows)
+                };
+                let on_refs: Vec<&Expr> = on.iter().collect();
+                let (qs, qp) = cost::qual_cost(cx, &on_refs);
+                let startup = o.est.startup + inner.startup + qs;
+                let mut run = o.est.total - o.est.startup + (inner.total - inner.startup);
+                if o.est.rows > 1.0 {
+                    run += (o.est.rows - 1.0) * rescan_total;
+                }
+                let ntuples = o.est.rows * inner.rows;
+                run += (s.cpu_tuple_cost + qp) * ntuples;
+                let rows = join_rows(o.est.rows, inner.rows, sel, *kind);
+                Node {
+                    est: Estimate {
+                        startup,
+                        total: startup + run,
+                        rows,
+                        width: widths.iter().sum(),
+                    },
+                    widths,
+                    origins,
+                }
+            }
+            Plan::IndexNestLoop {
+                left,
+                table,
+                index,
+                inner_filter,
+                on,
+                kind,
+                ..
+            } => {
+                let o = self.node(left);
+                let (iw, iorig) = self.table_columns(table);
+                let inner =
+                    self.parameterized_index_scan(table, index, inner_filter.as_ref(), o.est.rows);
+                let mut widths = o.widths.clone();
+                widths.extend(iw);
+                let mut origins = o.origins.clone();
+                origins.extend(iorig);
+                let joined = Node {
+                    est: Estimate::default(),
+                    widths: widths.clone(),
+                    origins: origins.clone(),
+                };
+                let sel = on
+                    .as_ref()
+                    .map_or(1.0, |e| self.selectivity_over(&joined, e));
+                let on_refs: Vec<&Expr> = on.iter().collect();
+                let (qs, qp) = cost::qual_cost(cx, &on_refs);
+                let startup = o.est.startup + inner.startup + qs;
+                let run = o.est.total - o.est.startup
+                    + o.est.rows * (inner.total - inner.startup)
+                    + (o.est.rows - 1.0).max(0.0) * inner.startup
+                    + (s.cpu_tuple_cost + qp) * o.est.rows * inner.rows;
+                let rows = join_rows(o.est.rows, inner.rows, sel, *kind);
+                Node {
+                    est: Estimate {
+                        startup,
+                        total: startup + run,
+                        rows,
+                        width: widths.iter().sum(),
+                    },
+                    widths,
+                    origins,
+                }
+            }
+            Plan::Aggregate {
+                input,
+                group_by,
+                aggs,
+            } => {
+                let n = self.node(input);
+                let mut trans = 0.0;
+                let mut finals = 0.0;
+                for a in aggs {
+                    trans += s.cpu_operator_cost;
+                    let args: Vec<&Expr> = a.inputs().collect();
+                    trans += cost::qual_cost(cx, &args).1;
+                    if a.func == AggFunc::Avg {
+                        finals += s.cpu_operator_cost;
+                    }
+                }
+                let mut widths: Vec<i64> =
+                    group_by.iter().map(|e| expr_width(e, &n.widths)).collect();
+                widths.extend(aggs.iter().map(|a| agg_width(a.func, &a.ty)));
+                let mut origins: Vec<Origin> = group_by
+                    .iter()
+                    .map(|e| match e.kind {
+                        ExprKind::Column(i) => n.origins.get(i).copied().flatten(),
+                        _ => None,
+                    })
+                    .collect();
+                origins.extend(aggs.iter().map(|_| None));
+                // The grouping expressions are computed below it, per input row.
+                let group_refs: Vec<&Expr> = group_by.iter().collect();
+                let group_cost = cost::qual_cost(cx, &group_refs).1 * n.est.rows;
+                let est = if group_by.is_empty() {
+                    let startup = n.est.total + trans * n.est.rows + finals;
+                    Estimate {
+                        startup,
+                        total: startup + s.cpu_tuple_cost,
+                        rows: 1.0,
+                        width: widths.iter().sum(),
+                    }
+                } else {
+                    let groups = self.num_groups(&n, group_by);
+                    let startup = n.est.total
+                        + group_cost
+                        + trans * n.est.rows
+                        + s.cpu_operator_cost * group_by.len() as f64 * n.est.rows;
+                    Estimate {
+                        startup,
+                        total: startup + finals * groups + s.cpu_tuple_cost * groups,
+                        rows: groups,
+                        width: widths.iter().sum(),
+                    }
+                };
+                Node {
+                    est,
+                    widths,
+                    origins,
+                }
+            }
+            Plan::Sort { input, .. } => {
+                let n = self.node(input);
+                let est = sort(cx, &n.est, None);
+                Node { est, ..n }
+            }
+            Plan::Distinct { input } => {
+                let n = self.node(input);
+                let cols: Vec<Expr> = (0..n.widths.len())
+                    .map(|i| Expr::column(i, DataType::Unknown))
+                    .collect();
+                let groups = self.num_groups(&n, &cols);
+                let startup = n.est.total + s.cpu_operator_cost * cols.len() as f64 * n.est.rows;
+                let est = Estimate {
+                    startup,
+                    total: startup + s.cpu_tuple_cost * groups,
+                    rows: groups,
+                    width: n.est.width,
+                };
+                Node { est, ..n }
+            }
+            Plan::Append { inputs } => {
+                let nodes: Vec<Node> = inputs.iter().map(|p| self.node(p)).collect();
+                let rows: f64 = nodes.iter().map(|n| n.est.rows).sum();
+                let total: f64 = nodes.iter().map(|n| n.est.total).sum();
+                let first = nodes.first().cloned().unwrap_or(Node {
+                    est: Estimate::default(),
+                    widths: Vec::new(),
+                    origins: Vec::new(),
+                });
+                let est = Estimate {
+                    startup: first.est.startup,
+                    total: total + s.cpu_tuple_cost * 0.5 * rows,
+                    rows,
+                    width: first.est.width,
+                };
+                Node {
+                    est,
+                    widths: first.widths,
+                    origins: vec![None; first.origins.len()],
+                }
+            }
+            Plan::SetOp {
+                intersect,
+                all,
+                left,
+                right,
+            } => {
+                let l = self.node(left);
+                let r = self.node(right);
+                let in_rows = l.est.rows + r.est.rows;
+                let ncols = l.widths.len() as f64;
+                let total = l.est.total + r.est.total + s.cpu_tuple_cost * 0.5 * in_rows;
+                let cols: Vec<Expr> = (0..l.widths.len())
+                    .map(|i| Expr::column(i, DataType::Unknown))
+                    .collect();
+                let lg = self.num_groups(&l, &cols);
+                let rows = if *intersect {
+                    let rg = self.num_groups(&r, &cols);
+                    if *all {
+                        l.est.rows.min(r.est.rows)
+                    } else {
+                        lg.min(rg)
+                    }
+                } else if *all {
+                    l.est.rows
+                } else {
+                    lg
+                };
+                let est = Estimate {
+                    startup: l.est.startup,
+                    total: total + s.cpu_operator_cost * in_rows * ncols,
+                    rows,
+                    width: l.est.width + 4,
+                };
+                Node { est, ..l }
+            }
+            Plan::Limit {
+                input,
+                limit,
+                offset,
+            } => {
+                let n = self.node(input);
+                // A Sort below is bounded by what the LIMIT keeps.
+                let below = match &**input {
+                    Plan::Sort { input: sorted, .. } => {
+                        let count = limit_count(limit.as_ref());
+                        let off = limit_count(offset.as_ref());
+                        match (count, off) {
+                            (c, o) if c > 0.0 && o >= 0.0 => {
+                                sort(cx, &self.node(sorted).est, Some(c + o))
+                            }
+                            _ => n.est,
+                        }
+                    }
+                    _ => n.est,
+                };
+                let est = limit_estimate(
+                    &below,
+                    limit_count(limit.as_ref()),
+                    limit_count(offset.as_ref()),
+                );
+                Node { est, ..n }
+            }
+            Plan::LockRows { input, .. } => {
+                let n = self.node(input);
+                let est = Estimate {
+                    total: n.est.total + s.cpu_tuple_cost * n.est.rows,
+                    ..n.est
+                };
+                Node { est, ..n }
+            }
+        }
+    }
+
+    /// A sort bounded to `limit` rows, as its Limit parent sees it (`Limit (Sort)`).
+    pub fn bounded_sort(&self, sort_plan: &Plan, limit: &Plan) -> Option<Estimate> {
+        let (Plan::Sort { input, .. }, Plan::Limit { limit, offset, .. }) = (sort_plan, limit)
+        else {
+            return None;
+        };
+        let c = limit_count(limit.as_ref());
+        let o = limit_count(offset.as_ref());
+        (c > 0.0 && o >= 0.0).then(|| sort(&self.cx, &self.node(input).est, Some(c + o)))
+    }
+
+    /// The scan under an UPDATE or DELETE, as PostgreSQL's: it computes the new values
+    /// of the `set` columns (and returns them with the row's address, 6 bytes).
+    pub fn modify_scan(&self, scan: &Plan, set: &[&Expr]) -> Estimate {
+        let n = self.node(scan);
+        let (qs, qp) = cost::qual_cost(&self.cx, set);
+        let width: i64 = set.iter().map(|e| expr_width(e, &n.widths)).sum::<i64>() + 6;
+        Estimate {
+            startup: n.est.startup + qs,
+            total: n.est.total + qs + qp * n.est.rows,
+            rows: n.est.rows,
+            width,
+        }
+    }
+
+    /// The selectivity of `e` over `n`'s rows: a table's statistics where `e` reads one
+    /// table's columns, else PostgreSQL's defaults.
+    fn selectivity_over(&self, n: &Node, e: &Expr) -> f64 {
+        // One table behind every column `e` reads: estimate over that table, its columns
+        // renumbered to the table's.
+        let mut table: Option<*const TableDesc> = None;
+        let mut single = true;
+        e.walk(&mut |x| {
+            if let ExprKind::Column(i) = x.kind {
+                match n.origins.get(i).copied().flatten() {
+                    Some((t, _)) if table.is_none_or(|u| u == t) => table = Some(t),
+                    _ => single = false,
+                }
+            }
+        });
+        if let (true, Some(t)) = (single, table) {
+            let tables = self.tables.borrow();
+            if let Some(desc) = tables.get(&t) {
+                let mapped = map_columns(e, &|i| n.origins[i].map(|(_, c)| c));
+                let rel = self.rel_owned(desc);
+                return clause_selectivity(&rel.info(), &mapped);
+            }
+        }
+        // A join condition `a = b` between two tables' columns: PostgreSQL's eqjoinsel
+        // without most-common-value matching, 1 / the larger distinct count.
+        if let ExprKind::Binary(BinaryOp::Eq, l, r) = &e.kind
+            && let (Some(a), Some(b)) = (self.column_distinct(n, l), self.column_distinct(n, r))
+        {
+            return 1.0 / a.max(b);
+        }
+        let empty = TableDesc::default();
+        let mut rel = RelInfo::new(&empty, None, 0);
+        rel.tuples = n.est.rows;
+        clause_selectivity(&rel, e)
+    }
+
+    /// The distinct values of a column of `n` that comes from a table, with its NULL
+    /// fraction taken out.
+    fn column_distinct(&self, n: &Node, e: &Expr) -> Option<f64> {
+        let ExprKind::Column(i) = e.kind else {
+            return None;
+        };
+        let (t, c) = n.origins.get(i).copied().flatten()?;
+        let tables = self.tables.borrow();
+        let desc = tables.get(&t)?;
+        let rel = self.rel_owned(desc);
+        Some(distinct_values(&rel.info(), c))
+    }
+
+    fn rel_owned(&self, desc: &std::sync::Arc<TableDesc>) -> OwnedRel {
+        OwnedRel {
+            table: desc.clone(),
+            stats: self.cx.catalog.stats(desc.oid).cloned(),
+            pages: self.cx.sizes.pages(desc.rel),
+        }
+    }
+
+    /// The groups GROUP BY `exprs` makes of `n`'s rows (`estimate_num_groups`): the
+    /// product of the columns' distinct counts (200 for an expression), at most the rows.
+    fn num_groups(&self, n: &Node, exprs: &[Expr]) -> f64 {
+        let unknown = if n.est.rows < 200.0 {
+            clamp_rows(n.est.rows)
+        } else {
+            200.0
+        };
+        let mut groups = 1.0;
+        let mut seen: Vec<usize> = Vec::new();
+        for e in exprs {
+            if e.ty == DataType::Bool {
+                groups *= 2.0;
+                continue;
+            }
+            // An expression's groups are its columns' (each counted once).
+            let mut cols = Vec::new();
+            e.walk(&mut |x| {
+                if let ExprKind::Column(i) = x.kind
+                    && !cols.contains(&i)
+                {
+                    cols.push(i);
+                }
+            });
+            for i in cols {
+                if seen.contains(&i) {
+                    continue;
+                }
+                seen.push(i);
+                let col = Expr::column(i, DataType::Unknown);
+                groups *= self.column_distinct(n, &col).unwrap_or(unknown);
+            }
+        }
+        clamp_rows(groups.min(n.est.rows).max(1.0))
+    }
+
+    fn parameterized_index_scan(
+        &self,
+        table: &std::sync::Arc<TableDesc>,
+        index: &catalog::IndexDesc,
+        filter: Option<&Expr>,
+        loops: f64,
+    ) -> Estimate {
+        let cx = &self.cx;
+        let s = cx.settings;
+        let (widths, _) = self.table_columns(table);
+        let rel = RelInfo::new(
+            table,
+            cx.catalog.stats(table.oid),
+            cx.sizes.pages(table.rel),
+        );
+        let key = index.columns.first().copied().unwrap_or(0);
+        // `key = outer value`: an unknown constant.
+        let key_sel = {
+            let probe = Expr::new(
+                ExprKind::Binary(
+                    BinaryOp::Eq,
+                    Box::new(Expr::column(key, table.columns[key].ty)),
+                    Box::new(Expr::new(ExprKind::Param(0), table.columns[key].ty)),
+                ),
+                DataType::Bool,
+            );
+            clause_selectivity(&rel, &probe)
+        };
+        let quals = conjuncts_of(filter);
+        let sel = key_sel * conjuncts_selectivity(&rel, &quals);
+        let rows = clamp_rows(rel.tuples * sel);
+        let tuples = clamp_rows(rel.tuples * key_sel);
+        let index_pages = (cx.sizes.pages(index.rel).max(1)) as f64;
+        let num_index_pages = if index_pages > 1.0 && rel.tuples > 1.0 {
+            (tuples * index_pages / rel.tuples).ceil()
+        } else {
+            1.0
+        };
+        let loops = loops.max(1.0);
+        let index_cost = {
+            let fetched =
+                pages_fetched_loops(cx, num_index_pages * loops, index_pages, index_pages);
+            fetched * s.random_page_cost / loops
+                + tuples * (s.cpu_index_tuple_cost + s.cpu_operator_cost)
+        };
+        let descent = if rel.tuples > 1.0 {
+            (rel.tuples.ln() / 2f64.ln()).ceil() * s.cpu_operator_cost
+        } else {
+            0.0
+        } + (cost::tree_height(index_pages) + 1.0) * 50.0 * s.cpu_operator_cost;
+        let heap = pages_fetched_loops(cx, tuples * loops, rel.pages, rel.pages + index_pages)
+            * s.random_page_cost
+            / loops;
+        let (_, qp) = cost::qual_cost(cx, &quals);
+        let startup = descent;
+        let total = startup + index_cost + heap + (s.cpu_tuple_cost + qp) * tuples;
+        Estimate {
+            startup,
+            total,
+            rows,
+            width: widths.iter().sum(),
+        }
+    }
+}
+
+/// A table with its statistics, owned (for estimates over a join's columns).
+struct OwnedRel {
+    table: std::sync::Arc<TableDesc>,
+    stats: Option<catalog::RelStats>,
+    pages: u64,
+}
+
+impl OwnedRel {
+    fn info(&self) -> RelInfo<'_> {
+        RelInfo::new(&self.table, self.stats.as_ref(), self.pages)
+    }
+}
+
+fn leaf(est: Estimate, widths: Vec<i64>) -> Node {
+    let origins = vec![None; widths.len()];
+    Node {
+        est,
+        widths,
+        origins,
+    }
+}
+
+fn conjuncts_of(filter: Option<&Expr>) -> Vec<&Expr> {
+    let mut out = Vec::new();
+    if let Some(f) = filter {
+        split(f, &mut out);
+    }
+    out
+}
+
+fn split<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
+    match &e.kind {
+        ExprKind::Binary(BinaryOp::And, l, r) => {
+            split(l, out);
+            split(r, out);
+        }
+        _ => out.push(e),
+    }
+}
+
+/// `e` with each column `i` renumbered to `to(i)` (all known).
+fn map_columns(e: &Expr, to: &dyn Fn(usize) -> Option<usize>) -> Expr {
+    let mut out = e.clone();
+    map_in_place(&mut out, to);
+    out
+}
+
+fn map_in_place(e: &mut Expr, to: &dyn Fn(usize) -> Option<usize>) {
+    if let ExprKind::Column(i) = e.kind {
+        if let Some(j) = to(i) {
+            e.kind = ExprKind::Column(j);
+        }
+        return;
+    }
+    match &mut e.kind {
+        ExprKind::Neg(x) | ExprKind::Not(x) | ExprKind::Cast { expr: x, .. } => map_in_place(x, to),
+        ExprKind::Binary(_, l, r)
+        | ExprKind::IsDistinctFrom {
+            left: l, right: r, ..
+        }
+        | ExprKind::NullIf(l, r) => {
+            map_in_place(l, to);
+            map_in_place(r, to);
+        }
+        ExprKind::IsNull { expr, .. } | ExprKind::IsBool { expr, .. } => map_in_place(expr, to),
+        ExprKind::Like { expr, pattern, .. } => {
+            map_in_place(expr, to);
+            map_in_place(pattern, to);
+        }
+        ExprKind::InList { expr, list, .. } => {
+            map_in_place(expr, to);
+            for x in list {
+                map_in_place(x, to);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// An expression's width: a column's as its input has it, else its type's.
+fn expr_width(e: &Expr, input: &[i64]) -> i64 {
+    match e.kind {
+        ExprKind::Column(i) => input.get(i).copied().unwrap_or_else(|| type_width(&e.ty)),
+        _ => type_width(&e.ty),
+    }
+}
+
+/// An aggregate's result width (`count` is bigint, `avg` of integers numeric, ...).
+fn agg_width(func: AggFunc, ty: &DataType) -> i64 {
+    match func {
+        AggFunc::CountStar | AggFunc::Count => 8,
+        _ => type_width(ty),
+    }
+}
+
+/// Rows of a join of `outer` and `inner` rows where `sel` of the pairs match.
+fn join_rows(outer: f64, inner: f64, sel: f64, kind: JoinKind) -> f64 {
+    let inner_rows = clamp_rows(outer * inner * sel);
+    match kind {
+        JoinKind::Inner => inner_rows,
+        JoinKind::Left => clamp_rows(inner_rows.max(outer)),
+    }
+}
+
+/// PostgreSQL's Materialize over `sub` (`cost_material`, in memory).
+fn material(cx: &PlanContext<'_>, sub: &Estimate) -> Estimate {
+    Estimate {
+        startup: sub.startup,
+        total: sub.total + 2.0 * cx.settings.cpu_operator_cost * sub.rows,
+        rows: sub.rows,
+        width: sub.width,
+    }
+}
+
+/// PostgreSQL's Sort over `input` (`cost_sort`, in memory; bounded to `limit` rows).
+fn sort(cx: &PlanContext<'_>, input: &Estimate, limit: Option<f64>) -> Estimate {
+    let s = cx.settings;
+    let n = input.rows.max(2.0);
+    let cmp = 2.0 * s.cpu_operator_cost;
+    let mut startup = match limit {
+        Some(l) if l > 0.0 && n > 2.0 * l => cmp * n * (2.0 * l).log2(),
+        _ => cmp * n * n.log2(),
+    };
+    if !s.enable_sort {
+        startup += cost::DISABLE_COST;
+    }
+    startup += input.total;
+    Estimate {
+        startup,
+        total: startup + s.cpu_operator_cost * n,
+        rows: input.rows,
+        width: input.width,
+    }
+}
+
+/// A LIMIT or OFFSET's count if it is a constant (0 if absent or NULL, -1 if unknown).
+fn limit_count(e: Option<&Expr>) -> f64 {
+    let Some(e) = e else {
+        return 0.0;
+    };
+    match crate::selectivity::constant_value(e) {
+        Some(Value::Null) => 0.0,
+        Some(v) => v.as_f64().map_or(-1.0, |x| x.max(0.0)),
+        None => -1.0,
+    }
+}
+
+/// PostgreSQL's `adjust_limit_rows_costs`.
+fn limit_estimate(input: &Estimate, count: f64, offset: f64) -> Estimate {
+    let mut e = *input;
+    let in_rows = input.rows;
+    if offset != 0.0 {
+        let off = if offset > 0.0 {
+            offset
+        } else {
+            clamp_rows(in_rows * 0.10)
+        }
+        .min(e.rows);
+        if in_rows > 0.0 {
+            e.startup += (input.total - input.startup) * off / in_rows;
+        }
+        e.rows = (e.rows - off).max(1.0);
+    }
+    if count != 0.0 {
+        let cnt = if count > 0.0 {
+            count
+        } else {
+            clamp_rows(in_rows * 0.10)
+        }
+        .min(e.rows);
+        if in_rows > 0.0 {
+            e.total = e.startup + (input.total - input.startup) * cnt / in_rows;
+        }
+        e.rows = cnt.max(1.0);
+    }
+    e
+}
+
+/// Rows generate_series makes: exact for constant integer bounds, else 1000.
+fn series_rows(start: &Expr, stop: &Expr, step: Option<&Expr>) -> f64 {
+    let konst = |e: &Expr| match &e.kind {
+        ExprKind::Const(v) => v.as_i64().map(|x| x as f64),
+        _ => None,
+    };
+    let step = match step {
+        Some(e) => konst(e),
+        None => Some(1.0),
+    };
+    match (konst(start), konst(stop), step) {
+        (Some(a), Some(b), Some(st)) if st != 0.0 => clamp_rows(((b - a + st) / st).floor()),
+        _ => 1000.0,
+    }
+}
+
+/// `index_pages_fetched` for repeated scans.
+fn pages_fetched_loops(cx: &PlanContext<'_>, tuples: f64, pages: f64, total_pages: f64) -> f64 {
+    let t = pages.max(1.0);
+    let total = total_pages.max(1.0);
+    let mut b = cx.settings.effective_cache_size * t / total;
+    b = if b <= 1.0 { 1.0 } else { b.ceil() };
+    if t <= b {
+        let f = (2.0 * t * tuples) / (2.0 * t + tuples);
+        if f >= t { t } else { f.ceil() }
+    } else {
+        let lim = (2.0 * t * b) / (2.0 * t - b);
+        let f = if tuples <= lim {
+            (2.0 * t * tuples) / (2.0 * t + tuples)
+        } else {
+            b + (tuples - lim) * (t - b) / t
+        };
+        f.ceil()
+    }
+}
