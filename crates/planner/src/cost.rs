@@ -32,6 +32,8 @@ pub struct PlannerSettings {
     pub enable_hashagg: bool,
     pub enable_sort: bool,
     pub enable_material: bool,
+    /// How prepared statements choose between generic and custom plans.
+    pub plan_cache_mode: crate::cache::PlanCacheMode,
 }
 
 impl Default for PlannerSettings {
@@ -53,6 +55,7 @@ impl Default for PlannerSettings {
             enable_hashagg: true,
             enable_sort: true,
             enable_material: true,
+            plan_cache_mode: crate::cache::PlanCacheMode::Auto,
         }
     }
 }

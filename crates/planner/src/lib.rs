@@ -17,6 +17,7 @@
 //! ([`target_scan`]), and every subquery in a statement's expressions is planned with it
 //! ([`SubPlans`]): the executor runs what it is given and decides nothing. Costing with
 
+pub mod cache;
 mod cost;
 pub mod estimate;
 mod join;
@@ -37,6 +38,7 @@ use sql::bound::{
 };
 use sql::bound::{BinaryOp, ExprKind};
 
+pub use cache::{CachedPlan, PlanCacheMode};
 pub use cost::{NoStorage, PlanContext, PlannerSettings, RelSizes};
 pub use join::make_join;
 pub use plan::{Plan, PlannedStatement};

@@ -211,3 +211,28 @@ impl PlannedStatement {
         }
     }
 }
+
+/// The plans a node reads rows from, in order.
+pub fn children(plan: &Plan) -> Vec<&Plan> {
+    match plan {
+        Plan::SeqScan { .. }
+        | Plan::IndexScan { .. }
+        | Plan::SystemView { .. }
+        | Plan::Values { .. }
+        | Plan::GenerateSeries { .. }
+        | Plan::Unnest { .. }
+        | Plan::SequenceState { .. } => vec![],
+        Plan::NestedLoopJoin { left, right, .. } | Plan::SetOp { left, right, .. } => {
+            vec![left, right]
+        }
+        Plan::IndexNestLoop { left, .. } => vec![left],
+        Plan::Append { inputs } => inputs.iter().collect(),
+        Plan::Filter { input, .. }
+        | Plan::Project { input, .. }
+        | Plan::Aggregate { input, .. }
+        | Plan::Sort { input, .. }
+        | Plan::Distinct { input }
+        | Plan::Limit { input, .. }
+        | Plan::LockRows { input, .. } => vec![input],
+    }
+}

@@ -12,10 +12,10 @@
 //! - **Execute** runs the portal like any statement (`Session::run`): the relation locks
 //!   are taken, and if a DDL changed what it read meanwhile the statement is bound
 //!   again, so a cached binding is never used stale. A query or DML then runs the cached
-//!   generic plan ([`CachedPlan`]) with the portal's values; the planner chooses an
-//!   index for `aid = $1` just as for `aid = 5`. Other statements, and a binding made
-//!   afresh, get the values substituted (`BoundStatement::substitute_params`) and are
-//!   planned with them. A row limit returns the first rows and keeps the rest in the
+//!   generic plan (`planner::CachedPlan`) with the portal's values, or a custom plan made
+//!   with them, as `plan_cache_mode` and PostgreSQL's rule choose (planner rule 7).
+//!   Other statements, and a binding made afresh, get the values substituted
+//!   (`BoundStatement::substitute_params`) and are planned with them. A row limit returns the first rows and keeps the rest in the
 //!   portal (PortalSuspended).
 //! - **Sync** ends the batch: outside a transaction block, its implicit transaction
 //!   commits, and the portals go.
@@ -27,7 +27,6 @@
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use common::{DataType, PgError, PgResult, SqlState, Value};
 use sql::bound::{BoundStatement, OutputColumn};
@@ -45,64 +44,38 @@ pub(crate) struct Prepared {
     /// The result columns, for statements that return rows.
     pub columns: Option<Arc<[OutputColumn]>>,
     /// The plan cache: the statement as bound, and its plan.
-    pub bound: Option<Arc<CachedPlan>>,
+    pub bound: Option<Arc<planner::CachedPlan>>,
 }
 
-/// A prepared statement as bound, and, for a query or DML, its
-/// generic plan: planned once with the parameters in place (`ExprKind::Param`, read from
-/// each execution's values). The planner chooses no differently for a parameter than for
-/// a constant (an index for `aid = $1` as for `aid = 5`; keys of a wider integer type
-/// are narrowed as the scan runs), so the generic plan is the plan a constant would get,
-/// and an execution neither copies the statement nor plans it again.
-///
-/// It holds for a later catalog while what its binding read is unchanged
-/// ([`catalog::Dependencies`]): DDL on other relations leaves it alone.
-pub(crate) struct CachedPlan {
-    /// The last catalog version it was found to hold for (bound for, at first).
-    checked_version: AtomicU64,
+/// A prepared statement's plan cache entry (`planner::cache`): bound, with its generic
+/// plan (for a query or DML) and its estimated cost. Planned with the session's settings
+/// at Parse: the generic plan's errors show there, as binding's do.
+pub(crate) fn cache_plan(
+    db: &crate::Database,
+    catalog: &catalog::CatalogSnapshot,
+    settings: &planner::PlannerSettings,
+    bound: BoundStatement,
     deps: catalog::Dependencies,
-    pub bound: BoundStatement,
-    pub generic: Option<planner::PlannedStatement>,
-}
-
-impl CachedPlan {
-    pub fn new(
-        db: &crate::Database,
-        catalog: &catalog::CatalogSnapshot,
-        settings: &planner::PlannerSettings,
-        bound: BoundStatement,
-        deps: catalog::Dependencies,
-    ) -> PgResult<Arc<CachedPlan>> {
-        let generic = matches!(
-            bound,
-            BoundStatement::Query(_)
-                | BoundStatement::Insert(_)
-                | BoundStatement::Update(_)
-                | BoundStatement::Delete(_)
-        )
-        .then(|| db.plan(catalog, settings, bound.clone()))
-        .transpose()?;
-        Ok(Arc::new(CachedPlan {
-            checked_version: AtomicU64::new(catalog.version),
-            deps,
-            bound,
-            generic,
-        }))
-    }
-
-    /// Does it hold for `catalog`? O(1) for a catalog it was checked against already,
-    /// else one lookup per relation it read.
-    pub fn holds_for(&self, catalog: &catalog::CatalogSnapshot) -> bool {
-        if self.checked_version.load(Ordering::Relaxed) == catalog.version {
-            return true;
-        }
-        let holds = self.deps.hold_in(catalog);
-        if holds {
-            self.checked_version
-                .store(catalog.version, Ordering::Relaxed);
-        }
-        holds
-    }
+) -> PgResult<Arc<planner::CachedPlan>> {
+    let generic = matches!(
+        bound,
+        BoundStatement::Query(_)
+            | BoundStatement::Insert(_)
+            | BoundStatement::Update(_)
+            | BoundStatement::Delete(_)
+    )
+    .then(|| db.plan(catalog, settings, bound.clone()))
+    .transpose()?;
+    let cost = generic
+        .as_ref()
+        .map_or(0.0, |g| db.plan_cost(catalog, settings, g, false));
+    Ok(Arc::new(planner::CachedPlan::new(
+        catalog.version,
+        bound,
+        deps,
+        generic,
+        cost,
+    )))
 }
 
 /// Where a portal stands.
@@ -127,7 +100,7 @@ pub(crate) struct Portal {
     columns: Option<Arc<[OutputColumn]>>,
     /// Per result column: sent in binary.
     binary: Vec<bool>,
-    bound: Option<Arc<CachedPlan>>,
+    bound: Option<Arc<planner::CachedPlan>>,
     state: PortalState,
 }
 
@@ -137,7 +110,7 @@ pub(crate) struct BoundParams<'a> {
     pub values: &'a [Value],
     pub columns: Option<&'a [OutputColumn]>,
     /// The statement as Bind found it bound (taken by the execution).
-    pub bound: Option<Arc<CachedPlan>>,
+    pub bound: Option<Arc<planner::CachedPlan>>,
 }
 
 impl BoundParams<'_> {
@@ -276,11 +249,11 @@ impl Session {
         sql: &str,
         stmt: &Statement,
         declared: Vec<DataType>,
-    ) -> PgResult<(Arc<CachedPlan>, Vec<DataType>)> {
+    ) -> PgResult<(Arc<planner::CachedPlan>, Vec<DataType>)> {
         let catalog = self.db.catalog.snapshot(&self.tx);
         let binder = sql::Binder::new(&catalog, sql, &self.info).with_params(declared);
         let (bound, types) = binder.bind_prepared(stmt)?;
-        let cached = CachedPlan::new(
+        let cached = cache_plan(
             &self.db,
             &catalog,
             &self.settings.lock().planner(),
@@ -443,7 +416,7 @@ impl Session {
                 .expect("a bound statement has a statement");
             let binder = sql::Binder::new(&catalog, &prep.sql, &self.info);
             let (bound, deps) = rebind(binder, stmt, &prep.param_types, prep.columns.as_deref())?;
-            let cached = CachedPlan::new(
+            let cached = cache_plan(
                 &self.db,
                 &catalog,
                 &self.settings.lock().planner(),

@@ -31,7 +31,7 @@
 //! 4, with a prepared statement's cached binding: a query or DML runs its cached generic
 //! plan (made once, with the parameters in place, and again only after DDL on what it
 //! reads) with each execution's values, so nothing is bound, copied or planned per execution
-//! (`extended::CachedPlan`); COPY FROM STDIN binds and locks, then loads the data as it
+//! (`planner::CachedPlan`); COPY FROM STDIN binds and locks, then loads the data as it
 //! arrives (`copy`).
 //!
 //! Transactions: each connection has a [`session::Session`] holding its `txn::Tx`. A
@@ -230,6 +230,24 @@ impl Database {
             },
             bound,
         )
+    }
+
+    /// `stmt`'s estimated cost (`planner::cache::plan_cost`), with what planning it costs
+    /// if `planning`.
+    fn plan_cost(
+        &self,
+        catalog: &catalog::CatalogSnapshot,
+        settings: &planner::PlannerSettings,
+        stmt: &planner::PlannedStatement,
+        planning: bool,
+    ) -> f64 {
+        let sizes = executor::PoolSizes(&self.pool);
+        let cx = planner::PlanContext {
+            catalog,
+            sizes: &sizes,
+            settings,
+        };
+        planner::cache::plan_cost(&cx, stmt, planning)
     }
 
     /// How many plans have been made since startup.
@@ -750,8 +768,13 @@ impl Database {
             binding = bind(&catalog, &prepared)?;
         }
         let session = self.exec_session(session, tx, catalog);
+        let settings = session.settings.planner();
+        // The generic plan, or a custom plan with this execution's values (planner rule
+        // 7: plan_cache_mode, PostgreSQL's choice in auto).
         let generic = match (&binding, prepared.as_deref()) {
-            (Binding::Cached(c), Some(p)) => c.generic.as_ref().map(|plan| (plan, p)),
+            (Binding::Cached(c), Some(p)) => c
+                .generic_for(settings.plan_cache_mode, !p.values.is_empty())
+                .map(|plan| (plan, p)),
             _ => None,
         };
         let r = match generic {
@@ -767,9 +790,9 @@ impl Database {
                 executor::execute_plan(plan, &cx)?
             }
             None => {
-                let mut bound = match binding {
-                    Binding::Fresh(b, _) => *b,
-                    Binding::Cached(c) => c.bound.clone(),
+                let (mut bound, cached) = match binding {
+                    Binding::Fresh(b, _) => (*b, None),
+                    Binding::Cached(c) => (c.bound.clone(), Some(c)),
                 };
                 if let Some(p) = prepared {
                     bound.substitute_params(p.values, p.types)?;
@@ -779,8 +802,11 @@ impl Database {
                     // DDL and the like go around the planner (ProcessUtility).
                     executor::utility::execute(bound, &cx)?
                 } else {
-                    let settings = session.settings.planner();
                     let mut planned = self.plan(&session.catalog, &settings, bound)?;
+                    // A prepared statement's custom plan: its cost, for the choice.
+                    if let (Some(c), Some(_)) = (&cached, c_generic(&cached)) {
+                        c.note_custom(self.plan_cost(&session.catalog, &settings, &planned, true));
+                    }
                     if let planner::PlannedStatement::Explain { planning, .. } = &mut planned {
                         // Binding (with its catalog lookups) and planning: PostgreSQL's
                         // Planning Time counts its planner, which is where it opens
@@ -801,7 +827,7 @@ impl Database {
 /// A statement as `Database::execute_one` found it bound.
 enum Binding {
     /// A prepared statement's plan cache entry, current for the catalog.
-    Cached(Arc<extended::CachedPlan>),
+    Cached(Arc<planner::CachedPlan>),
     /// Bound now, with what the binding read.
     Fresh(Box<sql::bound::BoundStatement>, catalog::Dependencies),
 }
@@ -1220,4 +1246,9 @@ impl Server {
         tracing::info!("database shut down cleanly");
         Ok(())
     }
+}
+
+/// A cached plan's generic plan, if it has one.
+fn c_generic(c: &Option<Arc<planner::CachedPlan>>) -> Option<&planner::PlannedStatement> {
+    c.as_ref().and_then(|c| c.generic.as_ref())
 }

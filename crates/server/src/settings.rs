@@ -104,6 +104,9 @@ struct Def {
     default: Val,
 }
 
+/// `plan_cache_mode`'s values, in PostgreSQL's order.
+const PLAN_CACHE_MODE_NAMES: &[&str] = &["auto", "force_generic_plan", "force_custom_plan"];
+
 /// `default_transaction_isolation`'s values, in PostgreSQL's order (its error hint lists
 /// them so).
 pub const ISOLATION_NAMES: &[&str] = &[
@@ -492,6 +495,17 @@ const DEFS: &[Def] = &[
         kind: Kind::Bool,
         default: Val::Bool(true),
     },
+    Def {
+        name: "plan_cache_mode",
+        category: "Query Tuning / Other Planner Options",
+        short_desc: "Controls the planner's selection of custom or generic plan.",
+        extra_desc: Some(
+            "Prepared statements can have custom and generic plans, and the planner will attempt to choose which is better.  This can be set to override the default behavior.",
+        ),
+        context: "user",
+        kind: Kind::Enum(PLAN_CACHE_MODE_NAMES),
+        default: Val::Enum(0),
+    },
 ];
 
 /// `application_name` as PostgreSQL stores it: truncated to 63 bytes, every byte outside
@@ -556,6 +570,8 @@ impl Setting {
     pub const SEQ_PAGE_COST: Setting = Setting(19);
     pub const EFFECTIVE_CACHE_SIZE: Setting = Setting(24);
     pub const ENABLE_SEQSCAN: Setting = Setting(25);
+    /// How prepared statements choose between generic and custom plans.
+    pub const PLAN_CACHE_MODE: Setting = Setting(35);
 
     /// The settings a client is told of (ParameterStatus) when their values change, as
     /// PostgreSQL 15 reports them (`GUC_REPORT`), with the values announced at startup.
@@ -1352,6 +1368,11 @@ impl Settings {
             enable_hashagg: on(7),
             enable_sort: on(8),
             enable_material: on(9),
+            plan_cache_mode: match self.get(Setting::PLAN_CACHE_MODE) {
+                Val::Enum(1) => planner::PlanCacheMode::ForceGenericPlan,
+                Val::Enum(2) => planner::PlanCacheMode::ForceCustomPlan,
+                _ => planner::PlanCacheMode::Auto,
+            },
         }
     }
 

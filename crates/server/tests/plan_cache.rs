@@ -2,7 +2,9 @@
 //! again only when a relation its binding read has changed (DDL on it, or new statistics
 //! from ANALYZE), not after DDL or ANALYZE anywhere.
 //! `Database::plans_made` counts the plans; each check runs the statement once and looks
-//! at how many plans that took.
+//! at how many plans that took. The invalidation tests run the generic plan
+//! (`plan_cache_mode = force_generic_plan`); `auto`'s choice between it and custom plans
+//! is tested last.
 
 mod common;
 
@@ -23,6 +25,7 @@ async fn plans_to_run(server: &Server, c: &Client, stmt: &Statement, id: i32) ->
 async fn ddl_on_another_relation_keeps_the_plan() {
     let (server, _dir) = common::start().await;
     let c = connect(&server).await;
+    exec(&c, "SET plan_cache_mode = force_generic_plan").await;
     exec(
         &c,
         "CREATE TABLE a (id int PRIMARY KEY, v int);
@@ -83,6 +86,7 @@ async fn ddl_on_another_relation_keeps_the_plan() {
 async fn what_a_binding_reads_of_other_relations_replans_it() {
     let (server, _dir) = common::start().await;
     let c = connect(&server).await;
+    exec(&c, "SET plan_cache_mode = force_generic_plan").await;
     exec(
         &c,
         "CREATE TABLE p (id int PRIMARY KEY);
@@ -119,4 +123,51 @@ async fn what_a_binding_reads_of_other_relations_replans_it() {
     assert_eq!(server.database().plans_made() - before, 1);
     drop(c);
     server.shutdown().await.unwrap();
+}
+
+/// `plan_cache_mode`: `auto` (the default) plans the first five executions with their
+/// values, then runs the generic plan, cheaper than their average once their planning is
+/// counted (PostgreSQL's rule); `force_custom_plan` plans every execution;
+/// `force_generic_plan` none. A statement without parameters runs its generic plan.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn plan_cache_mode_chooses_custom_or_generic_plans() {
+    let (server, _dir) = common::start().await;
+    let c = connect(&server).await;
+    exec(
+        &c,
+        "CREATE TABLE m (id int PRIMARY KEY, v int);
+         INSERT INTO m SELECT g, g FROM generate_series(1, 100) AS g",
+    )
+    .await;
+    let stmt = c.prepare("SELECT v FROM m WHERE id = $1").await.unwrap();
+    let mut made = Vec::new();
+    for id in 1..=8 {
+        made.push(plans_to_run(&server, &c, &stmt, id).await);
+    }
+    assert_eq!(
+        made,
+        [1, 1, 1, 1, 1, 0, 0, 0],
+        "five custom plans, then the generic one"
+    );
+
+    exec(&c, "SET plan_cache_mode = force_custom_plan").await;
+    let stmt = c.prepare("SELECT v FROM m WHERE id = $1").await.unwrap();
+    for id in 1..=7 {
+        assert_eq!(plans_to_run(&server, &c, &stmt, id).await, 1);
+    }
+    // Without parameters there is nothing to plan with: the generic plan.
+    let no_params = c.prepare("SELECT count(*) FROM m").await.unwrap();
+    let before = server.database().plans_made();
+    c.query(&no_params, &[]).await.unwrap();
+    assert_eq!(server.database().plans_made() - before, 0);
+
+    exec(&c, "SET plan_cache_mode = force_generic_plan").await;
+    let stmt = c.prepare("SELECT v FROM m WHERE id = $1").await.unwrap();
+    for id in 1..=7 {
+        assert_eq!(plans_to_run(&server, &c, &stmt, id).await, 0);
+    }
+    assert_eq!(
+        common::value(&c, "SHOW plan_cache_mode").await,
+        "force_generic_plan"
+    );
 }
