@@ -35,6 +35,8 @@ pub trait SessionSettings: Send + Sync {
     fn rows(&self) -> Vec<Vec<common::Value>>;
     /// What the planner reads of them.
     fn planner(&self) -> planner::PlannerSettings;
+    /// `plan_cache_mode` alone (read at each execution of a prepared statement).
+    fn plan_cache_mode(&self) -> planner::PlanCacheMode;
 }
 
 /// What a session remembers of the sequences it used, for its life, as PostgreSQL keeps

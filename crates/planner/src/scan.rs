@@ -154,6 +154,11 @@ pub(crate) fn index_candidate<'t>(
     index: &'t IndexDesc,
     quals: &[(usize, BinaryOp, Expr, usize)],
 ) -> Option<Candidate<'t>> {
+    // Nothing on the leading column: no key range (most indexes of a wide table).
+    let first = *index.columns.first()?;
+    if !quals.iter().any(|q| q.0 == first) {
+        return None;
+    }
     let mut prefix = Vec::new();
     let mut used = Vec::new();
     for &col in &index.columns {

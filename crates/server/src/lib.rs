@@ -768,12 +768,11 @@ impl Database {
             binding = bind(&catalog, &prepared)?;
         }
         let session = self.exec_session(session, tx, catalog);
-        let settings = session.settings.planner();
         // The generic plan, or a custom plan with this execution's values (planner rule
         // 7: plan_cache_mode, PostgreSQL's choice in auto).
         let generic = match (&binding, prepared.as_deref()) {
             (Binding::Cached(c), Some(p)) => c
-                .generic_for(settings.plan_cache_mode, !p.values.is_empty())
+                .generic_for(session.settings.plan_cache_mode(), !p.values.is_empty())
                 .map(|plan| (plan, p)),
             _ => None,
         };
@@ -802,6 +801,7 @@ impl Database {
                     // DDL and the like go around the planner (ProcessUtility).
                     executor::utility::execute(bound, &cx)?
                 } else {
+                    let settings = session.settings.planner();
                     let mut planned = self.plan(&session.catalog, &settings, bound)?;
                     // A prepared statement's custom plan: its cost, for the choice.
                     if let (Some(c), Some(_)) = (&cached, c_generic(&cached)) {

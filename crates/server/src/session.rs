@@ -1282,6 +1282,10 @@ impl executor::session::SessionSettings for SettingsHook {
         self.settings.lock().planner()
     }
 
+    fn plan_cache_mode(&self) -> planner::PlanCacheMode {
+        self.settings.lock().plan_cache_mode()
+    }
+
     fn current(&self, name: &str) -> PgResult<Option<String>> {
         let (_, isolation, read_only) = *self.tx.lock();
         Ok(Some(match name.to_ascii_lowercase().as_str() {

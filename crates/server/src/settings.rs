@@ -1368,11 +1368,16 @@ impl Settings {
             enable_hashagg: on(7),
             enable_sort: on(8),
             enable_material: on(9),
-            plan_cache_mode: match self.get(Setting::PLAN_CACHE_MODE) {
-                Val::Enum(1) => planner::PlanCacheMode::ForceGenericPlan,
-                Val::Enum(2) => planner::PlanCacheMode::ForceCustomPlan,
-                _ => planner::PlanCacheMode::Auto,
-            },
+            plan_cache_mode: self.plan_cache_mode(),
+        }
+    }
+
+    /// `plan_cache_mode`.
+    pub fn plan_cache_mode(&self) -> planner::PlanCacheMode {
+        match self.get(Setting::PLAN_CACHE_MODE) {
+            Val::Enum(1) => planner::PlanCacheMode::ForceGenericPlan,
+            Val::Enum(2) => planner::PlanCacheMode::ForceCustomPlan,
+            _ => planner::PlanCacheMode::Auto,
         }
     }
 
