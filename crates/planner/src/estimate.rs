@@ -368,6 +368,7 @@ impl<'a> Estimator<'a> {
                 left,
                 table,
                 index,
+                key_cond,
                 inner_filter,
                 on,
                 kind,
@@ -396,7 +397,19 @@ impl<'a> Estimator<'a> {
                     + o.est.rows * (inner.total - inner.startup)
                     + (o.est.rows - 1.0).max(0.0) * inner.startup
                     + (s.cpu_tuple_cost + qp) * o.est.rows * inner.rows;
-                let rows = join_rows(o.est.rows, inner.rows, sel, *kind);
+                // The join's rows as PostgreSQL estimates a join (not from the lookup's
+                // per-row estimate): the inner table's rows that pass its own filter,
+                // times the join condition's selectivity over the pairs.
+                let rel = RelInfo::new(
+                    table,
+                    cx.catalog.stats(table.oid),
+                    cx.sizes.pages(table.rel),
+                );
+                let inner_rows = clamp_rows(
+                    rel.tuples * conjuncts_selectivity(&rel, &conjuncts_of(inner_filter.as_ref())),
+                );
+                let key_sel = self.selectivity_over(&joined, key_cond);
+                let rows = join_rows(o.est.rows, inner_rows, key_sel * sel, *kind);
                 Node {
                     est: Estimate {
                         startup,
