@@ -165,6 +165,8 @@ impl<'a> Estimator<'a> {
                 table,
                 index,
                 filter,
+                lower,
+                upper,
                 ..
             } => {
                 let (widths, origins) = self.table_columns(table);
@@ -176,9 +178,15 @@ impl<'a> Estimator<'a> {
                 let quals = conjuncts_of(filter.as_ref());
                 let rows = clamp_rows(rel.tuples * conjuncts_selectivity(&rel, &quals));
                 let iq = scan::index_quals(table, &quals);
+                // A scan of the whole index (for its order) checks every condition on the
+                // rows it fetches.
+                let whole = matches!(
+                    (lower, upper),
+                    (std::ops::Bound::Unbounded, std::ops::Bound::Unbounded)
+                );
                 let (used, full) = match scan::index_candidate(index, &iq) {
-                    Some(c) => (c.used, c.full_key_equal),
-                    None => (Vec::new(), false),
+                    Some(c) if !whole => (c.used, c.full_key_equal),
+                    _ => (Vec::new(), false),
                 };
                 let bound: Vec<&Expr> = used.iter().map(|&i| quals[i]).collect();
                 let rest: Vec<&Expr> = quals

@@ -178,10 +178,14 @@ pub fn plan_query(cx: &PlanContext<'_>, lp: LogicalPlan) -> Plan {
             group_by,
             aggs,
         },
-        LogicalPlan::Sort { input, keys } => Plan::Sort {
-            input: b(input),
-            keys,
-        },
+        LogicalPlan::Sort { input, keys } => ordered_by_index(
+            cx,
+            Plan::Sort {
+                input: b(input),
+                keys,
+            },
+            None,
+        ),
         LogicalPlan::Distinct { input } => Plan::Distinct { input: b(input) },
         LogicalPlan::SetOp {
             kind: SetOpKind::Union,
@@ -220,7 +224,11 @@ pub fn plan_query(cx: &PlanContext<'_>, lp: LogicalPlan) -> Plan {
             limit,
             offset,
         } => Plan::Limit {
-            input: Box::new(ordered_by_index(cx, plan_query(cx, *input))),
+            input: Box::new(ordered_by_index(
+                cx,
+                plan_query(cx, *input),
+                Some((&limit, &offset)),
+            )),
             limit,
             offset,
         },
@@ -233,7 +241,7 @@ pub fn plan_query(cx: &PlanContext<'_>, lp: LogicalPlan) -> Plan {
             recheck,
             exprs,
         } => Plan::LockRows {
-            input: Box::new(ordered_by_index(cx, plan_query(cx, *input))),
+            input: Box::new(ordered_by_index(cx, plan_query(cx, *input), None)),
             table,
             tid_column,
             mode,
@@ -457,19 +465,27 @@ mod tests {
                 },
                 _ => None,
             };
+            let ten = Some(Expr::new(ExprKind::Const(Value::Int8(10)), DataType::Int8));
+            let limit = Some((&ten, &None));
             assert_eq!(
-                scan_of(ordered_by_index(cx, sort(false, false))),
+                scan_of(ordered_by_index(cx, sort(false, false), limit)),
                 Some(("i2".into(), false))
             );
             assert_eq!(
-                scan_of(ordered_by_index(cx, sort(true, true))),
+                scan_of(ordered_by_index(cx, sort(true, true), limit)),
                 Some(("i2".into(), true))
             );
             // DESC NULLS LAST is not an order the index has.
             assert!(matches!(
-                ordered_by_index(cx, sort(true, false)),
+                ordered_by_index(cx, sort(true, false), limit),
                 Plan::Sort { .. }
             ));
+            // The whole of a small table never analyzed: through the index costs less
+            // than sorting it, as PostgreSQL finds too.
+            assert_eq!(
+                scan_of(ordered_by_index(cx, sort(false, false), None)),
+                Some(("i2".into(), false))
+            );
         })
     }
 }

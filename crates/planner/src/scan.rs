@@ -5,27 +5,44 @@
 use super::*;
 use crate::selectivity::RelInfo;
 
-/// Under a LIMIT, a sort of one table's rows by an index's leading columns (after any
-/// columns its scan fixes by equality) becomes an index scan in that order: the first
-/// rows come without reading the rest. `ORDER BY` keys must all be ascending with NULLs
-/// last (a forward scan) or all descending with NULLs first (backward), as the index
-/// stores NULLs last. Anything else is returned unchanged, and so is everything under
-/// `enable_indexscan = off`.
-pub(crate) fn ordered_by_index(cx: &PlanContext<'_>, plan: Plan) -> Plan {
+/// A sort of one table's rows by an index's leading columns (after any columns its scan
+/// fixes by equality) becomes an index scan in that order when that costs less
+/// ([`crate::estimate`]), as PostgreSQL weighs a path already in order against a sort:
+/// under a LIMIT (`limit`: its count and offset) by what the first rows cost, which
+/// favours the index (the first rows come without reading the rest); without one by the
+/// whole result. `ORDER BY` keys must all be ascending with NULLs last (a forward scan) or
+/// all descending with NULLs first (backward), as the index stores NULLs last. Anything
+/// else is returned unchanged, and so is everything under `enable_indexscan = off`.
+pub(crate) fn ordered_by_index(
+    cx: &PlanContext<'_>,
+    plan: Plan,
+    limit: Option<(&Option<Expr>, &Option<Expr>)>,
+) -> Plan {
     if !cx.settings.enable_indexscan {
         return plan;
     }
     match plan {
         Plan::Project { input, exprs } => Plan::Project {
-            input: Box::new(ordered_by_index(cx, *input)),
+            input: Box::new(ordered_by_index(cx, *input, limit)),
             exprs,
         },
         Plan::Sort { input, keys } => match *input {
             Plan::Project { input: scan, exprs } => match index_order(&scan, &exprs, &keys) {
-                Some(ordered) => Plan::Project {
-                    input: Box::new(ordered),
-                    exprs,
-                },
+                Some(ordered) => {
+                    let indexed = Plan::Project {
+                        input: Box::new(ordered),
+                        exprs: exprs.clone(),
+                    };
+                    let sorted = Plan::Sort {
+                        input: Box::new(Plan::Project { input: scan, exprs }),
+                        keys,
+                    };
+                    if in_order_is_cheaper(cx, &indexed, &sorted, limit) {
+                        indexed
+                    } else {
+                        sorted
+                    }
+                }
                 None => Plan::Sort {
                     input: Box::new(Plan::Project { input: scan, exprs }),
                     keys,
@@ -38,6 +55,31 @@ pub(crate) fn ordered_by_index(cx: &PlanContext<'_>, plan: Plan) -> Plan {
         },
         other => other,
     }
+}
+
+/// Does reading in index order (`indexed`) cost less than sorting (`sorted`), for the
+/// rows a LIMIT keeps if there is one?
+fn in_order_is_cheaper(
+    cx: &PlanContext<'_>,
+    indexed: &Plan,
+    sorted: &Plan,
+    limit: Option<(&Option<Expr>, &Option<Expr>)>,
+) -> bool {
+    let est = crate::estimate::Estimator::new(*cx);
+    let cost = |p: &Plan| match limit {
+        Some((limit, offset)) => {
+            let wrapped = Plan::Limit {
+                input: Box::new(p.clone()),
+                limit: limit.clone(),
+                offset: offset.clone(),
+            };
+            crate::estimate::Estimator::new(*cx)
+                .estimate(&wrapped)
+                .total
+        }
+        None => est.estimate(p).total,
+    };
+    cost(indexed) < cost(sorted)
 }
 
 pub(crate) fn index_order(scan: &Plan, exprs: &[Expr], keys: &[SortKey]) -> Option<Plan> {
