@@ -30,5 +30,10 @@ SELECT * FROM est_u u JOIN est_s s ON u.id = s.id WHERE u.a = 5
 SELECT * FROM est_u u JOIN est_s s ON u.a = s.v
 SELECT * FROM est_u u JOIN est_s s ON u.b = s.w WHERE s.k = 1
 SELECT * FROM est_u u JOIN est_s s ON u.id = s.k WHERE u.a = 1
+SELECT * FROM est_s a JOIN est_s b ON a.k = b.k
+SELECT * FROM est_s a JOIN est_s b ON a.k = b.k WHERE a.v = 1
+SELECT * FROM est_u u JOIN est_s s ON u.a = s.w
+SELECT * FROM est_s a JOIN est_s b ON a.v = b.w
+SELECT * FROM est_u u LEFT JOIN est_s s ON u.b = s.k
 SELECT a, count(*) FROM est_u GROUP BY a
 SELECT DISTINCT v FROM est_s

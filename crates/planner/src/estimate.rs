@@ -43,9 +43,9 @@ impl Estimate {
     }
 }
 
-/// Where an output column of a node comes from, when it is a table's column: what its
-/// statistics describe.
-type Origin = Option<(*const TableDesc, usize)>;
+/// Where an output column of a node comes from, when it is a table's column: the scan
+/// (one table may be scanned twice, as in a self-join), the table and the column.
+type Origin = Option<(usize, *const TableDesc, usize)>;
 
 /// A node's estimate with its output columns' widths and origins.
 #[derive(Clone)]
@@ -113,7 +113,11 @@ impl<'a> Estimator<'a> {
     }
 
     /// A table's columns: widths (ANALYZE's average or the type's) and origins.
-    fn table_columns(&self, table: &std::sync::Arc<TableDesc>) -> (Vec<i64>, Vec<Origin>) {
+    fn table_columns(
+        &self,
+        table: &std::sync::Arc<TableDesc>,
+        scan: usize,
+    ) -> (Vec<i64>, Vec<Origin>) {
         self.tables
             .borrow_mut()
             .insert(std::sync::Arc::as_ptr(table), table.clone());
@@ -134,7 +138,9 @@ impl<'a> Estimator<'a> {
             })
             .collect();
         let ptr = std::sync::Arc::as_ptr(table);
-        let origins = (0..table.columns.len()).map(|i| Some((ptr, i))).collect();
+        let origins = (0..table.columns.len())
+            .map(|i| Some((scan, ptr, i)))
+            .collect();
         (widths, origins)
     }
 
@@ -143,7 +149,7 @@ impl<'a> Estimator<'a> {
         let s = cx.settings;
         match plan {
             Plan::SeqScan { table, filter } => {
-                let (widths, origins) = self.table_columns(table);
+                let (widths, origins) = self.table_columns(table, plan as *const Plan as usize);
                 // SAFETY of the lifetime: the table lives as long as the plan, which
                 // outlives this estimator's use; RelInfo only borrows it here.
                 let rel = RelInfo::new(
@@ -169,7 +175,7 @@ impl<'a> Estimator<'a> {
                 upper,
                 ..
             } => {
-                let (widths, origins) = self.table_columns(table);
+                let (widths, origins) = self.table_columns(table, plan as *const Plan as usize);
                 let rel = RelInfo::new(
                     table,
                     cx.catalog.stats(table.oid),
@@ -383,7 +389,8 @@ impl<'a> Estimator<'a> {
                 ..
             } => {
                 let o = self.node(left);
-                let (iw, iorig) = self.table_columns(table);
+                // The inner table's rows come from the lookups under this node.
+                let (iw, iorig) = self.table_columns(table, plan as *const Plan as usize + 1);
                 let inner =
                     self.parameterized_index_scan(table, index, inner_filter.as_ref(), o.est.rows);
                 let mut widths = o.widths.clone();
@@ -630,35 +637,48 @@ impl<'a> Estimator<'a> {
     fn selectivity_over(&self, n: &Node, e: &Expr) -> f64 {
         // One table behind every column `e` reads: estimate over that table, its columns
         // renumbered to the table's.
-        let mut table: Option<*const TableDesc> = None;
+        let mut table: Option<(usize, *const TableDesc)> = None;
         let mut single = true;
         e.walk(&mut |x| {
             if let ExprKind::Column(i) = x.kind {
                 match n.origins.get(i).copied().flatten() {
-                    Some((t, _)) if table.is_none_or(|u| u == t) => table = Some(t),
+                    Some((scan, t, _)) if table.is_none_or(|u| u == (scan, t)) => {
+                        table = Some((scan, t))
+                    }
                     _ => single = false,
                 }
             }
         });
-        if let (true, Some(t)) = (single, table) {
+        if let (true, Some((_, t))) = (single, table) {
             let tables = self.tables.borrow();
             if let Some(desc) = tables.get(&t) {
-                let mapped = map_columns(e, &|i| n.origins[i].map(|(_, c)| c));
+                let mapped = map_columns(e, &|i| n.origins[i].map(|(_, _, c)| c));
                 let rel = self.rel_owned(desc);
                 return clause_selectivity(&rel.info(), &mapped);
             }
         }
-        // A join condition `a = b` between two tables' columns: PostgreSQL's eqjoinsel
-        // without most-common-value matching, 1 / the larger distinct count.
+        // A join condition `a = b` between two tables' columns: PostgreSQL's eqjoinsel.
         if let ExprKind::Binary(BinaryOp::Eq, l, r) = &e.kind
-            && let (Some(a), Some(b)) = (self.column_distinct(n, l), self.column_distinct(n, r))
+            && let (Some((t1, c1)), Some((t2, c2))) = (self.origin(n, l), self.origin(n, r))
         {
-            return 1.0 / a.max(b);
+            let tables = self.tables.borrow();
+            if let (Some(d1), Some(d2)) = (tables.get(&t1), tables.get(&t2)) {
+                let (o1, o2) = (self.rel_owned(d1), self.rel_owned(d2));
+                return crate::selectivity::join_eq_selectivity(&o1.info(), c1, &o2.info(), c2);
+            }
         }
         let empty = TableDesc::default();
         let mut rel = RelInfo::new(&empty, None, 0);
         rel.tuples = n.est.rows;
         clause_selectivity(&rel, e)
+    }
+
+    /// The table column `e` is, if it is a bare column of `n` that comes from a table.
+    fn origin(&self, n: &Node, e: &Expr) -> Option<(*const TableDesc, usize)> {
+        match e.kind {
+            ExprKind::Column(i) => n.origins.get(i).copied().flatten().map(|(_, t, c)| (t, c)),
+            _ => None,
+        }
     }
 
     /// The distinct values of a column of `n` that comes from a table, with its NULL
@@ -667,7 +687,7 @@ impl<'a> Estimator<'a> {
         let ExprKind::Column(i) = e.kind else {
             return None;
         };
-        let (t, c) = n.origins.get(i).copied().flatten()?;
+        let (_, t, c) = n.origins.get(i).copied().flatten()?;
         let tables = self.tables.borrow();
         let desc = tables.get(&t)?;
         let rel = self.rel_owned(desc);
@@ -727,7 +747,7 @@ impl<'a> Estimator<'a> {
     ) -> Estimate {
         let cx = &self.cx;
         let s = cx.settings;
-        let (widths, _) = self.table_columns(table);
+        let (widths, _) = self.table_columns(table, 0);
         let rel = RelInfo::new(
             table,
             cx.catalog.stats(table.oid),

@@ -103,7 +103,7 @@ impl<'a> RelInfo<'a> {
         }
     }
 
-    fn column(&self, i: usize) -> Option<&'a ColumnStats> {
+    pub(crate) fn column(&self, i: usize) -> Option<&'a ColumnStats> {
         let col = self.table.columns.get(i)?;
         self.stats?.column(i as u16 + 1, &col.ty)
     }
@@ -570,6 +570,72 @@ pub fn distinct_values(rel: &RelInfo<'_>, col: usize) -> f64 {
         return clamp_rows(rel.tuples);
     }
     DEFAULT_NUM_DISTINCT
+}
+
+/// `r1.c1 = r2.c2` over the pairs of two tables' rows (PostgreSQL's `eqjoinsel_inner`):
+/// with most common values on both sides, the frequencies of the values both lists hold,
+/// plus the rest spread over the other distinct values; else the non-NULL fractions over
+/// the larger distinct count.
+pub fn join_eq_selectivity(r1: &RelInfo<'_>, c1: usize, r2: &RelInfo<'_>, c2: usize) -> f64 {
+    let (s1, s2) = (r1.column(c1), r2.column(c2));
+    let nd1 = distinct_values(r1, c1);
+    let nd2 = distinct_values(r2, c2);
+    let null1 = s1.map_or(0.0, |s| f64::from(s.null_frac));
+    let null2 = s2.map_or(0.0, |s| f64::from(s.null_frac));
+    let (Some(s1), Some(s2)) = (s1, s2) else {
+        return clamp_probability((1.0 - null1) * (1.0 - null2) / nd1.max(nd2));
+    };
+    if s1.mcv.is_empty() || s2.mcv.is_empty() {
+        // PostgreSQL matches the lists only when both sides have one.
+        return clamp_probability((1.0 - null1) * (1.0 - null2) / nd1.max(nd2));
+    }
+    let (n1, n2) = (s1.mcv.len(), s2.mcv.len());
+    let mut match1 = vec![false; n1];
+    let mut match2 = vec![false; n2];
+    let mut match_prod = 0.0;
+    let mut nmatches = 0usize;
+    for (i, (v1, f1)) in s1.mcv.iter().enumerate() {
+        for (j, (v2, f2)) in s2.mcv.iter().enumerate() {
+            if match2[j] {
+                continue;
+            }
+            if v1.cmp_non_null(v2) == std::cmp::Ordering::Equal {
+                match1[i] = true;
+                match2[j] = true;
+                match_prod += f64::from(*f1) * f64::from(*f2);
+                nmatches += 1;
+                break;
+            }
+        }
+    }
+    let match_prod = clamp_probability(match_prod);
+    let sum = |s: &ColumnStats, m: &[bool], want: bool| -> f64 {
+        s.mcv
+            .iter()
+            .zip(m)
+            .filter(|(_, hit)| **hit == want)
+            .map(|((_, f), _)| f64::from(*f))
+            .sum()
+    };
+    let (match1_f, unmatch1) = (sum(s1, &match1, true), sum(s1, &match1, false));
+    let (match2_f, unmatch2) = (sum(s2, &match2, true), sum(s2, &match2, false));
+    let other1 = clamp_probability(1.0 - null1 - match1_f - unmatch1);
+    let other2 = clamp_probability(1.0 - null2 - match2_f - unmatch2);
+    let mut total1 = match_prod;
+    if nd2 > n2 as f64 {
+        total1 += unmatch1 * other2 / (nd2 - n2 as f64);
+    }
+    if nd2 > nmatches as f64 {
+        total1 += other1 * (other2 + unmatch2) / (nd2 - nmatches as f64);
+    }
+    let mut total2 = match_prod;
+    if nd1 > n1 as f64 {
+        total2 += unmatch2 * other1 / (nd1 - n1 as f64);
+    }
+    if nd1 > nmatches as f64 {
+        total2 += other2 * (other1 + unmatch1) / (nd1 - nmatches as f64);
+    }
+    clamp_probability(total1.min(total2))
 }
 
 /// `col = k` (`col <> k` if `negate`) for a constant `k` (`var_eq_const`).
