@@ -6,12 +6,13 @@
 # ratio passes 2 (either way).
 #
 #   cargo build --release --bin myriad && bench/estimates.sh
+#   MYRIAD_BIN=target/debug/myriad bench/estimates.sh      # as scripts/test runs it
 #
 # PostgreSQL runs with hash and merge joins off (Myriad has nested loops only; the join's
 # row estimate does not depend on its method, but its plan shape does not matter here).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-bin=target/release/myriad
+bin="${MYRIAD_BIN:-target/release/myriad}"
 [[ -x $bin ]] || { echo "build first: cargo build --release --bin myriad" >&2; exit 2; }
 pg_bindir="${PG_BINDIR:-/usr/lib/postgresql/15/bin}"
 as_owner() { if [[ "$(id -u)" == 0 ]]; then runuser -u postgres -- "$@"; else "$@"; fi; }
