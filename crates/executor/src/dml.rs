@@ -12,8 +12,6 @@
 //! (`HeapWrite::BeingModified`); if it committed, READ COMMITTED follows the update to the
 //! newest version and re-checks the WHERE clause there; REPEATABLE READ fails with 40001.
 
-use std::time::Instant;
-
 use access::heapam::{self, HeapWrite};
 use catalog::TableDesc;
 use common::{ItemPointer, PgError, PgResult, SqlState, Value};
@@ -21,8 +19,6 @@ use sql::bound::{BoundCheck, BoundDelete, BoundUpdate, Returning};
 
 use crate::ExecContext;
 use crate::eval::Row;
-use crate::exec::TableScan;
-use crate::explain::NodeStats;
 use crate::index;
 use txn::Isolation;
 
@@ -148,109 +144,26 @@ pub(crate) fn insert_checked_row(
     index::insert_entries(cx, table, row, tid)
 }
 
-/// What EXPLAIN ANALYZE counts of the scan that finds an UPDATE's or DELETE's rows (the
-/// scan is not an operator of `exec`, so [`crate::explain::Instrumented`] cannot wrap it).
-pub struct TargetCount {
-    start: Instant,
-    before: storage::bufmgr::usage::RelUsage,
-    pub(crate) stats: NodeStats,
-}
-
-impl TargetCount {
-    pub(crate) fn start() -> TargetCount {
-        TargetCount {
-            start: Instant::now(),
-            before: storage::bufmgr::usage::total(),
-            stats: NodeStats {
-                executed: true,
-                ..NodeStats::default()
-            },
-        }
-    }
-
-    fn found(&mut self) {
-        self.stats.rows += 1;
-        if self.stats.first.is_none() {
-            self.stats.first = Some(self.start.elapsed());
-        }
-    }
-
-    fn finish(&mut self) {
-        self.stats.total = self.start.elapsed();
-        self.stats.first.get_or_insert(self.stats.total);
-        self.stats.buffers = storage::bufmgr::usage::total().since(self.before);
-    }
-}
-
-/// The rows UPDATE or DELETE changes, with their addresses, found by the scan the
-/// planner chose (`scan`: an index scan, or a sequential scan) and checked against the
-/// statement's `filter`. `count` (EXPLAIN ANALYZE) counts the rows found and those the
-/// filter removed.
+/// The rows UPDATE or DELETE changes, with their addresses: the planner's scan (`scan`,
+/// with the statement's filter) run as any plan is, its rows carrying their addresses
+/// (`Env::emit_tid`); under EXPLAIN ANALYZE `instrument` counts it as any node.
 fn matching_rows(
     cx: &ExecContext,
-    table: &std::sync::Arc<TableDesc>,
-    filter: Option<&sql::bound::Expr>,
     scan: &planner::Plan,
-    mut count: Option<&mut TargetCount>,
+    instrument: Option<&crate::explain::Instrumentation>,
 ) -> PgResult<Vec<(ItemPointer, Row)>> {
-    let found = scan_targets(cx, table, filter, scan, &mut count);
-    if let Some(c) = count {
-        c.finish();
-    }
-    found
-}
-
-fn scan_targets(
-    cx: &ExecContext,
-    table: &std::sync::Arc<TableDesc>,
-    filter: Option<&sql::bound::Expr>,
-    scan: &planner::Plan,
-    count: &mut Option<&mut TargetCount>,
-) -> PgResult<Vec<(ItemPointer, Row)>> {
-    let mut out = Vec::new();
-    let mut keep = |tid, row: Row| -> PgResult<()> {
-        let pass = passes(cx, filter, &row)?;
-        if let Some(c) = count.as_deref_mut() {
-            if pass {
-                c.found();
-            } else {
-                c.stats.removed += 1;
-            }
-        }
-        if pass {
-            out.push((tid, row));
-        }
-        Ok(())
+    let env = crate::exec::Env {
+        emit_tid: true,
+        instrument,
+        ..cx.env()
     };
-    if let planner::Plan::IndexScan {
-        index,
-        lower,
-        upper,
-        ..
-    } = scan
-    {
-        let (Some(lo), Some(hi)) = (
-            crate::exec::bound_values(&cx.env(), lower, false, table, index)?,
-            crate::exec::bound_values(&cx.env(), upper, true, table, index)?,
-        ) else {
-            return Ok(out);
-        };
-        let types = table.column_types();
-        let tree = index::btree(cx, index);
-        for entry in tree.scan(lo, hi, access::nbtree::ScanDirection::Forward)? {
-            let (_, tid) = entry?;
-            let Some(bytes) =
-                heapam::heap_fetch_visible(cx.pool, table.rel, tid, cx.snapshot, cx.tx)?
-            else {
-                continue;
-            };
-            keep(tid, access::tuple::decode(&bytes, &types)?)?;
-        }
-        return Ok(out);
-    }
-    let mut scan = TableScan::new(cx.env(), table.rel, table.column_types())?;
-    while let Some((tid, row)) = scan.next_row()? {
-        keep(tid, row)?;
+    let mut op = crate::exec::build(scan, env)?;
+    let mut out = Vec::new();
+    while let Some(mut row) = op.next()? {
+        let tid = row
+            .pop()
+            .ok_or_else(|| common::PgError::internal("a target row without its address"))?;
+        out.push((crate::lockrows::tid_of(&tid)?, row));
     }
     Ok(out)
 }
@@ -312,10 +225,10 @@ pub fn update(
     cx: &ExecContext,
     u: &BoundUpdate,
     scan: &planner::Plan,
-    count: Option<&mut TargetCount>,
+    instrument: Option<&crate::explain::Instrumentation>,
 ) -> PgResult<(usize, Vec<Row>)> {
     let table = &u.table;
-    let targets = matching_rows(cx, table, u.filter.as_ref(), scan, count)?;
+    let targets = matching_rows(cx, scan, instrument)?;
     let types = table.column_types();
     let xid = if targets.is_empty() { 0 } else { cx.tx.xid()? };
     let mut changed = Vec::with_capacity(targets.len());
@@ -360,9 +273,9 @@ pub fn delete(
     cx: &ExecContext,
     d: &BoundDelete,
     scan: &planner::Plan,
-    count: Option<&mut TargetCount>,
+    instrument: Option<&crate::explain::Instrumentation>,
 ) -> PgResult<(usize, Vec<Row>)> {
-    let targets = matching_rows(cx, &d.table, d.filter.as_ref(), scan, count)?;
+    let targets = matching_rows(cx, scan, instrument)?;
     let xid = if targets.is_empty() { 0 } else { cx.tx.xid()? };
     let mut deleted = Vec::with_capacity(targets.len());
     for (tid, row) in targets {

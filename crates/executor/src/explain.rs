@@ -230,9 +230,13 @@ pub fn explain(
             update: u, scan, ..
         } => {
             let top_stats = match options.analyze {
-                true => Some(run_counted(&mut r, &mut changed, u.table.oid, |count| {
-                    crate::dml::update(cx, u, scan, Some(count))
-                })?),
+                true => Some(run_counted(
+                    &mut r,
+                    options,
+                    &mut changed,
+                    u.table.oid,
+                    |ins| crate::dml::update(cx, u, scan, Some(ins)),
+                )?),
                 false => None,
             };
             let child = r.target(&u.table, scan, &u.assignments);
@@ -243,9 +247,13 @@ pub fn explain(
             delete: d, scan, ..
         } => {
             let top_stats = match options.analyze {
-                true => Some(run_counted(&mut r, &mut changed, d.table.oid, |count| {
-                    crate::dml::delete(cx, d, scan, Some(count))
-                })?),
+                true => Some(run_counted(
+                    &mut r,
+                    options,
+                    &mut changed,
+                    d.table.oid,
+                    |ins| crate::dml::delete(cx, d, scan, Some(ins)),
+                )?),
                 false => None,
             };
             let child = r.target(&d.table, scan, &[]);
@@ -312,19 +320,20 @@ fn column_names(table: &TableDesc, qualify: bool) -> Vec<String> {
         .collect()
 }
 
-/// Run an UPDATE or DELETE for ANALYZE: its scan's counts go to `r`, the rows it changed
-/// to `changed`; returns its own node's counts.
+/// Run an UPDATE or DELETE for ANALYZE: its scan, instrumented as any plan node, gives
+/// its counts to `r`, the rows it changed go to `changed`; returns its own node's counts.
 fn run_counted(
     r: &mut Renderer,
+    options: &ExplainOptions,
     changed: &mut Vec<(common::Oid, u64)>,
     table: common::Oid,
-    run: impl FnOnce(&mut crate::dml::TargetCount) -> PgResult<(usize, Vec<Row>)>,
+    run: impl FnOnce(&Instrumentation) -> PgResult<(usize, Vec<Row>)>,
 ) -> PgResult<NodeStats> {
     let t0 = Instant::now();
-    let mut count = crate::dml::TargetCount::start();
-    let (n, out) = run(&mut count)?;
+    let ins = Instrumentation::new(options.timing, options.buffers);
+    let (n, out) = run(&ins)?;
     changed.push((table, n as u64));
-    r.stats = Some(vec![count.stats]);
+    r.stats = Some(ins.stats());
     Ok(modified(t0, out.len()))
 }
 

@@ -30,7 +30,7 @@ pub(crate) fn tid_value(tid: ItemPointer) -> Value {
     Value::Int8((i64::from(tid.block) << 16) | i64::from(tid.offset))
 }
 
-fn tid_of(v: &Value) -> PgResult<ItemPointer> {
+pub(crate) fn tid_of(v: &Value) -> PgResult<ItemPointer> {
     match v {
         Value::Int8(x) => Ok(ItemPointer {
             block: (*x >> 16) as u32,
