@@ -172,6 +172,7 @@ pub fn explain(
         in_subplan: 0,
         plans: &cx.subqueries,
         estimator: options.costs.then_some(&estimator),
+        initplans: Vec::new(),
     };
     cx.subqueries.install(inner.subplans());
     let started = Instant::now();
@@ -194,7 +195,7 @@ pub fn explain(
                 r.stats = Some(ins.stats());
             }
             let shown = r.shown(plan);
-            r.print(&shown, 0);
+            r.print_root(shown);
         }
         PlannedStatement::Insert { insert, source, .. } => {
             r.set_qualify(tables_read(source) > 0);
@@ -224,7 +225,7 @@ pub fn explain(
             }
             let child = r.shown(source);
             let table = r.relation(&insert.table.name);
-            r.print(&modify("Insert", table, top_stats, child), 0);
+            r.print_root(modify("Insert", table, top_stats, child));
         }
         PlannedStatement::Update {
             update: u, scan, ..
@@ -241,7 +242,7 @@ pub fn explain(
             };
             let child = r.target(&u.table, scan, &u.assignments);
             let table = r.relation(&u.table.name);
-            r.print(&modify("Update", table, top_stats, child), 0);
+            r.print_root(modify("Update", table, top_stats, child));
         }
         PlannedStatement::Delete {
             delete: d, scan, ..
@@ -258,7 +259,7 @@ pub fn explain(
             };
             let child = r.target(&d.table, scan, &[]);
             let table = r.relation(&d.table.name);
-            r.print(&modify("Delete", table, top_stats, child), 0);
+            r.print_root(modify("Delete", table, top_stats, child));
         }
         _ => {
             return Err(common::PgError::internal(
@@ -376,6 +377,7 @@ fn modify(verb: &str, table: String, stats: Option<NodeStats>, child: Shown) -> 
         stats,
         children: vec![child],
         subplans: vec![],
+        initplans: vec![],
     }
 }
 
@@ -510,6 +512,9 @@ struct Shown {
     /// Subqueries its expressions run, each as `SubPlan n` (after the children, as
     /// PostgreSQL lists them).
     subplans: Vec<(String, Shown)>,
+    /// Uncorrelated scalar, EXISTS and ARRAY subqueries, run once before the plan
+    /// (`InitPlan n (returns $k)`, before the children), on the top node.
+    initplans: Vec<(String, Shown)>,
 }
 
 struct Renderer<'a> {
@@ -534,6 +539,8 @@ struct Renderer<'a> {
     plans: &'a crate::subquery::SubqueryCache,
     /// The planner's estimates, unless COSTS OFF.
     estimator: Option<&'a planner::estimate::Estimator<'a>>,
+    /// The InitPlans shown so far, placed on the top node when it is printed.
+    initplans: Vec<(String, Shown)>,
 }
 
 /// What showing an expression reads: the session's text context (constants print as
@@ -557,6 +564,8 @@ impl<'a> ShowCx<'a> {
 #[derive(Default)]
 struct SubplanNames {
     numbers: std::collections::HashMap<*const LogicalPlan, usize>,
+    /// The InitPlans' output parameters (`$k`), by subquery.
+    params: std::collections::HashMap<*const LogicalPlan, usize>,
     /// Those whose `SubPlan n` tree is placed.
     placed: std::collections::HashSet<*const LogicalPlan>,
     outer: Vec<Vec<String>>,
@@ -569,6 +578,27 @@ fn subplan_number(cx: &ShowCx, query: &std::sync::Arc<LogicalPlan>) -> usize {
     *s.numbers
         .entry(std::sync::Arc::as_ptr(query))
         .or_insert(next)
+}
+
+/// An uncorrelated scalar, EXISTS or ARRAY subquery runs once, before the plan: a
+/// PostgreSQL InitPlan, whose result the expression reads as parameter `$k` (numbered
+/// as they are first shown).
+fn init_param(cx: &ShowCx, link: &sql::bound::SubLink) -> Option<usize> {
+    if !link.args.is_empty()
+        || !matches!(
+            link.kind,
+            SubLinkKind::Scalar | SubLinkKind::Exists | SubLinkKind::Array
+        )
+    {
+        return None;
+    }
+    let mut s = cx.subplans.borrow_mut();
+    let next = s.params.len();
+    Some(
+        *s.params
+            .entry(std::sync::Arc::as_ptr(&link.query))
+            .or_insert(next),
+    )
 }
 
 impl Renderer<'_> {
@@ -678,6 +708,14 @@ impl Renderer<'_> {
         {
             self.lines.push(format!("{pad}{line}"));
         }
+        for (label, sub) in &s.initplans {
+            self.lines.push(format!("{pad}{label}"));
+            let start = self.lines.len();
+            self.print(sub, depth + 1);
+            for line in &mut self.lines[start..] {
+                line.insert_str(0, "  ");
+            }
+        }
         for c in &s.children {
             self.print(c, depth + 1);
         }
@@ -690,6 +728,12 @@ impl Renderer<'_> {
                 line.insert_str(0, "  ");
             }
         }
+    }
+
+    /// Print the plan's top node, with the InitPlans found anywhere in it.
+    fn print_root(&mut self, mut s: Shown) {
+        s.initplans.append(&mut self.initplans);
+        self.print(&s, 0);
     }
 
     fn actual(&self, st: &NodeStats) -> String {
@@ -837,7 +881,12 @@ impl Renderer<'_> {
             let sub = self.shown(&plan);
             self.in_subplan -= 1;
             self.cx.subplans.borrow_mut().outer.pop();
-            shown.subplans.push((format!("SubPlan {n}"), sub));
+            match init_param(&self.cx, &link) {
+                Some(k) => self
+                    .initplans
+                    .push((format!("InitPlan {n} (returns ${k})"), sub)),
+                None => shown.subplans.push((format!("SubPlan {n}"), sub)),
+            }
         }
         shown
     }
@@ -852,6 +901,7 @@ impl Renderer<'_> {
             stats,
             children,
             subplans: vec![],
+            initplans: vec![],
         };
         match plan {
             Plan::SeqScan { table, filter } => {
@@ -1010,6 +1060,7 @@ impl Renderer<'_> {
                     stats: r.stats,
                     children: vec![r],
                     subplans: vec![],
+                    initplans: vec![],
                 };
                 node(nested_loop(*kind).into(), details, vec![l, inner])
             }
@@ -1065,6 +1116,7 @@ impl Renderer<'_> {
                     stats: None,
                     children: vec![],
                     subplans: vec![],
+                    initplans: vec![],
                 };
                 node(nested_loop(*kind).into(), details, vec![l, inner])
             }
@@ -1238,6 +1290,9 @@ pub fn deparse(cx: &ShowCx, e: &Expr, names: &[String]) -> String {
             .unwrap_or_else(|| "?".into()),
         ExprKind::SubLink(link) => {
             let n = subplan_number(cx, &link.query);
+            if let Some(k) = init_param(cx, link) {
+                return format!("${k}");
+            }
             match &link.kind {
                 SubLinkKind::Quantified {
                     all: false, cmp, ..
