@@ -881,7 +881,7 @@ impl Renderer<'_> {
             let sub = self.shown(&plan);
             self.in_subplan -= 1;
             self.cx.subplans.borrow_mut().outer.pop();
-            match init_param(&self.cx, &link) {
+            match init_param(&self.cx, link) {
                 Some(k) => self
                     .initplans
                     .push((format!("InitPlan {n} (returns ${k})"), sub)),
