@@ -30,9 +30,10 @@
 //! The extended protocol (Parse / Bind / Execute / Sync) takes the same path from step
 //! 4, with a prepared statement's cached binding: a query or DML runs its cached generic
 //! plan (made once, with the parameters in place, and again only after DDL on what it
-//! reads) with each execution's values, so nothing is bound, copied or planned per execution
-//! (`planner::CachedPlan`); COPY FROM STDIN binds and locks, then loads the data as it
-//! arrives (`copy`).
+//! reads) with each execution's values, once `plan_cache_mode` chooses it (in `auto`,
+//! after five custom plans, while it is the cheaper), and then nothing is bound, copied
+//! or planned per execution (`planner::CachedPlan`); COPY FROM STDIN binds and locks,
+//! then loads the data as it arrives (`copy`).
 //!
 //! Transactions: each connection has a [`session::Session`] holding its `txn::Tx`. A
 //! statement outside a transaction block runs in an implicit transaction (one per query
