@@ -9,8 +9,8 @@ use catalog::{FkAction, SystemView, TableDesc};
 use common::array::Array;
 use common::{DataType, Value};
 
-use crate::catalog_funcs::{PG_CATALOG_OID, PUBLIC_OID};
 use crate::eval::Row;
+use crate::reg_catalog::{PG_CATALOG_OID, PUBLIC_OID};
 
 /// The name `pg_get_function_arguments` gives a type in a signature: `format_type`'s
 /// without a typmod (`character` for bpchar), and the pseudo-types' names.

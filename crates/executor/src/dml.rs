@@ -150,7 +150,7 @@ pub(crate) fn insert_checked_row(
 fn matching_rows(
     cx: &ExecContext,
     scan: &planner::Plan,
-    instrument: Option<&crate::explain::Instrumentation>,
+    instrument: Option<&crate::instrument::Instrumentation>,
 ) -> PgResult<Vec<(ItemPointer, Row)>> {
     let env = crate::exec::Env {
         emit_tid: true,
@@ -225,7 +225,7 @@ pub fn update(
     cx: &ExecContext,
     u: &BoundUpdate,
     scan: &planner::Plan,
-    instrument: Option<&crate::explain::Instrumentation>,
+    instrument: Option<&crate::instrument::Instrumentation>,
 ) -> PgResult<(usize, Vec<Row>)> {
     let table = &u.table;
     let targets = matching_rows(cx, scan, instrument)?;
@@ -273,7 +273,7 @@ pub fn delete(
     cx: &ExecContext,
     d: &BoundDelete,
     scan: &planner::Plan,
-    instrument: Option<&crate::explain::Instrumentation>,
+    instrument: Option<&crate::instrument::Instrumentation>,
 ) -> PgResult<(usize, Vec<Row>)> {
     let targets = matching_rows(cx, scan, instrument)?;
     let xid = if targets.is_empty() { 0 } else { cx.tx.xid()? };

@@ -7,8 +7,8 @@
 use catalog::{ColumnDesc, Identity, SystemView, TableDesc};
 use common::{DataType, Value};
 
-use crate::catalog_funcs::PUBLIC_OID;
 use crate::eval::Row;
+use crate::reg_catalog::PUBLIC_OID;
 
 /// The rows of `view`, one of the `information_schema` views.
 pub(crate) fn rows(s: &crate::session::Session, view: SystemView) -> Vec<Row> {

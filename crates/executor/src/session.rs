@@ -19,7 +19,7 @@ use common::value::TextContext;
 use common::{Oid, PgResult};
 use storage::bufmgr::BufferPool;
 
-pub use crate::catalog_funcs::SnapshotRegCatalog;
+pub use crate::reg_catalog::SnapshotRegCatalog;
 
 /// The session's run-time settings, as SQL reads and changes them: `current_setting`,
 /// `set_config` and `pg_settings`. The server keeps them (with their transactional

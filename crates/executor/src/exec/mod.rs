@@ -84,7 +84,7 @@ pub struct Env<'a> {
     /// set below a LockRows node.
     pub emit_tid: bool,
     /// EXPLAIN ANALYZE: every operator is wrapped to count its rows and time.
-    pub instrument: Option<&'a crate::explain::Instrumentation>,
+    pub instrument: Option<&'a crate::instrument::Instrumentation>,
     /// Inside a subquery: its outer values (`ExprKind::Outer`).
     pub outer: &'a [Value],
     /// The statement's subquery plans and results.
@@ -109,7 +109,9 @@ pub fn build<'a>(plan: &'a Plan, env: Env<'a>) -> PgResult<Box<dyn Operator + 'a
         Some(ins) => {
             let id = ins.register();
             let inner = build_node(plan, env)?;
-            Ok(Box::new(crate::explain::Instrumented::new(inner, ins, id)))
+            Ok(Box::new(crate::instrument::Instrumented::new(
+                inner, ins, id,
+            )))
         }
     }
 }
