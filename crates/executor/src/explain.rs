@@ -374,6 +374,7 @@ fn node_exprs(plan: &Plan) -> Vec<(Vec<&Expr>, Over<'_>)> {
             recheck.iter().chain(exprs.iter()).collect(),
             Over::Input(input),
         )],
+        Plan::Result { filter, .. } => vec![(vec![filter], Over::Nothing)],
         Plan::SystemView { .. }
         | Plan::SequenceState { .. }
         | Plan::Distinct { .. }
@@ -404,6 +405,7 @@ fn inputs(plan: &Plan) -> Vec<&Plan> {
         | Plan::Distinct { input }
         | Plan::Limit { input, .. }
         | Plan::LockRows { input, .. } => vec![input],
+        Plan::Result { input, .. } => input.iter().map(|b| &**b).collect(),
     }
 }
 
@@ -725,6 +727,10 @@ impl Renderer<'_> {
                 n.push("ctid".into());
                 n
             }
+            Plan::Result { input, width, .. } => match input {
+                Some(i) => self.names(i),
+                None => (1..=*width).map(|i| format!("${i}")).collect(),
+            },
             Plan::Append { inputs } => inputs.first().map_or(vec![], |p| self.names(p)),
             Plan::SetOp { left, .. } => self.names(left),
             Plan::Filter { input, .. }
@@ -1101,6 +1107,18 @@ impl Renderer<'_> {
                 let kind = if *intersect { "Intersect" } else { "Except" };
                 let all = if *all { " All" } else { "" };
                 node(format!("HashSetOp {kind}{all}"), vec![], children)
+            }
+            Plan::Result { input, filter, .. } => {
+                let names = match input {
+                    Some(i) => self.names(i),
+                    None => vec![],
+                };
+                let details = vec![format!(
+                    "One-Time Filter: {}",
+                    deparse(&self.cx, filter, &names)
+                )];
+                let children = input.iter().map(|i| self.shown(i)).collect();
+                node("Result".into(), details, children)
             }
             Plan::LockRows { input, .. } => {
                 let child = self.shown(input);

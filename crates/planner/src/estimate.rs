@@ -596,6 +596,19 @@ impl<'a> Estimator<'a> {
                 );
                 Node { est, ..n }
             }
+            Plan::Result { input, width, .. } => match input {
+                // The gate costs nothing per row; the rows are the input's.
+                Some(input) => self.node(input),
+                None => leaf(
+                    Estimate {
+                        startup: 0.0,
+                        total: 0.0,
+                        rows: 0.0,
+                        width: 4 * *width as i64,
+                    },
+                    vec![4; *width],
+                ),
+            },
             Plan::LockRows { input, .. } => {
                 let n = self.node(input);
                 let est = Estimate {

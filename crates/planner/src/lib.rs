@@ -139,7 +139,17 @@ pub fn plan_query(cx: &PlanContext<'_>, lp: LogicalPlan) -> Plan {
             width: table.columns.len(),
         },
         LogicalPlan::Filter { input, predicate } => {
-            add_filter(cx, plan_query(cx, *input), predicate)
+            // Conditions fixed for the whole statement gate the plan (evaluated once, as
+            // PostgreSQL's One-Time Filter); the rest go down into it.
+            let (gate, rest): (Vec<Expr>, Vec<Expr>) = conjuncts(predicate)
+                .into_iter()
+                .partition(|c| is_constant(c) && c.ty == common::DataType::Bool);
+            let input = plan_query(cx, *input);
+            let plan = match conjoin(rest) {
+                Some(p) => add_filter(cx, input, p),
+                None => input,
+            };
+            gated(plan, gate)
         }
         LogicalPlan::Project { input, exprs } => Plan::Project {
             input: b(input),
@@ -249,6 +259,36 @@ pub fn plan_query(cx: &PlanContext<'_>, lp: LogicalPlan) -> Plan {
             recheck,
             exprs,
         },
+    }
+}
+
+/// `plan` under a gating Result for `gate` (conjuncts without columns): none if every one
+/// is the constant true; no input if one is the constant false or NULL (PostgreSQL's
+/// `One-Time Filter: false` over nothing).
+fn gated(plan: Plan, gate: Vec<Expr>) -> Plan {
+    use common::Value;
+    let gate: Vec<Expr> = gate
+        .into_iter()
+        .filter(|c| !matches!(c.kind, ExprKind::Const(Value::Bool(true))))
+        .collect();
+    if gate.is_empty() {
+        return plan;
+    }
+    let width = plan.width();
+    if let Some(never) = gate
+        .iter()
+        .find(|c| matches!(c.kind, ExprKind::Const(Value::Bool(false) | Value::Null)))
+    {
+        return Plan::Result {
+            input: None,
+            filter: Expr::constant(Value::Bool(false), never.ty),
+            width,
+        };
+    }
+    Plan::Result {
+        input: Some(Box::new(plan)),
+        filter: conjoin(gate).expect("a conjunct at least"),
+        width,
     }
 }
 

@@ -116,6 +116,15 @@ pub enum Plan {
         limit: Option<Expr>,
         offset: Option<Expr>,
     },
+    /// PostgreSQL's gating Result: `filter` (conditions fixed for the whole statement, no
+    /// column of the rows) is evaluated once, before the first row; if it is not true
+    /// there are no rows, else `input`'s pass. Without `input` (a filter known false) it
+    /// returns no rows of `width` columns.
+    Result {
+        input: Option<Box<Plan>>,
+        filter: Expr,
+        width: usize,
+    },
     /// Lock each row's version as it passes (`sql::bound::LogicalPlan::LockRows`). The
     /// one table scan below it appends each row's address after the table's columns.
     LockRows {
@@ -151,6 +160,7 @@ impl Plan {
             | Plan::Distinct { input }
             | Plan::Limit { input, .. }
             | Plan::LockRows { input, .. } => input.width(),
+            Plan::Result { width, .. } => *width,
         }
     }
 }
@@ -234,5 +244,6 @@ pub fn children(plan: &Plan) -> Vec<&Plan> {
         | Plan::Distinct { input }
         | Plan::Limit { input, .. }
         | Plan::LockRows { input, .. } => vec![input],
+        Plan::Result { input, .. } => input.iter().map(|b| &**b).collect(),
     }
 }

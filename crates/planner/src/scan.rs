@@ -403,7 +403,14 @@ pub(crate) fn split_and<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
 pub(crate) fn is_constant(e: &Expr) -> bool {
     match &e.kind {
         ExprKind::Const(_) | ExprKind::Outer(_) | ExprKind::Param(_) => true,
-        ExprKind::SubLink(link) => link.args.is_empty(),
+        // Uncorrelated, and for `x op ANY/ALL (...)` with `x` fixed too.
+        ExprKind::SubLink(link) => {
+            link.args.is_empty()
+                && match &link.kind {
+                    sql::bound::SubLinkKind::Quantified { test, .. } => is_constant(test),
+                    _ => true,
+                }
+        }
         ExprKind::Binary(_, l, r) => is_constant(l) && is_constant(r),
         ExprKind::Neg(x) | ExprKind::Cast { expr: x, .. } => is_constant(x),
         _ => false,

@@ -25,3 +25,30 @@ impl Operator for FilterOp<'_> {
         self.removed
     }
 }
+
+/// PostgreSQL's gating Result: its filter, fixed for the statement, is evaluated once
+/// before the first row; the input's rows pass only if it was true.
+pub(crate) struct GatingResultOp<'a> {
+    pub(crate) env: Env<'a>,
+    pub(crate) filter: &'a Expr,
+    pub(crate) input: Option<Box<dyn Operator + 'a>>,
+    /// Whether the filter passed, once evaluated.
+    pub(crate) open: Option<bool>,
+}
+
+impl Operator for GatingResultOp<'_> {
+    fn next(&mut self) -> PgResult<Option<Row>> {
+        let open = match self.open {
+            Some(o) => o,
+            None => {
+                let o = self.env.eval(self.filter, &[])? == Value::Bool(true);
+                self.open = Some(o);
+                o
+            }
+        };
+        match (&mut self.input, open) {
+            (Some(input), true) => input.next(),
+            _ => Ok(None),
+        }
+    }
+}

@@ -119,6 +119,15 @@ pub fn build<'a>(plan: &'a Plan, env: Env<'a>) -> PgResult<Box<dyn Operator + 'a
 fn build_node<'a>(plan: &'a Plan, env: Env<'a>) -> PgResult<Box<dyn Operator + 'a>> {
     let pool = env.pool;
     Ok(match plan {
+        Plan::Result { input, filter, .. } => Box::new(GatingResultOp {
+            env,
+            filter,
+            input: match input {
+                Some(i) => Some(build(i, env)?),
+                None => None,
+            },
+            open: None,
+        }),
         Plan::SeqScan { table, filter } => Box::new(SeqScanOp {
             env,
             scan: TableScan::new(env, table.rel, table.column_types())?,
