@@ -345,9 +345,18 @@ mod tests {
                 indexes: vec![],
                 ..Default::default()
             });
-            let pred = Expr::constant(Value::Bool(true), DataType::Bool);
+            let pred = Expr::new(
+                ExprKind::Binary(
+                    BinaryOp::Eq,
+                    Box::new(Expr::column(0, DataType::Int4)),
+                    Box::new(Expr::constant(Value::Int4(1), DataType::Int4)),
+                ),
+                DataType::Bool,
+            );
             let lp = LogicalPlan::Filter {
-                input: Box::new(LogicalPlan::Scan { table }),
+                input: Box::new(LogicalPlan::Scan {
+                    table: table.clone(),
+                }),
                 predicate: pred,
             };
             match plan_query(cx, lp) {
@@ -356,6 +365,22 @@ mod tests {
                 } => {}
                 other => panic!("filter not pushed down: {other:?}"),
             }
+            // A condition without columns gates the scan instead (One-Time Filter); a true
+            // one is dropped.
+            let gate = |v: bool| LogicalPlan::Filter {
+                input: Box::new(LogicalPlan::Scan {
+                    table: table.clone(),
+                }),
+                predicate: Expr::constant(Value::Bool(v), DataType::Bool),
+            };
+            assert!(matches!(
+                plan_query(cx, gate(true)),
+                Plan::SeqScan { filter: None, .. }
+            ));
+            assert!(matches!(
+                plan_query(cx, gate(false)),
+                Plan::Result { input: None, .. }
+            ));
         })
     }
 
