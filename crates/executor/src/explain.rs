@@ -81,6 +81,14 @@ pub fn explain(
         initplans: Vec::new(),
     };
     cx.subqueries.install(inner.subplans());
+    // Subplans are numbered as the planner planned them (a subquery's own subqueries
+    // before it), as PostgreSQL numbers its plan ids.
+    {
+        let mut names = r.cx.subplans.borrow_mut();
+        for (i, (query, _)) in inner.subplans().iter().enumerate() {
+            names.numbers.insert(std::sync::Arc::as_ptr(query), i + 1);
+        }
+    }
     let started = Instant::now();
     // Rows an EXPLAIN ANALYZE of INSERT, UPDATE or DELETE changed (autovacuum counts them).
     let mut changed = Vec::new();
@@ -790,7 +798,11 @@ impl Renderer<'_> {
             };
             self.cx.subplans.borrow_mut().outer.push(outer);
             self.in_subplan += 1;
-            let sub = self.shown(&plan);
+            // InitPlans of the subquery's own expressions go on its top node.
+            let outer_inits = std::mem::take(&mut self.initplans);
+            let mut sub = self.shown(&plan);
+            sub.initplans
+                .append(&mut std::mem::replace(&mut self.initplans, outer_inits));
             self.in_subplan -= 1;
             self.cx.subplans.borrow_mut().outer.pop();
             match init_param(&self.cx, link) {
