@@ -150,8 +150,6 @@ impl<'a> Estimator<'a> {
         match plan {
             Plan::SeqScan { table, filter } => {
                 let (widths, origins) = self.table_columns(table, plan as *const Plan as usize);
-                // SAFETY of the lifetime: the table lives as long as the plan, which
-                // outlives this estimator's use; RelInfo only borrows it here.
                 let rel = RelInfo::new(
                     table,
                     cx.catalog.stats(table.oid),
