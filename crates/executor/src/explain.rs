@@ -1,4 +1,4 @@
-//! EXPLAIN [ANALYZE]: a plan as PostgreSQL's text format shows it, and for ANALYZE the
+//! EXPLAIN \[ANALYZE\]: a plan as PostgreSQL's text format shows it, and for ANALYZE the
 //! statement run with every operator counted.
 //!
 //! Node names are PostgreSQL's for the same work (`Seq Scan on t`, `Index Scan using i on
@@ -15,10 +15,10 @@
 //! projection above a node is shown on that node, as PostgreSQL's planner would have
 //! placed it; Sort shows no Sort Method line.
 //!
-//! ANALYZE numbers each operator in pre-order as `exec::build` builds it ([`Instrumented`]
-//! wraps each one): rows returned, time to the first row and in total (unless TIMING
-//! OFF). Every operator runs once (a nested loop materialises its inner side), so
-//! `loops` is 1, or the node shows `never executed`. An index nested loop's inner index
+//! ANALYZE numbers each operator in pre-order as `exec::build` builds it
+//! (`instrument::Instrumented` wraps each one): rows returned, time to the first row and
+//! in total (unless TIMING OFF). Every operator runs once (a nested loop materialises its
+//! inner side), so `loops` is 1, or the node shows `never executed`. An index nested loop's inner index
 //! scan is a lookup inside the join's operator, shown without counts of its own.
 
 use std::time::{Duration, Instant};
@@ -297,7 +297,7 @@ fn modify(verb: &str, table: String, stats: Option<NodeStats>, child: Shown) -> 
 
 /// How many FROM items a plan reads (columns are qualified when more than one).
 fn tables_read(plan: &Plan) -> usize {
-    let below: usize = inputs(plan).into_iter().map(tables_read).sum();
+    let below: usize = plan.children().into_iter().map(tables_read).sum();
     match plan {
         Plan::SeqScan { .. } | Plan::IndexScan { .. } | Plan::SequenceState { .. } => 1,
         Plan::IndexNestLoop { .. } => below + 1,
@@ -388,32 +388,6 @@ fn node_exprs(plan: &Plan) -> Vec<(Vec<&Expr>, Over<'_>)> {
         | Plan::Distinct { .. }
         | Plan::Append { .. }
         | Plan::SetOp { .. } => vec![],
-    }
-}
-
-/// A node's inputs.
-fn inputs(plan: &Plan) -> Vec<&Plan> {
-    match plan {
-        Plan::SeqScan { .. }
-        | Plan::IndexScan { .. }
-        | Plan::SystemView { .. }
-        | Plan::Values { .. }
-        | Plan::GenerateSeries { .. }
-        | Plan::Unnest { .. }
-        | Plan::SequenceState { .. } => vec![],
-        Plan::NestedLoopJoin { left, right, .. } | Plan::SetOp { left, right, .. } => {
-            vec![left, right]
-        }
-        Plan::IndexNestLoop { left, .. } => vec![left],
-        Plan::Append { inputs } => inputs.iter().collect(),
-        Plan::Filter { input, .. }
-        | Plan::Project { input, .. }
-        | Plan::Aggregate { input, .. }
-        | Plan::Sort { input, .. }
-        | Plan::Distinct { input }
-        | Plan::Limit { input, .. }
-        | Plan::LockRows { input, .. } => vec![input],
-        Plan::Result { input, .. } => input.iter().map(|b| &**b).collect(),
     }
 }
 

@@ -148,8 +148,5 @@ fn relations(plan: &Plan) -> usize {
             | Plan::SystemView { .. }
             | Plan::SequenceState { .. }
     ));
-    here + crate::plan::children(plan)
-        .into_iter()
-        .map(relations)
-        .sum::<usize>()
+    here + plan.children().into_iter().map(relations).sum::<usize>()
 }

@@ -55,6 +55,33 @@ struct Node {
     origins: Vec<Origin>,
 }
 
+impl Node {
+    /// Where `e` comes from, if it is a bare column of this node.
+    fn origin_of(&self, e: &Expr) -> Origin {
+        match e.kind {
+            ExprKind::Column(i) => self.origins.get(i).copied().flatten(),
+            _ => None,
+        }
+    }
+
+    /// This node's columns followed by an inner side's, with no estimate yet: the row a
+    /// join's conditions read.
+    fn joined(
+        &self,
+        widths: impl IntoIterator<Item = i64>,
+        origins: impl IntoIterator<Item = Origin>,
+    ) -> Node {
+        let mut n = Node {
+            est: Estimate::default(),
+            widths: self.widths.clone(),
+            origins: self.origins.clone(),
+        };
+        n.widths.extend(widths);
+        n.origins.extend(origins);
+        n
+    }
+}
+
 /// Estimates plan nodes, each once (keyed by node: a plan is not moved while it is
 /// estimated and shown).
 pub struct Estimator<'a> {
@@ -307,13 +334,7 @@ impl<'a> Estimator<'a> {
                 let refs: Vec<&Expr> = exprs.iter().collect();
                 let (qs, qp) = cost::qual_cost(cx, &refs);
                 let widths: Vec<i64> = exprs.iter().map(|e| expr_width(e, &n.widths)).collect();
-                let origins = exprs
-                    .iter()
-                    .map(|e| match e.kind {
-                        ExprKind::Column(i) => n.origins.get(i).copied().flatten(),
-                        _ => None,
-                    })
-                    .collect();
+                let origins = exprs.iter().map(|e| n.origin_of(e)).collect();
                 let est = Estimate {
                     startup: n.est.startup + qs,
                     total: n.est.total + qs + qp * n.est.rows,
@@ -336,15 +357,7 @@ impl<'a> Estimator<'a> {
             } => {
                 let o = self.node(left);
                 let i = self.node(right);
-                let mut widths = o.widths.clone();
-                widths.extend(i.widths.iter().copied());
-                let mut origins = o.origins.clone();
-                origins.extend(i.origins.iter().copied());
-                let joined = Node {
-                    est: Estimate::default(),
-                    widths: widths.clone(),
-                    origins: origins.clone(),
-                };
+                let joined = o.joined(i.widths.iter().copied(), i.origins.iter().copied());
                 let sel = on
                     .as_ref()
                     .map_or(1.0, |e| self.selectivity_over(&joined, e));
@@ -370,10 +383,9 @@ impl<'a> Estimator<'a> {
                         startup,
                         total: startup + run,
                         rows,
-                        width: widths.iter().sum(),
+                        width: joined.widths.iter().sum(),
                     },
-                    widths,
-                    origins,
+                    ..joined
                 }
             }
             Plan::IndexNestLoop {
@@ -391,15 +403,7 @@ impl<'a> Estimator<'a> {
                 let (iw, iorig) = self.table_columns(table, plan as *const Plan as usize + 1);
                 let inner =
                     self.parameterized_index_scan(table, index, inner_filter.as_ref(), o.est.rows);
-                let mut widths = o.widths.clone();
-                widths.extend(iw);
-                let mut origins = o.origins.clone();
-                origins.extend(iorig);
-                let joined = Node {
-                    est: Estimate::default(),
-                    widths: widths.clone(),
-                    origins: origins.clone(),
-                };
+                let joined = o.joined(iw, iorig);
                 let sel = on
                     .as_ref()
                     .map_or(1.0, |e| self.selectivity_over(&joined, e));
@@ -428,10 +432,9 @@ impl<'a> Estimator<'a> {
                         startup,
                         total: startup + run,
                         rows,
-                        width: widths.iter().sum(),
+                        width: joined.widths.iter().sum(),
                     },
-                    widths,
-                    origins,
+                    ..joined
                 }
             }
             Plan::Aggregate {
@@ -453,13 +456,7 @@ impl<'a> Estimator<'a> {
                 let mut widths: Vec<i64> =
                     group_by.iter().map(|e| expr_width(e, &n.widths)).collect();
                 widths.extend(aggs.iter().map(|a| agg_width(a.func, &a.ty)));
-                let mut origins: Vec<Origin> = group_by
-                    .iter()
-                    .map(|e| match e.kind {
-                        ExprKind::Column(i) => n.origins.get(i).copied().flatten(),
-                        _ => None,
-                    })
-                    .collect();
+                let mut origins: Vec<Origin> = group_by.iter().map(|e| n.origin_of(e)).collect();
                 origins.extend(aggs.iter().map(|_| None));
                 // The grouping expressions are computed below it, per input row.
                 let group_refs: Vec<&Expr> = group_by.iter().collect();
@@ -686,19 +683,13 @@ impl<'a> Estimator<'a> {
 
     /// The table column `e` is, if it is a bare column of `n` that comes from a table.
     fn origin(&self, n: &Node, e: &Expr) -> Option<(*const TableDesc, usize)> {
-        match e.kind {
-            ExprKind::Column(i) => n.origins.get(i).copied().flatten().map(|(_, t, c)| (t, c)),
-            _ => None,
-        }
+        n.origin_of(e).map(|(_, t, c)| (t, c))
     }
 
     /// The distinct values of a column of `n` that comes from a table, with its NULL
     /// fraction taken out.
     fn column_distinct(&self, n: &Node, e: &Expr) -> Option<f64> {
-        let ExprKind::Column(i) = e.kind else {
-            return None;
-        };
-        let (_, t, c) = n.origins.get(i).copied().flatten()?;
+        let (_, t, c) = n.origin_of(e)?;
         let tables = self.tables.borrow();
         let desc = tables.get(&t)?;
         let rel = self.rel_owned(desc);

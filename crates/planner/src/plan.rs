@@ -139,6 +139,32 @@ pub enum Plan {
 }
 
 impl Plan {
+    /// The plans a node reads rows from, in order.
+    pub fn children(&self) -> Vec<&Plan> {
+        match self {
+            Plan::SeqScan { .. }
+            | Plan::IndexScan { .. }
+            | Plan::SystemView { .. }
+            | Plan::Values { .. }
+            | Plan::GenerateSeries { .. }
+            | Plan::Unnest { .. }
+            | Plan::SequenceState { .. } => vec![],
+            Plan::NestedLoopJoin { left, right, .. } | Plan::SetOp { left, right, .. } => {
+                vec![left, right]
+            }
+            Plan::IndexNestLoop { left, .. } => vec![left],
+            Plan::Append { inputs } => inputs.iter().collect(),
+            Plan::Filter { input, .. }
+            | Plan::Project { input, .. }
+            | Plan::Aggregate { input, .. }
+            | Plan::Sort { input, .. }
+            | Plan::Distinct { input }
+            | Plan::Limit { input, .. }
+            | Plan::LockRows { input, .. } => vec![input],
+            Plan::Result { input, .. } => input.iter().map(|b| &**b).collect(),
+        }
+    }
+
     /// Number of columns this node produces.
     pub fn width(&self) -> usize {
         match self {
@@ -219,31 +245,5 @@ impl PlannedStatement {
             | PlannedStatement::CopyTo { subplans, .. } => subplans,
             PlannedStatement::Explain { inner, .. } => inner.subplans(),
         }
-    }
-}
-
-/// The plans a node reads rows from, in order.
-pub fn children(plan: &Plan) -> Vec<&Plan> {
-    match plan {
-        Plan::SeqScan { .. }
-        | Plan::IndexScan { .. }
-        | Plan::SystemView { .. }
-        | Plan::Values { .. }
-        | Plan::GenerateSeries { .. }
-        | Plan::Unnest { .. }
-        | Plan::SequenceState { .. } => vec![],
-        Plan::NestedLoopJoin { left, right, .. } | Plan::SetOp { left, right, .. } => {
-            vec![left, right]
-        }
-        Plan::IndexNestLoop { left, .. } => vec![left],
-        Plan::Append { inputs } => inputs.iter().collect(),
-        Plan::Filter { input, .. }
-        | Plan::Project { input, .. }
-        | Plan::Aggregate { input, .. }
-        | Plan::Sort { input, .. }
-        | Plan::Distinct { input }
-        | Plan::Limit { input, .. }
-        | Plan::LockRows { input, .. } => vec![input],
-        Plan::Result { input, .. } => input.iter().map(|b| &**b).collect(),
     }
 }

@@ -643,11 +643,7 @@ fn eq_const(rel: &RelInfo<'_>, col: usize, k: &Value, negate: bool) -> f64 {
     if k.is_null() {
         return 0.0;
     }
-    let stats = rel.column(col);
-    let null_frac = stats.map_or(0.0, |s| f64::from(s.null_frac));
-    let mut sel = if rel.unique(col) && rel.tuples >= 1.0 {
-        1.0 / rel.tuples
-    } else if let Some(s) = stats {
+    eq_selectivity(rel, col, negate, |s, null_frac| {
         match s
             .mcv
             .iter()
@@ -661,48 +657,49 @@ fn eq_const(rel: &RelInfo<'_>, col: usize, k: &Value, negate: bool) -> f64 {
                 if other > 1.0 {
                     sel /= other;
                 }
-                if let Some((_, least)) = s.mcv.last()
-                    && sel > f64::from(*least)
-                {
-                    sel = f64::from(*least);
-                }
-                sel
+                // No more common than the least common value in the list.
+                s.mcv
+                    .last()
+                    .map_or(sel, |(_, least)| sel.min(f64::from(*least)))
             }
         }
-    } else {
-        1.0 / distinct_values(rel, col)
-    };
-    if negate {
-        sel = 1.0 - sel - null_frac;
-    }
-    clamp_probability(sel)
+    })
 }
 
 /// `col = x` for an `x` unknown until run time (a parameter of a generic plan).
 fn eq_non_const(rel: &RelInfo<'_>, col: usize, negate: bool) -> f64 {
-    let stats = rel.column(col);
-    let null_frac = stats.map_or(0.0, |s| f64::from(s.null_frac));
-    let mut sel = if rel.unique(col) && rel.tuples >= 1.0 {
-        1.0 / rel.tuples
-    } else if let Some(s) = stats {
+    eq_selectivity(rel, col, negate, |s, null_frac| {
         let mut sel = 1.0 - null_frac;
         let nd = distinct_values(rel, col);
         if nd > 1.0 {
             sel /= nd;
         }
-        if let Some((_, most)) = s.mcv.first()
-            && sel > f64::from(*most)
-        {
-            sel = f64::from(*most);
-        }
-        sel
+        // No more common than the most common value.
+        s.mcv
+            .first()
+            .map_or(sel, |(_, most)| sel.min(f64::from(*most)))
+    })
+}
+
+/// What `col = x` and `col <> x` share: one row for a unique column, else `by_stats`
+/// over the column's statistics (given its NULL fraction), else one over its distinct
+/// values; `<>` is what `=` leaves of the non-NULL rows.
+fn eq_selectivity(
+    rel: &RelInfo<'_>,
+    col: usize,
+    negate: bool,
+    by_stats: impl FnOnce(&ColumnStats, f64) -> f64,
+) -> f64 {
+    let stats = rel.column(col);
+    let null_frac = stats.map_or(0.0, |s| f64::from(s.null_frac));
+    let sel = if rel.unique(col) && rel.tuples >= 1.0 {
+        1.0 / rel.tuples
+    } else if let Some(s) = stats {
+        by_stats(s, null_frac)
     } else {
         1.0 / distinct_values(rel, col)
     };
-    if negate {
-        sel = 1.0 - sel - null_frac;
-    }
-    clamp_probability(sel)
+    clamp_probability(if negate { 1.0 - sel - null_frac } else { sel })
 }
 
 /// `col op k` for an inequality (`scalarineqsel`).

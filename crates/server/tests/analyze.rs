@@ -5,8 +5,8 @@
 
 mod common;
 
-use common::{connect, exec, value};
-use myriad_server::{AutovacuumRound, Config, Server};
+use common::{autovacuum_round, connect, exec, start_without_autovacuum, value};
+use myriad_server::AutovacuumRound;
 use tokio_postgres::Client;
 
 /// Pages the buffer pool handed out (hits and reads) while `sql` ran.
@@ -95,25 +95,8 @@ async fn analyze_samples_a_large_table() {
 /// the new statistics show in `pg_stats`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn autovacuum_analyzes_tables_that_changed_enough() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let config = Config {
-        listen: "127.0.0.1:0".into(),
-        data_dir: dir.path().to_path_buf(),
-        autovacuum: false, // rounds are driven by hand below
-        ..Config::default()
-    };
-    let server = Server::start(&config).await.expect("server starts");
-    let db = server.database().clone();
-    let round = move || {
-        let db = db.clone();
-        async move {
-            tokio::task::spawn_blocking(move || {
-                db.autovacuum_round(&db.background_tx()).expect("round")
-            })
-            .await
-            .expect("join")
-        }
-    };
+    let (server, _dir) = start_without_autovacuum().await;
+    let round = || autovacuum_round(&server);
     let c = connect(&server).await;
     exec(&c, "CREATE TABLE a (id int, tag text)").await;
     exec(

@@ -12,8 +12,7 @@ use std::time::Duration;
 
 mod common;
 
-use common::{connect, exec, sqlstate, start, value};
-use myriad_server::{Config, Server};
+use common::{autovacuum_round, connect, exec, sqlstate, start, start_without_autovacuum, value};
 use tokio_postgres::SimpleQueryMessage;
 
 const BLOCK_WAIT: Duration = Duration::from_millis(300);
@@ -454,27 +453,8 @@ async fn vacuum_and_pruning_keep_an_updated_table_from_growing() {
 /// size, and not again until it changes again; vacuumed that way, the table stays small.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn autovacuum_vacuums_tables_that_changed_enough() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let config = Config {
-        listen: "127.0.0.1:0".into(),
-        data_dir: dir.path().to_path_buf(),
-        autovacuum: false, // rounds are driven by hand below
-        ..Config::default()
-    };
-    let server = Server::start(&config).await.expect("server starts");
-    let db = server.database().clone();
-    let round = move || {
-        let db = db.clone();
-        async move {
-            tokio::task::spawn_blocking(move || {
-                db.autovacuum_round(&db.background_tx())
-                    .expect("round")
-                    .vacuumed
-            })
-            .await
-            .expect("join")
-        }
-    };
+    let (server, dir) = start_without_autovacuum().await;
+    let round = || async { autovacuum_round(&server).await.vacuumed };
     let c = connect(&server).await;
     exec(&c, "CREATE TABLE a (id int PRIMARY KEY, n int)").await;
     exec(&c, "CREATE TABLE quiet (id int)").await;

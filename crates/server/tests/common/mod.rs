@@ -3,7 +3,7 @@
 
 #![allow(dead_code)]
 
-use myriad_server::{Config, Server};
+use myriad_server::{AutovacuumRound, Config, Server};
 use tokio_postgres::{Client, NoTls, SimpleQueryMessage};
 
 /// A server on a fresh data directory and a free port; keep the directory alive.
@@ -15,6 +15,27 @@ pub async fn start() -> (Server, tempfile::TempDir) {
         ..Config::default()
     };
     (Server::start(&config).await.expect("server starts"), dir)
+}
+
+/// A server whose autovacuum does not run on its own: the test drives rounds with
+/// [`autovacuum_round`]. Keep the directory alive.
+pub async fn start_without_autovacuum() -> (Server, tempfile::TempDir) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = Config {
+        listen: "127.0.0.1:0".into(),
+        data_dir: dir.path().to_path_buf(),
+        autovacuum: false,
+        ..Config::default()
+    };
+    (Server::start(&config).await.expect("server starts"), dir)
+}
+
+/// One autovacuum round on `server`, run as the launcher runs it.
+pub async fn autovacuum_round(server: &Server) -> AutovacuumRound {
+    let db = server.database().clone();
+    tokio::task::spawn_blocking(move || db.autovacuum_round(&db.background_tx()).expect("round"))
+        .await
+        .expect("join")
 }
 
 /// A server configuration on `dir` with a 16-page buffer pool, so that pages are evicted

@@ -12,6 +12,30 @@ use super::{Binder, ident_name};
 use crate::bound::{BoundStatement, ColumnDrop, CommentOn, ConstraintDrop};
 
 impl Binder<'_> {
+    /// The table an ALTER TABLE names; for IF EXISTS on a missing one, `Err` holds the
+    /// statement that only says it was skipped.
+    fn altered_table(
+        &self,
+        name: &ast::ObjectName,
+        if_exists: bool,
+    ) -> PgResult<Result<Arc<TableDesc>, BoundStatement>> {
+        let (name, pos) = self.object_name(name)?;
+        match self.catalog.table(&name) {
+            Some(table) => Ok(Ok(table.clone())),
+            None if if_exists => Ok(Err(BoundStatement::Nothing {
+                tag: "ALTER TABLE",
+                notices: vec![PgError::notice(format!(
+                    "relation \"{name}\" does not exist, skipping"
+                ))],
+            })),
+            None => Err(PgError::new(
+                SqlState::UNDEFINED_TABLE,
+                format!("relation \"{name}\" does not exist"),
+            )
+            .with_position(pos)),
+        }
+    }
+
     /// ALTER TABLE [IF EXISTS] [ONLY] t action: one action (the server runs a statement
     /// with several as one ALTER TABLE per action, each bound against what the ones
     /// before it left).
@@ -22,21 +46,9 @@ impl Binder<'_> {
                 a.to_string().split_whitespace().nth(1).unwrap_or("")
             )));
         }
-        let (name, pos) = self.object_name(&a.name)?;
-        let Some(table) = self.catalog.table(&name).cloned() else {
-            if a.if_exists {
-                return Ok(BoundStatement::Nothing {
-                    tag: "ALTER TABLE",
-                    notices: vec![PgError::notice(format!(
-                        "relation \"{name}\" does not exist, skipping"
-                    ))],
-                });
-            }
-            return Err(PgError::new(
-                SqlState::UNDEFINED_TABLE,
-                format!("relation \"{name}\" does not exist"),
-            )
-            .with_position(pos));
+        let table = match self.altered_table(&a.name, a.if_exists)? {
+            Ok(table) => table,
+            Err(skipped) => return Ok(skipped),
         };
         let [op] = a.operations.as_slice() else {
             return Err(PgError::unsupported("ALTER TABLE with several actions"));
@@ -471,21 +483,9 @@ impl Binder<'_> {
         &self,
         a: &crate::parser::AlterColumnStatistics,
     ) -> PgResult<BoundStatement> {
-        let (name, pos) = self.object_name(&a.name)?;
-        let Some(table) = self.catalog.table(&name).cloned() else {
-            if a.if_exists {
-                return Ok(BoundStatement::Nothing {
-                    tag: "ALTER TABLE",
-                    notices: vec![PgError::notice(format!(
-                        "relation \"{name}\" does not exist, skipping"
-                    ))],
-                });
-            }
-            return Err(PgError::new(
-                SqlState::UNDEFINED_TABLE,
-                format!("relation \"{name}\" does not exist"),
-            )
-            .with_position(pos));
+        let table = match self.altered_table(&a.name, a.if_exists)? {
+            Ok(table) => table,
+            Err(skipped) => return Ok(skipped),
         };
         let column = ident_name(&a.column);
         let Some(i) = table.column_index(&column) else {
