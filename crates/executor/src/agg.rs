@@ -7,7 +7,7 @@ use common::numeric::Numeric;
 use common::{DataType, PgError, PgResult, SqlState, Value};
 use sql::bound::{AggCall, AggFunc};
 
-use crate::exec::Env;
+use crate::env::Env;
 use crate::sortkey::RowKey;
 
 /// The running state of one aggregate in one group.

@@ -83,7 +83,7 @@ pub(crate) fn eval(
             let Some(p) = catalog::procs::builtin_proc(oid(0)) else {
                 return Ok(Value::Null);
             };
-            let name = crate::catalog_views::signature_type_name;
+            let name = signature_type_name;
             Value::Text(match f {
                 F::PgGetFunctionArguments => p.arguments(name),
                 F::PgGetFunctionIdentityArguments => p.identity_arguments(name),
@@ -293,8 +293,20 @@ fn constraint_def(s: &Session, oid: u32, pretty: bool) -> Option<String> {
             return Some(s);
         }
         if let Some(c) = t.checks.iter().find(|c| c.oid == oid) {
-            return Some(crate::check::definition(s, t, c, pretty));
+            return Some(crate::ruleutils::check_definition(s, t, c, pretty));
         }
     }
     None
+}
+
+/// The name `pg_get_function_arguments` gives a type in a signature: `format_type`'s
+/// without a typmod (`character` for bpchar), and the pseudo-types' names.
+fn signature_type_name(oid: common::Oid) -> String {
+    if oid == common::types::oids::BPCHAR {
+        return "character".into();
+    }
+    if let Some((_, name)) = catalog::procs::PSEUDO_TYPES.iter().find(|(o, _)| *o == oid) {
+        return (*name).into();
+    }
+    DataType::from_oid(oid, -1).map_or_else(|| "???".into(), |t| t.name())
 }

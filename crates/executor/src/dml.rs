@@ -6,7 +6,7 @@
 //! statement fails exactly where PostgreSQL's immediate checks fail (`SET id = id + 1`
 //! included). A failed statement leaves its versions behind, stamped with its
 //! transaction id (or its savepoint's), which the abort makes invisible: statement
-//! atomicity is the transaction's.
+//! atomicity is the transaction's (executor rule 5).
 //!
 //! A row some other transaction changed since the snapshot: wait for it to end
 //! (`HeapWrite::BeingModified`); if it committed, READ COMMITTED follows the update to the
@@ -163,7 +163,7 @@ fn matching_rows(
         let tid = row
             .pop()
             .ok_or_else(|| common::PgError::internal("a target row without its address"))?;
-        out.push((crate::lockrows::tid_of(&tid)?, row));
+        out.push((crate::exec::lock_rows::tid_of(&tid)?, row));
     }
     Ok(out)
 }

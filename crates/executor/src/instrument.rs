@@ -1,15 +1,11 @@
-//! EXPLAIN ANALYZE's instruments: each operator of a plan wrapped to count the rows it
-//! returns, its time to the first row and in all, and its buffer accesses, numbered in
-//! pre-order as `exec::build` builds them. Below EXPLAIN (which prints them) so that the
-//! operators and DML can be counted without depending on it.
+//! EXPLAIN ANALYZE's counters: per plan node, the rows it returned, its time to the first
+//! row and in all, and its buffer accesses, numbered in pre-order as `exec::build`
+//! builds them (`exec::instrumented` wraps each operator to count). Below the operators
+//! and EXPLAIN (which prints them), so that operators and DML can be counted without
+//! depending on EXPLAIN.
 
 use std::cell::RefCell;
-use std::time::{Duration, Instant};
-
-use common::PgResult;
-
-use crate::eval::Row;
-use crate::exec::Operator;
+use std::time::Duration;
 
 /// What ANALYZE counted for one plan node.
 #[derive(Clone, Copy, Debug, Default)]
@@ -26,10 +22,10 @@ pub struct NodeStats {
 
 /// The counters of one EXPLAIN ANALYZE run, one per plan node in pre-order.
 pub struct Instrumentation {
-    timing: bool,
+    pub(crate) timing: bool,
     /// Count buffer accesses (`storage::bufmgr::usage`, which the caller has started).
-    buffers: bool,
-    nodes: RefCell<Vec<NodeStats>>,
+    pub(crate) buffers: bool,
+    pub(crate) nodes: RefCell<Vec<NodeStats>>,
 }
 
 impl Instrumentation {
@@ -50,56 +46,5 @@ impl Instrumentation {
 
     pub fn stats(&self) -> Vec<NodeStats> {
         self.nodes.borrow().clone()
-    }
-}
-
-/// An operator that counts what its inner operator returns.
-pub(crate) struct Instrumented<'a> {
-    inner: Box<dyn Operator + 'a>,
-    ins: &'a Instrumentation,
-    id: usize,
-}
-
-impl<'a> Instrumented<'a> {
-    pub(crate) fn new(
-        inner: Box<dyn Operator + 'a>,
-        ins: &'a Instrumentation,
-        id: usize,
-    ) -> Instrumented<'a> {
-        Instrumented { inner, ins, id }
-    }
-}
-
-impl Operator for Instrumented<'_> {
-    fn next(&mut self) -> PgResult<Option<Row>> {
-        use storage::bufmgr::usage;
-        let start = self.ins.timing.then(Instant::now);
-        let before = self.ins.buffers.then(usage::total);
-        let r = self.inner.next();
-        let removed = self.inner.rows_removed();
-        let mut nodes = self.ins.nodes.borrow_mut();
-        let n = &mut nodes[self.id];
-        n.executed = true;
-        n.removed = removed;
-        if let Some(b) = before {
-            let d = usage::total().since(b);
-            n.buffers.hits += d.hits;
-            n.buffers.reads += d.reads;
-            n.buffers.writes += d.writes;
-        }
-        if let Some(s) = start {
-            n.total += s.elapsed();
-        }
-        if matches!(r, Ok(Some(_))) {
-            n.rows += 1;
-        }
-        if n.first.is_none() {
-            n.first = Some(n.total);
-        }
-        r
-    }
-
-    fn rows_removed(&self) -> u64 {
-        self.inner.rows_removed()
     }
 }

@@ -1,47 +1,50 @@
-//! The executor: runs planned statements against storage.
+//! The executor: runs planned statements against storage. `README.md` has its layers
+//! and the rules the code cites (executor rule N); `tests/layers.rs` checks the layers.
 //!
-//! - [`exec`]: one pull-based operator per plan node (`next()` returns a row or the end).
+//! - [`exec`]: one pull-based operator per plan node (`next()` returns a row or the end),
+//!   built from the planner's plan as given; subqueries ([`exec::subquery`]) and row
+//!   locks run there too.
 //! - [`eval`]: expression evaluation with PostgreSQL's NULL semantics, overflow and
-//!   division errors.
-//! - [`agg`]: aggregate accumulators. [`sortkey`]: orderings for sort, group and distinct.
-//! - [`dml`]: INSERT / UPDATE / DELETE with constraint checks before any page changes.
-//! - [`index`]: CREATE INDEX builds, unique checks through unique indexes, and keeping
-//!   every index in step with its heap.
-//! - `array`: the array functions and operators. `catalog_funcs`: the `reg*` types'
-//!   catalog lookups.
+//!   division errors, over [`cast`], `math`, `array`, `datetime`, in the statement's
+//!   [`env::Env`]. [`agg`]: aggregate accumulators. [`sortkey`]: orderings for sort,
+//!   group and distinct.
 //! - [`session`]: what a statement's execution reads of its session (settings, clock,
 //!   catalog view, sequence memory), passed explicitly down to expression evaluation.
-//! - [`sequence`]: `nextval` and friends.
-//! - [`explain`]: EXPLAIN's text and EXPLAIN ANALYZE's per-operator counts.
+//!   [`sequence`]: `nextval` and friends.
+//! - [`deparse`] and [`ruleutils`]: expressions as PostgreSQL prints them, for EXPLAIN
+//!   and the catalog functions (`catalog_funcs`); `views`: the system views' rows.
+//! - [`dml`]: INSERT / UPDATE / DELETE with constraint checks before any page changes;
+//!   [`index`]: every index kept in step with its heap, with unique checks; `fkey`:
+//!   foreign keys.
+//! - [`explain`]: EXPLAIN's text and EXPLAIN ANALYZE's per-operator counts
+//!   ([`instrument`]).
+//! - [`commands`]: DDL and the other utility statements, which go around the planner
+//!   (CREATE INDEX builds, COPY, ANALYZE, VACUUM among them).
 //! - [`execute`]: the entry point for planned statements (queries, DML, EXPLAIN, COPY
-//!   TO); [`utility::execute`] runs DDL and the other utility statements as bound.
+//!   TO); [`commands::execute`] runs utility statements as bound.
 
 pub mod agg;
-pub mod analyze;
 mod array;
+pub mod cast;
 mod catalog_funcs;
-mod catalog_views;
-mod check;
-pub mod copy;
+pub mod commands;
 mod datetime;
+pub mod deparse;
 pub mod dml;
+pub mod env;
 pub mod eval;
 pub mod exec;
 pub mod explain;
 mod fkey;
 pub mod index;
-mod information_schema;
 pub mod instrument;
-mod lockrows;
 mod math;
 mod reg_catalog;
 pub mod ruleutils;
 pub mod sequence;
 pub mod session;
 pub mod sortkey;
-pub mod subquery;
-pub mod utility;
-pub mod vacuum;
+mod views;
 
 use catalog::Catalog;
 use common::{PgError, PgResult, Value};
@@ -62,7 +65,7 @@ pub struct StatementResult {
     /// VACUUM will have to clean up, counted for autovacuum).
     pub changed: Vec<(common::Oid, u64)>,
     /// COPY FROM STDIN: the load, which the session feeds with the client's data.
-    pub copy_in: Option<Box<copy::CopyIn>>,
+    pub copy_in: Option<Box<commands::copy::CopyIn>>,
     /// COPY TO STDOUT: each line of output, and the number of columns.
     pub copy_out: Option<(usize, Vec<Vec<u8>>)>,
 }
@@ -83,7 +86,7 @@ pub struct ExecContext<'a> {
     pub sequences: &'a access::sequence::Sequences,
     /// The statement's subquery plans and uncorrelated results: a context serves one
     /// statement.
-    pub subqueries: subquery::SubqueryCache,
+    pub subqueries: exec::subquery::SubqueryCache,
     /// The parameter values of a prepared statement run by its generic plan.
     pub params: exec::Params<'a>,
 }
@@ -185,7 +188,7 @@ pub fn execute_plan(stmt: &PlannedStatement, cx: &ExecContext) -> PgResult<State
 }
 
 /// Run a planned statement: a query, DML, EXPLAIN or COPY TO (utility statements go
-/// around the planner: [`utility::execute`]).
+/// around the planner: [`commands::execute`]).
 pub fn execute(stmt: PlannedStatement, cx: &ExecContext) -> PgResult<StatementResult> {
     match stmt {
         PlannedStatement::Query { .. }
@@ -209,13 +212,13 @@ pub fn execute(stmt: PlannedStatement, cx: &ExecContext) -> PgResult<StatementRe
             let mut lines = Vec::with_capacity(rows.len() + 1);
             if format.header {
                 let names: Vec<Option<&str>> = columns.iter().map(|c| Some(&*c.name)).collect();
-                lines.push(copy::format_line(&format, &names));
+                lines.push(commands::copy::format_line(&format, &names));
             }
             for r in &rows {
                 let texts: Vec<Option<String>> =
                     r.iter().map(|v| v.to_text(cx.session.text())).collect();
                 let fields: Vec<Option<&str>> = texts.iter().map(|t| t.as_deref()).collect();
-                lines.push(copy::format_line(&format, &fields));
+                lines.push(commands::copy::format_line(&format, &fields));
             }
             Ok(StatementResult {
                 tag: format!("COPY {}", rows.len()),

@@ -1,4 +1,5 @@
-//! Evaluation of `numeric` arithmetic and casts, and of the mathematical functions the
+//! Arithmetic on numbers (integer range checks, float overflow, `numeric`), `numeric`
+//! casts, and of the mathematical functions the
 //! binder resolved (`sql::binder::math`) in their float8 and numeric versions.
 //!
 //! The numeric versions are `common::numeric`'s, which match PostgreSQL digit for digit.
@@ -12,6 +13,125 @@ use sql::bound::{BinaryOp, ScalarFunc};
 
 const INVALID_ARGUMENT_FOR_LOG: SqlState = SqlState("2201E");
 const INVALID_ARGUMENT_FOR_POWER_FUNCTION: SqlState = SqlState("2201F");
+pub(crate) fn out_of_range(ty: &DataType) -> PgError {
+    let name = match ty {
+        DataType::Int2 => "smallint",
+        DataType::Int4 => "integer",
+        _ => "bigint",
+    };
+    PgError::new(
+        SqlState::NUMERIC_VALUE_OUT_OF_RANGE,
+        format!("{name} out of range"),
+    )
+}
+
+/// Build an integer value of type `ty` from an i64, checking its range.
+pub(crate) fn int_of(ty: &DataType, v: i64) -> PgResult<Value> {
+    match ty {
+        DataType::Int2 => i16::try_from(v)
+            .map(Value::Int2)
+            .map_err(|_| out_of_range(ty)),
+        DataType::Int4 => i32::try_from(v)
+            .map(Value::Int4)
+            .map_err(|_| out_of_range(ty)),
+        _ => Ok(Value::Int8(v)),
+    }
+}
+
+pub(crate) fn float_of(
+    ty: &DataType,
+    v: f64,
+    inputs_finite: bool,
+    inputs_nonzero: bool,
+) -> PgResult<Value> {
+    match ty {
+        DataType::Float4 => {
+            let f = v as f32;
+            if f.is_infinite() && inputs_finite {
+                return Err(float_overflow());
+            }
+            if f == 0.0 && inputs_nonzero {
+                return Err(float_underflow());
+            }
+            Ok(Value::Float4(f))
+        }
+        _ => {
+            if v.is_infinite() && inputs_finite {
+                return Err(float_overflow());
+            }
+            if v == 0.0 && inputs_nonzero {
+                return Err(float_underflow());
+            }
+            Ok(Value::Float8(v))
+        }
+    }
+}
+/// `-v`, of type `ty`.
+pub(crate) fn negate(v: Value, ty: &DataType) -> PgResult<Value> {
+    match v {
+        Value::Null => Ok(Value::Null),
+        Value::Float4(f) => Ok(Value::Float4(-f)),
+        Value::Float8(f) => Ok(Value::Float8(-f)),
+        Value::Numeric(n) => Ok(Value::Numeric(n.neg())),
+        Value::Interval(_) => crate::datetime::negate(&v),
+        other => {
+            let i = other
+                .as_i64()
+                .ok_or_else(|| PgError::internal("negation of a non-number"))?;
+            int_of(ty, i.checked_neg().ok_or_else(|| out_of_range(ty))?)
+        }
+    }
+}
+/// `a op b` over numbers (date/time arithmetic is `crate::datetime::arith`).
+pub(crate) fn arith(op: BinaryOp, a: &Value, b: &Value, ty: &DataType) -> PgResult<Value> {
+    if let DataType::Numeric(_) = ty {
+        return crate::math::numeric_arith(op, a, b);
+    }
+    if ty.is_float() {
+        let (x, y) = (a.as_f64().unwrap_or(0.0), b.as_f64().unwrap_or(0.0));
+        let finite = x.is_finite() && y.is_finite();
+        let v = match op {
+            BinaryOp::Add => x + y,
+            BinaryOp::Sub => x - y,
+            BinaryOp::Mul => {
+                return float_of(ty, x * y, finite, x != 0.0 && y != 0.0);
+            }
+            BinaryOp::Div => {
+                if y == 0.0 {
+                    return Err(PgError::division_by_zero());
+                }
+                return float_of(ty, x / y, finite, x != 0.0);
+            }
+            _ => return Err(PgError::internal("unsupported float operator")),
+        };
+        return float_of(ty, v, finite, false);
+    }
+    let (x, y) = (
+        a.as_i64()
+            .ok_or_else(|| PgError::internal("integer operator on a non-integer"))?,
+        b.as_i64()
+            .ok_or_else(|| PgError::internal("integer operator on a non-integer"))?,
+    );
+    let v = match op {
+        BinaryOp::Add => x.checked_add(y),
+        BinaryOp::Sub => x.checked_sub(y),
+        BinaryOp::Mul => x.checked_mul(y),
+        BinaryOp::Div => {
+            if y == 0 {
+                return Err(PgError::division_by_zero());
+            }
+            x.checked_div(y)
+        }
+        BinaryOp::Mod => {
+            if y == 0 {
+                return Err(PgError::division_by_zero());
+            }
+            Some(x.checked_rem(y).unwrap_or(0))
+        }
+        _ => return Err(PgError::internal("unsupported integer operator")),
+    };
+    int_of(ty, v.ok_or_else(|| out_of_range(ty))?)
+}
 
 fn mismatch(what: &str, v: &Value) -> PgError {
     PgError::internal(format!("{what} applied to {v:?}"))
@@ -232,7 +352,7 @@ fn numeric_function(f: ScalarFunc, args: &[Value]) -> PgResult<Value> {
 pub(crate) fn eval_func(f: ScalarFunc, args: &[Value], ty: &DataType) -> PgResult<Value> {
     use ScalarFunc as F;
     match f {
-        F::Mod => crate::eval::arith(BinaryOp::Mod, &args[0], &args[1], ty),
+        F::Mod => arith(BinaryOp::Mod, &args[0], &args[1], ty),
         F::Abs => match &args[0] {
             Value::Float4(v) => Ok(Value::Float4(v.abs())),
             Value::Float8(v) => Ok(Value::Float8(v.abs())),

@@ -5,10 +5,11 @@
 //! parentheses; `pretty` (psql's `\d`) leaves out those that precedence makes needless,
 //! by PostgreSQL's rules (`isSimpleNode`): `c > 0 AND d < 100 OR c IS NULL`.
 
+use catalog::TableDesc;
 use common::{DataType, Value};
 use sql::bound::{BinaryOp, Expr, ExprKind, ScalarFunc};
 
-use crate::explain::{bool_test_word, constant, deparse, func_name, like_operator};
+use crate::deparse::{bool_test_word, constant, deparse, func_name, like_operator};
 
 /// `e` over a row whose columns are `names`.
 /// `e` over columns `names` as PostgreSQL's `pg_get_expr` prints it (`pretty`: with
@@ -20,7 +21,7 @@ pub fn deparse_stored_expr(
     pretty: bool,
 ) -> String {
     Deparser {
-        cx: crate::explain::ShowCx::new(text),
+        cx: crate::deparse::ShowCx::new(text),
         names,
         pretty,
     }
@@ -104,7 +105,7 @@ fn simple_under(child: &Expr, parent: Node, first: bool) -> bool {
 }
 
 struct Deparser<'a> {
-    cx: crate::explain::ShowCx<'a>,
+    cx: crate::deparse::ShowCx<'a>,
     names: &'a [String],
     pretty: bool,
 }
@@ -122,7 +123,7 @@ impl Deparser<'_> {
             },
             // PostgreSQL's parser makes `-1` a constant.
             ExprKind::Neg(x) if matches!(x.kind, ExprKind::Const(_)) => {
-                match crate::eval::fold_constant(e, self.cx.text) {
+                match crate::cast::fold_constant(e, self.cx.text) {
                     Ok(v) => constant(self.cx.text, &v, &e.ty),
                     Err(_) => wrap(format!("- {}", self.arg(x, e, true))),
                 }
@@ -363,4 +364,28 @@ fn flatten<'e>(e: &'e Expr, op: BinaryOp, out: &mut Vec<&'e Expr>) {
         }
         _ => out.push(e),
     }
+}
+
+pub(crate) fn column_names(table: &TableDesc) -> Vec<String> {
+    table.columns.iter().map(|c| c.name.clone()).collect()
+}
+
+/// `CHECK (condition)` as `pg_get_constraintdef` prints it, `NOT VALID` after one whose
+/// rows were not checked.
+pub(crate) fn check_definition(
+    s: &crate::session::Session,
+    table: &TableDesc,
+    check: &catalog::CheckConstraint,
+    pretty: bool,
+) -> String {
+    let condition = match sql::binder::bind_check(&s.catalog, table, &check.expr, s.info) {
+        Ok(e) => deparse_stored_expr(s.text(), &e, &column_names(table), pretty),
+        // Not expected: the text was bound when the constraint was made.
+        Err(_) => check.expr.clone(),
+    };
+    let mut s = format!("CHECK ({condition})");
+    if !check.validated {
+        s.push_str(" NOT VALID");
+    }
+    s
 }

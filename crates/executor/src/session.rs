@@ -6,7 +6,7 @@
 //! globals: its settings, the transaction's catalog view, `currval`'s memory, the clock.
 //! Myriad passes them instead, so nothing about a session or its transaction is tied to
 //! an OS thread: two sessions' statements may run interleaved on one thread, and a
-//! portal may outlive the statement that opened it (issue 26).
+//! portal may outlive the statement that opened it (executor rule 3).
 
 use std::cell::RefCell;
 use std::collections::HashMap;

@@ -3,7 +3,7 @@
 //!
 //! Only statements with a plan come here: queries, DML, EXPLAIN of them and COPY TO.
 //! Utility statements (DDL, TRUNCATE, LOCK, COPY FROM) go around the planner to
-//! `executor::utility`, as PostgreSQL's ProcessUtility does.
+//! `executor::commands`, as PostgreSQL's ProcessUtility does.
 //!
 //! Today's plans are simple and the planner's job is small: map each logical operator to
 //! its physical one, push WHERE filters into the scans below them (through joins and
@@ -44,7 +44,7 @@ pub use join::make_join;
 pub use plan::{Plan, PlannedStatement};
 pub use pushdown::add_filter;
 pub use scan::{scan_path, target_scan, widened_integer_column};
-pub use subplans::SubPlans;
+pub use subplans::{SubPlans, hashed_subplan};
 
 #[allow(unused_imports)]
 pub(crate) use join::*;

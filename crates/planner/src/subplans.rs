@@ -60,3 +60,26 @@ impl SubPlans {
         out
     }
 }
+
+/// Whether `link` runs as a hashed SubPlan (PostgreSQL's `useHashTable`): `x = ANY
+/// (uncorrelated subquery)` whose comparison is `[0] = [1]` with no conversion on either
+/// side, SQL equality of two values of one type, which is what a set's key equality is.
+/// Its rows are then read once into a set and each test is a lookup; EXPLAIN shows it as
+/// `hashed SubPlan n`.
+pub fn hashed_subplan(link: &sql::bound::SubLink) -> bool {
+    let sql::bound::SubLinkKind::Quantified {
+        all: false, cmp, ..
+    } = &link.kind
+    else {
+        return false;
+    };
+    link.args.is_empty()
+        && match &cmp.kind {
+            ExprKind::Binary(BinaryOp::Eq, l, r) => {
+                matches!(l.kind, ExprKind::Column(0))
+                    && matches!(r.kind, ExprKind::Column(1))
+                    && l.ty == r.ty
+            }
+            _ => false,
+        }
+}

@@ -20,7 +20,7 @@ use crate::session::Session;
 
 /// A COPY FROM STDIN waiting for its data.
 pub(crate) struct CopyState {
-    load: Box<executor::copy::CopyIn>,
+    load: Box<executor::commands::copy::CopyIn>,
     snapshot: Arc<txn::Snapshot>,
     /// The statement ends its query string: an implicit transaction commits after it.
     last: bool,
@@ -39,7 +39,7 @@ impl Session {
     /// A COPY FROM STDIN statement has been bound and locked: keep its load.
     pub(crate) fn start_copy(
         &mut self,
-        load: Box<executor::copy::CopyIn>,
+        load: Box<executor::commands::copy::CopyIn>,
         snapshot: Arc<txn::Snapshot>,
         last: bool,
     ) {

@@ -19,7 +19,7 @@
 //!    relation locks the statement needs are taken (see below).
 //! 5. `planner::plan` turns the bound statement into a plan (filters pushed into scans);
 //!    a utility statement (DDL, TRUNCATE, LOCK, COPY FROM) has none and goes around the
-//!    planner to `executor::utility::execute`, as PostgreSQL's ProcessUtility.
+//!    planner to `executor::commands::execute`, as PostgreSQL's ProcessUtility.
 //! 6. `executor::execute` runs the plan, with the session in its `ExecContext`: operators pull
 //!    rows from `access::heapam::HeapScan`, which reads pages through
 //!    `storage::bufmgr::BufferPool` from `storage::smgr`.
@@ -457,14 +457,22 @@ impl Database {
         if vacuum {
             self.vacuum_one(&t)?;
         } else {
-            self.analyze_one(&t, &[], executor::analyze::DEFAULT_STATISTICS_TARGET)?;
+            self.analyze_one(
+                &t,
+                &[],
+                executor::commands::analyze::DEFAULT_STATISTICS_TARGET,
+            )?;
         }
         Ok(true)
     }
 
-    fn vacuum_one(&self, t: &catalog::TableDesc) -> PgResult<executor::vacuum::VacuumStats> {
+    fn vacuum_one(
+        &self,
+        t: &catalog::TableDesc,
+    ) -> PgResult<executor::commands::vacuum::VacuumStats> {
         let changes_before = self.activity.lock().get(&t.oid).map_or(0, |a| a.changes);
-        let stats = executor::vacuum::vacuum_table(&self.pool, &self.roots, &self.txns, t)?;
+        let stats =
+            executor::commands::vacuum::vacuum_table(&self.pool, &self.roots, &self.txns, t)?;
         tracing::debug!(table = %t.name, ?stats, "vacuumed");
         // As PostgreSQL's VACUUM, record the table's size and rows (the versions left),
         // keeping what ANALYZE found of its columns.
@@ -498,7 +506,7 @@ impl Database {
         t: &catalog::TableDesc,
         columns: &[usize],
         default_target: u32,
-    ) -> PgResult<executor::analyze::AnalyzeStats> {
+    ) -> PgResult<executor::commands::analyze::AnalyzeStats> {
         let targets: Vec<u32> = t
             .columns
             .iter()
@@ -516,7 +524,8 @@ impl Database {
             .lock()
             .get(&t.oid)
             .map_or(0, |a| a.changes_since_analyze);
-        let stats = executor::analyze::analyze_table(&self.pool, &self.txns, t, &targets)?;
+        let stats =
+            executor::commands::analyze::analyze_table(&self.pool, &self.txns, t, &targets)?;
         tracing::debug!(table = %t.name, pages = stats.pages_scanned, rows = stats.sample_rows, "analyzed");
         let mut rel = stats.rel.clone();
         // Keep what an earlier ANALYZE found of the columns not analyzed now (when the
@@ -781,7 +790,7 @@ impl Database {
             // The cached generic plan, with this execution's parameter values.
             Some((plan, p)) => {
                 let cx = executor::ExecContext {
-                    params: executor::exec::Params {
+                    params: executor::env::Params {
                         values: p.values,
                         types: p.types,
                     },
@@ -800,7 +809,7 @@ impl Database {
                 let cx = self.exec_context(tx, snapshot, &session);
                 if bound.is_utility() {
                     // DDL and the like go around the planner (ProcessUtility).
-                    executor::utility::execute(bound, &cx)?
+                    executor::commands::execute(bound, &cx)?
                 } else {
                     let settings = session.settings.planner();
                     let mut planned = self.plan(&session.catalog, &settings, bound)?;

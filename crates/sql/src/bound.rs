@@ -842,7 +842,7 @@ pub enum BoundStatement {
 
 impl BoundStatement {
     /// DDL, TRUNCATE, LOCK TABLE, COPY FROM and the like: run as bound, around the
-    /// planner (`executor::utility`), as PostgreSQL's ProcessUtility runs them. The
+    /// planner (`executor::commands`), as PostgreSQL's ProcessUtility runs them. The
     /// others (queries, DML, EXPLAIN, COPY TO) are planned.
     pub fn is_utility(&self) -> bool {
         !matches!(

@@ -1,19 +1,19 @@
 //! Plan nodes as pull-based operators: each `next()` returns one row or `None` at the end.
-//! [`build`] makes the operator tree of a plan; each node's operator has its own file.
+//! [`build`] makes the operator tree of a plan as the planner made it (executor rule 2);
+//! each node's operator has its own file.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use std::ops::Bound;
 
 use access::heapam::{self, HeapScan};
-use access::nbtree::{BTree, BTreeScan, RootCache, ScanDirection};
+use access::nbtree::{BTree, BTreeScan, ScanDirection};
 use common::{DataType, ItemPointer, PgError, PgResult, SqlState, Value};
 use planner::Plan;
 use sql::bound::{AggCall, Expr, JoinKind, SortKey};
-use storage::bufmgr::BufferPool;
 
 use crate::agg::Accumulator;
-use crate::eval::Row;
+pub use crate::env::{Env, Operator, Params, Row};
 use crate::sortkey::{RowKey, compare_sort_keys};
 
 mod aggregate;
@@ -22,12 +22,15 @@ mod distinct;
 mod filter;
 mod generate_series;
 mod index_nest_loop;
+mod instrumented;
 mod limit;
+pub(crate) mod lock_rows;
 mod nested_loop;
 mod project;
 mod scan;
 mod set_op;
 mod sort;
+pub mod subquery;
 mod system_view;
 mod values;
 
@@ -60,47 +63,6 @@ pub(crate) use system_view::*;
 #[allow(unused_imports)]
 pub(crate) use values::*;
 
-pub trait Operator {
-    fn next(&mut self) -> PgResult<Option<Row>>;
-
-    /// Rows this node read and its filter dropped so far (EXPLAIN ANALYZE's "Rows Removed
-    /// by Filter").
-    fn rows_removed(&self) -> u64 {
-        0
-    }
-}
-
-/// What operators read from: pages, cached btree roots, and the snapshot that decides
-/// which tuple versions they see.
-#[derive(Clone, Copy)]
-pub struct Env<'a> {
-    /// The session: what expressions read of it (settings, clock, catalog view).
-    pub session: &'a crate::session::Session<'a>,
-    pub pool: &'a BufferPool,
-    pub roots: &'a RootCache,
-    pub tx: &'a txn::Tx,
-    pub snapshot: &'a txn::Snapshot,
-    /// Table scans append each row's address (`lockrows::tid_value`) after its columns:
-    /// set below a LockRows node.
-    pub emit_tid: bool,
-    /// EXPLAIN ANALYZE: every operator is wrapped to count its rows and time.
-    pub instrument: Option<&'a crate::instrument::Instrumentation>,
-    /// Inside a subquery: its outer values (`ExprKind::Outer`).
-    pub outer: &'a [Value],
-    /// The statement's subquery plans and results.
-    pub subqueries: &'a crate::subquery::SubqueryCache,
-    /// A prepared statement's parameter values (`ExprKind::Param`), when its plan was
-    /// made with the parameters in place (a generic plan).
-    pub params: Params<'a>,
-}
-
-/// The values of a prepared statement's parameters, each of the type Parse gave it.
-#[derive(Clone, Copy, Default)]
-pub struct Params<'a> {
-    pub values: &'a [Value],
-    pub types: &'a [DataType],
-}
-
 /// Build the operator tree for `plan`. Under EXPLAIN ANALYZE each node is numbered in
 /// pre-order (a node before its children, children in plan order) and wrapped to count.
 pub fn build<'a>(plan: &'a Plan, env: Env<'a>) -> PgResult<Box<dyn Operator + 'a>> {
@@ -109,9 +71,7 @@ pub fn build<'a>(plan: &'a Plan, env: Env<'a>) -> PgResult<Box<dyn Operator + 'a
         Some(ins) => {
             let id = ins.register();
             let inner = build_node(plan, env)?;
-            Ok(Box::new(crate::instrument::Instrumented::new(
-                inner, ins, id,
-            )))
+            Ok(Box::new(instrumented::Instrumented::new(inner, ins, id)))
         }
     }
 }
@@ -143,7 +103,7 @@ fn build_node<'a>(plan: &'a Plan, env: Env<'a>) -> PgResult<Box<dyn Operator + '
             wait,
             recheck,
             exprs,
-        } => Box::new(crate::lockrows::LockRowsOp {
+        } => Box::new(crate::exec::lock_rows::LockRowsOp {
             input: build(
                 input,
                 Env {
@@ -235,7 +195,7 @@ fn build_node<'a>(plan: &'a Plan, env: Env<'a>) -> PgResult<Box<dyn Operator + '
             })
         }
         Plan::SystemView { view, .. } => Box::new(SystemViewOp {
-            rows: system_view_rows(*view, env).into_iter(),
+            rows: crate::views::system_view_rows(*view, env).into_iter(),
         }),
         Plan::Filter { input, predicate } => Box::new(FilterOp {
             env,

@@ -139,7 +139,7 @@ impl Operator for IndexScanOp<'_> {
                 }
                 _ => {
                     if env.emit_tid {
-                        row.push(crate::lockrows::tid_value(tid));
+                        row.push(crate::exec::lock_rows::tid_value(tid));
                     }
                     return Ok(Some(row));
                 }
@@ -171,7 +171,7 @@ impl Operator for SeqScanOp<'_> {
                 }
                 _ => {
                     if self.emit_tid {
-                        row.push(crate::lockrows::tid_value(tid));
+                        row.push(crate::exec::lock_rows::tid_value(tid));
                     }
                     return Ok(Some(row));
                 }

@@ -7,7 +7,7 @@
 //! (`planner::SubPlans`, made with the statement's plan and installed in the
 //! statement's [`SubqueryCache`] when it starts); the cache also keeps, for an
 //! uncorrelated subquery (no outer values), its result, computed once as PostgreSQL's
-//! InitPlans and hashed SubPlans are. For
+//! InitPlans and hashed SubPlans are (executor rule 4). For
 //! `x IN (uncorrelated subquery)` comparing equal types, the rows are kept in an ordered
 //! set and each test is a lookup.
 
@@ -18,9 +18,10 @@ use std::sync::Arc;
 
 use common::{DataType, PgError, PgResult, SqlState, Value};
 use planner::Plan;
-use sql::bound::{BinaryOp, Expr, ExprKind, LogicalPlan, SubLink, SubLinkKind};
+use sql::bound::{LogicalPlan, SubLink, SubLinkKind};
 
-use crate::exec::{Env, build};
+use crate::env::{Env, SubLinks};
+use crate::exec::build;
 use crate::sortkey::RowKey;
 
 /// What a statement keeps per subquery while it runs. One per statement execution: an
@@ -86,14 +87,26 @@ impl SubqueryCache {
     }
 }
 
-/// The value of `link` for the outer row `row`.
-pub(crate) fn eval_sublink(
+impl SubLinks for SubqueryCache {
+    fn eval_sublink(
+        &self,
+        link: &SubLink,
+        row: &[Value],
+        env: &Env,
+        ty: &DataType,
+    ) -> PgResult<Value> {
+        eval_sublink(self.entry(&link.query)?, link, row, env, ty)
+    }
+}
+
+/// The value of `link` for the outer row `row`, `entry` being its subquery's.
+fn eval_sublink(
+    entry: Rc<Entry>,
     link: &SubLink,
     row: &[Value],
     env: &Env,
     ty: &DataType,
 ) -> PgResult<Value> {
-    let entry = env.subqueries.entry(&link.query)?;
     let outer = link
         .args
         .iter()
@@ -162,7 +175,7 @@ pub(crate) fn eval_sublink(
                     while let Some(r) = op.next()? {
                         values.push(r.into_iter().next().unwrap_or(Value::Null));
                     }
-                    if *all || !plain_equality(cmp) {
+                    if !planner::hashed_subplan(link) {
                         return Ok(Cached::Rows(values));
                     }
                     Ok(Cached::Set {
@@ -242,19 +255,6 @@ fn cached(entry: &Entry, compute: impl FnOnce() -> PgResult<Cached>) -> PgResult
     let c = Rc::new(compute()?);
     *entry.result.borrow_mut() = Some(c.clone());
     Ok(c)
-}
-
-/// `cmp` is `[0] = [1]` with no conversion on either side: SQL equality of two values of
-/// one type, which is what the ordered set's key equality is.
-pub(crate) fn plain_equality(cmp: &Expr) -> bool {
-    match &cmp.kind {
-        ExprKind::Binary(BinaryOp::Eq, l, r) => {
-            matches!(l.kind, ExprKind::Column(0))
-                && matches!(r.kind, ExprKind::Column(1))
-                && l.ty == r.ty
-        }
-        _ => false,
-    }
 }
 
 /// SQL's three-valued OR (ANY) or AND (ALL) over comparison results.

@@ -2,12 +2,18 @@
 //! binder left them, around the planner, as PostgreSQL's ProcessUtility runs them
 //! (`sql::bound::BoundStatement::is_utility`). CREATE makes storage, then the catalog
 //! record; DROP makes the catalog record, and the storage goes when the transaction
-//! commits (`catalog::Catalog::commit`, [`crate::remove_storage`]).
+//! commits (`catalog::Catalog::commit`, [`crate::remove_storage`]); executor rule 6.
 
 use common::{PgError, PgResult};
 use sql::bound::BoundStatement;
 
-use crate::{ExecContext, StatementResult, check, copy, dml, exec, fkey, index};
+pub mod analyze;
+mod check;
+pub mod copy;
+mod index;
+pub mod vacuum;
+
+use crate::{ExecContext, StatementResult, dml, exec, fkey};
 
 /// A statement's result that is only its command tag.
 fn done(tag: &str) -> StatementResult {

@@ -7,14 +7,14 @@
 use catalog::{ColumnDesc, Identity, SystemView, TableDesc};
 use common::{DataType, Value};
 
-use crate::eval::Row;
+use crate::env::Row;
 use crate::reg_catalog::PUBLIC_OID;
 
 /// The rows of `view`, one of the `information_schema` views.
 pub(crate) fn rows(s: &crate::session::Session, view: SystemView) -> Vec<Row> {
     let db = s.info.database.clone();
     match view {
-        SystemView::InfoTables => crate::exec::rows_per_table(s, |t, out| {
+        SystemView::InfoTables => crate::views::rows_per_table(s, |t, out| {
             out.push(vec![
                 text(&db),
                 text("public"),
@@ -30,7 +30,7 @@ pub(crate) fn rows(s: &crate::session::Session, view: SystemView) -> Vec<Row> {
                 Value::Null,
             ]);
         }),
-        SystemView::InfoColumns => crate::exec::rows_per_table(s, |t, out| {
+        SystemView::InfoColumns => crate::views::rows_per_table(s, |t, out| {
             for i in t.live_columns() {
                 out.push(column_row(s, &db, t, i, &t.columns[i]));
             }
@@ -47,7 +47,7 @@ pub(crate) fn rows(s: &crate::session::Session, view: SystemView) -> Vec<Row> {
             row
         })
         .collect(),
-        SystemView::InfoTableConstraints => crate::exec::rows_per_table(s, |t, out| {
+        SystemView::InfoTableConstraints => crate::views::rows_per_table(s, |t, out| {
             let mut row = |name: &str, kind: &str| {
                 let mut row = constraint_of(&db, name, t);
                 row.extend([
@@ -84,7 +84,7 @@ pub(crate) fn rows(s: &crate::session::Session, view: SystemView) -> Vec<Row> {
             }
         }),
         SystemView::InfoCheckConstraints => {
-            crate::exec::rows_per_table(s, |t, out| {
+            crate::views::rows_per_table(s, |t, out| {
                 let mut row = |name: &str, clause: String| {
                     out.push(vec![
                         text(&db),
@@ -96,7 +96,7 @@ pub(crate) fn rows(s: &crate::session::Session, view: SystemView) -> Vec<Row> {
                 for c in &t.checks {
                     // pg_get_constraintdef's text after its "CHECK ", as PostgreSQL's
                     // view takes it.
-                    let def = crate::check::definition(s, t, c, false);
+                    let def = crate::ruleutils::check_definition(s, t, c, false);
                     row(
                         &c.name,
                         def.strip_prefix("CHECK ").unwrap_or(&def).to_string(),
@@ -114,7 +114,7 @@ pub(crate) fn rows(s: &crate::session::Session, view: SystemView) -> Vec<Row> {
         }
         SystemView::InfoKeyColumnUsage => {
             let catalog = &s.catalog;
-            crate::exec::rows_per_table(s, |t, out| {
+            crate::views::rows_per_table(s, |t, out| {
                 let mut row =
                     |name: &str, column: usize, position: usize, unique: Option<usize>| {
                         let mut row = constraint_of(&db, name, t);
@@ -220,7 +220,7 @@ fn column_row(
         identity.map_or(Value::Null, |(_, o)| Value::Text(f(&o).to_string()))
     };
     let default = match (&c.default, c.identity) {
-        (Some(_), None) => Value::Text(crate::catalog_views::default_text(s, c)),
+        (Some(_), None) => Value::Text(crate::views::pg_catalog::default_text(s, c)),
         _ => Value::Null,
     };
     vec![

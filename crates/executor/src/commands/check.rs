@@ -1,13 +1,13 @@
-//! CHECK constraints beyond the per-row test of a write (`dml::check_row`): the rows a
-//! new one must hold for, its definition as `pg_get_constraintdef` prints it, and its
-//! text after a column it reads is renamed.
+//! CHECK constraints in DDL, beyond the per-row test of a write (`dml::check_row`): the
+//! rows a new one must hold for, and its text after a column it reads is renamed (its
+//! definition as `pg_get_constraintdef` prints it is `ruleutils::check_definition`).
 
-use catalog::{CheckConstraint, TableDesc};
+use catalog::TableDesc;
 use common::{DataType, Oid, PgError, PgResult, SqlState};
 use sql::bound::{Expr, ExprKind};
 
 use crate::ExecContext;
-use crate::ruleutils::deparse_stored_expr;
+use crate::ruleutils::{column_names, deparse_stored_expr};
 
 /// ALTER TABLE ADD CHECK (not NOT VALID): no row committed by now may make `condition`
 /// false, or PostgreSQL's 23514 names the constraint. The caller holds AccessExclusive.
@@ -25,7 +25,7 @@ pub(crate) fn validate(
         },
         DataType::Bool,
     );
-    if crate::utility::some_row_where(cx, table, &is_false)? {
+    if super::some_row_where(cx, table, &is_false)? {
         return Err(PgError::new(
             SqlState::CHECK_VIOLATION,
             format!(
@@ -35,30 +35,6 @@ pub(crate) fn validate(
         ));
     }
     Ok(())
-}
-
-fn column_names(table: &TableDesc) -> Vec<String> {
-    table.columns.iter().map(|c| c.name.clone()).collect()
-}
-
-/// `CHECK (condition)` as `pg_get_constraintdef` prints it, `NOT VALID` after one whose
-/// rows were not checked.
-pub(crate) fn definition(
-    s: &crate::session::Session,
-    table: &TableDesc,
-    check: &CheckConstraint,
-    pretty: bool,
-) -> String {
-    let condition = match sql::binder::bind_check(&s.catalog, table, &check.expr, s.info) {
-        Ok(e) => deparse_stored_expr(s.text(), &e, &column_names(table), pretty),
-        // Not expected: the text was bound when the constraint was made.
-        Err(_) => check.expr.clone(),
-    };
-    let mut s = format!("CHECK ({condition})");
-    if !check.validated {
-        s.push_str(" NOT VALID");
-    }
-    s
 }
 
 /// RENAME COLUMN: the new text of each check of `table` that reads column `at`, written

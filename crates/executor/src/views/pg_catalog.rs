@@ -9,20 +9,8 @@ use catalog::{FkAction, SystemView, TableDesc};
 use common::array::Array;
 use common::{DataType, Value};
 
-use crate::eval::Row;
+use crate::env::Row;
 use crate::reg_catalog::{PG_CATALOG_OID, PUBLIC_OID};
-
-/// The name `pg_get_function_arguments` gives a type in a signature: `format_type`'s
-/// without a typmod (`character` for bpchar), and the pseudo-types' names.
-pub(crate) fn signature_type_name(oid: common::Oid) -> String {
-    if oid == common::types::oids::BPCHAR {
-        return "character".into();
-    }
-    if let Some((_, name)) = catalog::procs::PSEUDO_TYPES.iter().find(|(o, _)| *o == oid) {
-        return (*name).into();
-    }
-    DataType::from_oid(oid, -1).map_or_else(|| "???".into(), |t| t.name())
-}
 
 /// `pg_proc`: the built-in functions (`catalog::procs`), in pg_catalog, owned by the
 /// bootstrap superuser, of language `internal` (12).
@@ -75,7 +63,7 @@ fn pg_stats_rows(s: &Session) -> Vec<Row> {
             items,
         )))
     };
-    crate::exec::rows_per_table(s, |t, out| {
+    crate::views::rows_per_table(s, |t, out| {
         let Some(stats) = s.catalog.stats(t.oid) else {
             return;
         };
@@ -121,7 +109,7 @@ pub(crate) fn rows(s: &Session, view: SystemView) -> Vec<Row> {
     match view {
         SystemView::PgProc => pg_proc_rows(),
         SystemView::PgStats => pg_stats_rows(s),
-        SystemView::PgAttrdef => crate::exec::rows_per_table(s, |t, out| {
+        SystemView::PgAttrdef => crate::views::rows_per_table(s, |t, out| {
             for (i, c) in t.columns.iter().enumerate() {
                 // An identity column's values come from its sequence, not a DEFAULT.
                 if c.identity.is_none() && c.default.is_some() {
@@ -147,7 +135,7 @@ pub(crate) fn rows(s: &Session, view: SystemView) -> Vec<Row> {
                 ]
             })
             .collect(),
-        SystemView::PgConstraint => crate::exec::rows_per_table(s, constraint_rows),
+        SystemView::PgConstraint => crate::views::rows_per_table(s, constraint_rows),
         SystemView::PgRoles => vec![vec![
             Value::Text(common::session::BOOTSTRAP_ROLE.into()),
             Value::Bool(true),
@@ -227,7 +215,7 @@ fn sequences(s: &Session) -> Vec<Arc<catalog::SequenceDesc>> {
 pub(crate) fn default_text(s: &Session, c: &catalog::ColumnDesc) -> String {
     let written = c.default.clone().unwrap_or_default();
     match sql::binder::bind_default(&s.catalog, c, s.info) {
-        Ok(Some(e)) => crate::explain::deparse_stored(s.text(), &e),
+        Ok(Some(e)) => crate::deparse::deparse_stored(s.text(), &e),
         _ => written,
     }
 }

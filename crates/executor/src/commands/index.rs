@@ -1,0 +1,144 @@
+//! CREATE INDEX and the indexes of ALTER TABLE ADD PRIMARY KEY / UNIQUE and of a new
+//! table: each built in one sorted pass over the table, its unique checks made on the
+//! versions it reads (row-by-row index maintenance is `crate::index`'s).
+
+use access::heapam;
+use access::visibility::{self, Liveness};
+use catalog::{IndexDesc, NewIndex, NewKey, TableDesc};
+use common::{ItemPointer, PgError, PgResult, SqlState, Value};
+
+use crate::ExecContext;
+use crate::index::{btree, key_of, key_text};
+use crate::sortkey::RowKey;
+/// The entries a new index over `probe.columns` gets: one per tuple version (readers
+/// check versions against their snapshots). For a unique index, the keys of versions
+/// that are live or may yet be must differ (23505 naming the index); `not_null` also
+/// refuses a NULL in such a version (23502, ADD PRIMARY KEY's SET NOT NULL).
+fn index_entries(
+    cx: &ExecContext,
+    table: &TableDesc,
+    probe: &IndexDesc,
+    not_null: bool,
+) -> PgResult<Vec<(Vec<Value>, ItemPointer)>> {
+    let types = table.column_types();
+    let mut entries = Vec::new();
+    let mut live = Vec::new();
+    for item in heapam::HeapScan::new(cx.pool, table.rel)? {
+        let (tid, bytes) = item?;
+        let h = access::tuple::header(&bytes)?;
+        if visibility::aborted_insert(&h, cx.tx)? {
+            continue;
+        }
+        let key = key_of(&access::tuple::decode(&bytes, &types)?, probe);
+        if (probe.unique || not_null) && visibility::liveness(&h, cx.tx)? != Liveness::Dead {
+            if not_null && let Some(k) = key.iter().position(Value::is_null) {
+                let column = &table.columns[probe.columns[k]].name;
+                return Err(PgError::new(
+                    SqlState::NOT_NULL_VIOLATION,
+                    format!(
+                        "column \"{column}\" of relation \"{}\" contains null values",
+                        table.name
+                    ),
+                ));
+            }
+            // Keys with a NULL never conflict.
+            if probe.unique && !key.iter().any(Value::is_null) {
+                live.push(RowKey(key.clone()));
+            }
+        }
+        entries.push((key, tid));
+    }
+    // Equal under the btree's order, not bytewise: 1.0 and 1.00, '1 mon' and '30 days'
+    // are duplicates.
+    live.sort();
+    if let Some(dup) = live.windows(2).find(|w| w[0] == w[1]) {
+        return Err(PgError::new(
+            SqlState::UNIQUE_VIOLATION,
+            format!("could not create unique index \"{}\"", probe.name),
+        )
+        .with_detail(format!(
+            "{} is duplicated.",
+            key_text(cx.session.text(), table, probe, &dup[0].0)
+        )));
+    }
+    Ok(entries)
+}
+
+/// CREATE INDEX: read the table, check uniqueness, then record the index in the catalog,
+/// create its file and bulk-build it (one sorted pass, not row-by-row inserts).
+pub(crate) fn create_index(cx: &ExecContext, table: &TableDesc, new: NewIndex) -> PgResult<()> {
+    let name = match &new.name {
+        Some(n) => n.clone(),
+        None => cx.catalog.choose_index_name(cx.tx, table, &new),
+    };
+    let probe = IndexDesc {
+        oid: 0,
+        rel: 0,
+        name: name.clone(),
+        columns: new.columns.clone(),
+        unique: new.unique,
+        primary: false,
+        constraint: false,
+    };
+    let entries = index_entries(cx, table, &probe, false)?;
+    cx.catalog.create_index(
+        cx.tx,
+        table.oid,
+        NewIndex {
+            name: Some(name),
+            ..new
+        },
+        |index| build_index(cx, index, entries),
+    )?;
+    Ok(())
+}
+
+/// ALTER TABLE ADD PRIMARY KEY | UNIQUE: as CREATE UNIQUE INDEX, and a primary key's
+/// columns must hold no NULL (they become NOT NULL with it, in one catalog change).
+pub(crate) fn add_key(cx: &ExecContext, table: &TableDesc, key: NewKey) -> PgResult<()> {
+    let name = match &key.name {
+        Some(n) => n.clone(),
+        None => cx.catalog.choose_key_name(cx.tx, table, &key),
+    };
+    let probe = IndexDesc {
+        oid: 0,
+        rel: 0,
+        name: name.clone(),
+        columns: key.columns.clone(),
+        unique: true,
+        primary: key.primary,
+        constraint: true,
+    };
+    let entries = index_entries(cx, table, &probe, key.primary)?;
+    cx.catalog.add_key(
+        cx.tx,
+        table.oid,
+        NewKey {
+            name: Some(name),
+            ..key
+        },
+        |index| build_index(cx, index, entries),
+    )?;
+    Ok(())
+}
+
+fn build_index(
+    cx: &ExecContext,
+    index: &IndexDesc,
+    entries: Vec<(Vec<Value>, ItemPointer)>,
+) -> PgResult<()> {
+    cx.pool.create_relation(index.rel)?;
+    btree(cx, index).build(index.columns.len(), entries)?;
+    Ok(())
+}
+
+/// Create a new table's file and the (empty) btrees of its constraint indexes. Their WAL
+/// records precede the catalog's, which is flushed: all are durable together.
+pub(crate) fn create_table_storage(cx: &ExecContext, table: &TableDesc) -> PgResult<()> {
+    cx.pool.create_relation(table.rel)?;
+    for index in &table.indexes {
+        cx.pool.create_relation(index.rel)?;
+        btree(cx, index).create(index.columns.len())?;
+    }
+    Ok(())
+}
