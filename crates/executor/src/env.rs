@@ -33,6 +33,11 @@ pub trait Operator {
     fn rows_removed(&self) -> u64 {
         0
     }
+
+    /// A hash join's table, for EXPLAIN ANALYZE.
+    fn hash_usage(&self) -> Option<crate::instrument::HashUsage> {
+        None
+    }
 }
 
 /// What operators read from: pages, cached btree roots, and the snapshot that decides

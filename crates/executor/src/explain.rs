@@ -3,8 +3,8 @@
 //!
 //! Node names are PostgreSQL's for the same work (`Seq Scan on t`, `Index Scan using i on
 //! t`, `Nested Loop`, `HashAggregate`, `Sort`, `Limit`, ...), with their detail lines
-//! (`Filter:`, `Index Cond:`, `Sort Key:`, `Group Key:`, `Join Filter:`, and under ANALYZE
-//! `Rows Removed by Filter:`), indented as PostgreSQL indents them. Expressions are printed
+//! (`Filter:`, `Index Cond:`, `Sort Key:`, `Group Key:`, `Join Filter:`, `Hash Cond:`, and
+//! under ANALYZE `Rows Removed by Filter:` and a Hash node's `Buckets:` line), indented as PostgreSQL indents them. Expressions are printed
 //! as PostgreSQL deparses them for the simple cases (`(a = 5)`, `(c = 'x'::text)`,
 //! `((a > 1) AND (b < 2))`); columns are qualified by their table when the plan reads
 //! more than one.
@@ -16,9 +16,9 @@
 //! placed it; Sort shows no Sort Method line.
 //!
 //! ANALYZE numbers each operator in pre-order as `exec::build` builds it
-//! (`instrument::Instrumented` wraps each one): rows returned, time to the first row and
+//! (`exec::instrumented` wraps each one): rows returned, time to the first row and
 //! in total (unless TIMING OFF). Every operator runs once (a nested loop materialises its
-//! inner side), so `loops` is 1, or the node shows `never executed`. An index nested loop's inner index
+//! inner side, a hash join hashes it), so `loops` is 1, or the node shows `never executed`. An index nested loop's inner index
 //! scan is a lookup inside the join's operator, shown without counts of its own.
 
 use std::time::{Duration, Instant};
@@ -260,6 +260,7 @@ fn modified(t0: Instant, returned: usize) -> NodeStats {
         total: t0.elapsed(),
         removed: 0,
         buffers: storage::bufmgr::usage::total(),
+        hash: None,
     }
 }
 
@@ -338,6 +339,9 @@ fn node_exprs(plan: &Plan) -> Vec<(Vec<&Expr>, Over<'_>)> {
         Plan::Filter { input, predicate } => vec![(vec![predicate], Over::Input(input))],
         Plan::Project { input, exprs } => vec![(exprs.iter().collect(), Over::Input(input))],
         Plan::NestedLoopJoin { on, .. } => vec![(on.iter().collect(), Over::Node)],
+        Plan::HashJoin { hash_conds, on, .. } => {
+            vec![(hash_conds.iter().chain(on.iter()).collect(), Over::Node)]
+        }
         Plan::IndexNestLoop {
             left,
             table,
@@ -622,7 +626,7 @@ impl Renderer<'_> {
                 let inner = self.names(input);
                 exprs.iter().map(|e| deparse(&self.cx, e, &inner)).collect()
             }
-            Plan::NestedLoopJoin { left, right, .. } => {
+            Plan::NestedLoopJoin { left, right, .. } | Plan::HashJoin { left, right, .. } => {
                 let mut n = self.names(left);
                 n.extend(self.names(right));
                 n
@@ -901,6 +905,62 @@ impl Renderer<'_> {
                     initplans: vec![],
                 };
                 node(nested_loop(*kind).into(), details, vec![l, inner])
+            }
+            Plan::HashJoin {
+                left,
+                right,
+                kind,
+                hash_conds,
+                on,
+                ..
+            } => {
+                let mut names = self.names(left);
+                names.extend(self.names(right));
+                let mut details = vec![format!(
+                    "Hash Cond: {}",
+                    deparse_and(&self.cx, &hash_conds.iter().collect::<Vec<_>>(), &names)
+                )];
+                details.extend(
+                    on.iter()
+                        .map(|e| format!("Join Filter: {}", deparse(&self.cx, e, &names))),
+                );
+                let l = self.shown(left);
+                let r = self.shown(right);
+                // The Hash node reads the right side into the table: PostgreSQL's Hash,
+                // costed as its input, all of it before the first row.
+                let mut hash_details = if self.verbose {
+                    vec![self.output(right)]
+                } else {
+                    vec![]
+                };
+                if let Some(h) = stats.and_then(|s| s.hash) {
+                    hash_details.push(format!(
+                        "Buckets: {}  Batches: {}  Memory Usage: {}kB",
+                        h.buckets,
+                        h.batches,
+                        h.peak.div_ceil(1024)
+                    ));
+                }
+                let hash = Shown {
+                    header: "Hash".into(),
+                    details: hash_details,
+                    estimate: self.estimator.map(|e| {
+                        let r = e.estimate(right);
+                        planner::estimate::Estimate {
+                            startup: r.total,
+                            ..r
+                        }
+                    }),
+                    stats: r.stats,
+                    children: vec![r],
+                    subplans: vec![],
+                    initplans: vec![],
+                };
+                let header = match kind {
+                    JoinKind::Inner => "Hash Join",
+                    JoinKind::Left => "Hash Left Join",
+                };
+                node(header.into(), details, vec![l, hash])
             }
             Plan::IndexNestLoop {
                 left,

@@ -18,6 +18,20 @@ pub struct NodeStats {
     pub removed: u64,
     /// Buffer accesses while the node made its rows (its children's included).
     pub buffers: storage::bufmgr::usage::RelUsage,
+    /// A hash join's table.
+    pub hash: Option<HashUsage>,
+}
+
+/// What a hash table used: its buckets (the keys it holds without growing), batches
+/// (1: it is in memory), the bytes of its rows and keys now and at most, and the memory
+/// it may use (`work_mem × hash_mem_multiplier`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct HashUsage {
+    pub buckets: usize,
+    pub batches: usize,
+    pub bytes: usize,
+    pub peak: usize,
+    pub limit: usize,
 }
 
 /// The counters of one EXPLAIN ANALYZE run, one per plan node in pre-order.

@@ -1,6 +1,8 @@
-//! Ordering rows: a total order over value lists for grouping, DISTINCT and sorting.
+//! Ordering rows: a total order over value lists for grouping, DISTINCT and sorting;
+//! and hashing them, for hash joins.
 
 use std::cmp::Ordering;
+use std::hash::{Hash, Hasher};
 
 use common::Value;
 use sql::bound::SortKey;
@@ -65,4 +67,65 @@ pub fn compare_sort_keys(keys: &[SortKey], a: &[Value], b: &[Value]) -> Ordering
         }
     }
     Ordering::Equal
+}
+
+/// A hash join's key: values of the types `planner::hashable` admits, equal when SQL's
+/// `=` of their type is true (numeric whatever its scale, floats with -0 = 0 and NaN =
+/// NaN, as PostgreSQL's hash opclasses), and hashed so that equal keys hash alike. Never
+/// holds a NULL (a NULL key matches nothing and is not looked up).
+#[derive(Clone, Debug)]
+pub struct HashKey(pub Vec<Value>);
+
+impl PartialEq for HashKey {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.len() == other.0.len()
+            && self
+                .0
+                .iter()
+                .zip(&other.0)
+                .all(|(a, b)| a.cmp_non_null(b) == Ordering::Equal)
+    }
+}
+
+impl Eq for HashKey {}
+
+impl Hash for HashKey {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        for v in &self.0 {
+            hash_value(v, h);
+        }
+    }
+}
+
+/// Feed `v` to `h` as equal values of its type feed it alike.
+fn hash_value<H: Hasher>(v: &Value, h: &mut H) {
+    // Floats by value: zeros alike, NaNs alike.
+    let float = |x: f64, h: &mut H| {
+        let bits = if x == 0.0 {
+            0
+        } else if x.is_nan() {
+            u64::MAX
+        } else {
+            x.to_bits()
+        };
+        bits.hash(h);
+    };
+    match v {
+        Value::Null => 0u8.hash(h),
+        Value::Bool(b) => b.hash(h),
+        Value::Int2(_) | Value::Int4(_) | Value::Int8(_) => v.as_i64().hash(h),
+        Value::Oid(o) => o.hash(h),
+        Value::Float4(f) => float(f64::from(*f), h),
+        Value::Float8(f) => float(*f, h),
+        // Equal numerics (`1.0`, `1.00`) are one number, which converts to one float.
+        Value::Numeric(_) => float(v.as_f64().unwrap_or(f64::NAN), h),
+        Value::Text(_) | Value::Bpchar(_) => v.as_str().hash(h),
+        Value::Date(d) => d.0.hash(h),
+        Value::Timestamp(t) => t.0.hash(h),
+        Value::TimestampTz(t) => t.0.hash(h),
+        Value::Uuid(u) => u.hash(h),
+        Value::Bytea(b) => b.hash(h),
+        // Types the planner does not hash: one value for all, still correct.
+        Value::Interval(_) | Value::Reg(..) | Value::Array(_) => 1u8.hash(h),
+    }
 }

@@ -34,6 +34,10 @@ pub struct PlannerSettings {
     pub enable_material: bool,
     /// How prepared statements choose between generic and custom plans.
     pub plan_cache_mode: crate::cache::PlanCacheMode,
+    /// The memory a sort or hash table may use, in kB (`work_mem`).
+    pub work_mem: f64,
+    /// Hash tables may use this multiple of `work_mem`.
+    pub hash_mem_multiplier: f64,
 }
 
 impl Default for PlannerSettings {
@@ -56,6 +60,8 @@ impl Default for PlannerSettings {
             enable_sort: true,
             enable_material: true,
             plan_cache_mode: crate::cache::PlanCacheMode::Auto,
+            work_mem: 4096.0,
+            hash_mem_multiplier: 2.0,
         }
     }
 }
@@ -299,4 +305,84 @@ pub fn beats(new: &Cost, old: &Cost) -> bool {
     }
     // Fuzzily equal: the older path stays unless the new one is strictly better.
     new.total * (1.0 + 1e-10) < old.total
+}
+
+/// `x` rounded up to a multiple of 8 (PostgreSQL's MAXALIGN on 64-bit machines).
+fn maxalign(x: f64) -> f64 {
+    (x / 8.0).ceil() * 8.0
+}
+
+/// Bytes `tuples` rows of `width` take as heap tuples (`relation_byte_size`).
+pub fn relation_byte_size(tuples: f64, width: i64) -> f64 {
+    tuples * (maxalign(width as f64) + 24.0)
+}
+
+/// Pages `tuples` rows of `width` fill (`page_size`).
+pub fn page_size(tuples: f64, width: i64) -> f64 {
+    (relation_byte_size(tuples, width) / 8192.0).ceil()
+}
+
+/// The memory a hash table may use, in bytes (`get_hash_memory_limit`).
+pub fn hash_memory_limit(cx: &PlanContext<'_>) -> f64 {
+    cx.settings.work_mem * 1024.0 * cx.settings.hash_mem_multiplier
+}
+
+/// The buckets and batches of a hash table for `ntuples` rows of `width`
+/// (`ExecChooseHashTableSize` with skew buckets, one process): a power-of-two number of
+/// buckets, one per row, at least 1,024; more than one batch when the rows and bucket
+/// pointers outgrow the hash memory.
+pub fn hash_table_size(cx: &PlanContext<'_>, ntuples: f64, width: i64) -> (f64, f64) {
+    let ntuples = if ntuples <= 0.0 { 1000.0 } else { ntuples };
+    // HashJoinTupleData, the minimal tuple header, the data.
+    let tupsize = 16.0 + 16.0 + maxalign(width as f64);
+    let inner_rel_bytes = ntuples * tupsize;
+    let mut hash_table_bytes = hash_memory_limit(cx).floor();
+    // The skew table's share: 2% of the memory, at a bucket pointer array, a bucket
+    // number and a bucket header per most common value.
+    let bytes_per_mcv = tupsize + 8.0 * 8.0 + 4.0 + 16.0;
+    let skew_mcvs = ((hash_table_bytes / bytes_per_mcv).floor() * 2.0 / 100.0).floor();
+    if skew_mcvs > 0.0 {
+        hash_table_bytes -= skew_mcvs * bytes_per_mcv;
+    }
+    let prev_power2 = |x: f64| {
+        if x < 1.0 {
+            0.0
+        } else {
+            2f64.powi(x.log2().floor() as i32)
+        }
+    };
+    let next_power2 = |x: f64| {
+        if x <= 1.0 {
+            1.0
+        } else {
+            2f64.powi(x.log2().ceil() as i32)
+        }
+    };
+    // MaxAllocSize / sizeof(pointer), and INT_MAX / 2 + 1.
+    let max_alloc_pointers = ((1u64 << 30) - 1) as f64 / 8.0;
+    let max_pointers = prev_power2(
+        (hash_table_bytes / 8.0)
+            .floor()
+            .min(max_alloc_pointers)
+            .floor(),
+    )
+    .min(1_073_741_824.0);
+    let mut nbuckets = next_power2(ntuples.ceil().min(max_pointers).max(1024.0));
+    let mut nbatch = 1.0;
+    let bucket_bytes = 8.0 * nbuckets;
+    if inner_rel_bytes + bucket_bytes > hash_table_bytes {
+        let bucket_size = tupsize + 8.0;
+        let sbuckets = if hash_table_bytes <= bucket_size {
+            1.0
+        } else {
+            next_power2((hash_table_bytes / bucket_size).floor())
+        };
+        nbuckets = next_power2(sbuckets.min(max_pointers));
+        let bucket_bytes = nbuckets * 8.0;
+        let dbatch = (inner_rel_bytes / (hash_table_bytes - bucket_bytes))
+            .ceil()
+            .min(max_pointers);
+        nbatch = next_power2(dbatch.max(2.0));
+    }
+    (nbuckets, nbatch)
 }

@@ -18,7 +18,8 @@ use sql::bound::{AggFunc, BinaryOp, Expr, ExprKind, JoinKind};
 
 use crate::cost::{self, Cost, PlanContext};
 use crate::selectivity::{
-    RelInfo, clamp_rows, clause_selectivity, conjuncts_selectivity, distinct_values, type_width,
+    RelInfo, clamp_rows, clause_selectivity, conjuncts_selectivity, distinct_values,
+    distinct_values_or_default, type_width,
 };
 use crate::{Plan, scan};
 
@@ -370,7 +371,10 @@ impl<'a> Estimator<'a> {
                 };
                 let on_refs: Vec<&Expr> = on.iter().collect();
                 let (qs, qp) = cost::qual_cost(cx, &on_refs);
-                let startup = o.est.startup + inner.startup + qs;
+                let mut startup = o.est.startup + inner.startup + qs;
+                if !s.enable_nestloop {
+                    startup += cost::DISABLE_COST;
+                }
                 let mut run = o.est.total - o.est.startup + (inner.total - inner.startup);
                 if o.est.rows > 1.0 {
                     run += (o.est.rows - 1.0) * rescan_total;
@@ -409,7 +413,10 @@ impl<'a> Estimator<'a> {
                     .map_or(1.0, |e| self.selectivity_over(&joined, e));
                 let on_refs: Vec<&Expr> = on.iter().collect();
                 let (qs, qp) = cost::qual_cost(cx, &on_refs);
-                let startup = o.est.startup + inner.startup + qs;
+                let mut startup = o.est.startup + inner.startup + qs;
+                if !s.enable_nestloop {
+                    startup += cost::DISABLE_COST;
+                }
                 let run = o.est.total - o.est.startup
                     + o.est.rows * (inner.total - inner.startup)
                     + (o.est.rows - 1.0).max(0.0) * inner.startup
@@ -427,6 +434,78 @@ impl<'a> Estimator<'a> {
                 );
                 let key_sel = self.selectivity_over(&joined, key_cond);
                 let rows = join_rows(o.est.rows, inner_rows, key_sel * sel, *kind);
+                Node {
+                    est: Estimate {
+                        startup,
+                        total: startup + run,
+                        rows,
+                        width: joined.widths.iter().sum(),
+                    },
+                    ..joined
+                }
+            }
+            Plan::HashJoin {
+                left,
+                right,
+                kind,
+                hash_conds,
+                on,
+                ..
+            } => {
+                // PostgreSQL's initial_cost_hashjoin and final_cost_hashjoin.
+                let o = self.node(left);
+                let i = self.node(right);
+                let joined = o.joined(i.widths.iter().copied(), i.origins.iter().copied());
+                let nhash = hash_conds.len() as f64;
+                let mut startup = o.est.startup
+                    + i.est.total
+                    + (s.cpu_operator_cost * nhash + s.cpu_tuple_cost) * i.est.rows;
+                let mut run =
+                    o.est.total - o.est.startup + s.cpu_operator_cost * nhash * o.est.rows;
+                let (nbuckets, nbatches) = cost::hash_table_size(cx, i.est.rows, i.est.width);
+                if nbatches > 1.0 {
+                    let outer_pages = cost::page_size(o.est.rows, o.est.width);
+                    let inner_pages = cost::page_size(i.est.rows, i.est.width);
+                    startup += s.seq_page_cost * inner_pages;
+                    run += s.seq_page_cost * (inner_pages + 2.0 * outer_pages);
+                }
+                if !s.enable_hashjoin {
+                    startup += cost::DISABLE_COST;
+                }
+                // The inner side's bucket size and most common value's frequency: the
+                // smallest over the hash clauses.
+                let (mut bucket_size, mut mcv_freq) = (1.0f64, 1.0f64);
+                for c in hash_conds {
+                    if let ExprKind::Binary(_, _, inner_key) = &c.kind {
+                        let (m, b) =
+                            self.hash_bucket_stats(&joined, inner_key, nbuckets * nbatches);
+                        bucket_size = bucket_size.min(b);
+                        mcv_freq = mcv_freq.min(m);
+                    }
+                }
+                // A bucket of the most common value outgrowing the hash memory.
+                if cost::relation_byte_size(clamp_rows(i.est.rows * mcv_freq), i.est.width)
+                    > cost::hash_memory_limit(cx)
+                {
+                    startup += cost::DISABLE_COST;
+                }
+                let hash_refs: Vec<&Expr> = hash_conds.iter().collect();
+                let (hqs, hqp) = cost::qual_cost(cx, &hash_refs);
+                let on_refs: Vec<&Expr> = on.iter().collect();
+                let (qs, qp) = cost::qual_cost(cx, &on_refs);
+                startup += hqs;
+                run += hqp * o.est.rows * clamp_rows(i.est.rows * bucket_size) * 0.5;
+                let hash_sel: f64 = hash_conds
+                    .iter()
+                    .map(|c| self.selectivity_over(&joined, c))
+                    .product();
+                let hash_tuples = clamp_rows(hash_sel * o.est.rows * i.est.rows);
+                startup += qs;
+                run += (s.cpu_tuple_cost + qp) * hash_tuples;
+                let on_sel = on
+                    .as_ref()
+                    .map_or(1.0, |e| self.selectivity_over(&joined, e));
+                let rows = join_rows(o.est.rows, i.est.rows, hash_sel * on_sel, *kind);
                 Node {
                     est: Estimate {
                         startup,
@@ -679,6 +758,50 @@ impl<'a> Estimator<'a> {
         let mut rel = RelInfo::new(&empty, None, 0);
         rel.tuples = n.est.rows;
         clause_selectivity(&rel, e)
+    }
+
+    /// A hash table's inner key `key` (over `n`'s rows) in `nbuckets` buckets
+    /// (`estimate_hash_bucket_stats`): the frequency of its most common value, and the
+    /// fraction of the rows a bucket holds, 1/buckets or 1/distinct values (those of its
+    /// scan's rows) scaled up by the skew; 0.1 without statistics.
+    fn hash_bucket_stats(&self, n: &Node, key: &Expr, nbuckets: f64) -> (f64, f64) {
+        let Some((scan, t, col)) = n.origin_of(key) else {
+            return (0.0, 0.1);
+        };
+        let tables = self.tables.borrow();
+        let Some(desc) = tables.get(&t) else {
+            return (0.0, 0.1);
+        };
+        let rel = self.rel_owned(desc);
+        let info = rel.info();
+        let stats = info.column(col);
+        let mcv_freq = stats
+            .and_then(|s| s.mcv.first())
+            .map_or(0.0, |(_, f)| f64::from(*f));
+        let (mut distinct, default) = distinct_values_or_default(&info, col);
+        if default {
+            return (mcv_freq, mcv_freq.max(0.1));
+        }
+        let null_frac = stats.map_or(0.0, |s| f64::from(s.null_frac));
+        let avg_freq = (1.0 - null_frac) / distinct;
+        // The scan's rows, after its own conditions.
+        if info.tuples > 0.0 {
+            let rows = self
+                .memo
+                .borrow()
+                .get(&(scan as *const Plan))
+                .map_or(info.tuples, |s| s.est.rows);
+            distinct = clamp_rows(distinct * rows / info.tuples);
+        }
+        let mut fraction = if distinct > nbuckets {
+            1.0 / nbuckets
+        } else {
+            1.0 / distinct
+        };
+        if avg_freq > 0.0 && mcv_freq > avg_freq {
+            fraction *= mcv_freq / avg_freq;
+        }
+        (mcv_freq, fraction.clamp(1.0e-6, 1.0))
     }
 
     /// The table column `e` is, if it is a bare column of `n` that comes from a table.

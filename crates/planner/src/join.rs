@@ -1,13 +1,18 @@
-//! Joins of planned inputs ([`make_join`]): conditions pushed into the inputs, and an
-//! index nested loop where the right input's index serves an equality.
+//! Joins of planned inputs ([`make_join`]): conditions pushed into the inputs, then the
+//! cheapest of a nested loop, an index nested loop where the right input's index serves
+//! an equality, and a hash join on equalities between the sides (planner rule 8).
 
 #[allow(unused_imports)]
 use super::*;
+use crate::cost::{self, Cost};
 
 /// A join of two planned inputs: conjuncts of the condition that read one input go into
-/// it (a LEFT JOIN's condition only into its right input), and an equality between a
-/// left expression and a right table's column that leads one of its indexes makes an
-/// index nested loop; otherwise the right input is read once and kept.
+/// it (a LEFT JOIN's condition only into its right input). Then the ways to join them
+/// (planner rule 8): an index nested loop where an equality between a left expression and
+/// a column leading one of the right table's indexes can look the right rows up, a hash
+/// join where equalities between the sides can be hashed, and a nested loop over the
+/// right input read once and kept; with more than one, the cheapest by PostgreSQL's
+/// costs, the earlier on a tie (PostgreSQL's order: nested loops before hash joins).
 pub fn make_join(
     cx: &PlanContext<'_>,
     left: Plan,
@@ -25,53 +30,173 @@ pub fn make_join(
             _ => rest.push(c),
         }
     }
-    // The inner side as a table and the filter on it: a scan, whichever `scan_path` chose
-    // (a lookup per outer row beats reading it all once when the outer side is small,
-    // which a join's outer side usually is here: there are no statistics to say otherwise).
-    let inner = match &right {
-        Plan::SeqScan { table, filter } => Some((table, filter)),
+    let mut ways = Vec::new();
+    if let Some(p) = index_nest_loop(cx, &left, &right, kind, &rest) {
+        ways.push(p);
+    }
+    if let Some(p) = hash_join(&left, &right, kind, &rest) {
+        ways.push(p);
+    }
+    let right_width = right.width();
+    ways.insert(
+        ways.len().min(1),
+        Plan::NestedLoopJoin {
+            left: Box::new(left),
+            right: Box::new(right),
+            kind,
+            on: conjoin(rest),
+            right_width,
+            lateral: None,
+        },
+    );
+    cheapest(cx, ways)
+}
+
+/// The cheapest of `ways` (at least one), the earliest on a tie under add_path's fuzz
+/// (`cost::beats`). One way alone is not costed.
+fn cheapest(cx: &PlanContext<'_>, mut ways: Vec<Plan>) -> Plan {
+    if ways.len() == 1 {
+        return ways.pop().expect("one way");
+    }
+    let costs: Vec<Cost> = ways
+        .iter()
+        .map(|p| {
+            // A fresh estimator per way: the ways share no nodes.
+            let e = crate::estimate::Estimator::new(*cx).estimate(p);
+            Cost {
+                startup: e.startup,
+                total: e.total,
+                rows: e.rows,
+            }
+        })
+        .collect();
+    let mut best = 0;
+    for i in 1..ways.len() {
+        if cost::beats(&costs[i], &costs[best]) {
+            best = i;
+        }
+    }
+    ways.swap_remove(best)
+}
+
+/// An index nested loop: the right input is a scan of a table (with its filter) one of
+/// whose indexes leads with a column a conjunct of `rest` equates with a left
+/// expression.
+fn index_nest_loop(
+    cx: &PlanContext<'_>,
+    left: &Plan,
+    right: &Plan,
+    kind: JoinKind,
+    rest: &[Expr],
+) -> Option<Plan> {
+    if !cx.settings.enable_indexscan {
+        return None;
+    }
+    let lw = left.width();
+    let (table, filter) = match right {
+        Plan::SeqScan { table, filter } => (table, filter),
         Plan::IndexScan {
             table,
             filter,
             backward: false,
             ..
-        } => Some((table, filter)),
-        _ => None,
+        } => (table, filter),
+        _ => return None,
     };
-    if let Some((table, filter)) = inner.filter(|_| cx.settings.enable_indexscan) {
-        for i in 0..rest.len() {
-            let Some((outer_key, col)) = equi_key(&rest[i], lw, table) else {
-                continue;
-            };
-            let Some(index) = table
-                .indexes
-                .iter()
-                .find(|ix| ix.columns.first() == Some(&col))
-            else {
-                continue;
-            };
-            let key_cond = rest.remove(i);
-            return Plan::IndexNestLoop {
-                left: Box::new(left),
-                table: table.clone(),
-                index: index.clone(),
-                outer_key,
-                key_cond,
-                inner_filter: filter.clone(),
-                on: conjoin(rest),
-                kind,
-            };
+    for (i, c) in rest.iter().enumerate() {
+        let Some((outer_key, col)) = equi_key(c, lw, table) else {
+            continue;
+        };
+        let Some(index) = table
+            .indexes
+            .iter()
+            .find(|ix| ix.columns.first() == Some(&col))
+        else {
+            continue;
+        };
+        let mut others = rest.to_vec();
+        let key_cond = others.remove(i);
+        return Some(Plan::IndexNestLoop {
+            left: Box::new(left.clone()),
+            table: table.clone(),
+            index: index.clone(),
+            outer_key,
+            key_cond,
+            inner_filter: filter.clone(),
+            on: conjoin(others),
+            kind,
+        });
+    }
+    None
+}
+
+/// A hash join on the conjuncts of `rest` that equate a left expression with a right one
+/// of the same hashable type (PostgreSQL's hashjoinable clauses), if there are any; each
+/// written `left = right` in Hash Cond, as PostgreSQL switches them.
+fn hash_join(left: &Plan, right: &Plan, kind: JoinKind, rest: &[Expr]) -> Option<Plan> {
+    let lw = left.width();
+    let (mut hash_conds, mut left_keys, mut right_keys, mut others) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for c in rest {
+        let sides = match &c.kind {
+            ExprKind::Binary(BinaryOp::Eq, l, r) if l.ty == r.ty && hashable(l.ty) => {
+                match (side(l, lw), side(r, lw)) {
+                    (Side::Left, Side::Right) => Some((l, r)),
+                    (Side::Right, Side::Left) => Some((r, l)),
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
+        match sides {
+            Some((l, r)) => {
+                hash_conds.push(Expr::new(
+                    ExprKind::Binary(BinaryOp::Eq, l.clone(), r.clone()),
+                    DataType::Bool,
+                ));
+                left_keys.push((**l).clone());
+                right_keys.push(shift_columns((**r).clone(), lw));
+            }
+            None => others.push(c.clone()),
         }
     }
-    let right_width = right.width();
-    Plan::NestedLoopJoin {
-        left: Box::new(left),
-        right: Box::new(right),
-        kind,
-        on: conjoin(rest),
-        right_width,
-        lateral: None,
+    if hash_conds.is_empty() {
+        return None;
     }
+    Some(Plan::HashJoin {
+        right_width: right.width(),
+        left: Box::new(left.clone()),
+        right: Box::new(right.clone()),
+        kind,
+        hash_conds,
+        left_keys,
+        right_keys,
+        on: conjoin(others),
+    })
+}
+
+/// Whether values of `ty` can be joined by hashing (PostgreSQL's hashjoinable `=`):
+/// equal values hash alike (`executor::sortkey::HashKey`). Intervals (equal spans of
+/// different fields), arrays and `reg*` are not.
+pub(crate) fn hashable(ty: DataType) -> bool {
+    matches!(
+        ty,
+        DataType::Bool
+            | DataType::Int2
+            | DataType::Int4
+            | DataType::Int8
+            | DataType::Float4
+            | DataType::Float8
+            | DataType::Text
+            | DataType::Varchar(_)
+            | DataType::Date
+            | DataType::Timestamp(_)
+            | DataType::TimestampTz(_)
+            | DataType::Numeric(_)
+            | DataType::Uuid
+            | DataType::Bytea
+            | DataType::Oid
+    )
 }
 
 /// `left_expr = right_column` (either way round), the column indexable and of the

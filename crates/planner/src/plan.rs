@@ -85,6 +85,24 @@ pub enum Plan {
         on: Option<Expr>,
         kind: JoinKind,
     },
+    /// Hash join (PostgreSQL's Hash Join over a Hash node): the right input is read once
+    /// into a hash table keyed by `right_keys`; each left row looks its `left_keys` up in
+    /// it, and each right row with equal keys that passes `on` is joined to it. A LEFT
+    /// join keeps a left row that finds none, NULL-padded. A NULL key matches nothing.
+    HashJoin {
+        left: Box<Plan>,
+        right: Box<Plan>,
+        kind: JoinKind,
+        /// The hash clauses, `left_key = right_key` over the joined row (Hash Cond).
+        hash_conds: Vec<Expr>,
+        /// Each hash clause's left side, over the left row.
+        left_keys: Vec<Expr>,
+        /// Each hash clause's right side, over the right row.
+        right_keys: Vec<Expr>,
+        /// The rest of the join condition, over the joined row (Join Filter).
+        on: Option<Expr>,
+        right_width: usize,
+    },
     /// Sort-free grouping: groups are kept in an ordered map keyed by the group values.
     Aggregate {
         input: Box<Plan>,
@@ -149,9 +167,9 @@ impl Plan {
             | Plan::GenerateSeries { .. }
             | Plan::Unnest { .. }
             | Plan::SequenceState { .. } => vec![],
-            Plan::NestedLoopJoin { left, right, .. } | Plan::SetOp { left, right, .. } => {
-                vec![left, right]
-            }
+            Plan::NestedLoopJoin { left, right, .. }
+            | Plan::HashJoin { left, right, .. }
+            | Plan::SetOp { left, right, .. } => vec![left, right],
             Plan::IndexNestLoop { left, .. } => vec![left],
             Plan::Append { inputs } => inputs.iter().collect(),
             Plan::Filter { input, .. }
@@ -175,6 +193,9 @@ impl Plan {
             Plan::SequenceState { .. } => 3,
             Plan::Project { exprs, .. } => exprs.len(),
             Plan::NestedLoopJoin {
+                left, right_width, ..
+            }
+            | Plan::HashJoin {
                 left, right_width, ..
             } => left.width() + right_width,
             Plan::IndexNestLoop { left, table, .. } => left.width() + table.columns.len(),

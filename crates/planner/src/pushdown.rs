@@ -163,28 +163,51 @@ pub fn add_filter(cx: &PlanContext<'_>, plan: Plan, predicate: Expr) -> Plan {
                 conjoin(on.into_iter().chain(s.on).collect()),
             )
         }
+        // A join is made again with the conjuncts that go into it: they may change
+        // which way is cheapest.
         Plan::IndexNestLoop {
             left,
             table,
-            index,
-            outer_key,
             key_cond,
             inner_filter,
             on,
             kind,
+            ..
         } => {
             let s = split_join_filter(predicate, left.width(), kind);
             above = s.above;
-            Plan::IndexNestLoop {
-                left: Box::new(filtered(cx, *left, s.left)),
-                table,
-                index,
-                outer_key,
-                key_cond,
-                inner_filter: conjoin(inner_filter.into_iter().chain(s.right).collect()),
-                on: conjoin(on.into_iter().chain(s.on).collect()),
+            let right = match conjoin(inner_filter.into_iter().chain(s.right).collect()) {
+                Some(f) => scan_path(cx, table, f),
+                None => Plan::SeqScan {
+                    table,
+                    filter: None,
+                },
+            };
+            make_join(
+                cx,
+                filtered(cx, *left, s.left),
+                right,
                 kind,
-            }
+                conjoin(std::iter::once(key_cond).chain(on).chain(s.on).collect()),
+            )
+        }
+        Plan::HashJoin {
+            left,
+            right,
+            kind,
+            hash_conds,
+            on,
+            ..
+        } => {
+            let s = split_join_filter(predicate, left.width(), kind);
+            above = s.above;
+            make_join(
+                cx,
+                filtered(cx, *left, s.left),
+                filtered(cx, *right, s.right),
+                kind,
+                conjoin(hash_conds.into_iter().chain(on).chain(s.on).collect()),
+            )
         }
         other => {
             above.push(predicate);

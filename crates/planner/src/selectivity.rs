@@ -547,6 +547,12 @@ fn commute(op: BinaryOp) -> BinaryOp {
 
 /// Distinct non-NULL values of column `col` (PostgreSQL's `get_variable_numdistinct`).
 pub fn distinct_values(rel: &RelInfo<'_>, col: usize) -> f64 {
+    distinct_values_or_default(rel, col).0
+}
+
+/// [`distinct_values`], and whether it is only the default (`isdefault`: no statistics,
+/// not unique, and the table not known to be small).
+pub fn distinct_values_or_default(rel: &RelInfo<'_>, col: usize) -> (f64, bool) {
     let stats = rel.column(col);
     let null_frac = stats.map_or(0.0, |s| f64::from(s.null_frac));
     let mut distinct = match stats {
@@ -558,18 +564,18 @@ pub fn distinct_values(rel: &RelInfo<'_>, col: usize) -> f64 {
         distinct = -(1.0 - null_frac);
     }
     if distinct > 0.0 {
-        return clamp_rows(distinct);
+        return (clamp_rows(distinct), false);
     }
     if rel.tuples <= 0.0 {
-        return DEFAULT_NUM_DISTINCT;
+        return (DEFAULT_NUM_DISTINCT, true);
     }
     if distinct < 0.0 {
-        return clamp_rows(-distinct * rel.tuples);
+        return (clamp_rows(-distinct * rel.tuples), false);
     }
     if rel.tuples < DEFAULT_NUM_DISTINCT {
-        return clamp_rows(rel.tuples);
+        return (clamp_rows(rel.tuples), false);
     }
-    DEFAULT_NUM_DISTINCT
+    (DEFAULT_NUM_DISTINCT, true)
 }
 
 /// `r1.c1 = r2.c2` over the pairs of two tables' rows (PostgreSQL's `eqjoinsel_inner`):

@@ -506,6 +506,33 @@ const DEFS: &[Def] = &[
         kind: Kind::Enum(PLAN_CACHE_MODE_NAMES),
         default: Val::Enum(0),
     },
+    Def {
+        name: "work_mem",
+        category: "Resource Usage / Memory",
+        short_desc: "Sets the maximum memory to be used for query workspaces.",
+        extra_desc: Some(
+            "This much memory can be used by each internal sort operation and hash table before switching to temporary disk files.",
+        ),
+        context: "user",
+        kind: Kind::Memory {
+            unit_kb: 1,
+            min: 64,
+            max: i32::MAX as i64,
+        },
+        default: Val::Int(4096),
+    },
+    Def {
+        name: "hash_mem_multiplier",
+        category: "Resource Usage / Memory",
+        short_desc: "Multiple of work_mem to use for hash tables.",
+        extra_desc: None,
+        context: "user",
+        kind: Kind::Real {
+            min: 1.0,
+            max: 1000.0,
+        },
+        default: Val::Real(2.0),
+    },
 ];
 
 /// `application_name` as PostgreSQL stores it: truncated to 63 bytes, every byte outside
@@ -572,6 +599,9 @@ impl Setting {
     pub const ENABLE_SEQSCAN: Setting = Setting(25);
     /// How prepared statements choose between generic and custom plans.
     pub const PLAN_CACHE_MODE: Setting = Setting(35);
+    /// The memory each sort and hash table may use (kB), and hash tables' multiple of it.
+    pub const WORK_MEM: Setting = Setting(36);
+    pub const HASH_MEM_MULTIPLIER: Setting = Setting(37);
 
     /// The settings a client is told of (ParameterStatus) when their values change, as
     /// PostgreSQL 15 reports them (`GUC_REPORT`), with the values announced at startup.
@@ -1343,8 +1373,8 @@ impl Settings {
         }
     }
 
-    /// What the planner reads: the cost units, `effective_cache_size` and the
-    /// `enable_*` switches.
+    /// What the planner reads: the cost units, `effective_cache_size`, the `enable_*`
+    /// switches, `work_mem` and `hash_mem_multiplier`.
     pub fn planner(&self) -> planner::PlannerSettings {
         let real = |i: usize| match self.get(Setting(Setting::SEQ_PAGE_COST.0 + i)) {
             Val::Real(x) => x,
@@ -1369,6 +1399,11 @@ impl Settings {
             enable_sort: on(8),
             enable_material: on(9),
             plan_cache_mode: self.plan_cache_mode(),
+            work_mem: self.int(Setting::WORK_MEM) as f64,
+            hash_mem_multiplier: match self.get(Setting::HASH_MEM_MULTIPLIER) {
+                Val::Real(x) => x,
+                _ => 2.0,
+            },
         }
     }
 

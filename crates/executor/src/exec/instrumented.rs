@@ -35,6 +35,9 @@ impl Operator for Instrumented<'_> {
         let n = &mut nodes[self.id];
         n.executed = true;
         n.removed = removed;
+        if let Some(h) = self.inner.hash_usage() {
+            n.hash = Some(h);
+        }
         if let Some(b) = before {
             let d = usage::total().since(b);
             n.buffers.hits += d.hits;
@@ -55,5 +58,9 @@ impl Operator for Instrumented<'_> {
 
     fn rows_removed(&self) -> u64 {
         self.inner.rows_removed()
+    }
+
+    fn hash_usage(&self) -> Option<crate::instrument::HashUsage> {
+        self.inner.hash_usage()
     }
 }

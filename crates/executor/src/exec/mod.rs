@@ -21,6 +21,7 @@ mod append;
 mod distinct;
 mod filter;
 mod generate_series;
+mod hash_join;
 mod index_nest_loop;
 mod instrumented;
 mod limit;
@@ -44,6 +45,8 @@ pub(crate) use distinct::*;
 pub(crate) use filter::*;
 #[allow(unused_imports)]
 pub(crate) use generate_series::*;
+#[allow(unused_imports)]
+pub(crate) use hash_join::*;
 #[allow(unused_imports)]
 pub(crate) use index_nest_loop::*;
 #[allow(unused_imports)]
@@ -230,6 +233,31 @@ fn build_node<'a>(plan: &'a Plan, env: Env<'a>) -> PgResult<Box<dyn Operator + '
             right_width: *right_width,
             current: None,
             pos: 0,
+            matched: false,
+        }),
+        Plan::HashJoin {
+            left,
+            right,
+            kind,
+            left_keys,
+            right_keys,
+            on,
+            right_width,
+            ..
+        } => Box::new(HashJoinOp {
+            env,
+            left: build(left, env)?,
+            right: Some(build(right, env)?),
+            kind: *kind,
+            left_keys,
+            right_keys,
+            on: on.as_ref(),
+            right_width: *right_width,
+            // PostgreSQL's smallest table.
+            buckets: std::collections::HashMap::with_capacity(1024),
+            rows: Vec::new(),
+            usage: Default::default(),
+            current: None,
             matched: false,
         }),
         Plan::IndexNestLoop {

@@ -1,0 +1,143 @@
+//! Hash join: the right input read once into a hash table on its join keys, then each
+//! left row's keys looked up in it (PostgreSQL's Hash Join over its Hash node). The table
+//! is in memory; its size is accounted against `work_mem × hash_mem_multiplier` and shown
+//! by EXPLAIN ANALYZE (spilling batches to disk is the streaming executor's work).
+
+#[allow(unused_imports)]
+use super::*;
+
+use std::collections::HashMap;
+
+use crate::instrument::HashUsage;
+use crate::sortkey::HashKey;
+
+pub(crate) struct HashJoinOp<'a> {
+    pub(crate) env: Env<'a>,
+    pub(crate) left: Box<dyn Operator + 'a>,
+    /// The right input until its rows are in the table.
+    pub(crate) right: Option<Box<dyn Operator + 'a>>,
+    pub(crate) kind: JoinKind,
+    pub(crate) left_keys: &'a [Expr],
+    pub(crate) right_keys: &'a [Expr],
+    pub(crate) on: Option<&'a Expr>,
+    pub(crate) right_width: usize,
+    /// Each distinct key's bucket, by key.
+    pub(crate) buckets: HashMap<HashKey, usize>,
+    /// The right rows of each bucket.
+    pub(crate) rows: Vec<Vec<Row>>,
+    pub(crate) usage: HashUsage,
+    /// The left row being joined, its bucket and the next row of it to try.
+    pub(crate) current: Option<(Row, Option<usize>, usize)>,
+    pub(crate) matched: bool,
+}
+
+/// The bytes a row takes in the table: its values, and what they point to.
+fn row_bytes(row: &[Value]) -> usize {
+    let heap: usize = row
+        .iter()
+        .map(|v| match v {
+            Value::Text(s) | Value::Bpchar(s) => s.capacity(),
+            Value::Bytea(b) => b.capacity(),
+            Value::Numeric(_) => 16,
+            Value::Array(_) => 64,
+            _ => 0,
+        })
+        .sum();
+    std::mem::size_of::<Row>() + std::mem::size_of_val(row) + heap
+}
+
+impl<'a> HashJoinOp<'a> {
+    /// The values of `keys` over `row`; `None` if one is NULL (which `=` never matches).
+    fn key(&self, keys: &[Expr], row: &[Value]) -> PgResult<Option<HashKey>> {
+        let mut out = Vec::with_capacity(keys.len());
+        for k in keys {
+            let v = self.env.eval(k, row)?;
+            if v.is_null() {
+                return Ok(None);
+            }
+            out.push(v);
+        }
+        Ok(Some(HashKey(out)))
+    }
+
+    /// Read the right input into the table.
+    fn build(&mut self, mut right: Box<dyn Operator + 'a>) -> PgResult<()> {
+        let settings = self.env.session.settings.planner();
+        self.usage.limit = (settings.work_mem * 1024.0 * settings.hash_mem_multiplier) as usize;
+        self.usage.batches = 1;
+        while let Some(row) = right.next()? {
+            self.env.tx.check_for_interrupts()?;
+            // A right row with a NULL key matches no left row (and is not kept: there
+            // is no RIGHT or FULL join to return it for).
+            let Some(key) = self.key(self.right_keys, &row)? else {
+                continue;
+            };
+            self.usage.bytes += row_bytes(&row);
+            let next = self.rows.len();
+            let at = match self.buckets.entry(key) {
+                std::collections::hash_map::Entry::Occupied(e) => *e.get(),
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    self.usage.bytes += row_bytes(&e.key().0) + std::mem::size_of::<usize>();
+                    e.insert(next);
+                    self.rows.push(Vec::new());
+                    next
+                }
+            };
+            self.rows[at].push(row);
+        }
+        self.usage.buckets = self.buckets.capacity();
+        self.usage.peak = self.usage.peak.max(self.usage.bytes);
+        Ok(())
+    }
+}
+
+impl Operator for HashJoinOp<'_> {
+    fn next(&mut self) -> PgResult<Option<Row>> {
+        if let Some(right) = self.right.take() {
+            self.build(right)?;
+        }
+        loop {
+            let Some((left, bucket, pos)) = &mut self.current else {
+                let Some(l) = self.left.next()? else {
+                    return Ok(None);
+                };
+                let bucket = match self.key(self.left_keys, &l)? {
+                    Some(k) => self.buckets.get(&k).copied(),
+                    None => None,
+                };
+                self.current = Some((l, bucket, 0));
+                self.matched = false;
+                continue;
+            };
+            if let Some(b) = *bucket {
+                let candidates = &self.rows[b];
+                while *pos < candidates.len() {
+                    self.env.tx.check_for_interrupts()?;
+                    let right = &candidates[*pos];
+                    *pos += 1;
+                    let mut row = Vec::with_capacity(left.len() + right.len());
+                    row.extend_from_slice(left);
+                    row.extend_from_slice(right);
+                    let ok = match self.on {
+                        None => true,
+                        Some(on) => self.env.eval(on, &row)? == Value::Bool(true),
+                    };
+                    if ok {
+                        self.matched = true;
+                        return Ok(Some(row));
+                    }
+                }
+            }
+            let (left, _, _) = self.current.take().expect("set above");
+            if self.kind == JoinKind::Left && !self.matched {
+                let mut row = left;
+                row.extend(std::iter::repeat_n(Value::Null, self.right_width));
+                return Ok(Some(row));
+            }
+        }
+    }
+
+    fn hash_usage(&self) -> Option<HashUsage> {
+        Some(self.usage)
+    }
+}
