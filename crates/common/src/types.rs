@@ -313,6 +313,30 @@ impl DataType {
         self.is_integer() || self.is_float() || matches!(self, DataType::Numeric(_))
     }
 
+    /// Whether `=` on this type can join by hashing (PostgreSQL's hashjoinable
+    /// operators): equal values hash alike (`executor::sortkey::HashKey`). Intervals
+    /// (equal spans of different fields), arrays, `char(n)` and `reg*` are left out.
+    pub fn hash_joinable(&self) -> bool {
+        matches!(
+            self,
+            DataType::Bool
+                | DataType::Int2
+                | DataType::Int4
+                | DataType::Int8
+                | DataType::Float4
+                | DataType::Float8
+                | DataType::Text
+                | DataType::Varchar(_)
+                | DataType::Date
+                | DataType::Timestamp(_)
+                | DataType::TimestampTz(_)
+                | DataType::Numeric(_)
+                | DataType::Uuid
+                | DataType::Bytea
+                | DataType::Oid
+        )
+    }
+
     /// Text-like types (PostgreSQL's string category).
     pub fn is_string(&self) -> bool {
         matches!(

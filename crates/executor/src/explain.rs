@@ -311,6 +311,7 @@ fn nested_loop(kind: JoinKind) -> &'static str {
     match kind {
         JoinKind::Inner => "Nested Loop",
         JoinKind::Left => "Nested Loop Left Join",
+        JoinKind::Full => "Nested Loop Full Join",
     }
 }
 
@@ -959,6 +960,7 @@ impl Renderer<'_> {
                 let header = match kind {
                     JoinKind::Inner => "Hash Join",
                     JoinKind::Left => "Hash Left Join",
+                    JoinKind::Full => "Hash Full Join",
                 };
                 node(header.into(), details, vec![l, hash])
             }

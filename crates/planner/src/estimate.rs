@@ -1029,6 +1029,7 @@ fn join_rows(outer: f64, inner: f64, sel: f64, kind: JoinKind) -> f64 {
     match kind {
         JoinKind::Inner => inner_rows,
         JoinKind::Left => clamp_rows(inner_rows.max(outer)),
+        JoinKind::Full => clamp_rows(inner_rows.max(outer).max(inner)),
     }
 }
 

@@ -23,19 +23,32 @@ pub fn make_join(
     let lw = left.width();
     let (mut left, mut right) = (left, right);
     let mut rest = Vec::new();
+    // A join condition decides which pairs join, not which rows a side keeps: what reads
+    // only the side whose unmatched rows are kept stays in the condition.
     for c in on.map(conjuncts).unwrap_or_default() {
         match (side(&c, lw), kind) {
             (Side::Left, JoinKind::Inner) => left = add_filter(cx, left, c),
-            (Side::Right, _) => right = add_filter(cx, right, shift_columns(c, lw)),
+            (Side::Right, JoinKind::Inner | JoinKind::Left) => {
+                right = add_filter(cx, right, shift_columns(c, lw))
+            }
             _ => rest.push(c),
         }
     }
     let mut ways = Vec::new();
-    if let Some(p) = index_nest_loop(cx, &left, &right, kind, &rest) {
+    if matches!(kind, JoinKind::Inner | JoinKind::Left)
+        && let Some(p) = index_nest_loop(cx, &left, &right, kind, &rest)
+    {
         ways.push(p);
     }
     if let Some(p) = hash_join(&left, &right, kind, &rest) {
         ways.push(p);
+    }
+    // A FULL join runs only as a hash join (the binder made sure it has a hash clause;
+    // PostgreSQL's nested loops cannot return the inner side's unmatched rows either).
+    if kind == JoinKind::Full
+        && let Some(p) = ways.pop()
+    {
+        return p;
     }
     let right_width = right.width();
     ways.insert(
@@ -131,7 +144,7 @@ fn index_nest_loop(
 }
 
 /// A hash join on the conjuncts of `rest` that equate a left expression with a right one
-/// of the same hashable type (PostgreSQL's hashjoinable clauses), if there are any; each
+/// of the same hash-joinable type (PostgreSQL's hashjoinable clauses), if there are any; each
 /// written `left = right` in Hash Cond, as PostgreSQL switches them.
 fn hash_join(left: &Plan, right: &Plan, kind: JoinKind, rest: &[Expr]) -> Option<Plan> {
     let lw = left.width();
@@ -139,7 +152,7 @@ fn hash_join(left: &Plan, right: &Plan, kind: JoinKind, rest: &[Expr]) -> Option
         (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for c in rest {
         let sides = match &c.kind {
-            ExprKind::Binary(BinaryOp::Eq, l, r) if l.ty == r.ty && hashable(l.ty) => {
+            ExprKind::Binary(BinaryOp::Eq, l, r) if l.ty == r.ty && l.ty.hash_joinable() => {
                 match (side(l, lw), side(r, lw)) {
                     (Side::Left, Side::Right) => Some((l, r)),
                     (Side::Right, Side::Left) => Some((r, l)),
@@ -173,30 +186,6 @@ fn hash_join(left: &Plan, right: &Plan, kind: JoinKind, rest: &[Expr]) -> Option
         right_keys,
         on: conjoin(others),
     })
-}
-
-/// Whether values of `ty` can be joined by hashing (PostgreSQL's hashjoinable `=`):
-/// equal values hash alike (`executor::sortkey::HashKey`). Intervals (equal spans of
-/// different fields), arrays and `reg*` are not.
-pub(crate) fn hashable(ty: DataType) -> bool {
-    matches!(
-        ty,
-        DataType::Bool
-            | DataType::Int2
-            | DataType::Int4
-            | DataType::Int8
-            | DataType::Float4
-            | DataType::Float8
-            | DataType::Text
-            | DataType::Varchar(_)
-            | DataType::Date
-            | DataType::Timestamp(_)
-            | DataType::TimestampTz(_)
-            | DataType::Numeric(_)
-            | DataType::Uuid
-            | DataType::Bytea
-            | DataType::Oid
-    )
 }
 
 /// `left_expr = right_column` (either way round), the column indexable and of the

@@ -225,7 +225,8 @@ pub fn add_filter(cx: &PlanContext<'_>, plan: Plan, predicate: Expr) -> Plan {
 
 /// A filter's conjuncts over a join's output, by where they can go: into the left input,
 /// into the right input (over its own columns), into the join's condition, or above the
-/// join (over a LEFT JOIN, what reads its right side must see the NULL-padded rows).
+/// join (over a LEFT JOIN, what reads its right side must see the NULL-padded rows; over
+/// a FULL JOIN, what reads either side).
 pub(crate) struct JoinFilter {
     left: Vec<Expr>,
     right: Vec<Expr>,
@@ -241,8 +242,9 @@ pub(crate) fn split_join_filter(predicate: Expr, left_width: usize, kind: JoinKi
         above: Vec::new(),
     };
     for c in conjuncts(predicate) {
+        // A side whose rows the join may NULL-pad keeps what reads it above the join.
         match (side(&c, left_width), kind) {
-            (Side::Left, _) => s.left.push(c),
+            (Side::Left, JoinKind::Inner | JoinKind::Left) => s.left.push(c),
             (Side::Right, JoinKind::Inner) => s.right.push(shift_columns(c, left_width)),
             (Side::Both | Side::None, JoinKind::Inner) => s.on.push(c),
             _ => s.above.push(c),

@@ -514,7 +514,11 @@ impl Expr {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum JoinKind {
     Inner,
+    /// The left side's unmatched rows NULL-padded. (The binder makes a RIGHT join a LEFT
+    /// join of the sides swapped, under a projection that puts the columns back.)
     Left,
+    /// Both sides' unmatched rows NULL-padded.
+    Full,
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -1,5 +1,7 @@
 //! Hash join: the right input read once into a hash table on its join keys, then each
-//! left row's keys looked up in it (PostgreSQL's Hash Join over its Hash node). The table
+//! left row's keys looked up in it (PostgreSQL's Hash Join over its Hash node). A LEFT
+//! join returns a left row that matched nothing NULL-padded; a FULL join also each right
+//! row that matched nothing (NULL keys included), after the left rows. The table
 //! is in memory; its size is accounted against `work_mem × hash_mem_multiplier` and shown
 //! by EXPLAIN ANALYZE (spilling batches to disk is the streaming executor's work).
 
@@ -25,6 +27,14 @@ pub(crate) struct HashJoinOp<'a> {
     pub(crate) buckets: HashMap<HashKey, usize>,
     /// The right rows of each bucket.
     pub(crate) rows: Vec<Vec<Row>>,
+    /// FULL: whether each right row matched, by bucket; and the right rows with a NULL
+    /// key, which match nothing.
+    pub(crate) right_matched: Vec<Vec<bool>>,
+    pub(crate) null_keyed: Vec<Row>,
+    /// FULL: the left input's width (for padding), and, once the left rows are done,
+    /// the next unmatched right row to return (bucket, row; then `null_keyed`).
+    pub(crate) left_width: usize,
+    pub(crate) unmatched: Option<(usize, usize)>,
     pub(crate) usage: HashUsage,
     /// The left row being joined, its bucket and the next row of it to try.
     pub(crate) current: Option<(Row, Option<usize>, usize)>,
@@ -67,9 +77,13 @@ impl<'a> HashJoinOp<'a> {
         self.usage.batches = 1;
         while let Some(row) = right.next()? {
             self.env.tx.check_for_interrupts()?;
-            // A right row with a NULL key matches no left row (and is not kept: there
-            // is no RIGHT or FULL join to return it for).
+            // A right row with a NULL key matches no left row (a FULL join still
+            // returns it).
             let Some(key) = self.key(self.right_keys, &row)? else {
+                if self.kind == JoinKind::Full {
+                    self.usage.bytes += row_bytes(&row);
+                    self.null_keyed.push(row);
+                }
                 continue;
             };
             self.usage.bytes += row_bytes(&row);
@@ -80,14 +94,45 @@ impl<'a> HashJoinOp<'a> {
                     self.usage.bytes += row_bytes(&e.key().0) + std::mem::size_of::<usize>();
                     e.insert(next);
                     self.rows.push(Vec::new());
+                    if self.kind == JoinKind::Full {
+                        self.right_matched.push(Vec::new());
+                    }
                     next
                 }
             };
             self.rows[at].push(row);
+            if self.kind == JoinKind::Full {
+                self.right_matched[at].push(false);
+            }
         }
         self.usage.buckets = self.buckets.capacity();
         self.usage.peak = self.usage.peak.max(self.usage.bytes);
         Ok(())
+    }
+}
+
+impl HashJoinOp<'_> {
+    /// FULL, after the left rows: the next right row that matched nothing, NULL-padded
+    /// on the left.
+    fn next_unmatched(&mut self) -> Option<Row> {
+        let (b, i) = self.unmatched.get_or_insert((0, 0));
+        while *b < self.rows.len() {
+            while *i < self.rows[*b].len() {
+                let at = *i;
+                *i += 1;
+                if !self.right_matched[*b][at] {
+                    let mut row = vec![Value::Null; self.left_width];
+                    row.extend_from_slice(&self.rows[*b][at]);
+                    return Some(row);
+                }
+            }
+            *b += 1;
+            *i = 0;
+        }
+        let row = self.null_keyed.pop()?;
+        let mut padded = vec![Value::Null; self.left_width];
+        padded.extend(row);
+        Some(padded)
     }
 }
 
@@ -96,9 +141,15 @@ impl Operator for HashJoinOp<'_> {
         if let Some(right) = self.right.take() {
             self.build(right)?;
         }
+        if self.unmatched.is_some() {
+            return Ok(self.next_unmatched());
+        }
         loop {
             let Some((left, bucket, pos)) = &mut self.current else {
                 let Some(l) = self.left.next()? else {
+                    if self.kind == JoinKind::Full {
+                        return Ok(self.next_unmatched());
+                    }
                     return Ok(None);
                 };
                 let bucket = match self.key(self.left_keys, &l)? {
@@ -124,12 +175,15 @@ impl Operator for HashJoinOp<'_> {
                     };
                     if ok {
                         self.matched = true;
+                        if self.kind == JoinKind::Full {
+                            self.right_matched[b][*pos - 1] = true;
+                        }
                         return Ok(Some(row));
                     }
                 }
             }
             let (left, _, _) = self.current.take().expect("set above");
-            if self.kind == JoinKind::Left && !self.matched {
+            if matches!(self.kind, JoinKind::Left | JoinKind::Full) && !self.matched {
                 let mut row = left;
                 row.extend(std::iter::repeat_n(Value::Null, self.right_width));
                 return Ok(Some(row));

@@ -256,6 +256,10 @@ fn build_node<'a>(plan: &'a Plan, env: Env<'a>) -> PgResult<Box<dyn Operator + '
             // PostgreSQL's smallest table.
             buckets: std::collections::HashMap::with_capacity(1024),
             rows: Vec::new(),
+            right_matched: Vec::new(),
+            null_keyed: Vec::new(),
+            left_width: left.width(),
+            unmatched: None,
             usage: Default::default(),
             current: None,
             matched: false,

@@ -861,6 +861,10 @@ impl Binder<'_> {
                     cur = self.join(before, cur, JoinKind::Inner, None, Vec::new())?;
                 }
                 let right = (plan, scope);
+                let swapped = matches!(
+                    j.join_operator,
+                    ast::JoinOperator::Right(_) | ast::JoinOperator::RightOuter(_)
+                );
                 let (kind, constraint) = match &j.join_operator {
                     ast::JoinOperator::Join(c) | ast::JoinOperator::Inner(c) => {
                         (JoinKind::Inner, Some(c))
@@ -869,11 +873,22 @@ impl Binder<'_> {
                         (JoinKind::Left, Some(c))
                     }
                     ast::JoinOperator::CrossJoin(c) => (JoinKind::Inner, Some(c)),
+                    ast::JoinOperator::Right(c) | ast::JoinOperator::RightOuter(c) => {
+                        (JoinKind::Left, Some(c))
+                    }
+                    ast::JoinOperator::FullOuter(c) => (JoinKind::Full, Some(c)),
                     other => {
                         return Err(PgError::unsupported(join_name(other)));
                     }
                 };
-                cur = self.join(cur, right, kind, constraint, lateral)?;
+                cur = if swapped {
+                    if !lateral.is_empty() {
+                        return Err(lateral_outer_error(&cur.1, &lateral));
+                    }
+                    self.right_join(cur, right, constraint)?
+                } else {
+                    self.join(cur, right, kind, constraint, lateral)?
+                };
             }
             acc = Some(match acc {
                 None => cur,
@@ -891,6 +906,10 @@ impl Binder<'_> {
         constraint: Option<&ast::JoinConstraint>,
         lateral: Vec<Expr>,
     ) -> PgResult<(LogicalPlan, Scope)> {
+        let left_width = ls.columns.len();
+        if !lateral.is_empty() && kind == JoinKind::Full {
+            return Err(lateral_outer_error(&ls, &lateral));
+        }
         let mut scope = ls;
         scope.columns.extend(rs.columns);
         let on = match constraint {
@@ -910,12 +929,62 @@ impl Binder<'_> {
             }
             Some(ast::JoinConstraint::Natural) => return Err(PgError::unsupported("NATURAL JOIN")),
         };
+        if kind == JoinKind::Full && !has_hash_clause(on.as_ref(), left_width) {
+            return Err(PgError::unsupported(
+                "FULL JOIN is only supported with merge-joinable or hash-joinable join conditions",
+            ));
+        }
         let plan = LogicalPlan::Join {
             left: Box::new(lp),
             right: Box::new(rp),
             kind,
             on,
             lateral,
+        };
+        Ok((plan, scope))
+    }
+
+    /// `left RIGHT JOIN right ON c`: `right LEFT JOIN left ON c` (PostgreSQL's planner
+    /// runs it as either), under a projection that puts the columns back in the order
+    /// written, which the scope keeps.
+    fn right_join(
+        &self,
+        (lp, ls): (LogicalPlan, Scope),
+        (rp, rs): (LogicalPlan, Scope),
+        constraint: Option<&ast::JoinConstraint>,
+    ) -> PgResult<(LogicalPlan, Scope)> {
+        let (lw, rw) = (ls.columns.len(), rs.columns.len());
+        let (plan, scope) = self.join((lp, ls), (rp, rs), JoinKind::Inner, constraint, vec![])?;
+        let LogicalPlan::Join {
+            left, right, on, ..
+        } = plan
+        else {
+            return Err(PgError::internal("a join bound as something else"));
+        };
+        // Columns over `left ++ right` renumbered over `right ++ left`.
+        fn swap(e: Expr, lw: usize, rw: usize) -> PgResult<Expr> {
+            match e.kind {
+                ExprKind::Column(i) if i < lw => Ok(Expr::column(i + rw, e.ty)),
+                ExprKind::Column(i) => Ok(Expr::column(i - lw, e.ty)),
+                _ => e.try_map_children(&mut |c| swap(c, lw, rw)),
+            }
+        }
+        let on = on.map(|e| swap(e, lw, rw)).transpose()?;
+        let exprs = scope
+            .columns
+            .iter()
+            .enumerate()
+            .map(|(i, c)| Expr::column(if i < lw { i + rw } else { i - lw }, c.ty))
+            .collect();
+        let plan = LogicalPlan::Project {
+            input: Box::new(LogicalPlan::Join {
+                left: right,
+                right: left,
+                kind: JoinKind::Left,
+                on,
+                lateral: vec![],
+            }),
+            exprs,
         };
         Ok((plan, scope))
     }
@@ -1366,6 +1435,59 @@ fn may_be_lateral(tf: &ast::TableFactor) -> bool {
             | ast::TableFactor::UNNEST { .. }
             | ast::TableFactor::Table { args: Some(_), .. }
     )
+}
+
+/// A RIGHT or FULL join's right side reading its left side: the rows it reads may be
+/// missing (42P10, naming the table read).
+fn lateral_outer_error(left: &Scope, lateral: &[Expr]) -> PgError {
+    let table = lateral
+        .iter()
+        .find_map(|e| match e.kind {
+            ExprKind::Column(i) => left.columns.get(i).and_then(|c| c.table.clone()),
+            _ => None,
+        })
+        .unwrap_or_default();
+    PgError::new(
+        SqlState::INVALID_COLUMN_REFERENCE,
+        format!("invalid reference to FROM-clause entry for table \"{table}\""),
+    )
+    .with_detail("The combining JOIN type must be INNER or LEFT for a LATERAL reference.")
+}
+
+/// Whether `on` has a conjunct `l = r` of one hash-joinable type whose sides read one
+/// input each (of a join whose left input has `left_width` columns): what a FULL join
+/// runs by (PostgreSQL's planner refuses one without).
+fn has_hash_clause(on: Option<&Expr>, left_width: usize) -> bool {
+    fn reads(e: &Expr, left_width: usize) -> (bool, bool) {
+        let (mut l, mut r) = (false, false);
+        e.walk(&mut |x| {
+            if let ExprKind::Column(i) = x.kind {
+                if i < left_width {
+                    l = true;
+                } else {
+                    r = true;
+                }
+            }
+        });
+        (l, r)
+    }
+    fn any(e: &Expr, left_width: usize) -> bool {
+        match &e.kind {
+            ExprKind::Binary(crate::bound::BinaryOp::And, a, b) => {
+                any(a, left_width) || any(b, left_width)
+            }
+            ExprKind::Binary(crate::bound::BinaryOp::Eq, a, b)
+                if a.ty == b.ty && a.ty.hash_joinable() =>
+            {
+                matches!(
+                    (reads(a, left_width), reads(b, left_width)),
+                    ((true, false), (false, true)) | ((false, true), (true, false))
+                )
+            }
+            _ => false,
+        }
+    }
+    on.is_some_and(|e| any(e, left_width))
 }
 
 fn join_name(op: &ast::JoinOperator) -> &'static str {
