@@ -99,6 +99,9 @@ pub(crate) struct ScopeColumn {
     /// A dropped column of a table (`ColumnDesc::dropped`): it keeps its place in the
     /// row, but no name finds it and `*` does not show it.
     pub dropped: bool,
+    /// A column JOIN ... USING merged with its match on the other side: its qualified
+    /// name and `table.*` still find it, its bare name and `*` find the merged column.
+    pub merged_away: bool,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -120,6 +123,7 @@ impl Scope {
                     table_oid: table.oid,
                     column_number: i as i16 + 1,
                     dropped: c.dropped,
+                    merged_away: false,
                 })
                 .collect(),
         }
@@ -143,7 +147,11 @@ impl Scope {
         }
         let mut found = None;
         for (i, c) in self.columns.iter().enumerate() {
-            if c.name == name && !c.dropped && (table.is_none() || c.table.as_deref() == table) {
+            if c.name == name
+                && !c.dropped
+                && (table.is_some() || !c.merged_away)
+                && (table.is_none() || c.table.as_deref() == table)
+            {
                 if found.is_some() {
                     return Err(PgError::new(
                         SqlState::AMBIGUOUS_COLUMN,

@@ -261,6 +261,7 @@ impl Binder<'_> {
                                 table_oid: 0,
                                 column_number: 0,
                                 dropped: false,
+                                merged_away: false,
                             })
                             .collect(),
                     };
@@ -737,7 +738,7 @@ impl Binder<'_> {
                 for (i, c) in cx.scope.columns.iter().enumerate() {
                     if qualifier.is_none() || c.table == qualifier {
                         any = true;
-                        if c.dropped {
+                        if c.dropped || (qualifier.is_none() && c.merged_away) {
                             continue;
                         }
                         exprs.push(Expr::column(i, c.ty));
@@ -900,21 +901,105 @@ impl Binder<'_> {
 
     fn join(
         &self,
-        (lp, ls): (LogicalPlan, Scope),
-        (rp, rs): (LogicalPlan, Scope),
+        left: (LogicalPlan, Scope),
+        right: (LogicalPlan, Scope),
         kind: JoinKind,
         constraint: Option<&ast::JoinConstraint>,
         lateral: Vec<Expr>,
     ) -> PgResult<(LogicalPlan, Scope)> {
-        let left_width = ls.columns.len();
+        self.join_sides(left, right, kind, false, constraint, lateral)
+    }
+
+    /// `left RIGHT JOIN right ON c`: `right LEFT JOIN left ON c` (PostgreSQL's planner
+    /// runs it as either), under a projection that puts the columns back in the order
+    /// written, which the scope keeps.
+    fn right_join(
+        &self,
+        left: (LogicalPlan, Scope),
+        right: (LogicalPlan, Scope),
+        constraint: Option<&ast::JoinConstraint>,
+    ) -> PgResult<(LogicalPlan, Scope)> {
+        self.join_sides(left, right, JoinKind::Left, true, constraint, vec![])
+    }
+
+    /// A join of `left` and `right` (`swapped`: a RIGHT join, run as `kind` with the
+    /// sides swapped) on an ON condition, or on the columns JOIN ... USING or NATURAL
+    /// names: each pair equal, and the pair merged into one column that comes first
+    /// (the left one, the right one for a RIGHT join, COALESCE of both for a FULL one).
+    fn join_sides(
+        &self,
+        (lp, ls): (LogicalPlan, Scope),
+        (rp, rs): (LogicalPlan, Scope),
+        kind: JoinKind,
+        swapped: bool,
+        constraint: Option<&ast::JoinConstraint>,
+        lateral: Vec<Expr>,
+    ) -> PgResult<(LogicalPlan, Scope)> {
+        let (lw, rw) = (ls.columns.len(), rs.columns.len());
         if !lateral.is_empty() && kind == JoinKind::Full {
             return Err(lateral_outer_error(&ls, &lateral));
         }
+        let using = match constraint {
+            Some(ast::JoinConstraint::Using(names)) => {
+                let names = names
+                    .iter()
+                    .map(|n| Ok(self.object_name(n)?.0))
+                    .collect::<PgResult<Vec<_>>>()?;
+                Some(using_pairs(&ls, &rs, names)?)
+            }
+            Some(ast::JoinConstraint::Natural) => {
+                let names = ls
+                    .columns
+                    .iter()
+                    .filter(|c| !c.dropped && !c.merged_away)
+                    .map(|c| c.name.clone())
+                    .filter(|n| {
+                        rs.columns
+                            .iter()
+                            .any(|c| !c.dropped && !c.merged_away && &c.name == n)
+                    })
+                    .fold(Vec::<String>::new(), |mut v, n| {
+                        if !v.contains(&n) {
+                            v.push(n);
+                        }
+                        v
+                    });
+                Some(using_pairs(&ls, &rs, names)?)
+            }
+            _ => None,
+        };
         let mut scope = ls;
         scope.columns.extend(rs.columns);
-        let on = match constraint {
-            None | Some(ast::JoinConstraint::None) => None,
-            Some(ast::JoinConstraint::On(e)) => {
+        let mut merged = Vec::new();
+        let on = match (constraint, &using) {
+            (_, Some(pairs)) => {
+                let mut conds = Vec::new();
+                for &(li, ri) in pairs {
+                    let (l, r) = (&scope.columns[li], &scope.columns[lw + ri]);
+                    let (l, r) = self.unify_for_comparison(
+                        Expr::column(li, l.ty),
+                        Expr::column(lw + ri, r.ty),
+                        "=",
+                    )?;
+                    merged.push(match (kind, swapped) {
+                        (JoinKind::Full, _) => {
+                            let ty = l.ty;
+                            Expr::new(ExprKind::Coalesce(vec![l.clone(), r.clone()]), ty)
+                        }
+                        (_, true) => r.clone(),
+                        _ => l.clone(),
+                    });
+                    conds.push(self.bind_binary(&ast::BinaryOperator::Eq, l, r)?);
+                }
+                conds.into_iter().reduce(|a, b| {
+                    Expr::new(
+                        ExprKind::Binary(crate::bound::BinaryOp::And, Box::new(a), Box::new(b)),
+                        DataType::Bool,
+                    )
+                })
+            }
+            (None | Some(ast::JoinConstraint::None), None) => None,
+            (Some(ast::JoinConstraint::On(e)), None) => {
                 let cx = ExprContext {
                     scope: &scope,
                     aggs_allowed: false,
@@ -924,68 +1009,78 @@ impl Binder<'_> {
                 // `ON true` is no condition (PostgreSQL's planner drops it too).
                 (on.kind != ExprKind::Const(Value::Bool(true))).then_some(on)
             }
-            Some(ast::JoinConstraint::Using(_)) => {
-                return Err(PgError::unsupported("JOIN ... USING"));
-            }
-            Some(ast::JoinConstraint::Natural) => return Err(PgError::unsupported("NATURAL JOIN")),
+            (Some(_), None) => return Err(PgError::unsupported("this join condition")),
         };
-        if kind == JoinKind::Full && !has_hash_clause(on.as_ref(), left_width) {
+        if kind == JoinKind::Full && !has_hash_clause(on.as_ref(), lw) {
             return Err(PgError::unsupported(
                 "FULL JOIN is only supported with merge-joinable or hash-joinable join conditions",
             ));
         }
-        let plan = LogicalPlan::Join {
-            left: Box::new(lp),
-            right: Box::new(rp),
-            kind,
-            on,
-            lateral,
-        };
-        Ok((plan, scope))
-    }
-
-    /// `left RIGHT JOIN right ON c`: `right LEFT JOIN left ON c` (PostgreSQL's planner
-    /// runs it as either), under a projection that puts the columns back in the order
-    /// written, which the scope keeps.
-    fn right_join(
-        &self,
-        (lp, ls): (LogicalPlan, Scope),
-        (rp, rs): (LogicalPlan, Scope),
-        constraint: Option<&ast::JoinConstraint>,
-    ) -> PgResult<(LogicalPlan, Scope)> {
-        let (lw, rw) = (ls.columns.len(), rs.columns.len());
-        let (plan, scope) = self.join((lp, ls), (rp, rs), JoinKind::Inner, constraint, vec![])?;
-        let LogicalPlan::Join {
-            left, right, on, ..
-        } = plan
-        else {
-            return Err(PgError::internal("a join bound as something else"));
-        };
-        // Columns over `left ++ right` renumbered over `right ++ left`.
-        fn swap(e: Expr, lw: usize, rw: usize) -> PgResult<Expr> {
-            match e.kind {
-                ExprKind::Column(i) if i < lw => Ok(Expr::column(i + rw, e.ty)),
-                ExprKind::Column(i) => Ok(Expr::column(i - lw, e.ty)),
-                _ => e.try_map_children(&mut |c| swap(c, lw, rw)),
+        let mut plan = if swapped {
+            // Columns over `left ++ right` renumbered over `right ++ left`.
+            fn swap(e: Expr, lw: usize, rw: usize) -> PgResult<Expr> {
+                match e.kind {
+                    ExprKind::Column(i) if i < lw => Ok(Expr::column(i + rw, e.ty)),
+                    ExprKind::Column(i) => Ok(Expr::column(i - lw, e.ty)),
+                    _ => e.try_map_children(&mut |c| swap(c, lw, rw)),
+                }
             }
-        }
-        let on = on.map(|e| swap(e, lw, rw)).transpose()?;
-        let exprs = scope
-            .columns
-            .iter()
-            .enumerate()
-            .map(|(i, c)| Expr::column(if i < lw { i + rw } else { i - lw }, c.ty))
-            .collect();
-        let plan = LogicalPlan::Project {
-            input: Box::new(LogicalPlan::Join {
-                left: right,
-                right: left,
-                kind: JoinKind::Left,
+            let on = on.map(|e| swap(e, lw, rw)).transpose()?;
+            let exprs = scope
+                .columns
+                .iter()
+                .enumerate()
+                .map(|(i, c)| Expr::column(if i < lw { i + rw } else { i - lw }, c.ty))
+                .collect();
+            LogicalPlan::Project {
+                input: Box::new(LogicalPlan::Join {
+                    left: Box::new(rp),
+                    right: Box::new(lp),
+                    kind,
+                    on,
+                    lateral,
+                }),
+                exprs,
+            }
+        } else {
+            LogicalPlan::Join {
+                left: Box::new(lp),
+                right: Box::new(rp),
+                kind,
                 on,
-                lateral: vec![],
-            }),
-            exprs,
+                lateral,
+            }
         };
+        if let Some(pairs) = using {
+            // The merged columns first, then every column of both sides, those merged
+            // found only by their qualified names.
+            let mut columns = Vec::with_capacity(pairs.len() + scope.columns.len());
+            let mut exprs = Vec::with_capacity(pairs.len() + scope.columns.len());
+            for (&(li, ri), e) in pairs.iter().zip(merged) {
+                let from = &scope.columns[if swapped { lw + ri } else { li }];
+                columns.push(ScopeColumn {
+                    table: None,
+                    name: from.name.clone(),
+                    ty: e.ty,
+                    table_oid: from.table_oid,
+                    column_number: from.column_number,
+                    dropped: false,
+                    merged_away: false,
+                });
+                exprs.push(e);
+            }
+            for (i, c) in scope.columns.iter().enumerate() {
+                let mut c = c.clone();
+                c.merged_away |= pairs.iter().any(|&(li, ri)| i == li || i == lw + ri);
+                exprs.push(Expr::column(i, c.ty));
+                columns.push(c);
+            }
+            plan = LogicalPlan::Project {
+                input: Box::new(plan),
+                exprs,
+            };
+            scope = Scope { columns };
+        }
         Ok((plan, scope))
     }
 
@@ -1129,6 +1224,7 @@ impl Binder<'_> {
                 table_oid: 0,
                 column_number: 0,
                 dropped: false,
+                merged_away: false,
             }],
         };
         Ok((
@@ -1205,6 +1301,7 @@ impl Binder<'_> {
             table_oid: 0,
             column_number: 0,
             dropped: false,
+            merged_away: false,
         };
         let mut columns = vec![column(first, elem.without_typmod())];
         if ordinality {
@@ -1384,6 +1481,7 @@ impl Binder<'_> {
                             table_oid: c.table_oid,
                             column_number: c.column_number,
                             dropped: false,
+                            merged_away: false,
                         })
                         .collect(),
                 };
@@ -1435,6 +1533,44 @@ fn may_be_lateral(tf: &ast::TableFactor) -> bool {
             | ast::TableFactor::UNNEST { .. }
             | ast::TableFactor::Table { args: Some(_), .. }
     )
+}
+
+/// The columns JOIN ... USING (`names`) pairs: each name's one visible column on the
+/// left and on the right (by position in each side's scope), with PostgreSQL's errors.
+fn using_pairs(ls: &Scope, rs: &Scope, names: Vec<String>) -> PgResult<Vec<(usize, usize)>> {
+    let find = |scope: &Scope, name: &str, side: &str| -> PgResult<usize> {
+        let mut found = scope
+            .columns
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| !c.dropped && !c.merged_away && c.name == name);
+        let Some((i, _)) = found.next() else {
+            return Err(PgError::new(
+                SqlState::UNDEFINED_COLUMN,
+                format!(
+                    "column \"{name}\" specified in USING clause does not exist in {side} table"
+                ),
+            ));
+        };
+        if found.next().is_some() {
+            return Err(PgError::new(
+                SqlState::AMBIGUOUS_COLUMN,
+                format!("common column name \"{name}\" appears more than once in {side} table"),
+            ));
+        }
+        Ok(i)
+    };
+    let mut pairs = Vec::with_capacity(names.len());
+    for (k, name) in names.iter().enumerate() {
+        if names[..k].contains(name) {
+            return Err(PgError::new(
+                SqlState::DUPLICATE_COLUMN,
+                format!("column name \"{name}\" appears more than once in USING clause"),
+            ));
+        }
+        pairs.push((find(ls, name, "left")?, find(rs, name, "right")?));
+    }
+    Ok(pairs)
 }
 
 /// A RIGHT or FULL join's right side reading its left side: the rows it reads may be
