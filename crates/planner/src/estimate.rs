@@ -50,8 +50,8 @@ type Origin = Option<(usize, *const TableDesc, usize)>;
 
 /// A node's estimate with its output columns' widths and origins.
 #[derive(Clone)]
-struct Node {
-    est: Estimate,
+pub(crate) struct Node {
+    pub(crate) est: Estimate,
     widths: Vec<i64>,
     origins: Vec<Origin>,
 }
@@ -81,6 +81,17 @@ impl Node {
         n.origins.extend(origins);
         n
     }
+}
+
+/// The inner side of an index nested loop: `table`'s rows looked up through `index` by
+/// `key_cond`, then filtered by `filter`; `scan` names the lookups' rows (their origin).
+#[derive(Clone, Copy)]
+pub(crate) struct InnerIndex<'p> {
+    pub scan: usize,
+    pub table: &'p std::sync::Arc<TableDesc>,
+    pub index: &'p catalog::IndexDesc,
+    pub key_cond: &'p Expr,
+    pub filter: Option<&'p Expr>,
 }
 
 /// Estimates plan nodes, each once (keyed by node: a plan is not moved while it is
@@ -130,7 +141,7 @@ impl<'a> Estimator<'a> {
         }
     }
 
-    fn node(&self, plan: &Plan) -> Node {
+    pub(crate) fn node(&self, plan: &Plan) -> Node {
         let key = plan as *const Plan;
         if let Some(n) = self.memo.borrow().get(&key) {
             return n.clone();
@@ -356,41 +367,8 @@ impl<'a> Estimator<'a> {
                 lateral,
                 ..
             } => {
-                let o = self.node(left);
-                let i = self.node(right);
-                let joined = o.joined(i.widths.iter().copied(), i.origins.iter().copied());
-                let sel = on
-                    .as_ref()
-                    .map_or(1.0, |e| self.selectivity_over(&joined, e));
-                // The inner side: re-run per outer row (LATERAL), or read once and kept.
-                let (inner, rescan_total) = if lateral.is_some() {
-                    (i.est, i.est.total)
-                } else {
-                    let m = material(cx, &i.est);
-                    (m, s.cpu_operator_cost * m.rows)
-                };
-                let on_refs: Vec<&Expr> = on.iter().collect();
-                let (qs, qp) = cost::qual_cost(cx, &on_refs);
-                let mut startup = o.est.startup + inner.startup + qs;
-                if !s.enable_nestloop {
-                    startup += cost::DISABLE_COST;
-                }
-                let mut run = o.est.total - o.est.startup + (inner.total - inner.startup);
-                if o.est.rows > 1.0 {
-                    run += (o.est.rows - 1.0) * rescan_total;
-                }
-                let ntuples = o.est.rows * inner.rows;
-                run += (s.cpu_tuple_cost + qp) * ntuples;
-                let rows = join_rows(o.est.rows, inner.rows, sel, *kind);
-                Node {
-                    est: Estimate {
-                        startup,
-                        total: startup + run,
-                        rows,
-                        width: joined.widths.iter().sum(),
-                    },
-                    ..joined
-                }
+                let (o, i) = (self.node(left), self.node(right));
+                self.nested_loop_node(&o, &i, *kind, on.as_ref(), lateral.is_some())
             }
             Plan::IndexNestLoop {
                 left,
@@ -404,45 +382,14 @@ impl<'a> Estimator<'a> {
             } => {
                 let o = self.node(left);
                 // The inner table's rows come from the lookups under this node.
-                let (iw, iorig) = self.table_columns(table, plan as *const Plan as usize + 1);
-                let inner =
-                    self.parameterized_index_scan(table, index, inner_filter.as_ref(), o.est.rows);
-                let joined = o.joined(iw, iorig);
-                let sel = on
-                    .as_ref()
-                    .map_or(1.0, |e| self.selectivity_over(&joined, e));
-                let on_refs: Vec<&Expr> = on.iter().collect();
-                let (qs, qp) = cost::qual_cost(cx, &on_refs);
-                let mut startup = o.est.startup + inner.startup + qs;
-                if !s.enable_nestloop {
-                    startup += cost::DISABLE_COST;
-                }
-                let run = o.est.total - o.est.startup
-                    + o.est.rows * (inner.total - inner.startup)
-                    + (o.est.rows - 1.0).max(0.0) * inner.startup
-                    + (s.cpu_tuple_cost + qp) * o.est.rows * inner.rows;
-                // The join's rows as PostgreSQL estimates a join (not from the lookup's
-                // per-row estimate): the inner table's rows that pass its own filter,
-                // times the join condition's selectivity over the pairs.
-                let rel = RelInfo::new(
+                let inner = InnerIndex {
+                    scan: plan as *const Plan as usize + 1,
                     table,
-                    cx.catalog.stats(table.oid),
-                    cx.sizes.pages(table.rel),
-                );
-                let inner_rows = clamp_rows(
-                    rel.tuples * conjuncts_selectivity(&rel, &conjuncts_of(inner_filter.as_ref())),
-                );
-                let key_sel = self.selectivity_over(&joined, key_cond);
-                let rows = join_rows(o.est.rows, inner_rows, key_sel * sel, *kind);
-                Node {
-                    est: Estimate {
-                        startup,
-                        total: startup + run,
-                        rows,
-                        width: joined.widths.iter().sum(),
-                    },
-                    ..joined
-                }
+                    index,
+                    key_cond,
+                    filter: inner_filter.as_ref(),
+                };
+                self.index_nest_loop_node(&o, &inner, *kind, on.as_ref())
             }
             Plan::HashJoin {
                 left,
@@ -452,69 +399,8 @@ impl<'a> Estimator<'a> {
                 on,
                 ..
             } => {
-                // PostgreSQL's initial_cost_hashjoin and final_cost_hashjoin.
-                let o = self.node(left);
-                let i = self.node(right);
-                let joined = o.joined(i.widths.iter().copied(), i.origins.iter().copied());
-                let nhash = hash_conds.len() as f64;
-                let mut startup = o.est.startup
-                    + i.est.total
-                    + (s.cpu_operator_cost * nhash + s.cpu_tuple_cost) * i.est.rows;
-                let mut run =
-                    o.est.total - o.est.startup + s.cpu_operator_cost * nhash * o.est.rows;
-                let (nbuckets, nbatches) = cost::hash_table_size(cx, i.est.rows, i.est.width);
-                if nbatches > 1.0 {
-                    let outer_pages = cost::page_size(o.est.rows, o.est.width);
-                    let inner_pages = cost::page_size(i.est.rows, i.est.width);
-                    startup += s.seq_page_cost * inner_pages;
-                    run += s.seq_page_cost * (inner_pages + 2.0 * outer_pages);
-                }
-                if !s.enable_hashjoin {
-                    startup += cost::DISABLE_COST;
-                }
-                // The inner side's bucket size and most common value's frequency: the
-                // smallest over the hash clauses.
-                let (mut bucket_size, mut mcv_freq) = (1.0f64, 1.0f64);
-                for c in hash_conds {
-                    if let ExprKind::Binary(_, _, inner_key) = &c.kind {
-                        let (m, b) =
-                            self.hash_bucket_stats(&joined, inner_key, nbuckets * nbatches);
-                        bucket_size = bucket_size.min(b);
-                        mcv_freq = mcv_freq.min(m);
-                    }
-                }
-                // A bucket of the most common value outgrowing the hash memory.
-                if cost::relation_byte_size(clamp_rows(i.est.rows * mcv_freq), i.est.width)
-                    > cost::hash_memory_limit(cx)
-                {
-                    startup += cost::DISABLE_COST;
-                }
-                let hash_refs: Vec<&Expr> = hash_conds.iter().collect();
-                let (hqs, hqp) = cost::qual_cost(cx, &hash_refs);
-                let on_refs: Vec<&Expr> = on.iter().collect();
-                let (qs, qp) = cost::qual_cost(cx, &on_refs);
-                startup += hqs;
-                run += hqp * o.est.rows * clamp_rows(i.est.rows * bucket_size) * 0.5;
-                let hash_sel: f64 = hash_conds
-                    .iter()
-                    .map(|c| self.selectivity_over(&joined, c))
-                    .product();
-                let hash_tuples = clamp_rows(hash_sel * o.est.rows * i.est.rows);
-                startup += qs;
-                run += (s.cpu_tuple_cost + qp) * hash_tuples;
-                let on_sel = on
-                    .as_ref()
-                    .map_or(1.0, |e| self.selectivity_over(&joined, e));
-                let rows = join_rows(o.est.rows, i.est.rows, hash_sel * on_sel, *kind);
-                Node {
-                    est: Estimate {
-                        startup,
-                        total: startup + run,
-                        rows,
-                        width: joined.widths.iter().sum(),
-                    },
-                    ..joined
-                }
+                let (o, i) = (self.node(left), self.node(right));
+                self.hash_join_node(&o, &i, *kind, hash_conds, on.as_ref())
             }
             Plan::Aggregate {
                 input,
@@ -758,6 +644,177 @@ impl<'a> Estimator<'a> {
         let mut rel = RelInfo::new(&empty, None, 0);
         rel.tuples = n.est.rows;
         clause_selectivity(&rel, e)
+    }
+
+    /// A nested loop of `o` and `i` (read once and kept as a Materialize, or run again
+    /// per outer row when `lateral`) on `on`.
+    pub(crate) fn nested_loop_node(
+        &self,
+        o: &Node,
+        i: &Node,
+        kind: JoinKind,
+        on: Option<&Expr>,
+        lateral: bool,
+    ) -> Node {
+        let cx = &self.cx;
+        let s = cx.settings;
+        let joined = o.joined(i.widths.iter().copied(), i.origins.iter().copied());
+        let sel = on.map_or(1.0, |e| self.selectivity_over(&joined, e));
+        // The inner side: re-run per outer row (LATERAL), or read once and kept.
+        let (inner, rescan_total) = if lateral {
+            (i.est, i.est.total)
+        } else {
+            let m = material(cx, &i.est);
+            (m, s.cpu_operator_cost * m.rows)
+        };
+        let on_refs: Vec<&Expr> = on.into_iter().collect();
+        let (qs, qp) = cost::qual_cost(cx, &on_refs);
+        let mut startup = o.est.startup + inner.startup + qs;
+        if !s.enable_nestloop {
+            startup += cost::DISABLE_COST;
+        }
+        let mut run = o.est.total - o.est.startup + (inner.total - inner.startup);
+        if o.est.rows > 1.0 {
+            run += (o.est.rows - 1.0) * rescan_total;
+        }
+        let ntuples = o.est.rows * inner.rows;
+        run += (s.cpu_tuple_cost + qp) * ntuples;
+        let rows = join_rows(o.est.rows, inner.rows, sel, kind);
+        Node {
+            est: Estimate {
+                startup,
+                total: startup + run,
+                rows,
+                width: joined.widths.iter().sum(),
+            },
+            ..joined
+        }
+    }
+
+    /// An index nested loop of `o` and the lookups of `inner` on `on`.
+    pub(crate) fn index_nest_loop_node(
+        &self,
+        o: &Node,
+        inner: &InnerIndex<'_>,
+        kind: JoinKind,
+        on: Option<&Expr>,
+    ) -> Node {
+        let cx = &self.cx;
+        let s = cx.settings;
+        let InnerIndex {
+            scan,
+            table,
+            index,
+            key_cond,
+            filter: inner_filter,
+        } = *inner;
+        let (iw, iorig) = self.table_columns(table, scan);
+        let inner = self.parameterized_index_scan(table, index, inner_filter, o.est.rows);
+        let joined = o.joined(iw, iorig);
+        let sel = on.map_or(1.0, |e| self.selectivity_over(&joined, e));
+        let on_refs: Vec<&Expr> = on.into_iter().collect();
+        let (qs, qp) = cost::qual_cost(cx, &on_refs);
+        let mut startup = o.est.startup + inner.startup + qs;
+        if !s.enable_nestloop {
+            startup += cost::DISABLE_COST;
+        }
+        let run = o.est.total - o.est.startup
+            + o.est.rows * (inner.total - inner.startup)
+            + (o.est.rows - 1.0).max(0.0) * inner.startup
+            + (s.cpu_tuple_cost + qp) * o.est.rows * inner.rows;
+        // The join's rows as PostgreSQL estimates a join (not from the lookup's
+        // per-row estimate): the inner table's rows that pass its own filter,
+        // times the join condition's selectivity over the pairs.
+        let rel = RelInfo::new(
+            table,
+            cx.catalog.stats(table.oid),
+            cx.sizes.pages(table.rel),
+        );
+        let inner_rows =
+            clamp_rows(rel.tuples * conjuncts_selectivity(&rel, &conjuncts_of(inner_filter)));
+        let key_sel = self.selectivity_over(&joined, key_cond);
+        let rows = join_rows(o.est.rows, inner_rows, key_sel * sel, kind);
+        Node {
+            est: Estimate {
+                startup,
+                total: startup + run,
+                rows,
+                width: joined.widths.iter().sum(),
+            },
+            ..joined
+        }
+    }
+
+    /// A hash join of `o` and `i` (hashed) on `hash_conds` (`o`'s side = `i`'s, over the
+    /// joined row) and the rest of the condition `on` (PostgreSQL's initial_cost_hashjoin
+    /// and final_cost_hashjoin).
+    pub(crate) fn hash_join_node(
+        &self,
+        o: &Node,
+        i: &Node,
+        kind: JoinKind,
+        hash_conds: &[Expr],
+        on: Option<&Expr>,
+    ) -> Node {
+        let cx = &self.cx;
+        let s = cx.settings;
+        // PostgreSQL's initial_cost_hashjoin and final_cost_hashjoin.
+        let joined = o.joined(i.widths.iter().copied(), i.origins.iter().copied());
+        let nhash = hash_conds.len() as f64;
+        let mut startup = o.est.startup
+            + i.est.total
+            + (s.cpu_operator_cost * nhash + s.cpu_tuple_cost) * i.est.rows;
+        let mut run = o.est.total - o.est.startup + s.cpu_operator_cost * nhash * o.est.rows;
+        let (nbuckets, nbatches) = cost::hash_table_size(cx, i.est.rows, i.est.width);
+        if nbatches > 1.0 {
+            let outer_pages = cost::page_size(o.est.rows, o.est.width);
+            let inner_pages = cost::page_size(i.est.rows, i.est.width);
+            startup += s.seq_page_cost * inner_pages;
+            run += s.seq_page_cost * (inner_pages + 2.0 * outer_pages);
+        }
+        if !s.enable_hashjoin {
+            startup += cost::DISABLE_COST;
+        }
+        // The inner side's bucket size and most common value's frequency: the
+        // smallest over the hash clauses.
+        let (mut bucket_size, mut mcv_freq) = (1.0f64, 1.0f64);
+        for c in hash_conds {
+            if let ExprKind::Binary(_, _, inner_key) = &c.kind {
+                let (m, b) = self.hash_bucket_stats(&joined, inner_key, nbuckets * nbatches);
+                bucket_size = bucket_size.min(b);
+                mcv_freq = mcv_freq.min(m);
+            }
+        }
+        // A bucket of the most common value outgrowing the hash memory.
+        if cost::relation_byte_size(clamp_rows(i.est.rows * mcv_freq), i.est.width)
+            > cost::hash_memory_limit(cx)
+        {
+            startup += cost::DISABLE_COST;
+        }
+        let hash_refs: Vec<&Expr> = hash_conds.iter().collect();
+        let (hqs, hqp) = cost::qual_cost(cx, &hash_refs);
+        let on_refs: Vec<&Expr> = on.into_iter().collect();
+        let (qs, qp) = cost::qual_cost(cx, &on_refs);
+        startup += hqs;
+        run += hqp * o.est.rows * clamp_rows(i.est.rows * bucket_size) * 0.5;
+        let hash_sel: f64 = hash_conds
+            .iter()
+            .map(|c| self.selectivity_over(&joined, c))
+            .product();
+        let hash_tuples = clamp_rows(hash_sel * o.est.rows * i.est.rows);
+        startup += qs;
+        run += (s.cpu_tuple_cost + qp) * hash_tuples;
+        let on_sel = on.map_or(1.0, |e| self.selectivity_over(&joined, e));
+        let rows = join_rows(o.est.rows, i.est.rows, hash_sel * on_sel, kind);
+        Node {
+            est: Estimate {
+                startup,
+                total: startup + run,
+                rows,
+                width: joined.widths.iter().sum(),
+            },
+            ..joined
+        }
     }
 
     /// A hash table's inner key `key` (over `n`'s rows) in `nbuckets` buckets

@@ -92,20 +92,26 @@ fn cheapest(cx: &PlanContext<'_>, mut ways: Vec<Plan>) -> Plan {
     ways.swap_remove(best)
 }
 
-/// An index nested loop: the right input is a scan of a table (with its filter) one of
-/// whose indexes leads with a column a conjunct of `rest` equates with a left
-/// expression.
-fn index_nest_loop(
+/// An index lookup the right input allows: it is a scan of a table (with its filter)
+/// one of whose indexes leads with a column that conjunct `cond` of `rest` equates with
+/// a left expression, `outer_key`.
+pub(crate) struct Lookup<'p> {
+    pub cond: usize,
+    pub outer_key: Expr,
+    pub table: &'p Arc<TableDesc>,
+    pub index: &'p IndexDesc,
+    pub filter: Option<&'p Expr>,
+}
+
+pub(crate) fn index_lookup<'p>(
     cx: &PlanContext<'_>,
-    left: &Plan,
-    right: &Plan,
-    kind: JoinKind,
+    left_width: usize,
+    right: &'p Plan,
     rest: &[Expr],
-) -> Option<Plan> {
+) -> Option<Lookup<'p>> {
     if !cx.settings.enable_indexscan {
         return None;
     }
-    let lw = left.width();
     let (table, filter) = match right {
         Plan::SeqScan { table, filter } => (table, filter),
         Plan::IndexScan {
@@ -116,38 +122,77 @@ fn index_nest_loop(
         } => (table, filter),
         _ => return None,
     };
-    for (i, c) in rest.iter().enumerate() {
-        let Some((outer_key, col)) = equi_key(c, lw, table) else {
-            continue;
-        };
-        let Some(index) = table
+    rest.iter().enumerate().find_map(|(cond, c)| {
+        let (outer_key, col) = equi_key(c, left_width, table)?;
+        let index = table
             .indexes
             .iter()
-            .find(|ix| ix.columns.first() == Some(&col))
-        else {
-            continue;
-        };
-        let mut others = rest.to_vec();
-        let key_cond = others.remove(i);
-        return Some(Plan::IndexNestLoop {
-            left: Box::new(left.clone()),
-            table: table.clone(),
-            index: index.clone(),
+            .find(|ix| ix.columns.first() == Some(&col))?;
+        Some(Lookup {
+            cond,
             outer_key,
-            key_cond,
-            inner_filter: filter.clone(),
-            on: conjoin(others),
-            kind,
-        });
-    }
-    None
+            table,
+            index,
+            filter: filter.as_ref(),
+        })
+    })
+}
+
+/// An index nested loop through the lookup the right input allows ([`index_lookup`]).
+fn index_nest_loop(
+    cx: &PlanContext<'_>,
+    left: &Plan,
+    right: &Plan,
+    kind: JoinKind,
+    rest: &[Expr],
+) -> Option<Plan> {
+    let l = index_lookup(cx, left.width(), right, rest)?;
+    let mut others = rest.to_vec();
+    let key_cond = others.remove(l.cond);
+    Some(Plan::IndexNestLoop {
+        left: Box::new(left.clone()),
+        table: l.table.clone(),
+        index: l.index.clone(),
+        outer_key: l.outer_key,
+        key_cond,
+        inner_filter: l.filter.cloned(),
+        on: conjoin(others),
+        kind,
+    })
 }
 
 /// A hash join on the conjuncts of `rest` that equate a left expression with a right one
 /// of the same hash-joinable type (PostgreSQL's hashjoinable clauses), if there are any; each
 /// written `left = right` in Hash Cond, as PostgreSQL switches them.
 fn hash_join(left: &Plan, right: &Plan, kind: JoinKind, rest: &[Expr]) -> Option<Plan> {
-    let lw = left.width();
+    let h = hash_clauses(left.width(), rest)?;
+    Some(Plan::HashJoin {
+        right_width: right.width(),
+        left: Box::new(left.clone()),
+        right: Box::new(right.clone()),
+        kind,
+        hash_conds: h.hash_conds,
+        left_keys: h.left_keys,
+        right_keys: h.right_keys,
+        on: conjoin(h.others),
+    })
+}
+
+/// The conjuncts of a join condition split for a hash join.
+pub(crate) struct HashClauses {
+    /// `left = right`, over the joined row.
+    pub hash_conds: Vec<Expr>,
+    /// Their sides, over the left row and over the right row.
+    pub left_keys: Vec<Expr>,
+    pub right_keys: Vec<Expr>,
+    /// The rest.
+    pub others: Vec<Expr>,
+}
+
+/// The conjuncts of `rest` (over a joined row whose left input has `lw` columns) that
+/// equate a left expression with a right one of the same hash-joinable type, each
+/// written `left = right`; `None` if there are none.
+pub(crate) fn hash_clauses(lw: usize, rest: &[Expr]) -> Option<HashClauses> {
     let (mut hash_conds, mut left_keys, mut right_keys, mut others) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for c in rest {
@@ -176,15 +221,11 @@ fn hash_join(left: &Plan, right: &Plan, kind: JoinKind, rest: &[Expr]) -> Option
     if hash_conds.is_empty() {
         return None;
     }
-    Some(Plan::HashJoin {
-        right_width: right.width(),
-        left: Box::new(left.clone()),
-        right: Box::new(right.clone()),
-        kind,
+    Some(HashClauses {
         hash_conds,
         left_keys,
         right_keys,
-        on: conjoin(others),
+        others,
     })
 }
 

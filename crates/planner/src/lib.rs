@@ -5,22 +5,22 @@
 //! Utility statements (DDL, TRUNCATE, LOCK, COPY FROM) go around the planner to
 //! `executor::commands`, as PostgreSQL's ProcessUtility does.
 //!
-//! Today's plans are simple and the planner's job is small: map each logical operator to
-//! its physical one, push WHERE filters into the scans below them (through joins and
-//! plain projections, [`add_filter`]), so that a filtered scan never materialises rows it
-//! will drop, and turn a filtered scan into a btree index scan when the filter's
-//! conjuncts constrain an index's leading columns ([`scan_path`]). A join whose condition
-//! equates an inner table's leading index column with the outer row looks the inner rows
-//! up through that index ([`make_join`]); other joins read their inner side once.
-//! Under a LIMIT, a sort by an index's leading columns becomes an index scan in that
-//! order ([`ordered_by_index`]). UPDATE and DELETE get the scan of the rows they change
+//! The planner maps each logical operator to its physical one, pushes WHERE filters
+//! into the scans below them (through joins and plain projections, [`add_filter`]), so
+//! that a filtered scan never materialises rows it will drop, and reads a table the
+//! cheapest way PostgreSQL's costs know ([`scan_path`]). Inner joins run in the order
+//! their costs choose ([`join_search`]), each pair of inputs joined the cheapest way: a
+//! nested loop, an index nested loop, a hash join ([`make_join`]). Under a LIMIT, a sort
+//! by an index's leading columns becomes an index scan in that order
+//! ([`ordered_by_index`]). UPDATE and DELETE get the scan of the rows they change
 //! ([`target_scan`]), and every subquery in a statement's expressions is planned with it
-//! ([`SubPlans`]): the executor runs what it is given and decides nothing. Costing with
+//! ([`SubPlans`]): the executor runs what it is given and decides nothing.
 
 pub mod cache;
 mod cost;
 pub mod estimate;
 mod join;
+pub mod join_search;
 mod plan;
 mod pushdown;
 mod scan;
@@ -144,6 +144,10 @@ pub fn plan_query(cx: &PlanContext<'_>, lp: LogicalPlan) -> Plan {
             let (gate, rest): (Vec<Expr>, Vec<Expr>) = conjuncts(predicate)
                 .into_iter()
                 .partition(|c| is_constant(c) && c.ty == common::DataType::Bool);
+            // Over inner joins, the WHERE is part of the join problem (rule 9).
+            if join_search::is_inner_join(&input) {
+                return gated(join_search::plan_joins(cx, *input, rest), gate);
+            }
             let input = plan_query(cx, *input);
             let plan = match conjoin(rest) {
                 Some(p) => add_filter(cx, input, p),
@@ -171,6 +175,9 @@ pub fn plan_query(cx: &PlanContext<'_>, lp: LogicalPlan) -> Plan {
                 on,
                 lateral: Some(lateral),
             }
+        }
+        lp @ LogicalPlan::Join { .. } if join_search::is_inner_join(&lp) => {
+            join_search::plan_joins(cx, lp, vec![])
         }
         LogicalPlan::Join {
             left,

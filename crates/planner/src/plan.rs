@@ -183,6 +183,52 @@ impl Plan {
         }
     }
 
+    /// The types of the columns this node produces, where the plan knows them all
+    /// (`None` for function scans, system views and VALUES of unknown type).
+    pub fn column_types(&self) -> Option<Vec<DataType>> {
+        Some(match self {
+            Plan::SeqScan { table, .. } | Plan::IndexScan { table, .. } => table.column_types(),
+            Plan::Values { rows, .. } => {
+                let types: Vec<DataType> = rows.first()?.iter().map(|e| e.ty).collect();
+                if types.contains(&DataType::Unknown) {
+                    return None;
+                }
+                types
+            }
+            Plan::Project { exprs, .. } => exprs.iter().map(|e| e.ty).collect(),
+            Plan::NestedLoopJoin { left, right, .. } | Plan::HashJoin { left, right, .. } => {
+                let mut t = left.column_types()?;
+                t.extend(right.column_types()?);
+                t
+            }
+            Plan::IndexNestLoop { left, table, .. } => {
+                let mut t = left.column_types()?;
+                t.extend(table.column_types());
+                t
+            }
+            Plan::Aggregate { group_by, aggs, .. } => group_by
+                .iter()
+                .map(|e| e.ty)
+                .chain(aggs.iter().map(|a| a.ty))
+                .collect(),
+            Plan::Append { inputs } => inputs.first()?.column_types()?,
+            Plan::SetOp { left, .. } => left.column_types()?,
+            Plan::Filter { input, .. }
+            | Plan::Sort { input, .. }
+            | Plan::Distinct { input }
+            | Plan::Limit { input, .. } => input.column_types()?,
+            Plan::Result {
+                input: Some(input), ..
+            } => input.column_types()?,
+            Plan::SequenceState { .. }
+            | Plan::SystemView { .. }
+            | Plan::Unnest { .. }
+            | Plan::GenerateSeries { .. }
+            | Plan::LockRows { .. }
+            | Plan::Result { input: None, .. } => return None,
+        })
+    }
+
     /// Number of columns this node produces.
     pub fn width(&self) -> usize {
         match self {
