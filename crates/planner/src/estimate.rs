@@ -65,6 +65,21 @@ impl Node {
         }
     }
 
+    /// The nodes' columns side by side, with no estimate: a row that conditions over all
+    /// of them read.
+    pub(crate) fn side_by_side<'n>(nodes: impl IntoIterator<Item = &'n Node>) -> Node {
+        let mut out = Node {
+            est: Estimate::default(),
+            widths: Vec::new(),
+            origins: Vec::new(),
+        };
+        for n in nodes {
+            out.widths.extend(&n.widths);
+            out.origins.extend(&n.origins);
+        }
+        out
+    }
+
     /// This node's columns followed by an inner side's, with no estimate yet: the row a
     /// join's conditions read.
     fn joined(
@@ -603,6 +618,11 @@ impl<'a> Estimator<'a> {
             rows: n.est.rows,
             width,
         }
+    }
+
+    /// The selectivity of `e` over `n`'s rows (for the join search).
+    pub(crate) fn selectivity(&self, n: &Node, e: &Expr) -> f64 {
+        self.selectivity_over(n, e)
     }
 
     /// The selectivity of `e` over `n`'s rows: a table's statistics where `e` reads one

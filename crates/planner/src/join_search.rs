@@ -10,8 +10,8 @@
 //! that a condition connects (sets no condition connects are joined last, by cross
 //! products, cheapest first), each way of joining them costed (nested loop, index nested
 //! loop, hash join, as `crate::join` makes them), both halves tried on either side.
-//! Beyond it, a greedy search: repeatedly the cheapest join of two parts that a condition
-//! connects. The result's columns are put back in the order the query wrote them.
+//! Beyond it, a greedy search: repeatedly the join of two parts that a condition
+//! connects with the fewest rows. The result's columns are put back in the order the query wrote them.
 
 #[allow(unused_imports)]
 use super::*;
@@ -449,28 +449,60 @@ impl Search<'_, '_> {
         }
     }
 
-    /// Greedy: while more than one part is left, join the two whose join (with a
-    /// condition between them, if any two have one) is cheapest.
+    /// Greedy, as Fegaras's greedy operator ordering: while more than one part is left,
+    /// join the two that a condition connects whose join has the fewest rows (each
+    /// condition's selectivity estimated once), or, where no condition connects any
+    /// two, the two with the smallest product; each join made the cheapest way, the
+    /// cheaper side outer.
     fn greedy(&self, mut parts: Vec<Part>) -> Part {
+        let all = Node::side_by_side(parts.iter().map(|p| &p.node));
+        let sel: Vec<f64> = self
+            .conds
+            .iter()
+            .map(|c| self.est.selectivity(&all, &c.expr))
+            .collect();
         while parts.len() > 1 {
-            let any_connected = (0..parts.len()).any(|i| {
-                (0..parts.len()).any(|j| i != j && self.connected(parts[i].items, parts[j].items))
-            });
-            let mut found: Option<(usize, usize, Part)> = None;
-            for i in 0..parts.len() {
-                for j in 0..parts.len() {
-                    if i == j || (any_connected && !self.connected(parts[i].items, parts[j].items))
-                    {
-                        continue;
-                    }
-                    if let Some(p) = self.join(&parts[i], &parts[j])
-                        && found.as_ref().is_none_or(|(_, _, f)| beats(&p, f))
-                    {
-                        found = Some((i, j, p));
-                    }
+            // The conditions that join exactly two parts, by pair: their selectivity.
+            let mut pairs: std::collections::HashMap<(usize, usize), f64> =
+                std::collections::HashMap::new();
+            for (c, s) in self.conds.iter().zip(&sel) {
+                let mut touched = parts
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, p)| p.items & c.items != 0)
+                    .map(|(i, _)| i);
+                if let (Some(a), Some(b), None) = (touched.next(), touched.next(), touched.next()) {
+                    *pairs.entry((a, b)).or_insert(1.0) *= s;
                 }
             }
-            let (i, j, p) = found.expect("two parts join");
+            let rows = |i: usize| parts[i].node.est.rows;
+            let (i, j) = if pairs.is_empty() {
+                let mut by_rows: Vec<usize> = (0..parts.len()).collect();
+                by_rows.sort_by(|&a, &b| rows(a).total_cmp(&rows(b)));
+                (by_rows[0], by_rows[1])
+            } else {
+                let mut pairs: Vec<((usize, usize), f64)> = pairs.into_iter().collect();
+                pairs.sort_by_key(|&(k, _)| k);
+                pairs
+                    .into_iter()
+                    .map(|((a, b), s)| ((a, b), rows(a) * rows(b) * s))
+                    .reduce(|best, p| if p.1 < best.1 { p } else { best })
+                    .expect("a pair")
+                    .0
+            };
+            let p = match (
+                self.join(&parts[i], &parts[j]),
+                self.join(&parts[j], &parts[i]),
+            ) {
+                (Some(a), Some(b)) => {
+                    if beats(&b, &a) {
+                        b
+                    } else {
+                        a
+                    }
+                }
+                (a, b) => a.or(b).expect("two parts join"),
+            };
             let (hi, lo) = (i.max(j), i.min(j));
             parts.swap_remove(hi);
             parts.swap_remove(lo);
