@@ -38,6 +38,10 @@ pub struct PlannerSettings {
     pub work_mem: f64,
     /// Hash tables may use this multiple of `work_mem`.
     pub hash_mem_multiplier: f64,
+    /// The most items explicit JOINs are flattened into (`join_collapse_limit`).
+    pub join_collapse_limit: usize,
+    /// The most items a nested FROM list is merged into (`from_collapse_limit`).
+    pub from_collapse_limit: usize,
 }
 
 impl Default for PlannerSettings {
@@ -62,6 +66,8 @@ impl Default for PlannerSettings {
             plan_cache_mode: crate::cache::PlanCacheMode::Auto,
             work_mem: 4096.0,
             hash_mem_multiplier: 2.0,
+            join_collapse_limit: 8,
+            from_collapse_limit: 8,
         }
     }
 }

@@ -148,7 +148,12 @@ pub(crate) fn is_inner_join(lp: &LogicalPlan) -> bool {
 }
 
 /// The items of an inner join tree in column order, each planned, and its conditions
-/// over the tree's columns; `width`: the columns of the items so far.
+/// over the tree's columns; `width`: the columns of the items so far. Explicit JOINs
+/// and nested FROM lists are merged into the problem as PostgreSQL's
+/// `deconstruct_recurse` merges them: an explicit JOIN's sides while they make at most
+/// `join_collapse_limit` items (else each side is a problem of its own, and this join
+/// joins the two), a FROM list's items always, and a JOIN among them while the list
+/// stays within `from_collapse_limit`.
 fn flatten(
     cx: &PlanContext<'_>,
     lp: LogicalPlan,
@@ -156,6 +161,7 @@ fn flatten(
     conds: &mut Vec<Expr>,
     width: &mut usize,
 ) {
+    let s = cx.settings;
     match lp {
         LogicalPlan::Join {
             left,
@@ -163,11 +169,17 @@ fn flatten(
             kind: JoinKind::Inner,
             on,
             lateral,
+            explicit: true,
         } if lateral.is_empty() => {
             // The join's condition reads its own row, which starts here.
             let base = *width;
-            flatten(cx, *left, items, conds, width);
-            flatten(cx, *right, items, conds, width);
+            if list_len(s, &left) + list_len(s, &right) <= s.join_collapse_limit {
+                flatten(cx, *left, items, conds, width);
+                flatten(cx, *right, items, conds, width);
+            } else {
+                item(cx, *left, items, width);
+                item(cx, *right, items, width);
+            }
             conds.extend(
                 on.map(conjuncts)
                     .unwrap_or_default()
@@ -175,11 +187,106 @@ fn flatten(
                     .map(|c| map_columns(c, &|i| i + base)),
             );
         }
-        other => {
-            let p = plan_query(cx, other);
-            *width += p.width();
-            items.push(p);
+        lp @ LogicalPlan::Join {
+            explicit: false, ..
+        } if is_inner_join(&lp) => {
+            let base = *width;
+            let mut on = Vec::new();
+            let elements = from_list(lp, &mut on);
+            conds.extend(on.into_iter().map(|c| map_columns(c, &|i| i + base)));
+            let n = elements.len();
+            let mut len = 0;
+            for (k, e) in elements.into_iter().enumerate() {
+                let sub = list_len(s, &e);
+                if sub <= 1 || len + sub + (n - k - 1) <= s.from_collapse_limit {
+                    len += sub;
+                    flatten(cx, e, items, conds, width);
+                } else {
+                    len += 1;
+                    item(cx, e, items, width);
+                }
+            }
         }
+        other => item(cx, other, items, width),
+    }
+}
+
+/// `lp` planned on its own, one item of the problem.
+fn item(cx: &PlanContext<'_>, lp: LogicalPlan, items: &mut Vec<Plan>, width: &mut usize) {
+    let p = plan_query(cx, lp);
+    *width += p.width();
+    items.push(p);
+}
+
+/// The items of a FROM list (comma joins, left-deep as the binder makes them), and any
+/// condition they carry, over the list's columns.
+fn from_list(lp: LogicalPlan, on: &mut Vec<Expr>) -> Vec<LogicalPlan> {
+    match lp {
+        LogicalPlan::Join {
+            left,
+            right,
+            kind: JoinKind::Inner,
+            on: cond,
+            lateral,
+            explicit: false,
+        } if lateral.is_empty() => {
+            let mut v = from_list(*left, on);
+            v.push(*right);
+            on.extend(cond.map(conjuncts).unwrap_or_default());
+            v
+        }
+        other => vec![other],
+    }
+}
+
+/// How many items `lp` makes in the problem above it (the length of PostgreSQL's
+/// joinlist for it).
+fn list_len(s: &PlannerSettings, lp: &LogicalPlan) -> usize {
+    match lp {
+        LogicalPlan::Join {
+            left,
+            right,
+            kind: JoinKind::Inner,
+            lateral,
+            explicit: true,
+            ..
+        } if lateral.is_empty() => {
+            let sum = list_len(s, left) + list_len(s, right);
+            if sum <= s.join_collapse_limit { sum } else { 2 }
+        }
+        LogicalPlan::Join {
+            explicit: false, ..
+        } if is_inner_join(lp) => {
+            let mut elements = Vec::new();
+            let mut at = lp;
+            while let LogicalPlan::Join {
+                left,
+                right,
+                kind: JoinKind::Inner,
+                lateral,
+                explicit: false,
+                ..
+            } = at
+                && lateral.is_empty()
+            {
+                elements.push(&**right);
+                at = left;
+            }
+            elements.push(at);
+            elements.reverse();
+            let n = elements.len();
+            let mut len = 0;
+            for (k, e) in elements.into_iter().enumerate() {
+                let sub = list_len(s, e);
+                len += if sub <= 1 || len + sub + (n - k - 1) <= s.from_collapse_limit {
+                    sub
+                } else {
+                    1
+                };
+            }
+            len
+        }
+        _ => 1,
     }
 }
 
@@ -731,6 +838,7 @@ mod tests {
                 kind: JoinKind::Inner,
                 on: None,
                 lateral: vec![],
+                explicit: false,
             };
         }
         let mut conds = Vec::new();

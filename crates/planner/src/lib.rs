@@ -165,6 +165,7 @@ pub fn plan_query(cx: &PlanContext<'_>, lp: LogicalPlan) -> Plan {
             kind,
             on,
             lateral,
+            ..
         } if !lateral.is_empty() => {
             let right = plan_query(cx, *right);
             Plan::NestedLoopJoin {

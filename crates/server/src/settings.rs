@@ -533,6 +533,34 @@ const DEFS: &[Def] = &[
         },
         default: Val::Real(2.0),
     },
+    Def {
+        name: "join_collapse_limit",
+        category: "Query Tuning / Other Planner Options",
+        short_desc: "Sets the FROM-list size beyond which JOIN constructs are not flattened.",
+        extra_desc: Some(
+            "The planner will flatten explicit JOIN constructs into lists of FROM items whenever a list of no more than this many items would result.",
+        ),
+        context: "user",
+        kind: Kind::Int {
+            min: 1,
+            max: i32::MAX as i64,
+        },
+        default: Val::Int(8),
+    },
+    Def {
+        name: "from_collapse_limit",
+        category: "Query Tuning / Other Planner Options",
+        short_desc: "Sets the FROM-list size beyond which subqueries are not collapsed.",
+        extra_desc: Some(
+            "The planner will merge subqueries into upper queries if the resulting FROM list would have no more than this many items.",
+        ),
+        context: "user",
+        kind: Kind::Int {
+            min: 1,
+            max: i32::MAX as i64,
+        },
+        default: Val::Int(8),
+    },
 ];
 
 /// `application_name` as PostgreSQL stores it: truncated to 63 bytes, every byte outside
@@ -602,6 +630,9 @@ impl Setting {
     /// The memory each sort and hash table may use (kB), and hash tables' multiple of it.
     pub const WORK_MEM: Setting = Setting(36);
     pub const HASH_MEM_MULTIPLIER: Setting = Setting(37);
+    /// How far the join search reorders explicit JOINs, and merges nested FROM lists.
+    pub const JOIN_COLLAPSE_LIMIT: Setting = Setting(38);
+    pub const FROM_COLLAPSE_LIMIT: Setting = Setting(39);
 
     /// The settings a client is told of (ParameterStatus) when their values change, as
     /// PostgreSQL 15 reports them (`GUC_REPORT`), with the values announced at startup.
@@ -1374,7 +1405,7 @@ impl Settings {
     }
 
     /// What the planner reads: the cost units, `effective_cache_size`, the `enable_*`
-    /// switches, `work_mem` and `hash_mem_multiplier`.
+    /// switches, `work_mem`, `hash_mem_multiplier` and the collapse limits.
     pub fn planner(&self) -> planner::PlannerSettings {
         let real = |i: usize| match self.get(Setting(Setting::SEQ_PAGE_COST.0 + i)) {
             Val::Real(x) => x,
@@ -1404,6 +1435,8 @@ impl Settings {
                 Val::Real(x) => x,
                 _ => 2.0,
             },
+            join_collapse_limit: self.int(Setting::JOIN_COLLAPSE_LIMIT) as usize,
+            from_collapse_limit: self.int(Setting::FROM_COLLAPSE_LIMIT) as usize,
         }
     }
 

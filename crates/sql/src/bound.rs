@@ -584,6 +584,9 @@ pub enum LogicalPlan {
         /// is `lateral[i]`'s value, and it runs again for each left row. Empty for a
         /// plain join.
         lateral: Vec<Expr>,
+        /// Written with JOIN (`JOIN ... ON`, `CROSS JOIN`, ...), not as a comma in a FROM
+        /// list: the planner reorders it only within `join_collapse_limit`.
+        explicit: bool,
     },
     /// Output: the group keys, then the aggregate results.
     Aggregate {

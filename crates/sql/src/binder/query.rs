@@ -835,7 +835,7 @@ impl Binder<'_> {
             let (plan, scope, lateral) = self.bind_table_factor(&twj.relation, &mut names, left)?;
             let mut cur = match acc.take() {
                 Some(left) if !lateral.is_empty() => {
-                    self.join(left, (plan, scope), JoinKind::Inner, None, lateral)?
+                    self.join(left, (plan, scope), JoinKind::Inner, None, lateral, false)?
                 }
                 prior => {
                     acc = prior;
@@ -859,7 +859,7 @@ impl Binder<'_> {
                 if !lateral.is_empty()
                     && let Some(before) = acc.take()
                 {
-                    cur = self.join(before, cur, JoinKind::Inner, None, Vec::new())?;
+                    cur = self.join(before, cur, JoinKind::Inner, None, Vec::new(), false)?;
                 }
                 let right = (plan, scope);
                 let swapped = matches!(
@@ -888,12 +888,12 @@ impl Binder<'_> {
                     }
                     self.right_join(cur, right, constraint)?
                 } else {
-                    self.join(cur, right, kind, constraint, lateral)?
+                    self.join(cur, right, kind, constraint, lateral, true)?
                 };
             }
             acc = Some(match acc {
                 None => cur,
-                Some(left) => self.join(left, cur, JoinKind::Inner, None, Vec::new())?,
+                Some(left) => self.join(left, cur, JoinKind::Inner, None, Vec::new(), false)?,
             });
         }
         Ok(acc.expect("FROM has at least one item"))
@@ -906,8 +906,14 @@ impl Binder<'_> {
         kind: JoinKind,
         constraint: Option<&ast::JoinConstraint>,
         lateral: Vec<Expr>,
+        explicit: bool,
     ) -> PgResult<(LogicalPlan, Scope)> {
-        self.join_sides(left, right, kind, false, constraint, lateral)
+        let how = JoinHow {
+            kind,
+            swapped: false,
+            explicit,
+        };
+        self.join_sides(left, right, how, constraint, lateral)
     }
 
     /// `left RIGHT JOIN right ON c`: `right LEFT JOIN left ON c` (PostgreSQL's planner
@@ -919,19 +925,26 @@ impl Binder<'_> {
         right: (LogicalPlan, Scope),
         constraint: Option<&ast::JoinConstraint>,
     ) -> PgResult<(LogicalPlan, Scope)> {
-        self.join_sides(left, right, JoinKind::Left, true, constraint, vec![])
+        let how = JoinHow {
+            kind: JoinKind::Left,
+            swapped: true,
+            explicit: true,
+        };
+        self.join_sides(left, right, how, constraint, vec![])
     }
 
-    /// A join of `left` and `right` (`swapped`: a RIGHT join, run as `kind` with the
-    /// sides swapped) on an ON condition, or on the columns JOIN ... USING or NATURAL
+    /// A join of `left` and `right` (as `how` says) on an ON condition, or on the columns JOIN ... USING or NATURAL
     /// names: each pair equal, and the pair merged into one column that comes first
     /// (the left one, the right one for a RIGHT join, COALESCE of both for a FULL one).
     fn join_sides(
         &self,
         (lp, ls): (LogicalPlan, Scope),
         (rp, rs): (LogicalPlan, Scope),
-        kind: JoinKind,
-        swapped: bool,
+        JoinHow {
+            kind,
+            swapped,
+            explicit,
+        }: JoinHow,
         constraint: Option<&ast::JoinConstraint>,
         lateral: Vec<Expr>,
     ) -> PgResult<(LogicalPlan, Scope)> {
@@ -1039,6 +1052,7 @@ impl Binder<'_> {
                     kind,
                     on,
                     lateral,
+                    explicit,
                 }),
                 exprs,
             }
@@ -1049,6 +1063,7 @@ impl Binder<'_> {
                 kind,
                 on,
                 lateral,
+                explicit,
             }
         };
         if let Some(pairs) = using {
@@ -1533,6 +1548,14 @@ fn may_be_lateral(tf: &ast::TableFactor) -> bool {
             | ast::TableFactor::UNNEST { .. }
             | ast::TableFactor::Table { args: Some(_), .. }
     )
+}
+
+/// How two FROM items join: `kind` (`swapped`: a RIGHT join, run as `kind` with the
+/// sides swapped), `explicit`: written with JOIN rather than a comma.
+struct JoinHow {
+    kind: JoinKind,
+    swapped: bool,
+    explicit: bool,
 }
 
 /// The columns JOIN ... USING (`names`) pairs: each name's one visible column on the
