@@ -312,6 +312,8 @@ fn nested_loop(kind: JoinKind) -> &'static str {
         JoinKind::Inner => "Nested Loop",
         JoinKind::Left => "Nested Loop Left Join",
         JoinKind::Full => "Nested Loop Full Join",
+        JoinKind::Semi => "Nested Loop Semi Join",
+        JoinKind::Anti => "Nested Loop Anti Join",
     }
 }
 
@@ -627,14 +629,25 @@ impl Renderer<'_> {
                 let inner = self.names(input);
                 exprs.iter().map(|e| deparse(&self.cx, e, &inner)).collect()
             }
-            Plan::NestedLoopJoin { left, right, .. } | Plan::HashJoin { left, right, .. } => {
+            Plan::NestedLoopJoin {
+                left, right, kind, ..
+            }
+            | Plan::HashJoin {
+                left, right, kind, ..
+            } => {
                 let mut n = self.names(left);
-                n.extend(self.names(right));
+                if !kind.left_only() {
+                    n.extend(self.names(right));
+                }
                 n
             }
-            Plan::IndexNestLoop { left, table, .. } => {
+            Plan::IndexNestLoop {
+                left, table, kind, ..
+            } => {
                 let mut n = self.names(left);
-                n.extend(self.table_names(table));
+                if !kind.left_only() {
+                    n.extend(self.table_names(table));
+                }
                 n
             }
             Plan::Aggregate {
@@ -961,6 +974,8 @@ impl Renderer<'_> {
                     JoinKind::Inner => "Hash Join",
                     JoinKind::Left => "Hash Left Join",
                     JoinKind::Full => "Hash Full Join",
+                    JoinKind::Semi => "Hash Semi Join",
+                    JoinKind::Anti => "Hash Anti Join",
                 };
                 node(header.into(), details, vec![l, hash])
             }

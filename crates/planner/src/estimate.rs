@@ -19,7 +19,7 @@ use sql::bound::{AggFunc, BinaryOp, Expr, ExprKind, JoinKind};
 use crate::cost::{self, Cost, PlanContext};
 use crate::selectivity::{
     RelInfo, clamp_rows, clause_selectivity, conjuncts_selectivity, distinct_values,
-    distinct_values_or_default, type_width,
+    distinct_values_or_default, join_eq_semi_selectivity, type_width,
 };
 use crate::{Plan, scan};
 
@@ -694,6 +694,30 @@ impl<'a> Estimator<'a> {
             startup += cost::DISABLE_COST;
         }
         let mut run = o.est.total - o.est.startup + (inner.total - inner.startup);
+        if kind.left_only() {
+            // A matched outer row stops at its first match (PostgreSQL's semi-join
+            // costing of a nested loop without an inner index).
+            let conds: Vec<&Expr> = on.into_iter().collect();
+            let (frac, matches) = self.semi_factors(o, &joined, &conds, inner.rows, sel);
+            let matched = (o.est.rows * frac).round();
+            let unmatched = o.est.rows - matched;
+            let scan_frac = 2.0 / (matches + 1.0);
+            run += (matched * scan_frac + unmatched - 1.0).max(0.0) * rescan_total;
+            let ntuples = matched * inner.rows * scan_frac + unmatched * inner.rows;
+            run += (s.cpu_tuple_cost + qp) * ntuples;
+            let rows = if kind == JoinKind::Anti {
+                unmatched
+            } else {
+                matched
+            };
+            let est = Estimate {
+                startup,
+                total: startup + run,
+                rows: clamp_rows(rows),
+                width: 0,
+            };
+            return Self::left_only(o, est);
+        }
         if o.est.rows > 1.0 {
             run += (o.est.rows - 1.0) * rescan_total;
         }
@@ -753,6 +777,24 @@ impl<'a> Estimator<'a> {
         let inner_rows =
             clamp_rows(rel.tuples * conjuncts_selectivity(&rel, &conjuncts_of(inner_filter)));
         let key_sel = self.selectivity_over(&joined, key_cond);
+        if kind.left_only() {
+            // Each outer row's lookup stops at its first match: the rows kept by the
+            // semi-join factors (the cost as an inner join's, an upper bound).
+            let conds: Vec<&Expr> = std::iter::once(key_cond).chain(on).collect();
+            let (frac, _) = self.semi_factors(o, &joined, &conds, inner_rows, key_sel * sel);
+            let rows = if kind == JoinKind::Anti {
+                o.est.rows * (1.0 - frac)
+            } else {
+                o.est.rows * frac
+            };
+            let est = Estimate {
+                startup,
+                total: startup + run,
+                rows: clamp_rows(rows),
+                width: 0,
+            };
+            return Self::left_only(o, est);
+        }
         let rows = join_rows(o.est.rows, inner_rows, key_sel * sel, kind);
         Node {
             est: Estimate {
@@ -816,15 +858,43 @@ impl<'a> Estimator<'a> {
         let on_refs: Vec<&Expr> = on.into_iter().collect();
         let (qs, qp) = cost::qual_cost(cx, &on_refs);
         startup += hqs;
-        run += hqp * o.est.rows * clamp_rows(i.est.rows * bucket_size) * 0.5;
         let hash_sel: f64 = hash_conds
             .iter()
             .map(|c| self.selectivity_over(&joined, c))
             .product();
+        let on_sel = on.map_or(1.0, |e| self.selectivity_over(&joined, e));
+        if kind.left_only() {
+            // A matched outer row stops at its first match: PostgreSQL's semi-join
+            // costing, over the fraction of outer rows that match.
+            let conds: Vec<&Expr> = hash_conds.iter().chain(on).collect();
+            let (frac, matches) =
+                self.semi_factors(o, &joined, &conds, i.est.rows, hash_sel * on_sel);
+            let matched = (o.est.rows * frac).round();
+            let scan_frac = 2.0 / (matches + 1.0);
+            run += hqp * matched * clamp_rows(i.est.rows * bucket_size * scan_frac) * 0.5;
+            run += hqp
+                * (o.est.rows - matched)
+                * clamp_rows(i.est.rows / (nbuckets * nbatches))
+                * 0.05;
+            let tuples = if kind == JoinKind::Anti {
+                o.est.rows - matched
+            } else {
+                matched
+            };
+            startup += qs;
+            run += (s.cpu_tuple_cost + qp) * tuples;
+            let est = Estimate {
+                startup,
+                total: startup + run,
+                rows: clamp_rows(tuples),
+                width: 0,
+            };
+            return Self::left_only(o, est);
+        }
+        run += hqp * o.est.rows * clamp_rows(i.est.rows * bucket_size) * 0.5;
         let hash_tuples = clamp_rows(hash_sel * o.est.rows * i.est.rows);
         startup += qs;
         run += (s.cpu_tuple_cost + qp) * hash_tuples;
-        let on_sel = on.map_or(1.0, |e| self.selectivity_over(&joined, e));
         let rows = join_rows(o.est.rows, i.est.rows, hash_sel * on_sel, kind);
         Node {
             est: Estimate {
@@ -834,6 +904,74 @@ impl<'a> Estimator<'a> {
                 width: joined.widths.iter().sum(),
             },
             ..joined
+        }
+    }
+
+    /// PostgreSQL's semi-join factors for `conds` between `o`'s rows and `inner_rows`
+    /// inner rows (over the joined row `joined`; `pair_sel`: their selectivity over
+    /// the pairs): the fraction of outer rows some inner row matches (`eqjoinsel_semi`
+    /// for an equality of two tables' columns), and how many match each of those.
+    fn semi_factors(
+        &self,
+        o: &Node,
+        joined: &Node,
+        conds: &[&Expr],
+        inner_rows: f64,
+        pair_sel: f64,
+    ) -> (f64, f64) {
+        let lw = o.origins.len();
+        let mut frac = 1.0;
+        for c in conds {
+            let semi = match &c.kind {
+                ExprKind::Binary(BinaryOp::Eq, l, r) => {
+                    let (outer, inner) = match (&l.kind, &r.kind) {
+                        (ExprKind::Column(a), ExprKind::Column(b)) if *a < lw && *b >= lw => (l, r),
+                        (ExprKind::Column(a), ExprKind::Column(b)) if *b < lw && *a >= lw => (r, l),
+                        _ => (l, r),
+                    };
+                    match (self.origin(joined, outer), self.origin(joined, inner)) {
+                        (Some((t1, c1)), Some((t2, c2))) => {
+                            let tables = self.tables.borrow();
+                            match (tables.get(&t1), tables.get(&t2)) {
+                                (Some(d1), Some(d2)) => {
+                                    let (r1, r2) = (self.rel_owned(d1), self.rel_owned(d2));
+                                    Some(join_eq_semi_selectivity(
+                                        &r1.info(),
+                                        c1,
+                                        &r2.info(),
+                                        c2,
+                                        inner_rows,
+                                    ))
+                                }
+                                _ => None,
+                            }
+                        }
+                        _ => None,
+                    }
+                }
+                _ => None,
+            };
+            frac *= semi.unwrap_or_else(|| self.selectivity_over(joined, c));
+        }
+        let frac = frac.clamp(0.0, 1.0);
+        let matches = if frac > 0.0 {
+            (pair_sel * inner_rows / frac).max(1.0)
+        } else {
+            1.0
+        };
+        (frac, matches)
+    }
+
+    /// A semi or anti join's node: the outer rows it keeps, with the outer side's
+    /// columns only.
+    fn left_only(o: &Node, est: Estimate) -> Node {
+        Node {
+            est: Estimate {
+                width: o.widths.iter().sum(),
+                ..est
+            },
+            widths: o.widths.clone(),
+            origins: o.origins.clone(),
         }
     }
 
@@ -1107,6 +1245,8 @@ fn join_rows(outer: f64, inner: f64, sel: f64, kind: JoinKind) -> f64 {
         JoinKind::Inner => inner_rows,
         JoinKind::Left => clamp_rows(inner_rows.max(outer)),
         JoinKind::Full => clamp_rows(inner_rows.max(outer).max(inner)),
+        // Semi and anti joins are estimated by `Estimator::semi_factors`.
+        JoinKind::Semi | JoinKind::Anti => inner_rows,
     }
 }
 

@@ -28,14 +28,14 @@ pub fn make_join(
     for c in on.map(conjuncts).unwrap_or_default() {
         match (side(&c, lw), kind) {
             (Side::Left, JoinKind::Inner) => left = add_filter(cx, left, c),
-            (Side::Right, JoinKind::Inner | JoinKind::Left) => {
+            (Side::Right, JoinKind::Inner | JoinKind::Left | JoinKind::Semi | JoinKind::Anti) => {
                 right = add_filter(cx, right, shift_columns(c, lw))
             }
             _ => rest.push(c),
         }
     }
     let mut ways = Vec::new();
-    if matches!(kind, JoinKind::Inner | JoinKind::Left)
+    if kind != JoinKind::Full
         && let Some(p) = index_nest_loop(cx, &left, &right, kind, &rest)
     {
         ways.push(p);

@@ -22,6 +22,7 @@ pub mod estimate;
 mod join;
 pub mod join_search;
 mod plan;
+mod pullup;
 mod pushdown;
 mod scan;
 pub mod selectivity;
@@ -144,15 +145,43 @@ pub fn plan_query(cx: &PlanContext<'_>, lp: LogicalPlan) -> Plan {
             let (gate, rest): (Vec<Expr>, Vec<Expr>) = conjuncts(predicate)
                 .into_iter()
                 .partition(|c| is_constant(c) && c.ty == common::DataType::Bool);
+            // EXISTS, NOT EXISTS and IN over plain subqueries: semi and anti joins
+            // (rule 10), over the rest.
+            let (rest, pulled) = pullup::pull_up(rest);
             // Over inner joins, the WHERE is part of the join problem (rule 9).
-            if join_search::is_inner_join(&input) {
-                return gated(join_search::plan_joins(cx, *input, rest), gate);
-            }
-            let input = plan_query(cx, *input);
-            let plan = match conjoin(rest) {
-                Some(p) => add_filter(cx, input, p),
-                None => input,
+            let mut plan = if join_search::is_inner_join(&input) {
+                join_search::plan_joins(cx, *input, rest)
+            } else {
+                let input = plan_query(cx, *input);
+                match conjoin(rest) {
+                    Some(p) => add_filter(cx, input, p),
+                    None => input,
+                }
             };
+            for p in pulled {
+                let width = plan.width();
+                let cond = p.placed_cond(width);
+                let right = plan_query(cx, p.right);
+                // A semi join to rows its condition makes unique is an inner join
+                // (PostgreSQL's reduce_unique_semijoins), its right columns dropped.
+                let types = plan.column_types();
+                plan = match types {
+                    Some(types)
+                        if p.kind == JoinKind::Semi
+                            && pullup::unique_inner(&right, width, cond.as_ref()) =>
+                    {
+                        Plan::Project {
+                            input: Box::new(make_join(cx, plan, right, JoinKind::Inner, cond)),
+                            exprs: types
+                                .into_iter()
+                                .enumerate()
+                                .map(|(i, ty)| Expr::column(i, ty))
+                                .collect(),
+                        }
+                    }
+                    _ => make_join(cx, plan, right, p.kind, cond),
+                };
+            }
             gated(plan, gate)
         }
         LogicalPlan::Project { input, exprs } => Plan::Project {

@@ -196,14 +196,25 @@ impl Plan {
                 types
             }
             Plan::Project { exprs, .. } => exprs.iter().map(|e| e.ty).collect(),
-            Plan::NestedLoopJoin { left, right, .. } | Plan::HashJoin { left, right, .. } => {
+            Plan::NestedLoopJoin {
+                left, right, kind, ..
+            }
+            | Plan::HashJoin {
+                left, right, kind, ..
+            } => {
                 let mut t = left.column_types()?;
-                t.extend(right.column_types()?);
+                if !kind.left_only() {
+                    t.extend(right.column_types()?);
+                }
                 t
             }
-            Plan::IndexNestLoop { left, table, .. } => {
+            Plan::IndexNestLoop {
+                left, table, kind, ..
+            } => {
                 let mut t = left.column_types()?;
-                t.extend(table.column_types());
+                if !kind.left_only() {
+                    t.extend(table.column_types());
+                }
                 t
             }
             Plan::Aggregate { group_by, aggs, .. } => group_by
@@ -239,12 +250,27 @@ impl Plan {
             Plan::SequenceState { .. } => 3,
             Plan::Project { exprs, .. } => exprs.len(),
             Plan::NestedLoopJoin {
-                left, right_width, ..
+                left,
+                right_width,
+                kind,
+                ..
             }
             | Plan::HashJoin {
-                left, right_width, ..
-            } => left.width() + right_width,
-            Plan::IndexNestLoop { left, table, .. } => left.width() + table.columns.len(),
+                left,
+                right_width,
+                kind,
+                ..
+            } => left.width() + if kind.left_only() { 0 } else { *right_width },
+            Plan::IndexNestLoop {
+                left, table, kind, ..
+            } => {
+                left.width()
+                    + if kind.left_only() {
+                        0
+                    } else {
+                        table.columns.len()
+                    }
+            }
             Plan::Aggregate { group_by, aggs, .. } => group_by.len() + aggs.len(),
             Plan::Append { inputs } => inputs.first().map_or(0, Plan::width),
             Plan::SetOp { left, .. } => left.width(),

@@ -244,7 +244,9 @@ pub(crate) fn split_join_filter(predicate: Expr, left_width: usize, kind: JoinKi
     for c in conjuncts(predicate) {
         // A side whose rows the join may NULL-pad keeps what reads it above the join.
         match (side(&c, left_width), kind) {
-            (Side::Left, JoinKind::Inner | JoinKind::Left) => s.left.push(c),
+            (Side::Left, JoinKind::Inner | JoinKind::Left | JoinKind::Semi | JoinKind::Anti) => {
+                s.left.push(c)
+            }
             (Side::Right, JoinKind::Inner) => s.right.push(shift_columns(c, left_width)),
             (Side::Both | Side::None, JoinKind::Inner) => s.on.push(c),
             _ => s.above.push(c),

@@ -578,6 +578,71 @@ pub fn distinct_values_or_default(rel: &RelInfo<'_>, col: usize) -> (f64, bool) 
     (DEFAULT_NUM_DISTINCT, true)
 }
 
+/// `r1.c1 = r2.c2` in a semi join (PostgreSQL's `eqjoinsel_semi`): the fraction of
+/// `r1`'s rows that some row of `r2` (`inner_rows` of them, after its conditions)
+/// matches. With most common values on both sides, the frequencies of `r1`'s values the
+/// other list holds, plus the rest by the distinct counts; else the non-NULL fraction,
+/// scaled by the distinct counts when `r2` has fewer.
+pub fn join_eq_semi_selectivity(
+    r1: &RelInfo<'_>,
+    c1: usize,
+    r2: &RelInfo<'_>,
+    c2: usize,
+    inner_rows: f64,
+) -> f64 {
+    let (s1, s2) = (r1.column(c1), r2.column(c2));
+    let (mut nd1, default1) = distinct_values_or_default(r1, c1);
+    let (mut nd2, mut default2) = distinct_values_or_default(r2, c2);
+    if nd2 >= inner_rows {
+        nd2 = inner_rows;
+        default2 = false;
+    }
+    let null1 = s1.map_or(0.0, |s| f64::from(s.null_frac));
+    match (s1, s2) {
+        (Some(s1), Some(s2)) if !s1.mcv.is_empty() && !s2.mcv.is_empty() => {
+            let clamped2 = (s2.mcv.len() as f64).min(nd2) as usize;
+            let mut match2 = vec![false; clamped2];
+            let mut matchfreq1 = 0.0;
+            let mut nmatches = 0.0;
+            for (v1, f1) in &s1.mcv {
+                for (j, (v2, _)) in s2.mcv.iter().take(clamped2).enumerate() {
+                    if !match2[j] && v1.cmp_non_null(v2) == std::cmp::Ordering::Equal {
+                        match2[j] = true;
+                        matchfreq1 += f64::from(*f1);
+                        nmatches += 1.0;
+                        break;
+                    }
+                }
+            }
+            let matchfreq1 = clamp_probability(matchfreq1);
+            let uncertainfrac = if !default1 && !default2 {
+                nd1 -= nmatches;
+                nd2 -= nmatches;
+                if nd1 <= nd2 || nd2 < 0.0 {
+                    1.0
+                } else {
+                    nd2 / nd1
+                }
+            } else {
+                0.5
+            };
+            let uncertain = clamp_probability(1.0 - matchfreq1 - null1);
+            matchfreq1 + uncertainfrac * uncertain
+        }
+        _ => {
+            if !default1 && !default2 {
+                if nd1 <= nd2 || nd2 < 0.0 {
+                    1.0 - null1
+                } else {
+                    (nd2 / nd1) * (1.0 - null1)
+                }
+            } else {
+                0.5 * (1.0 - null1)
+            }
+        }
+    }
+}
+
 /// `r1.c1 = r2.c2` over the pairs of two tables' rows (PostgreSQL's `eqjoinsel_inner`):
 /// with most common values on both sides, the frequencies of the values both lists hold,
 /// plus the rest spread over the other distinct values; else the non-NULL fractions over

@@ -392,6 +392,13 @@ pub struct SubLink {
     pub args: Vec<Expr>,
 }
 
+impl JoinKind {
+    /// Whether the join returns only its left side's columns (a semi or anti join).
+    pub fn left_only(self) -> bool {
+        matches!(self, JoinKind::Semi | JoinKind::Anti)
+    }
+}
+
 impl SubLink {
     /// Replace the expressions over the outer row, the quantified test and each outer
     /// value, by `f(expr, is_outer_value)`.
@@ -519,6 +526,12 @@ pub enum JoinKind {
     Left,
     /// Both sides' unmatched rows NULL-padded.
     Full,
+    /// Each left row that some right row matches, once, without the right columns
+    /// (the planner makes one of `EXISTS (...)` and `x IN (...)`).
+    Semi,
+    /// Each left row that no right row matches, without the right columns (`NOT
+    /// EXISTS (...)`).
+    Anti,
 }
 
 #[derive(Clone, Debug, PartialEq)]

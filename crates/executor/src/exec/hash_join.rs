@@ -175,14 +175,28 @@ impl Operator for HashJoinOp<'_> {
                     };
                     if ok {
                         self.matched = true;
-                        if self.kind == JoinKind::Full {
-                            self.right_matched[b][*pos - 1] = true;
+                        match self.kind {
+                            JoinKind::Full => self.right_matched[b][*pos - 1] = true,
+                            // The left row once, at its first match; or not at all.
+                            JoinKind::Semi => {
+                                row.truncate(left.len());
+                                self.current = None;
+                                return Ok(Some(row));
+                            }
+                            JoinKind::Anti => {
+                                *pos = candidates.len();
+                                break;
+                            }
+                            _ => {}
                         }
                         return Ok(Some(row));
                     }
                 }
             }
             let (left, _, _) = self.current.take().expect("set above");
+            if self.kind == JoinKind::Anti && !self.matched {
+                return Ok(Some(left));
+            }
             if matches!(self.kind, JoinKind::Left | JoinKind::Full) && !self.matched {
                 let mut row = left;
                 row.extend(std::iter::repeat_n(Value::Null, self.right_width));

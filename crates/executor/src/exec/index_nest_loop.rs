@@ -71,8 +71,16 @@ impl Operator for IndexNestLoopOp<'_> {
                         continue;
                     }
                     matched = true;
+                    if self.kind.left_only() {
+                        break;
+                    }
                     self.pending.push_back(row);
                 }
+            }
+            match self.kind {
+                JoinKind::Semi if matched => return Ok(Some(left)),
+                JoinKind::Anti if !matched => return Ok(Some(left)),
+                _ => {}
             }
             if !matched && self.kind == JoinKind::Left {
                 let mut row = left;

@@ -72,10 +72,25 @@ impl Operator for NestedLoopOp<'_> {
                 };
                 if ok {
                     self.matched = true;
-                    return Ok(Some(row));
+                    match self.kind {
+                        // The left row once, at its first match; or not at all.
+                        JoinKind::Semi => {
+                            row.truncate(left.len());
+                            self.current = None;
+                            return Ok(Some(row));
+                        }
+                        JoinKind::Anti => {
+                            self.pos = self.right_rows.len();
+                            break;
+                        }
+                        _ => return Ok(Some(row)),
+                    }
                 }
             }
             let left = self.current.take().expect("set above");
+            if self.kind == JoinKind::Anti && !self.matched {
+                return Ok(Some(left));
+            }
             if self.kind == JoinKind::Left && !self.matched {
                 let mut row = left;
                 row.extend(std::iter::repeat_n(Value::Null, self.right_width));
