@@ -880,10 +880,17 @@ impl Renderer<'_> {
             } => {
                 let mut names = self.names(left);
                 names.extend(self.names(right));
-                let details = on
-                    .iter()
-                    .map(|e| format!("Join Filter: {}", deparse(&self.cx, e, &names)))
-                    .collect();
+                let mut details: Vec<String> = Vec::new();
+                if self.verbose
+                    && lateral.is_none()
+                    && planner::inner_unique(*kind, right, left.width(), on.as_ref())
+                {
+                    details.push("Inner Unique: true".to_string());
+                }
+                details.extend(
+                    on.iter()
+                        .map(|e| format!("Join Filter: {}", deparse(&self.cx, e, &names))),
+                );
                 let l = self.shown(left);
                 if let Some(args) = lateral {
                     // The right side runs again for each left row, reading its values
@@ -930,10 +937,21 @@ impl Renderer<'_> {
             } => {
                 let mut names = self.names(left);
                 names.extend(self.names(right));
-                let mut details = vec![format!(
+                let mut details = Vec::new();
+                let cond = hash_conds.iter().chain(on).cloned().reduce(|a, b| {
+                    Expr::new(
+                        ExprKind::Binary(BinaryOp::And, Box::new(a), Box::new(b)),
+                        DataType::Bool,
+                    )
+                });
+                if self.verbose && planner::inner_unique(*kind, right, left.width(), cond.as_ref())
+                {
+                    details.push("Inner Unique: true".to_string());
+                }
+                details.push(format!(
                     "Hash Cond: {}",
                     deparse_and(&self.cx, &hash_conds.iter().collect::<Vec<_>>(), &names)
-                )];
+                ));
                 details.extend(
                     on.iter()
                         .map(|e| format!("Join Filter: {}", deparse(&self.cx, e, &names))),

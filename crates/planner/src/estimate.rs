@@ -383,7 +383,8 @@ impl<'a> Estimator<'a> {
                 ..
             } => {
                 let (o, i) = (self.node(left), self.node(right));
-                self.nested_loop_node(&o, &i, *kind, on.as_ref(), lateral.is_some())
+                let unique = crate::join::inner_unique(*kind, right, left.width(), on.as_ref());
+                self.nested_loop_node(&o, &i, *kind, on.as_ref(), lateral.is_some(), unique)
             }
             Plan::IndexNestLoop {
                 left,
@@ -415,7 +416,9 @@ impl<'a> Estimator<'a> {
                 ..
             } => {
                 let (o, i) = (self.node(left), self.node(right));
-                self.hash_join_node(&o, &i, *kind, hash_conds, on.as_ref())
+                let cond = conjoin_refs(hash_conds.iter().chain(on));
+                let unique = crate::join::inner_unique(*kind, right, left.width(), cond.as_ref());
+                self.hash_join_node(&o, &i, *kind, hash_conds, on.as_ref(), unique)
             }
             Plan::Aggregate {
                 input,
@@ -675,6 +678,7 @@ impl<'a> Estimator<'a> {
         kind: JoinKind,
         on: Option<&Expr>,
         lateral: bool,
+        inner_unique: bool,
     ) -> Node {
         let cx = &self.cx;
         let s = cx.settings;
@@ -694,9 +698,10 @@ impl<'a> Estimator<'a> {
             startup += cost::DISABLE_COST;
         }
         let mut run = o.est.total - o.est.startup + (inner.total - inner.startup);
-        if kind.left_only() {
+        if kind.left_only() || inner_unique {
             // A matched outer row stops at its first match (PostgreSQL's semi-join
-            // costing of a nested loop without an inner index).
+            // costing of a nested loop without an inner index; also of a join whose
+            // inner rows are unique on its condition, `Inner Unique`).
             let conds: Vec<&Expr> = on.into_iter().collect();
             let (frac, matches) = self.semi_factors(o, &joined, &conds, inner.rows, sel);
             let matched = (o.est.rows * frac).round();
@@ -705,6 +710,18 @@ impl<'a> Estimator<'a> {
             run += (matched * scan_frac + unmatched - 1.0).max(0.0) * rescan_total;
             let ntuples = matched * inner.rows * scan_frac + unmatched * inner.rows;
             run += (s.cpu_tuple_cost + qp) * ntuples;
+            if !kind.left_only() {
+                let rows = join_rows(o.est.rows, inner.rows, sel, kind);
+                return Node {
+                    est: Estimate {
+                        startup,
+                        total: startup + run,
+                        rows,
+                        width: joined.widths.iter().sum(),
+                    },
+                    ..joined
+                };
+            }
             let rows = if kind == JoinKind::Anti {
                 unmatched
             } else {
@@ -817,6 +834,7 @@ impl<'a> Estimator<'a> {
         kind: JoinKind,
         hash_conds: &[Expr],
         on: Option<&Expr>,
+        inner_unique: bool,
     ) -> Node {
         let cx = &self.cx;
         let s = cx.settings;
@@ -863,9 +881,10 @@ impl<'a> Estimator<'a> {
             .map(|c| self.selectivity_over(&joined, c))
             .product();
         let on_sel = on.map_or(1.0, |e| self.selectivity_over(&joined, e));
-        if kind.left_only() {
+        if kind.left_only() || inner_unique {
             // A matched outer row stops at its first match: PostgreSQL's semi-join
-            // costing, over the fraction of outer rows that match.
+            // costing, over the fraction of outer rows that match (also of a join
+            // whose inner rows are unique on its condition, `Inner Unique`).
             let conds: Vec<&Expr> = hash_conds.iter().chain(on).collect();
             let (frac, matches) =
                 self.semi_factors(o, &joined, &conds, i.est.rows, hash_sel * on_sel);
@@ -883,6 +902,18 @@ impl<'a> Estimator<'a> {
             };
             startup += qs;
             run += (s.cpu_tuple_cost + qp) * tuples;
+            if !kind.left_only() {
+                let rows = join_rows(o.est.rows, i.est.rows, hash_sel * on_sel, kind);
+                return Node {
+                    est: Estimate {
+                        startup,
+                        total: startup + run,
+                        rows,
+                        width: joined.widths.iter().sum(),
+                    },
+                    ..joined
+                };
+            }
             let est = Estimate {
                 startup,
                 total: startup + run,
@@ -1358,4 +1389,9 @@ fn pages_fetched_loops(cx: &PlanContext<'_>, tuples: f64, pages: f64, total_page
         };
         f.ceil()
     }
+}
+
+/// The conjunction of `conds` (cloned), if any.
+fn conjoin_refs<'e>(conds: impl Iterator<Item = &'e Expr>) -> Option<Expr> {
+    crate::conjoin(conds.cloned().collect())
 }

@@ -683,12 +683,19 @@ impl Search<'_, '_> {
         }
         // A nested loop over the inner side kept.
         let on = conjoin(rest.clone());
+        let unique = match *inner.path {
+            Path::Item(t) => {
+                crate::join::inner_unique(JoinKind::Inner, &self.items[t], left_width, on.as_ref())
+            }
+            _ => false,
+        };
         let node = self.est.nested_loop_node(
             &outer.node,
             &inner.node,
             JoinKind::Inner,
             on.as_ref(),
             false,
+            unique,
         );
         ways.push((Way::NestedLoop { on }, node));
         // A hash join on the equalities between them.
@@ -700,6 +707,7 @@ impl Search<'_, '_> {
                 JoinKind::Inner,
                 &h.hash_conds,
                 on.as_ref(),
+                unique,
             );
             let way = Way::Hash {
                 hash_conds: h.hash_conds,

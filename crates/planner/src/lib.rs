@@ -41,7 +41,7 @@ use sql::bound::{BinaryOp, ExprKind};
 
 pub use cache::{CachedPlan, PlanCacheMode};
 pub use cost::{NoStorage, PlanContext, PlannerSettings, RelSizes};
-pub use join::make_join;
+pub use join::{inner_unique, make_join};
 pub use plan::{Plan, PlannedStatement};
 pub use pushdown::add_filter;
 pub use scan::{scan_path, target_scan, widened_integer_column};
@@ -168,7 +168,7 @@ pub fn plan_query(cx: &PlanContext<'_>, lp: LogicalPlan) -> Plan {
                 plan = match types {
                     Some(types)
                         if p.kind == JoinKind::Semi
-                            && pullup::unique_inner(&right, width, cond.as_ref()) =>
+                            && join::unique_on(&right, width, cond.as_ref()) =>
                     {
                         Plan::Project {
                             input: Box::new(make_join(cx, plan, right, JoinKind::Inner, cond)),

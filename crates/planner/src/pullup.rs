@@ -177,36 +177,3 @@ impl PulledUp {
         )
     }
 }
-
-/// Whether at most one row of `right` (a scan of one table) matches each outer row: the
-/// condition `cond` (over the outer row's `width` columns, then the table's) equates
-/// every column of one of the table's unique indexes with an outer expression.
-pub(crate) fn unique_inner(right: &Plan, width: usize, cond: Option<&Expr>) -> bool {
-    let table = match right {
-        Plan::SeqScan { table, .. } | Plan::IndexScan { table, .. } => table,
-        _ => return false,
-    };
-    let Some(cond) = cond else { return false };
-    let mut equated = Vec::new();
-    for c in conjuncts(cond.clone()) {
-        if let ExprKind::Binary(BinaryOp::Eq, l, r) = &c.kind {
-            let pair = match (&l.kind, &r.kind) {
-                (ExprKind::Column(j), _) if *j >= width && side(r, width) == Side::Left => {
-                    Some(j - width)
-                }
-                (_, ExprKind::Column(j)) if *j >= width && side(l, width) == Side::Left => {
-                    Some(j - width)
-                }
-                _ => None,
-            };
-            // Equality of one type: the index's equality.
-            if let Some(col) = pair.filter(|_| l.ty == r.ty) {
-                equated.push(col);
-            }
-        }
-    }
-    table
-        .indexes
-        .iter()
-        .any(|ix| ix.unique && ix.columns.iter().all(|c| equated.contains(c)))
-}
