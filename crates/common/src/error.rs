@@ -112,6 +112,8 @@ impl SqlState {
     pub const CONFIGURATION_LIMIT_EXCEEDED: SqlState = SqlState("53400");
     /// A program limit such as the largest row that fits on a page.
     pub const PROGRAM_LIMIT_EXCEEDED: SqlState = SqlState("54000");
+    /// `stack depth limit exceeded`: a statement nested too deeply.
+    pub const STATEMENT_TOO_COMPLEX: SqlState = SqlState("54001");
     /// A name that is reserved or otherwise invalid.
     pub const INVALID_NAME: SqlState = SqlState("42602");
     /// `$n` where the statement has no parameter n (or no parameters at all).

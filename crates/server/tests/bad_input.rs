@@ -797,3 +797,74 @@ async fn random_bytes_and_token_soups() {
         failures.join("\n")
     );
 }
+
+/// Long chains of operators (PostgreSQL accepts them; a left-deep tree of them once
+/// overflowed a session's stack and took the whole server down at 1,000 ANDs) and a long
+/// IN list: up to `MAX_EXPR_DEPTH` they run, past it they are 54001 for their session
+/// alone, and the server goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deep_and_wide_expressions_never_exhaust_the_stack() {
+    let _serial = SERIAL.lock().await;
+    let dir = tempfile::tempdir().expect("temp data dir");
+    let config = Config {
+        listen: "127.0.0.1:0".into(),
+        data_dir: dir.path().to_path_buf(),
+        buffer_pool_pages: 64,
+        ..Config::default()
+    };
+    let server = Server::start(&config).await.expect("server starts");
+    let client = connect(&server).await;
+    client
+        .batch_execute(
+            "CREATE TABLE deep (a int); INSERT INTO deep SELECT g FROM generate_series(1, 100) g",
+        )
+        .await
+        .expect("setup");
+    let depth = sql::binder::MAX_EXPR_DEPTH - 1;
+    let ands = |n: usize| {
+        format!(
+            "SELECT count(*) FROM deep WHERE {}",
+            (0..n)
+                .map(|i| format!("a <> {}", i + 1000))
+                .collect::<Vec<_>>()
+                .join(" AND ")
+        )
+    };
+    let ors = |n: usize| {
+        format!(
+            "EXPLAIN SELECT count(*) FROM deep WHERE {}",
+            (0..n)
+                .map(|i| format!("a = {i}"))
+                .collect::<Vec<_>>()
+                .join(" OR ")
+        )
+    };
+    let sum = |n: usize| format!("SELECT {} FROM deep LIMIT 1", vec!["a"; n].join(" + "));
+    for q in [ands(depth), ors(depth), sum(depth)] {
+        client
+            .simple_query(&q)
+            .await
+            .unwrap_or_else(|e| panic!("{} terms: {e}", depth));
+    }
+    for q in [ands(5000), ors(20_000), sum(100_000)] {
+        let e = client.simple_query(&q).await.expect_err("too deep");
+        let db = e.as_db_error().expect("an error response");
+        assert_eq!(db.code().code(), "54001", "{}", db.message());
+        assert_eq!(db.message(), "stack depth limit exceeded");
+    }
+    let in_list = format!(
+        "SELECT count(*) FROM deep WHERE a IN ({})",
+        (0..10_000)
+            .map(|i| i.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let rows = client.simple_query(&in_list).await.expect("a long IN list");
+    let count = rows.iter().find_map(|m| match m {
+        SimpleQueryMessage::Row(r) => r.get(0).map(str::to_owned),
+        _ => None,
+    });
+    assert_eq!(count.as_deref(), Some("100"));
+    select_one(&server).await.expect("the server goes on");
+    server.shutdown().await.expect("clean shutdown");
+}

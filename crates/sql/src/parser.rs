@@ -1219,7 +1219,7 @@ fn syntax_error(sql: &str, e: ParserError) -> PgError {
     let msg = match e {
         ParserError::RecursionLimitExceeded => {
             return PgError::new(
-                common::SqlState::PROGRAM_LIMIT_EXCEEDED,
+                common::SqlState::STATEMENT_TOO_COMPLEX,
                 "stack depth limit exceeded",
             )
             .with_hint("The statement is nested too deeply.");

@@ -762,6 +762,11 @@ fn wire_error(e: &PgError) -> PgWireError {
     PgWireError::UserError(Box::new(info))
 }
 
+/// A session thread's stack: room for the recursion of deeply nested statements (the
+/// binder refuses deeper ones with 54001, `sql::binder::MAX_EXPR_DEPTH`). Only the pages
+/// a session touches are backed by memory.
+pub const SESSION_STACK_BYTES: usize = 64 << 20;
+
 /// Serve one accepted connection on a thread of its own, as PostgreSQL gives each
 /// connection a backend process: a single-threaded runtime drives its socket, and its
 /// statements run on the same thread, blocking only this connection. Compared with
@@ -774,6 +779,7 @@ pub fn spawn_connection_thread<B: Backend>(
     socket.set_nonblocking(true)?;
     std::thread::Builder::new()
         .name("session".into())
+        .stack_size(SESSION_STACK_BYTES)
         .spawn(move || {
             let runtime = match tokio::runtime::Builder::new_current_thread()
                 .enable_all()

@@ -135,7 +135,25 @@ fn number_literal(text: &str) -> PgResult<Expr> {
 }
 
 impl Binder<'_> {
+    /// Bind `e`, refusing an expression nested more than [`super::MAX_EXPR_DEPTH`] deep
+    /// (54001, as PostgreSQL refuses one that would exhaust its stack): every later pass
+    /// over a bound expression recurses as deep.
     pub(crate) fn bind_expr(&self, e: &ast::Expr, cx: &ExprContext) -> PgResult<Expr> {
+        let depth = self.depth.get() + 1;
+        if depth > super::MAX_EXPR_DEPTH {
+            return Err(PgError::new(
+                common::SqlState::STATEMENT_TOO_COMPLEX,
+                "stack depth limit exceeded",
+            )
+            .with_hint("The statement is nested too deeply."));
+        }
+        self.depth.set(depth);
+        let bound = self.bind_expr_at(e, cx);
+        self.depth.set(depth - 1);
+        bound
+    }
+
+    fn bind_expr_at(&self, e: &ast::Expr, cx: &ExprContext) -> PgResult<Expr> {
         use ast::Expr as A;
         match e {
             A::Identifier(id) => {

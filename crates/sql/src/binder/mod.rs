@@ -56,7 +56,15 @@ pub struct Binder<'a> {
     /// The queries around the subquery being bound, innermost last: where a column name
     /// the subquery's own FROM items lack is looked up (a correlated reference).
     outer: std::cell::RefCell<Vec<OuterFrame>>,
+    /// How deep `bind_expr` is in the expression being bound.
+    depth: std::cell::Cell<usize>,
 }
+
+/// The deepest expression nesting bound (a chain of 1,000 ANDs is 1,000 deep): every
+/// pass over a bound expression (binding, planning, evaluation, EXPLAIN) recurses as deep,
+/// and at this depth all fit in a session thread's stack (`wire::SESSION_STACK_BYTES`),
+/// also in a debug build. PostgreSQL flattens AND / OR chains and accepts longer ones.
+pub const MAX_EXPR_DEPTH: usize = 1000;
 
 /// A query around a subquery: its columns, and the outer values its subquery reads so
 /// far (the SubLink's `args`, over this query's row).
@@ -194,6 +202,7 @@ impl<'a> Binder<'a> {
             params: None,
             set_op_leaf: std::cell::Cell::new(false),
             outer: std::cell::RefCell::new(Vec::new()),
+            depth: std::cell::Cell::new(0),
         }
     }
 
