@@ -34,10 +34,34 @@ pub trait Operator {
         0
     }
 
-    /// A hash join's table, for EXPLAIN ANALYZE.
-    fn hash_usage(&self) -> Option<crate::instrument::HashUsage> {
+    /// What the node's sort or hash table held, for EXPLAIN ANALYZE.
+    fn memory(&self) -> Option<crate::instrument::MemoryUsage> {
         None
     }
+}
+
+/// The bytes a row takes in memory: its values, and what they point to (what sorts and
+/// hash tables account against `work_mem`).
+pub fn row_bytes(row: &[Value]) -> usize {
+    let heap: usize = row
+        .iter()
+        .map(|v| match v {
+            Value::Text(s) | Value::Bpchar(s) => s.capacity(),
+            Value::Bytea(b) => b.capacity(),
+            Value::Numeric(_) => 16,
+            Value::Array(_) => 64,
+            _ => 0,
+        })
+        .sum();
+    std::mem::size_of::<Row>() + std::mem::size_of_val(row) + heap
+}
+
+/// The memory a sort (`work_mem`) or a hash table (`work_mem × hash_mem_multiplier`)
+/// may use, in bytes, by the session's settings.
+pub fn work_mem_bytes(env: &Env<'_>, hash: bool) -> usize {
+    let s = env.session.settings.planner();
+    let factor = if hash { s.hash_mem_multiplier } else { 1.0 };
+    (s.work_mem * 1024.0 * factor) as usize
 }
 
 /// What operators read from: pages, cached btree roots, and the snapshot that decides

@@ -13,7 +13,7 @@
 //! OFF (`planner::estimate`; a Materialize or a ModifyTable's scan as PostgreSQL costs
 //! them). Deliberate differences (README, `tests/slt-myriad/explain.slt`): a Filter or
 //! projection above a node is shown on that node, as PostgreSQL's planner would have
-//! placed it; Sort shows no Sort Method line.
+//! placed it.
 //!
 //! ANALYZE numbers each operator in pre-order as `exec::build` builds it
 //! (`exec::instrumented` wraps each one): rows returned, time to the first row and
@@ -260,7 +260,7 @@ fn modified(t0: Instant, returned: usize) -> NodeStats {
         total: t0.elapsed(),
         removed: 0,
         buffers: storage::bufmgr::usage::total(),
-        hash: None,
+        memory: None,
     }
 }
 
@@ -965,7 +965,7 @@ impl Renderer<'_> {
                 } else {
                     vec![]
                 };
-                if let Some(h) = stats.and_then(|s| s.hash) {
+                if let Some(h) = stats.and_then(|s| s.memory) {
                     hash_details.push(format!(
                         "Buckets: {}  Batches: {}  Memory Usage: {}kB",
                         h.buckets,
@@ -1065,11 +1065,15 @@ impl Renderer<'_> {
                         .iter()
                         .map(|e| deparse(&self.cx, e, &names))
                         .collect();
-                    node(
-                        "HashAggregate".into(),
-                        vec![format!("Group Key: {}", keys.join(", "))],
-                        vec![child],
-                    )
+                    let mut details = vec![format!("Group Key: {}", keys.join(", "))];
+                    if let Some(m) = stats.and_then(|s| s.memory) {
+                        details.push(format!(
+                            "Batches: {}  Memory Usage: {}kB",
+                            m.batches,
+                            m.peak.div_ceil(1024)
+                        ));
+                    }
+                    node("HashAggregate".into(), details, vec![child])
                 }
             }
             Plan::Sort { input, keys } => {
@@ -1092,11 +1096,16 @@ impl Renderer<'_> {
                         s
                     })
                     .collect();
-                node(
-                    "Sort".into(),
-                    vec![format!("Sort Key: {}", keys.join(", "))],
-                    vec![child],
-                )
+                let mut details = vec![format!("Sort Key: {}", keys.join(", "))];
+                if let Some(m) = stats.and_then(|s| s.memory)
+                    && stats.is_some_and(|s| s.executed)
+                {
+                    details.push(format!(
+                        "Sort Method: quicksort  Memory: {}kB",
+                        m.peak.div_ceil(1024)
+                    ));
+                }
+                node("Sort".into(), details, vec![child])
             }
             Plan::Distinct { input } => {
                 let names = self.names(input);

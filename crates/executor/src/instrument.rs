@@ -18,15 +18,17 @@ pub struct NodeStats {
     pub removed: u64,
     /// Buffer accesses while the node made its rows (its children's included).
     pub buffers: storage::bufmgr::usage::RelUsage,
-    /// A hash join's table.
-    pub hash: Option<HashUsage>,
+    /// What the node's sort or hash table held.
+    pub memory: Option<MemoryUsage>,
 }
 
-/// What a hash table used: its buckets (the keys it holds without growing), batches
-/// (1: it is in memory), the bytes of its rows and keys now and at most, and the memory
-/// it may use (`work_mem × hash_mem_multiplier`).
+/// What a sort or hash table held, accounted against the memory it may use: `work_mem`
+/// for a sort, `work_mem × hash_mem_multiplier` for a hash table (PostgreSQL's hash_mem).
+/// A hash table's buckets (the keys it holds without growing) and batches (1: it is in
+/// memory); the bytes of its rows and keys now and at most. Nothing spills to disk yet:
+/// past its limit a node still runs in memory, and `peak` shows by how much.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct HashUsage {
+pub struct MemoryUsage {
     pub buckets: usize,
     pub batches: usize,
     pub bytes: usize,

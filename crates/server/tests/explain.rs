@@ -65,10 +65,14 @@ async fn explain_analyze_times_nodes_and_summarises() {
         }
     })
     .collect();
-    assert_eq!(lines.len(), 7, "{lines:#?}");
-    // HashAggregate (actual time=x..y rows=7 loops=1), then its Group Key, its child (a
-    // range keeping most rows: read in sequence, as PostgreSQL's costs choose), the
-    // child's Filter and removed rows, and the summary.
+    assert_eq!(lines.len(), 8, "{lines:#?}");
+    // HashAggregate (actual time=x..y rows=7 loops=1), then its Group Key and memory, its
+    // child (a range keeping most rows: read in sequence, as PostgreSQL's costs choose),
+    // the child's Filter and removed rows, and the summary.
+    let lines: Vec<String> = lines
+        .into_iter()
+        .filter(|l| !l.starts_with("  Batches: 1  Memory Usage: "))
+        .collect();
     for (line, prefix, rows) in [
         (&lines[0], "HashAggregate (actual time=", "rows=7 loops=1)"),
         (
@@ -148,4 +152,70 @@ async fn explain_analyze_times_nodes_and_summarises() {
         got,
         ["Index Scan using t_pkey on t", "  Index Cond: (a = 5)"]
     );
+}
+
+/// The kB of the first `prefix...NkB` line of `lines`.
+fn memory_kb(lines: &[String], prefix: &str) -> u64 {
+    let line = lines
+        .iter()
+        .find(|l| l.trim_start().starts_with(prefix))
+        .unwrap_or_else(|| panic!("no {prefix:?} line in {lines:#?}"));
+    line.rsplit(' ')
+        .next()
+        .and_then(|w| w.strip_suffix("kB"))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no kB in {line:?}"))
+}
+
+/// Sorts, hash aggregates and hash joins account the memory they hold (against
+/// `work_mem`, PostgreSQL's hash_mem for hash tables), and EXPLAIN ANALYZE shows it as
+/// PostgreSQL does: more rows held, more memory.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sorts_and_hash_tables_account_their_memory() {
+    let (server, _dir) = start().await;
+    let c = connect(&server).await;
+    exec(
+        &c,
+        "CREATE TABLE m (a int, b text); \
+         INSERT INTO m SELECT g, 'row ' || g FROM generate_series(1, 20000) AS g; \
+         ANALYZE m; SET enable_nestloop = off",
+    )
+    .await;
+    let plan = |sql: String| {
+        let c = &c;
+        async move {
+            rows(c, &format!("EXPLAIN ANALYZE {sql}"))
+                .await
+                .into_iter()
+                .map(|r| r[0].clone())
+                .collect::<Vec<String>>()
+        }
+    };
+    let mut last = [0u64; 3];
+    for n in [100, 20000] {
+        let sort = plan(format!("SELECT * FROM m WHERE a <= {n} ORDER BY b")).await;
+        let agg = plan(format!(
+            "SELECT b, count(*) FROM m WHERE a <= {n} GROUP BY b"
+        ))
+        .await;
+        let hash = plan(format!(
+            "SELECT count(*) FROM m x JOIN m y ON x.a = y.a WHERE y.a <= {n}"
+        ))
+        .await;
+        let now = [
+            memory_kb(&sort, "Sort Method: quicksort  Memory: "),
+            memory_kb(&agg, "Batches: 1  Memory Usage: "),
+            memory_kb(&hash, "Buckets: "),
+        ];
+        for (i, (before, now)) in last.iter().zip(now).enumerate() {
+            assert!(
+                now > *before,
+                "node {i}: {now} kB for {n} rows after {before} kB"
+            );
+        }
+        last = now;
+    }
+    // 20,000 rows of about 60 bytes each: over a megabyte, under PostgreSQL's 4 MB
+    // work_mem.
+    assert!((1000..4096).contains(&last[0]), "{last:?}");
 }

@@ -10,7 +10,8 @@ use super::*;
 
 use std::collections::HashMap;
 
-use crate::instrument::HashUsage;
+use crate::env::row_bytes;
+use crate::instrument::MemoryUsage;
 use crate::sortkey::HashKey;
 
 pub(crate) struct HashJoinOp<'a> {
@@ -35,25 +36,10 @@ pub(crate) struct HashJoinOp<'a> {
     /// the next unmatched right row to return (bucket, row; then `null_keyed`).
     pub(crate) left_width: usize,
     pub(crate) unmatched: Option<(usize, usize)>,
-    pub(crate) usage: HashUsage,
+    pub(crate) usage: MemoryUsage,
     /// The left row being joined, its bucket and the next row of it to try.
     pub(crate) current: Option<(Row, Option<usize>, usize)>,
     pub(crate) matched: bool,
-}
-
-/// The bytes a row takes in the table: its values, and what they point to.
-fn row_bytes(row: &[Value]) -> usize {
-    let heap: usize = row
-        .iter()
-        .map(|v| match v {
-            Value::Text(s) | Value::Bpchar(s) => s.capacity(),
-            Value::Bytea(b) => b.capacity(),
-            Value::Numeric(_) => 16,
-            Value::Array(_) => 64,
-            _ => 0,
-        })
-        .sum();
-    std::mem::size_of::<Row>() + std::mem::size_of_val(row) + heap
 }
 
 impl<'a> HashJoinOp<'a> {
@@ -72,8 +58,7 @@ impl<'a> HashJoinOp<'a> {
 
     /// Read the right input into the table.
     fn build(&mut self, mut right: Box<dyn Operator + 'a>) -> PgResult<()> {
-        let settings = self.env.session.settings.planner();
-        self.usage.limit = (settings.work_mem * 1024.0 * settings.hash_mem_multiplier) as usize;
+        self.usage.limit = crate::env::work_mem_bytes(&self.env, true);
         self.usage.batches = 1;
         while let Some(row) = right.next()? {
             self.env.tx.check_for_interrupts()?;
@@ -205,7 +190,7 @@ impl Operator for HashJoinOp<'_> {
         }
     }
 
-    fn hash_usage(&self) -> Option<HashUsage> {
+    fn memory(&self) -> Option<MemoryUsage> {
         Some(self.usage)
     }
 }

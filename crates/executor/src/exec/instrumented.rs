@@ -35,8 +35,8 @@ impl Operator for Instrumented<'_> {
         let n = &mut nodes[self.id];
         n.executed = true;
         n.removed = removed;
-        if let Some(h) = self.inner.hash_usage() {
-            n.hash = Some(h);
+        if let Some(h) = self.inner.memory() {
+            n.memory = Some(h);
         }
         if let Some(b) = before {
             let d = usage::total().since(b);
@@ -60,7 +60,7 @@ impl Operator for Instrumented<'_> {
         self.inner.rows_removed()
     }
 
-    fn hash_usage(&self) -> Option<crate::instrument::HashUsage> {
-        self.inner.hash_usage()
+    fn memory(&self) -> Option<crate::instrument::MemoryUsage> {
+        self.inner.memory()
     }
 }

@@ -296,12 +296,14 @@ fn build_node<'a>(plan: &'a Plan, env: Env<'a>) -> PgResult<Box<dyn Operator + '
             group_by,
             aggs,
             output: Vec::new().into_iter(),
+            usage: Default::default(),
         }),
         Plan::Sort { input, keys } => Box::new(SortOp {
             env,
             input: Some(build(input, env)?),
             keys,
             output: Vec::new().into_iter(),
+            usage: Default::default(),
         }),
         Plan::Distinct { input } => Box::new(DistinctOp {
             input: build(input, env)?,
