@@ -79,6 +79,13 @@ pub struct TableDesc {
     /// COMMENT ON the table, its columns and its indexes (`pg_description` rows of
     /// `pg_class` objects), kept with the table so that they go with what they describe.
     pub comments: Vec<Comment>,
+    /// For each column, the positions in `indexes` of the indexes it leads: how the
+    /// planner finds the indexes a condition can use without looking at the others (L1:
+    /// planning a query does not cost more for a table's other indexes). Made when the
+    /// catalog publishes the table ([`TableDesc::index_leading_columns`]); empty on a
+    /// table described elsewhere, where [`TableDesc::indexes_leading`] looks at every
+    /// index instead.
+    pub index_leads: Vec<Vec<u16>>,
 }
 
 /// A comment on a table (`object` its OID, `sub` 0), one of its columns (`sub` the
@@ -236,6 +243,52 @@ pub struct ForeignKey {
 }
 
 impl TableDesc {
+    /// Make [`TableDesc::index_leads`] from `indexes` (the catalog does, each time it
+    /// publishes the table).
+    pub fn index_leading_columns(&mut self) {
+        self.index_leads = self.leads();
+    }
+
+    fn leads(&self) -> Vec<Vec<u16>> {
+        let mut leads = vec![Vec::new(); self.columns.len()];
+        for (i, ix) in self.indexes.iter().enumerate() {
+            if let Some(&c) = ix.columns.first()
+                && let Some(l) = leads.get_mut(c)
+            {
+                l.push(i as u16);
+            }
+        }
+        leads
+    }
+
+    /// The indexes whose leading column is `col`, oldest first: through the map the
+    /// catalog made, touching no other index; or, for a table described elsewhere, by
+    /// looking at each.
+    pub fn indexes_leading(&self, col: usize) -> impl Iterator<Item = &IndexDesc> + '_ {
+        self.index_positions_leading(col).map(|i| &self.indexes[i])
+    }
+
+    /// The positions in `indexes` of the indexes whose leading column is `col`, in
+    /// order ([`TableDesc::indexes_leading`]).
+    pub fn index_positions_leading(&self, col: usize) -> impl Iterator<Item = usize> + '_ {
+        debug_assert!(
+            self.index_leads.is_empty() || self.leads() == self.index_leads,
+            "index_leads out of date for {}",
+            self.name
+        );
+        let (mapped, all): (&[u16], &[IndexDesc]) = if self.index_leads.is_empty() {
+            (&[], &self.indexes)
+        } else {
+            (self.index_leads.get(col).map_or(&[], |v| v.as_slice()), &[])
+        };
+        mapped.iter().map(|&i| i as usize).chain(
+            all.iter()
+                .enumerate()
+                .filter(move |(_, ix)| ix.columns.first() == Some(&col))
+                .map(|(i, _)| i),
+        )
+    }
+
     /// The position of the column named `name` (never a dropped column).
     pub fn column_index(&self, name: &str) -> Option<usize> {
         self.columns

@@ -262,8 +262,9 @@ impl CatalogSnapshot {
         }
     }
 
-    fn put_table(&mut self, t: TableDesc) {
+    fn put_table(&mut self, mut t: TableDesc) {
         self.touch(t.oid);
+        t.index_leading_columns();
         let t = Arc::new(t);
         self.tables.insert(t.name.clone(), t.clone());
         self.by_oid.insert(t.oid, t);
@@ -486,6 +487,7 @@ fn table_desc(
         foreign_keys: Vec::new(),
         checks: Vec::new(),
         comments: Vec::new(),
+        index_leads: Vec::new(),
     };
     for (n, mut fk) in new.foreign_keys.iter().cloned().enumerate() {
         if fk.ref_table == 0 {

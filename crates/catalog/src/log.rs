@@ -856,6 +856,7 @@ pub(crate) fn decode(payload: &[u8]) -> Option<Record> {
                 foreign_keys,
                 checks,
                 comments,
+                index_leads: Vec::new(),
             };
             if matches!(
                 kind,
@@ -1072,6 +1073,7 @@ mod tests {
                     text: "its column".into(),
                 },
             ],
+            index_leads: Vec::new(),
         };
         for rec in [
             Record::AlterTable(t.clone()),

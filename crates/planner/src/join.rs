@@ -124,10 +124,7 @@ pub(crate) fn index_lookup<'p>(
     };
     rest.iter().enumerate().find_map(|(cond, c)| {
         let (outer_key, col) = equi_key(c, left_width, table)?;
-        let index = table
-            .indexes
-            .iter()
-            .find(|ix| ix.columns.first() == Some(&col))?;
+        let index = table.indexes_leading(col).next()?;
         Some(Lookup {
             cond,
             outer_key,
@@ -275,10 +272,12 @@ pub(crate) fn unique_on(right: &Plan, width: usize, cond: Option<&Expr>) -> bool
             }
         }
     }
-    table
-        .indexes
-        .iter()
-        .any(|ix| ix.unique && ix.columns.iter().all(|c| equated.contains(c)))
+    // A unique index is led by one of the equated columns (L1: only those are looked at).
+    equated.iter().any(|&col| {
+        table
+            .indexes_leading(col)
+            .any(|ix| ix.unique && ix.columns.iter().all(|c| equated.contains(c)))
+    })
 }
 
 /// Whether a join of kind `kind` has PostgreSQL's `Inner Unique`: an inner or left join

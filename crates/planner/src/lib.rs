@@ -44,7 +44,7 @@ pub use cost::{NoStorage, PlanContext, PlannerSettings, RelSizes};
 pub use join::{inner_unique, make_join};
 pub use plan::{Plan, PlannedStatement};
 pub use pushdown::add_filter;
-pub use scan::{scan_path, target_scan, widened_integer_column};
+pub use scan::{indexes_examined, scan_path, target_scan, widened_integer_column};
 pub use subplans::{SubPlans, hashed_subplan};
 
 #[allow(unused_imports)]
@@ -588,6 +588,71 @@ mod tests {
                 scan_of(ordered_by_index(cx, sort(false, false), None)),
                 Some(("i2".into(), false))
             );
+        })
+    }
+
+    /// L1: planning a condition on one column of a table with an index on each of its 60
+    /// columns looks at that column's index alone, as it would with one index.
+    #[test]
+    fn a_plan_looks_only_at_the_indexes_its_conditions_can_use() {
+        let columns = (0..60)
+            .map(|i| ColumnDesc {
+                name: format!("col{i}"),
+                ty: DataType::Int4,
+                not_null: false,
+                default: None,
+                identity: None,
+                dropped: false,
+                stat_target: None,
+            })
+            .collect();
+        let indexes = (0..60)
+            .map(|i| IndexDesc {
+                oid: 100 + i as u32,
+                rel: 100 + i as u32,
+                name: format!("i{i}"),
+                columns: vec![i],
+                unique: false,
+                primary: false,
+                constraint: false,
+            })
+            .collect();
+        let mut desc = TableDesc {
+            oid: 1,
+            rel: 1,
+            name: "synth".into(),
+            columns,
+            indexes,
+            ..Default::default()
+        };
+        desc.index_leading_columns();
+        let table = Arc::new(desc);
+        with_cx(|cx| {
+            let eq = |col: usize| {
+                Expr::new(
+                    ExprKind::Binary(
+                        BinaryOp::Eq,
+                        Box::new(Expr::column(col, DataType::Int4)),
+                        Box::new(Expr::constant(Value::Int4(42), DataType::Int4)),
+                    ),
+                    DataType::Bool,
+                )
+            };
+            let before = indexes_examined();
+            let plan = scan_path(cx, table.clone(), eq(5));
+            assert_eq!(indexes_examined() - before, 1, "one usable index of 60");
+            assert!(
+                matches!(&plan, Plan::IndexScan { index, .. } if index.name == "i5"),
+                "{plan:?}"
+            );
+            // Two conditions, two indexes; none on a column without one: none.
+            let before = indexes_examined();
+            let both = Expr::new(
+                ExprKind::Binary(BinaryOp::And, Box::new(eq(7)), Box::new(eq(9))),
+                DataType::Bool,
+            );
+            scan_path(cx, table.clone(), both);
+            assert_eq!(indexes_examined() - before, 2);
         })
     }
 }

@@ -99,7 +99,7 @@ pub(crate) fn index_order(scan: &Plan, exprs: &[Expr], keys: &[SortKey]) -> Opti
     }
     match scan {
         Plan::SeqScan { table, filter } => {
-            let index = table.indexes.iter().find(|i| {
+            let index = table.indexes_leading(*cols.first()?).find(|i| {
                 i.columns.starts_with(&cols) && cols.iter().all(|&c| indexable(table.columns[c].ty))
             })?;
             Some(Plan::IndexScan {
@@ -264,6 +264,17 @@ pub(crate) fn index_candidate<'t>(
     })
 }
 
+thread_local! {
+    /// Indexes `scan_path` has looked at on this thread (for tests of L1: a plan looks
+    /// at the indexes its conditions can use, not at every index of the table).
+    static INDEXES_EXAMINED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// How many indexes this thread's planning has looked at so far (rule 4).
+pub fn indexes_examined() -> u64 {
+    INDEXES_EXAMINED.with(|n| n.get())
+}
+
 /// The scan for `table` filtered by `predicate` (planner rule 4), the cheapest by
 /// PostgreSQL's cost model ([`crate::cost`]): a sequential scan, or an index scan through an index whose
 /// leading columns the predicate's conjuncts constrain (equality on a leading prefix,
@@ -277,7 +288,19 @@ pub fn scan_path(cx: &PlanContext<'_>, table: Arc<TableDesc>, predicate: Expr) -
     let quals = index_quals(&table, &conjuncts);
     let mut candidates: Vec<Candidate> = Vec::new();
     if cx.settings.enable_indexscan {
-        for index in &table.indexes {
+        // Only the indexes led by a column a condition bounds (L1: the table's other
+        // indexes are not looked at), oldest first.
+        let mut usable: Vec<usize> = Vec::new();
+        let mut columns: Vec<usize> = Vec::new();
+        for q in &quals {
+            if !columns.contains(&q.0) {
+                columns.push(q.0);
+                usable.extend(table.index_positions_leading(q.0));
+            }
+        }
+        usable.sort_unstable();
+        for index in usable.into_iter().map(|i| &table.indexes[i]) {
+            INDEXES_EXAMINED.with(|n| n.set(n.get() + 1));
             let Some(c) = index_candidate(index, &quals) else {
                 continue;
             };

@@ -52,9 +52,6 @@ pub struct RelInfo<'a> {
     pub tuples: f64,
     /// Pages (PostgreSQL's `rel->pages`).
     pub pages: f64,
-    /// The columns that alone are the key of a unique index (looked up once, not per
-    /// estimate: a table may have many indexes).
-    unique_columns: Vec<usize>,
 }
 
 /// Bytes of a tuple's header and line pointer (PostgreSQL's per-tuple overhead when it
@@ -86,20 +83,11 @@ impl<'a> RelInfo<'a> {
             };
             (density * pages).round_ties_even()
         };
-        let unique_columns = table
-            .indexes
-            .iter()
-            .filter_map(|ix| match ix.columns.as_slice() {
-                [c] if ix.unique => Some(*c),
-                _ => None,
-            })
-            .collect();
         RelInfo {
             table,
             stats,
             tuples,
             pages,
-            unique_columns,
         }
     }
 
@@ -109,8 +97,12 @@ impl<'a> RelInfo<'a> {
     }
 
     /// Is column `i` alone the key of a unique index?
+    /// Whether column `i` alone is the key of a unique index (only the indexes it leads
+    /// are looked at).
     fn unique(&self, i: usize) -> bool {
-        self.unique_columns.contains(&i)
+        self.table
+            .indexes_leading(i)
+            .any(|ix| ix.unique && ix.columns.len() == 1)
     }
 }
 
