@@ -86,6 +86,9 @@ pub struct TableDesc {
     /// table described elsewhere, where [`TableDesc::indexes_leading`] looks at every
     /// index instead.
     pub index_leads: Vec<Vec<u16>>,
+    /// The name a query gives the table (`FROM t AS a`), where it differs from `name`:
+    /// what EXPLAIN shows it and qualifies its columns by. `None` in the catalog.
+    pub alias: Option<String>,
 }
 
 /// A comment on a table (`object` its OID, `sub` 0), one of its columns (`sub` the
@@ -245,6 +248,12 @@ pub struct ForeignKey {
 impl TableDesc {
     /// Make [`TableDesc::index_leads`] from `indexes` (the catalog does, each time it
     /// publishes the table).
+    /// The name EXPLAIN qualifies the table's columns by: its alias in the query, else
+    /// its name.
+    pub fn shown_name(&self) -> &str {
+        self.alias.as_deref().unwrap_or(&self.name)
+    }
+
     pub fn index_leading_columns(&mut self) {
         self.index_leads = self.leads();
     }

@@ -488,6 +488,7 @@ fn table_desc(
         checks: Vec::new(),
         comments: Vec::new(),
         index_leads: Vec::new(),
+        alias: None,
     };
     for (n, mut fk) in new.foreign_keys.iter().cloned().enumerate() {
         if fk.ref_table == 0 {

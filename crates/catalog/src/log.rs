@@ -857,6 +857,7 @@ pub(crate) fn decode(payload: &[u8]) -> Option<Record> {
                 checks,
                 comments,
                 index_leads: Vec::new(),
+                alias: None,
             };
             if matches!(
                 kind,
@@ -1074,6 +1075,7 @@ mod tests {
                 },
             ],
             index_leads: Vec::new(),
+            alias: None,
         };
         for rec in [
             Record::AlterTable(t.clone()),

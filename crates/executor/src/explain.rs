@@ -225,7 +225,7 @@ fn column_names(table: &TableDesc, qualify: bool) -> Vec<String> {
         .iter()
         .map(|c| {
             if qualify {
-                format!("{}.{}", table.name, c.name)
+                format!("{}.{}", table.shown_name(), c.name)
             } else {
                 c.name.clone()
             }
@@ -448,6 +448,15 @@ impl Renderer<'_> {
     }
 
     /// A relation as a node names it: with its schema under VERBOSE.
+    /// A scanned table as PostgreSQL names it: the relation, then its alias if the query
+    /// gave it one.
+    fn scanned(&self, table: &TableDesc) -> String {
+        match &table.alias {
+            Some(a) => format!("{} {}", self.relation(&table.name), a),
+            None => self.relation(&table.name),
+        }
+    }
+
     fn relation(&self, name: &str) -> String {
         if self.verbose {
             format!("public.{name}")
@@ -768,7 +777,7 @@ impl Renderer<'_> {
                     self.removed(&mut details, stats);
                 }
                 node(
-                    format!("Seq Scan on {}", self.relation(&table.name)),
+                    format!("Seq Scan on {}", self.scanned(table)),
                     details,
                     vec![],
                 )
@@ -801,7 +810,7 @@ impl Renderer<'_> {
                     format!(
                         "Index Scan{dir} using {} on {}",
                         index.name,
-                        self.relation(&table.name)
+                        self.scanned(table)
                     ),
                     details,
                     vec![],
@@ -1039,11 +1048,7 @@ impl Renderer<'_> {
                 }
                 // The lookups run inside the join's operator: no counts of their own.
                 let inner = Shown {
-                    header: format!(
-                        "Index Scan using {} on {}",
-                        index.name,
-                        self.relation(&table.name)
-                    ),
+                    header: format!("Index Scan using {} on {}", index.name, self.scanned(table)),
                     details: inner_details,
                     estimate: self.estimator.map(|e| e.inner_index_scan(plan)),
                     stats: None,

@@ -1428,6 +1428,14 @@ impl Binder<'_> {
                     let plan = match (view, seq) {
                         (Some(view), _) => LogicalPlan::SystemView { view, table },
                         (None, Some(seq)) => LogicalPlan::Sequence { seq, table },
+                        // An alias other than the table's name goes with the scan, for
+                        // EXPLAIN to show.
+                        (None, None) if scope_name != table.name => LogicalPlan::Scan {
+                            table: std::sync::Arc::new(catalog::TableDesc {
+                                alias: Some(scope_name.clone()),
+                                ..(*table).clone()
+                            }),
+                        },
                         (None, None) => LogicalPlan::Scan { table },
                     };
                     (plan, scope, scope_name, alias.as_ref())
