@@ -1106,7 +1106,12 @@ impl Renderer<'_> {
                     && stats.is_some_and(|s| s.executed)
                 {
                     details.push(format!(
-                        "Sort Method: quicksort  Memory: {}kB",
+                        "Sort Method: {}  Memory: {}kB",
+                        if m.top_n {
+                            "top-N heapsort"
+                        } else {
+                            "quicksort"
+                        },
                         m.peak.div_ceil(1024)
                     ));
                 }

@@ -29,6 +29,8 @@ pub struct NodeStats {
 /// past its limit a node still runs in memory, and `peak` shows by how much.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct MemoryUsage {
+    /// A sort kept only a LIMIT's rows, in a heap (`top-N heapsort`).
+    pub top_n: bool,
     pub buckets: usize,
     pub batches: usize,
     pub bytes: usize,

@@ -219,3 +219,46 @@ async fn sorts_and_hash_tables_account_their_memory() {
     // work_mem.
     assert!((1000..4096).contains(&last[0]), "{last:?}");
 }
+
+/// ORDER BY ... LIMIT keeps only the rows the LIMIT reads (PostgreSQL's top-N heapsort,
+/// past twice the bound): the same rows as a full sort, in less memory.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn order_by_limit_keeps_only_the_rows_it_returns() {
+    let (server, _dir) = start().await;
+    let c = connect(&server).await;
+    exec(
+        &c,
+        "CREATE TABLE s (a int, b int); \
+         INSERT INTO s SELECT g, (g * 7919) % 10007 FROM generate_series(1, 20000) AS g",
+    )
+    .await;
+    let plan = |sql: &'static str| {
+        let c = &c;
+        async move {
+            rows(c, sql)
+                .await
+                .into_iter()
+                .map(|r| r[0].clone())
+                .collect::<Vec<String>>()
+        }
+    };
+    let top = plan("EXPLAIN ANALYZE SELECT a, b FROM s ORDER BY b DESC, a LIMIT 10 OFFSET 5").await;
+    let full = plan("EXPLAIN ANALYZE SELECT a, b FROM s ORDER BY b DESC, a").await;
+    let top_kb = memory_kb(&top, "Sort Method: top-N heapsort  Memory: ");
+    let full_kb = memory_kb(&full, "Sort Method: quicksort  Memory: ");
+    assert!(top_kb * 20 < full_kb, "{top_kb} kB against {full_kb} kB");
+    // The same rows, ties in the same order, as the whole sort's.
+    let limited = rows(
+        &c,
+        "SELECT a, b FROM s ORDER BY b DESC, a LIMIT 10 OFFSET 5",
+    )
+    .await;
+    let whole = rows(&c, "SELECT a, b FROM s ORDER BY b DESC, a").await;
+    assert_eq!(limited, whole[5..15].to_vec());
+    let ties = rows(&c, "SELECT a FROM s ORDER BY b % 3 LIMIT 30").await;
+    let all_ties = rows(&c, "SELECT a FROM s ORDER BY b % 3").await;
+    assert_eq!(ties, all_ties[..30].to_vec());
+    // A small input is sorted whole.
+    let small = plan("EXPLAIN ANALYZE SELECT a FROM s WHERE a <= 15 ORDER BY b LIMIT 10").await;
+    memory_kb(&small, "Sort Method: quicksort  Memory: ");
+}

@@ -69,17 +69,31 @@ pub(crate) use values::*;
 /// Build the operator tree for `plan`. Under EXPLAIN ANALYZE each node is numbered in
 /// pre-order (a node before its children, children in plan order) and wrapped to count.
 pub fn build<'a>(plan: &'a Plan, env: Env<'a>) -> PgResult<Box<dyn Operator + 'a>> {
+    build_bounded(plan, env, None)
+}
+
+/// [`build`], telling a Sort that at most `bound` of its rows will be read (a LIMIT's
+/// count plus its OFFSET, as PostgreSQL's Limit tells its Sort: `ExecSetTupleBound`).
+fn build_bounded<'a>(
+    plan: &'a Plan,
+    env: Env<'a>,
+    bound: Option<usize>,
+) -> PgResult<Box<dyn Operator + 'a>> {
     match env.instrument {
-        None => build_node(plan, env),
+        None => build_node(plan, env, bound),
         Some(ins) => {
             let id = ins.register();
-            let inner = build_node(plan, env)?;
+            let inner = build_node(plan, env, bound)?;
             Ok(Box::new(instrumented::Instrumented::new(inner, ins, id)))
         }
     }
 }
 
-fn build_node<'a>(plan: &'a Plan, env: Env<'a>) -> PgResult<Box<dyn Operator + 'a>> {
+fn build_node<'a>(
+    plan: &'a Plan,
+    env: Env<'a>,
+    bound: Option<usize>,
+) -> PgResult<Box<dyn Operator + 'a>> {
     let pool = env.pool;
     Ok(match plan {
         Plan::Result { input, filter, .. } => Box::new(GatingResultOp {
@@ -206,9 +220,10 @@ fn build_node<'a>(plan: &'a Plan, env: Env<'a>) -> PgResult<Box<dyn Operator + '
             predicate,
             removed: 0,
         }),
+        // A projection returns a row per input row: a LIMIT's bound passes through.
         Plan::Project { input, exprs } => Box::new(ProjectOp {
             env,
-            input: build(input, env)?,
+            input: build_bounded(input, env, bound)?,
             exprs,
         }),
         Plan::NestedLoopJoin {
@@ -302,8 +317,10 @@ fn build_node<'a>(plan: &'a Plan, env: Env<'a>) -> PgResult<Box<dyn Operator + '
             env,
             input: Some(build(input, env)?),
             keys,
+            bound,
             output: Vec::new().into_iter(),
             usage: Default::default(),
+            top_n: false,
         }),
         Plan::Distinct { input } => Box::new(DistinctOp {
             input: build(input, env)?,
@@ -345,8 +362,10 @@ fn build_node<'a>(plan: &'a Plan, env: Env<'a>) -> PgResult<Box<dyn Operator + '
                 "OFFSET",
                 SqlState::INVALID_ROW_COUNT_IN_RESULT_OFFSET_CLAUSE,
             )?;
+            // The Sort below needs to keep only the rows the LIMIT will read.
+            let bound = limit.map(|l| (l + offset.unwrap_or(0)).max(0) as usize);
             Box::new(LimitOp {
-                input: build(input, env)?,
+                input: build_bounded(input, env, bound)?,
                 remaining: limit,
                 skip: offset.unwrap_or(0),
             })
