@@ -306,6 +306,7 @@ fn gated(plan: Plan, gate: Vec<Expr>) -> Plan {
     use common::Value;
     let gate: Vec<Expr> = gate
         .into_iter()
+        .map(fold_constant_condition)
         .filter(|c| !matches!(c.kind, ExprKind::Const(Value::Bool(true))))
         .collect();
     if gate.is_empty() {
@@ -326,6 +327,106 @@ fn gated(plan: Plan, gate: Vec<Expr>) -> Plan {
         input: Some(Box::new(plan)),
         filter: conjoin(gate).expect("a conjunct at least"),
         width,
+    }
+}
+
+/// A condition of constants folded where its value is plain (PostgreSQL's
+/// `eval_const_expressions`, for what Myriad can decide without evaluating functions):
+/// a comparison of two constants of one type, NOT, AND and OR of folded values. `1 = 2`
+/// becomes `false`, which EXPLAIN shows as PostgreSQL does and which leaves nothing to
+/// scan.
+fn fold_constant_condition(e: Expr) -> Expr {
+    use common::Value;
+    use std::cmp::Ordering;
+    let truth = |v: Option<bool>| {
+        Expr::constant(v.map_or(Value::Null, Value::Bool), common::DataType::Bool)
+    };
+    let value = |e: &Expr| match &e.kind {
+        ExprKind::Const(Value::Bool(b)) => Some(Some(*b)),
+        ExprKind::Const(Value::Null) if e.ty == common::DataType::Bool => Some(None),
+        _ => None,
+    };
+    match e.kind {
+        ExprKind::Binary(op, l, r) => {
+            let (l, r) = (fold_constant_condition(*l), fold_constant_condition(*r));
+            match (op, &l.kind, &r.kind) {
+                (BinaryOp::And | BinaryOp::Or, _, _)
+                    if value(&l).is_some() && value(&r).is_some() =>
+                {
+                    let (a, b) = (value(&l).flatten(), value(&r).flatten());
+                    truth(match op {
+                        // SQL's three-valued AND and OR.
+                        BinaryOp::And => match (a, b) {
+                            (Some(false), _) | (_, Some(false)) => Some(false),
+                            (Some(true), Some(true)) => Some(true),
+                            _ => None,
+                        },
+                        _ => match (a, b) {
+                            (Some(true), _) | (_, Some(true)) => Some(true),
+                            (Some(false), Some(false)) => Some(false),
+                            _ => None,
+                        },
+                    })
+                }
+                (
+                    BinaryOp::Eq
+                    | BinaryOp::NotEq
+                    | BinaryOp::Lt
+                    | BinaryOp::LtEq
+                    | BinaryOp::Gt
+                    | BinaryOp::GtEq,
+                    _,
+                    _,
+                ) if l.ty == r.ty
+                    && !matches!(l.ty, common::DataType::Array(_))
+                    && constant_value(&l).is_some()
+                    && constant_value(&r).is_some() =>
+                {
+                    let (a, b) = (constant_value(&l).unwrap(), constant_value(&r).unwrap());
+                    if a.is_null() || b.is_null() {
+                        return truth(None);
+                    }
+                    let c = a.cmp_non_null(b);
+                    truth(Some(match op {
+                        BinaryOp::Eq => c == Ordering::Equal,
+                        BinaryOp::NotEq => c != Ordering::Equal,
+                        BinaryOp::Lt => c == Ordering::Less,
+                        BinaryOp::LtEq => c != Ordering::Greater,
+                        BinaryOp::Gt => c == Ordering::Greater,
+                        _ => c != Ordering::Less,
+                    }))
+                }
+                _ => Expr::new(ExprKind::Binary(op, Box::new(l), Box::new(r)), e.ty),
+            }
+        }
+        ExprKind::Not(x) => {
+            let x = fold_constant_condition(*x);
+            match value(&x) {
+                Some(v) => truth(v.map(|b| !b)),
+                None => Expr::new(ExprKind::Not(Box::new(x)), e.ty),
+            }
+        }
+        kind => Expr::new(kind, e.ty),
+    }
+}
+
+/// The value of a constant, or of an integer constant cast to a wider number (which
+/// compares as the integer does: `Value::cmp_non_null` compares numbers of any kind).
+fn constant_value(e: &Expr) -> Option<&common::Value> {
+    use common::{DataType, Value};
+    match &e.kind {
+        ExprKind::Const(v) => Some(v),
+        ExprKind::Cast { expr, .. } => match (&expr.kind, e.ty) {
+            (
+                ExprKind::Const(v @ (Value::Int2(_) | Value::Int4(_))),
+                DataType::Int4 | DataType::Int8 | DataType::Numeric(None) | DataType::Float8,
+            )
+            | (ExprKind::Const(v @ Value::Int8(_)), DataType::Int8 | DataType::Numeric(None)) => {
+                Some(v)
+            }
+            _ => None,
+        },
+        _ => None,
     }
 }
 

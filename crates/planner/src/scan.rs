@@ -435,7 +435,7 @@ pub(crate) fn is_constant(e: &Expr) -> bool {
                 }
         }
         ExprKind::Binary(_, l, r) => is_constant(l) && is_constant(r),
-        ExprKind::Neg(x) | ExprKind::Cast { expr: x, .. } => is_constant(x),
+        ExprKind::Neg(x) | ExprKind::Cast { expr: x, .. } | ExprKind::Not(x) => is_constant(x),
         _ => false,
     }
 }
