@@ -312,6 +312,7 @@ fn nested_loop(kind: JoinKind) -> &'static str {
         JoinKind::Inner => "Nested Loop",
         JoinKind::Left => "Nested Loop Left Join",
         JoinKind::Full => "Nested Loop Full Join",
+        JoinKind::Right => "Nested Loop Right Join",
         JoinKind::Semi => "Nested Loop Semi Join",
         JoinKind::Anti => "Nested Loop Anti Join",
     }
@@ -1001,6 +1002,7 @@ impl Renderer<'_> {
                     JoinKind::Inner => "Hash Join",
                     JoinKind::Left => "Hash Left Join",
                     JoinKind::Full => "Hash Full Join",
+                    JoinKind::Right => "Hash Right Join",
                     JoinKind::Semi => "Hash Semi Join",
                     JoinKind::Anti => "Hash Anti Join",
                 };

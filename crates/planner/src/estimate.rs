@@ -1276,6 +1276,7 @@ fn join_rows(outer: f64, inner: f64, sel: f64, kind: JoinKind) -> f64 {
         JoinKind::Inner => inner_rows,
         JoinKind::Left => clamp_rows(inner_rows.max(outer)),
         JoinKind::Full => clamp_rows(inner_rows.max(outer).max(inner)),
+        JoinKind::Right => clamp_rows(inner_rows.max(inner)),
         // Semi and anti joins are estimated by `Estimator::semi_factors`.
         JoinKind::Semi | JoinKind::Anti => inner_rows,
     }

@@ -20,6 +20,15 @@ pub fn make_join(
     kind: JoinKind,
     on: Option<Expr>,
 ) -> Plan {
+    // A right join is a left join of the sides swapped, its columns put back.
+    if kind == JoinKind::Right
+        && let (Some(lt), Some(rt)) = (left.column_types(), right.column_types())
+    {
+        let (lw, rw) = (lt.len(), rt.len());
+        let on = on.map(|e| swap_columns(e, lw, rw));
+        let joined = make_join(cx, right, left, JoinKind::Left, on);
+        return restore_order(joined, &lt, &rt);
+    }
     let lw = left.width();
     let (mut left, mut right) = (left, right);
     let mut rest = Vec::new();
@@ -41,6 +50,13 @@ pub fn make_join(
         ways.push(p);
     }
     if let Some(p) = hash_join(&left, &right, kind, &rest) {
+        ways.push(p);
+    }
+    // A left join may hash its left side instead, probing with the right and returning
+    // the left rows nothing matched at the end (PostgreSQL's Hash Right Join).
+    if kind == JoinKind::Left
+        && let Some(p) = hash_right_join(&left, &right, &rest)
+    {
         ways.push(p);
     }
     // A FULL join runs only as a hash join (the binder made sure it has a hash clause;
@@ -173,6 +189,46 @@ fn hash_join(left: &Plan, right: &Plan, kind: JoinKind, rest: &[Expr]) -> Option
         right_keys: h.right_keys,
         on: conjoin(h.others),
     })
+}
+
+/// `left LEFT JOIN right` as a Hash Right Join of the sides swapped (the left side
+/// hashed), under a projection that puts the columns back; `None` where the sides'
+/// column types are unknown or nothing can be hashed.
+fn hash_right_join(left: &Plan, right: &Plan, rest: &[Expr]) -> Option<Plan> {
+    let (lt, rt) = (left.column_types()?, right.column_types()?);
+    let (lw, rw) = (lt.len(), rt.len());
+    let swapped: Vec<Expr> = rest
+        .iter()
+        .map(|c| swap_columns(c.clone(), lw, rw))
+        .collect();
+    let join = hash_join(right, left, JoinKind::Right, &swapped)?;
+    Some(restore_order(join, &lt, &rt))
+}
+
+/// `e` over `left ++ right` (`lw` and `rw` columns) renumbered over `right ++ left`.
+fn swap_columns(e: Expr, lw: usize, rw: usize) -> Expr {
+    match e.kind {
+        ExprKind::Column(i) if i < lw => Expr::column(i + rw, e.ty),
+        ExprKind::Column(i) => Expr::column(i - lw, e.ty),
+        _ => e
+            .try_map_children(&mut |c| Ok(swap_columns(c, lw, rw)))
+            .expect("renumbering columns cannot fail"),
+    }
+}
+
+/// `joined`, whose rows are `right ++ left`, projected back to `left ++ right`.
+fn restore_order(joined: Plan, lt: &[DataType], rt: &[DataType]) -> Plan {
+    let rw = rt.len();
+    let exprs = lt
+        .iter()
+        .enumerate()
+        .map(|(i, ty)| Expr::column(rw + i, *ty))
+        .chain(rt.iter().enumerate().map(|(i, ty)| Expr::column(i, *ty)))
+        .collect();
+    Plan::Project {
+        input: Box::new(joined),
+        exprs,
+    }
 }
 
 /// The conjuncts of a join condition split for a hash join.

@@ -247,7 +247,9 @@ pub(crate) fn split_join_filter(predicate: Expr, left_width: usize, kind: JoinKi
             (Side::Left, JoinKind::Inner | JoinKind::Left | JoinKind::Semi | JoinKind::Anti) => {
                 s.left.push(c)
             }
-            (Side::Right, JoinKind::Inner) => s.right.push(shift_columns(c, left_width)),
+            (Side::Right, JoinKind::Inner | JoinKind::Right) => {
+                s.right.push(shift_columns(c, left_width))
+            }
             (Side::Both | Side::None, JoinKind::Inner) => s.on.push(c),
             _ => s.above.push(c),
         }

@@ -526,6 +526,10 @@ pub enum JoinKind {
     Left,
     /// Both sides' unmatched rows NULL-padded.
     Full,
+    /// The right side's unmatched rows NULL-padded: only in plans (PostgreSQL's Hash
+    /// Right Join, hashing a LEFT join's preserved side); the binder makes a RIGHT JOIN a
+    /// LEFT join of its sides swapped.
+    Right,
     /// Each left row that some right row matches, once, without the right columns
     /// (the planner makes one of `EXISTS (...)` and `x IN (...)`).
     Semi,

@@ -1,7 +1,8 @@
 //! Hash join: the right input read once into a hash table on its join keys, then each
 //! left row's keys looked up in it (PostgreSQL's Hash Join over its Hash node). A LEFT
 //! join returns a left row that matched nothing NULL-padded; a FULL join also each right
-//! row that matched nothing (NULL keys included), after the left rows. The table
+//! row that matched nothing (NULL keys included), after the left rows; a RIGHT join only
+//! those. The table
 //! is in memory; its size is accounted against `work_mem × hash_mem_multiplier` and shown
 //! by EXPLAIN ANALYZE (spilling batches to disk is the streaming executor's work).
 
@@ -65,7 +66,7 @@ impl<'a> HashJoinOp<'a> {
             // A right row with a NULL key matches no left row (a FULL join still
             // returns it).
             let Some(key) = self.key(self.right_keys, &row)? else {
-                if self.kind == JoinKind::Full {
+                if self.keeps_right() {
                     self.usage.bytes += row_bytes(&row);
                     self.null_keyed.push(row);
                 }
@@ -79,14 +80,14 @@ impl<'a> HashJoinOp<'a> {
                     self.usage.bytes += row_bytes(&e.key().0) + std::mem::size_of::<usize>();
                     e.insert(next);
                     self.rows.push(Vec::new());
-                    if self.kind == JoinKind::Full {
+                    if self.keeps_right() {
                         self.right_matched.push(Vec::new());
                     }
                     next
                 }
             };
             self.rows[at].push(row);
-            if self.kind == JoinKind::Full {
+            if self.keeps_right() {
                 self.right_matched[at].push(false);
             }
         }
@@ -97,7 +98,12 @@ impl<'a> HashJoinOp<'a> {
 }
 
 impl HashJoinOp<'_> {
-    /// FULL, after the left rows: the next right row that matched nothing, NULL-padded
+    /// Whether the right rows nothing matched are returned too (FULL and RIGHT).
+    fn keeps_right(&self) -> bool {
+        matches!(self.kind, JoinKind::Full | JoinKind::Right)
+    }
+
+    /// FULL and RIGHT, after the left rows: the next right row that matched nothing, NULL-padded
     /// on the left.
     fn next_unmatched(&mut self) -> Option<Row> {
         let (b, i) = self.unmatched.get_or_insert((0, 0));
@@ -132,7 +138,7 @@ impl Operator for HashJoinOp<'_> {
         loop {
             let Some((left, bucket, pos)) = &mut self.current else {
                 let Some(l) = self.left.next()? else {
-                    if self.kind == JoinKind::Full {
+                    if self.keeps_right() {
                         return Ok(self.next_unmatched());
                     }
                     return Ok(None);
@@ -161,7 +167,9 @@ impl Operator for HashJoinOp<'_> {
                     if ok {
                         self.matched = true;
                         match self.kind {
-                            JoinKind::Full => self.right_matched[b][*pos - 1] = true,
+                            JoinKind::Full | JoinKind::Right => {
+                                self.right_matched[b][*pos - 1] = true
+                            }
                             // The left row once, at its first match; or not at all.
                             JoinKind::Semi => {
                                 row.truncate(left.len());
