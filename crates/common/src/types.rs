@@ -337,6 +337,16 @@ impl DataType {
         )
     }
 
+    /// Whether `self = other` can join by hashing: both hash-joinable, and one type but
+    /// for its modifier (`numeric(10,2) = numeric`), or both `text` / `varchar`, which
+    /// compare as text without a cast.
+    pub fn hash_joins_with(&self, other: &DataType) -> bool {
+        let text = |t: &DataType| matches!(t, DataType::Text | DataType::Varchar(_));
+        self.hash_joinable()
+            && other.hash_joinable()
+            && (self.without_typmod() == other.without_typmod() || (text(self) && text(other)))
+    }
+
     /// Text-like types (PostgreSQL's string category).
     pub fn is_string(&self) -> bool {
         matches!(

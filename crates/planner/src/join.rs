@@ -250,7 +250,7 @@ pub(crate) fn hash_clauses(lw: usize, rest: &[Expr]) -> Option<HashClauses> {
         (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for c in rest {
         let sides = match &c.kind {
-            ExprKind::Binary(BinaryOp::Eq, l, r) if l.ty == r.ty && l.ty.hash_joinable() => {
+            ExprKind::Binary(BinaryOp::Eq, l, r) if l.ty.hash_joins_with(&r.ty) => {
                 match (side(l, lw), side(r, lw)) {
                     (Side::Left, Side::Right) => Some((l, r)),
                     (Side::Right, Side::Left) => Some((r, l)),

@@ -1643,9 +1643,7 @@ fn has_hash_clause(on: Option<&Expr>, left_width: usize) -> bool {
             ExprKind::Binary(crate::bound::BinaryOp::And, a, b) => {
                 any(a, left_width) || any(b, left_width)
             }
-            ExprKind::Binary(crate::bound::BinaryOp::Eq, a, b)
-                if a.ty == b.ty && a.ty.hash_joinable() =>
-            {
+            ExprKind::Binary(crate::bound::BinaryOp::Eq, a, b) if a.ty.hash_joins_with(&b.ty) => {
                 matches!(
                     (reads(a, left_width), reads(b, left_width)),
                     ((true, false), (false, true)) | ((false, true), (true, false))
