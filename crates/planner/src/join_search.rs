@@ -27,7 +27,75 @@ pub const EXACT_LIMIT: usize = 10;
 /// A condition of the problem, over the written columns, and the items it reads.
 struct Cond {
     expr: Expr,
-    items: u128,
+    items: Items,
+}
+
+/// A set of a problem's items (bit `i`: item `i`), of any size.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct Items(Vec<u64>);
+
+impl Items {
+    fn one(i: usize) -> Items {
+        let mut s = Items::default();
+        s.insert(i);
+        s
+    }
+
+    fn insert(&mut self, i: usize) {
+        if self.0.len() <= i / 64 {
+            self.0.resize(i / 64 + 1, 0);
+        }
+        self.0[i / 64] |= 1 << (i % 64);
+    }
+
+    fn word(&self, k: usize) -> u64 {
+        self.0.get(k).copied().unwrap_or(0)
+    }
+
+    fn union(&self, other: &Items) -> Items {
+        let n = self.0.len().max(other.0.len());
+        Items((0..n).map(|k| self.word(k) | other.word(k)).collect())
+    }
+
+    fn intersects(&self, other: &Items) -> bool {
+        self.0.iter().zip(&other.0).any(|(a, b)| a & b != 0)
+    }
+
+    /// Every item of `self` is in `other`.
+    fn within(&self, other: &Items) -> bool {
+        self.0
+            .iter()
+            .enumerate()
+            .all(|(k, w)| w & !other.word(k) == 0)
+    }
+
+    fn len(&self) -> u32 {
+        self.0.iter().map(|w| w.count_ones()).sum()
+    }
+
+    fn iter(&self) -> impl Iterator<Item = usize> + '_ {
+        self.0.iter().enumerate().flat_map(|(k, &w)| {
+            (0..64)
+                .filter(move |b| w & (1 << b) != 0)
+                .map(move |b| k * 64 + b)
+        })
+    }
+
+    /// The set as one machine word (the exact search's problems fit in one).
+    fn small(&self) -> usize {
+        self.word(0) as usize
+    }
+}
+
+thread_local! {
+    /// Pairs of parts the join search has costed on this thread (for tests that
+    /// planning stays polynomial in the items).
+    static PAIRS_COSTED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// How many pairs of parts this thread's join searches have costed so far.
+pub fn join_pairs_costed() -> u64 {
+    PAIRS_COSTED.with(|n| n.get())
 }
 
 /// The cheapest way found to join a set of items (PostgreSQL's path: how, not yet the
@@ -37,7 +105,7 @@ struct Part {
     path: Rc<Path>,
     node: Node,
     layout: Vec<usize>,
-    items: u128,
+    items: Items,
     /// The columns of its rows.
     width: usize,
 }
@@ -305,9 +373,9 @@ struct Problem {
 
 impl Problem {
     /// The problem of the inner join tree `tree` with the WHERE conjuncts `filter` over
-    /// it; or, where it cannot be searched (over 128 items, or items whose column types
-    /// are unknown: the projection back to the written order needs them), the plan of
-    /// its items joined in the order written.
+    /// it; or, where it cannot be searched (items whose column types are unknown: the
+    /// projection back to the written order needs them), the plan of its items joined in
+    /// the order written.
     fn new(
         cx: &PlanContext<'_>,
         tree: LogicalPlan,
@@ -325,25 +393,25 @@ impl Problem {
             item_of.extend(std::iter::repeat_n(i, *w));
         }
         let types: Option<Vec<Vec<DataType>>> = items.iter().map(Plan::column_types).collect();
-        let Some(types) = types.filter(|_| items.len() <= 128) else {
+        let Some(types) = types else {
             return Err(Box::new(written_order(cx, items, exprs)));
         };
         // Each condition to the items it reads: one goes into it, none gates the plan.
         let mut conds = Vec::new();
         let mut gate = Vec::new();
         for e in exprs {
-            let mut mask = 0u128;
+            let mut mask = Items::default();
             e.walk(&mut |x| {
                 if let ExprKind::Column(i) = x.kind
                     && let Some(&t) = item_of.get(i)
                 {
-                    mask |= 1u128 << t;
+                    mask.insert(t);
                 }
             });
-            match mask.count_ones() {
+            match mask.len() {
                 0 => gate.push(e),
                 1 => {
-                    let t = mask.trailing_zeros() as usize;
+                    let t = mask.iter().next().expect("one item");
                     let local = shift_columns(e, offsets[t]);
                     let item = std::mem::replace(&mut items[t], placeholder());
                     items[t] = add_filter(cx, item, local);
@@ -385,7 +453,7 @@ impl Problem {
                 node: search.est.node(p),
                 path: Rc::new(Path::Item(i)),
                 layout: vec![i],
-                items: 1u128 << i,
+                items: Items::one(i),
                 width: p.width(),
             })
             .collect()
@@ -480,9 +548,31 @@ impl Search<'_, '_> {
     fn exact(&self, parts: Vec<Part>) -> Part {
         let n = parts.len();
         let full = (1usize << n) - 1;
+        let conds: Vec<usize> = self.conds.iter().map(|c| c.items.small()).collect();
+        // The items of `within` that conditions inside `within` connect to `from`.
+        let component = |from: usize, within: usize| {
+            let mut reached = 1usize << from;
+            loop {
+                let before = reached;
+                for &c in &conds {
+                    if c & !within == 0 && c & reached != 0 {
+                        reached |= c;
+                    }
+                }
+                if reached == before {
+                    return reached;
+                }
+            }
+        };
+        // Whether a condition reads both `a` and `b` (and nothing outside them).
+        let connected = |a: usize, b: usize| {
+            conds
+                .iter()
+                .any(|&c| c & a != 0 && c & b != 0 && c & !(a | b) == 0)
+        };
         let mut best: Vec<Option<Part>> = vec![None; 1usize << n];
         for p in parts {
-            let m = p.items as usize;
+            let m = p.items.small();
             best[m] = Some(p);
         }
         // Each connected set of items (PostgreSQL forms join relations only where a
@@ -491,7 +581,7 @@ impl Search<'_, '_> {
         let mut components = Vec::new();
         let mut left = full;
         while left != 0 {
-            let c = self.component(left.trailing_zeros() as usize, full as u128) as usize;
+            let c = component(left.trailing_zeros() as usize, full);
             components.push(c);
             left &= !c;
         }
@@ -503,9 +593,7 @@ impl Search<'_, '_> {
                 if m == 0 {
                     break;
                 }
-                if m.count_ones() >= 2
-                    && self.component(m.trailing_zeros() as usize, m as u128) as usize == m
-                {
+                if m.count_ones() >= 2 && component(m.trailing_zeros() as usize, m) == m {
                     masks.push(m);
                 }
             }
@@ -522,7 +610,7 @@ impl Search<'_, '_> {
                     }
                     let b = mask ^ a;
                     if let (Some(pa), Some(pb)) = (&best[a], &best[b])
-                        && self.connected(a as u128, b as u128)
+                        && connected(a, b)
                         && let Some(p) = self.join(pa, pb)
                         && found.as_ref().is_none_or(|f| beats(&p, f))
                     {
@@ -532,7 +620,7 @@ impl Search<'_, '_> {
                 best[mask] = found;
             }
         }
-        // Sets no condition joins: by cross products, cheapest first.
+        // Sets no condition joins: by cross products, smallest first.
         let parts: Vec<Part> = components
             .iter()
             .map(|&c| best[c].take().expect("a connected set has a plan"))
@@ -540,56 +628,47 @@ impl Search<'_, '_> {
         self.greedy(parts)
     }
 
-    /// The items of `within` that conditions inside `within` connect to item `from`.
-    fn component(&self, from: usize, within: u128) -> u128 {
-        let mut reached = 1u128 << from;
-        loop {
-            let before = reached;
-            for c in self.conds {
-                if c.items & !within == 0 && c.items & reached != 0 {
-                    reached |= c.items;
-                }
-            }
-            if reached == before {
-                return reached;
-            }
-        }
-    }
-
     /// Greedy, as Fegaras's greedy operator ordering: while more than one part is left,
     /// join the two that a condition connects whose join has the fewest rows (each
     /// condition's selectivity estimated once), or, where no condition connects any
-    /// two, the two with the smallest product; each join made the cheapest way, the
-    /// cheaper side outer.
-    fn greedy(&self, mut parts: Vec<Part>) -> Part {
+    /// two, the two with the fewest rows; each join made the cheapest way, the cheaper
+    /// side outer. Per step: one pass over the conditions' items and two costed joins,
+    /// so a problem of n items costs O(n x conditions) and 2(n - 1) join costings.
+    fn greedy(&self, parts: Vec<Part>) -> Part {
         let all = Node::side_by_side(parts.iter().map(|p| &p.node));
         let sel: Vec<f64> = self
             .conds
             .iter()
             .map(|c| self.est.selectivity(&all, &c.expr))
             .collect();
-        while parts.len() > 1 {
+        // Which part each item is in now.
+        let mut part_of = vec![0usize; self.offsets.len()];
+        for (i, p) in parts.iter().enumerate() {
+            for t in p.items.iter() {
+                part_of[t] = i;
+            }
+        }
+        let mut parts: Vec<Option<Part>> = parts.into_iter().map(Some).collect();
+        let mut left = parts.len();
+        while left > 1 {
             // The conditions that join exactly two parts, by pair: their selectivity.
-            let mut pairs: std::collections::HashMap<(usize, usize), f64> =
-                std::collections::HashMap::new();
+            let mut pairs: std::collections::BTreeMap<(usize, usize), f64> =
+                std::collections::BTreeMap::new();
             for (c, s) in self.conds.iter().zip(&sel) {
-                let mut touched = parts
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, p)| p.items & c.items != 0)
-                    .map(|(i, _)| i);
-                if let (Some(a), Some(b), None) = (touched.next(), touched.next(), touched.next()) {
+                let mut touched: Vec<usize> = c.items.iter().map(|t| part_of[t]).collect();
+                touched.sort_unstable();
+                touched.dedup();
+                if let [a, b] = touched[..] {
                     *pairs.entry((a, b)).or_insert(1.0) *= s;
                 }
             }
-            let rows = |i: usize| parts[i].node.est.rows;
+            let rows = |i: usize| parts[i].as_ref().map_or(f64::INFINITY, |p| p.node.est.rows);
             let (i, j) = if pairs.is_empty() {
-                let mut by_rows: Vec<usize> = (0..parts.len()).collect();
+                let mut by_rows: Vec<usize> =
+                    (0..parts.len()).filter(|&i| parts[i].is_some()).collect();
                 by_rows.sort_by(|&a, &b| rows(a).total_cmp(&rows(b)));
                 (by_rows[0], by_rows[1])
             } else {
-                let mut pairs: Vec<((usize, usize), f64)> = pairs.into_iter().collect();
-                pairs.sort_by_key(|&(k, _)| k);
                 pairs
                     .into_iter()
                     .map(|((a, b), s)| ((a, b), rows(a) * rows(b) * s))
@@ -597,10 +676,11 @@ impl Search<'_, '_> {
                     .expect("a pair")
                     .0
             };
-            let p = match (
-                self.join(&parts[i], &parts[j]),
-                self.join(&parts[j], &parts[i]),
-            ) {
+            let (pi, pj) = (
+                parts[i].take().expect("a live part"),
+                parts[j].take().expect("a live part"),
+            );
+            let p = match (self.join(&pi, &pj), self.join(&pj, &pi)) {
                 (Some(a), Some(b)) => {
                     if beats(&b, &a) {
                         b
@@ -610,24 +690,29 @@ impl Search<'_, '_> {
                 }
                 (a, b) => a.or(b).expect("two parts join"),
             };
-            let (hi, lo) = (i.max(j), i.min(j));
-            parts.swap_remove(hi);
-            parts.swap_remove(lo);
-            parts.push(p);
+            let at = parts.len();
+            for t in p.items.iter() {
+                part_of[t] = at;
+            }
+            parts.push(Some(p));
+            left -= 1;
         }
-        parts.pop().expect("one part")
+        parts.into_iter().flatten().next().expect("one part")
     }
 
     /// Whether a condition reads both `a` and `b` (and nothing outside them).
-    fn connected(&self, a: u128, b: u128) -> bool {
+    #[cfg(test)]
+    fn connected(&self, a: &Items, b: &Items) -> bool {
+        let ab = a.union(b);
         self.conds
             .iter()
-            .any(|c| c.items & a != 0 && c.items & b != 0 && c.items & !(a | b) == 0)
+            .any(|c| c.items.intersects(a) && c.items.intersects(b) && c.items.within(&ab))
     }
 
     /// The cheapest way to join `outer` and `inner` on the conditions between them.
     fn join(&self, outer: &Part, inner: &Part) -> Option<Part> {
-        let items = outer.items | inner.items;
+        PAIRS_COSTED.with(|n| n.set(n.get() + 1));
+        let items = outer.items.union(&inner.items);
         // Where each item's columns start in the joined row.
         let mut start = vec![0; self.offsets.len()];
         let mut at = 0;
@@ -647,7 +732,9 @@ impl Search<'_, '_> {
             .conds
             .iter()
             .filter(|c| {
-                c.items & !items == 0 && c.items & outer.items != 0 && c.items & inner.items != 0
+                c.items.within(&items)
+                    && c.items.intersects(&outer.items)
+                    && c.items.intersects(&inner.items)
             })
             .map(|c| remap(&c.expr))
             .collect();
@@ -868,19 +955,20 @@ mod tests {
 
     /// Every join tree of `items` whose joins are each connected by a condition: the
     /// cheapest way of each, by the search's own costing.
-    fn every_tree(search: &Search<'_, '_>, parts: &[Part], items: u128) -> Vec<Part> {
+    fn every_tree(search: &Search<'_, '_>, parts: &[Part], items: usize) -> Vec<Part> {
         if items.count_ones() == 1 {
             return vec![parts[items.trailing_zeros() as usize].clone()];
         }
         let mut out = Vec::new();
-        let mut a: u128 = 0;
+        let mut a: usize = 0;
         loop {
             a = a.wrapping_sub(items) & items;
             if a == items {
                 break;
             }
             let b = items ^ a;
-            if !search.connected(a, b) {
+            let set = |m: usize| Items(vec![m as u64]);
+            if !search.connected(&set(a), &set(b)) {
                 continue;
             }
             for pa in every_tree(search, parts, a) {
@@ -910,7 +998,7 @@ mod tests {
             };
             let search = problem.search(&cx);
             let parts = problem.parts(&search);
-            let all = (1u128 << n) - 1;
+            let all = (1usize << n) - 1;
             let cheapest = every_tree(&search, &parts, all)
                 .into_iter()
                 .map(|p| p.node.est.total)
@@ -958,5 +1046,51 @@ mod tests {
         let mut want: Vec<String> = (0..14).map(|i| format!("t{i}")).collect();
         want.sort();
         assert_eq!(names, want);
+    }
+
+    /// Planning stays polynomial: a comma list of 1,000 tables in a chain is joined by
+    /// the greedy search costing 2 pairs per join, and every table appears once.
+    #[test]
+    fn a_thousand_tables_plan_with_polynomially_many_pairs() {
+        let n = 1000;
+        let tables: Vec<_> = (0..n as u32).map(table).collect();
+        let sizes = Sizes(
+            tables
+                .iter()
+                .map(|t| (t.rel, 1 + (t.rel as u64 * 37) % 500))
+                .collect(),
+        );
+        let mut tree = LogicalPlan::Scan {
+            table: tables[0].clone(),
+        };
+        for t in &tables[1..] {
+            tree = LogicalPlan::Join {
+                left: Box::new(tree),
+                right: Box::new(LogicalPlan::Scan { table: t.clone() }),
+                kind: JoinKind::Inner,
+                on: None,
+                lateral: vec![],
+                explicit: false,
+            };
+        }
+        let conds = (1..n).map(|i| eq(2 * i, 2 * (i - 1) + 1)).collect();
+        let settings = PlannerSettings::default();
+        let catalog = catalog::CatalogSnapshot::default();
+        let cx = PlanContext {
+            catalog: &catalog,
+            sizes: &sizes,
+            settings: &settings,
+        };
+        let before = join_pairs_costed();
+        let plan = plan_query(
+            &cx,
+            LogicalPlan::Filter {
+                input: Box::new(tree),
+                predicate: conjoin(conds).expect("conditions"),
+            },
+        );
+        let pairs = join_pairs_costed() - before;
+        assert_eq!(pairs, 2 * (n as u64 - 1), "pairs costed for {n} tables");
+        assert_eq!(plan.width(), 2 * n);
     }
 }
