@@ -2,9 +2,10 @@
 //! left row's keys looked up in it (PostgreSQL's Hash Join over its Hash node). A LEFT
 //! join returns a left row that matched nothing NULL-padded; a FULL join also each right
 //! row that matched nothing (NULL keys included), after the left rows; a RIGHT join only
-//! those. The table
-//! is in memory; its size is accounted against `work_mem × hash_mem_multiplier` and shown
-//! by EXPLAIN ANALYZE (spilling batches to disk is the streaming executor's work).
+//! those; a semi join each left row once at its first match, an anti join those with
+//! none. The table is in memory; its size is accounted against `work_mem ×
+//! hash_mem_multiplier` and shown by EXPLAIN ANALYZE (spilling batches to disk is the
+//! streaming executor's work).
 
 #[allow(unused_imports)]
 use super::*;
@@ -29,12 +30,12 @@ pub(crate) struct HashJoinOp<'a> {
     pub(crate) buckets: HashMap<HashKey, usize>,
     /// The right rows of each bucket.
     pub(crate) rows: Vec<Vec<Row>>,
-    /// FULL: whether each right row matched, by bucket; and the right rows with a NULL
-    /// key, which match nothing.
+    /// FULL and RIGHT: whether each right row matched, by bucket; and the right rows
+    /// with a NULL key, which match nothing.
     pub(crate) right_matched: Vec<Vec<bool>>,
     pub(crate) null_keyed: Vec<Row>,
-    /// FULL: the left input's width (for padding), and, once the left rows are done,
-    /// the next unmatched right row to return (bucket, row; then `null_keyed`).
+    /// FULL and RIGHT: the left input's width (for padding), and, once the left rows are
+    /// done, the next unmatched right row to return (bucket, row; then `null_keyed`).
     pub(crate) left_width: usize,
     pub(crate) unmatched: Option<(usize, usize)>,
     pub(crate) usage: MemoryUsage,
