@@ -30,6 +30,14 @@ const OUTER_TEST: usize = usize::MAX;
 
 /// Take the conjuncts of `conjuncts` that can run as semi or anti joins out of it.
 pub(crate) fn pull_up(conjuncts: Vec<Expr>) -> (Vec<Expr>, Vec<PulledUp>) {
+    // Most WHEREs hold no subquery: nothing to take apart.
+    if !conjuncts.iter().any(|c| match &c.kind {
+        ExprKind::SubLink(_) => true,
+        ExprKind::Not(x) => matches!(x.kind, ExprKind::SubLink(_)),
+        _ => false,
+    }) {
+        return (conjuncts, Vec::new());
+    }
     let mut rest = Vec::new();
     let mut pulled = Vec::new();
     for c in conjuncts {

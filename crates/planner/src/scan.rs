@@ -286,39 +286,46 @@ pub fn scan_path(cx: &PlanContext<'_>, table: Arc<TableDesc>, predicate: Expr) -
     let mut conjuncts = Vec::new();
     split_and(&predicate, &mut conjuncts);
     let quals = index_quals(&table, &conjuncts);
-    let mut candidates: Vec<Candidate> = Vec::new();
+    // The index scans, with each index's place among the table's (oldest first).
+    let mut candidates: Vec<(usize, Candidate)> = Vec::new();
     if cx.settings.enable_indexscan {
         // Only the indexes led by a column a condition bounds (L1: the table's other
-        // indexes are not looked at), oldest first.
-        let mut usable: Vec<usize> = Vec::new();
-        let mut columns: Vec<usize> = Vec::new();
-        for q in &quals {
-            if !columns.contains(&q.0) {
-                columns.push(q.0);
-                usable.extend(table.index_positions_leading(q.0));
-            }
-        }
-        usable.sort_unstable();
-        for index in usable.into_iter().map(|i| &table.indexes[i]) {
-            INDEXES_EXAMINED.with(|n| n.set(n.get() + 1));
-            let Some(c) = index_candidate(index, &quals) else {
+        // indexes are not looked at). A unique index whose whole key is fixed finds one
+        // row at most: nothing is cheaper, the oldest such is taken without costing.
+        let mut unique: Option<(usize, Candidate)> = None;
+        for (qi, q) in quals.iter().enumerate() {
+            if quals[..qi].iter().any(|p| p.0 == q.0) {
                 continue;
-            };
-            // A unique index whose whole key is fixed: one row at most, nothing cheaper.
-            if c.full_key_equal && index.unique {
-                let (index, lower, upper) = (index.clone(), c.lower, c.upper);
-                return Plan::IndexScan {
-                    index,
-                    table,
-                    lower,
-                    upper,
-                    filter: Some(predicate),
-                    backward: false,
-                };
             }
-            candidates.push(c);
+            for pos in table.index_positions_leading(q.0) {
+                let index = &table.indexes[pos];
+                INDEXES_EXAMINED.with(|n| n.set(n.get() + 1));
+                let Some(c) = index_candidate(index, &quals) else {
+                    continue;
+                };
+                if c.full_key_equal && index.unique {
+                    if unique.as_ref().is_none_or(|(at, _)| pos < *at) {
+                        unique = Some((pos, c));
+                    }
+                } else {
+                    candidates.push((pos, c));
+                }
+            }
         }
+        if let Some((_, c)) = unique {
+            let (index, lower, upper) = (c.index.clone(), c.lower, c.upper);
+            return Plan::IndexScan {
+                index,
+                table,
+                lower,
+                upper,
+                filter: Some(predicate),
+                backward: false,
+            };
+        }
+        candidates.sort_by_key(|(pos, _)| *pos);
     }
+    let mut candidates: Vec<Candidate> = candidates.into_iter().map(|(_, c)| c).collect();
     if candidates.is_empty() {
         return Plan::SeqScan {
             table,
