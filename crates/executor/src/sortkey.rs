@@ -1,5 +1,5 @@
-//! Ordering rows: a total order over value lists for grouping, DISTINCT and sorting;
-//! and hashing them, for hash joins.
+//! Ordering rows: a total order over value lists for sorting and set operations; and
+//! hashing them, for hash joins, hash aggregation and DISTINCT.
 
 use std::cmp::Ordering;
 use std::hash::{Hash, Hasher};
@@ -125,7 +125,45 @@ fn hash_value<H: Hasher>(v: &Value, h: &mut H) {
         Value::TimestampTz(t) => t.0.hash(h),
         Value::Uuid(u) => u.hash(h),
         Value::Bytea(b) => b.hash(h),
-        // Types the planner does not hash: one value for all, still correct.
-        Value::Interval(_) | Value::Reg(..) | Value::Array(_) => 1u8.hash(h),
+        // Equal spans (`1 day`, `24 hours`) hash alike, as they compare equal.
+        Value::Interval(i) => i.hash(h),
+        Value::Reg(_, oid) => oid.hash(h),
+        // Element by element, as arrays compare; then the shape.
+        Value::Array(a) => {
+            for item in &a.items {
+                hash_value(item, h);
+            }
+            a.items.len().hash(h);
+            for d in &a.dims {
+                (d.len, d.lower).hash(h);
+            }
+        }
+    }
+}
+
+/// A group's key (or a DISTINCT row) in a hash table: equal as [`RowKey`]s are (NULLs
+/// equal to each other, numerics whatever their scale), hashed so that equal keys hash
+/// alike.
+#[derive(Clone, Debug)]
+pub struct GroupKey(pub Vec<Value>);
+
+impl PartialEq for GroupKey {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.len() == other.0.len()
+            && self
+                .0
+                .iter()
+                .zip(&other.0)
+                .all(|(a, b)| a.cmp_nulls_last(b) == Ordering::Equal)
+    }
+}
+
+impl Eq for GroupKey {}
+
+impl Hash for GroupKey {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        for v in &self.0 {
+            hash_value(v, h);
+        }
     }
 }

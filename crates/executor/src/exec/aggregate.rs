@@ -1,7 +1,10 @@
-//! Grouping and aggregation (HashAggregate / Aggregate).
+//! Grouping and aggregation (HashAggregate / Aggregate): groups in a hash table keyed by
+//! their values.
 
 #[allow(unused_imports)]
 use super::*;
+
+use crate::sortkey::GroupKey;
 
 pub(crate) struct AggregateOp<'a> {
     pub(crate) env: Env<'a>,
@@ -15,27 +18,37 @@ pub(crate) struct AggregateOp<'a> {
 
 impl AggregateOp<'_> {
     fn compute(&mut self, mut input: Box<dyn Operator + '_>) -> PgResult<Vec<Row>> {
-        let mut groups: BTreeMap<RowKey, Vec<Accumulator>> = BTreeMap::new();
+        // Each group's place in `groups`, by its key: a hash table, as PostgreSQL's
+        // HashAggregate; the groups come out in the order they were first seen.
+        let mut index: std::collections::HashMap<GroupKey, usize> =
+            std::collections::HashMap::new();
+        let mut groups: Vec<(Row, Vec<Accumulator>)> = Vec::new();
         self.usage.limit = crate::env::work_mem_bytes(&self.env, true);
         self.usage.batches = 1;
-        let new_accs = || self.aggs.iter().map(Accumulator::new).collect::<Vec<_>>();
+        let new_accs = |aggs: &[AggCall]| aggs.iter().map(Accumulator::new).collect::<Vec<_>>();
         if self.group_by.is_empty() {
             // A plain aggregate yields one row even over no input.
-            groups.insert(RowKey(Vec::new()), new_accs());
+            groups.push((Vec::new(), new_accs(self.aggs)));
+            index.insert(GroupKey(Vec::new()), 0);
         }
         while let Some(row) = input.next()? {
-            let key = RowKey(
+            let key = GroupKey(
                 self.group_by
                     .iter()
                     .map(|g| self.env.eval(g, &row))
                     .collect::<PgResult<_>>()?,
             );
-            if !groups.contains_key(&key) {
-                // A group: its key and a state per aggregate.
-                self.usage.bytes += crate::env::row_bytes(&key.0) + 64 * self.aggs.len();
-            }
-            let accs = groups.entry(key).or_insert_with(new_accs);
-            for (acc, call) in accs.iter_mut().zip(self.aggs) {
+            let at = match index.get(&key) {
+                Some(&at) => at,
+                None => {
+                    // A group: its key and a state per aggregate.
+                    self.usage.bytes += crate::env::row_bytes(&key.0) + 64 * self.aggs.len();
+                    groups.push((key.0.clone(), new_accs(self.aggs)));
+                    index.insert(key, groups.len() - 1);
+                    groups.len() - 1
+                }
+            };
+            for (acc, call) in groups[at].1.iter_mut().zip(self.aggs) {
                 acc.add(call, &row, &self.env)?;
             }
         }
@@ -43,7 +56,7 @@ impl AggregateOp<'_> {
         groups
             .into_iter()
             .map(|(key, accs)| {
-                let mut row = key.0;
+                let mut row = key;
                 for (a, c) in accs.into_iter().zip(self.aggs) {
                     row.push(a.finish(c)?);
                 }

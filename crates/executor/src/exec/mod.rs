@@ -2,7 +2,7 @@
 //! [`build`] makes the operator tree of a plan as the planner made it (executor rule 2);
 //! each node's operator has its own file.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use std::ops::Bound;
 
@@ -324,7 +324,7 @@ fn build_node<'a>(
         }),
         Plan::Distinct { input } => Box::new(DistinctOp {
             input: build(input, env)?,
-            seen: BTreeSet::new(),
+            seen: Default::default(),
         }),
         Plan::Append { inputs } => Box::new(AppendOp {
             inputs: inputs
