@@ -314,8 +314,8 @@ impl DataType {
     }
 
     /// Whether `=` on this type can join by hashing (PostgreSQL's hashjoinable
-    /// operators): equal values hash alike (`executor::sortkey::HashKey`). Intervals
-    /// (equal spans of different fields), arrays, `char(n)` and `reg*` are left out.
+    /// operators): equal values hash alike (`executor::sortkey::HashKey`; intervals by
+    /// their span, as they compare). Arrays, `char(n)` and `reg*` are left out.
     pub fn hash_joinable(&self) -> bool {
         matches!(
             self,
@@ -330,6 +330,7 @@ impl DataType {
                 | DataType::Date
                 | DataType::Timestamp(_)
                 | DataType::TimestampTz(_)
+                | DataType::Interval
                 | DataType::Numeric(_)
                 | DataType::Uuid
                 | DataType::Bytea
