@@ -363,7 +363,7 @@ fn build_node<'a>(
                 SqlState::INVALID_ROW_COUNT_IN_RESULT_OFFSET_CLAUSE,
             )?;
             // The Sort below needs to keep only the rows the LIMIT will read.
-            let bound = limit.map(|l| (l + offset.unwrap_or(0)).max(0) as usize);
+            let bound = limit.map(|l| l.saturating_add(offset.unwrap_or(0)).max(0) as usize);
             Box::new(LimitOp {
                 input: build_bounded(input, env, bound)?,
                 remaining: limit,

@@ -91,7 +91,7 @@ impl SortOp<'_> {
                     self.usage.bytes += Self::bytes(&item);
                     all.push(item);
                     if let Some(bound) = self.bound
-                        && all.len() > 2 * bound
+                        && all.len() > bound.saturating_mul(2)
                     {
                         // PostgreSQL switches to a bounded heap here too.
                         all.sort();
