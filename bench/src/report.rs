@@ -610,6 +610,26 @@ pub fn goals(rows: &[Row]) -> Vec<GoalResult> {
         mine,
         vec![plan100(Postgres)],
     );
+    let mut mine: Vec<Check> = [(Simple, 10.0), (Prepared, 3.0)]
+        .into_iter()
+        .map(|(m, bound)| Check {
+            label: format!("10 dimensions {} / PostgreSQL", m.name()),
+            measure: f("W4c", 10, m, Myriad, tps).div(f("W4c", 10, m, Postgres, tps)),
+            bound: ("≥", bound),
+        })
+        .collect();
+    let plan100c = |k| Check {
+        label: "planning ms at 100".into(),
+        measure: f("W4c", 100, Simple, k, planning),
+        bound: ("≤", 2.0),
+    };
+    mine.push(plan100c(Myriad));
+    push(
+        "W4 as a comma list, fact table last",
+        "10 dimensions ≥ 10× PostgreSQL 15 simple, ≥ 3× prepared; 100 dimensions plans in ≤ 2 ms",
+        mine,
+        vec![plan100c(Postgres)],
+    );
 
     // W5.
     let ios = |k| {

@@ -386,18 +386,18 @@ impl Workload {
             }
             Workload::W4 => {
                 let rows = sizes.fact_rows;
-                vec![Series {
-                    id: "W4",
-                    title: "star join, point query on the fact table",
+                let series = |id, title, sql: fn(u32, &str) -> String| Series {
+                    id,
+                    title,
                     driver: pgbench(Script::Custom(format!(
                         "\\set id random(1, {rows})\n{}\n",
-                        star_join_sql(value, ":id")
+                        sql(value, ":id")
                     ))),
                     clients: 1,
                     modes: both.clone(),
                     pgoptions: None,
                     explain: Some(Explain {
-                        sql: format!("EXPLAIN ANALYZE {}", star_join_sql(value, "42")),
+                        sql: format!("EXPLAIN ANALYZE {}", sql(value, "42")),
                         cold: false,
                     }),
                     buffers: None,
@@ -405,7 +405,19 @@ impl Workload {
                         slot: "star",
                         key: format!("W4 dimensions={value} rows={rows}"),
                     },
-                }]
+                };
+                vec![
+                    series(
+                        "W4",
+                        "star join, point query on the fact table",
+                        star_join_sql,
+                    ),
+                    series(
+                        "W4c",
+                        "star join written as a comma list, the fact table last",
+                        star_comma_sql,
+                    ),
+                ]
             }
             Workload::W5 => {
                 let schema = SchemaRef {
@@ -733,6 +745,20 @@ fn star_schema_sql(k: u32, fact_rows: u32) -> String {
         numbers_sql(fact_rows)
     );
     sql
+}
+
+/// W4c's query: W4's, written as a comma-separated FROM list with the fact table last
+/// (as report tools write them): the planner must find the order.
+pub fn star_comma_sql(k: u32, id: &str) -> String {
+    let mut from: Vec<String> = (1..=k).map(|d| format!("dim_{d}")).collect();
+    from.push("fact f".into());
+    let mut conds: Vec<String> = (1..=k).map(|d| format!("dim_{d}.id = f.d{d}")).collect();
+    conds.push(format!("f.id = {id}"));
+    format!(
+        "select * from {} where {};",
+        from.join(", "),
+        conds.join(" and ")
+    )
 }
 
 /// W4's query: the fact row joined to each of its K dimensions.

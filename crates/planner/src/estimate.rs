@@ -116,6 +116,8 @@ pub struct Estimator<'a> {
     memo: RefCell<HashMap<*const Plan, Node>>,
     /// Tables by address, for the origins' statistics.
     tables: RefCell<HashMap<*const TableDesc, std::sync::Arc<TableDesc>>>,
+    /// Relations' pages, as asked of the storage manager.
+    sizes: RefCell<HashMap<common::ids::RelId, u64>>,
 }
 
 impl<'a> Estimator<'a> {
@@ -124,6 +126,7 @@ impl<'a> Estimator<'a> {
             cx,
             memo: RefCell::default(),
             tables: RefCell::default(),
+            sizes: RefCell::default(),
         }
     }
 
@@ -204,11 +207,7 @@ impl<'a> Estimator<'a> {
         match plan {
             Plan::SeqScan { table, filter } => {
                 let (widths, origins) = self.table_columns(table, plan as *const Plan as usize);
-                let rel = RelInfo::new(
-                    table,
-                    cx.catalog.stats(table.oid),
-                    cx.sizes.pages(table.rel),
-                );
+                let rel = RelInfo::new(table, cx.catalog.stats(table.oid), self.pages(table.rel));
                 let quals = conjuncts_of(filter.as_ref());
                 let rows = clamp_rows(rel.tuples * conjuncts_selectivity(&rel, &quals));
                 let c = cost::seq_scan(cx, &rel, &quals, rows);
@@ -228,11 +227,7 @@ impl<'a> Estimator<'a> {
                 ..
             } => {
                 let (widths, origins) = self.table_columns(table, plan as *const Plan as usize);
-                let rel = RelInfo::new(
-                    table,
-                    cx.catalog.stats(table.oid),
-                    cx.sizes.pages(table.rel),
-                );
+                let rel = RelInfo::new(table, cx.catalog.stats(table.oid), self.pages(table.rel));
                 let quals = conjuncts_of(filter.as_ref());
                 let rows = clamp_rows(rel.tuples * conjuncts_selectivity(&rel, &quals));
                 let iq = scan::index_quals(table, &quals);
@@ -786,11 +781,7 @@ impl<'a> Estimator<'a> {
         // The join's rows as PostgreSQL estimates a join (not from the lookup's
         // per-row estimate): the inner table's rows that pass its own filter,
         // times the join condition's selectivity over the pairs.
-        let rel = RelInfo::new(
-            table,
-            cx.catalog.stats(table.oid),
-            cx.sizes.pages(table.rel),
-        );
+        let rel = RelInfo::new(table, cx.catalog.stats(table.oid), self.pages(table.rel));
         let inner_rows =
             clamp_rows(rel.tuples * conjuncts_selectivity(&rel, &conjuncts_of(inner_filter)));
         let key_sel = self.selectivity_over(&joined, key_cond);
@@ -1065,12 +1056,22 @@ impl<'a> Estimator<'a> {
         Some(distinct_values(&rel.info(), c))
     }
 
-    fn rel_owned(&self, desc: &std::sync::Arc<TableDesc>) -> OwnedRel {
+    fn rel_owned(&self, desc: &std::sync::Arc<TableDesc>) -> OwnedRel<'a> {
         OwnedRel {
             table: desc.clone(),
-            stats: self.cx.catalog.stats(desc.oid).cloned(),
-            pages: self.cx.sizes.pages(desc.rel),
+            stats: self.cx.catalog.stats(desc.oid),
+            pages: self.pages(desc.rel),
         }
+    }
+
+    /// A relation's current pages, asked of the storage manager once per estimator.
+    fn pages(&self, rel: common::ids::RelId) -> u64 {
+        if let Some(&p) = self.sizes.borrow().get(&rel) {
+            return p;
+        }
+        let p = self.cx.sizes.pages(rel);
+        self.sizes.borrow_mut().insert(rel, p);
+        p
     }
 
     /// The groups GROUP BY `exprs` makes of `n`'s rows (`estimate_num_groups`): the
@@ -1119,11 +1120,7 @@ impl<'a> Estimator<'a> {
         let cx = &self.cx;
         let s = cx.settings;
         let (widths, _) = self.table_columns(table, 0);
-        let rel = RelInfo::new(
-            table,
-            cx.catalog.stats(table.oid),
-            cx.sizes.pages(table.rel),
-        );
+        let rel = RelInfo::new(table, cx.catalog.stats(table.oid), self.pages(table.rel));
         let key = index.columns.first().copied().unwrap_or(0);
         // `key = outer value`: an unknown constant.
         let key_sel = {
@@ -1141,7 +1138,7 @@ impl<'a> Estimator<'a> {
         let sel = key_sel * conjuncts_selectivity(&rel, &quals);
         let rows = clamp_rows(rel.tuples * sel);
         let tuples = clamp_rows(rel.tuples * key_sel);
-        let index_pages = (cx.sizes.pages(index.rel).max(1)) as f64;
+        let index_pages = (self.pages(index.rel).max(1)) as f64;
         let num_index_pages = if index_pages > 1.0 && rel.tuples > 1.0 {
             (tuples * index_pages / rel.tuples).ceil()
         } else {
@@ -1174,16 +1171,17 @@ impl<'a> Estimator<'a> {
     }
 }
 
-/// A table with its statistics, owned (for estimates over a join's columns).
-struct OwnedRel {
+/// A table with its statistics (for estimates over a join's columns): the descriptor
+/// held, the statistics borrowed from the catalog snapshot.
+struct OwnedRel<'a> {
     table: std::sync::Arc<TableDesc>,
-    stats: Option<catalog::RelStats>,
+    stats: Option<&'a catalog::RelStats>,
     pages: u64,
 }
 
-impl OwnedRel {
+impl OwnedRel<'_> {
     fn info(&self) -> RelInfo<'_> {
-        RelInfo::new(&self.table, self.stats.as_ref(), self.pages)
+        RelInfo::new(&self.table, self.stats, self.pages)
     }
 }
 

@@ -268,8 +268,9 @@ fn build_node<'a>(
             right_keys,
             on: on.as_ref(),
             right_width: *right_width,
-            // PostgreSQL's smallest table.
-            buckets: std::collections::HashMap::with_capacity(1024),
+            // Grown as keys come: a build side of a few rows (a fact row under a star
+            // join) allocates next to nothing.
+            buckets: std::collections::HashMap::new(),
             rows: Vec::new(),
             right_matched: Vec::new(),
             null_keyed: Vec::new(),
