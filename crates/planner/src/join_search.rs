@@ -24,6 +24,12 @@ use crate::estimate::{Estimator, InnerIndex, Node};
 /// search is exhaustive too).
 pub const EXACT_LIMIT: usize = 10;
 
+/// The most pairs of connected parts the exact search may cost: a chain or a cycle of
+/// 10 items has well under it, a star of 8 has 896. Past it the greedy search plans
+/// (each costed pair takes microseconds: a star's exact search would cost more than the
+/// query it plans, where PostgreSQL pays the same in its own exhaustive search).
+pub const EXACT_PAIRS: usize = 512;
+
 /// A condition of the problem, over the written columns, and the items it reads.
 struct Cond {
     expr: Expr,
@@ -476,7 +482,7 @@ pub(crate) fn plan_joins(cx: &PlanContext<'_>, tree: LogicalPlan, filter: Vec<Ex
     } = &problem;
     let n = items.len();
     let parts = problem.parts(&search);
-    let best = if n <= EXACT_LIMIT {
+    let best = if n <= EXACT_LIMIT && search.exact_pairs(n) <= EXACT_PAIRS {
         search.exact(parts)
     } else {
         search.greedy(parts)
@@ -544,6 +550,49 @@ struct Search<'a, 'c> {
 }
 
 impl Search<'_, '_> {
+    /// The pairs of connected parts the exact search over `n` items would cost (each
+    /// split of each connected subset into two connected halves, either side outer).
+    fn exact_pairs(&self, n: usize) -> usize {
+        let conds: Vec<usize> = self.conds.iter().map(|c| c.items.small()).collect();
+        let connected_set = |m: usize| {
+            let mut reached = 1usize << m.trailing_zeros();
+            loop {
+                let before = reached;
+                for &c in &conds {
+                    if c & !m == 0 && c & reached != 0 {
+                        reached |= c;
+                    }
+                }
+                if reached == before {
+                    return reached == m;
+                }
+            }
+        };
+        let connected: Vec<bool> = (0..1usize << n)
+            .map(|m| m != 0 && connected_set(m))
+            .collect();
+        let mut pairs = 0;
+        for mask in 1..1usize << n {
+            if mask.count_ones() < 2 || !connected[mask] {
+                continue;
+            }
+            let mut a = 0usize;
+            loop {
+                a = a.wrapping_sub(mask) & mask;
+                if a == mask {
+                    break;
+                }
+                if connected[a] && connected[mask ^ a] {
+                    pairs += 1;
+                }
+            }
+            if pairs > EXACT_PAIRS {
+                break;
+            }
+        }
+        pairs
+    }
+
     /// Dynamic programming over every subset of the items, smallest first.
     fn exact(&self, parts: Vec<Part>) -> Part {
         let n = parts.len();
