@@ -705,30 +705,8 @@ impl<'a> Estimator<'a> {
             run += (matched * scan_frac + unmatched - 1.0).max(0.0) * rescan_total;
             let ntuples = matched * inner.rows * scan_frac + unmatched * inner.rows;
             run += (s.cpu_tuple_cost + qp) * ntuples;
-            if !kind.left_only() {
-                let rows = join_rows(o.est.rows, inner.rows, sel, kind);
-                return Node {
-                    est: Estimate {
-                        startup,
-                        total: startup + run,
-                        rows,
-                        width: joined.widths.iter().sum(),
-                    },
-                    ..joined
-                };
-            }
-            let rows = if kind == JoinKind::Anti {
-                unmatched
-            } else {
-                matched
-            };
-            let est = Estimate {
-                startup,
-                total: startup + run,
-                rows: clamp_rows(rows),
-                width: 0,
-            };
-            return Self::left_only(o, est);
+            let rows = join_rows(o.est.rows, inner.rows, sel, kind);
+            return join_node(o, joined, kind, (startup, run), rows, matched);
         }
         if o.est.rows > 1.0 {
             run += (o.est.rows - 1.0) * rescan_total;
@@ -736,15 +714,7 @@ impl<'a> Estimator<'a> {
         let ntuples = o.est.rows * inner.rows;
         run += (s.cpu_tuple_cost + qp) * ntuples;
         let rows = join_rows(o.est.rows, inner.rows, sel, kind);
-        Node {
-            est: Estimate {
-                startup,
-                total: startup + run,
-                rows,
-                width: joined.widths.iter().sum(),
-            },
-            ..joined
-        }
+        join_node(o, joined, kind, (startup, run), rows, rows)
     }
 
     /// An index nested loop of `o` and the lookups of `inner` on `on`.
@@ -790,29 +760,11 @@ impl<'a> Estimator<'a> {
             // semi-join factors (the cost as an inner join's, an upper bound).
             let conds: Vec<&Expr> = std::iter::once(key_cond).chain(on).collect();
             let (frac, _) = self.semi_factors(o, &joined, &conds, inner_rows, key_sel * sel);
-            let rows = if kind == JoinKind::Anti {
-                o.est.rows * (1.0 - frac)
-            } else {
-                o.est.rows * frac
-            };
-            let est = Estimate {
-                startup,
-                total: startup + run,
-                rows: clamp_rows(rows),
-                width: 0,
-            };
-            return Self::left_only(o, est);
+            let matched = o.est.rows * frac;
+            return join_node(o, joined, kind, (startup, run), 0.0, matched);
         }
         let rows = join_rows(o.est.rows, inner_rows, key_sel * sel, kind);
-        Node {
-            est: Estimate {
-                startup,
-                total: startup + run,
-                rows,
-                width: joined.widths.iter().sum(),
-            },
-            ..joined
-        }
+        join_node(o, joined, kind, (startup, run), rows, rows)
     }
 
     /// A hash join of `o` and `i` (hashed) on `hash_conds` (`o`'s side = `i`'s, over the
@@ -893,40 +845,15 @@ impl<'a> Estimator<'a> {
             };
             startup += qs;
             run += (s.cpu_tuple_cost + qp) * tuples;
-            if !kind.left_only() {
-                let rows = join_rows(o.est.rows, i.est.rows, hash_sel * on_sel, kind);
-                return Node {
-                    est: Estimate {
-                        startup,
-                        total: startup + run,
-                        rows,
-                        width: joined.widths.iter().sum(),
-                    },
-                    ..joined
-                };
-            }
-            let est = Estimate {
-                startup,
-                total: startup + run,
-                rows: clamp_rows(tuples),
-                width: 0,
-            };
-            return Self::left_only(o, est);
+            let rows = join_rows(o.est.rows, i.est.rows, hash_sel * on_sel, kind);
+            return join_node(o, joined, kind, (startup, run), rows, matched);
         }
         run += hqp * o.est.rows * clamp_rows(i.est.rows * bucket_size) * 0.5;
         let hash_tuples = clamp_rows(hash_sel * o.est.rows * i.est.rows);
         startup += qs;
         run += (s.cpu_tuple_cost + qp) * hash_tuples;
         let rows = join_rows(o.est.rows, i.est.rows, hash_sel * on_sel, kind);
-        Node {
-            est: Estimate {
-                startup,
-                total: startup + run,
-                rows,
-                width: joined.widths.iter().sum(),
-            },
-            ..joined
-        }
+        join_node(o, joined, kind, (startup, run), rows, rows)
     }
 
     /// PostgreSQL's semi-join factors for `conds` between `o`'s rows and `inner_rows`
@@ -982,19 +909,6 @@ impl<'a> Estimator<'a> {
             1.0
         };
         (frac, matches)
-    }
-
-    /// A semi or anti join's node: the outer rows it keeps, with the outer side's
-    /// columns only.
-    fn left_only(o: &Node, est: Estimate) -> Node {
-        Node {
-            est: Estimate {
-                width: o.widths.iter().sum(),
-                ..est
-            },
-            widths: o.widths.clone(),
-            origins: o.origins.clone(),
-        }
     }
 
     /// A hash table's inner key `key` (over `n`'s rows) in `nbuckets` buckets
@@ -1264,6 +1178,33 @@ fn agg_width(func: AggFunc, ty: &DataType) -> i64 {
     match func {
         AggFunc::CountStar | AggFunc::Count => 8,
         _ => type_width(ty),
+    }
+}
+
+/// A join's node, costing `(startup, run)`: `joined`'s columns and `rows` rows; for a semi
+/// or anti join, `outer`'s columns and the outer rows it keeps, of which `matched` find a
+/// match.
+fn join_node(
+    outer: &Node,
+    joined: Node,
+    kind: JoinKind,
+    (startup, run): (f64, f64),
+    rows: f64,
+    matched: f64,
+) -> Node {
+    let (rows, node) = match kind {
+        JoinKind::Semi => (clamp_rows(matched), outer.clone()),
+        JoinKind::Anti => (clamp_rows(outer.est.rows - matched), outer.clone()),
+        _ => (rows, joined),
+    };
+    Node {
+        est: Estimate {
+            startup,
+            total: startup + run,
+            rows,
+            width: node.widths.iter().sum(),
+        },
+        ..node
     }
 }
 
