@@ -388,6 +388,23 @@ fn eval_count(env: &Env, e: Option<&Expr>, what: &str, code: SqlState) -> PgResu
     }
 }
 
+/// The joined row `left ++ right` when `on` (if any) holds for it; the join nodes'
+/// shared test of one pair.
+fn joined_row(
+    env: &Env,
+    on: Option<&Expr>,
+    left: &[Value],
+    right: &[Value],
+) -> PgResult<Option<Row>> {
+    let mut row = Vec::with_capacity(left.len() + right.len());
+    row.extend_from_slice(left);
+    row.extend_from_slice(right);
+    match on {
+        Some(on) if env.eval(on, &row)? != Value::Bool(true) => Ok(None),
+        _ => Ok(Some(row)),
+    }
+}
+
 /// Run an operator to the end.
 pub fn collect(op: &mut dyn Operator) -> PgResult<Vec<Row>> {
     let mut rows = Vec::new();

@@ -63,14 +63,7 @@ impl Operator for NestedLoopOp<'_> {
                 self.env.tx.check_for_interrupts()?;
                 let right = &self.right_rows[self.pos];
                 self.pos += 1;
-                let mut row = Vec::with_capacity(left.len() + right.len());
-                row.extend_from_slice(left);
-                row.extend_from_slice(right);
-                let ok = match self.on {
-                    None => true,
-                    Some(on) => self.env.eval(on, &row)? == Value::Bool(true),
-                };
-                if ok {
+                if let Some(mut row) = joined_row(&self.env, self.on, left, right)? {
                     self.matched = true;
                     match self.kind {
                         // The left row once, at its first match; or not at all.
