@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use access::nbtree::KeyOrder;
 use common::ids::{Oid, RelId};
 use common::{DataType, Value};
 
@@ -45,7 +46,7 @@ pub enum Identity {
 /// A btree index of a table. PRIMARY KEY and UNIQUE constraints are unique indexes with
 /// `constraint` set (PostgreSQL keeps the constraint in `pg_constraint` and its index in
 /// `pg_index`; here they are one object with one name, as users see them).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct IndexDesc {
     pub oid: Oid,
     /// The index's storage (`base/<rel>`).
@@ -58,6 +59,35 @@ pub struct IndexDesc {
     pub primary: bool,
     /// Backs a PRIMARY KEY or UNIQUE constraint (DROP INDEX refuses it).
     pub constraint: bool,
+    /// DESC and NULLS FIRST of each key column (`pg_index.indoption`).
+    pub order: KeyOrder,
+    /// INCLUDE columns (positions, 0-based): stored after the key in every entry, not
+    /// part of it (no order, no uniqueness).
+    pub include: Vec<usize>,
+    /// A partial index's condition (`CREATE INDEX ... WHERE`) as SQL text, bound again
+    /// over the table's row by the SQL front end, as a CHECK's is: only rows for which
+    /// it is true have entries.
+    pub predicate: Option<String>,
+}
+
+impl IndexDesc {
+    /// The columns each entry stores: the key, then the INCLUDE columns.
+    pub fn stored_columns(&self) -> impl Iterator<Item = usize> + '_ {
+        self.columns.iter().chain(&self.include).copied()
+    }
+
+    /// The btree behind the index, in its key order, with its INCLUDE columns and its
+    /// name for errors: every operation on the index goes through one of these.
+    pub fn btree<'a>(
+        &'a self,
+        pool: &'a storage::BufferPool,
+        roots: &'a access::nbtree::RootCache,
+    ) -> access::nbtree::BTree<'a> {
+        access::nbtree::BTree::new(pool, roots, self.rel)
+            .with_name(&self.name)
+            .with_order(self.order)
+            .with_included(self.include.len())
+    }
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -346,11 +376,14 @@ impl TableDesc {
 }
 
 /// What CREATE INDEX asks for.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct NewIndex {
     pub name: Option<String>,
     pub columns: Vec<usize>,
     pub unique: bool,
+    pub order: KeyOrder,
+    pub include: Vec<usize>,
+    pub predicate: Option<String>,
 }
 
 /// PostgreSQL's generated index name (`ChooseIndexName`): `<table>_<col>[_<col>...]_idx`.
@@ -358,6 +391,7 @@ pub(crate) fn default_index_name(table: &str, columns: &[ColumnDesc], index: &Ne
     let cols: Vec<&str> = index
         .columns
         .iter()
+        .chain(&index.include)
         .map(|&i| columns[i].name.as_str())
         .collect();
     make_object_name(table, &cols.join("_"), "idx")

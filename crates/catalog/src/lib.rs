@@ -72,6 +72,7 @@ mod log;
 pub mod procs;
 mod sysviews;
 
+pub use access::nbtree::KeyOrder;
 pub use deps::Dependencies;
 pub use desc::{
     CheckConstraint, ColumnDesc, ColumnStats, Comment, FkAction, ForeignKey, Identity, IndexDesc,
@@ -455,6 +456,7 @@ fn table_desc(
             unique: true,
             primary: k.primary,
             constraint: true,
+            ..IndexDesc::default()
         });
     }
     let mut columns = new.columns.clone();
@@ -1374,6 +1376,9 @@ impl Catalog {
             unique: new.unique,
             primary: false,
             constraint: false,
+            order: new.order,
+            include: new.include,
+            predicate: new.predicate,
         };
         let file = RelFile {
             rel: index.rel,
@@ -1446,6 +1451,7 @@ impl Catalog {
                 unique: true,
                 primary: key.primary,
                 constraint: true,
+                ..IndexDesc::default()
             };
             if key.primary {
                 for &c in &index.columns {
@@ -2411,6 +2417,7 @@ mod tests {
             name: None,
             columns: vec![1],
             unique: false,
+            ..NewIndex::default()
         };
         db.tx.begin(txn::Isolation::ReadCommitted, false);
         let first = db

@@ -18,6 +18,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use access::nbtree::KeyOrder;
 use common::{DataType, Oid, PgError, PgResult, SqlState, Value};
 use storage::vfs::{Vfs, VfsFile};
 
@@ -336,12 +337,35 @@ fn put_index(out: &mut Vec<u8>, i: &IndexDesc) {
     put_u32(out, i.oid);
     put_u32(out, i.rel);
     put_str(out, &i.name);
-    out.push(i.unique as u8 | (i.primary as u8) << 1 | (i.constraint as u8) << 2);
+    let extended = i.order != KeyOrder::default() || !i.include.is_empty() || i.predicate.is_some();
+    out.push(
+        i.unique as u8
+            | (i.primary as u8) << 1
+            | (i.constraint as u8) << 2
+            | (extended as u8) << INDEX_EXTENDED_BIT,
+    );
     put_u32(out, i.columns.len() as u32);
     for &c in &i.columns {
         put_u32(out, c as u32);
     }
+    if extended {
+        put_u32(out, i.order.desc);
+        put_u32(out, i.order.nulls_first);
+        put_columns(out, &i.include);
+        match &i.predicate {
+            Some(p) => {
+                out.push(1);
+                put_str(out, p);
+            }
+            None => out.push(0),
+        }
+    }
 }
+
+/// Flag bit of an index with DESC / NULLS FIRST columns, INCLUDE columns or a predicate:
+/// those follow its key columns (an index without them is written as before they
+/// existed, so older logs read the same).
+const INDEX_EXTENDED_BIT: u8 = 3;
 
 fn put_columns(out: &mut Vec<u8>, cols: &[usize]) {
     put_u32(out, cols.len() as u32);
@@ -675,7 +699,7 @@ fn read_index(r: &mut Reader<'_>, ncols: usize) -> Option<IndexDesc> {
     let name = r.string()?;
     let flags = r.u8()?;
     let columns = read_columns(r, ncols)?;
-    Some(IndexDesc {
+    let mut index = IndexDesc {
         oid,
         rel,
         name,
@@ -683,7 +707,21 @@ fn read_index(r: &mut Reader<'_>, ncols: usize) -> Option<IndexDesc> {
         unique: flags & 1 != 0,
         primary: flags & 2 != 0,
         constraint: flags & 4 != 0,
-    })
+        ..IndexDesc::default()
+    };
+    if flags & (1 << INDEX_EXTENDED_BIT) != 0 {
+        index.order = KeyOrder {
+            desc: r.u32()?,
+            nulls_first: r.u32()?,
+        };
+        index.include = read_columns(r, ncols)?;
+        index.predicate = match r.u8()? {
+            0 => None,
+            1 => Some(r.string()?),
+            _ => return None,
+        };
+    }
+    Some(index)
 }
 
 fn read_action(r: &mut Reader<'_>) -> Option<FkAction> {
@@ -807,6 +845,7 @@ pub(crate) fn decode(payload: &[u8]) -> Option<Record> {
                         unique: true,
                         primary,
                         constraint: true,
+                        ..IndexDesc::default()
                     }
                 } else {
                     read_index(&mut r, columns.len())?
@@ -1039,6 +1078,7 @@ mod tests {
                 unique: true,
                 primary: true,
                 constraint: true,
+                ..IndexDesc::default()
             }],
             options: TableOptions {
                 fillfactor: 70,
@@ -1089,6 +1129,25 @@ mod tests {
                     unique: false,
                     primary: false,
                     constraint: false,
+                    ..IndexDesc::default()
+                },
+            },
+            Record::CreateIndex {
+                table: 16384,
+                index: IndexDesc {
+                    oid: 16391,
+                    rel: 16391,
+                    name: "t_c_idx1".into(),
+                    columns: vec![0, 1],
+                    unique: true,
+                    primary: false,
+                    constraint: false,
+                    order: KeyOrder {
+                        desc: 1,
+                        nulls_first: 2,
+                    },
+                    include: vec![1, 0],
+                    predicate: Some("c > 'a'".into()),
                 },
             },
             Record::DropIndex {

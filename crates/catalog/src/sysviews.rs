@@ -661,6 +661,8 @@ impl SystemView {
                 ("indisready", Bool),
                 ("indislive", Bool),
                 ("indisreplident", Bool),
+                ("indexprs", Text),
+                ("indpred", Text),
             ],
             SystemView::PgClass => &[
                 ("oid", Oid),

@@ -45,21 +45,42 @@ pub(crate) fn eval(
                 return Ok(Value::Null);
             };
             let column = args.get(1).and_then(Value::as_i64).unwrap_or(0);
-            let name = |c: &usize| quote_identifier(&t.columns[*c].name).into_owned();
+            let name = |c: usize| quote_identifier(&t.columns[c].name).into_owned();
             if column > 0 {
-                return Ok(text(i.columns.get(column as usize - 1).map(name)));
+                return Ok(text(i.stored_columns().nth(column as usize - 1).map(name)));
             }
-            let cols: Vec<String> = i.columns.iter().map(name).collect();
+            let cols: Vec<String> = i
+                .columns
+                .iter()
+                .enumerate()
+                .map(|(n, &c)| {
+                    let mut s = name(c);
+                    // As PostgreSQL prints them: an option only where it is not the
+                    // default of the direction.
+                    match i.order.column(n) {
+                        (false, false) => {}
+                        (false, true) => s.push_str(" NULLS FIRST"),
+                        (true, true) => s.push_str(" DESC"),
+                        (true, false) => s.push_str(" DESC NULLS LAST"),
+                    }
+                    s
+                })
+                .collect();
             // Pretty-printed, a table on the search path goes unqualified (every one is).
             let pretty = args.get(2) == Some(&Value::Bool(true));
-            Value::Text(format!(
+            let mut def = format!(
                 "CREATE {}INDEX {} ON {}{} USING btree ({})",
                 if i.unique { "UNIQUE " } else { "" },
                 quote_identifier(&i.name),
                 if pretty { "" } else { "public." },
                 quote_identifier(&t.name),
                 cols.join(", ")
-            ))
+            );
+            if !i.include.is_empty() {
+                let inc: Vec<String> = i.include.iter().map(|&c| name(c)).collect();
+                def.push_str(&format!(" INCLUDE ({})", inc.join(", ")));
+            }
+            Value::Text(def)
         }
         F::PgGetConstraintDef => {
             let pretty = args.get(1) == Some(&Value::Bool(true));

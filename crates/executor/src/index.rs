@@ -20,12 +20,17 @@ use crate::ExecContext;
 
 /// The btree behind `index`.
 pub(crate) fn btree<'a>(cx: &ExecContext<'a>, index: &'a IndexDesc) -> BTree<'a> {
-    BTree::new(cx.pool, cx.roots, index.rel).with_name(&index.name)
+    index.btree(cx.pool, cx.roots)
 }
 
 /// The index key of a heap row.
 pub(crate) fn key_of(row: &[Value], index: &IndexDesc) -> Vec<Value> {
     index.columns.iter().map(|&c| row[c].clone()).collect()
+}
+
+/// What `index` stores for a heap row: its key, then its INCLUDE columns.
+pub(crate) fn entry_of(row: &[Value], index: &IndexDesc) -> Vec<Value> {
+    index.stored_columns().map(|c| row[c].clone()).collect()
 }
 
 pub(crate) fn key_text(
@@ -85,14 +90,14 @@ fn insert_entry(
     row: &[Value],
     tid: ItemPointer,
 ) -> PgResult<()> {
-    let key = key_of(row, index);
+    let entry = entry_of(row, index);
     let tree = btree(cx, index);
     if !index.unique {
-        return tree.insert(&key, tid);
+        return tree.insert(&entry, tid);
     }
     loop {
         let mut in_doubt = None;
-        let outcome = tree.insert_unique(&key, tid, |other| {
+        let outcome = tree.insert_unique(&entry, tid, |other| {
             let Some(bytes) = heapam::heap_fetch(cx.pool, table.rel, other)? else {
                 return Ok(false);
             };
@@ -112,7 +117,8 @@ fn insert_entry(
                 crate::wait_for_writer(cx.tx, table, xid, false)?;
             }
             (UniqueInsert::Conflict(_), None) => {
-                return Err(unique_violation(cx.session.text(), table, index, &key));
+                let key = &entry[..index.columns.len()];
+                return Err(unique_violation(cx.session.text(), table, index, key));
             }
         }
     }

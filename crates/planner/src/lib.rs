@@ -540,6 +540,7 @@ mod tests {
             unique: false,
             primary: false,
             constraint: false,
+            ..IndexDesc::default()
         };
         Arc::new(TableDesc {
             oid: 1,
@@ -716,6 +717,7 @@ mod tests {
                 unique: false,
                 primary: false,
                 constraint: false,
+                ..IndexDesc::default()
             })
             .collect();
         let mut desc = TableDesc {

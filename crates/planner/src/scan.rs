@@ -10,9 +10,9 @@ use crate::selectivity::RelInfo;
 /// ([`crate::estimate`]), as PostgreSQL weighs a path already in order against a sort:
 /// under a LIMIT (`limit`: its count and offset) by what the first rows cost, which
 /// favours the index (the first rows come without reading the rest); without one by the
-/// whole result. `ORDER BY` keys must all be ascending with NULLs last (a forward scan) or
-/// all descending with NULLs first (backward), as the index stores NULLs last. Anything
-/// else is returned unchanged, and so is everything under `enable_indexscan = off`.
+/// whole result. `ORDER BY` keys must each be in the order of their index column (a
+/// forward scan) or each in its reverse, NULLs included (backward). Anything else is
+/// returned unchanged, and so is everything under `enable_indexscan = off`.
 pub(crate) fn ordered_by_index(
     cx: &PlanContext<'_>,
     plan: Plan,
@@ -82,53 +82,97 @@ fn in_order_is_cheaper(
     cost(indexed) < cost(sorted)
 }
 
+/// The scan `scan` reads in the order of `keys` (sort keys over `exprs`, the projection
+/// above it), through an index, or `None`. Keys on columns the scan's conditions fix by
+/// equality order nothing and are dropped (PostgreSQL's redundant pathkeys); the rest
+/// must be an index's columns after a leading run of fixed ones, each in its column's
+/// order (a forward scan) or each in the reverse (backward). The scan's own index is
+/// preferred, then the oldest that fits.
 pub(crate) fn index_order(scan: &Plan, exprs: &[Expr], keys: &[SortKey]) -> Option<Plan> {
-    let backward = keys.first()?.desc;
-    let mut cols = Vec::with_capacity(keys.len());
+    let (table, filter, current) = match scan {
+        Plan::SeqScan { table, filter } => (table, filter, None),
+        Plan::IndexScan {
+            table,
+            filter,
+            index,
+            ..
+        } => (table, filter, Some(index)),
+        _ => return None,
+    };
+    let mut conjuncts = Vec::new();
+    if let Some(f) = filter {
+        split_and(f, &mut conjuncts);
+    }
+    let quals = index_quals(table, &conjuncts);
+    let fixed = |c: usize| quals.iter().any(|q| q.0 == c && q.1 == BinaryOp::Eq);
+    let mut wanted: Vec<(usize, &SortKey)> = Vec::with_capacity(keys.len());
     for k in keys {
-        if k.desc != backward || k.nulls_first != backward {
-            return None;
-        }
         let ExprKind::Column(out) = k.expr.kind else {
             return None;
         };
-        match exprs.get(out)?.kind {
-            ExprKind::Column(c) => cols.push(c),
-            _ => return None,
+        let ExprKind::Column(c) = exprs.get(out)?.kind else {
+            return None;
+        };
+        if !fixed(c) {
+            wanted.push((c, k));
         }
     }
-    match scan {
-        Plan::SeqScan { table, filter } => {
-            let index = table.indexes_leading(*cols.first()?).find(|i| {
-                i.columns.starts_with(&cols) && cols.iter().all(|&c| indexable(table.columns[c].ty))
-            })?;
-            Some(Plan::IndexScan {
-                table: table.clone(),
-                index: index.clone(),
-                lower: Bound::Unbounded,
-                upper: Bound::Unbounded,
-                filter: filter.clone(),
-                backward,
+    if !wanted.iter().all(|(c, _)| indexable(table.columns[*c].ty)) {
+        return None;
+    }
+    // Every key is fixed: the rows are in any order the query can ask.
+    let Some(&(first, _)) = wanted.first() else {
+        return Some(scan.clone());
+    };
+    // Which way `index` reads in the wanted order, or `None`.
+    let direction = |index: &IndexDesc| -> Option<bool> {
+        let skip = index.columns.iter().take_while(|&&c| fixed(c)).count();
+        let cols = index.columns.get(skip..skip + wanted.len())?;
+        let mut backward = None;
+        for (i, ((c, k), &col)) in wanted.iter().zip(cols).enumerate() {
+            if *c != col {
+                return None;
+            }
+            let (desc, nulls_first) = index.order.column(skip + i);
+            let b = if (k.desc, k.nulls_first) == (desc, nulls_first) {
+                false
+            } else if (k.desc, k.nulls_first) == (!desc, !nulls_first) {
+                true
+            } else {
+                return None;
+            };
+            if *backward.get_or_insert(b) != b {
+                return None;
+            }
+        }
+        backward
+    };
+    // The scan's own index, then those led by the first wanted column or by a fixed one
+    // (L1: no other index is looked at).
+    let mut leads: Vec<usize> = vec![first];
+    leads.extend(quals.iter().filter(|q| q.1 == BinaryOp::Eq).map(|q| q.0));
+    leads.dedup();
+    let (index, backward) = current
+        .and_then(|i| direction(i).map(|b| (i, b)))
+        .or_else(|| {
+            leads.iter().find_map(|&c| {
+                table
+                    .indexes_leading(c)
+                    .find_map(|i| direction(i).map(|b| (i, b)))
             })
-        }
-        // Equality on a prefix fixes those columns: the order continues after them.
-        Plan::IndexScan {
-            table,
-            index,
-            lower: Bound::Included(lo),
-            upper: Bound::Included(hi),
-            filter,
-            backward: false,
-        } if lo == hi && index.columns[lo.len()..].starts_with(&cols) => Some(Plan::IndexScan {
-            table: table.clone(),
-            index: index.clone(),
-            lower: Bound::Included(lo.clone()),
-            upper: Bound::Included(hi.clone()),
-            filter: filter.clone(),
-            backward,
-        }),
-        _ => None,
-    }
+        })?;
+    let (lower, upper) = match index_candidate(index, &quals) {
+        Some(c) => (c.lower, c.upper),
+        None => (Bound::Unbounded, Bound::Unbounded),
+    };
+    Some(Plan::IndexScan {
+        table: table.clone(),
+        index: index.clone(),
+        lower,
+        upper,
+        filter: filter.clone(),
+        backward,
+    })
 }
 
 /// (column, operator, constant, conjunct index) for each of `conjuncts` an index can
@@ -225,12 +269,16 @@ pub(crate) fn index_candidate<'t>(
         )
     };
     if let Some(&next) = index.columns.get(prefix.len()) {
+        // A descending column keeps its greater values first: `>` bounds the scan from
+        // above in the index's order, `<` from below.
+        let (desc, _) = index.order.column(prefix.len());
         for (c, op, k, ci) in quals {
             if *c != next {
                 continue;
             }
             let mut key = prefix.clone();
             key.push(k.clone());
+            let op = if desc { commute(*op) } else { *op };
             let set = match op {
                 BinaryOp::Gt if lower_is_prefix(&lower, prefix.len()) => {
                     lower = Bound::Excluded(key);

@@ -1322,6 +1322,7 @@ mod tests {
                     unique: true,
                     primary: true,
                     constraint: true,
+                    ..IndexDesc::default()
                 }]
             } else {
                 vec![]

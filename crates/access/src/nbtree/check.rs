@@ -86,7 +86,7 @@ impl<'a> BTree<'a> {
                 };
                 if let (Some(lk), Some(phk)) = (&low_key, &prev_high_key) {
                     let (lk, phk) = (parse(&page, lk)?, parse(&page, phk)?);
-                    if cmp(&page, &lk, &phk)? != Ordering::Equal {
+                    if cmp(self.order, &page, &lk, &phk)? != Ordering::Equal {
                         return Err(bad(
                             "low key differs from the left sibling's high key".into()
                         ));
@@ -123,18 +123,18 @@ impl<'a> BTree<'a> {
                         }
                     }
                     if let Some(prev_item) = &last
-                        && cmp(&page, prev_item, &t)? != Ordering::Less
+                        && cmp(self.order, &page, prev_item, &t)? != Ordering::Less
                     {
                         return Err(bad(format!("item {off} is not above the item before it")));
                     }
                     if let Some(hk) = &high_key
-                        && cmp(&page, &t, hk)? != Ordering::Less
+                        && cmp(self.order, &page, &t, hk)? != Ordering::Less
                     {
                         return Err(bad(format!("item {off} is not below the high key")));
                     }
                     if let Some(lk) = &low_key {
                         let lk = parse(&page, lk)?;
-                        let o = cmp(&page, &t, &lk)?;
+                        let o = cmp(self.order, &page, &t, &lk)?;
                         if o == Ordering::Less || (!page.is_leaf() && o == Ordering::Equal) {
                             return Err(bad(format!("item {off} is below the page's low key")));
                         }
@@ -169,6 +169,11 @@ fn parse<'t>(page: &BtPage<'_>, bytes: &'t [u8]) -> PgResult<TupleRef<'t>> {
     TupleRef::parse(bytes).map_err(|d| page.corrupt(d))
 }
 
-fn cmp(page: &BtPage<'_>, a: &TupleRef<'_>, b: &TupleRef<'_>) -> PgResult<Ordering> {
-    tuple::compare_tuples(a, b).map_err(|d| page.corrupt(d))
+fn cmp(
+    order: super::KeyOrder,
+    page: &BtPage<'_>,
+    a: &TupleRef<'_>,
+    b: &TupleRef<'_>,
+) -> PgResult<Ordering> {
+    tuple::compare_tuples(a, b, order).map_err(|d| page.corrupt(d))
 }

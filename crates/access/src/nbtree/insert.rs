@@ -59,7 +59,11 @@ impl<'a> BTree<'a> {
     pub fn insert(&self, key: &[Value], tid: ItemPointer) -> PgResult<()> {
         let info = self.root_info()?;
         let tuple = self.leaf_tuple(key, tid, info.natts)?;
-        let sk = ScanKey::Exact { values: key, tid };
+        let sk = ScanKey::Exact {
+            values: key,
+            tid,
+            order: self.order,
+        };
         let (block, stack) = self.descend(&sk, Access::Insert)?;
         self.insert_on_leaf(&stack, block, &sk, tid, &tuple, None)
     }
@@ -106,6 +110,7 @@ impl<'a> BTree<'a> {
     }
 
     /// Insert (`key`, `tid`) unless a live entry with an equal key exists (nbtree rule 7).
+    /// The key is `key` less the tree's INCLUDE columns ([`BTree::with_included`]).
     ///
     /// Entries whose key equals `key` are handed to `is_live` (the caller's heap check);
     /// the first it calls live is returned as a conflict and nothing is inserted. A key
@@ -119,15 +124,18 @@ impl<'a> BTree<'a> {
         tid: ItemPointer,
         mut is_live: impl FnMut(ItemPointer) -> PgResult<bool>,
     ) -> PgResult<UniqueInsert> {
+        let entry = key;
+        let key = &entry[..entry.len().saturating_sub(self.included as usize)];
         if key.iter().any(Value::is_null) {
-            self.insert(key, tid)?;
+            self.insert(entry, tid)?;
             return Ok(UniqueInsert::Inserted);
         }
         let info = self.root_info()?;
-        let tuple = self.leaf_tuple(key, tid, info.natts)?;
+        let tuple = self.leaf_tuple(entry, tid, info.natts)?;
         let first_sk = ScanKey::Prefix {
             values: key,
             after: false,
+            order: self.order,
         };
         let (block, stack) = self.descend(&first_sk, Access::Insert)?;
         let mut first_block = block;
@@ -155,7 +163,11 @@ impl<'a> BTree<'a> {
         if let Some(conflict) = self.find_live_duplicate(first_block, &first, key, &mut is_live)? {
             return Ok(UniqueInsert::Conflict(conflict));
         }
-        let sk = ScanKey::Exact { values: key, tid };
+        let sk = ScanKey::Exact {
+            values: entry,
+            tid,
+            order: self.order,
+        };
         let on_first = {
             let page = BtPage::open(&first, self.rel, first_block)?;
             if page.should_move_right(&sk)? {
@@ -209,6 +221,7 @@ impl<'a> BTree<'a> {
         let start = ScanKey::Prefix {
             values: key,
             after: false,
+            order: self.order,
         };
         let page = BtPage::open(first, self.rel, first_block)?;
         let off = page.binsrch(&start)?;
@@ -243,7 +256,7 @@ impl<'a> BTree<'a> {
     ) -> PgResult<Dups> {
         for off in from..=page.max_offset() {
             let t = page.tuple(off)?;
-            let cmp = tuple::compare_bound(&t, key).map_err(|d| page.corrupt(d))?;
+            let cmp = tuple::compare_bound(&t, key, self.order).map_err(|d| page.corrupt(d))?;
             if cmp != Some(Ordering::Equal) {
                 return Ok(Dups::End);
             }
@@ -257,6 +270,7 @@ impl<'a> BTree<'a> {
         let after = ScanKey::Prefix {
             values: key,
             after: true,
+            order: self.order,
         };
         // Equal keys may continue on the right sibling unless the high key is above them.
         if page.is_rightmost() || !page.should_move_right(&after)? {
@@ -658,7 +672,11 @@ impl BTree<'_> {
     ) -> PgResult<BlockNumber> {
         let info = self.root_info()?;
         let tuple = self.leaf_tuple(key, tid, info.natts)?;
-        let sk = ScanKey::Exact { values: key, tid };
+        let sk = ScanKey::Exact {
+            values: key,
+            tid,
+            order: self.order,
+        };
         let (mut block, _) = self.descend(&sk, Access::Read)?;
         loop {
             let mut buf = self.pool.read_buffer(self.rel, block)?;

@@ -15,8 +15,8 @@
 //! - [`check`](BTree::check): verify every structural invariant (amcheck), for tests.
 //!
 //! An entry is a key, a tuple of [`common::Value`]s (one per index column), and the heap
-//! TID of its row. Keys order column by column (`Value::cmp_non_null`, NULLs last) and
-//! then by heap TID, so every entry is unique and duplicates of a key sit in TID order.
+//! TID of its row. Keys order column by column (`Value::cmp_non_null`, NULLs last unless
+//! the index's [`KeyOrder`] makes a column descending or its NULLs first) and then by heap TID, so every entry is unique and duplicates of a key sit in TID order.
 //!
 //! Invariants (README "nbtree rules", cited by number in the code):
 //! - Every level is a doubly linked list of pages in key order; each non-rightmost page's
@@ -63,7 +63,7 @@ pub use insert::UniqueInsert;
 pub use rootcache::{RootCache, RootInfo};
 pub use scan::{BTreeScan, ScanDirection};
 pub use sort::BuildStats;
-pub use tuple::{BT_MAX_ITEM_SIZE, INDEX_MAX_KEYS, index_row_too_big};
+pub use tuple::{BT_MAX_ITEM_SIZE, INDEX_MAX_KEYS, KeyOrder, index_row_too_big};
 pub use vacuum::BulkDeleteStats;
 
 /// Leaf pages are filled to this percentage by a bulk build and by splits of the
@@ -81,6 +81,9 @@ pub struct BTree<'a> {
     cache: &'a RootCache,
     rel: RelId,
     name: Option<&'a str>,
+    order: KeyOrder,
+    /// Trailing columns of each entry that are carried, not keyed (INCLUDE).
+    included: u16,
 }
 
 impl<'a> BTree<'a> {
@@ -91,6 +94,8 @@ impl<'a> BTree<'a> {
             cache,
             rel,
             name: None,
+            order: KeyOrder::default(),
+            included: 0,
         }
     }
 
@@ -99,6 +104,23 @@ impl<'a> BTree<'a> {
     pub fn with_name(self, name: &'a str) -> BTree<'a> {
         BTree {
             name: Some(name),
+            ..self
+        }
+    }
+
+    /// The order of the index's key columns (DESC, NULLS FIRST); every operation on one
+    /// index must use the same.
+    pub fn with_order(self, order: KeyOrder) -> BTree<'a> {
+        BTree { order, ..self }
+    }
+
+    /// The last `n` columns of each entry are INCLUDE columns: stored with the key but
+    /// not part of it, so [`insert_unique`](Self::insert_unique) compares the columns
+    /// before them. (They still order entries of equal key, as the TID does: harmless,
+    /// since nothing searches on them.)
+    pub fn with_included(self, n: usize) -> BTree<'a> {
+        BTree {
+            included: n as u16,
             ..self
         }
     }

@@ -511,6 +511,7 @@ pub(crate) fn set_prev(data: &mut [u8; BLCKSZ], prev: BlockNumber) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::nbtree::KeyOrder;
     use crate::nbtree::tuple::{encode_leaf, minus_infinity};
     use common::Value;
     use common::ids::ItemPointer;
@@ -576,11 +577,13 @@ mod tests {
         let sk = ScanKey::Prefix {
             values: &five,
             after: false,
+            order: KeyOrder::default(),
         };
         assert_eq!(p.binsrch(&sk).unwrap(), 2);
         let sk = ScanKey::Prefix {
             values: &five,
             after: true,
+            order: KeyOrder::default(),
         };
         assert_eq!(p.binsrch(&sk).unwrap(), 3);
         assert_eq!(p.binsrch(&ScanKey::PlusInfinity).unwrap(), 4);
@@ -701,6 +704,7 @@ mod tests {
             p.find_child(&ScanKey::Prefix {
                 values: &v,
                 after: false,
+                order: KeyOrder::default(),
             })
             .unwrap()
             .1

@@ -81,7 +81,7 @@ pub struct BTreeScan<'a> {
 impl<'a> BTree<'a> {
     /// Scan the entries whose leading key columns lie between `lower` and `upper` (each
     /// bound a prefix of the key: equality on a leading prefix is `Included(v)..=Included(v)`),
-    /// in `direction`. Bound values compare as keys do, NULLs last.
+    /// in `direction`. Bound values compare as keys do, in the tree's [`super::KeyOrder`].
     pub fn scan(
         &self,
         lower: Bound<Vec<Value>>,
@@ -133,10 +133,12 @@ impl ScanSpec<'_> {
             Bound::Included(v) => ScanKey::Prefix {
                 values: v,
                 after: !forward,
+                order: self.tree.order,
             },
             Bound::Excluded(v) => ScanKey::Prefix {
                 values: v,
                 after: forward,
+                order: self.tree.order,
             },
         }
     }
@@ -152,7 +154,7 @@ impl ScanSpec<'_> {
             Bound::Included(v) => (v, true),
             Bound::Excluded(v) => (v, false),
         };
-        let cmp = tuple::compare_bound(t, v).map_err(|d| page.corrupt(d))?;
+        let cmp = tuple::compare_bound(t, v, self.tree.order).map_err(|d| page.corrupt(d))?;
         Ok(match cmp {
             None => true,
             Some(std::cmp::Ordering::Equal) => inclusive,
@@ -172,7 +174,7 @@ impl ScanSpec<'_> {
             Bound::Excluded(v) => (v, false),
         };
         Ok(
-            match tuple::compare_bound(&hk, v).map_err(|d| page.corrupt(d))? {
+            match tuple::compare_bound(&hk, v, self.tree.order).map_err(|d| page.corrupt(d))? {
                 Some(std::cmp::Ordering::Greater) => true,
                 Some(std::cmp::Ordering::Equal) => !inclusive,
                 _ => false,

@@ -162,7 +162,7 @@ impl<'a> BTree<'a> {
         let mut failure = None;
         spans.sort_unstable_by(|a, b| {
             tuple_at(a)
-                .and_then(|a| tuple_at(b).and_then(|b| tuple::compare_tuples(&a, &b)))
+                .and_then(|a| tuple_at(b).and_then(|b| tuple::compare_tuples(&a, &b, self.order)))
                 .unwrap_or_else(|e| {
                     failure.get_or_insert(e);
                     std::cmp::Ordering::Equal
@@ -174,7 +174,7 @@ impl<'a> BTree<'a> {
         for w in spans.windows(2) {
             let (a, b) = (tuple_at(&w[0]), tuple_at(&w[1]));
             let same = a
-                .and_then(|a| b.and_then(|b| tuple::compare_tuples(&a, &b)))
+                .and_then(|a| b.and_then(|b| tuple::compare_tuples(&a, &b, self.order)))
                 .map_err(PgError::internal)?;
             if same == std::cmp::Ordering::Equal {
                 let tid = tuple_at(&w[0])

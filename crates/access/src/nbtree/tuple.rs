@@ -655,6 +655,59 @@ impl<'a> Iterator for Columns<'a> {
     }
 }
 
+/// How each key column of an index orders (PostgreSQL's `pg_index.indoption`): bit `i`
+/// of `desc` makes column `i` descending, bit `i` of `nulls_first` puts its NULLs before
+/// its values. The default is every column ascending with NULLs last (nbtree rule 2).
+/// NULLs sort by `nulls_first` alone, so `DESC` (NULLs first) reverses `ASC` (NULLs last)
+/// exactly and a backward scan of one reads the other's order.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct KeyOrder {
+    pub desc: u32,
+    pub nulls_first: u32,
+}
+
+impl KeyOrder {
+    /// Column `i`'s (descending, NULLs first).
+    pub fn column(self, i: usize) -> (bool, bool) {
+        let bit = |m: u32| i < 32 && m & (1 << i) != 0;
+        (bit(self.desc), bit(self.nulls_first))
+    }
+
+    /// Set column `i`'s order.
+    pub fn set(&mut self, i: usize, desc: bool, nulls_first: bool) {
+        debug_assert!(i < 32, "INDEX_MAX_KEYS is 32");
+        let bit = 1u32 << (i & 31);
+        self.desc = if desc {
+            self.desc | bit
+        } else {
+            self.desc & !bit
+        };
+        self.nulls_first = if nulls_first {
+            self.nulls_first | bit
+        } else {
+            self.nulls_first & !bit
+        };
+    }
+
+    /// Compare values of key column `i` in the index's order.
+    #[inline]
+    pub(crate) fn cmp(self, i: usize, a: Datum<'_>, b: Datum<'_>) -> Ordering {
+        if self == KeyOrder::default() {
+            return a.cmp(b);
+        }
+        let (desc, nulls_first) = self.column(i);
+        match (matches!(a, Datum::Null), matches!(b, Datum::Null)) {
+            (true, true) => Ordering::Equal,
+            (true, false) if nulls_first => Ordering::Less,
+            (true, false) => Ordering::Greater,
+            (false, true) if nulls_first => Ordering::Greater,
+            (false, true) => Ordering::Less,
+            (false, false) if desc => a.cmp(b).reverse(),
+            (false, false) => a.cmp(b),
+        }
+    }
+}
+
 /// Where a search lands (nbtree rule 2). A search key never compares equal to a tuple,
 /// except `Exact` against the very same entry, so "the first tuple greater than or equal
 /// to the key" is a single well-defined position.
@@ -666,11 +719,16 @@ pub(crate) enum ScanKey<'k> {
     PlusInfinity,
     /// Just before (`after == false`) or just after every tuple whose leading columns
     /// equal `values`.
-    Prefix { values: &'k [Value], after: bool },
+    Prefix {
+        values: &'k [Value],
+        after: bool,
+        order: KeyOrder,
+    },
     /// The position of one entry: all key columns and the heap TID (insert, delete).
     Exact {
         values: &'k [Value],
         tid: ItemPointer,
+        order: KeyOrder,
     },
 }
 
@@ -679,19 +737,19 @@ pub(crate) enum ScanKey<'k> {
 /// kept, where the pivot kept no TID, sorts after the pivot: no real tuple equals its
 /// minus-infinity remainder, so the search need not visit the page to its left.
 pub(crate) fn compare(sk: &ScanKey<'_>, tup: &TupleRef<'_>) -> Result<Ordering, Corrupt> {
-    let (values, tid) = match *sk {
+    let (values, tid, order) = match *sk {
         ScanKey::MinusInfinity => return Ok(Ordering::Less),
         ScanKey::PlusInfinity => return Ok(Ordering::Greater),
-        ScanKey::Prefix { values, .. } => (values, None),
-        ScanKey::Exact { values, tid } => (values, Some(tid)),
+        ScanKey::Prefix { values, order, .. } => (values, None, order),
+        ScanKey::Exact { values, tid, order } => (values, Some(tid), order),
     };
     let mut cols = tup.columns();
-    for v in values {
+    for (i, v) in values.iter().enumerate() {
         let Some(d) = cols.next() else {
             // The tuple is a truncated pivot: its remaining columns are minus infinity.
             return Ok(Ordering::Greater);
         };
-        let o = Datum::of(v).cmp(d?);
+        let o = order.cmp(i, Datum::of(v), d?);
         if o != Ordering::Equal {
             return Ok(o);
         }
@@ -724,13 +782,14 @@ pub(crate) fn compare(sk: &ScanKey<'_>, tup: &TupleRef<'_>) -> Result<Ordering, 
 pub(crate) fn compare_bound(
     tup: &TupleRef<'_>,
     bound: &[Value],
+    order: KeyOrder,
 ) -> Result<Option<Ordering>, Corrupt> {
     let mut cols = tup.columns();
-    for v in bound {
+    for (i, v) in bound.iter().enumerate() {
         let Some(d) = cols.next() else {
             return Ok(None);
         };
-        let o = d?.cmp(Datum::of(v));
+        let o = order.cmp(i, d?, Datum::of(v));
         if o != Ordering::Equal {
             return Ok(Some(o));
         }
@@ -740,13 +799,19 @@ pub(crate) fn compare_bound(
 
 /// Total order of two stored tuples (missing columns and TIDs are minus infinity); for
 /// the build's sort and the invariant checker.
-pub(crate) fn compare_tuples(a: &TupleRef<'_>, b: &TupleRef<'_>) -> Result<Ordering, Corrupt> {
+pub(crate) fn compare_tuples(
+    a: &TupleRef<'_>,
+    b: &TupleRef<'_>,
+    order: KeyOrder,
+) -> Result<Ordering, Corrupt> {
     let mut ca = a.columns();
     let mut cb = b.columns();
+    let mut i = 0;
     loop {
         match (ca.next().transpose()?, cb.next().transpose()?) {
             (Some(x), Some(y)) => {
-                let o = x.cmp(y);
+                let o = order.cmp(i, x, y);
+                i += 1;
                 if o != Ordering::Equal {
                     return Ok(o);
                 }
@@ -863,8 +928,14 @@ mod tests {
         assert_eq!(p.natts(), 1);
         assert_eq!(p.heap_tid(), None);
         assert_eq!(p.values().unwrap(), vec![Value::Int4(2)]);
-        assert_eq!(compare_tuples(&l, &p).unwrap(), Ordering::Less);
-        assert_eq!(compare_tuples(&p, &r).unwrap(), Ordering::Less);
+        assert_eq!(
+            compare_tuples(&l, &p, KeyOrder::default()).unwrap(),
+            Ordering::Less
+        );
+        assert_eq!(
+            compare_tuples(&p, &r, KeyOrder::default()).unwrap(),
+            Ordering::Less
+        );
 
         // Equal keys keep every column and firstright's TID.
         let l2 = encode_leaf(&[Value::Int4(5)], tid(3, 1));
@@ -873,8 +944,14 @@ mod tests {
         let p2 = leaf_pivot(&l2, &r2).unwrap();
         let p2 = TupleRef::parse(&p2).unwrap();
         assert_eq!(p2.heap_tid(), Some(tid(3, 2)));
-        assert_eq!(compare_tuples(&l2, &p2).unwrap(), Ordering::Less);
-        assert_eq!(compare_tuples(&p2, &r2).unwrap(), Ordering::Equal);
+        assert_eq!(
+            compare_tuples(&l2, &p2, KeyOrder::default()).unwrap(),
+            Ordering::Less
+        );
+        assert_eq!(
+            compare_tuples(&p2, &r2, KeyOrder::default()).unwrap(),
+            Ordering::Equal
+        );
         let down = with_downlink(&p2, 77);
         let down = TupleRef::parse(&down).unwrap();
         assert_eq!(down.downlink(), 77);
@@ -893,10 +970,12 @@ mod tests {
         let before = ScanKey::Prefix {
             values: &k5,
             after: false,
+            order: KeyOrder::default(),
         };
         let after = ScanKey::Prefix {
             values: &k5,
             after: true,
+            order: KeyOrder::default(),
         };
         assert_eq!(compare(&before, &t).unwrap(), Ordering::Less);
         assert_eq!(compare(&after, &t).unwrap(), Ordering::Greater);
@@ -909,6 +988,7 @@ mod tests {
             let exact = ScanKey::Exact {
                 values: &full,
                 tid: t2,
+                order: KeyOrder::default(),
             };
             assert_eq!(compare(&exact, &t).unwrap(), o);
         }
@@ -924,18 +1004,26 @@ mod tests {
         let exact = ScanKey::Exact {
             values: &full,
             tid: tid(0, 0),
+            order: KeyOrder::default(),
         };
         assert_eq!(compare(&exact, &pivot).unwrap(), Ordering::Greater);
         let k4 = [Value::Int4(4), Value::Int4(100)];
         let p4 = ScanKey::Prefix {
             values: &k4,
             after: true,
+            order: KeyOrder::default(),
         };
         assert_eq!(compare(&p4, &pivot).unwrap(), Ordering::Less);
-        assert_eq!(compare_bound(&pivot, &full).unwrap(), None);
-        assert_eq!(compare_bound(&pivot, &k5).unwrap(), Some(Ordering::Equal));
         assert_eq!(
-            compare_bound(&t, &[Value::Int4(6)]).unwrap(),
+            compare_bound(&pivot, &full, KeyOrder::default()).unwrap(),
+            None
+        );
+        assert_eq!(
+            compare_bound(&pivot, &k5, KeyOrder::default()).unwrap(),
+            Some(Ordering::Equal)
+        );
+        assert_eq!(
+            compare_bound(&t, &[Value::Int4(6)], KeyOrder::default()).unwrap(),
             Some(Ordering::Less)
         );
     }
@@ -963,10 +1051,11 @@ mod tests {
                         &ScanKey::Prefix {
                             values: &k,
                             after: false,
+                            order: KeyOrder::default(),
                         },
                         &t,
                     )?;
-                    compare_tuples(&t, &t)
+                    compare_tuples(&t, &t, KeyOrder::default())
                 });
             }
         }

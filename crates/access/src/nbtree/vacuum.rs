@@ -47,7 +47,11 @@ impl<'a> BTree<'a> {
                 key.len()
             )));
         }
-        let sk = ScanKey::Exact { values: key, tid };
+        let sk = ScanKey::Exact {
+            values: key,
+            tid,
+            order: self.order,
+        };
         let (mut block, _) = self.descend(&sk, Access::Read)?;
         let mut walk = LinkWalk::default();
         loop {

@@ -8,7 +8,7 @@ use catalog::{IndexDesc, NewIndex, NewKey, TableDesc};
 use common::{ItemPointer, PgError, PgResult, SqlState, Value};
 
 use crate::ExecContext;
-use crate::index::{btree, key_of, key_text};
+use crate::index::{btree, entry_of, key_text};
 use crate::sortkey::RowKey;
 /// The entries a new index over `probe.columns` gets: one per tuple version (readers
 /// check versions against their snapshots). For a unique index, the keys of versions
@@ -29,7 +29,8 @@ fn index_entries(
         if visibility::aborted_insert(&h, cx.tx)? {
             continue;
         }
-        let key = key_of(&access::tuple::decode(&bytes, &types)?, probe);
+        let entry = entry_of(&access::tuple::decode(&bytes, &types)?, probe);
+        let key = &entry[..probe.columns.len()];
         if (probe.unique || not_null) && visibility::liveness(&h, cx.tx)? != Liveness::Dead {
             if not_null && let Some(k) = key.iter().position(Value::is_null) {
                 let column = &table.columns[probe.columns[k]].name;
@@ -43,10 +44,10 @@ fn index_entries(
             }
             // Keys with a NULL never conflict.
             if probe.unique && !key.iter().any(Value::is_null) {
-                live.push(RowKey(key.clone()));
+                live.push(RowKey(key.to_vec()));
             }
         }
-        entries.push((key, tid));
+        entries.push((entry, tid));
     }
     // Equal under the btree's order, not bytewise: 1.0 and 1.00, '1 mon' and '30 days'
     // are duplicates.
@@ -79,6 +80,9 @@ pub(crate) fn create_index(cx: &ExecContext, table: &TableDesc, new: NewIndex) -
         unique: new.unique,
         primary: false,
         constraint: false,
+        order: new.order,
+        include: new.include.clone(),
+        predicate: new.predicate.clone(),
     };
     let entries = index_entries(cx, table, &probe, false)?;
     cx.catalog.create_index(
@@ -108,6 +112,7 @@ pub(crate) fn add_key(cx: &ExecContext, table: &TableDesc, key: NewKey) -> PgRes
         unique: true,
         primary: key.primary,
         constraint: true,
+        ..IndexDesc::default()
     };
     let entries = index_entries(cx, table, &probe, key.primary)?;
     cx.catalog.add_key(
@@ -128,7 +133,7 @@ fn build_index(
     entries: Vec<(Vec<Value>, ItemPointer)>,
 ) -> PgResult<()> {
     cx.pool.create_relation(index.rel)?;
-    btree(cx, index).build(index.columns.len(), entries)?;
+    btree(cx, index).build(index.columns.len() + index.include.len(), entries)?;
     Ok(())
 }
 
@@ -138,7 +143,7 @@ pub(crate) fn create_table_storage(cx: &ExecContext, table: &TableDesc) -> PgRes
     cx.pool.create_relation(table.rel)?;
     for index in &table.indexes {
         cx.pool.create_relation(index.rel)?;
-        btree(cx, index).create(index.columns.len())?;
+        btree(cx, index).create(index.columns.len() + index.include.len())?;
     }
     Ok(())
 }

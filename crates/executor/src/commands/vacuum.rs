@@ -15,7 +15,7 @@
 
 use std::collections::{BTreeMap, HashSet};
 
-use access::nbtree::{BTree, RootCache};
+use access::nbtree::RootCache;
 use access::visibility;
 use catalog::TableDesc;
 use common::ids::OffsetNumber;
@@ -80,7 +80,7 @@ pub fn vacuum_table(
         })
         .collect();
     for index in &table.indexes {
-        let tree = BTree::new(pool, roots, index.rel).with_name(&index.name);
+        let tree = index.btree(pool, roots);
         let s = tree.bulk_delete(|tid| tids.contains(&tid))?;
         stats.index_entries_removed += s.tuples_removed;
     }

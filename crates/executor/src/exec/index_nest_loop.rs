@@ -34,13 +34,11 @@ impl Operator for IndexNestLoopOp<'_> {
             let mut matched = false;
             if !key.is_null() {
                 let env = self.env;
-                let scan = BTree::new(env.pool, env.roots, self.index.rel)
-                    .with_name(&self.index.name)
-                    .scan(
-                        Bound::Included(vec![key.clone()]),
-                        Bound::Included(vec![key]),
-                        ScanDirection::Forward,
-                    )?;
+                let scan = self.index.btree(env.pool, env.roots).scan(
+                    Bound::Included(vec![key.clone()]),
+                    Bound::Included(vec![key]),
+                    ScanDirection::Forward,
+                )?;
                 for entry in scan {
                     let (_, tid) = entry?;
                     env.tx.check_for_interrupts()?;

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::ops::Bound;
 
 use access::heapam::{self, HeapScan};
-use access::nbtree::{BTree, BTreeScan, ScanDirection};
+use access::nbtree::{BTreeScan, ScanDirection};
 use common::{DataType, ItemPointer, PgError, PgResult, SqlState, Value};
 use planner::Plan;
 use sql::bound::{AggCall, Expr, JoinKind, SortKey};
@@ -149,19 +149,15 @@ fn build_node<'a>(
                 bound_values(&env, lower, false, table, index)?,
                 bound_values(&env, upper, true, table, index)?,
             ) {
-                (Some(lo), Some(hi)) => Some(
-                    BTree::new(pool, env.roots, index.rel)
-                        .with_name(&index.name)
-                        .scan(
-                            lo,
-                            hi,
-                            if *backward {
-                                ScanDirection::Backward
-                            } else {
-                                ScanDirection::Forward
-                            },
-                        )?,
-                ),
+                (Some(lo), Some(hi)) => Some(index.btree(pool, env.roots).scan(
+                    lo,
+                    hi,
+                    if *backward {
+                        ScanDirection::Backward
+                    } else {
+                        ScanDirection::Forward
+                    },
+                )?),
                 _ => None,
             };
             Box::new(IndexScanOp {

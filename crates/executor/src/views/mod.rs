@@ -403,6 +403,21 @@ pub(crate) fn pg_attribute_rows(s: &crate::session::Session) -> Vec<Row> {
                 }),
             ]);
         }
+        // An index's columns: its table's, renumbered, without NOT NULL, DEFAULT,
+        // identity or a statistics target of their own.
+        let first = out.len() - t.columns.len();
+        for index in &t.indexes {
+            for (n, c) in index.stored_columns().enumerate() {
+                let mut row = out[first + c].clone();
+                row[0] = Value::Oid(index.oid);
+                row[4] = Value::Int2(n as i16 + 1);
+                row[6] = Value::Bool(false);
+                row[7] = Value::Bool(false);
+                row[8] = Value::Text(String::new());
+                row[14] = Value::Int4(-1);
+                out.push(row);
+            }
+        }
     })
 }
 
@@ -412,12 +427,11 @@ pub(crate) fn pg_attribute_rows(s: &crate::session::Session) -> Vec<Row> {
 pub(crate) fn pg_index_rows(s: &crate::session::Session) -> Vec<Row> {
     rows_per_table(s, |t, out| {
         for i in &t.indexes {
-            let width = Value::Int2(i.columns.len() as i16);
             out.push(vec![
                 Value::Oid(i.oid),
                 Value::Oid(t.oid),
-                width.clone(),
-                width,
+                Value::Int2((i.columns.len() + i.include.len()) as i16),
+                Value::Int2(i.columns.len() as i16),
                 Value::Bool(i.unique),
                 Value::Bool(false),
                 Value::Bool(i.primary),
@@ -429,6 +443,8 @@ pub(crate) fn pg_index_rows(s: &crate::session::Session) -> Vec<Row> {
                 Value::Bool(true),
                 Value::Bool(true),
                 Value::Bool(false),
+                Value::Null,
+                Value::Null,
             ]);
         }
     })

@@ -341,6 +341,7 @@ impl Binder<'_> {
                     unique: true,
                     primary: k.primary,
                     constraint: true,
+                    ..Default::default()
                 })
                 .collect(),
             ..Default::default()
@@ -560,7 +561,8 @@ impl Binder<'_> {
 }
 
 impl Binder<'_> {
-    /// CREATE [UNIQUE] INDEX [IF NOT EXISTS] [name] ON t [USING btree] (col [ASC], ...).
+    /// CREATE [UNIQUE] INDEX [IF NOT EXISTS] [name] ON t [USING btree]
+    /// (col [ASC | DESC] [NULLS FIRST | LAST], ...) [INCLUDE (col, ...)].
     pub(crate) fn bind_create_index(&self, c: &ast::CreateIndex) -> PgResult<BoundStatement> {
         let table = self.table(&c.table_name)?;
         if let Some(u) = &c.using
@@ -571,10 +573,8 @@ impl Binder<'_> {
         if c.concurrently {
             return Err(PgError::unsupported("CREATE INDEX CONCURRENTLY"));
         }
-        if !c.include.is_empty() || c.predicate.is_some() || !c.with.is_empty() {
-            return Err(PgError::unsupported(
-                "CREATE INDEX with INCLUDE, WHERE or WITH",
-            ));
+        if c.predicate.is_some() || !c.with.is_empty() {
+            return Err(PgError::unsupported("CREATE INDEX with WHERE or WITH"));
         }
         if c.nulls_distinct == Some(false) {
             return Err(PgError::unsupported("NULLS NOT DISTINCT"));
@@ -592,29 +592,40 @@ impl Binder<'_> {
                 notices: vec![already_exists_skipping(n)],
             });
         }
+        let column = |id: &ast::Ident| {
+            let col = ident_name(id);
+            table.column_index(&col).ok_or_else(|| {
+                PgError::new(
+                    SqlState::UNDEFINED_COLUMN,
+                    format!("column \"{col}\" does not exist"),
+                )
+            })
+        };
         let mut columns = Vec::with_capacity(c.columns.len());
+        let mut order = catalog::KeyOrder::default();
         for ic in &c.columns {
             let ast::Expr::Identifier(id) = &ic.column.expr else {
                 return Err(PgError::unsupported("indexes on expressions"));
             };
-            if ic.operator_class.is_some()
-                || matches!(ic.column.options.sort, Some(ast::OrderBySort::Desc))
-                || ic.column.options.nulls_first == Some(true)
-            {
-                return Err(PgError::unsupported(
-                    "index columns with DESC, NULLS FIRST or an operator class",
-                ));
+            if ic.operator_class.is_some() {
+                return Err(PgError::unsupported("index columns with an operator class"));
             }
-            let col = ident_name(id);
-            let Some(i) = table.column_index(&col) else {
-                return Err(PgError::new(
-                    SqlState::UNDEFINED_COLUMN,
-                    format!("column \"{col}\" does not exist"),
-                ));
+            let desc = match &ic.column.options.sort {
+                None | Some(ast::OrderBySort::Asc) => false,
+                Some(ast::OrderBySort::Desc) => true,
+                Some(ast::OrderBySort::Using(_)) => {
+                    return Err(PgError::unsupported("index columns with USING"));
+                }
             };
-            columns.push(i);
+            // DESC puts NULLs first unless told otherwise, as in ORDER BY.
+            let nulls_first = ic.column.options.nulls_first.unwrap_or(desc);
+            if columns.len() < common::limits::INDEX_MAX_KEYS {
+                order.set(columns.len(), desc, nulls_first);
+            }
+            columns.push(column(id)?);
         }
-        if columns.len() > common::limits::INDEX_MAX_KEYS {
+        let include = c.include.iter().map(column).collect::<PgResult<Vec<_>>>()?;
+        if columns.len() + include.len() > common::limits::INDEX_MAX_KEYS {
             return Err(PgError::new(
                 SqlState::TOO_MANY_COLUMNS,
                 format!(
@@ -629,6 +640,9 @@ impl Binder<'_> {
                 name,
                 columns,
                 unique: c.unique,
+                order,
+                include,
+                predicate: None,
             },
         })
     }
