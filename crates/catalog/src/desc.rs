@@ -71,6 +71,12 @@ pub struct IndexDesc {
 }
 
 impl IndexDesc {
+    /// Does the index make its key unique across the whole table? A partial unique
+    /// index only does among the rows its predicate picks.
+    pub fn proves_unique(&self) -> bool {
+        self.unique && self.predicate.is_none()
+    }
+
     /// The columns each entry stores: the key, then the INCLUDE columns.
     pub fn stored_columns(&self) -> impl Iterator<Item = usize> + '_ {
         self.columns.iter().chain(&self.include).copied()
@@ -352,15 +358,15 @@ impl TableDesc {
             || self.checks.iter().any(|c| c.name == name)
     }
 
-    /// Whether `new` changes a key column of `old`: a column of a unique index, which a
-    /// foreign key may reference (PostgreSQL's key attributes). An UPDATE that changes
+    /// Whether `new` changes a key column of `old`: a column of a (whole-table) unique
+    /// index, which a foreign key may reference (PostgreSQL's key attributes). An UPDATE that changes
     /// none holds the row in NoKeyUpdate mode, which foreign key checks do not wait for.
     /// Values compare as the index does, so `1.0` for `1.00` keeps the key (PostgreSQL
     /// compares bytes and calls it a change: it waits where Myriad need not).
     pub fn keys_changed(&self, old: &[Value], new: &[Value]) -> bool {
         self.indexes
             .iter()
-            .filter(|i| i.unique)
+            .filter(|i| i.proves_unique())
             .flat_map(|i| &i.columns)
             .any(|&c| old.get(c) != new.get(c))
     }
@@ -497,8 +503,8 @@ pub enum TableChange {
     },
     /// ALTER COLUMN SET NOT NULL / DROP NOT NULL.
     NotNull { column: usize, not_null: bool },
-    /// RENAME COLUMN, with the new text of each CHECK constraint that reads the column
-    /// (by OID).
+    /// RENAME COLUMN, with the new text of each CHECK constraint and partial index
+    /// predicate that reads the column (by the constraint's or the index's OID).
     RenameColumn {
         column: usize,
         name: String,

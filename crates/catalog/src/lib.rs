@@ -1529,7 +1529,7 @@ impl Catalog {
         };
         let mut files = Vec::new();
         t.indexes.retain(|i| {
-            let uses = i.columns.contains(&column);
+            let uses = i.columns.contains(&column) || i.include.contains(&column);
             if uses {
                 files.push(RelFile {
                     rel: i.rel,
@@ -1598,6 +1598,8 @@ impl Catalog {
                     for (oid, text) in checks {
                         if let Some(c) = t.checks.iter_mut().find(|c| c.oid == oid) {
                             c.expr = text;
+                        } else if let Some(x) = t.indexes.iter_mut().find(|x| x.oid == oid) {
+                            x.predicate = Some(text);
                         }
                     }
                 }

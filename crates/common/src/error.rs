@@ -90,6 +90,7 @@ impl SqlState {
     pub const INVALID_COLUMN_REFERENCE: SqlState = SqlState("42P10");
     /// A construct that is not allowed in this position.
     pub const INVALID_TABLE_DEFINITION: SqlState = SqlState("42P16");
+    pub const INVALID_OBJECT_DEFINITION: SqlState = SqlState("42P17");
     /// Too many columns, too long a name, ...
     pub const TOO_MANY_COLUMNS: SqlState = SqlState("54011");
     /// A statement that is well-formed but not allowed here.

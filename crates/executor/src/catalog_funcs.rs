@@ -80,6 +80,9 @@ pub(crate) fn eval(
                 let inc: Vec<String> = i.include.iter().map(|&c| name(c)).collect();
                 def.push_str(&format!(" INCLUDE ({})", inc.join(", ")));
             }
+            if let Some(p) = crate::ruleutils::index_predicate(s, t, i, pretty) {
+                def.push_str(&format!(" WHERE {p}"));
+            }
             Value::Text(def)
         }
         F::PgGetConstraintDef => {

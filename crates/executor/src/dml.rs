@@ -102,6 +102,7 @@ pub fn insert(
     returning: Option<&Returning>,
     fks: &sql::bound::ForeignKeyChecks,
     checks: &[BoundCheck],
+    predicates: &[sql::bound::BoundIndexPredicate],
 ) -> PgResult<Vec<Row>> {
     let types = table.column_types();
     // Length checks of char(n)/varchar(n) happened in the casts; NOT NULL and CHECK
@@ -115,7 +116,7 @@ pub fn insert(
         return Ok(out);
     }
     for row in &rows {
-        insert_checked_row(cx, table, &types, row)?;
+        insert_checked_row(cx, table, &types, row, predicates)?;
     }
     if !fks.outgoing.is_empty() {
         let refs: Vec<&[Value]> = rows.iter().map(|r| r.as_slice()).collect();
@@ -131,6 +132,7 @@ pub(crate) fn insert_checked_row(
     table: &TableDesc,
     types: &[common::DataType],
     row: &Row,
+    predicates: &[sql::bound::BoundIndexPredicate],
 ) -> PgResult<()> {
     let t = access::tuple::encode(row, types)?;
     let tid = heapam::heap_insert(
@@ -141,7 +143,7 @@ pub(crate) fn insert_checked_row(
         cx.tx.cid(),
         table.options.fillfactor,
     )?;
-    index::insert_entries(cx, table, row, tid)
+    index::insert_entries(cx, table, row, tid, predicates)
 }
 
 /// The rows UPDATE or DELETE changes, with their addresses: the planner's scan (`scan`,
@@ -246,7 +248,7 @@ pub fn update(
             let keys = table.keys_changed(&old, &new);
             let result = heapam::heap_update(cx.pool, table.rel, tid, &t, xid, cx.tx, keys)?;
             if let HeapWrite::Done(new_tid) = result {
-                index::insert_entries(cx, table, &new, new_tid)?;
+                index::insert_entries(cx, table, &new, new_tid, &u.index_predicates)?;
                 changed.push(new);
                 if !u.fks.incoming.is_empty() {
                     replaced.push(old);

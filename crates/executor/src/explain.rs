@@ -130,6 +130,7 @@ pub fn explain(
                     insert.returning.as_ref(),
                     &insert.fks,
                     &insert.checks,
+                    &insert.index_predicates,
                 )?;
                 changed.push((insert.table.oid, n_inserted));
                 top_stats = Some(modified(t0, out.len()));

@@ -15,6 +15,7 @@ use access::nbtree::{BTree, UniqueInsert};
 use access::visibility::{self, Liveness};
 use catalog::{IndexDesc, TableDesc};
 use common::{ItemPointer, PgError, PgResult, SqlState, Value};
+use sql::bound::BoundIndexPredicate;
 
 use crate::ExecContext;
 
@@ -124,15 +125,61 @@ fn insert_entry(
     }
 }
 
-/// Add the entries of a new tuple version to every index of its table.
+/// Add the entries of a new tuple version to every index of its table; a partial index
+/// gets one where its condition (in `predicates`) is true for the row.
 pub(crate) fn insert_entries(
     cx: &ExecContext,
     table: &TableDesc,
     row: &[Value],
     tid: ItemPointer,
+    predicates: &[BoundIndexPredicate],
 ) -> PgResult<()> {
     for index in &table.indexes {
+        if index.predicate.is_some() && !in_partial_index(cx, index, predicates, row)? {
+            continue;
+        }
         insert_entry(cx, table, index, row, tid)?;
     }
     Ok(())
+}
+
+/// Does `row` belong in the partial index `index`: is its condition true?
+pub(crate) fn in_partial_index(
+    cx: &ExecContext,
+    index: &IndexDesc,
+    predicates: &[BoundIndexPredicate],
+    row: &[Value],
+) -> PgResult<bool> {
+    let Some(p) = predicates.iter().find(|p| p.index == index.oid) else {
+        // Bound with the statement from the same table descriptor: never missing.
+        return Err(PgError::internal(format!(
+            "no predicate bound for partial index \"{}\"",
+            index.name
+        )));
+    };
+    Ok(cx.env().eval(&p.expr, row)? == Value::Bool(true))
+}
+
+/// The predicates of `table`'s partial indexes bound over its row, for a write the
+/// executor makes itself (not bound with a statement: ADD COLUMN's fill).
+pub(crate) fn bind_predicates(
+    cx: &ExecContext,
+    table: &TableDesc,
+) -> PgResult<Vec<BoundIndexPredicate>> {
+    table
+        .indexes
+        .iter()
+        .filter_map(|i| i.predicate.as_ref().map(|p| (i.oid, p)))
+        .map(|(index, text)| {
+            Ok(BoundIndexPredicate {
+                index,
+                expr: sql::binder::bind_index_predicate(
+                    &cx.session.catalog,
+                    table,
+                    text,
+                    cx.session.info,
+                )?,
+            })
+        })
+        .collect()
 }

@@ -1,5 +1,6 @@
-//! Stored expressions (a CHECK constraint's condition) as PostgreSQL's ruleutils prints
-//! them for `pg_get_constraintdef` and `pg_get_expr`: nothing folded, the implicit casts
+//! Stored expressions (a CHECK constraint's condition, a partial index's predicate) as
+//! PostgreSQL's ruleutils prints them for `pg_get_constraintdef`, `pg_get_indexdef` and
+//! `pg_get_expr`: nothing folded, the implicit casts
 //! of operator and function arguments shown (`b >= (0)::numeric`), `x IN (...)` as
 //! `x = ANY (ARRAY[...])`. Each operator, test and boolean node brings its own
 //! parentheses; `pretty` (psql's `\d`) leaves out those that precedence makes needless,
@@ -11,7 +12,6 @@ use sql::bound::{BinaryOp, Expr, ExprKind, ScalarFunc};
 
 use crate::deparse::{bool_test_word, constant, deparse, func_name, like_operator};
 
-/// `e` over a row whose columns are `names`.
 /// `e` over columns `names` as PostgreSQL's `pg_get_expr` prints it (`pretty`: with
 /// fewer parentheses); constants print in the session's text context `text`.
 pub fn deparse_stored_expr(
@@ -368,6 +368,24 @@ fn flatten<'e>(e: &'e Expr, op: BinaryOp, out: &mut Vec<&'e Expr>) {
 
 pub(crate) fn column_names(table: &TableDesc) -> Vec<String> {
     table.columns.iter().map(|c| c.name.clone()).collect()
+}
+
+/// A partial index's predicate as `pg_get_indexdef` prints it after `WHERE` (`pretty`:
+/// psql's `\d`, without the outer parentheses), or `None` for a whole-table index.
+pub(crate) fn index_predicate(
+    s: &crate::session::Session,
+    table: &TableDesc,
+    index: &catalog::IndexDesc,
+    pretty: bool,
+) -> Option<String> {
+    let text = index.predicate.as_ref()?;
+    Some(
+        match sql::binder::bind_index_predicate(&s.catalog, table, text, s.info) {
+            Ok(e) => deparse_stored_expr(s.text(), &e, &column_names(table), pretty),
+            // Not expected: the text was bound when the index was made.
+            Err(_) => text.clone(),
+        },
+    )
 }
 
 /// `CHECK (condition)` as `pg_get_constraintdef` prints it, `NOT VALID` after one whose

@@ -140,7 +140,8 @@ pub(crate) fn index_lookup<'p>(
     };
     rest.iter().enumerate().find_map(|(cond, c)| {
         let (outer_key, col) = equi_key(c, left_width, table)?;
-        let index = table.indexes_leading(col).next()?;
+        // A partial index holds only some rows: not used for lookups yet.
+        let index = table.indexes_leading(col).find(|i| i.predicate.is_none())?;
         Some(Lookup {
             cond,
             outer_key,
@@ -332,7 +333,7 @@ pub(crate) fn unique_on(right: &Plan, width: usize, cond: Option<&Expr>) -> bool
     equated.iter().any(|&col| {
         table
             .indexes_leading(col)
-            .any(|ix| ix.unique && ix.columns.iter().all(|c| equated.contains(c)))
+            .any(|ix| ix.proves_unique() && ix.columns.iter().all(|c| equated.contains(c)))
     })
 }
 

@@ -139,10 +139,11 @@ enum Way {
         right_keys: Vec<Expr>,
         on: Option<Expr>,
     },
-    /// The inner part is one table item, looked up through `index`.
+    /// The inner part is one table item, looked up through its index at position
+    /// `index` (no index is copied for a way that may not be kept).
     Index {
         table: Arc<TableDesc>,
-        index: IndexDesc,
+        index: usize,
         outer_key: Expr,
         key_cond: Expr,
         inner_filter: Option<Expr>,
@@ -196,7 +197,7 @@ impl Path {
                     } => Plan::IndexNestLoop {
                         left,
                         table: table.clone(),
-                        index: index.clone(),
+                        index: table.indexes[*index].clone(),
                         outer_key: outer_key.clone(),
                         key_cond: key_cond.clone(),
                         inner_filter: inner_filter.clone(),
@@ -809,7 +810,12 @@ impl Search<'_, '_> {
             );
             let way = Way::Index {
                 table: l.table.clone(),
-                index: l.index.clone(),
+                index: l
+                    .table
+                    .indexes
+                    .iter()
+                    .position(|i| std::ptr::eq(i, l.index))
+                    .expect("the lookup's index is one of its table's"),
                 outer_key: l.outer_key,
                 key_cond,
                 inner_filter: l.filter.cloned(),

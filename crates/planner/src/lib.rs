@@ -22,6 +22,7 @@ pub mod estimate;
 mod join;
 pub mod join_search;
 mod plan;
+mod predicate;
 mod pullup;
 mod pushdown;
 mod scan;

@@ -27,7 +27,7 @@ pub(crate) fn ordered_by_index(
             exprs,
         },
         Plan::Sort { input, keys } => match *input {
-            Plan::Project { input: scan, exprs } => match index_order(&scan, &exprs, &keys) {
+            Plan::Project { input: scan, exprs } => match index_order(cx, &scan, &exprs, &keys) {
                 Some(ordered) => {
                     let indexed = Plan::Project {
                         input: Box::new(ordered),
@@ -88,7 +88,12 @@ fn in_order_is_cheaper(
 /// must be an index's columns after a leading run of fixed ones, each in its column's
 /// order (a forward scan) or each in the reverse (backward). The scan's own index is
 /// preferred, then the oldest that fits.
-pub(crate) fn index_order(scan: &Plan, exprs: &[Expr], keys: &[SortKey]) -> Option<Plan> {
+pub(crate) fn index_order(
+    cx: &PlanContext<'_>,
+    scan: &Plan,
+    exprs: &[Expr],
+    keys: &[SortKey],
+) -> Option<Plan> {
     let (table, filter, current) = match scan {
         Plan::SeqScan { table, filter } => (table, filter, None),
         Plan::IndexScan {
@@ -152,13 +157,18 @@ pub(crate) fn index_order(scan: &Plan, exprs: &[Expr], keys: &[SortKey]) -> Opti
     let mut leads: Vec<usize> = vec![first];
     leads.extend(quals.iter().filter(|q| q.1 == BinaryOp::Eq).map(|q| q.0));
     leads.dedup();
-    let (index, backward) = current
-        .and_then(|i| direction(i).map(|b| (i, b)))
-        .or_else(|| {
+    // A partial index serves only where the conditions imply its predicate (rule 11).
+    let fits = |i: &IndexDesc| {
+        let b = direction(i)?;
+        let implied = crate::predicate::usable(cx, table, i, &conjuncts)?;
+        Some((b, implied))
+    };
+    let (index, (backward, implied)) =
+        current.and_then(|i| fits(i).map(|f| (i, f))).or_else(|| {
             leads.iter().find_map(|&c| {
                 table
                     .indexes_leading(c)
-                    .find_map(|i| direction(i).map(|b| (i, b)))
+                    .find_map(|i| fits(i).map(|f| (i, f)))
             })
         })?;
     let (lower, upper) = match index_candidate(index, &quals) {
@@ -170,9 +180,30 @@ pub(crate) fn index_order(scan: &Plan, exprs: &[Expr], keys: &[SortKey]) -> Opti
         index: index.clone(),
         lower,
         upper,
-        filter: filter.clone(),
+        filter: filter
+            .as_ref()
+            .and_then(|f| without(f, &conjuncts, &implied)),
         backward,
     })
+}
+
+/// `filter`, the AND of `conjuncts`, less those at positions `drop` (a partial index's
+/// predicate implies them); `None` if none is left.
+fn without(filter: &Expr, conjuncts: &[&Expr], drop: &[usize]) -> Option<Expr> {
+    if drop.is_empty() {
+        return Some(filter.clone());
+    }
+    conjuncts
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !drop.contains(i))
+        .map(|(_, e)| (*e).clone())
+        .reduce(|a, b| {
+            Expr::new(
+                ExprKind::Binary(BinaryOp::And, Box::new(a), Box::new(b)),
+                DataType::Bool,
+            )
+        })
 }
 
 /// (column, operator, constant, conjunct index) for each of `conjuncts` an index can
@@ -226,6 +257,9 @@ pub(crate) fn index_quals(
 /// An index the conjuncts constrain: its key range and the conjuncts it comes from.
 pub(crate) struct Candidate<'t> {
     pub(crate) index: &'t IndexDesc,
+    /// For a partial index, the conjuncts its predicate implies (no scan of it need test
+    /// them again).
+    pub(crate) implied: Vec<usize>,
     pub(crate) lower: Bound<Vec<Expr>>,
     pub(crate) upper: Bound<Vec<Expr>>,
     /// The conjuncts (by index into the list `quals` came from) that bound the key.
@@ -305,6 +339,7 @@ pub(crate) fn index_candidate<'t>(
     }
     (!used.is_empty()).then_some(Candidate {
         index,
+        implied: Vec::new(),
         lower,
         upper,
         used,
@@ -348,9 +383,14 @@ pub fn scan_path(cx: &PlanContext<'_>, table: Arc<TableDesc>, predicate: Expr) -
             for pos in table.index_positions_leading(q.0) {
                 let index = &table.indexes[pos];
                 INDEXES_EXAMINED.with(|n| n.set(n.get() + 1));
-                let Some(c) = index_candidate(index, &quals) else {
+                let Some(mut c) = index_candidate(index, &quals) else {
                     continue;
                 };
+                // A partial index only where the conjuncts imply its predicate (rule 11).
+                match crate::predicate::usable(cx, &table, index, &conjuncts) {
+                    Some(implied) => c.implied = implied,
+                    None => continue,
+                }
                 if c.full_key_equal && index.unique {
                     if unique.as_ref().is_none_or(|(at, _)| pos < *at) {
                         unique = Some((pos, c));
@@ -361,13 +401,12 @@ pub fn scan_path(cx: &PlanContext<'_>, table: Arc<TableDesc>, predicate: Expr) -
             }
         }
         if let Some((_, c)) = unique {
-            let (index, lower, upper) = (c.index.clone(), c.lower, c.upper);
             return Plan::IndexScan {
-                index,
+                index: c.index.clone(),
+                lower: c.lower,
+                upper: c.upper,
+                filter: without(&predicate, &conjuncts, &c.implied),
                 table,
-                lower,
-                upper,
-                filter: Some(predicate),
                 backward: false,
             };
         }
@@ -403,17 +442,14 @@ pub fn scan_path(cx: &PlanContext<'_>, table: Arc<TableDesc>, predicate: Expr) -
             best = (cost, Some(i));
         }
     }
-    let chosen = best
-        .1
-        .map(|i| candidates.swap_remove(i))
-        .map(|c| (c.index.clone(), c.lower, c.upper));
+    let chosen = best.1.map(|i| candidates.swap_remove(i));
     match chosen {
-        Some((index, lower, upper)) => Plan::IndexScan {
-            index,
+        Some(c) => Plan::IndexScan {
+            index: c.index.clone(),
+            lower: c.lower,
+            upper: c.upper,
+            filter: without(&predicate, &conjuncts, &c.implied),
             table,
-            lower,
-            upper,
-            filter: Some(predicate),
             backward: false,
         },
         None => Plan::SeqScan {

@@ -96,13 +96,12 @@ impl<'a> RelInfo<'a> {
         self.stats?.column(i as u16 + 1, &col.ty)
     }
 
-    /// Is column `i` alone the key of a unique index?
-    /// Whether column `i` alone is the key of a unique index (only the indexes it leads
-    /// are looked at).
+    /// Whether column `i` alone is the key of a unique index of the whole table (only
+    /// the indexes it leads are looked at).
     fn unique(&self, i: usize) -> bool {
         self.table
             .indexes_leading(i)
-            .any(|ix| ix.unique && ix.columns.len() == 1)
+            .any(|ix| ix.proves_unique() && ix.columns.len() == 1)
     }
 }
 

@@ -233,3 +233,58 @@ async fn pgbench_init_copy_in_its_transaction() {
     )
     .await;
 }
+
+/// COPY keeps a partial index as INSERT does: a row gets an entry only where the
+/// predicate holds, so a unique partial index refuses a duplicate among those rows only.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn copy_keeps_partial_indexes() {
+    let (_guard, addr) = target().await;
+    let mut c = Conn::connect(addr).await;
+    conn_ok(
+        &mut c,
+        "drop table if exists cp_p; create table cp_p (id int4, live bool); \
+         create unique index cp_p_live on cp_p (id) where live",
+    )
+    .await;
+    let copy = || vec![query("copy cp_p from stdin")];
+    check(
+        &mut c,
+        &[
+            (copy(), &["CopyInResponse 0 2"]),
+            (
+                vec![copy_data(b"1\tt\n1\tf\n1\tf\n2\tt\n"), copy_done()],
+                &["CommandComplete COPY 4", "ReadyForQuery I"],
+            ),
+            (copy(), &["CopyInResponse 0 2"]),
+            (
+                vec![copy_data(b"3\tf\n1\tt\n"), copy_done()],
+                &[
+                    "Error 23505 duplicate key value violates unique constraint \"cp_p_live\" [COPY cp_p, line 2]",
+                    "ReadyForQuery I",
+                ],
+            ),
+            (
+                vec![query(
+                    "set enable_seqscan = off; select count(*) from cp_p where live and id = 1",
+                )],
+                &[
+                    "CommandComplete SET",
+                    "RowDescription count:20/0",
+                    "DataRow 1",
+                    "CommandComplete SELECT 1",
+                    "ReadyForQuery I",
+                ],
+            ),
+        ],
+    )
+    .await;
+}
+
+async fn conn_ok(conn: &mut Conn, sql: &str) {
+    conn.send(&query(sql)).await;
+    let got = conn.until_ready().await;
+    assert!(
+        got.iter().all(|m| !m.starts_with("Error")),
+        "{sql}: {got:?}"
+    );
+}

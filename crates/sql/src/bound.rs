@@ -267,6 +267,66 @@ pub enum ScalarFunc {
     SetConfig,
 }
 
+impl ScalarFunc {
+    /// Is the function IMMUTABLE in PostgreSQL for these arguments (see
+    /// [`Expr::is_immutable`])? The clock, sequences, random values, settings and the
+    /// catalog are not; neither is date and time arithmetic in the session's time zone.
+    pub fn is_immutable(self, args: &[Expr]) -> bool {
+        use ScalarFunc as F;
+        let tz = args
+            .iter()
+            .any(|a| matches!(a.ty, DataType::TimestampTz(_)));
+        match self {
+            F::Now
+            | F::CurrentTimestamp
+            | F::TransactionTimestamp
+            | F::StatementTimestamp
+            | F::ClockTimestamp
+            | F::CurrentDate
+            | F::LocalTimestamp
+            | F::NextVal
+            | F::CurrVal
+            | F::SetVal
+            | F::LastVal
+            | F::GenRandomUuid
+            | F::Random
+            | F::MakeTimestampTz
+            | F::AtTimeZone
+            | F::CurrentSetting
+            | F::SetConfig => false,
+            // age(x) measures from today.
+            F::Age => args.len() == 2 && !tz,
+            // to_timestamp(text, format) reads the session's settings.
+            F::ToTimestamp => args.len() == 1,
+            F::DateTrunc | F::DatePart | F::Extract => !tz,
+            F::PgGetUserById
+            | F::PgTableIsVisible
+            | F::PgRelationSize
+            | F::PgTableSize
+            | F::PgIndexesSize
+            | F::PgTotalRelationSize
+            | F::FormatType
+            | F::PgGetExpr
+            | F::PgGetIndexDef
+            | F::PgGetConstraintDef
+            | F::PgGetStatisticsObjDefColumns
+            | F::PgRelationIsPublishable
+            | F::PgPartitionAncestors
+            | F::PgGetTriggerDef
+            | F::PgEncodingToChar
+            | F::ColDescription
+            | F::ObjDescription
+            | F::ShobjDescription
+            | F::PgTypeIsVisible
+            | F::PgFunctionIsVisible
+            | F::PgGetFunctionArguments
+            | F::PgGetFunctionIdentityArguments
+            | F::PgGetFunctionResult => false,
+            _ => true,
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AggFunc {
     CountStar,
@@ -448,6 +508,26 @@ impl Expr {
 
     pub fn column(index: usize, ty: DataType) -> Expr {
         Expr::new(ExprKind::Column(index), ty)
+    }
+
+    /// Does this expression always give the same value for the same row, whatever the
+    /// session, the clock, the time zone or the database holds (PostgreSQL's IMMUTABLE)?
+    /// What an index predicate or an index expression may be. Conservative: anything
+    /// that mixes `timestamptz` with another type reads the session's time zone.
+    pub fn is_immutable(&self) -> bool {
+        let mut ok = true;
+        self.walk(&mut |e| {
+            let tz = |t: &DataType| matches!(t, DataType::TimestampTz(_));
+            ok &= match &e.kind {
+                ExprKind::Param(_) | ExprKind::Outer(_) => false,
+                ExprKind::SubLink(_) | ExprKind::Agg(_) => false,
+                ExprKind::Func(f, args) => f.is_immutable(args),
+                ExprKind::Cast { expr, .. } => tz(&expr.ty) == tz(&e.ty),
+                ExprKind::Binary(_, l, r) => tz(&l.ty) == tz(&r.ty),
+                _ => true,
+            };
+        });
+        ok
     }
 
     /// Visit this node and all its children (including aggregate arguments).
@@ -709,12 +789,21 @@ pub struct BoundInsert {
     pub returning: Option<Returning>,
     pub fks: ForeignKeyChecks,
     pub checks: Vec<BoundCheck>,
+    pub index_predicates: Vec<BoundIndexPredicate>,
 }
 
 /// A CHECK constraint as a write evaluates it: its condition over the table's row.
 #[derive(Clone, Debug, PartialEq)]
 pub struct BoundCheck {
     pub name: String,
+    pub expr: Expr,
+}
+
+/// A partial index's condition as a write evaluates it, over the table's row: a new row
+/// gets an entry in the index only where it is true.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BoundIndexPredicate {
+    pub index: common::Oid,
     pub expr: Expr,
 }
 
@@ -752,6 +841,7 @@ pub struct BoundUpdate {
     pub returning: Option<Returning>,
     pub fks: ForeignKeyChecks,
     pub checks: Vec<BoundCheck>,
+    pub index_predicates: Vec<BoundIndexPredicate>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -793,6 +883,9 @@ pub enum BoundStatement {
     CreateIndex {
         table: Arc<TableDesc>,
         index: catalog::NewIndex,
+        /// A partial index's condition (`index.predicate`) bound over the table's row:
+        /// the rows the build gives entries.
+        predicate: Option<Expr>,
     },
     /// LOCK TABLE: the session takes `mode` on each table, in order, and holds it to
     /// transaction end (the server does it; nothing to plan).
@@ -1289,6 +1382,7 @@ pub struct BoundCopyFrom {
     pub freeze: bool,
     pub fks: ForeignKeyChecks,
     pub checks: Vec<BoundCheck>,
+    pub index_predicates: Vec<BoundIndexPredicate>,
 }
 
 /// Sequence DDL, as bound and as executed.

@@ -1277,20 +1277,10 @@ fn ordered_prefix_cmp(order: KeyOrder, key: &[Value], bound: &[Value]) -> Orderi
         let (desc, nulls_first) = order.column(i);
         let o = match (x.is_null(), y.is_null()) {
             (true, true) => Ordering::Equal,
-            (true, false) => {
-                (if nulls_first {
-                    Ordering::Less
-                } else {
-                    Ordering::Greater
-                })
-            }
-            (false, true) => {
-                (if nulls_first {
-                    Ordering::Greater
-                } else {
-                    Ordering::Less
-                })
-            }
+            (true, false) if nulls_first => Ordering::Less,
+            (true, false) => Ordering::Greater,
+            (false, true) if nulls_first => Ordering::Greater,
+            (false, true) => Ordering::Less,
             (false, false) if desc => x.cmp_non_null(y).reverse(),
             (false, false) => x.cmp_non_null(y),
         };
@@ -1322,12 +1312,12 @@ fn descending_and_nulls_first_columns_order_the_tree() {
             .map(|i| {
                 x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
                 let k = (x >> 8) % 300;
-                let first = if k % 17 == 0 {
+                let first = if k.is_multiple_of(17) {
                     Value::Null
                 } else {
                     wide(k, 600)
                 };
-                let second = if k % 3 == 0 {
+                let second = if k.is_multiple_of(3) {
                     Value::Null
                 } else {
                     Value::Int4((x >> 4) as i32 % 7 - 3)

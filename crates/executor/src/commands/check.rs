@@ -1,6 +1,7 @@
 //! CHECK constraints in DDL, beyond the per-row test of a write (`dml::check_row`): the
 //! rows a new one must hold for, and its text after a column it reads is renamed (its
 //! definition as `pg_get_constraintdef` prints it is `ruleutils::check_definition`).
+//! Partial indexes' predicates are stored the same way and follow a renamed column too.
 
 use catalog::TableDesc;
 use common::{DataType, Oid, PgError, PgResult, SqlState};
@@ -65,6 +66,49 @@ pub(crate) fn renamed_column(
             )));
         }
         out.push((c.oid, text));
+    }
+    for i in &table.indexes {
+        let Some(p) = &i.predicate else { continue };
+        let before = sql::binder::bind_index_predicate(&catalog, table, p, s.info)?;
+        if !reads_column(&before, at) {
+            continue;
+        }
+        let text = deparse_stored_expr(s.text(), &before, &names, false);
+        let same = sql::binder::bind_index_predicate(&catalog, &renamed, &text, s.info)
+            .is_ok_and(|after| deparse_stored_expr(s.text(), &after, &names, false) == text);
+        if !same {
+            return Err(PgError::unsupported(format!(
+                "renaming column \"{}\", which the predicate of index \"{}\" reads",
+                table.columns[at].name, i.name
+            )));
+        }
+        out.push((i.oid, text));
+    }
+    Ok(out)
+}
+
+/// Does `e`, over a table's row, read column `at`?
+fn reads_column(e: &Expr, at: usize) -> bool {
+    let mut reads = false;
+    e.walk(&mut |x| reads |= matches!(x.kind, ExprKind::Column(c) if c == at));
+    reads
+}
+
+/// DROP COLUMN: the partial indexes of `table` whose predicate reads column `at`, which
+/// go with it (as the indexes whose key holds it do, in the catalog's `drop_column`).
+pub(crate) fn predicates_reading(
+    cx: &ExecContext,
+    table: &TableDesc,
+    at: usize,
+) -> PgResult<Vec<Oid>> {
+    let s = cx.session;
+    let mut out = Vec::new();
+    for i in &table.indexes {
+        let Some(p) = &i.predicate else { continue };
+        let e = sql::binder::bind_index_predicate(&s.catalog, table, p, s.info)?;
+        if reads_column(&e, at) {
+            out.push(i.oid);
+        }
     }
     Ok(out)
 }

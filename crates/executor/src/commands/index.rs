@@ -6,6 +6,7 @@ use access::heapam;
 use access::visibility::{self, Liveness};
 use catalog::{IndexDesc, NewIndex, NewKey, TableDesc};
 use common::{ItemPointer, PgError, PgResult, SqlState, Value};
+use sql::bound::Expr;
 
 use crate::ExecContext;
 use crate::index::{btree, entry_of, key_text};
@@ -18,9 +19,11 @@ fn index_entries(
     cx: &ExecContext,
     table: &TableDesc,
     probe: &IndexDesc,
+    predicate: Option<&Expr>,
     not_null: bool,
 ) -> PgResult<Vec<(Vec<Value>, ItemPointer)>> {
     let types = table.column_types();
+    let env = cx.env();
     let mut entries = Vec::new();
     let mut live = Vec::new();
     for item in heapam::HeapScan::new(cx.pool, table.rel)? {
@@ -29,7 +32,14 @@ fn index_entries(
         if visibility::aborted_insert(&h, cx.tx)? {
             continue;
         }
-        let entry = entry_of(&access::tuple::decode(&bytes, &types)?, probe);
+        let row = access::tuple::decode(&bytes, &types)?;
+        // A partial index holds the versions its condition is true for.
+        if let Some(p) = predicate
+            && env.eval(p, &row)? != Value::Bool(true)
+        {
+            continue;
+        }
+        let entry = entry_of(&row, probe);
         let key = &entry[..probe.columns.len()];
         if (probe.unique || not_null) && visibility::liveness(&h, cx.tx)? != Liveness::Dead {
             if not_null && let Some(k) = key.iter().position(Value::is_null) {
@@ -67,7 +77,12 @@ fn index_entries(
 
 /// CREATE INDEX: read the table, check uniqueness, then record the index in the catalog,
 /// create its file and bulk-build it (one sorted pass, not row-by-row inserts).
-pub(crate) fn create_index(cx: &ExecContext, table: &TableDesc, new: NewIndex) -> PgResult<()> {
+pub(crate) fn create_index(
+    cx: &ExecContext,
+    table: &TableDesc,
+    new: NewIndex,
+    predicate: Option<&Expr>,
+) -> PgResult<()> {
     let name = match &new.name {
         Some(n) => n.clone(),
         None => cx.catalog.choose_index_name(cx.tx, table, &new),
@@ -84,7 +99,7 @@ pub(crate) fn create_index(cx: &ExecContext, table: &TableDesc, new: NewIndex) -
         include: new.include.clone(),
         predicate: new.predicate.clone(),
     };
-    let entries = index_entries(cx, table, &probe, false)?;
+    let entries = index_entries(cx, table, &probe, predicate, false)?;
     cx.catalog.create_index(
         cx.tx,
         table.oid,
@@ -114,7 +129,7 @@ pub(crate) fn add_key(cx: &ExecContext, table: &TableDesc, key: NewKey) -> PgRes
         constraint: true,
         ..IndexDesc::default()
     };
-    let entries = index_entries(cx, table, &probe, key.primary)?;
+    let entries = index_entries(cx, table, &probe, None, key.primary)?;
     cx.catalog.add_key(
         cx.tx,
         table.oid,

@@ -76,8 +76,12 @@ pub fn execute(stmt: BoundStatement, cx: &ExecContext) -> PgResult<StatementResu
                 ..Default::default()
             })
         }
-        BoundStatement::CreateIndex { table, index } => {
-            index::create_index(cx, &table, index)?;
+        BoundStatement::CreateIndex {
+            table,
+            index,
+            predicate,
+        } => {
+            index::create_index(cx, &table, index, predicate.as_ref())?;
             Ok(done("CREATE INDEX"))
         }
         BoundStatement::DropIndexes { indexes, notices } => {
@@ -240,6 +244,9 @@ pub fn execute(stmt: BoundStatement, cx: &ExecContext) -> PgResult<StatementResu
             for (t, fk) in &dependents {
                 cx.catalog.drop_foreign_key(cx.tx, t.oid, fk.oid)?;
             }
+            for index in check::predicates_reading(cx, &table, column)? {
+                cx.catalog.drop_index(cx.tx, table.oid, index)?;
+            }
             cx.catalog.drop_column(cx.tx, table.oid, column)?;
             Ok(StatementResult {
                 tag: "ALTER TABLE".into(),
@@ -302,6 +309,8 @@ fn add_column(
             fks: Default::default(),
             // The table's checks cannot read the new column.
             checks: Vec::new(),
+            // Its partial indexes cannot either, but each new version needs its entries.
+            index_predicates: crate::index::bind_predicates(cx, &new)?,
         };
         // The update's own NOT NULL check catches a default that is NULL for a row.
         let settings = cx.session.settings.planner();

@@ -444,7 +444,8 @@ pub(crate) fn pg_index_rows(s: &crate::session::Session) -> Vec<Row> {
                 Value::Bool(true),
                 Value::Bool(false),
                 Value::Null,
-                Value::Null,
+                // The predicate as `pg_get_expr` shows it (Myriad's node trees are text).
+                crate::ruleutils::index_predicate(s, t, i, false).map_or(Value::Null, Value::Text),
             ]);
         }
     })

@@ -724,6 +724,7 @@ impl Binder<'_> {
         sorted.sort_unstable();
         let index = referenced
             .unique_indexes()
+            .filter(|i| i.proves_unique())
             .find(|i| {
                 let mut c = i.columns.clone();
                 c.sort_unstable();

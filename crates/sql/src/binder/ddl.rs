@@ -562,7 +562,7 @@ impl Binder<'_> {
 
 impl Binder<'_> {
     /// CREATE [UNIQUE] INDEX [IF NOT EXISTS] [name] ON t [USING btree]
-    /// (col [ASC | DESC] [NULLS FIRST | LAST], ...) [INCLUDE (col, ...)].
+    /// (col [ASC | DESC] [NULLS FIRST | LAST], ...) [INCLUDE (col, ...)] [WHERE cond].
     pub(crate) fn bind_create_index(&self, c: &ast::CreateIndex) -> PgResult<BoundStatement> {
         let table = self.table(&c.table_name)?;
         if let Some(u) = &c.using
@@ -573,8 +573,8 @@ impl Binder<'_> {
         if c.concurrently {
             return Err(PgError::unsupported("CREATE INDEX CONCURRENTLY"));
         }
-        if c.predicate.is_some() || !c.with.is_empty() {
-            return Err(PgError::unsupported("CREATE INDEX with WHERE or WITH"));
+        if !c.with.is_empty() {
+            return Err(PgError::unsupported("CREATE INDEX with WITH"));
         }
         if c.nulls_distinct == Some(false) {
             return Err(PgError::unsupported("NULLS NOT DISTINCT"));
@@ -634,16 +634,21 @@ impl Binder<'_> {
                 ),
             ));
         }
+        let predicate = match &c.predicate {
+            Some(p) => Some((p.to_string(), self.index_predicate(&table, p)?)),
+            None => None,
+        };
         Ok(BoundStatement::CreateIndex {
-            table,
             index: catalog::NewIndex {
                 name,
                 columns,
                 unique: c.unique,
                 order,
                 include,
-                predicate: None,
+                predicate: predicate.as_ref().map(|p| p.0.clone()),
             },
+            predicate: predicate.map(|p| p.1),
+            table,
         })
     }
 

@@ -260,12 +260,14 @@ impl Binder<'_> {
         let returning = self.bind_returning(i.returning.as_deref(), &table, &alias)?;
         let fks = self.fk_checks(&table, None, false);
         let checks = self.check_exprs(&table)?;
+        let index_predicates = self.index_predicates(&table)?;
         Ok(BoundStatement::Insert(BoundInsert {
             table,
             source,
             returning,
             fks,
             checks,
+            index_predicates,
         }))
     }
 
@@ -347,6 +349,7 @@ impl Binder<'_> {
         let changed: Vec<usize> = assignments.iter().map(|(c, _)| *c).collect();
         let fks = self.fk_checks(&table, Some(&changed), true);
         let checks = self.check_exprs(&table)?;
+        let index_predicates = self.index_predicates(&table)?;
         Ok(BoundStatement::Update(BoundUpdate {
             table,
             filter,
@@ -354,6 +357,7 @@ impl Binder<'_> {
             returning,
             fks,
             checks,
+            index_predicates,
         }))
     }
 

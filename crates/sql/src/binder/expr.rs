@@ -635,6 +635,7 @@ impl Binder<'_> {
         let refused = match cx.clause {
             "DEFAULT expressions" => Some("DEFAULT expression"),
             super::check::CHECK_CLAUSE => Some("check constraint"),
+            super::check::INDEX_PREDICATE_CLAUSE => Some("index predicate"),
             "EXECUTE parameter" => Some("EXECUTE parameter"),
             _ => None,
         };

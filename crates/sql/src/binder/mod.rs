@@ -21,7 +21,7 @@ mod query;
 mod reads;
 mod sequence;
 
-pub use check::bind_check;
+pub use check::{bind_check, bind_index_predicate};
 pub use dml::bind_default;
 pub use sequence::check_restart;
 
