@@ -68,13 +68,61 @@ pub struct IndexDesc {
     /// over the table's row by the SQL front end, as a CHECK's is: only rows for which
     /// it is true have entries.
     pub predicate: Option<String>,
+    /// The key's expressions (`CREATE INDEX ON t (lower(b))`), in key order: the key
+    /// position whose `columns` entry is [`EXPRESSION_KEY`]` + k` holds `exprs[k]`.
+    pub exprs: Vec<IndexExpr>,
+}
+
+/// In [`IndexDesc::columns`], `EXPRESSION_KEY + k` is the key's `k`-th expression (where
+/// PostgreSQL's `indkey` has 0): far beyond any column, so `columns.get` of it is `None`.
+pub const EXPRESSION_KEY: usize = 1 << 40;
+
+/// An expression of an index's key, as SQL text over the table's row (bound again by
+/// the SQL front end, as a CHECK's condition is).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct IndexExpr {
+    pub text: String,
+    /// The columns it reads, in column order.
+    pub columns: Vec<usize>,
+    /// Its column's name in the index (`pg_attribute`): the function's for a call, else
+    /// `expr`, as PostgreSQL names it.
+    pub name: String,
 }
 
 impl IndexDesc {
+    /// Which of the key's expressions key column `c` (an entry of `columns`) is, if it
+    /// is one.
+    pub fn expression(c: usize) -> Option<usize> {
+        c.checked_sub(EXPRESSION_KEY)
+    }
+
+    /// The column a key position reads first: itself, or an expression's first column
+    /// (the planner finds an index through the column that leads it, L1).
+    pub fn leading_column(&self, c: usize) -> Option<usize> {
+        match IndexDesc::expression(c) {
+            Some(k) => self.exprs.get(k)?.columns.first().copied(),
+            None => Some(c),
+        }
+    }
+
+    /// Does the index read column `col`, in its key, INCLUDE list or expressions? (Not
+    /// its predicate, which only binding it tells.)
+    pub fn reads(&self, col: usize) -> bool {
+        self.columns.contains(&col)
+            || self.include.contains(&col)
+            || self.exprs.iter().any(|e| e.columns.contains(&col))
+    }
+
     /// Does the index make its key unique across the whole table? A partial unique
     /// index only does among the rows its predicate picks.
     pub fn proves_unique(&self) -> bool {
-        self.unique && self.predicate.is_none()
+        self.unique && self.predicate.is_none() && self.exprs.is_empty()
+    }
+
+    /// A whole-table index over plain columns: what lookups by a column's value (index
+    /// nested loops, foreign keys) can use.
+    pub fn is_plain(&self) -> bool {
+        self.predicate.is_none() && self.exprs.is_empty()
     }
 
     /// The columns each entry stores: the key, then the INCLUDE columns.
@@ -297,7 +345,7 @@ impl TableDesc {
     fn leads(&self) -> Vec<Vec<u16>> {
         let mut leads = vec![Vec::new(); self.columns.len()];
         for (i, ix) in self.indexes.iter().enumerate() {
-            if let Some(&c) = ix.columns.first()
+            if let Some(c) = ix.columns.first().and_then(|&c| ix.leading_column(c))
                 && let Some(l) = leads.get_mut(c)
             {
                 l.push(i as u16);
@@ -329,7 +377,9 @@ impl TableDesc {
         mapped.iter().map(|&i| i as usize).chain(
             all.iter()
                 .enumerate()
-                .filter(move |(_, ix)| ix.columns.first() == Some(&col))
+                .filter(move |(_, ix)| {
+                    ix.columns.first().and_then(|&c| ix.leading_column(c)) == Some(col)
+                })
                 .map(|(i, _)| i),
         )
     }
@@ -390,6 +440,7 @@ pub struct NewIndex {
     pub order: KeyOrder,
     pub include: Vec<usize>,
     pub predicate: Option<String>,
+    pub exprs: Vec<IndexExpr>,
 }
 
 /// PostgreSQL's generated index name (`ChooseIndexName`): `<table>_<col>[_<col>...]_idx`.
@@ -398,7 +449,10 @@ pub(crate) fn default_index_name(table: &str, columns: &[ColumnDesc], index: &Ne
         .columns
         .iter()
         .chain(&index.include)
-        .map(|&i| columns[i].name.as_str())
+        .map(|&i| match IndexDesc::expression(i) {
+            Some(k) => index.exprs.get(k).map_or("expr", |e| e.name.as_str()),
+            None => columns[i].name.as_str(),
+        })
         .collect();
     make_object_name(table, &cols.join("_"), "idx")
 }
@@ -509,6 +563,9 @@ pub enum TableChange {
         column: usize,
         name: String,
         checks: Vec<(Oid, String)>,
+        /// The new text of each index expression that reads the column: (index, which
+        /// expression, text).
+        index_exprs: Vec<(Oid, usize, String)>,
     },
     /// RENAME TO.
     Rename(String),

@@ -75,9 +75,10 @@ mod sysviews;
 pub use access::nbtree::KeyOrder;
 pub use deps::Dependencies;
 pub use desc::{
-    CheckConstraint, ColumnDesc, ColumnStats, Comment, FkAction, ForeignKey, Identity, IndexDesc,
-    NewCheck, NewForeignKey, NewIndex, NewKey, NewTable, RelStats, SequenceDesc, SequenceOptions,
-    TableChange, TableDesc, TableOptions, dropped_column_name, nextval_default,
+    CheckConstraint, ColumnDesc, ColumnStats, Comment, EXPRESSION_KEY, FkAction, ForeignKey,
+    Identity, IndexDesc, IndexExpr, NewCheck, NewForeignKey, NewIndex, NewKey, NewTable, RelStats,
+    SequenceDesc, SequenceOptions, TableChange, TableDesc, TableOptions, dropped_column_name,
+    nextval_default,
 };
 pub use log::CatalogLogStats;
 pub use sysviews::{INFORMATION_SCHEMA_OID, SystemView};
@@ -368,7 +369,9 @@ impl CatalogSnapshot {
                 self.next_oid = self.next_oid.max(index.oid + 1);
                 // Idempotent (replay may apply a record the saved state has: wal rule 7).
                 if let Some(t) = self.by_oid.get(table)
-                    && index.columns.iter().all(|&c| c < t.columns.len())
+                    && index
+                        .stored_columns()
+                        .all(|c| c < t.columns.len() || IndexDesc::expression(c).is_some())
                     && !t.indexes.iter().any(|i| i.oid == index.oid)
                 {
                     let mut t = (**t).clone();
@@ -1379,6 +1382,7 @@ impl Catalog {
             order: new.order,
             include: new.include,
             predicate: new.predicate,
+            exprs: new.exprs,
         };
         let file = RelFile {
             rel: index.rel,
@@ -1529,7 +1533,7 @@ impl Catalog {
         };
         let mut files = Vec::new();
         t.indexes.retain(|i| {
-            let uses = i.columns.contains(&column) || i.include.contains(&column);
+            let uses = i.reads(column);
             if uses {
                 files.push(RelFile {
                     rel: i.rel,
@@ -1593,6 +1597,7 @@ impl Catalog {
                     column: i,
                     name,
                     checks,
+                    index_exprs,
                 } => {
                     column(t, i)?.name = name;
                     for (oid, text) in checks {
@@ -1600,6 +1605,16 @@ impl Catalog {
                             c.expr = text;
                         } else if let Some(x) = t.indexes.iter_mut().find(|x| x.oid == oid) {
                             x.predicate = Some(text);
+                        }
+                    }
+                    for (oid, k, text) in index_exprs {
+                        if let Some(e) = t
+                            .indexes
+                            .iter_mut()
+                            .find(|x| x.oid == oid)
+                            .and_then(|x| x.exprs.get_mut(k))
+                        {
+                            e.text = text;
                         }
                     }
                 }

@@ -338,15 +338,25 @@ fn put_index(out: &mut Vec<u8>, i: &IndexDesc) {
     put_u32(out, i.rel);
     put_str(out, &i.name);
     let extended = i.order != KeyOrder::default() || !i.include.is_empty() || i.predicate.is_some();
+    let expressions = !i.exprs.is_empty();
     out.push(
         i.unique as u8
             | (i.primary as u8) << 1
             | (i.constraint as u8) << 2
-            | (extended as u8) << INDEX_EXTENDED_BIT,
+            | (extended as u8) << INDEX_EXTENDED_BIT
+            | (expressions as u8) << INDEX_EXPRESSIONS_BIT,
     );
     put_u32(out, i.columns.len() as u32);
     for &c in &i.columns {
-        put_u32(out, c as u32);
+        // An expression key as PostgreSQL's `indkey` has it: a column that is none.
+        put_u32(
+            out,
+            if IndexDesc::expression(c).is_some() {
+                u32::MAX
+            } else {
+                c as u32
+            },
+        );
     }
     if extended {
         put_u32(out, i.order.desc);
@@ -360,12 +370,23 @@ fn put_index(out: &mut Vec<u8>, i: &IndexDesc) {
             None => out.push(0),
         }
     }
+    if expressions {
+        put_u32(out, i.exprs.len() as u32);
+        for e in &i.exprs {
+            put_str(out, &e.text);
+            put_columns(out, &e.columns);
+            put_str(out, &e.name);
+        }
+    }
 }
 
 /// Flag bit of an index with DESC / NULLS FIRST columns, INCLUDE columns or a predicate:
 /// those follow its key columns (an index without them is written as before they
 /// existed, so older logs read the same).
 const INDEX_EXTENDED_BIT: u8 = 3;
+/// Flag bit of an index with expressions in its key: their texts follow (after the
+/// extended part, if any); each expression key is written as column `u32::MAX`.
+const INDEX_EXPRESSIONS_BIT: u8 = 4;
 
 fn put_columns(out: &mut Vec<u8>, cols: &[usize]) {
     put_u32(out, cols.len() as u32);
@@ -698,7 +719,25 @@ fn read_index(r: &mut Reader<'_>, ncols: usize) -> Option<IndexDesc> {
     let rel = r.u32()?;
     let name = r.string()?;
     let flags = r.u8()?;
-    let columns = read_columns(r, ncols)?;
+    let expressions = flags & (1 << INDEX_EXPRESSIONS_BIT) != 0;
+    let columns = if expressions {
+        let n = r.u32()? as usize;
+        let mut cols = Vec::new();
+        let mut k = 0;
+        for _ in 0..n {
+            match r.u32()? {
+                u32::MAX => {
+                    cols.push(crate::EXPRESSION_KEY + k);
+                    k += 1;
+                }
+                c if (c as usize) < ncols => cols.push(c as usize),
+                _ => return None,
+            }
+        }
+        cols
+    } else {
+        read_columns(r, ncols)?
+    };
     let mut index = IndexDesc {
         oid,
         rel,
@@ -720,6 +759,23 @@ fn read_index(r: &mut Reader<'_>, ncols: usize) -> Option<IndexDesc> {
             1 => Some(r.string()?),
             _ => return None,
         };
+    }
+    if expressions {
+        let n = r.u32()? as usize;
+        for _ in 0..n {
+            index.exprs.push(crate::IndexExpr {
+                text: r.string()?,
+                columns: read_columns(r, ncols)?,
+                name: r.string()?,
+            });
+        }
+        let keys = index
+            .columns
+            .iter()
+            .filter(|&&c| IndexDesc::expression(c).is_some());
+        if keys.count() != index.exprs.len() {
+            return None;
+        }
     }
     Some(index)
 }
@@ -1148,6 +1204,30 @@ mod tests {
                     },
                     include: vec![1, 0],
                     predicate: Some("c > 'a'".into()),
+                    exprs: Vec::new(),
+                },
+            },
+            Record::CreateIndex {
+                table: 16384,
+                index: IndexDesc {
+                    oid: 16392,
+                    rel: 16392,
+                    name: "t_lower_expr_idx".into(),
+                    columns: vec![crate::EXPRESSION_KEY, 0, crate::EXPRESSION_KEY + 1],
+                    unique: true,
+                    exprs: vec![
+                        crate::IndexExpr {
+                            text: "lower(c)".into(),
+                            columns: vec![0],
+                            name: "lower".into(),
+                        },
+                        crate::IndexExpr {
+                            text: "c || c".into(),
+                            columns: vec![0],
+                            name: "expr".into(),
+                        },
+                    ],
+                    ..IndexDesc::default()
                 },
             },
             Record::DropIndex {

@@ -45,7 +45,9 @@ pub(crate) fn eval(
                 return Ok(Value::Null);
             };
             let column = args.get(1).and_then(Value::as_i64).unwrap_or(0);
-            let name = |c: usize| quote_identifier(&t.columns[c].name).into_owned();
+            // Pretty-printed, a table on the search path goes unqualified (every one is).
+            let pretty = args.get(2) == Some(&Value::Bool(true));
+            let name = |c: usize| crate::ruleutils::index_column(s, t, i, c, pretty);
             if column > 0 {
                 return Ok(text(i.stored_columns().nth(column as usize - 1).map(name)));
             }
@@ -66,8 +68,6 @@ pub(crate) fn eval(
                     s
                 })
                 .collect();
-            // Pretty-printed, a table on the search path goes unqualified (every one is).
-            let pretty = args.get(2) == Some(&Value::Bool(true));
             let mut def = format!(
                 "CREATE {}INDEX {} ON {}{} USING btree ({})",
                 if i.unique { "UNIQUE " } else { "" },

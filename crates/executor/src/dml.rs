@@ -102,7 +102,7 @@ pub fn insert(
     returning: Option<&Returning>,
     fks: &sql::bound::ForeignKeyChecks,
     checks: &[BoundCheck],
-    predicates: &[sql::bound::BoundIndexPredicate],
+    predicates: &[sql::bound::BoundIndexExprs],
 ) -> PgResult<Vec<Row>> {
     let types = table.column_types();
     // Length checks of char(n)/varchar(n) happened in the casts; NOT NULL and CHECK
@@ -132,7 +132,7 @@ pub(crate) fn insert_checked_row(
     table: &TableDesc,
     types: &[common::DataType],
     row: &Row,
-    predicates: &[sql::bound::BoundIndexPredicate],
+    predicates: &[sql::bound::BoundIndexExprs],
 ) -> PgResult<()> {
     let t = access::tuple::encode(row, types)?;
     let tid = heapam::heap_insert(
@@ -248,7 +248,7 @@ pub fn update(
             let keys = table.keys_changed(&old, &new);
             let result = heapam::heap_update(cx.pool, table.rel, tid, &t, xid, cx.tx, keys)?;
             if let HeapWrite::Done(new_tid) = result {
-                index::insert_entries(cx, table, &new, new_tid, &u.index_predicates)?;
+                index::insert_entries(cx, table, &new, new_tid, &u.index_exprs)?;
                 changed.push(new);
                 if !u.fks.incoming.is_empty() {
                     replaced.push(old);

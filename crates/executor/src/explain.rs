@@ -77,6 +77,7 @@ pub fn explain(
         plans: &cx.subqueries,
         estimator: options.costs.then_some(&estimator),
         initplans: Vec::new(),
+        session: cx.session,
     };
     cx.subqueries.install(inner.subplans());
     // Subplans are numbered as the planner planned them (a subquery's own subqueries
@@ -130,7 +131,7 @@ pub fn explain(
                     insert.returning.as_ref(),
                     &insert.fks,
                     &insert.checks,
-                    &insert.index_predicates,
+                    &insert.index_exprs,
                 )?;
                 changed.push((insert.table.oid, n_inserted));
                 top_stats = Some(modified(t0, out.len()));
@@ -438,6 +439,8 @@ struct Renderer<'a> {
     estimator: Option<&'a planner::estimate::Estimator<'a>>,
     /// The InitPlans shown so far, placed on the top node when it is printed.
     initplans: Vec<(String, Shown)>,
+    /// The session, whose catalog binds an index's stored expressions.
+    session: &'a crate::session::Session<'a>,
 }
 
 impl Renderer<'_> {
@@ -795,7 +798,15 @@ impl Renderer<'_> {
                 let names = self.scan_names(plan);
                 let mut details = Vec::new();
                 if let Some(f) = filter {
-                    let (cond, rest) = index_conditions(f, table, index, lower, upper);
+                    let keys: Vec<Expr> = index
+                        .exprs
+                        .iter()
+                        .filter_map(|x| {
+                            let s = self.session;
+                            sql::binder::bind_index_expr(&s.catalog, table, &x.text, s.info).ok()
+                        })
+                        .collect();
+                    let (cond, rest) = index_conditions(f, table, index, &keys, lower, upper);
                     if !cond.is_empty() {
                         details.push(format!(
                             "Index Cond: {}",
@@ -1185,6 +1196,7 @@ fn index_conditions<'e>(
     filter: &'e Expr,
     table: &TableDesc,
     index: &catalog::IndexDesc,
+    keys: &[Expr],
     lower: &std::ops::Bound<Vec<Expr>>,
     upper: &std::ops::Bound<Vec<Expr>>,
 ) -> (Vec<&'e Expr>, Vec<&'e Expr>) {
@@ -1203,9 +1215,15 @@ fn index_conditions<'e>(
             l,
             r,
         ) => {
+            // A key column: a column, or one of the index's expressions.
             let col = |e: &Expr| match &e.kind {
                 ExprKind::Column(i) => Some(*i),
-                _ => planner::widened_integer_column(e, table).map(|(i, _)| i),
+                _ => planner::widened_integer_column(e, table)
+                    .map(|(i, _)| i)
+                    .or_else(|| {
+                        let k = keys.iter().position(|x| x == e)?;
+                        Some(catalog::EXPRESSION_KEY + k)
+                    }),
             };
             match (col(l), col(r)) {
                 (Some(i), None) if !r.references_columns() => key_cols.contains(&i),

@@ -15,7 +15,7 @@ use access::nbtree::{BTree, UniqueInsert};
 use access::visibility::{self, Liveness};
 use catalog::{IndexDesc, TableDesc};
 use common::{ItemPointer, PgError, PgResult, SqlState, Value};
-use sql::bound::BoundIndexPredicate;
+use sql::bound::BoundIndexExprs;
 
 use crate::ExecContext;
 
@@ -29,7 +29,8 @@ pub(crate) fn key_of(row: &[Value], index: &IndexDesc) -> Vec<Value> {
     index.columns.iter().map(|&c| row[c].clone()).collect()
 }
 
-/// What `index` stores for a heap row: its key, then its INCLUDE columns.
+/// What an index over plain columns stores for a heap row: its key, then its INCLUDE
+/// columns ([`entry_with`] for one with expressions).
 pub(crate) fn entry_of(row: &[Value], index: &IndexDesc) -> Vec<Value> {
     index.stored_columns().map(|c| row[c].clone()).collect()
 }
@@ -40,25 +41,69 @@ pub(crate) fn key_text(
     index: &IndexDesc,
     key: &[Value],
 ) -> String {
-    columns_key_text(text, table, &index.columns, key)
+    columns_key_text_of(text, table, Some(index), &index.columns, key)
 }
 
-/// `Key (a, b)=(1, x)` for `key`, the values of `columns` of `table`.
+/// `Key (a, b)=(1, x)` for `key`, the values of `columns` of `table`; an index's
+/// expression shows as written (`Key (lower(b))=(x)`).
 pub(crate) fn columns_key_text(
     text: &common::value::TextContext,
     table: &TableDesc,
     columns: &[usize],
     key: &[Value],
 ) -> String {
-    let names: Vec<&str> = columns
+    columns_key_text_of(text, table, None, columns, key)
+}
+
+fn columns_key_text_of(
+    text: &common::value::TextContext,
+    table: &TableDesc,
+    index: Option<&IndexDesc>,
+    columns: &[usize],
+    key: &[Value],
+) -> String {
+    let names: Vec<String> = columns
         .iter()
-        .map(|&c| table.columns[c].name.as_str())
+        .map(|&c| match IndexDesc::expression(c) {
+            Some(k) => match index.and_then(|i| i.exprs.get(k)) {
+                Some(e) if looks_like_function(&e.text) => e.text.clone(),
+                Some(e) => format!("({})", e.text),
+                None => "expr".into(),
+            },
+            None => table.columns[c].name.clone(),
+        })
         .collect();
     let vals: Vec<String> = key
         .iter()
         .map(|v| v.to_text(text).unwrap_or_else(|| "null".into()))
         .collect();
     format!("Key ({})=({})", names.join(", "), vals.join(", "))
+}
+
+/// Is `text` one function call, which PostgreSQL prints without parentheses of its own
+/// where it names an index column (`lower(b)`, but `(a + 1)`)?
+fn looks_like_function(text: &str) -> bool {
+    let Some(open) = text.find('(') else {
+        return false;
+    };
+    let name = &text[..open];
+    !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_alphanumeric() || c == '_' || c == '.')
+        && text.ends_with(')')
+        && {
+            // The parenthesis that opens the arguments closes at the end.
+            let mut depth = 0;
+            text[open..].char_indices().all(|(i, c)| {
+                match c {
+                    '(' => depth += 1,
+                    ')' => depth -= 1,
+                    _ => {}
+                }
+                depth > 0 || open + i == text.len() - 1
+            })
+        }
 }
 
 /// 23505 as PostgreSQL words it for a key that is already there.
@@ -88,10 +133,9 @@ fn insert_entry(
     cx: &ExecContext,
     table: &TableDesc,
     index: &IndexDesc,
-    row: &[Value],
+    entry: Vec<Value>,
     tid: ItemPointer,
 ) -> PgResult<()> {
-    let entry = entry_of(row, index);
     let tree = btree(cx, index);
     if !index.unique {
         return tree.insert(&entry, tid);
@@ -125,61 +169,69 @@ fn insert_entry(
     }
 }
 
-/// Add the entries of a new tuple version to every index of its table; a partial index
-/// gets one where its condition (in `predicates`) is true for the row.
+/// Add the entries of a new tuple version to every index of its table. A partial or
+/// expression index reads its predicate and expressions in `bound` (bound with the
+/// statement): it gets an entry where its predicate is true, keyed by the expressions'
+/// values.
 pub(crate) fn insert_entries(
     cx: &ExecContext,
     table: &TableDesc,
     row: &[Value],
     tid: ItemPointer,
-    predicates: &[BoundIndexPredicate],
+    bound: &[BoundIndexExprs],
 ) -> PgResult<()> {
     for index in &table.indexes {
-        if index.predicate.is_some() && !in_partial_index(cx, index, predicates, row)? {
-            continue;
-        }
-        insert_entry(cx, table, index, row, tid)?;
+        let entry = if index.is_plain() {
+            entry_of(row, index)
+        } else {
+            match entry_with(cx, index, bound_for(index, bound)?, row)? {
+                Some(entry) => entry,
+                None => continue,
+            }
+        };
+        insert_entry(cx, table, index, entry, tid)?;
     }
     Ok(())
 }
 
-/// Does `row` belong in the partial index `index`: is its condition true?
-pub(crate) fn in_partial_index(
-    cx: &ExecContext,
+/// The predicate and expressions bound for `index`.
+pub(crate) fn bound_for<'b>(
     index: &IndexDesc,
-    predicates: &[BoundIndexPredicate],
-    row: &[Value],
-) -> PgResult<bool> {
-    let Some(p) = predicates.iter().find(|p| p.index == index.oid) else {
-        // Bound with the statement from the same table descriptor: never missing.
-        return Err(PgError::internal(format!(
-            "no predicate bound for partial index \"{}\"",
-            index.name
-        )));
-    };
-    Ok(cx.env().eval(&p.expr, row)? == Value::Bool(true))
+    bound: &'b [BoundIndexExprs],
+) -> PgResult<&'b BoundIndexExprs> {
+    // Bound with the statement from the same table descriptor: never missing.
+    bound.iter().find(|b| b.index == index.oid).ok_or_else(|| {
+        PgError::internal(format!("no expressions bound for index \"{}\"", index.name))
+    })
 }
 
-/// The predicates of `table`'s partial indexes bound over its row, for a write the
-/// executor makes itself (not bound with a statement: ADD COLUMN's fill).
-pub(crate) fn bind_predicates(
+/// What `index`, with its predicate and expressions bound in `bound`, stores for `row`:
+/// `None` where the predicate is not true, else its key (each expression evaluated over
+/// the row) and its INCLUDE columns.
+pub(crate) fn entry_with(
     cx: &ExecContext,
-    table: &TableDesc,
-) -> PgResult<Vec<BoundIndexPredicate>> {
-    table
-        .indexes
-        .iter()
-        .filter_map(|i| i.predicate.as_ref().map(|p| (i.oid, p)))
-        .map(|(index, text)| {
-            Ok(BoundIndexPredicate {
-                index,
-                expr: sql::binder::bind_index_predicate(
-                    &cx.session.catalog,
-                    table,
-                    text,
-                    cx.session.info,
-                )?,
-            })
+    index: &IndexDesc,
+    bound: &BoundIndexExprs,
+    row: &[Value],
+) -> PgResult<Option<Vec<Value>>> {
+    let env = cx.env();
+    if let Some(p) = &bound.predicate
+        && env.eval(p, row)? != Value::Bool(true)
+    {
+        return Ok(None);
+    }
+    index
+        .stored_columns()
+        .map(|c| match IndexDesc::expression(c) {
+            Some(k) => match bound.keys.get(k) {
+                Some(e) => env.eval(e, row),
+                None => Err(PgError::internal(format!(
+                    "expression {k} of index \"{}\" is not bound",
+                    index.name
+                ))),
+            },
+            None => Ok(row[c].clone()),
         })
-        .collect()
+        .collect::<PgResult<Vec<_>>>()
+        .map(Some)
 }

@@ -145,7 +145,7 @@ pub fn execute_plan(stmt: &PlannedStatement, cx: &ExecContext) -> PgResult<State
                 insert.returning.as_ref(),
                 &insert.fks,
                 &insert.checks,
-                &insert.index_predicates,
+                &insert.index_exprs,
             )?;
             Ok(StatementResult {
                 changed: vec![(insert.table.oid, n as u64)],

@@ -370,6 +370,35 @@ pub(crate) fn column_names(table: &TableDesc) -> Vec<String> {
     table.columns.iter().map(|c| c.name.clone()).collect()
 }
 
+/// Key column `c` of `index` as `pg_get_indexdef` prints it: a column's name, or an
+/// expression, in parentheses of its own unless it is a function call.
+pub(crate) fn index_column(
+    s: &crate::session::Session,
+    table: &TableDesc,
+    index: &catalog::IndexDesc,
+    c: usize,
+    pretty: bool,
+) -> String {
+    let Some(k) = catalog::IndexDesc::expression(c) else {
+        return common::ids::quote_identifier(&table.columns[c].name).into_owned();
+    };
+    let Some(e) = index.exprs.get(k) else {
+        return "expr".into();
+    };
+    match sql::binder::bind_index_expr(&s.catalog, table, &e.text, s.info) {
+        Ok(b) => {
+            let text = deparse_stored_expr(s.text(), &b, &column_names(table), pretty);
+            if matches!(b.kind, ExprKind::Func(..)) {
+                text
+            } else {
+                format!("({text})")
+            }
+        }
+        // Not expected: the text was bound when the index was made.
+        Err(_) => format!("({})", e.text),
+    }
+}
+
 /// A partial index's predicate as `pg_get_indexdef` prints it after `WHERE` (`pretty`:
 /// psql's `\d`, without the outer parentheses), or `None` for a whole-table index.
 pub(crate) fn index_predicate(

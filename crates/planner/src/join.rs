@@ -140,8 +140,9 @@ pub(crate) fn index_lookup<'p>(
     };
     rest.iter().enumerate().find_map(|(cond, c)| {
         let (outer_key, col) = equi_key(c, left_width, table)?;
-        // A partial index holds only some rows: not used for lookups yet.
-        let index = table.indexes_leading(col).find(|i| i.predicate.is_none())?;
+        // A partial index holds only some rows, and an expression index is led by an
+        // expression, not the column: neither is used for lookups yet.
+        let index = table.indexes_leading(col).find(|i| i.is_plain())?;
         Some(Lookup {
             cond,
             outer_key,

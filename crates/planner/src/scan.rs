@@ -254,6 +254,83 @@ pub(crate) fn index_quals(
     quals
 }
 
+/// For a comparison of an expression over the row (not a bare column) with a constant,
+/// the first column the expression reads: where an index over that expression is found
+/// (it is led by that column, `IndexDesc::leading_column`).
+fn expression_lead(c: &Expr) -> Option<usize> {
+    let (e, _, _) = compared_with_constant(c)?;
+    if matches!(e.kind, ExprKind::Column(_)) {
+        return None;
+    }
+    let mut first: Option<usize> = None;
+    e.walk(&mut |x| {
+        if let ExprKind::Column(i) = x.kind {
+            first = Some(first.map_or(i, |f| f.min(i)));
+        }
+    });
+    first
+}
+
+/// `c` as (operand, operator, constant) when it compares an expression over the row with
+/// a run-time constant by a btree operator, the operand first.
+fn compared_with_constant(c: &Expr) -> Option<(&Expr, BinaryOp, &Expr)> {
+    let ExprKind::Binary(op, l, r) = &c.kind else {
+        return None;
+    };
+    if !matches!(
+        op,
+        BinaryOp::Eq | BinaryOp::Lt | BinaryOp::LtEq | BinaryOp::Gt | BinaryOp::GtEq
+    ) {
+        return None;
+    }
+    if is_constant(r) && l.references_columns() {
+        Some((l, *op, r))
+    } else if is_constant(l) && r.references_columns() {
+        Some((r, commute(*op), l))
+    } else {
+        None
+    }
+}
+
+/// The conditions on `index`'s key expressions among `conjuncts`, as [`index_quals`]
+/// gives those on columns: (`EXPRESSION_KEY + k`, operator, constant, conjunct) for
+/// each comparison of the index's `k`-th expression, as the query writes it, with a
+/// constant of its type (PostgreSQL matches an expression index the same way: the same
+/// expression tree).
+fn expression_quals(
+    cx: &PlanContext<'_>,
+    table: &TableDesc,
+    index: &IndexDesc,
+    conjuncts: &[&Expr],
+) -> Vec<(usize, BinaryOp, Expr, usize)> {
+    let keys: Vec<Option<Expr>> = index
+        .exprs
+        .iter()
+        .map(|e| {
+            sql::binder::bind_index_expr(
+                cx.catalog,
+                table,
+                &e.text,
+                &common::session::SessionInfo::detached(),
+            )
+            .ok()
+        })
+        .collect();
+    let mut out = Vec::new();
+    for (ci, c) in conjuncts.iter().enumerate() {
+        let Some((e, op, k)) = compared_with_constant(c) else {
+            continue;
+        };
+        if let Some(at) = keys.iter().position(|x| x.as_ref() == Some(e))
+            && indexable(e.ty)
+            && k.ty == e.ty
+        {
+            out.push((catalog::EXPRESSION_KEY + at, op, k.clone(), ci));
+        }
+    }
+    out
+}
+
 /// An index the conjuncts constrain: its key range and the conjuncts it comes from.
 pub(crate) struct Candidate<'t> {
     pub(crate) index: &'t IndexDesc,
@@ -375,15 +452,31 @@ pub fn scan_path(cx: &PlanContext<'_>, table: Arc<TableDesc>, predicate: Expr) -
         // Only the indexes led by a column a condition bounds (L1: the table's other
         // indexes are not looked at). A unique index whose whole key is fixed finds one
         // row at most: nothing is cheaper, the oldest such is taken without costing.
+        // An expression index is led by the first column its leading expression reads.
+        let mut leads: Vec<usize> = quals.iter().map(|q| q.0).collect();
+        leads.extend(conjuncts.iter().filter_map(|c| expression_lead(c)));
+        let mut seen = Vec::new();
         let mut unique: Option<(usize, Candidate)> = None;
-        for (qi, q) in quals.iter().enumerate() {
-            if quals[..qi].iter().any(|p| p.0 == q.0) {
+        for (li, &lead) in leads.iter().enumerate() {
+            if leads[..li].contains(&lead) {
                 continue;
             }
-            for pos in table.index_positions_leading(q.0) {
+            for pos in table.index_positions_leading(lead) {
+                if seen.contains(&pos) {
+                    continue;
+                }
+                seen.push(pos);
                 let index = &table.indexes[pos];
                 INDEXES_EXAMINED.with(|n| n.set(n.get() + 1));
-                let Some(mut c) = index_candidate(index, &quals) else {
+                let with_exprs;
+                let quals = if index.exprs.is_empty() {
+                    &quals
+                } else {
+                    with_exprs =
+                        [&quals[..], &expression_quals(cx, &table, index, &conjuncts)].concat();
+                    &with_exprs
+                };
+                let Some(mut c) = index_candidate(index, quals) else {
                     continue;
                 };
                 // A partial index only where the conjuncts imply its predicate (rule 11).

@@ -789,7 +789,7 @@ pub struct BoundInsert {
     pub returning: Option<Returning>,
     pub fks: ForeignKeyChecks,
     pub checks: Vec<BoundCheck>,
-    pub index_predicates: Vec<BoundIndexPredicate>,
+    pub index_exprs: Vec<BoundIndexExprs>,
 }
 
 /// A CHECK constraint as a write evaluates it: its condition over the table's row.
@@ -799,12 +799,14 @@ pub struct BoundCheck {
     pub expr: Expr,
 }
 
-/// A partial index's condition as a write evaluates it, over the table's row: a new row
-/// gets an entry in the index only where it is true.
+/// What a write evaluates, over the table's row, for a partial or expression index: a
+/// new row gets an entry only where `predicate` is true, and its key's expressions are
+/// `keys` (in order of the index's `exprs`).
 #[derive(Clone, Debug, PartialEq)]
-pub struct BoundIndexPredicate {
+pub struct BoundIndexExprs {
     pub index: common::Oid,
-    pub expr: Expr,
+    pub predicate: Option<Expr>,
+    pub keys: Vec<Expr>,
 }
 
 /// The foreign keys a write must check, resolved when it is bound (a key added to or
@@ -841,7 +843,7 @@ pub struct BoundUpdate {
     pub returning: Option<Returning>,
     pub fks: ForeignKeyChecks,
     pub checks: Vec<BoundCheck>,
-    pub index_predicates: Vec<BoundIndexPredicate>,
+    pub index_exprs: Vec<BoundIndexExprs>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -883,9 +885,9 @@ pub enum BoundStatement {
     CreateIndex {
         table: Arc<TableDesc>,
         index: catalog::NewIndex,
-        /// A partial index's condition (`index.predicate`) bound over the table's row:
-        /// the rows the build gives entries.
-        predicate: Option<Expr>,
+        /// Its predicate and expressions bound over the table's row: the rows the build
+        /// gives entries, and their keys (`index` 0: it has no OID yet).
+        bound: BoundIndexExprs,
     },
     /// LOCK TABLE: the session takes `mode` on each table, in order, and holds it to
     /// transaction end (the server does it; nothing to plan).
@@ -1382,7 +1384,7 @@ pub struct BoundCopyFrom {
     pub freeze: bool,
     pub fks: ForeignKeyChecks,
     pub checks: Vec<BoundCheck>,
-    pub index_predicates: Vec<BoundIndexPredicate>,
+    pub index_exprs: Vec<BoundIndexExprs>,
 }
 
 /// Sequence DDL, as bound and as executed.

@@ -38,16 +38,18 @@ pub(crate) fn validate(
     Ok(())
 }
 
-/// RENAME COLUMN: the new text of each check of `table` that reads column `at`, written
-/// from its bound condition with the new name (as PostgreSQL's stored node tree reads the
-/// new name). A text that would not bind back to the same condition refuses the rename
-/// (0A000) rather than leave a check that means something else.
+/// RENAME COLUMN: the new text of each check and partial index predicate of `table` that
+/// reads column `at` (by OID), and of each index expression that does (by index and
+/// position), written from its bound form with the new name (as PostgreSQL's stored node
+/// tree reads the new name). A text that would not bind back to the same expression
+/// refuses the rename (0A000) rather than leave one that means something else.
+#[allow(clippy::type_complexity)]
 pub(crate) fn renamed_column(
     cx: &ExecContext,
     table: &TableDesc,
     at: usize,
     new_name: &str,
-) -> PgResult<Vec<(Oid, String)>> {
+) -> PgResult<(Vec<(Oid, String)>, Vec<(Oid, usize, String)>)> {
     let s = cx.session;
     let catalog = cx.catalog.snapshot(cx.tx);
     let mut renamed = table.clone();
@@ -84,7 +86,26 @@ pub(crate) fn renamed_column(
         }
         out.push((i.oid, text));
     }
-    Ok(out)
+    let mut exprs = Vec::new();
+    for i in &table.indexes {
+        for (k, e) in i.exprs.iter().enumerate() {
+            if !e.columns.contains(&at) {
+                continue;
+            }
+            let before = sql::binder::bind_index_expr(&catalog, table, &e.text, s.info)?;
+            let text = deparse_stored_expr(s.text(), &before, &names, false);
+            let same = sql::binder::bind_index_expr(&catalog, &renamed, &text, s.info)
+                .is_ok_and(|after| deparse_stored_expr(s.text(), &after, &names, false) == text);
+            if !same {
+                return Err(PgError::unsupported(format!(
+                    "renaming column \"{}\", which an expression of index \"{}\" reads",
+                    table.columns[at].name, i.name
+                )));
+            }
+            exprs.push((i.oid, k, text));
+        }
+    }
+    Ok((out, exprs))
 }
 
 /// Does `e`, over a table's row, read column `at`?

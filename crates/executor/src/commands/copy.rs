@@ -428,7 +428,7 @@ impl CopyIn {
         let row = self.row(cx, &rec)?;
         crate::dml::check_row(cx, table, &self.from.checks, &row)
             .map_err(|e| e.with_context(line_text_context(&table.name, rec.line, &rec.raw)))?;
-        crate::dml::insert_checked_row(cx, table, &self.types, &row, &self.from.index_predicates)
+        crate::dml::insert_checked_row(cx, table, &self.types, &row, &self.from.index_exprs)
             .and_then(|()| {
                 if self.from.fks.outgoing.is_empty() {
                     return Ok(());

@@ -6,10 +6,10 @@ use access::heapam;
 use access::visibility::{self, Liveness};
 use catalog::{IndexDesc, NewIndex, NewKey, TableDesc};
 use common::{ItemPointer, PgError, PgResult, SqlState, Value};
-use sql::bound::Expr;
+use sql::bound::BoundIndexExprs;
 
 use crate::ExecContext;
-use crate::index::{btree, entry_of, key_text};
+use crate::index::{btree, entry_of, entry_with, key_text};
 use crate::sortkey::RowKey;
 /// The entries a new index over `probe.columns` gets: one per tuple version (readers
 /// check versions against their snapshots). For a unique index, the keys of versions
@@ -19,11 +19,10 @@ fn index_entries(
     cx: &ExecContext,
     table: &TableDesc,
     probe: &IndexDesc,
-    predicate: Option<&Expr>,
+    bound: Option<&BoundIndexExprs>,
     not_null: bool,
 ) -> PgResult<Vec<(Vec<Value>, ItemPointer)>> {
     let types = table.column_types();
-    let env = cx.env();
     let mut entries = Vec::new();
     let mut live = Vec::new();
     for item in heapam::HeapScan::new(cx.pool, table.rel)? {
@@ -34,12 +33,13 @@ fn index_entries(
         }
         let row = access::tuple::decode(&bytes, &types)?;
         // A partial index holds the versions its condition is true for.
-        if let Some(p) = predicate
-            && env.eval(p, &row)? != Value::Bool(true)
-        {
-            continue;
-        }
-        let entry = entry_of(&row, probe);
+        let entry = match bound {
+            Some(b) => match entry_with(cx, probe, b, &row)? {
+                Some(entry) => entry,
+                None => continue,
+            },
+            None => entry_of(&row, probe),
+        };
         let key = &entry[..probe.columns.len()];
         if (probe.unique || not_null) && visibility::liveness(&h, cx.tx)? != Liveness::Dead {
             if not_null && let Some(k) = key.iter().position(Value::is_null) {
@@ -81,7 +81,7 @@ pub(crate) fn create_index(
     cx: &ExecContext,
     table: &TableDesc,
     new: NewIndex,
-    predicate: Option<&Expr>,
+    bound: &BoundIndexExprs,
 ) -> PgResult<()> {
     let name = match &new.name {
         Some(n) => n.clone(),
@@ -98,8 +98,9 @@ pub(crate) fn create_index(
         order: new.order,
         include: new.include.clone(),
         predicate: new.predicate.clone(),
+        exprs: new.exprs.clone(),
     };
-    let entries = index_entries(cx, table, &probe, predicate, false)?;
+    let entries = index_entries(cx, table, &probe, Some(bound), false)?;
     cx.catalog.create_index(
         cx.tx,
         table.oid,

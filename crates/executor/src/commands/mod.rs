@@ -79,9 +79,9 @@ pub fn execute(stmt: BoundStatement, cx: &ExecContext) -> PgResult<StatementResu
         BoundStatement::CreateIndex {
             table,
             index,
-            predicate,
+            bound,
         } => {
-            index::create_index(cx, &table, index, predicate.as_ref())?;
+            index::create_index(cx, &table, index, &bound)?;
             Ok(done("CREATE INDEX"))
         }
         BoundStatement::DropIndexes { indexes, notices } => {
@@ -160,7 +160,8 @@ pub fn execute(stmt: BoundStatement, cx: &ExecContext) -> PgResult<StatementResu
                     column,
                     name,
                     checks,
-                } => *checks = check::renamed_column(cx, &table, *column, name)?,
+                    index_exprs,
+                } => (*checks, *index_exprs) = check::renamed_column(cx, &table, *column, name)?,
                 _ => {}
             }
             cx.catalog.change_table(cx.tx, table.oid, change)?;
@@ -310,7 +311,7 @@ fn add_column(
             // The table's checks cannot read the new column.
             checks: Vec::new(),
             // Its partial indexes cannot either, but each new version needs its entries.
-            index_predicates: crate::index::bind_predicates(cx, &new)?,
+            index_exprs: sql::binder::bind_index_exprs(&cx.session.catalog, &new, cx.session.info)?,
         };
         // The update's own NOT NULL check catches a default that is NULL for a row.
         let settings = cx.session.settings.planner();

@@ -57,7 +57,11 @@ pub(crate) fn bound_values(
         if v.is_null() {
             return Ok(None);
         }
-        let ty = table.columns[index.columns[i]].ty.without_typmod();
+        // An expression key is bounded by values of its own type (the planner's match).
+        let ty = match table.columns.get(index.columns[i]) {
+            Some(c) => c.ty.without_typmod(),
+            None => e.ty,
+        };
         match narrow_key(v, e.ty, ty) {
             Ok(v) => key.push(v),
             // Past the end the bound moves toward: nothing is in range.

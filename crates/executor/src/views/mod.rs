@@ -404,11 +404,30 @@ pub(crate) fn pg_attribute_rows(s: &crate::session::Session) -> Vec<Row> {
             ]);
         }
         // An index's columns: its table's, renumbered, without NOT NULL, DEFAULT,
-        // identity or a statistics target of their own.
+        // identity or a statistics target of their own; an expression's named as
+        // PostgreSQL names it, of the expression's type.
         let first = out.len() - t.columns.len();
         for index in &t.indexes {
             for (n, c) in index.stored_columns().enumerate() {
-                let mut row = out[first + c].clone();
+                let mut row = match catalog::IndexDesc::expression(c) {
+                    None => out[first + c].clone(),
+                    Some(k) => {
+                        let (Some(e), Some(template)) = (index.exprs.get(k), out.get(first)) else {
+                            continue;
+                        };
+                        let ty = sql::binder::bind_index_expr(&s.catalog, t, &e.text, s.info)
+                            .map_or(DataType::Text, |b| b.ty);
+                        let mut row = template.clone();
+                        row[1] = Value::Text(e.name.clone());
+                        row[2] = Value::Oid(ty.oid());
+                        row[3] = Value::Int2(ty.typlen());
+                        row[5] = Value::Int4(ty.typmod());
+                        row[9] = Value::Bool(false);
+                        row[10] = Value::Oid(if ty.is_string() { 100 } else { 0 });
+                        row[12] = Value::Text(ty.typstorage().into());
+                        row
+                    }
+                };
                 row[0] = Value::Oid(index.oid);
                 row[4] = Value::Int2(n as i16 + 1);
                 row[6] = Value::Bool(false);

@@ -547,11 +547,13 @@ impl Binder<'_> {
         }
         Ok(BoundStatement::ChangeTable {
             table,
-            // The executor rewrites the text of the checks that read the column.
+            // The executor rewrites the text of the checks and of the index predicates
+            // and expressions that read the column.
             change: TableChange::RenameColumn {
                 column: i,
                 name,
                 checks: Vec::new(),
+                index_exprs: Vec::new(),
             },
             notices: Vec::new(),
         })

@@ -1,7 +1,6 @@
-//! Binding conditions over one table's row that the catalog keeps as SQL text: CHECK
-//! constraints (the condition of a new one, from CREATE TABLE or ALTER TABLE ADD CHECK,
-//! checked and reduced to that text) and partial indexes' predicates (CREATE INDEX ...
-//! WHERE), and the conditions a write must evaluate on each new row.
+//! Binding CHECK constraints: the condition of a new one (CREATE TABLE, ALTER TABLE ADD
+//! CHECK), checked and reduced to the SQL text the catalog keeps, and the conditions a
+//! write must evaluate on each new row.
 
 use catalog::{NewCheck, TableDesc};
 use common::{PgError, PgResult};
@@ -9,13 +8,10 @@ use sqlparser::ast;
 
 use super::expr::{ExprContext, coerce_to_bool};
 use super::{Binder, Scope, ident_name};
-use crate::bound::{BoundCheck, BoundIndexPredicate, Expr, ExprKind};
+use crate::bound::{BoundCheck, Expr, ExprKind};
 
 /// The clause name in errors: `aggregate functions are not allowed in check constraints`.
 pub(crate) const CHECK_CLAUSE: &str = "check constraints";
-
-/// The clause name in errors: `aggregate functions are not allowed in index predicates`.
-pub(crate) const INDEX_PREDICATE_CLAUSE: &str = "index predicates";
 
 impl Binder<'_> {
     /// `[CONSTRAINT name] CHECK (expr)` over `table`'s columns (for CREATE TABLE, a
@@ -82,54 +78,6 @@ impl Binder<'_> {
     fn stored_check(&self, table: &TableDesc, text: &str) -> PgResult<Expr> {
         self.check_condition(table, &crate::parser::parse_expr(text)?)
     }
-
-    /// A partial index's `WHERE` over `table`'s row (PostgreSQL's `ComputeIndexAttrs`
-    /// checks): boolean, no subqueries, aggregates or window functions, and nothing
-    /// whose value can change while the row does not (42P17): the index must hold the
-    /// rows the condition picks whenever it is read.
-    pub(crate) fn index_predicate(&self, table: &TableDesc, e: &ast::Expr) -> PgResult<Expr> {
-        let scope = Scope::for_table(table, &table.name);
-        let cx = ExprContext {
-            scope: &scope,
-            aggs_allowed: false,
-            clause: INDEX_PREDICATE_CLAUSE,
-        };
-        let bound = coerce_to_bool(self, self.bind_expr(e, &cx)?, "WHERE")?;
-        if !bound.is_immutable() {
-            return Err(PgError::new(
-                common::SqlState::INVALID_OBJECT_DEFINITION,
-                "functions in index predicate must be marked IMMUTABLE",
-            ));
-        }
-        Ok(bound)
-    }
-
-    /// The predicates of `table`'s partial indexes, for a write to evaluate on each new
-    /// row.
-    pub(crate) fn index_predicates(&self, table: &TableDesc) -> PgResult<Vec<BoundIndexPredicate>> {
-        table
-            .indexes
-            .iter()
-            .filter_map(|i| i.predicate.as_ref().map(|p| (i.oid, p)))
-            .map(|(index, text)| {
-                Ok(BoundIndexPredicate {
-                    index,
-                    expr: self.index_predicate(table, &crate::parser::parse_expr(text)?)?,
-                })
-            })
-            .collect()
-    }
-}
-
-/// A partial index's stored predicate bound over `table`'s row (for the planner, which
-/// uses the index only where a query's conditions imply it, and for showing it).
-pub fn bind_index_predicate(
-    catalog: &catalog::CatalogSnapshot,
-    table: &TableDesc,
-    text: &str,
-    session: &common::session::SessionInfo,
-) -> PgResult<Expr> {
-    Binder::new(catalog, text, session).index_predicate(table, &crate::parser::parse_expr(text)?)
 }
 
 /// A CHECK condition's stored text bound over `table`'s row (for showing it, for

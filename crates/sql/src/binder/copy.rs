@@ -122,7 +122,7 @@ impl Binder<'_> {
                     .collect::<PgResult<Vec<_>>>()?;
                 let fks = self.fk_checks(&table, None, false);
                 let checks = self.check_exprs(&table)?;
-                let index_predicates = self.index_predicates(&table)?;
+                let index_exprs = self.index_exprs(&table)?;
                 Ok(BoundStatement::CopyFrom(BoundCopyFrom {
                     table,
                     targets,
@@ -131,7 +131,7 @@ impl Binder<'_> {
                     freeze: freeze && !to,
                     fks,
                     checks,
-                    index_predicates,
+                    index_exprs,
                 }))
             }
         }

@@ -260,14 +260,14 @@ impl Binder<'_> {
         let returning = self.bind_returning(i.returning.as_deref(), &table, &alias)?;
         let fks = self.fk_checks(&table, None, false);
         let checks = self.check_exprs(&table)?;
-        let index_predicates = self.index_predicates(&table)?;
+        let index_exprs = self.index_exprs(&table)?;
         Ok(BoundStatement::Insert(BoundInsert {
             table,
             source,
             returning,
             fks,
             checks,
-            index_predicates,
+            index_exprs,
         }))
     }
 
@@ -349,7 +349,7 @@ impl Binder<'_> {
         let changed: Vec<usize> = assignments.iter().map(|(c, _)| *c).collect();
         let fks = self.fk_checks(&table, Some(&changed), true);
         let checks = self.check_exprs(&table)?;
-        let index_predicates = self.index_predicates(&table)?;
+        let index_exprs = self.index_exprs(&table)?;
         Ok(BoundStatement::Update(BoundUpdate {
             table,
             filter,
@@ -357,7 +357,7 @@ impl Binder<'_> {
             returning,
             fks,
             checks,
-            index_predicates,
+            index_exprs,
         }))
     }
 

@@ -635,7 +635,8 @@ impl Binder<'_> {
         let refused = match cx.clause {
             "DEFAULT expressions" => Some("DEFAULT expression"),
             super::check::CHECK_CLAUSE => Some("check constraint"),
-            super::check::INDEX_PREDICATE_CLAUSE => Some("index predicate"),
+            super::index::INDEX_PREDICATE_CLAUSE => Some("index predicate"),
+            super::index::INDEX_EXPRESSION_CLAUSE => Some("index expression"),
             "EXECUTE parameter" => Some("EXECUTE parameter"),
             _ => None,
         };

@@ -16,13 +16,15 @@ mod ddl;
 mod dml;
 mod explain;
 mod expr;
+mod index;
 mod math;
 mod query;
 mod reads;
 mod sequence;
 
-pub use check::{bind_check, bind_index_predicate};
+pub use check::bind_check;
 pub use dml::bind_default;
+pub use index::{bind_index_expr, bind_index_exprs, bind_index_predicate};
 pub use sequence::check_restart;
 
 pub use coerce::CastContext;
