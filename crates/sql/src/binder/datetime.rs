@@ -12,6 +12,7 @@
 //!    `timestamp + interval`); several is 42725, as `date + '1'` is in PostgreSQL.
 
 use common::{DataType, PgError, PgResult, SqlState, Value};
+use sqlparser::ast;
 
 use super::coerce::CastContext;
 use super::expr::{undefined_function, undefined_operator};
@@ -387,4 +388,88 @@ pub(crate) fn bind_make_interval(
         });
     }
     Ok(func(ScalarFunc::MakeInterval, out, DataType::Interval))
+}
+
+/// `INTERVAL 'text' field [TO field]`: the text read as an interval, a bare number
+/// counting the last field's units (`interval '90' day` is 90 days, `interval '3' month`
+/// 3 months), then every field finer than the last dropped, as PostgreSQL's interval
+/// typmod does (`interval '1 day 03:00' day` is 1 day). The value is a constant.
+pub(crate) fn bind_interval_fields(
+    b: &super::Binder<'_>,
+    whole: &ast::Expr,
+    value: &ast::Expr,
+    lead: &ast::DateTimeField,
+    last: Option<&ast::DateTimeField>,
+) -> PgResult<Expr> {
+    use ast::DateTimeField as F;
+    // Coarsest first: the rank of each field PostgreSQL's grammar allows here.
+    let rank = |f: &F| match f {
+        F::Year | F::Years => Some(0),
+        F::Month | F::Months => Some(1),
+        F::Day | F::Days => Some(2),
+        F::Hour | F::Hours => Some(3),
+        F::Minute | F::Minutes => Some(4),
+        F::Second | F::Seconds => Some(5),
+        _ => None,
+    };
+    let syntax = || {
+        PgError::new(
+            SqlState::SYNTAX_ERROR,
+            format!("syntax error in interval fields of {whole}"),
+        )
+    };
+    let lead_rank = rank(lead).ok_or_else(syntax)?;
+    let finest = match last {
+        Some(l) => {
+            let r = rank(l).ok_or_else(syntax)?;
+            // YEAR TO MONTH, DAY TO HOUR | MINUTE | SECOND, HOUR TO MINUTE | SECOND,
+            // MINUTE TO SECOND.
+            if r <= lead_rank || (lead_rank == 0 && r != 1) || lead_rank == 1 {
+                return Err(syntax());
+            }
+            r
+        }
+        None => lead_rank,
+    };
+    let ast::Expr::Value(v) = value else {
+        return Err(syntax());
+    };
+    let text = match &v.value {
+        ast::Value::SingleQuotedString(s) => s.trim(),
+        _ => return Err(syntax()),
+    };
+    let unit = ["year", "month", "day", "hour", "minute", "second"][finest];
+    let is_number = !text.is_empty()
+        && text
+            .trim_start_matches(['+', '-'])
+            .chars()
+            .all(|c| c.is_ascii_digit() || c == '.');
+    let text = if is_number {
+        format!("{text} {unit}")
+    } else {
+        text.to_string()
+    };
+    let lit = Expr::constant(Value::Text(text), DataType::Unknown);
+    let cast = b.coerce(lit, &DataType::Interval, CastContext::Explicit)?;
+    let ExprKind::Const(Value::Interval(mut iv)) = cast.kind else {
+        return Err(PgError::unsupported(format!("interval fields in {whole}")));
+    };
+    const HOUR: i64 = 3_600_000_000;
+    const MINUTE: i64 = 60_000_000;
+    match finest {
+        0 => {
+            iv.months = iv.months / 12 * 12;
+            iv.days = 0;
+            iv.micros = 0;
+        }
+        1 => {
+            iv.days = 0;
+            iv.micros = 0;
+        }
+        2 => iv.micros = 0,
+        3 => iv.micros = iv.micros / HOUR * HOUR,
+        4 => iv.micros = iv.micros / MINUTE * MINUTE,
+        _ => {}
+    }
+    Ok(Expr::constant(Value::Interval(iv), DataType::Interval))
 }

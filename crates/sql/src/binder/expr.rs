@@ -525,15 +525,14 @@ impl Binder<'_> {
                 self.coerce(lit, &to, CastContext::Explicit)
             }
             A::Interval(iv) => {
-                if iv.leading_field.is_some()
-                    || iv.last_field.is_some()
-                    || iv.leading_precision.is_some()
-                    || iv.fractional_seconds_precision.is_some()
-                {
-                    return Err(PgError::unsupported(format!("interval fields in {e}")));
+                if iv.leading_precision.is_some() || iv.fractional_seconds_precision.is_some() {
+                    return Err(PgError::unsupported(format!("interval precision in {e}")));
                 }
-                let x = self.bind_expr(&iv.value, cx)?;
-                self.coerce(x, &DataType::Interval, CastContext::Explicit)
+                let Some(lead) = &iv.leading_field else {
+                    let x = self.bind_expr(&iv.value, cx)?;
+                    return self.coerce(x, &DataType::Interval, CastContext::Explicit);
+                };
+                datetime::bind_interval_fields(self, e, &iv.value, lead, iv.last_field.as_ref())
             }
             A::Extract { field, expr, .. } => {
                 let name = match field {
