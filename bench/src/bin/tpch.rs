@@ -130,7 +130,10 @@ fn run(args: &Args) -> Result<bool, String> {
     eprintln!(
         "tpch: generated SF {} ({} lineitem rows) in {:.1} s",
         args.scale,
-        counts.iter().find(|(t, _)| *t == "lineitem").map_or(0, |c| c.1),
+        counts
+            .iter()
+            .find(|(t, _)| *t == "lineitem")
+            .map_or(0, |c| c.1),
         started.elapsed().as_secs_f64()
     );
     let texts: Vec<(usize, String)> = queries
@@ -185,7 +188,14 @@ fn run(args: &Args) -> Result<bool, String> {
             if procfs::interrupted() {
                 return Err("interrupted".into());
             }
-            let o = run_query(&ctx, server, text, setup.unwrap_or(""), args.runs, tmp.path());
+            let o = run_query(
+                &ctx,
+                server,
+                text,
+                setup.unwrap_or(""),
+                args.runs,
+                tmp.path(),
+            );
             eprintln!(
                 "tpch: {label}: Q{q}: {}",
                 match (&o.median_ms, &o.error) {
@@ -236,35 +246,51 @@ fn generate(scale: f64, dir: &Path) -> Result<Vec<(&'static str, u64)>, String> 
     };
     write(
         "region",
-        &mut g::RegionGenerator::new(scale, 1, 1).iter().map(|r| r.to_string()),
+        &mut g::RegionGenerator::new(scale, 1, 1)
+            .iter()
+            .map(|r| r.to_string()),
     )?;
     write(
         "nation",
-        &mut g::NationGenerator::new(scale, 1, 1).iter().map(|r| r.to_string()),
+        &mut g::NationGenerator::new(scale, 1, 1)
+            .iter()
+            .map(|r| r.to_string()),
     )?;
     write(
         "part",
-        &mut g::PartGenerator::new(scale, 1, 1).iter().map(|r| r.to_string()),
+        &mut g::PartGenerator::new(scale, 1, 1)
+            .iter()
+            .map(|r| r.to_string()),
     )?;
     write(
         "supplier",
-        &mut g::SupplierGenerator::new(scale, 1, 1).iter().map(|r| r.to_string()),
+        &mut g::SupplierGenerator::new(scale, 1, 1)
+            .iter()
+            .map(|r| r.to_string()),
     )?;
     write(
         "partsupp",
-        &mut g::PartSuppGenerator::new(scale, 1, 1).iter().map(|r| r.to_string()),
+        &mut g::PartSuppGenerator::new(scale, 1, 1)
+            .iter()
+            .map(|r| r.to_string()),
     )?;
     write(
         "customer",
-        &mut g::CustomerGenerator::new(scale, 1, 1).iter().map(|r| r.to_string()),
+        &mut g::CustomerGenerator::new(scale, 1, 1)
+            .iter()
+            .map(|r| r.to_string()),
     )?;
     write(
         "orders",
-        &mut g::OrderGenerator::new(scale, 1, 1).iter().map(|r| r.to_string()),
+        &mut g::OrderGenerator::new(scale, 1, 1)
+            .iter()
+            .map(|r| r.to_string()),
     )?;
     write(
         "lineitem",
-        &mut g::LineItemGenerator::new(scale, 1, 1).iter().map(|r| r.to_string()),
+        &mut g::LineItemGenerator::new(scale, 1, 1)
+            .iter()
+            .map(|r| r.to_string()),
     )?;
     Ok(counts)
 }
@@ -326,7 +352,15 @@ fn run_query(
         script.push('\n');
     }
     let limit = Duration::from_secs(STATEMENT_TIMEOUT_S * (runs as u64 + 1) + 60);
-    let out = match client::psql(&ctx.tools, server.port, &script, None, false, scratch, limit) {
+    let out = match client::psql(
+        &ctx.tools,
+        server.port,
+        &script,
+        None,
+        false,
+        scratch,
+        limit,
+    ) {
         Ok(o) => o,
         Err(_) => {
             return Outcome {
@@ -345,7 +379,11 @@ fn run_query(
     let mut times = Vec::new();
     for line in out.stdout.lines() {
         if let Some(t) = line.strip_prefix("Time: ") {
-            if let Some(ms) = t.split_whitespace().next().and_then(|v| v.parse::<f64>().ok()) {
+            if let Some(ms) = t
+                .split_whitespace()
+                .next()
+                .and_then(|v| v.parse::<f64>().ok())
+            {
                 times.push(ms);
             }
         } else if !line.is_empty() {
@@ -510,7 +548,10 @@ mod tests {
         ] {
             assert_eq!(round2(text).as_deref(), want, "{text}");
         }
-        assert_eq!(normalize("A|F|37734107.00|25.52|x  "), "A|F|37734107.00|25.52|x");
+        assert_eq!(
+            normalize("A|F|37734107.00|25.52|x  "),
+            "A|F|37734107.00|25.52|x"
+        );
         assert_eq!(fraction(0.1), "0.001");
         assert_eq!(fraction(1.0), "0.0001");
     }

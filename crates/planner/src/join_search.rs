@@ -392,6 +392,10 @@ impl Problem {
         let mut exprs = Vec::new();
         flatten(cx, tree, &mut items, &mut exprs, &mut 0);
         exprs.extend(filter);
+        let exprs: Vec<Expr> = exprs
+            .into_iter()
+            .flat_map(crate::pushdown::factor_or)
+            .collect();
         let widths: Vec<usize> = items.iter().map(Plan::width).collect();
         let mut offsets = Vec::with_capacity(items.len());
         let mut item_of = Vec::new();
@@ -423,10 +427,23 @@ impl Problem {
                     let item = std::mem::replace(&mut items[t], placeholder());
                     items[t] = add_filter(cx, item, local);
                 }
-                _ => conds.push(Cond {
-                    expr: e,
-                    items: mask,
-                }),
+                _ => {
+                    // An OR over several items restricts each item whose columns every
+                    // arm tests: that test goes into the item too, the OR stays.
+                    for t in mask.iter() {
+                        if let Some(r) =
+                            crate::pushdown::or_restriction(&e, &|c| item_of.get(c) == Some(&t))
+                        {
+                            let local = shift_columns(r, offsets[t]);
+                            let item = std::mem::replace(&mut items[t], placeholder());
+                            items[t] = add_filter(cx, item, local);
+                        }
+                    }
+                    conds.push(Cond {
+                        expr: e,
+                        items: mask,
+                    })
+                }
             }
         }
         Ok(Problem {

@@ -143,7 +143,7 @@ pub fn plan_query(cx: &PlanContext<'_>, lp: LogicalPlan) -> Plan {
         LogicalPlan::Filter { input, predicate } => {
             // Conditions fixed for the whole statement gate the plan (evaluated once, as
             // PostgreSQL's One-Time Filter); the rest go down into it.
-            let (gate, rest): (Vec<Expr>, Vec<Expr>) = conjuncts(predicate)
+            let (gate, rest): (Vec<Expr>, Vec<Expr>) = pushdown::where_conjuncts(predicate)
                 .into_iter()
                 .partition(|c| is_constant(c) && c.ty == common::DataType::Bool);
             // EXISTS, NOT EXISTS and IN over plain subqueries: semi and anti joins

@@ -87,6 +87,103 @@ pub(crate) fn conjuncts(e: Expr) -> Vec<Expr> {
     }
 }
 
+/// The conjuncts of a WHERE, each OR among them with the conjuncts all its arms share
+/// pulled out ([`factor_or`]).
+pub(crate) fn where_conjuncts(e: Expr) -> Vec<Expr> {
+    conjuncts(e).into_iter().flat_map(factor_or).collect()
+}
+
+/// `e` as conjuncts, the conjuncts every arm of an OR shares pulled out of it (PostgreSQL's
+/// `find_duplicate_ors`): `(a AND b) OR (a AND c)` is `a AND (b OR c)` (AND distributes
+/// over OR in SQL's three-valued logic too), so that `a`, when it joins two tables (TPC-H
+/// Q19), joins them rather than filtering their cross product. An arm left with nothing
+/// makes the OR true: only the shared conjuncts remain.
+pub(crate) fn factor_or(e: Expr) -> Vec<Expr> {
+    if !matches!(e.kind, ExprKind::Binary(BinaryOp::Or, ..)) {
+        return vec![e];
+    }
+    let mut arms = Vec::new();
+    disjuncts(&e, &mut arms);
+    let arms: Vec<Vec<Expr>> = arms.into_iter().map(|a| conjuncts(a.clone())).collect();
+    let mut common: Vec<Expr> = Vec::new();
+    for c in &arms[0] {
+        if !common.contains(c) && arms[1..].iter().all(|a| a.contains(c)) {
+            common.push(c.clone());
+        }
+    }
+    if common.is_empty() {
+        return vec![e];
+    }
+    let mut rest = Vec::with_capacity(arms.len());
+    for arm in arms {
+        let left: Vec<Expr> = arm.into_iter().filter(|c| !common.contains(c)).collect();
+        match conjoin(left) {
+            Some(a) => rest.push(a),
+            None => return common,
+        }
+    }
+    let or = rest
+        .into_iter()
+        .reduce(|a, b| {
+            Expr::new(
+                ExprKind::Binary(BinaryOp::Or, Box::new(a), Box::new(b)),
+                DataType::Bool,
+            )
+        })
+        .expect("an OR has arms");
+    common.push(or);
+    common
+}
+
+/// What an OR over several relations says of one of them (PostgreSQL's
+/// `extract_restriction_or_clauses`): with `mine` telling that relation's columns, the
+/// OR of each arm's conjuncts that read only it (and some column of it), if every arm has
+/// one. `(a.x = 1 AND b.y = 2) OR (a.x = 3 AND b.z = 4)` gives `a.x = 1 OR a.x = 3`, which
+/// rows of `a` must meet to join at all, so a scan of `a` can drop the others first.
+pub(crate) fn or_restriction(e: &Expr, mine: &dyn Fn(usize) -> bool) -> Option<Expr> {
+    if !matches!(e.kind, ExprKind::Binary(BinaryOp::Or, ..)) {
+        return None;
+    }
+    let mut arms = Vec::new();
+    disjuncts(e, &mut arms);
+    let mut parts = Vec::with_capacity(arms.len());
+    for arm in arms {
+        let own: Vec<Expr> = conjuncts(arm.clone())
+            .into_iter()
+            .filter(|c| {
+                let (mut any, mut all) = (false, true);
+                c.walk(&mut |x| {
+                    if let ExprKind::Column(i) = x.kind {
+                        any = true;
+                        all &= mine(i);
+                    }
+                    // Nothing whose value depends on the rest of the row or on when it
+                    // is evaluated.
+                    all &= !matches!(x.kind, ExprKind::SubLink(_) | ExprKind::Outer(_));
+                });
+                any && all && !c.is_volatile()
+            })
+            .collect();
+        parts.push(conjoin(own)?);
+    }
+    parts.into_iter().reduce(|a, b| {
+        Expr::new(
+            ExprKind::Binary(BinaryOp::Or, Box::new(a), Box::new(b)),
+            DataType::Bool,
+        )
+    })
+}
+
+fn disjuncts<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
+    match &e.kind {
+        ExprKind::Binary(BinaryOp::Or, l, r) => {
+            disjuncts(l, out);
+            disjuncts(r, out);
+        }
+        _ => out.push(e),
+    }
+}
+
 /// Filter `plan`'s rows by `predicate`, as far down as it can go (planner rule 3): into a table scan
 /// (which may then use an index), and through joins, each conjunct to the input it reads
 /// (a WHERE over a LEFT JOIN goes only to its left input; over an inner join, a conjunct

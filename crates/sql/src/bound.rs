@@ -268,6 +268,20 @@ pub enum ScalarFunc {
 }
 
 impl ScalarFunc {
+    /// Is the function VOLATILE in PostgreSQL (see [`Expr::is_volatile`])?
+    pub fn is_volatile(self) -> bool {
+        use ScalarFunc as F;
+        matches!(
+            self,
+            F::ClockTimestamp
+                | F::NextVal
+                | F::SetVal
+                | F::GenRandomUuid
+                | F::Random
+                | F::SetConfig
+        )
+    }
+
     /// Is the function IMMUTABLE in PostgreSQL for these arguments (see
     /// [`Expr::is_immutable`])? The clock, sequences, random values, settings and the
     /// catalog are not; neither is date and time arithmetic in the session's time zone.
@@ -528,6 +542,16 @@ impl Expr {
             };
         });
         ok
+    }
+
+    /// Does evaluating this expression twice risk two answers, or a side effect twice
+    /// (PostgreSQL's VOLATILE: `random()`, `nextval()`, `clock_timestamp()`)?
+    pub fn is_volatile(&self) -> bool {
+        let mut volatile = false;
+        self.walk(&mut |e| {
+            volatile |= matches!(&e.kind, ExprKind::Func(f, _) if f.is_volatile());
+        });
+        volatile
     }
 
     /// Visit this node and all its children (including aggregate arguments).
