@@ -68,6 +68,10 @@ struct Args {
     /// Where the markdown report is written as well.
     #[arg(long)]
     out: Option<PathBuf>,
+    /// Only write the data (COPY text files, one per table) into this directory and stop:
+    /// for loading a server by hand to profile a query.
+    #[arg(long)]
+    generate_only: Option<PathBuf>,
 }
 
 /// One server's answer to one query.
@@ -96,6 +100,13 @@ fn main() -> ExitCode {
 
 fn run(args: &Args) -> Result<bool, String> {
     let root_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tpch");
+    if let Some(dir) = &args.generate_only {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        for (table, n) in generate(args.scale, dir)? {
+            eprintln!("tpch: {table}: {n} rows");
+        }
+        return Ok(true);
+    }
     let queries: Vec<usize> = if args.queries.is_empty() {
         (1..=22).collect()
     } else {
