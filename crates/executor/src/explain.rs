@@ -62,6 +62,7 @@ pub fn explain(
         catalog: &cx.session.catalog,
         sizes: &sizes,
         settings: &settings,
+        subplans: Some(inner.subplans().costs()),
     });
     let mut r = Renderer {
         cx: ShowCx::new(cx.session.text()),

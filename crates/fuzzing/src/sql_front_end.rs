@@ -198,6 +198,7 @@ fn plan_unless_utility(
                 catalog,
                 sizes: &planner::NoStorage,
                 settings: &settings,
+                subplans: None,
             },
             bound,
         )?;

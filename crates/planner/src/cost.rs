@@ -97,6 +97,30 @@ pub struct PlanContext<'a> {
     pub catalog: &'a CatalogSnapshot,
     pub sizes: &'a dyn RelSizes,
     pub settings: &'a PlannerSettings,
+    /// What each subquery of the statement costs to run, once it is planned: what a
+    /// condition running it costs ([`qual_cost`]). `None` costs subqueries nothing.
+    pub subplans: Option<&'a SubplanCosts>,
+}
+
+/// The estimate of each planned subquery's plan, by its query.
+#[derive(Clone, Debug, Default)]
+pub struct SubplanCosts {
+    pub(crate) costs: Vec<(
+        std::sync::Arc<sql::bound::LogicalPlan>,
+        crate::estimate::Estimate,
+    )>,
+}
+
+impl SubplanCosts {
+    fn get(
+        &self,
+        query: &std::sync::Arc<sql::bound::LogicalPlan>,
+    ) -> Option<&crate::estimate::Estimate> {
+        self.costs
+            .iter()
+            .find(|(q, _)| std::sync::Arc::ptr_eq(q, query))
+            .map(|(_, e)| e)
+    }
 }
 
 /// What a plan switched off costs extra (PostgreSQL's `disable_cost`): it is still made
@@ -114,13 +138,38 @@ pub struct Cost {
 
 /// The cost of evaluating `quals` on a row (`cost_qual_eval`): one `cpu_operator_cost`
 /// per operator and function call, half the elements of an IN list; AND, OR, NOT,
-/// columns and constants cost nothing. (startup, per row).
+/// columns and constants cost nothing; a subquery what PostgreSQL's `cost_subplan`
+/// charges (below). (startup, per row).
 pub fn qual_cost(cx: &PlanContext<'_>, quals: &[&sql::bound::Expr]) -> (f64, f64) {
-    use sql::bound::{BinaryOp, ExprKind};
+    use sql::bound::{BinaryOp, ExprKind, SubLinkKind};
     let op = cx.settings.cpu_operator_cost;
+    let mut startup = 0.0;
     let mut per_tuple = 0.0;
     for q in quals {
         q.walk(&mut |e| {
+            if let ExprKind::SubLink(link) = &e.kind {
+                let Some(sub) = cx.subplans.and_then(|s| s.get(&link.query)) else {
+                    return;
+                };
+                if link.args.is_empty() {
+                    // Run once for the statement; a hashed one then probes its set.
+                    startup += sub.total;
+                    if crate::subplans::hashed_subplan(link) {
+                        per_tuple += op;
+                    }
+                } else {
+                    // Run again for each row: to its first row for EXISTS, half its
+                    // rows for ANY / ALL, all of them otherwise.
+                    let rest = sub.total - sub.startup;
+                    per_tuple += sub.startup
+                        + match link.kind {
+                            SubLinkKind::Exists => rest / sub.rows.max(1.0),
+                            SubLinkKind::Quantified { .. } => 0.5 * rest,
+                            _ => rest,
+                        };
+                }
+                return;
+            }
             per_tuple += match &e.kind {
                 ExprKind::Binary(BinaryOp::And | BinaryOp::Or, ..) => 0.0,
                 ExprKind::Binary(..)
@@ -135,7 +184,7 @@ pub fn qual_cost(cx: &PlanContext<'_>, quals: &[&sql::bound::Expr]) -> (f64, f64
             };
         });
     }
-    (0.0, per_tuple)
+    (startup, per_tuple)
 }
 
 /// A sequential scan of `rel` checking `quals` on each row (`cost_seqscan`), which keep

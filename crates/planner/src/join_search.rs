@@ -369,6 +369,9 @@ fn list_len(s: &PlannerSettings, lp: &LogicalPlan) -> usize {
 /// each item's columns start and which item each column is of, the items' column types,
 /// the conditions that join, and those that read no item.
 struct Problem {
+    /// The columns of the tree itself; the inner sides of semi joins made inner joins
+    /// follow them.
+    tree_width: usize,
     items: Vec<Plan>,
     widths: Vec<usize>,
     offsets: Vec<usize>,
@@ -387,11 +390,31 @@ impl Problem {
         cx: &PlanContext<'_>,
         tree: LogicalPlan,
         filter: Vec<Expr>,
-    ) -> Result<Problem, Box<Plan>> {
+        semis: &mut Vec<crate::pullup::PulledUp>,
+    ) -> Result<Problem, (Box<Plan>, usize)> {
         let mut items = Vec::new();
         let mut exprs = Vec::new();
-        flatten(cx, tree, &mut items, &mut exprs, &mut 0);
+        let mut width = 0;
+        flatten(cx, tree, &mut items, &mut exprs, &mut width);
         exprs.extend(filter);
+        // Semi joins to a unique inner side: inner joins, items of the problem.
+        let tree_width = width;
+        let mut kept = Vec::new();
+        for p in semis.drain(..) {
+            if p.kind == JoinKind::Semi {
+                let cond = p.placed_cond(width);
+                let right = plan_query(cx, p.right.clone());
+                // Its condition reads the tree's columns and its own (placed after).
+                if crate::join::unique_on(&right, width, cond.as_ref()) {
+                    width += right.width();
+                    items.push(right);
+                    exprs.extend(cond.map(conjuncts).unwrap_or_default());
+                    continue;
+                }
+            }
+            kept.push(p);
+        }
+        *semis = kept;
         let exprs: Vec<Expr> = exprs
             .into_iter()
             .flat_map(crate::pushdown::factor_or)
@@ -405,7 +428,7 @@ impl Problem {
         }
         let types: Option<Vec<Vec<DataType>>> = items.iter().map(Plan::column_types).collect();
         let Some(types) = types else {
-            return Err(Box::new(written_order(cx, items, exprs)));
+            return Err((Box::new(written_order(cx, items, exprs)), tree_width));
         };
         // Each condition to the items it reads: one goes into it, none gates the plan.
         let mut conds = Vec::new();
@@ -447,6 +470,7 @@ impl Problem {
             }
         }
         Ok(Problem {
+            tree_width,
             items,
             widths,
             offsets,
@@ -486,10 +510,43 @@ impl Problem {
 
 /// Plan the inner join tree `tree` with the WHERE conjuncts `filter` over it.
 pub(crate) fn plan_joins(cx: &PlanContext<'_>, tree: LogicalPlan, filter: Vec<Expr>) -> Plan {
-    let problem = match Problem::new(cx, tree, filter) {
-        Ok(p) => p,
-        Err(plan) => return *plan,
+    plan_joins_with(cx, tree, filter, &mut Vec::new()).0
+}
+
+/// `plan` less its columns from `width` on (the inner sides of semi joins that joined as
+/// inner joins).
+pub(crate) fn keep_leading(plan: Plan, width: usize) -> Plan {
+    if plan.width() <= width {
+        return plan;
+    }
+    let Some(types) = plan.column_types() else {
+        return plan;
     };
+    Plan::Project {
+        input: Box::new(plan),
+        exprs: types[..width]
+            .iter()
+            .enumerate()
+            .map(|(i, ty)| Expr::column(i, *ty))
+            .collect(),
+    }
+}
+
+/// [`plan_joins`], where `semis` are semi and anti joins pulled up from the WHERE (rule
+/// 10) to go over the tree: each semi join whose inner side its condition makes unique
+/// (PostgreSQL's `reduce_unique_semijoins`) becomes one more item of the problem, joined
+/// by its condition, and is taken out of `semis`; its columns follow the tree's.
+pub(crate) fn plan_joins_with(
+    cx: &PlanContext<'_>,
+    tree: LogicalPlan,
+    filter: Vec<Expr>,
+    semis: &mut Vec<crate::pullup::PulledUp>,
+) -> (Plan, usize) {
+    let problem = match Problem::new(cx, tree, filter, semis) {
+        Ok(p) => p,
+        Err((plan, width)) => return (*plan, width),
+    };
+    let tree_width = problem.tree_width;
     let search = problem.search(cx);
     let Problem {
         items,
@@ -530,10 +587,11 @@ pub(crate) fn plan_joins(cx: &PlanContext<'_>, tree: LogicalPlan, filter: Vec<Ex
             exprs,
         }
     };
-    match conjoin(gate.clone()) {
+    let plan = match conjoin(gate.clone()) {
         Some(g) => add_filter(cx, plan, g),
         None => plan,
-    }
+    };
+    (plan, tree_width)
 }
 
 /// A stand-in while an item is taken out to be filtered.
@@ -1064,8 +1122,9 @@ mod tests {
                 catalog: &catalog,
                 sizes: &sizes,
                 settings: &settings,
+                subplans: None,
             };
-            let Ok(problem) = Problem::new(&cx, tree, conds) else {
+            let Ok(problem) = Problem::new(&cx, tree, conds, &mut Vec::new()) else {
                 panic!("tables of known types are searched");
             };
             let search = problem.search(&cx);
@@ -1094,6 +1153,7 @@ mod tests {
             catalog: &catalog,
             sizes: &sizes,
             settings: &settings,
+            subplans: None,
         };
         let plan = plan_query(
             &cx,
@@ -1152,6 +1212,7 @@ mod tests {
             catalog: &catalog,
             sizes: &sizes,
             settings: &settings,
+            subplans: None,
         };
         let before = join_pairs_costed();
         let plan = plan_query(

@@ -64,6 +64,12 @@ pub fn plan(cx: &PlanContext<'_>, mut stmt: BoundStatement) -> PgResult<PlannedS
         BoundStatement::Explain { .. } => SubPlans::default(),
         _ => SubPlans::of(cx, &mut stmt),
     };
+    // The statement's conditions cost what their subqueries cost to run.
+    let costs = subplans.costs().clone();
+    let cx = &PlanContext {
+        subplans: Some(&costs),
+        ..*cx
+    };
     Ok(match stmt {
         BoundStatement::Query(q) => PlannedStatement::Query {
             plan: plan_query(cx, q.plan),
@@ -148,10 +154,15 @@ pub fn plan_query(cx: &PlanContext<'_>, lp: LogicalPlan) -> Plan {
                 .partition(|c| is_constant(c) && c.ty == common::DataType::Bool);
             // EXISTS, NOT EXISTS and IN over plain subqueries: semi and anti joins
             // (rule 10), over the rest.
-            let (rest, pulled) = pullup::pull_up(rest);
-            // Over inner joins, the WHERE is part of the join problem (rule 9).
-            let mut plan = if join_search::is_inner_join(&input) {
-                join_search::plan_joins(cx, *input, rest)
+            let (rest, mut pulled) = pullup::pull_up(rest);
+            // Over inner joins, the WHERE is part of the join problem (rule 9), and so
+            // are semi joins to a unique inner side, which are inner joins (their columns
+            // after the tree's, dropped below).
+            let mut plan = if join_search::is_inner_join(&input)
+                || pulled.iter().any(|p| p.kind == JoinKind::Semi)
+            {
+                let (plan, width) = join_search::plan_joins_with(cx, *input, rest, &mut pulled);
+                join_search::keep_leading(plan, width)
             } else {
                 let input = plan_query(cx, *input);
                 match conjoin(rest) {
@@ -461,6 +472,7 @@ mod tests {
             catalog: &catalog,
             sizes: &NoStorage,
             settings: &settings,
+            subplans: None,
         })
     }
     use common::{DataType, Value};

@@ -10,6 +10,8 @@ use super::*;
 #[derive(Clone, Debug, Default)]
 pub struct SubPlans {
     plans: Vec<(Arc<LogicalPlan>, Arc<Plan>)>,
+    /// What each costs to run (for the conditions that run them).
+    costs: crate::cost::SubplanCosts,
 }
 
 impl SubPlans {
@@ -30,6 +32,11 @@ impl SubPlans {
         self.plans.is_empty()
     }
 
+    /// What each subquery costs to run.
+    pub fn costs(&self) -> &crate::cost::SubplanCosts {
+        &self.costs
+    }
+
     /// Plan every subquery `e` holds (at any depth), and those in their own
     /// expressions, once each.
     pub(crate) fn add_from(&mut self, cx: &PlanContext<'_>, e: &Expr) {
@@ -44,7 +51,14 @@ impl SubPlans {
                     self.add_from(cx, inner);
                     Ok(())
                 });
-                let plan = plan_query(cx, query);
+                // Its own subqueries are planned: what they cost is known.
+                let cx = PlanContext {
+                    subplans: Some(&self.costs),
+                    ..*cx
+                };
+                let plan = plan_query(&cx, query);
+                let estimate = crate::estimate::Estimator::new(cx).estimate(&plan);
+                self.costs.costs.push((link.query.clone(), estimate));
                 self.plans.push((link.query.clone(), Arc::new(plan)));
             }
         });

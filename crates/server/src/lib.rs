@@ -228,6 +228,7 @@ impl Database {
                 catalog,
                 sizes: &sizes,
                 settings,
+                subplans: None,
             },
             bound,
         )
@@ -247,6 +248,7 @@ impl Database {
             catalog,
             sizes: &sizes,
             settings,
+            subplans: Some(stmt.subplans().costs()),
         };
         planner::cache::plan_cost(&cx, stmt, planning)
     }

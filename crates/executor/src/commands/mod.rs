@@ -119,6 +119,7 @@ pub fn execute(stmt: BoundStatement, cx: &ExecContext) -> PgResult<StatementResu
                     catalog: &cx.session.catalog,
                     sizes: &crate::PoolSizes(cx.pool),
                     settings: &settings,
+                    subplans: None,
                 };
                 let every_row = planner::target_scan(&pcx, &t, None);
                 let (n, _) = with_every_row(cx, |all| dml::delete(all, &delete, &every_row, None))?;
@@ -319,6 +320,7 @@ fn add_column(
             catalog: &cx.session.catalog,
             sizes: &crate::PoolSizes(cx.pool),
             settings: &settings,
+            subplans: None,
         };
         let every_row = planner::target_scan(&pcx, &new, None);
         return with_every_row(cx, |all| dml::update(all, &update, &every_row, None))
@@ -376,6 +378,7 @@ pub(crate) fn some_row_where(
         catalog: &cx.session.catalog,
         sizes: &crate::PoolSizes(cx.pool),
         settings: &settings,
+        subplans: None,
     };
     let plan = planner::target_scan(&pcx, table, Some(condition));
     let found = with_every_row(cx, |all| exec::build(&plan, all.env())?.next())?;
