@@ -470,6 +470,35 @@ fn get_datum(ty: &DataType, r: &mut Reader<'_>, i: usize) -> PgResult<Value> {
     })
 }
 
+/// Step over one stored value of type `ty` without making it.
+fn skip_datum(ty: &DataType, r: &mut Reader<'_>, i: usize) -> PgResult<()> {
+    let fixed = match ty {
+        DataType::Bool => 1,
+        DataType::Int2 => 2,
+        DataType::Int4 | DataType::Float4 | DataType::Date | DataType::Oid | DataType::Reg(_) => 4,
+        DataType::Int8 | DataType::Float8 | DataType::Timestamp(_) | DataType::TimestampTz(_) => 8,
+        DataType::Interval | DataType::Uuid => 16,
+        DataType::Numeric(_) => {
+            let used = Numeric::encoded_len(&r.bytes[r.pos..])
+                .ok_or_else(|| corrupt(format!("column {} is not a valid numeric", i + 1)))?;
+            r.take(used, "numeric")?;
+            return Ok(());
+        }
+        DataType::Bytea
+        | DataType::Text
+        | DataType::Varchar(_)
+        | DataType::Unknown
+        | DataType::Bpchar(_)
+        | DataType::Array(_) => {
+            let len = u32::from_le_bytes(r.array("length")?) as usize;
+            r.take(len, "value")?;
+            return Ok(());
+        }
+    };
+    r.take(fixed, "value")?;
+    Ok(())
+}
+
 /// Read back what [`put_array`] wrote.
 fn get_array(r: &mut Reader<'_>, elem: &DataType, i: usize) -> PgResult<Value> {
     let len = u32::from_le_bytes(r.array("array length")?) as usize;
@@ -528,6 +557,18 @@ fn encoded_len(v: &Value, ty: &DataType) -> usize {
 /// the format (truncated, bad lengths, invalid UTF-8, a bool other than 0/1, more columns
 /// than `types`) are DATA_CORRUPTED; nothing here panics.
 pub fn decode(bytes: &[u8], types: &[DataType]) -> PgResult<Vec<Value>> {
+    decode_columns(bytes, types, None)
+}
+
+/// [`decode`], but only the columns `wanted` marks (all when `None`): the others are
+/// stepped over and read NULL, no value made (a scan that reads 2 of 16 columns does not
+/// copy the other 14's strings). The tuple's layout is checked as a full decode checks it
+/// (tuple rule 5); the bytes of a value stepped over are not (its text's UTF-8).
+pub fn decode_columns(
+    bytes: &[u8],
+    types: &[DataType],
+    wanted: Option<&[bool]>,
+) -> PgResult<Vec<Value>> {
     let h = header(bytes)?;
     let natts = h.natts as usize;
     if natts > types.len() {
@@ -546,6 +587,11 @@ pub fn decode(bytes: &[u8], types: &[DataType]) -> PgResult<Vec<Value>> {
     for (i, ty) in types.iter().enumerate() {
         let present = i < natts && (!has_null || bitmap[i / 8] & (1 << (i % 8)) != 0);
         if !present {
+            values.push(Value::Null);
+            continue;
+        }
+        if wanted.is_some_and(|w| !w.get(i).copied().unwrap_or(true)) {
+            skip_datum(ty, &mut r, i)?;
             values.push(Value::Null);
             continue;
         }
@@ -635,6 +681,26 @@ mod tests {
         assert_eq!(decode(&bytes, &types).expect("decode"), values);
         // 31 header + 1 + 2 + 4 + 8 + 4 + 8 + (4+6) + 4 + (4+4)
         assert_eq!(bytes.len(), 31 + 1 + 2 + 4 + 8 + 4 + 8 + 10 + 4 + 8);
+    }
+
+    #[test]
+    fn decoding_some_columns_reads_the_rest_as_null() {
+        let types = all_types();
+        let values = sample();
+        let bytes = encode(&values, &types).expect("encode");
+        for mask in 0u32..(1 << types.len()) {
+            let wanted: Vec<bool> = (0..types.len()).map(|i| mask & (1 << i) != 0).collect();
+            let got = decode_columns(&bytes, &types, Some(&wanted)).expect("decode");
+            let want: Vec<Value> = values
+                .iter()
+                .zip(&wanted)
+                .map(|(v, w)| if *w { v.clone() } else { Value::Null })
+                .collect();
+            assert_eq!(got, want, "{wanted:?}");
+        }
+        // A tuple cut short is still an error when the cut column is stepped over.
+        let none = vec![false; types.len()];
+        assert!(decode_columns(&bytes[..bytes.len() - 1], &types, Some(&none)).is_err());
     }
 
     #[test]

@@ -775,7 +775,7 @@ impl Renderer<'_> {
             initplans: vec![],
         };
         match plan {
-            Plan::SeqScan { table, filter } => {
+            Plan::SeqScan { table, filter, .. } => {
                 let names = self.scan_names(plan);
                 let mut details = Vec::new();
                 if let Some(f) = filter {
@@ -795,6 +795,7 @@ impl Renderer<'_> {
                 upper,
                 filter,
                 backward,
+                ..
             } => {
                 let names = self.scan_names(plan);
                 let mut details = Vec::new();

@@ -205,7 +205,7 @@ impl<'a> Estimator<'a> {
         let cx = &self.cx;
         let s = cx.settings;
         match plan {
-            Plan::SeqScan { table, filter } => {
+            Plan::SeqScan { table, filter, .. } => {
                 let (widths, origins) = self.table_columns(table, plan as *const Plan as usize);
                 let rel = RelInfo::new(table, cx.catalog.stats(table.oid), self.pages(table.rel));
                 let quals = conjuncts_of(filter.as_ref());

@@ -129,7 +129,7 @@ pub(crate) fn index_lookup<'p>(
         return None;
     }
     let (table, filter) = match right {
-        Plan::SeqScan { table, filter } => (table, filter),
+        Plan::SeqScan { table, filter, .. } => (table, filter),
         Plan::IndexScan {
             table,
             filter,

@@ -17,6 +17,7 @@
 //! ([`SubPlans`]): the executor runs what it is given and decides nothing.
 
 pub mod cache;
+mod columns;
 mod cost;
 pub mod estimate;
 mod join;
@@ -43,7 +44,7 @@ use sql::bound::{BinaryOp, ExprKind};
 pub use cache::{CachedPlan, PlanCacheMode};
 pub use cost::{NoStorage, PlanContext, PlannerSettings, RelSizes};
 pub use join::{inner_unique, make_join};
-pub use plan::{Plan, PlannedStatement};
+pub use plan::{ColumnSet, Plan, PlannedStatement};
 pub use pushdown::add_filter;
 pub use scan::{indexes_examined, scan_path, target_scan, widened_integer_column};
 pub use subplans::{SubPlans, hashed_subplan};
@@ -70,7 +71,7 @@ pub fn plan(cx: &PlanContext<'_>, mut stmt: BoundStatement) -> PgResult<PlannedS
         subplans: Some(&costs),
         ..*cx
     };
-    Ok(match stmt {
+    let mut planned = match stmt {
         BoundStatement::Query(q) => PlannedStatement::Query {
             plan: plan_query(cx, q.plan),
             columns: q.columns,
@@ -117,7 +118,10 @@ pub fn plan(cx: &PlanContext<'_>, mut stmt: BoundStatement) -> PgResult<PlannedS
         _ => {
             return Err(PgError::internal("a utility statement reached the planner"));
         }
-    })
+    };
+    // Scans decode only the columns the plan reads (rule 12).
+    columns::prune_statement(&mut planned);
+    Ok(planned)
 }
 
 /// Map a logical plan to a physical one.
@@ -127,6 +131,7 @@ pub fn plan_query(cx: &PlanContext<'_>, lp: LogicalPlan) -> Plan {
         LogicalPlan::Scan { table } => Plan::SeqScan {
             table,
             filter: None,
+            columns: None,
         },
         LogicalPlan::Values { rows, width } => Plan::Values { rows, width },
         LogicalPlan::GenerateSeries { start, stop, step } => {
@@ -664,6 +669,7 @@ mod tests {
                     input: Box::new(Plan::SeqScan {
                         table: t.clone(),
                         filter: None,
+                        columns: None,
                     }),
                     exprs: vec![Expr::new(ExprKind::Column(0), int)],
                 }),

@@ -10,6 +10,9 @@ pub enum Plan {
     SeqScan {
         table: Arc<TableDesc>,
         filter: Option<Expr>,
+        /// The columns the plan reads, filter included ([`crate::columns`]): the
+        /// others are not decoded and read NULL. `None`: all of them.
+        columns: Option<ColumnSet>,
     },
     /// Btree index scan: entries between the bounds (key prefixes of constant
     /// expressions, evaluated at run time), each heap tuple fetched and checked against
@@ -22,6 +25,8 @@ pub enum Plan {
         filter: Option<Expr>,
         /// Descending key order (NULLs first), for ORDER BY ... DESC.
         backward: bool,
+        /// As a sequential scan's.
+        columns: Option<ColumnSet>,
     },
     /// A sequence's one row, from its running state.
     SequenceState {
@@ -340,3 +345,6 @@ impl PlannedStatement {
         }
     }
 }
+
+/// Which columns of a table a scan decodes (planner rule 12): shared, cheap to clone.
+pub type ColumnSet = Arc<[bool]>;

@@ -191,7 +191,7 @@ fn disjuncts<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
 pub fn add_filter(cx: &PlanContext<'_>, plan: Plan, predicate: Expr) -> Plan {
     let mut above = Vec::new();
     let plan = match plan {
-        Plan::SeqScan { table, filter } => {
+        Plan::SeqScan { table, filter, .. } => {
             let all = conjoin(filter.into_iter().chain([predicate]).collect());
             return scan_path(cx, table, all.expect("one conjunct at least"));
         }
@@ -278,6 +278,7 @@ pub fn add_filter(cx: &PlanContext<'_>, plan: Plan, predicate: Expr) -> Plan {
                 None => Plan::SeqScan {
                     table,
                     filter: None,
+                    columns: None,
                 },
             };
             make_join(

@@ -95,7 +95,7 @@ pub(crate) fn index_order(
     keys: &[SortKey],
 ) -> Option<Plan> {
     let (table, filter, current) = match scan {
-        Plan::SeqScan { table, filter } => (table, filter, None),
+        Plan::SeqScan { table, filter, .. } => (table, filter, None),
         Plan::IndexScan {
             table,
             filter,
@@ -184,6 +184,7 @@ pub(crate) fn index_order(
             .as_ref()
             .and_then(|f| without(f, &conjuncts, &implied)),
         backward,
+        columns: None,
     })
 }
 
@@ -501,6 +502,7 @@ pub fn scan_path(cx: &PlanContext<'_>, table: Arc<TableDesc>, predicate: Expr) -
                 filter: without(&predicate, &conjuncts, &c.implied),
                 table,
                 backward: false,
+                columns: None,
             };
         }
         candidates.sort_by_key(|(pos, _)| *pos);
@@ -510,6 +512,7 @@ pub fn scan_path(cx: &PlanContext<'_>, table: Arc<TableDesc>, predicate: Expr) -
         return Plan::SeqScan {
             table,
             filter: Some(predicate),
+            columns: None,
         };
     }
     // The cheapest of the sequential scan and the index scans.
@@ -544,10 +547,12 @@ pub fn scan_path(cx: &PlanContext<'_>, table: Arc<TableDesc>, predicate: Expr) -
             filter: without(&predicate, &conjuncts, &c.implied),
             table,
             backward: false,
+            columns: None,
         },
         None => Plan::SeqScan {
             table,
             filter: Some(predicate),
+            columns: None,
         },
     }
 }
@@ -581,6 +586,7 @@ pub fn target_scan(cx: &PlanContext<'_>, table: &Arc<TableDesc>, filter: Option<
         None => Plan::SeqScan {
             table: table.clone(),
             filter: None,
+            columns: None,
         },
     }
 }

@@ -32,6 +32,16 @@ impl SubPlans {
         self.plans.is_empty()
     }
 
+    /// Decode in each subquery's scans only the columns it reads (planner rule 12); all
+    /// of a subquery's own output is read.
+    pub(crate) fn prune(&mut self) {
+        for (_, plan) in &mut self.plans {
+            let plan = Arc::make_mut(plan);
+            let all = vec![true; plan.width()];
+            crate::columns::prune(plan, &all);
+        }
+    }
+
     /// What each subquery costs to run.
     pub fn costs(&self) -> &crate::cost::SubplanCosts {
         &self.costs

@@ -105,9 +105,13 @@ fn build_node<'a>(
             },
             open: None,
         }),
-        Plan::SeqScan { table, filter } => Box::new(SeqScanOp {
+        Plan::SeqScan {
+            table,
+            filter,
+            columns,
+        } => Box::new(SeqScanOp {
             env,
-            scan: TableScan::new(env, table.rel, table.column_types())?,
+            scan: TableScan::new(env, table.rel, table.column_types())?.reading(columns.clone()),
             filter: filter.as_ref(),
             emit_tid: env.emit_tid,
             removed: 0,
@@ -143,6 +147,7 @@ fn build_node<'a>(
             upper,
             filter,
             backward,
+            columns,
         } => {
             // A NULL bound (`a = NULL`) matches nothing: no scan at all.
             let scan = match (
@@ -167,6 +172,7 @@ fn build_node<'a>(
                 scan,
                 filter: filter.as_ref(),
                 removed: 0,
+                wanted: columns.as_deref(),
             })
         }
         Plan::Values { rows, .. } => Box::new(ValuesOp { env, rows, pos: 0 }),

@@ -9,6 +9,8 @@ pub struct TableScan<'a> {
     pub(crate) scan: HeapScan<'a>,
     pub(crate) types: Vec<DataType>,
     pub(crate) tx: &'a txn::Tx,
+    /// The columns decoded (the plan's `columns`); the others read NULL.
+    pub(crate) wanted: Option<planner::ColumnSet>,
 }
 
 impl<'a> TableScan<'a> {
@@ -17,7 +19,13 @@ impl<'a> TableScan<'a> {
             scan: HeapScan::visible(env.pool, rel, env.snapshot, env.tx)?,
             types,
             tx: env.tx,
+            wanted: None,
         })
+    }
+
+    /// Decode only the columns `wanted` marks (all when `None`).
+    pub fn reading(self, wanted: Option<planner::ColumnSet>) -> TableScan<'a> {
+        TableScan { wanted, ..self }
     }
 
     pub fn next_row(&mut self) -> PgResult<Option<(ItemPointer, Row)>> {
@@ -26,7 +34,11 @@ impl<'a> TableScan<'a> {
             None => Ok(None),
             Some(r) => {
                 let (tid, bytes) = r?;
-                Ok(Some((tid, access::tuple::decode(&bytes, &self.types)?)))
+                let wanted = self.wanted.as_deref();
+                Ok(Some((
+                    tid,
+                    access::tuple::decode_columns(&bytes, &self.types, wanted)?,
+                )))
             }
         }
     }
@@ -119,6 +131,8 @@ pub(crate) struct IndexScanOp<'a> {
     pub(crate) scan: Option<BTreeScan<'a>>,
     pub(crate) filter: Option<&'a Expr>,
     pub(crate) removed: u64,
+    /// The columns decoded (the plan's `columns`); the others read NULL.
+    pub(crate) wanted: Option<&'a [bool]>,
 }
 
 impl Operator for IndexScanOp<'_> {
@@ -135,7 +149,7 @@ impl Operator for IndexScanOp<'_> {
             else {
                 continue;
             };
-            let mut row = access::tuple::decode(&bytes, &self.types)?;
+            let mut row = access::tuple::decode_columns(&bytes, &self.types, self.wanted)?;
             match self.filter {
                 Some(f) if self.env.eval(f, &row)? != Value::Bool(true) => {
                     self.removed += 1;

@@ -1,0 +1,299 @@
+//! Which columns each scan decodes (planner rule 12): a walk down a finished plan that
+//! carries the set of each node's output columns someone above reads, adds what the node
+//! itself reads (its conditions, keys, expressions), and leaves at every table scan the
+//! columns it must produce. The scan decodes those and leaves the rest NULL, so a query
+//! that reads 3 of `lineitem`'s 16 columns neither copies the other 13 out of each tuple
+//! nor carries them through its joins and hash tables. (PostgreSQL plans a target list
+//! for each scan; Myriad keeps every row as wide as its table, which keeps column
+//! numbers stable, and pays only for the columns it fills.)
+//!
+//! A column stays whenever some expression of a node reads it, whether or not that
+//! expression's own output is read above: an expression is evaluated either way, and one
+//! that read NULL in place of a value might fail where the query would not.
+
+#[allow(unused_imports)]
+use super::*;
+
+/// Mark the columns of `plan`'s scans that its output columns marked in `needed` (as
+/// wide as the plan's rows) read.
+pub(crate) fn prune(plan: &mut Plan, needed: &[bool]) {
+    match plan {
+        Plan::SeqScan {
+            filter, columns, ..
+        }
+        | Plan::IndexScan {
+            filter, columns, ..
+        } => {
+            let mut need = needed.to_vec();
+            read(filter.iter(), &mut need, 0);
+            *columns = (!need.iter().all(|&n| n)).then(|| need.into());
+        }
+        Plan::Filter { input, predicate } => {
+            let mut need = needed.to_vec();
+            read([&*predicate], &mut need, 0);
+            prune(input, &need);
+        }
+        Plan::Project { input, exprs } => {
+            let mut need = vec![false; input.width()];
+            read(exprs.iter(), &mut need, 0);
+            prune(input, &need);
+        }
+        Plan::NestedLoopJoin {
+            left,
+            right,
+            kind,
+            on,
+            lateral,
+            ..
+        } => {
+            let (lw, rw) = (left.width(), right.width());
+            let mut joined = vec![false; lw + rw];
+            for (i, &n) in needed.iter().enumerate() {
+                // A semi or anti join returns its left side only.
+                if n && (i < lw || !kind.left_only()) {
+                    joined[i] = true;
+                }
+            }
+            read(on.iter(), &mut joined, 0);
+            let mut left_need = joined[..lw].to_vec();
+            read(lateral.iter().flatten(), &mut left_need, 0);
+            prune(left, &left_need);
+            // A LATERAL side reads its outer values, not its own columns, from the left.
+            prune(right, &joined[lw..]);
+        }
+        Plan::IndexNestLoop {
+            left,
+            outer_key,
+            key_cond,
+            on,
+            ..
+        } => {
+            let lw = left.width();
+            let mut joined = needed.to_vec();
+            joined.resize(joined.len().max(lw), false);
+            read([&*key_cond], &mut joined, 0);
+            read(on.iter(), &mut joined, 0);
+            let mut left_need = joined[..lw].to_vec();
+            read([&*outer_key], &mut left_need, 0);
+            prune(left, &left_need);
+        }
+        Plan::HashJoin {
+            left,
+            right,
+            kind,
+            hash_conds,
+            left_keys,
+            right_keys,
+            on,
+            ..
+        } => {
+            let (lw, rw) = (left.width(), right.width());
+            let mut joined = vec![false; lw + rw];
+            for (i, &n) in needed.iter().enumerate() {
+                if n && (i < lw || !kind.left_only()) {
+                    joined[i] = true;
+                }
+            }
+            read(hash_conds.iter().chain(on.iter()), &mut joined, 0);
+            let (l, r) = joined.split_at_mut(lw);
+            read(left_keys.iter(), l, 0);
+            read(right_keys.iter(), r, 0);
+            prune(left, l);
+            prune(right, r);
+        }
+        Plan::Aggregate {
+            input,
+            group_by,
+            aggs,
+        } => {
+            let mut need = vec![false; input.width()];
+            read(group_by.iter(), &mut need, 0);
+            read(aggs.iter().flat_map(|a| a.inputs()), &mut need, 0);
+            prune(input, &need);
+        }
+        Plan::Sort { input, keys } => {
+            let mut need = needed.to_vec();
+            read(keys.iter().map(|k| &k.expr), &mut need, 0);
+            prune(input, &need);
+        }
+        Plan::Limit { input, .. } => prune(input, needed),
+        Plan::Result { input, filter, .. } => {
+            if let Some(input) = input {
+                let mut need = needed.to_vec();
+                read([&*filter], &mut need, 0);
+                prune(input, &need);
+            }
+        }
+        Plan::Append { inputs } => {
+            for input in inputs {
+                prune(input, needed);
+            }
+        }
+        // Whole rows compared, or locked and rebuilt: every column.
+        Plan::Distinct { input } => {
+            let all = vec![true; input.width()];
+            prune(input, &all);
+        }
+        Plan::SetOp { left, right, .. } => {
+            let all = vec![true; left.width()];
+            prune(left, &all);
+            prune(right, &all);
+        }
+        Plan::LockRows { .. } => {}
+        Plan::SequenceState { .. }
+        | Plan::SystemView { .. }
+        | Plan::Values { .. }
+        | Plan::Unnest { .. }
+        | Plan::GenerateSeries { .. } => {}
+    }
+}
+
+/// Mark in `need` the columns (at `offset` on) that `exprs` read, the values a subquery
+/// of theirs takes from the row included.
+fn read<'e>(exprs: impl IntoIterator<Item = &'e Expr>, need: &mut [bool], offset: usize) {
+    for e in exprs {
+        e.walk(&mut |x| {
+            if let ExprKind::Column(i) = x.kind
+                && let Some(n) = i.checked_sub(offset).and_then(|i| need.get_mut(i))
+            {
+                *n = true;
+            }
+        });
+    }
+}
+
+/// Prune a statement's plans: a query's rows are all read; so are those an INSERT takes
+/// (UPDATE and DELETE rebuild whole rows from their scans: they are left alone), and each
+/// subquery's.
+pub(crate) fn prune_statement(stmt: &mut PlannedStatement) {
+    let whole = |p: &mut Plan| {
+        let all = vec![true; p.width()];
+        prune(p, &all);
+    };
+    match stmt {
+        PlannedStatement::Query { plan, subplans, .. }
+        | PlannedStatement::CopyTo { plan, subplans, .. } => {
+            whole(plan);
+            subplans.prune();
+        }
+        PlannedStatement::Insert {
+            source, subplans, ..
+        } => {
+            whole(source);
+            subplans.prune();
+        }
+        PlannedStatement::Update { subplans, .. } | PlannedStatement::Delete { subplans, .. } => {
+            subplans.prune()
+        }
+        PlannedStatement::Explain { inner, .. } => prune_statement(inner),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use catalog::ColumnDesc;
+    use common::{DataType, Value};
+
+    fn table(oid: u32, width: usize) -> Arc<TableDesc> {
+        Arc::new(TableDesc {
+            oid,
+            rel: oid,
+            name: format!("t{oid}"),
+            columns: (0..width)
+                .map(|i| ColumnDesc {
+                    name: format!("c{i}"),
+                    ty: DataType::Int4,
+                    not_null: false,
+                    default: None,
+                    identity: None,
+                    dropped: false,
+                    stat_target: None,
+                })
+                .collect(),
+            ..Default::default()
+        })
+    }
+
+    fn col(i: usize) -> Expr {
+        Expr::column(i, DataType::Int4)
+    }
+
+    fn eq(l: Expr, r: Expr) -> Expr {
+        Expr::new(
+            ExprKind::Binary(BinaryOp::Eq, Box::new(l), Box::new(r)),
+            DataType::Bool,
+        )
+    }
+
+    fn scan(t: Arc<TableDesc>, filter: Option<Expr>) -> Plan {
+        Plan::SeqScan {
+            table: t,
+            filter,
+            columns: None,
+        }
+    }
+
+    fn columns_of(p: &Plan) -> Option<Vec<bool>> {
+        match p {
+            Plan::SeqScan { columns, .. } | Plan::IndexScan { columns, .. } => {
+                columns.as_ref().map(|c| c.to_vec())
+            }
+            _ => panic!("not a scan: {p:?}"),
+        }
+    }
+
+    /// A projection of one column over a filtered scan decodes the filter's column and
+    /// the projected one; a hash join's sides decode their keys, its condition's columns
+    /// and what is read above; a scan read whole decodes everything (`None`).
+    #[test]
+    fn scans_decode_what_the_plan_reads() {
+        let one = Expr::constant(Value::Int4(1), DataType::Int4);
+        let mut p = Plan::Project {
+            input: Box::new(scan(table(1, 4), Some(eq(col(0), one.clone())))),
+            exprs: vec![col(2)],
+        };
+        prune(&mut p, &[true]);
+        let Plan::Project { input, .. } = &p else {
+            unreachable!()
+        };
+        assert_eq!(columns_of(input), Some(vec![true, false, true, false]));
+
+        // t1 (3 columns) joined to t2 (2 columns) on t1.c1 = t2.c0, t2.c1 = 1 after the
+        // join, the aggregate counting t1.c2.
+        let mut j = Plan::Aggregate {
+            input: Box::new(Plan::HashJoin {
+                left: Box::new(scan(table(1, 3), None)),
+                right: Box::new(scan(table(2, 2), None)),
+                kind: JoinKind::Inner,
+                hash_conds: vec![eq(col(1), col(3))],
+                left_keys: vec![col(1)],
+                right_keys: vec![col(0)],
+                on: Some(eq(col(4), one)),
+                right_width: 2,
+            }),
+            group_by: vec![],
+            aggs: vec![AggCall {
+                func: sql::bound::AggFunc::Count,
+                arg: Some(col(2)),
+                sep: None,
+                order_by: vec![],
+                distinct: false,
+                ty: DataType::Int8,
+            }],
+        };
+        prune(&mut j, &[true]);
+        let Plan::Aggregate { input, .. } = &j else {
+            unreachable!()
+        };
+        let Plan::HashJoin { left, right, .. } = &**input else {
+            unreachable!()
+        };
+        assert_eq!(columns_of(left), Some(vec![false, true, true]));
+        assert_eq!(columns_of(right), None, "both of t2's columns are read");
+
+        let mut whole = scan(table(3, 2), None);
+        prune(&mut whole, &[true, true]);
+        assert_eq!(columns_of(&whole), None);
+    }
+}
