@@ -301,7 +301,10 @@ fn modify(verb: &str, table: String, stats: Option<NodeStats>, child: Shown) -> 
 fn tables_read(plan: &Plan) -> usize {
     let below: usize = plan.children().into_iter().map(tables_read).sum();
     match plan {
-        Plan::SeqScan { .. } | Plan::IndexScan { .. } | Plan::SequenceState { .. } => 1,
+        Plan::SeqScan { .. }
+        | Plan::IndexScan { .. }
+        | Plan::BitmapHeapScan { .. }
+        | Plan::SequenceState { .. } => 1,
         Plan::IndexNestLoop { .. } => below + 1,
         // A set operation's sides are separate FROM items in PostgreSQL's range table, so
         // it qualifies column names even with one table.
@@ -336,6 +339,12 @@ fn node_exprs(plan: &Plan) -> Vec<(Vec<&Expr>, Over<'_>)> {
         Plan::SeqScan { filter, .. } | Plan::IndexScan { filter, .. } => {
             vec![(filter.iter().collect(), Over::Node)]
         }
+        Plan::BitmapHeapScan {
+            recheck, filter, ..
+        } => vec![(
+            std::iter::once(recheck).chain(filter.iter()).collect(),
+            Over::Node,
+        )],
         Plan::Values { rows, .. } => vec![(rows.iter().flatten().collect(), Over::Nothing)],
         Plan::Unnest { array, .. } => vec![(vec![array], Over::Nothing)],
         Plan::GenerateSeries { start, stop, step } => {
@@ -483,9 +492,9 @@ impl Renderer<'_> {
                 let names = self.names(plan);
                 self.qualify = qualify;
                 match plan {
-                    Plan::SeqScan { table, .. } | Plan::IndexScan { table, .. } => {
-                        live_names(table, names)
-                    }
+                    Plan::SeqScan { table, .. }
+                    | Plan::IndexScan { table, .. }
+                    | Plan::BitmapHeapScan { table, .. } => live_names(table, names),
                     _ => names,
                 }
             }
@@ -612,7 +621,10 @@ impl Renderer<'_> {
     /// PostgreSQL's show_scan_qual), an upper node's are when the query reads more than
     /// one FROM item.
     fn scan_names(&mut self, plan: &Plan) -> Vec<String> {
-        let scan = matches!(plan, Plan::SeqScan { .. } | Plan::IndexScan { .. });
+        let scan = matches!(
+            plan,
+            Plan::SeqScan { .. } | Plan::IndexScan { .. } | Plan::BitmapHeapScan { .. }
+        );
         let qualify = self.qualify;
         self.qualify = qualify && (!scan || self.verbose);
         let names = self.names(plan);
@@ -623,7 +635,9 @@ impl Renderer<'_> {
     /// Output column names of `plan`, for deparsing its parent's expressions.
     fn names(&self, plan: &Plan) -> Vec<String> {
         match plan {
-            Plan::SeqScan { table, .. } | Plan::IndexScan { table, .. } => self.table_names(table),
+            Plan::SeqScan { table, .. }
+            | Plan::IndexScan { table, .. }
+            | Plan::BitmapHeapScan { table, .. } => self.table_names(table),
             Plan::Values { width, .. } | Plan::SystemView { width, .. } => {
                 (1..=*width).map(|i| format!("column{i}")).collect()
             }
@@ -775,6 +789,32 @@ impl Renderer<'_> {
             initplans: vec![],
         };
         match plan {
+            Plan::BitmapHeapScan {
+                table,
+                bitmap,
+                recheck,
+                filter,
+                ..
+            } => {
+                let names = self.scan_names(plan);
+                let mut recheck_conds = Vec::new();
+                split_and(recheck, &mut recheck_conds);
+                let mut details = vec![format!(
+                    "Recheck Cond: {}",
+                    deparse_and(&self.cx, &recheck_conds, &names)
+                )];
+                if let Some(f) = filter {
+                    details.push(format!("Filter: {}", deparse(&self.cx, f, &names)));
+                    self.removed(&mut details, stats);
+                }
+                let rows = estimate.as_ref().map_or(0.0, |e| e.rows);
+                let child = self.bitmap_shown(table, bitmap, &names, rows);
+                node(
+                    format!("Bitmap Heap Scan on {}", self.scanned(table)),
+                    details,
+                    vec![child],
+                )
+            }
             Plan::SeqScan { table, filter, .. } => {
                 let names = self.scan_names(plan);
                 let mut details = Vec::new();
@@ -1180,6 +1220,51 @@ impl Renderer<'_> {
                 let child = self.shown(input);
                 node("LockRows".into(), vec![], vec![child])
             }
+        }
+    }
+
+    /// A bitmap heap scan's bitmap, node by node: Bitmap Index Scans and BitmapOrs. They
+    /// run inside the scan's operator: no counts of their own.
+    fn bitmap_shown(
+        &self,
+        table: &std::sync::Arc<TableDesc>,
+        q: &planner::BitmapQual,
+        names: &[String],
+        rows: f64,
+    ) -> Shown {
+        let (header, details, children) = match q {
+            planner::BitmapQual::Index { index, conds, .. } => {
+                let conds: Vec<&Expr> = conds.iter().collect();
+                (
+                    format!("Bitmap Index Scan on {}", index.name),
+                    vec![format!(
+                        "Index Cond: {}",
+                        deparse_and(&self.cx, &conds, names)
+                    )],
+                    vec![],
+                )
+            }
+            planner::BitmapQual::Or(parts) | planner::BitmapQual::And(parts) => (
+                if matches!(q, planner::BitmapQual::Or(_)) {
+                    "BitmapOr".into()
+                } else {
+                    "BitmapAnd".into()
+                },
+                vec![],
+                parts
+                    .iter()
+                    .map(|p| self.bitmap_shown(table, p, names, rows))
+                    .collect(),
+            ),
+        };
+        Shown {
+            header,
+            details,
+            estimate: self.estimator.map(|e| e.bitmap_node(table, q, rows)),
+            stats: None,
+            children,
+            subplans: vec![],
+            initplans: vec![],
         }
     }
 

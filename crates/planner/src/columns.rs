@@ -28,6 +28,16 @@ pub(crate) fn prune(plan: &mut Plan, needed: &[bool]) {
             read(filter.iter(), &mut need, 0);
             *columns = (!need.iter().all(|&n| n)).then(|| need.into());
         }
+        Plan::BitmapHeapScan {
+            recheck,
+            filter,
+            columns,
+            ..
+        } => {
+            let mut need = needed.to_vec();
+            read(filter.iter().chain([&*recheck]), &mut need, 0);
+            *columns = (!need.iter().all(|&n| n)).then(|| need.into());
+        }
         Plan::Filter { input, predicate } => {
             let mut need = needed.to_vec();
             read([&*predicate], &mut need, 0);

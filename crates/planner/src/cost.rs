@@ -225,6 +225,72 @@ pub fn index_scan(
     rows: f64,
 ) -> Cost {
     let s = cx.settings;
+    let IndexAccess {
+        startup: index_startup,
+        total: index_total,
+        selectivity: index_sel,
+        pages: index_pages,
+    } = index_access(cx, rel, index, bound, full_key_equal);
+    // The leading column's correlation with the table's order.
+    let mut correlation = index
+        .columns
+        .first()
+        .and_then(|&c| {
+            let col = rel.table.columns.get(c)?;
+            rel.stats?.column(c as u16 + 1, &col.ty)?.correlation
+        })
+        .map_or(0.0, f64::from);
+    if index.columns.len() > 1 {
+        correlation *= 0.75;
+    }
+
+    let mut startup = index_startup;
+    let mut run = index_total - index_startup;
+    let tuples_fetched = clamp_rows(index_sel * rel.tuples);
+    let total_pages = rel.pages + index_pages;
+    let max_pages = pages_fetched(cx, tuples_fetched, rel.pages, total_pages);
+    let max_io = max_pages * s.random_page_cost;
+    // Perfectly correlated: the matching fraction of the pages, one random read then in
+    // sequence.
+    let min_pages = (index_sel * rel.pages).ceil();
+    let min_io = if min_pages > 0.0 {
+        s.random_page_cost + (min_pages - 1.0).max(0.0) * s.seq_page_cost
+    } else {
+        0.0
+    };
+    let csquared = correlation * correlation;
+    run += max_io + csquared * (min_io - max_io);
+    let (qual_startup, qual_per_tuple) = qual_cost(cx, rest);
+    startup += qual_startup;
+    run += (s.cpu_tuple_cost + qual_per_tuple) * tuples_fetched;
+    if !s.enable_indexscan {
+        startup += DISABLE_COST;
+    }
+    Cost {
+        startup,
+        total: startup + run,
+        rows,
+    }
+}
+
+/// What reading an index's entries between bounds costs, without the heap
+/// (`btcostestimate`): its startup and total, the fraction of entries the bounds
+/// select, and the index's pages.
+pub(crate) struct IndexAccess {
+    pub(crate) startup: f64,
+    pub(crate) total: f64,
+    pub(crate) selectivity: f64,
+    pub(crate) pages: f64,
+}
+
+pub(crate) fn index_access(
+    cx: &PlanContext<'_>,
+    rel: &RelInfo<'_>,
+    index: &catalog::IndexDesc,
+    bound: &[&sql::bound::Expr],
+    full_key_equal: bool,
+) -> IndexAccess {
+    let s = cx.settings;
     let index_sel = conjuncts_selectivity(rel, bound);
     // Index entries read (a non-partial index has the table's rows).
     let index_tuples_total = rel.tuples;
@@ -260,39 +326,78 @@ pub fn index_scan(
     let descent = (height + 1.0) * 50.0 * s.cpu_operator_cost;
     index_startup += descent;
     index_total += descent;
-    // The leading column's correlation with the table's order.
-    let mut correlation = index
-        .columns
-        .first()
-        .and_then(|&c| {
-            let col = rel.table.columns.get(c)?;
-            rel.stats?.column(c as u16 + 1, &col.ty)?.correlation
-        })
-        .map_or(0.0, f64::from);
-    if index.columns.len() > 1 {
-        correlation *= 0.75;
+    IndexAccess {
+        startup: index_startup,
+        total: index_total,
+        selectivity: index_sel,
+        pages: index_pages,
     }
+}
 
-    let mut startup = index_startup;
-    let mut run = index_total - index_startup;
-    let tuples_fetched = clamp_rows(index_sel * rel.tuples);
-    let total_pages = rel.pages + index_pages;
-    let max_pages = pages_fetched(cx, tuples_fetched, rel.pages, total_pages);
-    let max_io = max_pages * s.random_page_cost;
-    // Perfectly correlated: the matching fraction of the pages, one random read then in
-    // sequence.
-    let min_pages = (index_sel * rel.pages).ceil();
-    let min_io = if min_pages > 0.0 {
-        s.random_page_cost + (min_pages - 1.0).max(0.0) * s.seq_page_cost
+/// One index's part of a bitmap (`cost_bitmap_tree_node` over an index path): reading
+/// its entries, plus a little per entry for building the bitmap, so that a bitmap never
+/// looks as cheap as a plain index scan for one row. (cost, selectivity); `rows` are the
+/// table's rows under all its conditions (the index path's rows).
+pub(crate) fn bitmap_index(
+    cx: &PlanContext<'_>,
+    rel: &RelInfo<'_>,
+    index: &catalog::IndexDesc,
+    bound: &[&sql::bound::Expr],
+    full_key_equal: bool,
+    rows: f64,
+) -> (f64, f64) {
+    let a = index_access(cx, rel, index, bound, full_key_equal);
+    (
+        a.total + 0.1 * cx.settings.cpu_operator_cost * rows,
+        a.selectivity,
+    )
+}
+
+/// A BitmapOr of parts, each (cost, selectivity) (`cost_bitmap_or_node`): their costs
+/// added, their selectivities too (at most 1).
+pub(crate) fn bitmap_or(parts: &[(f64, f64)]) -> (f64, f64) {
+    let cost = parts.iter().map(|p| p.0).sum();
+    let selec: f64 = parts.iter().map(|p| p.1).sum();
+    (cost, selec.min(1.0))
+}
+
+/// A BitmapAnd of parts (`cost_bitmap_and_node`): their costs added, their
+/// selectivities multiplied.
+pub(crate) fn bitmap_and(parts: &[(f64, f64)]) -> (f64, f64) {
+    let cost = parts.iter().map(|p| p.0).sum();
+    let selec = parts.iter().map(|p| p.1).product();
+    (cost, selec)
+}
+
+/// A bitmap heap scan (`cost_bitmap_heap_scan`) over a bitmap of `bitmap` (cost,
+/// selectivity): the bitmap is built first, then the pages it names are read in order,
+/// at a cost per page between a random and a sequential read by how many of the table's
+/// pages they are, and each row fetched is checked against `quals` (all the table's
+/// conditions), which keep `rows`.
+pub(crate) fn bitmap_heap_scan(
+    cx: &PlanContext<'_>,
+    rel: &RelInfo<'_>,
+    bitmap: (f64, f64),
+    quals: &[&sql::bound::Expr],
+    rows: f64,
+) -> Cost {
+    let s = cx.settings;
+    let (index_cost, selectivity) = bitmap;
+    let mut startup = index_cost;
+    let t = if rel.pages > 1.0 { rel.pages } else { 1.0 };
+    let tuples_fetched = clamp_rows(selectivity * rel.tuples);
+    let mut pages = pages_fetched(cx, tuples_fetched, rel.pages, rel.pages);
+    pages = if pages >= t { t } else { pages.ceil() };
+    let cost_per_page = if pages >= 2.0 {
+        s.random_page_cost - (s.random_page_cost - s.seq_page_cost) * (pages / t).sqrt()
     } else {
-        0.0
+        s.random_page_cost
     };
-    let csquared = correlation * correlation;
-    run += max_io + csquared * (min_io - max_io);
-    let (qual_startup, qual_per_tuple) = qual_cost(cx, rest);
+    let mut run = pages * cost_per_page;
+    let (qual_startup, qual_per_tuple) = qual_cost(cx, quals);
     startup += qual_startup;
     run += (s.cpu_tuple_cost + qual_per_tuple) * tuples_fetched;
-    if !s.enable_indexscan {
+    if !s.enable_bitmapscan {
         startup += DISABLE_COST;
     }
     Cost {

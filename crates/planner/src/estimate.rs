@@ -159,6 +159,43 @@ impl<'a> Estimator<'a> {
         }
     }
 
+    /// A bitmap heap scan's bitmap node `q` of `table`, as EXPLAIN shows it: a Bitmap
+    /// Index Scan from 0 to its index's cost, a BitmapOr at the cost of its parts (with
+    /// their bitmap work, counted on `rows`, the heap scan's), each with the rows its
+    /// conditions select and no width.
+    pub fn bitmap_node(
+        &self,
+        table: &std::sync::Arc<TableDesc>,
+        q: &crate::plan::BitmapQual,
+        rows: f64,
+    ) -> Estimate {
+        let cx = &self.cx;
+        let rel = RelInfo::new(table, cx.catalog.stats(table.oid), self.pages(table.rel));
+        match q {
+            crate::plan::BitmapQual::Index { index, conds, .. } => {
+                let bound: Vec<&Expr> = conds.iter().collect();
+                let quals = scan::index_quals(table, &bound);
+                let full = scan::index_candidate(index, &quals).is_some_and(|c| c.full_key_equal);
+                let a = cost::index_access(cx, &rel, index, &bound, full);
+                Estimate {
+                    startup: 0.0,
+                    total: a.total,
+                    rows: clamp_rows(a.selectivity * rel.tuples),
+                    width: 0,
+                }
+            }
+            crate::plan::BitmapQual::Or(_) | crate::plan::BitmapQual::And(_) => {
+                let (cost, selectivity) = scan::bitmap_cost(cx, &rel, q, rows);
+                Estimate {
+                    startup: cost,
+                    total: cost,
+                    rows: clamp_rows(selectivity * rel.tuples),
+                    width: 0,
+                }
+            }
+        }
+    }
+
     pub(crate) fn node(&self, plan: &Plan) -> Node {
         let key = plan as *const Plan;
         if let Some(n) = self.memo.borrow().get(&key) {
@@ -249,6 +286,27 @@ impl<'a> Estimator<'a> {
                     .map(|(_, e)| *e)
                     .collect();
                 let c = cost::index_scan(cx, &rel, index, &bound, full, &rest, rows);
+                let width = widths.iter().sum();
+                Node {
+                    est: Estimate::from_cost(c, width),
+                    widths,
+                    origins,
+                }
+            }
+            Plan::BitmapHeapScan {
+                table,
+                bitmap,
+                recheck,
+                filter,
+                ..
+            } => {
+                let (widths, origins) = self.table_columns(table, plan as *const Plan as usize);
+                let rel = RelInfo::new(table, cx.catalog.stats(table.oid), self.pages(table.rel));
+                let mut quals = conjuncts_of(Some(recheck));
+                quals.extend(conjuncts_of(filter.as_ref()));
+                let rows = clamp_rows(rel.tuples * conjuncts_selectivity(&rel, &quals));
+                let b = scan::bitmap_cost(cx, &rel, bitmap, rows);
+                let c = cost::bitmap_heap_scan(cx, &rel, b, &quals, rows);
                 let width = widths.iter().sum();
                 Node {
                     est: Estimate::from_cost(c, width),

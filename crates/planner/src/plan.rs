@@ -28,6 +28,17 @@ pub enum Plan {
         /// As a sequential scan's.
         columns: Option<ColumnSet>,
     },
+    /// Bitmap heap scan: the row addresses `bitmap` collects from indexes, sorted, each
+    /// row fetched once in heap order and checked against `recheck` (the conditions the
+    /// bitmap came from: EXPLAIN's Recheck Cond) and `filter` (the others).
+    BitmapHeapScan {
+        table: Arc<TableDesc>,
+        bitmap: BitmapQual,
+        recheck: Expr,
+        filter: Option<Expr>,
+        /// As a sequential scan's.
+        columns: Option<ColumnSet>,
+    },
     /// A sequence's one row, from its running state.
     SequenceState {
         seq: Arc<catalog::SequenceDesc>,
@@ -167,6 +178,7 @@ impl Plan {
         match self {
             Plan::SeqScan { .. }
             | Plan::IndexScan { .. }
+            | Plan::BitmapHeapScan { .. }
             | Plan::SystemView { .. }
             | Plan::Values { .. }
             | Plan::GenerateSeries { .. }
@@ -192,7 +204,9 @@ impl Plan {
     /// (`None` for function scans, system views and VALUES of unknown type).
     pub fn column_types(&self) -> Option<Vec<DataType>> {
         Some(match self {
-            Plan::SeqScan { table, .. } | Plan::IndexScan { table, .. } => table.column_types(),
+            Plan::SeqScan { table, .. }
+            | Plan::IndexScan { table, .. }
+            | Plan::BitmapHeapScan { table, .. } => table.column_types(),
             Plan::Values { rows, .. } => {
                 let types: Vec<DataType> = rows.first()?.iter().map(|e| e.ty).collect();
                 if types.contains(&DataType::Unknown) {
@@ -248,7 +262,9 @@ impl Plan {
     /// Number of columns this node produces.
     pub fn width(&self) -> usize {
         match self {
-            Plan::SeqScan { table, .. } | Plan::IndexScan { table, .. } => table.columns.len(),
+            Plan::SeqScan { table, .. }
+            | Plan::IndexScan { table, .. }
+            | Plan::BitmapHeapScan { table, .. } => table.columns.len(),
             Plan::Values { width, .. } | Plan::SystemView { width, .. } => *width,
             Plan::GenerateSeries { .. } => 1,
             Plan::Unnest { ordinality, .. } => 1 + usize::from(*ordinality),
@@ -344,6 +360,23 @@ impl PlannedStatement {
             PlannedStatement::Explain { inner, .. } => inner.subplans(),
         }
     }
+}
+
+/// Where a bitmap heap scan's row addresses come from.
+#[derive(Clone, Debug)]
+pub enum BitmapQual {
+    /// A Bitmap Index Scan: the entries of `index` between the bounds (as an index
+    /// scan's), from the conditions `conds` (EXPLAIN's Index Cond).
+    Index {
+        index: IndexDesc,
+        lower: Bound<Vec<Expr>>,
+        upper: Bound<Vec<Expr>>,
+        conds: Vec<Expr>,
+    },
+    /// BitmapOr: the addresses any of the parts finds.
+    Or(Vec<BitmapQual>),
+    /// BitmapAnd: the addresses every part finds.
+    And(Vec<BitmapQual>),
 }
 
 /// Which columns of a table a scan decodes (planner rule 12): shared, cheap to clone.

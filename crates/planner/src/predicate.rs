@@ -61,6 +61,20 @@ pub(crate) fn usable(
     )
 }
 
+/// The whole condition a scan of `table` through `index` with `filter` applies: `filter`,
+/// and for a partial index its predicate, which stands for the conjuncts the scan left
+/// out of its filter ([`usable`]): what planning that scan again (with more conjuncts,
+/// or for an order) must start from, or those rows would be lost.
+pub(crate) fn scan_condition(
+    cx: &PlanContext<'_>,
+    table: &TableDesc,
+    index: &IndexDesc,
+    filter: Option<&Expr>,
+) -> Option<Expr> {
+    let pred = bound_predicate(table, index, cx);
+    crate::conjoin(filter.cloned().into_iter().chain(pred).collect())
+}
+
 /// Does `q` being true make `p` true?
 fn implies(q: &Expr, p: &Expr) -> bool {
     if q == p {

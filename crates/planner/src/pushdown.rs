@@ -195,15 +195,33 @@ pub fn add_filter(cx: &PlanContext<'_>, plan: Plan, predicate: Expr) -> Plan {
             let all = conjoin(filter.into_iter().chain([predicate]).collect());
             return scan_path(cx, table, all.expect("one conjunct at least"));
         }
-        // A scan `scan_path` chose: choose again with the added conjuncts.
+        // A scan `scan_path` chose: choose again with the added conjuncts (and a partial
+        // index's predicate, which stands for those its scan left out).
         Plan::IndexScan {
             table,
-            filter: Some(filter),
+            index,
+            filter,
             backward: false,
             ..
+        } if filter.is_some() || index.predicate.is_some() => {
+            let before = crate::predicate::scan_condition(cx, &table, &index, filter.as_ref());
+            let all = conjoin(before.into_iter().chain([predicate]).collect());
+            return scan_path(cx, table, all.expect("one conjunct at least"));
+        }
+        Plan::BitmapHeapScan {
+            table,
+            recheck,
+            filter,
+            ..
         } => {
-            let all = conjoin(vec![filter, predicate]);
-            return scan_path(cx, table, all.expect("two conjuncts"));
+            let all = conjoin(
+                [recheck]
+                    .into_iter()
+                    .chain(filter)
+                    .chain([predicate])
+                    .collect(),
+            );
+            return scan_path(cx, table, all.expect("one conjunct at least"));
         }
         // Through a projection of plain columns (a subquery in FROM): the predicate
         // reads the input's columns instead.

@@ -95,17 +95,37 @@ pub(crate) fn index_order(
     keys: &[SortKey],
 ) -> Option<Plan> {
     let (table, filter, current) = match scan {
-        Plan::SeqScan { table, filter, .. } => (table, filter, None),
+        Plan::SeqScan { table, filter, .. } => (table, filter.clone(), None),
+        // A partial index's scan left out conjuncts its predicate stands for.
         Plan::IndexScan {
             table,
             filter,
             index,
             ..
-        } => (table, filter, Some(index)),
+        } => (
+            table,
+            crate::predicate::scan_condition(cx, table, index, filter.as_ref()),
+            Some(index),
+        ),
+        Plan::BitmapHeapScan {
+            table,
+            recheck,
+            filter,
+            ..
+        } => (
+            table,
+            crate::conjoin(
+                [recheck.clone()]
+                    .into_iter()
+                    .chain(filter.clone())
+                    .collect(),
+            ),
+            None,
+        ),
         _ => return None,
     };
     let mut conjuncts = Vec::new();
-    if let Some(f) = filter {
+    if let Some(f) = &filter {
         split_and(f, &mut conjuncts);
     }
     let quals = index_quals(table, &conjuncts);
@@ -440,16 +460,20 @@ pub fn indexes_examined() -> u64 {
 /// PostgreSQL's cost model ([`crate::cost`]): a sequential scan, or an index scan through an index whose
 /// leading columns the predicate's conjuncts constrain (equality on a leading prefix,
 /// then a range on the next column). An index whose whole key is fixed by equalities and
-/// unique finds at most one row and is taken without costing. `enable_indexscan = off`
-/// leaves the sequential scan; `enable_seqscan = off` makes it cost
-/// [`crate::cost::DISABLE_COST`] more.
+/// unique finds at most one row and is taken without costing. Each index also offers a
+/// bitmap heap scan, and an OR whose every arm an index serves a BitmapOr
+/// ([`bitmap_ors`]). `enable_indexscan`, `enable_bitmapscan` and `enable_seqscan` off
+/// make the path they name cost [`crate::cost::DISABLE_COST`] more; with index and bitmap
+/// scans both off, only the sequential scan is made.
 pub fn scan_path(cx: &PlanContext<'_>, table: Arc<TableDesc>, predicate: Expr) -> Plan {
     let mut conjuncts = Vec::new();
     split_and(&predicate, &mut conjuncts);
     let quals = index_quals(&table, &conjuncts);
     // The index scans, with each index's place among the table's (oldest first).
     let mut candidates: Vec<(usize, Candidate)> = Vec::new();
-    if cx.settings.enable_indexscan {
+    // With index scans off, an index may still build a bitmap (PostgreSQL's switches
+    // only make the path they name cost more).
+    if cx.settings.enable_indexscan || cx.settings.enable_bitmapscan {
         // Only the indexes led by a column a condition bounds (L1: the table's other
         // indexes are not looked at). A unique index whose whole key is fixed finds one
         // row at most: nothing is cheaper, the oldest such is taken without costing.
@@ -485,7 +509,7 @@ pub fn scan_path(cx: &PlanContext<'_>, table: Arc<TableDesc>, predicate: Expr) -
                     Some(implied) => c.implied = implied,
                     None => continue,
                 }
-                if c.full_key_equal && index.unique {
+                if c.full_key_equal && index.unique && cx.settings.enable_indexscan {
                     if unique.as_ref().is_none_or(|(at, _)| pos < *at) {
                         unique = Some((pos, c));
                     }
@@ -508,52 +532,316 @@ pub fn scan_path(cx: &PlanContext<'_>, table: Arc<TableDesc>, predicate: Expr) -
         candidates.sort_by_key(|(pos, _)| *pos);
     }
     let mut candidates: Vec<Candidate> = candidates.into_iter().map(|(_, c)| c).collect();
-    if candidates.is_empty() {
+    // ORs whose every arm an index serves, read as a BitmapOr.
+    let ors = if cx.settings.enable_indexscan || cx.settings.enable_bitmapscan {
+        bitmap_ors(cx, &table, &conjuncts)
+    } else {
+        Vec::new()
+    };
+    if candidates.is_empty() && ors.is_empty() {
         return Plan::SeqScan {
             table,
             filter: Some(predicate),
             columns: None,
         };
     }
-    // The cheapest of the sequential scan and the index scans.
+    // The cheapest of the sequential scan, the index scans and the bitmap scans.
     let stats = cx.catalog.stats(table.oid);
     let rel = RelInfo::new(&table, stats, cx.sizes.pages(table.rel));
-    // PostgreSQL considers the sequential scan first, then the indexes newest first.
     let rows = crate::selectivity::clamp_rows(
         rel.tuples * crate::selectivity::conjuncts_selectivity(&rel, &conjuncts),
     );
-    let mut best: (crate::cost::Cost, Option<usize>) =
-        (crate::cost::seq_scan(cx, &rel, &conjuncts, rows), None);
-    for (i, c) in candidates.iter().enumerate().rev() {
-        let bound: Vec<&Expr> = c.used.iter().map(|&ci| conjuncts[ci]).collect();
-        let rest: Vec<&Expr> = conjuncts
+    // PostgreSQL considers the sequential scan first, then the indexes newest first, then
+    // bitmap scans.
+    enum Way {
+        Seq,
+        Index(usize),
+        Bitmap,
+    }
+    let mut best = (crate::cost::seq_scan(cx, &rel, &conjuncts, rows), Way::Seq);
+    // A candidate's bounding conjuncts and the rest it checks on each row (less those a
+    // partial index's predicate implies).
+    let split = |c: &Candidate| -> (Vec<&Expr>, Vec<&Expr>) {
+        let bound = c.used.iter().map(|&ci| conjuncts[ci]).collect();
+        let rest = conjuncts
             .iter()
             .enumerate()
-            .filter(|(ci, _)| !c.used.contains(ci))
+            .filter(|(ci, _)| !c.used.contains(ci) && !c.implied.contains(ci))
             .map(|(_, e)| *e)
             .collect();
+        (bound, rest)
+    };
+    for (i, c) in candidates.iter().enumerate().rev() {
+        let (bound, rest) = split(c);
         let cost =
             crate::cost::index_scan(cx, &rel, c.index, &bound, c.full_key_equal, &rest, rows);
         if crate::cost::beats(&cost, &best.0) {
-            best = (cost, Some(i));
+            best = (cost, Way::Index(i));
         }
     }
-    let chosen = best.1.map(|i| candidates.swap_remove(i));
-    match chosen {
-        Some(c) => Plan::IndexScan {
-            index: c.index.clone(),
-            lower: c.lower,
-            upper: c.upper,
-            filter: without(&predicate, &conjuncts, &c.implied),
-            table,
-            backward: false,
-            columns: None,
-        },
-        None => Plan::SeqScan {
+    // One bitmap heap scan, over the best AND of the bitmaps the indexes and the ORs
+    // offer (PostgreSQL's choose_bitmap_and).
+    let mut bitmaps: Vec<BitmapPath> = candidates
+        .iter()
+        .map(|c| BitmapPath {
+            qual: crate::plan::BitmapQual::Index {
+                index: c.index.clone(),
+                lower: c.lower.clone(),
+                upper: c.upper.clone(),
+                conds: c.used.iter().map(|&ci| conjuncts[ci].clone()).collect(),
+            },
+            used: c.used.clone(),
+            implied: c.implied.clone(),
+        })
+        .collect();
+    bitmaps.extend(ors.into_iter().map(|or| BitmapPath {
+        qual: or.bitmap,
+        used: vec![or.conjunct],
+        implied: Vec::new(),
+    }));
+    let chosen_bitmap = choose_bitmap_and(cx, &rel, &conjuncts, rows, bitmaps);
+    if let Some((cost, _)) = &chosen_bitmap
+        && crate::cost::beats(cost, &best.0)
+    {
+        best = (*cost, Way::Bitmap);
+    }
+    match best.1 {
+        Way::Seq => Plan::SeqScan {
             table,
             filter: Some(predicate),
             columns: None,
         },
+        Way::Index(i) => {
+            let c = candidates.swap_remove(i);
+            Plan::IndexScan {
+                index: c.index.clone(),
+                lower: c.lower,
+                upper: c.upper,
+                filter: without(&predicate, &conjuncts, &c.implied),
+                table,
+                backward: false,
+                columns: None,
+            }
+        }
+        Way::Bitmap => {
+            let (_, b) = chosen_bitmap.expect("chosen above");
+            // The parts' conditions in the parts' order, as PostgreSQL's recheck lists them.
+            let recheck: Vec<Expr> = b.used.iter().map(|&ci| conjuncts[ci].clone()).collect();
+            let mut dropped = b.used.clone();
+            dropped.extend(&b.implied);
+            Plan::BitmapHeapScan {
+                recheck: crate::conjoin(recheck).expect("a bitmap has conditions"),
+                filter: without(&predicate, &conjuncts, &dropped),
+                bitmap: b.qual,
+                table,
+                columns: None,
+            }
+        }
+    }
+}
+
+/// A bitmap a scan could read, with the conjuncts (by position) it comes from and those
+/// a partial index's predicate implies.
+struct BitmapPath {
+    qual: crate::plan::BitmapQual,
+    used: Vec<usize>,
+    implied: Vec<usize>,
+}
+
+/// The bitmap heap scan over the best AND of `paths` (PostgreSQL's `choose_bitmap_and`):
+/// the paths sorted by what a scan over each alone costs; from each in turn, the later
+/// ones added while they lower the cost and share no conjunct with those taken; the
+/// cheapest result. Its cost and bitmap, or `None` without paths.
+fn choose_bitmap_and(
+    cx: &PlanContext<'_>,
+    rel: &RelInfo<'_>,
+    conjuncts: &[&Expr],
+    rows: f64,
+    paths: Vec<BitmapPath>,
+) -> Option<(crate::cost::Cost, BitmapPath)> {
+    let scan_cost = |q: &crate::plan::BitmapQual| {
+        let bitmap = bitmap_cost(cx, rel, q, rows);
+        crate::cost::bitmap_heap_scan(cx, rel, bitmap, conjuncts, rows)
+    };
+    let mut costed: Vec<(crate::cost::Cost, f64, BitmapPath)> = paths
+        .into_iter()
+        .map(|p| {
+            let selectivity = bitmap_cost(cx, rel, &p.qual, rows).1;
+            (scan_cost(&p.qual), selectivity, p)
+        })
+        .collect();
+    costed.sort_by(|a, b| a.0.total.total_cmp(&b.0.total).then(a.1.total_cmp(&b.1)));
+    let mut best: Option<(crate::cost::Cost, Vec<usize>)> = None;
+    for i in 0..costed.len() {
+        let mut taken = vec![i];
+        let mut used: Vec<usize> = costed[i].2.used.clone();
+        let mut cost = costed[i].0;
+        for j in i + 1..costed.len() {
+            if costed[j].2.used.iter().any(|u| used.contains(u)) {
+                continue;
+            }
+            let mut parts: Vec<crate::plan::BitmapQual> =
+                taken.iter().map(|&k| costed[k].2.qual.clone()).collect();
+            parts.push(costed[j].2.qual.clone());
+            let with = scan_cost(&crate::plan::BitmapQual::And(parts));
+            if with.total < cost.total {
+                taken.push(j);
+                used.extend(&costed[j].2.used);
+                cost = with;
+            }
+        }
+        if best.as_ref().is_none_or(|b| cost.total < b.0.total) {
+            best = Some((cost, taken));
+        }
+    }
+    let (cost, taken) = best?;
+    let mut chosen: Vec<BitmapPath> = Vec::with_capacity(taken.len());
+    let mut costed: Vec<Option<BitmapPath>> = costed.into_iter().map(|c| Some(c.2)).collect();
+    for k in taken {
+        chosen.push(costed[k].take().expect("each taken once"));
+    }
+    if chosen.len() == 1 {
+        return chosen.pop().map(|p| (cost, p));
+    }
+    let mut used = Vec::new();
+    let mut implied = Vec::new();
+    let mut parts = Vec::new();
+    for p in chosen {
+        used.extend(p.used);
+        implied.extend(p.implied);
+        parts.push(p.qual);
+    }
+    Some((
+        cost,
+        BitmapPath {
+            qual: crate::plan::BitmapQual::And(parts),
+            used,
+            implied,
+        },
+    ))
+}
+
+/// A BitmapOr a scan could read: the OR conjunct (by position) it serves, and the
+/// bitmap, one index per arm.
+struct BitmapOrPath {
+    conjunct: usize,
+    bitmap: crate::plan::BitmapQual,
+}
+
+/// For each conjunct that is an OR, a BitmapOr when an index serves each of its arms
+/// (PostgreSQL's `generate_bitmap_or_paths`, with each arm's own conditions): per arm, the
+/// index whose bitmap costs least. Whole-table indexes over columns only, found through
+/// the columns the arm bounds (L1).
+fn bitmap_ors(cx: &PlanContext<'_>, table: &TableDesc, conjuncts: &[&Expr]) -> Vec<BitmapOrPath> {
+    let mut out = Vec::new();
+    for (ci, c) in conjuncts.iter().enumerate() {
+        if !matches!(c.kind, ExprKind::Binary(BinaryOp::Or, ..)) {
+            continue;
+        }
+        let mut arms = Vec::new();
+        disjuncts(c, &mut arms);
+        let mut parts = Vec::with_capacity(arms.len());
+        for arm in &arms {
+            let mut own = Vec::new();
+            split_and(arm, &mut own);
+            let quals = index_quals(table, &own);
+            let stats = cx.catalog.stats(table.oid);
+            let rel = RelInfo::new(table, stats, cx.sizes.pages(table.rel));
+            let rows = crate::selectivity::clamp_rows(
+                rel.tuples * crate::selectivity::conjuncts_selectivity(&rel, &own),
+            );
+            let mut best: Option<(f64, crate::plan::BitmapQual)> = None;
+            let mut seen = Vec::new();
+            for q in &quals {
+                for pos in table.index_positions_leading(q.0) {
+                    if seen.contains(&pos) {
+                        continue;
+                    }
+                    seen.push(pos);
+                    let index = &table.indexes[pos];
+                    INDEXES_EXAMINED.with(|n| n.set(n.get() + 1));
+                    if !index.is_plain() {
+                        continue;
+                    }
+                    let Some(cand) = index_candidate(index, &quals) else {
+                        continue;
+                    };
+                    let bound: Vec<&Expr> = cand.used.iter().map(|&i| own[i]).collect();
+                    let (cost, _) = crate::cost::bitmap_index(
+                        cx,
+                        &rel,
+                        index,
+                        &bound,
+                        cand.full_key_equal,
+                        rows,
+                    );
+                    if best.as_ref().is_none_or(|b| cost < b.0) {
+                        best = Some((
+                            cost,
+                            crate::plan::BitmapQual::Index {
+                                index: index.clone(),
+                                lower: cand.lower,
+                                upper: cand.upper,
+                                conds: bound.into_iter().cloned().collect(),
+                            },
+                        ));
+                    }
+                }
+            }
+            match best {
+                Some((_, b)) => parts.push(b),
+                None => break,
+            }
+        }
+        if parts.len() == arms.len() {
+            out.push(BitmapOrPath {
+                conjunct: ci,
+                bitmap: crate::plan::BitmapQual::Or(parts),
+            });
+        }
+    }
+    out
+}
+
+fn disjuncts<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
+    match &e.kind {
+        ExprKind::Binary(BinaryOp::Or, l, r) => {
+            disjuncts(l, out);
+            disjuncts(r, out);
+        }
+        _ => out.push(e),
+    }
+}
+
+/// A bitmap's (cost, selectivity) for a scan of `rel` whose conditions keep `rows`
+/// (`cost_bitmap_tree_node`, `cost_bitmap_or_node`).
+pub(crate) fn bitmap_cost(
+    cx: &PlanContext<'_>,
+    rel: &RelInfo<'_>,
+    bitmap: &crate::plan::BitmapQual,
+    rows: f64,
+) -> (f64, f64) {
+    match bitmap {
+        crate::plan::BitmapQual::Index { index, conds, .. } => {
+            let bound: Vec<&Expr> = conds.iter().collect();
+            let quals = index_quals(rel.table, &bound);
+            let full = index_candidate(index, &quals).is_some_and(|c| c.full_key_equal);
+            crate::cost::bitmap_index(cx, rel, index, &bound, full, rows)
+        }
+        crate::plan::BitmapQual::Or(parts) => {
+            let parts: Vec<(f64, f64)> = parts
+                .iter()
+                .map(|p| bitmap_cost(cx, rel, p, rows))
+                .collect();
+            crate::cost::bitmap_or(&parts)
+        }
+        crate::plan::BitmapQual::And(parts) => {
+            let parts: Vec<(f64, f64)> = parts
+                .iter()
+                .map(|p| bitmap_cost(cx, rel, p, rows))
+                .collect();
+            crate::cost::bitmap_and(&parts)
+        }
     }
 }
 

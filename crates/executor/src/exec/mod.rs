@@ -18,6 +18,7 @@ use crate::sortkey::{RowKey, compare_sort_keys};
 
 mod aggregate;
 mod append;
+mod bitmap_scan;
 mod distinct;
 mod filter;
 mod generate_series;
@@ -175,6 +176,23 @@ fn build_node<'a>(
                 wanted: columns.as_deref(),
             })
         }
+        Plan::BitmapHeapScan {
+            table,
+            bitmap,
+            recheck,
+            filter,
+            columns,
+        } => Box::new(bitmap_scan::BitmapHeapScanOp {
+            env,
+            table,
+            bitmap,
+            recheck,
+            filter: filter.as_ref(),
+            types: table.column_types(),
+            wanted: columns.as_deref(),
+            tids: None,
+            removed: 0,
+        }),
         Plan::Values { rows, .. } => Box::new(ValuesOp { env, rows, pos: 0 }),
         Plan::Unnest {
             array, ordinality, ..

@@ -1,0 +1,127 @@
+//! Bitmap heap scans (Bitmap Heap Scan over Bitmap Index Scans and BitmapOr): the row
+//! addresses the bitmap's indexes find are collected and sorted first (an exact bitmap:
+//! every address, none lossy), then each row is fetched once, in heap order, and checked
+//! against the conditions the bitmap came from and the others.
+
+#[allow(unused_imports)]
+use super::*;
+
+use planner::BitmapQual;
+
+pub(crate) struct BitmapHeapScanOp<'a> {
+    pub(crate) env: Env<'a>,
+    pub(crate) table: &'a catalog::TableDesc,
+    pub(crate) bitmap: &'a BitmapQual,
+    pub(crate) recheck: &'a Expr,
+    pub(crate) filter: Option<&'a Expr>,
+    pub(crate) types: Vec<DataType>,
+    /// The columns decoded (the plan's `columns`); the others read NULL.
+    pub(crate) wanted: Option<&'a [bool]>,
+    /// The addresses still to fetch, once collected.
+    pub(crate) tids: Option<std::vec::IntoIter<ItemPointer>>,
+    pub(crate) removed: u64,
+}
+
+impl BitmapHeapScanOp<'_> {
+    /// The addresses `q` finds, sorted, each once.
+    fn collect(&self, q: &BitmapQual) -> PgResult<Vec<ItemPointer>> {
+        let env = &self.env;
+        let mut tids = match q {
+            BitmapQual::Index {
+                index,
+                lower,
+                upper,
+                ..
+            } => {
+                let (Some(lo), Some(hi)) = (
+                    bound_values(env, lower, false, self.table, index)?,
+                    bound_values(env, upper, true, self.table, index)?,
+                ) else {
+                    // A NULL bound matches nothing.
+                    return Ok(Vec::new());
+                };
+                let mut tids = Vec::new();
+                for entry in
+                    index
+                        .btree(env.pool, env.roots)
+                        .scan(lo, hi, ScanDirection::Forward)?
+                {
+                    env.tx.check_for_interrupts()?;
+                    tids.push(entry?.1);
+                }
+                tids
+            }
+            BitmapQual::Or(parts) => {
+                let mut tids = Vec::new();
+                for p in parts {
+                    tids.extend(self.collect(p)?);
+                }
+                tids
+            }
+            BitmapQual::And(parts) => {
+                let mut parts = parts.iter();
+                let mut tids = match parts.next() {
+                    Some(p) => self.collect(p)?,
+                    None => Vec::new(),
+                };
+                for p in parts {
+                    if tids.is_empty() {
+                        break;
+                    }
+                    // Both sorted: keep what the next part finds too.
+                    let other = self.collect(p)?;
+                    let mut at = 0;
+                    tids.retain(|t| {
+                        while at < other.len() && other[at] < *t {
+                            at += 1;
+                        }
+                        at < other.len() && other[at] == *t
+                    });
+                }
+                return Ok(tids);
+            }
+        };
+        tids.sort_unstable();
+        tids.dedup();
+        Ok(tids)
+    }
+}
+
+impl Operator for BitmapHeapScanOp<'_> {
+    fn next(&mut self) -> PgResult<Option<Row>> {
+        if self.tids.is_none() {
+            self.tids = Some(self.collect(self.bitmap)?.into_iter());
+        }
+        let env = self.env;
+        let tids = self.tids.as_mut().expect("collected above");
+        for tid in tids.by_ref() {
+            env.tx.check_for_interrupts()?;
+            let Some(bytes) =
+                heapam::heap_fetch_visible(env.pool, self.table.rel, tid, env.snapshot, env.tx)?
+            else {
+                continue;
+            };
+            let mut row = access::tuple::decode_columns(&bytes, &self.types, self.wanted)?;
+            if env.eval(self.recheck, &row)? != Value::Bool(true) {
+                continue;
+            }
+            match self.filter {
+                Some(f) if env.eval(f, &row)? != Value::Bool(true) => {
+                    self.removed += 1;
+                }
+                _ => {
+                    // UPDATE, DELETE and FOR UPDATE read the row's address after it.
+                    if env.emit_tid {
+                        row.push(crate::exec::lock_rows::tid_value(tid));
+                    }
+                    return Ok(Some(row));
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    fn rows_removed(&self) -> u64 {
+        self.removed
+    }
+}
