@@ -815,6 +815,9 @@ impl Database {
                 } else {
                     let settings = session.settings.planner();
                     let mut planned = self.plan(&session.catalog, &settings, bound)?;
+                    // Planning counts against statement_timeout: a statement whose
+                    // planning used it up stops before it runs (EXPLAIN included).
+                    tx.check_statement_timeout()?;
                     // A prepared statement's custom plan: its cost, for the choice.
                     if let (Some(c), Some(_)) = (&cached, c_generic(&cached)) {
                         c.note_custom(self.plan_cost(&session.catalog, &settings, &planned, true));

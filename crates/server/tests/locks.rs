@@ -143,6 +143,24 @@ async fn timeouts_end_waits_statements_and_idle_sessions() {
         .await
         .expect_err("canceled");
     assert_eq!(sqlstate(&e), "57014");
+    // Planning counts too: an EXPLAIN (which runs nothing) of a join of 1,000 tables
+    // takes longer to bind and plan than a 1 ms statement_timeout allows (tens of
+    // milliseconds here). Without the limit it plans.
+    let from: Vec<String> = (0..1000).map(|i| format!("t t{i}")).collect();
+    let explain = format!("EXPLAIN SELECT 1 FROM {}", from.join(", "));
+    let e = other
+        .batch_execute(&format!("SET statement_timeout = 1; {explain}"))
+        .await
+        .expect_err("canceled while planning");
+    assert_eq!(sqlstate(&e), "57014");
+    assert_eq!(
+        e.as_db_error().map(|d| d.message()),
+        Some("canceling statement due to statement timeout")
+    );
+    other
+        .batch_execute(&format!("RESET statement_timeout; {explain}"))
+        .await
+        .expect("plans without the limit");
     // The holder sits idle in its block past idle_in_transaction_session_timeout: the
     // server ends the session, and its lock goes with it.
     exec(&holder, "SET idle_in_transaction_session_timeout = 100").await;

@@ -459,6 +459,19 @@ impl Tx {
         self.wait.set(wait);
     }
 
+    /// Fails with 57014 if the statement's `statement_timeout` has passed, reading the
+    /// clock now: for the end of a step that has no loop over rows to check it, such as
+    /// planning (whose every search is bounded, so it ends).
+    pub fn check_statement_timeout(&self) -> PgResult<()> {
+        match self.wait.get().statement_deadline {
+            Some(deadline) if std::time::Instant::now() >= deadline => Err(PgError::new(
+                SqlState::QUERY_CANCELED,
+                "canceling statement due to statement timeout",
+            )),
+            _ => Ok(()),
+        }
+    }
+
     /// Called by loops over rows: fails with 57014 once the statement's
     /// `statement_timeout` has passed. Reads the clock only every 1024th call.
     pub fn check_for_interrupts(&self) -> PgResult<()> {
