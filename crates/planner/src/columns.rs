@@ -24,6 +24,11 @@ pub(crate) fn prune(plan: &mut Plan, needed: &[bool]) {
         | Plan::IndexScan {
             filter, columns, ..
         } => {
+            // Every column read above: nothing to leave out (a primary-key lookup).
+            if needed.iter().all(|&n| n) {
+                *columns = None;
+                return;
+            }
             let mut need = needed.to_vec();
             read(filter.iter(), &mut need, 0);
             *columns = (!need.iter().all(|&n| n)).then(|| need.into());
@@ -34,6 +39,10 @@ pub(crate) fn prune(plan: &mut Plan, needed: &[bool]) {
             columns,
             ..
         } => {
+            if needed.iter().all(|&n| n) {
+                *columns = None;
+                return;
+            }
             let mut need = needed.to_vec();
             read(filter.iter().chain([&*recheck]), &mut need, 0);
             *columns = (!need.iter().all(|&n| n)).then(|| need.into());
@@ -162,6 +171,13 @@ pub(crate) fn prune(plan: &mut Plan, needed: &[bool]) {
 /// of theirs takes from the row included.
 fn read<'e>(exprs: impl IntoIterator<Item = &'e Expr>, need: &mut [bool], offset: usize) {
     for e in exprs {
+        // A bare column (most of a select list) without the walk.
+        if let ExprKind::Column(i) = e.kind {
+            if let Some(n) = i.checked_sub(offset).and_then(|i| need.get_mut(i)) {
+                *n = true;
+            }
+            continue;
+        }
         e.walk(&mut |x| {
             if let ExprKind::Column(i) = x.kind
                 && let Some(n) = i.checked_sub(offset).and_then(|i| need.get_mut(i))

@@ -90,7 +90,15 @@ pub(crate) fn conjuncts(e: Expr) -> Vec<Expr> {
 /// The conjuncts of a WHERE, each OR among them with the conjuncts all its arms share
 /// pulled out ([`factor_or`]).
 pub(crate) fn where_conjuncts(e: Expr) -> Vec<Expr> {
-    conjuncts(e).into_iter().flat_map(factor_or).collect()
+    let list = conjuncts(e);
+    // Most WHEREs hold no OR: nothing to take apart.
+    if !list
+        .iter()
+        .any(|c| matches!(c.kind, ExprKind::Binary(BinaryOp::Or, ..)))
+    {
+        return list;
+    }
+    list.into_iter().flat_map(factor_or).collect()
 }
 
 /// `e` as conjuncts, the conjuncts every arm of an OR shares pulled out of it (PostgreSQL's

@@ -519,11 +519,18 @@ pub fn scan_path(cx: &PlanContext<'_>, table: Arc<TableDesc>, predicate: Expr) -
             }
         }
         if let Some((_, c)) = unique {
+            // The whole predicate moves into the scan unless a partial index's leaves
+            // some out (a primary-key lookup copies nothing).
+            let filter = if c.implied.is_empty() {
+                None
+            } else {
+                Some(without(&predicate, &conjuncts, &c.implied))
+            };
             return Plan::IndexScan {
                 index: c.index.clone(),
                 lower: c.lower,
                 upper: c.upper,
-                filter: without(&predicate, &conjuncts, &c.implied),
+                filter: filter.unwrap_or(Some(predicate)),
                 table,
                 backward: false,
                 columns: None,
@@ -581,25 +588,71 @@ pub fn scan_path(cx: &PlanContext<'_>, table: Arc<TableDesc>, predicate: Expr) -
     }
     // One bitmap heap scan, over the best AND of the bitmaps the indexes and the ORs
     // offer (PostgreSQL's choose_bitmap_and).
-    let mut bitmaps: Vec<BitmapPath> = candidates
+    // Each part costed once; the bitmap itself made only for the parts chosen.
+    let mut parts: Vec<BitmapPart> = candidates
         .iter()
-        .map(|c| BitmapPath {
-            qual: crate::plan::BitmapQual::Index {
-                index: c.index.clone(),
-                lower: c.lower.clone(),
-                upper: c.upper.clone(),
-                conds: c.used.iter().map(|&ci| conjuncts[ci].clone()).collect(),
-            },
-            used: c.used.clone(),
-            implied: c.implied.clone(),
+        .enumerate()
+        .map(|(i, c)| {
+            let bound: Vec<&Expr> = c.used.iter().map(|&ci| conjuncts[ci]).collect();
+            let cost = crate::cost::bitmap_index(cx, &rel, c.index, &bound, c.full_key_equal, rows);
+            BitmapPart {
+                cost,
+                used: c.used.clone(),
+                implied: c.implied.clone(),
+                source: BitmapSource::Index(i),
+            }
         })
         .collect();
-    bitmaps.extend(ors.into_iter().map(|or| BitmapPath {
-        qual: or.bitmap,
-        used: vec![or.conjunct],
-        implied: Vec::new(),
-    }));
-    let chosen_bitmap = choose_bitmap_and(cx, &rel, &conjuncts, rows, bitmaps);
+    let mut ors: Vec<Option<crate::plan::BitmapQual>> = ors
+        .into_iter()
+        .enumerate()
+        .map(|(i, or)| {
+            parts.push(BitmapPart {
+                cost: bitmap_cost(cx, &rel, &or.bitmap, rows),
+                used: vec![or.conjunct],
+                implied: Vec::new(),
+                source: BitmapSource::Or(i),
+            });
+            Some(or.bitmap)
+        })
+        .collect();
+    let chosen_bitmap =
+        choose_bitmap_and(cx, &rel, &conjuncts, rows, parts).map(|(cost, chosen)| {
+            let mut used = Vec::new();
+            let mut implied = Vec::new();
+            let mut quals: Vec<crate::plan::BitmapQual> = chosen
+                .into_iter()
+                .map(|p| {
+                    used.extend(p.used);
+                    implied.extend(p.implied);
+                    match p.source {
+                        BitmapSource::Index(i) => {
+                            let c = &candidates[i];
+                            crate::plan::BitmapQual::Index {
+                                index: c.index.clone(),
+                                lower: c.lower.clone(),
+                                upper: c.upper.clone(),
+                                conds: c.used.iter().map(|&ci| conjuncts[ci].clone()).collect(),
+                            }
+                        }
+                        BitmapSource::Or(i) => ors[i].take().expect("each part chosen once"),
+                    }
+                })
+                .collect();
+            let qual = if quals.len() == 1 {
+                quals.pop().expect("one part")
+            } else {
+                crate::plan::BitmapQual::And(quals)
+            };
+            (
+                cost,
+                BitmapPath {
+                    qual,
+                    used,
+                    implied,
+                },
+            )
+        });
     if let Some((cost, _)) = &chosen_bitmap
         && crate::cost::beats(cost, &best.0)
     {
@@ -648,45 +701,61 @@ struct BitmapPath {
     implied: Vec<usize>,
 }
 
-/// The bitmap heap scan over the best AND of `paths` (PostgreSQL's `choose_bitmap_and`):
-/// the paths sorted by what a scan over each alone costs; from each in turn, the later
+/// A bitmap the scan could AND with others: its (cost, selectivity), the conjuncts it
+/// comes from, those a partial index's predicate implies, and what it is made from.
+struct BitmapPart {
+    cost: (f64, f64),
+    used: Vec<usize>,
+    implied: Vec<usize>,
+    source: BitmapSource,
+}
+
+enum BitmapSource {
+    /// A Bitmap Index Scan of the candidate index at this position.
+    Index(usize),
+    /// The BitmapOr at this position.
+    Or(usize),
+}
+
+/// The bitmap heap scan over the best AND of `parts` (PostgreSQL's `choose_bitmap_and`):
+/// the parts sorted by what a scan over each alone costs; from each in turn, the later
 /// ones added while they lower the cost and share no conjunct with those taken; the
-/// cheapest result. Its cost and bitmap, or `None` without paths.
+/// cheapest result. Its cost and parts, or `None` without parts.
 fn choose_bitmap_and(
     cx: &PlanContext<'_>,
     rel: &RelInfo<'_>,
     conjuncts: &[&Expr],
     rows: f64,
-    paths: Vec<BitmapPath>,
-) -> Option<(crate::cost::Cost, BitmapPath)> {
-    let scan_cost = |q: &crate::plan::BitmapQual| {
-        let bitmap = bitmap_cost(cx, rel, q, rows);
-        crate::cost::bitmap_heap_scan(cx, rel, bitmap, conjuncts, rows)
-    };
-    let mut costed: Vec<(crate::cost::Cost, f64, BitmapPath)> = paths
-        .into_iter()
-        .map(|p| {
-            let selectivity = bitmap_cost(cx, rel, &p.qual, rows).1;
-            (scan_cost(&p.qual), selectivity, p)
-        })
-        .collect();
-    costed.sort_by(|a, b| a.0.total.total_cmp(&b.0.total).then(a.1.total_cmp(&b.1)));
+    parts: Vec<BitmapPart>,
+) -> Option<(crate::cost::Cost, Vec<BitmapPart>)> {
+    let scan_cost =
+        |bitmap: (f64, f64)| crate::cost::bitmap_heap_scan(cx, rel, bitmap, conjuncts, rows);
+    if parts.len() <= 1 {
+        let cost = scan_cost(parts.first()?.cost);
+        return Some((cost, parts));
+    }
+    let mut costed: Vec<(crate::cost::Cost, BitmapPart)> =
+        parts.into_iter().map(|p| (scan_cost(p.cost), p)).collect();
+    costed.sort_by(|a, b| {
+        a.0.total
+            .total_cmp(&b.0.total)
+            .then(a.1.cost.1.total_cmp(&b.1.cost.1))
+    });
     let mut best: Option<(crate::cost::Cost, Vec<usize>)> = None;
     for i in 0..costed.len() {
         let mut taken = vec![i];
-        let mut used: Vec<usize> = costed[i].2.used.clone();
+        let mut used: Vec<usize> = costed[i].1.used.clone();
         let mut cost = costed[i].0;
         for j in i + 1..costed.len() {
-            if costed[j].2.used.iter().any(|u| used.contains(u)) {
+            if costed[j].1.used.iter().any(|u| used.contains(u)) {
                 continue;
             }
-            let mut parts: Vec<crate::plan::BitmapQual> =
-                taken.iter().map(|&k| costed[k].2.qual.clone()).collect();
-            parts.push(costed[j].2.qual.clone());
-            let with = scan_cost(&crate::plan::BitmapQual::And(parts));
+            let mut and: Vec<(f64, f64)> = taken.iter().map(|&k| costed[k].1.cost).collect();
+            and.push(costed[j].1.cost);
+            let with = scan_cost(crate::cost::bitmap_and(&and));
             if with.total < cost.total {
                 taken.push(j);
-                used.extend(&costed[j].2.used);
+                used.extend(&costed[j].1.used);
                 cost = with;
             }
         }
@@ -695,30 +764,12 @@ fn choose_bitmap_and(
         }
     }
     let (cost, taken) = best?;
-    let mut chosen: Vec<BitmapPath> = Vec::with_capacity(taken.len());
-    let mut costed: Vec<Option<BitmapPath>> = costed.into_iter().map(|c| Some(c.2)).collect();
-    for k in taken {
-        chosen.push(costed[k].take().expect("each taken once"));
-    }
-    if chosen.len() == 1 {
-        return chosen.pop().map(|p| (cost, p));
-    }
-    let mut used = Vec::new();
-    let mut implied = Vec::new();
-    let mut parts = Vec::new();
-    for p in chosen {
-        used.extend(p.used);
-        implied.extend(p.implied);
-        parts.push(p.qual);
-    }
-    Some((
-        cost,
-        BitmapPath {
-            qual: crate::plan::BitmapQual::And(parts),
-            used,
-            implied,
-        },
-    ))
+    let mut costed: Vec<Option<BitmapPart>> = costed.into_iter().map(|c| Some(c.1)).collect();
+    let chosen = taken
+        .into_iter()
+        .map(|k| costed[k].take().expect("each taken once"))
+        .collect();
+    Some((cost, chosen))
 }
 
 /// A BitmapOr a scan could read: the OR conjunct (by position) it serves, and the
