@@ -478,19 +478,17 @@ pub fn scan_path(cx: &PlanContext<'_>, table: Arc<TableDesc>, predicate: Expr) -
         // indexes are not looked at). A unique index whose whole key is fixed finds one
         // row at most: nothing is cheaper, the oldest such is taken without costing.
         // An expression index is led by the first column its leading expression reads.
+        // (An index has one leading column, so no index is reached from two leads.)
         let mut leads: Vec<usize> = quals.iter().map(|q| q.0).collect();
-        leads.extend(conjuncts.iter().filter_map(|c| expression_lead(c)));
-        let mut seen = Vec::new();
+        if quals.len() < conjuncts.len() {
+            leads.extend(conjuncts.iter().filter_map(|c| expression_lead(c)));
+        }
         let mut unique: Option<(usize, Candidate)> = None;
         for (li, &lead) in leads.iter().enumerate() {
             if leads[..li].contains(&lead) {
                 continue;
             }
             for pos in table.index_positions_leading(lead) {
-                if seen.contains(&pos) {
-                    continue;
-                }
-                seen.push(pos);
                 let index = &table.indexes[pos];
                 INDEXES_EXAMINED.with(|n| n.set(n.get() + 1));
                 let with_exprs;

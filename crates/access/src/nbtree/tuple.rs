@@ -744,12 +744,17 @@ pub(crate) fn compare(sk: &ScanKey<'_>, tup: &TupleRef<'_>) -> Result<Ordering, 
         ScanKey::Exact { values, tid, order } => (values, Some(tid), order),
     };
     let mut cols = tup.columns();
+    let plain = order == KeyOrder::default();
     for (i, v) in values.iter().enumerate() {
         let Some(d) = cols.next() else {
             // The tuple is a truncated pivot: its remaining columns are minus infinity.
             return Ok(Ordering::Greater);
         };
-        let o = order.cmp(i, Datum::of(v), d?);
+        let o = if plain {
+            Datum::of(v).cmp(d?)
+        } else {
+            order.cmp(i, Datum::of(v), d?)
+        };
         if o != Ordering::Equal {
             return Ok(o);
         }
@@ -785,11 +790,16 @@ pub(crate) fn compare_bound(
     order: KeyOrder,
 ) -> Result<Option<Ordering>, Corrupt> {
     let mut cols = tup.columns();
+    let plain = order == KeyOrder::default();
     for (i, v) in bound.iter().enumerate() {
         let Some(d) = cols.next() else {
             return Ok(None);
         };
-        let o = order.cmp(i, d?, Datum::of(v));
+        let o = if plain {
+            d?.cmp(Datum::of(v))
+        } else {
+            order.cmp(i, d?, Datum::of(v))
+        };
         if o != Ordering::Equal {
             return Ok(Some(o));
         }
