@@ -291,7 +291,16 @@ pub(crate) fn index_access(
     full_key_equal: bool,
 ) -> IndexAccess {
     let s = cx.settings;
-    let index_sel = conjuncts_selectivity(rel, bound);
+    // A partial index holds only its predicate's rows: the entries read are those its
+    // predicate and the bounds both select (PostgreSQL's add_predicate_to_index_quals).
+    let predicate = crate::predicate::predicate_conjuncts(cx, rel.table, index);
+    let index_sel = if predicate.is_empty() {
+        conjuncts_selectivity(rel, bound)
+    } else {
+        let mut all: Vec<&sql::bound::Expr> = bound.to_vec();
+        all.extend(predicate.iter().filter(|p| !bound.contains(p)));
+        conjuncts_selectivity(rel, &all)
+    };
     // Index entries read (a non-partial index has the table's rows).
     let index_tuples_total = rel.tuples;
     let mut num_index_tuples = if index.unique && full_key_equal {

@@ -265,9 +265,17 @@ impl<'a> Estimator<'a> {
             } => {
                 let (widths, origins) = self.table_columns(table, plan as *const Plan as usize);
                 let rel = RelInfo::new(table, cx.catalog.stats(table.oid), self.pages(table.rel));
+                // A partial index's scan left out conjuncts its predicate implies: they
+                // count for the rows.
+                let full = crate::predicate::scan_condition(cx, table, index, filter.as_ref());
+                let rows = clamp_rows(
+                    rel.tuples * conjuncts_selectivity(&rel, &conjuncts_of(full.as_ref())),
+                );
                 let quals = conjuncts_of(filter.as_ref());
-                let rows = clamp_rows(rel.tuples * conjuncts_selectivity(&rel, &quals));
-                let iq = scan::index_quals(table, &quals);
+                let mut iq = scan::index_quals(table, &quals);
+                if !index.exprs.is_empty() {
+                    iq.extend(scan::expression_quals(cx, table, index, &quals));
+                }
                 // A scan of the whole index (for its order) checks every condition on the
                 // rows it fetches.
                 let whole = matches!(

@@ -397,11 +397,14 @@ impl Problem {
         let mut width = 0;
         flatten(cx, tree, &mut items, &mut exprs, &mut width);
         exprs.extend(filter);
-        // Semi joins to a unique inner side: inner joins, items of the problem.
+        // Semi joins to a unique inner side: inner joins, items of the problem (not
+        // where an item's column types are unknown: the problem is then joined in the
+        // order written, and could not drop their columns).
         let tree_width = width;
+        let typed = items.iter().all(|i| i.column_types().is_some());
         let mut kept = Vec::new();
         for p in semis.drain(..) {
-            if p.kind == JoinKind::Semi {
+            if p.kind == JoinKind::Semi && typed {
                 let cond = p.placed_cond(width);
                 let right = plan_query(cx, p.right.clone());
                 // Its condition reads the tree's columns and its own (placed after).

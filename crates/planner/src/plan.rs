@@ -363,6 +363,9 @@ impl PlannedStatement {
 }
 
 /// Where a bitmap heap scan's row addresses come from.
+// Most bitmaps are one Index, and BitmapAnd / BitmapOr hold Indexes: boxing the large
+// variant would add an allocation to nearly every bitmap and save nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug)]
 pub enum BitmapQual {
     /// A Bitmap Index Scan: the entries of `index` between the bounds (as an index

@@ -29,6 +29,19 @@ fn bound_predicate(table: &TableDesc, index: &IndexDesc, cx: &PlanContext<'_>) -
     .ok()
 }
 
+/// The conjuncts of `index`'s predicate bound over `table`'s row (none for a whole-table
+/// index).
+pub(crate) fn predicate_conjuncts(
+    cx: &PlanContext<'_>,
+    table: &TableDesc,
+    index: &IndexDesc,
+) -> Vec<Expr> {
+    match bound_predicate(table, index, cx) {
+        Some(p) => crate::pushdown::conjuncts(p),
+        None => Vec::new(),
+    }
+}
+
 /// Can `index` serve a scan of `table` under `conjuncts`? `None` if it is a partial
 /// index whose predicate they do not imply; else the conjuncts the index's predicate
 /// implies in turn (by position), which a scan of it need not test again, as PostgreSQL

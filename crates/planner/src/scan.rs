@@ -318,7 +318,7 @@ fn compared_with_constant(c: &Expr) -> Option<(&Expr, BinaryOp, &Expr)> {
 /// each comparison of the index's `k`-th expression, as the query writes it, with a
 /// constant of its type (PostgreSQL matches an expression index the same way: the same
 /// expression tree).
-fn expression_quals(
+pub(crate) fn expression_quals(
     cx: &PlanContext<'_>,
     table: &TableDesc,
     index: &IndexDesc,
