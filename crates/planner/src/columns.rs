@@ -53,7 +53,19 @@ pub(crate) fn prune(plan: &mut Plan, needed: &[bool]) {
             prune(input, &need);
         }
         Plan::Project { input, exprs } => {
-            let mut need = vec![false; input.width()];
+            let width = input.width();
+            // Every input column in order (SELECT *): all read, nothing to collect.
+            if exprs.len() == width
+                && exprs
+                    .iter()
+                    .enumerate()
+                    .all(|(i, e)| matches!(e.kind, ExprKind::Column(c) if c == i))
+                && width <= ALL.len()
+            {
+                prune(input, &ALL[..width]);
+                return;
+            }
+            let mut need = vec![false; width];
             read(exprs.iter(), &mut need, 0);
             prune(input, &need);
         }
@@ -167,6 +179,10 @@ pub(crate) fn prune(plan: &mut Plan, needed: &[bool]) {
     }
 }
 
+/// Every column read, for rows up to PostgreSQL's 1,600 columns (and then some): passed
+/// down without allocating.
+static ALL: [bool; 2048] = [true; 2048];
+
 /// Mark in `need` the columns (at `offset` on) that `exprs` read, the values a subquery
 /// of theirs takes from the row included.
 fn read<'e>(exprs: impl IntoIterator<Item = &'e Expr>, need: &mut [bool], offset: usize) {
@@ -193,8 +209,12 @@ fn read<'e>(exprs: impl IntoIterator<Item = &'e Expr>, need: &mut [bool], offset
 /// subquery's.
 pub(crate) fn prune_statement(stmt: &mut PlannedStatement) {
     let whole = |p: &mut Plan| {
-        let all = vec![true; p.width()];
-        prune(p, &all);
+        let width = p.width();
+        if width <= ALL.len() {
+            prune(p, &ALL[..width]);
+        } else {
+            prune(p, &vec![true; width]);
+        }
     };
     match stmt {
         PlannedStatement::Query { plan, subplans, .. }
