@@ -38,6 +38,12 @@ pub trait Operator {
     fn memory(&self) -> Option<crate::instrument::MemoryUsage> {
         None
     }
+
+    /// The heap pages a bitmap heap scan has read so far (EXPLAIN ANALYZE's `Heap
+    /// Blocks`); `None` for other nodes.
+    fn heap_blocks(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// The bytes a row takes in memory: its values, and what they point to (what sorts and

@@ -264,6 +264,7 @@ fn modified(t0: Instant, returned: usize) -> NodeStats {
         removed: 0,
         buffers: storage::bufmgr::usage::total(),
         memory: None,
+        heap_blocks: None,
     }
 }
 
@@ -806,6 +807,9 @@ impl Renderer<'_> {
                 if let Some(f) = filter {
                     details.push(format!("Filter: {}", deparse(&self.cx, f, &names)));
                     self.removed(&mut details, stats);
+                }
+                if let Some(blocks) = stats.and_then(|s| s.heap_blocks).filter(|&b| b > 0) {
+                    details.push(format!("Heap Blocks: exact={blocks}"));
                 }
                 let rows = estimate.as_ref().map_or(0.0, |e| e.rows);
                 let child = self.bitmap_shown(table, bitmap, &names, rows);

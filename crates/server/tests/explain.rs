@@ -262,3 +262,35 @@ async fn order_by_limit_keeps_only_the_rows_it_returns() {
     let small = plan("EXPLAIN ANALYZE SELECT a FROM s WHERE a <= 15 ORDER BY b LIMIT 10").await;
     memory_kb(&small, "Sort Method: quicksort  Memory: ");
 }
+
+/// A bitmap heap scan reads each heap page its bitmap names once: EXPLAIN ANALYZE counts
+/// them (`Heap Blocks: exact=N`, as PostgreSQL's exact bitmaps). 200 rows spread one per
+/// 100 over the table's pages touch at most its pages and at least one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bitmap_heap_scans_count_their_pages() {
+    let (server, _dir) = start().await;
+    let c = connect(&server).await;
+    exec(
+        &c,
+        "CREATE TABLE hb (id int PRIMARY KEY, a int); \
+         INSERT INTO hb SELECT g, g % 100 FROM generate_series(1, 20000) AS g; \
+         CREATE INDEX ON hb (a); ANALYZE hb",
+    )
+    .await;
+    let lines: Vec<String> = rows(&c, "EXPLAIN ANALYZE SELECT * FROM hb WHERE a = 5")
+        .await
+        .into_iter()
+        .map(|r| r[0].clone())
+        .collect();
+    assert!(lines[0].starts_with("Bitmap Heap Scan on hb"), "{lines:#?}");
+    assert!(lines[0].ends_with("rows=200 loops=1)"), "{lines:#?}");
+    let blocks: u64 = lines
+        .iter()
+        .find_map(|l| l.trim().strip_prefix("Heap Blocks: exact="))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no Heap Blocks line: {lines:#?}"));
+    let pages: u64 = rows(&c, "SELECT relpages FROM pg_class WHERE relname = 'hb'").await[0][0]
+        .parse()
+        .unwrap();
+    assert!(1 <= blocks && blocks <= pages, "{blocks} of {pages} pages");
+}

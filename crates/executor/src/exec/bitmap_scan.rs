@@ -20,6 +20,9 @@ pub(crate) struct BitmapHeapScanOp<'a> {
     /// The addresses still to fetch, once collected.
     pub(crate) tids: Option<std::vec::IntoIter<ItemPointer>>,
     pub(crate) removed: u64,
+    /// Heap pages read so far, and the last one.
+    pub(crate) blocks: u64,
+    pub(crate) last_block: Option<u32>,
 }
 
 impl BitmapHeapScanOp<'_> {
@@ -96,6 +99,11 @@ impl Operator for BitmapHeapScanOp<'_> {
         let tids = self.tids.as_mut().expect("collected above");
         for tid in tids.by_ref() {
             env.tx.check_for_interrupts()?;
+            // Addresses come sorted: a new block is a page read.
+            if self.last_block != Some(tid.block) {
+                self.last_block = Some(tid.block);
+                self.blocks += 1;
+            }
             let Some(bytes) =
                 heapam::heap_fetch_visible(env.pool, self.table.rel, tid, env.snapshot, env.tx)?
             else {
@@ -123,5 +131,9 @@ impl Operator for BitmapHeapScanOp<'_> {
 
     fn rows_removed(&self) -> u64 {
         self.removed
+    }
+
+    fn heap_blocks(&self) -> Option<u64> {
+        Some(self.blocks)
     }
 }

@@ -38,6 +38,9 @@ impl Operator for Instrumented<'_> {
         if let Some(h) = self.inner.memory() {
             n.memory = Some(h);
         }
+        if let Some(b) = self.inner.heap_blocks() {
+            n.heap_blocks = Some(b);
+        }
         if let Some(b) = before {
             let d = usage::total().since(b);
             n.buffers.hits += d.hits;
@@ -62,5 +65,9 @@ impl Operator for Instrumented<'_> {
 
     fn memory(&self) -> Option<crate::instrument::MemoryUsage> {
         self.inner.memory()
+    }
+
+    fn heap_blocks(&self) -> Option<u64> {
+        self.inner.heap_blocks()
     }
 }

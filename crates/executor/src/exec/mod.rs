@@ -192,6 +192,8 @@ fn build_node<'a>(
             wanted: columns.as_deref(),
             tids: None,
             removed: 0,
+            blocks: 0,
+            last_block: None,
         }),
         Plan::Values { rows, .. } => Box::new(ValuesOp { env, rows, pos: 0 }),
         Plan::Unnest {
