@@ -132,10 +132,39 @@ pub(crate) fn bind_arith(b: &super::Binder<'_>, op: BinaryOp, l: Expr, r: Expr) 
     };
     let l = b.coerce(l, &la, CastContext::Implicit)?;
     let r = b.coerce(r, &ra, CastContext::Implicit)?;
+    if let Some(v) = fold_constant_arith(op, &l, &r)? {
+        return Ok(Expr::constant(v, result));
+    }
     Ok(Expr::new(
         ExprKind::Binary(op, Box::new(l), Box::new(r)),
         result,
     ))
+}
+
+/// `date ± interval` and `timestamp ± interval` of two constants, computed now, as
+/// PostgreSQL's planner folds immutable operators of constants (`date '1994-01-01' +
+/// interval '1' year` is `'1995-01-01 00:00:00'::timestamp` in its plans, and is not
+/// computed again for each row). `timestamptz` arithmetic reads the session's time zone
+/// (stable, not immutable) and is left to run.
+fn fold_constant_arith(op: BinaryOp, l: &Expr, r: &Expr) -> PgResult<Option<Value>> {
+    let (ExprKind::Const(lv), ExprKind::Const(rv)) = (&l.kind, &r.kind) else {
+        return Ok(None);
+    };
+    Ok(Some(match (op, lv, rv) {
+        (BinaryOp::Add, Value::Date(d), Value::Interval(i))
+        | (BinaryOp::Add, Value::Interval(i), Value::Date(d)) => {
+            Value::Timestamp(d.add_interval(i)?)
+        }
+        (BinaryOp::Sub, Value::Date(d), Value::Interval(i)) => Value::Timestamp(d.sub_interval(i)?),
+        (BinaryOp::Add, Value::Timestamp(t), Value::Interval(i))
+        | (BinaryOp::Add, Value::Interval(i), Value::Timestamp(t)) => {
+            Value::Timestamp(t.add_interval(i)?)
+        }
+        (BinaryOp::Sub, Value::Timestamp(t), Value::Interval(i)) => {
+            Value::Timestamp(t.sub_interval(i)?)
+        }
+        _ => return Ok(None),
+    }))
 }
 
 fn func(f: ScalarFunc, args: Vec<Expr>, ty: DataType) -> Expr {
