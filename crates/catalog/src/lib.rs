@@ -574,7 +574,8 @@ fn unique_name(
     name
 }
 
-/// Myriad's btrees order scalar keys only: an index over an array column is refused.
+/// Myriad's btrees store scalar values only: an index over (or including) an array column
+/// is refused.
 fn check_key_types(columns: &[ColumnDesc], keys: &[usize]) -> PgResult<()> {
     for &k in keys {
         if let Some(c) = columns.get(k)
@@ -1368,7 +1369,9 @@ impl Catalog {
         make_storage: impl FnOnce(&IndexDesc) -> PgResult<()>,
     ) -> PgResult<IndexDesc> {
         let oid = self.take_oids(1)?;
-        let name = self.claim_index_name(tx, table, new.name.as_deref(), &new.columns, |t| {
+        // INCLUDE columns are stored as keys are: no arrays either.
+        let stored: Vec<usize> = new.columns.iter().chain(&new.include).copied().collect();
+        let name = self.claim_index_name(tx, table, new.name.as_deref(), &stored, |t| {
             desc::default_index_name(&t.name, &t.columns, &new)
         })?;
         let index = IndexDesc {
