@@ -35,44 +35,37 @@ pub(crate) fn entry_of(row: &[Value], index: &IndexDesc) -> Vec<Value> {
     index.stored_columns().map(|c| row[c].clone()).collect()
 }
 
+/// `Key (a, lower(b))=(1, x)` for `key`, the values of `index`'s key columns, each named
+/// as `pg_get_indexdef` names it (PostgreSQL's `BuildIndexValueDescription`).
 pub(crate) fn key_text(
-    text: &common::value::TextContext,
+    s: &crate::session::Session,
     table: &TableDesc,
     index: &IndexDesc,
     key: &[Value],
 ) -> String {
-    columns_key_text_of(text, table, Some(index), &index.columns, key)
+    let names: Vec<String> = index
+        .columns
+        .iter()
+        .map(|&c| crate::ruleutils::index_column(s, table, index, c, true))
+        .collect();
+    values_key_text(s.text(), names, key)
 }
 
-/// `Key (a, b)=(1, x)` for `key`, the values of `columns` of `table`; an index's
-/// expression shows as written (`Key (lower(b))=(x)`).
+/// `Key (a, b)=(1, x)` for `key`, the values of `columns` of `table`.
 pub(crate) fn columns_key_text(
     text: &common::value::TextContext,
     table: &TableDesc,
     columns: &[usize],
     key: &[Value],
 ) -> String {
-    columns_key_text_of(text, table, None, columns, key)
+    let names = columns
+        .iter()
+        .map(|&c| table.columns[c].name.clone())
+        .collect();
+    values_key_text(text, names, key)
 }
 
-fn columns_key_text_of(
-    text: &common::value::TextContext,
-    table: &TableDesc,
-    index: Option<&IndexDesc>,
-    columns: &[usize],
-    key: &[Value],
-) -> String {
-    let names: Vec<String> = columns
-        .iter()
-        .map(|&c| match IndexDesc::expression(c) {
-            Some(k) => match index.and_then(|i| i.exprs.get(k)) {
-                Some(e) if looks_like_function(&e.text) => e.text.clone(),
-                Some(e) => format!("({})", e.text),
-                None => "expr".into(),
-            },
-            None => table.columns[c].name.clone(),
-        })
-        .collect();
+fn values_key_text(text: &common::value::TextContext, names: Vec<String>, key: &[Value]) -> String {
     let vals: Vec<String> = key
         .iter()
         .map(|v| v.to_text(text).unwrap_or_else(|| "null".into()))
@@ -80,35 +73,9 @@ fn columns_key_text_of(
     format!("Key ({})=({})", names.join(", "), vals.join(", "))
 }
 
-/// Is `text` one function call, which PostgreSQL prints without parentheses of its own
-/// where it names an index column (`lower(b)`, but `(a + 1)`)?
-fn looks_like_function(text: &str) -> bool {
-    let Some(open) = text.find('(') else {
-        return false;
-    };
-    let name = &text[..open];
-    !name.is_empty()
-        && name
-            .chars()
-            .all(|c| c.is_alphanumeric() || c == '_' || c == '.')
-        && text.ends_with(')')
-        && {
-            // The parenthesis that opens the arguments closes at the end.
-            let mut depth = 0;
-            text[open..].char_indices().all(|(i, c)| {
-                match c {
-                    '(' => depth += 1,
-                    ')' => depth -= 1,
-                    _ => {}
-                }
-                depth > 0 || open + i == text.len() - 1
-            })
-        }
-}
-
 /// 23505 as PostgreSQL words it for a key that is already there.
 pub(crate) fn unique_violation(
-    text: &common::value::TextContext,
+    s: &crate::session::Session,
     table: &TableDesc,
     index: &IndexDesc,
     key: &[Value],
@@ -122,7 +89,7 @@ pub(crate) fn unique_violation(
     )
     .with_detail(format!(
         "{} already exists.",
-        key_text(text, table, index, key)
+        key_text(s, table, index, key)
     ))
 }
 
@@ -163,7 +130,7 @@ fn insert_entry(
             }
             (UniqueInsert::Conflict(_), None) => {
                 let key = &entry[..index.columns.len()];
-                return Err(unique_violation(cx.session.text(), table, index, key));
+                return Err(unique_violation(cx.session, table, index, key));
             }
         }
     }

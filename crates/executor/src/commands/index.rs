@@ -69,7 +69,7 @@ fn index_entries(
         )
         .with_detail(format!(
             "{} is duplicated.",
-            key_text(cx.session.text(), table, probe, &dup[0].0)
+            key_text(cx.session, table, probe, &dup[0].0)
         )));
     }
     Ok(entries)

@@ -104,26 +104,17 @@ impl Operator for BitmapHeapScanOp<'_> {
                 self.last_block = Some(tid.block);
                 self.blocks += 1;
             }
-            let Some(bytes) =
-                heapam::heap_fetch_visible(env.pool, self.table.rel, tid, env.snapshot, env.tx)?
+            let Some(row) =
+                super::scan::fetch_row(&env, self.table.rel, tid, &self.types, self.wanted)?
             else {
                 continue;
             };
-            let mut row = access::tuple::decode_columns(&bytes, &self.types, self.wanted)?;
             if env.eval(self.recheck, &row)? != Value::Bool(true) {
                 continue;
             }
             match self.filter {
-                Some(f) if env.eval(f, &row)? != Value::Bool(true) => {
-                    self.removed += 1;
-                }
-                _ => {
-                    // UPDATE, DELETE and FOR UPDATE read the row's address after it.
-                    if env.emit_tid {
-                        row.push(crate::exec::lock_rows::tid_value(tid));
-                    }
-                    return Ok(Some(row));
-                }
+                Some(f) if env.eval(f, &row)? != Value::Bool(true) => self.removed += 1,
+                _ => return Ok(Some(row)),
             }
         }
         Ok(None)

@@ -144,23 +144,12 @@ impl Operator for IndexScanOp<'_> {
             let (_, tid) = entry?;
             let env = self.env;
             env.tx.check_for_interrupts()?;
-            let Some(bytes) =
-                heapam::heap_fetch_visible(env.pool, self.rel, tid, env.snapshot, env.tx)?
-            else {
+            let Some(row) = fetch_row(&env, self.rel, tid, &self.types, self.wanted)? else {
                 continue;
             };
-            let mut row = access::tuple::decode_columns(&bytes, &self.types, self.wanted)?;
             match self.filter {
-                Some(f) if self.env.eval(f, &row)? != Value::Bool(true) => {
-                    self.removed += 1;
-                    continue;
-                }
-                _ => {
-                    if env.emit_tid {
-                        row.push(crate::exec::lock_rows::tid_value(tid));
-                    }
-                    return Ok(Some(row));
-                }
+                Some(f) if env.eval(f, &row)? != Value::Bool(true) => self.removed += 1,
+                _ => return Ok(Some(row)),
             }
         }
         Ok(None)
@@ -169,6 +158,26 @@ impl Operator for IndexScanOp<'_> {
     fn rows_removed(&self) -> u64 {
         self.removed
     }
+}
+
+/// The row version at `tid` of `rel`, if the statement's snapshot sees it: decoded (the
+/// `wanted` columns; the others NULL), its address after it where the statement needs it
+/// (UPDATE, DELETE, FOR UPDATE). What index and bitmap heap scans return for an address.
+pub(crate) fn fetch_row(
+    env: &Env,
+    rel: common::RelId,
+    tid: ItemPointer,
+    types: &[DataType],
+    wanted: Option<&[bool]>,
+) -> PgResult<Option<Row>> {
+    let Some(bytes) = heapam::heap_fetch_visible(env.pool, rel, tid, env.snapshot, env.tx)? else {
+        return Ok(None);
+    };
+    let mut row = access::tuple::decode_columns(&bytes, types, wanted)?;
+    if env.emit_tid {
+        row.push(crate::exec::lock_rows::tid_value(tid));
+    }
+    Ok(Some(row))
 }
 
 pub(crate) struct SeqScanOp<'a> {
