@@ -55,58 +55,61 @@ pub(crate) fn renamed_column(
     let mut renamed = table.clone();
     renamed.columns[at].name = new_name.to_string();
     let names = column_names(&renamed);
+    // `before` written with the new name, if that text binds back (by `bind`, over the
+    // renamed table) to the same expression; else 0A000 naming `what` reads the column.
+    let rewrite = |before: &Expr, bind: Bind, what: String| -> PgResult<String> {
+        let text = deparse_stored_expr(s.text(), before, &names, false);
+        let same = bind(&catalog, &renamed, &text, s.info)
+            .is_ok_and(|after| deparse_stored_expr(s.text(), &after, &names, false) == text);
+        if !same {
+            return Err(PgError::unsupported(format!(
+                "renaming column \"{}\", which {what} reads",
+                table.columns[at].name
+            )));
+        }
+        Ok(text)
+    };
     let mut out = Vec::new();
     for c in table.checks.iter().filter(|c| c.columns.contains(&at)) {
         let before = sql::binder::bind_check(&catalog, table, &c.expr, s.info)?;
-        let text = deparse_stored_expr(s.text(), &before, &names, false);
-        let same = sql::binder::bind_check(&catalog, &renamed, &text, s.info)
-            .is_ok_and(|after| deparse_stored_expr(s.text(), &after, &names, false) == text);
-        if !same {
-            return Err(PgError::unsupported(format!(
-                "renaming column \"{}\", which check constraint \"{}\" reads",
-                table.columns[at].name, c.name
-            )));
-        }
-        out.push((c.oid, text));
-    }
-    for i in &table.indexes {
-        let Some(p) = &i.predicate else { continue };
-        let before = sql::binder::bind_index_predicate(&catalog, table, p, s.info)?;
-        if !reads_column(&before, at) {
-            continue;
-        }
-        let text = deparse_stored_expr(s.text(), &before, &names, false);
-        let same = sql::binder::bind_index_predicate(&catalog, &renamed, &text, s.info)
-            .is_ok_and(|after| deparse_stored_expr(s.text(), &after, &names, false) == text);
-        if !same {
-            return Err(PgError::unsupported(format!(
-                "renaming column \"{}\", which the predicate of index \"{}\" reads",
-                table.columns[at].name, i.name
-            )));
-        }
-        out.push((i.oid, text));
+        let what = format!("check constraint \"{}\"", c.name);
+        out.push((c.oid, rewrite(&before, sql::binder::bind_check, what)?));
     }
     let mut exprs = Vec::new();
     for i in &table.indexes {
-        for (k, e) in i.exprs.iter().enumerate() {
-            if !e.columns.contains(&at) {
-                continue;
+        if let Some(p) = &i.predicate {
+            let before = sql::binder::bind_index_predicate(&catalog, table, p, s.info)?;
+            if reads_column(&before, at) {
+                let what = format!("the predicate of index \"{}\"", i.name);
+                let bind = sql::binder::bind_index_predicate;
+                out.push((i.oid, rewrite(&before, bind, what)?));
             }
+        }
+        for (k, e) in i
+            .exprs
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| e.columns.contains(&at))
+        {
             let before = sql::binder::bind_index_expr(&catalog, table, &e.text, s.info)?;
-            let text = deparse_stored_expr(s.text(), &before, &names, false);
-            let same = sql::binder::bind_index_expr(&catalog, &renamed, &text, s.info)
-                .is_ok_and(|after| deparse_stored_expr(s.text(), &after, &names, false) == text);
-            if !same {
-                return Err(PgError::unsupported(format!(
-                    "renaming column \"{}\", which an expression of index \"{}\" reads",
-                    table.columns[at].name, i.name
-                )));
-            }
-            exprs.push((i.oid, k, text));
+            let what = format!("an expression of index \"{}\"", i.name);
+            exprs.push((
+                i.oid,
+                k,
+                rewrite(&before, sql::binder::bind_index_expr, what)?,
+            ));
         }
     }
     Ok((out, exprs))
 }
+
+/// How a stored condition or expression is bound again over a table's row.
+type Bind = fn(
+    &catalog::CatalogSnapshot,
+    &TableDesc,
+    &str,
+    &common::session::SessionInfo,
+) -> PgResult<Expr>;
 
 /// Does `e`, over a table's row, read column `at`?
 fn reads_column(e: &Expr, at: usize) -> bool {
