@@ -30,7 +30,7 @@ pub(crate) fn prune(plan: &mut Plan, needed: &[bool]) {
                 return;
             }
             let mut need = needed.to_vec();
-            read(filter.iter(), &mut need, 0);
+            read(filter.iter(), &mut need);
             *columns = (!need.iter().all(|&n| n)).then(|| need.into());
         }
         Plan::BitmapHeapScan {
@@ -44,12 +44,12 @@ pub(crate) fn prune(plan: &mut Plan, needed: &[bool]) {
                 return;
             }
             let mut need = needed.to_vec();
-            read(filter.iter().chain([&*recheck]), &mut need, 0);
+            read(filter.iter().chain([&*recheck]), &mut need);
             *columns = (!need.iter().all(|&n| n)).then(|| need.into());
         }
         Plan::Filter { input, predicate } => {
             let mut need = needed.to_vec();
-            read([&*predicate], &mut need, 0);
+            read([&*predicate], &mut need);
             prune(input, &need);
         }
         Plan::Project { input, exprs } => {
@@ -66,7 +66,7 @@ pub(crate) fn prune(plan: &mut Plan, needed: &[bool]) {
                 return;
             }
             let mut need = vec![false; width];
-            read(exprs.iter(), &mut need, 0);
+            read(exprs.iter(), &mut need);
             prune(input, &need);
         }
         Plan::NestedLoopJoin {
@@ -77,17 +77,11 @@ pub(crate) fn prune(plan: &mut Plan, needed: &[bool]) {
             lateral,
             ..
         } => {
-            let (lw, rw) = (left.width(), right.width());
-            let mut joined = vec![false; lw + rw];
-            for (i, &n) in needed.iter().enumerate() {
-                // A semi or anti join returns its left side only.
-                if n && (i < lw || !kind.left_only()) {
-                    joined[i] = true;
-                }
-            }
-            read(on.iter(), &mut joined, 0);
+            let lw = left.width();
+            let mut joined = joined_needs(needed, lw, right.width(), *kind);
+            read(on.iter(), &mut joined);
             let mut left_need = joined[..lw].to_vec();
-            read(lateral.iter().flatten(), &mut left_need, 0);
+            read(lateral.iter().flatten(), &mut left_need);
             prune(left, &left_need);
             // A LATERAL side reads its outer values, not its own columns, from the left.
             prune(right, &joined[lw..]);
@@ -102,10 +96,10 @@ pub(crate) fn prune(plan: &mut Plan, needed: &[bool]) {
             let lw = left.width();
             let mut joined = needed.to_vec();
             joined.resize(joined.len().max(lw), false);
-            read([&*key_cond], &mut joined, 0);
-            read(on.iter(), &mut joined, 0);
+            read([&*key_cond], &mut joined);
+            read(on.iter(), &mut joined);
             let mut left_need = joined[..lw].to_vec();
-            read([&*outer_key], &mut left_need, 0);
+            read([&*outer_key], &mut left_need);
             prune(left, &left_need);
         }
         Plan::HashJoin {
@@ -118,17 +112,12 @@ pub(crate) fn prune(plan: &mut Plan, needed: &[bool]) {
             on,
             ..
         } => {
-            let (lw, rw) = (left.width(), right.width());
-            let mut joined = vec![false; lw + rw];
-            for (i, &n) in needed.iter().enumerate() {
-                if n && (i < lw || !kind.left_only()) {
-                    joined[i] = true;
-                }
-            }
-            read(hash_conds.iter().chain(on.iter()), &mut joined, 0);
+            let lw = left.width();
+            let mut joined = joined_needs(needed, lw, right.width(), *kind);
+            read(hash_conds.iter().chain(on.iter()), &mut joined);
             let (l, r) = joined.split_at_mut(lw);
-            read(left_keys.iter(), l, 0);
-            read(right_keys.iter(), r, 0);
+            read(left_keys.iter(), l);
+            read(right_keys.iter(), r);
             prune(left, l);
             prune(right, r);
         }
@@ -138,20 +127,20 @@ pub(crate) fn prune(plan: &mut Plan, needed: &[bool]) {
             aggs,
         } => {
             let mut need = vec![false; input.width()];
-            read(group_by.iter(), &mut need, 0);
-            read(aggs.iter().flat_map(|a| a.inputs()), &mut need, 0);
+            read(group_by.iter(), &mut need);
+            read(aggs.iter().flat_map(|a| a.inputs()), &mut need);
             prune(input, &need);
         }
         Plan::Sort { input, keys } => {
             let mut need = needed.to_vec();
-            read(keys.iter().map(|k| &k.expr), &mut need, 0);
+            read(keys.iter().map(|k| &k.expr), &mut need);
             prune(input, &need);
         }
         Plan::Limit { input, .. } => prune(input, needed),
         Plan::Result { input, filter, .. } => {
             if let Some(input) = input {
                 let mut need = needed.to_vec();
-                read([&*filter], &mut need, 0);
+                read([&*filter], &mut need);
                 prune(input, &need);
             }
         }
@@ -183,20 +172,29 @@ pub(crate) fn prune(plan: &mut Plan, needed: &[bool]) {
 /// down without allocating.
 static ALL: [bool; 2048] = [true; 2048];
 
-/// Mark in `need` the columns (at `offset` on) that `exprs` read, the values a subquery
-/// of theirs takes from the row included.
-fn read<'e>(exprs: impl IntoIterator<Item = &'e Expr>, need: &mut [bool], offset: usize) {
+/// The columns of a join's joined row (`lw` left, `rw` right) that its output columns
+/// marked in `needed` are: a semi or anti join returns its left side only.
+fn joined_needs(needed: &[bool], lw: usize, rw: usize, kind: JoinKind) -> Vec<bool> {
+    let mut joined = vec![false; lw + rw];
+    let out = if kind.left_only() { lw } else { lw + rw }.min(needed.len());
+    joined[..out].copy_from_slice(&needed[..out]);
+    joined
+}
+
+/// Mark in `need` the columns that `exprs` read, the values a subquery of theirs takes
+/// from the row included.
+fn read<'e>(exprs: impl IntoIterator<Item = &'e Expr>, need: &mut [bool]) {
     for e in exprs {
         // A bare column (most of a select list) without the walk.
         if let ExprKind::Column(i) = e.kind {
-            if let Some(n) = i.checked_sub(offset).and_then(|i| need.get_mut(i)) {
+            if let Some(n) = need.get_mut(i) {
                 *n = true;
             }
             continue;
         }
         e.walk(&mut |x| {
             if let ExprKind::Column(i) = x.kind
-                && let Some(n) = i.checked_sub(offset).and_then(|i| need.get_mut(i))
+                && let Some(n) = need.get_mut(i)
             {
                 *n = true;
             }

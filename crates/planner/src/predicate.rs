@@ -159,15 +159,7 @@ fn comparison(e: &Expr) -> Option<(&Expr, BinaryOp, &Expr)> {
     let ExprKind::Binary(op, l, r) = &e.kind else {
         return None;
     };
-    if !matches!(
-        op,
-        BinaryOp::Eq
-            | BinaryOp::NotEq
-            | BinaryOp::Lt
-            | BinaryOp::LtEq
-            | BinaryOp::Gt
-            | BinaryOp::GtEq
-    ) {
+    if !op.is_comparison() {
         return None;
     }
     match (

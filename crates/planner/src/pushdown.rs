@@ -182,7 +182,8 @@ pub(crate) fn or_restriction(e: &Expr, mine: &dyn Fn(usize) -> bool) -> Option<E
     })
 }
 
-fn disjuncts<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
+/// The arms of an OR (nested ORs flattened), in order.
+pub(crate) fn disjuncts<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
     match &e.kind {
         ExprKind::Binary(BinaryOp::Or, l, r) => {
             disjuncts(l, out);

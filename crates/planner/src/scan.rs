@@ -788,7 +788,7 @@ fn bitmap_ors(cx: &PlanContext<'_>, table: &TableDesc, conjuncts: &[&Expr]) -> V
             continue;
         }
         let mut arms = Vec::new();
-        disjuncts(c, &mut arms);
+        crate::pushdown::disjuncts(c, &mut arms);
         let mut parts = Vec::with_capacity(arms.len());
         for arm in &arms {
             let mut own = Vec::new();
@@ -852,16 +852,6 @@ fn bitmap_ors(cx: &PlanContext<'_>, table: &TableDesc, conjuncts: &[&Expr]) -> V
     out
 }
 
-fn disjuncts<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
-    match &e.kind {
-        ExprKind::Binary(BinaryOp::Or, l, r) => {
-            disjuncts(l, out);
-            disjuncts(r, out);
-        }
-        _ => out.push(e),
-    }
-}
-
 /// A bitmap's (cost, selectivity) for a scan of `rel` whose conditions keep `rows`
 /// (`cost_bitmap_tree_node`, `cost_bitmap_or_node`).
 pub(crate) fn bitmap_cost(
@@ -877,19 +867,16 @@ pub(crate) fn bitmap_cost(
             let full = index_candidate(index, &quals).is_some_and(|c| c.full_key_equal);
             crate::cost::bitmap_index(cx, rel, index, &bound, full, rows)
         }
-        crate::plan::BitmapQual::Or(parts) => {
-            let parts: Vec<(f64, f64)> = parts
+        crate::plan::BitmapQual::Or(parts) | crate::plan::BitmapQual::And(parts) => {
+            let costs: Vec<(f64, f64)> = parts
                 .iter()
                 .map(|p| bitmap_cost(cx, rel, p, rows))
                 .collect();
-            crate::cost::bitmap_or(&parts)
-        }
-        crate::plan::BitmapQual::And(parts) => {
-            let parts: Vec<(f64, f64)> = parts
-                .iter()
-                .map(|p| bitmap_cost(cx, rel, p, rows))
-                .collect();
-            crate::cost::bitmap_and(&parts)
+            if matches!(bitmap, crate::plan::BitmapQual::Or(_)) {
+                crate::cost::bitmap_or(&costs)
+            } else {
+                crate::cost::bitmap_and(&costs)
+            }
         }
     }
 }
