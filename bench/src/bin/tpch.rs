@@ -43,6 +43,10 @@ use crate::servers::{Server, ServerKind, StartContext};
 
 /// Myriad's buffer pool and PostgreSQL's shared_buffers: 128 MiB, PostgreSQL's default.
 const BUFFER_POOL_PAGES: usize = 16_384;
+/// The tables, in the order they are generated and loaded (referenced before referencing).
+const TABLES: [&str; 8] = [
+    "region", "nation", "part", "supplier", "partsupp", "customer", "orders", "lineitem",
+];
 /// Each query's `statement_timeout`, on both servers.
 const STATEMENT_TIMEOUT_S: u64 = 600;
 
@@ -255,54 +259,25 @@ fn generate(scale: f64, dir: &Path) -> Result<Vec<(&'static str, u64)>, String> 
         counts.push((table, n));
         Ok::<(), String>(())
     };
-    write(
-        "region",
-        &mut g::RegionGenerator::new(scale, 1, 1)
-            .iter()
-            .map(|r| r.to_string()),
-    )?;
-    write(
-        "nation",
-        &mut g::NationGenerator::new(scale, 1, 1)
-            .iter()
-            .map(|r| r.to_string()),
-    )?;
-    write(
-        "part",
-        &mut g::PartGenerator::new(scale, 1, 1)
-            .iter()
-            .map(|r| r.to_string()),
-    )?;
-    write(
-        "supplier",
-        &mut g::SupplierGenerator::new(scale, 1, 1)
-            .iter()
-            .map(|r| r.to_string()),
-    )?;
-    write(
-        "partsupp",
-        &mut g::PartSuppGenerator::new(scale, 1, 1)
-            .iter()
-            .map(|r| r.to_string()),
-    )?;
-    write(
-        "customer",
-        &mut g::CustomerGenerator::new(scale, 1, 1)
-            .iter()
-            .map(|r| r.to_string()),
-    )?;
-    write(
-        "orders",
-        &mut g::OrderGenerator::new(scale, 1, 1)
-            .iter()
-            .map(|r| r.to_string()),
-    )?;
-    write(
-        "lineitem",
-        &mut g::LineItemGenerator::new(scale, 1, 1)
-            .iter()
-            .map(|r| r.to_string()),
-    )?;
+    // In load order (`TABLES`): each table's generator.
+    macro_rules! tables {
+        ($($table:literal => $generator:ident),* $(,)?) => {
+            $(write(
+                $table,
+                &mut g::$generator::new(scale, 1, 1).iter().map(|r| r.to_string()),
+            )?;)*
+        };
+    }
+    tables!(
+        "region" => RegionGenerator,
+        "nation" => NationGenerator,
+        "part" => PartGenerator,
+        "supplier" => SupplierGenerator,
+        "partsupp" => PartSuppGenerator,
+        "customer" => CustomerGenerator,
+        "orders" => OrderGenerator,
+        "lineitem" => LineItemGenerator,
+    );
     Ok(counts)
 }
 
@@ -315,9 +290,7 @@ fn load(
     scratch: &Path,
 ) -> Result<(), String> {
     let mut script = std::fs::read_to_string(root.join("schema.sql")).map_err(|e| e.to_string())?;
-    for table in [
-        "region", "nation", "part", "supplier", "partsupp", "customer", "orders", "lineitem",
-    ] {
+    for table in TABLES {
         let _ = writeln!(
             script,
             "\\copy {table} from '{}'",
