@@ -356,7 +356,12 @@ fn node_exprs(plan: &Plan) -> Vec<(Vec<&Expr>, Over<'_>)> {
         Plan::Filter { input, predicate } => vec![(vec![predicate], Over::Input(input))],
         Plan::Project { input, exprs } => vec![(exprs.iter().collect(), Over::Input(input))],
         Plan::NestedLoopJoin { on, .. } => vec![(on.iter().collect(), Over::Node)],
-        Plan::HashJoin { hash_conds, on, .. } => {
+        Plan::HashJoin { hash_conds, on, .. }
+        | Plan::MergeJoin {
+            merge_conds: hash_conds,
+            on,
+            ..
+        } => {
             vec![(hash_conds.iter().chain(on.iter()).collect(), Over::Node)]
         }
         Plan::IndexNestLoop {
@@ -663,6 +668,9 @@ impl Renderer<'_> {
                 left, right, kind, ..
             }
             | Plan::HashJoin {
+                left, right, kind, ..
+            }
+            | Plan::MergeJoin {
                 left, right, kind, ..
             } => {
                 let mut n = self.names(left);
@@ -1065,6 +1073,49 @@ impl Renderer<'_> {
                     JoinKind::Anti => "Hash Anti Join",
                 };
                 node(header.into(), details, vec![l, hash])
+            }
+            Plan::MergeJoin {
+                left,
+                right,
+                kind,
+                merge_conds,
+                on,
+                ..
+            } => {
+                let mut names = self.names(left);
+                names.extend(self.names(right));
+                let mut details = Vec::new();
+                let cond = merge_conds.iter().chain(on).cloned().reduce(|a, b| {
+                    Expr::new(
+                        ExprKind::Binary(BinaryOp::And, Box::new(a), Box::new(b)),
+                        DataType::Bool,
+                    )
+                });
+                if self.verbose && planner::inner_unique(*kind, right, left.width(), cond.as_ref())
+                {
+                    details.push("Inner Unique: true".to_string());
+                }
+                details.push(format!(
+                    "Merge Cond: {}",
+                    deparse_and(&self.cx, &merge_conds.iter().collect::<Vec<_>>(), &names)
+                ));
+                details.extend(
+                    on.iter()
+                        .map(|e| format!("Join Filter: {}", deparse(&self.cx, e, &names))),
+                );
+                let header = match kind {
+                    JoinKind::Inner => "Merge Join",
+                    JoinKind::Left => "Merge Left Join",
+                    JoinKind::Full => "Merge Full Join",
+                    JoinKind::Right => "Merge Right Join",
+                    JoinKind::Semi => "Merge Semi Join",
+                    JoinKind::Anti => "Merge Anti Join",
+                };
+                node(
+                    header.into(),
+                    details,
+                    vec![self.shown(left), self.shown(right)],
+                )
             }
             Plan::IndexNestLoop {
                 left,

@@ -111,6 +111,16 @@ pub(crate) fn prune(plan: &mut Plan, needed: &[bool]) {
             right_keys,
             on,
             ..
+        }
+        | Plan::MergeJoin {
+            left,
+            right,
+            kind,
+            merge_conds: hash_conds,
+            left_keys,
+            right_keys,
+            on,
+            ..
         } => {
             let lw = left.width();
             let mut joined = joined_needs(needed, lw, right.width(), *kind);

@@ -48,6 +48,14 @@ impl Estimate {
 /// (one table may be scanned twice, as in a self-join), the table and the column.
 type Origin = Option<(usize, *const TableDesc, usize)>;
 
+/// What a merge join's cost needs to know of its inner side: whether its rows are unique
+/// on the join's condition, and whether it is a Sort (which keeps its rows for re-reads).
+#[derive(Clone, Copy)]
+pub(crate) struct MergeInner {
+    pub(crate) unique: bool,
+    pub(crate) sorted: bool,
+}
+
 /// A node's estimate with its output columns' widths and origins.
 #[derive(Clone)]
 pub(crate) struct Node {
@@ -480,6 +488,21 @@ impl<'a> Estimator<'a> {
                 let cond = conjoin_refs(hash_conds.iter().chain(on));
                 let unique = crate::join::inner_unique(*kind, right, left.width(), cond.as_ref());
                 self.hash_join_node(&o, &i, *kind, hash_conds, on.as_ref(), unique)
+            }
+            Plan::MergeJoin {
+                left,
+                right,
+                kind,
+                merge_conds,
+                on,
+                ..
+            } => {
+                let (o, i) = (self.node(left), self.node(right));
+                let cond = conjoin_refs(merge_conds.iter().chain(on));
+                let unique = crate::join::inner_unique(*kind, right, left.width(), cond.as_ref());
+                let sorted = matches!(**right, Plan::Sort { .. });
+                let inner = MergeInner { unique, sorted };
+                self.merge_join_node(&o, &i, *kind, merge_conds, on.as_ref(), inner)
             }
             Plan::Aggregate {
                 input,
@@ -919,6 +942,174 @@ impl<'a> Estimator<'a> {
         startup += qs;
         run += (s.cpu_tuple_cost + qp) * hash_tuples;
         let rows = join_rows(o.est.rows, i.est.rows, hash_sel * on_sel, kind);
+        join_node(o, joined, kind, (startup, run), rows, rows)
+    }
+
+    /// For a merge clause `l = r` over `joined` (each side a table's column), the
+    /// fractions of the left and of the right side's rows that a merge join reads before
+    /// its first match and up to its last (`(start, end)` each), from the columns' value
+    /// ranges (PostgreSQL's `mergejoinscansel`); all of each side where unknown.
+    fn merge_scan_fractions(&self, joined: &Node, c: &Expr) -> ((f64, f64), (f64, f64)) {
+        let whole = ((0.0, 1.0), (0.0, 1.0));
+        let ExprKind::Binary(BinaryOp::Eq, l, r) = &c.kind else {
+            return whole;
+        };
+        let (Some((t1, c1)), Some((t2, c2))) = (self.origin(joined, l), self.origin(joined, r))
+        else {
+            return whole;
+        };
+        let tables = self.tables.borrow();
+        let (Some(d1), Some(d2)) = (tables.get(&t1), tables.get(&t2)) else {
+            return whole;
+        };
+        let (o1, o2) = (self.rel_owned(d1), self.rel_owned(d2));
+        let (r1, r2) = (o1.info(), o2.info());
+        let (Some((min1, max1)), Some((min2, max2))) = (
+            crate::selectivity::variable_range(&r1, c1),
+            crate::selectivity::variable_range(&r2, c2),
+        ) else {
+            return whole;
+        };
+        use crate::selectivity::{DEFAULT_INEQ_SEL, inequality_selectivity as ineq};
+        let believed = |sel: f64, default: f64| {
+            if sel == DEFAULT_INEQ_SEL {
+                default
+            } else {
+                sel
+            }
+        };
+        let mut left_end = believed(ineq(&r1, c1, BinaryOp::LtEq, &max2), 1.0);
+        let mut right_end = believed(ineq(&r2, c2, BinaryOp::LtEq, &max1), 1.0);
+        // Only one side can end early: the smaller estimate is believed.
+        if left_end > right_end {
+            left_end = 1.0;
+        } else if left_end < right_end {
+            right_end = 1.0;
+        } else {
+            (left_end, right_end) = (1.0, 1.0);
+        }
+        let mut left_start = believed(ineq(&r1, c1, BinaryOp::Lt, &min2), 0.0);
+        let mut right_start = believed(ineq(&r2, c2, BinaryOp::Lt, &min1), 0.0);
+        // Only one side can start late: the larger estimate is believed.
+        if left_start < right_start {
+            left_start = 0.0;
+        } else if left_start > right_start {
+            right_start = 0.0;
+        } else {
+            (left_start, right_start) = (0.0, 0.0);
+        }
+        let clamp = |x: f64| x.clamp(0.0, 1.0);
+        let (mut ls, mut le) = (clamp(left_start), clamp(left_end));
+        let (mut rs, mut re) = (clamp(right_start), clamp(right_end));
+        if ls >= le {
+            (ls, le) = (0.0, 1.0);
+        }
+        if rs >= re {
+            (rs, re) = (0.0, 1.0);
+        }
+        ((ls, le), (rs, re))
+    }
+
+    /// `n`'s rows sorted (PostgreSQL's cost_sort over it).
+    pub(crate) fn sort_node(&self, n: &Node) -> Node {
+        Node {
+            est: sort(&self.cx, &n.est, None),
+            ..n.clone()
+        }
+    }
+
+    /// A merge join of `o` and `i`, each already in key order (their nodes include any
+    /// sort), on `merge_conds` (`o`'s side = `i`'s, over the joined row) and the rest of
+    /// the condition `on` (PostgreSQL's initial_cost_mergejoin and final_cost_mergejoin).
+    /// An inner side that is not a Sort (which keeps its rows for the re-reads of a key's
+    /// group) pays for those re-reads as PostgreSQL's Materialize would where that is
+    /// cheaper (the operator keeps the current group either way).
+    pub(crate) fn merge_join_node(
+        &self,
+        o: &Node,
+        i: &Node,
+        kind: JoinKind,
+        merge_conds: &[Expr],
+        on: Option<&Expr>,
+        MergeInner {
+            unique: inner_unique,
+            sorted: inner_sorted,
+        }: MergeInner,
+    ) -> Node {
+        let cx = &self.cx;
+        let s = cx.settings;
+        let joined = o.joined(i.widths.iter().copied(), i.origins.iter().copied());
+        // The fractions of each side read before the first match and up to the last
+        // (PostgreSQL's mergejoinscansel on the first merge clause): a side whose rows
+        // go past the other's largest key stops early.
+        let ((mut os, mut oe), (mut is, mut ie)) = match merge_conds.first() {
+            Some(c) if kind != JoinKind::Full => self.merge_scan_fractions(&joined, c),
+            _ => ((0.0, 1.0), (0.0, 1.0)),
+        };
+        match kind {
+            JoinKind::Left | JoinKind::Anti => (os, oe) = (0.0, 1.0),
+            JoinKind::Right => (is, ie) = (0.0, 1.0),
+            _ => {}
+        }
+        let (o_rows, i_rows) = (o.est.rows.max(1.0), i.est.rows.max(1.0));
+        let mut outer_skip = (o_rows * os).round();
+        let mut inner_skip = (i_rows * is).round();
+        let outer_rows = clamp_rows(o_rows * oe);
+        let inner_rows = clamp_rows(i_rows * ie);
+        if outer_skip >= outer_rows {
+            outer_skip = (outer_rows - 1.0).max(0.0);
+        }
+        if inner_skip >= inner_rows {
+            inner_skip = (inner_rows - 1.0).max(0.0);
+        }
+        (os, oe) = (outer_skip / o_rows, outer_rows / o_rows);
+        (is, ie) = (inner_skip / i_rows, inner_rows / i_rows);
+        let (o_run, i_run) = (o.est.total - o.est.startup, i.est.total - i.est.startup);
+        let mut startup = o.est.startup + o_run * os + i.est.startup + i_run * is;
+        let mut run = o_run * (oe - os);
+        let inner_run = i_run * (ie - is);
+        let merge_sel: f64 = merge_conds
+            .iter()
+            .map(|c| self.selectivity_over(&joined, c))
+            .product();
+        let on_sel = on.map_or(1.0, |e| self.selectivity_over(&joined, e));
+        let merge_tuples = clamp_rows(merge_sel * o.est.rows * i.est.rows);
+        // Rows of the inner side read again for each further outer row of a key, unless
+        // each outer row stops at its first match (PostgreSQL's skip_mark_restore).
+        let skip_restore = (kind.left_only() || inner_unique) && on.is_none();
+        let rescanned = if skip_restore {
+            0.0
+        } else {
+            (merge_tuples - i.est.rows).max(0.0)
+        };
+        let ratio = 1.0 + rescanned / inner_rows;
+        let bare = inner_run * ratio;
+        let mat = inner_run + s.cpu_operator_cost * inner_rows * ratio;
+        // PostgreSQL's choice of a Materialize over the inner side: where it is cheaper,
+        // or where a sorted inner side outgrows `work_mem`.
+        let materialize = !skip_restore
+            && s.enable_material
+            && (mat < bare
+                || (inner_sorted
+                    && cost::relation_byte_size(i.est.rows, i.est.width) > s.work_mem * 1024.0));
+        run += if materialize { mat } else { bare };
+        let merge_refs: Vec<&Expr> = merge_conds.iter().collect();
+        let (ms, mp) = cost::qual_cost(cx, &merge_refs);
+        let on_refs: Vec<&Expr> = on.into_iter().collect();
+        let (qs, qp) = cost::qual_cost(cx, &on_refs);
+        startup += ms + qs + mp * (outer_skip + inner_skip * ratio);
+        run += mp * ((outer_rows - outer_skip) + (inner_rows - inner_skip) * ratio);
+        run += (s.cpu_tuple_cost + qp) * merge_tuples;
+        if !s.enable_mergejoin {
+            startup += cost::DISABLE_COST;
+        }
+        if kind.left_only() {
+            let conds: Vec<&Expr> = merge_conds.iter().chain(on).collect();
+            let (frac, _) = self.semi_factors(o, &joined, &conds, i.est.rows, merge_sel * on_sel);
+            let matched = (o.est.rows * frac).round();
+            return join_node(o, joined, kind, (startup, run), 0.0, matched);
+        }
+        let rows = join_rows(o.est.rows, i.est.rows, merge_sel * on_sel, kind);
         join_node(o, joined, kind, (startup, run), rows, rows)
     }
 

@@ -1,6 +1,7 @@
 //! Joins of planned inputs ([`make_join`]): conditions pushed into the inputs, then the
 //! cheapest of a nested loop, an index nested loop where the right input's index serves
-//! an equality, and a hash join on equalities between the sides (planner rule 8).
+//! an equality, and a hash or merge join on equalities between the sides (planner rule
+//! 8).
 
 #[allow(unused_imports)]
 use super::*;
@@ -10,9 +11,11 @@ use crate::cost::{self, Cost};
 /// it (a LEFT JOIN's condition only into its right input). Then the ways to join them
 /// (planner rule 8): an index nested loop where an equality between a left expression and
 /// a column leading one of the right table's indexes can look the right rows up, a hash
-/// join where equalities between the sides can be hashed, and a nested loop over the
+/// join where equalities between the sides can be hashed, a merge join on the same
+/// equalities over inputs in their order ([`crate::merge`]), and a nested loop over the
 /// right input read once and kept; with more than one, the cheapest by PostgreSQL's
-/// costs, the earlier on a tie (PostgreSQL's order: nested loops before hash joins).
+/// costs, the earlier on a tie (PostgreSQL's order: merge joins, nested loops, hash
+/// joins).
 pub fn make_join(
     cx: &PlanContext<'_>,
     left: Plan,
@@ -59,12 +62,36 @@ pub fn make_join(
     {
         ways.push(p);
     }
-    // A FULL join runs only as a hash join (the binder made sure it has a hash clause;
-    // PostgreSQL's nested loops cannot return the inner side's unmatched rows either).
-    if kind == JoinKind::Full
-        && let Some(p) = ways.pop()
+    // Or merge with the sides swapped (PostgreSQL's Merge Right Join).
+    if kind == JoinKind::Left
+        && let Some(p) = merge_right_join(cx, &left, &right, &rest)
     {
-        return p;
+        ways.push(p);
+    }
+    // A merge join on the same equalities, each side in key order (PostgreSQL makes
+    // merge paths before hash paths: first on a tie).
+    if let Some(p) = crate::merge::merge_join(cx, &left, &right, kind, &rest) {
+        ways.insert(0, p);
+    }
+    // A FULL join is symmetric: either side may be the outer one (PostgreSQL tries
+    // both), under a projection that puts the columns back.
+    if kind == JoinKind::Full
+        && let (Some(lt), Some(rt)) = (left.column_types(), right.column_types())
+    {
+        let swapped: Vec<Expr> = rest
+            .iter()
+            .map(|c| swap_columns(c.clone(), lt.len(), rt.len()))
+            .collect();
+        let turned = crate::merge::merge_join(cx, &right, &left, kind, &swapped)
+            .into_iter()
+            .chain(hash_join(&right, &left, kind, &swapped));
+        ways.extend(turned.map(|p| restore_order(p, &lt, &rt)));
+    }
+    // A FULL join runs only as a hash or merge join (the binder made sure it has a hash
+    // clause; PostgreSQL's nested loops cannot return the inner side's unmatched rows
+    // either).
+    if kind == JoinKind::Full && !ways.is_empty() {
+        return cheapest(cx, ways);
     }
     let right_width = right.width();
     ways.insert(
@@ -204,6 +231,23 @@ fn hash_right_join(left: &Plan, right: &Plan, rest: &[Expr]) -> Option<Plan> {
         .map(|c| swap_columns(c.clone(), lw, rw))
         .collect();
     let join = hash_join(right, left, JoinKind::Right, &swapped)?;
+    Some(restore_order(join, &lt, &rt))
+}
+
+/// `left LEFT JOIN right` as a Merge Right Join of the sides swapped, under a projection
+/// that puts the columns back.
+fn merge_right_join(
+    cx: &PlanContext<'_>,
+    left: &Plan,
+    right: &Plan,
+    rest: &[Expr],
+) -> Option<Plan> {
+    let (lt, rt) = (left.column_types()?, right.column_types()?);
+    let swapped: Vec<Expr> = rest
+        .iter()
+        .map(|c| swap_columns(c.clone(), lt.len(), rt.len()))
+        .collect();
+    let join = crate::merge::merge_join(cx, right, left, JoinKind::Right, &swapped)?;
     Some(restore_order(join, &lt, &rt))
 }
 

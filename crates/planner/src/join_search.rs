@@ -16,9 +16,10 @@
 #[allow(unused_imports)]
 use super::*;
 
+use std::collections::HashMap;
 use std::rc::Rc;
 
-use crate::estimate::{Estimator, InnerIndex, Node};
+use crate::estimate::{Estimator, InnerIndex, MergeInner, Node};
 
 /// The most items solved exactly (PostgreSQL's `geqo_threshold` is 12; below it its
 /// search is exhaustive too).
@@ -139,6 +140,15 @@ enum Way {
         right_keys: Vec<Expr>,
         on: Option<Expr>,
     },
+    /// A merge join, each side in the order of its keys as [`Order`] says.
+    Merge {
+        merge_conds: Vec<Expr>,
+        left_keys: Vec<Expr>,
+        right_keys: Vec<Expr>,
+        on: Option<Expr>,
+        outer_order: Order,
+        inner_order: Order,
+    },
     /// The inner part is one table item, looked up through its index at position
     /// `index` (no index is copied for a way that may not be kept).
     Index {
@@ -149,6 +159,29 @@ enum Way {
         inner_filter: Option<Expr>,
         on: Option<Expr>,
     },
+}
+
+/// How a merge join's side comes in the order of its keys.
+enum Order {
+    /// It is in that order.
+    AsIs,
+    /// Sorted.
+    Sort,
+    /// The item (a table) scanned through an index in that order: this plan instead.
+    Index(Rc<Plan>),
+}
+
+impl Order {
+    fn apply(&self, plan: impl FnOnce() -> Plan, keys: &[Expr]) -> Plan {
+        match self {
+            Order::AsIs => plan(),
+            Order::Sort => Plan::Sort {
+                input: Box::new(plan()),
+                keys: crate::merge::ascending(keys),
+            },
+            Order::Index(p) => (**p).clone(),
+        }
+    }
 }
 
 impl Path {
@@ -182,6 +215,23 @@ impl Path {
                         right: Box::new(inner.plan(items)),
                         kind: JoinKind::Inner,
                         hash_conds: hash_conds.clone(),
+                        left_keys: left_keys.clone(),
+                        right_keys: right_keys.clone(),
+                        on: on.clone(),
+                        right_width: *inner_width,
+                    },
+                    Way::Merge {
+                        merge_conds,
+                        left_keys,
+                        right_keys,
+                        on,
+                        outer_order,
+                        inner_order,
+                    } => Plan::MergeJoin {
+                        left: Box::new(outer_order.apply(|| *left, left_keys)),
+                        right: Box::new(inner_order.apply(|| inner.plan(items), right_keys)),
+                        kind: JoinKind::Inner,
+                        merge_conds: merge_conds.clone(),
                         left_keys: left_keys.clone(),
                         right_keys: right_keys.clone(),
                         on: on.clone(),
@@ -492,6 +542,7 @@ impl Problem {
             offsets: &self.offsets,
             item_of: &self.item_of,
             conds: &self.conds,
+            index_orders: Default::default(),
         }
     }
 
@@ -626,6 +677,10 @@ struct Search<'a, 'c> {
     offsets: &'a [usize],
     item_of: &'a [usize],
     conds: &'a [Cond],
+    /// Each item read through an index in the order of some of its columns (for merge
+    /// joins), once asked for.
+    #[allow(clippy::type_complexity)]
+    index_orders: std::cell::RefCell<HashMap<(usize, Vec<usize>), Option<(Rc<Plan>, Node)>>>,
 }
 
 impl Search<'_, '_> {
@@ -918,9 +973,32 @@ impl Search<'_, '_> {
             unique,
         );
         ways.push((Way::NestedLoop { on }, node));
-        // A hash join on the equalities between them.
+        // A hash join on the equalities between them, and a merge join on the same.
         if let Some(h) = crate::join::hash_clauses(left_width, &rest) {
             let on = conjoin(h.others);
+            let (outer_order, o) = self.ordered(outer, &h.left_keys);
+            let (inner_order, i) = self.ordered(inner, &h.right_keys);
+            let node = self.est.merge_join_node(
+                &o,
+                &i,
+                JoinKind::Inner,
+                &h.hash_conds,
+                on.as_ref(),
+                MergeInner {
+                    unique,
+                    sorted: matches!(inner_order, Order::Sort),
+                },
+            );
+            let way = Way::Merge {
+                merge_conds: h.hash_conds.clone(),
+                left_keys: h.left_keys.clone(),
+                right_keys: h.right_keys.clone(),
+                on: on.clone(),
+                outer_order,
+                inner_order,
+            };
+            // PostgreSQL makes merge paths first: first on a tie.
+            ways.insert(0, (way, node));
             let node = self.est.hash_join_node(
                 &outer.node,
                 &inner.node,
@@ -954,6 +1032,43 @@ impl Search<'_, '_> {
             items,
             width: outer.width + inner.width,
         })
+    }
+
+    /// How `part` comes in the order of `keys` (over its row), and its estimate so: as
+    /// it is, through an index of the table it scans (once per item and keys), or sorted,
+    /// whichever costs less.
+    fn ordered(&self, part: &Part, keys: &[Expr]) -> (Order, Node) {
+        let Path::Item(t) = *part.path else {
+            return (Order::Sort, self.est.sort_node(&part.node));
+        };
+        let item = &self.items[t];
+        if crate::merge::in_key_order(item, keys) {
+            return (Order::AsIs, part.node.clone());
+        }
+        let sorted = self.est.sort_node(&part.node);
+        let cols: Vec<usize> = keys
+            .iter()
+            .map(|k| match k.kind {
+                ExprKind::Column(c) => c,
+                _ => usize::MAX,
+            })
+            .collect();
+        let indexed = self
+            .index_orders
+            .borrow_mut()
+            .entry((t, cols))
+            .or_insert_with(|| {
+                crate::merge::index_ordered(self.cx, item, keys).map(|p| {
+                    let p = Rc::new(p);
+                    let n = self.est.node(&p);
+                    (p, n)
+                })
+            })
+            .clone();
+        match indexed {
+            Some((p, n)) if n.est.total < sorted.est.total => (Order::Index(p), n),
+            _ => (Order::Sort, sorted),
+        }
     }
 
     fn item_width(&self, t: usize) -> usize {

@@ -22,6 +22,7 @@ mod cost;
 pub mod estimate;
 mod join;
 pub mod join_search;
+mod merge;
 mod plan;
 mod predicate;
 mod pullup;

@@ -119,6 +119,25 @@ pub enum Plan {
         on: Option<Expr>,
         right_width: usize,
     },
+    /// Merge join (PostgreSQL's Merge Join): both inputs sorted on their keys (each
+    /// ascending, NULLs last: a Sort or an index scan in that order under each side),
+    /// read once side by side; the right rows of one key are kept while left rows with
+    /// that key join them. Kinds as a hash join's (a RIGHT join is planned as a LEFT
+    /// join of the sides swapped).
+    MergeJoin {
+        left: Box<Plan>,
+        right: Box<Plan>,
+        kind: JoinKind,
+        /// The merge clauses, `left_key = right_key` over the joined row (Merge Cond).
+        merge_conds: Vec<Expr>,
+        /// Each merge clause's left side, over the left row; the left input's order.
+        left_keys: Vec<Expr>,
+        /// Each merge clause's right side, over the right row; the right input's order.
+        right_keys: Vec<Expr>,
+        /// The rest of the join condition, over the joined row (Join Filter).
+        on: Option<Expr>,
+        right_width: usize,
+    },
     /// Sort-free grouping: groups are kept in an ordered map keyed by the group values.
     Aggregate {
         input: Box<Plan>,
@@ -186,6 +205,7 @@ impl Plan {
             | Plan::SequenceState { .. } => vec![],
             Plan::NestedLoopJoin { left, right, .. }
             | Plan::HashJoin { left, right, .. }
+            | Plan::MergeJoin { left, right, .. }
             | Plan::SetOp { left, right, .. } => vec![left, right],
             Plan::IndexNestLoop { left, .. } => vec![left],
             Plan::Append { inputs } => inputs.iter().collect(),
@@ -219,6 +239,9 @@ impl Plan {
                 left, right, kind, ..
             }
             | Plan::HashJoin {
+                left, right, kind, ..
+            }
+            | Plan::MergeJoin {
                 left, right, kind, ..
             } => {
                 let mut t = left.column_types()?;
@@ -277,6 +300,12 @@ impl Plan {
                 ..
             }
             | Plan::HashJoin {
+                left,
+                right_width,
+                kind,
+                ..
+            }
+            | Plan::MergeJoin {
                 left,
                 right_width,
                 kind,

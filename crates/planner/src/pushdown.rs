@@ -334,6 +334,29 @@ pub fn add_filter(cx: &PlanContext<'_>, plan: Plan, predicate: Expr) -> Plan {
                 conjoin(hash_conds.into_iter().chain(on).chain(s.on).collect()),
             )
         }
+        Plan::MergeJoin {
+            left,
+            right,
+            kind,
+            merge_conds,
+            left_keys,
+            right_keys,
+            on,
+            ..
+        } => {
+            let s = split_join_filter(predicate, left.width(), kind);
+            above = s.above;
+            // The sides without the sorts the merge added: the join is made again.
+            let left = crate::merge::unsorted(cx, *left, &left_keys);
+            let right = crate::merge::unsorted(cx, *right, &right_keys);
+            make_join(
+                cx,
+                filtered(cx, left, s.left),
+                filtered(cx, right, s.right),
+                kind,
+                conjoin(merge_conds.into_iter().chain(on).chain(s.on).collect()),
+            )
+        }
         other => {
             above.push(predicate);
             other

@@ -764,6 +764,55 @@ fn eq_selectivity(
     clamp_probability(if negate { 1.0 - sel - null_frac } else { sel })
 }
 
+/// The smallest and largest values a column's statistics know of (the histogram's ends
+/// and the most common values: PostgreSQL's `get_variable_range`); `None` without them,
+/// or with most common values alone that leave some rows out (they would not show the
+/// extremes).
+pub(crate) fn variable_range(rel: &RelInfo<'_>, col: usize) -> Option<(Value, Value)> {
+    let s = rel.column(col)?;
+    if s.histogram.is_empty() {
+        let common: f64 = s.mcv.iter().map(|(_, f)| f64::from(*f)).sum();
+        if common + f64::from(s.null_frac) <= 0.99999 {
+            return None;
+        }
+    }
+    let mut range: Option<(Value, Value)> = None;
+    let ends = s.histogram.first().into_iter().chain(s.histogram.last());
+    for v in ends.chain(s.mcv.iter().map(|(v, _)| v)) {
+        if v.is_null() {
+            continue;
+        }
+        range = Some(match range {
+            None => (v.clone(), v.clone()),
+            Some((lo, hi)) => (
+                if v.cmp_non_null(&lo).is_lt() {
+                    v.clone()
+                } else {
+                    lo
+                },
+                if v.cmp_non_null(&hi).is_gt() {
+                    v.clone()
+                } else {
+                    hi
+                },
+            ),
+        });
+    }
+    range
+}
+
+/// The fraction of `rel`'s rows whose column `col` is `op` `k` (`<`, `<=`, `>`, `>=`):
+/// `scalarineqsel` for a constant, NULLs never passing; [`DEFAULT_INEQ_SEL`] without
+/// statistics.
+pub(crate) fn inequality_selectivity(
+    rel: &RelInfo<'_>,
+    col: usize,
+    op: BinaryOp,
+    k: &Value,
+) -> f64 {
+    ineq_const(rel, col, op, k)
+}
+
 /// `col op k` for an inequality (`scalarineqsel`).
 fn ineq_const(rel: &RelInfo<'_>, col: usize, op: BinaryOp, k: &Value) -> f64 {
     let Some(s) = rel.column(col) else {

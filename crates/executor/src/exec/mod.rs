@@ -27,6 +27,7 @@ mod index_nest_loop;
 mod instrumented;
 mod limit;
 pub(crate) mod lock_rows;
+mod merge_join;
 mod nested_loop;
 mod project;
 mod scan;
@@ -52,6 +53,8 @@ pub(crate) use hash_join::*;
 pub(crate) use index_nest_loop::*;
 #[allow(unused_imports)]
 pub(crate) use limit::*;
+#[allow(unused_imports)]
+pub(crate) use merge_join::*;
 #[allow(unused_imports)]
 pub(crate) use nested_loop::*;
 #[allow(unused_imports)]
@@ -271,6 +274,34 @@ fn build_node<'a>(
             current: None,
             pos: 0,
             matched: false,
+        }),
+        Plan::MergeJoin {
+            left,
+            right,
+            kind,
+            left_keys,
+            right_keys,
+            on,
+            right_width,
+            ..
+        } => Box::new(MergeJoinOp {
+            env,
+            left: build(left, env)?,
+            right: build(right, env)?,
+            kind: *kind,
+            left_keys,
+            right_keys,
+            on: on.as_ref(),
+            left_width: left.width(),
+            right_width: *right_width,
+            peeked: None,
+            right_done: false,
+            group: Vec::new(),
+            group_key: None,
+            group_matched: Vec::new(),
+            current: None,
+            pending: std::collections::VecDeque::new(),
+            left_done: false,
         }),
         Plan::HashJoin {
             left,

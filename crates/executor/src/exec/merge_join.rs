@@ -1,0 +1,200 @@
+//! Merge join: both inputs arrive sorted on their join keys (ascending, NULLs last, each
+//! key in its type's order: the planner puts a Sort or an index scan in that order under
+//! each side), and are read once, side by side (PostgreSQL's Merge Join). The right rows
+//! of the current key are kept as a group, so that left rows with the same key join the
+//! same group (PostgreSQL's mark and restore). A key with a NULL matches nothing. A LEFT
+//! join returns an unmatched left row NULL-padded; a FULL join also each unmatched right
+//! row, as soon as the right side has passed it, and a RIGHT join only those; a semi
+//! join each left row once at its first match, an anti join those with none.
+
+#[allow(unused_imports)]
+use super::*;
+
+use std::cmp::Ordering;
+use std::collections::VecDeque;
+
+pub(crate) struct MergeJoinOp<'a> {
+    pub(crate) env: Env<'a>,
+    pub(crate) left: Box<dyn Operator + 'a>,
+    pub(crate) right: Box<dyn Operator + 'a>,
+    pub(crate) kind: JoinKind,
+    pub(crate) left_keys: &'a [Expr],
+    pub(crate) right_keys: &'a [Expr],
+    pub(crate) on: Option<&'a Expr>,
+    pub(crate) left_width: usize,
+    pub(crate) right_width: usize,
+    /// The next right row not yet in a group, with its key; `None` before the first
+    /// read and once the right side is done (`right_done`).
+    pub(crate) peeked: Option<(Row, Vec<Value>)>,
+    pub(crate) right_done: bool,
+    /// The right rows whose key equals `group_key` (empty if none has it), and whether
+    /// each has matched.
+    pub(crate) group: Vec<Row>,
+    pub(crate) group_key: Option<Vec<Value>>,
+    pub(crate) group_matched: Vec<bool>,
+    /// The left row being joined to the group, the next group row to try, and whether
+    /// it has matched.
+    pub(crate) current: Option<(Row, usize, bool)>,
+    /// FULL and RIGHT: unmatched right rows to return, NULL-padded on the left.
+    pub(crate) pending: VecDeque<Row>,
+    pub(crate) left_done: bool,
+}
+
+/// Key lists compared value by value in sort order (NULLs last).
+fn compare_keys(a: &[Value], b: &[Value]) -> Ordering {
+    for (x, y) in a.iter().zip(b) {
+        let c = x.cmp_nulls_last(y);
+        if c != Ordering::Equal {
+            return c;
+        }
+    }
+    Ordering::Equal
+}
+
+impl MergeJoinOp<'_> {
+    fn keys(&self, keys: &[Expr], row: &[Value]) -> PgResult<Vec<Value>> {
+        keys.iter().map(|k| self.env.eval(k, row)).collect()
+    }
+
+    fn keeps_right(&self) -> bool {
+        matches!(self.kind, JoinKind::Full | JoinKind::Right)
+    }
+
+    /// The next right row and its key into `peeked`, unless one is there.
+    fn peek(&mut self) -> PgResult<()> {
+        if self.peeked.is_none() && !self.right_done {
+            match self.right.next()? {
+                Some(row) => {
+                    let key = self.keys(self.right_keys, &row)?;
+                    self.peeked = Some((row, key));
+                }
+                None => self.right_done = true,
+            }
+        }
+        Ok(())
+    }
+
+    /// Leave the group behind: its unmatched rows are returned by a FULL or RIGHT join.
+    fn drop_group(&mut self) {
+        let group = std::mem::take(&mut self.group);
+        let matched = std::mem::take(&mut self.group_matched);
+        if self.keeps_right() {
+            for (row, m) in group.into_iter().zip(matched) {
+                if !m {
+                    self.pending.push_back(row);
+                }
+            }
+        }
+        self.group_key = None;
+    }
+
+    /// Move the right side to the rows whose key equals `key` (which has no NULL; the
+    /// left keys so far were smaller), passing over the smaller ones.
+    fn position(&mut self, key: &[Value]) -> PgResult<()> {
+        self.drop_group();
+        loop {
+            self.env.tx.check_for_interrupts()?;
+            self.peek()?;
+            let Some((_, rkey)) = &self.peeked else {
+                break;
+            };
+            match compare_keys(rkey, key) {
+                Ordering::Greater => break,
+                order => {
+                    let (row, _) = self.peeked.take().expect("peeked above");
+                    // Equal keys with a NULL cannot happen: the left key has none.
+                    if order == Ordering::Equal {
+                        self.group.push(row);
+                        self.group_matched.push(false);
+                    } else if self.keeps_right() {
+                        self.pending.push_back(row);
+                    }
+                }
+            }
+        }
+        self.group_key = Some(key.to_vec());
+        Ok(())
+    }
+
+    /// `row` unmatched, as the join kind returns it (or not).
+    fn unmatched_left(&self, mut row: Row) -> Option<Row> {
+        match self.kind {
+            JoinKind::Left | JoinKind::Full => {
+                row.extend(std::iter::repeat_n(Value::Null, self.right_width));
+                Some(row)
+            }
+            JoinKind::Anti => Some(row),
+            _ => None,
+        }
+    }
+}
+
+impl Operator for MergeJoinOp<'_> {
+    fn next(&mut self) -> PgResult<Option<Row>> {
+        loop {
+            if let Some(right) = self.pending.pop_front() {
+                let mut row = Vec::with_capacity(self.left_width + right.len());
+                row.extend(std::iter::repeat_n(Value::Null, self.left_width));
+                row.extend(right);
+                return Ok(Some(row));
+            }
+            if let Some((left, mut pos, mut matched)) = self.current.take() {
+                while pos < self.group.len() {
+                    self.env.tx.check_for_interrupts()?;
+                    let at = pos;
+                    pos += 1;
+                    if let Some(mut row) = joined_row(&self.env, self.on, &left, &self.group[at])? {
+                        matched = true;
+                        match self.kind {
+                            JoinKind::Semi => {
+                                row.truncate(left.len());
+                                return Ok(Some(row));
+                            }
+                            JoinKind::Anti => break,
+                            _ => {
+                                if let Some(m) = self.group_matched.get_mut(at) {
+                                    *m = true;
+                                }
+                                self.current = Some((left, pos, matched));
+                                return Ok(Some(row));
+                            }
+                        }
+                    }
+                }
+                if !matched && let Some(row) = self.unmatched_left(left) {
+                    return Ok(Some(row));
+                }
+                continue;
+            }
+            if self.left_done {
+                // The rest of the right side: a FULL or RIGHT join returns it.
+                if !self.keeps_right() {
+                    return Ok(None);
+                }
+                self.drop_group();
+                self.peek()?;
+                match self.peeked.take() {
+                    Some((row, _)) => self.pending.push_back(row),
+                    None if self.pending.is_empty() => return Ok(None),
+                    None => {}
+                }
+                continue;
+            }
+            let Some(left) = self.left.next()? else {
+                self.left_done = true;
+                continue;
+            };
+            let key = self.keys(self.left_keys, &left)?;
+            if key.iter().any(Value::is_null) {
+                if let Some(row) = self.unmatched_left(left) {
+                    return Ok(Some(row));
+                }
+                continue;
+            }
+            if self.group_key.as_deref().map(|g| compare_keys(g, &key)) != Some(Ordering::Equal) {
+                self.position(&key)?;
+            }
+            self.current = Some((left, 0, false));
+        }
+    }
+}

@@ -1,0 +1,151 @@
+//! Merge joins (planner rule 8): the equalities a hash join would hash are also ordered
+//! (every hash-joinable type has a btree order that agrees with its `=`), so the same
+//! clauses can merge two inputs sorted on them. Each side comes in that order the
+//! cheapest way: as it is where it already is (a Sort on the keys, an index scan whose
+//! leading columns are the keys), else through an index of its table that gives the order,
+//! else by a Sort.
+
+#[allow(unused_imports)]
+use super::*;
+use crate::join::HashClauses;
+
+/// A merge join of `left` and `right` on the hashable equalities of `rest` (over the
+/// joined row), the others its Join Filter; `None` if there are none. Any join kind (a
+/// full join only without a Join Filter, as PostgreSQL).
+pub(crate) fn merge_join(
+    cx: &PlanContext<'_>,
+    left: &Plan,
+    right: &Plan,
+    kind: JoinKind,
+    rest: &[Expr],
+) -> Option<Plan> {
+    let HashClauses {
+        hash_conds,
+        left_keys,
+        right_keys,
+        others,
+    } = crate::join::hash_clauses(left.width(), rest)?;
+    // PostgreSQL merges a FULL join only where every clause is a merge clause (its
+    // executor cannot return a row the rest rejected from a marked group); a RIGHT join
+    // has the same rule.
+    if matches!(kind, JoinKind::Full | JoinKind::Right) && !others.is_empty() {
+        return None;
+    }
+    Some(Plan::MergeJoin {
+        right_width: right.width(),
+        left: Box::new(sorted_on(cx, left.clone(), &left_keys)),
+        right: Box::new(sorted_on(cx, right.clone(), &right_keys)),
+        kind,
+        merge_conds: hash_conds,
+        left_keys,
+        right_keys,
+        on: conjoin(others),
+    })
+}
+
+/// The sort keys a merge join wants of a side: each key ascending, NULLs last.
+pub(crate) fn ascending(keys: &[Expr]) -> Vec<SortKey> {
+    keys.iter()
+        .map(|k| SortKey {
+            expr: k.clone(),
+            desc: false,
+            nulls_first: false,
+        })
+        .collect()
+}
+
+/// `plan`'s rows in the order of `keys` (ascending, NULLs last): `plan` itself where
+/// it is in that order, else the cheaper of a scan of its table through an index in
+/// that order and a Sort over it.
+pub(crate) fn sorted_on(cx: &PlanContext<'_>, plan: Plan, keys: &[Expr]) -> Plan {
+    if in_key_order(&plan, keys) {
+        return plan;
+    }
+    let indexed = index_ordered(cx, &plan, keys);
+    let sorted = Plan::Sort {
+        input: Box::new(plan),
+        keys: ascending(keys),
+    };
+    match indexed {
+        Some(ix) => {
+            let est = crate::estimate::Estimator::new(*cx);
+            if est.estimate(&ix).total < est.estimate(&sorted).total {
+                ix
+            } else {
+                sorted
+            }
+        }
+        None => sorted,
+    }
+}
+
+/// A scan `plan` (of one table, all its columns) read through an index in the order of
+/// `keys`, columns of the table (`crate::scan::index_order`).
+pub(crate) fn index_ordered(cx: &PlanContext<'_>, plan: &Plan, keys: &[Expr]) -> Option<Plan> {
+    if !matches!(
+        plan,
+        Plan::SeqScan { .. } | Plan::IndexScan { .. } | Plan::BitmapHeapScan { .. }
+    ) || !keys.iter().all(|k| matches!(k.kind, ExprKind::Column(_)))
+    {
+        return None;
+    }
+    let types = plan.column_types()?;
+    let exprs: Vec<Expr> = types
+        .iter()
+        .enumerate()
+        .map(|(i, ty)| Expr::column(i, *ty))
+        .collect();
+    crate::scan::index_order(cx, plan, &exprs, &ascending(keys))
+}
+
+/// Are `plan`'s rows in the order of `keys` (ascending, NULLs last) as it stands: a Sort
+/// that leads with them, or a scan through an index that leads with them in that order
+/// (forward) or its reverse (backward), under filters?
+pub(crate) fn in_key_order(plan: &Plan, keys: &[Expr]) -> bool {
+    match plan {
+        Plan::Filter { input, .. } => in_key_order(input, keys),
+        Plan::Sort { keys: have, .. } => {
+            have.len() >= keys.len()
+                && have
+                    .iter()
+                    .zip(keys)
+                    .all(|(h, k)| !h.desc && !h.nulls_first && h.expr == *k)
+        }
+        Plan::IndexScan {
+            index, backward, ..
+        } => {
+            index.columns.len() >= keys.len()
+                && keys.iter().enumerate().all(|(pos, k)| {
+                    let ExprKind::Column(c) = k.kind else {
+                        return false;
+                    };
+                    let (desc, nulls_first) = index.order.column(pos);
+                    index.columns[pos] == c && (desc, nulls_first) == (*backward, *backward)
+                })
+        }
+        _ => false,
+    }
+}
+
+/// `plan` as it was before [`sorted_on`] put it in the order of `keys`: without the Sort
+/// on them, or, for a scan of a whole table through an index (which only an order
+/// makes), as a sequential scan with the whole condition, to be planned again.
+pub(crate) fn unsorted(cx: &PlanContext<'_>, plan: Plan, keys: &[Expr]) -> Plan {
+    match plan {
+        Plan::Sort { input, keys: have } if have == ascending(keys) => *input,
+        Plan::IndexScan {
+            table,
+            index,
+            lower: Bound::Unbounded,
+            upper: Bound::Unbounded,
+            filter,
+            columns,
+            ..
+        } => Plan::SeqScan {
+            filter: crate::predicate::scan_condition(cx, &table, &index, filter.as_ref()),
+            table,
+            columns,
+        },
+        other => other,
+    }
+}
