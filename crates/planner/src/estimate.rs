@@ -48,12 +48,16 @@ impl Estimate {
 /// (one table may be scanned twice, as in a self-join), the table and the column.
 type Origin = Option<(usize, *const TableDesc, usize)>;
 
-/// What a merge join's cost needs to know of its inner side: whether its rows are unique
-/// on the join's condition, and whether it is a Sort (which keeps its rows for re-reads).
+/// What a merge join's cost needs to know of its inputs besides their columns: each
+/// side's estimate in key order (sorted, where it is sorted), whether the inner rows are
+/// unique on the join's condition, and whether the inner side is a Sort (which keeps its
+/// rows for re-reads).
 #[derive(Clone, Copy)]
-pub(crate) struct MergeInner {
+pub(crate) struct MergeInputs {
+    pub(crate) outer: Estimate,
+    pub(crate) inner: Estimate,
     pub(crate) unique: bool,
-    pub(crate) sorted: bool,
+    pub(crate) inner_sorted: bool,
 }
 
 /// A node's estimate with its output columns' widths and origins.
@@ -126,7 +130,13 @@ pub struct Estimator<'a> {
     tables: RefCell<HashMap<*const TableDesc, std::sync::Arc<TableDesc>>>,
     /// Relations' pages, as asked of the storage manager.
     sizes: RefCell<HashMap<common::ids::RelId, u64>>,
+    /// Merge scan fractions by the two columns a merge clause equates.
+    #[allow(clippy::type_complexity)]
+    scan_fractions: RefCell<HashMap<(ColumnOf, ColumnOf), ((f64, f64), (f64, f64))>>,
 }
+
+/// A table's column, by the table's address.
+type ColumnOf = (*const TableDesc, usize);
 
 impl<'a> Estimator<'a> {
     pub fn new(cx: PlanContext<'a>) -> Estimator<'a> {
@@ -135,6 +145,7 @@ impl<'a> Estimator<'a> {
             memo: RefCell::default(),
             tables: RefCell::default(),
             sizes: RefCell::default(),
+            scan_fractions: RefCell::default(),
         }
     }
 
@@ -501,8 +512,13 @@ impl<'a> Estimator<'a> {
                 let cond = conjoin_refs(merge_conds.iter().chain(on));
                 let unique = crate::join::inner_unique(*kind, right, left.width(), cond.as_ref());
                 let sorted = matches!(**right, Plan::Sort { .. });
-                let inner = MergeInner { unique, sorted };
-                self.merge_join_node(&o, &i, *kind, merge_conds, on.as_ref(), inner)
+                let inputs = MergeInputs {
+                    outer: o.est,
+                    inner: i.est,
+                    unique,
+                    inner_sorted: sorted,
+                };
+                self.merge_join_node(&o, &i, *kind, merge_conds, on.as_ref(), inputs)
             }
             Plan::Aggregate {
                 input,
@@ -954,10 +970,24 @@ impl<'a> Estimator<'a> {
         let ExprKind::Binary(BinaryOp::Eq, l, r) = &c.kind else {
             return whole;
         };
-        let (Some((t1, c1)), Some((t2, c2))) = (self.origin(joined, l), self.origin(joined, r))
-        else {
+        let (Some(left), Some(right)) = (self.origin(joined, l), self.origin(joined, r)) else {
             return whole;
         };
+        if let Some(f) = self.scan_fractions.borrow().get(&(left, right)) {
+            return *f;
+        }
+        let f = self.column_scan_fractions(left, right);
+        self.scan_fractions.borrow_mut().insert((left, right), f);
+        f
+    }
+
+    /// [`Self::merge_scan_fractions`] of a merge clause equating two tables' columns.
+    fn column_scan_fractions(
+        &self,
+        (t1, c1): ColumnOf,
+        (t2, c2): ColumnOf,
+    ) -> ((f64, f64), (f64, f64)) {
+        let whole = ((0.0, 1.0), (0.0, 1.0));
         let tables = self.tables.borrow();
         let (Some(d1), Some(d2)) = (tables.get(&t1), tables.get(&t2)) else {
             return whole;
@@ -1010,12 +1040,9 @@ impl<'a> Estimator<'a> {
         ((ls, le), (rs, re))
     }
 
-    /// `n`'s rows sorted (PostgreSQL's cost_sort over it).
-    pub(crate) fn sort_node(&self, n: &Node) -> Node {
-        Node {
-            est: sort(&self.cx, &n.est, None),
-            ..n.clone()
-        }
+    /// The estimate of `n`'s rows sorted (PostgreSQL's cost_sort over it).
+    pub(crate) fn sorted(&self, n: &Node) -> Estimate {
+        sort(&self.cx, &n.est, None)
     }
 
     /// A merge join of `o` and `i`, each already in key order (their nodes include any
@@ -1031,10 +1058,12 @@ impl<'a> Estimator<'a> {
         kind: JoinKind,
         merge_conds: &[Expr],
         on: Option<&Expr>,
-        MergeInner {
+        MergeInputs {
+            outer: oest,
+            inner: iest,
             unique: inner_unique,
-            sorted: inner_sorted,
-        }: MergeInner,
+            inner_sorted,
+        }: MergeInputs,
     ) -> Node {
         let cx = &self.cx;
         let s = cx.settings;
@@ -1051,7 +1080,7 @@ impl<'a> Estimator<'a> {
             JoinKind::Right => (is, ie) = (0.0, 1.0),
             _ => {}
         }
-        let (o_rows, i_rows) = (o.est.rows.max(1.0), i.est.rows.max(1.0));
+        let (o_rows, i_rows) = (oest.rows.max(1.0), iest.rows.max(1.0));
         let mut outer_skip = (o_rows * os).round();
         let mut inner_skip = (i_rows * is).round();
         let outer_rows = clamp_rows(o_rows * oe);
@@ -1064,8 +1093,8 @@ impl<'a> Estimator<'a> {
         }
         (os, oe) = (outer_skip / o_rows, outer_rows / o_rows);
         (is, ie) = (inner_skip / i_rows, inner_rows / i_rows);
-        let (o_run, i_run) = (o.est.total - o.est.startup, i.est.total - i.est.startup);
-        let mut startup = o.est.startup + o_run * os + i.est.startup + i_run * is;
+        let (o_run, i_run) = (oest.total - oest.startup, iest.total - iest.startup);
+        let mut startup = oest.startup + o_run * os + iest.startup + i_run * is;
         let mut run = o_run * (oe - os);
         let inner_run = i_run * (ie - is);
         let merge_sel: f64 = merge_conds
@@ -1073,14 +1102,14 @@ impl<'a> Estimator<'a> {
             .map(|c| self.selectivity_over(&joined, c))
             .product();
         let on_sel = on.map_or(1.0, |e| self.selectivity_over(&joined, e));
-        let merge_tuples = clamp_rows(merge_sel * o.est.rows * i.est.rows);
+        let merge_tuples = clamp_rows(merge_sel * oest.rows * iest.rows);
         // Rows of the inner side read again for each further outer row of a key, unless
         // each outer row stops at its first match (PostgreSQL's skip_mark_restore).
         let skip_restore = (kind.left_only() || inner_unique) && on.is_none();
         let rescanned = if skip_restore {
             0.0
         } else {
-            (merge_tuples - i.est.rows).max(0.0)
+            (merge_tuples - iest.rows).max(0.0)
         };
         let ratio = 1.0 + rescanned / inner_rows;
         let bare = inner_run * ratio;
@@ -1091,7 +1120,7 @@ impl<'a> Estimator<'a> {
             && s.enable_material
             && (mat < bare
                 || (inner_sorted
-                    && cost::relation_byte_size(i.est.rows, i.est.width) > s.work_mem * 1024.0));
+                    && cost::relation_byte_size(iest.rows, iest.width) > s.work_mem * 1024.0));
         run += if materialize { mat } else { bare };
         let merge_refs: Vec<&Expr> = merge_conds.iter().collect();
         let (ms, mp) = cost::qual_cost(cx, &merge_refs);
@@ -1105,11 +1134,11 @@ impl<'a> Estimator<'a> {
         }
         if kind.left_only() {
             let conds: Vec<&Expr> = merge_conds.iter().chain(on).collect();
-            let (frac, _) = self.semi_factors(o, &joined, &conds, i.est.rows, merge_sel * on_sel);
-            let matched = (o.est.rows * frac).round();
+            let (frac, _) = self.semi_factors(o, &joined, &conds, iest.rows, merge_sel * on_sel);
+            let matched = (oest.rows * frac).round();
             return join_node(o, joined, kind, (startup, run), 0.0, matched);
         }
-        let rows = join_rows(o.est.rows, i.est.rows, merge_sel * on_sel, kind);
+        let rows = join_rows(oest.rows, iest.rows, merge_sel * on_sel, kind);
         join_node(o, joined, kind, (startup, run), rows, rows)
     }
 

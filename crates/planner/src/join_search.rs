@@ -19,7 +19,7 @@ use super::*;
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use crate::estimate::{Estimator, InnerIndex, MergeInner, Node};
+use crate::estimate::{Estimate, Estimator, InnerIndex, MergeInputs, Node};
 
 /// The most items solved exactly (PostgreSQL's `geqo_threshold` is 12; below it its
 /// search is exhaustive too).
@@ -80,11 +80,18 @@ impl Items {
         self.0.iter().map(|w| w.count_ones()).sum()
     }
 
+    /// The items, in order: each word's set bits, lowest first.
     fn iter(&self) -> impl Iterator<Item = usize> + '_ {
         self.0.iter().enumerate().flat_map(|(k, &w)| {
-            (0..64)
-                .filter(move |b| w & (1 << b) != 0)
-                .map(move |b| k * 64 + b)
+            let mut w = w;
+            std::iter::from_fn(move || {
+                if w == 0 {
+                    return None;
+                }
+                let b = w.trailing_zeros() as usize;
+                w &= w - 1;
+                Some(k * 64 + b)
+            })
         })
     }
 
@@ -680,7 +687,7 @@ struct Search<'a, 'c> {
     /// Each item read through an index in the order of some of its columns (for merge
     /// joins), once asked for.
     #[allow(clippy::type_complexity)]
-    index_orders: std::cell::RefCell<HashMap<(usize, Vec<usize>), Option<(Rc<Plan>, Node)>>>,
+    index_orders: std::cell::RefCell<HashMap<(usize, Vec<usize>), Option<(Rc<Plan>, Estimate)>>>,
 }
 
 impl Search<'_, '_> {
@@ -979,14 +986,16 @@ impl Search<'_, '_> {
             let (outer_order, o) = self.ordered(outer, &h.left_keys);
             let (inner_order, i) = self.ordered(inner, &h.right_keys);
             let node = self.est.merge_join_node(
-                &o,
-                &i,
+                &outer.node,
+                &inner.node,
                 JoinKind::Inner,
                 &h.hash_conds,
                 on.as_ref(),
-                MergeInner {
+                MergeInputs {
+                    outer: o,
+                    inner: i,
                     unique,
-                    sorted: matches!(inner_order, Order::Sort),
+                    inner_sorted: matches!(inner_order, Order::Sort),
                 },
             );
             let way = Way::Merge {
@@ -1037,15 +1046,15 @@ impl Search<'_, '_> {
     /// How `part` comes in the order of `keys` (over its row), and its estimate so: as
     /// it is, through an index of the table it scans (once per item and keys), or sorted,
     /// whichever costs less.
-    fn ordered(&self, part: &Part, keys: &[Expr]) -> (Order, Node) {
+    fn ordered(&self, part: &Part, keys: &[Expr]) -> (Order, Estimate) {
         let Path::Item(t) = *part.path else {
-            return (Order::Sort, self.est.sort_node(&part.node));
+            return (Order::Sort, self.est.sorted(&part.node));
         };
         let item = &self.items[t];
         if crate::merge::in_key_order(item, keys) {
-            return (Order::AsIs, part.node.clone());
+            return (Order::AsIs, part.node.est);
         }
-        let sorted = self.est.sort_node(&part.node);
+        let sorted = self.est.sorted(&part.node);
         let cols: Vec<usize> = keys
             .iter()
             .map(|k| match k.kind {
@@ -1060,13 +1069,13 @@ impl Search<'_, '_> {
             .or_insert_with(|| {
                 crate::merge::index_ordered(self.cx, item, keys).map(|p| {
                     let p = Rc::new(p);
-                    let n = self.est.node(&p);
-                    (p, n)
+                    let e = self.est.estimate(&p);
+                    (p, e)
                 })
             })
             .clone();
         match indexed {
-            Some((p, n)) if n.est.total < sorted.est.total => (Order::Index(p), n),
+            Some((p, e)) if e.total < sorted.total => (Order::Index(p), e),
             _ => (Order::Sort, sorted),
         }
     }
