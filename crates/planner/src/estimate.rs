@@ -973,12 +973,19 @@ impl<'a> Estimator<'a> {
         let (Some(left), Some(right)) = (self.origin(joined, l), self.origin(joined, r)) else {
             return whole;
         };
-        if let Some(f) = self.scan_fractions.borrow().get(&(left, right)) {
-            return *f;
-        }
-        let f = self.column_scan_fractions(left, right);
-        self.scan_fractions.borrow_mut().insert((left, right), f);
-        f
+        // Kept once per pair of columns, whichever side each is on.
+        let (key, swapped) = if left <= right {
+            ((left, right), false)
+        } else {
+            ((right, left), true)
+        };
+        let cached = self.scan_fractions.borrow().get(&key).copied();
+        let (a, b) = cached.unwrap_or_else(|| {
+            let f = self.column_scan_fractions(key.0, key.1);
+            self.scan_fractions.borrow_mut().insert(key, f);
+            f
+        });
+        if swapped { (b, a) } else { (a, b) }
     }
 
     /// [`Self::merge_scan_fractions`] of a merge clause equating two tables' columns.

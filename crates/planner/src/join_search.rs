@@ -9,12 +9,17 @@
 //! cheapest plan of each connected subset from the cheapest plans of each two halves
 //! that a condition connects (sets no condition connects are joined last, by cross
 //! products, cheapest first), each way of joining them costed (nested loop, index nested
-//! loop, hash join, as `crate::join` makes them), both halves tried on either side.
-//! Beyond it, a greedy search: repeatedly the join of two parts that a condition
-//! connects with the fewest rows. The result's columns are put back in the order the query wrote them.
+//! loop, hash join, merge join), both halves tried on either side.
+//! Past it, the linearized search of [`linear`] while its pairs stay within a budget;
+//! beyond, a greedy search: repeatedly the join of two parts that a condition connects
+//! with the fewest rows. The result's columns are put back in the order the query wrote them.
 
 #[allow(unused_imports)]
 use super::*;
+
+mod linear;
+
+pub use linear::{LINEAR_LIMIT, LINEAR_PAIRS};
 
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -620,6 +625,8 @@ pub(crate) fn plan_joins_with(
     let parts = problem.parts(&search);
     let best = if n <= EXACT_LIMIT && search.exact_pairs(n) <= EXACT_PAIRS {
         search.exact(parts)
+    } else if let Some(p) = search.linearized(&parts) {
+        p
     } else {
         search.greedy(parts)
     };
@@ -983,31 +990,6 @@ impl Search<'_, '_> {
         // A hash join on the equalities between them, and a merge join on the same.
         if let Some(h) = crate::join::hash_clauses(left_width, &rest) {
             let on = conjoin(h.others);
-            let (outer_order, o) = self.ordered(outer, &h.left_keys);
-            let (inner_order, i) = self.ordered(inner, &h.right_keys);
-            let node = self.est.merge_join_node(
-                &outer.node,
-                &inner.node,
-                JoinKind::Inner,
-                &h.hash_conds,
-                on.as_ref(),
-                MergeInputs {
-                    outer: o,
-                    inner: i,
-                    unique,
-                    inner_sorted: matches!(inner_order, Order::Sort),
-                },
-            );
-            let way = Way::Merge {
-                merge_conds: h.hash_conds.clone(),
-                left_keys: h.left_keys.clone(),
-                right_keys: h.right_keys.clone(),
-                on: on.clone(),
-                outer_order,
-                inner_order,
-            };
-            // PostgreSQL makes merge paths first: first on a tie.
-            ways.insert(0, (way, node));
             let node = self.est.hash_join_node(
                 &outer.node,
                 &inner.node,
@@ -1017,12 +999,46 @@ impl Search<'_, '_> {
                 unique,
             );
             let way = Way::Hash {
-                hash_conds: h.hash_conds,
-                left_keys: h.left_keys,
-                right_keys: h.right_keys,
-                on,
+                hash_conds: h.hash_conds.clone(),
+                left_keys: h.left_keys.clone(),
+                right_keys: h.right_keys.clone(),
+                on: on.clone(),
             };
             ways.push((way, node));
+            let (outer_order, o) = self.ordered(outer, &h.left_keys);
+            let (inner_order, i) = self.ordered(inner, &h.right_keys);
+            // A merge join costs at least both sides' start-up (their sorts): where that
+            // is more than a way already costed, it cannot win (PostgreSQL's
+            // add_path_precheck on the initial cost), and it is not costed.
+            let best = ways
+                .iter()
+                .map(|(_, n)| n.est.total)
+                .fold(f64::INFINITY, f64::min);
+            if o.startup + i.startup <= best {
+                let node = self.est.merge_join_node(
+                    &outer.node,
+                    &inner.node,
+                    JoinKind::Inner,
+                    &h.hash_conds,
+                    on.as_ref(),
+                    MergeInputs {
+                        outer: o,
+                        inner: i,
+                        unique,
+                        inner_sorted: matches!(inner_order, Order::Sort),
+                    },
+                );
+                let way = Way::Merge {
+                    merge_conds: h.hash_conds,
+                    left_keys: h.left_keys,
+                    right_keys: h.right_keys,
+                    on,
+                    outer_order,
+                    inner_order,
+                };
+                // PostgreSQL makes merge paths first: first on a tie.
+                ways.insert(0, (way, node));
+            }
         }
         let (way, node) = ways
             .into_iter()
@@ -1352,5 +1368,185 @@ mod tests {
         let pairs = join_pairs_costed() - before;
         assert_eq!(pairs, 2 * (n as u64 - 1), "pairs costed for {n} tables");
         assert_eq!(plan.width(), 2 * n);
+    }
+
+    /// Every join tree of the run `i..=j` of `order` whose joins each put together two
+    /// runs that conditions connect: the cheapest way of each.
+    fn every_run_tree(
+        search: &Search<'_, '_>,
+        parts: &[Part],
+        order: &[usize],
+        connected: &[bool],
+        (i, j): (usize, usize),
+    ) -> Vec<Part> {
+        let len = order.len();
+        if i == j {
+            return vec![parts[order[i]].clone()];
+        }
+        if !connected[i * len + j] {
+            return vec![];
+        }
+        let mut out = Vec::new();
+        for k in i..j {
+            for a in every_run_tree(search, parts, order, connected, (i, k)) {
+                for b in every_run_tree(search, parts, order, connected, (k + 1, j)) {
+                    out.extend(search.join(&a, &b));
+                    out.extend(search.join(&b, &a));
+                }
+            }
+        }
+        out
+    }
+
+    /// The linearized search's two halves on random connected problems: IKKBZ's order
+    /// holds every item once and each item after the first joins one before it (a
+    /// left-deep order without cross products), and the dynamic programming over the
+    /// order's runs finds the cheapest of every tree built from those runs.
+    #[test]
+    fn the_linearized_search_finds_the_cheapest_tree_over_its_order() {
+        let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+        let settings = PlannerSettings::default();
+        let catalog = catalog::CatalogSnapshot::default();
+        for round in 0..40 {
+            let n = 2 + round % 6;
+            let (sizes, tree, conds) = problem(&mut rng, n);
+            let cx = PlanContext {
+                catalog: &catalog,
+                sizes: &sizes,
+                settings: &settings,
+                subplans: None,
+            };
+            let Ok(problem) = Problem::new(&cx, tree, conds, &mut Vec::new()) else {
+                panic!("tables of known types are searched");
+            };
+            let search = problem.search(&cx);
+            let parts = problem.parts(&search);
+            let masks: Vec<u128> = problem
+                .conds
+                .iter()
+                .map(|c| u128::from(c.items.word(0)))
+                .collect();
+            let all = Node::side_by_side(parts.iter().map(|p| &p.node));
+            let mut sel = vec![1.0; n * n];
+            let mut linked = vec![false; n * n];
+            for (c, &m) in problem.conds.iter().zip(&masks) {
+                if m.count_ones() == 2 {
+                    let a = m.trailing_zeros() as usize;
+                    let b = (m & !(1u128 << a)).trailing_zeros() as usize;
+                    let s = search.est.selectivity(&all, &c.expr);
+                    sel[a * n + b] *= s;
+                    sel[b * n + a] *= s;
+                    linked[a * n + b] = true;
+                    linked[b * n + a] = true;
+                }
+            }
+            let rows: Vec<f64> = parts.iter().map(|p| p.node.est.rows.max(1.0)).collect();
+            let order = search.linear_order((1u128 << n) - 1, &sel, &linked, &rows);
+            let mut sorted = order.clone();
+            sorted.sort_unstable();
+            assert_eq!(
+                sorted,
+                (0..n).collect::<Vec<_>>(),
+                "round {round}: {order:?}"
+            );
+            for (p, &t) in order.iter().enumerate().skip(1) {
+                assert!(
+                    order[..p].iter().any(|&u| linked[t * n + u]),
+                    "round {round}: {t} joins nothing before it in {order:?}"
+                );
+            }
+            let connected = Search::runs_connected(&order, &masks);
+            let cheapest = every_run_tree(&search, &parts, &order, &connected, (0, n - 1))
+                .into_iter()
+                .map(|p| p.node.est.total)
+                .fold(f64::INFINITY, f64::min);
+            let found = search
+                .runs(&parts, &order, &connected)
+                .expect("a connected problem has a plan")
+                .node
+                .est
+                .total;
+            assert!(
+                (found - cheapest).abs() <= cheapest * 1e-6,
+                "round {round}: {n} tables, the runs' search found {found}, the cheapest run tree costs {cheapest}"
+            );
+        }
+    }
+
+    /// A star of 100 dimensions around a fact table filtered to a few rows is searched
+    /// linearly (its runs connect only through the fact table: a few hundred pairs, not
+    /// a million) and every table appears once; a chain of 100 would cost more than the
+    /// budget and is searched greedily.
+    #[test]
+    fn a_star_of_a_hundred_is_searched_linearly_and_a_chain_greedily() {
+        let n = 101;
+        let tables: Vec<_> = (0..n as u32).map(table).collect();
+        let sizes = Sizes(tables.iter().map(|t| (t.rel, 10)).collect());
+        let settings = PlannerSettings::default();
+        let catalog = catalog::CatalogSnapshot::default();
+        let cx = PlanContext {
+            catalog: &catalog,
+            sizes: &sizes,
+            settings: &settings,
+            subplans: None,
+        };
+        let comma_list = || {
+            let mut tree = LogicalPlan::Scan {
+                table: tables[0].clone(),
+            };
+            for t in &tables[1..] {
+                tree = LogicalPlan::Join {
+                    left: Box::new(tree),
+                    right: Box::new(LogicalPlan::Scan { table: t.clone() }),
+                    kind: JoinKind::Inner,
+                    on: None,
+                    lateral: vec![],
+                    explicit: false,
+                };
+            }
+            tree
+        };
+        // Table 0 is the fact table: its column b fixed, each dimension's a = its a.
+        let one = Expr::constant(common::Value::Int4(1), DataType::Int4);
+        let mut star: Vec<Expr> = (1..n).map(|i| eq(2 * i, 0)).collect();
+        star.push(Expr::new(
+            ExprKind::Binary(
+                BinaryOp::Eq,
+                Box::new(Expr::column(1, DataType::Int4)),
+                Box::new(one),
+            ),
+            DataType::Bool,
+        ));
+        let Ok(problem) = Problem::new(&cx, comma_list(), star, &mut Vec::new()) else {
+            panic!("tables of known types are searched");
+        };
+        let search = problem.search(&cx);
+        let parts = problem.parts(&search);
+        let before = join_pairs_costed();
+        let best = search
+            .linearized(&parts)
+            .expect("a star is within the budget");
+        let pairs = join_pairs_costed() - before;
+        assert!(pairs <= 4 * n as u64, "{pairs} pairs for a star of {n}");
+        let mut items: Vec<usize> = best.layout.clone();
+        items.sort_unstable();
+        assert_eq!(items, (0..n).collect::<Vec<_>>());
+
+        let chain: Vec<Expr> = (1..n).map(|i| eq(2 * i, 2 * (i - 1) + 1)).collect();
+        let Ok(problem) = Problem::new(&cx, comma_list(), chain, &mut Vec::new()) else {
+            panic!("tables of known types are searched");
+        };
+        let search = problem.search(&cx);
+        let parts = problem.parts(&search);
+        let before = join_pairs_costed();
+        assert!(
+            search.linearized(&parts).is_none(),
+            "a chain of 101 is over the budget"
+        );
+        assert_eq!(
+            join_pairs_costed(),
+            before,
+            "nothing costed before giving up"
+        );
     }
 }
