@@ -37,3 +37,7 @@ SELECT * FROM est_s a JOIN est_s b ON a.v = b.w
 SELECT * FROM est_u u LEFT JOIN est_s s ON u.b = s.k
 SELECT a, count(*) FROM est_u GROUP BY a
 SELECT DISTINCT v FROM est_s
+SELECT a, b, count(*) FROM est_u GROUP BY a, b
+SELECT b, t, count(*) FROM est_u GROUP BY b, t
+SELECT b, count(*) FROM est_u WHERE a < 10 GROUP BY b
+SELECT v, w, count(*) FROM est_s GROUP BY v, w

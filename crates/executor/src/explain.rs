@@ -384,6 +384,7 @@ fn node_exprs(plan: &Plan) -> Vec<(Vec<&Expr>, Over<'_>)> {
             input,
             group_by,
             aggs,
+            ..
         } => vec![(
             group_by
                 .iter()
@@ -692,6 +693,7 @@ impl Renderer<'_> {
                 input,
                 group_by,
                 aggs,
+                ..
             } => {
                 let inner = self.names(input);
                 group_by
@@ -1170,11 +1172,24 @@ impl Renderer<'_> {
                 node(nested_loop(*kind).into(), details, vec![l, inner])
             }
             Plan::Aggregate {
-                input, group_by, ..
+                input,
+                group_by,
+                sorted,
+                ..
             } => {
                 let names = self.names(input);
                 let child = self.shown(input);
-                if group_by.is_empty() {
+                if *sorted && !group_by.is_empty() {
+                    let keys: Vec<String> = group_by
+                        .iter()
+                        .map(|e| deparse(&self.cx, e, &names))
+                        .collect();
+                    node(
+                        "GroupAggregate".into(),
+                        vec![format!("Group Key: {}", keys.join(", "))],
+                        vec![child],
+                    )
+                } else if group_by.is_empty() {
                     node("Aggregate".into(), vec![], vec![child])
                 } else {
                     let keys: Vec<String> = group_by

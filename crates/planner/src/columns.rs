@@ -135,6 +135,7 @@ pub(crate) fn prune(plan: &mut Plan, needed: &[bool]) {
             input,
             group_by,
             aggs,
+            ..
         } => {
             let mut need = vec![false; input.width()];
             read(group_by.iter(), &mut need);
@@ -335,6 +336,7 @@ mod tests {
                 distinct: false,
                 ty: DataType::Int8,
             }],
+            sorted: false,
         };
         prune(&mut j, &[true]);
         let Plan::Aggregate { input, .. } = &j else {

@@ -14,7 +14,7 @@ use std::collections::HashMap;
 
 use catalog::TableDesc;
 use common::{DataType, Value};
-use sql::bound::{AggFunc, BinaryOp, Expr, ExprKind, JoinKind};
+use sql::bound::{AggCall, AggFunc, BinaryOp, Expr, ExprKind, JoinKind};
 
 use crate::cost::{self, Cost, PlanContext};
 use crate::selectivity::{
@@ -524,6 +524,7 @@ impl<'a> Estimator<'a> {
                 input,
                 group_by,
                 aggs,
+                sorted,
             } => {
                 let n = self.node(input);
                 let mut trans = 0.0;
@@ -552,15 +553,39 @@ impl<'a> Estimator<'a> {
                         rows: 1.0,
                         width: widths.iter().sum(),
                     }
+                } else if *sorted {
+                    // PostgreSQL's cost_agg, AGG_SORTED: a group comparison per input
+                    // row; the first group comes as soon as its rows are read.
+                    let groups = self.num_groups(&n, group_by);
+                    let total = n.est.total
+                        + group_cost
+                        + trans * n.est.rows
+                        + s.cpu_operator_cost * group_by.len() as f64 * n.est.rows
+                        + finals * groups
+                        + s.cpu_tuple_cost * groups;
+                    Estimate {
+                        startup: n.est.startup,
+                        total,
+                        rows: groups,
+                        width: widths.iter().sum(),
+                    }
                 } else {
                     let groups = self.num_groups(&n, group_by);
-                    let startup = n.est.total
+                    let mut startup = n.est.total
                         + group_cost
                         + trans * n.est.rows
                         + s.cpu_operator_cost * group_by.len() as f64 * n.est.rows;
+                    let mut total = startup + finals * groups + s.cpu_tuple_cost * groups;
+                    let (spill_startup, spill_total) = hash_agg_spill(cx, groups, aggs, &n.est);
+                    startup += spill_startup;
+                    total += spill_total;
+                    if !s.enable_hashagg {
+                        startup += cost::DISABLE_COST;
+                        total += cost::DISABLE_COST;
+                    }
                     Estimate {
                         startup,
-                        total: startup + finals * groups + s.cpu_tuple_cost * groups,
+                        total,
                         rows: groups,
                         width: widths.iter().sum(),
                     }
@@ -1291,6 +1316,9 @@ impl<'a> Estimator<'a> {
         };
         let mut groups = 1.0;
         let mut seen: Vec<usize> = Vec::new();
+        // Each table's columns' distinct counts, by scan (PostgreSQL's varinfos by
+        // relation).
+        let mut by_scan: Vec<(usize, *const TableDesc, Vec<f64>)> = Vec::new();
         for e in exprs {
             if e.ty == DataType::Bool {
                 groups *= 2.0;
@@ -1311,10 +1339,44 @@ impl<'a> Estimator<'a> {
                 }
                 seen.push(i);
                 let col = Expr::column(i, DataType::Unknown);
-                groups *= self.column_distinct(n, &col).unwrap_or(unknown);
+                match (n.origin_of(&col), self.column_distinct(n, &col)) {
+                    (Some((scan, t, _)), Some(d)) => {
+                        match by_scan.iter_mut().find(|(s, u, _)| *s == scan && *u == t) {
+                            Some((_, _, ds)) => ds.push(d),
+                            None => by_scan.push((scan, t, vec![d])),
+                        }
+                    }
+                    _ => groups *= unknown,
+                }
             }
         }
-        clamp_rows(groups.min(n.est.rows).max(1.0))
+        let single = by_scan.len() == 1;
+        for (_, t, ds) in by_scan {
+            let mut distinct: f64 = ds.iter().product();
+            let tables = self.tables.borrow();
+            let Some(desc) = tables.get(&t) else {
+                groups *= distinct;
+                continue;
+            };
+            let tuples = self.rel_owned(desc).info().tuples;
+            // PostgreSQL's clamp: the table's rows, a tenth of them for several columns
+            // (they are probably correlated), never below the largest column's count.
+            let most = ds.iter().copied().fold(0.0, f64::max);
+            let mut clamp = tuples;
+            if ds.len() > 1 {
+                clamp = (clamp * 0.1).max(most).min(tuples);
+            }
+            if tuples > 0.0 && distinct > clamp {
+                distinct = clamp;
+            }
+            // Rows a restriction selected from the table hold fewer of its values
+            // (where this node is that one table's rows).
+            if single && distinct > 0.0 && tuples > 0.0 && n.est.rows < tuples {
+                distinct *= 1.0 - ((tuples - n.est.rows) / tuples).powf(tuples / distinct);
+            }
+            groups *= clamp_rows(distinct);
+        }
+        clamp_rows(groups.ceil().min(n.est.rows).max(1.0))
     }
 
     fn parameterized_index_scan(
@@ -1524,14 +1586,93 @@ fn material(cx: &PlanContext<'_>, sub: &Estimate) -> Estimate {
     }
 }
 
-/// PostgreSQL's Sort over `input` (`cost_sort`, in memory; bounded to `limit` rows).
+/// What PostgreSQL's HashAggregate adds for spilling groups past the hash memory
+/// (`cost_agg`, AGG_HASHED, with `hash_agg_entry_size`, `hash_agg_set_limits` and
+/// `hash_choose_num_partitions`): pages written and read again at each level of
+/// partitioning, and the tuples' trips to disk; `(startup, total)`, zero where the groups
+/// fit. Myriad's hash aggregation does not spill yet (the streaming executor's work):
+/// the cost keeps PostgreSQL's choice between hashing and sorting.
+fn hash_agg_spill(
+    cx: &PlanContext<'_>,
+    groups: f64,
+    aggs: &[AggCall],
+    input: &Estimate,
+) -> (f64, f64) {
+    const BLCKSZ: f64 = common::limits::BLCKSZ as f64;
+    let s = cx.settings;
+    // A group's entry: the hash entry, its key tuple's chunk, its per-aggregate states.
+    let trans = aggs.len() as f64;
+    let tuple = 16.0 + 16.0 + input.width as f64;
+    let pergroup = if trans > 0.0 {
+        16.0 + 16.0 * trans
+    } else {
+        0.0
+    };
+    let entry = 24.0 + tuple + pergroup;
+    let hash_mem = cost::hash_memory_limit(cx);
+    if groups * entry <= hash_mem {
+        return (0.0, 0.0);
+    }
+    let wanted = 1.5 * groups * entry;
+    let mut partitions = (1.0 + wanted / hash_mem).floor();
+    let max_partitions = (hash_mem / BLCKSZ / 4.0).max(4.0);
+    partitions = partitions.clamp(4.0, max_partitions.min(1024.0));
+    partitions = 2f64.powf(partitions.log2().ceil());
+    let partition_mem = BLCKSZ + BLCKSZ * partitions;
+    let mem_limit = if hash_mem > 4.0 * partition_mem {
+        hash_mem - partition_mem
+    } else {
+        hash_mem * 0.75
+    };
+    let ngroups_limit = (mem_limit / entry).max(1.0);
+    let batches = ((groups * entry) / mem_limit)
+        .max(groups / ngroups_limit)
+        .ceil()
+        .max(1.0);
+    let depth = (batches.ln() / partitions.max(2.0).ln()).ceil();
+    let pages = cost::relation_byte_size(input.rows, input.width) / BLCKSZ;
+    // Twice the pages: PostgreSQL's penalty for hash aggregation's worse I/O than a
+    // sort's.
+    let written = 2.0 * pages * depth;
+    let spill = depth * input.rows * 2.0 * s.cpu_tuple_cost;
+    let startup = written * s.random_page_cost + spill;
+    (startup, startup + written * s.seq_page_cost)
+}
+
+/// PostgreSQL's Sort over `input` (`cost_sort`; bounded to `limit` rows): comparisons,
+/// and where the rows pass `work_mem` an external merge's page reads and writes (Myriad
+/// sorts in memory still: the cost keeps PostgreSQL's choices).
 fn sort(cx: &PlanContext<'_>, input: &Estimate, limit: Option<f64>) -> Estimate {
+    const BLCKSZ: f64 = common::limits::BLCKSZ as f64;
     let s = cx.settings;
     let n = input.rows.max(2.0);
     let cmp = 2.0 * s.cpu_operator_cost;
-    let mut startup = match limit {
-        Some(l) if l > 0.0 && n > 2.0 * l => cmp * n * (2.0 * l).log2(),
-        _ => cmp * n * n.log2(),
+    let bytes = cost::relation_byte_size(n, input.width);
+    let sort_mem = s.work_mem * 1024.0;
+    let (out_rows, out_bytes) = match limit {
+        Some(l) if l > 0.0 && l < n => (l, cost::relation_byte_size(l, input.width)),
+        _ => (n, bytes),
+    };
+    let mut startup = if out_bytes > sort_mem {
+        // An external merge: runs of `work_mem` merged `merge_order` at a time
+        // (tuplesort_merge_order), each pass writing and reading every page.
+        let pages = (bytes / BLCKSZ).ceil();
+        let runs = bytes / sort_mem;
+        let merge_order = (sort_mem / (BLCKSZ * 32.0 + BLCKSZ))
+            .floor()
+            .clamp(6.0, 500.0);
+        let log_runs = if runs > merge_order {
+            (runs.ln() / merge_order.ln()).ceil()
+        } else {
+            1.0
+        };
+        let accesses = 2.0 * pages * log_runs;
+        cmp * n * n.log2() + accesses * (s.seq_page_cost * 0.75 + s.random_page_cost * 0.25)
+    } else if n > 2.0 * out_rows || bytes > sort_mem {
+        // A bounded heap of the rows the LIMIT keeps.
+        cmp * n * (2.0 * out_rows).log2()
+    } else {
+        cmp * n * n.log2()
     };
     if !s.enable_sort {
         startup += cost::DISABLE_COST;

@@ -20,6 +20,7 @@ pub mod cache;
 mod columns;
 mod cost;
 pub mod estimate;
+mod grouping;
 mod join;
 pub mod join_search;
 mod merge;
@@ -238,17 +239,10 @@ pub fn plan_query(cx: &PlanContext<'_>, lp: LogicalPlan) -> Plan {
             input,
             group_by,
             aggs,
-        } => Plan::Aggregate {
-            input: b(input),
-            group_by,
-            aggs,
-        },
+        } => grouping::plan_aggregate(cx, plan_query(cx, *input), group_by, aggs),
         LogicalPlan::Sort { input, keys } => ordered_by_index(
             cx,
-            Plan::Sort {
-                input: b(input),
-                keys,
-            },
+            grouping::sort_grouped(cx, plan_query(cx, *input), keys),
             None,
         ),
         LogicalPlan::Distinct { input } => Plan::Distinct { input: b(input) },

@@ -58,13 +58,18 @@ pub(crate) fn ascending(keys: &[Expr]) -> Vec<SortKey> {
 /// it is in that order, else the cheaper of a scan of its table through an index in
 /// that order and a Sort over it.
 pub(crate) fn sorted_on(cx: &PlanContext<'_>, plan: Plan, keys: &[Expr]) -> Plan {
-    if in_key_order(&plan, keys) {
+    sorted_by(cx, plan, ascending(keys))
+}
+
+/// `plan`'s rows in the order of `keys`, as [`sorted_on`] (any directions).
+pub(crate) fn sorted_by(cx: &PlanContext<'_>, plan: Plan, keys: Vec<SortKey>) -> Plan {
+    if in_order(&plan, &keys) {
         return plan;
     }
-    let indexed = index_ordered(cx, &plan, keys);
+    let indexed = index_ordered_by(cx, &plan, &keys);
     let sorted = Plan::Sort {
         input: Box::new(plan),
-        keys: ascending(keys),
+        keys,
     };
     match indexed {
         Some(ix) => {
@@ -82,10 +87,16 @@ pub(crate) fn sorted_on(cx: &PlanContext<'_>, plan: Plan, keys: &[Expr]) -> Plan
 /// A scan `plan` (of one table, all its columns) read through an index in the order of
 /// `keys`, columns of the table (`crate::scan::index_order`).
 pub(crate) fn index_ordered(cx: &PlanContext<'_>, plan: &Plan, keys: &[Expr]) -> Option<Plan> {
+    index_ordered_by(cx, plan, &ascending(keys))
+}
+
+fn index_ordered_by(cx: &PlanContext<'_>, plan: &Plan, keys: &[SortKey]) -> Option<Plan> {
     if !matches!(
         plan,
         Plan::SeqScan { .. } | Plan::IndexScan { .. } | Plan::BitmapHeapScan { .. }
-    ) || !keys.iter().all(|k| matches!(k.kind, ExprKind::Column(_)))
+    ) || !keys
+        .iter()
+        .all(|k| matches!(k.expr.kind, ExprKind::Column(_)))
     {
         return None;
     }
@@ -95,32 +106,34 @@ pub(crate) fn index_ordered(cx: &PlanContext<'_>, plan: &Plan, keys: &[Expr]) ->
         .enumerate()
         .map(|(i, ty)| Expr::column(i, *ty))
         .collect();
-    crate::scan::index_order(cx, plan, &exprs, &ascending(keys))
+    crate::scan::index_order(cx, plan, &exprs, keys)
 }
 
 /// Are `plan`'s rows in the order of `keys` (ascending, NULLs last) as it stands: a Sort
 /// that leads with them, or a scan through an index that leads with them in that order
 /// (forward) or its reverse (backward), under filters?
 pub(crate) fn in_key_order(plan: &Plan, keys: &[Expr]) -> bool {
+    in_order(plan, &ascending(keys))
+}
+
+/// [`in_key_order`] for keys of any direction.
+pub(crate) fn in_order(plan: &Plan, keys: &[SortKey]) -> bool {
     match plan {
-        Plan::Filter { input, .. } => in_key_order(input, keys),
+        Plan::Filter { input, .. } => in_order(input, keys),
         Plan::Sort { keys: have, .. } => {
-            have.len() >= keys.len()
-                && have
-                    .iter()
-                    .zip(keys)
-                    .all(|(h, k)| !h.desc && !h.nulls_first && h.expr == *k)
+            have.len() >= keys.len() && have.iter().zip(keys).all(|(h, k)| h == k)
         }
         Plan::IndexScan {
             index, backward, ..
         } => {
             index.columns.len() >= keys.len()
                 && keys.iter().enumerate().all(|(pos, k)| {
-                    let ExprKind::Column(c) = k.kind else {
+                    let ExprKind::Column(c) = k.expr.kind else {
                         return false;
                     };
                     let (desc, nulls_first) = index.order.column(pos);
-                    index.columns[pos] == c && (desc, nulls_first) == (*backward, *backward)
+                    index.columns[pos] == c
+                        && (desc != *backward, nulls_first != *backward) == (k.desc, k.nulls_first)
                 })
         }
         _ => false,

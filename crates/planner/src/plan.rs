@@ -138,11 +138,16 @@ pub enum Plan {
         on: Option<Expr>,
         right_width: usize,
     },
-    /// Sort-free grouping: groups are kept in an ordered map keyed by the group values.
+    /// Grouping and aggregation. Hashed (PostgreSQL's HashAggregate): every group in a
+    /// hash table until the input ends. `sorted` (GroupAggregate): the input arrives in
+    /// the order of `group_by` (a Sort or an index under it), so each group is done when
+    /// the next begins and one group is held at a time; the groups come out in that order.
+    /// Without `group_by`, one row over the whole input either way (Aggregate).
     Aggregate {
         input: Box<Plan>,
         group_by: Vec<Expr>,
         aggs: Vec<AggCall>,
+        sorted: bool,
     },
     Sort {
         input: Box<Plan>,

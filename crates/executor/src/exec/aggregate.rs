@@ -1,5 +1,6 @@
-//! Grouping and aggregation (HashAggregate / Aggregate): groups in a hash table keyed by
-//! their values.
+//! Grouping and aggregation: HashAggregate (and Aggregate, one group) with its groups in
+//! a hash table keyed by their values; GroupAggregate over input in group order, one
+//! group at a time.
 
 #[allow(unused_imports)]
 use super::*;
@@ -76,5 +77,63 @@ impl Operator for AggregateOp<'_> {
 
     fn memory(&self) -> Option<crate::instrument::MemoryUsage> {
         (!self.group_by.is_empty()).then_some(self.usage)
+    }
+}
+
+/// Grouping over input in the order of the group keys (PostgreSQL's GroupAggregate):
+/// rows with equal keys (NULLs equal, as GROUP BY) arrive together, so a group is
+/// returned as soon as a row of the next one arrives, and one group is held at a time.
+pub(crate) struct GroupAggregateOp<'a> {
+    pub(crate) env: Env<'a>,
+    pub(crate) input: Box<dyn Operator + 'a>,
+    pub(crate) group_by: &'a [Expr],
+    pub(crate) aggs: &'a [AggCall],
+    /// The group being accumulated: its key and a state per aggregate.
+    pub(crate) current: Option<(GroupKey, Vec<Accumulator>)>,
+    pub(crate) done: bool,
+}
+
+impl GroupAggregateOp<'_> {
+    fn finish(&self, (key, accs): (GroupKey, Vec<Accumulator>)) -> PgResult<Row> {
+        let mut row = key.0;
+        for (a, c) in accs.into_iter().zip(self.aggs) {
+            row.push(a.finish(c)?);
+        }
+        Ok(row)
+    }
+}
+
+impl Operator for GroupAggregateOp<'_> {
+    fn next(&mut self) -> PgResult<Option<Row>> {
+        while !self.done {
+            let Some(row) = self.input.next()? else {
+                self.done = true;
+                break;
+            };
+            let key = GroupKey(
+                self.group_by
+                    .iter()
+                    .map(|g| self.env.eval(g, &row))
+                    .collect::<PgResult<_>>()?,
+            );
+            let finished = match &self.current {
+                Some((k, _)) if *k == key => None,
+                _ => {
+                    let accs = self.aggs.iter().map(Accumulator::new).collect();
+                    self.current.replace((key, accs))
+                }
+            };
+            let (_, accs) = self.current.as_mut().expect("a group");
+            for (acc, call) in accs.iter_mut().zip(self.aggs) {
+                acc.add(call, &row, &self.env)?;
+            }
+            if let Some(group) = finished {
+                return self.finish(group).map(Some);
+            }
+        }
+        match self.current.take() {
+            Some(group) => self.finish(group).map(Some),
+            None => Ok(None),
+        }
     }
 }

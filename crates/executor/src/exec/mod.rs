@@ -359,6 +359,20 @@ fn build_node<'a>(
             input,
             group_by,
             aggs,
+            sorted: true,
+        } if !group_by.is_empty() => Box::new(GroupAggregateOp {
+            env,
+            input: build(input, env)?,
+            group_by,
+            aggs,
+            current: None,
+            done: false,
+        }),
+        Plan::Aggregate {
+            input,
+            group_by,
+            aggs,
+            ..
         } => Box::new(AggregateOp {
             env,
             input: Some(build(input, env)?),
