@@ -270,25 +270,35 @@ pub enum Census {
     Live,
     /// Deleted by a committed transaction, or inserted by an aborted one.
     Dead,
-    /// Inserted or deleted by a transaction still running.
-    InProgress,
+    /// Inserted by `xmin`, still running; `deleter`: the running transaction that also
+    /// deleted it, if one did (not a lock).
+    InsertInProgress { xmin: Xid, deleter: Option<Xid> },
+    /// Committed, and deleted by `xmax`, still running.
+    DeleteInProgress(Xid),
 }
 
-/// Classify `h` for ANALYZE, without a transaction of its own.
+/// Classify `h` for ANALYZE, without a transaction of its own (the caller decides what
+/// its own transaction's versions count as).
 pub fn census(h: &TupleHeader, mgr: &txn::TxnManager) -> PgResult<Census> {
+    let deleted = h.xmax != INVALID_XID && !lock_only(h);
     if h.xmin >= FIRST_NORMAL_XID {
         match final_status(h.xmin, mgr)? {
             Fate::Committed => {}
-            Fate::Running => return Ok(Census::InProgress),
+            Fate::Running => {
+                return Ok(Census::InsertInProgress {
+                    xmin: h.xmin,
+                    deleter: deleted.then_some(h.xmax),
+                });
+            }
             Fate::Aborted => return Ok(Census::Dead),
         }
     }
-    if h.xmax == INVALID_XID || lock_only(h) {
+    if !deleted {
         return Ok(Census::Live);
     }
     Ok(match final_status(h.xmax, mgr)? {
         Fate::Committed => Census::Dead,
-        Fate::Running => Census::InProgress,
+        Fate::Running => Census::DeleteInProgress(h.xmax),
         Fate::Aborted => Census::Live,
     })
 }

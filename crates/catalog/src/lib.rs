@@ -1775,6 +1775,23 @@ impl Catalog {
     /// version in which the table counts as changed, so plans that read it are made
     /// again ([`Dependencies`]) and plans of other tables are not.
     pub fn set_stats(&self, table: Oid, stats: RelStats) -> PgResult<()> {
+        self.publish_stats(table, stats)
+    }
+
+    /// [`Catalog::set_stats`] by `tx`: for a table `tx` created and has not committed,
+    /// the statistics join its pending changes (seen by its own statements, committed
+    /// with the table, gone if it rolls back), as PostgreSQL's `pg_statistic` rows
+    /// would; for any other table they are published at once.
+    pub fn set_stats_by(&self, tx: &Tx, table: Oid, stats: RelStats) -> PgResult<()> {
+        if self.published().table_by_oid(table).is_some() {
+            return self.publish_stats(table, stats);
+        }
+        self.ddl_base(tx)?;
+        self.ddl_apply(tx, Record::SetStats { table, stats }, Vec::new())?;
+        Ok(())
+    }
+
+    fn publish_stats(&self, table: Oid, stats: RelStats) -> PgResult<()> {
         let record = Record::SetStats { table, stats };
         let mut log = self.log.lock();
         match self.wal.read().as_ref() {

@@ -403,7 +403,7 @@ impl Database {
             if v.verbose {
                 notices.push(PgError::info(format!("analyzing \"public.{}\"", t.name)));
             }
-            let s = self.analyze_one(&t, columns, default_target)?;
+            let s = self.analyze_one(&t, columns, default_target, tx)?;
             if v.verbose {
                 notices.push(PgError::info(format!(
                     "\"{}\": scanned {} of {} pages, containing {} live rows and {} dead \
@@ -463,6 +463,7 @@ impl Database {
                 &t,
                 &[],
                 executor::commands::analyze::DEFAULT_STATISTICS_TARGET,
+                tx,
             )?;
         }
         Ok(true)
@@ -508,6 +509,7 @@ impl Database {
         t: &catalog::TableDesc,
         columns: &[usize],
         default_target: u32,
+        tx: &txn::Tx,
     ) -> PgResult<executor::commands::analyze::AnalyzeStats> {
         let targets: Vec<u32> = t
             .columns
@@ -526,13 +528,14 @@ impl Database {
             .lock()
             .get(&t.oid)
             .map_or(0, |a| a.changes_since_analyze);
+        let mine = |x| tx.is_mine(x);
         let stats =
-            executor::commands::analyze::analyze_table(&self.pool, &self.txns, t, &targets)?;
+            executor::commands::analyze::analyze_table(&self.pool, &self.txns, &mine, t, &targets)?;
         tracing::debug!(table = %t.name, pages = stats.pages_scanned, rows = stats.sample_rows, "analyzed");
         let mut rel = stats.rel.clone();
         // Keep what an earlier ANALYZE found of the columns not analyzed now (when the
         // sample was empty, PostgreSQL leaves every column's statistics as they were).
-        if let Some(old) = self.catalog.committed().stats(t.oid) {
+        if let Some(old) = self.catalog.snapshot(tx).stats(t.oid) {
             let mut cols: Vec<catalog::ColumnStats> = rel.columns.to_vec();
             let analyzed = |attnum: u16| {
                 stats.sample_rows > 0 && targets.get(attnum as usize - 1).is_some_and(|x| *x > 0)
@@ -541,7 +544,7 @@ impl Database {
             cols.sort_by_key(|c| c.attnum);
             rel.columns = cols.into();
         }
-        self.catalog.set_stats(t.oid, rel)?;
+        self.catalog.set_stats_by(tx, t.oid, rel)?;
         let mut activity = self.activity.lock();
         let a = activity.entry(t.oid).or_default();
         a.reltuples = stats.estimated_rows;

@@ -177,12 +177,10 @@ async fn sorts_and_hash_tables_account_their_memory() {
     exec(
         &c,
         "CREATE TABLE m (a int, b text); \
-         INSERT INTO m SELECT g, 'row ' || g FROM generate_series(1, 20000) AS g",
+         INSERT INTO m SELECT g, 'row ' || g FROM generate_series(1, 20000) AS g; \
+         ANALYZE m; SET enable_nestloop = off",
     )
     .await;
-    // Analyzed once the rows are committed (so that the join is costed as PostgreSQL
-    // costs it: a hash join at both sizes).
-    exec(&c, "ANALYZE m; SET enable_nestloop = off").await;
     let plan = |sql: String| {
         let c = &c;
         async move {

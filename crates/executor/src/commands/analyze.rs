@@ -69,11 +69,13 @@ pub struct AnalyzeStats {
 
 /// ANALYZE one table: sample its pages and rows, count live and dead row versions, and
 /// compute statistics for each column whose target (`targets[i]`, by column position; 0
-/// for none, as for a dropped column) is not 0. Reads copies of the pages; takes no
-/// latch while deciding.
+/// for none, as for a dropped column) is not 0. `mine`: whether an id is the analyzing
+/// transaction's own (its inserts count as rows, as PostgreSQL counts them). Reads
+/// copies of the pages; takes no latch while deciding.
 pub fn analyze_table(
     pool: &BufferPool,
     mgr: &TxnManager,
+    mine: &dyn Fn(txn::Xid) -> bool,
     table: &TableDesc,
     targets: &[u32],
 ) -> PgResult<AnalyzeStats> {
@@ -108,8 +110,19 @@ pub fn analyze_table(
             let Some(item) = page.get_item(off) else {
                 continue;
             };
-            match visibility::census(&access::tuple::header(item)?, mgr)? {
-                visibility::Census::Live => {
+            // PostgreSQL's acquire_sample_rows: this transaction's own inserts are rows
+            // (and its own deletes are not); another's insert in progress is not yet
+            // a row, another's delete in progress still is.
+            let live = match visibility::census(&access::tuple::header(item)?, mgr)? {
+                visibility::Census::Live => Some(true),
+                visibility::Census::Dead => Some(false),
+                visibility::Census::InsertInProgress { xmin, deleter } => {
+                    mine(xmin).then(|| !deleter.is_some_and(mine))
+                }
+                visibility::Census::DeleteInProgress(xmax) => Some(!mine(xmax)),
+            };
+            match live {
+                Some(true) => {
                     stats.live_rows += 1;
                     if want_rows && let Some(slot) = reservoir.offer(&mut rng) {
                         let tid = common::ItemPointer { block, offset: off };
@@ -117,8 +130,8 @@ pub fn analyze_table(
                         reservoir.put(slot, (tid, row));
                     }
                 }
-                visibility::Census::Dead => stats.dead_rows += 1,
-                visibility::Census::InProgress => {}
+                Some(false) => stats.dead_rows += 1,
+                None => {}
             }
         }
     }
