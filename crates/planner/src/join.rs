@@ -87,6 +87,11 @@ pub fn make_join(
             .chain(hash_join(&right, &left, kind, &swapped));
         ways.extend(turned.map(|p| restore_order(p, &lt, &rt)));
     }
+    // A semi join may also make its right side unique on the join keys and join that
+    // as an inner join, on either side (PostgreSQL's unique-ified inner path).
+    if kind == JoinKind::Semi {
+        ways.extend(unique_inner_joins(cx, &left, &right, &rest));
+    }
     // A FULL join runs only as a hash or merge join (the binder made sure it has a hash
     // clause; PostgreSQL's nested loops cannot return the inner side's unmatched rows
     // either).
@@ -234,6 +239,70 @@ fn hash_right_join(left: &Plan, right: &Plan, rest: &[Expr]) -> Option<Plan> {
     Some(restore_order(join, &lt, &rt))
 }
 
+/// `left` semi-joined to `right` on `rest` (over the joined row) as inner joins of `left`
+/// and `right` made unique on its join keys (a grouping without aggregates: hashed or
+/// sorted by cost), `left` outer and inner, each under a projection to `left`'s columns
+/// (PostgreSQL's `create_unique_path` and JOIN_UNIQUE_INNER): a left row matches at most
+/// one distinct key. None where a conjunct is not an equality between the sides (its
+/// other columns of `right` would be gone) or `left`'s column types are unknown.
+fn unique_inner_joins(cx: &PlanContext<'_>, left: &Plan, right: &Plan, rest: &[Expr]) -> Vec<Plan> {
+    let lw = left.width();
+    let (Some(h), Some(lt)) = (hash_clauses(lw, rest), left.column_types()) else {
+        return Vec::new();
+    };
+    if !h.others.is_empty() {
+        return Vec::new();
+    }
+    let k = h.right_keys.len();
+    let unique =
+        crate::grouping::plan_aggregate(cx, right.clone(), h.right_keys.clone(), Vec::new());
+    // `left key = unique column`, over `left ++ unique`.
+    let conds: Vec<Expr> = h
+        .left_keys
+        .iter()
+        .zip(&h.right_keys)
+        .enumerate()
+        .map(|(i, (l, r))| {
+            Expr::new(
+                ExprKind::Binary(
+                    BinaryOp::Eq,
+                    Box::new(l.clone()),
+                    Box::new(Expr::column(lw + i, r.ty)),
+                ),
+                DataType::Bool,
+            )
+        })
+        .collect();
+    let left_of = |joined: Plan, at: usize| Plan::Project {
+        input: Box::new(joined),
+        exprs: lt
+            .iter()
+            .enumerate()
+            .map(|(i, ty)| Expr::column(at + i, *ty))
+            .collect(),
+    };
+    let swapped: Vec<Expr> = conds
+        .iter()
+        .map(|c| swap_columns(c.clone(), lw, k))
+        .collect();
+    vec![
+        left_of(
+            make_join(
+                cx,
+                left.clone(),
+                unique.clone(),
+                JoinKind::Inner,
+                conjoin(conds),
+            ),
+            0,
+        ),
+        left_of(
+            make_join(cx, unique, left.clone(), JoinKind::Inner, conjoin(swapped)),
+            k,
+        ),
+    ]
+}
+
 /// `left LEFT JOIN right` as a Merge Right Join of the sides swapped, under a projection
 /// that puts the columns back.
 fn merge_right_join(
@@ -347,15 +416,34 @@ pub(crate) fn equi_key(c: &Expr, left_width: usize, table: &TableDesc) -> Option
     (indexable(ty) && outer.ty == ty.without_typmod()).then(|| ((**outer).clone(), col))
 }
 
-/// Whether at most one row of `right` (a scan of one table) matches each outer row: the
-/// condition `cond` (over the outer row's `width` columns, then the table's) equates
-/// every column of one of the table's unique indexes with an outer expression.
+/// Whether at most one row of `right` matches each outer row: `right` is a scan of one
+/// table and the condition `cond` (over the outer row's `width` columns, then the
+/// right's) equates every column of one of the table's unique indexes with an outer
+/// expression, or `right` is a grouping and `cond` equates every group column.
 pub(crate) fn unique_on(right: &Plan, width: usize, cond: Option<&Expr>) -> bool {
+    let Some(cond) = cond else { return false };
     let table = match right {
         Plan::SeqScan { table, .. } | Plan::IndexScan { table, .. } => table,
+        // A grouping's rows are distinct on its group columns (PostgreSQL's
+        // rel_is_distinct_for): unique where the condition equates them all.
+        Plan::Aggregate { group_by, .. } if !group_by.is_empty() => {
+            let equated = equated_columns(cond, width);
+            return (0..group_by.len()).all(|g| equated.contains(&g));
+        }
         _ => return false,
     };
-    let Some(cond) = cond else { return false };
+    let equated = equated_columns(cond, width);
+    // A unique index is led by one of the equated columns (L1: only those are looked at).
+    equated.iter().any(|&col| {
+        table
+            .indexes_leading(col)
+            .any(|ix| ix.proves_unique() && ix.columns.iter().all(|c| equated.contains(c)))
+    })
+}
+
+/// The right columns (from `width` on, numbered from 0) that conjuncts of `cond` equate
+/// with a left expression of the same type.
+fn equated_columns(cond: &Expr, width: usize) -> Vec<usize> {
     let mut equated = Vec::new();
     for c in conjuncts(cond.clone()) {
         if let ExprKind::Binary(BinaryOp::Eq, l, r) = &c.kind {
@@ -374,16 +462,11 @@ pub(crate) fn unique_on(right: &Plan, width: usize, cond: Option<&Expr>) -> bool
             }
         }
     }
-    // A unique index is led by one of the equated columns (L1: only those are looked at).
-    equated.iter().any(|&col| {
-        table
-            .indexes_leading(col)
-            .any(|ix| ix.proves_unique() && ix.columns.iter().all(|c| equated.contains(c)))
-    })
+    equated
 }
 
 /// Whether a join of kind `kind` has PostgreSQL's `Inner Unique`: an inner or left join
-/// whose right side, a scan of one table, has at most one row matching each left row
+/// whose right side, a scan of one table or a grouping, has at most one row matching each left row
 /// ([`unique_on`]); it is costed as a semi join, each left row's search ending at its
 /// first match.
 pub fn inner_unique(kind: JoinKind, right: &Plan, left_width: usize, cond: Option<&Expr>) -> bool {
