@@ -96,7 +96,7 @@ impl Binder<'_> {
                         .map(|&i| {
                             scope.output_column(
                                 i,
-                                table.columns[i].name.clone(),
+                                table.columns[i].name.as_str().into(),
                                 table.columns[i].ty,
                             )
                         })

@@ -100,9 +100,10 @@ pub fn ident_name(id: &ast::Ident) -> String {
 /// One column visible to expressions: the FROM items' columns, in order.
 #[derive(Clone, Debug)]
 pub(crate) struct ScopeColumn {
-    /// The FROM item's name (its alias, or the table name).
-    pub table: Option<String>,
-    pub name: String,
+    /// The FROM item's name (its alias, or the table name), shared by its columns.
+    pub table: Option<std::sync::Arc<str>>,
+    /// Shared with the output columns that show it (no copy per statement).
+    pub name: std::sync::Arc<str>,
     pub ty: DataType,
     pub table_oid: u32,
     pub column_number: i16,
@@ -121,14 +122,15 @@ pub(crate) struct Scope {
 
 impl Scope {
     pub fn for_table(table: &TableDesc, alias: &str) -> Scope {
+        let alias: std::sync::Arc<str> = alias.into();
         Scope {
             columns: table
                 .columns
                 .iter()
                 .enumerate()
                 .map(|(i, c)| ScopeColumn {
-                    table: Some(alias.to_string()),
-                    name: c.name.clone(),
+                    table: Some(alias.clone()),
+                    name: c.name.as_str().into(),
                     ty: c.ty,
                     table_oid: table.oid,
                     column_number: i as i16 + 1,
@@ -157,7 +159,7 @@ impl Scope {
         }
         let mut found = None;
         for (i, c) in self.columns.iter().enumerate() {
-            if c.name == name
+            if *c.name == *name
                 && !c.dropped
                 && (table.is_some() || !c.merged_away)
                 && (table.is_none() || c.table.as_deref() == table)
@@ -180,10 +182,15 @@ impl Scope {
         })
     }
 
-    pub fn output_column(&self, index: usize, name: String, ty: DataType) -> OutputColumn {
+    pub fn output_column(
+        &self,
+        index: usize,
+        name: std::sync::Arc<str>,
+        ty: DataType,
+    ) -> OutputColumn {
         let c = &self.columns[index];
         OutputColumn {
-            name: name.into(),
+            name,
             ty,
             table_oid: c.table_oid,
             column_number: c.column_number,

@@ -256,7 +256,7 @@ impl Binder<'_> {
                             .iter()
                             .map(|c| ScopeColumn {
                                 table: None,
-                                name: c.name.to_string(),
+                                name: c.name.clone(),
                                 ty: c.ty,
                                 table_oid: 0,
                                 column_number: 0,
@@ -699,7 +699,7 @@ impl Binder<'_> {
                 };
                 let ty = bound.ty;
                 let col = match bound.kind {
-                    ExprKind::Column(i) => cx.scope.output_column(i, name, ty),
+                    ExprKind::Column(i) => cx.scope.output_column(i, name.into(), ty),
                     _ => OutputColumn {
                         name: name.into(),
                         ty,
@@ -736,7 +736,7 @@ impl Binder<'_> {
                 }
                 let mut any = false;
                 for (i, c) in cx.scope.columns.iter().enumerate() {
-                    if qualifier.is_none() || c.table == qualifier {
+                    if qualifier.is_none() || c.table.as_deref() == qualifier.as_deref() {
                         any = true;
                         if c.dropped || (qualifier.is_none() && c.merged_away) {
                             continue;
@@ -802,7 +802,7 @@ impl Binder<'_> {
                 let c = &scope.columns[i];
                 let name = match &c.table {
                     Some(t) => format!("{t}.{}", c.name),
-                    None => c.name.clone(),
+                    None => c.name.to_string(),
                 };
                 let message = if outer {
                     format!("subquery uses ungrouped column \"{name}\" from outer query")
@@ -965,11 +965,11 @@ impl Binder<'_> {
                     .columns
                     .iter()
                     .filter(|c| !c.dropped && !c.merged_away)
-                    .map(|c| c.name.clone())
+                    .map(|c| c.name.to_string())
                     .filter(|n| {
                         rs.columns
                             .iter()
-                            .any(|c| !c.dropped && !c.merged_away && &c.name == n)
+                            .any(|c| !c.dropped && !c.merged_away && *c.name == **n)
                     })
                     .fold(Vec::<String>::new(), |mut v, n| {
                         if !v.contains(&n) {
@@ -1233,8 +1233,8 @@ impl Binder<'_> {
         }
         let scope = Scope {
             columns: vec![ScopeColumn {
-                table: Some(table_name.clone()),
-                name: column,
+                table: Some(table_name.as_str().into()),
+                name: column.into(),
                 ty,
                 table_oid: 0,
                 column_number: 0,
@@ -1310,8 +1310,8 @@ impl Binder<'_> {
             None => table_name.clone(),
         };
         let column = |name: String, ty: DataType| ScopeColumn {
-            table: Some(table_name.clone()),
-            name,
+            table: Some(table_name.as_str().into()),
+            name: name.into(),
             ty,
             table_oid: 0,
             column_number: 0,
@@ -1492,14 +1492,14 @@ impl Binder<'_> {
                 } else {
                     self.bind_query(subquery)?
                 };
-                let scope_name = ident_name(&a.name);
+                let scope_name: std::sync::Arc<str> = ident_name(&a.name).into();
                 let scope = Scope {
                     columns: q
                         .columns
                         .iter()
                         .map(|c| ScopeColumn {
                             table: Some(scope_name.clone()),
-                            name: c.name.to_string(),
+                            name: c.name.clone(),
                             ty: c.ty,
                             table_oid: c.table_oid,
                             column_number: c.column_number,
@@ -1508,7 +1508,7 @@ impl Binder<'_> {
                         })
                         .collect(),
                 };
-                (q.plan, scope, scope_name, Some(a))
+                (q.plan, scope, scope_name.to_string(), Some(a))
             }
             ast::TableFactor::NestedJoin {
                 table_with_joins,
@@ -1533,7 +1533,7 @@ impl Binder<'_> {
             }
             let live = scope.columns.iter_mut().filter(|c| !c.dropped);
             for (c, def) in live.zip(&a.columns) {
-                c.name = ident_name(&def.name);
+                c.name = ident_name(&def.name).into();
             }
         }
         if names.contains(&name) {
@@ -1574,7 +1574,7 @@ fn using_pairs(ls: &Scope, rs: &Scope, names: Vec<String>) -> PgResult<Vec<(usiz
             .columns
             .iter()
             .enumerate()
-            .filter(|(_, c)| !c.dropped && !c.merged_away && c.name == name);
+            .filter(|(_, c)| !c.dropped && !c.merged_away && *c.name == *name);
         let Some((i, _)) = found.next() else {
             return Err(PgError::new(
                 SqlState::UNDEFINED_COLUMN,
