@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 
-use common::numeric::Numeric;
+use common::numeric::{Numeric, NumericSum};
 use common::{DataType, PgError, PgResult, SqlState, Value};
 use sql::bound::{AggCall, AggFunc};
 
@@ -29,7 +29,9 @@ enum State {
     /// sum(int8): numeric, summed in 128 bits as PostgreSQL does (no overflow below
     /// 2^64 rows).
     SumWide(Option<i128>),
-    SumNumeric(Option<Numeric>),
+    /// sum(numeric): a running sum without an allocation per value; `None` before the
+    /// first.
+    SumNumeric(Option<NumericSum>),
     SumFloat(Option<f64>),
     /// avg() of an integer type: numeric `sum / n` at the division's scale.
     AvgInt {
@@ -37,7 +39,7 @@ enum State {
         n: i64,
     },
     AvgNumeric {
-        sum: Numeric,
+        sum: NumericSum,
         n: i64,
     },
     AvgFloat {
@@ -64,7 +66,7 @@ impl Accumulator {
                 State::AvgInt { sum: 0, n: 0 }
             }
             AggFunc::Avg if matches!(call.ty, DataType::Numeric(_)) => State::AvgNumeric {
-                sum: Numeric::zero(),
+                sum: NumericSum::default(),
                 n: 0,
             },
             AggFunc::Avg => State::AvgFloat { sum: 0.0, n: 0 },
@@ -123,11 +125,7 @@ impl Accumulator {
             }
             State::SumWide(s) => *s = Some(s.unwrap_or(0) + v.as_i64().unwrap_or(0) as i128),
             State::SumNumeric(s) => {
-                let x = numeric_arg(&v)?;
-                *s = Some(match s.take() {
-                    None => x,
-                    Some(acc) => acc.add(&x)?,
-                });
+                with_numeric(&v, |x| s.get_or_insert_with(Default::default).add(x))?
             }
             State::SumFloat(s) => *s = Some(s.unwrap_or(0.0) + v.as_f64().unwrap_or(0.0)),
             State::AvgInt { sum, n } => {
@@ -135,7 +133,7 @@ impl Accumulator {
                 *n += 1;
             }
             State::AvgNumeric { sum, n } => {
-                *sum = sum.add(&numeric_arg(&v)?)?;
+                with_numeric(&v, |x| sum.add(x))?;
                 *n += 1;
             }
             State::AvgFloat { sum, n } => {
@@ -187,7 +185,10 @@ impl Accumulator {
                 None => Value::Null,
                 Some(v) => Value::Numeric(i128_numeric(v)?),
             },
-            State::SumNumeric(s) => s.map_or(Value::Null, Value::Numeric),
+            State::SumNumeric(s) => match s {
+                Some(s) => Value::Numeric(s.finish()?),
+                None => Value::Null,
+            },
             State::SumFloat(s) => match (s, ty) {
                 (None, _) => Value::Null,
                 (Some(v), DataType::Float4) => Value::Float4(v as f32),
@@ -197,7 +198,7 @@ impl Accumulator {
                 Numeric::avg(&i128_numeric(sum)?, n)?.map_or(Value::Null, Value::Numeric)
             }
             State::AvgNumeric { sum, n } => {
-                Numeric::avg(&sum, n)?.map_or(Value::Null, Value::Numeric)
+                Numeric::avg(&sum.finish()?, n)?.map_or(Value::Null, Value::Numeric)
             }
             State::AvgFloat { sum, n } => {
                 if n == 0 {
@@ -219,6 +220,15 @@ impl Accumulator {
             State::StringAgg(acc) => acc.map_or(Value::Null, Value::Text),
         })
     }
+}
+
+/// `f` of `v` as a numeric, borrowed where it is one.
+fn with_numeric(v: &Value, f: impl FnOnce(&Numeric)) -> PgResult<()> {
+    match v {
+        Value::Numeric(n) => f(n),
+        other => f(&numeric_arg(other)?),
+    }
+    Ok(())
 }
 
 fn numeric_arg(v: &Value) -> PgResult<Numeric> {
