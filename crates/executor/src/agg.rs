@@ -83,19 +83,43 @@ impl Accumulator {
     }
 
     pub fn add(&mut self, call: &AggCall, row: &[Value], env: &Env) -> PgResult<()> {
-        let v = match &call.arg {
+        use std::borrow::Cow;
+        let v: Cow<'_, Value> = match &call.arg {
             None => {
                 if let State::Count(n) = &mut self.state {
                     *n += 1;
                 }
                 return Ok(());
             }
-            Some(arg) => env.eval(arg, row)?,
+            // A column is read in place.
+            Some(arg) => match arg.kind {
+                sql::bound::ExprKind::Column(i) if i < row.len() => Cow::Borrowed(&row[i]),
+                _ => Cow::Owned(env.eval(arg, row)?),
+            },
         };
         // Only array_agg keeps NULLs.
         if v.is_null() && call.func != AggFunc::ArrayAgg {
             return Ok(());
         }
+        // Counts and numeric sums need no value of their own.
+        if self.seen.is_none() && self.ordered.is_none() {
+            match &mut self.state {
+                State::Count(n) => {
+                    *n += 1;
+                    return Ok(());
+                }
+                State::SumNumeric(s) => {
+                    return with_numeric(&v, |x| s.get_or_insert_with(Default::default).add(x));
+                }
+                State::AvgNumeric { sum, n } => {
+                    with_numeric(&v, |x| sum.add(x))?;
+                    *n += 1;
+                    return Ok(());
+                }
+                _ => {}
+            }
+        }
+        let v = v.into_owned();
         if let Some(seen) = &mut self.seen
             && !seen.insert(RowKey(vec![v.clone()]))
         {

@@ -213,6 +213,19 @@ fn ev(e: &Expr, row: &[Value], s: &Session, env: Option<&Env>) -> PgResult<Value
     }
 }
 
+/// `e`'s value over `row`, borrowed from the row where `e` is one of its columns.
+fn ev_ref<'r>(
+    e: &Expr,
+    row: &'r [Value],
+    s: &Session,
+    env: Option<&Env>,
+) -> PgResult<std::borrow::Cow<'r, Value>> {
+    match e.kind {
+        ExprKind::Column(i) if i < row.len() => Ok(std::borrow::Cow::Borrowed(&row[i])),
+        _ => ev(e, row, s, env).map(std::borrow::Cow::Owned),
+    }
+}
+
 fn eval_binary(
     op: BinaryOp,
     l: &Expr,
@@ -248,8 +261,11 @@ fn eval_binary(
             })
         }
         _ => {
-            let a = ev(l, row, s, env)?;
-            let b = ev(r, row, s, env)?;
+            // A column operand is read in place: no copy of a numeric's digits or a
+            // string per row (the operators below only look at their operands).
+            let a = ev_ref(l, row, s, env)?;
+            let b = ev_ref(r, row, s, env)?;
+            let (a, b): (&Value, &Value) = (&a, &b);
             if a.is_null() || b.is_null() {
                 return Ok(Value::Null);
             }
@@ -270,7 +286,7 @@ fn eval_binary(
             }
             if op.is_comparison() {
                 use std::cmp::Ordering::*;
-                let c = a.cmp_non_null(&b);
+                let c = a.cmp_non_null(b);
                 let res = match op {
                     BinaryOp::Eq => c == Equal,
                     BinaryOp::NotEq => c != Equal,
@@ -295,10 +311,10 @@ fn eval_binary(
                         | Value::Interval(_)
                 )
             };
-            if temporal(&a) || temporal(&b) {
-                return crate::datetime::arith(&s.text().clock, op, &a, &b, ty);
+            if temporal(a) || temporal(b) {
+                return crate::datetime::arith(&s.text().clock, op, a, b, ty);
             }
-            arith(op, &a, &b, ty)
+            arith(op, a, b, ty)
         }
     }
 }
