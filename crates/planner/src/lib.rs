@@ -20,6 +20,7 @@ pub mod cache;
 mod columns;
 mod cost;
 pub mod estimate;
+mod fold;
 mod grouping;
 mod join;
 pub mod join_search;
@@ -63,6 +64,13 @@ pub(crate) use scan::*;
 /// PostgreSQL's ProcessUtility does, and one given here is an internal error. Every
 /// subquery in the statement's expressions is planned here too ([`SubPlans`]).
 pub fn plan(cx: &PlanContext<'_>, mut stmt: BoundStatement) -> PgResult<PlannedStatement> {
+    // Constant casts folded first (rule 14); EXPLAIN's inner statement is planned below.
+    if !matches!(stmt, BoundStatement::Explain { .. }) {
+        stmt.for_each_expr_mut(&mut |e| {
+            fold::fold_in_place(e);
+            Ok(())
+        })?;
+    }
     let subplans = match &stmt {
         BoundStatement::Explain { .. } => SubPlans::default(),
         _ => SubPlans::of(cx, &mut stmt),

@@ -27,6 +27,7 @@ fn bound_predicate(table: &TableDesc, index: &IndexDesc, cx: &PlanContext<'_>) -
         &common::session::SessionInfo::detached(),
     )
     .ok()
+    .map(crate::fold::fold)
 }
 
 /// The conjuncts of `index`'s predicate bound over `table`'s row (none for a whole-table

@@ -335,6 +335,7 @@ pub(crate) fn expression_quals(
                 &common::session::SessionInfo::detached(),
             )
             .ok()
+            .map(crate::fold::fold)
         })
         .collect();
     let mut out = Vec::new();
