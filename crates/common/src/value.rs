@@ -284,6 +284,12 @@ pub fn format_uuid(u: &[u8; 16]) -> String {
 }
 
 impl Value {
+    /// Whether this is the boolean true (a condition that passes: false and NULL do not).
+    #[inline]
+    pub fn is_true(&self) -> bool {
+        matches!(self, Value::Bool(true))
+    }
+
     pub fn is_null(&self) -> bool {
         matches!(self, Value::Null)
     }

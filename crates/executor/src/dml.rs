@@ -172,7 +172,7 @@ fn matching_rows(
 
 fn passes(cx: &ExecContext, filter: Option<&sql::bound::Expr>, row: &Row) -> PgResult<bool> {
     Ok(match filter {
-        Some(f) => cx.env().eval(f, row)? == Value::Bool(true),
+        Some(f) => cx.env().eval(f, row)?.is_true(),
         None => true,
     })
 }

@@ -157,7 +157,7 @@ fn ev(e: &Expr, row: &[Value], s: &Session, env: Option<&Env>) -> PgResult<Value
         }
         ExprKind::Case { whens, else_result } => {
             for (cond, result) in whens {
-                if ev(cond, row, s, env)? == Value::Bool(true) {
+                if ev(cond, row, s, env)?.is_true() {
                     return ev(result, row, s, env);
                 }
             }
@@ -238,7 +238,7 @@ fn eval_binary(
     match op {
         BinaryOp::And => {
             let a = ev(l, row, s, env)?;
-            if a == Value::Bool(false) {
+            if matches!(a, Value::Bool(false)) {
                 return Ok(a);
             }
             let b = ev(r, row, s, env)?;
@@ -250,7 +250,7 @@ fn eval_binary(
         }
         BinaryOp::Or => {
             let a = ev(l, row, s, env)?;
-            if a == Value::Bool(true) {
+            if matches!(a, Value::Bool(true)) {
                 return Ok(a);
             }
             let b = ev(r, row, s, env)?;

@@ -183,7 +183,7 @@ pub(crate) fn entry_with(
 ) -> PgResult<Option<Vec<Value>>> {
     let env = cx.env();
     if let Some(p) = &bound.predicate
-        && env.eval(p, row)? != Value::Bool(true)
+        && !env.eval(p, row)?.is_true()
     {
         return Ok(None);
     }

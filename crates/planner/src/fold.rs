@@ -1,7 +1,7 @@
 //! Constant folding before planning (planner rule 14, a part of PostgreSQL's
 //! `eval_const_expressions`): an integer constant cast to unconstrained numeric (`1 - x`
-//! over a numeric `x`, `x * 2`) becomes a numeric constant, so the cast is not made
-//! again for every row. Stored expressions (CHECK, DEFAULT, index expressions and
+//! over a numeric `x`, `x * 2`) becomes a numeric constant, and so does `+`, `-` or `*`
+//! of two numeric constants (`0.06 - 0.01`), so neither is computed again for every row. Stored expressions (CHECK, DEFAULT, index expressions and
 //! predicates) keep their casts as written, as PostgreSQL keeps `(0)::numeric`; where
 //! the planner compares a statement's expressions with an index's, it folds the index's
 //! the same way first.
@@ -30,6 +30,23 @@ pub(crate) fn fold(e: Expr) -> Expr {
         }
     {
         return Expr::constant(Value::Numeric(common::numeric::Numeric::from(i)), e.ty);
+    }
+    // `+`, `-` and `*` of two numeric constants (`0.06 - 0.01`): the constant they make.
+    // One that fails (out of range) is left to fail when it runs, as it would have.
+    if let ExprKind::Binary(op @ (BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul), l, r) = &e.kind
+        && let (ExprKind::Const(Value::Numeric(a)), ExprKind::Const(Value::Numeric(b))) =
+            (&l.kind, &r.kind)
+        && matches!(e.ty, DataType::Numeric(_))
+        && e.ty.typmod() < 0
+    {
+        let v = match op {
+            BinaryOp::Add => a.add(b),
+            BinaryOp::Sub => a.sub(b),
+            _ => a.mul(b),
+        };
+        if let Ok(v) = v {
+            return Expr::constant(Value::Numeric(v), e.ty);
+        }
     }
     e
 }
@@ -88,5 +105,28 @@ mod tests {
             fold(cast(Expr::column(0, DataType::Int4), numeric)).kind,
             ExprKind::Cast { .. }
         ));
+        // 0.06 - 0.01, and 2 * (0.06 - 0.01) with the 2 cast: 0.05 and 0.10.
+        let num = |s: &str| {
+            Expr::constant(
+                Value::Numeric(common::numeric::Numeric::parse(s).expect("a number")),
+                numeric,
+            )
+        };
+        let sub = Expr::new(
+            ExprKind::Binary(BinaryOp::Sub, Box::new(num("0.06")), Box::new(num("0.01"))),
+            numeric,
+        );
+        let mul = Expr::new(
+            ExprKind::Binary(
+                BinaryOp::Mul,
+                Box::new(cast(int(2), numeric)),
+                Box::new(sub),
+            ),
+            numeric,
+        );
+        let ExprKind::Const(Value::Numeric(v)) = fold(mul).kind else {
+            panic!("not folded")
+        };
+        assert_eq!(v.to_string(), "0.10");
     }
 }

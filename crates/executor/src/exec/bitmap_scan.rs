@@ -109,11 +109,11 @@ impl Operator for BitmapHeapScanOp<'_> {
             else {
                 continue;
             };
-            if env.eval(self.recheck, &row)? != Value::Bool(true) {
+            if !env.eval(self.recheck, &row)?.is_true() {
                 continue;
             }
             match self.filter {
-                Some(f) if env.eval(f, &row)? != Value::Bool(true) => self.removed += 1,
+                Some(f) if !env.eval(f, &row)?.is_true() => self.removed += 1,
                 _ => return Ok(Some(row)),
             }
         }

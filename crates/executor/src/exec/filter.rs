@@ -13,7 +13,7 @@ pub(crate) struct FilterOp<'a> {
 impl Operator for FilterOp<'_> {
     fn next(&mut self) -> PgResult<Option<Row>> {
         while let Some(row) = self.input.next()? {
-            if self.env.eval(self.predicate, &row)? == Value::Bool(true) {
+            if self.env.eval(self.predicate, &row)?.is_true() {
                 return Ok(Some(row));
             }
             self.removed += 1;
@@ -41,7 +41,7 @@ impl Operator for GatingResultOp<'_> {
         let open = match self.open {
             Some(o) => o,
             None => {
-                let o = self.env.eval(self.filter, &[])? == Value::Bool(true);
+                let o = self.env.eval(self.filter, &[])?.is_true();
                 self.open = Some(o);
                 o
             }

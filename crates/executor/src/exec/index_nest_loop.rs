@@ -54,17 +54,17 @@ impl Operator for IndexNestLoopOp<'_> {
                     };
                     let inner = access::tuple::decode(&bytes, &self.types)?;
                     if let Some(f) = self.inner_filter
-                        && self.env.eval(f, &inner)? != Value::Bool(true)
+                        && !self.env.eval(f, &inner)?.is_true()
                     {
                         continue;
                     }
                     let mut row = left.clone();
                     row.extend(inner);
-                    if self.env.eval(self.key_cond, &row)? != Value::Bool(true) {
+                    if !self.env.eval(self.key_cond, &row)?.is_true() {
                         continue;
                     }
                     if let Some(on) = self.on
-                        && self.env.eval(on, &row)? != Value::Bool(true)
+                        && !self.env.eval(on, &row)?.is_true()
                     {
                         continue;
                     }

@@ -84,7 +84,7 @@ impl LockRowsOp<'_> {
                     let mut base = access::tuple::decode(&bytes, &self.table.column_types())?;
                     base.push(tid_value(newer));
                     if let Some(f) = self.recheck
-                        && self.env.eval(f, &base)? != Value::Bool(true)
+                        && !self.env.eval(f, &base)?.is_true()
                     {
                         return Ok(None);
                     }

@@ -467,7 +467,7 @@ fn joined_row(
     row.extend_from_slice(left);
     row.extend_from_slice(right);
     match on {
-        Some(on) if env.eval(on, &row)? != Value::Bool(true) => Ok(None),
+        Some(on) if !env.eval(on, &row)?.is_true() => Ok(None),
         _ => Ok(Some(row)),
     }
 }

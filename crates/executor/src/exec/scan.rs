@@ -148,7 +148,7 @@ impl Operator for IndexScanOp<'_> {
                 continue;
             };
             match self.filter {
-                Some(f) if env.eval(f, &row)? != Value::Bool(true) => self.removed += 1,
+                Some(f) if !env.eval(f, &row)?.is_true() => self.removed += 1,
                 _ => return Ok(Some(row)),
             }
         }
@@ -192,7 +192,7 @@ impl Operator for SeqScanOp<'_> {
     fn next(&mut self) -> PgResult<Option<Row>> {
         while let Some((tid, mut row)) = self.scan.next_row()? {
             match self.filter {
-                Some(f) if self.env.eval(f, &row)? != Value::Bool(true) => {
+                Some(f) if !self.env.eval(f, &row)?.is_true() => {
                     self.removed += 1;
                     continue;
                 }
