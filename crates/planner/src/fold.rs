@@ -1,7 +1,8 @@
 //! Constant folding before planning (planner rule 14, a part of PostgreSQL's
 //! `eval_const_expressions`): an integer constant cast to unconstrained numeric (`1 - x`
-//! over a numeric `x`, `x * 2`) becomes a numeric constant, and so does `+`, `-` or `*`
-//! of two numeric constants (`0.06 - 0.01`), so neither is computed again for every row. Stored expressions (CHECK, DEFAULT, index expressions and
+//! over a numeric `x`, `x * 2`) becomes a numeric constant, and `+`, `-` or `*` of two
+//! integer (`1 + 10`) or numeric (`0.06 - 0.01`) constants becomes their result, so none
+//! is computed again for every row. Stored expressions (CHECK, DEFAULT, index expressions and
 //! predicates) keep their casts as written, as PostgreSQL keeps `(0)::numeric`; where
 //! the planner compares a statement's expressions with an index's, it folds the index's
 //! the same way first.
@@ -30,6 +31,30 @@ pub(crate) fn fold(e: Expr) -> Expr {
         }
     {
         return Expr::constant(Value::Numeric(common::numeric::Numeric::from(i)), e.ty);
+    }
+    // `+`, `-` and `*` of two integer constants of the result's type (`1 + 10`), where
+    // it does not overflow (an overflow is left to fail when it runs).
+    if let ExprKind::Binary(op @ (BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul), l, r) = &e.kind
+        && let (ExprKind::Const(a), ExprKind::Const(b)) = (&l.kind, &r.kind)
+    {
+        let folded = match (a, b, &e.ty) {
+            (Value::Int4(a), Value::Int4(b), DataType::Int4) => match op {
+                BinaryOp::Add => a.checked_add(*b),
+                BinaryOp::Sub => a.checked_sub(*b),
+                _ => a.checked_mul(*b),
+            }
+            .map(Value::Int4),
+            (Value::Int8(a), Value::Int8(b), DataType::Int8) => match op {
+                BinaryOp::Add => a.checked_add(*b),
+                BinaryOp::Sub => a.checked_sub(*b),
+                _ => a.checked_mul(*b),
+            }
+            .map(Value::Int8),
+            _ => None,
+        };
+        if let Some(v) = folded {
+            return Expr::constant(v, e.ty);
+        }
     }
     // `+`, `-` and `*` of two numeric constants (`0.06 - 0.01`): the constant they make.
     // One that fails (out of range) is left to fail when it runs, as it would have.
@@ -128,5 +153,17 @@ mod tests {
             panic!("not folded")
         };
         assert_eq!(v.to_string(), "0.10");
+        // (1 + 10)::numeric is '11'::numeric; 2147483647 + 1 is left to fail at run time.
+        let add = |a: i32, b: i32| {
+            Expr::new(
+                ExprKind::Binary(BinaryOp::Add, Box::new(int(a)), Box::new(int(b))),
+                DataType::Int4,
+            )
+        };
+        let ExprKind::Const(Value::Numeric(v)) = fold(cast(add(1, 10), numeric)).kind else {
+            panic!("not folded")
+        };
+        assert_eq!(v.to_string(), "11");
+        assert!(matches!(fold(add(i32::MAX, 1)).kind, ExprKind::Binary(..)));
     }
 }
