@@ -314,15 +314,19 @@ fn tables_read(plan: &Plan) -> usize {
     }
 }
 
-fn nested_loop(kind: JoinKind) -> &'static str {
-    match kind {
-        JoinKind::Inner => "Nested Loop",
-        JoinKind::Left => "Nested Loop Left Join",
-        JoinKind::Full => "Nested Loop Full Join",
-        JoinKind::Right => "Nested Loop Right Join",
-        JoinKind::Semi => "Nested Loop Semi Join",
-        JoinKind::Anti => "Nested Loop Anti Join",
-    }
+/// A join node's name as PostgreSQL shows it: `way` ("Nested Loop", "Hash", "Merge")
+/// and the join kind ("Hash Join", "Nested Loop", "Merge Left Join", ...).
+fn join_name(way: &str, kind: JoinKind) -> String {
+    let kind = match kind {
+        JoinKind::Inner if way == "Nested Loop" => return way.to_string(),
+        JoinKind::Inner => "",
+        JoinKind::Left => " Left",
+        JoinKind::Full => " Full",
+        JoinKind::Right => " Right",
+        JoinKind::Semi => " Semi",
+        JoinKind::Anti => " Anti",
+    };
+    format!("{way}{kind} Join")
 }
 
 /// What a node's expressions read: its own output row, an input's, a table's row, or
@@ -637,6 +641,40 @@ impl Renderer<'_> {
         let names = self.names(plan);
         self.qualify = qualify;
         names
+    }
+
+    /// The detail lines of a hash or merge join (`what`: "Hash" or "Merge"): VERBOSE's
+    /// Inner Unique, the `what Cond` over its key clauses, and the Join Filter.
+    fn keyed_join_details(
+        &self,
+        left: &Plan,
+        right: &Plan,
+        kind: JoinKind,
+        what: &str,
+        key_conds: &[Expr],
+        on: &Option<Expr>,
+    ) -> Vec<String> {
+        let mut names = self.names(left);
+        names.extend(self.names(right));
+        let mut details = Vec::new();
+        let cond = key_conds.iter().chain(on).cloned().reduce(|a, b| {
+            Expr::new(
+                ExprKind::Binary(BinaryOp::And, Box::new(a), Box::new(b)),
+                DataType::Bool,
+            )
+        });
+        if self.verbose && planner::inner_unique(kind, right, left.width(), cond.as_ref()) {
+            details.push("Inner Unique: true".to_string());
+        }
+        details.push(format!(
+            "{what} Cond: {}",
+            deparse_and(&self.cx, &key_conds.iter().collect::<Vec<_>>(), &names)
+        ));
+        details.extend(
+            on.iter()
+                .map(|e| format!("Join Filter: {}", deparse(&self.cx, e, &names))),
+        );
+        details
     }
 
     /// Output column names of `plan`, for deparsing its parent's expressions.
@@ -986,7 +1024,7 @@ impl Renderer<'_> {
                     let r = self.shown(right);
                     self.in_subplan -= 1;
                     self.cx.subplans.borrow_mut().outer.pop();
-                    return node(nested_loop(*kind).into(), details, vec![l, r]);
+                    return node(join_name("Nested Loop", *kind), details, vec![l, r]);
                 }
                 let r = self.shown(right);
                 // The inner side is read once and kept.
@@ -1003,7 +1041,7 @@ impl Renderer<'_> {
                     subplans: vec![],
                     initplans: vec![],
                 };
-                node(nested_loop(*kind).into(), details, vec![l, inner])
+                node(join_name("Nested Loop", *kind), details, vec![l, inner])
             }
             Plan::HashJoin {
                 left,
@@ -1013,27 +1051,7 @@ impl Renderer<'_> {
                 on,
                 ..
             } => {
-                let mut names = self.names(left);
-                names.extend(self.names(right));
-                let mut details = Vec::new();
-                let cond = hash_conds.iter().chain(on).cloned().reduce(|a, b| {
-                    Expr::new(
-                        ExprKind::Binary(BinaryOp::And, Box::new(a), Box::new(b)),
-                        DataType::Bool,
-                    )
-                });
-                if self.verbose && planner::inner_unique(*kind, right, left.width(), cond.as_ref())
-                {
-                    details.push("Inner Unique: true".to_string());
-                }
-                details.push(format!(
-                    "Hash Cond: {}",
-                    deparse_and(&self.cx, &hash_conds.iter().collect::<Vec<_>>(), &names)
-                ));
-                details.extend(
-                    on.iter()
-                        .map(|e| format!("Join Filter: {}", deparse(&self.cx, e, &names))),
-                );
+                let details = self.keyed_join_details(left, right, *kind, "Hash", hash_conds, on);
                 let l = self.shown(left);
                 let r = self.shown(right);
                 // The Hash node reads the right side into the table: PostgreSQL's Hash,
@@ -1066,15 +1084,7 @@ impl Renderer<'_> {
                     subplans: vec![],
                     initplans: vec![],
                 };
-                let header = match kind {
-                    JoinKind::Inner => "Hash Join",
-                    JoinKind::Left => "Hash Left Join",
-                    JoinKind::Full => "Hash Full Join",
-                    JoinKind::Right => "Hash Right Join",
-                    JoinKind::Semi => "Hash Semi Join",
-                    JoinKind::Anti => "Hash Anti Join",
-                };
-                node(header.into(), details, vec![l, hash])
+                node(join_name("Hash", *kind), details, vec![l, hash])
             }
             Plan::MergeJoin {
                 left,
@@ -1084,40 +1094,9 @@ impl Renderer<'_> {
                 on,
                 ..
             } => {
-                let mut names = self.names(left);
-                names.extend(self.names(right));
-                let mut details = Vec::new();
-                let cond = merge_conds.iter().chain(on).cloned().reduce(|a, b| {
-                    Expr::new(
-                        ExprKind::Binary(BinaryOp::And, Box::new(a), Box::new(b)),
-                        DataType::Bool,
-                    )
-                });
-                if self.verbose && planner::inner_unique(*kind, right, left.width(), cond.as_ref())
-                {
-                    details.push("Inner Unique: true".to_string());
-                }
-                details.push(format!(
-                    "Merge Cond: {}",
-                    deparse_and(&self.cx, &merge_conds.iter().collect::<Vec<_>>(), &names)
-                ));
-                details.extend(
-                    on.iter()
-                        .map(|e| format!("Join Filter: {}", deparse(&self.cx, e, &names))),
-                );
-                let header = match kind {
-                    JoinKind::Inner => "Merge Join",
-                    JoinKind::Left => "Merge Left Join",
-                    JoinKind::Full => "Merge Full Join",
-                    JoinKind::Right => "Merge Right Join",
-                    JoinKind::Semi => "Merge Semi Join",
-                    JoinKind::Anti => "Merge Anti Join",
-                };
-                node(
-                    header.into(),
-                    details,
-                    vec![self.shown(left), self.shown(right)],
-                )
+                let details = self.keyed_join_details(left, right, *kind, "Merge", merge_conds, on);
+                let children = vec![self.shown(left), self.shown(right)];
+                node(join_name("Merge", *kind), details, children)
             }
             Plan::IndexNestLoop {
                 left,
@@ -1169,7 +1148,7 @@ impl Renderer<'_> {
                     subplans: vec![],
                     initplans: vec![],
                 };
-                node(nested_loop(*kind).into(), details, vec![l, inner])
+                node(join_name("Nested Loop", *kind), details, vec![l, inner])
             }
             Plan::Aggregate {
                 input,

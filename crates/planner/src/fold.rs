@@ -12,7 +12,7 @@ use super::*;
 
 use common::Value;
 
-/// `e` with its integer-to-numeric casts of constants folded, at any depth.
+/// `e` with its constant casts and arithmetic folded, at any depth.
 pub(crate) fn fold(e: Expr) -> Expr {
     let e = match e.kind {
         ExprKind::Const(_) | ExprKind::Column(_) | ExprKind::Param(_) => return e,
@@ -20,6 +20,11 @@ pub(crate) fn fold(e: Expr) -> Expr {
             .try_map_children(&mut |c| Ok(fold(c)))
             .expect("folding cannot fail"),
     };
+    folded(&e).unwrap_or(e)
+}
+
+/// The constant node `e` folds to, its children as they are; `None` if it does not.
+fn folded(e: &Expr) -> Option<Expr> {
     if let (DataType::Numeric(_), ExprKind::Cast { expr, .. }) = (&e.ty, &e.kind)
         && e.ty.typmod() < 0
         && let ExprKind::Const(v) = &expr.kind
@@ -30,7 +35,10 @@ pub(crate) fn fold(e: Expr) -> Expr {
             _ => None,
         }
     {
-        return Expr::constant(Value::Numeric(common::numeric::Numeric::from(i)), e.ty);
+        return Some(Expr::constant(
+            Value::Numeric(common::numeric::Numeric::from(i)),
+            e.ty,
+        ));
     }
     // `+`, `-` and `*` of two integer constants of the result's type (`1 + 10`), where
     // it does not overflow (an overflow is left to fail when it runs).
@@ -53,7 +61,7 @@ pub(crate) fn fold(e: Expr) -> Expr {
             _ => None,
         };
         if let Some(v) = folded {
-            return Expr::constant(v, e.ty);
+            return Some(Expr::constant(v, e.ty));
         }
     }
     // `+`, `-` and `*` of two numeric constants (`0.06 - 0.01`): the constant they make.
@@ -70,14 +78,28 @@ pub(crate) fn fold(e: Expr) -> Expr {
             _ => a.mul(b),
         };
         if let Ok(v) = v {
-            return Expr::constant(Value::Numeric(v), e.ty);
+            return Some(Expr::constant(Value::Numeric(v), e.ty));
         }
     }
-    e
+    None
 }
 
-/// [`fold`] in place.
+/// [`fold`] in place; an expression with nothing to fold (most of them) is looked at,
+/// not rebuilt.
+#[inline]
 pub(crate) fn fold_in_place(e: &mut Expr) {
+    // A bare column or constant (most of a select list) has nothing to fold.
+    if matches!(
+        e.kind,
+        ExprKind::Column(_) | ExprKind::Const(_) | ExprKind::Param(_)
+    ) {
+        return;
+    }
+    let mut any = false;
+    e.walk(&mut |x| any = any || folded(x).is_some());
+    if !any {
+        return;
+    }
     let taken = std::mem::replace(e, Expr::constant(Value::Null, DataType::Unknown));
     *e = fold(taken);
 }

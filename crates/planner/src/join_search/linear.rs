@@ -24,6 +24,16 @@ pub const LINEAR_LIMIT: usize = 128;
 /// more items passes it).
 pub const LINEAR_PAIRS: usize = 4096;
 
+/// The join graph the linearized search orders: each condition's items; for each two
+/// items (at `a * n + b`) whether conditions of those two alone join them, and the
+/// product of those conditions' selectivities; each item's rows (at least 1).
+pub(super) struct Graph {
+    pub(super) conds: Vec<u128>,
+    pub(super) sel: Vec<f64>,
+    pub(super) linked: Vec<bool>,
+    pub(super) rows: Vec<f64>,
+}
+
 /// The most items IKKBZ tries as the first of the order.
 const ROOTS: usize = 16;
 
@@ -114,27 +124,12 @@ impl Search<'_, '_> {
         if n > LINEAR_LIMIT {
             return None;
         }
-        let conds: Vec<u128> = self.conds.iter().map(|c| mask(&c.items)).collect();
-        let all = Node::side_by_side(parts.iter().map(|p| &p.node));
-        // The selectivity between each two items that conditions of those two alone join.
-        let mut sel = vec![1.0f64; n * n];
-        let mut linked = vec![false; n * n];
-        for (c, &m) in self.conds.iter().zip(&conds) {
-            if m.count_ones() == 2 {
-                let a = m.trailing_zeros() as usize;
-                let b = (m & !bit(a)).trailing_zeros() as usize;
-                let s = self.est.selectivity(&all, &c.expr);
-                for (x, y) in [(a, b), (b, a)] {
-                    sel[x * n + y] *= s;
-                    linked[x * n + y] = true;
-                }
-            }
-        }
-        let rows: Vec<f64> = parts.iter().map(|p| p.node.est.rows.max(1.0)).collect();
+        let graph = self.graph(parts);
+        let conds = &graph.conds;
         // The connected sets of items, through every condition.
         let mut comps = Components::new(n);
         comps.count = n;
-        for &m in &conds {
+        for &m in conds {
             let first = m.trailing_zeros() as usize;
             let mut rest = m & !bit(first);
             while rest != 0 {
@@ -160,8 +155,8 @@ impl Search<'_, '_> {
         let mut pairs = 0;
         let mut orders = Vec::with_capacity(sets.len());
         for &set in &sets {
-            let order = self.linear_order(set, &sel, &linked, &rows);
-            let connected = Self::runs_connected(&order, &conds);
+            let order = Self::linear_order(set, &graph);
+            let connected = Self::runs_connected(&order, conds);
             pairs += Self::pairs(&connected, order.len());
             if pairs > LINEAR_PAIRS {
                 return None;
@@ -179,17 +174,41 @@ impl Search<'_, '_> {
         })
     }
 
+    /// The join graph of `parts` (one per item).
+    pub(super) fn graph(&self, parts: &[Part]) -> Graph {
+        let n = parts.len();
+        let conds: Vec<u128> = self.conds.iter().map(|c| mask(&c.items)).collect();
+        let all = Node::side_by_side(parts.iter().map(|p| &p.node));
+        let mut sel = vec![1.0f64; n * n];
+        let mut linked = vec![false; n * n];
+        for (c, &m) in self.conds.iter().zip(&conds) {
+            if m.count_ones() == 2 {
+                let a = m.trailing_zeros() as usize;
+                let b = (m & !bit(a)).trailing_zeros() as usize;
+                let s = self.est.selectivity(&all, &c.expr);
+                for (x, y) in [(a, b), (b, a)] {
+                    sel[x * n + y] *= s;
+                    linked[x * n + y] = true;
+                }
+            }
+        }
+        let rows = parts.iter().map(|p| p.node.est.rows.max(1.0)).collect();
+        Graph {
+            conds,
+            sel,
+            linked,
+            rows,
+        }
+    }
+
     /// IKKBZ's order of the items of `set` (connected by conditions): over the minimum
     /// spanning tree of the two-item conditions (by selectivity), the cheapest under
     /// C_out of the orders that start from each item. Items that only conditions of
     /// three or more items connect follow in their written order.
-    pub(super) fn linear_order(
-        &self,
-        set: u128,
-        sel: &[f64],
-        linked: &[bool],
-        rows: &[f64],
-    ) -> Vec<usize> {
+    pub(super) fn linear_order(set: u128, graph: &Graph) -> Vec<usize> {
+        let Graph {
+            sel, linked, rows, ..
+        } = graph;
         let n = rows.len();
         let members: Vec<usize> = (0..n).filter(|&i| set & bit(i) != 0).collect();
         if members.len() <= 2 {
