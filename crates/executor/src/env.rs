@@ -34,6 +34,12 @@ pub trait Operator {
         0
     }
 
+    /// Pairs of rows a join read and its join condition (the Join Filter) dropped so far
+    /// (EXPLAIN ANALYZE's "Rows Removed by Join Filter").
+    fn join_removed(&self) -> u64 {
+        0
+    }
+
     /// What the node's sort or hash table held, for EXPLAIN ANALYZE.
     fn memory(&self) -> Option<crate::instrument::MemoryUsage> {
         None

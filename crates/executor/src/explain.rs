@@ -17,9 +17,11 @@
 //!
 //! ANALYZE numbers each operator in pre-order as `exec::build` builds it
 //! (`exec::instrumented` wraps each one): rows returned, time to the first row and
-//! in total (unless TIMING OFF). Every operator runs once (a nested loop materialises its
-//! inner side, a hash join hashes it), so `loops` is 1, or the node shows `never executed`. An index nested loop's inner index
-//! scan is a lookup inside the join's operator, shown without counts of its own.
+//! in total (unless TIMING OFF), per loop: a nested loop's inner side runs once per outer
+//! row (built anew, counting into the same nodes) or its kept rows are read again (each
+//! pass a loop of the Materialize or Sort that keeps them); other nodes run once, or show
+//! `never executed`. An index nested loop's inner index scan is a lookup inside the
+//! join's operator, shown without counts of its own.
 
 use std::time::{Duration, Instant};
 
@@ -259,13 +261,20 @@ fn modified(t0: Instant, returned: usize) -> NodeStats {
     NodeStats {
         executed: true,
         rows: returned as u64,
-        first: Some(t0.elapsed()),
+        loops: 1,
+        first: t0.elapsed(),
         total: t0.elapsed(),
         removed: 0,
+        join_removed: 0,
         buffers: storage::bufmgr::usage::total(),
         memory: None,
         heap_blocks: None,
     }
+}
+
+/// A count over `loops` loops, per loop as PostgreSQL prints it (`%.0f`).
+fn per_loop(count: u64, loops: u64) -> String {
+    format!("{:.0}", count as f64 / loops as f64)
 }
 
 /// `names` (one per column of `table`) less the dropped columns': what a scan outputs.
@@ -612,15 +621,17 @@ impl Renderer<'_> {
         if !st.executed {
             return "(never executed)".into();
         }
+        // Rows and times per loop, as PostgreSQL shows them.
+        let loops = st.loops.max(1);
+        let rows = per_loop(st.rows, loops);
         if self.timing {
             format!(
-                "(actual time={:.3}..{:.3} rows={} loops=1)",
-                ms(st.first.unwrap_or(st.total)),
-                ms(st.total),
-                st.rows
+                "(actual time={:.3}..{:.3} rows={rows} loops={loops})",
+                ms(st.first) / loops as f64,
+                ms(st.total) / loops as f64,
             )
         } else {
-            format!("(actual rows={} loops=1)", st.rows)
+            format!("(actual rows={rows} loops={loops})")
         }
     }
 
@@ -992,6 +1003,7 @@ impl Renderer<'_> {
                 kind,
                 on,
                 lateral,
+                materialize,
                 ..
             } => {
                 let mut names = self.names(left);
@@ -1007,6 +1019,7 @@ impl Renderer<'_> {
                     on.iter()
                         .map(|e| format!("Join Filter: {}", deparse(&self.cx, e, &names))),
                 );
+                self.join_removed(&mut details, stats);
                 let l = self.shown(left);
                 if let Some(args) = lateral {
                     // The right side runs again for each left row, reading its values
@@ -1026,8 +1039,13 @@ impl Renderer<'_> {
                     self.cx.subplans.borrow_mut().outer.pop();
                     return node(join_name("Nested Loop", *kind), details, vec![l, r]);
                 }
+                if !materialize {
+                    let r = self.shown(right);
+                    return node(join_name("Nested Loop", *kind), details, vec![l, r]);
+                }
+                // The inner side read once and kept, by a Materialize numbered before it.
+                let stats = self.take();
                 let r = self.shown(right);
-                // The inner side is read once and kept.
                 let inner = Shown {
                     header: "Materialize".into(),
                     details: if self.verbose {
@@ -1036,7 +1054,7 @@ impl Renderer<'_> {
                         vec![]
                     },
                     estimate: self.estimator.map(|e| e.materialize(right)),
-                    stats: r.stats,
+                    stats,
                     children: vec![r],
                     subplans: vec![],
                     initplans: vec![],
@@ -1051,7 +1069,9 @@ impl Renderer<'_> {
                 on,
                 ..
             } => {
-                let details = self.keyed_join_details(left, right, *kind, "Hash", hash_conds, on);
+                let mut details =
+                    self.keyed_join_details(left, right, *kind, "Hash", hash_conds, on);
+                self.join_removed(&mut details, stats);
                 let l = self.shown(left);
                 let r = self.shown(right);
                 // The Hash node reads the right side into the table: PostgreSQL's Hash,
@@ -1094,7 +1114,9 @@ impl Renderer<'_> {
                 on,
                 ..
             } => {
-                let details = self.keyed_join_details(left, right, *kind, "Merge", merge_conds, on);
+                let mut details =
+                    self.keyed_join_details(left, right, *kind, "Merge", merge_conds, on);
+                self.join_removed(&mut details, stats);
                 let children = vec![self.shown(left), self.shown(right)];
                 node(join_name("Merge", *kind), details, children)
             }
@@ -1112,10 +1134,11 @@ impl Renderer<'_> {
                 let inner_names = self.table_names(table);
                 let mut joined = left_names.clone();
                 joined.extend(inner_names.iter().cloned());
-                let details = on
+                let mut details = on
                     .iter()
                     .map(|e| format!("Join Filter: {}", deparse(&self.cx, e, &joined)))
                     .collect();
+                self.join_removed(&mut details, stats);
                 let l = self.shown(left);
                 // The inner scan's own quals name its columns bare (qualified under
                 // VERBOSE); the outer value it looks up is qualified (PostgreSQL shows the
@@ -1317,11 +1340,28 @@ impl Renderer<'_> {
         }
     }
 
+    /// ANALYZE's `Rows Removed by Join Filter`, after the `Join Filter` line (none where
+    /// it is zero, as PostgreSQL's text format).
+    fn join_removed(&self, details: &mut Vec<String>, stats: Option<NodeStats>) {
+        if let Some(st) = stats
+            && st.executed
+            && st.join_removed > 0
+            && let Some(at) = details.iter().position(|d| d.starts_with("Join Filter: "))
+        {
+            let removed = per_loop(st.join_removed, st.loops.max(1));
+            details.insert(at + 1, format!("Rows Removed by Join Filter: {removed}"));
+        }
+    }
+
+    /// ANALYZE's `Rows Removed by Filter` (none where it is zero, as PostgreSQL's text
+    /// format).
     fn removed(&self, details: &mut Vec<String>, stats: Option<NodeStats>) {
         if let Some(st) = stats
             && st.executed
+            && st.removed > 0
         {
-            details.push(format!("Rows Removed by Filter: {}", st.removed));
+            let removed = per_loop(st.removed, st.loops.max(1));
+            details.push(format!("Rows Removed by Filter: {removed}"));
         }
     }
 }

@@ -4,18 +4,26 @@
 //! and EXPLAIN (which prints them), so that operators and DML can be counted without
 //! depending on EXPLAIN.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::time::Duration;
 
 /// What ANALYZE counted for one plan node.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct NodeStats {
     pub executed: bool,
+    /// The times the node ran: more than once as a nested loop's inner side read again
+    /// (PostgreSQL's `nloops`; EXPLAIN shows rows and times per loop).
+    pub loops: u64,
+    /// Rows returned, over all loops.
     pub rows: u64,
-    /// Time until the first row was returned (or the end, if none was).
-    pub first: Option<Duration>,
+    /// Time until each loop's first row was returned (or its end, if none was), summed
+    /// over the loops.
+    pub first: Duration,
     pub total: Duration,
+    /// Rows read and dropped by the node's filter, over all loops.
     pub removed: u64,
+    /// Pairs of rows a join's condition dropped, over all loops.
+    pub join_removed: u64,
     /// Buffer accesses while the node made its rows (its children's included).
     pub buffers: storage::bufmgr::usage::RelUsage,
     /// What the node's sort or hash table held.
@@ -46,6 +54,9 @@ pub struct Instrumentation {
     /// Count buffer accesses (`storage::bufmgr::usage`, which the caller has started).
     pub(crate) buffers: bool,
     pub(crate) nodes: RefCell<Vec<NodeStats>>,
+    /// While a subtree is built again (a nested loop's inner side run again): the number
+    /// its next node had the first time.
+    replay: Cell<Option<usize>>,
 }
 
 impl Instrumentation {
@@ -54,14 +65,36 @@ impl Instrumentation {
             timing,
             buffers,
             nodes: RefCell::new(Vec::new()),
+            replay: Cell::new(None),
         }
     }
 
-    /// The next node's number.
+    /// The next node's number: a new one, or while [`Self::replaying`], the number the
+    /// same node had when first built.
     pub(crate) fn register(&self) -> usize {
+        if let Some(id) = self.replay.get() {
+            self.replay.set(Some(id + 1));
+            return id;
+        }
         let mut nodes = self.nodes.borrow_mut();
         nodes.push(NodeStats::default());
         nodes.len() - 1
+    }
+
+    /// The number the next node built will get.
+    pub(crate) fn next_id(&self) -> usize {
+        self.replay
+            .get()
+            .unwrap_or_else(|| self.nodes.borrow().len())
+    }
+
+    /// `build`, run with the nodes it builds numbered from `first` again: a subtree
+    /// built anew counts into the same nodes.
+    pub(crate) fn replaying<T>(&self, first: usize, build: impl FnOnce() -> T) -> T {
+        let saved = self.replay.replace(Some(first));
+        let built = build();
+        self.replay.set(saved);
+        built
     }
 
     pub fn stats(&self) -> Vec<NodeStats> {

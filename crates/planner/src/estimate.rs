@@ -460,11 +460,13 @@ impl<'a> Estimator<'a> {
                 kind,
                 on,
                 lateral,
+                materialize,
                 ..
             } => {
                 let (o, i) = (self.node(left), self.node(right));
                 let unique = crate::join::inner_unique(*kind, right, left.width(), on.as_ref());
-                self.nested_loop_node(&o, &i, *kind, on.as_ref(), lateral.is_some(), unique)
+                let rescan = Rescan::of(right, *materialize, lateral.is_some());
+                self.nested_loop_node(&o, &i, *kind, on.as_ref(), rescan, unique)
             }
             Plan::IndexNestLoop {
                 left,
@@ -794,27 +796,31 @@ impl<'a> Estimator<'a> {
         clause_selectivity(&rel, e)
     }
 
-    /// A nested loop of `o` and `i` (read once and kept as a Materialize, or run again
-    /// per outer row when `lateral`) on `on`.
+    /// A nested loop of `o` and `i` on `on`, reading `i` again for each outer row as
+    /// `rescan` says (PostgreSQL's `initial_cost_nestloop` and `final_cost_nestloop`,
+    /// with `cost_rescan`).
     pub(crate) fn nested_loop_node(
         &self,
         o: &Node,
         i: &Node,
         kind: JoinKind,
         on: Option<&Expr>,
-        lateral: bool,
+        rescan: Rescan,
         inner_unique: bool,
     ) -> Node {
         let cx = &self.cx;
         let s = cx.settings;
         let joined = o.joined(i.widths.iter().copied(), i.origins.iter().copied());
         let sel = on.map_or(1.0, |e| self.selectivity_over(&joined, e));
-        // The inner side: re-run per outer row (LATERAL), or read once and kept.
-        let (inner, rescan_total) = if lateral {
-            (i.est, i.est.total)
-        } else {
-            let m = material(cx, &i.est);
-            (m, s.cpu_operator_cost * m.rows)
+        // The inner side as the join reads it the first time, and each time after.
+        let (inner, rescan_start, rescan_total) = match rescan {
+            Rescan::Rerun => (i.est, i.est.startup, i.est.total),
+            Rescan::Materialize => {
+                let m = material(cx, &i.est);
+                (m, 0.0, kept_rescan(cx, &m))
+            }
+            Rescan::Sorted => (i.est, 0.0, kept_rescan(cx, &i.est)),
+            Rescan::Function => (i.est, 0.0, i.est.total - i.est.startup),
         };
         let on_refs: Vec<&Expr> = on.into_iter().collect();
         let (qs, qp) = cost::qual_cost(cx, &on_refs);
@@ -822,26 +828,46 @@ impl<'a> Estimator<'a> {
         if !s.enable_nestloop {
             startup += cost::DISABLE_COST;
         }
-        let mut run = o.est.total - o.est.startup + (inner.total - inner.startup);
+        let mut run = o.est.total - o.est.startup;
+        if o.est.rows > 1.0 {
+            run += (o.est.rows - 1.0) * rescan_start;
+        }
+        let inner_run = inner.total - inner.startup;
+        let rescan_run = rescan_total - rescan_start;
+        let inner_rows = if inner.rows > 0.0 { inner.rows } else { 1.0 };
+        run += inner_run;
         if kind.left_only() || inner_unique {
             // A matched outer row stops at its first match (PostgreSQL's semi-join
             // costing of a nested loop without an inner index; also of a join whose
-            // inner rows are unique on its condition, `Inner Unique`).
+            // inner rows are unique on its condition, `Inner Unique`); an unmatched one
+            // reads the whole inner side.
             let conds: Vec<&Expr> = on.into_iter().collect();
-            let (frac, matches) = self.semi_factors(o, &joined, &conds, inner.rows, sel);
-            let matched = (o.est.rows * frac).round();
-            let unmatched = o.est.rows - matched;
+            let (frac, matches) = self.semi_factors(o, &joined, &conds, inner_rows, sel);
+            let mut matched = (o.est.rows * frac).round();
+            let mut unmatched = o.est.rows - matched;
             let scan_frac = 2.0 / (matches + 1.0);
-            run += (matched * scan_frac + unmatched - 1.0).max(0.0) * rescan_total;
-            let ntuples = matched * inner.rows * scan_frac + unmatched * inner.rows;
+            let ntuples = matched * inner_rows * scan_frac + unmatched * inner_rows;
+            // The first scan is paid above, by a matched or an unmatched row.
+            if unmatched >= 1.0 {
+                unmatched -= 1.0;
+            } else {
+                matched -= 1.0;
+            }
+            if matched > 0.0 {
+                run += matched * rescan_run * scan_frac;
+            }
+            if unmatched > 0.0 {
+                run += unmatched * rescan_run;
+            }
             run += (s.cpu_tuple_cost + qp) * ntuples;
             let rows = join_rows(o.est.rows, inner.rows, sel, kind);
+            let matched = (o.est.rows * frac).round();
             return join_node(o, joined, kind, (startup, run), rows, matched);
         }
         if o.est.rows > 1.0 {
-            run += (o.est.rows - 1.0) * rescan_total;
+            run += (o.est.rows - 1.0) * rescan_run;
         }
-        let ntuples = o.est.rows * inner.rows;
+        let ntuples = o.est.rows * inner_rows;
         run += (s.cpu_tuple_cost + qp) * ntuples;
         let rows = join_rows(o.est.rows, inner.rows, sel, kind);
         join_node(o, joined, kind, (startup, run), rows, rows)
@@ -1580,9 +1606,52 @@ fn join_rows(outer: f64, inner: f64, sel: f64, kind: JoinKind) -> f64 {
 fn material(cx: &PlanContext<'_>, sub: &Estimate) -> Estimate {
     Estimate {
         startup: sub.startup,
-        total: sub.total + 2.0 * cx.settings.cpu_operator_cost * sub.rows,
+        total: sub.total + 2.0 * cx.settings.cpu_operator_cost * sub.rows + spilled(cx, sub),
         rows: sub.rows,
         width: sub.width,
+    }
+}
+
+/// What reading the rows of `kept` again costs, where a Materialize or a Sort keeps
+/// them (`cost_rescan`).
+fn kept_rescan(cx: &PlanContext<'_>, kept: &Estimate) -> f64 {
+    cx.settings.cpu_operator_cost * kept.rows + spilled(cx, kept)
+}
+
+/// The pages written and read of rows kept past `work_mem` (`cost_material`).
+fn spilled(cx: &PlanContext<'_>, rows: &Estimate) -> f64 {
+    let s = cx.settings;
+    if cost::relation_byte_size(rows.rows, rows.width) > s.work_mem * 1024.0 {
+        s.seq_page_cost * cost::page_size(rows.rows, rows.width)
+    } else {
+        0.0
+    }
+}
+
+/// How a nested loop reads its inner side for each outer row after the first
+/// (`cost_rescan`'s cases).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rescan {
+    /// Run again: a plain rescan, or a LATERAL side with the next row's values.
+    Rerun,
+    /// Kept by a Materialize over it.
+    Materialize,
+    /// Kept by the inner Sort itself.
+    Sorted,
+    /// A function scan: its rows are made once, its run cost paid again.
+    Function,
+}
+
+impl Rescan {
+    /// How a nested loop over `right` reads it again.
+    pub fn of(right: &Plan, materialize: bool, lateral: bool) -> Rescan {
+        match right {
+            _ if lateral => Rescan::Rerun,
+            _ if materialize => Rescan::Materialize,
+            Plan::Sort { .. } => Rescan::Sorted,
+            Plan::GenerateSeries { .. } => Rescan::Function,
+            _ => Rescan::Rerun,
+        }
     }
 }
 

@@ -98,16 +98,36 @@ pub fn make_join(
     if kind == JoinKind::Full && !ways.is_empty() {
         return cheapest(cx, ways);
     }
+    // A nested loop over the right input read again for each left row, and over it kept
+    // by a Materialize (PostgreSQL tries both, unless the right input keeps its rows
+    // itself: `ExecMaterializesOutput`).
     let right_width = right.width();
+    let at = ways.len().min(1);
+    let on = conjoin(rest);
+    if cx.settings.enable_material && !right.materializes_output() {
+        ways.insert(
+            at,
+            Plan::NestedLoopJoin {
+                left: Box::new(left.clone()),
+                right: Box::new(right.clone()),
+                kind,
+                on: on.clone(),
+                right_width,
+                lateral: None,
+                materialize: true,
+            },
+        );
+    }
     ways.insert(
-        ways.len().min(1),
+        at,
         Plan::NestedLoopJoin {
             left: Box::new(left),
             right: Box::new(right),
             kind,
-            on: conjoin(rest),
+            on,
             right_width,
             lateral: None,
+            materialize: false,
         },
     );
     cheapest(cx, ways)

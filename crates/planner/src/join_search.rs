@@ -24,7 +24,7 @@ pub use linear::{LINEAR_LIMIT, LINEAR_PAIRS};
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use crate::estimate::{Estimate, Estimator, InnerIndex, MergeInputs, Node};
+use crate::estimate::{Estimate, Estimator, InnerIndex, MergeInputs, Node, Rescan};
 
 /// The most items solved exactly (PostgreSQL's `geqo_threshold` is 12; below it its
 /// search is exhaustive too).
@@ -143,9 +143,8 @@ enum Path {
 
 /// A way of joining, with the conditions over the joined row.
 enum Way {
-    NestedLoop {
-        on: Option<Expr>,
-    },
+    /// A nested loop, its inner part kept by a Materialize or read again.
+    NestedLoop { on: Option<Expr>, materialize: bool },
     Hash {
         hash_conds: Vec<Expr>,
         left_keys: Vec<Expr>,
@@ -209,13 +208,14 @@ impl Path {
             } => {
                 let left = Box::new(outer.plan(items));
                 match &**way {
-                    Way::NestedLoop { on } => Plan::NestedLoopJoin {
+                    Way::NestedLoop { on, materialize } => Plan::NestedLoopJoin {
                         left,
                         right: Box::new(inner.plan(items)),
                         kind: JoinKind::Inner,
                         on: on.clone(),
                         right_width: *inner_width,
                         lateral: None,
+                        materialize: *materialize,
                     },
                     Way::Hash {
                         hash_conds,
@@ -970,23 +970,33 @@ impl Search<'_, '_> {
             };
             ways.push((way, node));
         }
-        // A nested loop over the inner side kept.
+        // A nested loop over the inner side read again for each outer row, and over it
+        // kept by a Materialize (PostgreSQL tries both, unless the inner side keeps its
+        // rows itself).
         let on = conjoin(rest.clone());
-        let unique = match *inner.path {
-            Path::Item(t) => {
-                crate::join::inner_unique(JoinKind::Inner, &self.items[t], left_width, on.as_ref())
-            }
-            _ => false,
+        let (unique, rescan) = match *inner.path {
+            Path::Item(t) => (
+                crate::join::inner_unique(JoinKind::Inner, &self.items[t], left_width, on.as_ref()),
+                Rescan::of(&self.items[t], false, false),
+            ),
+            _ => (false, Rescan::Rerun),
         };
-        let node = self.est.nested_loop_node(
-            &outer.node,
-            &inner.node,
-            JoinKind::Inner,
-            on.as_ref(),
-            false,
-            unique,
-        );
-        ways.push((Way::NestedLoop { on }, node));
+        let mut loops = vec![(false, rescan)];
+        if rescan == Rescan::Rerun && self.cx.settings.enable_material {
+            loops.push((true, Rescan::Materialize));
+        }
+        for (materialize, rescan) in loops {
+            let node = self.est.nested_loop_node(
+                &outer.node,
+                &inner.node,
+                JoinKind::Inner,
+                on.as_ref(),
+                rescan,
+                unique,
+            );
+            let on = on.clone();
+            ways.push((Way::NestedLoop { on, materialize }, node));
+        }
         // A hash join on the equalities between them, and a merge join on the same.
         if let Some(h) = crate::join::hash_clauses(left_width, &rest) {
             let on = conjoin(h.others);

@@ -231,6 +231,7 @@ pub fn plan_query(cx: &PlanContext<'_>, lp: LogicalPlan) -> Plan {
                 kind,
                 on,
                 lateral: Some(lateral),
+                materialize: false,
             }
         }
         lp @ LogicalPlan::Join { .. } if join_search::is_inner_join(&lp) => {

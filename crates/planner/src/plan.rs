@@ -73,9 +73,12 @@ pub enum Plan {
         input: Box<Plan>,
         exprs: Vec<Expr>,
     },
-    /// For each left row, scan the (materialised) right side; or, for a LATERAL right
-    /// side, run it again with `lateral`'s values over the left row as its outer values
-    /// (PostgreSQL's nested loop over a parameterized subquery or function scan).
+    /// For each left row, scan the right side again: its rows kept from the first time
+    /// where `materialize` (PostgreSQL's Materialize over the inner side) or where the
+    /// right node keeps its output anyway ([`Plan::materializes_output`]), otherwise run
+    /// again (a rescan); for a LATERAL right side, run again with `lateral`'s values over
+    /// the left row as its outer values (PostgreSQL's nested loop over a parameterized
+    /// subquery or function scan).
     NestedLoopJoin {
         left: Box<Plan>,
         right: Box<Plan>,
@@ -83,6 +86,7 @@ pub enum Plan {
         on: Option<Expr>,
         right_width: usize,
         lateral: Option<Vec<Expr>>,
+        materialize: bool,
     },
     /// For each left row, look the matching rows of `table` up through `index`, whose
     /// leading column equals `outer_key` (evaluated over the left row): PostgreSQL's
@@ -197,6 +201,14 @@ pub enum Plan {
 }
 
 impl Plan {
+    /// Whether the node keeps all its rows before returning the first (a Sort, a
+    /// function scan), so that reading them again costs no more than a Materialize
+    /// would: a nested loop keeps such an inner side's rows without one (PostgreSQL's
+    /// `ExecMaterializesOutput`).
+    pub fn materializes_output(&self) -> bool {
+        matches!(self, Plan::Sort { .. } | Plan::GenerateSeries { .. })
+    }
+
     /// The plans a node reads rows from, in order.
     pub fn children(&self) -> Vec<&Plan> {
         match self {

@@ -251,6 +251,7 @@ pub fn add_filter(cx: &PlanContext<'_>, plan: Plan, predicate: Expr) -> Plan {
             on,
             lateral: Some(lateral),
             right_width,
+            ..
         } => {
             let mut below = Vec::new();
             let mut cond: Vec<Expr> = on.into_iter().collect();
@@ -268,6 +269,7 @@ pub fn add_filter(cx: &PlanContext<'_>, plan: Plan, predicate: Expr) -> Plan {
                 on: conjoin(cond),
                 right_width,
                 lateral: Some(lateral),
+                materialize: false,
             }
         }
         Plan::NestedLoopJoin {

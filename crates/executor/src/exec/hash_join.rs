@@ -25,6 +25,8 @@ pub(crate) struct HashJoinOp<'a> {
     pub(crate) left_keys: &'a [Expr],
     pub(crate) right_keys: &'a [Expr],
     pub(crate) on: Option<&'a Expr>,
+    /// Pairs the join condition dropped.
+    pub(crate) join_removed: u64,
     pub(crate) right_width: usize,
     /// Each distinct key's bucket, by key.
     pub(crate) buckets: HashMap<HashKey, usize>,
@@ -158,26 +160,26 @@ impl Operator for HashJoinOp<'_> {
                     self.env.tx.check_for_interrupts()?;
                     let right = &candidates[*pos];
                     *pos += 1;
-                    if let Some(mut row) = joined_row(&self.env, self.on, left, right)? {
-                        self.matched = true;
-                        match self.kind {
-                            JoinKind::Full | JoinKind::Right => {
-                                self.right_matched[b][*pos - 1] = true
-                            }
-                            // The left row once, at its first match; or not at all.
-                            JoinKind::Semi => {
-                                row.truncate(left.len());
-                                self.current = None;
-                                return Ok(Some(row));
-                            }
-                            JoinKind::Anti => {
-                                *pos = candidates.len();
-                                break;
-                            }
-                            _ => {}
+                    let Some(mut row) = joined_row(&self.env, self.on, left, right)? else {
+                        self.join_removed += 1;
+                        continue;
+                    };
+                    self.matched = true;
+                    match self.kind {
+                        JoinKind::Full | JoinKind::Right => self.right_matched[b][*pos - 1] = true,
+                        // The left row once, at its first match; or not at all.
+                        JoinKind::Semi => {
+                            row.truncate(left.len());
+                            self.current = None;
+                            return Ok(Some(row));
                         }
-                        return Ok(Some(row));
+                        JoinKind::Anti => {
+                            *pos = candidates.len();
+                            break;
+                        }
+                        _ => {}
                     }
+                    return Ok(Some(row));
                 }
             }
             let (left, _, _) = self.current.take().expect("set above");
@@ -194,5 +196,9 @@ impl Operator for HashJoinOp<'_> {
 
     fn memory(&self) -> Option<MemoryUsage> {
         Some(self.usage)
+    }
+
+    fn join_removed(&self) -> u64 {
+        self.join_removed
     }
 }

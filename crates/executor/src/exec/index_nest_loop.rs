@@ -19,6 +19,8 @@ pub(crate) struct IndexNestLoopOp<'a> {
     pub(crate) kind: JoinKind,
     /// Joined rows of the current left row not returned yet.
     pub(crate) pending: std::collections::VecDeque<Row>,
+    /// Pairs the join condition dropped.
+    pub(crate) join_removed: u64,
 }
 
 impl Operator for IndexNestLoopOp<'_> {
@@ -66,6 +68,7 @@ impl Operator for IndexNestLoopOp<'_> {
                     if let Some(on) = self.on
                         && !self.env.eval(on, &row)?.is_true()
                     {
+                        self.join_removed += 1;
                         continue;
                     }
                     matched = true;
@@ -86,5 +89,9 @@ impl Operator for IndexNestLoopOp<'_> {
                 return Ok(Some(row));
             }
         }
+    }
+
+    fn join_removed(&self) -> u64 {
+        self.join_removed
     }
 }

@@ -7,11 +7,20 @@ use crate::instrument::Instrumentation;
 
 #[allow(unused_imports)]
 use super::*;
-/// An operator that counts what its inner operator returns.
+/// An operator that counts what its inner operator returns. A node built again (a nested
+/// loop's inner side run again) gets a new wrapper counting into the same node: one more
+/// loop.
 pub(crate) struct Instrumented<'a> {
     inner: Box<dyn Operator + 'a>,
     ins: &'a Instrumentation,
     id: usize,
+    /// Whether this loop has been called yet.
+    started: bool,
+    /// What the node's earlier loops removed by filter and read of the heap (an
+    /// operator counts its own run only).
+    removed_before: u64,
+    join_removed_before: u64,
+    blocks_before: Option<u64>,
 }
 
 impl<'a> Instrumented<'a> {
@@ -20,7 +29,16 @@ impl<'a> Instrumented<'a> {
         ins: &'a Instrumentation,
         id: usize,
     ) -> Instrumented<'a> {
-        Instrumented { inner, ins, id }
+        let n = ins.nodes.borrow()[id];
+        Instrumented {
+            inner,
+            ins,
+            id,
+            started: false,
+            removed_before: n.removed,
+            join_removed_before: n.join_removed,
+            blocks_before: n.heap_blocks,
+        }
     }
 }
 
@@ -34,12 +52,13 @@ impl Operator for Instrumented<'_> {
         let mut nodes = self.ins.nodes.borrow_mut();
         let n = &mut nodes[self.id];
         n.executed = true;
-        n.removed = removed;
+        n.removed = self.removed_before + removed;
+        n.join_removed = self.join_removed_before + self.inner.join_removed();
         if let Some(h) = self.inner.memory() {
             n.memory = Some(h);
         }
         if let Some(b) = self.inner.heap_blocks() {
-            n.heap_blocks = Some(b);
+            n.heap_blocks = Some(self.blocks_before.unwrap_or(0) + b);
         }
         if let Some(b) = before {
             let d = usage::total().since(b);
@@ -47,20 +66,25 @@ impl Operator for Instrumented<'_> {
             n.buffers.reads += d.reads;
             n.buffers.writes += d.writes;
         }
-        if let Some(s) = start {
-            n.total += s.elapsed();
-        }
+        let took = start.map(|s| s.elapsed()).unwrap_or_default();
+        n.total += took;
         if matches!(r, Ok(Some(_))) {
             n.rows += 1;
         }
-        if n.first.is_none() {
-            n.first = Some(n.total);
+        if !self.started {
+            self.started = true;
+            n.loops += 1;
+            n.first += took;
         }
         r
     }
 
     fn rows_removed(&self) -> u64 {
         self.inner.rows_removed()
+    }
+
+    fn join_removed(&self) -> u64 {
+        self.inner.join_removed()
     }
 
     fn memory(&self) -> Option<crate::instrument::MemoryUsage> {

@@ -21,6 +21,8 @@ pub(crate) struct MergeJoinOp<'a> {
     pub(crate) left_keys: &'a [Expr],
     pub(crate) right_keys: &'a [Expr],
     pub(crate) on: Option<&'a Expr>,
+    /// Pairs the join condition dropped.
+    pub(crate) join_removed: u64,
     pub(crate) left_width: usize,
     pub(crate) right_width: usize,
     /// The next right row not yet in a group, with its key; `None` before the first
@@ -130,6 +132,10 @@ impl MergeJoinOp<'_> {
 }
 
 impl Operator for MergeJoinOp<'_> {
+    fn join_removed(&self) -> u64 {
+        self.join_removed
+    }
+
     fn next(&mut self) -> PgResult<Option<Row>> {
         loop {
             if let Some(right) = self.pending.pop_front() {
@@ -143,21 +149,24 @@ impl Operator for MergeJoinOp<'_> {
                     self.env.tx.check_for_interrupts()?;
                     let at = pos;
                     pos += 1;
-                    if let Some(mut row) = joined_row(&self.env, self.on, &left, &self.group[at])? {
-                        matched = true;
-                        match self.kind {
-                            JoinKind::Semi => {
-                                row.truncate(left.len());
-                                return Ok(Some(row));
+                    let Some(mut row) = joined_row(&self.env, self.on, &left, &self.group[at])?
+                    else {
+                        self.join_removed += 1;
+                        continue;
+                    };
+                    matched = true;
+                    match self.kind {
+                        JoinKind::Semi => {
+                            row.truncate(left.len());
+                            return Ok(Some(row));
+                        }
+                        JoinKind::Anti => break,
+                        _ => {
+                            if let Some(m) = self.group_matched.get_mut(at) {
+                                *m = true;
                             }
-                            JoinKind::Anti => break,
-                            _ => {
-                                if let Some(m) = self.group_matched.get_mut(at) {
-                                    *m = true;
-                                }
-                                self.current = Some((left, pos, matched));
-                                return Ok(Some(row));
-                            }
+                            self.current = Some((left, pos, matched));
+                            return Ok(Some(row));
                         }
                     }
                 }

@@ -258,22 +258,17 @@ fn build_node<'a>(
             on,
             right_width,
             lateral,
+            materialize,
         } => Box::new(NestedLoopOp {
             env,
             left: build(left, env)?,
-            // A LATERAL right side is built for each left row instead.
-            right: match lateral {
-                None => Some(build(right, env)?),
-                Some(_) => None,
-            },
-            lateral: lateral.as_deref().map(|args| (&**right, args)),
-            right_rows: Vec::new(),
+            inner: Inner::build(right, *materialize, lateral.as_deref(), env)?,
             kind: *kind,
             on: on.as_ref(),
             right_width: *right_width,
             current: None,
-            pos: 0,
             matched: false,
+            join_removed: 0,
         }),
         Plan::MergeJoin {
             left,
@@ -302,6 +297,7 @@ fn build_node<'a>(
             current: None,
             pending: std::collections::VecDeque::new(),
             left_done: false,
+            join_removed: 0,
         }),
         Plan::HashJoin {
             left,
@@ -332,6 +328,7 @@ fn build_node<'a>(
             usage: Default::default(),
             current: None,
             matched: false,
+            join_removed: 0,
         }),
         Plan::IndexNestLoop {
             left,
@@ -354,6 +351,7 @@ fn build_node<'a>(
             on: on.as_ref(),
             kind: *kind,
             pending: std::collections::VecDeque::new(),
+            join_removed: 0,
         }),
         Plan::Aggregate {
             input,
