@@ -461,7 +461,8 @@ pub fn indexes_examined() -> u64 {
 /// PostgreSQL's cost model ([`crate::cost`]): a sequential scan, or an index scan through an index whose
 /// leading columns the predicate's conjuncts constrain (equality on a leading prefix,
 /// then a range on the next column). An index whose whole key is fixed by equalities and
-/// unique finds at most one row and is taken without costing. Each index also offers a
+/// unique finds at most one row and is taken without costing, unless the table is small
+/// enough that a sequential scan may cost less. Each index also offers a
 /// bitmap heap scan, and an OR whose every arm an index serves a BitmapOr
 /// ([`bitmap_ors`]). `enable_indexscan`, `enable_bitmapscan` and `enable_seqscan` off
 /// make the path they name cost [`crate::cost::DISABLE_COST`] more; with index and bitmap
@@ -485,6 +486,13 @@ pub fn scan_path(cx: &PlanContext<'_>, table: Arc<TableDesc>, predicate: Expr) -
             leads.extend(conjuncts.iter().filter_map(|c| expression_lead(c)));
         }
         let mut unique: Option<(usize, Candidate)> = None;
+        // Unless the table is so small that reading all of it may cost less than two
+        // random page reads (PostgreSQL then scans it): the lookup is costed too.
+        let s = cx.settings;
+        let small = || {
+            (cx.sizes.pages(table.rel) as f64) * s.seq_page_cost < 2.0 * s.random_page_cost + 2.0
+        };
+        let mut is_small = None;
         for (li, &lead) in leads.iter().enumerate() {
             if leads[..li].contains(&lead) {
                 continue;
@@ -508,7 +516,11 @@ pub fn scan_path(cx: &PlanContext<'_>, table: Arc<TableDesc>, predicate: Expr) -
                     Some(implied) => c.implied = implied,
                     None => continue,
                 }
-                if c.full_key_equal && index.unique && cx.settings.enable_indexscan {
+                if c.full_key_equal
+                    && index.unique
+                    && cx.settings.enable_indexscan
+                    && !*is_small.get_or_insert_with(small)
+                {
                     if unique.as_ref().is_none_or(|(at, _)| pos < *at) {
                         unique = Some((pos, c));
                     }
