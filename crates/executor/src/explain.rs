@@ -1285,7 +1285,19 @@ impl Renderer<'_> {
                     "One-Time Filter: {}",
                     deparse(&self.cx, filter, &names)
                 )];
-                let children = input.iter().map(|i| self.shown(i)).collect();
+                let children: Vec<Shown> = input.iter().map(|i| self.shown(i)).collect();
+                // Over a row made from nothing (a Result itself), one Result, as
+                // PostgreSQL makes one node of the two.
+                if let [only] = &children[..]
+                    && only.header == "Result"
+                    && only.children.is_empty()
+                {
+                    let mut merged = children.into_iter().next().expect("one child");
+                    merged.details.splice(0..0, details);
+                    merged.estimate = estimate;
+                    merged.stats = stats;
+                    return merged;
+                }
                 node("Result".into(), details, children)
             }
             Plan::LockRows { input, .. } => {
@@ -1407,6 +1419,11 @@ fn index_conditions<'e>(
                 _ => false,
             }
         }
+        // IS NOT NULL of a key column: a scan key (planner::null_key).
+        ExprKind::IsNull {
+            expr,
+            negated: true,
+        } => matches!(expr.kind, ExprKind::Column(i) if key_cols.contains(&i)),
         _ => false,
     })
 }

@@ -25,6 +25,7 @@ mod grouping;
 mod join;
 pub mod join_search;
 mod merge;
+mod minmax;
 mod plan;
 mod predicate;
 mod pullup;
@@ -49,7 +50,9 @@ pub use cost::{NoStorage, PlanContext, PlannerSettings, RelSizes};
 pub use join::{inner_unique, make_join};
 pub use plan::{BitmapQual, ColumnSet, Plan, PlannedStatement};
 pub use pushdown::add_filter;
-pub use scan::{indexes_examined, scan_path, target_scan, widened_integer_column};
+pub use scan::{
+    indexes_examined, is_null_key, null_key, scan_path, target_scan, widened_integer_column,
+};
 pub use subplans::{SubPlans, hashed_subplan};
 
 #[allow(unused_imports)]
@@ -70,6 +73,11 @@ pub fn plan(cx: &PlanContext<'_>, mut stmt: BoundStatement) -> PgResult<PlannedS
             fold::fold_in_place(e);
             Ok(())
         })?;
+    }
+    // Min and max through an index (rule 15), before the subqueries that makes are
+    // planned with the others.
+    if let BoundStatement::Query(q) = &mut stmt {
+        minmax::rewrite(cx, &mut q.plan);
     }
     let subplans = match &stmt {
         BoundStatement::Explain { .. } => SubPlans::default(),

@@ -270,9 +270,32 @@ pub(crate) fn index_quals(
             if indexable(ty) && k.ty == ty.without_typmod() {
                 quals.push((col, op, k, ci));
             }
+        } else if let ExprKind::IsNull {
+            expr,
+            negated: true,
+        } = &c.kind
+            && let ExprKind::Column(col) = expr.kind
+            && indexable(table.columns[col].ty)
+        {
+            // `x IS NOT NULL`: the key range stops before the NULLs (a btree keeps them
+            // at one end of the column's order), PostgreSQL's IS NOT NULL scan key.
+            quals.push((col, BinaryOp::NotEq, null_key(), ci));
         }
     }
     quals
+}
+
+/// In a key bound, the key value NULL itself: the end of the range an IS NOT NULL
+/// scan key stops at (`(col, NotEq, null_key())` among [`index_quals`]). A comparison
+/// with a NULL value bounds nothing (it is never true); this is no comparison, and the
+/// executor keeps it in the key (`exec::bound_values`).
+pub fn null_key() -> Expr {
+    Expr::new(ExprKind::Const(common::Value::Null), DataType::Unknown)
+}
+
+/// Whether `e` is [`null_key`].
+pub fn is_null_key(e: &Expr) -> bool {
+    e.ty == DataType::Unknown && matches!(e.kind, ExprKind::Const(common::Value::Null))
 }
 
 /// For a comparison of an expression over the row (not a bare column) with a constant,
@@ -404,9 +427,9 @@ pub(crate) fn index_candidate<'t>(
     if let Some(&next) = index.columns.get(prefix.len()) {
         // A descending column keeps its greater values first: `>` bounds the scan from
         // above in the index's order, `<` from below.
-        let (desc, _) = index.order.column(prefix.len());
+        let (desc, nulls_first) = index.order.column(prefix.len());
         for (c, op, k, ci) in quals {
-            if *c != next {
+            if *c != next || *op == BinaryOp::NotEq {
                 continue;
             }
             let mut key = prefix.clone();
@@ -434,6 +457,19 @@ pub(crate) fn index_candidate<'t>(
             if set {
                 used.push(*ci);
             }
+        }
+        // IS NOT NULL bounds the end where the NULLs are, unless a range already does.
+        for (c, op, _, ci) in quals {
+            if *c != next || *op != BinaryOp::NotEq {
+                continue;
+            }
+            let mut key = prefix.clone();
+            key.push(null_key());
+            let bound = if nulls_first { &mut lower } else { &mut upper };
+            if lower_is_prefix(bound, prefix.len()) {
+                *bound = Bound::Excluded(key);
+            }
+            used.push(*ci);
         }
     }
     (!used.is_empty()).then_some(Candidate {

@@ -56,6 +56,8 @@ impl SubPlans {
                     return;
                 }
                 let mut query = (*link.query).clone();
+                // Its min and max through an index (rule 15): subqueries of its own.
+                crate::minmax::rewrite(cx, &mut query);
                 // Its expressions share their subqueries with `link.query`'s.
                 let _ = query.for_each_expr_mut(&mut |inner| {
                     self.add_from(cx, inner);

@@ -65,6 +65,11 @@ pub(crate) fn bound_values(
     };
     let mut key = Vec::with_capacity(exprs.len());
     for (i, e) in exprs.iter().enumerate() {
+        // IS NOT NULL's bound is the key NULL itself (where the column's NULLs start).
+        if planner::is_null_key(e) {
+            key.push(Value::Null);
+            continue;
+        }
         let v = env.eval(e, &[])?;
         if v.is_null() {
             return Ok(None);
