@@ -272,6 +272,39 @@ fn modified(t0: Instant, returned: usize) -> NodeStats {
     }
 }
 
+/// Whether output column `i` of `plan` is a table's (or a scan's) column passed up
+/// unchanged, rather than an expression a node computes: what PostgreSQL prints bare
+/// when a node above names it.
+fn column_is_var(plan: &Plan, i: usize) -> bool {
+    match plan {
+        Plan::Project { input, exprs } => {
+            matches!(exprs.get(i).map(|e| &e.kind), Some(ExprKind::Column(j)) if column_is_var(input, *j))
+        }
+        Plan::Aggregate {
+            input, group_by, ..
+        } => {
+            matches!(group_by.get(i).map(|e| &e.kind), Some(ExprKind::Column(j)) if column_is_var(input, *j))
+        }
+        Plan::NestedLoopJoin { left, right, .. }
+        | Plan::HashJoin { left, right, .. }
+        | Plan::MergeJoin { left, right, .. } => {
+            let lw = left.width();
+            if i < lw {
+                column_is_var(left, i)
+            } else {
+                column_is_var(right, i - lw)
+            }
+        }
+        Plan::IndexNestLoop { left, .. } => i >= left.width() || column_is_var(left, i),
+        Plan::Filter { input, .. }
+        | Plan::Sort { input, .. }
+        | Plan::Distinct { input }
+        | Plan::Limit { input, .. }
+        | Plan::LockRows { input, .. } => column_is_var(input, i),
+        _ => true,
+    }
+}
+
 /// A count over `loops` loops, per loop as PostgreSQL prints it (`%.0f`).
 fn per_loop(count: u64, loops: u64) -> String {
     format!("{:.0}", count as f64 / loops as f64)
@@ -1216,6 +1249,13 @@ impl Renderer<'_> {
                     .iter()
                     .map(|k| {
                         let mut s = deparse(&self.cx, &k.expr, &names);
+                        // A key its input computes is shown in parentheses: PostgreSQL's
+                        // Sort reads it as a Var over a non-Var of its input's.
+                        let var =
+                            matches!(k.expr.kind, ExprKind::Column(i) if column_is_var(input, i));
+                        if !var {
+                            s = format!("({s})");
+                        }
                         if k.desc {
                             s.push_str(" DESC");
                         }

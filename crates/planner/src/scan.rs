@@ -130,32 +130,49 @@ pub(crate) fn index_order(
     }
     let quals = index_quals(table, &conjuncts);
     let fixed = |c: usize| quals.iter().any(|q| q.0 == c && q.1 == BinaryOp::Eq);
-    let mut wanted: Vec<(usize, &SortKey)> = Vec::with_capacity(keys.len());
+    // Each key a column, or an expression over the row an expression index may hold.
+    let mut wanted: Vec<(Key<'_>, &SortKey)> = Vec::with_capacity(keys.len());
     for k in keys {
         let ExprKind::Column(out) = k.expr.kind else {
             return None;
         };
-        let ExprKind::Column(c) = exprs.get(out)?.kind else {
-            return None;
-        };
-        if !fixed(c) {
-            wanted.push((c, k));
+        let e = exprs.get(out)?;
+        match e.kind {
+            ExprKind::Column(c) if !indexable(table.columns[c].ty) => return None,
+            ExprKind::Column(c) if fixed(c) => {}
+            ExprKind::Column(c) => wanted.push((Key::Column(c), k)),
+            _ if indexable(e.ty) && e.references_columns() => wanted.push((Key::Expr(e), k)),
+            _ => return None,
         }
     }
-    if !wanted.iter().all(|(c, _)| indexable(table.columns[*c].ty)) {
-        return None;
-    }
     // Every key is fixed: the rows are in any order the query can ask.
-    let Some(&(first, _)) = wanted.first() else {
+    let Some((first, _)) = wanted.first() else {
         return Some(scan.clone());
     };
+    let first = match first {
+        Key::Column(c) => *c,
+        // An expression index is led by the first column its expression reads.
+        Key::Expr(e) => first_column(e)?,
+    };
+    let with_exprs = wanted.iter().any(|(w, _)| matches!(w, Key::Expr(_)));
     // Which way `index` reads in the wanted order, or `None`.
     let direction = |index: &IndexDesc| -> Option<bool> {
         let skip = index.columns.iter().take_while(|&&c| fixed(c)).count();
         let cols = index.columns.get(skip..skip + wanted.len())?;
+        let index_exprs = if with_exprs && !index.exprs.is_empty() {
+            bound_index_exprs(cx, table, index)
+        } else {
+            Vec::new()
+        };
         let mut backward = None;
-        for (i, ((c, k), &col)) in wanted.iter().zip(cols).enumerate() {
-            if *c != col {
+        for (i, ((w, k), &col)) in wanted.iter().zip(cols).enumerate() {
+            let same = match w {
+                Key::Column(c) => *c == col,
+                Key::Expr(e) => IndexDesc::expression(col)
+                    .and_then(|x| index_exprs.get(x))
+                    .is_some_and(|x| x.as_ref() == Some(*e)),
+            };
+            if !same {
                 return None;
             }
             let (desc, nulls_first) = index.order.column(skip + i);
@@ -191,6 +208,12 @@ pub(crate) fn index_order(
                     .find_map(|i| fits(i).map(|f| (i, f)))
             })
         })?;
+    // The key range the conditions give it, on its expressions too.
+    let quals = if index.exprs.is_empty() {
+        quals
+    } else {
+        [quals, expression_quals(cx, table, index, &conjuncts)].concat()
+    };
     let (lower, upper) = match index_candidate(index, &quals) {
         Some(c) => (c.lower, c.upper),
         None => (Bound::Unbounded, Bound::Unbounded),
@@ -306,13 +329,7 @@ fn expression_lead(c: &Expr) -> Option<usize> {
     if matches!(e.kind, ExprKind::Column(_)) {
         return None;
     }
-    let mut first: Option<usize> = None;
-    e.walk(&mut |x| {
-        if let ExprKind::Column(i) = x.kind {
-            first = Some(first.map_or(i, |f| f.min(i)));
-        }
-    });
-    first
+    first_column(e)
 }
 
 /// `c` as (operand, operator, constant) when it compares an expression over the row with
@@ -347,20 +364,7 @@ pub(crate) fn expression_quals(
     index: &IndexDesc,
     conjuncts: &[&Expr],
 ) -> Vec<(usize, BinaryOp, Expr, usize)> {
-    let keys: Vec<Option<Expr>> = index
-        .exprs
-        .iter()
-        .map(|e| {
-            sql::binder::bind_index_expr(
-                cx.catalog,
-                table,
-                &e.text,
-                &common::session::SessionInfo::detached(),
-            )
-            .ok()
-            .map(crate::fold::fold)
-        })
-        .collect();
+    let keys = bound_index_exprs(cx, table, index);
     let mut out = Vec::new();
     for (ci, c) in conjuncts.iter().enumerate() {
         let Some((e, op, k)) = compared_with_constant(c) else {
@@ -374,6 +378,48 @@ pub(crate) fn expression_quals(
         }
     }
     out
+}
+
+/// `index`'s key expressions, bound over `table`'s row and folded as the statement's are
+/// (rule 14), to compare with the statement's expressions; `None` for one that no longer
+/// binds.
+pub(crate) fn bound_index_exprs(
+    cx: &PlanContext<'_>,
+    table: &TableDesc,
+    index: &IndexDesc,
+) -> Vec<Option<Expr>> {
+    index
+        .exprs
+        .iter()
+        .map(|e| {
+            sql::binder::bind_index_expr(
+                cx.catalog,
+                table,
+                &e.text,
+                &common::session::SessionInfo::detached(),
+            )
+            .ok()
+            .map(crate::fold::fold)
+        })
+        .collect()
+}
+
+/// A sort key [`index_order`] looks for among an index's keys.
+enum Key<'e> {
+    Column(usize),
+    /// An expression over the row, which an expression index's key may be.
+    Expr(&'e Expr),
+}
+
+/// The first column (lowest position) `e` reads.
+fn first_column(e: &Expr) -> Option<usize> {
+    let mut first: Option<usize> = None;
+    e.walk(&mut |x| {
+        if let ExprKind::Column(i) = x.kind {
+            first = Some(first.map_or(i, |f| f.min(i)));
+        }
+    });
+    first
 }
 
 /// An index the conjuncts constrain: its key range and the conjuncts it comes from.
