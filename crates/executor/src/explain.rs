@@ -1177,12 +1177,20 @@ impl Renderer<'_> {
                 // VERBOSE); the outer value it looks up is qualified (PostgreSQL shows the
                 // Param's outer column).
                 let bare = column_names(table, self.verbose);
-                let key_col = index
-                    .columns
-                    .first()
-                    .and_then(|c| bare.get(*c))
-                    .cloned()
-                    .unwrap_or_default();
+                let first = index.columns.first().copied().unwrap_or_default();
+                let key_col = match catalog::IndexDesc::expression(first) {
+                    // An expression key, as the index's expression over the table's row.
+                    Some(k) => index
+                        .exprs
+                        .get(k)
+                        .and_then(|x| {
+                            let s = self.session;
+                            sql::binder::bind_index_expr(&s.catalog, table, &x.text, s.info).ok()
+                        })
+                        .map(|e| deparse(&self.cx, &e, &bare))
+                        .unwrap_or_default(),
+                    None => bare.get(first).cloned().unwrap_or_default(),
+                };
                 let mut inner_details = vec![format!(
                     "Index Cond: ({key_col} = {})",
                     deparse(&self.cx, outer_key, &left_names)

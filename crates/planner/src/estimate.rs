@@ -1417,20 +1417,32 @@ impl<'a> Estimator<'a> {
         let (widths, _) = self.table_columns(table, 0);
         let rel = RelInfo::new(table, cx.catalog.stats(table.oid), self.pages(table.rel));
         let key = index.columns.first().copied().unwrap_or(0);
+        // The leading key: a column, or an expression index's expression.
+        let key_expr = match catalog::IndexDesc::expression(key) {
+            Some(k) => crate::scan::bound_index_exprs(cx, table, index)
+                .into_iter()
+                .nth(k)
+                .flatten(),
+            None => table.columns.get(key).map(|c| Expr::column(key, c.ty)),
+        };
         // `key = outer value`: an unknown constant.
-        let key_sel = {
+        let key_sel = key_expr.map_or(crate::selectivity::DEFAULT_EQ_SEL, |k| {
+            let ty = k.ty;
             let probe = Expr::new(
                 ExprKind::Binary(
                     BinaryOp::Eq,
-                    Box::new(Expr::column(key, table.columns[key].ty)),
-                    Box::new(Expr::new(ExprKind::Param(0), table.columns[key].ty)),
+                    Box::new(k),
+                    Box::new(Expr::new(ExprKind::Param(0), ty)),
                 ),
                 DataType::Bool,
             );
             clause_selectivity(&rel, &probe)
-        };
+        });
         let quals = conjuncts_of(filter);
-        let sel = key_sel * conjuncts_selectivity(&rel, &quals);
+        // A partial index's lookup left out the conditions its predicate implies: they
+        // count for the rows.
+        let full = crate::predicate::scan_condition(cx, table, index, filter);
+        let sel = key_sel * conjuncts_selectivity(&rel, &conjuncts_of(full.as_ref()));
         let rows = clamp_rows(rel.tuples * sel);
         let tuples = clamp_rows(rel.tuples * key_sel);
         let index_pages = (self.pages(index.rel).max(1)) as f64;

@@ -161,14 +161,15 @@ fn cheapest(cx: &PlanContext<'_>, mut ways: Vec<Plan>) -> Plan {
 }
 
 /// An index lookup the right input allows: it is a scan of a table (with its filter)
-/// one of whose indexes leads with a column that conjunct `cond` of `rest` equates with
-/// a left expression, `outer_key`.
+/// one of whose indexes leads with a column, or an expression, that conjunct `cond` of
+/// `rest` equates with a left expression, `outer_key`.
 pub(crate) struct Lookup<'p> {
     pub cond: usize,
     pub outer_key: Expr,
     pub table: &'p Arc<TableDesc>,
     pub index: &'p IndexDesc,
-    pub filter: Option<&'p Expr>,
+    /// The conditions on the table's rows alone (a partial index scan's in full).
+    pub filter: Option<Expr>,
 }
 
 pub(crate) fn index_lookup<'p>(
@@ -181,28 +182,105 @@ pub(crate) fn index_lookup<'p>(
         return None;
     }
     let (table, filter) = match right {
-        Plan::SeqScan { table, filter, .. } => (table, filter),
+        Plan::SeqScan { table, filter, .. } => (table, filter.clone()),
+        // A partial index's scan left out the conditions its predicate implies.
         Plan::IndexScan {
             table,
             filter,
+            index,
             backward: false,
             ..
-        } => (table, filter),
+        } => (
+            table,
+            crate::predicate::scan_condition(cx, table, index, filter.as_ref()),
+        ),
         _ => return None,
     };
+    let mut conjuncts = Vec::new();
+    if let Some(f) = &filter {
+        split_and(f, &mut conjuncts);
+    }
+    // A partial index holds only the rows its predicate is true for: it serves where
+    // the table's conditions imply that (rule 11), and the conditions its predicate
+    // implies in turn need no test.
+    let usable = |i: &IndexDesc| crate::predicate::usable(cx, table, i, &conjuncts);
+    let filter_for = |implied: &[usize]| {
+        filter
+            .as_ref()
+            .and_then(|f| crate::scan::without(f, &conjuncts, implied))
+    };
+    let mut index_exprs: Vec<(usize, Vec<Option<Expr>>)> = Vec::new();
     rest.iter().enumerate().find_map(|(cond, c)| {
-        let (outer_key, col) = equi_key(c, left_width, table)?;
-        // A partial index holds only some rows, and an expression index is led by an
-        // expression, not the column: neither is used for lookups yet.
-        let index = table.indexes_leading(col).find(|i| i.is_plain())?;
+        // The index led by the column the conjunct equates with a left expression.
+        if let Some((outer_key, col)) = equi_key(c, left_width, table)
+            && let Some((index, implied)) = table.indexes_leading(col).find_map(|i| {
+                (i.columns.first() == Some(&col))
+                    .then(|| usable(i))
+                    .flatten()
+                    .map(|implied| (i, implied))
+            })
+        {
+            return Some(Lookup {
+                cond,
+                outer_key,
+                table,
+                index,
+                filter: filter_for(&implied),
+            });
+        }
+        // Or by an expression over the table the conjunct equates with one (planner
+        // rule 11), found through the first column it reads (L1).
+        let (outer_key, inner) = equi_expr(c, left_width)?;
+        let lead = crate::scan::first_column(&inner)?;
+        let index = table.index_positions_leading(lead).find_map(|pos| {
+            let index = &table.indexes[pos];
+            let k = index
+                .columns
+                .first()
+                .and_then(|&c| IndexDesc::expression(c))?;
+            let exprs = match index_exprs.iter().find(|(p, _)| *p == pos) {
+                Some((_, e)) => e,
+                None => {
+                    let bound = crate::scan::bound_index_exprs(cx, table, index);
+                    index_exprs.push((pos, bound));
+                    &index_exprs.last().expect("pushed").1
+                }
+            };
+            if exprs.get(k)?.as_ref() != Some(&inner) {
+                return None;
+            }
+            usable(index).map(|implied| (index, implied))
+        })?;
+        let (index, implied) = index;
         Some(Lookup {
             cond,
             outer_key,
             table,
             index,
-            filter: filter.as_ref(),
+            filter: filter_for(&implied),
         })
     })
+}
+
+/// `c` as (left expression, right expression over the right input's row) where it
+/// equates an expression over the left input with an expression (not a bare column) over
+/// the right one, of one indexable type.
+fn equi_expr(c: &Expr, left_width: usize) -> Option<(Expr, Expr)> {
+    let ExprKind::Binary(BinaryOp::Eq, l, r) = &c.kind else {
+        return None;
+    };
+    let (outer, inner) = match (side(l, left_width), side(r, left_width)) {
+        (Side::Left, Side::Right) => (l, r),
+        (Side::Right, Side::Left) => (r, l),
+        _ => return None,
+    };
+    if matches!(inner.kind, ExprKind::Column(_)) || outer.ty != inner.ty || !indexable(inner.ty) {
+        return None;
+    }
+    Some((
+        (**outer).clone(),
+        shift_columns((**inner).clone(), left_width),
+    ))
 }
 
 /// An index nested loop through the lookup the right input allows ([`index_lookup`]).
@@ -222,7 +300,7 @@ fn index_nest_loop(
         index: l.index.clone(),
         outer_key: l.outer_key,
         key_cond,
-        inner_filter: l.filter.cloned(),
+        inner_filter: l.filter,
         on: conjoin(others),
         kind,
     })

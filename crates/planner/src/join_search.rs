@@ -950,7 +950,7 @@ impl Search<'_, '_> {
                     table: l.table,
                     index: l.index,
                     key_cond: &key_cond,
-                    filter: l.filter,
+                    filter: l.filter.as_ref(),
                 },
                 JoinKind::Inner,
                 on.as_ref(),
@@ -965,7 +965,7 @@ impl Search<'_, '_> {
                     .expect("the lookup's index is one of its table's"),
                 outer_key: l.outer_key,
                 key_cond,
-                inner_filter: l.filter.cloned(),
+                inner_filter: l.filter.clone(),
                 on,
             };
             ways.push((way, node));

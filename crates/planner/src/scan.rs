@@ -233,7 +233,7 @@ pub(crate) fn index_order(
 
 /// `filter`, the AND of `conjuncts`, less those at positions `drop` (a partial index's
 /// predicate implies them); `None` if none is left.
-fn without(filter: &Expr, conjuncts: &[&Expr], drop: &[usize]) -> Option<Expr> {
+pub(crate) fn without(filter: &Expr, conjuncts: &[&Expr], drop: &[usize]) -> Option<Expr> {
     if drop.is_empty() {
         return Some(filter.clone());
     }
@@ -412,7 +412,7 @@ enum Key<'e> {
 }
 
 /// The first column (lowest position) `e` reads.
-fn first_column(e: &Expr) -> Option<usize> {
+pub(crate) fn first_column(e: &Expr) -> Option<usize> {
     let mut first: Option<usize> = None;
     e.walk(&mut |x| {
         if let ExprKind::Column(i) = x.kind {
