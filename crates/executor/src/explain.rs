@@ -1355,15 +1355,18 @@ impl Renderer<'_> {
         }
     }
 
-    /// A bitmap heap scan's bitmap, node by node: Bitmap Index Scans and BitmapOrs. They
-    /// run inside the scan's operator: no counts of their own.
+    /// A bitmap heap scan's bitmap, node by node: Bitmap Index Scans, BitmapOrs and
+    /// BitmapAnds. They run inside the scan's operator, which counts them under ANALYZE
+    /// (numbered after the scan, in pre-order).
     fn bitmap_shown(
-        &self,
+        &mut self,
         table: &std::sync::Arc<TableDesc>,
         q: &planner::BitmapQual,
         names: &[String],
         rows: f64,
     ) -> Shown {
+        // Numbered in pre-order after the heap scan, as the scan's operator counts them.
+        let stats = self.take();
         let (header, details, children) = match q {
             planner::BitmapQual::Index { index, conds, .. } => {
                 let conds: Vec<&Expr> = conds.iter().collect();
@@ -1393,7 +1396,7 @@ impl Renderer<'_> {
             header,
             details,
             estimate: self.estimator.map(|e| e.bitmap_node(table, q, rows)),
-            stats: None,
+            stats,
             children,
             subplans: vec![],
             initplans: vec![],

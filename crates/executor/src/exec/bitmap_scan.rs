@@ -6,7 +6,11 @@
 #[allow(unused_imports)]
 use super::*;
 
+use std::time::Instant;
+
 use planner::BitmapQual;
+
+use crate::instrument::Instrumentation;
 
 pub(crate) struct BitmapHeapScanOp<'a> {
     pub(crate) env: Env<'a>,
@@ -23,11 +27,48 @@ pub(crate) struct BitmapHeapScanOp<'a> {
     /// Heap pages read so far, and the last one.
     pub(crate) blocks: u64,
     pub(crate) last_block: Option<u32>,
+    /// Under EXPLAIN ANALYZE, the number of the bitmap's first node (its nodes follow in
+    /// pre-order, as EXPLAIN shows them).
+    pub(crate) counted: Option<(&'a Instrumentation, usize)>,
+}
+
+/// The nodes of bitmap `q`: it and its parts', at any depth.
+pub(crate) fn bitmap_nodes(q: &BitmapQual) -> usize {
+    match q {
+        BitmapQual::Index { .. } => 1,
+        BitmapQual::Or(parts) | BitmapQual::And(parts) => {
+            1 + parts.iter().map(bitmap_nodes).sum::<usize>()
+        }
+    }
 }
 
 impl BitmapHeapScanOp<'_> {
-    /// The addresses `q` finds, sorted, each once.
-    fn collect(&self, q: &BitmapQual) -> PgResult<Vec<ItemPointer>> {
+    /// The addresses `q` (the bitmap's node `at`, in pre-order) finds, sorted, each
+    /// once; counted, under EXPLAIN ANALYZE, as PostgreSQL counts a Bitmap Index Scan's
+    /// rows (its index entries; none for a BitmapOr or BitmapAnd).
+    fn collect(&self, q: &BitmapQual, at: usize) -> PgResult<Vec<ItemPointer>> {
+        let started = self
+            .counted
+            .filter(|(ins, _)| ins.timing)
+            .map(|_| Instant::now());
+        let tids = self.collect_node(q, at)?;
+        if let Some((ins, first)) = self.counted {
+            let mut nodes = ins.nodes.borrow_mut();
+            let n = &mut nodes[first + at];
+            n.executed = true;
+            n.loops += 1;
+            if matches!(q, BitmapQual::Index { .. }) {
+                n.rows += tids.len() as u64;
+            }
+            if let Some(s) = started {
+                n.first += s.elapsed();
+                n.total += s.elapsed();
+            }
+        }
+        Ok(tids)
+    }
+
+    fn collect_node(&self, q: &BitmapQual, at: usize) -> PgResult<Vec<ItemPointer>> {
         let env = &self.env;
         let mut tids = match q {
             BitmapQual::Index {
@@ -56,23 +97,32 @@ impl BitmapHeapScanOp<'_> {
             }
             BitmapQual::Or(parts) => {
                 let mut tids = Vec::new();
+                let mut part_at = at + 1;
                 for p in parts {
-                    tids.extend(self.collect(p)?);
+                    tids.extend(self.collect(p, part_at)?);
+                    part_at += bitmap_nodes(p);
                 }
                 tids
             }
             BitmapQual::And(parts) => {
                 let mut parts = parts.iter();
+                let mut part_at = at + 1;
                 let mut tids = match parts.next() {
-                    Some(p) => self.collect(p)?,
+                    Some(p) => {
+                        let t = self.collect(p, part_at)?;
+                        part_at += bitmap_nodes(p);
+                        t
+                    }
                     None => Vec::new(),
                 };
                 for p in parts {
+                    // Nothing left: the other parts are not run (as PostgreSQL's).
                     if tids.is_empty() {
                         break;
                     }
                     // Both sorted: keep what the next part finds too.
-                    let other = self.collect(p)?;
+                    let other = self.collect(p, part_at)?;
+                    part_at += bitmap_nodes(p);
                     let mut at = 0;
                     tids.retain(|t| {
                         while at < other.len() && other[at] < *t {
@@ -93,7 +143,7 @@ impl BitmapHeapScanOp<'_> {
 impl Operator for BitmapHeapScanOp<'_> {
     fn next(&mut self) -> PgResult<Option<Row>> {
         if self.tids.is_none() {
-            self.tids = Some(self.collect(self.bitmap)?.into_iter());
+            self.tids = Some(self.collect(self.bitmap, 0)?.into_iter());
         }
         let env = self.env;
         let tids = self.tids.as_mut().expect("collected above");

@@ -197,6 +197,14 @@ fn build_node<'a>(
             removed: 0,
             blocks: 0,
             last_block: None,
+            // Its bitmap's nodes are numbered after it, in pre-order.
+            counted: env.instrument.map(|ins| {
+                let first = ins.next_id();
+                for _ in 0..bitmap_scan::bitmap_nodes(bitmap) {
+                    ins.register();
+                }
+                (ins, first)
+            }),
         }),
         Plan::Values { rows, .. } => Box::new(ValuesOp { env, rows, pos: 0 }),
         Plan::Unnest {
