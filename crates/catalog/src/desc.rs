@@ -330,28 +330,51 @@ pub struct ForeignKey {
 }
 
 impl TableDesc {
-    /// Make [`TableDesc::index_leads`] from `indexes` (the catalog does, each time it
-    /// publishes the table).
     /// The name EXPLAIN qualifies the table's columns by: its alias in the query, else
     /// its name.
     pub fn shown_name(&self) -> &str {
         self.alias.as_deref().unwrap_or(&self.name)
     }
 
+    /// Make [`TableDesc::index_leads`] from `indexes` (the catalog does, each time it
+    /// publishes the table).
     pub fn index_leading_columns(&mut self) {
         self.index_leads = self.leads();
     }
 
+    /// Per column, the indexes it leads; then one more entry: the partial indexes.
     fn leads(&self) -> Vec<Vec<u16>> {
-        let mut leads = vec![Vec::new(); self.columns.len()];
+        let columns = self.columns.len();
+        let mut leads = vec![Vec::new(); columns + 1];
         for (i, ix) in self.indexes.iter().enumerate() {
             if let Some(c) = ix.columns.first().and_then(|&c| ix.leading_column(c))
-                && let Some(l) = leads.get_mut(c)
+                && c < columns
             {
-                l.push(i as u16);
+                leads[c].push(i as u16);
+            }
+            if ix.predicate.is_some() {
+                leads[columns].push(i as u16);
             }
         }
         leads
+    }
+
+    /// The positions in `indexes` of the partial indexes, in order: what a scan whose
+    /// conditions imply one's predicate may read whole (through the map the catalog
+    /// made, as [`TableDesc::indexes_leading`]).
+    pub fn partial_index_positions(&self) -> impl Iterator<Item = usize> + '_ {
+        let (mapped, all): (&[u16], &[IndexDesc]) = if self.index_leads.is_empty() {
+            (&[], &self.indexes)
+        } else {
+            let at = self.columns.len();
+            (self.index_leads.get(at).map_or(&[], |v| v.as_slice()), &[])
+        };
+        mapped.iter().map(|&i| usize::from(i)).chain(
+            all.iter()
+                .enumerate()
+                .filter(|(_, ix)| ix.predicate.is_some())
+                .map(|(i, _)| i),
+        )
     }
 
     /// The indexes whose leading column is `col`, oldest first: through the map the

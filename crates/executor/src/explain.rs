@@ -1370,12 +1370,18 @@ impl Renderer<'_> {
         let (header, details, children) = match q {
             planner::BitmapQual::Index { index, conds, .. } => {
                 let conds: Vec<&Expr> = conds.iter().collect();
-                (
-                    format!("Bitmap Index Scan on {}", index.name),
+                // A partial index read whole has no condition of its own.
+                let details = if conds.is_empty() {
+                    vec![]
+                } else {
                     vec![format!(
                         "Index Cond: {}",
                         deparse_and(&self.cx, &conds, names)
-                    )],
+                    )]
+                };
+                (
+                    format!("Bitmap Index Scan on {}", index.name),
+                    details,
                     vec![],
                 )
             }

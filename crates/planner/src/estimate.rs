@@ -908,8 +908,11 @@ impl<'a> Estimator<'a> {
         // per-row estimate): the inner table's rows that pass its own filter,
         // times the join condition's selectivity over the pairs.
         let rel = RelInfo::new(table, cx.catalog.stats(table.oid), self.pages(table.rel));
-        let inner_rows =
-            clamp_rows(rel.tuples * conjuncts_selectivity(&rel, &conjuncts_of(inner_filter)));
+        // (A partial index's lookup left out the conditions its predicate implies.)
+        let inner_cond = crate::predicate::scan_condition(cx, table, index, inner_filter);
+        let inner_rows = clamp_rows(
+            rel.tuples * conjuncts_selectivity(&rel, &conjuncts_of(inner_cond.as_ref())),
+        );
         let key_sel = self.selectivity_over(&joined, key_cond);
         if kind.left_only() {
             // Each outer row's lookup stops at its first match: the rows kept by the
@@ -1444,7 +1447,11 @@ impl<'a> Estimator<'a> {
         let full = crate::predicate::scan_condition(cx, table, index, filter);
         let sel = key_sel * conjuncts_selectivity(&rel, &conjuncts_of(full.as_ref()));
         let rows = clamp_rows(rel.tuples * sel);
-        let tuples = clamp_rows(rel.tuples * key_sel);
+        // The entries a lookup reads: a partial index's are those its predicate selects
+        // too (PostgreSQL's add_predicate_to_index_quals).
+        let predicate = crate::predicate::predicate_conjuncts(cx, table, index);
+        let pred_refs: Vec<&Expr> = predicate.iter().collect();
+        let tuples = clamp_rows(rel.tuples * key_sel * conjuncts_selectivity(&rel, &pred_refs));
         let index_pages = (self.pages(index.rel).max(1)) as f64;
         let num_index_pages = if index_pages > 1.0 && rel.tuples > 1.0 {
             (tuples * index_pages / rel.tuples).ceil()

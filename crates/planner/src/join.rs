@@ -194,6 +194,21 @@ pub(crate) fn index_lookup<'p>(
             table,
             crate::predicate::scan_condition(cx, table, index, filter.as_ref()),
         ),
+        // A bitmap scan's conditions are its recheck and its filter.
+        Plan::BitmapHeapScan {
+            table,
+            recheck,
+            filter,
+            ..
+        } => (
+            table,
+            crate::conjoin(
+                [recheck.clone()]
+                    .into_iter()
+                    .chain(filter.clone())
+                    .collect(),
+            ),
+        ),
         _ => return None,
     };
     let mut conjuncts = Vec::new();
@@ -521,7 +536,9 @@ pub(crate) fn equi_key(c: &Expr, left_width: usize, table: &TableDesc) -> Option
 pub(crate) fn unique_on(right: &Plan, width: usize, cond: Option<&Expr>) -> bool {
     let Some(cond) = cond else { return false };
     let table = match right {
-        Plan::SeqScan { table, .. } | Plan::IndexScan { table, .. } => table,
+        Plan::SeqScan { table, .. }
+        | Plan::IndexScan { table, .. }
+        | Plan::BitmapHeapScan { table, .. } => table,
         // A grouping's rows are distinct on its group columns (PostgreSQL's
         // rel_is_distinct_for): unique where the condition equates them all.
         Plan::Aggregate { group_by, .. } if !group_by.is_empty() => {

@@ -629,6 +629,30 @@ pub fn scan_path(cx: &PlanContext<'_>, table: Arc<TableDesc>, predicate: Expr) -
                 columns: None,
             };
         }
+        // A partial index whose predicate the conditions imply, read whole where no
+        // condition bounds its key: it holds only the rows its predicate selects
+        // (PostgreSQL's predOK index paths). Found through the table's list of partial
+        // indexes (L1: the others are not looked at).
+        for pos in table.partial_index_positions() {
+            if candidates.iter().any(|(p, _)| *p == pos) {
+                continue;
+            }
+            let index = &table.indexes[pos];
+            INDEXES_EXAMINED.with(|n| n.set(n.get() + 1));
+            if let Some(implied) = crate::predicate::usable(cx, &table, index, &conjuncts) {
+                candidates.push((
+                    pos,
+                    Candidate {
+                        index,
+                        implied,
+                        lower: Bound::Unbounded,
+                        upper: Bound::Unbounded,
+                        used: Vec::new(),
+                        full_key_equal: false,
+                    },
+                ));
+            }
+        }
         candidates.sort_by_key(|(pos, _)| *pos);
     }
     let mut candidates: Vec<Candidate> = candidates.into_iter().map(|(_, c)| c).collect();
@@ -682,9 +706,11 @@ pub fn scan_path(cx: &PlanContext<'_>, table: Arc<TableDesc>, predicate: Expr) -
     // One bitmap heap scan, over the best AND of the bitmaps the indexes and the ORs
     // offer (PostgreSQL's choose_bitmap_and).
     // Each part costed once; the bitmap itself made only for the parts chosen.
+    // (A partial index read whole needs a condition to recheck: one its predicate implies.)
     let mut parts: Vec<BitmapPart> = candidates
         .iter()
         .enumerate()
+        .filter(|(_, c)| !c.used.is_empty() || !c.implied.is_empty())
         .map(|(i, c)| {
             let bound: Vec<&Expr> = c.used.iter().map(|&ci| conjuncts[ci]).collect();
             let cost = crate::cost::bitmap_index(cx, &rel, c.index, &bound, c.full_key_equal, rows);
@@ -771,8 +797,15 @@ pub fn scan_path(cx: &PlanContext<'_>, table: Arc<TableDesc>, predicate: Expr) -
         }
         Way::Bitmap => {
             let (_, b) = chosen_bitmap.expect("chosen above");
-            // The parts' conditions in the parts' order, as PostgreSQL's recheck lists them.
-            let recheck: Vec<Expr> = b.used.iter().map(|&ci| conjuncts[ci].clone()).collect();
+            // The parts' conditions in the parts' order, as PostgreSQL's recheck lists them,
+            // then those partial indexes' predicates stand for (PostgreSQL rechecks their
+            // predicates).
+            let recheck: Vec<Expr> = b
+                .used
+                .iter()
+                .chain(b.implied.iter().filter(|ci| !b.used.contains(ci)))
+                .map(|&ci| conjuncts[ci].clone())
+                .collect();
             let mut dropped = b.used.clone();
             dropped.extend(&b.implied);
             Plan::BitmapHeapScan {
