@@ -67,7 +67,14 @@ use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::str::FromStr;
 
+use smallvec::{SmallVec, smallvec};
+
 use crate::error::{PgError, PgResult, SqlState};
+
+/// A magnitude's base-10000 digits, most significant first: up to 8 (32 decimal digits)
+/// held inline, so the numerics of ordinary tables and their sums and products allocate
+/// nothing.
+type Digits = SmallVec<[u16; 8]>;
 
 /// The digit base: four decimal digits per digit, as PostgreSQL (`NBASE`).
 const NBASE: i64 = 10_000;
@@ -154,8 +161,8 @@ fn mag_cmp(a: &[u16], b: &[u16]) -> Ordering {
     a.len().cmp(&b.len()).then_with(|| a.cmp(b))
 }
 
-fn mag_mul_small(a: &[u16], m: u32) -> Vec<u16> {
-    let mut out = Vec::with_capacity(a.len() + 3);
+fn mag_mul_small(a: &[u16], m: u32) -> Digits {
+    let mut out = Digits::with_capacity(a.len() + 3);
     let mut carry = 0u64;
     for &d in a.iter().rev() {
         let v = d as u64 * m as u64 + carry;
@@ -171,8 +178,8 @@ fn mag_mul_small(a: &[u16], m: u32) -> Vec<u16> {
 }
 
 /// Floor division by a small divisor; returns the quotient and the remainder.
-fn mag_div_small(a: &[u16], d: u32) -> (Vec<u16>, u32) {
-    let mut out = Vec::with_capacity(a.len());
+fn mag_div_small(a: &[u16], d: u32) -> (Digits, u32) {
+    let mut out = Digits::with_capacity(a.len());
     let mut rem = 0u64;
     for &x in a {
         let v = rem * NBASE as u64 + x as u64;
@@ -182,9 +189,9 @@ fn mag_div_small(a: &[u16], d: u32) -> (Vec<u16>, u32) {
     (out, rem as u32)
 }
 
-fn mag_add(a: &[u16], b: &[u16]) -> Vec<u16> {
+fn mag_add(a: &[u16], b: &[u16]) -> Digits {
     let n = a.len().max(b.len()) + 1;
-    let mut out = vec![0u16; n];
+    let mut out = smallvec![0u16; n];
     let mut carry = 0i64;
     for k in 0..n {
         let x = if k < a.len() {
@@ -205,9 +212,9 @@ fn mag_add(a: &[u16], b: &[u16]) -> Vec<u16> {
 }
 
 /// `a - b`; requires `a >= b`.
-fn mag_sub(a: &[u16], b: &[u16]) -> Vec<u16> {
+fn mag_sub(a: &[u16], b: &[u16]) -> Digits {
     debug_assert!(mag_cmp(a, b) != Ordering::Less);
-    let mut out = vec![0u16; a.len()];
+    let mut out = smallvec![0u16; a.len()];
     let mut borrow = 0i64;
     for k in 0..a.len() {
         let x = a[a.len() - 1 - k] as i64;
@@ -230,15 +237,15 @@ fn mag_sub(a: &[u16], b: &[u16]) -> Vec<u16> {
 }
 
 /// Floor division with remainder: Knuth's algorithm D (TAOCP 4.3.1) in base 10000.
-fn mag_divmod(a: &[u16], b: &[u16]) -> (Vec<u16>, Vec<u16>) {
+fn mag_divmod(a: &[u16], b: &[u16]) -> (Digits, Digits) {
     let (a, b) = (mag_trimmed(a), mag_trimmed(b));
     assert!(!b.is_empty(), "magnitude division by zero");
     if mag_cmp(a, b) == Ordering::Less {
-        return (Vec::new(), a.to_vec());
+        return (Digits::new(), Digits::from_slice(a));
     }
     if b.len() == 1 {
         let (q, r) = mag_div_small(a, b[0] as u32);
-        return (q, vec![r as u16]);
+        return (q, smallvec![r as u16]);
     }
     let n = b.len();
     let m = a.len() - n;
@@ -261,7 +268,7 @@ fn mag_divmod(a: &[u16], b: &[u16]) -> (Vec<u16>, Vec<u16>) {
         carry = x / NBASE;
     }
     debug_assert_eq!(carry, 0);
-    let mut q = vec![0u16; m + 1];
+    let mut q = smallvec![0u16; m + 1];
     for j in 0..=m {
         let num = u[j] * NBASE + u[j + 1];
         let mut qhat = num / v[0];
@@ -309,16 +316,16 @@ fn mag_divmod(a: &[u16], b: &[u16]) -> (Vec<u16>, Vec<u16>) {
         }
         q[j] = qhat as u16;
     }
-    let rem: Vec<u16> = u[m + 1..].iter().map(|&x| x as u16).collect();
+    let rem: Digits = u[m + 1..].iter().map(|&x| x as u16).collect();
     let (rem, r) = mag_div_small(&rem, d as u32);
     debug_assert_eq!(r, 0);
     (q, rem)
 }
 
-fn mag_mul(a: &[u16], b: &[u16]) -> Vec<u16> {
+fn mag_mul(a: &[u16], b: &[u16]) -> Digits {
     let (a, b) = (mag_trimmed(a), mag_trimmed(b));
     if a.is_empty() || b.is_empty() {
-        return Vec::new();
+        return Digits::new();
     }
     // Each slot sums at most min(len) products below 10^8: no overflow below 10^11 digits.
     let mut acc = vec![0u64; a.len() + b.len()];
@@ -327,7 +334,7 @@ fn mag_mul(a: &[u16], b: &[u16]) -> Vec<u16> {
             acc[i + j + 1] += x as u64 * y as u64;
         }
     }
-    let mut out = vec![0u16; acc.len()];
+    let mut out = smallvec![0u16; acc.len()];
     let mut carry = 0u64;
     for k in (0..acc.len()).rev() {
         let v = acc[k] + carry;
@@ -338,8 +345,8 @@ fn mag_mul(a: &[u16], b: &[u16]) -> Vec<u16> {
     out
 }
 
-fn mag_from_u64(mut v: u64) -> Vec<u16> {
-    let mut out = Vec::new();
+fn mag_from_u64(mut v: u64) -> Digits {
+    let mut out = Digits::new();
     while v > 0 {
         out.push((v % NBASE as u64) as u16);
         v /= NBASE as u64;
@@ -349,7 +356,7 @@ fn mag_from_u64(mut v: u64) -> Vec<u16> {
 }
 
 /// `floor(sqrt(a))`.
-fn mag_isqrt(a: &[u16]) -> Vec<u16> {
+fn mag_isqrt(a: &[u16]) -> Digits {
     mag_sqrtrem(mag_trimmed(a)).0
 }
 
@@ -357,7 +364,7 @@ fn mag_isqrt(a: &[u16]) -> Vec<u16> {
 /// square root" (INRIA RR-3805): the root of the top half, then one division for the
 /// next quarter of the digits. Costs about one long division of half the length, where
 /// Newton's iteration would take several full ones. `a` is trimmed.
-fn mag_sqrtrem(a: &[u16]) -> (Vec<u16>, Vec<u16>) {
+fn mag_sqrtrem(a: &[u16]) -> (Digits, Digits) {
     if a.len() <= 4 {
         let v = a.iter().fold(0u64, |acc, &d| acc * NBASE as u64 + d as u64);
         let mut s = (v as f64).sqrt() as u64;
@@ -374,8 +381,8 @@ fn mag_sqrtrem(a: &[u16]) -> (Vec<u16>, Vec<u16>) {
     let k = (a.len() - 1) / 4;
     let (high, low) = a.split_at(a.len() - 2 * k);
     let (a1, a0) = low.split_at(k);
-    let shift = |m: &[u16]| -> Vec<u16> {
-        let mut v = mag_trimmed(m).to_vec();
+    let shift = |m: &[u16]| -> Digits {
+        let mut v = Digits::from_slice(mag_trimmed(m));
         if !v.is_empty() {
             v.extend(std::iter::repeat_n(0, k));
         }
@@ -392,7 +399,10 @@ fn mag_sqrtrem(a: &[u16]) -> (Vec<u16>, Vec<u16>) {
         s = mag_sub(&s, &[1]);
     }
     let r = mag_sub(&x, &y);
-    (mag_trimmed(&s).to_vec(), mag_trimmed(&r).to_vec())
+    (
+        Digits::from_slice(mag_trimmed(&s)),
+        Digits::from_slice(mag_trimmed(&r)),
+    )
 }
 
 // ---------------------------------------------------------------------------------------
@@ -400,12 +410,24 @@ fn mag_sqrtrem(a: &[u16]) -> (Vec<u16>, Vec<u16>) {
 // becomes a Numeric).
 // ---------------------------------------------------------------------------------------
 
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 struct Var {
     neg: bool,
     weight: i32,
     dscale: i32,
-    digits: Vec<u16>,
+    digits: Digits,
+}
+
+// By hand: SmallVec's own clone copies element by element.
+impl Clone for Var {
+    fn clone(&self) -> Var {
+        Var {
+            neg: self.neg,
+            weight: self.weight,
+            dscale: self.dscale,
+            digits: Digits::from_slice(&self.digits),
+        }
+    }
 }
 
 impl Var {
@@ -414,12 +436,12 @@ impl Var {
             neg: false,
             weight: 0,
             dscale,
-            digits: Vec::new(),
+            digits: Digits::new(),
         }
     }
 
     fn from_i64(v: i64) -> Var {
-        let mut mag = Vec::new();
+        let mut mag = Digits::new();
         let mut rest = v.unsigned_abs();
         while rest > 0 {
             mag.push((rest % NBASE as u64) as u16);
@@ -438,20 +460,18 @@ impl Var {
 
     /// Removes leading and trailing zero digits and the sign of zero.
     fn strip(mut self) -> Var {
-        let lead = self
-            .digits
-            .iter()
-            .position(|&d| d != 0)
-            .unwrap_or(self.digits.len());
-        if lead == self.digits.len() {
+        let digits = self.digits.as_mut_slice();
+        let Some(lead) = digits.iter().position(|&d| d != 0) else {
             self.digits.clear();
             self.weight = 0;
             self.neg = false;
             return self;
+        };
+        let trail = digits.iter().rposition(|&d| d != 0).map_or(lead, |t| t + 1);
+        if lead > 0 {
+            digits.copy_within(lead..trail, 0);
         }
-        let trail = self.digits.iter().rposition(|&d| d != 0).unwrap() + 1;
-        self.digits.truncate(trail);
-        self.digits.drain(..lead);
+        self.digits.truncate(trail - lead);
         self.weight -= lead as i32;
         self
     }
@@ -482,7 +502,7 @@ impl Var {
     }
 
     /// Built from `mag * 10^-s`, with the given sign; dscale is left 0 for the caller.
-    fn from_scaled(neg: bool, mag: Vec<u16>, s: i64) -> Var {
+    fn from_scaled(neg: bool, mag: Digits, s: i64) -> Var {
         let r = s.rem_euclid(DEC_DIGITS as i64);
         let q = s.div_euclid(DEC_DIGITS as i64);
         let (mag, last_exp) = if r == 0 {
@@ -501,9 +521,9 @@ impl Var {
     }
 
     /// `floor(|self| * 10^s)` as a magnitude.
-    fn to_scaled(&self, s: i64) -> Vec<u16> {
+    fn to_scaled(&self, s: i64) -> Digits {
         if self.is_zero() {
-            return Vec::new();
+            return Digits::new();
         }
         let t = 4 * self.last_exp() + s;
         if t >= 0 {
@@ -514,7 +534,7 @@ impl Var {
             let u = -t;
             let drop = (u / 4) as usize;
             if drop >= self.digits.len() {
-                return Vec::new();
+                return Digits::new();
             }
             let m = &self.digits[..self.digits.len() - drop];
             mag_div_small(m, POW10[(u % 4) as usize] as u32).0
@@ -528,17 +548,34 @@ impl Var {
         let p_min = c.div_euclid(DEC_DIGITS as i64);
         let off = c.rem_euclid(DEC_DIGITS as i64) as usize;
         let keep = self.weight as i64 - p_min + 1;
-        let mut out = self.clone();
-        out.dscale = rscale.max(0);
+        let dscale = rscale.max(0);
         if keep <= 0 {
-            return Var::zero(out.dscale);
+            return Var::zero(dscale);
         }
-        if (keep as usize) <= out.digits.len() {
-            out.digits.truncate(keep as usize);
-            let last = out.digits.last_mut().unwrap();
+        // Cut inside the stored digits: keep those above and clear the last one's
+        // decimals below the cut.
+        let cut = keep as usize <= self.digits.len();
+        let n = (keep as usize).min(self.digits.len());
+        let mut out = Var {
+            neg: self.neg,
+            weight: self.weight,
+            dscale,
+            digits: Digits::from_slice(&self.digits[..n]),
+        };
+        if cut && let Some(last) = out.digits.last_mut() {
             *last -= *last % POW10[off] as u16;
         }
         out.strip()
+    }
+
+    /// [`Var::round`], taking `self`: where no digit lies below `10^-rscale` (a
+    /// product at the sum of its factors' scales) only the dscale changes.
+    fn rounded(mut self, rscale: i32) -> Var {
+        if self.is_zero() || 4 * self.last_exp() >= -(rscale as i64) {
+            self.dscale = rscale.max(0);
+            return self;
+        }
+        self.round(rscale)
     }
 
     /// Rounds half away from zero at `10^-rscale`; dscale becomes `max(rscale, 0)`.
@@ -555,7 +592,7 @@ impl Var {
             neg: self.neg,
             weight: p_min as i32,
             dscale: t.dscale,
-            digits: vec![POW10[off] as u16],
+            digits: smallvec![POW10[off] as u16],
         };
         let mut r = if t.is_zero() { ulp } else { add_abs(&t, &ulp) };
         r.neg = self.neg;
@@ -628,8 +665,18 @@ impl Var {
     }
 
     fn add(&self, other: &Var) -> Var {
+        self.add_signed(other, other.neg)
+    }
+
+    fn sub(&self, other: &Var) -> Var {
+        self.add_signed(other, !other.neg && !other.is_zero())
+    }
+
+    /// `self + other`, `other` taken with the sign `other_neg` (so a difference copies
+    /// neither operand).
+    fn add_signed(&self, other: &Var, other_neg: bool) -> Var {
         let dscale = self.dscale.max(other.dscale);
-        let mut r = if self.neg == other.neg {
+        let mut r = if self.neg == other_neg {
             let mut r = add_abs(self, other);
             r.neg = self.neg;
             r
@@ -643,17 +690,13 @@ impl Var {
                 }
                 Ordering::Less => {
                     let mut r = sub_abs(other, self);
-                    r.neg = other.neg;
+                    r.neg = other_neg;
                     r
                 }
             }
         };
         r.dscale = dscale;
         r.strip()
-    }
-
-    fn sub(&self, other: &Var) -> Var {
-        self.add(&other.negated())
     }
 
     /// The product rounded to `rscale` decimals, computed as PostgreSQL's `mul_var`
@@ -677,7 +720,7 @@ impl Var {
             return Var::zero(rscale.max(0));
         }
         let ndigits = ndigits as usize;
-        let mut acc = vec![0u64; ndigits];
+        let mut acc: SmallVec<[u64; 16]> = smallvec![0u64; ndigits];
         for (i, &x) in a.iter().enumerate().take(ndigits - 2) {
             if x == 0 {
                 continue;
@@ -687,7 +730,7 @@ impl Var {
                 acc[i + j + 2] += x as u64 * y as u64;
             }
         }
-        let mut digits = vec![0u16; ndigits];
+        let mut digits = smallvec![0u16; ndigits];
         let mut carry = 0u64;
         for k in (0..ndigits).rev() {
             let v = acc[k] + carry;
@@ -702,7 +745,7 @@ impl Var {
             digits,
         }
         .strip()
-        .round(rscale)
+        .rounded(rscale)
     }
 
     /// The quotient to `rscale` decimals, rounded half away from zero when `round`, else
@@ -737,6 +780,15 @@ impl Var {
     }
 }
 
+/// `v`'s digits at the powers `hi` down to `lo` of NBASE (zeros around them); `v` lies
+/// within them.
+fn aligned(v: &Var, hi: i64, lo: i64) -> Digits {
+    let mut out: Digits = smallvec![0u16; (hi - lo + 1) as usize];
+    let start = (hi - v.weight as i64) as usize;
+    out[start..start + v.digits.len()].copy_from_slice(&v.digits);
+    out
+}
+
 /// `|a| + |b|`, positive, dscale left to the caller.
 fn add_abs(a: &Var, b: &Var) -> Var {
     if a.is_zero() {
@@ -753,7 +805,7 @@ fn add_abs(a: &Var, b: &Var) -> Var {
     }
     let hi = a.weight.max(b.weight) as i64;
     let lo = a.last_exp().min(b.last_exp());
-    let align = |v: &Var| -> Vec<u16> { (lo..=hi).rev().map(|p| v.digit_at(p)).collect() };
+    let align = |v: &Var| aligned(v, hi, lo);
     let sum = mag_add(&align(a), &align(b));
     Var {
         neg: false,
@@ -774,7 +826,7 @@ fn sub_abs(a: &Var, b: &Var) -> Var {
     }
     let hi = a.weight.max(b.weight) as i64;
     let lo = a.last_exp().min(b.last_exp());
-    let align = |v: &Var| -> Vec<u16> { (lo..=hi).rev().map(|p| v.digit_at(p)).collect() };
+    let align = |v: &Var| aligned(v, hi, lo);
     Var {
         neg: false,
         weight: hi as i32,
@@ -941,13 +993,13 @@ fn estimate_ln_dweight(v: &Var) -> i32 {
         neg: false,
         weight: -1,
         dscale: 1,
-        digits: vec![9000],
+        digits: smallvec![9000],
     };
     let hi = Var {
         neg: false,
         weight: 0,
         dscale: 1,
-        digits: vec![1, 1000],
+        digits: smallvec![1, 1000],
     };
     if v.cmp(&lo) != Ordering::Less && v.cmp(&hi) != Ordering::Greater {
         let x = v.sub(&Var::from_i64(1));
@@ -991,13 +1043,13 @@ fn ln_var(x: &Var, rscale: i32) -> PgResult<Var> {
         neg: false,
         weight: -1,
         dscale: 1,
-        digits: vec![9000],
+        digits: smallvec![9000],
     };
     let one_point_one = Var {
         neg: false,
         weight: 0,
         dscale: 1,
-        digits: vec![1, 1000],
+        digits: smallvec![1, 1000],
     };
     let mut x = x.clone();
     let mut nsqrt = 0i32;
@@ -1349,7 +1401,7 @@ impl Numeric {
         if dscale & DSCALE_MAX != dscale {
             return Err(bad("scale"));
         }
-        let mut digits = Vec::with_capacity(ndigits);
+        let mut digits = Digits::with_capacity(ndigits);
         for i in 0..ndigits {
             let d = word(4 + i)? as i16;
             if !(0..NBASE as i16).contains(&d) {
@@ -1438,7 +1490,7 @@ impl Numeric {
                 let dscale = word(1)? as i32;
                 let weight = word(3)? as i16 as i32;
                 let ndigits = word(5)? as usize;
-                let mut digits = Vec::with_capacity(ndigits);
+                let mut digits = Digits::with_capacity(ndigits);
                 for i in 0..ndigits {
                     digits.push(word(7 + 2 * i)?);
                 }
@@ -1604,7 +1656,10 @@ impl Numeric {
 
     /// `-`: dscale is the larger input dscale. Infinity - Infinity is NaN.
     pub fn sub(&self, other: &Numeric) -> PgResult<Numeric> {
-        self.add(&other.neg())
+        match (&self.0, &other.0) {
+            (Repr::Finite(a), Repr::Finite(b)) => make_result(a.sub(b)),
+            _ => self.add(&other.neg()),
+        }
     }
 
     /// `*`: exact, dscale the sum of the input dscales (rounded to 16383 decimals if
@@ -2227,7 +2282,7 @@ fn parse_text(input: &str) -> PgResult<Parsed> {
         return Err(invalid());
     }
     // Base-10000 digits of the integer the decimal digits spell, grouped from the right.
-    let mut mag = Vec::with_capacity(digits.len() / 4 + 1);
+    let mut mag = Digits::with_capacity(digits.len() / 4 + 1);
     let head = digits.len() % 4;
     if head > 0 {
         mag.push(digits[..head].iter().fold(0u16, |a, &d| a * 10 + d as u16));
@@ -3421,8 +3476,8 @@ mod tests {
             seed % m
         };
         // Multiplication by rows of single digits: independent of mag_mul.
-        let mul = |a: &[u16], b: &[u16]| -> Vec<u16> {
-            let mut acc = vec![0u16];
+        let mul = |a: &[u16], b: &[u16]| -> Digits {
+            let mut acc: Digits = smallvec![0u16];
             for (i, &d) in b.iter().enumerate() {
                 let mut part = mag_mul_small(a, d as u32);
                 part.extend(std::iter::repeat_n(0, b.len() - 1 - i));

@@ -215,13 +215,15 @@ fn ev(e: &Expr, row: &[Value], s: &Session, env: Option<&Env>) -> PgResult<Value
 
 /// `e`'s value over `row`, borrowed from the row where `e` is one of its columns.
 fn ev_ref<'r>(
-    e: &Expr,
+    e: &'r Expr,
     row: &'r [Value],
     s: &Session,
     env: Option<&Env>,
 ) -> PgResult<std::borrow::Cow<'r, Value>> {
-    match e.kind {
-        ExprKind::Column(i) if i < row.len() => Ok(std::borrow::Cow::Borrowed(&row[i])),
+    match &e.kind {
+        ExprKind::Column(i) if *i < row.len() => Ok(std::borrow::Cow::Borrowed(&row[*i])),
+        // A constant too (`1 - l_discount`: no copy of the 1 per row).
+        ExprKind::Const(v) => Ok(std::borrow::Cow::Borrowed(v)),
         _ => ev(e, row, s, env).map(std::borrow::Cow::Owned),
     }
 }

@@ -137,9 +137,15 @@ fn mismatch(what: &str, v: &Value) -> PgError {
     PgError::internal(format!("{what} applied to {v:?}"))
 }
 
-fn numeric(v: &Value) -> PgResult<Numeric> {
-    v.as_numeric()
-        .ok_or_else(|| mismatch("numeric argument", v))
+/// `v` as a numeric: borrowed where it is one (no copy of its digits per operation).
+fn numeric(v: &Value) -> PgResult<std::borrow::Cow<'_, Numeric>> {
+    match v {
+        Value::Numeric(n) => Ok(std::borrow::Cow::Borrowed(n)),
+        other => other
+            .as_numeric()
+            .map(std::borrow::Cow::Owned)
+            .ok_or_else(|| mismatch("numeric argument", v)),
+    }
 }
 
 /// `a op b` in numeric (the binder cast both operands to numeric).
@@ -320,7 +326,7 @@ fn int_arg(v: &Value) -> PgResult<i32> {
 fn numeric_function(f: ScalarFunc, args: &[Value]) -> PgResult<Value> {
     use ScalarFunc as F;
     let x = numeric(&args[0])?;
-    let second = || numeric(&args[1]);
+    let second = || numeric(&args[1]).map(std::borrow::Cow::into_owned);
     Ok(Value::Numeric(match (f, args.len()) {
         (F::Abs, _) => x.abs(),
         (F::Round, 1) => x.round(0)?,
