@@ -38,6 +38,7 @@ pub mod explain;
 mod fkey;
 pub mod index;
 pub mod instrument;
+mod keytable;
 mod math;
 mod reg_catalog;
 pub mod ruleutils;

@@ -69,36 +69,85 @@ pub fn compare_sort_keys(keys: &[SortKey], a: &[Value], b: &[Value]) -> Ordering
     Ordering::Equal
 }
 
-/// A hash join's key: values of the types `planner::hashable` admits, equal when SQL's
-/// `=` of their type is true (numeric whatever its scale, floats with -0 = 0 and NaN =
-/// NaN, as PostgreSQL's hash opclasses), and hashed so that equal keys hash alike. Never
-/// holds a NULL (a NULL key matches nothing and is not looked up).
-#[derive(Clone, Debug)]
-pub struct HashKey(pub Vec<Value>);
+/// Whether a hash join's stored key equals `other`, value by value, as SQL's `=` of
+/// their type (numeric whatever its scale, floats with -0 = 0 and NaN = NaN, as
+/// PostgreSQL's hash opclasses). Neither holds a NULL (a NULL key matches nothing and is
+/// not looked up).
+pub(crate) fn keys_equal<'v>(key: &[Value], other: impl IntoIterator<Item = &'v Value>) -> bool {
+    let mut n = 0;
+    for (a, b) in key.iter().zip(other) {
+        if a.cmp_non_null(b) != Ordering::Equal {
+            return false;
+        }
+        n += 1;
+    }
+    n == key.len()
+}
 
-impl PartialEq for HashKey {
-    fn eq(&self, other: &Self) -> bool {
-        self.0.len() == other.0.len()
-            && self
-                .0
-                .iter()
-                .zip(&other.0)
-                .all(|(a, b)| a.cmp_non_null(b) == Ordering::Equal)
+/// A fast hash of a few words (rustc's FxHasher's multiply-rotate step): what hash joins
+/// and groupings hash their keys with. Not randomized, as PostgreSQL's hash functions are
+/// not.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct FastHasher(u64);
+
+impl FastHasher {
+    const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+
+    #[inline]
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(Self::SEED);
     }
 }
 
-impl Eq for HashKey {}
-
-impl Hash for HashKey {
-    fn hash<H: Hasher>(&self, h: &mut H) {
-        for v in &self.0 {
-            hash_value(v, h);
+impl Hasher for FastHasher {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            self.add(u64::from_le_bytes(c.try_into().expect("8 bytes")));
         }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut last = [0u8; 8];
+            last[..rest.len()].copy_from_slice(rest);
+            self.add(u64::from_le_bytes(last));
+        }
+        self.add(bytes.len() as u64);
+    }
+
+    #[inline]
+    fn write_u8(&mut self, i: u8) {
+        self.add(u64::from(i));
+    }
+
+    #[inline]
+    fn write_u16(&mut self, i: u16) {
+        self.add(u64::from(i));
+    }
+
+    #[inline]
+    fn write_u32(&mut self, i: u32) {
+        self.add(u64::from(i));
+    }
+
+    #[inline]
+    fn write_u64(&mut self, i: u64) {
+        self.add(i);
+    }
+
+    #[inline]
+    fn write_usize(&mut self, i: usize) {
+        self.add(i as u64);
+    }
+
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.0
     }
 }
 
 /// Feed `v` to `h` as equal values of its type feed it alike.
-fn hash_value<H: Hasher>(v: &Value, h: &mut H) {
+pub(crate) fn hash_value<H: Hasher>(v: &Value, h: &mut H) {
     // Floats by value: zeros alike, NaNs alike.
     let float = |x: f64, h: &mut H| {
         let bits = if x == 0.0 {
@@ -117,8 +166,8 @@ fn hash_value<H: Hasher>(v: &Value, h: &mut H) {
         Value::Oid(o) => o.hash(h),
         Value::Float4(f) => float(f64::from(*f), h),
         Value::Float8(f) => float(*f, h),
-        // Equal numerics (`1.0`, `1.00`) are one number, which converts to one float.
-        Value::Numeric(_) => float(v.as_f64().unwrap_or(f64::NAN), h),
+        // Equal numerics (`1.0`, `1.00`) hash alike: their digits, never their scale.
+        Value::Numeric(n) => n.hash(h),
         Value::Text(_) | Value::Bpchar(_) => v.as_str().hash(h),
         Value::Date(d) => d.0.hash(h),
         Value::Timestamp(t) => t.0.hash(h),

@@ -10,11 +10,14 @@
 #[allow(unused_imports)]
 use super::*;
 
-use std::collections::HashMap;
+use std::borrow::Cow;
+
+use smallvec::SmallVec;
+use sql::bound::ExprKind;
 
 use crate::env::row_bytes;
 use crate::instrument::MemoryUsage;
-use crate::sortkey::HashKey;
+use crate::keytable::KeyTable;
 
 pub(crate) struct HashJoinOp<'a> {
     pub(crate) env: Env<'a>,
@@ -28,38 +31,44 @@ pub(crate) struct HashJoinOp<'a> {
     /// Pairs the join condition dropped.
     pub(crate) join_removed: u64,
     pub(crate) right_width: usize,
-    /// Each distinct key's bucket, by key.
-    pub(crate) buckets: HashMap<HashKey, usize>,
-    /// The right rows of each bucket.
-    pub(crate) rows: Vec<Vec<Row>>,
-    /// FULL and RIGHT: whether each right row matched, by bucket; and the right rows
-    /// with a NULL key, which match nothing.
-    pub(crate) right_matched: Vec<Vec<bool>>,
+    /// The right rows, by key.
+    pub(crate) table: KeyTable,
+    /// FULL and RIGHT: whether each right row (by its place in the table) matched; and
+    /// the right rows with a NULL key, which match nothing.
+    pub(crate) right_matched: Vec<bool>,
     pub(crate) null_keyed: Vec<Row>,
     /// FULL and RIGHT: the left input's width (for padding), and, once the left rows are
-    /// done, the next unmatched right row to return (bucket, row; then `null_keyed`).
+    /// done, the next right row to look at for one unmatched (then `null_keyed`).
     pub(crate) left_width: usize,
-    pub(crate) unmatched: Option<(usize, usize)>,
+    pub(crate) unmatched: Option<usize>,
     pub(crate) usage: MemoryUsage,
-    /// The left row being joined, its bucket and the next row of it to try.
-    pub(crate) current: Option<(Row, Option<usize>, usize)>,
+    /// The left row being joined, and the next right row of its key to try.
+    pub(crate) current: Option<(Row, Option<u32>)>,
     pub(crate) matched: bool,
 }
 
-impl<'a> HashJoinOp<'a> {
-    /// The values of `keys` over `row`; `None` if one is NULL (which `=` never matches).
-    fn key(&self, keys: &[Expr], row: &[Value]) -> PgResult<Option<HashKey>> {
-        let mut out = Vec::with_capacity(keys.len());
-        for k in keys {
-            let v = self.env.eval(k, row)?;
-            if v.is_null() {
-                return Ok(None);
-            }
-            out.push(v);
+/// The values of `keys` over `row`: columns read in place, others evaluated; `None` if
+/// one is NULL (which `=` never matches).
+fn key_values<'r>(
+    env: &Env<'_>,
+    keys: &[Expr],
+    row: &'r [Value],
+) -> PgResult<Option<SmallVec<[Cow<'r, Value>; 4]>>> {
+    let mut out = SmallVec::new();
+    for k in keys {
+        let v = match k.kind {
+            ExprKind::Column(i) if i < row.len() => Cow::Borrowed(&row[i]),
+            _ => Cow::Owned(env.eval(k, row)?),
+        };
+        if v.is_null() {
+            return Ok(None);
         }
-        Ok(Some(HashKey(out)))
+        out.push(v);
     }
+    Ok(Some(out))
+}
 
+impl<'a> HashJoinOp<'a> {
     /// Read the right input into the table.
     fn build(&mut self, mut right: Box<dyn Operator + 'a>) -> PgResult<()> {
         self.usage.limit = crate::env::work_mem_bytes(&self.env, true);
@@ -68,33 +77,26 @@ impl<'a> HashJoinOp<'a> {
             self.env.tx.check_for_interrupts()?;
             // A right row with a NULL key matches no left row (a FULL join still
             // returns it).
-            let Some(key) = self.key(self.right_keys, &row)? else {
+            let key: Option<Vec<Value>> = key_values(&self.env, self.right_keys, &row)?
+                .map(|k| k.into_iter().map(Cow::into_owned).collect());
+            self.usage.bytes += row_bytes(&row);
+            let Some(key) = key else {
                 if self.keeps_right() {
-                    self.usage.bytes += row_bytes(&row);
                     self.null_keyed.push(row);
+                } else {
+                    self.usage.bytes -= row_bytes(&row);
                 }
                 continue;
             };
-            self.usage.bytes += row_bytes(&row);
-            let next = self.rows.len();
-            let at = match self.buckets.entry(key) {
-                std::collections::hash_map::Entry::Occupied(e) => *e.get(),
-                std::collections::hash_map::Entry::Vacant(e) => {
-                    self.usage.bytes += row_bytes(&e.key().0) + std::mem::size_of::<usize>();
-                    e.insert(next);
-                    self.rows.push(Vec::new());
-                    if self.keeps_right() {
-                        self.right_matched.push(Vec::new());
-                    }
-                    next
-                }
-            };
-            self.rows[at].push(row);
+            let key_bytes = row_bytes(&key) + std::mem::size_of::<usize>();
+            if self.table.insert(key, row) {
+                self.usage.bytes += key_bytes;
+            }
             if self.keeps_right() {
-                self.right_matched[at].push(false);
+                self.right_matched.push(false);
             }
         }
-        self.usage.buckets = self.buckets.capacity();
+        self.usage.buckets = self.table.capacity();
         self.usage.peak = self.usage.peak.max(self.usage.bytes);
         Ok(())
     }
@@ -109,19 +111,15 @@ impl HashJoinOp<'_> {
     /// FULL and RIGHT, after the left rows: the next right row that matched nothing, NULL-padded
     /// on the left.
     fn next_unmatched(&mut self) -> Option<Row> {
-        let (b, i) = self.unmatched.get_or_insert((0, 0));
-        while *b < self.rows.len() {
-            while *i < self.rows[*b].len() {
-                let at = *i;
-                *i += 1;
-                if !self.right_matched[*b][at] {
-                    let mut row = vec![Value::Null; self.left_width];
-                    row.extend_from_slice(&self.rows[*b][at]);
-                    return Some(row);
-                }
+        let i = self.unmatched.get_or_insert(0);
+        while *i < self.table.rows.len() {
+            let at = *i;
+            *i += 1;
+            if !self.right_matched[at] {
+                let mut row = vec![Value::Null; self.left_width];
+                row.extend_from_slice(&self.table.rows[at]);
+                return Some(row);
             }
-            *b += 1;
-            *i = 0;
         }
         let row = self.null_keyed.pop()?;
         let mut padded = vec![Value::Null; self.left_width];
@@ -139,50 +137,50 @@ impl Operator for HashJoinOp<'_> {
             return Ok(self.next_unmatched());
         }
         loop {
-            let Some((left, bucket, pos)) = &mut self.current else {
+            let Some((left, candidate)) = &mut self.current else {
                 let Some(l) = self.left.next()? else {
                     if self.keeps_right() {
                         return Ok(self.next_unmatched());
                     }
                     return Ok(None);
                 };
-                let bucket = match self.key(self.left_keys, &l)? {
-                    Some(k) => self.buckets.get(&k).copied(),
+                let first = match key_values(&self.env, self.left_keys, &l)? {
+                    Some(k) => {
+                        let refs: SmallVec<[&Value; 4]> = k.iter().map(|v| &**v).collect();
+                        self.table.find(&refs)
+                    }
                     None => None,
                 };
-                self.current = Some((l, bucket, 0));
+                self.current = Some((l, first));
                 self.matched = false;
                 continue;
             };
-            if let Some(b) = *bucket {
-                let candidates = &self.rows[b];
-                while *pos < candidates.len() {
-                    self.env.tx.check_for_interrupts()?;
-                    let right = &candidates[*pos];
-                    *pos += 1;
-                    let Some(mut row) = joined_row(&self.env, self.on, left, right)? else {
-                        self.join_removed += 1;
-                        continue;
-                    };
-                    self.matched = true;
-                    match self.kind {
-                        JoinKind::Full | JoinKind::Right => self.right_matched[b][*pos - 1] = true,
-                        // The left row once, at its first match; or not at all.
-                        JoinKind::Semi => {
-                            row.truncate(left.len());
-                            self.current = None;
-                            return Ok(Some(row));
-                        }
-                        JoinKind::Anti => {
-                            *pos = candidates.len();
-                            break;
-                        }
-                        _ => {}
+            while let Some(at) = *candidate {
+                self.env.tx.check_for_interrupts()?;
+                *candidate = self.table.next(at);
+                let right = &self.table.rows[at as usize];
+                let Some(mut row) = joined_row(&self.env, self.on, left, right)? else {
+                    self.join_removed += 1;
+                    continue;
+                };
+                self.matched = true;
+                match self.kind {
+                    JoinKind::Full | JoinKind::Right => self.right_matched[at as usize] = true,
+                    // The left row once, at its first match; or not at all.
+                    JoinKind::Semi => {
+                        row.truncate(left.len());
+                        self.current = None;
+                        return Ok(Some(row));
                     }
-                    return Ok(Some(row));
+                    JoinKind::Anti => {
+                        *candidate = None;
+                        break;
+                    }
+                    _ => {}
                 }
+                return Ok(Some(row));
             }
-            let (left, _, _) = self.current.take().expect("set above");
+            let (left, _) = self.current.take().expect("set above");
             if self.kind == JoinKind::Anti && !self.matched {
                 return Ok(Some(left));
             }

@@ -327,8 +327,7 @@ fn build_node<'a>(
             right_width: *right_width,
             // Grown as keys come: a build side of a few rows (a fact row under a star
             // join) allocates next to nothing.
-            buckets: std::collections::HashMap::new(),
-            rows: Vec::new(),
+            table: Default::default(),
             right_matched: Vec::new(),
             null_keyed: Vec::new(),
             left_width: left.width(),
