@@ -2,11 +2,34 @@
 //! per key, keys hashed with a multiply-rotate hash and looked up by borrowed values, so
 //! a probe allocates nothing and a build allocates per distinct key, not per row.
 
-use common::Value;
-use hashbrown::HashTable;
+use std::borrow::Cow;
 
-use crate::env::Row;
+use common::{PgResult, Value};
+use hashbrown::HashTable;
+use smallvec::SmallVec;
+use sql::bound::{Expr, ExprKind};
+
+use crate::env::{Env, Row};
 use crate::sortkey::{FastHasher, hash_value, keys_equal};
+
+/// A key's values over a row: columns read in place, other expressions evaluated.
+pub(crate) type KeyValues<'r> = SmallVec<[Cow<'r, Value>; 2]>;
+
+/// The values of `keys` over `row` ([`KeyValues`]).
+pub(crate) fn key_values<'r>(
+    env: &Env<'_>,
+    keys: &[Expr],
+    row: &'r [Value],
+) -> PgResult<KeyValues<'r>> {
+    let mut out = KeyValues::new();
+    for k in keys {
+        out.push(match k.kind {
+            ExprKind::Column(i) if i < row.len() => Cow::Borrowed(&row[i]),
+            _ => Cow::Owned(env.eval(k, row)?),
+        });
+    }
+    Ok(out)
+}
 
 /// The end of a chain of rows.
 const END: u32 = u32::MAX;

@@ -17,7 +17,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ),
     ("environment", &["env"]),
     ("deparsing", &["catalog_funcs", "deparse", "ruleutils"]),
-    ("expressions", &["agg", "eval"]),
+    ("expressions", &["agg", "eval", "keytable"]),
     ("system views", &["views"]),
     ("plan nodes", &["exec"]),
     ("writes", &["dml", "fkey", "index"]),

@@ -6,7 +6,10 @@ use super::*;
 
 pub(crate) struct DistinctOp<'a> {
     pub(crate) input: Box<dyn Operator + 'a>,
-    pub(crate) seen: std::collections::HashSet<crate::sortkey::GroupKey>,
+    pub(crate) seen: std::collections::HashSet<
+        crate::sortkey::GroupKey,
+        std::hash::BuildHasherDefault<crate::sortkey::FastHasher>,
+    >,
 }
 
 impl Operator for DistinctOp<'_> {

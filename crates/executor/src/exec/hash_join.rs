@@ -13,7 +13,6 @@ use super::*;
 use std::borrow::Cow;
 
 use smallvec::SmallVec;
-use sql::bound::ExprKind;
 
 use crate::env::row_bytes;
 use crate::instrument::MemoryUsage;
@@ -47,25 +46,15 @@ pub(crate) struct HashJoinOp<'a> {
     pub(crate) matched: bool,
 }
 
-/// The values of `keys` over `row`: columns read in place, others evaluated; `None` if
-/// one is NULL (which `=` never matches).
+/// The values of `keys` over `row` (columns read in place); `None` if one is NULL
+/// (which `=` never matches).
 fn key_values<'r>(
     env: &Env<'_>,
     keys: &[Expr],
     row: &'r [Value],
-) -> PgResult<Option<SmallVec<[Cow<'r, Value>; 4]>>> {
-    let mut out = SmallVec::new();
-    for k in keys {
-        let v = match k.kind {
-            ExprKind::Column(i) if i < row.len() => Cow::Borrowed(&row[i]),
-            _ => Cow::Owned(env.eval(k, row)?),
-        };
-        if v.is_null() {
-            return Ok(None);
-        }
-        out.push(v);
-    }
-    Ok(Some(out))
+) -> PgResult<Option<crate::keytable::KeyValues<'r>>> {
+    let values = crate::keytable::key_values(env, keys, row)?;
+    Ok((!values.iter().any(|v| v.is_null())).then_some(values))
 }
 
 impl<'a> HashJoinOp<'a> {
