@@ -358,7 +358,12 @@ fn hash_right_join(left: &Plan, right: &Plan, rest: &[Expr]) -> Option<Plan> {
 /// (PostgreSQL's `create_unique_path` and JOIN_UNIQUE_INNER): a left row matches at most
 /// one distinct key. None where a conjunct is not an equality between the sides (its
 /// other columns of `right` would be gone) or `left`'s column types are unknown.
-fn unique_inner_joins(cx: &PlanContext<'_>, left: &Plan, right: &Plan, rest: &[Expr]) -> Vec<Plan> {
+pub(crate) fn unique_inner_joins(
+    cx: &PlanContext<'_>,
+    left: &Plan,
+    right: &Plan,
+    rest: &[Expr],
+) -> Vec<Plan> {
     let lw = left.width();
     let (Some(h), Some(lt)) = (hash_clauses(lw, rest), left.column_types()) else {
         return Vec::new();

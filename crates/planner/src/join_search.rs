@@ -138,11 +138,16 @@ enum Path {
         inner: Rc<Path>,
         way: Box<Way>,
         inner_width: usize,
+        /// Inner, or a semi or anti join to a pulled-up subquery item.
+        kind: JoinKind,
     },
 }
 
 /// A way of joining, with the conditions over the joined row.
 enum Way {
+    /// A semi join made an inner join to its inner side made unique on the join keys
+    /// (PostgreSQL's unique-ified inner path): the whole plan, the outer part's in it.
+    Planned(Rc<Plan>),
     /// A nested loop, its inner part kept by a Materialize or read again.
     NestedLoop { on: Option<Expr>, materialize: bool },
     Hash {
@@ -205,13 +210,18 @@ impl Path {
                 inner,
                 way,
                 inner_width,
+                kind,
             } => {
+                if let Way::Planned(p) = &**way {
+                    return (**p).clone();
+                }
                 let left = Box::new(outer.plan(items));
                 match &**way {
+                    Way::Planned(_) => unreachable!("returned above"),
                     Way::NestedLoop { on, materialize } => Plan::NestedLoopJoin {
                         left,
                         right: Box::new(inner.plan(items)),
-                        kind: JoinKind::Inner,
+                        kind: *kind,
                         on: on.clone(),
                         right_width: *inner_width,
                         lateral: None,
@@ -225,7 +235,7 @@ impl Path {
                     } => Plan::HashJoin {
                         left,
                         right: Box::new(inner.plan(items)),
-                        kind: JoinKind::Inner,
+                        kind: *kind,
                         hash_conds: hash_conds.clone(),
                         left_keys: left_keys.clone(),
                         right_keys: right_keys.clone(),
@@ -242,7 +252,7 @@ impl Path {
                     } => Plan::MergeJoin {
                         left: Box::new(outer_order.apply(|| *left, left_keys)),
                         right: Box::new(inner_order.apply(|| inner.plan(items), right_keys)),
-                        kind: JoinKind::Inner,
+                        kind: *kind,
                         merge_conds: merge_conds.clone(),
                         left_keys: left_keys.clone(),
                         right_keys: right_keys.clone(),
@@ -264,7 +274,7 @@ impl Path {
                         key_cond: key_cond.clone(),
                         inner_filter: inner_filter.clone(),
                         on: on.clone(),
-                        kind: JoinKind::Inner,
+                        kind: *kind,
                     },
                 }
             }
@@ -441,6 +451,12 @@ struct Problem {
     types: Vec<Vec<DataType>>,
     conds: Vec<Cond>,
     gate: Vec<Expr>,
+    /// Per item: Inner, or for the inner side of a pulled-up semi or anti join (an
+    /// EXISTS, NOT EXISTS or IN), its kind: joined only as the inner side of such a join,
+    /// to a part that holds every other item its conditions read (`required`), and
+    /// adding no columns (PostgreSQL's special joins in its join search).
+    kinds: Vec<JoinKind>,
+    required: Vec<Items>,
 }
 
 impl Problem {
@@ -453,6 +469,7 @@ impl Problem {
         tree: LogicalPlan,
         filter: Vec<Expr>,
         semis: &mut Vec<crate::pullup::PulledUp>,
+        special: bool,
     ) -> Result<Problem, (Box<Plan>, usize)> {
         let mut items = Vec::new();
         let mut exprs = Vec::new();
@@ -478,6 +495,20 @@ impl Problem {
                 }
             }
             kept.push(p);
+        }
+        // With `special`, the other semi and anti joins are items too, joined where the
+        // search finds them cheapest (after the items their conditions read).
+        let base_items = items.len();
+        let mut specials = Vec::new();
+        if special && typed {
+            for p in kept.drain(..) {
+                let cond = p.placed_cond(width);
+                let right = plan_query(cx, p.right.clone());
+                width += right.width();
+                items.push(right);
+                specials.push(p.kind);
+                exprs.extend(cond.map(conjuncts).unwrap_or_default());
+            }
         }
         *semis = kept;
         let exprs: Vec<Expr> = exprs
@@ -534,6 +565,22 @@ impl Problem {
                 }
             }
         }
+        // A special item's required items: the others its conditions read.
+        let n = items.len();
+        let mut kinds = vec![JoinKind::Inner; n];
+        let mut required = vec![Items::default(); n];
+        for (k, kind) in specials.into_iter().enumerate() {
+            let t = base_items + k;
+            kinds[t] = kind;
+            for c in conds.iter().filter(|c| c.items.iter().any(|i| i == t)) {
+                required[t] = required[t].union(&c.items);
+            }
+            let mut without = Items::default();
+            for i in required[t].iter().filter(|&i| i != t) {
+                without.insert(i);
+            }
+            required[t] = without;
+        }
         Ok(Problem {
             tree_width,
             items,
@@ -543,6 +590,8 @@ impl Problem {
             types,
             conds,
             gate,
+            kinds,
+            required,
         })
     }
 
@@ -554,6 +603,8 @@ impl Problem {
             offsets: &self.offsets,
             item_of: &self.item_of,
             conds: &self.conds,
+            kinds: &self.kinds,
+            required: &self.required,
             index_orders: Default::default(),
         }
     }
@@ -608,28 +659,58 @@ pub(crate) fn plan_joins_with(
     filter: Vec<Expr>,
     semis: &mut Vec<crate::pullup::PulledUp>,
 ) -> (Plan, usize) {
-    let problem = match Problem::new(cx, tree, filter, semis) {
+    // Semi and anti joins (EXISTS, NOT EXISTS, IN) are items of the exact search, joined
+    // where they cost least once their conditions' other items are there; past the
+    // exact search they join above the tree (as where one has no plan among the items).
+    let special = !semis.is_empty();
+    // (Kept to plan again without them, where the exact search cannot place them.)
+    let again = special.then(|| (tree.clone(), filter.clone(), semis.clone()));
+    let problem = match Problem::new(cx, tree, filter, semis, special) {
         Ok(p) => p,
         Err((plan, width)) => return (*plan, width),
     };
-    let tree_width = problem.tree_width;
+    let n = problem.items.len();
     let search = problem.search(cx);
+    let specials_joinable = problem
+        .kinds
+        .iter()
+        .zip(&problem.required)
+        .all(|(k, r)| *k == JoinKind::Inner || r.len() > 0);
+    let exact = n <= EXACT_LIMIT && specials_joinable && search.exact_pairs(n) <= EXACT_PAIRS;
+    let solved = if exact {
+        search.exact(problem.parts(&search))
+    } else {
+        None
+    };
+    drop(search);
+    let has_specials = problem.kinds.iter().any(|k| *k != JoinKind::Inner);
+    let (problem, best) = match solved {
+        Some(best) => (problem, best),
+        None if has_specials => {
+            let (tree, filter, original) = again.expect("kept where there are semi joins");
+            *semis = original;
+            let problem = match Problem::new(cx, tree, filter, semis, false) {
+                Ok(p) => p,
+                Err((plan, width)) => return (*plan, width),
+            };
+            let best = solve(&problem, cx);
+            (problem, best)
+        }
+        None => {
+            let best = solve(&problem, cx);
+            (problem, best)
+        }
+    };
+    let tree_width = problem.tree_width;
     let Problem {
         items,
         widths,
         types,
         gate,
+        kinds,
         ..
     } = &problem;
     let n = items.len();
-    let parts = problem.parts(&search);
-    let best = if n <= EXACT_LIMIT && search.exact_pairs(n) <= EXACT_PAIRS {
-        search.exact(parts)
-    } else if let Some(p) = search.linearized(&parts) {
-        p
-    } else {
-        search.greedy(parts)
-    };
     // The columns back in the order written.
     let joined = best.path.plan(items);
     let plan = if best.layout.windows(2).all(|w| w[0] < w[1]) {
@@ -642,6 +723,7 @@ pub(crate) fn plan_joins_with(
             at += widths[t];
         }
         let exprs = (0..n)
+            .filter(|&t| kinds[t] == JoinKind::Inner)
             .flat_map(|t| {
                 let start = start[t];
                 types[t]
@@ -660,6 +742,24 @@ pub(crate) fn plan_joins_with(
         None => plan,
     };
     (plan, tree_width)
+}
+
+/// The cheapest plan of `problem` (no semi or anti join items): exact, linearized or
+/// greedy by its size.
+fn solve(problem: &Problem, cx: &PlanContext<'_>) -> Part {
+    let search = problem.search(cx);
+    let n = problem.items.len();
+    let parts = problem.parts(&search);
+    if n <= EXACT_LIMIT
+        && search.exact_pairs(n) <= EXACT_PAIRS
+        && let Some(p) = search.exact(parts.clone())
+    {
+        return p;
+    }
+    if let Some(p) = search.linearized(&parts) {
+        return p;
+    }
+    search.greedy(parts)
 }
 
 /// A stand-in while an item is taken out to be filtered.
@@ -691,6 +791,8 @@ struct Search<'a, 'c> {
     offsets: &'a [usize],
     item_of: &'a [usize],
     conds: &'a [Cond],
+    kinds: &'a [JoinKind],
+    required: &'a [Items],
     /// Each item read through an index in the order of some of its columns (for merge
     /// joins), once asked for.
     #[allow(clippy::type_complexity)]
@@ -741,8 +843,10 @@ impl Search<'_, '_> {
         pairs
     }
 
-    /// Dynamic programming over every subset of the items, smallest first.
-    fn exact(&self, parts: Vec<Part>) -> Part {
+    /// Dynamic programming over every subset of the items, smallest first; `None` where a
+    /// connected set has no plan (a semi or anti join's item that only a cross product
+    /// could reach: the caller plans without such items).
+    fn exact(&self, parts: Vec<Part>) -> Option<Part> {
         let n = parts.len();
         let full = (1usize << n) - 1;
         let conds: Vec<usize> = self.conds.iter().map(|c| c.items.small()).collect();
@@ -818,11 +922,8 @@ impl Search<'_, '_> {
             }
         }
         // Sets no condition joins: by cross products, smallest first.
-        let parts: Vec<Part> = components
-            .iter()
-            .map(|&c| best[c].take().expect("a connected set has a plan"))
-            .collect();
-        self.greedy(parts)
+        let parts: Option<Vec<Part>> = components.iter().map(|&c| best[c].take()).collect();
+        Some(self.greedy(parts?))
     }
 
     /// Greedy, as Fegaras's greedy operator ordering: while more than one part is left,
@@ -906,8 +1007,21 @@ impl Search<'_, '_> {
             .any(|c| c.items.intersects(a) && c.items.intersects(b) && c.items.within(&ab))
     }
 
-    /// The cheapest way to join `outer` and `inner` on the conditions between them.
+    /// The cheapest way to join `outer` and `inner` on the conditions between them;
+    /// `None` where they may not be joined so: a semi or anti join's item is only ever
+    /// the inner side, alone, of its own kind of join to a part holding every item its
+    /// conditions read.
     fn join(&self, outer: &Part, inner: &Part) -> Option<Part> {
+        let kind = match (&*outer.path, &*inner.path) {
+            (Path::Item(t), _) if self.kinds[*t] != JoinKind::Inner => return None,
+            (_, Path::Item(t)) if self.kinds[*t] != JoinKind::Inner => {
+                if !self.required[*t].within(&outer.items) {
+                    return None;
+                }
+                self.kinds[*t]
+            }
+            _ => JoinKind::Inner,
+        };
         PAIRS_COSTED.with(|n| n.set(n.get() + 1));
         let items = outer.items.union(&inner.items);
         // Where each item's columns start in the joined row.
@@ -952,7 +1066,7 @@ impl Search<'_, '_> {
                     key_cond: &key_cond,
                     filter: l.filter.as_ref(),
                 },
-                JoinKind::Inner,
+                kind,
                 on.as_ref(),
             );
             let way = Way::Index {
@@ -976,7 +1090,7 @@ impl Search<'_, '_> {
         let on = conjoin(rest.clone());
         let (unique, rescan) = match *inner.path {
             Path::Item(t) => (
-                crate::join::inner_unique(JoinKind::Inner, &self.items[t], left_width, on.as_ref()),
+                crate::join::inner_unique(kind, &self.items[t], left_width, on.as_ref()),
                 Rescan::of(&self.items[t], false, false),
             ),
             _ => (false, Rescan::Rerun),
@@ -989,7 +1103,7 @@ impl Search<'_, '_> {
             let node = self.est.nested_loop_node(
                 &outer.node,
                 &inner.node,
-                JoinKind::Inner,
+                kind,
                 on.as_ref(),
                 rescan,
                 unique,
@@ -1003,7 +1117,7 @@ impl Search<'_, '_> {
             let node = self.est.hash_join_node(
                 &outer.node,
                 &inner.node,
-                JoinKind::Inner,
+                kind,
                 &h.hash_conds,
                 on.as_ref(),
                 unique,
@@ -1028,7 +1142,7 @@ impl Search<'_, '_> {
                 let node = self.est.merge_join_node(
                     &outer.node,
                     &inner.node,
-                    JoinKind::Inner,
+                    kind,
                     &h.hash_conds,
                     on.as_ref(),
                     MergeInputs {
@@ -1050,22 +1164,42 @@ impl Search<'_, '_> {
                 ways.insert(0, (way, node));
             }
         }
+        // A semi join may also make its inner side unique on the join keys and join it
+        // as an inner join, on either side.
+        if kind == JoinKind::Semi
+            && let Path::Item(t) = *inner.path
+        {
+            let outer_plan = outer.path.plan(self.items);
+            for plan in crate::join::unique_inner_joins(self.cx, &outer_plan, &self.items[t], &rest)
+            {
+                // A fresh estimator: the search's remembers nodes by address, and this
+                // plan may not outlive the comparison.
+                let node = Estimator::new(*self.cx).node(&plan);
+                ways.push((Way::Planned(Rc::new(plan)), node));
+            }
+        }
         let (way, node) = ways
             .into_iter()
             .reduce(|best, w| if cheaper(&w.1, &best.1) { w } else { best })?;
+        // A semi or anti join returns its outer part's columns alone.
         let mut layout = outer.layout.clone();
-        layout.extend(&inner.layout);
+        let mut width = outer.width;
+        if kind == JoinKind::Inner {
+            layout.extend(&inner.layout);
+            width += inner.width;
+        }
         Some(Part {
             path: Rc::new(Path::Join {
                 outer: outer.path.clone(),
                 inner: inner.path.clone(),
                 way: Box::new(way),
                 inner_width: inner.width,
+                kind,
             }),
             node,
             layout,
             items,
-            width: outer.width + inner.width,
+            width,
         })
     }
 
@@ -1283,7 +1417,7 @@ mod tests {
                 settings: &settings,
                 subplans: None,
             };
-            let Ok(problem) = Problem::new(&cx, tree, conds, &mut Vec::new()) else {
+            let Ok(problem) = Problem::new(&cx, tree, conds, &mut Vec::new(), false) else {
                 panic!("tables of known types are searched");
             };
             let search = problem.search(&cx);
@@ -1293,7 +1427,7 @@ mod tests {
                 .into_iter()
                 .map(|p| p.node.est.total)
                 .fold(f64::INFINITY, f64::min);
-            let found = search.exact(parts).node.est.total;
+            let found = search.exact(parts).expect("a plan").node.est.total;
             // Equal but for floating point: the same costs summed along different trees.
             assert!(
                 (found - cheapest).abs() <= cheapest * 1e-6,
@@ -1422,7 +1556,7 @@ mod tests {
                 settings: &settings,
                 subplans: None,
             };
-            let Ok(problem) = Problem::new(&cx, tree, conds, &mut Vec::new()) else {
+            let Ok(problem) = Problem::new(&cx, tree, conds, &mut Vec::new(), false) else {
                 panic!("tables of known types are searched");
             };
             let search = problem.search(&cx);
@@ -1488,7 +1622,7 @@ mod tests {
             ),
             DataType::Bool,
         ));
-        let Ok(problem) = Problem::new(&cx, comma_list(&tables), star, &mut Vec::new()) else {
+        let Ok(problem) = Problem::new(&cx, comma_list(&tables), star, &mut Vec::new(), false) else {
             panic!("tables of known types are searched");
         };
         let search = problem.search(&cx);
@@ -1504,7 +1638,7 @@ mod tests {
         assert_eq!(items, (0..n).collect::<Vec<_>>());
 
         let chain: Vec<Expr> = (1..n).map(|i| eq(2 * i, 2 * (i - 1) + 1)).collect();
-        let Ok(problem) = Problem::new(&cx, comma_list(&tables), chain, &mut Vec::new()) else {
+        let Ok(problem) = Problem::new(&cx, comma_list(&tables), chain, &mut Vec::new(), false) else {
             panic!("tables of known types are searched");
         };
         let search = problem.search(&cx);

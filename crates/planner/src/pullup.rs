@@ -12,6 +12,7 @@ use super::*;
 use sql::bound::SubLinkKind;
 
 /// A WHERE subquery taken out to be joined.
+#[derive(Clone)]
 pub(crate) struct PulledUp {
     pub kind: JoinKind,
     /// The subquery's FROM, with its conditions that read only it.
