@@ -1622,7 +1622,8 @@ mod tests {
             ),
             DataType::Bool,
         ));
-        let Ok(problem) = Problem::new(&cx, comma_list(&tables), star, &mut Vec::new(), false) else {
+        let Ok(problem) = Problem::new(&cx, comma_list(&tables), star, &mut Vec::new(), false)
+        else {
             panic!("tables of known types are searched");
         };
         let search = problem.search(&cx);
@@ -1638,7 +1639,8 @@ mod tests {
         assert_eq!(items, (0..n).collect::<Vec<_>>());
 
         let chain: Vec<Expr> = (1..n).map(|i| eq(2 * i, 2 * (i - 1) + 1)).collect();
-        let Ok(problem) = Problem::new(&cx, comma_list(&tables), chain, &mut Vec::new(), false) else {
+        let Ok(problem) = Problem::new(&cx, comma_list(&tables), chain, &mut Vec::new(), false)
+        else {
             panic!("tables of known types are searched");
         };
         let search = problem.search(&cx);
