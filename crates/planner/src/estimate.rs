@@ -900,10 +900,9 @@ impl<'a> Estimator<'a> {
         if !s.enable_nestloop {
             startup += cost::DISABLE_COST;
         }
-        let run = o.est.total - o.est.startup
-            + o.est.rows * (inner.total - inner.startup)
-            + (o.est.rows - 1.0).max(0.0) * inner.startup
-            + (s.cpu_tuple_cost + qp) * o.est.rows * inner.rows;
+        let mut run = o.est.total - o.est.startup + (o.est.rows - 1.0).max(0.0) * inner.startup;
+        let inner_run = inner.total - inner.startup;
+        let lookup_rows = if inner.rows > 0.0 { inner.rows } else { 1.0 };
         // The join's rows as PostgreSQL estimates a join (not from the lookup's
         // per-row estimate): the inner table's rows that pass its own filter,
         // times the join condition's selectivity over the pairs.
@@ -915,13 +914,43 @@ impl<'a> Estimator<'a> {
         );
         let key_sel = self.selectivity_over(&joined, key_cond);
         if kind.left_only() {
-            // Each outer row's lookup stops at its first match: the rows kept by the
-            // semi-join factors (the cost as an inner join's, an upper bound).
+            // Each outer row's lookup stops at its first match (PostgreSQL's
+            // final_cost_nestloop for a semi or anti join): a matched row reads a
+            // fraction of its lookup, an unmatched one all of it; where the lookup's
+            // key is the whole join condition (`has_indexed_join_quals`), an unmatched
+            // row's lookup finds nothing and costs a row's share.
             let conds: Vec<&Expr> = std::iter::once(key_cond).chain(on).collect();
-            let (frac, _) = self.semi_factors(o, &joined, &conds, inner_rows, key_sel * sel);
+            let (frac, matches) = self.semi_factors(o, &joined, &conds, inner_rows, key_sel * sel);
+            let mut matched = (o.est.rows * frac).round();
+            let mut unmatched = o.est.rows - matched;
+            let scan_frac = 2.0 / (matches + 1.0);
+            let mut ntuples = matched * lookup_rows * scan_frac;
+            if on.is_none() {
+                run += inner_run * scan_frac;
+                if matched > 1.0 {
+                    run += (matched - 1.0) * inner_run * scan_frac;
+                }
+                run += unmatched * inner_run / lookup_rows;
+            } else {
+                ntuples += unmatched * lookup_rows;
+                run += inner_run;
+                if unmatched >= 1.0 {
+                    unmatched -= 1.0;
+                } else {
+                    matched -= 1.0;
+                }
+                if matched > 0.0 {
+                    run += matched * inner_run * scan_frac;
+                }
+                if unmatched > 0.0 {
+                    run += unmatched * inner_run;
+                }
+            }
+            run += (s.cpu_tuple_cost + qp) * ntuples;
             let matched = o.est.rows * frac;
             return join_node(o, joined, kind, (startup, run), 0.0, matched);
         }
+        run += o.est.rows * inner_run + (s.cpu_tuple_cost + qp) * o.est.rows * inner.rows;
         let rows = join_rows(o.est.rows, inner_rows, key_sel * sel, kind);
         join_node(o, joined, kind, (startup, run), rows, rows)
     }
@@ -1470,9 +1499,28 @@ impl<'a> Estimator<'a> {
         } else {
             0.0
         } + (cost::tree_height(index_pages) + 1.0) * 50.0 * s.cpu_operator_cost;
-        let heap = pages_fetched_loops(cx, tuples * loops, rel.pages, rel.pages + index_pages)
+        // The heap pages read per lookup (PostgreSQL's cost_index over `loop_count`
+        // repeated scans): at worst each entry's page at random; where the key's order
+        // follows the table's (its correlation), only the pages the key's rows fill.
+        let max_io = pages_fetched_loops(cx, tuples * loops, rel.pages, rel.pages + index_pages)
             * s.random_page_cost
             / loops;
+        let min_pages = (tuples / rel.tuples.max(1.0) * rel.pages).ceil();
+        let min_io = pages_fetched_loops(cx, min_pages * loops, rel.pages, rel.pages + index_pages)
+            * s.random_page_cost
+            / loops;
+        let mut correlation = index
+            .columns
+            .first()
+            .and_then(|&c| {
+                let col = table.columns.get(c)?;
+                rel.stats?.column(c as u16 + 1, &col.ty)?.correlation
+            })
+            .map_or(0.0, f64::from);
+        if index.columns.len() > 1 {
+            correlation *= 0.75;
+        }
+        let heap = max_io + correlation * correlation * (min_io - max_io);
         let (_, qp) = cost::qual_cost(cx, &quals);
         let startup = descent;
         let total = startup + index_cost + heap + (s.cpu_tuple_cost + qp) * tuples;
