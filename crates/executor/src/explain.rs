@@ -1164,19 +1164,28 @@ impl Renderer<'_> {
                 ..
             } => {
                 let left_names = self.names(left);
-                let inner_names = self.table_names(table);
-                let mut joined = left_names.clone();
-                joined.extend(inner_names.iter().cloned());
-                let mut details = on
-                    .iter()
-                    .map(|e| format!("Join Filter: {}", deparse(&self.cx, e, &joined)))
-                    .collect();
-                self.join_removed(&mut details, stats);
                 let l = self.shown(left);
                 // The inner scan's own quals name its columns bare (qualified under
                 // VERBOSE); the outer value it looks up is qualified (PostgreSQL shows the
                 // Param's outer column).
                 let bare = column_names(table, self.verbose);
+                // The rest of the join condition shows as the inner scan's filter, after
+                // its own conditions: PostgreSQL moves such join clauses into the
+                // parameterized scan (its Filter), the outer columns as Params.
+                let mut joined_bare = left_names.clone();
+                joined_bare.extend(bare.iter().cloned());
+                let mut filter: Vec<String> = Vec::new();
+                if let Some(f) = inner_filter {
+                    let mut parts = Vec::new();
+                    split_and(f, &mut parts);
+                    filter.extend(parts.iter().map(|e| deparse(&self.cx, e, &bare)));
+                }
+                if let Some(on) = on {
+                    let mut parts = Vec::new();
+                    split_and(on, &mut parts);
+                    filter.extend(parts.iter().map(|e| deparse(&self.cx, e, &joined_bare)));
+                }
+                let details = Vec::new();
                 let first = index.columns.first().copied().unwrap_or_default();
                 let key_col = match catalog::IndexDesc::expression(first) {
                     // An expression key, as the index's expression over the table's row.
@@ -1199,8 +1208,10 @@ impl Renderer<'_> {
                     let names = live_names(table, column_names(table, self.multi));
                     inner_details.insert(0, format!("Output: {}", names.join(", ")));
                 }
-                if let Some(f) = inner_filter {
-                    inner_details.push(format!("Filter: {}", deparse(&self.cx, f, &bare)));
+                match &filter[..] {
+                    [] => {}
+                    [one] => inner_details.push(format!("Filter: {one}")),
+                    many => inner_details.push(format!("Filter: ({})", many.join(" AND "))),
                 }
                 // The lookups run inside the join's operator: no counts of their own.
                 let inner = Shown {
