@@ -1130,7 +1130,14 @@ impl Search<'_, '_> {
             };
             ways.push((way, node));
             let (outer_order, o) = self.ordered(outer, &h.left_keys);
-            let (inner_order, i) = self.ordered(inner, &h.right_keys);
+            let (mut inner_order, mut i) = self.ordered(inner, &h.right_keys);
+            // A sorted outer side takes a sorted inner side (PostgreSQL's
+            // sort_inner_and_outer); an index scan for the inner side's order goes with
+            // an outer side that has its order (match_unsorted_outer).
+            if matches!(outer_order, Order::Sort) && matches!(inner_order, Order::Index(_)) {
+                inner_order = Order::Sort;
+                i = self.est.sorted(&inner.node);
+            }
             // A merge join costs at least both sides' start-up (their sorts): where that
             // is more than a way already costed, it cannot win (PostgreSQL's
             // add_path_precheck on the initial cost), and it is not costed.

@@ -31,16 +31,39 @@ pub(crate) fn merge_join(
     if matches!(kind, JoinKind::Full | JoinKind::Right) && !others.is_empty() {
         return None;
     }
+    // PostgreSQL's merge paths: both sides sorted (each as it is where it is in order:
+    // `sort_inner_and_outer`), or the outer side in an order it has (as it is, or an
+    // index scan of it) over the inner in order however is cheapest
+    // (`match_unsorted_outer`). A sorted outer over an index scan chosen for its order is
+    // none of them.
+    let left = sorted_on(cx, left.clone(), &left_keys);
+    let right = if matches!(left, Plan::Sort { .. }) {
+        explicitly_sorted(right.clone(), &right_keys)
+    } else {
+        sorted_on(cx, right.clone(), &right_keys)
+    };
     Some(Plan::MergeJoin {
         right_width: right.width(),
-        left: Box::new(sorted_on(cx, left.clone(), &left_keys)),
-        right: Box::new(sorted_on(cx, right.clone(), &right_keys)),
+        left: Box::new(left),
+        right: Box::new(right),
         kind,
         merge_conds: hash_conds,
         left_keys,
         right_keys,
         on: conjoin(others),
     })
+}
+
+/// `plan` in the order of `keys`: as it is where it is in that order, else under a Sort.
+fn explicitly_sorted(plan: Plan, keys: &[Expr]) -> Plan {
+    let keys = ascending(keys);
+    if in_order(&plan, &keys) {
+        return plan;
+    }
+    Plan::Sort {
+        input: Box::new(plan),
+        keys,
+    }
 }
 
 /// The sort keys a merge join wants of a side: each key ascending, NULLs last.
