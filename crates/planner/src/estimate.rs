@@ -119,6 +119,10 @@ pub(crate) struct InnerIndex<'p> {
     pub index: &'p catalog::IndexDesc,
     pub key_cond: &'p Expr,
     pub filter: Option<&'p Expr>,
+    /// The repeated lookups a lookup's cost is spread over (PostgreSQL's `loop_count`,
+    /// `get_loop_count`): the rows of the scan that the lookup's outer value comes
+    /// from, fewest of them where it reads several; `None`: the outer side's rows.
+    pub loops: Option<f64>,
 }
 
 /// Estimates plan nodes, each once (keyed by node: a plan is not moved while it is
@@ -169,12 +173,69 @@ impl<'a> Estimator<'a> {
                 table,
                 index,
                 inner_filter,
+                outer_key,
                 ..
             } => {
-                let outer = self.node(left).est;
-                self.parameterized_index_scan(table, index, inner_filter.as_ref(), outer.rows)
+                let loops = self.loop_count(left, outer_key);
+                self.parameterized_index_scan(table, index, inner_filter.as_ref(), loops)
             }
             _ => self.estimate(plan),
+        }
+    }
+
+    /// The rows of the scans that `outer_key` (over `left`'s row) reads, the fewest of
+    /// them (PostgreSQL's `get_loop_count`, which takes the outer relations' own rows);
+    /// `left`'s rows where they cannot be traced to a scan.
+    fn loop_count(&self, left: &Plan, outer_key: &Expr) -> f64 {
+        let mut fewest: Option<f64> = None;
+        let mut traced = true;
+        outer_key.walk(&mut |e| {
+            if let ExprKind::Column(c) = e.kind {
+                match self.source_rows(left, c) {
+                    Some(r) => fewest = Some(fewest.map_or(r, |f: f64| f.min(r))),
+                    None => traced = false,
+                }
+            }
+        });
+        match fewest {
+            Some(r) if traced => r.max(1.0),
+            _ => self.node(left).est.rows,
+        }
+    }
+
+    /// The rows of the scan that column `col` of `plan` comes from.
+    fn source_rows(&self, plan: &Plan, col: usize) -> Option<f64> {
+        match plan {
+            Plan::SeqScan { .. } | Plan::IndexScan { .. } | Plan::BitmapHeapScan { .. } => {
+                Some(self.node(plan).est.rows)
+            }
+            Plan::Project { input, exprs } => match exprs.get(col)?.kind {
+                ExprKind::Column(c) => self.source_rows(input, c),
+                _ => None,
+            },
+            Plan::Filter { input, .. }
+            | Plan::Sort { input, .. }
+            | Plan::Limit { input, .. }
+            | Plan::Distinct { input } => self.source_rows(input, col),
+            Plan::NestedLoopJoin { left, right, .. }
+            | Plan::HashJoin { left, right, .. }
+            | Plan::MergeJoin { left, right, .. } => {
+                let lw = left.width();
+                if col < lw {
+                    self.source_rows(left, col)
+                } else {
+                    self.source_rows(right, col - lw)
+                }
+            }
+            Plan::IndexNestLoop { left, .. } => {
+                let lw = left.width();
+                if col < lw {
+                    self.source_rows(left, col)
+                } else {
+                    None
+                }
+            }
+            _ => None,
         }
     }
 
@@ -476,6 +537,7 @@ impl<'a> Estimator<'a> {
                 inner_filter,
                 on,
                 kind,
+                outer_key,
                 ..
             } => {
                 let o = self.node(left);
@@ -486,6 +548,7 @@ impl<'a> Estimator<'a> {
                     index,
                     key_cond,
                     filter: inner_filter.as_ref(),
+                    loops: Some(self.loop_count(left, outer_key)),
                 };
                 self.index_nest_loop_node(&o, &inner, *kind, on.as_ref())
             }
@@ -889,9 +952,11 @@ impl<'a> Estimator<'a> {
             index,
             key_cond,
             filter: inner_filter,
+            loops,
         } = *inner;
         let (iw, iorig) = self.table_columns(table, scan);
-        let inner = self.parameterized_index_scan(table, index, inner_filter, o.est.rows);
+        let loops = loops.unwrap_or(o.est.rows);
+        let inner = self.parameterized_index_scan(table, index, inner_filter, loops);
         let joined = o.joined(iw, iorig);
         let sel = on.map_or(1.0, |e| self.selectivity_over(&joined, e));
         let on_refs: Vec<&Expr> = on.into_iter().collect();

@@ -1065,6 +1065,22 @@ impl Search<'_, '_> {
                     index: l.index,
                     key_cond: &key_cond,
                     filter: l.filter.as_ref(),
+                    // PostgreSQL's loop_count: the rows of the items the outer value
+                    // reads, the fewest.
+                    loops: {
+                        let mut fewest = f64::INFINITY;
+                        l.outer_key.walk(&mut |e| {
+                            if let ExprKind::Column(c) = e.kind
+                                && let Some(&t) = outer
+                                    .layout
+                                    .iter()
+                                    .find(|&&t| start[t] <= c && c < start[t] + self.item_width(t))
+                            {
+                                fewest = fewest.min(self.est.node(&self.items[t]).est.rows);
+                            }
+                        });
+                        fewest.is_finite().then_some(fewest.max(1.0))
+                    },
                 },
                 kind,
                 on.as_ref(),
