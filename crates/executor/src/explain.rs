@@ -1158,6 +1158,7 @@ impl Renderer<'_> {
                 table,
                 index,
                 outer_key,
+                more_keys,
                 inner_filter,
                 on,
                 kind,
@@ -1200,10 +1201,23 @@ impl Renderer<'_> {
                         .unwrap_or_default(),
                     None => bare.get(first).cloned().unwrap_or_default(),
                 };
-                let mut inner_details = vec![format!(
-                    "Index Cond: ({key_col} = {})",
+                // Each key column the lookup fixes, `(col = outer value)`.
+                let mut conds = vec![format!(
+                    "({key_col} = {})",
                     deparse(&self.cx, outer_key, &left_names)
                 )];
+                for ((outer, _), col) in more_keys.iter().zip(index.columns.iter().skip(1)) {
+                    conds.push(format!(
+                        "({} = {})",
+                        bare.get(*col).cloned().unwrap_or_default(),
+                        deparse(&self.cx, outer, &left_names)
+                    ));
+                }
+                let cond = match &conds[..] {
+                    [one] => one.clone(),
+                    many => format!("({})", many.join(" AND ")),
+                };
+                let mut inner_details = vec![format!("Index Cond: {cond}")];
                 if self.verbose {
                     let names = live_names(table, column_names(table, self.multi));
                     inner_details.insert(0, format!("Output: {}", names.join(", ")));

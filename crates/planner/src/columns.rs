@@ -90,6 +90,7 @@ pub(crate) fn prune(plan: &mut Plan, needed: &[bool]) {
             left,
             outer_key,
             key_cond,
+            more_keys,
             on,
             ..
         } => {
@@ -97,9 +98,11 @@ pub(crate) fn prune(plan: &mut Plan, needed: &[bool]) {
             let mut joined = needed.to_vec();
             joined.resize(joined.len().max(lw), false);
             read([&*key_cond], &mut joined);
+            read(more_keys.iter().map(|(_, c)| c), &mut joined);
             read(on.iter(), &mut joined);
             let mut left_need = joined[..lw].to_vec();
             read([&*outer_key], &mut left_need);
+            read(more_keys.iter().map(|(o, _)| o), &mut left_need);
             prune(left, &left_need);
         }
         Plan::HashJoin {

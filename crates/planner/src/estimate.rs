@@ -118,6 +118,8 @@ pub(crate) struct InnerIndex<'p> {
     pub table: &'p std::sync::Arc<TableDesc>,
     pub index: &'p catalog::IndexDesc,
     pub key_cond: &'p Expr,
+    /// The conjuncts of the index's further key columns the lookup fixes.
+    pub more_conds: &'p [Expr],
     pub filter: Option<&'p Expr>,
     /// The repeated lookups a lookup's cost is spread over (PostgreSQL's `loop_count`,
     /// `get_loop_count`): the rows of the scan that the lookup's outer value comes
@@ -174,10 +176,12 @@ impl<'a> Estimator<'a> {
                 index,
                 inner_filter,
                 outer_key,
+                more_keys,
                 ..
             } => {
                 let loops = self.loop_count(left, outer_key);
-                self.parameterized_index_scan(table, index, inner_filter.as_ref(), loops)
+                let keys = 1 + more_keys.len();
+                self.parameterized_index_scan(table, index, inner_filter.as_ref(), loops, keys)
             }
             _ => self.estimate(plan),
         }
@@ -534,6 +538,7 @@ impl<'a> Estimator<'a> {
                 table,
                 index,
                 key_cond,
+                more_keys,
                 inner_filter,
                 on,
                 kind,
@@ -541,12 +546,14 @@ impl<'a> Estimator<'a> {
                 ..
             } => {
                 let o = self.node(left);
+                let more_conds: Vec<Expr> = more_keys.iter().map(|(_, c)| c.clone()).collect();
                 // The inner table's rows come from the lookups under this node.
                 let inner = InnerIndex {
                     scan: plan as *const Plan as usize + 1,
                     table,
                     index,
                     key_cond,
+                    more_conds: &more_conds,
                     filter: inner_filter.as_ref(),
                     loops: Some(self.loop_count(left, outer_key)),
                 };
@@ -951,12 +958,14 @@ impl<'a> Estimator<'a> {
             table,
             index,
             key_cond,
+            more_conds,
             filter: inner_filter,
             loops,
         } = *inner;
         let (iw, iorig) = self.table_columns(table, scan);
         let loops = loops.unwrap_or(o.est.rows);
-        let inner = self.parameterized_index_scan(table, index, inner_filter, loops);
+        let inner =
+            self.parameterized_index_scan(table, index, inner_filter, loops, 1 + more_conds.len());
         let joined = o.joined(iw, iorig);
         let sel = on.map_or(1.0, |e| self.selectivity_over(&joined, e));
         let on_refs: Vec<&Expr> = on.into_iter().collect();
@@ -977,14 +986,20 @@ impl<'a> Estimator<'a> {
         let inner_rows = clamp_rows(
             rel.tuples * conjuncts_selectivity(&rel, &conjuncts_of(inner_cond.as_ref())),
         );
-        let key_sel = self.selectivity_over(&joined, key_cond);
+        let key_sel = std::iter::once(key_cond)
+            .chain(more_conds)
+            .map(|c| self.selectivity_over(&joined, c))
+            .product::<f64>();
         if kind.left_only() {
             // Each outer row's lookup stops at its first match (PostgreSQL's
             // final_cost_nestloop for a semi or anti join): a matched row reads a
             // fraction of its lookup, an unmatched one all of it; where the lookup's
             // key is the whole join condition (`has_indexed_join_quals`), an unmatched
             // row's lookup finds nothing and costs a row's share.
-            let conds: Vec<&Expr> = std::iter::once(key_cond).chain(on).collect();
+            let conds: Vec<&Expr> = std::iter::once(key_cond)
+                .chain(more_conds)
+                .chain(on)
+                .collect();
             let (frac, matches) = self.semi_factors(o, &joined, &conds, inner_rows, key_sel * sel);
             let mut matched = (o.est.rows * frac).round();
             let mut unmatched = o.est.rows - matched;
@@ -1508,11 +1523,31 @@ impl<'a> Estimator<'a> {
         index: &catalog::IndexDesc,
         filter: Option<&Expr>,
         loops: f64,
+        keys: usize,
     ) -> Estimate {
         let cx = &self.cx;
         let s = cx.settings;
         let (widths, _) = self.table_columns(table, 0);
         let rel = RelInfo::new(table, cx.catalog.stats(table.oid), self.pages(table.rel));
+        // Each further key column the lookup fixes: `col = outer value`.
+        let further: f64 = index
+            .columns
+            .iter()
+            .skip(1)
+            .take(keys.saturating_sub(1))
+            .filter_map(|&c| table.columns.get(c).map(|col| (c, col.ty)))
+            .map(|(c, ty)| {
+                let probe = Expr::new(
+                    ExprKind::Binary(
+                        BinaryOp::Eq,
+                        Box::new(Expr::column(c, ty)),
+                        Box::new(Expr::new(ExprKind::Param(0), ty)),
+                    ),
+                    DataType::Bool,
+                );
+                clause_selectivity(&rel, &probe)
+            })
+            .product();
         let key = index.columns.first().copied().unwrap_or(0);
         // The leading key: a column, or an expression index's expression.
         let key_expr = match catalog::IndexDesc::expression(key) {
@@ -1534,7 +1569,7 @@ impl<'a> Estimator<'a> {
                 DataType::Bool,
             );
             clause_selectivity(&rel, &probe)
-        });
+        }) * further;
         let quals = conjuncts_of(filter);
         // A partial index's lookup left out the conditions its predicate implies: they
         // count for the rows.

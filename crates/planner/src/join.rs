@@ -166,6 +166,9 @@ fn cheapest(cx: &PlanContext<'_>, mut ways: Vec<Plan>) -> Plan {
 pub(crate) struct Lookup<'p> {
     pub cond: usize,
     pub outer_key: Expr,
+    /// The index's next key columns other conjuncts fix: each conjunct's place in
+    /// `rest` and its outer value, in the index's column order.
+    pub more: Vec<(usize, Expr)>,
     pub table: &'p Arc<TableDesc>,
     pub index: &'p IndexDesc,
     /// The conditions on the table's rows alone (a partial index scan's in full).
@@ -225,24 +228,51 @@ pub(crate) fn index_lookup<'p>(
             .and_then(|f| crate::scan::without(f, &conjuncts, implied))
     };
     let mut index_exprs: Vec<(usize, Vec<Option<Expr>>)> = Vec::new();
-    rest.iter().enumerate().find_map(|(cond, c)| {
-        // The index led by the column the conjunct equates with a left expression.
-        if let Some((outer_key, col)) = equi_key(c, left_width, table)
-            && let Some((index, implied)) = table.indexes_leading(col).find_map(|i| {
-                (i.columns.first() == Some(&col))
-                    .then(|| usable(i))
-                    .flatten()
-                    .map(|implied| (i, implied))
-            })
+    // Of the column lookups, the one through an index whose key the join fixes the most
+    // columns of (the first such on a tie); else an expression index's.
+    let mut best: Option<Lookup<'p>> = None;
+    for (cond, c) in rest.iter().enumerate() {
+        let Some((outer_key, col)) = equi_key(c, left_width, table) else {
+            continue;
+        };
+        for index in table
+            .indexes_leading(col)
+            .filter(|i| i.columns.first() == Some(&col))
         {
-            return Some(Lookup {
-                cond,
-                outer_key,
-                table,
-                index,
-                filter: filter_for(&implied),
-            });
+            let Some(implied) = usable(index) else {
+                continue;
+            };
+            // The next key columns the join fixes too, in order (PostgreSQL's index
+            // clauses on a prefix of the key).
+            let mut more = Vec::new();
+            for &next in &index.columns[1..] {
+                let Some(found) = rest.iter().enumerate().find_map(|(ci, c)| {
+                    if ci == cond || more.iter().any(|(m, _)| *m == ci) {
+                        return None;
+                    }
+                    let (outer, col) = equi_key(c, left_width, table)?;
+                    (col == next).then_some((ci, outer))
+                }) else {
+                    break;
+                };
+                more.push(found);
+            }
+            if best.as_ref().is_none_or(|b| b.more.len() < more.len()) {
+                best = Some(Lookup {
+                    cond,
+                    outer_key: outer_key.clone(),
+                    more,
+                    table,
+                    index,
+                    filter: filter_for(&implied),
+                });
+            }
         }
+    }
+    if best.is_some() {
+        return best;
+    }
+    rest.iter().enumerate().find_map(|(cond, c)| {
         // Or by an expression over the table the conjunct equates with one (planner
         // rule 11), found through the first column it reads (L1).
         let (outer_key, inner) = equi_expr(c, left_width)?;
@@ -270,6 +300,7 @@ pub(crate) fn index_lookup<'p>(
         Some(Lookup {
             cond,
             outer_key,
+            more: Vec::new(),
             table,
             index,
             filter: filter_for(&implied),
@@ -298,6 +329,23 @@ fn equi_expr(c: &Expr, left_width: usize) -> Option<(Expr, Expr)> {
     ))
 }
 
+/// `rest` split by lookup `l`: its key conjunct, its further keys (outer value and
+/// conjunct each), and the other conjuncts.
+pub(crate) fn split_lookup(l: &Lookup<'_>, rest: &[Expr]) -> (Expr, Vec<(Expr, Expr)>, Vec<Expr>) {
+    let more_keys = l
+        .more
+        .iter()
+        .map(|(ci, outer)| (outer.clone(), rest[*ci].clone()))
+        .collect();
+    let others = rest
+        .iter()
+        .enumerate()
+        .filter(|(ci, _)| *ci != l.cond && !l.more.iter().any(|(m, _)| m == ci))
+        .map(|(_, c)| c.clone())
+        .collect();
+    (rest[l.cond].clone(), more_keys, others)
+}
+
 /// An index nested loop through the lookup the right input allows ([`index_lookup`]).
 fn index_nest_loop(
     cx: &PlanContext<'_>,
@@ -307,14 +355,14 @@ fn index_nest_loop(
     rest: &[Expr],
 ) -> Option<Plan> {
     let l = index_lookup(cx, left.width(), right, rest)?;
-    let mut others = rest.to_vec();
-    let key_cond = others.remove(l.cond);
+    let (key_cond, more_keys, others) = split_lookup(&l, rest);
     Some(Plan::IndexNestLoop {
         left: Box::new(left.clone()),
         table: l.table.clone(),
         index: l.index.clone(),
         outer_key: l.outer_key,
         key_cond,
+        more_keys,
         inner_filter: l.filter,
         on: conjoin(others),
         kind,

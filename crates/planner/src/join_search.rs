@@ -172,6 +172,7 @@ enum Way {
         index: usize,
         outer_key: Expr,
         key_cond: Expr,
+        more_keys: Vec<(Expr, Expr)>,
         inner_filter: Option<Expr>,
         on: Option<Expr>,
     },
@@ -264,6 +265,7 @@ impl Path {
                         index,
                         outer_key,
                         key_cond,
+                        more_keys,
                         inner_filter,
                         on,
                     } => Plan::IndexNestLoop {
@@ -272,6 +274,7 @@ impl Path {
                         index: table.indexes[*index].clone(),
                         outer_key: outer_key.clone(),
                         key_cond: key_cond.clone(),
+                        more_keys: more_keys.clone(),
                         inner_filter: inner_filter.clone(),
                         on: on.clone(),
                         kind: *kind,
@@ -1054,9 +1057,9 @@ impl Search<'_, '_> {
         if let Path::Item(t) = *inner.path
             && let Some(l) = crate::join::index_lookup(self.cx, left_width, &self.items[t], &rest)
         {
-            let mut others = rest.clone();
-            let key_cond = others.remove(l.cond);
+            let (key_cond, more_keys, others) = crate::join::split_lookup(&l, &rest);
             let on = conjoin(others);
+            let more_conds: Vec<Expr> = more_keys.iter().map(|(_, c)| c.clone()).collect();
             let node = self.est.index_nest_loop_node(
                 &outer.node,
                 &InnerIndex {
@@ -1064,6 +1067,7 @@ impl Search<'_, '_> {
                     table: l.table,
                     index: l.index,
                     key_cond: &key_cond,
+                    more_conds: &more_conds,
                     filter: l.filter.as_ref(),
                     // PostgreSQL's loop_count: the rows of the items the outer value
                     // reads, the fewest.
@@ -1095,6 +1099,7 @@ impl Search<'_, '_> {
                     .expect("the lookup's index is one of its table's"),
                 outer_key: l.outer_key,
                 key_cond,
+                more_keys,
                 inner_filter: l.filter.clone(),
                 on,
             };

@@ -99,6 +99,10 @@ pub enum Plan {
         /// The join conjunct the lookup serves, over the joined row: checked again on
         /// each match (the lookup is by key order, the conjunct by SQL equality).
         key_cond: Expr,
+        /// The index's next key columns the join also fixes, in order: each one's outer
+        /// value (over the left row) and its conjunct (over the joined row, checked
+        /// again as `key_cond` is).
+        more_keys: Vec<(Expr, Expr)>,
         /// Conditions on `table`'s rows alone (over its columns).
         inner_filter: Option<Expr>,
         /// The rest of the join condition, over the joined row.

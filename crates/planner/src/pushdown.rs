@@ -295,6 +295,7 @@ pub fn add_filter(cx: &PlanContext<'_>, plan: Plan, predicate: Expr) -> Plan {
             left,
             table,
             key_cond,
+            more_keys,
             inner_filter,
             on,
             kind,
@@ -315,7 +316,13 @@ pub fn add_filter(cx: &PlanContext<'_>, plan: Plan, predicate: Expr) -> Plan {
                 filtered(cx, *left, s.left),
                 right,
                 kind,
-                conjoin(std::iter::once(key_cond).chain(on).chain(s.on).collect()),
+                conjoin(
+                    std::iter::once(key_cond)
+                        .chain(more_keys.into_iter().map(|(_, c)| c))
+                        .chain(on)
+                        .chain(s.on)
+                        .collect(),
+                ),
             )
         }
         Plan::HashJoin {

@@ -14,6 +14,8 @@ pub(crate) struct IndexNestLoopOp<'a> {
     pub(crate) types: Vec<DataType>,
     pub(crate) outer_key: &'a Expr,
     pub(crate) key_cond: &'a Expr,
+    /// The further key columns' outer values and conjuncts (`Plan::IndexNestLoop`).
+    pub(crate) more_keys: &'a [(Expr, Expr)],
     pub(crate) inner_filter: Option<&'a Expr>,
     pub(crate) on: Option<&'a Expr>,
     pub(crate) kind: JoinKind,
@@ -32,13 +34,17 @@ impl Operator for IndexNestLoopOp<'_> {
             let Some(left) = self.left.next()? else {
                 return Ok(None);
             };
-            let key = self.env.eval(self.outer_key, &left)?;
+            // The key's values over the left row; a NULL matches nothing.
+            let mut key = Vec::with_capacity(1 + self.more_keys.len());
+            for e in std::iter::once(self.outer_key).chain(self.more_keys.iter().map(|(o, _)| o)) {
+                key.push(self.env.eval(e, &left)?);
+            }
             let mut matched = false;
-            if !key.is_null() {
+            if !key.iter().any(Value::is_null) {
                 let env = self.env;
                 let scan = self.index.btree(env.pool, env.roots).scan(
-                    Bound::Included(vec![key.clone()]),
-                    Bound::Included(vec![key]),
+                    Bound::Included(key.clone()),
+                    Bound::Included(key),
                     ScanDirection::Forward,
                 )?;
                 for entry in scan {
@@ -63,6 +69,16 @@ impl Operator for IndexNestLoopOp<'_> {
                     let mut row = left.clone();
                     row.extend(inner);
                     if !self.env.eval(self.key_cond, &row)?.is_true() {
+                        continue;
+                    }
+                    let mut keys_hold = true;
+                    for (_, cond) in self.more_keys {
+                        if !self.env.eval(cond, &row)?.is_true() {
+                            keys_hold = false;
+                            break;
+                        }
+                    }
+                    if !keys_hold {
                         continue;
                     }
                     if let Some(on) = self.on
