@@ -81,6 +81,7 @@ pub(super) const BUILTIN_PROCS: &[BuiltinProc] = &[
     BuiltinProc { oid: 1597, name: "pg_encoding_to_char", kind: 'f', args: &[23], ret: 25, retset: false, strict: true, volatility: 's', parallel: 's', arg_names: &[], defaults: &[] },
     BuiltinProc { oid: 1598, name: "random", kind: 'f', args: &[], ret: 701, retset: false, strict: true, volatility: 'v', parallel: 'r', arg_names: &[], defaults: &[] },
     BuiltinProc { oid: 1619, name: "pg_typeof", kind: 'f', args: &[2276], ret: 2206, retset: false, strict: false, volatility: 's', parallel: 's', arg_names: &[], defaults: &[] },
+    BuiltinProc { oid: 1622, name: "repeat", kind: 'f', args: &[25, 23], ret: 25, retset: false, strict: true, volatility: 'i', parallel: 's', arg_names: &[], defaults: &[] },
     BuiltinProc { oid: 1642, name: "pg_get_userbyid", kind: 'f', args: &[26], ret: 25, retset: false, strict: true, volatility: 's', parallel: 's', arg_names: &[], defaults: &[] },
     BuiltinProc { oid: 1643, name: "pg_get_indexdef", kind: 'f', args: &[26], ret: 25, retset: false, strict: true, volatility: 's', parallel: 's', arg_names: &[], defaults: &[] },
     BuiltinProc { oid: 1662, name: "pg_get_triggerdef", kind: 'f', args: &[26], ret: 25, retset: false, strict: true, volatility: 's', parallel: 's', arg_names: &[], defaults: &[] },

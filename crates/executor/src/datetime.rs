@@ -233,6 +233,7 @@ pub(crate) fn eval_func(clock: &SessionClock, f: ScalarFunc, args: &[Value]) -> 
         | F::OctetLength
         | F::BitLength
         | F::Substr
+        | F::Repeat
         | F::Abs
         | F::Round
         | F::Trunc

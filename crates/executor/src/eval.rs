@@ -577,6 +577,19 @@ fn eval_func(s: &Session, f: ScalarFunc, args: Vec<Value>, ty: &DataType) -> PgR
         | ScalarFunc::Mod
         | ScalarFunc::Div
         | ScalarFunc::Scale => crate::math::eval_func(f, &args, ty),
+        ScalarFunc::Repeat => {
+            let s = args[0].as_str().unwrap_or_default();
+            let count = usize::try_from(args[1].as_i64().unwrap_or(0)).unwrap_or(0);
+            // PostgreSQL's limit on a value's size (MaxAllocSize less its header).
+            const MAX_BYTES: usize = 0x3fff_ffff - 4;
+            if s.len().checked_mul(count).is_none_or(|n| n > MAX_BYTES) {
+                return Err(PgError::new(
+                    SqlState::PROGRAM_LIMIT_EXCEEDED,
+                    "requested length too large",
+                ));
+            }
+            Ok(Value::Text(s.repeat(count)))
+        }
         ScalarFunc::Substr => {
             let s = args[0].as_str().unwrap_or_default();
             let start = args[1].as_i64().unwrap_or(1);

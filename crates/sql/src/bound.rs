@@ -85,6 +85,8 @@ pub enum ScalarFunc {
     OctetLength,
     BitLength,
     Substr,
+    /// `repeat(text, int)`: the string that many times (none for a count below 1).
+    Repeat,
     // Mathematical functions. Each has a float8 version and a numeric one, picked by the
     // argument's type at bind time (`ExprKind::Func`'s type); the executor follows the
     // argument values' kind.

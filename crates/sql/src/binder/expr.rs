@@ -1510,6 +1510,16 @@ impl Binder<'_> {
                     DataType::Int4,
                 ))
             }
+            ("repeat", 2) => {
+                let mut it = args.into_iter();
+                let s = text_arg(it.next().expect("string argument"))?;
+                let s = self.coerce(s, &DataType::Text, CastContext::Implicit)?;
+                let n = int_arg(it.next().expect("count argument"), &all)?;
+                Ok(Expr::new(
+                    ExprKind::Func(ScalarFunc::Repeat, vec![s, n]),
+                    DataType::Text,
+                ))
+            }
             ("substr" | "substring", 2 | 3) => {
                 let mut it = args.into_iter();
                 let s = text_arg(it.next().expect("string argument"))?;
