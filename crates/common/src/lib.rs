@@ -17,6 +17,7 @@
 pub mod array;
 pub mod datetime;
 pub mod error;
+pub mod hash;
 pub mod ids;
 pub mod limits;
 pub mod numeric;

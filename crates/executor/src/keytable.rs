@@ -10,7 +10,9 @@ use smallvec::SmallVec;
 use sql::bound::{Expr, ExprKind};
 
 use crate::env::{Env, Row};
-use crate::sortkey::{FastHasher, hash_value, keys_equal};
+use common::hash::FxHasher;
+
+use crate::sortkey::{hash_value, keys_equal};
 
 /// A key's values over a row: columns read in place, other expressions evaluated.
 pub(crate) type KeyValues<'r> = SmallVec<[Cow<'r, Value>; 2]>;
@@ -52,7 +54,7 @@ pub(crate) struct KeyTable {
 /// hash alike.
 pub(crate) fn hash_key<'v>(values: impl IntoIterator<Item = &'v Value>) -> u64 {
     use std::hash::Hasher;
-    let mut h = FastHasher::default();
+    let mut h = FxHasher::default();
     for v in values {
         hash_value(v, &mut h);
     }

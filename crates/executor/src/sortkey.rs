@@ -84,68 +84,6 @@ pub(crate) fn keys_equal<'v>(key: &[Value], other: impl IntoIterator<Item = &'v 
     n == key.len()
 }
 
-/// A fast hash of a few words (rustc's FxHasher's multiply-rotate step): what hash joins
-/// and groupings hash their keys with. Not randomized, as PostgreSQL's hash functions are
-/// not.
-#[derive(Clone, Copy, Default)]
-pub(crate) struct FastHasher(u64);
-
-impl FastHasher {
-    const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
-
-    #[inline]
-    fn add(&mut self, word: u64) {
-        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(Self::SEED);
-    }
-}
-
-impl Hasher for FastHasher {
-    #[inline]
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for c in &mut chunks {
-            self.add(u64::from_le_bytes(c.try_into().expect("8 bytes")));
-        }
-        let rest = chunks.remainder();
-        if !rest.is_empty() {
-            let mut last = [0u8; 8];
-            last[..rest.len()].copy_from_slice(rest);
-            self.add(u64::from_le_bytes(last));
-        }
-        self.add(bytes.len() as u64);
-    }
-
-    #[inline]
-    fn write_u8(&mut self, i: u8) {
-        self.add(u64::from(i));
-    }
-
-    #[inline]
-    fn write_u16(&mut self, i: u16) {
-        self.add(u64::from(i));
-    }
-
-    #[inline]
-    fn write_u32(&mut self, i: u32) {
-        self.add(u64::from(i));
-    }
-
-    #[inline]
-    fn write_u64(&mut self, i: u64) {
-        self.add(i);
-    }
-
-    #[inline]
-    fn write_usize(&mut self, i: usize) {
-        self.add(i as u64);
-    }
-
-    #[inline]
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
-
 /// Feed `v` to `h` as equal values of its type feed it alike.
 pub(crate) fn hash_value<H: Hasher>(v: &Value, h: &mut H) {
     // Floats by value: zeros alike, NaNs alike.

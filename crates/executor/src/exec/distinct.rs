@@ -6,10 +6,7 @@ use super::*;
 
 pub(crate) struct DistinctOp<'a> {
     pub(crate) input: Box<dyn Operator + 'a>,
-    pub(crate) seen: std::collections::HashSet<
-        crate::sortkey::GroupKey,
-        std::hash::BuildHasherDefault<crate::sortkey::FastHasher>,
-    >,
+    pub(crate) seen: std::collections::HashSet<crate::sortkey::GroupKey, common::hash::FxBuild>,
 }
 
 impl Operator for DistinctOp<'_> {
