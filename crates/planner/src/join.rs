@@ -184,36 +184,11 @@ pub(crate) fn index_lookup<'p>(
     if !cx.settings.enable_indexscan {
         return None;
     }
-    let (table, filter) = match right {
-        Plan::SeqScan { table, filter, .. } => (table, filter.clone()),
-        // A partial index's scan left out the conditions its predicate implies.
-        Plan::IndexScan {
-            table,
-            filter,
-            index,
-            backward: false,
-            ..
-        } => (
-            table,
-            crate::predicate::scan_condition(cx, table, index, filter.as_ref()),
-        ),
-        // A bitmap scan's conditions are its recheck and its filter.
-        Plan::BitmapHeapScan {
-            table,
-            recheck,
-            filter,
-            ..
-        } => (
-            table,
-            crate::conjoin(
-                [recheck.clone()]
-                    .into_iter()
-                    .chain(filter.clone())
-                    .collect(),
-            ),
-        ),
-        _ => return None,
-    };
+    // Lookups stand in for a sequential, bitmap or forward index scan of the table.
+    if matches!(right, Plan::IndexScan { backward: true, .. }) {
+        return None;
+    }
+    let (table, filter) = crate::scan::table_condition(cx, right)?;
     let mut conjuncts = Vec::new();
     if let Some(f) = &filter {
         split_and(f, &mut conjuncts);

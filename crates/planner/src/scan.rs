@@ -82,21 +82,15 @@ fn in_order_is_cheaper(
     cost(indexed) < cost(sorted)
 }
 
-/// The scan `scan` reads in the order of `keys` (sort keys over `exprs`, the projection
-/// above it), through an index, or `None`. Keys on columns the scan's conditions fix by
-/// equality order nothing and are dropped (PostgreSQL's redundant pathkeys); the rest
-/// must be an index's columns after a leading run of fixed ones, each in its column's
-/// order (a forward scan) or each in the reverse (backward). The scan's own index is
-/// preferred, then the oldest that fits.
-pub(crate) fn index_order(
+/// The table a scan of one table reads, and the whole condition it applies: its filter;
+/// for a partial index's scan, with the conditions its predicate stands for (left out of
+/// the filter); for a bitmap scan, its recheck and its filter. `None` for other plans.
+pub(crate) fn table_condition<'p>(
     cx: &PlanContext<'_>,
-    scan: &Plan,
-    exprs: &[Expr],
-    keys: &[SortKey],
-) -> Option<Plan> {
-    let (table, filter, current) = match scan {
-        Plan::SeqScan { table, filter, .. } => (table, filter.clone(), None),
-        // A partial index's scan left out conjuncts its predicate stands for.
+    scan: &'p Plan,
+) -> Option<(&'p Arc<TableDesc>, Option<Expr>)> {
+    Some(match scan {
+        Plan::SeqScan { table, filter, .. } => (table, filter.clone()),
         Plan::IndexScan {
             table,
             filter,
@@ -105,7 +99,6 @@ pub(crate) fn index_order(
         } => (
             table,
             crate::predicate::scan_condition(cx, table, index, filter.as_ref()),
-            Some(index),
         ),
         Plan::BitmapHeapScan {
             table,
@@ -120,9 +113,27 @@ pub(crate) fn index_order(
                     .chain(filter.clone())
                     .collect(),
             ),
-            None,
         ),
         _ => return None,
+    })
+}
+
+/// The scan `scan` reads in the order of `keys` (sort keys over `exprs`, the projection
+/// above it), through an index, or `None`. Keys on columns the scan's conditions fix by
+/// equality order nothing and are dropped (PostgreSQL's redundant pathkeys); the rest
+/// must be an index's columns after a leading run of fixed ones, each in its column's
+/// order (a forward scan) or each in the reverse (backward). The scan's own index is
+/// preferred, then the oldest that fits.
+pub(crate) fn index_order(
+    cx: &PlanContext<'_>,
+    scan: &Plan,
+    exprs: &[Expr],
+    keys: &[SortKey],
+) -> Option<Plan> {
+    let (table, filter) = table_condition(cx, scan)?;
+    let current = match scan {
+        Plan::IndexScan { index, .. } => Some(index),
+        _ => None,
     };
     let mut conjuncts = Vec::new();
     if let Some(f) = &filter {
