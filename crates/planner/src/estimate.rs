@@ -905,35 +905,25 @@ impl<'a> Estimator<'a> {
         let inner_run = inner.total - inner.startup;
         let rescan_run = rescan_total - rescan_start;
         let inner_rows = if inner.rows > 0.0 { inner.rows } else { 1.0 };
-        run += inner_run;
         if kind.left_only() || inner_unique {
-            // A matched outer row stops at its first match (PostgreSQL's semi-join
-            // costing of a nested loop without an inner index; also of a join whose
-            // inner rows are unique on its condition, `Inner Unique`); an unmatched one
-            // reads the whole inner side.
+            // A matched outer row stops at its first match (also in a join whose inner
+            // rows are unique on its condition, `Inner Unique`).
             let conds: Vec<&Expr> = on.into_iter().collect();
             let (frac, matches) = self.semi_factors(o, &joined, &conds, inner_rows, sel);
-            let mut matched = (o.est.rows * frac).round();
-            let mut unmatched = o.est.rows - matched;
-            let scan_frac = 2.0 / (matches + 1.0);
-            let ntuples = matched * inner_rows * scan_frac + unmatched * inner_rows;
-            // The first scan is paid above, by a matched or an unmatched row.
-            if unmatched >= 1.0 {
-                unmatched -= 1.0;
-            } else {
-                matched -= 1.0;
-            }
-            if matched > 0.0 {
-                run += matched * rescan_run * scan_frac;
-            }
-            if unmatched > 0.0 {
-                run += unmatched * rescan_run;
-            }
-            run += (s.cpu_tuple_cost + qp) * ntuples;
+            let (scans, ntuples) = first_match_scans(
+                o.est.rows,
+                frac,
+                matches,
+                inner_rows,
+                (inner_run, rescan_run),
+                false,
+            );
+            run += scans + (s.cpu_tuple_cost + qp) * ntuples;
             let rows = join_rows(o.est.rows, inner.rows, sel, kind);
             let matched = (o.est.rows * frac).round();
             return join_node(o, joined, kind, (startup, run), rows, matched);
         }
+        run += inner_run;
         if o.est.rows > 1.0 {
             run += (o.est.rows - 1.0) * rescan_run;
         }
@@ -991,42 +981,22 @@ impl<'a> Estimator<'a> {
             .map(|c| self.selectivity_over(&joined, c))
             .product::<f64>();
         if kind.left_only() {
-            // Each outer row's lookup stops at its first match (PostgreSQL's
-            // final_cost_nestloop for a semi or anti join): a matched row reads a
-            // fraction of its lookup, an unmatched one all of it; where the lookup's
-            // key is the whole join condition (`has_indexed_join_quals`), an unmatched
-            // row's lookup finds nothing and costs a row's share.
+            // Each outer row's lookup stops at its first match; where the lookup's key
+            // is the whole join condition, an unmatched row's lookup finds nothing.
             let conds: Vec<&Expr> = std::iter::once(key_cond)
                 .chain(more_conds)
                 .chain(on)
                 .collect();
             let (frac, matches) = self.semi_factors(o, &joined, &conds, inner_rows, key_sel * sel);
-            let mut matched = (o.est.rows * frac).round();
-            let mut unmatched = o.est.rows - matched;
-            let scan_frac = 2.0 / (matches + 1.0);
-            let mut ntuples = matched * lookup_rows * scan_frac;
-            if on.is_none() {
-                run += inner_run * scan_frac;
-                if matched > 1.0 {
-                    run += (matched - 1.0) * inner_run * scan_frac;
-                }
-                run += unmatched * inner_run / lookup_rows;
-            } else {
-                ntuples += unmatched * lookup_rows;
-                run += inner_run;
-                if unmatched >= 1.0 {
-                    unmatched -= 1.0;
-                } else {
-                    matched -= 1.0;
-                }
-                if matched > 0.0 {
-                    run += matched * inner_run * scan_frac;
-                }
-                if unmatched > 0.0 {
-                    run += unmatched * inner_run;
-                }
-            }
-            run += (s.cpu_tuple_cost + qp) * ntuples;
+            let (scans, ntuples) = first_match_scans(
+                o.est.rows,
+                frac,
+                matches,
+                lookup_rows,
+                (inner_run, inner_run),
+                on.is_none(),
+            );
+            run += scans + (s.cpu_tuple_cost + qp) * ntuples;
             let matched = o.est.rows * frac;
             return join_node(o, joined, kind, (startup, run), 0.0, matched);
         }
@@ -1754,6 +1724,51 @@ fn join_node(
         },
         ..node
     }
+}
+
+/// What the inner scans of a nested loop cost where each outer row stops at its first
+/// match, and the inner rows they read (PostgreSQL's `final_cost_nestloop` for semi and
+/// anti joins and `Inner Unique`): of `outer` rows a fraction `frac` match, each
+/// reading `2 / (matches + 1)` of its scan; an unmatched row reads the whole scan, or,
+/// where the inner scan's key is the whole join condition (`indexed`:
+/// `has_indexed_join_quals`), finds nothing and pays a row's share of it.
+/// `(first_run, rescan_run)`: the inner side's first run and each run after.
+fn first_match_scans(
+    outer: f64,
+    frac: f64,
+    matches: f64,
+    inner_rows: f64,
+    (first_run, rescan_run): (f64, f64),
+    indexed: bool,
+) -> (f64, f64) {
+    let mut matched = (outer * frac).round();
+    let mut unmatched = outer - matched;
+    let scan_frac = 2.0 / (matches + 1.0);
+    let mut ntuples = matched * inner_rows * scan_frac;
+    let mut run;
+    if indexed {
+        run = first_run * scan_frac;
+        if matched > 1.0 {
+            run += (matched - 1.0) * rescan_run * scan_frac;
+        }
+        run += unmatched * rescan_run / inner_rows;
+    } else {
+        ntuples += unmatched * inner_rows;
+        // The first scan, paid by a matched or an unmatched row.
+        run = first_run;
+        if unmatched >= 1.0 {
+            unmatched -= 1.0;
+        } else {
+            matched -= 1.0;
+        }
+        if matched > 0.0 {
+            run += matched * rescan_run * scan_frac;
+        }
+        if unmatched > 0.0 {
+            run += unmatched * rescan_run;
+        }
+    }
+    (run, ntuples)
 }
 
 /// Rows of a join of `outer` and `inner` rows where `sel` of the pairs match.
