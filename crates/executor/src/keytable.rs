@@ -4,14 +4,13 @@
 
 use std::borrow::Cow;
 
+use common::hash::FxHasher;
 use common::{PgResult, Value};
 use hashbrown::HashTable;
 use smallvec::SmallVec;
 use sql::bound::{Expr, ExprKind};
 
 use crate::env::{Env, Row};
-use common::hash::FxHasher;
-
 use crate::sortkey::{hash_value, keys_equal};
 
 /// A key's values over a row: columns read in place, other expressions evaluated.
