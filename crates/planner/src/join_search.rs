@@ -307,7 +307,7 @@ pub(crate) fn is_inner_join(lp: &LogicalPlan) -> bool {
 fn flatten(
     cx: &PlanContext<'_>,
     lp: LogicalPlan,
-    items: &mut Vec<Plan>,
+    items: &mut Vec<Item>,
     conds: &mut Vec<Expr>,
     width: &mut usize,
 ) {
@@ -361,11 +361,92 @@ fn flatten(
     }
 }
 
-/// `lp` planned on its own, one item of the problem.
-fn item(cx: &PlanContext<'_>, lp: LogicalPlan, items: &mut Vec<Plan>, width: &mut usize) {
+/// An item of a problem as [`flatten`] finds it: planned, or (a join of its own, under
+/// the collapse limits) still to plan, once the conditions that read only it are known:
+/// they are part of its own join problem, as PostgreSQL distributes a WHERE clause to
+/// the relations it reads before it plans any join (rather than planned without them
+/// and made again as each goes in).
+enum Item {
+    Planned(Box<Plan>),
+    Pending {
+        lp: Box<LogicalPlan>,
+        types: Vec<DataType>,
+    },
+}
+
+/// `lp`, one item of the problem: planned on its own, or kept to plan once its
+/// conditions are known where it is an inner join (whose columns its tables tell).
+fn item(cx: &PlanContext<'_>, lp: LogicalPlan, items: &mut Vec<Item>, width: &mut usize) {
+    if let Some(types) = join_types(&lp) {
+        *width += types.len();
+        items.push(Item::Pending {
+            lp: Box::new(lp),
+            types,
+        });
+        return;
+    }
     let p = plan_query(cx, lp);
     *width += p.width();
-    items.push(p);
+    items.push(Item::Planned(Box::new(p)));
+}
+
+/// The column types of `lp` where it is an inner join tree of table scans, or of
+/// filters and joins of them (the join trees [`item`] keeps to plan later); `None`
+/// otherwise.
+fn join_types(lp: &LogicalPlan) -> Option<Vec<DataType>> {
+    fn types(lp: &LogicalPlan, out: &mut Vec<DataType>) -> Option<()> {
+        match lp {
+            LogicalPlan::Scan { table } => out.extend(table.column_types()),
+            LogicalPlan::Filter { input, .. } => types(input, out)?,
+            LogicalPlan::Join {
+                left,
+                right,
+                kind: JoinKind::Inner,
+                lateral,
+                ..
+            } if lateral.is_empty() => {
+                types(left, out)?;
+                types(right, out)?;
+            }
+            _ => return None,
+        }
+        Some(())
+    }
+    let mut out = Vec::new();
+    (is_inner_join(lp) && types(lp, &mut out).is_some()).then_some(out)
+}
+
+impl Item {
+    fn width(&self) -> usize {
+        match self {
+            Item::Planned(p) => p.width(),
+            Item::Pending { types, .. } => types.len(),
+        }
+    }
+
+    fn column_types(&self) -> Option<Vec<DataType>> {
+        match self {
+            Item::Planned(p) => p.column_types(),
+            Item::Pending { types, .. } => Some(types.clone()),
+        }
+    }
+
+    /// The item planned, with the conditions `local` (over its columns) that read it
+    /// alone.
+    fn plan(self, cx: &PlanContext<'_>, local: Vec<Expr>) -> Plan {
+        match (self, conjoin(local)) {
+            (Item::Planned(p), None) => *p,
+            (Item::Planned(p), Some(f)) => add_filter(cx, *p, f),
+            (Item::Pending { lp, .. }, None) => plan_query(cx, *lp),
+            (Item::Pending { lp, .. }, Some(predicate)) => plan_query(
+                cx,
+                LogicalPlan::Filter {
+                    input: lp,
+                    predicate,
+                },
+            ),
+        }
+    }
 }
 
 /// The items of a FROM list (comma joins, left-deep as the binder makes them), and any
@@ -492,7 +573,7 @@ impl Problem {
                 // Its condition reads the tree's columns and its own (placed after).
                 if crate::join::unique_on(&right, width, cond.as_ref()) {
                     width += right.width();
-                    items.push(right);
+                    items.push(Item::Planned(Box::new(right)));
                     exprs.extend(cond.map(conjuncts).unwrap_or_default());
                     continue;
                 }
@@ -508,7 +589,7 @@ impl Problem {
                 let cond = p.placed_cond(width);
                 let right = plan_query(cx, p.right.clone());
                 width += right.width();
-                items.push(right);
+                items.push(Item::Planned(Box::new(right)));
                 specials.push(p.kind);
                 exprs.extend(cond.map(conjuncts).unwrap_or_default());
             }
@@ -518,20 +599,22 @@ impl Problem {
             .into_iter()
             .flat_map(crate::pushdown::factor_or)
             .collect();
-        let widths: Vec<usize> = items.iter().map(Plan::width).collect();
+        let widths: Vec<usize> = items.iter().map(Item::width).collect();
         let mut offsets = Vec::with_capacity(items.len());
         let mut item_of = Vec::new();
         for (i, w) in widths.iter().enumerate() {
             offsets.push(item_of.len());
             item_of.extend(std::iter::repeat_n(i, *w));
         }
-        let types: Option<Vec<Vec<DataType>>> = items.iter().map(Plan::column_types).collect();
+        let types: Option<Vec<Vec<DataType>>> = items.iter().map(Item::column_types).collect();
         let Some(types) = types else {
+            let items = items.into_iter().map(|i| i.plan(cx, vec![])).collect();
             return Err((Box::new(written_order(cx, items, exprs)), tree_width));
         };
         // Each condition to the items it reads: one goes into it, none gates the plan.
         let mut conds = Vec::new();
         let mut gate = Vec::new();
+        let mut local: Vec<Vec<Expr>> = vec![Vec::new(); items.len()];
         for e in exprs {
             let mut mask = Items::default();
             e.walk(&mut |x| {
@@ -545,9 +628,7 @@ impl Problem {
                 0 => gate.push(e),
                 1 => {
                     let t = mask.iter().next().expect("one item");
-                    let local = shift_columns(e, offsets[t]);
-                    let item = std::mem::replace(&mut items[t], placeholder());
-                    items[t] = add_filter(cx, item, local);
+                    local[t].push(shift_columns(e, offsets[t]));
                 }
                 _ => {
                     // An OR over several items restricts each item whose columns every
@@ -556,9 +637,7 @@ impl Problem {
                         if let Some(r) =
                             crate::pushdown::or_restriction(&e, &|c| item_of.get(c) == Some(&t))
                         {
-                            let local = shift_columns(r, offsets[t]);
-                            let item = std::mem::replace(&mut items[t], placeholder());
-                            items[t] = add_filter(cx, item, local);
+                            local[t].push(shift_columns(r, offsets[t]));
                         }
                     }
                     conds.push(Cond {
@@ -568,6 +647,11 @@ impl Problem {
                 }
             }
         }
+        let items: Vec<Plan> = items
+            .into_iter()
+            .zip(local)
+            .map(|(item, local)| item.plan(cx, local))
+            .collect();
         // A special item's required items: the others its conditions read.
         let n = items.len();
         let mut kinds = vec![JoinKind::Inner; n];
@@ -763,14 +847,6 @@ fn solve(problem: &Problem, cx: &PlanContext<'_>) -> Part {
         return p;
     }
     search.greedy(parts)
-}
-
-/// A stand-in while an item is taken out to be filtered.
-fn placeholder() -> Plan {
-    Plan::Values {
-        rows: vec![],
-        width: 0,
-    }
 }
 
 /// The items joined left to right, each condition at the first join that has its
