@@ -17,6 +17,7 @@
 #[allow(unused_imports)]
 use super::*;
 
+mod classes;
 mod linear;
 
 pub use linear::{LINEAR_LIMIT, LINEAR_PAIRS};
@@ -36,14 +37,16 @@ pub const EXACT_LIMIT: usize = 10;
 /// query it plans, where PostgreSQL pays the same in its own exhaustive search).
 pub const EXACT_PAIRS: usize = 512;
 
-/// A condition of the problem, over the written columns, and the items it reads.
+/// A condition of the problem, over the written columns, and the items it reads; an
+/// equality of an equivalence class, its place there ([`classes`]).
 struct Cond {
     expr: Expr,
     items: Items,
+    pair: Option<classes::Pair>,
 }
 
 /// A set of a problem's items (bit `i`: item `i`), of any size.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 struct Items(Vec<u64>);
 
 impl Items {
@@ -67,6 +70,10 @@ impl Items {
     fn union(&self, other: &Items) -> Items {
         let n = self.0.len().max(other.0.len());
         Items((0..n).map(|k| self.word(k) | other.word(k)).collect())
+    }
+
+    fn contains(&self, i: usize) -> bool {
+        self.word(i / 64) & (1 << (i % 64)) != 0
     }
 
     fn intersects(&self, other: &Items) -> bool {
@@ -643,10 +650,12 @@ impl Problem {
                     conds.push(Cond {
                         expr: e,
                         items: mask,
+                        pair: None,
                     })
                 }
             }
         }
+        classes::derive(&mut conds, &item_of, &offsets, base_items, &mut local);
         let items: Vec<Plan> = items
             .into_iter()
             .zip(local)
@@ -693,6 +702,7 @@ impl Problem {
             kinds: &self.kinds,
             required: &self.required,
             index_orders: Default::default(),
+            rows: Default::default(),
         }
     }
 
@@ -876,6 +886,8 @@ struct Search<'a, 'c> {
     /// joins), once asked for.
     #[allow(clippy::type_complexity)]
     index_orders: std::cell::RefCell<HashMap<(usize, Vec<usize>), Option<(Rc<Plan>, Estimate)>>>,
+    /// Each joined set's rows, as first estimated.
+    rows: std::cell::RefCell<HashMap<Items, f64>>,
 }
 
 impl Search<'_, '_> {
@@ -1031,11 +1043,15 @@ impl Search<'_, '_> {
             // The conditions that join exactly two parts, by pair: their selectivity.
             let mut pairs: std::collections::BTreeMap<(usize, usize), f64> =
                 std::collections::BTreeMap::new();
+            // (Of a class's equalities between two parts, one: a join applies one.)
+            let mut classes = std::collections::HashSet::new();
             for (c, s) in self.conds.iter().zip(&sel) {
                 let mut touched: Vec<usize> = c.items.iter().map(|t| part_of[t]).collect();
                 touched.sort_unstable();
                 touched.dedup();
-                if let [a, b] = touched[..] {
+                if let [a, b] = touched[..]
+                    && c.pair.is_none_or(|p| classes.insert((a, b, p.class)))
+                {
                     *pairs.entry((a, b)).or_insert(1.0) *= s;
                 }
             }
@@ -1117,15 +1133,9 @@ impl Search<'_, '_> {
                 start[t] + (g - self.offsets[t])
             })
         };
-        // The conditions this join applies: those it completes.
-        let rest: Vec<Expr> = self
-            .conds
-            .iter()
-            .filter(|c| {
-                c.items.within(&items)
-                    && c.items.intersects(&outer.items)
-                    && c.items.intersects(&inner.items)
-            })
+        // The conditions this join applies: those it completes (of a class's, one).
+        let rest: Vec<Expr> = classes::applied(self.conds, &outer.items, &inner.items)
+            .into_iter()
             .map(|c| remap(&c.expr))
             .collect();
         let mut ways: Vec<(Way, Node)> = Vec::new();
@@ -1282,9 +1292,19 @@ impl Search<'_, '_> {
                 ways.push((Way::Planned(Rc::new(plan)), node));
             }
         }
-        let (way, node) = ways
+        let (way, mut node) = ways
             .into_iter()
             .reduce(|best, w| if cheaper(&w.1, &best.1) { w } else { best })?;
+        // The rows of a set of items are one estimate, whichever way it is joined (as
+        // PostgreSQL's join relation's): of a class's equalities, each join applies the
+        // pair its sides give, so the product of their selectivities may differ by join
+        // tree, and a search that keeps the cheapest plan per set must see each set with
+        // one row count above it.
+        node.est.rows = *self
+            .rows
+            .borrow_mut()
+            .entry(items.clone())
+            .or_insert(node.est.rows);
         // A semi or anti join returns its outer part's columns alone.
         let mut layout = outer.layout.clone();
         let mut width = outer.width;

@@ -181,8 +181,10 @@ impl Search<'_, '_> {
         let all = Node::side_by_side(parts.iter().map(|p| &p.node));
         let mut sel = vec![1.0f64; n * n];
         let mut linked = vec![false; n * n];
+        // (Of a class's equalities between two items, one: a join applies one.)
+        let mut classes = std::collections::HashSet::new();
         for (c, &m) in self.conds.iter().zip(&conds) {
-            if m.count_ones() == 2 {
+            if m.count_ones() == 2 && c.pair.is_none_or(|p| classes.insert((m, p.class))) {
                 let a = m.trailing_zeros() as usize;
                 let b = (m & !bit(a)).trailing_zeros() as usize;
                 let s = self.est.selectivity(&all, &c.expr);

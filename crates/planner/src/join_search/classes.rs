@@ -1,0 +1,221 @@
+//! Equivalence classes (planner rule 16; PostgreSQL's `equivclass.c`): the columns a
+//! problem's equalities make equal. `a.x = b.y AND b.y = c.z` makes `{a.x, b.y, c.z}`
+//! one class, so `a` and `c` may join directly on `a.x = c.z`, a condition the query
+//! does not write (TPC-H Q9 joins `partsupp` to `part` so). Every pair of a class's
+//! members from different items is a condition of the problem (its join graph gains the
+//! edges), and a join applies one equality per class between its sides, as PostgreSQL's
+//! `generate_join_implied_equalities` does: the rest would say again what the sides
+//! already hold, and count their selectivity twice.
+//!
+//! A member is a plain column, and a class's equalities are between columns of one type
+//! (whose `=` is transitive), of items that are not the inner side of a semi or anti
+//! join. Classes come from the conditions in the order written, each equality adding its
+//! left column, then its right (PostgreSQL's member order, which decides which pair a
+//! join takes: its outer side's first member and its inner side's first). Constants in a
+//! class (`a.x = 5`) are not derived from yet.
+
+use super::*;
+use std::collections::HashSet;
+
+/// Classes larger than this keep their written equalities only: every pair would be
+/// quadratic in conditions, where the search is linear in them (a 1,000-table chain on
+/// one column).
+const MAX_MEMBERS: usize = 16;
+
+/// A condition's place in a class: the class (by creation, PostgreSQL's order of
+/// `eq_classes`) and its two members, each as its index in the class and its item.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Pair {
+    pub class: usize,
+    pub a: (usize, usize),
+    pub b: (usize, usize),
+}
+
+impl Pair {
+    /// The pair's order for a join with `outer` on its outer side: (outer member's index,
+    /// inner member's index); the lowest is the one the join applies.
+    pub(super) fn key(&self, outer: &Items) -> (usize, usize) {
+        if outer.contains(self.a.1) {
+            (self.a.0, self.b.0)
+        } else {
+            (self.b.0, self.a.0)
+        }
+    }
+}
+
+/// The two columns of `e` where it is `column = column` of one type that can be an
+/// equivalence (btree equality).
+fn columns_equal(e: &Expr) -> Option<(usize, usize, DataType)> {
+    let ExprKind::Binary(BinaryOp::Eq, l, r) = &e.kind else {
+        return None;
+    };
+    match (&l.kind, &r.kind) {
+        (ExprKind::Column(a), ExprKind::Column(b))
+            if l.ty == r.ty && l.ty.hash_joins_with(&r.ty) && a != b =>
+        {
+            Some((*a, *b, l.ty))
+        }
+        _ => None,
+    }
+}
+
+/// Find the classes of `conds` (over the problem's columns; `item_of` each column's
+/// item, items from `special_from` on are semi and anti joins' inner sides): each
+/// written equality of a class gets its [`Pair`], each pair of members from different
+/// items that no condition equates becomes a condition, and members of one item are
+/// equated in it (`local`, over its own columns from `offsets`).
+pub(super) fn derive(
+    conds: &mut Vec<Cond>,
+    item_of: &[usize],
+    offsets: &[usize],
+    special_from: usize,
+    local: &mut [Vec<Expr>],
+) {
+    // Classes as PostgreSQL's `process_equivalence` builds them: members in order,
+    // two classes merged into the first's place.
+    let mut classes: Vec<Option<Vec<usize>>> = Vec::new();
+    let mut types: Vec<DataType> = Vec::new();
+    let mut class_of: HashMap<usize, usize> = HashMap::new();
+    let mut sources = Vec::new();
+    for (k, c) in conds.iter().enumerate() {
+        let Some((a, b, ty)) = columns_equal(&c.expr) else {
+            continue;
+        };
+        if item_of[a] >= special_from || item_of[b] >= special_from {
+            continue;
+        }
+        sources.push(k);
+        match (class_of.get(&a).copied(), class_of.get(&b).copied()) {
+            (Some(x), Some(y)) if x == y => {}
+            (Some(x), Some(y)) => {
+                let moved = classes[y].take().expect("a live class");
+                for &m in &moved {
+                    class_of.insert(m, x);
+                }
+                classes[x].as_mut().expect("a live class").extend(moved);
+            }
+            (Some(x), None) => {
+                classes[x].as_mut().expect("a live class").push(b);
+                class_of.insert(b, x);
+            }
+            (None, Some(y)) => {
+                classes[y].as_mut().expect("a live class").push(a);
+                class_of.insert(a, y);
+            }
+            (None, None) => {
+                class_of.insert(a, classes.len());
+                class_of.insert(b, classes.len());
+                classes.push(Some(vec![a, b]));
+                types.push(ty);
+            }
+        }
+    }
+    // Renumbered in creation order, the merged ones gone; the large ones left out.
+    let mut number = vec![None; classes.len()];
+    let mut kept: Vec<(&Vec<usize>, DataType)> = Vec::new();
+    for (i, c) in classes.iter().enumerate() {
+        if let Some(members) = c
+            && members.len() <= MAX_MEMBERS
+        {
+            number[i] = Some(kept.len());
+            kept.push((members, types[i]));
+        }
+    }
+    let place = |col: usize| -> Option<(usize, usize)> {
+        let class = number[*class_of.get(&col)?]?;
+        let index = kept[class].0.iter().position(|&m| m == col)?;
+        Some((class, index))
+    };
+    let mut equated: HashSet<(usize, usize, usize)> = HashSet::new();
+    for k in sources {
+        let (a, b, _) = columns_equal(&conds[k].expr).expect("a source is an equality");
+        let (Some((class, ia)), Some((_, ib))) = (place(a), place(b)) else {
+            continue;
+        };
+        equated.insert((class, ia.min(ib), ia.max(ib)));
+        conds[k].pair = Some(Pair {
+            class,
+            a: (ia, item_of[a]),
+            b: (ib, item_of[b]),
+        });
+    }
+    for (class, &(members, ty)) in kept.iter().enumerate() {
+        for i in 0..members.len() {
+            for j in i + 1..members.len() {
+                let (a, b) = (members[i], members[j]);
+                let (ta, tb) = (item_of[a], item_of[b]);
+                if ta == tb || equated.contains(&(class, i, j)) {
+                    continue;
+                }
+                conds.push(Cond {
+                    expr: column_eq(a, b, ty),
+                    items: {
+                        let mut s = Items::one(ta);
+                        s.insert(tb);
+                        s
+                    },
+                    pair: Some(Pair {
+                        class,
+                        a: (i, ta),
+                        b: (j, tb),
+                    }),
+                });
+            }
+        }
+        // Members of one item: each equals the one before it, in the item
+        // (PostgreSQL's generate_base_implied_equalities).
+        let mut last: HashMap<usize, usize> = HashMap::new();
+        for &m in members.iter() {
+            let t = item_of[m];
+            if let Some(prev) = last.insert(t, m) {
+                local[t].push(column_eq(prev - offsets[t], m - offsets[t], ty));
+            }
+        }
+    }
+}
+
+fn column_eq(a: usize, b: usize, ty: DataType) -> Expr {
+    Expr::new(
+        ExprKind::Binary(
+            BinaryOp::Eq,
+            Box::new(Expr::column(a, ty)),
+            Box::new(Expr::column(b, ty)),
+        ),
+        DataType::Bool,
+    )
+}
+
+/// The conditions a join of `outer` and `inner` applies: those it completes, but of
+/// each class only the pair of its outer side's first member and its inner side's
+/// first; the written conditions first, then one per class in the classes' order
+/// (PostgreSQL's `build_joinrel_restrictlist`).
+pub(super) fn applied<'c>(conds: &'c [Cond], outer: &Items, inner: &Items) -> Vec<&'c Cond> {
+    let mut plain = Vec::new();
+    let mut best: Vec<(usize, (usize, usize), &Cond)> = Vec::new();
+    for c in conds {
+        if !(c.items.intersects(outer) && c.items.intersects(inner)) {
+            continue;
+        }
+        if !c
+            .items
+            .iter()
+            .all(|t| outer.contains(t) || inner.contains(t))
+        {
+            continue;
+        }
+        match &c.pair {
+            None => plain.push(c),
+            Some(p) => {
+                let key = p.key(outer);
+                match best.iter_mut().find(|(class, _, _)| *class == p.class) {
+                    Some(b) if key < b.1 => *b = (p.class, key, c),
+                    Some(_) => {}
+                    None => best.push((p.class, key, c)),
+                }
+            }
+        }
+    }
+    best.sort_by_key(|b| b.0);
+    plain.extend(best.into_iter().map(|b| b.2));
+    plain
+}
