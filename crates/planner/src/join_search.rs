@@ -602,10 +602,12 @@ impl Problem {
             }
         }
         *semis = kept;
-        let exprs: Vec<Expr> = exprs
-            .into_iter()
-            .flat_map(crate::pushdown::factor_or)
-            .collect();
+        let exprs: Vec<Expr> = crate::pushdown::equivalences_last(
+            exprs
+                .into_iter()
+                .flat_map(crate::pushdown::factor_or)
+                .collect(),
+        );
         let widths: Vec<usize> = items.iter().map(Item::width).collect();
         let mut offsets = Vec::with_capacity(items.len());
         let mut item_of = Vec::new();
@@ -618,6 +620,8 @@ impl Problem {
             let items = items.into_iter().map(|i| i.plan(cx, vec![])).collect();
             return Err((Box::new(written_order(cx, items, exprs)), tree_width));
         };
+        // Classes with a constant: each column equals it, in its own item.
+        let exprs = classes::with_constants(exprs, &item_of, base_items);
         // Each condition to the items it reads: one goes into it, none gates the plan.
         let mut conds = Vec::new();
         let mut gate = Vec::new();

@@ -178,6 +178,8 @@ pub fn plan_query(cx: &PlanContext<'_>, lp: LogicalPlan) -> Plan {
             // EXISTS, NOT EXISTS and IN over plain subqueries: semi and anti joins
             // (rule 10), over the rest.
             let (rest, mut pulled) = pullup::pull_up(rest);
+            // (Equalities after the other conditions, as PostgreSQL's classes give them.)
+            let rest = pushdown::equivalences_last(rest);
             // Over inner joins, the WHERE is part of the join problem (rule 9), and so
             // are semi joins to a unique inner side, which are inner joins (their columns
             // after the tree's, dropped below).

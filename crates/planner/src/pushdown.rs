@@ -87,6 +87,38 @@ pub(crate) fn conjuncts(e: Expr) -> Vec<Expr> {
     }
 }
 
+/// Is `e` an equality PostgreSQL makes part of an equivalence class (a btree `=` of two
+/// sides not both fixed, neither volatile)? Such conditions come back from its classes
+/// after the others (`generate_base_implied_equalities` runs after the other conditions
+/// are placed), so a scan's filter lists them last: `(y > 3) AND (x = 5)`.
+pub(crate) fn is_equivalence(e: &Expr) -> bool {
+    let ExprKind::Binary(BinaryOp::Eq, l, r) = &e.kind else {
+        return false;
+    };
+    let fixed = |x: &Expr| crate::scan::is_constant(x);
+    let plain = |x: &Expr| {
+        let mut sub = false;
+        x.walk(&mut |y| sub |= matches!(y.kind, ExprKind::SubLink(_)));
+        !sub || fixed(x)
+    };
+    l.ty.hash_joins_with(&r.ty)
+        && !(fixed(l) && fixed(r))
+        && !l.is_volatile()
+        && !r.is_volatile()
+        && plain(l)
+        && plain(r)
+}
+
+/// `list` with the equivalence-class equalities ([`is_equivalence`]) after the other
+/// conditions, each group in its order.
+pub(crate) fn equivalences_last(list: Vec<Expr>) -> Vec<Expr> {
+    if !list.iter().any(is_equivalence) {
+        return list;
+    }
+    let (classes, others): (Vec<Expr>, Vec<Expr>) = list.into_iter().partition(is_equivalence);
+    others.into_iter().chain(classes).collect()
+}
+
 /// The conjuncts of a WHERE, each OR among them with the conjuncts all its arms share
 /// pulled out ([`factor_or`]).
 pub(crate) fn where_conjuncts(e: Expr) -> Vec<Expr> {

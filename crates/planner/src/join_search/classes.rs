@@ -11,8 +11,12 @@
 //! (whose `=` is transitive), of items that are not the inner side of a semi or anti
 //! join. Classes come from the conditions in the order written, each equality adding its
 //! left column, then its right (PostgreSQL's member order, which decides which pair a
-//! join takes: its outer side's first member and its inner side's first). Constants in a
-//! class (`a.x = 5`) are not derived from yet.
+//! join takes: its outer side's first member and its inner side's first).
+//!
+//! A class with a constant (`a.x = 5 AND a.x = b.y`, or a parameter) is first made into
+//! one `member = constant` condition per column ([`with_constants`]): `b.y = 5` filters
+//! `b`, and no equality joins `a` and `b` (PostgreSQL's
+//! `generate_base_implied_equalities_const`).
 
 use super::*;
 use std::collections::HashSet;
@@ -41,6 +45,150 @@ impl Pair {
             (self.b.0, self.a.0)
         }
     }
+}
+
+/// A member of a class while [`with_constants`] builds them: a column of the problem,
+/// or a constant (equal constants are one member, as PostgreSQL matches them).
+#[derive(Clone, PartialEq)]
+enum Member {
+    Column(usize),
+    Constant(Expr),
+}
+
+/// `e`'s two sides where it is an equality of one type that a class can hold: two
+/// columns, or a column and a value fixed for the statement (a constant other than
+/// NULL, a parameter, an outer value), the column first.
+fn members_equal(e: &Expr) -> Option<(Member, Member)> {
+    let ExprKind::Binary(BinaryOp::Eq, l, r) = &e.kind else {
+        return None;
+    };
+    if l.ty != r.ty || !l.ty.hash_joins_with(&r.ty) {
+        return None;
+    }
+    let fixed = |x: &Expr| match &x.kind {
+        ExprKind::Const(v) => !v.is_null(),
+        ExprKind::Param(_) | ExprKind::Outer(_) => true,
+        _ => false,
+    };
+    match (&l.kind, &r.kind) {
+        (ExprKind::Column(a), ExprKind::Column(b)) => {
+            Some((Member::Column(*a), Member::Column(*b)))
+        }
+        (ExprKind::Column(a), _) if fixed(r) => {
+            Some((Member::Column(*a), Member::Constant((**r).clone())))
+        }
+        (_, ExprKind::Column(b)) if fixed(l) => {
+            Some((Member::Column(*b), Member::Constant((**l).clone())))
+        }
+        _ => None,
+    }
+}
+
+/// The conditions `exprs` (over the problem's columns, `item_of` each column's item;
+/// items from `special_from` on are semi and anti joins' inner sides), each class that
+/// holds one constant made into `column = constant` for each of its columns, in the
+/// class's member order, after the other conditions; the equalities that made the
+/// class are dropped (they hold once every column equals the constant). A class of one
+/// column and its constant, from one condition, stays as written; one with two
+/// different constants too (PostgreSQL would test them against each other).
+pub(super) fn with_constants(
+    exprs: Vec<Expr>,
+    item_of: &[usize],
+    special_from: usize,
+) -> Vec<Expr> {
+    let source = |e: &Expr| {
+        members_equal(e).filter(|(a, b)| {
+            [a, b].into_iter().all(|m| match m {
+                Member::Column(c) => item_of.get(*c).is_some_and(|&t| t < special_from),
+                Member::Constant(_) => true,
+            })
+        })
+    };
+    // Most problems have no constant equality: nothing to do.
+    if !exprs
+        .iter()
+        .any(|e| matches!(source(e), Some((_, Member::Constant(_)))))
+    {
+        return exprs;
+    }
+    let mut classes: Vec<Option<(Vec<Member>, Vec<usize>, DataType)>> = Vec::new();
+    let find = |classes: &Vec<Option<(Vec<Member>, Vec<usize>, DataType)>>, m: &Member| {
+        classes
+            .iter()
+            .position(|c| c.as_ref().is_some_and(|(ms, _, _)| ms.contains(m)))
+    };
+    for (k, e) in exprs.iter().enumerate() {
+        let Some((a, b)) = source(e) else {
+            continue;
+        };
+        let ExprKind::Binary(_, l, _) = &e.kind else {
+            unreachable!("a source is an equality")
+        };
+        let ty = l.ty;
+        let (x, y) = (find(&classes, &a), find(&classes, &b));
+        let at = match (x, y) {
+            (Some(x), Some(y)) if x == y => x,
+            (Some(x), Some(y)) => {
+                let (ms, ks, _) = classes[y].take().expect("a live class");
+                let c = classes[x].as_mut().expect("a live class");
+                c.0.extend(ms);
+                c.1.extend(ks);
+                x
+            }
+            (Some(x), None) => {
+                classes[x].as_mut().expect("a live class").0.push(b);
+                x
+            }
+            (None, Some(y)) => {
+                classes[y].as_mut().expect("a live class").0.push(a);
+                y
+            }
+            (None, None) => {
+                classes.push(Some((vec![a, b], Vec::new(), ty)));
+                classes.len() - 1
+            }
+        };
+        classes[at].as_mut().expect("a live class").1.push(k);
+    }
+    let mut dropped = vec![false; exprs.len()];
+    let mut made = Vec::new();
+    for (members, sources, ty) in classes.into_iter().flatten() {
+        let constants: Vec<&Expr> = members
+            .iter()
+            .filter_map(|m| match m {
+                Member::Constant(k) => Some(k),
+                Member::Column(_) => None,
+            })
+            .collect();
+        let [constant] = constants[..] else {
+            continue;
+        };
+        if members.len() == 2 && sources.len() == 1 {
+            continue;
+        }
+        for &k in &sources {
+            dropped[k] = true;
+        }
+        for m in &members {
+            if let Member::Column(c) = m {
+                made.push(Expr::new(
+                    ExprKind::Binary(
+                        BinaryOp::Eq,
+                        Box::new(Expr::column(*c, ty)),
+                        Box::new(constant.clone()),
+                    ),
+                    DataType::Bool,
+                ));
+            }
+        }
+    }
+    exprs
+        .into_iter()
+        .zip(dropped)
+        .filter(|(_, d)| !d)
+        .map(|(e, _)| e)
+        .chain(made)
+        .collect()
 }
 
 /// The two columns of `e` where it is `column = column` of one type that can be an
