@@ -109,6 +109,41 @@ impl KeyTable {
     }
 }
 
+/// Groups by key, as GROUP BY forms them (NULLs equal to each other, numerics whatever
+/// their scale): each distinct key's number, in the order first seen, found by
+/// borrowed values, so a row of a group already held allocates nothing.
+#[derive(Default)]
+pub(crate) struct GroupTable {
+    table: HashTable<u32>,
+    /// Per group: its key and the key's hash.
+    pub(crate) keys: Vec<Vec<Value>>,
+    hashes: Vec<u64>,
+}
+
+impl GroupTable {
+    /// The number of `key`'s group, and whether it is new (then added).
+    pub(crate) fn group(&mut self, key: &[Cow<'_, Value>]) -> (usize, bool) {
+        let hash = hash_key(key.iter().map(|v| &**v));
+        let keys = &self.keys;
+        let same = |k: &u32| {
+            keys[*k as usize]
+                .iter()
+                .zip(key)
+                .all(|(a, b)| a.cmp_nulls_last(b) == std::cmp::Ordering::Equal)
+        };
+        if let Some(&k) = self.table.find(hash, same) {
+            return (k as usize, false);
+        }
+        let k = self.keys.len() as u32;
+        self.keys
+            .push(key.iter().map(|v| v.clone().into_owned()).collect());
+        self.hashes.push(hash);
+        let hashes = &self.hashes;
+        self.table.insert_unique(hash, k, |&k| hashes[k as usize]);
+        (k as usize, true)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -126,6 +161,23 @@ mod tests {
             at = t.next(r);
         }
         out
+    }
+
+    #[test]
+    fn groups_hold_nulls_together_and_numerics_by_value() {
+        let mut t = GroupTable::default();
+        fn key(vs: &[Value]) -> Vec<Cow<'_, Value>> {
+            vs.iter().map(Cow::Borrowed).collect()
+        }
+        let a = [Value::Null, num("1.0")];
+        let b = [Value::Null, num("1.00")];
+        let c = [Value::Int4(1), num("1")];
+        assert_eq!(t.group(&key(&a)), (0, true));
+        assert_eq!(t.group(&key(&b)), (0, false));
+        assert_eq!(t.group(&key(&c)), (1, true));
+        assert_eq!(t.group(&key(&[])), (2, true));
+        assert_eq!(t.keys.len(), 3);
+        assert_eq!(t.keys[0], vec![Value::Null, num("1.0")]);
     }
 
     #[test]

@@ -5,6 +5,7 @@
 #[allow(unused_imports)]
 use super::*;
 
+use crate::keytable::{GroupTable, key_values};
 use crate::sortkey::GroupKey;
 
 pub(crate) struct AggregateOp<'a> {
@@ -19,43 +20,35 @@ pub(crate) struct AggregateOp<'a> {
 
 impl AggregateOp<'_> {
     fn compute(&mut self, mut input: Box<dyn Operator + '_>) -> PgResult<Vec<Row>> {
-        // Each group's place in `groups`, by its key: a hash table, as PostgreSQL's
-        // HashAggregate; the groups come out in the order they were first seen.
-        let mut index: std::collections::HashMap<GroupKey, usize> =
-            std::collections::HashMap::new();
-        let mut groups: Vec<(Row, Vec<Accumulator>)> = Vec::new();
+        // Each group's number, by its key: a hash table, as PostgreSQL's HashAggregate;
+        // the groups come out in the order they were first seen.
+        let mut table = GroupTable::default();
+        let mut groups: Vec<Vec<Accumulator>> = Vec::new();
         self.usage.limit = crate::env::work_mem_bytes(&self.env, true);
         self.usage.batches = 1;
         let new_accs = |aggs: &[AggCall]| aggs.iter().map(Accumulator::new).collect::<Vec<_>>();
         if self.group_by.is_empty() {
             // A plain aggregate yields one row even over no input.
-            groups.push((Vec::new(), new_accs(self.aggs)));
-            index.insert(GroupKey(Vec::new()), 0);
+            table.group(&[]);
+            groups.push(new_accs(self.aggs));
         }
         while let Some(row) = input.next()? {
-            let key = GroupKey(
-                self.group_by
-                    .iter()
-                    .map(|g| self.env.eval(g, &row))
-                    .collect::<PgResult<_>>()?,
-            );
-            let at = match index.get(&key) {
-                Some(&at) => at,
-                None => {
-                    // A group: its key and a state per aggregate.
-                    self.usage.bytes += crate::env::row_bytes(&key.0) + 64 * self.aggs.len();
-                    groups.push((key.0.clone(), new_accs(self.aggs)));
-                    index.insert(key, groups.len() - 1);
-                    groups.len() - 1
-                }
-            };
-            for (acc, call) in groups[at].1.iter_mut().zip(self.aggs) {
+            let key = key_values(&self.env, self.group_by, &row)?;
+            let (at, new) = table.group(&key);
+            if new {
+                // A group: its key and a state per aggregate.
+                self.usage.bytes += crate::env::row_bytes(&table.keys[at]) + 64 * self.aggs.len();
+                groups.push(new_accs(self.aggs));
+            }
+            for (acc, call) in groups[at].iter_mut().zip(self.aggs) {
                 acc.add(call, &row, &self.env)?;
             }
         }
         self.usage.peak = self.usage.bytes;
-        groups
+        table
+            .keys
             .into_iter()
+            .zip(groups)
             .map(|(key, accs)| {
                 let mut row = key;
                 for (a, c) in accs.into_iter().zip(self.aggs) {
