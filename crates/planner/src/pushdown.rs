@@ -101,8 +101,9 @@ pub(crate) fn is_equivalence(e: &Expr) -> bool {
         x.walk(&mut |y| sub |= matches!(y.kind, ExprKind::SubLink(_)));
         !sub || fixed(x)
     };
+    let both_fixed = fixed(l) && fixed(r);
     l.ty.hash_joins_with(&r.ty)
-        && !(fixed(l) && fixed(r))
+        && !both_fixed
         && !l.is_volatile()
         && !r.is_volatile()
         && plain(l)

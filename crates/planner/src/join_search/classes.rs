@@ -55,6 +55,10 @@ enum Member {
     Constant(Expr),
 }
 
+/// A class as [`with_constants`] builds it: its members, the conditions that made it
+/// (by place) and its type.
+type Building = (Vec<Member>, Vec<usize>, DataType);
+
 /// `e`'s two sides where it is an equality of one type that a class can hold: two
 /// columns, or a column and a value fixed for the statement (a constant other than
 /// NULL, a parameter, an outer value), the column first.
@@ -111,8 +115,8 @@ pub(super) fn with_constants(
     {
         return exprs;
     }
-    let mut classes: Vec<Option<(Vec<Member>, Vec<usize>, DataType)>> = Vec::new();
-    let find = |classes: &Vec<Option<(Vec<Member>, Vec<usize>, DataType)>>, m: &Member| {
+    let mut classes: Vec<Option<Building>> = Vec::new();
+    let find = |classes: &Vec<Option<Building>>, m: &Member| {
         classes
             .iter()
             .position(|c| c.as_ref().is_some_and(|(ms, _, _)| ms.contains(m)))
