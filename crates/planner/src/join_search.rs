@@ -43,6 +43,10 @@ struct Cond {
     expr: Expr,
     items: Items,
     pair: Option<classes::Pair>,
+    /// Where a join lists it among the equalities PostgreSQL's classes hold (the place
+    /// of the condition that made its class), after the other conditions; `None` for
+    /// those.
+    order: Option<usize>,
 }
 
 /// A set of a problem's items (bit `i`: item `i`), of any size.
@@ -655,6 +659,7 @@ impl Problem {
                         expr: e,
                         items: mask,
                         pair: None,
+                        order: None,
                     })
                 }
             }

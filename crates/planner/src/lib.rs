@@ -30,6 +30,7 @@ mod plan;
 mod predicate;
 mod pullup;
 mod pushdown;
+mod quals;
 mod scan;
 pub mod selectivity;
 mod subplans;
@@ -139,6 +140,8 @@ pub fn plan(cx: &PlanContext<'_>, mut stmt: BoundStatement) -> PgResult<PlannedS
     };
     // Scans decode only the columns the plan reads (rule 12).
     columns::prune_statement(&mut planned);
+    // Each node tests its cheapest conditions first (rule 17).
+    quals::order_statement(cx, &mut planned);
     Ok(planned)
 }
 

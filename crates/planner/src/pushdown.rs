@@ -96,18 +96,8 @@ pub(crate) fn is_equivalence(e: &Expr) -> bool {
         return false;
     };
     let fixed = |x: &Expr| crate::scan::is_constant(x);
-    let plain = |x: &Expr| {
-        let mut sub = false;
-        x.walk(&mut |y| sub |= matches!(y.kind, ExprKind::SubLink(_)));
-        !sub || fixed(x)
-    };
     let both_fixed = fixed(l) && fixed(r);
-    l.ty.hash_joins_with(&r.ty)
-        && !both_fixed
-        && !l.is_volatile()
-        && !r.is_volatile()
-        && plain(l)
-        && plain(r)
+    l.ty.hash_joins_with(&r.ty) && !both_fixed && !l.is_volatile() && !r.is_volatile()
 }
 
 /// `list` with the equivalence-class equalities ([`is_equivalence`]) after the other

@@ -42,6 +42,13 @@ impl SubPlans {
         }
     }
 
+    /// Order the conditions of each subquery's plan (rule 17).
+    pub(crate) fn order_quals(&mut self, cx: &PlanContext<'_>) {
+        for (_, plan) in &mut self.plans {
+            crate::quals::order(cx, Arc::make_mut(plan));
+        }
+    }
+
     /// What each subquery costs to run.
     pub fn costs(&self) -> &crate::cost::SubplanCosts {
         &self.costs

@@ -227,6 +227,8 @@ pub(super) fn derive(
     // two classes merged into the first's place.
     let mut classes: Vec<Option<Vec<usize>>> = Vec::new();
     let mut types: Vec<DataType> = Vec::new();
+    // Each class's first condition, by place: its place among the classes.
+    let mut created: Vec<usize> = Vec::new();
     let mut class_of: HashMap<usize, usize> = HashMap::new();
     let mut sources = Vec::new();
     for (k, c) in conds.iter().enumerate() {
@@ -259,18 +261,26 @@ pub(super) fn derive(
                 class_of.insert(b, classes.len());
                 classes.push(Some(vec![a, b]));
                 types.push(ty);
+                created.push(k);
             }
         }
     }
     // Renumbered in creation order, the merged ones gone; the large ones left out.
     let mut number = vec![None; classes.len()];
-    let mut kept: Vec<(&Vec<usize>, DataType)> = Vec::new();
+    let mut kept: Vec<(&Vec<usize>, DataType, usize)> = Vec::new();
     for (i, c) in classes.iter().enumerate() {
         if let Some(members) = c
             && members.len() <= MAX_MEMBERS
         {
             number[i] = Some(kept.len());
-            kept.push((members, types[i]));
+            kept.push((members, types[i], created[i]));
+        }
+    }
+    // Other equalities PostgreSQL makes classes of (of expressions): each its own,
+    // listed at its place.
+    for (k, c) in conds.iter_mut().enumerate() {
+        if crate::pushdown::is_equivalence(&c.expr) {
+            c.order = Some(k);
         }
     }
     let place = |col: usize| -> Option<(usize, usize)> {
@@ -290,8 +300,9 @@ pub(super) fn derive(
             a: (ia, item_of[a]),
             b: (ib, item_of[b]),
         });
+        conds[k].order = Some(kept[class].2);
     }
-    for (class, &(members, ty)) in kept.iter().enumerate() {
+    for (class, &(members, ty, created)) in kept.iter().enumerate() {
         for i in 0..members.len() {
             for j in i + 1..members.len() {
                 let (a, b) = (members[i], members[j]);
@@ -311,6 +322,7 @@ pub(super) fn derive(
                         a: (i, ta),
                         b: (j, tb),
                     }),
+                    order: Some(created),
                 });
             }
         }
@@ -339,11 +351,12 @@ fn column_eq(a: usize, b: usize, ty: DataType) -> Expr {
 
 /// The conditions a join of `outer` and `inner` applies: those it completes, but of
 /// each class only the pair of its outer side's first member and its inner side's
-/// first; the written conditions first, then one per class in the classes' order
+/// first; the conditions no class holds first, then the classes' in their order
 /// (PostgreSQL's `build_joinrel_restrictlist`).
 pub(super) fn applied<'c>(conds: &'c [Cond], outer: &Items, inner: &Items) -> Vec<&'c Cond> {
     let mut plain = Vec::new();
-    let mut best: Vec<(usize, (usize, usize), &Cond)> = Vec::new();
+    let mut classed: Vec<&Cond> = Vec::new();
+    let mut best: Vec<(usize, (usize, usize), usize)> = Vec::new();
     for c in conds {
         if !(c.items.intersects(outer) && c.items.intersects(inner)) {
             continue;
@@ -355,19 +368,34 @@ pub(super) fn applied<'c>(conds: &'c [Cond], outer: &Items, inner: &Items) -> Ve
         {
             continue;
         }
-        match &c.pair {
-            None => plain.push(c),
-            Some(p) => {
+        match (&c.pair, c.order) {
+            (None, None) => plain.push(c),
+            (None, Some(_)) => classed.push(c),
+            (Some(p), _) => {
                 let key = p.key(outer);
                 match best.iter_mut().find(|(class, _, _)| *class == p.class) {
-                    Some(b) if key < b.1 => *b = (p.class, key, c),
+                    Some(b) if key < b.1 => {
+                        *b = (p.class, key, classed.len());
+                        classed.push(c);
+                    }
                     Some(_) => {}
-                    None => best.push((p.class, key, c)),
+                    None => {
+                        best.push((p.class, key, classed.len()));
+                        classed.push(c);
+                    }
                 }
             }
         }
     }
-    best.sort_by_key(|b| b.0);
-    plain.extend(best.into_iter().map(|b| b.2));
+    // A class's pairs passed over are left out.
+    let chosen: HashSet<usize> = best.iter().map(|b| b.2).collect();
+    let mut classed: Vec<&Cond> = classed
+        .into_iter()
+        .enumerate()
+        .filter(|(i, c)| c.pair.is_none() || chosen.contains(i))
+        .map(|(_, c)| c)
+        .collect();
+    classed.sort_by_key(|c| c.order);
+    plain.extend(classed);
     plain
 }
