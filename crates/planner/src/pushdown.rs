@@ -103,7 +103,11 @@ pub(crate) fn is_equivalence(e: &Expr) -> bool {
 /// `list` with the equivalence-class equalities ([`is_equivalence`]) after the other
 /// conditions, each group in its order.
 pub(crate) fn equivalences_last(list: Vec<Expr>) -> Vec<Expr> {
-    if !list.iter().any(is_equivalence) {
+    // Nothing to move unless an equality comes before another condition.
+    let Some(first) = list.iter().position(is_equivalence) else {
+        return list;
+    };
+    if list[first..].iter().all(is_equivalence) {
         return list;
     }
     let (classes, others): (Vec<Expr>, Vec<Expr>) = list.into_iter().partition(is_equivalence);
