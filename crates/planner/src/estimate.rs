@@ -11,6 +11,7 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::rc::Rc;
 
 use catalog::TableDesc;
 use common::{DataType, Value};
@@ -64,8 +65,9 @@ pub(crate) struct MergeInputs {
 #[derive(Clone)]
 pub(crate) struct Node {
     pub(crate) est: Estimate,
-    widths: Vec<i64>,
-    origins: Vec<Origin>,
+    /// Shared: a join's ways and the parts of a search copy them often.
+    widths: Rc<[i64]>,
+    origins: Rc<[Origin]>,
 }
 
 impl Node {
@@ -80,16 +82,16 @@ impl Node {
     /// The nodes' columns side by side, with no estimate: a row that conditions over all
     /// of them read.
     pub(crate) fn side_by_side<'n>(nodes: impl IntoIterator<Item = &'n Node>) -> Node {
-        let mut out = Node {
-            est: Estimate::default(),
-            widths: Vec::new(),
-            origins: Vec::new(),
-        };
+        let (mut widths, mut origins) = (Vec::new(), Vec::new());
         for n in nodes {
-            out.widths.extend(&n.widths);
-            out.origins.extend(&n.origins);
+            widths.extend(n.widths.iter());
+            origins.extend(n.origins.iter());
         }
-        out
+        Node {
+            est: Estimate::default(),
+            widths: widths.into(),
+            origins: origins.into(),
+        }
     }
 
     /// This node's columns followed by an inner side's, with no estimate yet: the row a
@@ -99,14 +101,15 @@ impl Node {
         widths: impl IntoIterator<Item = i64>,
         origins: impl IntoIterator<Item = Origin>,
     ) -> Node {
-        let mut n = Node {
+        let mut w = self.widths.to_vec();
+        let mut o = self.origins.to_vec();
+        w.extend(widths);
+        o.extend(origins);
+        Node {
             est: Estimate::default(),
-            widths: self.widths.clone(),
-            origins: self.origins.clone(),
-        };
-        n.widths.extend(widths);
-        n.origins.extend(origins);
-        n
+            widths: w.into(),
+            origins: o.into(),
+        }
     }
 }
 
@@ -139,6 +142,8 @@ pub struct Estimator<'a> {
     /// Merge scan fractions by the two columns a merge clause equates.
     #[allow(clippy::type_complexity)]
     scan_fractions: RefCell<HashMap<(ColumnOf, ColumnOf), ((f64, f64), (f64, f64))>>,
+    /// The last join's sides and the row they make ([`Estimator::joined_layout`]).
+    last_join: RefCell<Option<(Node, Node, Node)>>,
 }
 
 /// A table's column, by the table's address.
@@ -152,7 +157,26 @@ impl<'a> Estimator<'a> {
             tables: RefCell::default(),
             sizes: RefCell::default(),
             scan_fractions: RefCell::default(),
+            last_join: RefCell::default(),
         }
+    }
+
+    /// `o`'s columns followed by `i`'s, the row their join makes: made once for the ways
+    /// of one join (the last pair asked is kept, with the layouts it was made of, so
+    /// that their addresses cannot be another node's meanwhile).
+    fn joined_layout(&self, o: &Node, i: &Node) -> Node {
+        let mut last = self.last_join.borrow_mut();
+        if let Some((outer, inner, n)) = &*last
+            && Rc::ptr_eq(&outer.widths, &o.widths)
+            && Rc::ptr_eq(&outer.origins, &o.origins)
+            && Rc::ptr_eq(&inner.widths, &i.widths)
+            && Rc::ptr_eq(&inner.origins, &i.origins)
+        {
+            return n.clone();
+        }
+        let n = o.joined(i.widths.iter().copied(), i.origins.iter().copied());
+        *last = Some((o.clone(), i.clone(), n.clone()));
+        n
     }
 
     /// The estimate of `plan`'s top node.
@@ -335,8 +359,8 @@ impl<'a> Estimator<'a> {
                 let width = widths.iter().sum();
                 Node {
                     est: Estimate::from_cost(c, width),
-                    widths,
-                    origins,
+                    widths: widths.into(),
+                    origins: origins.into(),
                 }
             }
             Plan::IndexScan {
@@ -381,8 +405,8 @@ impl<'a> Estimator<'a> {
                 let width = widths.iter().sum();
                 Node {
                     est: Estimate::from_cost(c, width),
-                    widths,
-                    origins,
+                    widths: widths.into(),
+                    origins: origins.into(),
                 }
             }
             Plan::BitmapHeapScan {
@@ -402,8 +426,8 @@ impl<'a> Estimator<'a> {
                 let width = widths.iter().sum();
                 Node {
                     est: Estimate::from_cost(c, width),
-                    widths,
-                    origins,
+                    widths: widths.into(),
+                    origins: origins.into(),
                 }
             }
             Plan::SequenceState { .. } => leaf(
@@ -515,7 +539,7 @@ impl<'a> Estimator<'a> {
                 };
                 Node {
                     est,
-                    widths,
+                    widths: widths.into(),
                     origins,
                 }
             }
@@ -664,8 +688,8 @@ impl<'a> Estimator<'a> {
                 };
                 Node {
                     est,
-                    widths,
-                    origins,
+                    widths: widths.into(),
+                    origins: origins.into(),
                 }
             }
             Plan::Sort { input, .. } => {
@@ -694,8 +718,8 @@ impl<'a> Estimator<'a> {
                 let total: f64 = nodes.iter().map(|n| n.est.total).sum();
                 let first = nodes.first().cloned().unwrap_or(Node {
                     est: Estimate::default(),
-                    widths: Vec::new(),
-                    origins: Vec::new(),
+                    widths: Rc::from([]),
+                    origins: Rc::from([]),
                 });
                 let est = Estimate {
                     startup: first.est.startup,
@@ -706,7 +730,7 @@ impl<'a> Estimator<'a> {
                 Node {
                     est,
                     widths: first.widths,
-                    origins: vec![None; first.origins.len()],
+                    origins: vec![None; first.origins.len()].into(),
                 }
             }
             Plan::SetOp {
@@ -880,7 +904,7 @@ impl<'a> Estimator<'a> {
     ) -> Node {
         let cx = &self.cx;
         let s = cx.settings;
-        let joined = o.joined(i.widths.iter().copied(), i.origins.iter().copied());
+        let joined = self.joined_layout(o, i);
         let sel = on.map_or(1.0, |e| self.selectivity_over(&joined, e));
         // The inner side as the join reads it the first time, and each time after.
         let (inner, rescan_start, rescan_total) = match rescan {
@@ -1020,7 +1044,7 @@ impl<'a> Estimator<'a> {
         let cx = &self.cx;
         let s = cx.settings;
         // PostgreSQL's initial_cost_hashjoin and final_cost_hashjoin.
-        let joined = o.joined(i.widths.iter().copied(), i.origins.iter().copied());
+        let joined = self.joined_layout(o, i);
         let nhash = hash_conds.len() as f64;
         let mut startup = o.est.startup
             + i.est.total
@@ -1207,7 +1231,7 @@ impl<'a> Estimator<'a> {
     ) -> Node {
         let cx = &self.cx;
         let s = cx.settings;
-        let joined = o.joined(i.widths.iter().copied(), i.origins.iter().copied());
+        let joined = self.joined_layout(o, i);
         // The fractions of each side read before the first match and up to the last
         // (PostgreSQL's mergejoinscansel on the first merge clause): a side whose rows
         // go past the other's largest key stops early.
@@ -1621,8 +1645,8 @@ fn leaf(est: Estimate, widths: Vec<i64>) -> Node {
     let origins = vec![None; widths.len()];
     Node {
         est,
-        widths,
-        origins,
+        widths: widths.into(),
+        origins: origins.into(),
     }
 }
 
