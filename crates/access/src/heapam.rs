@@ -621,13 +621,15 @@ impl<'a> HeapScan<'a> {
     }
 }
 
-impl Iterator for HeapScan<'_> {
-    type Item = PgResult<(ItemPointer, Vec<u8>)>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        loop {
+impl HeapScan<'_> {
+    /// The next tuple, borrowed from the scan's copy of its page until the next call (a
+    /// scan that decodes each tuple in place copies none of them).
+    pub fn next_ref(&mut self) -> Option<PgResult<(ItemPointer, &[u8])>> {
+        // Where the tuple lies in the page copy: found first, then borrowed.
+        let (tid, start, len) = loop {
             if let Some(data) = self.page.as_deref() {
                 let page = Page::new(data);
+                let mut found = None;
                 while self.next_offset <= page.max_offset() {
                     let offset = self.next_offset;
                     self.next_offset += 1;
@@ -649,8 +651,13 @@ impl Iterator for HeapScan<'_> {
                             block: self.next_block - 1,
                             offset,
                         };
-                        return Some(Ok((tid, item.to_vec())));
+                        let start = item.as_ptr() as usize - data.as_ptr() as usize;
+                        found = Some((tid, start, item.len()));
+                        break;
                     }
+                }
+                if let Some(f) = found {
+                    break f;
                 }
             }
             if self.failed || self.next_block >= self.nblocks {
@@ -668,7 +675,21 @@ impl Iterator for HeapScan<'_> {
             }
             self.next_block += 1;
             self.next_offset = 1;
-        }
+        };
+        let data = self
+            .page
+            .as_deref()
+            .expect("a tuple was found in the page copy");
+        Some(Ok((tid, &data[start..start + len])))
+    }
+}
+
+impl Iterator for HeapScan<'_> {
+    type Item = PgResult<(ItemPointer, Vec<u8>)>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.next_ref()
+            .map(|r| r.map(|(tid, bytes)| (tid, bytes.to_vec())))
     }
 }
 

@@ -168,8 +168,35 @@ impl<'a> Reader<'a> {
 
 /// Read a tuple's fixed header, checking it against the tuple's length.
 pub fn header(bytes: &[u8]) -> PgResult<TupleHeader> {
+    // Every tuple is read through here, most of them twice (visibility, then decoding):
+    // the fields at their fixed places once the length is known to hold them, each
+    // field's own error only for a tuple too short.
+    let h = match bytes.first_chunk::<HEAP_TUPLE_HEADER_SIZE>() {
+        Some(b) => {
+            let at = |o: usize| -> [u8; 8] { b[o..o + 8].try_into().expect("8 bytes") };
+            TupleHeader {
+                xmin: u64::from_le_bytes(at(0)),
+                xmax: u64::from_le_bytes(at(8)),
+                cid: u32::from_le_bytes([b[16], b[17], b[18], b[19]]),
+                ctid: ItemPointer {
+                    block: u32::from_le_bytes([b[20], b[21], b[22], b[23]]),
+                    offset: u16::from_le_bytes([b[24], b[25]]),
+                },
+                infomask: u16::from_le_bytes([b[26], b[27]]),
+                natts: u16::from_le_bytes([b[28], b[29]]),
+                hoff: b[30],
+            }
+        }
+        None => header_fields(bytes)?,
+    };
+    check_header(h, bytes)
+}
+
+/// The header's fields read one by one, for a tuple shorter than a header (the error
+/// names the field it ends in).
+fn header_fields(bytes: &[u8]) -> PgResult<TupleHeader> {
     let mut r = Reader { bytes, pos: 0 };
-    let h = TupleHeader {
+    Ok(TupleHeader {
         xmin: u64::from_le_bytes(r.array("t_xmin")?),
         xmax: u64::from_le_bytes(r.array("t_xmax")?),
         cid: u32::from_le_bytes(r.array("t_cid")?),
@@ -180,7 +207,11 @@ pub fn header(bytes: &[u8]) -> PgResult<TupleHeader> {
         infomask: u16::from_le_bytes(r.array("t_infomask")?),
         natts: u16::from_le_bytes(r.array("t_natts")?),
         hoff: u8::from_le_bytes(r.array("t_hoff")?),
-    };
+    })
+}
+
+/// `h` if it agrees with itself and with the tuple's length.
+fn check_header(h: TupleHeader, bytes: &[u8]) -> PgResult<TupleHeader> {
     let bitmap = if h.infomask & HEAP_HASNULL != 0 {
         (h.natts as usize).div_ceil(8)
     } else {
@@ -562,8 +593,10 @@ pub fn decode(bytes: &[u8], types: &[DataType]) -> PgResult<Vec<Value>> {
 
 /// [`decode`], but only the columns `wanted` marks (all when `None`): the others are
 /// stepped over and read NULL, no value made (a scan that reads 2 of 16 columns does not
-/// copy the other 14's strings). The tuple's layout is checked as a full decode checks it
-/// (tuple rule 5); the bytes of a value stepped over are not (its text's UTF-8).
+/// copy the other 14's strings), and nothing past the last one wanted is read at all (a
+/// `count(*)` steps over nothing). The layout up to there is checked as a full decode
+/// checks it (tuple rule 5); the bytes of a value stepped over are not (its text's
+/// UTF-8), nor those after the last value wanted.
 pub fn decode_columns(
     bytes: &[u8],
     types: &[DataType],
@@ -584,6 +617,28 @@ pub fn decode_columns(
         pos: h.hoff as usize,
     };
     let mut values = Vec::with_capacity(types.len());
+    // The columns to read: through the last one wanted.
+    let end = match wanted {
+        Some(w) => w.iter().rposition(|&x| x).map_or(0, |i| i + 1),
+        None => types.len(),
+    };
+    if end < types.len() {
+        for (i, ty) in types[..end].iter().enumerate() {
+            let present = i < natts && (!has_null || bitmap[i / 8] & (1 << (i % 8)) != 0);
+            if !present {
+                values.push(Value::Null);
+            } else if wanted.is_some_and(|w| !w[i]) {
+                skip_datum(ty, &mut r, i)?;
+                values.push(Value::Null);
+            } else {
+                values.push(get_datum(ty, &mut r, i)?);
+            }
+        }
+        // (Made, not cloned: a clone of a Value matches on its kind.)
+        let rest = types.len() - values.len();
+        values.extend(std::iter::repeat_with(|| Value::Null).take(rest));
+        return Ok(values);
+    }
     for (i, ty) in types.iter().enumerate() {
         let present = i < natts && (!has_null || bitmap[i / 8] & (1 << (i % 8)) != 0);
         if !present {
@@ -698,9 +753,24 @@ mod tests {
                 .collect();
             assert_eq!(got, want, "{wanted:?}");
         }
-        // A tuple cut short is still an error when the cut column is stepped over.
+        // A tuple cut short is still an error when the cut column is read, or stepped
+        // over on the way to a later one.
+        let cut = &bytes[..bytes.len() - 1];
+        let mut last = vec![false; types.len()];
+        *last.last_mut().expect("columns") = true;
+        assert!(decode_columns(cut, &types, Some(&last)).is_err());
+        let mut first = vec![false; types.len()];
+        first[0] = true;
+        let mut both = first.clone();
+        *both.last_mut().expect("columns") = true;
+        assert!(decode_columns(cut, &types, Some(&both)).is_err());
+        // Nothing past the last column wanted is read: `count(*)` reads no column.
+        assert!(decode_columns(cut, &types, Some(&first)).is_ok());
         let none = vec![false; types.len()];
-        assert!(decode_columns(&bytes[..bytes.len() - 1], &types, Some(&none)).is_err());
+        assert_eq!(
+            decode_columns(cut, &types, Some(&none)).expect("nothing read"),
+            vec![Value::Null; types.len()]
+        );
     }
 
     #[test]

@@ -33,13 +33,20 @@ impl AggregateOp<'_> {
             groups.push(new_accs(self.aggs));
         }
         while let Some(row) = input.next()? {
-            let key = key_values(&self.env, self.group_by, &row)?;
-            let (at, new) = table.group(&key);
-            if new {
-                // A group: its key and a state per aggregate.
-                self.usage.bytes += crate::env::row_bytes(&table.keys[at]) + 64 * self.aggs.len();
-                groups.push(new_accs(self.aggs));
-            }
+            // (Without GROUP BY, the one group.)
+            let at = if self.group_by.is_empty() {
+                0
+            } else {
+                let key = key_values(&self.env, self.group_by, &row)?;
+                let (at, new) = table.group(&key);
+                if new {
+                    // A group: its key and a state per aggregate.
+                    self.usage.bytes +=
+                        crate::env::row_bytes(&table.keys[at]) + 64 * self.aggs.len();
+                    groups.push(new_accs(self.aggs));
+                }
+                at
+            };
             for (acc, call) in groups[at].iter_mut().zip(self.aggs) {
                 acc.add(call, &row, &self.env)?;
             }

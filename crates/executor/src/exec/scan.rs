@@ -30,14 +30,14 @@ impl<'a> TableScan<'a> {
 
     pub fn next_row(&mut self) -> PgResult<Option<(ItemPointer, Row)>> {
         self.tx.check_for_interrupts()?;
-        match self.scan.next() {
+        match self.scan.next_ref() {
             None => Ok(None),
             Some(r) => {
                 let (tid, bytes) = r?;
                 let wanted = self.wanted.as_deref();
                 Ok(Some((
                     tid,
-                    access::tuple::decode_columns(&bytes, &self.types, wanted)?,
+                    access::tuple::decode_columns(bytes, &self.types, wanted)?,
                 )))
             }
         }
