@@ -1243,10 +1243,13 @@ impl Renderer<'_> {
                 input,
                 group_by,
                 sorted,
+                dependent,
                 ..
             } => {
                 let names = self.names(input);
                 let child = self.shown(input);
+                // The group key: the columns the others determine are not in it.
+                let group_by = planner::group_keys(group_by, dependent);
                 if *sorted && !group_by.is_empty() {
                     let keys: Vec<String> = group_by
                         .iter()

@@ -340,6 +340,7 @@ mod tests {
                 ty: DataType::Int8,
             }],
             sorted: false,
+            dependent: vec![],
         };
         prune(&mut j, &[true]);
         let Plan::Aggregate { input, .. } = &j else {

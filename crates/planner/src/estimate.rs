@@ -179,6 +179,21 @@ impl<'a> Estimator<'a> {
         n
     }
 
+    /// Each output column of `plan` that is a table's column as a scan read it: the
+    /// scan (by node), the table and the column's place in it.
+    #[allow(clippy::type_complexity)]
+    pub(crate) fn column_sources(
+        &self,
+        plan: &Plan,
+    ) -> Vec<Option<(usize, std::sync::Arc<TableDesc>, usize)>> {
+        let n = self.node(plan);
+        let tables = self.tables.borrow();
+        n.origins
+            .iter()
+            .map(|o| o.and_then(|(scan, t, c)| tables.get(&t).map(|t| (scan, t.clone(), c))))
+            .collect()
+    }
+
     /// The estimate of `plan`'s top node.
     pub fn estimate(&self, plan: &Plan) -> Estimate {
         self.node(plan).est
@@ -618,11 +633,18 @@ impl<'a> Estimator<'a> {
             }
             Plan::Aggregate {
                 input,
-                group_by,
+                group_by: all_group_by,
                 aggs,
                 sorted,
+                dependent,
             } => {
                 let n = self.node(input);
+                // The groups are those of the keys (the dependent columns are carried).
+                let keys: Vec<Expr> = crate::plan::group_keys(all_group_by, dependent)
+                    .into_iter()
+                    .cloned()
+                    .collect();
+                let group_by = &keys;
                 let mut trans = 0.0;
                 let mut finals = 0.0;
                 for a in aggs {
@@ -633,10 +655,13 @@ impl<'a> Estimator<'a> {
                         finals += s.cpu_operator_cost;
                     }
                 }
-                let mut widths: Vec<i64> =
-                    group_by.iter().map(|e| expr_width(e, &n.widths)).collect();
+                let mut widths: Vec<i64> = all_group_by
+                    .iter()
+                    .map(|e| expr_width(e, &n.widths))
+                    .collect();
                 widths.extend(aggs.iter().map(|a| agg_width(a.func, &a.ty)));
-                let mut origins: Vec<Origin> = group_by.iter().map(|e| n.origin_of(e)).collect();
+                let mut origins: Vec<Origin> =
+                    all_group_by.iter().map(|e| n.origin_of(e)).collect();
                 origins.extend(aggs.iter().map(|_| None));
                 // The grouping expressions are computed below it, per input row.
                 let group_refs: Vec<&Expr> = group_by.iter().collect();

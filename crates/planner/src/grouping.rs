@@ -23,21 +23,69 @@ pub(crate) fn plan_aggregate(
             group_by,
             aggs,
             sorted: false,
+            dependent: vec![],
         };
     }
+    let dependent = dependent_columns(cx, &input, &group_by);
+    let keys: Vec<Expr> = crate::plan::group_keys(&group_by, &dependent)
+        .into_iter()
+        .cloned()
+        .collect();
     let sorted = Plan::Aggregate {
-        input: Box::new(crate::merge::sorted_on(cx, input.clone(), &group_by)),
+        input: Box::new(crate::merge::sorted_on(cx, input.clone(), &keys)),
         group_by: group_by.clone(),
         aggs: aggs.clone(),
         sorted: true,
+        dependent: dependent.clone(),
     };
     let hashed = Plan::Aggregate {
         input: Box::new(input),
         group_by,
         aggs,
         sorted: false,
+        dependent,
     };
     cheaper(cx, hashed, sorted)
+}
+
+/// The places in `group_by` of plain columns of a table whose primary key `group_by`
+/// holds, read by the same scan, and not of that key: the key determines them, so they
+/// need not be part of a group's key (PostgreSQL's `remove_useless_groupby_columns`;
+/// it looks at primary keys only, not at other unique indexes).
+fn dependent_columns(cx: &PlanContext<'_>, input: &Plan, group_by: &[Expr]) -> Vec<usize> {
+    // Most groupings are on a column or two: nothing a key could determine.
+    if group_by.len() < 2 {
+        return vec![];
+    }
+    let sources = crate::estimate::Estimator::new(*cx).column_sources(input);
+    let source = |e: &Expr| match e.kind {
+        ExprKind::Column(i) => sources.get(i).cloned().flatten(),
+        _ => None,
+    };
+    let grouped: Vec<_> = group_by.iter().map(source).collect();
+    let mut dependent = Vec::new();
+    for (g, s) in grouped.iter().enumerate() {
+        let Some((scan, table, column)) = s else {
+            continue;
+        };
+        let Some(pk) = table.indexes.iter().find(|i| i.primary) else {
+            continue;
+        };
+        if pk.columns.contains(column) {
+            continue;
+        }
+        let key_grouped = pk.columns.iter().all(|k| {
+            grouped.iter().any(|o| {
+                o.as_ref().is_some_and(|(sc, t, c)| {
+                    sc == scan && std::sync::Arc::ptr_eq(t, table) && c == k
+                })
+            })
+        });
+        if key_grouped {
+            dependent.push(g);
+        }
+    }
+    dependent
 }
 
 /// `a`, unless `b` costs less in total (add_path's fuzz: by more than 1%).
@@ -105,6 +153,7 @@ fn regroup(cx: &PlanContext<'_>, plan: &Plan, keys: &[SortKey]) -> Option<Plan> 
             input,
             group_by,
             aggs,
+            dependent,
             ..
         } if !group_by.is_empty() => {
             // Each key a group column; then the group keys no key named, ascending.
@@ -115,6 +164,11 @@ fn regroup(cx: &PlanContext<'_>, plan: &Plan, keys: &[SortKey]) -> Option<Plan> 
                     return None;
                 };
                 let e = group_by.get(g)?;
+                // A column the key determines orders nothing PostgreSQL's grouping
+                // would: it is not a group key there.
+                if dependent.contains(&g) {
+                    return None;
+                }
                 if !named[g] {
                     named[g] = true;
                     order.push(SortKey {
@@ -125,7 +179,7 @@ fn regroup(cx: &PlanContext<'_>, plan: &Plan, keys: &[SortKey]) -> Option<Plan> 
                 }
             }
             for (g, e) in group_by.iter().enumerate() {
-                if !named[g] {
+                if !named[g] && !dependent.contains(&g) {
                     order.push(SortKey {
                         expr: e.clone(),
                         desc: false,
@@ -133,12 +187,17 @@ fn regroup(cx: &PlanContext<'_>, plan: &Plan, keys: &[SortKey]) -> Option<Plan> 
                     });
                 }
             }
-            let raw = crate::merge::unsorted(cx, (**input).clone(), group_by);
+            let keys: Vec<Expr> = crate::plan::group_keys(group_by, dependent)
+                .into_iter()
+                .cloned()
+                .collect();
+            let raw = crate::merge::unsorted(cx, (**input).clone(), &keys);
             Some(Plan::Aggregate {
                 input: Box::new(crate::merge::sorted_by(cx, raw, order)),
                 group_by: group_by.clone(),
                 aggs: aggs.clone(),
                 sorted: true,
+                dependent: dependent.clone(),
             })
         }
         _ => None,

@@ -156,6 +156,11 @@ pub enum Plan {
         group_by: Vec<Expr>,
         aggs: Vec<AggCall>,
         sorted: bool,
+        /// The places in `group_by` of the columns the others determine (a table's
+        /// columns where its primary key is grouped on: PostgreSQL's
+        /// `remove_useless_groupby_columns`): not part of a group's key, each group keeps
+        /// its first row's values. Usually empty.
+        dependent: Vec<usize>,
     },
     Sort {
         input: Box<Plan>,
@@ -434,3 +439,13 @@ pub enum BitmapQual {
 
 /// Which columns of a table a scan decodes (planner rule 12): shared, cheap to clone.
 pub type ColumnSet = Arc<[bool]>;
+
+/// The group keys of an aggregate: `group_by` less the `dependent` places.
+pub fn group_keys<'e>(group_by: &'e [Expr], dependent: &[usize]) -> Vec<&'e Expr> {
+    group_by
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !dependent.contains(i))
+        .map(|(_, e)| e)
+        .collect()
+}

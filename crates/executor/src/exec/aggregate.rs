@@ -5,13 +5,72 @@
 #[allow(unused_imports)]
 use super::*;
 
+use std::borrow::Cow;
+
 use crate::keytable::{GroupTable, key_values};
 use crate::sortkey::GroupKey;
+
+/// An aggregate's group columns: the keys, and the columns they determine (the plan's
+/// `dependent`), carried from each group's first row.
+pub(crate) struct GroupColumns<'a> {
+    pub(crate) keys: Cow<'a, [Expr]>,
+    pub(crate) carried: Vec<Expr>,
+    pub(crate) dependent: &'a [usize],
+}
+
+impl<'a> GroupColumns<'a> {
+    pub(crate) fn new(group_by: &'a [Expr], dependent: &'a [usize]) -> GroupColumns<'a> {
+        if dependent.is_empty() {
+            return GroupColumns {
+                keys: Cow::Borrowed(group_by),
+                carried: Vec::new(),
+                dependent,
+            };
+        }
+        let (mut keys, mut carried) = (Vec::new(), Vec::new());
+        for (i, e) in group_by.iter().enumerate() {
+            if dependent.contains(&i) {
+                carried.push(e.clone());
+            } else {
+                keys.push(e.clone());
+            }
+        }
+        GroupColumns {
+            keys: Cow::Owned(keys),
+            carried,
+            dependent,
+        }
+    }
+
+    /// The carried columns' values over `row`.
+    fn carry(&self, env: &Env<'_>, row: &[Value]) -> PgResult<Vec<Value>> {
+        self.carried.iter().map(|e| env.eval(e, row)).collect()
+    }
+
+    /// A group's columns in the plan's order, from its key's values and its carried ones.
+    fn row(&self, key: Vec<Value>, carried: Vec<Value>) -> Row {
+        if carried.is_empty() {
+            return key;
+        }
+        let n = key.len() + carried.len();
+        let (mut k, mut c) = (key.into_iter(), carried.into_iter());
+        (0..n)
+            .map(|i| {
+                if self.dependent.contains(&i) {
+                    c.next()
+                } else {
+                    k.next()
+                }
+                .unwrap_or(Value::Null)
+            })
+            .collect()
+    }
+}
 
 pub(crate) struct AggregateOp<'a> {
     pub(crate) env: Env<'a>,
     pub(crate) input: Option<Box<dyn Operator + 'a>>,
-    pub(crate) group_by: &'a [Expr],
+    pub(crate) group_by: GroupColumns<'a>,
     pub(crate) aggs: &'a [AggCall],
     pub(crate) output: std::vec::IntoIter<Row>,
     /// The groups held, against the hash memory (PostgreSQL's HashAggregate's).
@@ -24,26 +83,32 @@ impl AggregateOp<'_> {
         // the groups come out in the order they were first seen.
         let mut table = GroupTable::default();
         let mut groups: Vec<Vec<Accumulator>> = Vec::new();
+        let mut carried: Vec<Vec<Value>> = Vec::new();
         self.usage.limit = crate::env::work_mem_bytes(&self.env, true);
         self.usage.batches = 1;
         let new_accs = |aggs: &[AggCall]| aggs.iter().map(Accumulator::new).collect::<Vec<_>>();
-        if self.group_by.is_empty() {
+        let plain = self.group_by.keys.is_empty();
+        if plain {
             // A plain aggregate yields one row even over no input.
             table.group(&[]);
             groups.push(new_accs(self.aggs));
+            carried.push(Vec::new());
         }
         while let Some(row) = input.next()? {
             // (Without GROUP BY, the one group.)
-            let at = if self.group_by.is_empty() {
+            let at = if plain {
                 0
             } else {
-                let key = key_values(&self.env, self.group_by, &row)?;
+                let key = key_values(&self.env, &self.group_by.keys, &row)?;
                 let (at, new) = table.group(&key);
                 if new {
-                    // A group: its key and a state per aggregate.
-                    self.usage.bytes +=
-                        crate::env::row_bytes(&table.keys[at]) + 64 * self.aggs.len();
+                    // A group: its key, its carried columns and a state per aggregate.
+                    let carry = self.group_by.carry(&self.env, &row)?;
+                    self.usage.bytes += crate::env::row_bytes(&table.keys[at])
+                        + crate::env::row_bytes(&carry)
+                        + 64 * self.aggs.len();
                     groups.push(new_accs(self.aggs));
+                    carried.push(carry);
                 }
                 at
             };
@@ -55,9 +120,10 @@ impl AggregateOp<'_> {
         table
             .keys
             .into_iter()
+            .zip(carried)
             .zip(groups)
-            .map(|(key, accs)| {
-                let mut row = key;
+            .map(|((key, carry), accs)| {
+                let mut row = self.group_by.row(key, carry);
                 for (a, c) in accs.into_iter().zip(self.aggs) {
                     row.push(a.finish(c)?);
                 }
@@ -76,7 +142,7 @@ impl Operator for AggregateOp<'_> {
     }
 
     fn memory(&self) -> Option<crate::instrument::MemoryUsage> {
-        (!self.group_by.is_empty()).then_some(self.usage)
+        (!self.group_by.keys.is_empty()).then_some(self.usage)
     }
 }
 
@@ -86,16 +152,20 @@ impl Operator for AggregateOp<'_> {
 pub(crate) struct GroupAggregateOp<'a> {
     pub(crate) env: Env<'a>,
     pub(crate) input: Box<dyn Operator + 'a>,
-    pub(crate) group_by: &'a [Expr],
+    pub(crate) group_by: GroupColumns<'a>,
     pub(crate) aggs: &'a [AggCall],
-    /// The group being accumulated: its key and a state per aggregate.
-    pub(crate) current: Option<(GroupKey, Vec<Accumulator>)>,
+    /// The group being accumulated: its key, its carried columns and a state per
+    /// aggregate.
+    pub(crate) current: Option<(GroupKey, Vec<Value>, Vec<Accumulator>)>,
     pub(crate) done: bool,
 }
 
 impl GroupAggregateOp<'_> {
-    fn finish(&self, (key, accs): (GroupKey, Vec<Accumulator>)) -> PgResult<Row> {
-        let mut row = key.0;
+    fn finish(
+        &self,
+        (key, carried, accs): (GroupKey, Vec<Value>, Vec<Accumulator>),
+    ) -> PgResult<Row> {
+        let mut row = self.group_by.row(key.0, carried);
         for (a, c) in accs.into_iter().zip(self.aggs) {
             row.push(a.finish(c)?);
         }
@@ -112,18 +182,20 @@ impl Operator for GroupAggregateOp<'_> {
             };
             let key = GroupKey(
                 self.group_by
+                    .keys
                     .iter()
                     .map(|g| self.env.eval(g, &row))
                     .collect::<PgResult<_>>()?,
             );
             let finished = match &self.current {
-                Some((k, _)) if *k == key => None,
+                Some((k, _, _)) if *k == key => None,
                 _ => {
                     let accs = self.aggs.iter().map(Accumulator::new).collect();
-                    self.current.replace((key, accs))
+                    let carry = self.group_by.carry(&self.env, &row)?;
+                    self.current.replace((key, carry, accs))
                 }
             };
-            let (_, accs) = self.current.as_mut().expect("a group");
+            let (_, _, accs) = self.current.as_mut().expect("a group");
             for (acc, call) in accs.iter_mut().zip(self.aggs) {
                 acc.add(call, &row, &self.env)?;
             }

@@ -367,10 +367,11 @@ fn build_node<'a>(
             group_by,
             aggs,
             sorted: true,
+            dependent,
         } if !group_by.is_empty() => Box::new(GroupAggregateOp {
             env,
             input: build(input, env)?,
-            group_by,
+            group_by: aggregate::GroupColumns::new(group_by, dependent),
             aggs,
             current: None,
             done: false,
@@ -379,11 +380,12 @@ fn build_node<'a>(
             input,
             group_by,
             aggs,
+            dependent,
             ..
         } => Box::new(AggregateOp {
             env,
             input: Some(build(input, env)?),
-            group_by,
+            group_by: aggregate::GroupColumns::new(group_by, dependent),
             aggs,
             output: Vec::new().into_iter(),
             usage: Default::default(),
