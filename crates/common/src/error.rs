@@ -154,6 +154,8 @@ impl SqlState {
     pub const LOCK_NOT_AVAILABLE: SqlState = SqlState("55P03");
     /// An object in the wrong state for the request.
     pub const OBJECT_NOT_IN_PREREQUISITE_STATE: SqlState = SqlState("55000");
+    /// Another server holds the data directory (`postmaster.pid`).
+    pub const LOCK_FILE_EXISTS: SqlState = SqlState("F0001");
     /// SET of a parameter fixed at server start.
     pub const CANT_CHANGE_RUNTIME_PARAM: SqlState = SqlState("55P02");
     /// statement_timeout or a cancel request stopped the statement (or the client ended

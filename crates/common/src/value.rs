@@ -378,6 +378,10 @@ impl Value {
             // intervals compare their 30-day-month span): see `datetime`'s invariants.
             (Date(a), Date(b)) => a.cmp(b),
             (Timestamp(a), Timestamp(b)) => a.cmp(b),
+            // A date as the timestamp of its midnight (`date_cmp_timestamp`): the
+            // planner compares a date column's statistics with a timestamp constant.
+            (Date(d), Timestamp(t)) => date_micros(*d).cmp(&t.0),
+            (Timestamp(t), Date(d)) => t.0.cmp(&date_micros(*d)),
             (TimestampTz(a), TimestampTz(b)) => a.cmp(b),
             (Interval(a), Interval(b)) => a.cmp(b),
             // Ignoring display scale; NaN above Infinity (`numeric`'s btree order).
@@ -914,5 +918,15 @@ mod tests {
             Value::Int2(3).cmp_non_null(&Value::Int8(2)),
             Ordering::Greater
         );
+    }
+}
+
+/// `d`'s midnight as a timestamp's microseconds; past the timestamp range, beyond
+/// every timestamp on its side.
+fn date_micros(d: crate::datetime::Date) -> i64 {
+    match d.to_timestamp() {
+        Ok(t) => t.0,
+        Err(_) if d.0 < 0 => i64::MIN,
+        Err(_) => i64::MAX,
     }
 }

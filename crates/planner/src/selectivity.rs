@@ -248,7 +248,9 @@ fn range_bound(c: &Expr) -> Option<(usize, bool)> {
 }
 
 /// The column an operand reads, through casts that keep its order (a `varchar` read as
-/// `text`, an integer widened): what PostgreSQL's statistics of it answer for.
+/// `text`, an integer widened, a `date` compared with a `timestamp`): what PostgreSQL's
+/// statistics of it answer for (its histogram holds dates, compared with the constant as
+/// timestamps, as PostgreSQL's cross-type operators compare them).
 fn column_of(e: &Expr) -> Option<usize> {
     match &e.kind {
         ExprKind::Column(i) => Some(*i),
@@ -263,6 +265,7 @@ fn column_of(e: &Expr) -> Option<usize> {
                 DataType::Varchar(_) | DataType::Text,
                 DataType::Text | DataType::Varchar(_),
             ) => Some(*i),
+            (ExprKind::Column(i), DataType::Date, DataType::Timestamp(_)) => Some(*i),
             _ => None,
         },
         _ => None,

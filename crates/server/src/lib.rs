@@ -96,6 +96,63 @@ pub struct Database {
     sequences: access::sequence::Sequences,
     /// Plans made since startup (`Database::plan`).
     plans_made: std::sync::atomic::AtomicU64,
+    /// `postmaster.pid`, locked while this database is open ([`lock_data_dir`]).
+    _lock: std::fs::File,
+}
+
+/// Hold the data directory for this process, as PostgreSQL's `postmaster.pid` does: a
+/// second server opening it would replay and checkpoint under the first, and the two
+/// would overwrite each other's log and control file. The file is locked (an `flock`),
+/// so the lock goes with the process however it ends, and holds the process id for the
+/// message a second server gives.
+fn lock_data_dir(dir: &std::path::Path) -> PgResult<std::fs::File> {
+    use std::io::{Read, Seek, Write};
+    let path = dir.join("postmaster.pid");
+    let mut file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&path)
+        .map_err(|e| {
+            PgError::io(
+                format!("could not open lock file \"{}\"", path.display()),
+                e,
+            )
+        })?;
+    match file.try_lock() {
+        Ok(()) => {}
+        Err(std::fs::TryLockError::WouldBlock) => {
+            let mut held = String::new();
+            let _ = file.read_to_string(&mut held);
+            let pid = held.lines().next().unwrap_or("").trim().to_string();
+            return Err(PgError::new(
+                common::SqlState::LOCK_FILE_EXISTS,
+                "lock file \"postmaster.pid\" already exists",
+            )
+            .with_hint(format!(
+                "Is another postmaster (PID {pid}) running in data directory \"{}\"?",
+                dir.display()
+            )));
+        }
+        Err(std::fs::TryLockError::Error(e)) => {
+            return Err(PgError::io(
+                format!("could not lock file \"{}\"", path.display()),
+                e,
+            ));
+        }
+    }
+    let written = file
+        .set_len(0)
+        .and_then(|()| file.rewind())
+        .and_then(|()| writeln!(file, "{}\n{}", std::process::id(), dir.display()));
+    written.map_err(|e| {
+        PgError::io(
+            format!("could not write lock file \"{}\"", path.display()),
+            e,
+        )
+    })?;
+    Ok(file)
 }
 
 /// What a statement reads of the session running it (`Session::parts`), for
@@ -159,6 +216,8 @@ impl Database {
                 e,
             )
         })?;
+        // Nothing is read before the directory is this process's alone.
+        let lock = lock_data_dir(data_dir)?;
         let catalog = Catalog::open(vfs.clone(), data_dir)?;
         let txns = Arc::new(txn::TxnManager::open(vfs.clone(), data_dir)?);
         let smgr = Arc::new(Smgr::new(vfs.clone(), data_dir)?);
@@ -202,6 +261,7 @@ impl Database {
             activity: parking_lot::Mutex::new(std::collections::HashMap::new()),
             sequences: access::sequence::Sequences::new(),
             plans_made: std::sync::atomic::AtomicU64::new(0),
+            _lock: lock,
         })
     }
 

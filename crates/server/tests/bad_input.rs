@@ -868,3 +868,37 @@ async fn deep_and_wide_expressions_never_exhaust_the_stack() {
     select_one(&server).await.expect("the server goes on");
     server.shutdown().await.expect("clean shutdown");
 }
+
+/// A second server on a data directory another holds refuses to start, before it
+/// reads anything (PostgreSQL's `postmaster.pid`), and the first goes on; once the
+/// first is gone the directory opens again.
+#[tokio::test]
+async fn a_second_server_on_one_data_directory_refuses_to_start() {
+    let _serial = SERIAL.lock().await;
+    let dir = tempfile::tempdir().expect("temp data dir");
+    let config = Config {
+        listen: "127.0.0.1:0".into(),
+        data_dir: dir.path().to_path_buf(),
+        buffer_pool_pages: 64,
+        ..Config::default()
+    };
+    let server = Server::start(&config).await.expect("server starts");
+    let e = match Server::start(&config).await {
+        Ok(_) => panic!("a second server started on the same data directory"),
+        Err(e) => e,
+    };
+    assert_eq!(e.code.0, "F0001", "{e:?}");
+    assert_eq!(e.message, "lock file \"postmaster.pid\" already exists");
+    let pid = std::process::id().to_string();
+    assert!(
+        e.hint.as_deref().is_some_and(|h| h.contains(&pid)),
+        "the hint names the holder: {e:?}"
+    );
+    select_one(&server).await.expect("the first server goes on");
+    server.shutdown().await.expect("clean shutdown");
+    let again = Server::start(&config)
+        .await
+        .expect("the directory opens again");
+    select_one(&again).await.expect("it serves");
+    again.shutdown().await.expect("clean shutdown");
+}
