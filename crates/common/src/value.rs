@@ -708,6 +708,16 @@ fn format_float(v: f64, kind: FloatKind) -> String {
     }
 }
 
+/// `d`'s midnight as a timestamp's microseconds; past the timestamp range, beyond
+/// every timestamp on its side.
+fn date_micros(d: crate::datetime::Date) -> i64 {
+    match d.to_timestamp() {
+        Ok(t) => t.0,
+        Err(_) if d.0 < 0 => i64::MIN,
+        Err(_) => i64::MAX,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -918,15 +928,5 @@ mod tests {
             Value::Int2(3).cmp_non_null(&Value::Int8(2)),
             Ordering::Greater
         );
-    }
-}
-
-/// `d`'s midnight as a timestamp's microseconds; past the timestamp range, beyond
-/// every timestamp on its side.
-fn date_micros(d: crate::datetime::Date) -> i64 {
-    match d.to_timestamp() {
-        Ok(t) => t.0,
-        Err(_) if d.0 < 0 => i64::MIN,
-        Err(_) => i64::MAX,
     }
 }
