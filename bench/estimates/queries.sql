@@ -41,3 +41,5 @@ SELECT a, b, count(*) FROM est_u GROUP BY a, b
 SELECT b, t, count(*) FROM est_u GROUP BY b, t
 SELECT b, count(*) FROM est_u WHERE a < 10 GROUP BY b
 SELECT v, w, count(*) FROM est_s GROUP BY v, w
+SELECT * FROM est_d WHERE d >= date '1993-10-01' AND d < date '1993-10-01' + interval '3 month'
+SELECT * FROM est_d WHERE d < timestamp '1993-01-01 00:00:00'
