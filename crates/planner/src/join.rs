@@ -563,25 +563,52 @@ pub(crate) fn equi_key(c: &Expr, left_width: usize, table: &TableDesc) -> Option
 /// expression, or `right` is a grouping and `cond` equates every group column.
 pub(crate) fn unique_on(right: &Plan, width: usize, cond: Option<&Expr>) -> bool {
     let Some(cond) = cond else { return false };
-    let table = match right {
+    distinct_on(right, &equated_columns(cond, width))
+}
+
+/// Whether `plan`'s rows are distinct on its columns `cols` (PostgreSQL's
+/// `rel_is_distinct_for` and `query_is_distinct_for`): a table through a unique index
+/// on some of them, a grouping whose group key they hold (one row without GROUP BY), a
+/// DISTINCT, UNION, INTERSECT or EXCEPT whose every column they hold, and what a filter,
+/// sort, limit or projection of plain columns leaves of those.
+fn distinct_on(plan: &Plan, cols: &[usize]) -> bool {
+    match plan {
         Plan::SeqScan { table, .. }
         | Plan::IndexScan { table, .. }
-        | Plan::BitmapHeapScan { table, .. } => table,
-        // A grouping's rows are distinct on its group columns (PostgreSQL's
-        // rel_is_distinct_for): unique where the condition equates them all.
-        Plan::Aggregate { group_by, .. } if !group_by.is_empty() => {
-            let equated = equated_columns(cond, width);
-            return (0..group_by.len()).all(|g| equated.contains(&g));
+        | Plan::BitmapHeapScan { table, .. } => {
+            // A unique index led by one of the columns (L1: only those are looked at).
+            cols.iter().any(|&col| {
+                table
+                    .indexes_leading(col)
+                    .any(|ix| ix.proves_unique() && ix.columns.iter().all(|c| cols.contains(c)))
+            })
         }
-        _ => return false,
-    };
-    let equated = equated_columns(cond, width);
-    // A unique index is led by one of the equated columns (L1: only those are looked at).
-    equated.iter().any(|&col| {
-        table
-            .indexes_leading(col)
-            .any(|ix| ix.proves_unique() && ix.columns.iter().all(|c| equated.contains(c)))
-    })
+        Plan::Aggregate {
+            group_by,
+            dependent,
+            ..
+        } => (0..group_by.len()).all(|g| dependent.contains(&g) || cols.contains(&g)),
+        Plan::Distinct { input }
+        | Plan::SetOp {
+            all: false,
+            left: input,
+            ..
+        } => (0..input.width()).all(|c| cols.contains(&c)),
+        Plan::Filter { input, .. } | Plan::Sort { input, .. } | Plan::Limit { input, .. } => {
+            distinct_on(input, cols)
+        }
+        Plan::Project { input, exprs } => {
+            let mapped: Vec<usize> = cols
+                .iter()
+                .filter_map(|&c| match exprs.get(c)?.kind {
+                    ExprKind::Column(i) => Some(i),
+                    _ => None,
+                })
+                .collect();
+            distinct_on(input, &mapped)
+        }
+        _ => false,
+    }
 }
 
 /// The right columns (from `width` on, numbered from 0) that conjuncts of `cond` equate

@@ -4,8 +4,9 @@
 //! operations or subqueries of its own). Its FROM becomes the join's inner side with
 //! the WHERE conjuncts that read only it; the conjuncts that read the outer row (and,
 //! for IN, the equality of `x` with the subquery's value) become the join condition.
-//! Run as a join, the subquery is no longer run once per outer row: a hash semi join
-//! reads it once.
+//! An IN over any other subquery that reads no outer value is a semi join to the whole
+//! subquery ([`whole_subquery`]). Run as a join, the subquery is no longer run once per
+//! outer row: a hash semi join reads it once.
 
 #[allow(unused_imports)]
 use super::*;
@@ -69,7 +70,7 @@ fn pull_up_one(c: &Expr) -> Option<PulledUp> {
         other => (other, vec![]),
     };
     if !plain_from(from) || wheres.iter().any(has_sublink) {
-        return None;
+        return whole_subquery(link, anti);
     }
     let (mut cond, local): (Vec<Expr>, Vec<Expr>) = wheres.into_iter().partition(reads_outer);
     let (kind, test) = match &link.kind {
@@ -111,6 +112,52 @@ fn pull_up_one(c: &Expr) -> Option<PulledUp> {
         args: link.args.clone(),
         test,
     })
+}
+
+/// `x IN (subquery)` over a subquery that is not a plain FROM list (grouping, DISTINCT,
+/// LIMIT, set operations, subqueries of its own) and reads no outer value: a semi join
+/// to the whole subquery, its first column the value (PostgreSQL's
+/// `convert_ANY_sublink_to_join`, which joins such a subquery as a subquery in FROM).
+/// A grouped subquery is unique on its group columns, so the semi join may then run as
+/// an inner join ([`crate::join::unique_on`]).
+fn whole_subquery(link: &sql::bound::SubLink, anti: bool) -> Option<PulledUp> {
+    let SubLinkKind::Quantified {
+        all: false,
+        test,
+        cmp,
+    } = &link.kind
+    else {
+        return None;
+    };
+    // (No args: the subquery reads nothing of the outer row, at any depth.)
+    if anti || !link.args.is_empty() || has_sublink(test) || has_sublink(cmp) {
+        return None;
+    }
+    let value = Expr::column(0, first_column_type(&link.query)?);
+    Some(PulledUp {
+        kind: JoinKind::Semi,
+        right: (*link.query).clone(),
+        cond: vec![map_cmp(cmp, &value)],
+        args: vec![],
+        test: Some((**test).clone()),
+    })
+}
+
+/// The type of a subquery's first output column, where its plan says it.
+fn first_column_type(lp: &LogicalPlan) -> Option<DataType> {
+    match lp {
+        LogicalPlan::Project { exprs, .. } => exprs.first().map(|e| e.ty),
+        LogicalPlan::Filter { input, .. }
+        | LogicalPlan::Sort { input, .. }
+        | LogicalPlan::Limit { input, .. }
+        | LogicalPlan::Distinct { input } => first_column_type(input),
+        LogicalPlan::SetOp { left, .. } => first_column_type(left),
+        LogicalPlan::Aggregate { group_by, aggs, .. } => group_by
+            .first()
+            .map(|e| e.ty)
+            .or_else(|| aggs.first().map(|a| a.ty)),
+        _ => None,
+    }
 }
 
 /// `cmp` over (test, value) with the value put in and the test left as
