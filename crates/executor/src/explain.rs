@@ -727,8 +727,9 @@ impl Renderer<'_> {
             Plan::SeqScan { table, .. }
             | Plan::IndexScan { table, .. }
             | Plan::BitmapHeapScan { table, .. } => self.table_names(table),
-            Plan::Values { width, .. } | Plan::SystemView { width, .. } => {
-                (1..=*width).map(|i| format!("column{i}")).collect()
+            Plan::Values { width, .. } => (1..=*width).map(|i| format!("column{i}")).collect(),
+            Plan::SystemView { view, .. } => {
+                view.columns().iter().map(|(n, _)| n.to_string()).collect()
             }
             Plan::GenerateSeries { .. } => vec!["generate_series".into()],
             Plan::Unnest {
@@ -964,6 +965,22 @@ impl Renderer<'_> {
                         self.scanned(table)
                     ),
                     details,
+                    vec![],
+                )
+            }
+            // A lookup by the view's key shows as PostgreSQL's scan of its catalog
+            // index.
+            Plan::SystemView {
+                view,
+                key: Some(key),
+                ..
+            } => {
+                let (col, index) = view.key().expect("a keyed view");
+                let column = view.columns().get(col).map_or("", |(n, _)| n);
+                let cond = format!("Index Cond: ({column} = {})", deparse(&self.cx, key, &[]));
+                node(
+                    format!("Index Scan using {index} on {}", view.name()),
+                    vec![cond],
                     vec![],
                 )
             }

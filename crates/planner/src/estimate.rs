@@ -454,9 +454,10 @@ impl<'a> Estimator<'a> {
                 },
                 vec![8, 8, 1],
             ),
-            Plan::SystemView { width, .. } => {
-                // A function-like scan of unknown size (PostgreSQL's 1000 rows).
-                let rows = 1000.0;
+            Plan::SystemView { width, key, .. } => {
+                // A function-like scan of unknown size (PostgreSQL's 1000 rows); one
+                // relation's rows (a few) where a key asks for them.
+                let rows = if key.is_some() { 10.0 } else { 1000.0 };
                 leaf(
                     Estimate {
                         startup: 0.0,

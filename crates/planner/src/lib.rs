@@ -171,6 +171,7 @@ pub fn plan_query(cx: &PlanContext<'_>, lp: LogicalPlan) -> Plan {
         LogicalPlan::SystemView { view, table } => Plan::SystemView {
             view,
             width: table.columns.len(),
+            key: None,
         },
         LogicalPlan::Filter { input, predicate } => {
             // Conditions fixed for the whole statement gate the plan (evaluated once, as

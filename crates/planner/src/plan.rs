@@ -43,10 +43,13 @@ pub enum Plan {
     SequenceState {
         seq: Arc<catalog::SequenceDesc>,
     },
-    /// A system view's one row, from the live counters.
+    /// A system view's rows, made from the live state when it is read; with `key`, only
+    /// those of the one relation whose oid it is (the view's key column,
+    /// `catalog::SystemView::key`).
     SystemView {
         view: catalog::SystemView,
         width: usize,
+        key: Option<Expr>,
     },
     Values {
         rows: Vec<Vec<Expr>>,
@@ -299,8 +302,8 @@ impl Plan {
             Plan::Result {
                 input: Some(input), ..
             } => input.column_types()?,
+            Plan::SystemView { view, .. } => view.columns().iter().map(|(_, t)| *t).collect(),
             Plan::SequenceState { .. }
-            | Plan::SystemView { .. }
             | Plan::Unnest { .. }
             | Plan::GenerateSeries { .. }
             | Plan::LockRows { .. }

@@ -393,6 +393,23 @@ pub fn add_filter(cx: &PlanContext<'_>, plan: Plan, predicate: Expr) -> Plan {
                 conjoin(merge_conds.into_iter().chain(on).chain(s.on).collect()),
             )
         }
+        // A system view asked for one relation's rows by its key column: made for that
+        // relation only.
+        Plan::SystemView {
+            view,
+            width,
+            key: None,
+        } if view.key().is_some() => {
+            let (col, _) = view.key().expect("a keyed view");
+            let mut key = None;
+            for c in conjuncts(predicate) {
+                match key_value(&c, col) {
+                    Some(v) if key.is_none() => key = Some(v),
+                    _ => above.push(c),
+                }
+            }
+            Plan::SystemView { view, width, key }
+        }
         other => {
             above.push(predicate);
             other
@@ -404,6 +421,27 @@ pub fn add_filter(cx: &PlanContext<'_>, plan: Plan, predicate: Expr) -> Plan {
             predicate,
         },
         None => plan,
+    }
+}
+
+/// `v` where `c` is `column col = v` (either way round), `v` an oid fixed while the scan
+/// runs (a constant, a parameter, an outer value, or a cast of one: `'t'::regclass`).
+fn key_value(c: &Expr, col: usize) -> Option<Expr> {
+    let ExprKind::Binary(BinaryOp::Eq, l, r) = &c.kind else {
+        return None;
+    };
+    fn fixed_kind(e: &Expr) -> bool {
+        match &e.kind {
+            ExprKind::Const(_) | ExprKind::Param(_) | ExprKind::Outer(_) => true,
+            ExprKind::Cast { expr, .. } => fixed_kind(expr),
+            _ => false,
+        }
+    }
+    let fixed = |e: &Expr| e.ty == DataType::Oid && fixed_kind(e);
+    match (&l.kind, &r.kind) {
+        (ExprKind::Column(i), _) if *i == col && fixed(r) => Some((**r).clone()),
+        (_, ExprKind::Column(i)) if *i == col && fixed(l) => Some((**l).clone()),
+        _ => None,
     }
 }
 

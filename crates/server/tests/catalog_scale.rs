@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{connect, exec, tiny_pool_config, value};
+use common::{connect, exec, rows, tiny_pool_config, value};
 use myriad_server::Server;
 
 /// Tables made in one transaction: 800 used to fail at COMMIT (its catalog changes were
@@ -30,6 +30,7 @@ async fn ten_thousand_tables_in_one_transaction_commit_and_survive_restart() {
     let count = "SELECT count(*) FROM pg_class WHERE relname LIKE 'many\\_%' AND relkind = 'r'";
     assert_eq!(value(&c, count).await, TABLES.to_string());
     exec(&c, "INSERT INTO many_9999 VALUES (1, 'last')").await;
+    one_relations_rows_cost_what_they_return(&c).await;
     drop(c);
     server.shutdown().await.expect("clean shutdown");
 
@@ -43,6 +44,56 @@ async fn ten_thousand_tables_in_one_transaction_commit_and_survive_restart() {
     exec(&c, "INSERT INTO many_0 VALUES (1, 'first')").await;
     drop(c);
     server.shutdown().await.expect("clean shutdown");
+}
+
+/// Among 10,000 tables, psql's lookups of one relation by oid (`\d many_42`) make that
+/// relation's catalog rows only: the scan of pg_class, pg_attribute or pg_index returns
+/// (EXPLAIN ANALYZE's actual rows) what the lookup asks for, not one row per relation,
+/// and answers as the whole view filtered does.
+async fn one_relations_rows_cost_what_they_return(c: &tokio_postgres::Client) {
+    let lookups = [
+        (
+            "SELECT relname, relkind FROM pg_class WHERE oid = 'many_42'::regclass",
+            "pg_class_oid_index",
+            1,
+        ),
+        (
+            "SELECT relname FROM pg_class WHERE oid = 'many_42_pkey'::regclass",
+            "pg_class_oid_index",
+            1,
+        ),
+        (
+            "SELECT attname, attnum FROM pg_attribute WHERE attrelid = 'many_42'::regclass AND attnum > 0",
+            "pg_attribute_relid_attnum_index",
+            2,
+        ),
+        (
+            "SELECT indexrelid::regclass FROM pg_index WHERE indrelid = 'many_42'::regclass",
+            "pg_index_indrelid_index",
+            1,
+        ),
+    ];
+    for (sql, index, made) in lookups {
+        let plan: Vec<String> = rows(c, &format!("EXPLAIN ANALYZE {sql}"))
+            .await
+            .into_iter()
+            .map(|r| r[0].clone())
+            .collect();
+        let scan = plan
+            .iter()
+            .find(|l| l.contains(&format!("Index Scan using {index}")))
+            .unwrap_or_else(|| panic!("a keyed scan for {sql}: {plan:#?}"));
+        assert!(
+            scan.contains(&format!("rows={made} loops=1")),
+            "{sql}: {scan}"
+        );
+        // The same answer as the view read whole (the key hidden in an expression).
+        let whole = sql
+            .replace("WHERE oid =", "WHERE oid::int8 =")
+            .replace("WHERE attrelid =", "WHERE attrelid::int8 =")
+            .replace("WHERE indrelid =", "WHERE indrelid::int8 =");
+        assert_eq!(rows(c, sql).await, rows(c, &whole).await, "{sql}");
+    }
 }
 
 /// CHECKPOINT checkpoints: the WAL's checkpoint count goes up and the redo point moves

@@ -244,9 +244,19 @@ fn build_node<'a>(
                 .into_iter(),
             })
         }
-        Plan::SystemView { view, .. } => Box::new(SystemViewOp {
-            rows: crate::views::system_view_rows(*view, env).into_iter(),
-        }),
+        Plan::SystemView { view, key, .. } => {
+            // One relation's rows where a key asks for them (NULL: none).
+            let rows = match key.as_ref().map(|k| env.eval(k, &[])).transpose()? {
+                None => crate::views::system_view_rows(*view, env, None),
+                Some(Value::Oid(oid) | Value::Reg(_, oid)) => {
+                    crate::views::system_view_rows(*view, env, Some(oid))
+                }
+                Some(_) => Vec::new(),
+            };
+            Box::new(SystemViewOp {
+                rows: rows.into_iter(),
+            })
+        }
         Plan::Filter { input, predicate } => Box::new(FilterOp {
             env,
             input: build(input, env)?,

@@ -12,8 +12,13 @@ use common::{DataType, Value};
 
 use crate::env::{Env, Row};
 
-/// The rows of a system view, from the live state.
-pub(crate) fn system_view_rows(view: catalog::SystemView, env: Env) -> Vec<Row> {
+/// The rows of a system view, from the live state; with `key`, only those of that
+/// relation (for the views `catalog::SystemView::key` names).
+pub(crate) fn system_view_rows(
+    view: catalog::SystemView,
+    env: Env,
+    key: Option<common::Oid>,
+) -> Vec<Row> {
     use catalog::SystemView;
     let pool = env.pool;
     let n = |v: u64| Value::Int8(v.min(i64::MAX as u64) as i64);
@@ -41,7 +46,7 @@ pub(crate) fn system_view_rows(view: catalog::SystemView, env: Env) -> Vec<Row> 
                 Value::Null,
             ],
         ],
-        SystemView::PgClass => pg_class_rows(env),
+        SystemView::PgClass => pg_class_rows(env, key),
         SystemView::PgAm => [(2, "heap", "t"), (403, "btree", "i")]
             .into_iter()
             .map(|(oid, name, kind)| {
@@ -52,8 +57,8 @@ pub(crate) fn system_view_rows(view: catalog::SystemView, env: Env) -> Vec<Row> 
                 ]
             })
             .collect(),
-        SystemView::PgAttribute => pg_attribute_rows(env.session),
-        SystemView::PgIndex => pg_index_rows(env.session),
+        SystemView::PgAttribute => pg_attribute_rows(env.session, key),
+        SystemView::PgIndex => pg_index_rows(env.session, key),
         SystemView::PgAttrdef
         | SystemView::PgProc
         | SystemView::PgCollation
@@ -240,7 +245,7 @@ pub(crate) fn pg_stat_activity_rows(mgr: &txn::TxnManager) -> Vec<Row> {
 /// the session sees, all in `public` (2200), owned by the bootstrap superuser (10).
 /// `relpages` is the relation's size now (PostgreSQL's is VACUUM's last estimate);
 /// a table's `reltuples` is ANALYZE's last estimate (-1 before it ran, as for indexes).
-pub(crate) fn pg_class_rows(env: Env) -> Vec<Row> {
+pub(crate) fn pg_class_rows(env: Env, key: Option<common::Oid>) -> Vec<Row> {
     let catalog = &env.session.catalog;
     let pages = |rel| Value::Int4(env.pool.smgr().nblocks(rel).unwrap_or(0) as i32);
     let row = |oid: common::Oid,
@@ -281,8 +286,33 @@ pub(crate) fn pg_class_rows(env: Env) -> Vec<Row> {
             Value::Null,
         ]
     };
-    let mut tables: Vec<_> = catalog.tables().collect();
-    tables.sort_by_key(|t| t.oid);
+    // One relation (a table, an index or a sequence), or all of them.
+    let (tables, index, seqs) = match key {
+        Some(oid) => (
+            catalog.table_by_oid(oid).into_iter().collect(),
+            catalog.index_by_oid(oid).map(|(_, i)| i),
+            catalog.sequence_by_oid(oid).into_iter().collect(),
+        ),
+        None => {
+            let mut tables: Vec<_> = catalog.tables().collect();
+            tables.sort_by_key(|t| t.oid);
+            let mut seqs: Vec<_> = catalog.sequences().collect();
+            seqs.sort_by_key(|s| s.oid);
+            (tables, None, seqs)
+        }
+    };
+    let index_row = |i: &catalog::IndexDesc| {
+        row(
+            i.oid,
+            &i.name,
+            403,
+            pages(i.rel),
+            -1.0,
+            false,
+            "i",
+            i.columns.len(),
+        )
+    };
     let mut out = Vec::new();
     for t in tables {
         let mut r = row(
@@ -303,21 +333,11 @@ pub(crate) fn pg_class_rows(env: Env) -> Vec<Row> {
         r[RELOPTIONS] = reloptions(&t.options);
         r[RELCHECKS] = Value::Int2(t.checks.len() as i16);
         out.push(r);
-        for i in &t.indexes {
-            out.push(row(
-                i.oid,
-                &i.name,
-                403,
-                pages(i.rel),
-                -1.0,
-                false,
-                "i",
-                i.columns.len(),
-            ));
+        if key.is_none() {
+            out.extend(t.indexes.iter().map(index_row));
         }
     }
-    let mut seqs: Vec<_> = catalog.sequences().collect();
-    seqs.sort_by_key(|s| s.oid);
+    out.extend(index.map(index_row));
     for s in seqs {
         out.push(row(s.oid, &s.name, 0, pages(s.rel), 1.0, false, "S", 3));
     }
@@ -359,8 +379,8 @@ pub(crate) fn reloptions(o: &catalog::TableOptions) -> Value {
 /// PostgreSQL numbers them; a dropped column as PostgreSQL shows one (type 0,
 /// `attisdropped`). PostgreSQL also lists system columns (negative attnum) and index
 /// columns; Myriad does not yet.
-pub(crate) fn pg_attribute_rows(s: &crate::session::Session) -> Vec<Row> {
-    rows_per_table(s, |t, out| {
+pub(crate) fn pg_attribute_rows(s: &crate::session::Session, key: Option<common::Oid>) -> Vec<Row> {
+    rows_of_tables(s, key, 0, |t, out| {
         for (i, c) in t.columns.iter().enumerate() {
             let (ty, typmod) = match c.dropped {
                 true => (0, -1),
@@ -443,8 +463,8 @@ pub(crate) fn pg_attribute_rows(s: &crate::session::Session) -> Vec<Row> {
 /// `pg_index`: each index's table, width and kind. Myriad builds an index before it
 /// commits the CREATE INDEX that makes it visible, so every index is valid, ready and
 /// live; unique checks are immediate (no DEFERRABLE yet).
-pub(crate) fn pg_index_rows(s: &crate::session::Session) -> Vec<Row> {
-    rows_per_table(s, |t, out| {
+pub(crate) fn pg_index_rows(s: &crate::session::Session, key: Option<common::Oid>) -> Vec<Row> {
+    rows_of_tables(s, key, 1, |t, out| {
         for i in &t.indexes {
             out.push(vec![
                 Value::Oid(i.oid),
@@ -471,6 +491,29 @@ pub(crate) fn pg_index_rows(s: &crate::session::Session) -> Vec<Row> {
 }
 
 /// A catalog view's rows: `rows` of each table, tables in oid order.
+/// [`rows_per_table`], or with `key` those of its rows whose column `col` is that oid,
+/// made from the one table it is (or whose index it is).
+fn rows_of_tables(
+    s: &crate::session::Session,
+    key: Option<common::Oid>,
+    col: usize,
+    mut rows: impl FnMut(&catalog::TableDesc, &mut Vec<Row>),
+) -> Vec<Row> {
+    let Some(oid) = key else {
+        return rows_per_table(s, rows);
+    };
+    let catalog = &s.catalog;
+    let table = catalog
+        .table_by_oid(oid)
+        .or_else(|| catalog.index_by_oid(oid).map(|(t, _)| t));
+    let mut out = Vec::new();
+    if let Some(t) = table {
+        rows(t, &mut out);
+    }
+    out.retain(|r| matches!(r.get(col), Some(Value::Oid(o)) if *o == oid));
+    out
+}
+
 pub(crate) fn rows_per_table(
     s: &crate::session::Session,
     mut rows: impl FnMut(&catalog::TableDesc, &mut Vec<Row>),

@@ -69,11 +69,15 @@ fn members_equal(e: &Expr) -> Option<(Member, Member)> {
     if l.ty != r.ty || !l.ty.hash_joins_with(&r.ty) {
         return None;
     }
-    let fixed = |x: &Expr| match &x.kind {
-        ExprKind::Const(v) => !v.is_null(),
-        ExprKind::Param(_) | ExprKind::Outer(_) => true,
-        _ => false,
-    };
+    fn fixed(x: &Expr) -> bool {
+        match &x.kind {
+            ExprKind::Const(v) => !v.is_null(),
+            ExprKind::Param(_) | ExprKind::Outer(_) => true,
+            // A cast of one (`'t'::regclass`, which PostgreSQL folds to an oid).
+            ExprKind::Cast { expr, .. } => fixed(expr),
+            _ => false,
+        }
+    }
     match (&l.kind, &r.kind) {
         (ExprKind::Column(a), ExprKind::Column(b)) => {
             Some((Member::Column(*a), Member::Column(*b)))
