@@ -52,6 +52,11 @@ pub fn make_join(
     {
         ways.push(p);
     }
+    if kind != JoinKind::Full
+        && let Some(p) = view_lookup(&left, &right, kind, &rest)
+    {
+        ways.push(p);
+    }
     if let Some(p) = hash_join(&left, &right, kind, &rest) {
         ways.push(p);
     }
@@ -131,6 +136,62 @@ pub fn make_join(
         },
     );
     cheapest(cx, ways)
+}
+
+/// A nested loop that asks the system view `right` for the rows of the relation whose
+/// oid a left expression gives, once per left row (the view's key column equated with
+/// that expression in `rest`), as PostgreSQL looks its catalogs up through their
+/// indexes: `pg_class tc ON c.reltoastrelid = tc.oid` makes one row a lookup, not all of
+/// pg_class. The left value reaches the view as its key, an outer value of a LATERAL
+/// right side.
+pub(crate) fn view_lookup(
+    left: &Plan,
+    right: &Plan,
+    kind: JoinKind,
+    rest: &[Expr],
+) -> Option<Plan> {
+    let Plan::SystemView {
+        view,
+        width,
+        key: None,
+    } = right
+    else {
+        return None;
+    };
+    let (col, _) = view.key()?;
+    let lw = left.width();
+    let mut arg = None;
+    let mut others = Vec::new();
+    for c in rest {
+        if arg.is_none()
+            && let ExprKind::Binary(BinaryOp::Eq, l, r) = &c.kind
+        {
+            let outer = |e: &Expr| e.ty == DataType::Oid && side(e, lw) == Side::Left;
+            let found = match (&l.kind, &r.kind) {
+                (ExprKind::Column(j), _) if *j == lw + col && outer(r) => Some(r),
+                (_, ExprKind::Column(j)) if *j == lw + col && outer(l) => Some(l),
+                _ => None,
+            };
+            if let Some(e) = found {
+                arg = Some((**e).clone());
+                continue;
+            }
+        }
+        others.push(c.clone());
+    }
+    Some(Plan::NestedLoopJoin {
+        left: Box::new(left.clone()),
+        right: Box::new(Plan::SystemView {
+            view: *view,
+            width: *width,
+            key: Some(Expr::new(ExprKind::Outer(0), DataType::Oid)),
+        }),
+        kind,
+        on: conjoin(others),
+        right_width: *width,
+        lateral: Some(vec![arg?]),
+        materialize: false,
+    })
 }
 
 /// The cheapest of `ways` (at least one), the earliest on a tie under add_path's fuzz

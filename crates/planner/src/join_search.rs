@@ -1287,6 +1287,18 @@ impl Search<'_, '_> {
                 ways.insert(0, (way, node));
             }
         }
+        // A system view asked for the rows of the relation an outer value names, per
+        // outer row (`join::view_lookup`).
+        if let Path::Item(t) = *inner.path
+            && matches!(self.items[t], Plan::SystemView { key: None, .. })
+        {
+            let outer_plan = outer.path.plan(self.items);
+            if let Some(plan) = crate::join::view_lookup(&outer_plan, &self.items[t], kind, &rest) {
+                // A fresh estimator: the search's remembers nodes by address.
+                let node = Estimator::new(*self.cx).node(&plan);
+                ways.push((Way::Planned(Rc::new(plan)), node));
+            }
+        }
         // A semi join may also make its inner side unique on the join keys and join it
         // as an inner join, on either side.
         if kind == JoinKind::Semi

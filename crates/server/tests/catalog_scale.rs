@@ -94,6 +94,33 @@ async fn one_relations_rows_cost_what_they_return(c: &tokio_postgres::Client) {
             .replace("WHERE indrelid =", "WHERE indrelid::int8 =");
         assert_eq!(rows(c, sql).await, rows(c, &whole).await, "{sql}");
     }
+    // psql's `\d` joins pg_class to itself and to pg_index by the oids it found: each
+    // relation is looked up by its oid, none is read whole.
+    let joins = [
+        "SELECT c.relchecks, c.relkind, am.amname FROM pg_catalog.pg_class c \
+         LEFT JOIN pg_catalog.pg_class tc ON (c.reltoastrelid = tc.oid) \
+         LEFT JOIN pg_catalog.pg_am am ON (c.relam = am.oid) WHERE c.oid = 'many_42'::regclass",
+        "SELECT c2.relname, i.indisprimary FROM pg_catalog.pg_class c, pg_catalog.pg_class c2, \
+         pg_catalog.pg_index i WHERE c.oid = 'many_42'::regclass AND c.oid = i.indrelid \
+         AND i.indexrelid = c2.oid ORDER BY i.indisprimary DESC, c2.relname",
+    ];
+    for sql in joins {
+        let plan: Vec<String> = rows(c, &format!("EXPLAIN {sql}"))
+            .await
+            .into_iter()
+            .map(|r| r[0].clone())
+            .collect();
+        assert!(
+            !plan.iter().any(|l| l.contains("Function Scan on pg_class")),
+            "{sql}: {plan:#?}"
+        );
+        let whole = sql.replace("WHERE c.oid =", "WHERE c.oid::int8 =");
+        assert_eq!(rows(c, sql).await, rows(c, &whole).await, "{sql}");
+    }
+    assert_eq!(
+        rows(c, joins[1]).await,
+        vec![vec!["many_42_pkey".to_string(), "t".to_string()]]
+    );
 }
 
 /// CHECKPOINT checkpoints: the WAL's checkpoint count goes up and the redo point moves
