@@ -117,7 +117,7 @@ pub const INFORMATION_SCHEMA_OID: common::Oid = 12900;
 impl SystemView {
     /// The column through which a query asks this view for one relation's rows, and
     /// the index PostgreSQL's catalog has on it (`pg_class.oid`, `pg_attribute.attrelid`,
-    /// `pg_index.indrelid`): such a lookup makes that relation's rows only, so psql's
+    /// `pg_index.indrelid`, `pg_attrdef.adrelid`, `pg_constraint.conrelid`): such a lookup makes that relation's rows only, so psql's
     /// `\d` of one table and a driver's metadata calls cost what they return, not what the
     /// catalog holds. `None` for the other views.
     pub fn key(self) -> Option<(usize, &'static str)> {
@@ -125,6 +125,8 @@ impl SystemView {
             SystemView::PgClass => Some((0, "pg_class_oid_index")),
             SystemView::PgAttribute => Some((0, "pg_attribute_relid_attnum_index")),
             SystemView::PgIndex => Some((1, "pg_index_indrelid_index")),
+            SystemView::PgAttrdef => Some((0, "pg_attrdef_adrelid_adnum_index")),
+            SystemView::PgConstraint => Some((7, "pg_constraint_conrelid_contypid_conname_index")),
             _ => None,
         }
     }

@@ -72,6 +72,16 @@ async fn one_relations_rows_cost_what_they_return(c: &tokio_postgres::Client) {
             "pg_index_indrelid_index",
             1,
         ),
+        (
+            "SELECT conname, contype FROM pg_constraint WHERE conrelid = 'many_42'::regclass",
+            "pg_constraint_conrelid_contypid_conname_index",
+            1,
+        ),
+        (
+            "SELECT adnum FROM pg_attrdef WHERE adrelid = 'many_42'::regclass",
+            "pg_attrdef_adrelid_adnum_index",
+            0,
+        ),
     ];
     for (sql, index, made) in lookups {
         let plan: Vec<String> = rows(c, &format!("EXPLAIN ANALYZE {sql}"))
@@ -91,7 +101,9 @@ async fn one_relations_rows_cost_what_they_return(c: &tokio_postgres::Client) {
         let whole = sql
             .replace("WHERE oid =", "WHERE oid::int8 =")
             .replace("WHERE attrelid =", "WHERE attrelid::int8 =")
-            .replace("WHERE indrelid =", "WHERE indrelid::int8 =");
+            .replace("WHERE indrelid =", "WHERE indrelid::int8 =")
+            .replace("WHERE conrelid =", "WHERE conrelid::int8 =")
+            .replace("WHERE adrelid =", "WHERE adrelid::int8 =");
         assert_eq!(rows(c, sql).await, rows(c, &whole).await, "{sql}");
     }
     // psql's `\d` joins pg_class to itself and to pg_index by the oids it found: each

@@ -77,7 +77,7 @@ pub(crate) fn system_view_rows(
         | SystemView::PgDescription
         | SystemView::PgTrigger
         | SystemView::PgAuthMembers
-        | SystemView::PgParameterAcl => pg_catalog::rows(env.session, view),
+        | SystemView::PgParameterAcl => pg_catalog::rows(env.session, view, key),
         SystemView::PgSettings => env.session.settings.rows(),
         SystemView::InfoTables
         | SystemView::InfoColumns
@@ -493,7 +493,7 @@ pub(crate) fn pg_index_rows(s: &crate::session::Session, key: Option<common::Oid
 /// A catalog view's rows: `rows` of each table, tables in oid order.
 /// [`rows_per_table`], or with `key` those of its rows whose column `col` is that oid,
 /// made from the one table it is (or whose index it is).
-fn rows_of_tables(
+pub(crate) fn rows_of_tables(
     s: &crate::session::Session,
     key: Option<common::Oid>,
     col: usize,

@@ -104,12 +104,13 @@ fn pg_stats_rows(s: &Session) -> Vec<Row> {
     })
 }
 
-/// The rows of `view`, one of this module's.
-pub(crate) fn rows(s: &Session, view: SystemView) -> Vec<Row> {
+/// The rows of `view`, one of this module's; with `key`, those of that relation (for the
+/// views `SystemView::key` names).
+pub(crate) fn rows(s: &Session, view: SystemView, key: Option<common::Oid>) -> Vec<Row> {
     match view {
         SystemView::PgProc => pg_proc_rows(),
         SystemView::PgStats => pg_stats_rows(s),
-        SystemView::PgAttrdef => crate::views::rows_per_table(s, |t, out| {
+        SystemView::PgAttrdef => crate::views::rows_of_tables(s, key, 0, |t, out| {
             for (i, c) in t.columns.iter().enumerate() {
                 // An identity column's values come from its sequence, not a DEFAULT.
                 if c.identity.is_none() && c.default.is_some() {
@@ -135,7 +136,7 @@ pub(crate) fn rows(s: &Session, view: SystemView) -> Vec<Row> {
                 ]
             })
             .collect(),
-        SystemView::PgConstraint => crate::views::rows_per_table(s, constraint_rows),
+        SystemView::PgConstraint => crate::views::rows_of_tables(s, key, 7, constraint_rows),
         SystemView::PgRoles => vec![vec![
             Value::Text(common::session::BOOTSTRAP_ROLE.into()),
             Value::Bool(true),
