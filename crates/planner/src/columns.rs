@@ -17,6 +17,12 @@ use super::*;
 /// Mark the columns of `plan`'s scans that its output columns marked in `needed` (as
 /// wide as the plan's rows) read.
 pub(crate) fn prune(plan: &mut Plan, needed: &[bool]) {
+    // A LEFT JOIN nothing above reads the right side of, whose right rows are unique on
+    // its condition, returns each left row once as it is: it is not run at all.
+    if let Some(left) = removable_left_join(plan, needed) {
+        *plan = left;
+        return prune(plan, needed);
+    }
     match plan {
         Plan::SeqScan {
             filter, columns, ..
@@ -180,6 +186,98 @@ pub(crate) fn prune(plan: &mut Plan, needed: &[bool]) {
         | Plan::Unnest { .. }
         | Plan::GenerateSeries { .. } => {}
     }
+}
+
+/// `plan` without its join, where it is a LEFT JOIN whose right columns `needed` does
+/// not mark, whose right rows are unique on its condition (at most one matches a left
+/// row, so each left row comes out once) and whose condition has no subquery or volatile
+/// call: its left input, with NULLs for the right columns (PostgreSQL's
+/// `remove_useless_joins`, which removes such a join before planning the rest).
+fn removable_left_join(plan: &Plan, needed: &[bool]) -> Option<Plan> {
+    let (left, right, conds): (&Plan, Plan, Vec<&Expr>) = match plan {
+        Plan::NestedLoopJoin {
+            left,
+            right,
+            kind: JoinKind::Left,
+            on,
+            lateral: None,
+            ..
+        } => (left, (**right).clone(), on.iter().collect()),
+        Plan::HashJoin {
+            left,
+            right,
+            kind: JoinKind::Left,
+            hash_conds,
+            on,
+            ..
+        } => (
+            left,
+            (**right).clone(),
+            hash_conds.iter().chain(on).collect(),
+        ),
+        Plan::MergeJoin {
+            left,
+            right,
+            kind: JoinKind::Left,
+            merge_conds,
+            on,
+            ..
+        } => (
+            left,
+            (**right).clone(),
+            merge_conds.iter().chain(on).collect(),
+        ),
+        Plan::IndexNestLoop {
+            left,
+            table,
+            key_cond,
+            more_keys,
+            on,
+            kind: JoinKind::Left,
+            ..
+        } => (
+            left,
+            Plan::SeqScan {
+                table: table.clone(),
+                filter: None,
+                columns: None,
+            },
+            std::iter::once(key_cond)
+                .chain(more_keys.iter().map(|(_, c)| c))
+                .chain(on)
+                .collect(),
+        ),
+        _ => return None,
+    };
+    let lw = left.width();
+    if needed.iter().skip(lw).any(|&n| n) {
+        return None;
+    }
+    let plain = conds.iter().all(|c| {
+        let mut ok = !c.is_volatile();
+        c.walk(&mut |x| ok &= !matches!(x.kind, ExprKind::SubLink(_)));
+        ok
+    });
+    let cond = conjoin(conds.into_iter().cloned().collect());
+    if !plain || !crate::join::unique_on(&right, lw, cond.as_ref()) {
+        return None;
+    }
+    let right_types = right.column_types()?;
+    let left_types = left.column_types()?;
+    let exprs = left_types
+        .iter()
+        .enumerate()
+        .map(|(i, ty)| Expr::column(i, *ty))
+        .chain(
+            right_types
+                .iter()
+                .map(|ty| Expr::constant(common::Value::Null, *ty)),
+        )
+        .collect();
+    Some(Plan::Project {
+        input: Box::new(left.clone()),
+        exprs,
+    })
 }
 
 /// Every column read, for rows up to PostgreSQL's 1,600 columns (and then some): passed
