@@ -1586,8 +1586,15 @@ impl Numeric {
         if !(WEIGHT_MIN..=WEIGHT_MAX).contains(&v.weight) || !(0..=DSCALE_MAX).contains(&v.dscale) {
             return Err("weight or dscale out of range".into());
         }
-        if !v.digits.is_empty() && v.trunc(v.dscale).cmp(v) != Ordering::Equal {
-            return Err("digits beyond the display scale".into());
+        // Nothing below the display scale: the decimal places the last digit reaches past
+        // `dscale` (fewer than a digit's four) are zeros in it. (Every numeric decoded
+        // from a tuple is checked: no copy is made for it.)
+        if let Some(&last) = v.digits.last() {
+            let places = (v.digits.len() as i64 - 1 - i64::from(v.weight)) * DEC_DIGITS as i64;
+            let excess = places - i64::from(v.dscale);
+            if excess >= DEC_DIGITS as i64 || (excess > 0 && last % 10u16.pow(excess as u32) != 0) {
+                return Err("digits beyond the display scale".into());
+            }
         }
         Ok(())
     }
@@ -2581,6 +2588,39 @@ mod tests {
         let v = Numeric::parse(s).unwrap_or_else(|e| panic!("{s}: {e}"));
         v.check_invariants().unwrap();
         v
+    }
+
+    /// The display-scale invariant is checked in place: a value is refused exactly when
+    /// truncating it to its display scale would change it.
+    #[test]
+    fn digits_beyond_the_display_scale_are_found_without_a_copy() {
+        for weight in -3..3 {
+            for lead in [1u16, 7, 9999] {
+                for last in [1u16, 10, 100, 1000, 1234, 9000, 5500] {
+                    for ndigits in 1..4usize {
+                        for dscale in 0..16 {
+                            let mut digits = Digits::new();
+                            digits.push(lead);
+                            for _ in 2..ndigits {
+                                digits.push(5);
+                            }
+                            if ndigits > 1 {
+                                digits.push(last);
+                            }
+                            let v = Var {
+                                neg: false,
+                                weight,
+                                dscale,
+                                digits,
+                            };
+                            let whole = v.trunc(v.dscale).cmp(&v) == Ordering::Equal;
+                            let checked = Numeric(Repr::Finite(v.clone())).check_invariants();
+                            assert_eq!(checked.is_ok(), whole, "{v:?}: {checked:?}");
+                        }
+                    }
+                }
+            }
+        }
     }
 
     /// A result as the data file writes it: the text, or `ERROR <code> <message>` with
