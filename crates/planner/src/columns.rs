@@ -194,6 +194,33 @@ pub(crate) fn prune(plan: &mut Plan, needed: &[bool]) {
 /// call: its left input, with NULLs for the right columns (PostgreSQL's
 /// `remove_useless_joins`, which removes such a join before planning the rest).
 fn removable_left_join(plan: &Plan, needed: &[bool]) -> Option<Plan> {
+    // First whether anything above reads the right side (most joins it is read).
+    let left_width = match plan {
+        Plan::NestedLoopJoin {
+            left,
+            kind: JoinKind::Left,
+            ..
+        }
+        | Plan::HashJoin {
+            left,
+            kind: JoinKind::Left,
+            ..
+        }
+        | Plan::MergeJoin {
+            left,
+            kind: JoinKind::Left,
+            ..
+        }
+        | Plan::IndexNestLoop {
+            left,
+            kind: JoinKind::Left,
+            ..
+        } => left.width(),
+        _ => return None,
+    };
+    if needed.iter().skip(left_width).any(|&n| n) {
+        return None;
+    }
     let (left, right, conds): (&Plan, Plan, Vec<&Expr>) = match plan {
         Plan::NestedLoopJoin {
             left,
@@ -249,10 +276,7 @@ fn removable_left_join(plan: &Plan, needed: &[bool]) -> Option<Plan> {
         ),
         _ => return None,
     };
-    let lw = left.width();
-    if needed.iter().skip(lw).any(|&n| n) {
-        return None;
-    }
+    let lw = left_width;
     let plain = conds.iter().all(|c| {
         let mut ok = !c.is_volatile();
         c.walk(&mut |x| ok &= !matches!(x.kind, ExprKind::SubLink(_)));
