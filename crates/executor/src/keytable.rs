@@ -1,6 +1,7 @@
 //! A hash table of rows by key (a hash join's inner side): rows in one vector, chained
 //! per key, keys hashed with a multiply-rotate hash and looked up by borrowed values, so
-//! a probe allocates nothing and a build allocates per distinct key, not per row.
+//! a probe allocates nothing and a build allocates per distinct key, not per row; and
+//! [`GroupTable`], hash aggregation's groups by key, found the same way.
 
 use std::borrow::Cow;
 
