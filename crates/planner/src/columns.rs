@@ -24,10 +24,13 @@ pub(crate) fn prune(plan: &mut Plan, needed: &[bool]) {
         return prune(plan, needed);
     }
     match plan {
-        Plan::SeqScan {
-            filter, columns, ..
+        // The columns read above only: the scan decodes its filter's too, and drops
+        // those only the filter reads once a row has passed it (else they would be
+        // copied up through joins and hash tables for nothing: a LIKE's long text).
+        Plan::SeqScan { columns, .. } => {
+            *columns = (!needed.iter().all(|&n| n)).then(|| needed.into());
         }
-        | Plan::IndexScan {
+        Plan::IndexScan {
             filter, columns, ..
         } => {
             // Every column read above: nothing to leave out (a primary-key lookup).
@@ -319,6 +322,14 @@ fn joined_needs(needed: &[bool], lw: usize, rw: usize, kind: JoinKind) -> Vec<bo
 
 /// Mark in `need` the columns that `exprs` read, the values a subquery of theirs takes
 /// from the row included.
+/// The columns of a row of `width` that `e` reads, the values a subquery of its takes
+/// from the row included (what a sequential scan decodes for its filter).
+pub fn columns_read(e: &Expr, width: usize) -> Vec<bool> {
+    let mut need = vec![false; width];
+    read([e], &mut need);
+    need
+}
+
 fn read<'e>(exprs: impl IntoIterator<Item = &'e Expr>, need: &mut [bool]) {
     for e in exprs {
         // A bare column (most of a select list) without the walk.
@@ -423,8 +434,8 @@ mod tests {
         }
     }
 
-    /// A projection of one column over a filtered scan decodes the filter's column and
-    /// the projected one; a hash join's sides decode their keys, its condition's columns
+    /// A projection of one column over a filtered scan marks the projected one (the
+    /// scan adds its filter's, and drops them once a row passes); a hash join's sides decode their keys, its condition's columns
     /// and what is read above; a scan read whole decodes everything (`None`).
     #[test]
     fn scans_decode_what_the_plan_reads() {
@@ -437,7 +448,7 @@ mod tests {
         let Plan::Project { input, .. } = &p else {
             unreachable!()
         };
-        assert_eq!(columns_of(input), Some(vec![true, false, true, false]));
+        assert_eq!(columns_of(input), Some(vec![false, false, true, false]));
 
         // t1 (3 columns) joined to t2 (2 columns) on t1.c1 = t2.c0, t2.c1 = 1 after the
         // join, the aggregate counting t1.c2.

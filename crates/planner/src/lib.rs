@@ -47,6 +47,7 @@ use sql::bound::{
 use sql::bound::{BinaryOp, ExprKind};
 
 pub use cache::{CachedPlan, PlanCacheMode};
+pub use columns::columns_read;
 pub use cost::{NoStorage, PlanContext, PlannerSettings, RelSizes};
 pub use join::{inner_unique, make_join};
 pub use plan::{BitmapQual, ColumnSet, Plan, PlannedStatement, group_keys};

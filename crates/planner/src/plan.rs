@@ -10,8 +10,9 @@ pub enum Plan {
     SeqScan {
         table: Arc<TableDesc>,
         filter: Option<Expr>,
-        /// The columns the plan reads, filter included ([`crate::columns`]): the
-        /// others are not decoded and read NULL. `None`: all of them.
+        /// The columns the plan above reads ([`crate::columns`]): the scan decodes these
+        /// and its filter's, and returns the filter's others as NULL once a row has
+        /// passed it; the rest are not decoded and read NULL. `None`: all of them.
         columns: Option<ColumnSet>,
     },
     /// Btree index scan: entries between the bounds (key prefixes of constant

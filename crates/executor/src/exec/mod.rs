@@ -113,13 +113,29 @@ fn build_node<'a>(
             table,
             filter,
             columns,
-        } => Box::new(SeqScanOp {
-            env,
-            scan: TableScan::new(env, table.rel, table.column_types())?.reading(columns.clone()),
-            filter: filter.as_ref(),
-            emit_tid: env.emit_tid,
-            removed: 0,
-        }),
+        } => {
+            // The filter's columns are decoded too; those only it reads are dropped
+            // once a row passes (the plan's `columns` are what is read above).
+            let (decoded, dropped) = match (columns, filter) {
+                (Some(above), Some(f)) => {
+                    let read = planner::columns_read(f, above.len());
+                    let decoded: Vec<bool> =
+                        above.iter().zip(&read).map(|(a, r)| *a || *r).collect();
+                    let dropped = (0..above.len()).filter(|&i| read[i] && !above[i]).collect();
+                    let decoded = (!decoded.iter().all(|&d| d)).then(|| decoded.into());
+                    (decoded, dropped)
+                }
+                (columns, _) => (columns.clone(), Vec::new()),
+            };
+            Box::new(SeqScanOp {
+                env,
+                scan: TableScan::new(env, table.rel, table.column_types())?.reading(decoded),
+                filter: filter.as_ref(),
+                emit_tid: env.emit_tid,
+                removed: 0,
+                dropped,
+            })
+        }
         Plan::LockRows {
             input,
             table,

@@ -191,6 +191,8 @@ pub(crate) struct SeqScanOp<'a> {
     pub(crate) filter: Option<&'a Expr>,
     pub(crate) emit_tid: bool,
     pub(crate) removed: u64,
+    /// Columns only the filter reads: NULL once a row has passed it.
+    pub(crate) dropped: Vec<usize>,
 }
 
 impl Operator for SeqScanOp<'_> {
@@ -202,6 +204,9 @@ impl Operator for SeqScanOp<'_> {
                     continue;
                 }
                 _ => {
+                    for &i in &self.dropped {
+                        row[i] = Value::Null;
+                    }
                     if self.emit_tid {
                         row.push(crate::exec::lock_rows::tid_value(tid));
                     }
