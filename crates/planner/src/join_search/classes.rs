@@ -47,47 +47,118 @@ impl Pair {
     }
 }
 
-/// A member of a class while [`with_constants`] builds them: a column of the problem,
-/// or a constant (equal constants are one member, as PostgreSQL matches them).
-#[derive(Clone, PartialEq)]
-enum Member {
-    Column(usize),
-    Constant(Expr),
+/// Classes as PostgreSQL's `process_equivalence` builds them: an equality of two members
+/// adds the one not yet in a class to the other's, or makes a class of both, or merges
+/// the second's class into the first's (which keeps its place). Members in the order
+/// added; classes by their place (the order of creation).
+struct Classes<M> {
+    classes: Vec<Option<Class<M>>>,
+    class_of: HashMap<M, usize>,
 }
 
-/// A class as [`with_constants`] builds it: its members, the conditions that made it
-/// (by place) and its type.
-type Building = (Vec<Member>, Vec<usize>, DataType);
+struct Class<M> {
+    members: Vec<M>,
+    /// The equalities that made it, by place.
+    sources: Vec<usize>,
+    ty: DataType,
+}
+
+impl<M: Copy + Eq + std::hash::Hash> Classes<M> {
+    fn new() -> Classes<M> {
+        Classes {
+            classes: Vec::new(),
+            class_of: HashMap::new(),
+        }
+    }
+
+    /// The equality `source` of `a` and `b`, of type `ty`.
+    fn add(&mut self, a: M, b: M, source: usize, ty: DataType) {
+        let at = match (
+            self.class_of.get(&a).copied(),
+            self.class_of.get(&b).copied(),
+        ) {
+            (Some(x), Some(y)) if x == y => x,
+            (Some(x), Some(y)) => {
+                let moved = self.classes[y].take().expect("a live class");
+                for &m in &moved.members {
+                    self.class_of.insert(m, x);
+                }
+                let into = self.classes[x].as_mut().expect("a live class");
+                into.members.extend(moved.members);
+                into.sources.extend(moved.sources);
+                x
+            }
+            (Some(x), None) => {
+                self.classes[x]
+                    .as_mut()
+                    .expect("a live class")
+                    .members
+                    .push(b);
+                self.class_of.insert(b, x);
+                x
+            }
+            (None, Some(y)) => {
+                self.classes[y]
+                    .as_mut()
+                    .expect("a live class")
+                    .members
+                    .push(a);
+                self.class_of.insert(a, y);
+                y
+            }
+            (None, None) => {
+                let at = self.classes.len();
+                self.class_of.insert(a, at);
+                self.class_of.insert(b, at);
+                self.classes.push(Some(Class {
+                    members: vec![a, b],
+                    sources: Vec::new(),
+                    ty,
+                }));
+                at
+            }
+        };
+        self.classes[at]
+            .as_mut()
+            .expect("a live class")
+            .sources
+            .push(source);
+    }
+
+    /// The live classes, by place.
+    fn into_live(self) -> impl Iterator<Item = Class<M>> {
+        self.classes.into_iter().flatten()
+    }
+}
+
+/// A member of a class while [`with_constants`] builds them: a column of the problem,
+/// or a constant, by its place among the distinct constants (equal constants are one
+/// member, as PostgreSQL matches them).
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum Member {
+    Column(usize),
+    Constant(usize),
+}
 
 /// `e`'s two sides where it is an equality of one type that a class can hold: two
-/// columns, or a column and a value fixed for the statement (a constant other than
-/// NULL, a parameter, an outer value), the column first.
-fn members_equal(e: &Expr) -> Option<(Member, Member)> {
+/// columns (`Ok`), or a column and a value fixed for the statement (`Err`:
+/// `scan::is_constant`, not NULL), the column first.
+fn members_equal(e: &Expr) -> Option<(usize, Result<usize, &Expr>)> {
     let ExprKind::Binary(BinaryOp::Eq, l, r) = &e.kind else {
         return None;
     };
     if l.ty != r.ty || !l.ty.hash_joins_with(&r.ty) {
         return None;
     }
-    fn fixed(x: &Expr) -> bool {
-        match &x.kind {
-            ExprKind::Const(v) => !v.is_null(),
-            ExprKind::Param(_) | ExprKind::Outer(_) => true,
-            // A cast of one (`'t'::regclass`, which PostgreSQL folds to an oid).
-            ExprKind::Cast { expr, .. } => fixed(expr),
-            _ => false,
-        }
-    }
+    // Fixed for the statement (`scan::is_constant`: casts of constants, parameters,
+    // outer values, uncorrelated subqueries), and not a NULL.
+    let fixed = |x: &Expr| {
+        crate::scan::is_constant(x) && !matches!(&x.kind, ExprKind::Const(v) if v.is_null())
+    };
     match (&l.kind, &r.kind) {
-        (ExprKind::Column(a), ExprKind::Column(b)) => {
-            Some((Member::Column(*a), Member::Column(*b)))
-        }
-        (ExprKind::Column(a), _) if fixed(r) => {
-            Some((Member::Column(*a), Member::Constant((**r).clone())))
-        }
-        (_, ExprKind::Column(b)) if fixed(l) => {
-            Some((Member::Column(*b), Member::Constant((**l).clone())))
-        }
+        (ExprKind::Column(a), ExprKind::Column(b)) => Some((*a, Ok(*b))),
+        (ExprKind::Column(a), _) if fixed(r) => Some((*a, Err(&**r))),
+        (_, ExprKind::Column(b)) if fixed(l) => Some((*b, Err(&**l))),
         _ => None,
     }
 }
@@ -104,86 +175,59 @@ pub(super) fn with_constants(
     item_of: &[usize],
     special_from: usize,
 ) -> Vec<Expr> {
-    let source = |e: &Expr| {
-        members_equal(e).filter(|(a, b)| {
-            [a, b].into_iter().all(|m| match m {
-                Member::Column(c) => item_of.get(*c).is_some_and(|&t| t < special_from),
-                Member::Constant(_) => true,
-            })
-        })
-    };
+    // An equality of columns of the problem's own items (not a semi or anti join's).
+    let ours = |c: usize| item_of.get(c).is_some_and(|&t| t < special_from);
+    let source =
+        |e| members_equal(e).filter(|(a, b)| ours(*a) && b.as_ref().map_or(true, |&b| ours(b)));
     // Most problems have no constant equality: nothing to do.
-    if !exprs
-        .iter()
-        .any(|e| matches!(source(e), Some((_, Member::Constant(_)))))
-    {
+    if !exprs.iter().any(|e| matches!(source(e), Some((_, Err(_))))) {
         return exprs;
     }
-    let mut classes: Vec<Option<Building>> = Vec::new();
-    let find = |classes: &Vec<Option<Building>>, m: &Member| {
-        classes
-            .iter()
-            .position(|c| c.as_ref().is_some_and(|(ms, _, _)| ms.contains(m)))
-    };
+    let mut constants: Vec<&Expr> = Vec::new();
+    let mut classes = Classes::new();
     for (k, e) in exprs.iter().enumerate() {
         let Some((a, b)) = source(e) else {
             continue;
         };
-        let ExprKind::Binary(_, l, _) = &e.kind else {
-            unreachable!("a source is an equality")
+        let b = match b {
+            Ok(c) => Member::Column(c),
+            Err(k) => Member::Constant(match constants.iter().position(|c| *c == k) {
+                Some(i) => i,
+                None => {
+                    constants.push(k);
+                    constants.len() - 1
+                }
+            }),
         };
-        let ty = l.ty;
-        let (x, y) = (find(&classes, &a), find(&classes, &b));
-        let at = match (x, y) {
-            (Some(x), Some(y)) if x == y => x,
-            (Some(x), Some(y)) => {
-                let (ms, ks, _) = classes[y].take().expect("a live class");
-                let c = classes[x].as_mut().expect("a live class");
-                c.0.extend(ms);
-                c.1.extend(ks);
-                x
-            }
-            (Some(x), None) => {
-                classes[x].as_mut().expect("a live class").0.push(b);
-                x
-            }
-            (None, Some(y)) => {
-                classes[y].as_mut().expect("a live class").0.push(a);
-                y
-            }
-            (None, None) => {
-                classes.push(Some((vec![a, b], Vec::new(), ty)));
-                classes.len() - 1
-            }
-        };
-        classes[at].as_mut().expect("a live class").1.push(k);
+        classes.add(Member::Column(a), b, k, e_type(e));
     }
     let mut dropped = vec![false; exprs.len()];
     let mut made = Vec::new();
-    for (members, sources, ty) in classes.into_iter().flatten() {
-        let constants: Vec<&Expr> = members
+    for class in classes.into_live() {
+        let held: Vec<usize> = class
+            .members
             .iter()
             .filter_map(|m| match m {
-                Member::Constant(k) => Some(k),
+                Member::Constant(k) => Some(*k),
                 Member::Column(_) => None,
             })
             .collect();
-        let [constant] = constants[..] else {
+        let [constant] = held[..] else {
             continue;
         };
-        if members.len() == 2 && sources.len() == 1 {
+        if class.members.len() == 2 && class.sources.len() == 1 {
             continue;
         }
-        for &k in &sources {
+        for &k in &class.sources {
             dropped[k] = true;
         }
-        for m in &members {
+        for m in &class.members {
             if let Member::Column(c) = m {
                 made.push(Expr::new(
                     ExprKind::Binary(
                         BinaryOp::Eq,
-                        Box::new(Expr::column(*c, ty)),
-                        Box::new(constant.clone()),
+                        Box::new(Expr::column(*c, class.ty)),
+                        Box::new(constants[constant].clone()),
                     ),
                     DataType::Bool,
                 ));
@@ -197,6 +241,14 @@ pub(super) fn with_constants(
         .map(|(e, _)| e)
         .chain(made)
         .collect()
+}
+
+/// The type an equality compares in (its left operand's).
+fn e_type(e: &Expr) -> DataType {
+    match &e.kind {
+        ExprKind::Binary(_, l, _) => l.ty,
+        _ => e.ty,
+    }
 }
 
 /// The two columns of `e` where it is `column = column` of one type that can be an
@@ -227,13 +279,7 @@ pub(super) fn derive(
     special_from: usize,
     local: &mut [Vec<Expr>],
 ) {
-    // Classes as PostgreSQL's `process_equivalence` builds them: members in order,
-    // two classes merged into the first's place.
-    let mut classes: Vec<Option<Vec<usize>>> = Vec::new();
-    let mut types: Vec<DataType> = Vec::new();
-    // Each class's first condition, by place: its place among the classes.
-    let mut created: Vec<usize> = Vec::new();
-    let mut class_of: HashMap<usize, usize> = HashMap::new();
+    let mut classes = Classes::new();
     let mut sources = Vec::new();
     for (k, c) in conds.iter().enumerate() {
         let Some((a, b, ty)) = columns_equal(&c.expr) else {
@@ -243,41 +289,19 @@ pub(super) fn derive(
             continue;
         }
         sources.push(k);
-        match (class_of.get(&a).copied(), class_of.get(&b).copied()) {
-            (Some(x), Some(y)) if x == y => {}
-            (Some(x), Some(y)) => {
-                let moved = classes[y].take().expect("a live class");
-                for &m in &moved {
-                    class_of.insert(m, x);
-                }
-                classes[x].as_mut().expect("a live class").extend(moved);
-            }
-            (Some(x), None) => {
-                classes[x].as_mut().expect("a live class").push(b);
-                class_of.insert(b, x);
-            }
-            (None, Some(y)) => {
-                classes[y].as_mut().expect("a live class").push(a);
-                class_of.insert(a, y);
-            }
-            (None, None) => {
-                class_of.insert(a, classes.len());
-                class_of.insert(b, classes.len());
-                classes.push(Some(vec![a, b]));
-                types.push(ty);
-                created.push(k);
-            }
-        }
+        classes.add(a, b, k, ty);
     }
-    // Renumbered in creation order, the merged ones gone; the large ones left out.
+    // The classes in creation order, the merged ones gone; the large ones left out.
+    // A class's place among them is its first equality's.
+    let Classes { classes, class_of } = classes;
     let mut number = vec![None; classes.len()];
-    let mut kept: Vec<(&Vec<usize>, DataType, usize)> = Vec::new();
-    for (i, c) in classes.iter().enumerate() {
-        if let Some(members) = c
-            && members.len() <= MAX_MEMBERS
+    let mut kept: Vec<(Vec<usize>, DataType, usize)> = Vec::new();
+    for (i, c) in classes.into_iter().enumerate() {
+        if let Some(c) = c
+            && c.members.len() <= MAX_MEMBERS
         {
             number[i] = Some(kept.len());
-            kept.push((members, types[i], created[i]));
+            kept.push((c.members, c.ty, c.sources[0]));
         }
     }
     // Other equalities PostgreSQL makes classes of (of expressions): each its own,
@@ -306,7 +330,8 @@ pub(super) fn derive(
         });
         conds[k].order = Some(kept[class].2);
     }
-    for (class, &(members, ty, created)) in kept.iter().enumerate() {
+    for (class, (members, ty, created)) in kept.iter().enumerate() {
+        let (ty, created) = (*ty, *created);
         for i in 0..members.len() {
             for j in i + 1..members.len() {
                 let (a, b) = (members[i], members[j]);
