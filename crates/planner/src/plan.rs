@@ -250,6 +250,34 @@ impl Plan {
         }
     }
 
+    /// [`Plan::children`], to change them.
+    pub fn children_mut(&mut self) -> Vec<&mut Plan> {
+        match self {
+            Plan::SeqScan { .. }
+            | Plan::IndexScan { .. }
+            | Plan::BitmapHeapScan { .. }
+            | Plan::SystemView { .. }
+            | Plan::Values { .. }
+            | Plan::GenerateSeries { .. }
+            | Plan::Unnest { .. }
+            | Plan::SequenceState { .. } => vec![],
+            Plan::NestedLoopJoin { left, right, .. }
+            | Plan::HashJoin { left, right, .. }
+            | Plan::MergeJoin { left, right, .. }
+            | Plan::SetOp { left, right, .. } => vec![left, right],
+            Plan::IndexNestLoop { left, .. } => vec![left],
+            Plan::Append { inputs } => inputs.iter_mut().collect(),
+            Plan::Filter { input, .. }
+            | Plan::Project { input, .. }
+            | Plan::Aggregate { input, .. }
+            | Plan::Sort { input, .. }
+            | Plan::Distinct { input }
+            | Plan::Limit { input, .. }
+            | Plan::LockRows { input, .. } => vec![input],
+            Plan::Result { input, .. } => input.iter_mut().map(|b| &mut **b).collect(),
+        }
+    }
+
     /// The types of the columns this node produces, where the plan knows them all
     /// (`None` for function scans, system views and VALUES of unknown type).
     pub fn column_types(&self) -> Option<Vec<DataType>> {

@@ -6,6 +6,7 @@
 
 #[allow(unused_imports)]
 use super::*;
+use common::{DataType, Value};
 
 /// Order the conditions of every node of `stmt`'s plans, its subqueries' included.
 pub(crate) fn order_statement(cx: &PlanContext<'_>, stmt: &mut PlannedStatement) {
@@ -33,76 +34,40 @@ pub(crate) fn order(cx: &PlanContext<'_>, plan: &mut Plan) {
     match plan {
         Plan::SeqScan { filter, .. }
         | Plan::IndexScan { filter, .. }
-        | Plan::BitmapHeapScan { filter, .. } => sort(cx, filter),
-        Plan::Filter { input, predicate } => {
-            let mut p = Some(std::mem::replace(
-                predicate,
-                Expr::constant(common::Value::Bool(true), common::DataType::Bool),
-            ));
-            sort(cx, &mut p);
-            *predicate = p.expect("a predicate stays one");
-            order(cx, input);
+        | Plan::BitmapHeapScan { filter, .. } => sort_opt(cx, filter),
+        Plan::Filter { predicate, .. } => {
+            let whole = std::mem::replace(predicate, Expr::constant(Value::Null, DataType::Bool));
+            *predicate = sort(cx, whole);
         }
-        Plan::NestedLoopJoin {
-            left, right, on, ..
-        }
-        | Plan::HashJoin {
-            left, right, on, ..
-        }
-        | Plan::MergeJoin {
-            left, right, on, ..
-        } => {
-            sort(cx, on);
-            order(cx, left);
-            order(cx, right);
-        }
+        Plan::NestedLoopJoin { on, .. }
+        | Plan::HashJoin { on, .. }
+        | Plan::MergeJoin { on, .. } => sort_opt(cx, on),
         Plan::IndexNestLoop {
-            left,
-            inner_filter,
-            on,
-            ..
+            inner_filter, on, ..
         } => {
-            sort(cx, inner_filter);
-            sort(cx, on);
-            order(cx, left);
+            sort_opt(cx, inner_filter);
+            sort_opt(cx, on);
         }
-        Plan::SetOp { left, right, .. } => {
-            order(cx, left);
-            order(cx, right);
-        }
-        Plan::Append { inputs } => inputs.iter_mut().for_each(|p| order(cx, p)),
-        Plan::Project { input, .. }
-        | Plan::Aggregate { input, .. }
-        | Plan::Sort { input, .. }
-        | Plan::Distinct { input }
-        | Plan::Limit { input, .. }
-        | Plan::LockRows { input, .. } => order(cx, input),
-        Plan::Result { input, .. } => {
-            if let Some(input) = input {
-                order(cx, input);
-            }
-        }
-        Plan::SystemView { .. }
-        | Plan::Values { .. }
-        | Plan::GenerateSeries { .. }
-        | Plan::Unnest { .. }
-        | Plan::SequenceState { .. } => {}
+        _ => {}
+    }
+    for child in plan.children_mut() {
+        order(cx, child);
     }
 }
 
+fn sort_opt(cx: &PlanContext<'_>, e: &mut Option<Expr>) {
+    *e = e.take().map(|e| sort(cx, e));
+}
+
 /// `e`'s conjuncts, cheapest first (a stable sort, as PostgreSQL's insertion sort).
-fn sort(cx: &PlanContext<'_>, e: &mut Option<Expr>) {
-    let Some(whole) = e.take() else {
-        return;
-    };
-    if !matches!(whole.kind, ExprKind::Binary(BinaryOp::And, ..)) {
-        *e = Some(whole);
-        return;
+fn sort(cx: &PlanContext<'_>, e: Expr) -> Expr {
+    if !matches!(e.kind, ExprKind::Binary(BinaryOp::And, ..)) {
+        return e;
     }
-    let mut list: Vec<(f64, Expr)> = conjuncts(whole)
+    let mut list: Vec<(f64, Expr)> = conjuncts(e)
         .into_iter()
         .map(|c| (cost::qual_cost(cx, &[&c]).1, c))
         .collect();
     list.sort_by(|a, b| a.0.total_cmp(&b.0));
-    *e = conjoin(list.into_iter().map(|(_, c)| c).collect());
+    conjoin(list.into_iter().map(|(_, c)| c).collect()).expect("an AND has conjuncts")
 }
