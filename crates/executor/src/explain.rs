@@ -974,7 +974,7 @@ impl Renderer<'_> {
                 view,
                 key: Some(key),
                 ..
-            } => {
+            } if view.key().is_some() => {
                 let (col, index) = view.key().expect("a keyed view");
                 let column = view.columns().get(col).map_or("", |(n, _)| n);
                 let cond = format!("Index Cond: ({column} = {})", deparse(&self.cx, key, &[]));

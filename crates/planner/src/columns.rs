@@ -197,34 +197,9 @@ pub(crate) fn prune(plan: &mut Plan, needed: &[bool]) {
 /// call: its left input, with NULLs for the right columns (PostgreSQL's
 /// `remove_useless_joins`, which removes such a join before planning the rest).
 fn removable_left_join(plan: &Plan, needed: &[bool]) -> Option<Plan> {
-    // First whether anything above reads the right side (most joins it is read).
-    let left_width = match plan {
-        Plan::NestedLoopJoin {
-            left,
-            kind: JoinKind::Left,
-            ..
-        }
-        | Plan::HashJoin {
-            left,
-            kind: JoinKind::Left,
-            ..
-        }
-        | Plan::MergeJoin {
-            left,
-            kind: JoinKind::Left,
-            ..
-        }
-        | Plan::IndexNestLoop {
-            left,
-            kind: JoinKind::Left,
-            ..
-        } => left.width(),
-        _ => return None,
-    };
-    if needed.iter().skip(left_width).any(|&n| n) {
-        return None;
-    }
-    let (left, right, conds): (&Plan, Plan, Vec<&Expr>) = match plan {
+    use std::borrow::Cow;
+    // The right side as a plan (an index nested loop's is its table), borrowed.
+    let (left, right, conds): (&Plan, Cow<'_, Plan>, Vec<&Expr>) = match plan {
         Plan::NestedLoopJoin {
             left,
             right,
@@ -232,30 +207,26 @@ fn removable_left_join(plan: &Plan, needed: &[bool]) -> Option<Plan> {
             on,
             lateral: None,
             ..
-        } => (left, (**right).clone(), on.iter().collect()),
+        } => (left, Cow::Borrowed(&**right), on.iter().collect()),
         Plan::HashJoin {
             left,
             right,
             kind: JoinKind::Left,
-            hash_conds,
+            hash_conds: conds,
             on,
             ..
-        } => (
-            left,
-            (**right).clone(),
-            hash_conds.iter().chain(on).collect(),
-        ),
-        Plan::MergeJoin {
+        }
+        | Plan::MergeJoin {
             left,
             right,
             kind: JoinKind::Left,
-            merge_conds,
+            merge_conds: conds,
             on,
             ..
         } => (
             left,
-            (**right).clone(),
-            merge_conds.iter().chain(on).collect(),
+            Cow::Borrowed(&**right),
+            conds.iter().chain(on).collect(),
         ),
         Plan::IndexNestLoop {
             left,
@@ -267,11 +238,11 @@ fn removable_left_join(plan: &Plan, needed: &[bool]) -> Option<Plan> {
             ..
         } => (
             left,
-            Plan::SeqScan {
+            Cow::Owned(Plan::SeqScan {
                 table: table.clone(),
                 filter: None,
                 columns: None,
-            },
+            }),
             std::iter::once(key_cond)
                 .chain(more_keys.iter().map(|(_, c)| c))
                 .chain(on)
@@ -279,7 +250,11 @@ fn removable_left_join(plan: &Plan, needed: &[bool]) -> Option<Plan> {
         ),
         _ => return None,
     };
-    let lw = left_width;
+    // Most joins' right sides are read above.
+    let lw = left.width();
+    if needed.iter().skip(lw).any(|&n| n) {
+        return None;
+    }
     let plain = conds.iter().all(|c| {
         let mut ok = !c.is_volatile();
         c.walk(&mut |x| ok &= !matches!(x.kind, ExprKind::SubLink(_)));

@@ -425,19 +425,13 @@ pub fn add_filter(cx: &PlanContext<'_>, plan: Plan, predicate: Expr) -> Plan {
 }
 
 /// `v` where `c` is `column col = v` (either way round), `v` an oid fixed while the scan
-/// runs (a constant, a parameter, an outer value, or a cast of one: `'t'::regclass`).
+/// runs ([`crate::scan::is_constant`]: a constant, a parameter, an outer value, or a cast
+/// of one, as `'t'::regclass`).
 fn key_value(c: &Expr, col: usize) -> Option<Expr> {
     let ExprKind::Binary(BinaryOp::Eq, l, r) = &c.kind else {
         return None;
     };
-    fn fixed_kind(e: &Expr) -> bool {
-        match &e.kind {
-            ExprKind::Const(_) | ExprKind::Param(_) | ExprKind::Outer(_) => true,
-            ExprKind::Cast { expr, .. } => fixed_kind(expr),
-            _ => false,
-        }
-    }
-    let fixed = |e: &Expr| e.ty == DataType::Oid && fixed_kind(e);
+    let fixed = |e: &Expr| e.ty == DataType::Oid && crate::scan::is_constant(e);
     match (&l.kind, &r.kind) {
         (ExprKind::Column(i), _) if *i == col && fixed(r) => Some((**r).clone()),
         (_, ExprKind::Column(i)) if *i == col && fixed(l) => Some((**l).clone()),
