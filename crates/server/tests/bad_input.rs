@@ -721,12 +721,7 @@ async fn minimal_malformed_messages() {
     let _serial = SERIAL.lock().await;
     record_panics();
     let dir = tempfile::tempdir().expect("temp data dir");
-    let config = Config {
-        listen: "127.0.0.1:0".into(),
-        data_dir: dir.path().to_path_buf(),
-        buffer_pool_pages: 64,
-        ..Config::default()
-    };
+    let config = small_config(dir.path());
     let server = Server::start(&config).await.expect("server starts");
     let mut failures = Vec::new();
     for (what, severity, message) in MALFORMED_AFTER_STARTUP {
@@ -765,12 +760,7 @@ async fn random_bytes_and_token_soups() {
     let seed = seed();
     let mut rng = StdRng::seed_from_u64(seed);
     let dir = tempfile::tempdir().expect("temp data dir");
-    let config = Config {
-        listen: "127.0.0.1:0".into(),
-        data_dir: dir.path().to_path_buf(),
-        buffer_pool_pages: 64,
-        ..Config::default()
-    };
+    let config = small_config(dir.path());
     let server = Server::start(&config).await.expect("server starts");
 
     let mut failures = raw_connections(&server, &mut rng).await;
@@ -806,12 +796,7 @@ async fn random_bytes_and_token_soups() {
 async fn deep_and_wide_expressions_never_exhaust_the_stack() {
     let _serial = SERIAL.lock().await;
     let dir = tempfile::tempdir().expect("temp data dir");
-    let config = Config {
-        listen: "127.0.0.1:0".into(),
-        data_dir: dir.path().to_path_buf(),
-        buffer_pool_pages: 64,
-        ..Config::default()
-    };
+    let config = small_config(dir.path());
     let server = Server::start(&config).await.expect("server starts");
     let client = connect(&server).await;
     client
@@ -876,12 +861,7 @@ async fn deep_and_wide_expressions_never_exhaust_the_stack() {
 async fn a_second_server_on_one_data_directory_refuses_to_start() {
     let _serial = SERIAL.lock().await;
     let dir = tempfile::tempdir().expect("temp data dir");
-    let config = Config {
-        listen: "127.0.0.1:0".into(),
-        data_dir: dir.path().to_path_buf(),
-        buffer_pool_pages: 64,
-        ..Config::default()
-    };
+    let config = small_config(dir.path());
     let server = Server::start(&config).await.expect("server starts");
     let e = match Server::start(&config).await {
         Ok(_) => panic!("a second server started on the same data directory"),
@@ -901,4 +881,14 @@ async fn a_second_server_on_one_data_directory_refuses_to_start() {
         .expect("the directory opens again");
     select_one(&again).await.expect("it serves");
     again.shutdown().await.expect("clean shutdown");
+}
+
+/// A server on `dir` with a 64-page buffer pool, on a free port.
+fn small_config(dir: &std::path::Path) -> Config {
+    Config {
+        listen: "127.0.0.1:0".into(),
+        data_dir: dir.to_path_buf(),
+        buffer_pool_pages: 64,
+        ..Config::default()
+    }
 }
