@@ -1,5 +1,6 @@
 //! Descriptors: the catalog's description of one table.
 
+use crate::partition::{PartitionKey, PartitionOf};
 use std::sync::Arc;
 
 use access::nbtree::KeyOrder;
@@ -173,6 +174,11 @@ pub struct TableDesc {
     /// The name a query gives the table (`FROM t AS a`), where it differs from `name`:
     /// what EXPLAIN shows it and qualifies its columns by. `None` in the catalog.
     pub alias: Option<String>,
+    /// `PARTITION BY`: the key of a partitioned table, which has no storage of its own
+    /// (partition rule 1).
+    pub partition_key: Option<PartitionKey>,
+    /// `PARTITION OF`: this table's parent and bound.
+    pub partition_of: Option<PartitionOf>,
 }
 
 /// A comment on a table (`object` its OID, `sub` 0), one of its columns (`sub` the
@@ -496,6 +502,11 @@ pub struct NewTable {
     pub foreign_keys: Vec<NewForeignKey>,
     /// CHECK constraints, column and table ones, in the order written.
     pub checks: Vec<NewCheck>,
+    /// `PARTITION BY`: the new table is partitioned (no storage: partition rule 1).
+    pub partition_key: Option<PartitionKey>,
+    /// `PARTITION OF`: the new table is a partition (bound checked by the binder
+    /// against its parent's other partitions, under its parent's lock).
+    pub partition_of: Option<PartitionOf>,
 }
 
 /// A sequence's parameters (CREATE SEQUENCE's options, with PostgreSQL's defaults

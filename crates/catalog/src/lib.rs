@@ -69,6 +69,7 @@
 mod deps;
 mod desc;
 mod log;
+pub mod partition;
 pub mod procs;
 mod sysviews;
 
@@ -95,6 +96,7 @@ use storage::vfs::Vfs;
 use txn::{Tx, Xid};
 
 use crate::log::{CatalogLog, Record};
+use crate::partition::Partitions;
 
 /// One committed version of the catalog, shared by every session.
 #[derive(Clone, Default)]
@@ -122,6 +124,9 @@ pub struct CatalogSnapshot {
     owned: imbl::HashMap<Oid, imbl::Vector<Oid>>,
     /// What ANALYZE last found of each table analyzed.
     stats: imbl::HashMap<Oid, RelStats>,
+    /// Each partitioned table's partitions, by bound (derived from the partitions'
+    /// descriptors as records apply, not logged: partition rule 2).
+    partitions: imbl::HashMap<Oid, Partitions>,
     next_oid: Oid,
 }
 
@@ -203,6 +208,11 @@ impl CatalogSnapshot {
         self.by_oid.values()
     }
 
+    /// The partitions of partitioned table `oid`, by bound (`None`: it has none).
+    pub fn partitions(&self, oid: Oid) -> Option<&Partitions> {
+        self.partitions.get(&oid)
+    }
+
     /// What ANALYZE last found of table `oid`; `None` if it never ran.
     pub fn stats(&self, oid: Oid) -> Option<&RelStats> {
         self.stats.get(&oid)
@@ -261,6 +271,33 @@ impl CatalogSnapshot {
     fn touch_referenced(&mut self, t: &TableDesc) {
         for fk in &t.foreign_keys {
             self.touch(fk.ref_table);
+        }
+    }
+
+    /// Enter partition `t` in its parent's directory (partition rule 2); the parent's
+    /// plans change with it.
+    fn add_partition(&mut self, t: &TableDesc) {
+        if let Some(of) = &t.partition_of {
+            let mut set = self.partitions.get(&of.parent).cloned().unwrap_or_default();
+            set.add(t.oid, &of.bound);
+            self.partitions.insert(of.parent, set);
+            self.touch(of.parent);
+        }
+    }
+
+    fn remove_partition(&mut self, t: &TableDesc) {
+        if let Some(of) = &t.partition_of
+            && let Some(mut set) = self.partitions.get(&of.parent).cloned()
+        {
+            set.remove(t.oid, &of.bound);
+            if set.is_empty() {
+                self.partitions.remove(&of.parent);
+            } else {
+                self.partitions.insert(of.parent, set);
+            }
+            if self.by_oid.contains_key(&of.parent) {
+                self.touch(of.parent);
+            }
         }
     }
 
@@ -326,7 +363,12 @@ impl CatalogSnapshot {
                 }
                 self.note_references(t, true);
                 self.touch_referenced(t);
+                // Idempotent (wal rule 7): a replayed partition replaces itself.
+                if let Some(old) = self.by_oid.get(&t.oid).cloned() {
+                    self.remove_partition(&old);
+                }
                 self.put_table(t.clone());
+                self.add_partition(t);
             }
             Record::AlterTable(t) => {
                 self.bump_next_oid(t);
@@ -337,6 +379,7 @@ impl CatalogSnapshot {
                     }
                     self.note_references(&old, false);
                     self.touch_referenced(&old);
+                    self.remove_partition(&old);
                     self.tables.remove(&old.name);
                     for i in &t.indexes {
                         self.add_index_name(t.oid, i);
@@ -344,6 +387,7 @@ impl CatalogSnapshot {
                     self.note_references(t, true);
                     self.touch_referenced(t);
                     self.put_table(t.clone());
+                    self.add_partition(t);
                 }
             }
             Record::NextOid(oid) => self.next_oid = self.next_oid.max(*oid),
@@ -355,6 +399,8 @@ impl CatalogSnapshot {
                     }
                     self.note_references(&t, false);
                     self.touch_referenced(&t);
+                    self.remove_partition(&t);
+                    self.partitions.remove(oid);
                     self.changed.remove(oid);
                     self.stats.remove(oid);
                 }
@@ -493,6 +539,8 @@ fn table_desc(
         checks: Vec::new(),
         comments: Vec::new(),
         index_leads: Vec::new(),
+        partition_key: new.partition_key.clone(),
+        partition_of: new.partition_of.clone(),
         alias: None,
     };
     for (n, mut fk) in new.foreign_keys.iter().cloned().enumerate() {
@@ -641,7 +689,10 @@ fn table_files<'a>(
     sequences: impl IntoIterator<Item = &'a SequenceDesc>,
 ) -> Vec<RelFile> {
     let file = |rel, kind| RelFile { rel, kind };
-    std::iter::once(file(table.rel, RelKind::Table))
+    // A partitioned table has no storage (partition rule 1).
+    let own = table.partition_key.is_none().then_some(table.rel);
+    own.into_iter()
+        .map(|rel| file(rel, RelKind::Table))
         .chain(table.indexes.iter().map(|i| file(i.rel, RelKind::Index)))
         .chain(
             sequences
@@ -2115,6 +2166,8 @@ mod tests {
             serials: vec![],
             foreign_keys: vec![],
             checks: vec![],
+            partition_key: None,
+            partition_of: None,
         }
     }
 

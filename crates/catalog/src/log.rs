@@ -26,6 +26,7 @@ use crate::desc::{
     CheckConstraint, ColumnDesc, ColumnStats, Comment, FkAction, ForeignKey, Identity, IndexDesc,
     RelStats, SequenceDesc, SequenceOptions, TableDesc, TableOptions,
 };
+use crate::partition::{PartitionBound, PartitionKey, PartitionOf, PartitionStrategy, RangeDatum};
 
 const LOG_FILE: &str = "catalog.log";
 const LOG_TMP_FILE: &str = "catalog.log.tmp";
@@ -66,6 +67,9 @@ const KIND_ALTER_TABLE_V7: u8 = 20;
 /// the default) after their dropped byte; kinds 19 and 20 are read for old logs.
 const KIND_CREATE_TABLE_V8: u8 = 25;
 const KIND_ALTER_TABLE_V8: u8 = 26;
+/// ... and a partitioned table's key, a partition's parent and bound.
+const KIND_CREATE_TABLE_V9: u8 = 27;
+const KIND_ALTER_TABLE_V9: u8 = 28;
 const KIND_CREATE_SEQUENCE: u8 = 9;
 const KIND_DROP_SEQUENCE: u8 = 10;
 /// Several records applied as one (a table and its SERIAL sequences): u32 count, then
@@ -406,9 +410,9 @@ pub(crate) fn encode(record: &Record, out: &mut Vec<u8>) {
     match record {
         Record::CreateTable(t) | Record::AlterTable(t) => {
             out.push(if matches!(record, Record::CreateTable(_)) {
-                KIND_CREATE_TABLE_V8
+                KIND_CREATE_TABLE_V9
             } else {
-                KIND_ALTER_TABLE_V8
+                KIND_ALTER_TABLE_V9
             });
             put_u32(out, t.oid);
             put_u32(out, t.rel);
@@ -467,6 +471,7 @@ pub(crate) fn encode(record: &Record, out: &mut Vec<u8>) {
                 put_u32(out, c.sub as u32);
                 put_str(out, &c.text);
             }
+            put_partitioning(out, t);
         }
         Record::DropTable(oid) => {
             out.push(KIND_DROP_TABLE);
@@ -530,6 +535,146 @@ pub(crate) fn encode(record: &Record, out: &mut Vec<u8>) {
             }
         }
     }
+}
+
+/// A table's partitioning: its key if partitioned, its parent and bound if a
+/// partition; each bound value in the key column's own encoding.
+fn put_partitioning(out: &mut Vec<u8>, t: &TableDesc) {
+    match &t.partition_key {
+        Some(k) => {
+            out.push(match k.strategy {
+                PartitionStrategy::Range => 1,
+                PartitionStrategy::List => 2,
+                PartitionStrategy::Hash => 3,
+            });
+            put_columns(out, &k.columns);
+        }
+        None => out.push(0),
+    }
+    let Some(of) = &t.partition_of else {
+        out.push(0);
+        return;
+    };
+    out.push(1);
+    put_u32(out, of.parent);
+    put_columns(out, &of.columns);
+    let ty = |i: usize| {
+        of.columns
+            .get(i)
+            .and_then(|&c| t.columns.get(c))
+            .map(|c| c.ty.clone())
+            .unwrap_or(DataType::Text)
+    };
+    let value = |out: &mut Vec<u8>, v: &Value, ty: &DataType| {
+        // Bound values were coerced to the key's types when bound: encoding them
+        // cannot fail (a failure would read back as a torn record).
+        let _ = access::tuple::encode_value(v, ty, out);
+    };
+    match &of.bound {
+        PartitionBound::Range { from, to } => {
+            out.push(1);
+            for side in [from, to] {
+                put_u32(out, side.len() as u32);
+                for (i, d) in side.iter().enumerate() {
+                    match d {
+                        RangeDatum::MinValue => out.push(0),
+                        RangeDatum::MaxValue => out.push(2),
+                        RangeDatum::Value(v) => {
+                            out.push(1);
+                            value(out, v, &ty(i));
+                        }
+                    }
+                }
+            }
+        }
+        PartitionBound::List(values) => {
+            out.push(2);
+            put_u32(out, values.len() as u32);
+            for v in values {
+                out.push(!v.is_null() as u8);
+                if !v.is_null() {
+                    value(out, v, &ty(0));
+                }
+            }
+        }
+        PartitionBound::Hash { modulus, remainder } => {
+            out.push(3);
+            put_u32(out, *modulus);
+            put_u32(out, *remainder);
+        }
+        PartitionBound::Default => out.push(4),
+    }
+}
+
+type Partitioning = (Option<PartitionKey>, Option<PartitionOf>);
+
+fn read_partitioning(r: &mut Reader<'_>, columns: &[ColumnDesc]) -> Option<Partitioning> {
+    let strategy = match r.u8()? {
+        0 => None,
+        1 => Some(PartitionStrategy::Range),
+        2 => Some(PartitionStrategy::List),
+        3 => Some(PartitionStrategy::Hash),
+        _ => return None,
+    };
+    let key = match strategy {
+        Some(strategy) => Some(PartitionKey {
+            strategy,
+            columns: read_columns(r, columns.len())?,
+        }),
+        None => None,
+    };
+    if r.u8()? == 0 {
+        return Some((key, None));
+    }
+    let parent = r.u32()?;
+    let key_columns = read_columns(r, columns.len())?;
+    let ty = |i: usize| Some(columns.get(*key_columns.get(i)?)?.ty.clone());
+    let bound = match r.u8()? {
+        1 => {
+            let mut sides = Vec::with_capacity(2);
+            for _ in 0..2 {
+                let n = r.u32()? as usize;
+                let mut side = Vec::with_capacity(n.min(key_columns.len()));
+                for i in 0..n {
+                    side.push(match r.u8()? {
+                        0 => RangeDatum::MinValue,
+                        2 => RangeDatum::MaxValue,
+                        1 => RangeDatum::Value(r.value(&ty(i)?)?),
+                        _ => return None,
+                    });
+                }
+                sides.push(side);
+            }
+            let to = sides.pop()?;
+            let from = sides.pop()?;
+            PartitionBound::Range { from, to }
+        }
+        2 => {
+            let n = r.u32()? as usize;
+            let mut values = Vec::with_capacity(n.min(MAX_STATS_VALUES));
+            for _ in 0..n {
+                values.push(match r.u8()? {
+                    0 => Value::Null,
+                    _ => r.value(&ty(0)?)?,
+                });
+            }
+            PartitionBound::List(values)
+        }
+        3 => PartitionBound::Hash {
+            modulus: r.u32()?,
+            remainder: r.u32()?,
+        },
+        4 => PartitionBound::Default,
+        _ => return None,
+    };
+    Some((
+        key,
+        Some(PartitionOf {
+            parent,
+            columns: key_columns,
+            bound,
+        }),
+    ))
 }
 
 fn put_column_stats(out: &mut Vec<u8>, c: &ColumnStats) {
@@ -832,8 +977,11 @@ pub(crate) fn decode(payload: &[u8]) -> Option<Record> {
         | KIND_CREATE_TABLE_V7
         | KIND_ALTER_TABLE_V7
         | KIND_CREATE_TABLE_V8
-        | KIND_ALTER_TABLE_V8 => {
-            let v8 = matches!(kind, KIND_CREATE_TABLE_V8 | KIND_ALTER_TABLE_V8);
+        | KIND_ALTER_TABLE_V8
+        | KIND_CREATE_TABLE_V9
+        | KIND_ALTER_TABLE_V9 => {
+            let v9 = matches!(kind, KIND_CREATE_TABLE_V9 | KIND_ALTER_TABLE_V9);
+            let v8 = v9 || matches!(kind, KIND_CREATE_TABLE_V8 | KIND_ALTER_TABLE_V8);
             let v7 = v8 || matches!(kind, KIND_CREATE_TABLE_V7 | KIND_ALTER_TABLE_V7);
             let v6 = v7 || matches!(kind, KIND_CREATE_TABLE_V6 | KIND_ALTER_TABLE_V6);
             let v5 = v6 || matches!(kind, KIND_CREATE_TABLE_V5 | KIND_ALTER_TABLE_V5);
@@ -941,6 +1089,11 @@ pub(crate) fn decode(payload: &[u8]) -> Option<Record> {
                     });
                 }
             }
+            let (partition_key, partition_of) = if v9 {
+                read_partitioning(&mut r, &columns)?
+            } else {
+                (None, None)
+            };
             let t = TableDesc {
                 oid,
                 rel,
@@ -952,6 +1105,8 @@ pub(crate) fn decode(payload: &[u8]) -> Option<Record> {
                 checks,
                 comments,
                 index_leads: Vec::new(),
+                partition_key,
+                partition_of,
                 alias: None,
             };
             if matches!(
@@ -962,6 +1117,7 @@ pub(crate) fn decode(payload: &[u8]) -> Option<Record> {
                     | KIND_ALTER_TABLE_V6
                     | KIND_ALTER_TABLE_V7
                     | KIND_ALTER_TABLE_V8
+                    | KIND_ALTER_TABLE_V9
             ) {
                 Record::AlterTable(t)
             } else {
@@ -1171,10 +1327,47 @@ mod tests {
                 },
             ],
             index_leads: Vec::new(),
+            partition_key: None,
+            partition_of: None,
             alias: None,
+        };
+        let partitioned = TableDesc {
+            partition_key: Some(PartitionKey {
+                strategy: PartitionStrategy::Range,
+                columns: vec![0, 1],
+            }),
+            ..t.clone()
+        };
+        let bound = |bound| TableDesc {
+            partition_of: Some(PartitionOf {
+                parent: 16000,
+                columns: vec![0, 0],
+                bound,
+            }),
+            ..t.clone()
         };
         for rec in [
             Record::AlterTable(t.clone()),
+            Record::CreateTable(partitioned),
+            Record::CreateTable(bound(PartitionBound::Range {
+                from: vec![
+                    RangeDatum::MinValue,
+                    RangeDatum::Value(Value::Bpchar("ab ".into())),
+                ],
+                to: vec![
+                    RangeDatum::Value(Value::Bpchar("zz ".into())),
+                    RangeDatum::MaxValue,
+                ],
+            })),
+            Record::CreateTable(bound(PartitionBound::List(vec![
+                Value::Bpchar("a  ".into()),
+                Value::Null,
+            ]))),
+            Record::CreateTable(bound(PartitionBound::Hash {
+                modulus: 8,
+                remainder: 3,
+            })),
+            Record::AlterTable(bound(PartitionBound::Default)),
             Record::CreateIndex {
                 table: 16384,
                 index: IndexDesc {

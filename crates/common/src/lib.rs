@@ -21,6 +21,7 @@ pub mod hash;
 pub mod ids;
 pub mod limits;
 pub mod numeric;
+pub mod pghash;
 pub mod rowlock;
 pub mod session;
 pub mod types;

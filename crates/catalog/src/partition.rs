@@ -1,0 +1,936 @@
+//! Declarative partitioning: a partitioned table's key ([`PartitionKey`]), each
+//! partition's bound ([`PartitionOf`]), and the directory of a parent's partitions the
+//! shared snapshot keeps sorted by bound ([`Partitions`]).
+//!
+//! Rules (cited as "partition rule N"):
+//! 1. A partitioned table has no storage; its rows live in its leaf partitions. A
+//!    partition created `PARTITION OF` a parent has the parent's columns, in the parent's
+//!    order (dropped ones included), so a partition's rows have the parent's layout and
+//!    plans above an Append of partitions read them as the parent's.
+//! 2. The directory is derived from the partitions' descriptors as records apply (never
+//!    logged) and kept in persistent maps ordered by bound, so adding or removing one
+//!    partition costs O(log N) and routing a row or pruning to one value costs
+//!    O(log N) bound comparisons, never a scan over the partitions (L3). Range
+//!    partitions are keyed by their lower bound, list partitions by each value, hash
+//!    partitions by (modulus, remainder).
+//! 3. Bounds compare as PostgreSQL's partition bounds do: value by value in the key
+//!    columns' btree order (`Value::cmp_non_null`), MINVALUE below and MAXVALUE above
+//!    every value; a range holds the keys from its lower bound (inclusive) to its upper
+//!    bound (exclusive). NULL keys go to a list partition that lists NULL, else to the
+//!    DEFAULT partition; for hash, NULL columns are left out of the row's hash
+//!    (`common::pghash`), so rows land in the partition PostgreSQL puts them in.
+//! 4. Partitions are listed in PostgreSQL's bound order: range by lower bound, list by
+//!    smallest value (a partition of NULL alone after those), hash by modulus then
+//!    remainder; the DEFAULT partition last. EXPLAIN's Append shows them so.
+
+use std::cell::Cell;
+use std::cmp::Ordering;
+use std::ops::Bound;
+
+use common::Oid;
+use common::value::Value;
+
+/// How a partitioned table divides its rows (`pg_partitioned_table.partstrat`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PartitionStrategy {
+    Range,
+    List,
+    Hash,
+}
+
+impl PartitionStrategy {
+    /// `pg_partitioned_table.partstrat`.
+    pub fn code(self) -> char {
+        match self {
+            PartitionStrategy::Range => 'r',
+            PartitionStrategy::List => 'l',
+            PartitionStrategy::Hash => 'h',
+        }
+    }
+
+    /// As `pg_get_partkeydef` spells it.
+    pub fn keyword(self) -> &'static str {
+        match self {
+            PartitionStrategy::Range => "RANGE",
+            PartitionStrategy::List => "LIST",
+            PartitionStrategy::Hash => "HASH",
+        }
+    }
+}
+
+/// A partitioned table's key (`PARTITION BY strategy (columns)`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PartitionKey {
+    pub strategy: PartitionStrategy,
+    /// The key's columns, by position in the table.
+    pub columns: Vec<usize>,
+}
+
+/// One value of a range bound.
+#[derive(Clone, Debug, PartialEq)]
+pub enum RangeDatum {
+    MinValue,
+    Value(Value),
+    MaxValue,
+}
+
+/// A partition's bound (`FOR VALUES ...`), its values of the key columns' types.
+#[derive(Clone, Debug, PartialEq)]
+pub enum PartitionBound {
+    /// `FROM (from) TO (to)`: keys from `from` (inclusive) to `to` (exclusive).
+    Range {
+        from: Vec<RangeDatum>,
+        to: Vec<RangeDatum>,
+    },
+    /// `IN (values)`; `Value::Null` for NULL.
+    List(Vec<Value>),
+    /// `WITH (MODULUS m, REMAINDER r)`.
+    Hash {
+        modulus: u32,
+        remainder: u32,
+    },
+    Default,
+}
+
+/// What makes a table a partition: its parent and bound.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PartitionOf {
+    pub parent: Oid,
+    /// The parent's key columns, by position in this table (the same positions, for a
+    /// partition created `PARTITION OF`: partition rule 1); what its bound's values are
+    /// of.
+    pub columns: Vec<usize>,
+    pub bound: PartitionBound,
+}
+
+thread_local! {
+    static COMPARISONS: Cell<u64> = const { Cell::new(0) };
+}
+
+/// How many bound comparisons this thread has made: what the tests of partition rule 2
+/// count.
+pub fn bound_comparisons() -> u64 {
+    COMPARISONS.with(|c| c.get())
+}
+
+fn counted() {
+    COMPARISONS.with(|c| c.set(c.get() + 1));
+}
+
+/// A range bound (or a key probing the range partitions), ordered as partition rule 3
+/// says. Comparing two counts one bound comparison.
+#[derive(Clone, Debug)]
+pub struct RangeKey(pub Vec<RangeDatum>);
+
+fn cmp_datum(a: &RangeDatum, b: &RangeDatum) -> Ordering {
+    use RangeDatum::*;
+    match (a, b) {
+        (MinValue, MinValue) | (MaxValue, MaxValue) => Ordering::Equal,
+        (MinValue, _) | (_, MaxValue) => Ordering::Less,
+        (_, MinValue) | (MaxValue, _) => Ordering::Greater,
+        (Value(x), Value(y)) => x.cmp_non_null(y),
+    }
+}
+
+impl Ord for RangeKey {
+    fn cmp(&self, other: &Self) -> Ordering {
+        counted();
+        self.0
+            .iter()
+            .zip(&other.0)
+            .map(|(a, b)| cmp_datum(a, b))
+            .find(|o| o.is_ne())
+            .unwrap_or_else(|| self.0.len().cmp(&other.0.len()))
+    }
+}
+impl PartialOrd for RangeKey {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl PartialEq for RangeKey {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other).is_eq()
+    }
+}
+impl Eq for RangeKey {}
+
+/// A list value (never NULL), ordered by the key column's btree order.
+#[derive(Clone, Debug)]
+pub struct ListKey(pub Value);
+
+impl Ord for ListKey {
+    fn cmp(&self, other: &Self) -> Ordering {
+        counted();
+        self.0.cmp_non_null(&other.0)
+    }
+}
+impl PartialOrd for ListKey {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl PartialEq for ListKey {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other).is_eq()
+    }
+}
+impl Eq for ListKey {}
+
+/// Why a new partition's bound is refused (the binder words PostgreSQL's errors).
+#[derive(Clone, Debug, PartialEq)]
+pub enum BoundConflict {
+    /// It would overlap this partition.
+    Overlaps(Oid),
+    /// There is a DEFAULT partition already.
+    DefaultExists(Oid),
+    /// A hash modulus that does not divide, or is not divisible by, this partition's.
+    Modulus {
+        existing: Oid,
+        existing_modulus: u32,
+        /// The new modulus is larger (and not a multiple of the existing one).
+        larger: bool,
+    },
+}
+
+/// The values a query's conditions leave one key column: the union of `intervals`
+/// (ascending, disjoint), and NULL if `null`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct KeyValues {
+    pub intervals: Vec<(Bound<Value>, Bound<Value>)>,
+    pub null: bool,
+}
+
+impl KeyValues {
+    /// Every non-NULL value, and NULL if `null`.
+    pub fn all(null: bool) -> KeyValues {
+        KeyValues {
+            intervals: vec![(Bound::Unbounded, Bound::Unbounded)],
+            null,
+        }
+    }
+
+    /// The one value `v` (NULL: nothing non-NULL).
+    pub fn point(v: Value) -> KeyValues {
+        if v.is_null() {
+            return KeyValues {
+                intervals: Vec::new(),
+                null: true,
+            };
+        }
+        KeyValues {
+            intervals: vec![(Bound::Included(v.clone()), Bound::Included(v))],
+            null: false,
+        }
+    }
+
+    /// The values each side allows.
+    pub fn intersect(&self, other: &KeyValues) -> KeyValues {
+        let mut out = Vec::new();
+        for a in &self.intervals {
+            for b in &other.intervals {
+                let lo = max_lower(&a.0, &b.0);
+                let hi = min_upper(&a.1, &b.1);
+                if !empty(&lo, &hi) {
+                    out.push((lo, hi));
+                }
+            }
+        }
+        out.sort_by(|a, b| cmp_lower(&a.0, &b.0));
+        KeyValues {
+            intervals: out,
+            null: self.null && other.null,
+        }
+    }
+
+    /// The values either side allows.
+    pub fn union(&self, other: &KeyValues) -> KeyValues {
+        let mut all: Vec<_> = self
+            .intervals
+            .iter()
+            .chain(&other.intervals)
+            .cloned()
+            .collect();
+        all.sort_by(|a, b| cmp_lower(&a.0, &b.0));
+        let mut out: Vec<(Bound<Value>, Bound<Value>)> = Vec::new();
+        for (lo, hi) in all {
+            if let Some(last) = out.last_mut()
+                && touches(&last.1, &lo)
+            {
+                if cmp_upper(&hi, &last.1).is_gt() {
+                    last.1 = hi;
+                }
+                continue;
+            }
+            out.push((lo, hi));
+        }
+        KeyValues {
+            intervals: out,
+            null: self.null || other.null,
+        }
+    }
+
+    /// No value at all.
+    pub fn is_empty(&self) -> bool {
+        self.intervals.is_empty() && !self.null
+    }
+
+    /// The single values allowed, if every interval is one value (NULL included).
+    pub fn points(&self) -> Option<Vec<Value>> {
+        let mut out = Vec::with_capacity(self.intervals.len() + self.null as usize);
+        for (lo, hi) in &self.intervals {
+            match (lo, hi) {
+                (Bound::Included(a), Bound::Included(b)) if a.cmp_non_null(b).is_eq() => {
+                    out.push(a.clone())
+                }
+                _ => return None,
+            }
+        }
+        if self.null {
+            out.push(Value::Null);
+        }
+        Some(out)
+    }
+}
+
+fn cmp_lower(a: &Bound<Value>, b: &Bound<Value>) -> Ordering {
+    match (a, b) {
+        (Bound::Unbounded, Bound::Unbounded) => Ordering::Equal,
+        (Bound::Unbounded, _) => Ordering::Less,
+        (_, Bound::Unbounded) => Ordering::Greater,
+        (Bound::Included(x), Bound::Included(y)) | (Bound::Excluded(x), Bound::Excluded(y)) => {
+            x.cmp_non_null(y)
+        }
+        (Bound::Included(x), Bound::Excluded(y)) => x.cmp_non_null(y).then(Ordering::Less),
+        (Bound::Excluded(x), Bound::Included(y)) => x.cmp_non_null(y).then(Ordering::Greater),
+    }
+}
+
+fn cmp_upper(a: &Bound<Value>, b: &Bound<Value>) -> Ordering {
+    match (a, b) {
+        (Bound::Unbounded, Bound::Unbounded) => Ordering::Equal,
+        (Bound::Unbounded, _) => Ordering::Greater,
+        (_, Bound::Unbounded) => Ordering::Less,
+        (Bound::Included(x), Bound::Included(y)) | (Bound::Excluded(x), Bound::Excluded(y)) => {
+            x.cmp_non_null(y)
+        }
+        (Bound::Included(x), Bound::Excluded(y)) => x.cmp_non_null(y).then(Ordering::Greater),
+        (Bound::Excluded(x), Bound::Included(y)) => x.cmp_non_null(y).then(Ordering::Less),
+    }
+}
+
+fn max_lower(a: &Bound<Value>, b: &Bound<Value>) -> Bound<Value> {
+    if cmp_lower(a, b).is_ge() { a } else { b }.clone()
+}
+
+fn min_upper(a: &Bound<Value>, b: &Bound<Value>) -> Bound<Value> {
+    if cmp_upper(a, b).is_le() { a } else { b }.clone()
+}
+
+/// No value lies between `lo` and `hi`.
+fn empty(lo: &Bound<Value>, hi: &Bound<Value>) -> bool {
+    match (lo, hi) {
+        (Bound::Unbounded, _) | (_, Bound::Unbounded) => false,
+        (Bound::Included(a), Bound::Included(b)) => a.cmp_non_null(b).is_gt(),
+        (Bound::Included(a) | Bound::Excluded(a), Bound::Excluded(b))
+        | (Bound::Excluded(a), Bound::Included(b)) => a.cmp_non_null(b).is_ge(),
+    }
+}
+
+/// An interval ending at `hi` and one starting at `lo` leave no value between them.
+fn touches(hi: &Bound<Value>, lo: &Bound<Value>) -> bool {
+    match (hi, lo) {
+        (Bound::Unbounded, _) | (_, Bound::Unbounded) => true,
+        (Bound::Excluded(a), Bound::Excluded(b)) => a.cmp_non_null(b).is_gt(),
+        (Bound::Included(a), Bound::Included(b) | Bound::Excluded(b))
+        | (Bound::Excluded(a), Bound::Included(b)) => a.cmp_non_null(b).is_ge(),
+    }
+}
+
+/// The partitions of one partitioned table, ordered by bound (partition rule 2).
+#[derive(Clone, Debug, Default)]
+pub struct Partitions {
+    /// Range partitions by lower bound: (upper bound, partition).
+    range: imbl::OrdMap<RangeKey, (RangeKey, Oid)>,
+    /// Each listed value's partition.
+    list: imbl::OrdMap<ListKey, Oid>,
+    /// Each list partition's smallest value: their order (partition rule 4).
+    list_first: imbl::HashMap<Oid, ListKey>,
+    /// The list partition that holds NULL.
+    null: Option<Oid>,
+    /// Hash partitions by (modulus, remainder).
+    hash: imbl::OrdMap<(u32, u32), Oid>,
+    default: Option<Oid>,
+    count: usize,
+}
+
+impl Partitions {
+    /// How many partitions there are.
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// The DEFAULT partition, if there is one.
+    pub fn default_partition(&self) -> Option<Oid> {
+        self.default
+    }
+
+    pub(crate) fn add(&mut self, oid: Oid, bound: &PartitionBound) {
+        match bound {
+            PartitionBound::Range { from, to } => {
+                self.range
+                    .insert(RangeKey(from.clone()), (RangeKey(to.clone()), oid));
+            }
+            PartitionBound::List(values) => {
+                let mut first: Option<ListKey> = None;
+                for v in values {
+                    if v.is_null() {
+                        self.null = Some(oid);
+                        continue;
+                    }
+                    let k = ListKey(v.clone());
+                    if first.as_ref().is_none_or(|f| k < *f) {
+                        first = Some(k.clone());
+                    }
+                    self.list.insert(k, oid);
+                }
+                if let Some(f) = first {
+                    self.list_first.insert(oid, f);
+                }
+            }
+            PartitionBound::Hash { modulus, remainder } => {
+                self.hash.insert((*modulus, *remainder), oid);
+            }
+            PartitionBound::Default => self.default = Some(oid),
+        }
+        self.count += 1;
+    }
+
+    pub(crate) fn remove(&mut self, oid: Oid, bound: &PartitionBound) {
+        match bound {
+            PartitionBound::Range { from, .. } => {
+                let k = RangeKey(from.clone());
+                if self.range.get(&k).is_some_and(|(_, o)| *o == oid) {
+                    self.range.remove(&k);
+                }
+            }
+            PartitionBound::List(values) => {
+                for v in values {
+                    if v.is_null() {
+                        if self.null == Some(oid) {
+                            self.null = None;
+                        }
+                        continue;
+                    }
+                    let k = ListKey(v.clone());
+                    if self.list.get(&k) == Some(&oid) {
+                        self.list.remove(&k);
+                    }
+                }
+                self.list_first.remove(&oid);
+            }
+            PartitionBound::Hash { modulus, remainder } => {
+                if self.hash.get(&(*modulus, *remainder)) == Some(&oid) {
+                    self.hash.remove(&(*modulus, *remainder));
+                }
+            }
+            PartitionBound::Default => {
+                if self.default == Some(oid) {
+                    self.default = None;
+                }
+            }
+        }
+        self.count = self.count.saturating_sub(1);
+    }
+
+    /// Whether a partition with `bound` may join these (PostgreSQL's
+    /// `check_new_partition_bound`); the bound itself is already checked (a range's
+    /// lower bound below its upper one).
+    pub fn check_new(&self, bound: &PartitionBound) -> Result<(), BoundConflict> {
+        match bound {
+            PartitionBound::Default => match self.default {
+                Some(d) => Err(BoundConflict::DefaultExists(d)),
+                None => Ok(()),
+            },
+            PartitionBound::Range { from, to } => {
+                let (from, to) = (RangeKey(from.clone()), RangeKey(to.clone()));
+                // The partition starting last below the new upper bound is the only
+                // one that can overlap (the others are disjoint and ordered).
+                match self.range.range(..to).next_back() {
+                    Some((_, (upper, oid))) if *upper > from => Err(BoundConflict::Overlaps(*oid)),
+                    _ => Ok(()),
+                }
+            }
+            PartitionBound::List(values) => {
+                for v in values {
+                    let hit = if v.is_null() {
+                        self.null
+                    } else {
+                        self.list.get(&ListKey(v.clone())).copied()
+                    };
+                    if let Some(o) = hit {
+                        return Err(BoundConflict::Overlaps(o));
+                    }
+                }
+                Ok(())
+            }
+            PartitionBound::Hash { modulus, remainder } => {
+                // Every modulus must divide the next larger one; then a remainder
+                // overlaps another partition's where they agree modulo the smaller.
+                for (&(m, _), &oid) in self.hash.iter() {
+                    if m > *modulus && m % modulus != 0 {
+                        return Err(BoundConflict::Modulus {
+                            existing: oid,
+                            existing_modulus: m,
+                            larger: false,
+                        });
+                    }
+                    if m < *modulus && modulus % m != 0 {
+                        return Err(BoundConflict::Modulus {
+                            existing: oid,
+                            existing_modulus: m,
+                            larger: true,
+                        });
+                    }
+                }
+                for (&(m, r), &oid) in self.hash.iter() {
+                    let small = m.min(*modulus);
+                    if r % small == remainder % small {
+                        return Err(BoundConflict::Overlaps(oid));
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// The partition a row whose key is `key` belongs in (partition rule 3), if any.
+    pub fn route(&self, strategy: PartitionStrategy, key: &[Value]) -> Option<Oid> {
+        let found = match strategy {
+            PartitionStrategy::Range => {
+                if key.iter().any(Value::is_null) {
+                    None
+                } else {
+                    let probe = RangeKey(key.iter().cloned().map(RangeDatum::Value).collect());
+                    self.range_holding(&probe)
+                }
+            }
+            PartitionStrategy::List => match key.first() {
+                Some(v) if v.is_null() => self.null,
+                Some(v) => self.list.get(&ListKey(v.clone())).copied(),
+                None => None,
+            },
+            PartitionStrategy::Hash => {
+                common::pghash::partition_row_hash(key).and_then(|h| self.hash_holding(h))
+            }
+        };
+        found.or(self.default)
+    }
+
+    /// The range partition holding key `probe` (no MINVALUE or MAXVALUE in it).
+    fn range_holding(&self, probe: &RangeKey) -> Option<Oid> {
+        let (_, (upper, oid)) = self.range.range(..=probe.clone()).next_back()?;
+        (probe < upper).then_some(*oid)
+    }
+
+    /// The hash partition of row hash `h`: for each modulus in use, smallest first, the
+    /// partition of that modulus with remainder `h % modulus`.
+    fn hash_holding(&self, h: u64) -> Option<Oid> {
+        let mut from = (0u32, 0u32);
+        while let Some((&(m, _), _)) = self.hash.range(from..).next() {
+            if let Some(&oid) = self.hash.get(&(m, (h % m as u64) as u32)) {
+                return Some(oid);
+            }
+            from = (m.checked_add(1)?, 0);
+        }
+        None
+    }
+
+    /// Every partition, in bound order (partition rule 4).
+    pub fn all(&self) -> Vec<Oid> {
+        let mut out = Vec::with_capacity(self.count);
+        out.extend(self.range.values().map(|(_, o)| *o));
+        out.extend(self.hash.values().copied());
+        if !self.list_first.is_empty() {
+            let mut seen = std::collections::HashSet::new();
+            out.extend(self.list.values().copied().filter(|o| seen.insert(*o)));
+        }
+        if let Some(n) = self.null
+            && !self.list_first.contains_key(&n)
+        {
+            out.push(n);
+        }
+        out.extend(self.default);
+        out
+    }
+
+    /// The partitions that may hold rows whose key columns take the values `cols`
+    /// allows (`None`: any value), in bound order: PostgreSQL's partition pruning, by
+    /// binary search in the bounds (partition rule 2). Conservative: a partition that
+    /// may hold such a row is kept.
+    pub fn prune(&self, strategy: PartitionStrategy, cols: &[Option<KeyValues>]) -> Vec<Oid> {
+        let Some(Some(first)) = cols.first() else {
+            return self.all();
+        };
+        match strategy {
+            PartitionStrategy::Range => self.prune_range(first, cols.len()),
+            PartitionStrategy::List => self.prune_list(first),
+            PartitionStrategy::Hash => self.prune_hash(cols),
+        }
+    }
+
+    fn prune_range(&self, first: &KeyValues, ncols: usize) -> Vec<Oid> {
+        let mut out: Vec<Oid> = Vec::new();
+        // A NULL key goes to the DEFAULT partition only.
+        let mut default = first.null;
+        let pad = |d: RangeDatum| {
+            let mut v = vec![d];
+            v.resize(ncols, RangeDatum::MinValue);
+            RangeKey(v)
+        };
+        for (lo, hi) in &first.intervals {
+            // The partition that may hold `lo` (the last starting at or below it), then
+            // those starting up to `hi`.
+            let start = match lo {
+                Bound::Unbounded => pad(RangeDatum::MinValue),
+                Bound::Included(v) | Bound::Excluded(v) => pad(RangeDatum::Value(v.clone())),
+            };
+            // Whether every value of the interval is in some partition: else the
+            // DEFAULT partition may hold some.
+            let mut covered_to: Option<RangeKey> = None;
+            let mut gap = false;
+            if let Some((_, (upper, oid))) = self.range.range(..=start.clone()).next_back() {
+                // It holds first-column values below its upper bound's first value (or
+                // that value, with more columns after).
+                let keep = match lo {
+                    Bound::Unbounded => true,
+                    Bound::Included(v) | Bound::Excluded(v) => {
+                        match cmp_datum(&upper.0[0], &RangeDatum::Value(v.clone())) {
+                            Ordering::Greater => true,
+                            Ordering::Equal => ncols > 1,
+                            Ordering::Less => false,
+                        }
+                    }
+                };
+                if keep {
+                    out.push(*oid);
+                    covered_to = Some(upper.clone());
+                } else {
+                    gap = true;
+                }
+            } else {
+                gap = true;
+            }
+            for (lower, (upper, oid)) in
+                self.range.range((Bound::Excluded(start), Bound::Unbounded))
+            {
+                let within = match hi {
+                    Bound::Unbounded => true,
+                    Bound::Included(v) => {
+                        cmp_datum(&lower.0[0], &RangeDatum::Value(v.clone())).is_le()
+                    }
+                    Bound::Excluded(v) => {
+                        cmp_datum(&lower.0[0], &RangeDatum::Value(v.clone())).is_lt()
+                    }
+                };
+                if !within {
+                    break;
+                }
+                if covered_to.as_ref().is_none_or(|c| c != lower) {
+                    gap = true;
+                }
+                out.push(*oid);
+                covered_to = Some(upper.clone());
+            }
+            // The last partition must reach past `hi`.
+            let reaches = match (&covered_to, hi) {
+                (None, _) => false,
+                (Some(c), Bound::Unbounded) => matches!(c.0[0], RangeDatum::MaxValue),
+                (Some(c), Bound::Included(v)) => {
+                    cmp_datum(&c.0[0], &RangeDatum::Value(v.clone())).is_gt()
+                }
+                (Some(c), Bound::Excluded(v)) => {
+                    cmp_datum(&c.0[0], &RangeDatum::Value(v.clone())).is_ge()
+                }
+            };
+            if gap || !reaches || ncols > 1 {
+                default = true;
+            }
+        }
+        out.dedup();
+        if default {
+            out.extend(self.default);
+        }
+        out
+    }
+
+    fn prune_list(&self, first: &KeyValues) -> Vec<Oid> {
+        let mut found: Vec<Oid> = Vec::new();
+        let mut default = false;
+        for (lo, hi) in &first.intervals {
+            match (lo, hi) {
+                (Bound::Included(a), Bound::Included(b)) if a.cmp_non_null(b).is_eq() => {
+                    match self.list.get(&ListKey(a.clone())) {
+                        Some(o) => found.push(*o),
+                        None => default = true,
+                    }
+                }
+                _ => {
+                    let range = (
+                        lo.as_ref().map(|v| ListKey(v.clone())),
+                        hi.as_ref().map(|v| ListKey(v.clone())),
+                    );
+                    found.extend(self.list.range(range).map(|(_, o)| *o));
+                    default = true;
+                }
+            }
+        }
+        if first.null {
+            match self.null {
+                Some(n) => found.push(n),
+                None => default = true,
+            }
+        }
+        let mut out = self.in_list_order(found);
+        if default {
+            out.extend(self.default);
+        }
+        out
+    }
+
+    /// `oids` (list partitions, perhaps repeated) once each, in bound order.
+    fn in_list_order(&self, mut oids: Vec<Oid>) -> Vec<Oid> {
+        oids.sort_unstable();
+        oids.dedup();
+        let mut keyed: Vec<(Option<&ListKey>, Oid)> = oids
+            .into_iter()
+            .map(|o| (self.list_first.get(&o), o))
+            .collect();
+        keyed.sort_by(|a, b| match (a.0, b.0) {
+            (Some(x), Some(y)) => x.cmp(y),
+            (Some(_), None) => Ordering::Less,
+            (None, Some(_)) => Ordering::Greater,
+            (None, None) => Ordering::Equal,
+        });
+        keyed.into_iter().map(|(_, o)| o).collect()
+    }
+
+    fn prune_hash(&self, cols: &[Option<KeyValues>]) -> Vec<Oid> {
+        // Only equality on every key column (or IS NULL) picks partitions: each
+        // combination of the values is routed.
+        let mut combos: Vec<Vec<Value>> = vec![Vec::new()];
+        for c in cols {
+            let Some(points) = c.as_ref().and_then(KeyValues::points) else {
+                return self.all();
+            };
+            if combos.len() * points.len() > 64 {
+                return self.all();
+            }
+            combos = combos
+                .into_iter()
+                .flat_map(|prefix| {
+                    points.iter().map(move |p| {
+                        let mut v = prefix.clone();
+                        v.push(p.clone());
+                        v
+                    })
+                })
+                .collect();
+        }
+        let mut out: Vec<(u32, u32, Oid)> = Vec::new();
+        let mut default = false;
+        for key in combos {
+            match common::pghash::partition_row_hash(&key).and_then(|h| self.hash_holding_keyed(h))
+            {
+                Some(x) => out.push(x),
+                None => default = true,
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        let mut out: Vec<Oid> = out.into_iter().map(|(_, _, o)| o).collect();
+        if default {
+            out.extend(self.default);
+        }
+        out
+    }
+
+    fn hash_holding_keyed(&self, h: u64) -> Option<(u32, u32, Oid)> {
+        let oid = self.hash_holding(h)?;
+        self.hash
+            .iter()
+            .find(|(_, o)| **o == oid)
+            .map(|(&(m, r), &o)| (m, r, o))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn range(from: i32, to: i32) -> PartitionBound {
+        PartitionBound::Range {
+            from: vec![RangeDatum::Value(Value::Int4(from))],
+            to: vec![RangeDatum::Value(Value::Int4(to))],
+        }
+    }
+
+    fn ranges(n: i32) -> Partitions {
+        let mut p = Partitions::default();
+        for i in 0..n {
+            p.add(100 + i as Oid, &range(i * 10, i * 10 + 10));
+        }
+        p
+    }
+
+    #[test]
+    fn range_routing_and_overlap() {
+        let p = ranges(4);
+        let r = |v| p.route(PartitionStrategy::Range, &[Value::Int4(v)]);
+        assert_eq!(r(0), Some(100));
+        assert_eq!(r(9), Some(100));
+        assert_eq!(r(10), Some(101));
+        assert_eq!(r(39), Some(103));
+        assert_eq!(r(40), None);
+        assert_eq!(r(-1), None);
+        assert_eq!(p.route(PartitionStrategy::Range, &[Value::Null]), None);
+        assert_eq!(p.check_new(&range(40, 50)), Ok(()));
+        assert_eq!(
+            p.check_new(&range(35, 45)),
+            Err(BoundConflict::Overlaps(103))
+        );
+        assert_eq!(
+            p.check_new(&range(-5, 1)),
+            Err(BoundConflict::Overlaps(100))
+        );
+        assert_eq!(p.check_new(&range(-5, 0)), Ok(()));
+        assert_eq!(p.all(), vec![100, 101, 102, 103]);
+    }
+
+    #[test]
+    fn range_pruning() {
+        let mut p = ranges(4);
+        let one = |v| vec![Some(KeyValues::point(Value::Int4(v)))];
+        assert_eq!(p.prune(PartitionStrategy::Range, &one(15)), vec![101]);
+        assert_eq!(
+            p.prune(PartitionStrategy::Range, &one(45)),
+            Vec::<Oid>::new()
+        );
+        let between = KeyValues {
+            intervals: vec![(
+                Bound::Included(Value::Int4(10)),
+                Bound::Excluded(Value::Int4(30)),
+            )],
+            null: false,
+        };
+        assert_eq!(
+            p.prune(PartitionStrategy::Range, &[Some(between.clone())]),
+            vec![101, 102]
+        );
+        p.add(900, &PartitionBound::Default);
+        // Covered wholly: the DEFAULT partition is not needed.
+        assert_eq!(
+            p.prune(PartitionStrategy::Range, &[Some(between)]),
+            vec![101, 102]
+        );
+        assert_eq!(p.prune(PartitionStrategy::Range, &one(45)), vec![900]);
+        let above = KeyValues {
+            intervals: vec![(Bound::Excluded(Value::Int4(25)), Bound::Unbounded)],
+            null: false,
+        };
+        assert_eq!(
+            p.prune(PartitionStrategy::Range, &[Some(above)]),
+            vec![102, 103, 900]
+        );
+    }
+
+    #[test]
+    fn list_routing_and_pruning() {
+        let mut p = Partitions::default();
+        p.add(
+            1,
+            &PartitionBound::List(vec![Value::Int4(5), Value::Int4(1)]),
+        );
+        p.add(2, &PartitionBound::List(vec![Value::Int4(3), Value::Null]));
+        assert_eq!(p.all(), vec![1, 2]);
+        assert_eq!(p.route(PartitionStrategy::List, &[Value::Int4(5)]), Some(1));
+        assert_eq!(p.route(PartitionStrategy::List, &[Value::Null]), Some(2));
+        assert_eq!(p.route(PartitionStrategy::List, &[Value::Int4(4)]), None);
+        assert_eq!(
+            p.check_new(&PartitionBound::List(vec![Value::Int4(3)])),
+            Err(BoundConflict::Overlaps(2))
+        );
+        let both = KeyValues::point(Value::Int4(3)).union(&KeyValues::point(Value::Int4(1)));
+        assert_eq!(p.prune(PartitionStrategy::List, &[Some(both)]), vec![1, 2]);
+    }
+
+    #[test]
+    fn hash_moduli_must_divide() {
+        let mut p = Partitions::default();
+        p.add(
+            1,
+            &PartitionBound::Hash {
+                modulus: 4,
+                remainder: 0,
+            },
+        );
+        assert!(matches!(
+            p.check_new(&PartitionBound::Hash {
+                modulus: 6,
+                remainder: 1
+            }),
+            Err(BoundConflict::Modulus { larger: true, .. })
+        ));
+        assert_eq!(
+            p.check_new(&PartitionBound::Hash {
+                modulus: 8,
+                remainder: 4
+            }),
+            Err(BoundConflict::Overlaps(1))
+        );
+        assert_eq!(
+            p.check_new(&PartitionBound::Hash {
+                modulus: 8,
+                remainder: 5
+            }),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn key_values_algebra() {
+        let iv = |a: i32, b: i32| KeyValues {
+            intervals: vec![(
+                Bound::Included(Value::Int4(a)),
+                Bound::Included(Value::Int4(b)),
+            )],
+            null: false,
+        };
+        let u = iv(1, 5).union(&iv(3, 9));
+        assert_eq!(u, iv(1, 9));
+        assert_eq!(iv(1, 5).intersect(&iv(3, 9)), iv(3, 5));
+        assert!(iv(1, 2).intersect(&iv(3, 9)).is_empty());
+    }
+
+    /// Routing among 8,192 range partitions costs O(log N) bound comparisons.
+    #[test]
+    fn routing_is_logarithmic() {
+        let p = ranges(8192);
+        let before = bound_comparisons();
+        assert_eq!(
+            p.route(PartitionStrategy::Range, &[Value::Int4(41_234)]),
+            Some(100 + 4123)
+        );
+        let used = bound_comparisons() - before;
+        assert!(used <= 2 * 13 + 4, "{used} comparisons");
+        let before = bound_comparisons();
+        let one = vec![Some(KeyValues::point(Value::Int4(41_234)))];
+        assert_eq!(p.prune(PartitionStrategy::Range, &one), vec![100 + 4123]);
+        let used = bound_comparisons() - before;
+        assert!(used <= 2 * 13 + 4, "{used} comparisons");
+    }
+}
