@@ -562,7 +562,7 @@ fn put_partitioning(out: &mut Vec<u8>, t: &TableDesc) {
         of.columns
             .get(i)
             .and_then(|&c| t.columns.get(c))
-            .map(|c| c.ty.clone())
+            .map(|c| c.ty)
             .unwrap_or(DataType::Text)
     };
     let value = |out: &mut Vec<u8>, v: &Value, ty: &DataType| {
@@ -628,7 +628,7 @@ fn read_partitioning(r: &mut Reader<'_>, columns: &[ColumnDesc]) -> Option<Parti
     }
     let parent = r.u32()?;
     let key_columns = read_columns(r, columns.len())?;
-    let ty = |i: usize| Some(columns.get(*key_columns.get(i)?)?.ty.clone());
+    let ty = |i: usize| Some(columns.get(*key_columns.get(i)?)?.ty);
     let bound = match r.u8()? {
         1 => {
             let mut sides = Vec::with_capacity(2);
