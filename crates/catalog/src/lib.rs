@@ -213,6 +213,22 @@ impl CatalogSnapshot {
         self.partitions.get(&oid)
     }
 
+    /// Every partition below partitioned table `oid`, at any depth, in bound order, each
+    /// partitioned one before its own partitions.
+    pub fn descendants(&self, oid: Oid) -> Vec<Arc<TableDesc>> {
+        let mut out = Vec::new();
+        let mut stack = vec![oid];
+        while let Some(o) = stack.pop() {
+            for p in self.partitions(o).map(|s| s.all()).unwrap_or_default() {
+                if let Some(t) = self.by_oid.get(&p) {
+                    out.push(t.clone());
+                    stack.push(p);
+                }
+            }
+        }
+        out
+    }
+
     /// What ANALYZE last found of table `oid`; `None` if it never ran.
     pub fn stats(&self, oid: Oid) -> Option<&RelStats> {
         self.stats.get(&oid)
@@ -274,6 +290,23 @@ impl CatalogSnapshot {
         }
     }
 
+    /// A plan of a partitioned table chose its partitions' scans: it depends on them, so
+    /// a change to a partition is a change to `parent` and the tables above it
+    /// (partition rule 5).
+    fn touch_ancestors(&mut self, parent: Oid) {
+        let mut next = Some(parent);
+        while let Some(p) = next {
+            if !self.by_oid.contains_key(&p) {
+                break;
+            }
+            self.touch(p);
+            next = self
+                .by_oid
+                .get(&p)
+                .and_then(|t| t.partition_of.as_ref().map(|o| o.parent));
+        }
+    }
+
     /// Enter partition `t` in its parent's directory (partition rule 2); the parent's
     /// plans change with it.
     fn add_partition(&mut self, t: &TableDesc) {
@@ -281,7 +314,7 @@ impl CatalogSnapshot {
             let mut set = self.partitions.get(&of.parent).cloned().unwrap_or_default();
             set.add(t.oid, &of.bound);
             self.partitions.insert(of.parent, set);
-            self.touch(of.parent);
+            self.touch_ancestors(of.parent);
         }
     }
 
@@ -295,14 +328,15 @@ impl CatalogSnapshot {
             } else {
                 self.partitions.insert(of.parent, set);
             }
-            if self.by_oid.contains_key(&of.parent) {
-                self.touch(of.parent);
-            }
+            self.touch_ancestors(of.parent);
         }
     }
 
     fn put_table(&mut self, mut t: TableDesc) {
         self.touch(t.oid);
+        if let Some(of) = &t.partition_of {
+            self.touch_ancestors(of.parent);
+        }
         t.index_leading_columns();
         let t = Arc::new(t);
         self.tables.insert(t.name.clone(), t.clone());

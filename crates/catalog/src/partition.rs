@@ -22,6 +22,11 @@
 //! 4. Partitions are listed in PostgreSQL's bound order: range by lower bound, list by
 //!    smallest value (a partition of NULL alone after those), hash by modulus then
 //!    remainder; the DEFAULT partition last. EXPLAIN's Append shows them so.
+//! 5. A change to a partition (its descriptor, its indexes, its coming or going) is a
+//!    change to every table above it: a cached plan of a partitioned table chose its
+//!    partitions' scans, so it is planned again. A partition is created, dropped or
+//!    detached only under AccessExclusive on its parent, so a statement holding any
+//!    lock on the parent never meets a partition coming or going under it.
 
 use std::cell::Cell;
 use std::cmp::Ordering;
@@ -458,10 +463,20 @@ impl Partitions {
             },
             PartitionBound::Range { from, to } => {
                 let (from, to) = (RangeKey(from.clone()), RangeKey(to.clone()));
-                // The partition starting last below the new upper bound is the only
-                // one that can overlap (the others are disjoint and ordered).
-                match self.range.range(..to).next_back() {
-                    Some((_, (upper, oid))) if *upper > from => Err(BoundConflict::Overlaps(*oid)),
+                // The partitions are disjoint and ordered: the first the new one would
+                // overlap holds its lower bound, or else is the next one, starting
+                // below its upper bound (PostgreSQL names that one).
+                if let Some((_, (upper, oid))) = self.range.range(..=from.clone()).next_back()
+                    && *upper > from
+                {
+                    return Err(BoundConflict::Overlaps(*oid));
+                }
+                match self
+                    .range
+                    .range((Bound::Excluded(from), Bound::Unbounded))
+                    .next()
+                {
+                    Some((lower, (_, oid))) if *lower < to => Err(BoundConflict::Overlaps(*oid)),
                     _ => Ok(()),
                 }
             }

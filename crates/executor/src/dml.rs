@@ -13,13 +13,18 @@
 //! newest version and re-checks the WHERE clause there; REPEATABLE READ fails with 40001.
 
 use access::heapam::{self, HeapWrite};
+use std::sync::Arc;
+
 use catalog::TableDesc;
-use common::{ItemPointer, PgError, PgResult, SqlState, Value};
+use common::{ItemPointer, Oid, PgError, PgResult, SqlState, Value};
 use sql::bound::{BoundCheck, BoundDelete, BoundUpdate, Returning};
 
 use crate::ExecContext;
 use crate::eval::Row;
 use crate::index;
+use crate::route::{Leaf, Router};
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use txn::Isolation;
 
 pub(crate) fn check_not_null(
@@ -70,6 +75,45 @@ pub(crate) fn check_row(
     Ok(())
 }
 
+/// Whether `row`, written to partition `t` directly, meets its partition constraint:
+/// at each level up, the parent routes it to the table below (23514 otherwise).
+pub(crate) fn check_partition_constraint(
+    cx: &ExecContext,
+    t: &TableDesc,
+    row: &[Value],
+) -> PgResult<()> {
+    let catalog = &cx.session.catalog;
+    let mut child = t.oid;
+    let mut of = t.partition_of.as_ref();
+    while let Some(p) = of {
+        let parent = catalog.table_by_oid(p.parent);
+        let key = parent.and_then(|t| t.partition_key.as_ref());
+        let ok = match (parent, key) {
+            (Some(parent), Some(key)) => {
+                let values: Vec<Value> = key.columns.iter().map(|&c| row[c].clone()).collect();
+                let routed = catalog
+                    .partitions(parent.oid)
+                    .and_then(|set| set.route(key.strategy, &values));
+                routed == Some(child)
+            }
+            _ => true,
+        };
+        if !ok {
+            return Err(PgError::new(
+                SqlState::CHECK_VIOLATION,
+                format!(
+                    "new row for relation \"{}\" violates partition constraint",
+                    t.name
+                ),
+            )
+            .with_detail(failing_row(cx.session.text(), t, row)));
+        }
+        child = p.parent;
+        of = parent.and_then(|p| p.partition_of.as_ref());
+    }
+    Ok(())
+}
+
 /// The DETAIL of a constraint violation: `Failing row contains (1, null).` (dropped
 /// columns left out).
 fn failing_row(text: &common::value::TextContext, table: &TableDesc, row: &[Value]) -> String {
@@ -94,26 +138,37 @@ fn returning_rows(cx: &ExecContext, r: Option<&Returning>, rows: &[Row]) -> PgRe
         .collect()
 }
 
+/// The rows a write changed in each table it wrote (each leaf partition, through a
+/// partitioned table).
+pub type Changed = Vec<(Oid, u64)>;
+
 /// Insert `rows` (full width, already cast); returns the RETURNING rows.
 pub fn insert(
     cx: &ExecContext,
-    table: &TableDesc,
+    table: &Arc<TableDesc>,
     rows: Vec<Row>,
     returning: Option<&Returning>,
     fks: &sql::bound::ForeignKeyChecks,
     checks: &[BoundCheck],
     predicates: &[sql::bound::BoundIndexExprs],
-) -> PgResult<Vec<Row>> {
+) -> PgResult<(Vec<Row>, Changed)> {
     let types = table.column_types();
     // Length checks of char(n)/varchar(n) happened in the casts; NOT NULL and CHECK
     // here, keys as each row goes in (PostgreSQL's immediate checks: an earlier row of
     // the same statement counts as present).
+    if table.partition_key.is_some() {
+        return insert_routed(cx, table, rows, returning);
+    }
     for row in &rows {
         check_row(cx, table, checks, row)?;
+        if table.partition_of.is_some() {
+            check_partition_constraint(cx, table, row)?;
+        }
     }
     let out = returning_rows(cx, returning, &rows)?;
+    let changed = vec![(table.oid, rows.len() as u64)];
     if rows.is_empty() {
-        return Ok(out);
+        return Ok((out, changed));
     }
     for row in &rows {
         insert_checked_row(cx, table, &types, row, predicates)?;
@@ -122,7 +177,25 @@ pub fn insert(
         let refs: Vec<&[Value]> = rows.iter().map(|r| r.as_slice()).collect();
         crate::fkey::check_outgoing(cx, table, fks, &refs)?;
     }
-    Ok(out)
+    Ok((out, changed))
+}
+
+/// Insert `rows` into partitioned table `table`: each to its leaf partition, checked
+/// against the leaf's constraints (`crate::route`).
+fn insert_routed(
+    cx: &ExecContext,
+    table: &Arc<TableDesc>,
+    rows: Vec<Row>,
+    returning: Option<&Returning>,
+) -> PgResult<(Vec<Row>, Changed)> {
+    let mut router = Router::new(table.clone());
+    for row in &rows {
+        let leaf = router.leaf(cx, row)?;
+        check_row(cx, &leaf.table, &leaf.checks, row)?;
+        insert_checked_row(cx, &leaf.table, &leaf.types, row, &leaf.index_exprs)?;
+        leaf.rows += 1;
+    }
+    Ok((returning_rows(cx, returning, &rows)?, router.changed()))
 }
 
 /// Insert one full-width row whose NOT NULL constraints were checked: the heap tuple,
@@ -153,7 +226,7 @@ fn matching_rows(
     cx: &ExecContext,
     scan: &planner::Plan,
     instrument: Option<&crate::instrument::Instrumentation>,
-) -> PgResult<Vec<(ItemPointer, Row)>> {
+) -> PgResult<Vec<(Oid, ItemPointer, Row)>> {
     let env = crate::exec::Env {
         emit_tid: true,
         instrument,
@@ -162,10 +235,12 @@ fn matching_rows(
     let mut op = crate::exec::build(scan, env)?;
     let mut out = Vec::new();
     while let Some(mut row) = op.next()? {
-        let tid = row
-            .pop()
-            .ok_or_else(|| common::PgError::internal("a target row without its address"))?;
-        out.push((crate::exec::lock_rows::tid_of(&tid)?, row));
+        let (Some(Value::Oid(table)), Some(tid)) = (row.pop(), row.pop()) else {
+            return Err(common::PgError::internal(
+                "a target row without its address",
+            ));
+        };
+        out.push((table, crate::exec::lock_rows::tid_of(&tid)?, row));
     }
     Ok(out)
 }
@@ -175,6 +250,46 @@ fn passes(cx: &ExecContext, filter: Option<&sql::bound::Expr>, row: &Row) -> PgR
         Some(f) => cx.env().eval(f, row)?.is_true(),
         None => true,
     })
+}
+
+/// The partitions an UPDATE or DELETE through partitioned table `table` changes rows
+/// of (`None` for any other table).
+struct Partitions {
+    /// Each partition's bound constraints and indexes.
+    leaves: HashMap<Oid, Leaf>,
+    /// Where UPDATE moves rows whose key left their partition.
+    router: Router,
+}
+
+impl Partitions {
+    fn new(_cx: &ExecContext, table: &Arc<TableDesc>) -> Option<Partitions> {
+        table.partition_key.as_ref()?;
+        Some(Partitions {
+            leaves: HashMap::new(),
+            router: Router::new(table.clone()),
+        })
+    }
+
+    /// The partition `oid` a row was found in.
+    fn leaf(&mut self, cx: &ExecContext, oid: Oid) -> PgResult<&mut Leaf> {
+        match self.leaves.entry(oid) {
+            Entry::Occupied(e) => Ok(e.into_mut()),
+            Entry::Vacant(e) => {
+                let table = cx
+                    .session
+                    .catalog
+                    .table_by_oid(oid)
+                    .cloned()
+                    .ok_or_else(|| PgError::internal(format!("no partition with oid {oid}")))?;
+                Ok(e.insert(Leaf::bind(cx, table)?))
+            }
+        }
+    }
+}
+
+/// Whether `row` meets partition `t`'s constraint (at every level up).
+fn fits_partition(cx: &ExecContext, t: &TableDesc, row: &[Value]) -> PgResult<bool> {
+    Ok(check_partition_constraint(cx, t, row).is_ok())
 }
 
 /// Where a row UPDATE or DELETE was about to change stands after trying.
@@ -236,26 +351,61 @@ pub fn update(
     let mut changed = Vec::with_capacity(targets.len());
     // The old rows whose new versions went in, for the foreign key checks.
     let mut replaced = Vec::new();
-    for (tid, old) in targets {
+    // Through a partitioned table: each row's partition, and where moved rows go.
+    let mut partitions = Partitions::new(cx, table);
+    for (oid, tid, old) in targets {
         let (mut tid, mut old) = (tid, old);
         loop {
             let mut new = old.clone();
             for (c, e) in &u.assignments {
                 new[*c] = cx.env().eval(e, &old)?;
             }
-            check_row(cx, table, &u.checks, &new)?;
-            let t = access::tuple::encode(&new, &types)?;
-            let keys = table.keys_changed(&old, &new);
-            let result = heapam::heap_update(cx.pool, table.rel, tid, &t, xid, cx.tx, keys)?;
+            let (leaf, types, checks, index_exprs) = match partitions.as_mut() {
+                Some(p) => {
+                    let l = p.leaf(cx, oid)?;
+                    (&l.table, &l.types, &l.checks, &l.index_exprs)
+                }
+                None => (table, &types, &u.checks, &u.index_exprs),
+            };
+            let leaf = leaf.clone();
+            check_row(cx, &leaf, checks, &new)?;
+            if leaf.partition_of.is_some() && !fits_partition(cx, &leaf, &new)? {
+                // A key moved out of its partition: through a partitioned table the
+                // row moves (its old version deleted, the new one routed as an
+                // INSERT's), as PostgreSQL's UPDATE moves it; in a partition named
+                // directly it is refused.
+                let Some(p) = partitions.as_mut() else {
+                    return Err(check_partition_constraint(cx, &leaf, &new)
+                        .err()
+                        .unwrap_or_else(|| PgError::internal("a row both fits and does not")));
+                };
+                let result = heapam::heap_delete(cx.pool, leaf.rel, tid, xid, cx.tx)?;
+                if let HeapWrite::Done(_) = result {
+                    let to = p.router.leaf(cx, &new)?;
+                    check_row(cx, &to.table, &to.checks, &new)?;
+                    insert_checked_row(cx, &to.table, &to.types, &new, &to.index_exprs)?;
+                    to.rows += 1;
+                    changed.push(new);
+                    break;
+                }
+                match after_conflict(cx, &leaf, u.filter.as_ref(), tid, old, result)? {
+                    Next::Done => break,
+                    Next::Retry(t, r) => (tid, old) = (t, r),
+                }
+                continue;
+            }
+            let t = access::tuple::encode(&new, types)?;
+            let keys = leaf.keys_changed(&old, &new);
+            let result = heapam::heap_update(cx.pool, leaf.rel, tid, &t, xid, cx.tx, keys)?;
             if let HeapWrite::Done(new_tid) = result {
-                index::insert_entries(cx, table, &new, new_tid, &u.index_exprs)?;
+                index::insert_entries(cx, &leaf, &new, new_tid, index_exprs)?;
                 changed.push(new);
                 if !u.fks.incoming.is_empty() {
                     replaced.push(old);
                 }
                 break;
             }
-            match after_conflict(cx, table, u.filter.as_ref(), tid, old, result)? {
+            match after_conflict(cx, &leaf, u.filter.as_ref(), tid, old, result)? {
                 Next::Done => break,
                 Next::Retry(t, r) => (tid, old) = (t, r),
             }
@@ -280,15 +430,20 @@ pub fn delete(
     let targets = matching_rows(cx, scan, instrument)?;
     let xid = if targets.is_empty() { 0 } else { cx.tx.xid()? };
     let mut deleted = Vec::with_capacity(targets.len());
-    for (tid, row) in targets {
+    let mut partitions = Partitions::new(cx, &d.table);
+    for (oid, tid, row) in targets {
         let (mut tid, mut row) = (tid, row);
+        let table = match partitions.as_mut() {
+            Some(p) => p.leaf(cx, oid)?.table.clone(),
+            None => d.table.clone(),
+        };
         loop {
-            let result = heapam::heap_delete(cx.pool, d.table.rel, tid, xid, cx.tx)?;
+            let result = heapam::heap_delete(cx.pool, table.rel, tid, xid, cx.tx)?;
             if let HeapWrite::Done(_) = result {
                 deleted.push(row);
                 break;
             }
-            match after_conflict(cx, &d.table, d.filter.as_ref(), tid, row, result)? {
+            match after_conflict(cx, &table, d.filter.as_ref(), tid, row, result)? {
                 Next::Done => break,
                 Next::Retry(t, r) => (tid, row) = (t, r),
             }

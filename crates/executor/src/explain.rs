@@ -126,8 +126,7 @@ pub fn explain(
                 let mut op = crate::exec::build(source, env)?;
                 let rows = crate::exec::collect(op.as_mut())?;
                 drop(op);
-                let n_inserted = rows.len() as u64;
-                let out = crate::dml::insert(
+                let (out, inserted) = crate::dml::insert(
                     cx,
                     &insert.table,
                     rows,
@@ -136,7 +135,7 @@ pub fn explain(
                     &insert.checks,
                     &insert.index_exprs,
                 )?;
-                changed.push((insert.table.oid, n_inserted));
+                changed.extend(inserted);
                 top_stats = Some(modified(t0, out.len()));
                 r.stats = Some(ins.stats());
             }

@@ -41,6 +41,7 @@ pub mod instrument;
 mod keytable;
 mod math;
 mod reg_catalog;
+mod route;
 pub mod ruleutils;
 pub mod sequence;
 pub mod session;
@@ -139,7 +140,7 @@ pub fn execute_plan(stmt: &PlannedStatement, cx: &ExecContext) -> PgResult<State
             let mut op = exec::build(source, cx.env())?;
             let rows = exec::collect(op.as_mut())?;
             let n = rows.len();
-            let out = dml::insert(
+            let (out, changed) = dml::insert(
                 cx,
                 &insert.table,
                 rows,
@@ -149,7 +150,7 @@ pub fn execute_plan(stmt: &PlannedStatement, cx: &ExecContext) -> PgResult<State
                 &insert.index_exprs,
             )?;
             Ok(StatementResult {
-                changed: vec![(insert.table.oid, n as u64)],
+                changed,
                 ..with_returning(
                     format!("INSERT 0 {n}"),
                     insert.returning.as_ref().map(|r| r.columns.clone()),

@@ -20,7 +20,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("expressions", &["agg", "eval", "keytable"]),
     ("system views", &["views"]),
     ("plan nodes", &["exec"]),
-    ("writes", &["dml", "fkey", "index"]),
+    ("writes", &["dml", "fkey", "index", "route"]),
     ("statements", &["commands", "explain"]),
 ];
 

@@ -367,7 +367,11 @@ impl<'a> Estimator<'a> {
         match plan {
             Plan::SeqScan { table, filter, .. } => {
                 let (widths, origins) = self.table_columns(table, plan as *const Plan as usize);
-                let rel = RelInfo::new(table, cx.catalog.stats(table.oid), self.pages(table.rel));
+                let rel = match table.partition_key {
+                    // Its surviving partitions' rows and pages (planner rule 18).
+                    Some(_) => self.partitioned_rel(table, filter.as_ref()),
+                    None => RelInfo::new(table, cx.catalog.stats(table.oid), self.pages(table.rel)),
+                };
                 let quals = conjuncts_of(filter.as_ref());
                 let rows = clamp_rows(rel.tuples * conjuncts_selectivity(&rel, &quals));
                 let c = cost::seq_scan(cx, &rel, &quals, rows);
@@ -1455,6 +1459,19 @@ impl<'a> Estimator<'a> {
     }
 
     /// A relation's current pages, asked of the storage manager once per estimator.
+    /// A partitioned table as the sum of the partitions `filter` leaves it.
+    fn partitioned_rel<'t>(&'t self, table: &'t TableDesc, filter: Option<&Expr>) -> RelInfo<'t> {
+        let cx = &self.cx;
+        let mut rel = RelInfo::new(table, cx.catalog.stats(table.oid), 0);
+        (rel.tuples, rel.pages) = (0.0, 0.0);
+        for leaf in crate::partition::leaves(cx, table, filter) {
+            let r = RelInfo::new(&leaf, cx.catalog.stats(leaf.oid), self.pages(leaf.rel));
+            rel.tuples += r.tuples;
+            rel.pages += r.pages;
+        }
+        rel
+    }
+
     fn pages(&self, rel: common::ids::RelId) -> u64 {
         if let Some(&p) = self.sizes.borrow().get(&rel) {
             return p;

@@ -26,6 +26,7 @@ mod join;
 pub mod join_search;
 mod merge;
 mod minmax;
+pub mod partition;
 mod plan;
 mod predicate;
 mod pullup;
@@ -141,6 +142,8 @@ pub fn plan(cx: &PlanContext<'_>, mut stmt: BoundStatement) -> PgResult<PlannedS
     };
     // Scans decode only the columns the plan reads (rule 12).
     columns::prune_statement(&mut planned);
+    // A partitioned table's scan becomes its surviving partitions' (rule 18).
+    partition::expand_statement(cx, &mut planned);
     // Each node tests its cheapest conditions first (rule 17).
     quals::order_statement(cx, &mut planned);
     Ok(planned)

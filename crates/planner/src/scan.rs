@@ -1042,16 +1042,20 @@ pub fn widened_integer_column(e: &Expr, table: &TableDesc) -> Option<(usize, Dat
 }
 
 /// The scan UPDATE and DELETE find their rows with: [`scan_path`] under a filter, else
-/// the whole table.
+/// the whole table; of a partitioned table, its surviving partitions' (rule 18).
 pub fn target_scan(cx: &PlanContext<'_>, table: &Arc<TableDesc>, filter: Option<&Expr>) -> Plan {
-    match filter {
+    let mut scan = match filter {
         Some(f) => scan_path(cx, table.clone(), f.clone()),
         None => Plan::SeqScan {
             table: table.clone(),
             filter: None,
             columns: None,
         },
+    };
+    if table.partition_key.is_some() {
+        crate::partition::expand(cx, &mut scan);
     }
+    scan
 }
 
 /// Is `b` still only the equality prefix (no range bound on the next column yet)?

@@ -42,6 +42,13 @@ impl SubPlans {
         }
     }
 
+    /// Run `f` on each subquery's plan.
+    pub(crate) fn for_each_plan(&mut self, mut f: impl FnMut(&mut crate::Plan)) {
+        for (_, plan) in &mut self.plans {
+            f(Arc::make_mut(plan));
+        }
+    }
+
     /// Order the conditions of each subquery's plan (rule 17).
     pub(crate) fn order_quals(&mut self, cx: &PlanContext<'_>) {
         for (_, plan) in &mut self.plans {

@@ -108,7 +108,6 @@ impl Session {
         let Some(c) = self.copy.take() else {
             return vec![];
         };
-        let table = c.load.table().oid;
         let result = match c.error {
             Some(e) => Err(e),
             None => {
@@ -119,8 +118,10 @@ impl Session {
             }
         };
         self.tx.end_statement();
-        let result = result.and_then(|n| {
-            self.db.note_changes(table, n);
+        let result = result.and_then(|(n, changed)| {
+            for (table, rows) in changed {
+                self.db.note_changes(table, rows);
+            }
             if c.last && !self.explicit && self.tx.is_active() {
                 self.end_tx(true)?;
             }

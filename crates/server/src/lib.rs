@@ -1026,9 +1026,18 @@ fn relation_locks<'a>(
                 });
             }
         }
-        B::CreateTable { referenced, .. } => {
+        B::CreateTable {
+            referenced,
+            partition_of,
+            ..
+        } => {
             for t in referenced {
                 add(out, t, M::ShareRowExclusive);
+            }
+            // PostgreSQL's lock for a new partition: no other partition of the parent
+            // comes or goes while its bound is checked against theirs.
+            if let Some(of) = partition_of {
+                add(out, &of.parent, M::AccessExclusive);
             }
         }
         // OWNED BY locks its table AccessShare (so it is not dropped meanwhile).
@@ -1071,9 +1080,10 @@ fn relation_locks<'a>(
         B::DropTables {
             tables,
             foreign_keys,
+            partition_parents,
             ..
         } => {
-            for t in tables {
+            for t in partition_parents.iter().chain(tables) {
                 add(out, t, M::AccessExclusive);
             }
             for (t, _) in foreign_keys {

@@ -880,6 +880,38 @@ pub struct BoundDelete {
     pub fks: ForeignKeyChecks,
 }
 
+/// `PARTITION OF parent FOR VALUES ...` as bound.
+#[derive(Clone, Debug)]
+pub struct BoundPartitionOf {
+    pub parent: Arc<TableDesc>,
+    /// The parent's key columns (the new partition's too: partition rule 1).
+    pub key_columns: Vec<usize>,
+    pub spec: BoundPartitionSpec,
+}
+
+/// A partition bound whose values are constant expressions of the key columns' types.
+#[derive(Clone, Debug)]
+pub enum BoundPartitionSpec {
+    Range {
+        from: Vec<BoundDatum>,
+        to: Vec<BoundDatum>,
+    },
+    List(Vec<Expr>),
+    Hash {
+        modulus: u32,
+        remainder: u32,
+    },
+    Default,
+}
+
+/// One value of a range bound.
+#[derive(Clone, Debug)]
+pub enum BoundDatum {
+    MinValue,
+    MaxValue,
+    Value(Expr),
+}
+
 #[derive(Clone, Debug)]
 pub enum BoundStatement {
     Query(BoundQuery),
@@ -891,6 +923,9 @@ pub enum BoundStatement {
     CreateTable {
         new: NewTable,
         referenced: Vec<Arc<TableDesc>>,
+        /// `PARTITION OF`: the parent (locked AccessExclusive, as PostgreSQL does) and
+        /// the bound, evaluated and checked when the statement runs.
+        partition_of: Option<BoundPartitionOf>,
     },
     /// CREATE SEQUENCE, DROP SEQUENCE.
     Sequence(SequenceDdl),
@@ -907,6 +942,9 @@ pub enum BoundStatement {
         /// DROP ... CASCADE: foreign keys of other tables referencing these, dropped
         /// first.
         foreign_keys: Vec<(Arc<TableDesc>, catalog::ForeignKey)>,
+        /// The parents of partitions that go while their parent stays: locked
+        /// AccessExclusive (partition rule 5).
+        partition_parents: Vec<Arc<TableDesc>>,
     },
     CreateIndex {
         table: Arc<TableDesc>,

@@ -358,6 +358,8 @@ pub struct CopyIn {
     reader: CopyReader,
     records: Vec<Record>,
     rows: u64,
+    /// Into a partitioned table: the leaves its rows went to.
+    router: Option<crate::route::Router>,
 }
 
 impl CopyIn {
@@ -365,6 +367,11 @@ impl CopyIn {
         CopyIn {
             types: from.table.column_types(),
             reader: CopyReader::new(from.format.clone()),
+            router: from
+                .table
+                .partition_key
+                .is_some()
+                .then(|| crate::route::Router::new(from.table.clone())),
             from,
             records: Vec::new(),
             rows: 0,
@@ -407,8 +414,9 @@ impl CopyIn {
         Ok(())
     }
 
-    /// CopyDone: the last record goes in; the number of rows loaded.
-    pub fn finish(mut self, cx: &ExecContext) -> PgResult<u64> {
+    /// CopyDone: the last record goes in; the number of rows loaded, and how many went
+    /// to each table (the leaf partitions, for a partitioned one).
+    pub fn finish(mut self, cx: &ExecContext) -> PgResult<(u64, Vec<(common::Oid, u64)>)> {
         let mut records = Vec::new();
         let raw = self.reader.pending.clone();
         let r = self.reader.finish(&mut records);
@@ -417,7 +425,30 @@ impl CopyIn {
         for rec in records {
             self.load(cx, rec)?;
         }
-        Ok(self.rows)
+        let changed = match &self.router {
+            Some(r) => r.changed(),
+            None => vec![(self.from.table.oid, self.rows)],
+        };
+        Ok((self.rows, changed))
+    }
+
+    /// Insert one record's row into the leaf partition it belongs in.
+    fn load_routed(&mut self, cx: &ExecContext, rec: Record, row: Vec<Value>) -> PgResult<()> {
+        let name = &self.from.table.name;
+        let router = self.router.as_mut().expect("made for a partitioned table");
+        let leaf = router
+            .leaf(cx, &row)
+            .map_err(|e| e.with_context(line_text_context(name, rec.line, &rec.raw)))?;
+        crate::dml::check_row(cx, &leaf.table, &leaf.checks, &row)
+            .map_err(|e| e.with_context(line_text_context(name, rec.line, &rec.raw)))?;
+        crate::dml::insert_checked_row(cx, &leaf.table, &leaf.types, &row, &leaf.index_exprs)
+            .map_err(|e| e.with_context(format!("COPY {name}, line {}", rec.line)))?;
+        leaf.rows += 1;
+        self.rows += 1;
+        if self.rows.is_multiple_of(COPY_INTERRUPT_ROWS) {
+            cx.tx.check_for_interrupts()?;
+        }
+        Ok(())
     }
 
     /// Insert one record's row. Errors name its line: with the line's text while the
@@ -426,7 +457,14 @@ impl CopyIn {
     fn load(&mut self, cx: &ExecContext, rec: Record) -> PgResult<()> {
         let table = &self.from.table;
         let row = self.row(cx, &rec)?;
+        if table.partition_key.is_some() {
+            return self.load_routed(cx, rec, row);
+        }
         crate::dml::check_row(cx, table, &self.from.checks, &row)
+            .and_then(|()| match table.partition_of {
+                Some(_) => crate::dml::check_partition_constraint(cx, table, &row),
+                None => Ok(()),
+            })
             .map_err(|e| e.with_context(line_text_context(&table.name, rec.line, &rec.raw)))?;
         crate::dml::insert_checked_row(cx, table, &self.types, &row, &self.from.index_exprs)
             .and_then(|()| {

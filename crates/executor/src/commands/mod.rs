@@ -11,6 +11,7 @@ pub mod analyze;
 mod check;
 pub mod copy;
 mod index;
+mod partition;
 pub mod vacuum;
 
 use crate::{ExecContext, StatementResult, dml, exec, fkey};
@@ -27,9 +28,19 @@ fn done(tag: &str) -> StatementResult {
 /// through `planner::plan` and [`crate::execute`]).
 pub fn execute(stmt: BoundStatement, cx: &ExecContext) -> PgResult<StatementResult> {
     match stmt {
-        BoundStatement::CreateTable { new, .. } => {
+        BoundStatement::CreateTable {
+            mut new,
+            partition_of,
+            ..
+        } => {
+            if let Some(of) = &partition_of {
+                new.partition_of = Some(partition::partition_of(cx, of, &new.name)?);
+            }
             cx.catalog.create_table(cx.tx, new, |t, seqs| {
-                index::create_table_storage(cx, t)?;
+                // A partitioned table has no storage (partition rule 1).
+                if t.partition_key.is_none() {
+                    index::create_table_storage(cx, t)?;
+                }
                 seqs.iter().try_for_each(|s| create_sequence_storage(cx, s))
             })?;
             Ok(done("CREATE TABLE"))
@@ -260,6 +271,7 @@ pub fn execute(stmt: BoundStatement, cx: &ExecContext) -> PgResult<StatementResu
             tables,
             notices,
             foreign_keys,
+            ..
         } => {
             for (t, fk) in &foreign_keys {
                 cx.catalog.drop_foreign_key(cx.tx, t.oid, fk.oid)?;

@@ -154,8 +154,13 @@ impl Operator for BitmapHeapScanOp<'_> {
                 self.last_block = Some(tid.block);
                 self.blocks += 1;
             }
-            let Some(row) =
-                super::scan::fetch_row(&env, self.table.rel, tid, &self.types, self.wanted)?
+            let Some(row) = super::scan::fetch_row(
+                &env,
+                (self.table.rel, self.table.oid),
+                tid,
+                &self.types,
+                self.wanted,
+            )?
             else {
                 continue;
             };

@@ -26,6 +26,14 @@ use crate::eval::Row;
 use crate::exec::{Env, Operator};
 
 /// A row's address as the hidden column a locking scan appends.
+/// What a scan appends to each row when asked for its address (`Env::emit_tid`): the
+/// row's tid, then its table's oid (a partition's, under a partitioned table), so a
+/// write through a partitioned table finds the partition each row is in.
+pub(crate) fn push_address(row: &mut Vec<Value>, tid: ItemPointer, table: common::Oid) {
+    row.push(tid_value(tid));
+    row.push(Value::Oid(table));
+}
+
 pub(crate) fn tid_value(tid: ItemPointer) -> Value {
     Value::Int8((i64::from(tid.block) << 16) | i64::from(tid.offset))
 }
@@ -82,7 +90,7 @@ impl LockRowsOp<'_> {
                         return Ok(None);
                     };
                     let mut base = access::tuple::decode(&bytes, &self.table.column_types())?;
-                    base.push(tid_value(newer));
+                    push_address(&mut base, newer, self.table.oid);
                     if let Some(f) = self.recheck
                         && !self.env.eval(f, &base)?.is_true()
                     {

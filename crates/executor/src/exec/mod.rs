@@ -131,7 +131,7 @@ fn build_node<'a>(
                 env,
                 scan: TableScan::new(env, table.rel, table.column_types())?.reading(decoded),
                 filter: filter.as_ref(),
-                emit_tid: env.emit_tid,
+                emit_tid: env.emit_tid.then_some(table.oid),
                 removed: 0,
                 dropped,
             })
@@ -187,7 +187,7 @@ fn build_node<'a>(
             };
             Box::new(IndexScanOp {
                 env,
-                rel: table.rel,
+                rel: (table.rel, table.oid),
                 types: table.column_types(),
                 scan,
                 filter: filter.as_ref(),

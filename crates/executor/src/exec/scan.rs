@@ -131,7 +131,8 @@ pub(crate) fn narrow_key(v: Value, from: DataType, to: DataType) -> Result<Value
 
 pub(crate) struct IndexScanOp<'a> {
     pub(crate) env: Env<'a>,
-    pub(crate) rel: common::RelId,
+    /// The table's storage and oid.
+    pub(crate) rel: (common::RelId, common::Oid),
     pub(crate) types: Vec<DataType>,
     pub(crate) scan: Option<BTreeScan<'a>>,
     pub(crate) filter: Option<&'a Expr>,
@@ -170,7 +171,7 @@ impl Operator for IndexScanOp<'_> {
 /// (UPDATE, DELETE, FOR UPDATE). What index and bitmap heap scans return for an address.
 pub(crate) fn fetch_row(
     env: &Env,
-    rel: common::RelId,
+    (rel, oid): (common::RelId, common::Oid),
     tid: ItemPointer,
     types: &[DataType],
     wanted: Option<&[bool]>,
@@ -180,7 +181,7 @@ pub(crate) fn fetch_row(
     };
     let mut row = access::tuple::decode_columns(&bytes, types, wanted)?;
     if env.emit_tid {
-        row.push(crate::exec::lock_rows::tid_value(tid));
+        crate::exec::lock_rows::push_address(&mut row, tid, oid);
     }
     Ok(Some(row))
 }
@@ -189,7 +190,8 @@ pub(crate) struct SeqScanOp<'a> {
     pub(crate) env: Env<'a>,
     pub(crate) scan: TableScan<'a>,
     pub(crate) filter: Option<&'a Expr>,
-    pub(crate) emit_tid: bool,
+    /// The table's oid, when each row's address is wanted (`Env::emit_tid`).
+    pub(crate) emit_tid: Option<common::Oid>,
     pub(crate) removed: u64,
     /// Columns only the filter reads: NULL once a row has passed it.
     pub(crate) dropped: Vec<usize>,
@@ -207,8 +209,8 @@ impl Operator for SeqScanOp<'_> {
                     for &i in &self.dropped {
                         row[i] = Value::Null;
                     }
-                    if self.emit_tid {
-                        row.push(crate::exec::lock_rows::tid_value(tid));
+                    if let Some(oid) = self.emit_tid {
+                        crate::exec::lock_rows::push_address(&mut row, tid, oid);
                     }
                     return Ok(Some(row));
                 }

@@ -21,10 +21,9 @@ impl Binder<'_> {
             || c.query.is_some()
             || c.like.is_some()
             || c.clone.is_some()
-            || c.partition_by.is_some()
             || c.inherits.is_some()
-            || c.partition_of.is_some()
-            || c.for_values.is_some()
+            || (c.for_values.is_some() && c.partition_of.is_none())
+            || (c.partition_of.is_some() && !c.columns.is_empty())
         {
             return Err(PgError::unsupported(format!(
                 "this form of CREATE TABLE (\"{}\")",
@@ -67,7 +66,14 @@ impl Binder<'_> {
                 ),
             ));
         }
-        let mut columns: Vec<ColumnDesc> = Vec::with_capacity(c.columns.len());
+        let partition_of = match &c.partition_of {
+            Some(parent) => Some(self.bind_partition_of(parent, c.for_values.as_ref())?),
+            None => None,
+        };
+        let mut columns: Vec<ColumnDesc> = match &partition_of {
+            Some(p) => Self::partition_columns(&p.parent),
+            None => Vec::with_capacity(c.columns.len()),
+        };
         let mut keys: Vec<NewKey> = Vec::new();
         let mut serials = Vec::new();
         let mut foreign_keys: Vec<ast::ForeignKeyConstraint> = Vec::new();
@@ -288,6 +294,23 @@ impl Binder<'_> {
                 deduped.push(k);
             }
         }
+        let partition_key = match &c.partition_by {
+            Some(by) => Some(self.bind_partition_key(by, &columns)?),
+            None => None,
+        };
+        if partition_key.is_some() || partition_of.is_some() {
+            // Partitioned indexes and foreign keys come with a later change.
+            if !deduped.is_empty() {
+                return Err(PgError::unsupported(
+                    "PRIMARY KEY and UNIQUE constraints on partitioned tables and partitions",
+                ));
+            }
+            if !foreign_keys.is_empty() {
+                return Err(PgError::unsupported(
+                    "foreign keys on partitioned tables and partitions",
+                ));
+            }
+        }
         let (foreign_keys, referenced) =
             self.bind_new_foreign_keys(&name, &columns, &deduped, &foreign_keys)?;
         let itself = TableDesc {
@@ -295,9 +318,24 @@ impl Binder<'_> {
             columns: columns.clone(),
             ..Default::default()
         };
-        let checks = checks
-            .iter()
-            .map(|c| Ok(self.bind_new_check(&itself, c, true)?.0))
+        // A partition has its parent's CHECK constraints (PostgreSQL's inherited ones).
+        let inherited =
+            partition_of
+                .iter()
+                .flat_map(|p| &p.parent.checks)
+                .map(|c| catalog::NewCheck {
+                    name: Some(c.name.clone()),
+                    expr: c.expr.clone(),
+                    columns: c.columns.clone(),
+                    validated: c.validated,
+                });
+        let checks = inherited
+            .map(Ok)
+            .chain(
+                checks
+                    .iter()
+                    .map(|c| Ok(self.bind_new_check(&itself, c, true)?.0)),
+            )
             .collect::<PgResult<Vec<_>>>()?;
         Ok(BoundStatement::CreateTable {
             new: NewTable {
@@ -308,8 +346,12 @@ impl Binder<'_> {
                 serials,
                 foreign_keys,
                 checks,
+                partition_key,
+                // Made from `partition_of` when the statement runs.
+                partition_of: None,
             },
             referenced,
+            partition_of,
         })
     }
 
@@ -457,6 +499,25 @@ impl Binder<'_> {
                 }
             }
         }
+        // A partitioned table goes with its partitions; a partition's parent is locked
+        // (AccessExclusive, as PostgreSQL does) while one of its partitions goes.
+        let mut partition_parents: Vec<std::sync::Arc<catalog::TableDesc>> = Vec::new();
+        for i in 0..tables.len() {
+            for d in self.catalog.descendants(tables[i].oid) {
+                if !tables.iter().any(|x| x.oid == d.oid) {
+                    tables.push(d);
+                }
+            }
+        }
+        for t in &tables {
+            if let Some(of) = &t.partition_of
+                && !tables.iter().any(|x| x.oid == of.parent)
+                && !partition_parents.iter().any(|x| x.oid == of.parent)
+                && let Some(p) = self.catalog.table_by_oid(of.parent)
+            {
+                partition_parents.push(p.clone());
+            }
+        }
         // Foreign keys of tables that stay, referencing a table that goes: DROP refuses,
         // CASCADE drops the keys (first) with a notice for each.
         let mut foreign_keys = Vec::new();
@@ -491,6 +552,7 @@ impl Binder<'_> {
             tables,
             notices,
             foreign_keys,
+            partition_parents,
         })
     }
 

@@ -18,6 +18,7 @@ mod explain;
 mod expr;
 mod index;
 mod math;
+mod partition;
 mod query;
 mod reads;
 mod sequence;

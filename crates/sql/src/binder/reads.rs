@@ -45,6 +45,17 @@ impl<'a> CatalogReads<'a> {
         self.snap.table_by_oid(oid)
     }
 
+    /// Every partition below partitioned table `oid` (see
+    /// [`CatalogSnapshot::descendants`]).
+    pub fn descendants(&self, oid: Oid) -> Vec<Arc<TableDesc>> {
+        self.note(oid);
+        let found = self.snap.descendants(oid);
+        for t in &found {
+            self.note(t.oid);
+        }
+        found
+    }
+
     pub fn sequence(&self, name: &str) -> Option<&'a Arc<SequenceDesc>> {
         let s = self.snap.sequence(name);
         match s {

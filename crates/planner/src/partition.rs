@@ -1,0 +1,264 @@
+//! Partitioned tables in plans (planner rule 18): planning treats a partitioned table
+//! as one relation, a `SeqScan` of the parent whose rows are estimated as its surviving
+//! partitions' ([`leaves`]); once the plan is made, each such scan becomes its
+//! partitions' own scans ([`expand_statement`]): an Append of them, the one scan when one
+//! partition is left, or no rows when none is, as PostgreSQL's plans show them.
+//!
+//! Pruning reads the scan's conditions on the partition key columns: `=`, `<`, `<=`,
+//! `>`, `>=`, `IN`, `IS NULL`, and AND / OR of them, against constants. They become the
+//! values each key column may take (`catalog::partition::KeyValues`), which the
+//! catalog's directory finds by binary search in the bounds (partition rule 2): the
+//! cost is O(log N) in the partitions that exist, and nothing of a pruned partition is
+//! looked at but its bound.
+
+use std::ops::Bound;
+use std::sync::Arc;
+
+use catalog::TableDesc;
+use catalog::partition::KeyValues;
+use common::{DataType, Value};
+use sql::bound::{BinaryOp, Expr, ExprKind};
+
+use crate::{Plan, PlanContext, PlannedStatement};
+
+/// The leaf partitions of partitioned table `table` whose rows `filter` may pass, in
+/// bound order, sub-partitions flattened (as PostgreSQL's Append lists them).
+pub fn leaves(
+    cx: &PlanContext<'_>,
+    table: &TableDesc,
+    filter: Option<&Expr>,
+) -> Vec<Arc<TableDesc>> {
+    let mut out = Vec::new();
+    add_leaves(cx, table, filter, &mut out);
+    out
+}
+
+fn add_leaves(
+    cx: &PlanContext<'_>,
+    table: &TableDesc,
+    filter: Option<&Expr>,
+    out: &mut Vec<Arc<TableDesc>>,
+) {
+    let Some(key) = &table.partition_key else {
+        return;
+    };
+    let Some(set) = cx.catalog.partitions(table.oid) else {
+        return;
+    };
+    if filter.is_some_and(is_false) {
+        return;
+    }
+    let cols: Vec<Option<KeyValues>> = key
+        .columns
+        .iter()
+        .map(|&c| filter.and_then(|f| key_values(f, c)))
+        .collect();
+    for oid in set.prune(key.strategy, &cols) {
+        let Some(t) = cx.catalog.table_by_oid(oid) else {
+            continue;
+        };
+        if t.partition_key.is_some() {
+            add_leaves(cx, t, filter, out);
+        } else {
+            out.push(t.clone());
+        }
+    }
+}
+
+fn is_false(e: &Expr) -> bool {
+    matches!(
+        e.kind,
+        ExprKind::Const(Value::Bool(false)) | ExprKind::Const(Value::Null)
+    )
+}
+
+/// The values `e` (a condition) lets column `col` take, if it says anything of them.
+fn key_values(e: &Expr, col: usize) -> Option<KeyValues> {
+    match &e.kind {
+        ExprKind::Binary(BinaryOp::And, l, r) => match (key_values(l, col), key_values(r, col)) {
+            (Some(a), Some(b)) => Some(a.intersect(&b)),
+            (a, b) => a.or(b),
+        },
+        ExprKind::Binary(BinaryOp::Or, l, r) => {
+            Some(key_values(l, col)?.union(&key_values(r, col)?))
+        }
+        ExprKind::Binary(op, l, r) if op.is_comparison() => {
+            let (op, v) = match (column_of(l), column_of(r)) {
+                (Some(c), None) if c == col => (*op, constant(r)?),
+                (None, Some(c)) if c == col => (commute(*op)?, constant(l)?),
+                _ => return None,
+            };
+            // A comparison with NULL is never true.
+            if v.is_null() {
+                return Some(KeyValues::default());
+            }
+            let interval = match op {
+                BinaryOp::Eq => return Some(KeyValues::point(v)),
+                BinaryOp::Lt => (Bound::Unbounded, Bound::Excluded(v)),
+                BinaryOp::LtEq => (Bound::Unbounded, Bound::Included(v)),
+                BinaryOp::Gt => (Bound::Excluded(v), Bound::Unbounded),
+                BinaryOp::GtEq => (Bound::Included(v), Bound::Unbounded),
+                _ => return None,
+            };
+            Some(KeyValues {
+                intervals: vec![interval],
+                null: false,
+            })
+        }
+        ExprKind::InList {
+            expr,
+            list,
+            negated: false,
+        } if column_of(expr) == Some(col) => {
+            let mut out = KeyValues::default();
+            for item in list {
+                let v = constant(item)?;
+                if !v.is_null() {
+                    out = out.union(&KeyValues::point(v));
+                }
+            }
+            Some(out)
+        }
+        ExprKind::IsNull {
+            expr,
+            negated: false,
+        } if column_of(expr) == Some(col) => Some(KeyValues {
+            intervals: Vec::new(),
+            null: true,
+        }),
+        ExprKind::IsNull {
+            expr,
+            negated: true,
+        } if column_of(expr) == Some(col) => Some(KeyValues::all(false)),
+        _ => None,
+    }
+}
+
+fn column_of(e: &Expr) -> Option<usize> {
+    match e.kind {
+        ExprKind::Column(c) => Some(c),
+        _ => None,
+    }
+}
+
+fn constant(e: &Expr) -> Option<Value> {
+    match &e.kind {
+        ExprKind::Const(v) => Some(v.clone()),
+        _ => None,
+    }
+}
+
+/// `a op b` as `b op' a`.
+fn commute(op: BinaryOp) -> Option<BinaryOp> {
+    Some(match op {
+        BinaryOp::Eq => BinaryOp::Eq,
+        BinaryOp::Lt => BinaryOp::Gt,
+        BinaryOp::LtEq => BinaryOp::GtEq,
+        BinaryOp::Gt => BinaryOp::Lt,
+        BinaryOp::GtEq => BinaryOp::LtEq,
+        _ => return None,
+    })
+}
+
+/// Replace every scan of a partitioned table in `stmt`'s plans by its partitions'.
+pub(crate) fn expand_statement(cx: &PlanContext<'_>, stmt: &mut PlannedStatement) {
+    match stmt {
+        PlannedStatement::Query { plan, subplans, .. }
+        | PlannedStatement::CopyTo { plan, subplans, .. } => {
+            expand(cx, plan);
+            subplans.for_each_plan(|p| expand(cx, p));
+        }
+        PlannedStatement::Insert {
+            source, subplans, ..
+        } => {
+            expand(cx, source);
+            subplans.for_each_plan(|p| expand(cx, p));
+        }
+        PlannedStatement::Update { subplans, .. } | PlannedStatement::Delete { subplans, .. } => {
+            subplans.for_each_plan(|p| expand(cx, p))
+        }
+        PlannedStatement::Explain { inner, .. } => expand_statement(cx, inner),
+    }
+}
+
+/// Replace every scan of a partitioned table in `plan` by its partitions' scans.
+pub(crate) fn expand(cx: &PlanContext<'_>, plan: &mut Plan) {
+    if let Plan::SeqScan { table, .. } = plan
+        && table.partition_key.is_some()
+    {
+        let Plan::SeqScan {
+            table,
+            filter,
+            columns,
+        } = std::mem::replace(plan, Plan::Append { inputs: vec![] })
+        else {
+            unreachable!("matched above");
+        };
+        *plan = partition_scans(cx, &table, filter, columns);
+        return;
+    }
+    for child in plan.children_mut() {
+        expand(cx, child);
+    }
+}
+
+/// The scans of `table`'s surviving partitions, each chosen as any table's scan is
+/// ([`crate::scan_path`]) and reading the columns the parent's scan read.
+fn partition_scans(
+    cx: &PlanContext<'_>,
+    table: &Arc<TableDesc>,
+    filter: Option<Expr>,
+    columns: Option<crate::ColumnSet>,
+) -> Plan {
+    let leaves = leaves(cx, table, filter.as_ref());
+    let shown = table.shown_name().to_string();
+    let single = leaves.len() == 1;
+    let mut inputs: Vec<Plan> = leaves
+        .into_iter()
+        .enumerate()
+        .map(|(i, leaf)| {
+            // EXPLAIN names each partition by the parent's name in the query, numbered
+            // where there are several (PostgreSQL's `r_1`, `r_2`).
+            let mut desc = (*leaf).clone();
+            desc.alias = Some(if single {
+                shown.clone()
+            } else {
+                format!("{shown}_{}", i + 1)
+            });
+            let desc = Arc::new(desc);
+            let mut scan = match &filter {
+                Some(f) => crate::scan_path(cx, desc.clone(), f.clone()),
+                None => Plan::SeqScan {
+                    table: desc,
+                    filter: None,
+                    columns: None,
+                },
+            };
+            set_columns(&mut scan, &columns);
+            scan
+        })
+        .collect();
+    match inputs.len() {
+        0 => Plan::Result {
+            input: None,
+            filter: Expr::constant(Value::Bool(false), DataType::Bool),
+            width: table.columns.len(),
+        },
+        1 => inputs.pop().expect("one input"),
+        _ => Plan::Append { inputs },
+    }
+}
+
+/// Give a partition's scan the columns the parent's scan read.
+fn set_columns(plan: &mut Plan, set: &Option<crate::ColumnSet>) {
+    match plan {
+        Plan::SeqScan { columns, .. }
+        | Plan::IndexScan { columns, .. }
+        | Plan::BitmapHeapScan { columns, .. } => *columns = set.clone(),
+        other => {
+            for child in other.children_mut() {
+                set_columns(child, set);
+            }
+        }
+    }
+}

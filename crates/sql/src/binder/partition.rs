@@ -1,0 +1,269 @@
+//! Binding declarative partitioning: `PARTITION BY` of CREATE TABLE and `PARTITION OF
+//! ... FOR VALUES`. The bound's values are bound here, coerced to the key columns'
+//! types; they are evaluated, checked against the parent's other partitions and
+//! entered in the catalog when the statement runs, under the parent's lock
+//! (`executor::commands::partition`).
+
+use std::sync::Arc;
+
+use catalog::partition::{PartitionKey, PartitionStrategy};
+use catalog::{ColumnDesc, TableDesc};
+use common::{PgError, PgResult, SqlState};
+use sqlparser::ast;
+
+use super::coerce::CastContext;
+use super::expr::ExprContext;
+use super::{Binder, Scope, ident_name};
+use crate::bound::{BoundDatum, BoundPartitionOf, BoundPartitionSpec};
+
+fn invalid_definition(msg: impl Into<String>) -> PgError {
+    PgError::new(SqlState::INVALID_TABLE_DEFINITION, msg)
+}
+
+impl Binder<'_> {
+    /// `PARTITION BY strategy (column, ...)` (sqlparser reads it as a call of a function
+    /// named after the strategy).
+    pub(crate) fn bind_partition_key(
+        &self,
+        by: &ast::Expr,
+        columns: &[ColumnDesc],
+    ) -> PgResult<PartitionKey> {
+        let ast::Expr::Function(f) = by else {
+            return Err(PgError::syntax(format!("syntax error at or near \"{by}\"")));
+        };
+        let strategy = match f.name.to_string().to_lowercase().as_str() {
+            "range" => PartitionStrategy::Range,
+            "list" => PartitionStrategy::List,
+            "hash" => PartitionStrategy::Hash,
+            other => {
+                return Err(PgError::new(
+                    SqlState::INVALID_PARAMETER_VALUE,
+                    format!("unrecognized partitioning strategy \"{other}\""),
+                ));
+            }
+        };
+        let ast::FunctionArguments::List(list) = &f.args else {
+            return Err(PgError::syntax(format!("syntax error at or near \"{by}\"")));
+        };
+        let mut key = Vec::with_capacity(list.args.len());
+        for arg in &list.args {
+            let ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) = arg else {
+                return Err(PgError::syntax(format!(
+                    "syntax error at or near \"{arg}\""
+                )));
+            };
+            let ast::Expr::Identifier(id) = e else {
+                return Err(PgError::unsupported("expressions in a partition key"));
+            };
+            let name = ident_name(id);
+            let Some(c) = columns.iter().position(|c| !c.dropped && c.name == name) else {
+                return Err(PgError::new(
+                    SqlState::UNDEFINED_COLUMN,
+                    format!("column \"{name}\" named in partition key does not exist"),
+                )
+                .with_position(self.position(&id.span)));
+            };
+            key.push(c);
+        }
+        if key.is_empty() {
+            return Err(PgError::syntax("syntax error at or near \")\""));
+        }
+        if strategy == PartitionStrategy::List && key.len() > 1 {
+            return Err(PgError::new(
+                SqlState::INVALID_OBJECT_DEFINITION,
+                "cannot use \"list\" partition strategy with more than one column",
+            ));
+        }
+        for &c in &key {
+            if !partition_key_type(&columns[c].ty) {
+                return Err(PgError::unsupported(format!(
+                    "partition keys of type {}",
+                    columns[c].ty.name()
+                )));
+            }
+        }
+        Ok(PartitionKey {
+            strategy,
+            columns: key,
+        })
+    }
+
+    /// `PARTITION OF parent FOR VALUES ...`: the parent (it must be partitioned) and the
+    /// bound, its values bound as constants of the key columns' types.
+    pub(crate) fn bind_partition_of(
+        &self,
+        parent: &ast::ObjectName,
+        values: Option<&ast::ForValues>,
+    ) -> PgResult<BoundPartitionOf> {
+        let parent = self.table(parent)?;
+        let Some(key) = parent.partition_key.clone() else {
+            return Err(PgError::new(
+                SqlState::INVALID_OBJECT_DEFINITION,
+                format!("\"{}\" is not partitioned", parent.name),
+            ));
+        };
+        let Some(values) = values else {
+            return Err(PgError::syntax("syntax error at end of input"));
+        };
+        let wrong = |what: &str| {
+            invalid_definition(format!(
+                "invalid bound specification for a {what} partition"
+            ))
+        };
+        let spec = match (key.strategy, values) {
+            (_, ast::ForValues::Default) => BoundPartitionSpec::Default,
+            (PartitionStrategy::Hash, ast::ForValues::With { modulus, remainder }) => {
+                if *modulus == 0 {
+                    return Err(invalid_definition(
+                        "modulus for hash partition must be an integer value greater than zero",
+                    ));
+                }
+                if remainder >= modulus {
+                    return Err(invalid_definition(
+                        "remainder for hash partition must be less than modulus",
+                    ));
+                }
+                let (Ok(modulus), Ok(remainder)) =
+                    (u32::try_from(*modulus), u32::try_from(*remainder))
+                else {
+                    return Err(PgError::new(
+                        SqlState::NUMERIC_VALUE_OUT_OF_RANGE,
+                        "value is out of range for type integer",
+                    ));
+                };
+                BoundPartitionSpec::Hash { modulus, remainder }
+            }
+            (PartitionStrategy::Hash, _) => return Err(wrong("hash")),
+            (PartitionStrategy::List, ast::ForValues::In(values)) => BoundPartitionSpec::List(
+                values
+                    .iter()
+                    .map(|v| self.bind_bound_value(v, &parent, key.columns[0]))
+                    .collect::<PgResult<_>>()?,
+            ),
+            (PartitionStrategy::List, _) => return Err(wrong("list")),
+            (PartitionStrategy::Range, ast::ForValues::From { from, to }) => {
+                let side = |values: &[ast::PartitionBoundValue], what: &str| {
+                    if values.len() != key.columns.len() {
+                        return Err(invalid_definition(format!(
+                            "{what} must specify exactly one value per partitioning column"
+                        )));
+                    }
+                    let mut out = Vec::with_capacity(values.len());
+                    for (v, &c) in values.iter().zip(&key.columns) {
+                        out.push(match v {
+                            ast::PartitionBoundValue::MinValue => BoundDatum::MinValue,
+                            ast::PartitionBoundValue::MaxValue => BoundDatum::MaxValue,
+                            ast::PartitionBoundValue::Expr(e) => {
+                                BoundDatum::Value(self.bind_bound_value(e, &parent, c)?)
+                            }
+                        });
+                    }
+                    check_infinite(&out)?;
+                    Ok(out)
+                };
+                BoundPartitionSpec::Range {
+                    from: side(from, "FROM")?,
+                    to: side(to, "TO")?,
+                }
+            }
+            (PartitionStrategy::Range, _) => return Err(wrong("range")),
+        };
+        Ok(BoundPartitionOf {
+            parent,
+            key_columns: key.columns,
+            spec,
+        })
+    }
+
+    /// One value of a bound: a constant expression (no column, no subquery), coerced to
+    /// key column `c`'s type as an assignment (PostgreSQL's
+    /// `transformPartitionBoundValue`).
+    fn bind_bound_value(
+        &self,
+        e: &ast::Expr,
+        parent: &TableDesc,
+        c: usize,
+    ) -> PgResult<crate::bound::Expr> {
+        let scope = Scope::default();
+        let cx = ExprContext {
+            scope: &scope,
+            aggs_allowed: false,
+            clause: "partition bound",
+        };
+        let col = &parent.columns[c];
+        let bound = self.bind_expr(e, &cx).map_err(|err| {
+            if err.code == SqlState::UNDEFINED_COLUMN {
+                PgError::new(
+                    SqlState::FEATURE_NOT_SUPPORTED,
+                    "cannot use column reference in partition bound expression",
+                )
+            } else {
+                err
+            }
+        })?;
+        self.coerce(bound, &col.ty, CastContext::Assignment)
+            .map_err(|err| {
+                if err.code == SqlState::DATATYPE_MISMATCH {
+                    PgError::new(
+                        SqlState::DATATYPE_MISMATCH,
+                        format!(
+                            "specified value cannot be cast to type {} for column \"{}\"",
+                            col.ty.name(),
+                            col.name
+                        ),
+                    )
+                } else {
+                    err
+                }
+            })
+    }
+
+    /// The new table of `PARTITION OF parent`: the parent's columns (partition rule 1),
+    /// with their defaults and NOT NULL.
+    pub(crate) fn partition_columns(parent: &Arc<TableDesc>) -> Vec<ColumnDesc> {
+        parent
+            .columns
+            .iter()
+            .map(|c| ColumnDesc {
+                identity: None,
+                stat_target: None,
+                ..c.clone()
+            })
+            .collect()
+    }
+}
+
+/// After MINVALUE only MINVALUE, after MAXVALUE only MAXVALUE.
+fn check_infinite(side: &[BoundDatum]) -> PgResult<()> {
+    let mut after: Option<&BoundDatum> = None;
+    for d in side {
+        match (after, d) {
+            (Some(BoundDatum::MinValue), BoundDatum::MinValue)
+            | (Some(BoundDatum::MaxValue), BoundDatum::MaxValue) => {}
+            (Some(BoundDatum::MinValue), _) => {
+                return Err(PgError::new(
+                    SqlState::DATATYPE_MISMATCH,
+                    "every bound following MINVALUE must also be MINVALUE",
+                ));
+            }
+            (Some(BoundDatum::MaxValue), _) => {
+                return Err(PgError::new(
+                    SqlState::DATATYPE_MISMATCH,
+                    "every bound following MAXVALUE must also be MAXVALUE",
+                ));
+            }
+            _ => {}
+        }
+        if !matches!(d, BoundDatum::Value(_)) {
+            after = Some(d);
+        }
+    }
+    Ok(())
+}
+
+/// Types a partition key may have: those with a btree order and PostgreSQL's hash
+/// (`common::pghash`).
+fn partition_key_type(ty: &common::DataType) -> bool {
+    use common::DataType as T;
+    !matches!(ty, T::Array(_) | T::Unknown)
+}
