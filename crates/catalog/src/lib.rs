@@ -229,6 +229,21 @@ impl CatalogSnapshot {
         out
     }
 
+    /// [`CatalogSnapshot::descendants`], borrowed from the snapshot.
+    pub fn descendants_ref(&self, oid: Oid) -> Vec<&Arc<TableDesc>> {
+        let mut out = Vec::new();
+        let mut stack = vec![oid];
+        while let Some(o) = stack.pop() {
+            for p in self.partitions(o).map(|s| s.all()).unwrap_or_default() {
+                if let Some(t) = self.by_oid.get(&p) {
+                    out.push(t);
+                    stack.push(p);
+                }
+            }
+        }
+        out
+    }
+
     /// What ANALYZE last found of table `oid`; `None` if it never ran.
     pub fn stats(&self, oid: Oid) -> Option<&RelStats> {
         self.stats.get(&oid)

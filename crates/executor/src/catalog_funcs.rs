@@ -91,9 +91,53 @@ pub(crate) fn eval(
         }
         F::PgGetStatisticsObjDefColumns => Value::Null,
         F::PgRelationIsPublishable => Value::Bool(catalog.table_by_oid(oid(0)).is_some()),
-        F::PgPartitionAncestors => Value::Array(std::sync::Arc::new(
-            common::array::Array::from_items(common::types::oids::REGCLASS, Vec::new()),
-        )),
+        // The partition itself, then its parents up to the root (empty for a table
+        // that is no partition, NULL for no relation).
+        F::PgPartitionAncestors => {
+            let Some(mut t) = catalog.table_by_oid(oid(0)) else {
+                return Ok(Value::Null);
+            };
+            let mut items = Vec::new();
+            if t.partition_of.is_some() {
+                items.push(Value::Reg(common::value::RegKind::Class, t.oid));
+            }
+            while let Some(p) = t
+                .partition_of
+                .as_ref()
+                .and_then(|o| catalog.table_by_oid(o.parent))
+            {
+                items.push(Value::Reg(common::value::RegKind::Class, p.oid));
+                t = p;
+            }
+            Value::Array(std::sync::Arc::new(common::array::Array::from_items(
+                common::types::oids::REGCLASS,
+                items,
+            )))
+        }
+        F::PgGetPartitionConstraintDef => text(
+            catalog
+                .table_by_oid(oid(0))
+                .and_then(|t| crate::ruleutils::partition_constraint(catalog, s.text(), t)),
+        ),
+        F::PgGetPartKeyDef => text(
+            catalog
+                .table_by_oid(oid(0))
+                .and_then(|t| crate::ruleutils::partition_key_definition(t)),
+        ),
+        F::PgPartitionRoot => match catalog.table_by_oid(oid(0)) {
+            None => Value::Null,
+            Some(t) if t.partition_of.is_none() && t.partition_key.is_none() => Value::Null,
+            Some(mut t) => {
+                while let Some(p) = t
+                    .partition_of
+                    .as_ref()
+                    .and_then(|o| catalog.table_by_oid(o.parent))
+                {
+                    t = p;
+                }
+                Value::Reg(common::value::RegKind::Class, t.oid)
+            }
+        },
         F::PgGetTriggerDef => Value::Null,
         F::PgTypeIsVisible => match DataType::from_oid(oid(0), -1) {
             Some(_) => Value::Bool(true),

@@ -287,6 +287,9 @@ pub(crate) fn eval_func(clock: &SessionClock, f: ScalarFunc, args: &[Value]) -> 
         | F::PgGetStatisticsObjDefColumns
         | F::PgRelationIsPublishable
         | F::PgPartitionAncestors
+        | F::PgGetPartKeyDef
+        | F::PgPartitionRoot
+        | F::PgGetPartitionConstraintDef
         | F::PgGetTriggerDef
         | F::PgEncodingToChar
         | F::ColDescription

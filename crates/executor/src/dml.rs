@@ -142,6 +142,27 @@ fn returning_rows(cx: &ExecContext, r: Option<&Returning>, rows: &[Row]) -> PgRe
 /// partitioned table).
 pub type Changed = Vec<(Oid, u64)>;
 
+/// What an UPDATE or DELETE did: the rows it changed, its RETURNING rows, and the rows
+/// changed in each table (a row moved between partitions counts in both).
+pub struct Written {
+    pub rows: usize,
+    pub returning: Vec<Row>,
+    pub changed: Changed,
+}
+
+/// Rows changed per table, in the order the tables were first written.
+#[derive(Default)]
+struct Counts(Changed);
+
+impl Counts {
+    fn add(&mut self, table: Oid) {
+        match self.0.iter_mut().find(|(t, _)| *t == table) {
+            Some((_, n)) => *n += 1,
+            None => self.0.push((table, 1)),
+        }
+    }
+}
+
 /// Insert `rows` (full width, already cast); returns the RETURNING rows.
 pub fn insert(
     cx: &ExecContext,
@@ -343,8 +364,9 @@ pub fn update(
     u: &BoundUpdate,
     scan: &planner::Plan,
     instrument: Option<&crate::instrument::Instrumentation>,
-) -> PgResult<(usize, Vec<Row>)> {
+) -> PgResult<Written> {
     let table = &u.table;
+    let mut counts = Counts::default();
     let targets = matching_rows(cx, scan, instrument)?;
     let types = table.column_types();
     let xid = if targets.is_empty() { 0 } else { cx.tx.xid()? };
@@ -385,6 +407,8 @@ pub fn update(
                     check_row(cx, &to.table, &to.checks, &new)?;
                     insert_checked_row(cx, &to.table, &to.types, &new, &to.index_exprs)?;
                     to.rows += 1;
+                    counts.add(leaf.oid);
+                    counts.add(to.table.oid);
                     changed.push(new);
                     break;
                 }
@@ -399,6 +423,7 @@ pub fn update(
             let result = heapam::heap_update(cx.pool, leaf.rel, tid, &t, xid, cx.tx, keys)?;
             if let HeapWrite::Done(new_tid) = result {
                 index::insert_entries(cx, &leaf, &new, new_tid, index_exprs)?;
+                counts.add(leaf.oid);
                 changed.push(new);
                 if !u.fks.incoming.is_empty() {
                     replaced.push(old);
@@ -418,7 +443,11 @@ pub fn update(
         crate::fkey::check_incoming(cx, table, &u.fks, &old, &new)?;
     }
     let out = returning_rows(cx, u.returning.as_ref(), &changed)?;
-    Ok((changed.len(), out))
+    Ok(Written {
+        rows: changed.len(),
+        returning: out,
+        changed: counts.0,
+    })
 }
 
 pub fn delete(
@@ -426,7 +455,8 @@ pub fn delete(
     d: &BoundDelete,
     scan: &planner::Plan,
     instrument: Option<&crate::instrument::Instrumentation>,
-) -> PgResult<(usize, Vec<Row>)> {
+) -> PgResult<Written> {
+    let mut counts = Counts::default();
     let targets = matching_rows(cx, scan, instrument)?;
     let xid = if targets.is_empty() { 0 } else { cx.tx.xid()? };
     let mut deleted = Vec::with_capacity(targets.len());
@@ -440,6 +470,7 @@ pub fn delete(
         loop {
             let result = heapam::heap_delete(cx.pool, table.rel, tid, xid, cx.tx)?;
             if let HeapWrite::Done(_) = result {
+                counts.add(table.oid);
                 deleted.push(row);
                 break;
             }
@@ -454,5 +485,9 @@ pub fn delete(
         crate::fkey::check_incoming(cx, &d.table, &d.fks, &old, &[])?;
     }
     let out = returning_rows(cx, d.returning.as_ref(), &deleted)?;
-    Ok((deleted.len(), out))
+    Ok(Written {
+        rows: deleted.len(),
+        returning: out,
+        changed: counts.0,
+    })
 }

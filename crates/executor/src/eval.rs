@@ -494,6 +494,9 @@ fn eval_func(s: &Session, f: ScalarFunc, args: Vec<Value>, ty: &DataType) -> PgR
         | ScalarFunc::PgGetStatisticsObjDefColumns
         | ScalarFunc::PgRelationIsPublishable
         | ScalarFunc::PgPartitionAncestors
+        | ScalarFunc::PgGetPartKeyDef
+        | ScalarFunc::PgPartitionRoot
+        | ScalarFunc::PgGetPartitionConstraintDef
         | ScalarFunc::PgGetTriggerDef
         | ScalarFunc::PgEncodingToChar
         | ScalarFunc::ColDescription

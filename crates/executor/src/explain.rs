@@ -31,7 +31,6 @@ use planner::{Plan, PlannedStatement};
 use sql::bound::{BinaryOp, ExplainOptions, Expr, ExprKind, JoinKind, OutputColumn};
 
 use crate::deparse::*;
-use crate::eval::Row;
 pub use crate::instrument::{Instrumentation, NodeStats};
 use crate::{ExecContext, StatementResult};
 
@@ -147,13 +146,9 @@ pub fn explain(
             update: u, scan, ..
         } => {
             let top_stats = match options.analyze {
-                true => Some(run_counted(
-                    &mut r,
-                    options,
-                    &mut changed,
-                    u.table.oid,
-                    |ins| crate::dml::update(cx, u, scan, Some(ins)),
-                )?),
+                true => Some(run_counted(&mut r, options, &mut changed, |ins| {
+                    crate::dml::update(cx, u, scan, Some(ins))
+                })?),
                 false => None,
             };
             let child = r.target(&u.table, scan, &u.assignments);
@@ -164,13 +159,9 @@ pub fn explain(
             delete: d, scan, ..
         } => {
             let top_stats = match options.analyze {
-                true => Some(run_counted(
-                    &mut r,
-                    options,
-                    &mut changed,
-                    d.table.oid,
-                    |ins| crate::dml::delete(cx, d, scan, Some(ins)),
-                )?),
+                true => Some(run_counted(&mut r, options, &mut changed, |ins| {
+                    crate::dml::delete(cx, d, scan, Some(ins))
+                })?),
                 false => None,
             };
             let child = r.target(&d.table, scan, &[]);
@@ -243,15 +234,14 @@ fn run_counted(
     r: &mut Renderer,
     options: &ExplainOptions,
     changed: &mut Vec<(common::Oid, u64)>,
-    table: common::Oid,
-    run: impl FnOnce(&Instrumentation) -> PgResult<(usize, Vec<Row>)>,
+    run: impl FnOnce(&Instrumentation) -> PgResult<crate::dml::Written>,
 ) -> PgResult<NodeStats> {
     let t0 = Instant::now();
     let ins = Instrumentation::new(options.timing, options.buffers);
-    let (n, out) = run(&ins)?;
-    changed.push((table, n as u64));
+    let w = run(&ins)?;
+    changed.extend(w.changed);
     r.stats = Some(ins.stats());
-    Ok(modified(t0, out.len()))
+    Ok(modified(t0, w.returning.len()))
 }
 
 /// What ANALYZE shows on an `Insert` / `Update` / `Delete` node started at `t0`: the

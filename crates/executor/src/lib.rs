@@ -161,9 +161,13 @@ pub fn execute_plan(stmt: &PlannedStatement, cx: &ExecContext) -> PgResult<State
         PlannedStatement::Update {
             update: u, scan, ..
         } => {
-            let (n, out) = dml::update(cx, u, scan, None)?;
+            let dml::Written {
+                rows: n,
+                returning: out,
+                changed,
+            } = dml::update(cx, u, scan, None)?;
             Ok(StatementResult {
-                changed: vec![(u.table.oid, n as u64)],
+                changed,
                 ..with_returning(
                     format!("UPDATE {n}"),
                     u.returning.as_ref().map(|r| r.columns.clone()),
@@ -174,9 +178,13 @@ pub fn execute_plan(stmt: &PlannedStatement, cx: &ExecContext) -> PgResult<State
         PlannedStatement::Delete {
             delete: d, scan, ..
         } => {
-            let (n, out) = dml::delete(cx, d, scan, None)?;
+            let dml::Written {
+                rows: n,
+                returning: out,
+                changed,
+            } = dml::delete(cx, d, scan, None)?;
             Ok(StatementResult {
-                changed: vec![(d.table.oid, n as u64)],
+                changed,
                 ..with_returning(
                     format!("DELETE {n}"),
                     d.returning.as_ref().map(|r| r.columns.clone()),

@@ -436,3 +436,149 @@ pub(crate) fn check_definition(
     }
     s
 }
+
+/// A partitioned table's key as `pg_get_partkeydef` prints it (`RANGE (a, b)`); `None`
+/// for any other table.
+pub(crate) fn partition_key_definition(t: &TableDesc) -> Option<String> {
+    let key = t.partition_key.as_ref()?;
+    let cols: Vec<String> = key
+        .columns
+        .iter()
+        .map(|&c| common::ids::quote_identifier(&t.columns[c].name).into_owned())
+        .collect();
+    Some(format!("{} ({})", key.strategy.keyword(), cols.join(", ")))
+}
+
+/// A partition's bound as `pg_get_expr(relpartbound, oid)` prints it (`FOR VALUES FROM
+/// (1) TO (10)`); `None` for a table that is no partition.
+pub(crate) fn partition_bound(text: &common::value::TextContext, t: &TableDesc) -> Option<String> {
+    use catalog::partition::{PartitionBound, RangeDatum};
+    let of = t.partition_of.as_ref()?;
+    let value = |v: &Value| bound_constant(text, v);
+    Some(match &of.bound {
+        PartitionBound::Default => "DEFAULT".to_string(),
+        PartitionBound::Hash { modulus, remainder } => {
+            format!("FOR VALUES WITH (modulus {modulus}, remainder {remainder})")
+        }
+        PartitionBound::List(values) => {
+            let items: Vec<String> = values.iter().map(value).collect();
+            format!("FOR VALUES IN ({})", items.join(", "))
+        }
+        PartitionBound::Range { from, to } => {
+            let side = |datums: &[RangeDatum]| {
+                datums
+                    .iter()
+                    .map(|d| match d {
+                        RangeDatum::MinValue => "MINVALUE".to_string(),
+                        RangeDatum::MaxValue => "MAXVALUE".to_string(),
+                        RangeDatum::Value(v) => value(v),
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            format!("FOR VALUES FROM ({}) TO ({})", side(from), side(to))
+        }
+    })
+}
+
+/// A bound's value as ruleutils prints a constant without its type: a non-negative
+/// `integer`, a `numeric` with a point or exponent and a `boolean` bare, anything else
+/// quoted (`'-5'`, `'10'` for a bigint, `'2020-01-01'`).
+fn bound_constant(text: &common::value::TextContext, v: &Value) -> String {
+    let Some(s) = v.to_text(text) else {
+        return "NULL".to_string();
+    };
+    let bare = match v {
+        Value::Int4(_) => !s.starts_with('-'),
+        Value::Numeric(_) => {
+            s.starts_with(|c: char| c.is_ascii_digit()) && s.contains(['.', 'e', 'E'])
+        }
+        Value::Bool(_) => return if s == "t" { "true" } else { "false" }.to_string(),
+        _ => false,
+    };
+    if bare {
+        s
+    } else {
+        format!("'{}'", s.replace('\'', "''"))
+    }
+}
+
+/// A partition's constraint as `pg_get_partition_constraintdef` prints it: what its
+/// bound and each bound above it require of a row (`((a IS NOT NULL) AND (a >= 10) AND
+/// (a < 20))`). `None` for a table that is no partition, and for the bounds whose
+/// constraint PostgreSQL writes out in forms not made here yet (a DEFAULT partition's,
+/// a range over several columns'): psql then shows no constraint.
+pub(crate) fn partition_constraint(
+    catalog: &catalog::CatalogSnapshot,
+    text: &common::value::TextContext,
+    t: &TableDesc,
+) -> Option<String> {
+    use catalog::partition::{PartitionBound, RangeDatum};
+    t.partition_of.as_ref()?;
+    // From the root down.
+    let mut chain = vec![t];
+    while let Some(p) = chain
+        .last()
+        .and_then(|c| c.partition_of.as_ref())
+        .and_then(|o| catalog.table_by_oid(o.parent))
+    {
+        chain.push(p);
+    }
+    chain.reverse();
+    let mut parts: Vec<String> = Vec::new();
+    for pair in chain.windows(2) {
+        let (parent, part) = (pair[0], pair[1]);
+        let (key, of) = (parent.partition_key.as_ref()?, part.partition_of.as_ref()?);
+        let name = |c: usize| common::ids::quote_identifier(&t.columns[c].name).into_owned();
+        let konst = |c: usize, v: &Value| crate::deparse::constant(text, v, &t.columns[c].ty);
+        match &of.bound {
+            PartitionBound::Default => return None,
+            PartitionBound::Hash { modulus, remainder } => {
+                let cols: Vec<String> = key.columns.iter().map(|&c| name(c)).collect();
+                parts.push(format!(
+                    "satisfies_hash_partition('{}'::oid, {modulus}, {remainder}, {})",
+                    parent.oid,
+                    cols.join(", ")
+                ));
+            }
+            PartitionBound::List(values) => {
+                let c = key.columns[0];
+                let items: Vec<String> = values
+                    .iter()
+                    .filter(|v| !v.is_null())
+                    .map(|v| konst(c, v))
+                    .collect();
+                let test = match items.as_slice() {
+                    [] => None,
+                    [one] => Some(format!("({} = {one})", name(c))),
+                    many => Some(format!("({} = ANY (ARRAY[{}]))", name(c), many.join(", "))),
+                };
+                let null = values.iter().any(Value::is_null);
+                match (test, null) {
+                    (Some(test), false) => {
+                        parts.push(format!("({} IS NOT NULL)", name(c)));
+                        parts.push(test);
+                    }
+                    (Some(test), true) => parts.push(format!("(({} IS NULL) OR {test})", name(c))),
+                    (None, _) => parts.push(format!("({} IS NULL)", name(c))),
+                }
+            }
+            PartitionBound::Range { from, to } => {
+                let [c] = key.columns[..] else {
+                    return None;
+                };
+                parts.push(format!("({} IS NOT NULL)", name(c)));
+                if let Some(RangeDatum::Value(v)) = from.first() {
+                    parts.push(format!("({} >= {})", name(c), konst(c, v)));
+                }
+                if let Some(RangeDatum::Value(v)) = to.first() {
+                    parts.push(format!("({} < {})", name(c), konst(c, v)));
+                }
+            }
+        }
+    }
+    Some(match parts.as_slice() {
+        [one] => one.clone(),
+        _ => format!("({})", parts.join(" AND ")),
+    })
+}

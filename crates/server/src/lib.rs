@@ -375,9 +375,20 @@ impl Database {
                 )
             })?;
             targets.push((t.clone(), &cols[..]));
+            // A partitioned table's rows are its partitions' (partition rule 1): they
+            // are vacuumed and analyzed in its place, as PostgreSQL recurses.
+            for d in catalog.descendants(t.oid) {
+                if d.partition_key.is_none() {
+                    targets.push((d, &cols[..]));
+                }
+            }
         }
         if v.tables.is_empty() {
-            let mut all: Vec<_> = catalog.tables().cloned().collect();
+            let mut all: Vec<_> = catalog
+                .tables()
+                .filter(|t| t.partition_key.is_none())
+                .cloned()
+                .collect();
             all.sort_by_key(|t| t.oid);
             targets.extend(all.into_iter().map(|t| (t, &[][..])));
         }
@@ -436,10 +447,14 @@ impl Database {
             ));
             return Ok(());
         }
-        // Dropped while we waited: nothing to do.
+        // Dropped while we waited: nothing to do. A partitioned table has no rows of its
+        // own: its partitions follow it in the list.
         let Some(t) = self.catalog.snapshot(tx).table_by_oid(t.oid).cloned() else {
             return Ok(());
         };
+        if t.partition_key.is_some() {
+            return Ok(());
+        }
         if v.vacuum {
             if v.verbose {
                 notices.push(PgError::info(format!("vacuuming \"public.{}\"", t.name)));
@@ -512,10 +527,14 @@ impl Database {
         if !self.lock_for_maintenance(t, tx, true)? {
             return Ok(false);
         }
-        // Dropped while we waited: nothing to do.
+        // Dropped while we waited (or partitioned, with no rows of its own): nothing
+        // to do.
         let Some(t) = self.catalog.snapshot(tx).table_by_oid(t.oid).cloned() else {
             return Ok(true);
         };
+        if t.partition_key.is_some() {
+            return Ok(true);
+        }
         if vacuum {
             self.vacuum_one(&t)?;
         } else {
@@ -981,7 +1000,11 @@ fn relation_locks<'a>(
         | B::ChangeTable { table, .. }
         | B::AddCheck { table, .. }
         | B::DropConstraint(sql::bound::ConstraintDrop::Check { table, .. }) => {
-            add(out, table, M::AccessExclusive)
+            add(out, table, M::AccessExclusive);
+            // An ALTER of a partitioned table changes its partitions alike.
+            for t in catalog.descendants_ref(table.oid) {
+                add(out, t, M::AccessExclusive);
+            }
         }
         // PostgreSQL's COMMENT takes ShareUpdateExclusive on the relation: a comment is
         // no change to what readers and writers of the table see.
@@ -1010,10 +1033,17 @@ fn relation_locks<'a>(
             for (t, _) in dependents {
                 add(out, t, M::AccessExclusive);
             }
+            for t in catalog.descendants_ref(table.oid) {
+                add(out, t, M::AccessExclusive);
+            }
         }
         B::Truncate { tables, restart } => {
             for t in tables {
                 add(out, t, M::AccessExclusive);
+                // TRUNCATE of a partitioned table empties its partitions.
+                for t in catalog.descendants_ref(t.oid) {
+                    add(out, t, M::AccessExclusive);
+                }
             }
             // RESTART IDENTITY gives the sequences new storage, as ALTER SEQUENCE
             // RESTART does; PostgreSQL locks them so too.

@@ -234,9 +234,15 @@ pub enum ScalarFunc {
     PgGetStatisticsObjDefColumns,
     /// `pg_relation_is_publishable(regclass)`: true for a table.
     PgRelationIsPublishable,
-    /// `pg_partition_ancestors(regclass)` as a `regclass[]` (FROM unnests it): empty,
-    /// as Myriad has no partitions.
+    /// `pg_partition_ancestors(regclass)` as a `regclass[]` (FROM unnests it): the
+    /// partition, then its parents up to the root.
     PgPartitionAncestors,
+    /// `pg_get_partkeydef(oid)`: a partitioned table's key (`RANGE (a)`), else NULL.
+    PgGetPartKeyDef,
+    /// `pg_partition_root(regclass)`: the top of a partition tree.
+    PgPartitionRoot,
+    /// `pg_get_partition_constraintdef(oid)`: what a partition's bounds require.
+    PgGetPartitionConstraintDef,
     /// `pg_get_triggerdef(trigger [, pretty])`: NULL, as Myriad has no triggers.
     PgGetTriggerDef,
     /// `pg_encoding_to_char(encoding)`: an encoding's name (`UTF8`), '' for none.
@@ -328,6 +334,9 @@ impl ScalarFunc {
             | F::PgGetStatisticsObjDefColumns
             | F::PgRelationIsPublishable
             | F::PgPartitionAncestors
+            | F::PgGetPartKeyDef
+            | F::PgPartitionRoot
+            | F::PgGetPartitionConstraintDef
             | F::PgGetTriggerDef
             | F::PgEncodingToChar
             | F::ColDescription

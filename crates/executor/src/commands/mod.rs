@@ -133,8 +133,8 @@ pub fn execute(stmt: BoundStatement, cx: &ExecContext) -> PgResult<StatementResu
                     subplans: None,
                 };
                 let every_row = planner::target_scan(&pcx, &t, None);
-                let (n, _) = with_every_row(cx, |all| dml::delete(all, &delete, &every_row, None))?;
-                changed.push((t.oid, n as u64));
+                let w = with_every_row(cx, |all| dml::delete(all, &delete, &every_row, None))?;
+                changed.extend(w.changed);
             }
             for s in &restart {
                 renew_sequence(cx, s.oid, s.options.start)?;
@@ -155,28 +155,48 @@ pub fn execute(stmt: BoundStatement, cx: &ExecContext) -> PgResult<StatementResu
             column,
             fill,
         } => {
-            add_column(cx, &table, column, fill)?;
+            // A partitioned table's partitions get the column too, in the same place
+            // (partition rule 1); only the leaves have rows to fill.
+            for t in with_partitions(cx, &table) {
+                if t.partition_key.is_some() {
+                    cx.catalog.add_column(cx.tx, t.oid, column.clone())?;
+                } else {
+                    add_column(cx, &t, column.clone(), fill.clone())?;
+                }
+            }
             Ok(done("ALTER TABLE"))
         }
         BoundStatement::ChangeTable {
             table,
-            mut change,
+            change,
             notices,
         } => {
-            match &mut change {
-                catalog::TableChange::NotNull {
-                    column,
-                    not_null: true,
-                } => check_no_nulls(cx, &table, *column)?,
-                catalog::TableChange::RenameColumn {
-                    column,
-                    name,
-                    checks,
-                    index_exprs,
-                } => (*checks, *index_exprs) = check::renamed_column(cx, &table, *column, name)?,
-                _ => {}
+            // A column's change reaches the partitions (its name, default, NOT NULL
+            // and statistics target: PostgreSQL recurses); the table's own name and its
+            // indexes' are its own.
+            let tables = match change {
+                catalog::TableChange::Rename(_) | catalog::TableChange::RenameIndex { .. } => {
+                    vec![table.clone()]
+                }
+                _ => with_partitions(cx, &table),
+            };
+            for t in tables {
+                let mut change = change.clone();
+                match &mut change {
+                    catalog::TableChange::NotNull {
+                        column,
+                        not_null: true,
+                    } if t.partition_key.is_none() => check_no_nulls(cx, &t, *column)?,
+                    catalog::TableChange::RenameColumn {
+                        column,
+                        name,
+                        checks,
+                        index_exprs,
+                    } => (*checks, *index_exprs) = check::renamed_column(cx, &t, *column, name)?,
+                    _ => {}
+                }
+                cx.catalog.change_table(cx.tx, t.oid, change)?;
             }
-            cx.catalog.change_table(cx.tx, table.oid, change)?;
             let mut r = done("ALTER TABLE");
             r.notices = notices;
             Ok(r)
@@ -214,13 +234,28 @@ pub fn execute(stmt: BoundStatement, cx: &ExecContext) -> PgResult<StatementResu
                 check::validate(cx, &table, &name, &condition)?;
             }
             check.name = Some(name);
-            cx.catalog.add_check(cx.tx, table.oid, check)?;
+            // The partitions get the constraint too, by the same name.
+            for t in with_partitions(cx, &table) {
+                cx.catalog.add_check(cx.tx, t.oid, check.clone())?;
+            }
             Ok(done("ALTER TABLE"))
         }
         BoundStatement::DropConstraint(d) => {
             match d {
                 sql::bound::ConstraintDrop::Check { table, check } => {
-                    cx.catalog.drop_check(cx.tx, table.oid, check)?;
+                    // The partitions' constraints of that name go with it.
+                    let name = table
+                        .checks
+                        .iter()
+                        .find(|c| c.oid == check)
+                        .map(|c| &c.name);
+                    for t in with_partitions(cx, &table) {
+                        if t.oid == table.oid {
+                            cx.catalog.drop_check(cx.tx, t.oid, check)?;
+                        } else if let Some(c) = t.checks.iter().find(|c| Some(&c.name) == name) {
+                            cx.catalog.drop_check(cx.tx, t.oid, c.oid)?;
+                        }
+                    }
                 }
                 sql::bound::ConstraintDrop::ForeignKey { table, fk, .. } => {
                     cx.catalog.drop_foreign_key(cx.tx, table.oid, fk)?;
@@ -257,10 +292,12 @@ pub fn execute(stmt: BoundStatement, cx: &ExecContext) -> PgResult<StatementResu
             for (t, fk) in &dependents {
                 cx.catalog.drop_foreign_key(cx.tx, t.oid, fk.oid)?;
             }
-            for index in check::predicates_reading(cx, &table, column)? {
-                cx.catalog.drop_index(cx.tx, table.oid, index)?;
+            for t in with_partitions(cx, &table) {
+                for index in check::predicates_reading(cx, &t, column)? {
+                    cx.catalog.drop_index(cx.tx, t.oid, index)?;
+                }
+                cx.catalog.drop_column(cx.tx, t.oid, column)?;
             }
-            cx.catalog.drop_column(cx.tx, table.oid, column)?;
             Ok(StatementResult {
                 tag: "ALTER TABLE".into(),
                 notices,
@@ -413,6 +450,20 @@ fn with_every_row<R>(cx: &ExecContext, f: impl FnOnce(&ExecContext) -> R) -> R {
         subqueries: Default::default(),
         params: cx.params,
     })
+}
+
+/// `table` and, if it is partitioned, every partition below it (partition rule 1: an
+/// ALTER TABLE that changes its columns changes theirs alike). The caller holds
+/// AccessExclusive on all of them (the server locks the partitions with their parent).
+fn with_partitions(
+    cx: &ExecContext,
+    table: &std::sync::Arc<catalog::TableDesc>,
+) -> Vec<std::sync::Arc<catalog::TableDesc>> {
+    let mut out = vec![table.clone()];
+    if table.partition_key.is_some() {
+        out.extend(cx.session.catalog.descendants(table.oid));
+    }
+    out
 }
 
 /// PostgreSQL's error for a column made NOT NULL over rows holding NULL.

@@ -269,8 +269,9 @@ pub(crate) fn pg_class_rows(env: Env, key: Option<common::Oid>) -> Vec<Row> {
             Value::Text("p".into()),
             Value::Text(kind.into()),
             Value::Int2(natts as i16),
-            // No rules, row security, partitions, tablespaces, typed tables or TOAST
-            // yet. relchecks and relhastriggers are set by the caller.
+            // No rules, row security, tablespaces, typed tables or TOAST yet.
+            // relchecks, relhastriggers, relispartition and relpartbound are set by
+            // the caller.
             Value::Int2(0),
             Value::Bool(false),
             Value::Bool(false),
@@ -281,7 +282,7 @@ pub(crate) fn pg_class_rows(env: Env, key: Option<common::Oid>) -> Vec<Row> {
             Value::Oid(0),
             Value::Oid(0),
             // REPLICA IDENTITY DEFAULT for tables, NOTHING for the others.
-            Value::Text(if kind == "r" { "d" } else { "n" }.into()),
+            Value::Text(if matches!(kind, "r" | "p") { "d" } else { "n" }.into()),
             Value::Null,
             Value::Null,
         ]
@@ -315,16 +316,25 @@ pub(crate) fn pg_class_rows(env: Env, key: Option<common::Oid>) -> Vec<Row> {
     };
     let mut out = Vec::new();
     for t in tables {
+        // A partitioned table has no storage (relkind 'p', no access method).
+        let partitioned = t.partition_key.is_some();
         let mut r = row(
             t.oid,
             &t.name,
-            2,
-            pages(t.rel),
+            if partitioned { 0 } else { 2 },
+            if partitioned {
+                Value::Int4(0)
+            } else {
+                pages(t.rel)
+            },
             catalog.stats(t.oid).map_or(-1.0, |s| s.reltuples as f32),
             !t.indexes.is_empty(),
-            "r",
+            if partitioned { "p" } else { "r" },
             t.columns.len(),
         );
+        r[RELISPARTITION] = Value::Bool(t.partition_of.is_some());
+        r[RELPARTBOUND] = crate::ruleutils::partition_bound(env.session.text(), t)
+            .map_or(Value::Null, Value::Text);
         // PostgreSQL enforces a foreign key with triggers on both tables, and psql's \d
         // lists foreign keys only for a table with triggers. Myriad enforces them
         // without triggers (pg_trigger is empty) but says the same of such tables.
@@ -348,6 +358,10 @@ pub(crate) fn pg_class_rows(env: Env, key: Option<common::Oid>) -> Vec<Row> {
 pub(crate) const RELCHECKS: usize = 12;
 
 pub(crate) const RELHASTRIGGERS: usize = 14;
+
+pub(crate) const RELISPARTITION: usize = 17;
+
+pub(crate) const RELPARTBOUND: usize = 22;
 
 pub(crate) const RELOPTIONS: usize = 23;
 

@@ -199,8 +199,79 @@ pub(crate) fn rows(s: &Session, view: SystemView, key: Option<common::Oid>) -> V
                 ]
             })
             .collect(),
+        // Each partition's parent.
+        SystemView::PgInherits => crate::views::rows_of_tables(s, key, 0, |t, out| {
+            if let Some(of) = &t.partition_of {
+                out.push(vec![
+                    Value::Oid(t.oid),
+                    Value::Oid(of.parent),
+                    Value::Int4(1),
+                    Value::Bool(false),
+                ]);
+            }
+        }),
+        SystemView::PgPartitionedTable => crate::views::rows_of_tables(s, key, 0, |t, out| {
+            let Some(k) = &t.partition_key else {
+                return;
+            };
+            let hash = k.strategy == catalog::partition::PartitionStrategy::Hash;
+            let types: Vec<DataType> = k.columns.iter().map(|&c| t.columns[c].ty).collect();
+            let oids = |f: &dyn Fn(&DataType) -> u32| {
+                let items = types.iter().map(|ty| Value::Oid(f(ty))).collect();
+                Value::Array(Arc::new(Array::from_items(DataType::Oid.oid(), items)))
+            };
+            out.push(vec![
+                Value::Oid(t.oid),
+                Value::Text(k.strategy.code().to_string()),
+                Value::Int2(k.columns.len() as i16),
+                Value::Oid(
+                    s.catalog
+                        .partitions(t.oid)
+                        .and_then(|p| p.default_partition())
+                        .unwrap_or(0),
+                ),
+                attnums(&k.columns),
+                oids(&|ty| default_opclass(ty, hash)),
+                oids(&|ty| {
+                    if matches!(
+                        ty,
+                        DataType::Text | DataType::Varchar(_) | DataType::Bpchar(_)
+                    ) {
+                        100
+                    } else {
+                        0
+                    }
+                }),
+                Value::Null,
+            ]);
+        }),
         _ => Vec::new(),
     }
+}
+
+/// The default btree (or hash) operator class of a type, as PostgreSQL 15 numbers them
+/// (`pg_partitioned_table.partclass`); 0 for a type without one here.
+fn default_opclass(ty: &DataType, hash: bool) -> u32 {
+    let (btree, h) = match ty {
+        DataType::Bool => (10003, 10048),
+        DataType::Bpchar(_) => (10004, 10005),
+        DataType::Bytea => (10006, 10049),
+        DataType::Date => (3122, 10011),
+        DataType::Float4 => (10012, 10013),
+        DataType::Float8 => (3123, 10014),
+        DataType::Int2 => (1979, 10019),
+        DataType::Int4 => (1978, 10020),
+        DataType::Int8 => (3124, 10021),
+        DataType::Interval => (10022, 10023),
+        DataType::Numeric(_) => (3125, 10030),
+        DataType::Oid => (1981, 10031),
+        DataType::Text | DataType::Varchar(_) => (3126, 10037),
+        DataType::Timestamp(_) => (3128, 10046),
+        DataType::TimestampTz(_) => (3127, 10040),
+        DataType::Uuid => (10065, 10066),
+        _ => (0, 0),
+    };
+    if hash { h } else { btree }
 }
 
 /// Every sequence, in OID order.

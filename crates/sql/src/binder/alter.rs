@@ -39,6 +39,83 @@ impl Binder<'_> {
     /// ALTER TABLE [IF EXISTS] [ONLY] t action: one action (the server runs a statement
     /// with several as one ALTER TABLE per action, each bound against what the ones
     /// before it left).
+    /// What PostgreSQL refuses to change in a partition alone (its columns are its
+    /// parent's), and what partitioned tables cannot have yet (keys, foreign keys).
+    fn check_partition_alter(
+        &self,
+        table: &TableDesc,
+        op: &ast::AlterTableOperation,
+    ) -> PgResult<()> {
+        use ast::AlterTableOperation as Op;
+        let partitioned = table.partition_key.is_some();
+        let parent = table
+            .partition_of
+            .as_ref()
+            .and_then(|p| self.catalog.table_by_oid(p.parent));
+        let inherited = |what: &str, name: &str| {
+            PgError::new(
+                SqlState::INVALID_TABLE_DEFINITION,
+                format!("cannot {what} inherited column \"{name}\""),
+            )
+        };
+        match op {
+            Op::AddColumn { .. } if parent.is_some() => Err(PgError::new(
+                SqlState::WRONG_OBJECT_TYPE,
+                "cannot add column to a partition",
+            )),
+            Op::DropColumn { column_names, .. } => {
+                let Some(name) = column_names.first().map(ident_name) else {
+                    return Ok(());
+                };
+                if parent.is_some() && table.column_index(&name).is_some() {
+                    return Err(inherited("drop", &name));
+                }
+                if let Some(key) = &table.partition_key
+                    && let Some(c) = table.column_index(&name)
+                    && key.columns.contains(&c)
+                {
+                    return Err(PgError::new(
+                        SqlState::INVALID_TABLE_DEFINITION,
+                        format!(
+                            "cannot drop column \"{name}\" because it is part of the partition key of relation \"{}\"",
+                            table.name
+                        ),
+                    ));
+                }
+                Ok(())
+            }
+            Op::RenameColumn {
+                old_column_name, ..
+            } if parent.is_some() && table.column_index(&ident_name(old_column_name)).is_some() => {
+                Err(inherited("rename", &ident_name(old_column_name)))
+            }
+            Op::AlterColumn {
+                column_name,
+                op: ast::AlterColumnOperation::DropNotNull,
+            } => {
+                let name = ident_name(column_name);
+                match (parent, table.column_index(&name)) {
+                    (Some(p), Some(c)) if p.columns.get(c).is_some_and(|c| c.not_null) => {
+                        Err(PgError::new(
+                            SqlState::INVALID_TABLE_DEFINITION,
+                            format!("column \"{name}\" is marked NOT NULL in parent table"),
+                        ))
+                    }
+                    _ => Ok(()),
+                }
+            }
+            Op::AddConstraint { constraint, .. }
+                if (partitioned || parent.is_some())
+                    && !matches!(constraint, ast::TableConstraint::Check(_)) =>
+            {
+                Err(PgError::unsupported(
+                    "keys and foreign keys on partitioned tables and partitions",
+                ))
+            }
+            _ => Ok(()),
+        }
+    }
+
     pub(crate) fn bind_alter_table(&self, a: &ast::AlterTable) -> PgResult<BoundStatement> {
         if a.table_type.is_some() || a.location.is_some() || a.on_cluster.is_some() {
             return Err(PgError::syntax(format!(
@@ -53,6 +130,7 @@ impl Binder<'_> {
         let [op] = a.operations.as_slice() else {
             return Err(PgError::unsupported("ALTER TABLE with several actions"));
         };
+        self.check_partition_alter(&table, op)?;
         match op {
             ast::AlterTableOperation::AddConstraint {
                 constraint,

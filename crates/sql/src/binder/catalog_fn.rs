@@ -41,6 +41,15 @@ fn signature(name: &str, n: usize) -> Option<(ScalarFunc, DataType, &'static [Ar
         ("pg_get_expr", 2) => (F::PgGetExpr, DataType::Text, &[Text, Oid]),
         ("pg_get_expr", 3) => (F::PgGetExpr, DataType::Text, &[Text, Oid, Bool]),
         ("pg_get_indexdef", 1) => (F::PgGetIndexDef, DataType::Text, &[Oid]),
+        ("pg_get_partkeydef", 1) => (F::PgGetPartKeyDef, DataType::Text, &[Oid]),
+        ("pg_get_partition_constraintdef", 1) => {
+            (F::PgGetPartitionConstraintDef, DataType::Text, &[Oid])
+        }
+        ("pg_partition_root", 1) => (
+            F::PgPartitionRoot,
+            DataType::Reg(common::value::RegKind::Class),
+            &[RegClass],
+        ),
         ("pg_get_indexdef", 3) => (F::PgGetIndexDef, DataType::Text, &[Oid, Int4, Bool]),
         ("pg_get_constraintdef", 1) => (F::PgGetConstraintDef, DataType::Text, &[Oid]),
         ("pg_get_constraintdef", 2) => (F::PgGetConstraintDef, DataType::Text, &[Oid, Bool]),
