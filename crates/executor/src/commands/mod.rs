@@ -134,7 +134,14 @@ pub fn execute(stmt: BoundStatement, cx: &ExecContext) -> PgResult<StatementResu
                 };
                 let every_row = planner::target_scan(&pcx, &t, None);
                 let w = with_every_row(cx, |all| dml::delete(all, &delete, &every_row, None))?;
-                changed.extend(w.changed);
+                // Every table truncated is listed (COPY FREEZE asks), with the rows
+                // deleted from it; a partitioned one's from its partitions.
+                if t.partition_key.is_some() {
+                    changed.push((t.oid, 0));
+                    changed.extend(w.changed);
+                } else {
+                    changed.push((t.oid, w.rows as u64));
+                }
             }
             for s in &restart {
                 renew_sequence(cx, s.oid, s.options.start)?;
