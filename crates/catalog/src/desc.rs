@@ -72,6 +72,9 @@ pub struct IndexDesc {
     /// The key's expressions (`CREATE INDEX ON t (lower(b))`), in key order: the key
     /// position whose `columns` entry is [`EXPRESSION_KEY`]` + k` holds `exprs[k]`.
     pub exprs: Vec<IndexExpr>,
+    /// The partitioned table's index this partition's index belongs to (PostgreSQL's
+    /// index `pg_inherits`): made with it, dropped with it.
+    pub parent: Option<Oid>,
 }
 
 /// In [`IndexDesc::columns`], `EXPRESSION_KEY + k` is the key's `k`-th expression (where
@@ -352,6 +355,11 @@ impl TableDesc {
     fn leads(&self) -> Vec<Vec<u16>> {
         let columns = self.columns.len();
         let mut leads = vec![Vec::new(); columns + 1];
+        // A partitioned table's indexes have no storage (partition rule 1): no scan
+        // uses them; its partitions' indexes serve its queries.
+        if self.partition_key.is_some() {
+            return leads;
+        }
         for (i, ix) in self.indexes.iter().enumerate() {
             if let Some(c) = ix.columns.first().and_then(|&c| ix.leading_column(c))
                 && c < columns
@@ -463,6 +471,8 @@ impl TableDesc {
 /// What CREATE INDEX asks for.
 #[derive(Clone, Debug, Default)]
 pub struct NewIndex {
+    /// The partitioned index the new one belongs to.
+    pub parent: Option<Oid>,
     pub name: Option<String>,
     pub columns: Vec<usize>,
     pub unique: bool,
@@ -612,6 +622,8 @@ pub enum TableChange {
 
 #[derive(Clone, Debug)]
 pub struct NewKey {
+    /// The partitioned index (of the parent's key) the new one belongs to.
+    pub parent: Option<Oid>,
     pub name: Option<String>,
     pub columns: Vec<usize>,
     pub primary: bool,

@@ -553,6 +553,7 @@ fn table_desc(
             columns: k.columns,
             unique: true,
             primary: k.primary,
+            parent: k.parent,
             constraint: true,
             ..IndexDesc::default()
         });
@@ -738,11 +739,13 @@ fn table_files<'a>(
     sequences: impl IntoIterator<Item = &'a SequenceDesc>,
 ) -> Vec<RelFile> {
     let file = |rel, kind| RelFile { rel, kind };
-    // A partitioned table has no storage (partition rule 1).
-    let own = table.partition_key.is_none().then_some(table.rel);
-    own.into_iter()
+    // A partitioned table has no storage, nor have its indexes (partition rule 1).
+    let own = table.partition_key.is_none();
+    let indexes = if own { &table.indexes[..] } else { &[] };
+    own.then_some(table.rel)
+        .into_iter()
         .map(|rel| file(rel, RelKind::Table))
-        .chain(table.indexes.iter().map(|i| file(i.rel, RelKind::Index)))
+        .chain(indexes.iter().map(|i| file(i.rel, RelKind::Index)))
         .chain(
             sequences
                 .into_iter()
@@ -1486,13 +1489,17 @@ impl Catalog {
             include: new.include,
             predicate: new.predicate,
             exprs: new.exprs,
+            parent: new.parent,
         };
-        let file = RelFile {
-            rel: index.rel,
-            kind: RelKind::Index,
-        };
-        self.ddl_files(tx, &[file])?;
-        make_storage(&index)?;
+        // A partitioned table's index has no storage (partition rule 1).
+        if !self.is_partitioned(tx, table)? {
+            let file = RelFile {
+                rel: index.rel,
+                kind: RelKind::Index,
+            };
+            self.ddl_files(tx, &[file])?;
+            make_storage(&index)?;
+        }
         let record = Record::CreateIndex {
             table,
             index: index.clone(),
@@ -1504,16 +1511,28 @@ impl Catalog {
     /// Remove an index from its table (its storage goes when the transaction commits).
     pub fn drop_index(&self, tx: &Tx, table: Oid, index: Oid) -> PgResult<()> {
         let cur = self.ddl_base(tx)?;
-        let rel = cur
+        let (t, i) = cur
             .index_by_oid(index)
-            .map(|(_, i)| i.rel)
             .ok_or_else(|| lookup_failed(index))?;
-        let file = RelFile {
-            rel,
-            kind: RelKind::Index,
+        // A partitioned table's index has no storage (partition rule 1).
+        let files = match t.partition_key {
+            Some(_) => Vec::new(),
+            None => vec![RelFile {
+                rel: i.rel,
+                kind: RelKind::Index,
+            }],
         };
-        self.ddl_apply(tx, Record::DropIndex { table, index }, vec![file])?;
+        self.ddl_apply(tx, Record::DropIndex { table, index }, files)?;
         Ok(())
+    }
+
+    /// Whether table `table`, as transaction `tx` sees it, is partitioned.
+    fn is_partitioned(&self, tx: &Tx, table: Oid) -> PgResult<bool> {
+        let cur = self.ddl_base(tx)?;
+        let t = cur
+            .table_by_oid(table)
+            .ok_or_else(|| lookup_failed(table))?;
+        Ok(t.partition_key.is_some())
     }
 
     /// Change table `table`'s descriptor with `edit` (given the snapshot the change
@@ -1558,6 +1577,7 @@ impl Catalog {
                 unique: true,
                 primary: key.primary,
                 constraint: true,
+                parent: key.parent,
                 ..IndexDesc::default()
             };
             if key.primary {
@@ -1568,12 +1588,15 @@ impl Catalog {
             // Constraint indexes come first (`TableDesc::indexes`).
             let at = t.indexes.iter().take_while(|i| i.constraint).count();
             t.indexes.insert(at, index.clone());
-            let file = RelFile {
-                rel: index.rel,
-                kind: RelKind::Index,
-            };
-            self.ddl_files(tx, &[file])?;
-            make_storage(&index)?;
+            // A partitioned table's index has no storage (partition rule 1).
+            if t.partition_key.is_none() {
+                let file = RelFile {
+                    rel: index.rel,
+                    kind: RelKind::Index,
+                };
+                self.ddl_files(tx, &[file])?;
+                make_storage(&index)?;
+            }
             Ok(index)
         })
     }

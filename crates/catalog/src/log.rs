@@ -348,7 +348,8 @@ fn put_index(out: &mut Vec<u8>, i: &IndexDesc) {
             | (i.primary as u8) << 1
             | (i.constraint as u8) << 2
             | (extended as u8) << INDEX_EXTENDED_BIT
-            | (expressions as u8) << INDEX_EXPRESSIONS_BIT,
+            | (expressions as u8) << INDEX_EXPRESSIONS_BIT
+            | (i.parent.is_some() as u8) << INDEX_PARENT_BIT,
     );
     put_u32(out, i.columns.len() as u32);
     for &c in &i.columns {
@@ -382,6 +383,9 @@ fn put_index(out: &mut Vec<u8>, i: &IndexDesc) {
             put_str(out, &e.name);
         }
     }
+    if let Some(p) = i.parent {
+        put_u32(out, p);
+    }
 }
 
 /// Flag bit of an index with DESC / NULLS FIRST columns, INCLUDE columns or a predicate:
@@ -391,6 +395,9 @@ const INDEX_EXTENDED_BIT: u8 = 3;
 /// Flag bit of an index with expressions in its key: their texts follow (after the
 /// extended part, if any); each expression key is written as column `u32::MAX`.
 const INDEX_EXPRESSIONS_BIT: u8 = 4;
+/// Flag bit of a partition's index that belongs to a partitioned index: that index's
+/// OID follows, last.
+const INDEX_PARENT_BIT: u8 = 5;
 
 fn put_columns(out: &mut Vec<u8>, cols: &[usize]) {
     put_u32(out, cols.len() as u32);
@@ -921,6 +928,9 @@ fn read_index(r: &mut Reader<'_>, ncols: usize) -> Option<IndexDesc> {
         if keys.count() != index.exprs.len() {
             return None;
         }
+    }
+    if flags & (1 << INDEX_PARENT_BIT) != 0 {
+        index.parent = Some(r.u32()?);
     }
     Some(index)
 }

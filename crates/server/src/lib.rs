@@ -1120,7 +1120,13 @@ fn relation_locks<'a>(
                 add(out, t, M::AccessExclusive);
             }
         }
-        B::CreateIndex { table, .. } => add(out, table, M::Share),
+        B::CreateIndex { table, .. } => {
+            add(out, table, M::Share);
+            // A partitioned index is made on every partition.
+            for t in catalog.descendants_ref(table.oid) {
+                add(out, t, M::Share);
+            }
+        }
         B::DropIndexes { indexes, .. } => {
             for (t, i) in indexes {
                 add(out, t, M::AccessExclusive);
@@ -1130,6 +1136,9 @@ fn relation_locks<'a>(
                     mode: M::AccessExclusive,
                     nowait: false,
                 });
+                for t in catalog.descendants_ref(t.oid) {
+                    add(out, t, M::AccessExclusive);
+                }
             }
         }
         B::Lock {

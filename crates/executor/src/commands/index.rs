@@ -87,6 +87,28 @@ pub(crate) fn create_index(
         Some(n) => n.clone(),
         None => cx.catalog.choose_index_name(cx.tx, table, &new),
     };
+    if table.partition_key.is_some() {
+        // A partitioned index: no storage of its own, one index on each partition
+        // (their columns are its table's: partition rule 1), named after the partition.
+        let parent = cx.catalog.create_index(
+            cx.tx,
+            table.oid,
+            NewIndex {
+                name: Some(name),
+                ..new.clone()
+            },
+            |_| Ok(()),
+        )?;
+        for p in partitions_of(cx, table) {
+            let child = NewIndex {
+                name: None,
+                parent: Some(parent.oid),
+                ..new.clone()
+            };
+            create_index(cx, &p, child, bound)?;
+        }
+        return Ok(());
+    }
     let probe = IndexDesc {
         oid: 0,
         rel: 0,
@@ -99,6 +121,7 @@ pub(crate) fn create_index(
         include: new.include.clone(),
         predicate: new.predicate.clone(),
         exprs: new.exprs.clone(),
+        parent: new.parent,
     };
     let entries = index_entries(cx, table, &probe, Some(bound), false)?;
     cx.catalog.create_index(
@@ -120,6 +143,29 @@ pub(crate) fn add_key(cx: &ExecContext, table: &TableDesc, key: NewKey) -> PgRes
         Some(n) => n.clone(),
         None => cx.catalog.choose_key_name(cx.tx, table, &key),
     };
+    if table.partition_key.is_some() {
+        // As CREATE INDEX on a partitioned table: the key's index has no storage, each
+        // partition gets its own key, and each is unique across the partitions because
+        // it holds the partition key (checked when bound).
+        let parent = cx.catalog.add_key(
+            cx.tx,
+            table.oid,
+            NewKey {
+                name: Some(name),
+                ..key.clone()
+            },
+            |_| Ok(()),
+        )?;
+        for p in partitions_of(cx, table) {
+            let child = NewKey {
+                name: None,
+                parent: Some(parent.oid),
+                ..key.clone()
+            };
+            add_key(cx, &p, child)?;
+        }
+        return Ok(());
+    }
     let probe = IndexDesc {
         oid: 0,
         rel: 0,
@@ -140,6 +186,55 @@ pub(crate) fn add_key(cx: &ExecContext, table: &TableDesc, key: NewKey) -> PgRes
         },
         |index| build_index(cx, index, entries),
     )?;
+    Ok(())
+}
+
+/// The partitions directly below partitioned table `table`, in bound order, as the
+/// catalog stands now in this transaction (the caller locks them with it).
+fn partitions_of(cx: &ExecContext, table: &TableDesc) -> Vec<std::sync::Arc<TableDesc>> {
+    let now = cx.catalog.snapshot(cx.tx);
+    now.partitions(table.oid)
+        .map(|p| p.all())
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|oid| now.table_by_oid(oid).cloned())
+        .collect()
+}
+
+/// The indexes a new partition of `parent` gets besides its keys (which come with it
+/// in its `CREATE TABLE`): one for each of the parent's other indexes.
+pub(crate) fn inherit_indexes(
+    cx: &ExecContext,
+    parent: &TableDesc,
+    partition: &TableDesc,
+) -> PgResult<()> {
+    let plain: Vec<&IndexDesc> = parent.indexes.iter().filter(|i| !i.constraint).collect();
+    if plain.is_empty() {
+        return Ok(());
+    }
+    let bound = sql::binder::bind_index_exprs(&cx.session.catalog, parent, cx.session.info)?;
+    for index in plain {
+        let exprs = bound
+            .iter()
+            .find(|b| b.index == index.oid)
+            .cloned()
+            .unwrap_or(BoundIndexExprs {
+                index: 0,
+                predicate: None,
+                keys: Vec::new(),
+            });
+        let new = NewIndex {
+            parent: Some(index.oid),
+            name: None,
+            columns: index.columns.clone(),
+            unique: index.unique,
+            order: index.order,
+            include: index.include.clone(),
+            predicate: index.predicate.clone(),
+            exprs: index.exprs.clone(),
+        };
+        create_index(cx, partition, new, &exprs)?;
+    }
     Ok(())
 }
 

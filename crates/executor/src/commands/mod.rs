@@ -36,13 +36,17 @@ pub fn execute(stmt: BoundStatement, cx: &ExecContext) -> PgResult<StatementResu
             if let Some(of) = &partition_of {
                 new.partition_of = Some(partition::partition_of(cx, of, &new.name)?);
             }
-            cx.catalog.create_table(cx.tx, new, |t, seqs| {
+            let t = cx.catalog.create_table(cx.tx, new, |t, seqs| {
                 // A partitioned table has no storage (partition rule 1).
                 if t.partition_key.is_none() {
                     index::create_table_storage(cx, t)?;
                 }
                 seqs.iter().try_for_each(|s| create_sequence_storage(cx, s))
             })?;
+            // A partition has its parent's indexes (its keys came with it).
+            if let Some(of) = &partition_of {
+                index::inherit_indexes(cx, &of.parent, &t)?;
+            }
             Ok(done("CREATE TABLE"))
         }
         BoundStatement::Sequence(sql::bound::SequenceDdl::Create {
@@ -97,7 +101,7 @@ pub fn execute(stmt: BoundStatement, cx: &ExecContext) -> PgResult<StatementResu
         }
         BoundStatement::DropIndexes { indexes, notices } => {
             for (t, i) in &indexes {
-                cx.catalog.drop_index(cx.tx, t.oid, i.oid)?;
+                drop_index_tree(cx, t, i.oid)?;
             }
             Ok(StatementResult {
                 tag: "DROP INDEX".into(),
@@ -275,7 +279,7 @@ pub fn execute(stmt: BoundStatement, cx: &ExecContext) -> PgResult<StatementResu
                     for (t, fk) in &dependents {
                         cx.catalog.drop_foreign_key(cx.tx, t.oid, fk.oid)?;
                     }
-                    cx.catalog.drop_index(cx.tx, table.oid, index.oid)?;
+                    drop_index_tree(cx, &table, index.oid)?;
                 }
             }
             Ok(done("ALTER TABLE"))
@@ -457,6 +461,29 @@ fn with_every_row<R>(cx: &ExecContext, f: impl FnOnce(&ExecContext) -> R) -> R {
         subqueries: Default::default(),
         params: cx.params,
     })
+}
+
+/// Drop index `index` of `table` and, for a partitioned index, its partitions' indexes
+/// that belong to it, at every level.
+fn drop_index_tree(
+    cx: &ExecContext,
+    table: &catalog::TableDesc,
+    index: common::Oid,
+) -> PgResult<()> {
+    let mut gone = vec![index];
+    cx.catalog.drop_index(cx.tx, table.oid, index)?;
+    if table.partition_key.is_some() {
+        // Parents come before their partitions in the list.
+        for d in cx.session.catalog.descendants(table.oid) {
+            for i in &d.indexes {
+                if i.parent.is_some_and(|p| gone.contains(&p)) {
+                    cx.catalog.drop_index(cx.tx, d.oid, i.oid)?;
+                    gone.push(i.oid);
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// `table` and, if it is partitioned, every partition below it (partition rule 1: an

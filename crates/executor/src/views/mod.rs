@@ -291,7 +291,7 @@ pub(crate) fn pg_class_rows(env: Env, key: Option<common::Oid>) -> Vec<Row> {
     let (tables, index, seqs) = match key {
         Some(oid) => (
             catalog.table_by_oid(oid).into_iter().collect(),
-            catalog.index_by_oid(oid).map(|(_, i)| i),
+            catalog.index_by_oid(oid),
             catalog.sequence_by_oid(oid).into_iter().collect(),
         ),
         None => {
@@ -302,17 +302,26 @@ pub(crate) fn pg_class_rows(env: Env, key: Option<common::Oid>) -> Vec<Row> {
             (tables, None, seqs)
         }
     };
-    let index_row = |i: &catalog::IndexDesc| {
-        row(
+    // A partitioned table's index has no storage (relkind 'I'); a partition's index
+    // that belongs to one is a partition.
+    let index_row = |(t, i): (&std::sync::Arc<catalog::TableDesc>, &catalog::IndexDesc)| {
+        let partitioned = t.partition_key.is_some();
+        let mut r = row(
             i.oid,
             &i.name,
             403,
-            pages(i.rel),
-            -1.0,
+            if partitioned {
+                Value::Int4(0)
+            } else {
+                pages(i.rel)
+            },
+            if partitioned { 0.0 } else { -1.0 },
             false,
-            "i",
+            if partitioned { "I" } else { "i" },
             i.columns.len(),
-        )
+        );
+        r[RELISPARTITION] = Value::Bool(i.parent.is_some());
+        r
     };
     let mut out = Vec::new();
     for t in tables {
@@ -344,7 +353,7 @@ pub(crate) fn pg_class_rows(env: Env, key: Option<common::Oid>) -> Vec<Row> {
         r[RELCHECKS] = Value::Int2(t.checks.len() as i16);
         out.push(r);
         if key.is_none() {
-            out.extend(t.indexes.iter().map(index_row));
+            out.extend(t.indexes.iter().map(|i| index_row((t, i))));
         }
     }
     out.extend(index.map(index_row));

@@ -106,10 +106,10 @@ impl Binder<'_> {
             }
             Op::AddConstraint { constraint, .. }
                 if (partitioned || parent.is_some())
-                    && !matches!(constraint, ast::TableConstraint::Check(_)) =>
+                    && matches!(constraint, ast::TableConstraint::ForeignKey(_)) =>
             {
                 Err(PgError::unsupported(
-                    "keys and foreign keys on partitioned tables and partitions",
+                    "foreign keys on partitioned tables and partitions",
                 ))
             }
             _ => Ok(()),
@@ -687,9 +687,14 @@ impl Binder<'_> {
                 ),
             ));
         }
+        if let Some(key) = &table.partition_key {
+            let what = if primary { "PRIMARY KEY" } else { "UNIQUE" };
+            super::partition::check_unique_holds_partition_key(&table, key, &positions, what)?;
+        }
         Ok(BoundStatement::AddKey {
             table,
             key: NewKey {
+                parent: None,
                 name: name.as_ref().map(ident_name),
                 columns: positions,
                 primary,
@@ -889,6 +894,15 @@ impl Binder<'_> {
             .iter()
             .find(|i| i.constraint && i.name == name)
         {
+            if index.parent.is_some() {
+                return Err(PgError::new(
+                    SqlState::INVALID_TABLE_DEFINITION,
+                    format!(
+                        "cannot drop inherited constraint \"{name}\" of relation \"{}\"",
+                        table.name
+                    ),
+                ));
+            }
             let dependents: Vec<(Arc<TableDesc>, catalog::ForeignKey)> = self
                 .catalog
                 .referencing(table.oid)

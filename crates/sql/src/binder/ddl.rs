@@ -179,6 +179,7 @@ impl Binder<'_> {
                     ast::ColumnOption::PrimaryKey(_) => {
                         col.not_null = true;
                         keys.push(NewKey {
+                            parent: None,
                             name: opt.name.as_ref().map(ident_name),
                             columns: vec![idx],
                             primary: true,
@@ -186,6 +187,7 @@ impl Binder<'_> {
                     }
                     ast::ColumnOption::Unique(_) => {
                         keys.push(NewKey {
+                            parent: None,
                             name: opt.name.as_ref().map(ident_name),
                             columns: vec![idx],
                             primary: false,
@@ -271,6 +273,7 @@ impl Binder<'_> {
                 }
             }
             keys.push(NewKey {
+                parent: None,
                 name: name.as_ref().map(ident_name),
                 columns: positions,
                 primary,
@@ -299,16 +302,35 @@ impl Binder<'_> {
             None => None,
         };
         if partition_key.is_some() || partition_of.is_some() {
-            // Partitioned indexes and foreign keys come with a later change.
-            if !deduped.is_empty() {
-                return Err(PgError::unsupported(
-                    "PRIMARY KEY and UNIQUE constraints on partitioned tables and partitions",
-                ));
-            }
+            // Foreign keys on partitioned tables come with a later change.
             if !foreign_keys.is_empty() {
                 return Err(PgError::unsupported(
                     "foreign keys on partitioned tables and partitions",
                 ));
+            }
+        }
+        if let Some(pk) = &partition_key {
+            let itself = TableDesc {
+                name: name.clone(),
+                columns: columns.clone(),
+                ..Default::default()
+            };
+            for k in &deduped {
+                let what = if k.primary { "PRIMARY KEY" } else { "UNIQUE" };
+                super::partition::check_unique_holds_partition_key(&itself, pk, &k.columns, what)?;
+            }
+        }
+        // A partition has its parent's keys, each belonging to the parent's.
+        if let Some(p) = &partition_of {
+            for i in p.parent.indexes.iter().filter(|i| i.constraint) {
+                if !deduped.iter().any(|k| k.columns == i.columns) {
+                    deduped.push(NewKey {
+                        parent: Some(i.oid),
+                        name: None,
+                        columns: i.columns.clone(),
+                        primary: i.primary,
+                    });
+                }
             }
         }
         let (foreign_keys, referenced) =
@@ -646,6 +668,16 @@ impl Binder<'_> {
                             "You can drop constraint {name} on table {} instead.",
                             t.name
                         )));
+                    }
+                    if let Some((_, p)) = i.parent.and_then(|p| self.catalog.index_by_oid(p)) {
+                        return Err(PgError::new(
+                            SqlState::DEPENDENT_OBJECTS_STILL_EXIST,
+                            format!(
+                                "cannot drop index {name} because index {} requires it",
+                                p.name
+                            ),
+                        )
+                        .with_hint(format!("You can drop index {} instead.", p.name)));
                     }
                     if !indexes.iter().any(|(_, x)| x.oid == i.oid) {
                         indexes.push((t.clone(), i.clone()));

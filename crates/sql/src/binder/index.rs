@@ -113,8 +113,14 @@ impl Binder<'_> {
             Some(p) => Some((p.to_string(), self.index_predicate(&table, p)?)),
             None => None,
         };
+        if c.unique
+            && let Some(key) = &table.partition_key
+        {
+            super::partition::check_unique_holds_partition_key(&table, key, &columns, "UNIQUE")?;
+        }
         Ok(BoundStatement::CreateIndex {
             index: catalog::NewIndex {
+                parent: None,
                 name,
                 columns,
                 unique: c.unique,

@@ -233,6 +233,28 @@ impl Binder<'_> {
     }
 }
 
+/// A unique key (or unique index) of partitioned table `table` must hold every column of
+/// its partition key, each partition's key being unique only within the partition
+/// (PostgreSQL's rule and error). `what`: `PRIMARY KEY`, `UNIQUE`.
+pub(crate) fn check_unique_holds_partition_key(
+    table: &TableDesc,
+    key: &PartitionKey,
+    columns: &[usize],
+    what: &str,
+) -> PgResult<()> {
+    match key.columns.iter().find(|c| !columns.contains(c)) {
+        None => Ok(()),
+        Some(&missing) => Err(PgError::new(
+            SqlState::FEATURE_NOT_SUPPORTED,
+            "unique constraint on partitioned table must include all partitioning columns",
+        )
+        .with_detail(format!(
+            "{what} constraint on table \"{}\" lacks column \"{}\" which is part of the partition key.",
+            table.name, table.columns[missing].name
+        ))),
+    }
+}
+
 /// After MINVALUE only MINVALUE, after MAXVALUE only MAXVALUE.
 fn check_infinite(side: &[BoundDatum]) -> PgResult<()> {
     let mut after: Option<&BoundDatum> = None;

@@ -74,6 +74,15 @@ impl<'a> CatalogReads<'a> {
         found
     }
 
+    /// An index by OID, with its table.
+    pub fn index_by_oid(&self, oid: Oid) -> Option<(&'a Arc<TableDesc>, &'a IndexDesc)> {
+        let found = self.snap.index_by_oid(oid);
+        if let Some((t, _)) = found {
+            self.note(t.oid);
+        }
+        found
+    }
+
     pub fn relation_exists(&self, name: &str) -> bool {
         // Each kind looked up in turn, so each finding (or its absence) is noted.
         self.table(name).is_some() || self.index(name).is_some() || self.sequence(name).is_some()
