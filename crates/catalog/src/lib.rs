@@ -2230,6 +2230,7 @@ mod tests {
                 col("name", DataType::Varchar(Some(10))),
             ],
             keys: vec![NewKey {
+                parent: None,
                 name: None,
                 columns: vec![0],
                 primary: true,
@@ -2340,6 +2341,7 @@ mod tests {
             let p = cat.create_table_ok(parent).unwrap();
             let c = cat.create_table_ok(new_table("c")).unwrap();
             let key = NewKey {
+                parent: None,
                 name: None,
                 columns: vec![0],
                 primary: true,

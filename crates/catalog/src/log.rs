@@ -1408,6 +1408,7 @@ mod tests {
                     include: vec![1, 0],
                     predicate: Some("c > 'a'".into()),
                     exprs: Vec::new(),
+                    parent: Some(16380),
                 },
             },
             Record::CreateIndex {
