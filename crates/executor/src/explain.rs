@@ -783,7 +783,7 @@ impl Renderer<'_> {
                 Some(i) => self.names(i),
                 None => (1..=*width).map(|i| format!("${i}")).collect(),
             },
-            Plan::Append { inputs } => inputs.first().map_or(vec![], |p| self.names(p)),
+            Plan::Append { inputs, .. } => inputs.first().map_or(vec![], |p| self.names(p)),
             Plan::SetOp { left, .. } => self.names(left),
             Plan::Filter { input, .. }
             | Plan::Sort { input, .. }
@@ -1343,7 +1343,7 @@ impl Renderer<'_> {
                 }
                 node("Limit".into(), vec![], vec![child])
             }
-            Plan::Append { inputs } => {
+            Plan::Append { inputs, .. } => {
                 let children = inputs.iter().map(|p| self.shown(p)).collect();
                 node("Append".into(), vec![], children)
             }

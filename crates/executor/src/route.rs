@@ -30,6 +30,15 @@ impl Leaf {
     /// Bind what writing to partition `t` needs: its CHECK constraints and its
     /// indexes' expressions.
     pub fn bind(cx: &ExecContext, t: Arc<TableDesc>) -> PgResult<Leaf> {
+        // Written to: RowExclusive, as PostgreSQL locks a partition it routes to (the
+        // parent's lock keeps it from going: partition rule 5).
+        cx.tx
+            .lock(
+                txn::lock::LockTag::Relation(t.oid),
+                txn::lock::LockMode::RowExclusive,
+                false,
+            )
+            .map_err(|e| e.to_pg(&format!("relation \"{}\"", t.name)))?;
         let s = cx.session;
         let checks = t
             .checks

@@ -167,7 +167,7 @@ pub(crate) fn prune(plan: &mut Plan, needed: &[bool]) {
                 prune(input, &need);
             }
         }
-        Plan::Append { inputs } => {
+        Plan::Append { inputs, .. } => {
             for input in inputs {
                 prune(input, needed);
             }

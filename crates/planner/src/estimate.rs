@@ -742,10 +742,20 @@ impl<'a> Estimator<'a> {
                 };
                 Node { est, ..n }
             }
-            Plan::Append { inputs } => {
+            Plan::Append { inputs, prune } => {
                 let nodes: Vec<Node> = inputs.iter().map(|p| self.node(p)).collect();
-                let rows: f64 = nodes.iter().map(|n| n.est.rows).sum();
-                let total: f64 = nodes.iter().map(|n| n.est.total).sum();
+                let mut rows: f64 = nodes.iter().map(|n| n.est.rows).sum();
+                let mut total: f64 = nodes.iter().map(|n| n.est.total).sum();
+                // Pruned when it runs: as many inputs as its conditions leave, on
+                // average (one, where they fix the whole key).
+                if let Some(p) = prune
+                    && !nodes.is_empty()
+                {
+                    let left = crate::partition::expected_survivors(p, nodes.len());
+                    let share = left / nodes.len() as f64;
+                    rows *= share;
+                    total *= share;
+                }
                 let first = nodes.first().cloned().unwrap_or(Node {
                     est: Estimate::default(),
                     widths: Rc::from([]),

@@ -51,7 +51,7 @@ pub use cache::{CachedPlan, PlanCacheMode};
 pub use columns::columns_read;
 pub use cost::{NoStorage, PlanContext, PlannerSettings, RelSizes};
 pub use join::{inner_unique, make_join};
-pub use plan::{BitmapQual, ColumnSet, Plan, PlannedStatement, group_keys};
+pub use plan::{BitmapQual, ColumnSet, Plan, PlannedStatement, RunTimePrune, group_keys};
 pub use pushdown::add_filter;
 pub use scan::{
     indexes_examined, is_null_key, null_key, scan_path, target_scan, widened_integer_column,
@@ -285,7 +285,10 @@ pub fn plan_query(cx: &PlanContext<'_>, lp: LogicalPlan) -> Plan {
             let mut inputs = Vec::new();
             union_inputs(cx, *left, !all, &mut inputs);
             union_inputs(cx, *right, !all, &mut inputs);
-            let append = Plan::Append { inputs };
+            let append = Plan::Append {
+                inputs,
+                prune: None,
+            };
             if all {
                 append
             } else {

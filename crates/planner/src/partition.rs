@@ -14,8 +14,8 @@
 use std::ops::Bound;
 use std::sync::Arc;
 
-use catalog::TableDesc;
 use catalog::partition::KeyValues;
+use catalog::{CatalogSnapshot, TableDesc};
 use common::{DataType, Value};
 use sql::bound::{BinaryOp, Expr, ExprKind};
 
@@ -29,20 +29,24 @@ pub fn leaves(
     filter: Option<&Expr>,
 ) -> Vec<Arc<TableDesc>> {
     let mut out = Vec::new();
-    add_leaves(cx, table, filter, &mut out);
+    add_leaves(cx.catalog, table, filter, &constant, &mut out);
     out
 }
 
+/// The values of the expressions a pruning compares key columns with, where known.
+type Resolve<'r> = dyn Fn(&Expr) -> Option<Value> + 'r;
+
 fn add_leaves(
-    cx: &PlanContext<'_>,
+    catalog: &CatalogSnapshot,
     table: &TableDesc,
     filter: Option<&Expr>,
+    resolve: &Resolve<'_>,
     out: &mut Vec<Arc<TableDesc>>,
 ) {
     let Some(key) = &table.partition_key else {
         return;
     };
-    let Some(set) = cx.catalog.partitions(table.oid) else {
+    let Some(set) = catalog.partitions(table.oid) else {
         return;
     };
     if filter.is_some_and(is_false) {
@@ -51,18 +55,75 @@ fn add_leaves(
     let cols: Vec<Option<KeyValues>> = key
         .columns
         .iter()
-        .map(|&c| filter.and_then(|f| key_values(f, c)))
+        .map(|&c| filter.and_then(|f| key_values(f, c, resolve)))
         .collect();
     for oid in set.prune(key.strategy, &cols) {
-        let Some(t) = cx.catalog.table_by_oid(oid) else {
+        let Some(t) = catalog.table_by_oid(oid) else {
             continue;
         };
         if t.partition_key.is_some() {
-            add_leaves(cx, t, filter, out);
+            add_leaves(catalog, t, filter, resolve, out);
         } else {
             out.push(t.clone());
         }
     }
+}
+
+/// The leaves of partitioned table `table` that `filter`'s conditions leave once
+/// `resolve` gives the run-time values (a generic plan's parameters): what an Append
+/// with [`crate::RunTimePrune`] keeps when it starts.
+pub fn run_time_leaves(
+    catalog: &CatalogSnapshot,
+    table: &TableDesc,
+    filter: &Expr,
+    resolve: &Resolve<'_>,
+) -> Option<std::collections::HashSet<common::Oid>> {
+    let both = |e: &Expr| constant(e).or_else(|| resolve(e));
+    let mut out = Vec::new();
+    add_leaves(catalog, table, Some(filter), &both, &mut out);
+    Some(out.iter().map(|t| t.oid).collect())
+}
+
+/// How many of `n` inputs a run-time pruning leaves, on average: one where its
+/// conditions fix every key column by equality, else all.
+pub(crate) fn expected_survivors(p: &crate::RunTimePrune, n: usize) -> f64 {
+    let Some(key) = &p.table.partition_key else {
+        return n as f64;
+    };
+    let mut conjuncts = Vec::new();
+    crate::scan::split_and(&p.filter, &mut conjuncts);
+    let fixed = key.columns.iter().all(|&c| {
+        conjuncts.iter().any(|e| match &e.kind {
+            ExprKind::Binary(BinaryOp::Eq, l, r) => {
+                column_of(l) == Some(c) || column_of(r) == Some(c)
+            }
+            _ => false,
+        })
+    });
+    if fixed { 1.0 } else { n as f64 }
+}
+
+/// The conjuncts of `filter` that compare `table`'s key columns with parameters (and
+/// read nothing else): what prunes its partitions when a generic plan runs.
+fn run_time_conditions(table: &TableDesc, filter: &Expr) -> Option<Expr> {
+    let key = table.partition_key.as_ref()?;
+    let mut conjuncts = Vec::new();
+    crate::scan::split_and(filter, &mut conjuncts);
+    let kept: Vec<Expr> = conjuncts
+        .into_iter()
+        .filter(|e| {
+            let (mut param, mut other) = (false, false);
+            e.walk(&mut |n| match &n.kind {
+                ExprKind::Param(_) => param = true,
+                ExprKind::Column(c) if !key.columns.contains(c) => other = true,
+                ExprKind::SubLink(_) | ExprKind::Outer(_) => other = true,
+                _ => {}
+            });
+            param && !other
+        })
+        .cloned()
+        .collect();
+    crate::conjoin(kept)
 }
 
 fn is_false(e: &Expr) -> bool {
@@ -72,20 +133,23 @@ fn is_false(e: &Expr) -> bool {
     )
 }
 
-/// The values `e` (a condition) lets column `col` take, if it says anything of them.
-fn key_values(e: &Expr, col: usize) -> Option<KeyValues> {
+/// The values `e` (a condition) lets column `col` take, if it says anything of them;
+/// `resolve` gives the values of the expressions compared with it that are known.
+fn key_values(e: &Expr, col: usize, resolve: &Resolve<'_>) -> Option<KeyValues> {
     match &e.kind {
-        ExprKind::Binary(BinaryOp::And, l, r) => match (key_values(l, col), key_values(r, col)) {
-            (Some(a), Some(b)) => Some(a.intersect(&b)),
-            (a, b) => a.or(b),
-        },
+        ExprKind::Binary(BinaryOp::And, l, r) => {
+            match (key_values(l, col, resolve), key_values(r, col, resolve)) {
+                (Some(a), Some(b)) => Some(a.intersect(&b)),
+                (a, b) => a.or(b),
+            }
+        }
         ExprKind::Binary(BinaryOp::Or, l, r) => {
-            Some(key_values(l, col)?.union(&key_values(r, col)?))
+            Some(key_values(l, col, resolve)?.union(&key_values(r, col, resolve)?))
         }
         ExprKind::Binary(op, l, r) if op.is_comparison() => {
             let (op, v) = match (column_of(l), column_of(r)) {
-                (Some(c), None) if c == col => (*op, constant(r)?),
-                (None, Some(c)) if c == col => (commute(*op)?, constant(l)?),
+                (Some(c), None) if c == col => (*op, resolve(r)?),
+                (None, Some(c)) if c == col => (commute(*op)?, resolve(l)?),
                 _ => return None,
             };
             // A comparison with NULL is never true.
@@ -112,7 +176,7 @@ fn key_values(e: &Expr, col: usize) -> Option<KeyValues> {
         } if column_of(expr) == Some(col) => {
             let mut out = KeyValues::default();
             for item in list {
-                let v = constant(item)?;
+                let v = resolve(item)?;
                 if !v.is_null() {
                     out = out.union(&KeyValues::point(v));
                 }
@@ -190,7 +254,13 @@ pub(crate) fn expand(cx: &PlanContext<'_>, plan: &mut Plan) {
             table,
             filter,
             columns,
-        } = std::mem::replace(plan, Plan::Append { inputs: vec![] })
+        } = std::mem::replace(
+            plan,
+            Plan::Append {
+                inputs: vec![],
+                prune: None,
+            },
+        )
         else {
             unreachable!("matched above");
         };
@@ -213,6 +283,17 @@ fn partition_scans(
     let leaves = leaves(cx, table, filter.as_ref());
     let shown = table.shown_name().to_string();
     let single = leaves.len() == 1;
+    // Conditions whose values come when a generic plan runs prune again then.
+    let prune = match &filter {
+        Some(f) if leaves.len() > 1 => run_time_conditions(table, f).map(|filter| {
+            Box::new(crate::RunTimePrune {
+                table: table.clone(),
+                filter,
+                leaves: leaves.iter().map(|l| l.oid).collect(),
+            })
+        }),
+        _ => None,
+    };
     let mut inputs: Vec<Plan> = leaves
         .into_iter()
         .enumerate()
@@ -245,7 +326,7 @@ fn partition_scans(
             width: table.columns.len(),
         },
         1 => inputs.pop().expect("one input"),
-        _ => Plan::Append { inputs },
+        _ => Plan::Append { inputs, prune },
     }
 }
 

@@ -3,6 +3,17 @@
 #[allow(unused_imports)]
 use super::*;
 
+/// What prunes an Append of a partitioned table's partitions when the plan runs.
+#[derive(Clone, Debug)]
+pub struct RunTimePrune {
+    /// The partitioned table.
+    pub table: Arc<TableDesc>,
+    /// The conditions on its key that read parameters.
+    pub filter: Expr,
+    /// The leaf partition each input scans.
+    pub leaves: Vec<common::Oid>,
+}
+
 /// An executable plan tree. Every node produces rows of a fixed width.
 #[derive(Clone, Debug)]
 pub enum Plan {
@@ -173,9 +184,14 @@ pub enum Plan {
     Distinct {
         input: Box<Plan>,
     },
-    /// The inputs' rows one input after the other (UNION ALL; under a Distinct, UNION).
+    /// The inputs' rows one input after the other (UNION ALL; under a Distinct, UNION;
+    /// a partitioned table's partitions).
     Append {
         inputs: Vec<Plan>,
+        /// Over a partitioned table's partitions: conditions on its key whose values
+        /// come when the plan runs (`$n` of a generic plan), which prune `inputs` before
+        /// any is started (planner rule 18).
+        prune: Option<Box<RunTimePrune>>,
     },
     /// INTERSECT / EXCEPT [ALL]: the right side's rows counted, then the left side's
     /// passed on or not by those counts, in the left side's order.
@@ -238,7 +254,7 @@ impl Plan {
             | Plan::MergeJoin { left, right, .. }
             | Plan::SetOp { left, right, .. } => vec![left, right],
             Plan::IndexNestLoop { left, .. } => vec![left],
-            Plan::Append { inputs } => inputs.iter().collect(),
+            Plan::Append { inputs, .. } => inputs.iter().collect(),
             Plan::Filter { input, .. }
             | Plan::Project { input, .. }
             | Plan::Aggregate { input, .. }
@@ -266,7 +282,7 @@ impl Plan {
             | Plan::MergeJoin { left, right, .. }
             | Plan::SetOp { left, right, .. } => vec![left, right],
             Plan::IndexNestLoop { left, .. } => vec![left],
-            Plan::Append { inputs } => inputs.iter_mut().collect(),
+            Plan::Append { inputs, .. } => inputs.iter_mut().collect(),
             Plan::Filter { input, .. }
             | Plan::Project { input, .. }
             | Plan::Aggregate { input, .. }
@@ -322,7 +338,7 @@ impl Plan {
                 .map(|e| e.ty)
                 .chain(aggs.iter().map(|a| a.ty))
                 .collect(),
-            Plan::Append { inputs } => inputs.first()?.column_types()?,
+            Plan::Append { inputs, .. } => inputs.first()?.column_types()?,
             Plan::SetOp { left, .. } => left.column_types()?,
             Plan::Filter { input, .. }
             | Plan::Sort { input, .. }
@@ -380,7 +396,7 @@ impl Plan {
                     }
             }
             Plan::Aggregate { group_by, aggs, .. } => group_by.len() + aggs.len(),
-            Plan::Append { inputs } => inputs.first().map_or(0, Plan::width),
+            Plan::Append { inputs, .. } => inputs.first().map_or(0, Plan::width),
             Plan::SetOp { left, .. } => left.width(),
             Plan::Filter { input, .. }
             | Plan::Sort { input, .. }

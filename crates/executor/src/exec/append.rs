@@ -1,4 +1,5 @@
-//! Append (UNION ALL).
+//! Append (UNION ALL, a partitioned table's partitions), pruned when it starts by the
+//! values of the parameters its partitions' bounds are compared with (planner rule 18).
 
 #[allow(unused_imports)]
 use super::*;
@@ -17,4 +18,18 @@ impl Operator for AppendOp<'_> {
         }
         Ok(None)
     }
+}
+
+/// Which of a partitioned Append's inputs the run-time values leave (`None`: all).
+pub(crate) fn surviving(env: Env, p: &planner::RunTimePrune) -> PgResult<Option<Vec<bool>>> {
+    let resolve = |e: &sql::bound::Expr| match e.kind {
+        sql::bound::ExprKind::Param(_) => env.eval(e, &[]).ok(),
+        _ => None,
+    };
+    let Some(leaves) =
+        planner::partition::run_time_leaves(&env.session.catalog, &p.table, &p.filter, &resolve)
+    else {
+        return Ok(None);
+    };
+    Ok(Some(p.leaves.iter().map(|l| leaves.contains(l)).collect()))
 }

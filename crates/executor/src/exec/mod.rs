@@ -70,6 +70,24 @@ pub(crate) use system_view::*;
 #[allow(unused_imports)]
 pub(crate) use values::*;
 
+/// Lock partition `table` as its scan starts (partition rule 5): RowExclusive under a
+/// write, else AccessShare. Its parent is locked already, so it cannot go; after a
+/// generic plan's run-time pruning only the partitions left are locked.
+fn lock_partition(env: &Env, table: &catalog::TableDesc) -> PgResult<()> {
+    if table.partition_of.is_none() {
+        return Ok(());
+    }
+    use txn::lock::{LockMode, LockTag};
+    let mode = if env.emit_tid {
+        LockMode::RowExclusive
+    } else {
+        LockMode::AccessShare
+    };
+    env.tx
+        .lock(LockTag::Relation(table.oid), mode, false)
+        .map_err(|e| e.to_pg(&format!("relation \"{}\"", table.name)))
+}
+
 /// Build the operator tree for `plan`. Under EXPLAIN ANALYZE each node is numbered in
 /// pre-order (a node before its children, children in plan order) and wrapped to count.
 pub fn build<'a>(plan: &'a Plan, env: Env<'a>) -> PgResult<Box<dyn Operator + 'a>> {
@@ -114,6 +132,7 @@ fn build_node<'a>(
             filter,
             columns,
         } => {
+            lock_partition(&env, table)?;
             // The filter's columns are decoded too; those only it reads are dropped
             // once a row passes (the plan's `columns` are what is read above).
             let (decoded, dropped) = match (columns, filter) {
@@ -169,6 +188,7 @@ fn build_node<'a>(
             backward,
             columns,
         } => {
+            lock_partition(&env, table)?;
             // A NULL bound (`a = NULL`) matches nothing: no scan at all.
             let scan = match (
                 bound_values(&env, lower, false, table, index)?,
@@ -201,26 +221,29 @@ fn build_node<'a>(
             recheck,
             filter,
             columns,
-        } => Box::new(bitmap_scan::BitmapHeapScanOp {
-            env,
-            table,
-            bitmap,
-            recheck,
-            filter: filter.as_ref(),
-            types: table.column_types(),
-            wanted: columns.as_deref(),
-            tids: None,
-            removed: 0,
-            blocks: 0,
-            last_block: None,
-            // Its bitmap's nodes are numbered after it, in pre-order.
-            counted: env.instrument.map(|ins| {
-                let first = ins.next_id();
-                for _ in 0..bitmap_scan::bitmap_nodes(bitmap) {
-                    ins.register();
-                }
-                (ins, first)
-            }),
+        } => Box::new({
+            lock_partition(&env, table)?;
+            bitmap_scan::BitmapHeapScanOp {
+                env,
+                table,
+                bitmap,
+                recheck,
+                filter: filter.as_ref(),
+                types: table.column_types(),
+                wanted: columns.as_deref(),
+                tids: None,
+                removed: 0,
+                blocks: 0,
+                last_block: None,
+                // Its bitmap's nodes are numbered after it, in pre-order.
+                counted: env.instrument.map(|ins| {
+                    let first = ins.next_id();
+                    for _ in 0..bitmap_scan::bitmap_nodes(bitmap) {
+                        ins.register();
+                    }
+                    (ins, first)
+                }),
+            }
         }),
         Plan::Values { rows, .. } => Box::new(ValuesOp { env, rows, pos: 0 }),
         Plan::Unnest {
@@ -429,13 +452,22 @@ fn build_node<'a>(
             input: build(input, env)?,
             seen: Default::default(),
         }),
-        Plan::Append { inputs } => Box::new(AppendOp {
-            inputs: inputs
-                .iter()
-                .map(|p| build(p, env))
-                .collect::<PgResult<Vec<_>>>()?
-                .into(),
-        }),
+        Plan::Append { inputs, prune } => {
+            // A partitioned table's partitions: those the run-time values leave.
+            let keep = match prune {
+                Some(p) => crate::exec::append::surviving(env, p)?,
+                None => None,
+            };
+            Box::new(AppendOp {
+                inputs: inputs
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| keep.as_ref().is_none_or(|k| k[*i]))
+                    .map(|(_, p)| build(p, env))
+                    .collect::<PgResult<Vec<_>>>()?
+                    .into(),
+            })
+        }
         Plan::SetOp {
             intersect,
             all,
