@@ -108,6 +108,17 @@ pub struct PartitionOf {
     pub bound: PartitionBound,
 }
 
+impl PartitionBound {
+    /// Whether a row whose key is `key` is within this bound (a DEFAULT bound holds
+    /// nothing by itself).
+    pub fn holds(&self, strategy: PartitionStrategy, key: &[Value]) -> bool {
+        let mut one = Partitions::default();
+        one.add(0, self);
+        one.default = None;
+        one.route(strategy, key) == Some(0)
+    }
+}
+
 thread_local! {
     static COMPARISONS: Cell<u64> = const { Cell::new(0) };
 }

@@ -76,16 +76,64 @@ pub(crate) fn partition_of(
         }
     };
     let catalog = &cx.session.catalog;
-    if let Some(set) = catalog.partitions(of.parent.oid)
-        && let Err(conflict) = set.check_new(&bound)
-    {
-        return Err(conflict_error(catalog, conflict, name, &bound));
+    if let Some(set) = catalog.partitions(of.parent.oid) {
+        if let Err(conflict) = set.check_new(&bound) {
+            return Err(conflict_error(catalog, conflict, name, &bound));
+        }
+        // Rows the DEFAULT partition holds that the new partition would take: refused,
+        // as PostgreSQL refuses them (they would be in the wrong partition).
+        if bound != PartitionBound::Default
+            && let Some(d) = set
+                .default_partition()
+                .and_then(|d| catalog.table_by_oid(d))
+        {
+            check_default_rows(cx, of, d, &bound)?;
+        }
     }
     Ok(PartitionOf {
         parent: of.parent.oid,
         columns: of.key_columns.clone(),
         bound,
     })
+}
+
+/// No row of DEFAULT partition `default` may belong in a new partition with `bound`.
+fn check_default_rows(
+    cx: &ExecContext,
+    of: &BoundPartitionOf,
+    default: &std::sync::Arc<catalog::TableDesc>,
+    bound: &PartitionBound,
+) -> PgResult<()> {
+    let Some(key) = &of.parent.partition_key else {
+        return Ok(());
+    };
+    let settings = cx.session.settings.planner();
+    let pcx = planner::PlanContext {
+        catalog: &cx.session.catalog,
+        sizes: &crate::PoolSizes(cx.pool),
+        settings: &settings,
+        subplans: None,
+    };
+    let every_row = planner::target_scan(&pcx, default, None);
+    let fresh = cx.tx.fresh_snapshot();
+    let env = crate::exec::Env {
+        snapshot: &fresh,
+        ..cx.env()
+    };
+    let mut rows = crate::exec::build(&every_row, env)?;
+    while let Some(row) = rows.next()? {
+        let values: Vec<Value> = key.columns.iter().map(|&c| row[c].clone()).collect();
+        if bound.holds(key.strategy, &values) {
+            return Err(PgError::new(
+                SqlState::CHECK_VIOLATION,
+                format!(
+                    "updated partition constraint for default partition \"{}\" would be violated by some row",
+                    default.name
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// `(v1, v2)` as PostgreSQL's messages show a bound.
