@@ -636,6 +636,11 @@ impl Binder<'_> {
         }
         let mut lock_rows = None;
         if let (Some(table), Some(l)) = (&locked_table, lock) {
+            if table.partition_key.is_some() {
+                return Err(PgError::unsupported(
+                    "SELECT ... FOR UPDATE / SHARE of a partitioned table",
+                ));
+            }
             let tid_column = exprs.len();
             exprs.push(Expr::column(table.columns.len(), DataType::Int8));
             lock_rows = Some((table.clone(), tid_column, l, exprs.clone()));
