@@ -566,10 +566,16 @@ impl Partitions {
     /// The hash partition of row hash `h`: for each modulus in use, smallest first, the
     /// partition of that modulus with remainder `h % modulus`.
     fn hash_holding(&self, h: u64) -> Option<Oid> {
+        self.hash_holding_keyed(h).map(|(_, _, oid)| oid)
+    }
+
+    /// [`Partitions::hash_holding`], with the partition's modulus and remainder.
+    fn hash_holding_keyed(&self, h: u64) -> Option<(u32, u32, Oid)> {
         let mut from = (0u32, 0u32);
         while let Some((&(m, _), _)) = self.hash.range(from..).next() {
-            if let Some(&oid) = self.hash.get(&(m, (h % m as u64) as u32)) {
-                return Some(oid);
+            let r = (h % m as u64) as u32;
+            if let Some(&oid) = self.hash.get(&(m, r)) {
+                return Some((m, r, oid));
             }
             from = (m.checked_add(1)?, 0);
         }
@@ -784,14 +790,6 @@ impl Partitions {
         }
         out
     }
-
-    fn hash_holding_keyed(&self, h: u64) -> Option<(u32, u32, Oid)> {
-        let oid = self.hash_holding(h)?;
-        self.hash
-            .iter()
-            .find(|(_, o)| **o == oid)
-            .map(|(&(m, r), &o)| (m, r, o))
-    }
 }
 
 #[cfg(test)]
@@ -940,6 +938,29 @@ mod tests {
         assert_eq!(u, iv(1, 9));
         assert_eq!(iv(1, 5).intersect(&iv(3, 9)), iv(3, 5));
         assert!(iv(1, 2).intersect(&iv(3, 9)).is_empty());
+    }
+
+    /// Pruning hash partitions to one key looks at that one.
+    #[test]
+    fn hash_pruning_is_a_lookup() {
+        let mut p = Partitions::default();
+        for r in 0..8192 {
+            p.add(
+                100 + r,
+                &PartitionBound::Hash {
+                    modulus: 8192,
+                    remainder: r,
+                },
+            );
+        }
+        let h = common::pghash::partition_row_hash(&[Value::Int4(42)]).unwrap();
+        let want = 100 + (h % 8192) as Oid;
+        let one = vec![Some(KeyValues::point(Value::Int4(42)))];
+        assert_eq!(p.prune(PartitionStrategy::Hash, &one), vec![want]);
+        assert_eq!(
+            p.route(PartitionStrategy::Hash, &[Value::Int4(42)]),
+            Some(want)
+        );
     }
 
     /// Routing among 8,192 range partitions costs O(log N) bound comparisons.

@@ -77,11 +77,11 @@ pub fn run_time_leaves(
     table: &TableDesc,
     filter: &Expr,
     resolve: &Resolve<'_>,
-) -> Option<std::collections::HashSet<common::Oid>> {
+) -> Vec<common::Oid> {
     let both = |e: &Expr| constant(e).or_else(|| resolve(e));
     let mut out = Vec::new();
     add_leaves(catalog, table, Some(filter), &both, &mut out);
-    Some(out.iter().map(|t| t.oid).collect())
+    out.iter().map(|t| t.oid).collect()
 }
 
 /// How many of `n` inputs a run-time pruning leaves, on average: one where its
@@ -289,7 +289,7 @@ fn partition_scans(
             Box::new(crate::RunTimePrune {
                 table: table.clone(),
                 filter,
-                leaves: leaves.iter().map(|l| l.oid).collect(),
+                inputs: leaves.iter().enumerate().map(|(i, l)| (l.oid, i)).collect(),
             })
         }),
         _ => None,

@@ -10,8 +10,9 @@ pub struct RunTimePrune {
     pub table: Arc<TableDesc>,
     /// The conditions on its key that read parameters.
     pub filter: Expr,
-    /// The leaf partition each input scans.
-    pub leaves: Vec<common::Oid>,
+    /// The leaf partition each input scans, by its oid: what finds the inputs a run
+    /// keeps without looking at the others.
+    pub inputs: std::collections::HashMap<common::Oid, usize>,
 }
 
 /// An executable plan tree. Every node produces rows of a fixed width.

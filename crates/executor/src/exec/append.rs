@@ -20,16 +20,20 @@ impl Operator for AppendOp<'_> {
     }
 }
 
-/// Which of a partitioned Append's inputs the run-time values leave (`None`: all).
-pub(crate) fn surviving(env: Env, p: &planner::RunTimePrune) -> PgResult<Option<Vec<bool>>> {
+/// The positions of the inputs of a partitioned Append that the run-time values leave,
+/// in order: found by the bounds and each leaf's position, so a run costs what it keeps,
+/// not what the plan holds.
+pub(crate) fn surviving(env: Env, p: &planner::RunTimePrune) -> Vec<usize> {
     let resolve = |e: &sql::bound::Expr| match e.kind {
         sql::bound::ExprKind::Param(_) => env.eval(e, &[]).ok(),
         _ => None,
     };
-    let Some(leaves) =
-        planner::partition::run_time_leaves(&env.session.catalog, &p.table, &p.filter, &resolve)
-    else {
-        return Ok(None);
-    };
-    Ok(Some(p.leaves.iter().map(|l| leaves.contains(l)).collect()))
+    let leaves =
+        planner::partition::run_time_leaves(&env.session.catalog, &p.table, &p.filter, &resolve);
+    let mut kept: Vec<usize> = leaves
+        .iter()
+        .filter_map(|l| p.inputs.get(l).copied())
+        .collect();
+    kept.sort_unstable();
+    kept
 }

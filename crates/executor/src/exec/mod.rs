@@ -453,19 +453,21 @@ fn build_node<'a>(
             seen: Default::default(),
         }),
         Plan::Append { inputs, prune } => {
-            // A partitioned table's partitions: those the run-time values leave.
-            let keep = match prune {
-                Some(p) => crate::exec::append::surviving(env, p)?,
-                None => None,
+            // A partitioned table's partitions: those the run-time values leave (all
+            // under EXPLAIN ANALYZE, whose counters number every node of the plan).
+            let built = match prune {
+                Some(p) if env.instrument.is_none() => crate::exec::append::surviving(env, p)
+                    .into_iter()
+                    .filter_map(|i| inputs.get(i))
+                    .map(|p| build(p, env))
+                    .collect::<PgResult<Vec<_>>>()?,
+                _ => inputs
+                    .iter()
+                    .map(|p| build(p, env))
+                    .collect::<PgResult<Vec<_>>>()?,
             };
             Box::new(AppendOp {
-                inputs: inputs
-                    .iter()
-                    .enumerate()
-                    .filter(|(i, _)| keep.as_ref().is_none_or(|k| k[*i]))
-                    .map(|(_, p)| build(p, env))
-                    .collect::<PgResult<Vec<_>>>()?
-                    .into(),
+                inputs: built.into(),
             })
         }
         Plan::SetOp {
