@@ -1526,6 +1526,28 @@ impl Catalog {
         Ok(())
     }
 
+    /// Make table `table` a partition (`of`: ATTACH PARTITION) or no longer one (`None`:
+    /// DETACH PARTITION), its indexes belonging to the partitioned indexes
+    /// `index_parents` says (an index and its new parent index, or none), in one change.
+    /// The caller holds AccessExclusive on the table and its parent (partition rule 5).
+    pub fn set_partition_of(
+        &self,
+        tx: &Tx,
+        table: Oid,
+        of: Option<crate::partition::PartitionOf>,
+        index_parents: &[(Oid, Option<Oid>)],
+    ) -> PgResult<()> {
+        self.alter_table(tx, table, |_, t| {
+            t.partition_of = of;
+            for i in &mut t.indexes {
+                if let Some((_, p)) = index_parents.iter().find(|(x, _)| *x == i.oid) {
+                    i.parent = *p;
+                }
+            }
+            Ok(())
+        })
+    }
+
     /// Whether table `table`, as transaction `tx` sees it, is partitioned.
     fn is_partitioned(&self, tx: &Tx, table: Oid) -> PgResult<bool> {
         let cur = self.ddl_base(tx)?;

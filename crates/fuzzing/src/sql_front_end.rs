@@ -136,7 +136,10 @@ fn bind_and_plan(catalog: &CatalogSnapshot, text: &str, cmd: &Command) -> Result
     let stmt = match cmd {
         Command::Sql(stmt) => stmt,
         // Utility statements: bound, and not planned (they go around the planner).
-        Command::AlterSequence(_) | Command::AlterIndex(_) | Command::AlterColumnStatistics(_) => {
+        Command::AlterSequence(_)
+        | Command::AlterIndex(_)
+        | Command::AlterColumnStatistics(_)
+        | Command::AlterPartition(_) => {
             binder.bind_command(cmd)?;
             return Ok(());
         }

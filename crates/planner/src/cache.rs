@@ -10,8 +10,8 @@
 //! counts the planning, PostgreSQL's `1000 × cpu_operator_cost × (relations + 1)`), else
 //! custom plans again.
 
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock};
 
 use sql::bound::BoundStatement;
 
@@ -40,9 +40,13 @@ pub struct CachedPlan {
     checked_version: AtomicU64,
     deps: catalog::Dependencies,
     pub bound: BoundStatement,
-    pub generic: Option<PlannedStatement>,
-    /// The generic plan's estimated cost.
-    generic_cost: f64,
+    /// Whether it has a plan (a query or DML; not a utility statement).
+    plannable: bool,
+    /// The generic plan and its estimated cost, made when an execution first asks for
+    /// it (as PostgreSQL's `BuildCachedPlan` does): a statement that runs with custom
+    /// plans only never pays for it (a generic plan of a partitioned table holds every
+    /// partition its constants leave).
+    generic: OnceLock<(PlannedStatement, f64)>,
     /// The custom plans made so far: how many, and their total estimated cost.
     custom: Mutex<(u32, f64)>,
 }
@@ -52,17 +56,34 @@ impl CachedPlan {
         version: u64,
         bound: BoundStatement,
         deps: catalog::Dependencies,
-        generic: Option<PlannedStatement>,
-        generic_cost: f64,
+        plannable: bool,
     ) -> CachedPlan {
         CachedPlan {
             checked_version: AtomicU64::new(version),
             deps,
             bound,
-            generic,
-            generic_cost,
+            plannable,
+            generic: OnceLock::new(),
             custom: Mutex::new((0, 0.0)),
         }
+    }
+
+    /// Whether it has a plan (a query or DML).
+    pub fn plannable(&self) -> bool {
+        self.plannable
+    }
+
+    /// The generic plan, made by `make` (with its cost) the first time it is asked for.
+    fn generic(
+        &self,
+        make: impl FnOnce() -> common::PgResult<(PlannedStatement, f64)>,
+    ) -> common::PgResult<&(PlannedStatement, f64)> {
+        if let Some(g) = self.generic.get() {
+            return Ok(g);
+        }
+        let made = make()?;
+        // Another execution may have made it meanwhile: either is the statement's.
+        Ok(self.generic.get_or_init(|| made))
     }
 
     /// Does it hold for `catalog`? O(1) for a catalog it was checked against already,
@@ -80,9 +101,17 @@ impl CachedPlan {
     }
 
     /// The generic plan, if this execution should run it (`choose_custom_plan`), else
-    /// `None`: plan with the values and [`CachedPlan::note_custom`] its cost.
-    pub fn generic_for(&self, mode: PlanCacheMode, has_params: bool) -> Option<&PlannedStatement> {
-        let generic = self.generic.as_ref()?;
+    /// `None`: plan with the values and [`CachedPlan::note_custom`] its cost. `make`
+    /// plans it (with its cost) if it is needed and not made yet.
+    pub fn generic_for(
+        &self,
+        mode: PlanCacheMode,
+        has_params: bool,
+        make: impl FnOnce() -> common::PgResult<(PlannedStatement, f64)>,
+    ) -> common::PgResult<Option<&PlannedStatement>> {
+        if !self.plannable {
+            return Ok(None);
+        }
         let use_generic = match mode {
             PlanCacheMode::ForceGenericPlan => true,
             PlanCacheMode::ForceCustomPlan => !has_params,
@@ -91,11 +120,20 @@ impl CachedPlan {
                     true
                 } else {
                     let (n, total) = *self.custom.lock().unwrap_or_else(|e| e.into_inner());
-                    n >= CUSTOM_PLANS_FIRST && self.generic_cost < total / f64::from(n)
+                    if n < CUSTOM_PLANS_FIRST {
+                        false
+                    } else {
+                        return Ok((self.generic(make)?.1 < total / f64::from(n))
+                            .then(|| self.generic.get().map(|g| &g.0))
+                            .flatten());
+                    }
                 }
             }
         };
-        use_generic.then_some(generic)
+        if !use_generic {
+            return Ok(None);
+        }
+        Ok(Some(&self.generic(make)?.0))
     }
 
     /// A custom plan was made and run, at `cost` (planning included).

@@ -47,34 +47,25 @@ pub(crate) struct Prepared {
     pub bound: Option<Arc<planner::CachedPlan>>,
 }
 
-/// A prepared statement's plan cache entry (`planner::cache`): bound, with its generic
-/// plan (for a query or DML) and its estimated cost. Planned with the session's settings
-/// at Parse: the generic plan's errors show there, as binding's do.
+/// A prepared statement's plan cache entry (`planner::cache`): bound; its generic plan
+/// (for a query or DML) is made when an execution first asks for it.
 pub(crate) fn cache_plan(
-    db: &crate::Database,
     catalog: &catalog::CatalogSnapshot,
-    settings: &planner::PlannerSettings,
     bound: BoundStatement,
     deps: catalog::Dependencies,
 ) -> PgResult<Arc<planner::CachedPlan>> {
-    let generic = matches!(
+    let plannable = matches!(
         bound,
         BoundStatement::Query(_)
             | BoundStatement::Insert(_)
             | BoundStatement::Update(_)
             | BoundStatement::Delete(_)
-    )
-    .then(|| db.plan(catalog, settings, bound.clone()))
-    .transpose()?;
-    let cost = generic
-        .as_ref()
-        .map_or(0.0, |g| db.plan_cost(catalog, settings, g, false));
+    );
     Ok(Arc::new(planner::CachedPlan::new(
         catalog.version,
         bound,
         deps,
-        generic,
-        cost,
+        plannable,
     )))
 }
 
@@ -253,13 +244,7 @@ impl Session {
         let catalog = self.db.catalog.snapshot(&self.tx);
         let binder = sql::Binder::new(&catalog, sql, &self.info).with_params(declared);
         let (bound, types) = binder.bind_prepared(stmt)?;
-        let cached = cache_plan(
-            &self.db,
-            &catalog,
-            &self.settings.lock().planner(),
-            bound,
-            binder.dependencies(),
-        )?;
+        let cached = cache_plan(&catalog, bound, binder.dependencies())?;
         Ok((cached, types))
     }
 
@@ -416,13 +401,7 @@ impl Session {
                 .expect("a bound statement has a statement");
             let binder = sql::Binder::new(&catalog, &prep.sql, &self.info);
             let (bound, deps) = rebind(binder, stmt, &prep.param_types, prep.columns.as_deref())?;
-            let cached = cache_plan(
-                &self.db,
-                &catalog,
-                &self.settings.lock().planner(),
-                bound,
-                deps,
-            )?;
+            let cached = cache_plan(&catalog, bound, deps)?;
             if let Some(p) = self.statements.get_mut(req.statement) {
                 p.bound = Some(cached);
             }

@@ -865,9 +865,20 @@ impl Database {
         // The generic plan, or a custom plan with this execution's values (planner rule
         // 7: plan_cache_mode, PostgreSQL's choice in auto).
         let generic = match (&binding, prepared.as_deref()) {
-            (Binding::Cached(c), Some(p)) => c
-                .generic_for(session.settings.plan_cache_mode(), !p.values.is_empty())
-                .map(|plan| (plan, p)),
+            (Binding::Cached(c), Some(p)) => {
+                let settings = session.settings.planner();
+                let make = || {
+                    let g = self.plan(&session.catalog, &settings, c.bound.clone())?;
+                    let cost = self.plan_cost(&session.catalog, &settings, &g, false);
+                    Ok((g, cost))
+                };
+                c.generic_for(
+                    session.settings.plan_cache_mode(),
+                    !p.values.is_empty(),
+                    make,
+                )?
+                .map(|plan| (plan, p))
+            }
             _ => None,
         };
         let r = match generic {
@@ -901,7 +912,7 @@ impl Database {
                     // planning used it up stops before it runs (EXPLAIN included).
                     tx.check_statement_timeout()?;
                     // A prepared statement's custom plan: its cost, for the choice.
-                    if let (Some(c), Some(_)) = (&cached, c_generic(&cached)) {
+                    if let Some(c) = cached.as_ref().filter(|c| c.plannable()) {
                         c.note_custom(self.plan_cost(&session.catalog, &settings, &planned, true));
                     }
                     if let planner::PlannedStatement::Explain { planning, .. } = &mut planned {
@@ -1055,6 +1066,23 @@ fn relation_locks<'a>(
                     nowait: false,
                 });
             }
+        }
+        // ATTACH and DETACH: the parent, the partition (and, for ATTACH, the DEFAULT
+        // partition whose rows are checked) AccessExclusive (partition rule 5).
+        B::AttachPartition { table, of } => {
+            add(out, &of.parent, M::AccessExclusive);
+            add(out, table, M::AccessExclusive);
+            if let Some(d) = catalog
+                .partitions(of.parent.oid)
+                .and_then(|p| p.default_partition())
+                .and_then(|d| catalog.table_by_oid(d))
+            {
+                add(out, d, M::AccessExclusive);
+            }
+        }
+        B::DetachPartition { parent, table } => {
+            add(out, parent, M::AccessExclusive);
+            add(out, table, M::AccessExclusive);
         }
         B::CreateTable {
             referenced,
@@ -1373,9 +1401,4 @@ impl Server {
         tracing::info!("database shut down cleanly");
         Ok(())
     }
-}
-
-/// A cached plan's generic plan, if it has one.
-fn c_generic(c: &Option<Arc<planner::CachedPlan>>) -> Option<&planner::PlannedStatement> {
-    c.as_ref().and_then(|c| c.generic.as_ref())
 }

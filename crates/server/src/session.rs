@@ -619,6 +619,17 @@ impl Session {
                 let r = self.run_own_ddl(cmd, sql, "ALTER TABLE")?;
                 return self.statement_done(r, last);
             }
+            Command::AlterPartition(a) => {
+                // PostgreSQL runs DETACH CONCURRENTLY as transactions of its own.
+                if a.concurrently && (self.explicit || self.tx.is_active() || !last) {
+                    return Err(PgError::new(
+                        SqlState::ACTIVE_SQL_TRANSACTION,
+                        "ALTER TABLE ... DETACH CONCURRENTLY cannot run inside a transaction block",
+                    ));
+                }
+                let r = self.run_own_ddl(cmd, sql, "ALTER TABLE")?;
+                return self.statement_done(r, last);
+            }
             Command::AlterIndex(_) => {
                 let mut r = self.run_own_ddl(cmd, sql, "ALTER INDEX")?;
                 r.tag = "ALTER INDEX".into();

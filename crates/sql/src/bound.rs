@@ -936,6 +936,17 @@ pub enum BoundStatement {
         /// the bound, evaluated and checked when the statement runs.
         partition_of: Option<BoundPartitionOf>,
     },
+    /// ALTER TABLE parent ATTACH PARTITION table FOR VALUES ...: `table` becomes the
+    /// partition `of` describes (its parent locked AccessExclusive).
+    AttachPartition {
+        table: Arc<TableDesc>,
+        of: BoundPartitionOf,
+    },
+    /// ALTER TABLE parent DETACH PARTITION table: `table` is a table of its own again.
+    DetachPartition {
+        parent: Arc<TableDesc>,
+        table: Arc<TableDesc>,
+    },
     /// CREATE SEQUENCE, DROP SEQUENCE.
     Sequence(SequenceDdl),
     /// EXPLAIN [ANALYZE] of a query, INSERT, UPDATE or DELETE.
@@ -1315,6 +1326,8 @@ impl BoundStatement {
             }
             BoundStatement::Explain { inner, .. } => inner.for_each_expr_mut(f),
             BoundStatement::CreateTable { .. }
+            | BoundStatement::AttachPartition { .. }
+            | BoundStatement::DetachPartition { .. }
             | BoundStatement::Sequence(_)
             | BoundStatement::DropTables { .. }
             | BoundStatement::CreateIndex { .. }

@@ -28,6 +28,47 @@ pub enum Command {
     Checkpoint,
     /// ALTER TABLE ... ALTER COLUMN ... SET STATISTICS (sqlparser lacks the action).
     AlterColumnStatistics(AlterColumnStatistics),
+    /// ALTER TABLE ... ATTACH PARTITION / DETACH PARTITION (sqlparser lacks both).
+    AlterPartition(AlterPartition),
+}
+
+/// `ALTER TABLE [IF EXISTS] [ONLY] name ATTACH PARTITION p FOR VALUES ... | DEFAULT`, or
+/// `... DETACH PARTITION p [CONCURRENTLY | FINALIZE]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AlterPartition {
+    pub if_exists: bool,
+    pub table: sqlparser::ast::ObjectName,
+    pub partition: sqlparser::ast::ObjectName,
+    /// ATTACH's bound; `None` for DETACH.
+    pub attach: Option<sqlparser::ast::ForValues>,
+    pub concurrently: bool,
+    pub finalize: bool,
+}
+
+impl std::fmt::Display for AlterPartition {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ALTER TABLE ")?;
+        if self.if_exists {
+            f.write_str("IF EXISTS ")?;
+        }
+        match &self.attach {
+            Some(bound) => write!(
+                f,
+                "{} ATTACH PARTITION {} {bound}",
+                self.table, self.partition
+            ),
+            None => {
+                write!(f, "{} DETACH PARTITION {}", self.table, self.partition)?;
+                if self.concurrently {
+                    f.write_str(" CONCURRENTLY")?;
+                }
+                if self.finalize {
+                    f.write_str(" FINALIZE")?;
+                }
+                Ok(())
+            }
+        }
+    }
 }
 
 /// `ALTER TABLE [IF EXISTS] [ONLY] name ALTER [COLUMN] column SET STATISTICS n`.
@@ -63,6 +104,7 @@ impl Command {
             | Command::AlterSequence(_)
             | Command::AlterIndex(_)
             | Command::AlterColumnStatistics(_)
+            | Command::AlterPartition(_)
             | Command::Checkpoint => None,
         }
     }
@@ -77,6 +119,7 @@ impl std::fmt::Display for Command {
             Command::AlterIndex(a) => a.fmt(f),
             Command::Checkpoint => f.write_str("CHECKPOINT"),
             Command::AlterColumnStatistics(a) => a.fmt(f),
+            Command::AlterPartition(a) => a.fmt(f),
         }
     }
 }
@@ -700,6 +743,8 @@ fn parse_commands(p: &mut Parser<'_>, sql: &str) -> Result<Vec<Command>, ParserE
             Command::AlterSequence(parse_alter_sequence(p)?)
         } else if is_alter_index(p) {
             Command::AlterIndex(parse_alter_index(p)?)
+        } else if is_alter_partition(p) {
+            Command::AlterPartition(parse_alter_partition(p, sql)?)
         } else if is_alter_column_statistics(p) {
             Command::AlterColumnStatistics(parse_alter_column_statistics(p)?)
         } else if is_checkpoint(p) {
@@ -972,6 +1017,98 @@ fn parse_alter_column_statistics(p: &mut Parser<'_>) -> Result<AlterColumnStatis
         name,
         column,
         target: if neg { -n } else { n },
+    })
+}
+
+/// `ALTER TABLE ... ATTACH | DETACH PARTITION` next?
+fn is_alter_partition(p: &Parser<'_>) -> bool {
+    use sqlparser::keywords::Keyword;
+    use sqlparser::tokenizer::Token;
+    if keyword_at(p, 0) != Some(Keyword::ALTER) || keyword_at(p, 1) != Some(Keyword::TABLE) {
+        return false;
+    }
+    let mut n = 2;
+    loop {
+        match &p.peek_nth_token_ref(n).token {
+            Token::EOF | Token::SemiColon => return false,
+            Token::Word(w)
+                if w.quote_style.is_none()
+                    && (w.value.eq_ignore_ascii_case("attach")
+                        || w.value.eq_ignore_ascii_case("detach"))
+                    && keyword_at(p, n + 1) == Some(Keyword::PARTITION) =>
+            {
+                return true;
+            }
+            _ => {}
+        }
+        n += 1;
+    }
+}
+
+fn parse_alter_partition(p: &mut Parser<'_>, sql: &str) -> Result<AlterPartition, ParserError> {
+    use sqlparser::keywords::Keyword;
+    use sqlparser::tokenizer::Token;
+    p.expect_keywords(&[Keyword::ALTER, Keyword::TABLE])?;
+    let if_exists = p.parse_keywords(&[Keyword::IF, Keyword::EXISTS]);
+    let _ = p.parse_keyword(Keyword::ONLY);
+    let table = p.parse_object_name(false)?;
+    let verb = p.next_token();
+    let attach = matches!(&verb.token, Token::Word(w) if w.value.eq_ignore_ascii_case("attach"));
+    p.expect_keyword(Keyword::PARTITION)?;
+    let partition = p.parse_object_name(false)?;
+    if !attach {
+        let mut concurrently = false;
+        let mut finalize = false;
+        if let Token::Word(w) = &p.peek_token().token {
+            if w.value.eq_ignore_ascii_case("concurrently") {
+                p.next_token();
+                concurrently = true;
+            } else if w.value.eq_ignore_ascii_case("finalize") {
+                p.next_token();
+                finalize = true;
+            }
+        }
+        return Ok(AlterPartition {
+            if_exists,
+            table,
+            partition,
+            attach: None,
+            concurrently,
+            finalize,
+        });
+    }
+    // The bound is CREATE TABLE ... PARTITION OF's: its text, read by sqlparser's
+    // grammar for that statement.
+    let (mut from, mut to) = (None, None);
+    while !matches!(p.peek_token().token, Token::EOF | Token::SemiColon) {
+        let t = p.next_token();
+        from.get_or_insert(t.span.start);
+        to = Some(t.span.end);
+    }
+    let char_at = |l: sqlparser::tokenizer::Location| {
+        location_to_position(sql, l.line, l.column).map(|x| x as usize - 1)
+    };
+    let words: String = match (from.and_then(char_at), to.and_then(char_at)) {
+        (Some(a), Some(b)) if a <= b => sql.chars().skip(a).take(b - a).collect(),
+        _ => String::new(),
+    };
+    let text = format!("CREATE TABLE t PARTITION OF p {words}");
+    let bound = Parser::new(&sqlparser::dialect::PostgreSqlDialect {})
+        .try_with_sql(&text)?
+        .parse_statement()?;
+    let Statement::CreateTable(c) = bound else {
+        return p.expected("FOR VALUES or DEFAULT", p.peek_token());
+    };
+    let Some(values) = c.for_values else {
+        return p.expected("FOR VALUES or DEFAULT", p.peek_token());
+    };
+    Ok(AlterPartition {
+        if_exists,
+        table,
+        partition,
+        attach: Some(values),
+        concurrently: false,
+        finalize: false,
     })
 }
 

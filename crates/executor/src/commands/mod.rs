@@ -49,6 +49,14 @@ pub fn execute(stmt: BoundStatement, cx: &ExecContext) -> PgResult<StatementResu
             }
             Ok(done("CREATE TABLE"))
         }
+        BoundStatement::AttachPartition { table, of } => {
+            partition::attach(cx, &table, &of)?;
+            Ok(done("ALTER TABLE"))
+        }
+        BoundStatement::DetachPartition { parent, table } => {
+            partition::detach(cx, &parent, &table)?;
+            Ok(done("ALTER TABLE"))
+        }
         BoundStatement::Sequence(sql::bound::SequenceDdl::Create {
             name,
             options,

@@ -11,6 +11,136 @@ use sql::bound::{BoundDatum, BoundPartitionOf, BoundPartitionSpec};
 
 use crate::ExecContext;
 
+/// ALTER TABLE parent ATTACH PARTITION table: its bound checked as a new partition's,
+/// every row of it checked against the bound (PostgreSQL's validation scan), then the
+/// table made a partition, its indexes matching the parent's made theirs and the others
+/// created (partition rule 5: under AccessExclusive on both).
+pub(crate) fn attach(
+    cx: &ExecContext,
+    table: &std::sync::Arc<catalog::TableDesc>,
+    of: &BoundPartitionOf,
+) -> PgResult<()> {
+    let partition = partition_of(cx, of, &table.name)?;
+    let key = of
+        .parent
+        .partition_key
+        .as_ref()
+        .ok_or_else(|| PgError::internal("ATTACH to a table that is not partitioned"))?;
+    let bound = partition.bound.clone();
+    if bound != PartitionBound::Default {
+        rows_in_bound(cx, table, |row| {
+            let values: Vec<Value> = key.columns.iter().map(|&c| row[c].clone()).collect();
+            bound.holds(key.strategy, &values)
+                && (of.parent.partition_of.is_none()
+                    || crate::dml::check_partition_constraint(cx, &of.parent, row).is_ok())
+        })?;
+    }
+    // The table's indexes that are the parent's, made its own; those the parent has
+    // and the table lacks, made after.
+    let mut taken: Vec<(common::Oid, Option<common::Oid>)> = Vec::new();
+    let mut missing = Vec::new();
+    for p in &of.parent.indexes {
+        let same = table.indexes.iter().find(|i| {
+            i.parent.is_none()
+                && !taken.iter().any(|(t, _)| *t == i.oid)
+                && i.columns == p.columns
+                && i.unique == p.unique
+                && i.primary == p.primary
+                && i.constraint == p.constraint
+                && i.order == p.order
+                && i.include == p.include
+                && i.predicate == p.predicate
+                && i.exprs == p.exprs
+        });
+        match same {
+            Some(i) => taken.push((i.oid, Some(p.oid))),
+            None => missing.push(p.clone()),
+        }
+    }
+    cx.catalog
+        .set_partition_of(cx.tx, table.oid, Some(partition), &taken)?;
+    let now = cx.catalog.snapshot(cx.tx);
+    let table = now
+        .table_by_oid(table.oid)
+        .cloned()
+        .ok_or_else(|| PgError::internal("an attached partition vanished"))?;
+    for p in missing {
+        if p.constraint {
+            super::index::add_key(
+                cx,
+                &table,
+                catalog::NewKey {
+                    parent: Some(p.oid),
+                    name: None,
+                    columns: p.columns.clone(),
+                    primary: p.primary,
+                },
+            )?;
+        } else {
+            let one = catalog::TableDesc {
+                indexes: vec![p.clone()],
+                ..(*of.parent).clone()
+            };
+            super::index::inherit_indexes(cx, &one, &table)?;
+        }
+    }
+    Ok(())
+}
+
+/// ALTER TABLE parent DETACH PARTITION table: a table of its own again, its indexes
+/// its own (PostgreSQL keeps them).
+pub(crate) fn detach(
+    cx: &ExecContext,
+    parent: &catalog::TableDesc,
+    table: &catalog::TableDesc,
+) -> PgResult<()> {
+    let freed: Vec<(common::Oid, Option<common::Oid>)> = table
+        .indexes
+        .iter()
+        .filter(|i| {
+            i.parent
+                .is_some_and(|p| parent.indexes.iter().any(|x| x.oid == p))
+        })
+        .map(|i| (i.oid, None))
+        .collect();
+    cx.catalog.set_partition_of(cx.tx, table.oid, None, &freed)
+}
+
+/// Every row of `table` (all its leaves', committed by now) must pass `fits`: else
+/// PostgreSQL's 23514 for a partition being attached.
+fn rows_in_bound(
+    cx: &ExecContext,
+    table: &std::sync::Arc<catalog::TableDesc>,
+    fits: impl Fn(&[Value]) -> bool,
+) -> PgResult<()> {
+    let settings = cx.session.settings.planner();
+    let pcx = planner::PlanContext {
+        catalog: &cx.session.catalog,
+        sizes: &crate::PoolSizes(cx.pool),
+        settings: &settings,
+        subplans: None,
+    };
+    let every_row = planner::target_scan(&pcx, table, None);
+    let fresh = cx.tx.fresh_snapshot();
+    let env = crate::exec::Env {
+        snapshot: &fresh,
+        ..cx.env()
+    };
+    let mut rows = crate::exec::build(&every_row, env)?;
+    while let Some(row) = rows.next()? {
+        if !fits(&row) {
+            return Err(PgError::new(
+                SqlState::CHECK_VIOLATION,
+                format!(
+                    "partition constraint of relation \"{}\" is violated by some row",
+                    table.name
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// The bound of new partition `name`, checked (42P16 / 42P17 with PostgreSQL's words).
 pub(crate) fn partition_of(
     cx: &ExecContext,

@@ -14,7 +14,7 @@ use sqlparser::ast;
 use super::coerce::CastContext;
 use super::expr::ExprContext;
 use super::{Binder, Scope, ident_name};
-use crate::bound::{BoundDatum, BoundPartitionOf, BoundPartitionSpec};
+use crate::bound::{BoundDatum, BoundPartitionOf, BoundPartitionSpec, BoundStatement};
 
 fn invalid_definition(msg: impl Into<String>) -> PgError {
     PgError::new(SqlState::INVALID_TABLE_DEFINITION, msg)
@@ -218,6 +218,80 @@ impl Binder<'_> {
             })
     }
 
+    /// ALTER TABLE parent ATTACH PARTITION table FOR VALUES ... | DETACH PARTITION
+    /// table, with PostgreSQL's refusals.
+    pub(crate) fn bind_alter_partition(
+        &self,
+        a: &crate::parser::AlterPartition,
+    ) -> PgResult<BoundStatement> {
+        if a.if_exists && !self.table_exists(&a.table) {
+            let (name, _) = self.object_name(&a.table)?;
+            return Ok(BoundStatement::Nothing {
+                tag: "ALTER TABLE",
+                notices: vec![PgError::notice(format!(
+                    "relation \"{name}\" does not exist, skipping"
+                ))],
+            });
+        }
+        let parent = self.table(&a.table)?;
+        let table = self.table(&a.partition)?;
+        if a.finalize {
+            return Err(PgError::unsupported("DETACH PARTITION ... FINALIZE"));
+        }
+        let Some(values) = &a.attach else {
+            let is_partition = table
+                .partition_of
+                .as_ref()
+                .is_some_and(|p| p.parent == parent.oid);
+            if !is_partition {
+                return Err(PgError::new(
+                    SqlState::UNDEFINED_TABLE,
+                    format!(
+                        "relation \"{}\" is not a partition of relation \"{}\"",
+                        table.name, parent.name
+                    ),
+                ));
+            }
+            return Ok(BoundStatement::DetachPartition { parent, table });
+        };
+        if parent.partition_key.is_none() {
+            return Err(PgError::new(
+                SqlState::WRONG_OBJECT_TYPE,
+                format!("table \"{}\" is not partitioned", parent.name),
+            ));
+        }
+        if table.partition_of.is_some() {
+            return Err(PgError::new(
+                SqlState::WRONG_OBJECT_TYPE,
+                format!("\"{}\" is already a partition", table.name),
+            ));
+        }
+        if table.oid == parent.oid
+            || self
+                .catalog
+                .descendants(table.oid)
+                .iter()
+                .any(|d| d.oid == parent.oid)
+        {
+            return Err(PgError::new(
+                SqlState::DUPLICATE_TABLE,
+                "circular inheritance not allowed",
+            )
+            .with_detail(format!(
+                "\"{}\" is already a child of \"{}\".",
+                parent.name, table.name
+            )));
+        }
+        check_same_columns(&parent, &table)?;
+        if !table.foreign_keys.is_empty() || self.catalog.referencing(table.oid).next().is_some() {
+            return Err(PgError::unsupported(
+                "foreign keys on partitioned tables and partitions",
+            ));
+        }
+        let of = self.bind_partition_of(&a.table, Some(values))?;
+        Ok(BoundStatement::AttachPartition { table, of })
+    }
+
     /// The new table of `PARTITION OF parent`: the parent's columns (partition rule 1),
     /// with their defaults and NOT NULL.
     pub(crate) fn partition_columns(parent: &Arc<TableDesc>) -> Vec<ColumnDesc> {
@@ -253,6 +327,55 @@ pub(crate) fn check_unique_holds_partition_key(
             table.name, table.columns[missing].name
         ))),
     }
+}
+
+/// A table attached as a partition has its parent's columns (PostgreSQL's errors for
+/// one more, one fewer, another type, a NOT NULL missing), and in the parent's places
+/// (partition rule 1; a table whose columns are elsewhere is not supported yet).
+fn check_same_columns(parent: &TableDesc, table: &TableDesc) -> PgResult<()> {
+    let mismatch = |m: String| PgError::new(SqlState::DATATYPE_MISMATCH, m);
+    for c in table.columns.iter().filter(|c| !c.dropped) {
+        if parent.column_index(&c.name).is_none() {
+            return Err(mismatch(format!(
+                "table \"{}\" contains column \"{}\" not found in parent \"{}\"",
+                table.name, c.name, parent.name
+            ))
+            .with_detail("The new partition may contain only the columns present in parent."));
+        }
+    }
+    for p in parent.columns.iter().filter(|c| !c.dropped) {
+        let Some(i) = table.column_index(&p.name) else {
+            return Err(mismatch(format!(
+                "child table is missing column \"{}\"",
+                p.name
+            )));
+        };
+        let c = &table.columns[i];
+        if c.ty != p.ty {
+            return Err(mismatch(format!(
+                "child table \"{}\" has different type for column \"{}\"",
+                table.name, p.name
+            )));
+        }
+        if p.not_null && !c.not_null {
+            return Err(mismatch(format!(
+                "column \"{}\" in child table must be marked NOT NULL",
+                p.name
+            )));
+        }
+    }
+    let same_places = parent.columns.len() == table.columns.len()
+        && parent
+            .columns
+            .iter()
+            .zip(&table.columns)
+            .all(|(p, c)| p.dropped == c.dropped && (p.dropped || p.name == c.name));
+    if !same_places {
+        return Err(PgError::unsupported(
+            "ATTACH PARTITION of a table whose columns are not in its parent's order",
+        ));
+    }
+    Ok(())
 }
 
 /// After MINVALUE only MINVALUE, after MAXVALUE only MAXVALUE.
