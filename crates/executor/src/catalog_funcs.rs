@@ -232,6 +232,8 @@ fn relation_size(s: &Session, f: sql::bound::ScalarFunc, oid: u32) -> PgResult<O
     let Some(table) = catalog.table_by_oid(oid) else {
         // An index or a sequence: its own bytes, and no indexes.
         let rel = match (catalog.index_by_oid(oid), catalog.sequence_by_oid(oid)) {
+            // A partitioned table's index has no storage (partition rule 1).
+            (Some((t, _)), _) if t.partition_key.is_some() => return Ok(Some(0)),
             (Some((_, i)), _) => i.rel,
             (None, Some(s)) => s.rel,
             (None, None) => return Ok(None),
@@ -241,6 +243,10 @@ fn relation_size(s: &Session, f: sql::bound::ScalarFunc, oid: u32) -> PgResult<O
             _ => bytes(rel)?,
         }));
     };
+    // A partitioned table has no storage, nor have its indexes: 0, as in PostgreSQL.
+    if table.partition_key.is_some() {
+        return Ok(Some(0));
+    }
     let indexes = || -> PgResult<i64> { table.indexes.iter().map(|i| bytes(i.rel)).sum() };
     Ok(Some(match f {
         F::PgIndexesSize => indexes()?,

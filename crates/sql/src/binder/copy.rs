@@ -84,6 +84,13 @@ impl Binder<'_> {
                     e.position = None;
                     e
                 })?;
+                if to && table.partition_key.is_some() {
+                    return Err(PgError::new(
+                        SqlState::WRONG_OBJECT_TYPE,
+                        format!("cannot copy from partitioned table \"{}\"", table.name),
+                    )
+                    .with_hint("Try the COPY (SELECT ...) TO variant."));
+                }
                 if to {
                     let alias = table.name.clone();
                     let scope = Scope::for_table(&table, &alias);
