@@ -224,6 +224,104 @@ fn commute(op: BinaryOp) -> Option<BinaryOp> {
     })
 }
 
+/// Whether `keys` sort the rows of `scan`, a range-partitioned table's scan under a
+/// projection `exprs`, by the first column of its key: the order its partitions' bounds
+/// already put them in (partition rule 4), or its reverse. Its range partitions hold no
+/// NULL key, so where NULLs sort does not matter.
+pub(crate) fn ordered_by_bounds(scan: &Plan, exprs: &[Expr], keys: &[sql::bound::SortKey]) -> bool {
+    let Plan::SeqScan { table, .. } = scan else {
+        return false;
+    };
+    let Some(key) = &table.partition_key else {
+        return false;
+    };
+    let [k] = keys else {
+        return false;
+    };
+    let ExprKind::Column(out) = k.expr.kind else {
+        return false;
+    };
+    key.strategy == catalog::partition::PartitionStrategy::Range
+        && exprs
+            .get(out)
+            .is_some_and(|e| column_of(e) == Some(key.columns[0]))
+}
+
+/// `ORDER BY` a range-partitioned table's first key column (PostgreSQL 12's ordered
+/// Append): each partition's rows in order (by an index where that is cheaper, else
+/// sorted), the partitions one after the other in bound order, so a LIMIT stops after
+/// the first partitions; used where it costs less than sorting every row, and only where
+/// every partition is a direct range partition (no DEFAULT partition, which may hold any
+/// value, and no sub-partitions, ordered by other columns).
+pub(crate) fn ordered_append(
+    cx: &PlanContext<'_>,
+    scan: Plan,
+    exprs: Vec<Expr>,
+    keys: Vec<sql::bound::SortKey>,
+    limit: Option<(&Option<Expr>, &Option<Expr>)>,
+) -> Plan {
+    let sorted = || Plan::Sort {
+        input: Box::new(Plan::Project {
+            input: Box::new(scan.clone()),
+            exprs: exprs.clone(),
+        }),
+        keys: keys.clone(),
+    };
+    let Plan::SeqScan { table, filter, .. } = &scan else {
+        return sorted();
+    };
+    let leaves = leaves(cx, table, filter.as_ref());
+    let direct_ranges = leaves.iter().all(|l| {
+        l.partition_of.as_ref().is_some_and(|o| {
+            o.parent == table.oid
+                && matches!(o.bound, catalog::partition::PartitionBound::Range { .. })
+        })
+    });
+    if leaves.len() < 2 || !direct_ranges {
+        return sorted();
+    }
+    let shown = table.shown_name().to_string();
+    let mut inputs: Vec<Plan> = leaves
+        .iter()
+        .enumerate()
+        .map(|(i, leaf)| {
+            let mut desc = (**leaf).clone();
+            desc.alias = Some(format!("{shown}_{}", i + 1));
+            let desc = Arc::new(desc);
+            let leaf_scan = match filter {
+                Some(f) => crate::scan_path(cx, desc, f.clone()),
+                None => Plan::SeqScan {
+                    table: desc,
+                    filter: None,
+                    columns: None,
+                },
+            };
+            let one = Plan::Sort {
+                input: Box::new(Plan::Project {
+                    input: Box::new(leaf_scan),
+                    exprs: exprs.clone(),
+                }),
+                keys: keys.clone(),
+            };
+            crate::ordered_by_index(cx, one, limit)
+        })
+        .collect();
+    // Descending: the partitions last to first (each named by its place in bound order).
+    if keys[0].desc {
+        inputs.reverse();
+    }
+    let ordered = Plan::Append {
+        inputs,
+        prune: None,
+    };
+    let sorted = sorted();
+    if crate::scan::in_order_is_cheaper(cx, &ordered, &sorted, limit) {
+        ordered
+    } else {
+        sorted
+    }
+}
+
 /// Replace every scan of a partitioned table in `stmt`'s plans by its partitions'.
 pub(crate) fn expand_statement(cx: &PlanContext<'_>, stmt: &mut PlannedStatement) {
     match stmt {

@@ -27,6 +27,11 @@ pub(crate) fn ordered_by_index(
             exprs,
         },
         Plan::Sort { input, keys } => match *input {
+            Plan::Project { input: scan, exprs }
+                if crate::partition::ordered_by_bounds(&scan, &exprs, &keys) =>
+            {
+                crate::partition::ordered_append(cx, *scan, exprs, keys, limit)
+            }
             Plan::Project { input: scan, exprs } => match index_order(cx, &scan, &exprs, &keys) {
                 Some(ordered) => {
                     let indexed = Plan::Project {
@@ -59,7 +64,7 @@ pub(crate) fn ordered_by_index(
 
 /// Does reading in index order (`indexed`) cost less than sorting (`sorted`), for the
 /// rows a LIMIT keeps if there is one?
-fn in_order_is_cheaper(
+pub(crate) fn in_order_is_cheaper(
     cx: &PlanContext<'_>,
     indexed: &Plan,
     sorted: &Plan,
