@@ -26,19 +26,32 @@ pub(crate) struct Leaf {
     pub rows: u64,
 }
 
+/// Lock partition `t` RowExclusive, as PostgreSQL locks a partition it writes through
+/// or to (its parent's lock keeps it from going: partition rule 5), and return its
+/// descriptor as it stands under the lock: an index made on it, or a partition added
+/// below it, since the statement's catalog snapshot (their DDL locks it alone) is seen.
+fn lock_for_write(cx: &ExecContext, t: Arc<TableDesc>) -> PgResult<Arc<TableDesc>> {
+    cx.tx
+        .lock(
+            txn::lock::LockTag::Relation(t.oid),
+            txn::lock::LockMode::RowExclusive,
+            false,
+        )
+        .map_err(|e| e.to_pg(&format!("relation \"{}\"", t.name)))?;
+    Ok(cx
+        .catalog
+        .snapshot(cx.tx)
+        .table_by_oid(t.oid)
+        .cloned()
+        .unwrap_or(t))
+}
+
 impl Leaf {
-    /// Bind what writing to partition `t` needs: its CHECK constraints and its
+    /// Lock partition `t` for writing and bind what writing to it needs: its
+    /// descriptor as it is now that it is locked, its CHECK constraints and its
     /// indexes' expressions.
     pub fn bind(cx: &ExecContext, t: Arc<TableDesc>) -> PgResult<Leaf> {
-        // Written to: RowExclusive, as PostgreSQL locks a partition it routes to (the
-        // parent's lock keeps it from going: partition rule 5).
-        cx.tx
-            .lock(
-                txn::lock::LockTag::Relation(t.oid),
-                txn::lock::LockMode::RowExclusive,
-                false,
-            )
-            .map_err(|e| e.to_pg(&format!("relation \"{}\"", t.name)))?;
+        let t = lock_for_write(cx, t)?;
         let s = cx.session;
         let checks = t
             .checks
@@ -62,10 +75,24 @@ impl Leaf {
 }
 
 /// The leaves one statement's rows went to.
-#[derive(Debug)]
 pub(crate) struct Router {
     root: Arc<TableDesc>,
     leaves: HashMap<Oid, Leaf>,
+    /// The partitioned tables below the root, locked as rows went through them, as
+    /// they stood once locked.
+    levels: HashMap<Oid, Arc<TableDesc>>,
+    /// The catalog the levels below the root route by: taken after the last of them
+    /// was locked (the root's own directory is the statement's: it is locked).
+    catalog: Option<Arc<catalog::CatalogSnapshot>>,
+}
+
+impl std::fmt::Debug for Router {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Router")
+            .field("root", &self.root.name)
+            .field("leaves", &self.leaves.len())
+            .finish()
+    }
 }
 
 impl Router {
@@ -73,23 +100,39 @@ impl Router {
         Router {
             root,
             leaves: HashMap::new(),
+            levels: HashMap::new(),
+            catalog: None,
         }
     }
 
     /// The leaf partition `row` (the root's columns) belongs in: 23514 where some level
     /// has no partition for it.
     pub fn leaf(&mut self, cx: &ExecContext, row: &[Value]) -> PgResult<&mut Leaf> {
-        let catalog = &cx.session.catalog;
         let mut t = self.root.clone();
         while let Some(key) = &t.partition_key {
             let values: Vec<Value> = key.columns.iter().map(|&c| row[c].clone()).collect();
+            let catalog = match &self.catalog {
+                Some(c) if t.oid != self.root.oid => c,
+                _ => &cx.session.catalog,
+            };
             let found = catalog
                 .partitions(t.oid)
                 .and_then(|p| p.route(key.strategy, &values))
                 .and_then(|oid| catalog.table_by_oid(oid));
-            t = match found {
+            let next = match found {
                 Some(next) => next.clone(),
                 None => return Err(no_partition(cx, &t, &key.columns, &values)),
+            };
+            // A partitioned level below the root: locked before its directory is read.
+            t = match (&next.partition_key, self.levels.get(&next.oid)) {
+                (None, _) => next,
+                (Some(_), Some(locked)) => locked.clone(),
+                (Some(_), None) => {
+                    let locked = lock_for_write(cx, next)?;
+                    self.catalog = Some(cx.catalog.snapshot(cx.tx));
+                    self.levels.insert(locked.oid, locked.clone());
+                    locked
+                }
             };
         }
         match self.leaves.entry(t.oid) {
