@@ -448,14 +448,12 @@ impl Database {
             return Ok(());
         }
         // Dropped while we waited: nothing to do. A partitioned table has no rows of its
-        // own: its partitions follow it in the list.
+        // own to vacuum (its partitions follow it in the list); ANALYZE keeps statistics
+        // of it as a whole.
         let Some(t) = self.catalog.snapshot(tx).table_by_oid(t.oid).cloned() else {
             return Ok(());
         };
-        if t.partition_key.is_some() {
-            return Ok(());
-        }
-        if v.vacuum {
+        if v.vacuum && t.partition_key.is_none() {
             if v.verbose {
                 notices.push(PgError::info(format!("vacuuming \"public.{}\"", t.name)));
             }
@@ -608,8 +606,21 @@ impl Database {
             .get(&t.oid)
             .map_or(0, |a| a.changes_since_analyze);
         let mine = |x| tx.is_mine(x);
-        let stats =
-            executor::commands::analyze::analyze_table(&self.pool, &self.txns, &mine, t, &targets)?;
+        let stats = if t.partition_key.is_some() {
+            // Sampled from its leaves (locked with it by `maintain`'s list).
+            let leaves: Vec<_> = self
+                .catalog
+                .snapshot(tx)
+                .descendants(t.oid)
+                .into_iter()
+                .filter(|l| l.partition_key.is_none())
+                .collect();
+            executor::commands::analyze::analyze_partitioned(
+                &self.pool, &self.txns, &mine, t, &leaves, &targets,
+            )?
+        } else {
+            executor::commands::analyze::analyze_table(&self.pool, &self.txns, &mine, t, &targets)?
+        };
         tracing::debug!(table = %t.name, pages = stats.pages_scanned, rows = stats.sample_rows, "analyzed");
         let mut rel = stats.rel.clone();
         // Keep what an earlier ANALYZE found of the columns not analyzed now (when the

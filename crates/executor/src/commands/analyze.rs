@@ -79,15 +79,112 @@ pub fn analyze_table(
     table: &TableDesc,
     targets: &[u32],
 ) -> PgResult<AnalyzeStats> {
+    let targrows = sample_size(targets);
+    let (mut stats, rows) = sample_rows(pool, mgr, mine, table, targrows, targets_any(targets))?;
+    stats.sample_rows = rows.len() as u64;
+    stats.rel = RelStats {
+        reltuples: stats.estimated_rows,
+        relpages: u32::try_from(stats.pages).unwrap_or(u32::MAX),
+        columns: columns_of(table, targets, &rows, stats.estimated_rows).into(),
+    };
+    Ok(stats)
+}
+
+/// ANALYZE of partitioned table `parent`: statistics of the parent as a whole, from a
+/// sample of its leaf partitions' rows, each giving its share of the sample by its
+/// pages (PostgreSQL's `acquire_inherited_sample_rows`). A partitioned table has no
+/// pages of its own: `relpages` 0, `reltuples` its partitions' rows.
+pub fn analyze_partitioned(
+    pool: &BufferPool,
+    mgr: &TxnManager,
+    mine: &dyn Fn(txn::Xid) -> bool,
+    parent: &TableDesc,
+    leaves: &[std::sync::Arc<TableDesc>],
+    targets: &[u32],
+) -> PgResult<AnalyzeStats> {
+    let targrows = sample_size(targets);
+    let pages: Vec<u64> = leaves
+        .iter()
+        .map(|l| pool.smgr().nblocks(l.rel).map(u64::from))
+        .collect::<PgResult<_>>()?;
+    let total_pages: u64 = pages.iter().sum();
+    let mut stats = AnalyzeStats::default();
+    let mut rows = Vec::new();
+    for (leaf, &n) in leaves.iter().zip(&pages) {
+        if n == 0 {
+            continue;
+        }
+        let share = ((targrows as f64 * n as f64 / total_pages as f64).round() as u64).max(1);
+        let (s, r) = sample_rows(pool, mgr, mine, leaf, share, targets_any(targets))?;
+        stats.pages += s.pages;
+        stats.pages_scanned += s.pages_scanned;
+        stats.live_rows += s.live_rows;
+        stats.dead_rows += s.dead_rows;
+        stats.estimated_rows += s.estimated_rows;
+        rows.extend(r);
+    }
+    stats.sample_rows = rows.len() as u64;
+    stats.rel = RelStats {
+        reltuples: stats.estimated_rows,
+        relpages: 0,
+        columns: columns_of(parent, targets, &rows, stats.estimated_rows).into(),
+    };
+    Ok(stats)
+}
+
+/// Rows to sample for the largest of `targets` (the default target's when none is set:
+/// pages are still sampled, and rows counted).
+fn sample_size(targets: &[u32]) -> u64 {
     let max_target = targets.iter().copied().max().unwrap_or(0);
-    // With no column to analyze, pages are still sampled (and rows counted) as for the
-    // default target.
-    let targrows = ROWS_PER_TARGET
+    ROWS_PER_TARGET
         * u64::from(if max_target == 0 {
             DEFAULT_STATISTICS_TARGET
         } else {
             max_target
-        });
+        })
+}
+
+fn targets_any(targets: &[u32]) -> bool {
+    targets.iter().any(|&t| t > 0)
+}
+
+/// Each analyzed column's statistics over the sample `rows`.
+fn columns_of(
+    table: &TableDesc,
+    targets: &[u32],
+    rows: &[(common::ItemPointer, Vec<Value>)],
+    estimated_rows: f64,
+) -> Vec<ColumnStats> {
+    let mut columns = Vec::new();
+    if rows.is_empty() {
+        return columns;
+    }
+    for (i, (col, &target)) in table.columns.iter().zip(targets).enumerate() {
+        if target == 0 || col.dropped {
+            continue;
+        }
+        let values = rows.iter().map(|(_, r)| r.get(i).unwrap_or(&Value::Null));
+        columns.push(column_stats(
+            (i + 1) as u16,
+            &col.ty,
+            target,
+            values,
+            estimated_rows,
+        ));
+    }
+    columns
+}
+
+/// Sample about `targrows` rows of `table` (none unless `want_rows`) from a sample of its
+/// pages, counting its live and dead row versions there.
+fn sample_rows(
+    pool: &BufferPool,
+    mgr: &TxnManager,
+    mine: &dyn Fn(txn::Xid) -> bool,
+    table: &TableDesc,
+    targrows: u64,
+    want_rows: bool,
+) -> PgResult<(AnalyzeStats, Vec<(common::ItemPointer, Vec<Value>)>)> {
     let nblocks = pool.smgr().nblocks(table.rel)? as u64;
     let mut rng = rand::rng();
     let blocks = sample_blocks(nblocks, targrows, &mut rng);
@@ -97,7 +194,6 @@ pub fn analyze_table(
         ..Default::default()
     };
     let types: Vec<DataType> = table.columns.iter().map(|c| c.ty).collect();
-    let want_rows = max_target > 0;
     let mut reservoir = Reservoir::new(targrows as usize);
     let mut copy = Box::new([0u8; common::limits::BLCKSZ]);
     for &block in &blocks {
@@ -140,30 +236,7 @@ pub fn analyze_table(
     } else {
         (stats.live_rows as f64 / blocks.len() as f64 * nblocks as f64 + 0.5).floor()
     };
-    let rows = reservoir.into_rows();
-    stats.sample_rows = rows.len() as u64;
-    let mut columns = Vec::new();
-    if !rows.is_empty() {
-        for (i, (col, &target)) in table.columns.iter().zip(targets).enumerate() {
-            if target == 0 || col.dropped {
-                continue;
-            }
-            let values = rows.iter().map(|(_, r)| r.get(i).unwrap_or(&Value::Null));
-            columns.push(column_stats(
-                (i + 1) as u16,
-                &col.ty,
-                target,
-                values,
-                stats.estimated_rows,
-            ));
-        }
-    }
-    stats.rel = RelStats {
-        reltuples: stats.estimated_rows,
-        relpages: u32::try_from(nblocks).unwrap_or(u32::MAX),
-        columns: columns.into(),
-    };
-    Ok(stats)
+    Ok((stats, reservoir.into_rows()))
 }
 
 /// `k` of the blocks `0..n` (all if `n <= k`), each set of `k` equally likely, in

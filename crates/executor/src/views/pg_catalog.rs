@@ -84,7 +84,8 @@ fn pg_stats_rows(s: &Session) -> Vec<Row> {
                 Value::Text("public".into()),
                 Value::Text(t.name.clone()),
                 Value::Text(c.name.clone()),
-                Value::Bool(false),
+                // A partitioned table's statistics are of its partitions' rows.
+                Value::Bool(t.partition_key.is_some()),
                 Value::Float4(cs.null_frac),
                 Value::Int4(cs.avg_width),
                 Value::Float4(cs.n_distinct),
