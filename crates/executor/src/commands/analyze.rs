@@ -132,6 +132,9 @@ pub fn analyze_partitioned(
     Ok(stats)
 }
 
+/// A sampled row, with its address.
+type SampledRow = (common::ItemPointer, Vec<Value>);
+
 /// Rows to sample for the largest of `targets` (the default target's when none is set:
 /// pages are still sampled, and rows counted).
 fn sample_size(targets: &[u32]) -> u64 {
@@ -152,7 +155,7 @@ fn targets_any(targets: &[u32]) -> bool {
 fn columns_of(
     table: &TableDesc,
     targets: &[u32],
-    rows: &[(common::ItemPointer, Vec<Value>)],
+    rows: &[SampledRow],
     estimated_rows: f64,
 ) -> Vec<ColumnStats> {
     let mut columns = Vec::new();
@@ -184,7 +187,7 @@ fn sample_rows(
     table: &TableDesc,
     targrows: u64,
     want_rows: bool,
-) -> PgResult<(AnalyzeStats, Vec<(common::ItemPointer, Vec<Value>)>)> {
+) -> PgResult<(AnalyzeStats, Vec<SampledRow>)> {
     let nblocks = pool.smgr().nblocks(table.rel)? as u64;
     let mut rng = rand::rng();
     let blocks = sample_blocks(nblocks, targrows, &mut rng);
