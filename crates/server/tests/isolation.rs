@@ -20,3 +20,20 @@ async fn isolation_specs_match_postgres() {
         panic!("isolation specs failed:\n{report}");
     }
 }
+
+/// Myriad's own specs (`tests/isolation-myriad`): behaviour that differs from
+/// PostgreSQL 15's on purpose, each spec saying why; their expected output is Myriad's,
+/// reviewed (`isolation --bless` against a Myriad server). PostgreSQL does not run them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn myriad_own_isolation_specs() {
+    let specs = testkit::isolation::spec_files(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/isolation-myriad"),
+    );
+    assert!(!specs.is_empty(), "Myriad's own isolation specs not found");
+    let (server, _dir) = common::start().await;
+    let result = testkit::isolation::run_specs(&common::url(&server), &specs).await;
+    server.shutdown().await.expect("clean shutdown");
+    if let Err(report) = result {
+        panic!("isolation specs failed:\n{report}");
+    }
+}
