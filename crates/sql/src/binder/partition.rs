@@ -201,6 +201,16 @@ impl Binder<'_> {
                 err
             }
         })?;
+        let mut subquery = false;
+        bound.walk(&mut |n| {
+            subquery |= matches!(n.kind, crate::bound::ExprKind::SubLink(_));
+        });
+        if subquery {
+            return Err(PgError::new(
+                SqlState::FEATURE_NOT_SUPPORTED,
+                "cannot use subquery in partition bound",
+            ));
+        }
         self.coerce(bound, &col.ty, CastContext::Assignment)
             .map_err(|err| {
                 if err.code == SqlState::DATATYPE_MISMATCH {
