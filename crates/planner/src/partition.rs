@@ -103,8 +103,10 @@ pub(crate) fn expected_survivors(p: &crate::RunTimePrune, n: usize) -> f64 {
     if fixed { 1.0 } else { n as f64 }
 }
 
-/// The conjuncts of `filter` that compare `table`'s key columns with parameters (and
-/// read nothing else): what prunes its partitions when a generic plan runs.
+/// The conjuncts of `filter` that compare `table`'s key columns with values known only
+/// when the plan runs, parameters (a generic plan's `$n`) or stable functions (`now()`),
+/// and read nothing else: what prunes its partitions when the plan starts. A volatile
+/// function (`random()`) may give each row another value: its conditions do not prune.
 fn run_time_conditions(table: &TableDesc, filter: &Expr) -> Option<Expr> {
     let key = table.partition_key.as_ref()?;
     let mut conjuncts = Vec::new();
@@ -112,18 +114,32 @@ fn run_time_conditions(table: &TableDesc, filter: &Expr) -> Option<Expr> {
     let kept: Vec<Expr> = conjuncts
         .into_iter()
         .filter(|e| {
-            let (mut param, mut other) = (false, false);
+            let (mut run_time, mut other) = (false, false);
             e.walk(&mut |n| match &n.kind {
-                ExprKind::Param(_) => param = true,
+                ExprKind::Param(_) | ExprKind::Func(..) => run_time = true,
                 ExprKind::Column(c) if !key.columns.contains(c) => other = true,
-                ExprKind::SubLink(_) | ExprKind::Outer(_) => other = true,
+                ExprKind::SubLink(_) | ExprKind::Outer(_) | ExprKind::Agg(_) => other = true,
                 _ => {}
             });
-            param && !other
+            run_time && !other && !e.is_volatile()
         })
         .cloned()
         .collect();
     crate::conjoin(kept)
+}
+
+/// A value known when a plan starts: what an expression compared with a key column
+/// evaluates to there, if it reads no column and no subquery and is not volatile (the
+/// executor's resolver for [`run_time_leaves`] evaluates those it is given).
+pub fn known_at_start(e: &Expr) -> bool {
+    let mut other = false;
+    e.walk(&mut |n| {
+        other |= matches!(
+            n.kind,
+            ExprKind::Column(_) | ExprKind::SubLink(_) | ExprKind::Outer(_) | ExprKind::Agg(_)
+        );
+    });
+    !other && !e.is_volatile()
 }
 
 fn is_false(e: &Expr) -> bool {

@@ -119,6 +119,20 @@ async fn ten_thousand_partitions_route_prune_lock_and_survive_restart() {
         ]
     );
     exec(&c, "COMMIT").await;
+
+    // The clock prunes as the plan starts too: one partition locked.
+    exec(&c, "RESET plan_cache_mode").await;
+    exec(&c, "BEGIN").await;
+    let recent = "SELECT count(*) FROM big WHERE id >= 99990 + extract(year from now())::int * 0";
+    assert_eq!(value(&c, recent).await, "0");
+    assert_eq!(
+        locked(&c, "big%").await,
+        vec![
+            pair("big", "AccessShareLock"),
+            pair("big_9999", "AccessShareLock")
+        ]
+    );
+    exec(&c, "COMMIT").await;
     drop(c);
     server.shutdown().await.expect("clean shutdown");
 

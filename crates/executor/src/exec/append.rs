@@ -24,9 +24,11 @@ impl Operator for AppendOp<'_> {
 /// in order: found by the bounds and each leaf's position, so a run costs what it keeps,
 /// not what the plan holds.
 pub(crate) fn surviving(env: Env, p: &planner::RunTimePrune) -> Vec<usize> {
-    let resolve = |e: &sql::bound::Expr| match e.kind {
-        sql::bound::ExprKind::Param(_) => env.eval(e, &[]).ok(),
-        _ => None,
+    // Parameters and stable functions, evaluated once as the plan starts.
+    let resolve = |e: &sql::bound::Expr| {
+        planner::partition::known_at_start(e)
+            .then(|| env.eval(e, &[]).ok())
+            .flatten()
     };
     let leaves =
         planner::partition::run_time_leaves(&env.session.catalog, &p.table, &p.filter, &resolve);
