@@ -506,8 +506,9 @@ fn bound_constant(text: &common::value::TextContext, v: &Value) -> String {
 /// A partition's constraint as `pg_get_partition_constraintdef` prints it: what its
 /// bound and each bound above it require of a row (`((a IS NOT NULL) AND (a >= 10) AND
 /// (a < 20))`). `None` for a table that is no partition, and for the bounds whose
-/// constraint PostgreSQL writes out in forms not made here yet (a DEFAULT partition's,
-/// a range over several columns'): psql then shows no constraint.
+/// constraint PostgreSQL writes out in forms not made here yet (over several key
+/// columns; a DEFAULT hash partition's): psql then shows no constraint. A DEFAULT
+/// partition's is NOT what its siblings take.
 pub(crate) fn partition_constraint(
     catalog: &catalog::CatalogSnapshot,
     text: &common::value::TextContext,
@@ -532,7 +533,85 @@ pub(crate) fn partition_constraint(
         let name = |c: usize| common::ids::quote_identifier(&t.columns[c].name).into_owned();
         let konst = |c: usize, v: &Value| crate::deparse::constant(text, v, &t.columns[c].ty);
         match &of.bound {
-            PartitionBound::Default => return None,
+            PartitionBound::Default => {
+                // NOT what its siblings take (PostgreSQL's `get_qual_for_default`).
+                let siblings: Vec<PartitionBound> = catalog
+                    .partitions(parent.oid)
+                    .map(|p| p.all())
+                    .unwrap_or_default()
+                    .into_iter()
+                    .filter_map(|o| catalog.table_by_oid(o))
+                    .filter_map(|s| s.partition_of.as_ref().map(|o| o.bound.clone()))
+                    .filter(|b| *b != PartitionBound::Default)
+                    .collect();
+                let [c] = key.columns[..] else {
+                    return None;
+                };
+                if siblings.is_empty() {
+                    return None;
+                }
+                let taken = match key.strategy {
+                    catalog::partition::PartitionStrategy::List => {
+                        let mut null = false;
+                        let mut items = Vec::new();
+                        for b in &siblings {
+                            if let PartitionBound::List(values) = b {
+                                for v in values {
+                                    if v.is_null() {
+                                        null = true;
+                                    } else {
+                                        items.push(konst(c, v));
+                                    }
+                                }
+                            }
+                        }
+                        let any = format!("({} = ANY (ARRAY[{}]))", name(c), items.join(", "));
+                        if null {
+                            format!("(({} IS NULL) OR {any})", name(c))
+                        } else {
+                            format!("(({} IS NOT NULL) AND {any})", name(c))
+                        }
+                    }
+                    catalog::partition::PartitionStrategy::Range => {
+                        let range = |b: &PartitionBound| -> Vec<String> {
+                            let mut out = Vec::new();
+                            if let PartitionBound::Range { from, to } = b {
+                                if let Some(RangeDatum::Value(v)) = from.first() {
+                                    out.push(format!("({} >= {})", name(c), konst(c, v)));
+                                }
+                                if let Some(RangeDatum::Value(v)) = to.first() {
+                                    out.push(format!("({} < {})", name(c), konst(c, v)));
+                                }
+                            }
+                            out
+                        };
+                        let not_null = format!("({} IS NOT NULL)", name(c));
+                        match siblings.as_slice() {
+                            [one] => {
+                                let mut all = vec![not_null];
+                                all.extend(range(one));
+                                format!("({})", all.join(" AND "))
+                            }
+                            many => {
+                                let arms: Vec<String> = many
+                                    .iter()
+                                    .map(|b| {
+                                        let r = range(b);
+                                        if r.len() == 1 {
+                                            r[0].clone()
+                                        } else {
+                                            format!("({})", r.join(" AND "))
+                                        }
+                                    })
+                                    .collect();
+                                format!("({not_null} AND ({}))", arms.join(" OR "))
+                            }
+                        }
+                    }
+                    catalog::partition::PartitionStrategy::Hash => return None,
+                };
+                parts.push(format!("(NOT {taken})"));
+            }
             PartitionBound::Hash { modulus, remainder } => {
                 let cols: Vec<String> = key.columns.iter().map(|&c| name(c)).collect();
                 parts.push(format!(
