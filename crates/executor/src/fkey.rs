@@ -87,17 +87,96 @@ fn not_present(
     ))
 }
 
-fn ref_index<'a>(referenced: &'a TableDesc, fk: &ForeignKey) -> PgResult<&'a IndexDesc> {
+/// The index of `referenced` that `fk` references: its own, or in a partition of the
+/// table `fk` references, the partition's index that belongs to that one (at any depth).
+fn ref_index<'a>(
+    cx: &ExecContext,
+    referenced: &'a TableDesc,
+    fk: &ForeignKey,
+) -> PgResult<&'a IndexDesc> {
+    let belongs = |i: &IndexDesc| {
+        let mut at = Some(i.oid);
+        while let Some(o) = at {
+            if o == fk.ref_index {
+                return true;
+            }
+            at = cx
+                .session
+                .catalog
+                .index_by_oid(o)
+                .and_then(|(_, x)| x.parent);
+        }
+        false
+    };
     referenced
         .indexes
         .iter()
         .find(|i| i.oid == fk.ref_index)
+        .or_else(|| referenced.indexes.iter().find(|i| belongs(i)))
         .ok_or_else(|| {
             PgError::internal(format!(
                 "index {} of foreign key \"{}\" is missing",
                 fk.ref_index, fk.name
             ))
         })
+}
+
+/// Where a row of partitioned table `referenced` with `key` (in `index`'s column order,
+/// which holds the partition key: partitioned keys must) would be: the leaf partition
+/// the key routes to, level by level, and that partition's index belonging to `index`.
+/// Each partition on the way is locked RowShare and read under the lock. `None` for a
+/// table that is not partitioned; `Some(None)` when no partition takes the key.
+type Home = Option<Option<(std::sync::Arc<TableDesc>, IndexDesc)>>;
+
+fn partition_home(
+    cx: &ExecContext,
+    referenced: &TableDesc,
+    index: &IndexDesc,
+    key: &[Value],
+) -> PgResult<Home> {
+    if referenced.partition_key.is_none() {
+        return Ok(None);
+    }
+    let mut row = vec![Value::Null; referenced.columns.len()];
+    for (&c, v) in index.columns.iter().zip(key) {
+        if let Some(slot) = row.get_mut(c) {
+            *slot = v.clone();
+        }
+    }
+    let mut catalog = cx.session.catalog.clone();
+    let mut at = (referenced.oid, index.oid);
+    loop {
+        let Some(t) = catalog.table_by_oid(at.0).cloned() else {
+            return Ok(Some(None));
+        };
+        let Some(pk) = &t.partition_key else {
+            let leaf_index = t.indexes.iter().find(|i| i.oid == at.1).cloned();
+            return Ok(Some(leaf_index.map(|i| (t, i))));
+        };
+        let values: Vec<Value> = pk.columns.iter().map(|&c| row[c].clone()).collect();
+        let Some(next) = catalog
+            .partitions(t.oid)
+            .and_then(|p| p.route(pk.strategy, &values))
+        else {
+            return Ok(Some(None));
+        };
+        cx.tx
+            .lock(
+                txn::lock::LockTag::Relation(next),
+                txn::lock::LockMode::RowShare,
+                false,
+            )
+            .map_err(|e| e.to_pg(&format!("relation with OID {next}")))?;
+        catalog = cx.catalog.snapshot(cx.tx);
+        let child_index = catalog
+            .table_by_oid(next)
+            .and_then(|n| n.indexes.iter().find(|i| i.parent == Some(at.1)))
+            .map(|i| i.oid);
+        let Some(child_index) = child_index else {
+            return Ok(Some(None));
+        };
+        at = (next, child_index);
+    }
 }
 
 /// Lock the row of `referenced` whose key (in `fk.ref_index`'s column order) is `key`
@@ -111,7 +190,14 @@ fn lock_referenced(
     fk: &ForeignKey,
     key: &[Value],
 ) -> PgResult<bool> {
-    let index = ref_index(referenced, fk)?;
+    let index = ref_index(cx, referenced, fk)?;
+    // A partitioned table's row is in the partition its key routes to.
+    let home = partition_home(cx, referenced, index, key)?;
+    let (referenced, index) = match &home {
+        None => (referenced, index),
+        Some(None) => return Ok(false),
+        Some(Some((t, i))) => (&**t, i),
+    };
     let want = key_id(key);
     let xid = cx.tx.xid()?;
     let rr = cx.tx.isolation() == Isolation::RepeatableRead;
@@ -209,6 +295,12 @@ fn key_live(
     index: &IndexDesc,
     key: &[Value],
 ) -> PgResult<bool> {
+    let home = partition_home(cx, table, index, key)?;
+    let (table, index) = match &home {
+        None => (table, index),
+        Some(None) => return Ok(false),
+        Some(Some((t, i))) => (&**t, i),
+    };
     for entry in btree(cx, index).scan(
         Bound::Included(key.to_vec()),
         Bound::Included(key.to_vec()),
@@ -235,7 +327,7 @@ pub(crate) fn check_incoming(
     new: &[&[Value]],
 ) -> PgResult<()> {
     for (fk, referencing) in &fks.incoming {
-        let index = ref_index(table, fk)?;
+        let index = ref_index(cx, table, fk)?;
         let action = if new.is_empty() {
             fk.on_delete
         } else {
@@ -373,7 +465,7 @@ pub(crate) fn validate_new_key(
     referenced: &TableDesc,
     fk: &ForeignKey,
 ) -> PgResult<()> {
-    let index = ref_index(referenced, fk)?;
+    let index = ref_index(cx, referenced, fk)?;
     let types = table.column_types();
     let mut present = BTreeSet::new();
     let mut scan = crate::exec::TableScan::new(cx.env(), table.rel, types)?;
@@ -386,15 +478,19 @@ pub(crate) fn validate_new_key(
             continue;
         }
         let mut found = false;
-        for entry in btree(cx, index).scan(
+        let home = partition_home(cx, referenced, index, &key)?;
+        let (target, target_index) = match &home {
+            None => (referenced, index),
+            Some(None) => return Err(not_present(cx.session.text(), table, fk, referenced, &key)),
+            Some(Some((t, i))) => (&**t, i),
+        };
+        for entry in btree(cx, target_index).scan(
             Bound::Included(key.clone()),
             Bound::Included(key.clone()),
             ScanDirection::Forward,
         )? {
             let (_, tid) = entry?;
-            if heapam::heap_fetch_visible(cx.pool, referenced.rel, tid, cx.snapshot, cx.tx)?
-                .is_some()
-            {
+            if heapam::heap_fetch_visible(cx.pool, target.rel, tid, cx.snapshot, cx.tx)?.is_some() {
                 found = true;
                 break;
             }

@@ -719,13 +719,9 @@ impl Binder<'_> {
     /// The table a foreign key references (a missing one's error has no position, as
     /// in PostgreSQL).
     pub(crate) fn referenced_table(&self, name: &ast::ObjectName) -> PgResult<Arc<TableDesc>> {
-        let t = self.table(name).map_err(|e| e.with_position(None))?;
-        if t.partition_key.is_some() || t.partition_of.is_some() {
-            return Err(PgError::unsupported(
-                "foreign keys on partitioned tables and partitions",
-            ));
-        }
-        Ok(t)
+        // A partitioned table is referenced through its partitions' keys
+        // (`executor::fkey`).
+        self.table(name).map_err(|e| e.with_position(None))
     }
 
     /// A foreign key of `table` referencing `referenced` (the same table, for a

@@ -420,10 +420,18 @@ impl Binder<'_> {
             }
         }
         if removes {
-            for (t, fk) in self.catalog.referencing(table.oid) {
-                if touches(&fk.ref_columns) || changed.is_some_and(<[usize]>::is_empty) {
-                    out.incoming.push((fk.clone(), t.clone()));
+            // A partition's rows are its ancestors' too: keys referencing them count.
+            let mut at = Some(table.oid);
+            while let Some(oid) = at {
+                for (t, fk) in self.catalog.referencing(oid) {
+                    if touches(&fk.ref_columns) || changed.is_some_and(<[usize]>::is_empty) {
+                        out.incoming.push((fk.clone(), t.clone()));
+                    }
                 }
+                at = self
+                    .catalog
+                    .table_by_oid(oid)
+                    .and_then(|t| t.partition_of.as_ref().map(|p| p.parent));
             }
         }
         out
