@@ -175,6 +175,9 @@ pub enum HeapWrite {
     BeingModified(Xid),
     /// A committed transaction deleted it (`None`) or updated it (the newer version).
     Updated(Option<ItemPointer>),
+    /// A committed transaction moved the row to another partition of its table (an
+    /// UPDATE of its partition key, [`heap_move_out`]): it is not gone, but not here.
+    Moved,
     /// The version's inserter aborted: there is nothing there.
     Invisible,
 }
@@ -198,6 +201,7 @@ fn check_target(
         WriteCheck::SelfModified => Some(HeapWrite::SelfModified),
         WriteCheck::BeingModified(x) => Some(HeapWrite::BeingModified(x)),
         WriteCheck::Invisible => Some(HeapWrite::Invisible),
+        WriteCheck::Updated if h.ctid == MOVED_TO_ANOTHER_PARTITION => Some(HeapWrite::Moved),
         WriteCheck::Updated => Some(HeapWrite::Updated((h.ctid != tid).then_some(h.ctid))),
     };
     Ok((h, verdict))
@@ -220,6 +224,27 @@ fn lockers_xmax(tx: &Tx, lockers: &[RowLocker]) -> PgResult<(Xid, u16)> {
     })
 }
 
+/// The `t_ctid` of a version whose row an UPDATE moved to another partition (as
+/// PostgreSQL marks it): no tuple is ever there.
+pub const MOVED_TO_ANOTHER_PARTITION: ItemPointer = ItemPointer {
+    block: u32::MAX,
+    offset: 0xfffd,
+};
+
+/// Delete the version at `tid` because its row moved to another partition (the new
+/// version was routed there): as [`heap_delete`], and its `t_ctid` says so, so that
+/// a concurrent writer waiting on it learns the row moved ([`HeapWrite::Moved`]) rather
+/// than that it was deleted.
+pub fn heap_move_out(
+    pool: &BufferPool,
+    rel: RelId,
+    tid: ItemPointer,
+    xid: Xid,
+    tx: &Tx,
+) -> PgResult<HeapWrite> {
+    delete_version(pool, rel, tid, xid, tx, true)
+}
+
 /// Delete the version at `tid` as transaction `xid` (the tuple stays until no snapshot
 /// can see it). A delete holds the row in Update mode: it waits for every locker.
 pub fn heap_delete(
@@ -228,6 +253,17 @@ pub fn heap_delete(
     tid: ItemPointer,
     xid: Xid,
     tx: &Tx,
+) -> PgResult<HeapWrite> {
+    delete_version(pool, rel, tid, xid, tx, false)
+}
+
+fn delete_version(
+    pool: &BufferPool,
+    rel: RelId,
+    tid: ItemPointer,
+    xid: Xid,
+    tx: &Tx,
+    moved: bool,
 ) -> PgResult<HeapWrite> {
     let mut buf = pin_tid_page(pool, rel, tid)?;
     let mut mtr = Mtr::new(pool);
@@ -242,6 +278,9 @@ pub fn heap_delete(
         .item_mut(tid.offset)
         .ok_or_else(|| not_live(rel, tid))?;
     tuple::set_xmax(item, xid, cid, kept_bits(&h) | combo | HEAP_KEYS_UPDATED);
+    if moved {
+        tuple::set_ctid(item, MOVED_TO_ANOTHER_PARTITION);
+    }
     mtr.commit()?;
     Ok(HeapWrite::Done(tid))
 }
@@ -365,7 +404,7 @@ fn lock_version(
     } else {
         None
     };
-    let newer = (h.ctid != tid).then_some(h.ctid);
+    let newer = (h.ctid != tid && h.ctid != MOVED_TO_ANOTHER_PARTITION).then_some(h.ctid);
     let follow = |u| Ok(newer.map_or(LockStep::Done, |n| LockStep::Follow(n, u)));
     match updater {
         // Dead once its updater committed: only the newer versions need the lock.

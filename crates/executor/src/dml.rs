@@ -341,6 +341,7 @@ fn after_conflict(
             crate::wait_for_writer(cx.tx, table, xid, false)?;
             Ok(Next::Retry(tid, row))
         }
+        HeapWrite::Moved => Err(crate::moved_to_another_partition()),
         HeapWrite::Updated(None) if rr => Err(crate::serialization_failure("delete")),
         HeapWrite::Updated(Some(_)) if rr => Err(crate::serialization_failure("update")),
         HeapWrite::Updated(None) => Ok(Next::Done),
@@ -401,7 +402,7 @@ pub fn update(
                         .err()
                         .unwrap_or_else(|| PgError::internal("a row both fits and does not")));
                 };
-                let result = heapam::heap_delete(cx.pool, leaf.rel, tid, xid, cx.tx)?;
+                let result = heapam::heap_move_out(cx.pool, leaf.rel, tid, xid, cx.tx)?;
                 if let HeapWrite::Done(_) = result {
                     let to = p.router.leaf(cx, &new)?;
                     check_row(cx, &to.table, &to.checks, &new)?;

@@ -221,6 +221,7 @@ fn lock_referenced(
                         blocked.get_or_insert(other);
                         break;
                     }
+                    HeapWrite::Moved => return Err(crate::moved_to_another_partition()),
                     HeapWrite::Updated(Some(_)) if rr => {
                         return Err(crate::serialization_failure("update"));
                     }

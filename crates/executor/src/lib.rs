@@ -283,6 +283,16 @@ pub(crate) fn serialization_failure(what: &str) -> PgError {
     )
 }
 
+/// PostgreSQL's 40001 for a row a concurrent UPDATE moved to another partition: at
+/// every isolation level, since the row still exists where this statement cannot
+/// follow it.
+pub(crate) fn moved_to_another_partition() -> PgError {
+    PgError::new(
+        common::SqlState::SERIALIZATION_FAILURE,
+        "tuple to be locked was already moved to another partition due to concurrent update",
+    )
+}
+
 fn with_returning(
     tag: String,
     columns: Option<Vec<OutputColumn>>,

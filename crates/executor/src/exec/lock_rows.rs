@@ -82,6 +82,7 @@ impl LockRowsOp<'_> {
                     }
                 },
                 // PostgreSQL's row locking says "update" for a delete too.
+                HeapWrite::Moved => return Err(crate::moved_to_another_partition()),
                 HeapWrite::Updated(_) if rr => return Err(crate::serialization_failure("update")),
                 HeapWrite::Updated(None) => return Ok(None),
                 HeapWrite::Updated(Some(newer)) => {
