@@ -1343,6 +1343,34 @@ impl Renderer<'_> {
                 }
                 node("Limit".into(), vec![], vec![child])
             }
+            // Pruned as it starts: the partitions kept, named by their place among them
+            // (as PostgreSQL's EXPLAIN names what is left), and how many went.
+            Plan::Append {
+                inputs,
+                prune: Some(p),
+            } => {
+                let session = self.session;
+                let resolve = |e: &sql::bound::Expr| {
+                    planner::partition::known_at_start(e)
+                        .then(|| crate::eval::eval(e, &[], session).ok())
+                        .flatten()
+                };
+                let kept = crate::exec::surviving_with(&session.catalog, p, &resolve);
+                let base = p.table.shown_name().to_string();
+                let children = kept
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(k, &i)| inputs.get(i).map(|c| (k, c)))
+                    .map(|(k, c)| self.shown(&renamed(c, &format!("{base}_{}", k + 1))))
+                    .collect();
+                let removed = inputs.len() - kept.len();
+                let details = if removed > 0 {
+                    vec![format!("Subplans Removed: {removed}")]
+                } else {
+                    vec![]
+                };
+                node("Append".into(), details, children)
+            }
             Plan::Append { inputs, .. } => {
                 let children = inputs.iter().map(|p| self.shown(p)).collect();
                 node("Append".into(), vec![], children)
@@ -1517,4 +1545,28 @@ fn index_conditions<'e>(
         } => matches!(expr.kind, ExprKind::Column(i) if key_cols.contains(&i)),
         _ => false,
     })
+}
+
+/// `plan` with its scans' table named `alias` (a partition kept by run-time pruning).
+fn renamed(plan: &Plan, alias: &str) -> Plan {
+    let mut plan = plan.clone();
+    rename_scans(&mut plan, alias);
+    plan
+}
+
+fn rename_scans(plan: &mut Plan, alias: &str) {
+    match plan {
+        Plan::SeqScan { table, .. }
+        | Plan::IndexScan { table, .. }
+        | Plan::BitmapHeapScan { table, .. } => {
+            let mut t = (**table).clone();
+            t.alias = Some(alias.to_string());
+            *table = std::sync::Arc::new(t);
+        }
+        other => {
+            for child in other.children_mut() {
+                rename_scans(child, alias);
+            }
+        }
+    }
 }

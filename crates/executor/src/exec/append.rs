@@ -30,8 +30,17 @@ pub(crate) fn surviving(env: Env, p: &planner::RunTimePrune) -> Vec<usize> {
             .then(|| env.eval(e, &[]).ok())
             .flatten()
     };
-    let leaves =
-        planner::partition::run_time_leaves(&env.session.catalog, &p.table, &p.filter, &resolve);
+    surviving_with(&env.session.catalog, p, &resolve)
+}
+
+/// [`surviving`], the run-time values given by `resolve` (EXPLAIN's, which has no
+/// statement running).
+pub(crate) fn surviving_with(
+    catalog: &catalog::CatalogSnapshot,
+    p: &planner::RunTimePrune,
+    resolve: &dyn Fn(&sql::bound::Expr) -> Option<Value>,
+) -> Vec<usize> {
+    let leaves = planner::partition::run_time_leaves(catalog, &p.table, &p.filter, resolve);
     let mut kept: Vec<usize> = leaves
         .iter()
         .filter_map(|l| p.inputs.get(l).copied())

@@ -18,6 +18,7 @@ use crate::sortkey::{RowKey, compare_sort_keys};
 
 mod aggregate;
 mod append;
+pub(crate) use append::surviving_with;
 mod bitmap_scan;
 mod distinct;
 mod filter;
@@ -453,15 +454,15 @@ fn build_node<'a>(
             seen: Default::default(),
         }),
         Plan::Append { inputs, prune } => {
-            // A partitioned table's partitions: those the run-time values leave (all
-            // under EXPLAIN ANALYZE, whose counters number every node of the plan).
+            // A partitioned table's partitions: those the run-time values leave (EXPLAIN
+            // shows and numbers the same ones).
             let built = match prune {
-                Some(p) if env.instrument.is_none() => crate::exec::append::surviving(env, p)
+                Some(p) => crate::exec::append::surviving(env, p)
                     .into_iter()
                     .filter_map(|i| inputs.get(i))
                     .map(|p| build(p, env))
                     .collect::<PgResult<Vec<_>>>()?,
-                _ => inputs
+                None => inputs
                     .iter()
                     .map(|p| build(p, env))
                     .collect::<PgResult<Vec<_>>>()?,
