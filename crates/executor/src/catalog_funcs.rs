@@ -98,7 +98,7 @@ pub(crate) fn eval(
                 return Ok(Value::Null);
             };
             let mut items = Vec::new();
-            if t.partition_of.is_some() {
+            if t.partition_of.is_some() || t.partition_key.is_some() {
                 items.push(Value::Reg(common::value::RegKind::Class, t.oid));
             }
             while let Some(p) = t

@@ -235,7 +235,8 @@ pub enum ScalarFunc {
     /// `pg_relation_is_publishable(regclass)`: true for a table.
     PgRelationIsPublishable,
     /// `pg_partition_ancestors(regclass)` as a `regclass[]` (FROM unnests it): the
-    /// partition, then its parents up to the root.
+    /// partition (or partitioned table), then its parents up to the root; empty for any
+    /// other table.
     PgPartitionAncestors,
     /// `pg_get_partkeydef(oid)`: a partitioned table's key (`RANGE (a)`), else NULL.
     PgGetPartKeyDef,

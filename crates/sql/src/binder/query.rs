@@ -1138,7 +1138,7 @@ impl Binder<'_> {
                 return self.unnest_scan(array, "unnest", alias, ordinality);
             }
             // Only partitions and partitioned tables have ancestors (itself included);
-            // Myriad has neither yet, so the array is empty.
+            // `ScalarFunc::PgPartitionAncestors` makes the array, unnested here.
             ("pg_partition_ancestors", 1) => {
                 let t = types[0];
                 if !(t.is_integer() || super::expr::is_oid_like(&t) || t == DataType::Unknown) {
