@@ -53,10 +53,11 @@ pub enum SystemView {
     /// PRIMARY KEY, UNIQUE and FOREIGN KEY constraints (PostgreSQL's `pg_constraint`, its
     /// common columns); a key constraint has its index's OID.
     PgConstraint,
-    /// Table inheritance (PostgreSQL's `pg_inherits`): empty, Myriad has none yet.
+    /// Table inheritance (PostgreSQL's `pg_inherits`): each partition's parent (Myriad
+    /// has no other inheritance; partitioned indexes' rows not yet).
     PgInherits,
-    /// Partitioned tables' partitioning (PostgreSQL's `pg_partitioned_table`): empty,
-    /// Myriad has none yet.
+    /// Partitioned tables' partitioning (PostgreSQL's `pg_partitioned_table`): each
+    /// partitioned table's strategy, key columns and DEFAULT partition.
     PgPartitionedTable,
     /// The roles (PostgreSQL's `pg_roles` view): Myriad's one role, `postgres`.
     PgRoles,
