@@ -783,6 +783,10 @@ impl Renderer<'_> {
                 Some(i) => self.names(i),
                 None => (1..=*width).map(|i| format!("${i}")).collect(),
             },
+            // A partitioned table's partitions: its columns, by the name the query gave it.
+            Plan::Append {
+                parent: Some(t), ..
+            } => self.table_names(t),
             Plan::Append { inputs, .. } => inputs.first().map_or(vec![], |p| self.names(p)),
             Plan::SetOp { left, .. } => self.names(left),
             Plan::Filter { input, .. }
@@ -1348,6 +1352,7 @@ impl Renderer<'_> {
             Plan::Append {
                 inputs,
                 prune: Some(p),
+                ..
             } => {
                 let session = self.session;
                 let resolve = |e: &sql::bound::Expr| {

@@ -742,7 +742,7 @@ impl<'a> Estimator<'a> {
                 };
                 Node { est, ..n }
             }
-            Plan::Append { inputs, prune } => {
+            Plan::Append { inputs, prune, .. } => {
                 let nodes: Vec<Node> = inputs.iter().map(|p| self.node(p)).collect();
                 let mut rows: f64 = nodes.iter().map(|n| n.est.rows).sum();
                 let mut total: f64 = nodes.iter().map(|n| n.est.total).sum();

@@ -288,6 +288,7 @@ pub fn plan_query(cx: &PlanContext<'_>, lp: LogicalPlan) -> Plan {
             let append = Plan::Append {
                 inputs,
                 prune: None,
+                parent: None,
             };
             if all {
                 append

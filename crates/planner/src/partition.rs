@@ -329,6 +329,7 @@ pub(crate) fn ordered_append(
     let ordered = Plan::Append {
         inputs,
         prune: None,
+        parent: Some(table.clone()),
     };
     let sorted = sorted();
     if crate::scan::in_order_is_cheaper(cx, &ordered, &sorted, limit) {
@@ -373,6 +374,7 @@ pub(crate) fn expand(cx: &PlanContext<'_>, plan: &mut Plan) {
             Plan::Append {
                 inputs: vec![],
                 prune: None,
+                parent: None,
             },
         )
         else {
@@ -440,7 +442,11 @@ fn partition_scans(
             width: table.columns.len(),
         },
         1 => inputs.pop().expect("one input"),
-        _ => Plan::Append { inputs, prune },
+        _ => Plan::Append {
+            inputs,
+            prune,
+            parent: Some(table.clone()),
+        },
     }
 }
 

@@ -193,6 +193,9 @@ pub enum Plan {
         /// come when the plan runs (`$n` of a generic plan), which prune `inputs` before
         /// any is started (planner rule 18).
         prune: Option<Box<RunTimePrune>>,
+        /// Over a partitioned table's partitions: that table, as the query names it
+        /// (what EXPLAIN qualifies the Append's columns by, as PostgreSQL does).
+        parent: Option<Arc<TableDesc>>,
     },
     /// INTERSECT / EXCEPT [ALL]: the right side's rows counted, then the left side's
     /// passed on or not by those counts, in the left side's order.

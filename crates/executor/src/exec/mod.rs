@@ -453,7 +453,7 @@ fn build_node<'a>(
             input: build(input, env)?,
             seen: Default::default(),
         }),
-        Plan::Append { inputs, prune } => {
+        Plan::Append { inputs, prune, .. } => {
             // A partitioned table's partitions: those the run-time values leave (EXPLAIN
             // shows and numbers the same ones).
             let built = match prune {
