@@ -151,9 +151,12 @@ pub fn explain(
                 })?),
                 false => None,
             };
-            let child = r.target(&u.table, scan, &u.assignments);
-            let table = r.relation(&u.table.name);
-            r.print_root(modify("Update", table, top_stats, child));
+            let (lines, scan) = partition_targets(&r, "Update", &u.table, scan);
+            let child = r.target(&u.table, &scan, &u.assignments);
+            let table = r.scanned(&u.table);
+            let mut node = modify("Update", table, top_stats, child);
+            node.details = lines;
+            r.print_root(node);
         }
         PlannedStatement::Delete {
             delete: d, scan, ..
@@ -164,9 +167,12 @@ pub fn explain(
                 })?),
                 false => None,
             };
-            let child = r.target(&d.table, scan, &[]);
-            let table = r.relation(&d.table.name);
-            r.print_root(modify("Delete", table, top_stats, child));
+            let (lines, scan) = partition_targets(&r, "Delete", &d.table, scan);
+            let child = r.target(&d.table, &scan, &[]);
+            let table = r.scanned(&d.table);
+            let mut node = modify("Delete", table, top_stats, child);
+            node.details = lines;
+            r.print_root(node);
         }
         _ => {
             return Err(common::PgError::internal(
@@ -1376,6 +1382,20 @@ impl Renderer<'_> {
                 };
                 node("Append".into(), details, children)
             }
+            // A partitioned table's partitions, named by their place (`t_1`, `t_2`).
+            Plan::Append {
+                inputs,
+                parent: Some(t),
+                ..
+            } => {
+                let base = t.shown_name().to_string();
+                let children = inputs
+                    .iter()
+                    .enumerate()
+                    .map(|(k, c)| self.shown(&renamed(c, &format!("{base}_{}", k + 1))))
+                    .collect();
+                node("Append".into(), vec![], children)
+            }
             Plan::Append { inputs, .. } => {
                 let children = inputs.iter().map(|p| self.shown(p)).collect();
                 node("Append".into(), vec![], children)
@@ -1552,7 +1572,49 @@ fn index_conditions<'e>(
     })
 }
 
-/// `plan` with its scans' table named `alias` (a partition kept by run-time pruning).
+/// A write through partitioned table `table`: PostgreSQL's line for each partition its
+/// scan reads (`Update on t1 t_1`), and the scan with a partition left alone named so
+/// too. Another table: no lines, the scan as it is.
+fn partition_targets(
+    r: &Renderer<'_>,
+    verb: &str,
+    table: &TableDesc,
+    scan: &Plan,
+) -> (Vec<String>, Plan) {
+    if table.partition_key.is_none() {
+        return (Vec::new(), scan.clone());
+    }
+    let base = table.shown_name().to_string();
+    let scan = match scan {
+        Plan::Append { .. } => scan.clone(),
+        one => renamed(one, &format!("{base}_1")),
+    };
+    let mut leaves = Vec::new();
+    scanned_tables(&scan, &mut leaves);
+    let lines = leaves
+        .iter()
+        .enumerate()
+        .map(|(k, t)| format!("{verb} on {} {base}_{}", r.relation(&t.name), k + 1))
+        .collect();
+    (lines, scan)
+}
+
+/// The tables `plan` scans, in order.
+fn scanned_tables<'p>(plan: &'p Plan, out: &mut Vec<&'p TableDesc>) {
+    match plan {
+        Plan::SeqScan { table, .. }
+        | Plan::IndexScan { table, .. }
+        | Plan::BitmapHeapScan { table, .. } => out.push(table),
+        other => {
+            for child in other.children() {
+                scanned_tables(child, out);
+            }
+        }
+    }
+}
+
+/// `plan` with its scans' table named `alias` (a partition under an Append of its
+/// table's partitions), unless the planner named it already.
 fn renamed(plan: &Plan, alias: &str) -> Plan {
     let mut plan = plan.clone();
     rename_scans(&mut plan, alias);
@@ -1564,6 +1626,9 @@ fn rename_scans(plan: &mut Plan, alias: &str) {
         Plan::SeqScan { table, .. }
         | Plan::IndexScan { table, .. }
         | Plan::BitmapHeapScan { table, .. } => {
+            if table.alias.is_some() {
+                return;
+            }
             let mut t = (**table).clone();
             t.alias = Some(alias.to_string());
             *table = std::sync::Arc::new(t);

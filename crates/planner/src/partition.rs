@@ -296,14 +296,22 @@ pub(crate) fn ordered_append(
     if leaves.len() < 2 || !direct_ranges {
         return sorted();
     }
+    // EXPLAIN names the partitions by their place under the Append (`Plan::Append`'s
+    // `parent`), their descriptors the catalog's; but by their place in bound order
+    // when the Append runs them last to first (DESC), which only a copy can carry.
+    let desc_order = keys[0].desc;
     let shown = table.shown_name().to_string();
     let mut inputs: Vec<Plan> = leaves
         .iter()
         .enumerate()
         .map(|(i, leaf)| {
-            let mut desc = (**leaf).clone();
-            desc.alias = Some(format!("{shown}_{}", i + 1));
-            let desc = Arc::new(desc);
+            let desc = if desc_order {
+                let mut desc = (**leaf).clone();
+                desc.alias = Some(format!("{shown}_{}", i + 1));
+                Arc::new(desc)
+            } else {
+                leaf.clone()
+            };
             let leaf_scan = match filter {
                 Some(f) => crate::scan_path(cx, desc, f.clone()),
                 None => Plan::SeqScan {
@@ -380,11 +388,28 @@ pub(crate) fn expand(cx: &PlanContext<'_>, plan: &mut Plan) {
         else {
             unreachable!("matched above");
         };
-        *plan = partition_scans(cx, &table, filter, columns);
+        *plan = partition_scans(cx, &table, filter, columns, true);
         return;
     }
     for child in plan.children_mut() {
         expand(cx, child);
+    }
+}
+
+/// [`expand`] for the scan an UPDATE or DELETE finds its rows with: a partition left
+/// alone is still named by its place (`t_1`), as PostgreSQL's EXPLAIN of the write
+/// lists each partition it writes.
+pub(crate) fn expand_target(cx: &PlanContext<'_>, plan: Plan) -> Plan {
+    match plan {
+        Plan::SeqScan {
+            table,
+            filter,
+            columns,
+        } if table.partition_key.is_some() => partition_scans(cx, &table, filter, columns, false),
+        mut other => {
+            expand(cx, &mut other);
+            other
+        }
     }
 }
 
@@ -395,10 +420,11 @@ fn partition_scans(
     table: &Arc<TableDesc>,
     filter: Option<Expr>,
     columns: Option<crate::ColumnSet>,
+    name_single: bool,
 ) -> Plan {
     let leaves = leaves(cx, table, filter.as_ref());
     let shown = table.shown_name().to_string();
-    let single = leaves.len() == 1;
+    let single = leaves.len() == 1 && name_single;
     // Conditions whose values come when a generic plan runs prune again then.
     let prune = match &filter {
         Some(f) if leaves.len() > 1 => run_time_conditions(table, f).map(|filter| {
@@ -412,17 +438,17 @@ fn partition_scans(
     };
     let mut inputs: Vec<Plan> = leaves
         .into_iter()
-        .enumerate()
-        .map(|(i, leaf)| {
-            // EXPLAIN names each partition by the parent's name in the query, numbered
-            // where there are several (PostgreSQL's `r_1`, `r_2`).
-            let mut desc = (*leaf).clone();
-            desc.alias = Some(if single {
-                shown.clone()
+        .map(|leaf| {
+            // EXPLAIN names a partition by the parent's name in the query: the one left
+            // here, the several under an Append by their place there (PostgreSQL's `r_1`,
+            // `r_2`; `Plan::Append`'s `parent`), so only the one is copied to carry it.
+            let desc = if single {
+                let mut desc = (*leaf).clone();
+                desc.alias = Some(shown.clone());
+                Arc::new(desc)
             } else {
-                format!("{shown}_{}", i + 1)
-            });
-            let desc = Arc::new(desc);
+                leaf
+            };
             let mut scan = match &filter {
                 Some(f) => crate::scan_path(cx, desc.clone(), f.clone()),
                 None => Plan::SeqScan {

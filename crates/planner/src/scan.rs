@@ -1058,7 +1058,7 @@ pub fn target_scan(cx: &PlanContext<'_>, table: &Arc<TableDesc>, filter: Option<
         },
     };
     if table.partition_key.is_some() {
-        crate::partition::expand(cx, &mut scan);
+        scan = crate::partition::expand_target(cx, scan);
     }
     scan
 }

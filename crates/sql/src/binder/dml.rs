@@ -314,6 +314,7 @@ impl Binder<'_> {
             return Err(PgError::unsupported("this form of UPDATE"));
         }
         let (table, alias) = self.single_table(&u.table)?;
+        let table = aliased(table, &alias);
         let scope = Scope::for_table(&table, &alias);
         let cx = ExprContext {
             scope: &scope,
@@ -390,6 +391,7 @@ impl Binder<'_> {
         let (table, alias) = self.single_table(twj)?;
         let scope = Scope::for_table(&table, &alias);
         let filter = self.bind_filter(d.selection.as_ref(), &scope)?;
+        let table = aliased(table, &alias);
         let returning = self.bind_returning(d.returning.as_deref(), &table, &alias)?;
         let fks = self.fk_checks(&table, Some(&[]), true);
         Ok(BoundStatement::Delete(BoundDelete {
@@ -458,4 +460,16 @@ impl Binder<'_> {
         super::query::resolve_unknown_outputs(self, &mut exprs, &mut columns)?;
         Ok(Some(Returning { exprs, columns }))
     }
+}
+
+/// A write's target as the statement names it: with its alias, where it has one, so
+/// that EXPLAIN shows it (`Delete on t x`, `Seq Scan on t x`).
+fn aliased(table: Arc<TableDesc>, alias: &str) -> Arc<TableDesc> {
+    if alias == table.name {
+        return table;
+    }
+    Arc::new(TableDesc {
+        alias: Some(alias.to_string()),
+        ..(*table).clone()
+    })
 }
