@@ -623,11 +623,20 @@ fn read_partitioning(r: &mut Reader<'_>, columns: &[ColumnDesc]) -> Option<Parti
         3 => Some(PartitionStrategy::Hash),
         _ => return None,
     };
+    // A key has a column at least; a list key exactly one (as the binder makes them).
     let key = match strategy {
-        Some(strategy) => Some(PartitionKey {
-            strategy,
-            columns: read_columns(r, columns.len())?,
-        }),
+        Some(strategy) => {
+            let key_columns = read_columns(r, columns.len())?;
+            if key_columns.is_empty()
+                || (strategy == PartitionStrategy::List && key_columns.len() != 1)
+            {
+                return None;
+            }
+            Some(PartitionKey {
+                strategy,
+                columns: key_columns,
+            })
+        }
         None => None,
     };
     if r.u8()? == 0 {
@@ -635,6 +644,9 @@ fn read_partitioning(r: &mut Reader<'_>, columns: &[ColumnDesc]) -> Option<Parti
     }
     let parent = r.u32()?;
     let key_columns = read_columns(r, columns.len())?;
+    if key_columns.is_empty() {
+        return None;
+    }
     let ty = |i: usize| Some(columns.get(*key_columns.get(i)?)?.ty);
     let bound = match r.u8()? {
         1 => {
@@ -654,6 +666,10 @@ fn read_partitioning(r: &mut Reader<'_>, columns: &[ColumnDesc]) -> Option<Parti
             }
             let to = sides.pop()?;
             let from = sides.pop()?;
+            // One value per key column on each side.
+            if from.len() != key_columns.len() || to.len() != key_columns.len() {
+                return None;
+            }
             PartitionBound::Range { from, to }
         }
         2 => {
