@@ -411,6 +411,9 @@ pub fn update(
                     counts.add(leaf.oid);
                     counts.add(to.table.oid);
                     changed.push(new);
+                    if !u.fks.incoming.is_empty() {
+                        replaced.push(old);
+                    }
                     break;
                 }
                 match after_conflict(cx, &leaf, u.filter.as_ref(), tid, old, result)? {
