@@ -384,9 +384,11 @@ impl Database {
             }
         }
         if v.tables.is_empty() {
+            // Every table; a partitioned one only for ANALYZE (its statistics as a
+            // whole: VACUUM has nothing of its own to do, its partitions are listed).
             let mut all: Vec<_> = catalog
                 .tables()
-                .filter(|t| t.partition_key.is_none())
+                .filter(|t| v.analyze || t.partition_key.is_none())
                 .cloned()
                 .collect();
             all.sort_by_key(|t| t.oid);
