@@ -216,17 +216,7 @@ impl CatalogSnapshot {
     /// Every partition below partitioned table `oid`, at any depth, in bound order, each
     /// partitioned one before its own partitions.
     pub fn descendants(&self, oid: Oid) -> Vec<Arc<TableDesc>> {
-        let mut out = Vec::new();
-        let mut stack = vec![oid];
-        while let Some(o) = stack.pop() {
-            for p in self.partitions(o).map(|s| s.all()).unwrap_or_default() {
-                if let Some(t) = self.by_oid.get(&p) {
-                    out.push(t.clone());
-                    stack.push(p);
-                }
-            }
-        }
-        out
+        self.descendants_ref(oid).into_iter().cloned().collect()
     }
 
     /// [`CatalogSnapshot::descendants`], borrowed from the snapshot.

@@ -109,13 +109,14 @@ pub struct PartitionOf {
 }
 
 impl PartitionBound {
-    /// Whether a row whose key is `key` is within this bound (a DEFAULT bound holds
-    /// nothing by itself).
-    pub fn holds(&self, strategy: PartitionStrategy, key: &[Value]) -> bool {
+    /// A test of whether a row's key is within this bound (a DEFAULT bound holds nothing
+    /// by itself), made once for the rows it is asked of: a directory of this bound
+    /// alone, routed through as a parent's is.
+    pub fn tester(&self, strategy: PartitionStrategy) -> impl Fn(&[Value]) -> bool + use<> {
         let mut one = Partitions::default();
         one.add(0, self);
         one.default = None;
-        one.route(strategy, key) == Some(0)
+        move |key| one.route(strategy, key) == Some(0)
     }
 }
 

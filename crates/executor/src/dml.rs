@@ -392,7 +392,8 @@ pub fn update(
             };
             let leaf = leaf.clone();
             check_row(cx, &leaf, checks, &new)?;
-            if leaf.partition_of.is_some() && !fits_partition(cx, &leaf, &new)? {
+            let moves = leaf.partition_of.is_some() && !fits_partition(cx, &leaf, &new)?;
+            let result = if moves {
                 // A key moved out of its partition: through a partitioned table the
                 // row moves (its old version deleted, the new one routed as an
                 // INSERT's), as PostgreSQL's UPDATE moves it; in a partition named
@@ -408,25 +409,19 @@ pub fn update(
                     check_row(cx, &to.table, &to.checks, &new)?;
                     insert_checked_row(cx, &to.table, &to.types, &new, &to.index_exprs)?;
                     to.rows += 1;
-                    counts.add(leaf.oid);
                     counts.add(to.table.oid);
-                    changed.push(new);
-                    if !u.fks.incoming.is_empty() {
-                        replaced.push(old);
-                    }
-                    break;
                 }
-                match after_conflict(cx, &leaf, u.filter.as_ref(), tid, old, result)? {
-                    Next::Done => break,
-                    Next::Retry(t, r) => (tid, old) = (t, r),
+                result
+            } else {
+                let t = access::tuple::encode(&new, types)?;
+                let keys = leaf.keys_changed(&old, &new);
+                let result = heapam::heap_update(cx.pool, leaf.rel, tid, &t, xid, cx.tx, keys)?;
+                if let HeapWrite::Done(new_tid) = result {
+                    index::insert_entries(cx, &leaf, &new, new_tid, index_exprs)?;
                 }
-                continue;
-            }
-            let t = access::tuple::encode(&new, types)?;
-            let keys = leaf.keys_changed(&old, &new);
-            let result = heapam::heap_update(cx.pool, leaf.rel, tid, &t, xid, cx.tx, keys)?;
-            if let HeapWrite::Done(new_tid) = result {
-                index::insert_entries(cx, &leaf, &new, new_tid, index_exprs)?;
+                result
+            };
+            if let HeapWrite::Done(_) = result {
                 counts.add(leaf.oid);
                 changed.push(new);
                 if !u.fks.incoming.is_empty() {

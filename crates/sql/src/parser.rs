@@ -969,6 +969,18 @@ fn is_reset_time_zone(p: &Parser<'_>) -> bool {
 /// `ALTER TABLE ...` whose action is `SET STATISTICS`?
 fn is_alter_column_statistics(p: &Parser<'_>) -> bool {
     use sqlparser::keywords::Keyword;
+    alter_table_with(p, |w, n| {
+        w.keyword == Keyword::SET && keyword_at(p, n + 1) == Some(Keyword::STATISTICS)
+    })
+}
+
+/// `ALTER TABLE` next, with an unquoted word (at token `n`) before the statement's end
+/// that `is_action` takes for the action Myriad parses itself.
+fn alter_table_with(
+    p: &Parser<'_>,
+    is_action: impl Fn(&sqlparser::tokenizer::Word, usize) -> bool,
+) -> bool {
+    use sqlparser::keywords::Keyword;
     use sqlparser::tokenizer::Token;
     if keyword_at(p, 0) != Some(Keyword::ALTER) || keyword_at(p, 1) != Some(Keyword::TABLE) {
         return false;
@@ -977,13 +989,7 @@ fn is_alter_column_statistics(p: &Parser<'_>) -> bool {
     loop {
         match &p.peek_nth_token_ref(n).token {
             Token::EOF | Token::SemiColon => return false,
-            Token::Word(w)
-                if w.quote_style.is_none()
-                    && w.keyword == Keyword::SET
-                    && keyword_at(p, n + 1) == Some(Keyword::STATISTICS) =>
-            {
-                return true;
-            }
+            Token::Word(w) if w.quote_style.is_none() && is_action(w, n) => return true,
             _ => {}
         }
         n += 1;
@@ -1023,26 +1029,10 @@ fn parse_alter_column_statistics(p: &mut Parser<'_>) -> Result<AlterColumnStatis
 /// `ALTER TABLE ... ATTACH | DETACH PARTITION` next?
 fn is_alter_partition(p: &Parser<'_>) -> bool {
     use sqlparser::keywords::Keyword;
-    use sqlparser::tokenizer::Token;
-    if keyword_at(p, 0) != Some(Keyword::ALTER) || keyword_at(p, 1) != Some(Keyword::TABLE) {
-        return false;
-    }
-    let mut n = 2;
-    loop {
-        match &p.peek_nth_token_ref(n).token {
-            Token::EOF | Token::SemiColon => return false,
-            Token::Word(w)
-                if w.quote_style.is_none()
-                    && (w.value.eq_ignore_ascii_case("attach")
-                        || w.value.eq_ignore_ascii_case("detach"))
-                    && keyword_at(p, n + 1) == Some(Keyword::PARTITION) =>
-            {
-                return true;
-            }
-            _ => {}
-        }
-        n += 1;
-    }
+    alter_table_with(p, |w, n| {
+        (w.value.eq_ignore_ascii_case("attach") || w.value.eq_ignore_ascii_case("detach"))
+            && keyword_at(p, n + 1) == Some(Keyword::PARTITION)
+    })
 }
 
 fn parse_alter_partition(p: &mut Parser<'_>, sql: &str) -> Result<AlterPartition, ParserError> {

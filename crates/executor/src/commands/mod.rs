@@ -453,6 +453,33 @@ pub(crate) fn some_row_where(
     Ok(found.is_some())
 }
 
+/// Does a row of `table` committed by now (see [`with_every_row`]; a partitioned
+/// table's, from its partitions) make `test` true? What a new partition's bound asks of
+/// the rows it would take in (ATTACH's validation, a DEFAULT partition's rows).
+pub(crate) fn some_committed_row(
+    cx: &ExecContext,
+    table: &std::sync::Arc<catalog::TableDesc>,
+    mut test: impl FnMut(&[common::Value]) -> bool,
+) -> PgResult<bool> {
+    let settings = cx.session.settings.planner();
+    let pcx = planner::PlanContext {
+        catalog: &cx.session.catalog,
+        sizes: &crate::PoolSizes(cx.pool),
+        settings: &settings,
+        subplans: None,
+    };
+    let plan = planner::target_scan(&pcx, table, None);
+    with_every_row(cx, |all| {
+        let mut rows = exec::build(&plan, all.env())?;
+        while let Some(row) = rows.next()? {
+            if test(&row) {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    })
+}
+
 /// Run `f` seeing every row committed by now (a fresh snapshot, not the statement's):
 /// what a statement that holds AccessExclusive on a table and changes or checks all of
 /// its rows must see (TRUNCATE, ADD COLUMN, SET NOT NULL), as PostgreSQL does.

@@ -26,11 +26,11 @@ pub(crate) fn attach(
         .partition_key
         .as_ref()
         .ok_or_else(|| PgError::internal("ATTACH to a table that is not partitioned"))?;
-    let bound = partition.bound.clone();
-    if bound != PartitionBound::Default {
+    if partition.bound != PartitionBound::Default {
+        let holds = partition.bound.tester(key.strategy);
         rows_in_bound(cx, table, |row| {
             let values: Vec<Value> = key.columns.iter().map(|&c| row[c].clone()).collect();
-            bound.holds(key.strategy, &values)
+            holds(&values)
                 && (of.parent.partition_of.is_none()
                     || crate::dml::check_partition_constraint(cx, &of.parent, row).is_ok())
         })?;
@@ -113,30 +113,14 @@ fn rows_in_bound(
     table: &std::sync::Arc<catalog::TableDesc>,
     fits: impl Fn(&[Value]) -> bool,
 ) -> PgResult<()> {
-    let settings = cx.session.settings.planner();
-    let pcx = planner::PlanContext {
-        catalog: &cx.session.catalog,
-        sizes: &crate::PoolSizes(cx.pool),
-        settings: &settings,
-        subplans: None,
-    };
-    let every_row = planner::target_scan(&pcx, table, None);
-    let fresh = cx.tx.fresh_snapshot();
-    let env = crate::exec::Env {
-        snapshot: &fresh,
-        ..cx.env()
-    };
-    let mut rows = crate::exec::build(&every_row, env)?;
-    while let Some(row) = rows.next()? {
-        if !fits(&row) {
-            return Err(PgError::new(
-                SqlState::CHECK_VIOLATION,
-                format!(
-                    "partition constraint of relation \"{}\" is violated by some row",
-                    table.name
-                ),
-            ));
-        }
+    if super::some_committed_row(cx, table, |row| !fits(row))? {
+        return Err(PgError::new(
+            SqlState::CHECK_VIOLATION,
+            format!(
+                "partition constraint of relation \"{}\" is violated by some row",
+                table.name
+            ),
+        ));
     }
     Ok(())
 }
@@ -237,31 +221,19 @@ fn check_default_rows(
     let Some(key) = &of.parent.partition_key else {
         return Ok(());
     };
-    let settings = cx.session.settings.planner();
-    let pcx = planner::PlanContext {
-        catalog: &cx.session.catalog,
-        sizes: &crate::PoolSizes(cx.pool),
-        settings: &settings,
-        subplans: None,
-    };
-    let every_row = planner::target_scan(&pcx, default, None);
-    let fresh = cx.tx.fresh_snapshot();
-    let env = crate::exec::Env {
-        snapshot: &fresh,
-        ..cx.env()
-    };
-    let mut rows = crate::exec::build(&every_row, env)?;
-    while let Some(row) = rows.next()? {
+    let holds = bound.tester(key.strategy);
+    let takes = |row: &[Value]| {
         let values: Vec<Value> = key.columns.iter().map(|&c| row[c].clone()).collect();
-        if bound.holds(key.strategy, &values) {
-            return Err(PgError::new(
-                SqlState::CHECK_VIOLATION,
-                format!(
-                    "updated partition constraint for default partition \"{}\" would be violated by some row",
-                    default.name
-                ),
-            ));
-        }
+        holds(&values)
+    };
+    if super::some_committed_row(cx, default, takes)? {
+        return Err(PgError::new(
+            SqlState::CHECK_VIOLATION,
+            format!(
+                "updated partition constraint for default partition \"{}\" would be violated by some row",
+                default.name
+            ),
+        ));
     }
     Ok(())
 }
