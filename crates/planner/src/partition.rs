@@ -457,7 +457,10 @@ fn partition_scans(
                     columns: None,
                 },
             };
-            set_columns(&mut scan, &columns);
+            if let Some(needed) = &columns {
+                // Its own conditions' columns too (an index scan's filter; rule 12).
+                crate::columns::prune(&mut scan, needed);
+            }
             scan
         })
         .collect();
@@ -473,19 +476,5 @@ fn partition_scans(
             prune,
             parent: Some(table.clone()),
         },
-    }
-}
-
-/// Give a partition's scan the columns the parent's scan read.
-fn set_columns(plan: &mut Plan, set: &Option<crate::ColumnSet>) {
-    match plan {
-        Plan::SeqScan { columns, .. }
-        | Plan::IndexScan { columns, .. }
-        | Plan::BitmapHeapScan { columns, .. } => *columns = set.clone(),
-        other => {
-            for child in other.children_mut() {
-                set_columns(child, set);
-            }
-        }
     }
 }
