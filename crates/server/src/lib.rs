@@ -55,7 +55,11 @@
 //! index's existence locks its table in a mode that conflicts with every user of the
 //! table, so the table lock covers them, and a statement's locking cost does not grow
 //! with the number of indexes. A statement binds names first, then locks; if the
-//! catalog changed meanwhile (a DDL it may have waited for), it binds again.
+//! catalog changed meanwhile (a DDL it may have waited for), it binds again. Once
+//! planned, it locks the partitions its plan keeps after pruning and checks the catalog
+//! once more (planner rule 18). A READ COMMITTED statement that waited for any of these
+//! locks takes its snapshot after them, so it sees what the holder committed, as
+//! PostgreSQL's execution snapshot does.
 //!
 //! A panic in one statement becomes an XX000 error for that session only.
 
@@ -821,19 +825,20 @@ impl Database {
         txn::Tx::new(self.txns.clone(), pid)
     }
 
-    /// Bind, plan and run one statement of `session` in `tx`, seeing `snapshot`;
-    /// `prepared` carries a portal's parameters and the statement as its Bind found it
-    /// bound.
+    /// Bind, plan and run one statement of `session` in `tx`; `prepared` carries a
+    /// portal's parameters and the statement as its Bind found it bound. The statement's
+    /// snapshot is the one `tx` started it with, or under READ COMMITTED, if it waited
+    /// for a lock, one taken after its locks (as PostgreSQL's execution snapshot is).
     fn execute_one(
         &self,
         cmd: &sql::parser::Command,
         sql_text: &str,
         tx: &txn::Tx,
-        snapshot: &txn::Snapshot,
         session: &SessionParts<'_>,
         mut prepared: Option<&mut extended::BoundParams<'_>>,
     ) -> PgResult<executor::StatementResult> {
         let started = std::time::Instant::now();
+        let waits = tx.lock_waits();
         let mut catalog = self.catalog.snapshot(tx);
         let bind = |catalog: &catalog::CatalogSnapshot,
                     prepared: &Option<&mut extended::BoundParams<'_>>|
@@ -874,59 +879,81 @@ impl Database {
             catalog = now;
             binding = bind(&catalog, &prepared)?;
         }
-        let session = self.exec_session(session, tx, catalog);
-        // The generic plan, or a custom plan with this execution's values (planner rule
-        // 7: plan_cache_mode, PostgreSQL's choice in auto).
-        let generic = match (&binding, prepared.as_deref()) {
-            (Binding::Cached(c), Some(p)) => {
-                let settings = session.settings.planner();
-                let make = || {
-                    let g = self.plan(&session.catalog, &settings, c.bound.clone())?;
-                    let cost = self.plan_cost(&session.catalog, &settings, &g, false);
-                    Ok((g, cost))
-                };
-                c.generic_for(
-                    session.settings.plan_cache_mode(),
-                    !p.values.is_empty(),
-                    make,
-                )?
-                .map(|plan| (plan, p))
+        let first = tx
+            .snapshot()
+            .ok_or_else(|| PgError::internal("a statement without a snapshot"))?;
+        let statement_snapshot = || {
+            // Waited for a lock: what its holder committed is seen (READ COMMITTED; the
+            // transaction's snapshot under REPEATABLE READ).
+            if tx.lock_waits() != waits {
+                tx.start_statement()
+            } else {
+                first.clone()
             }
-            _ => None,
         };
-        let r = match generic {
-            // The cached generic plan, with this execution's parameter values.
-            Some((plan, p)) => {
-                let cx = executor::ExecContext {
-                    params: executor::env::Params {
+        if binding.statement().is_utility() {
+            // DDL and the like go around the planner (ProcessUtility).
+            let (bound, _) = binding.take_statement();
+            let session = self.exec_session(session, tx, catalog);
+            let snapshot = statement_snapshot();
+            let cx = self.exec_context(tx, &snapshot, &session);
+            let r = executor::commands::execute(bound, &cx)?;
+            return Ok(self.noted(r));
+        }
+        let settings = session.settings.planner();
+        loop {
+            let exec_session = self.exec_session(session, tx, catalog.clone());
+            // The generic plan, or a custom plan with this execution's values (planner
+            // rule 7: plan_cache_mode, PostgreSQL's choice in auto).
+            let entry = match &binding {
+                Binding::Cached(c) => Some(c.clone()),
+                Binding::Fresh(..) => None,
+            };
+            let generic = match (&entry, prepared.as_deref()) {
+                (Some(c), Some(p)) => {
+                    let make = || {
+                        let g = self.plan(&exec_session.catalog, &settings, c.bound.clone())?;
+                        let cost = self.plan_cost(&exec_session.catalog, &settings, &g, false);
+                        Ok((g, cost))
+                    };
+                    c.generic_for(
+                        exec_session.settings.plan_cache_mode(),
+                        !p.values.is_empty(),
+                        make,
+                    )?
+                    .map(|plan| (plan, p))
+                }
+                _ => None,
+            };
+            let (generic, params) = match generic {
+                Some((plan, p)) => (
+                    Some(plan),
+                    executor::env::Params {
                         values: p.values,
                         types: p.types,
                     },
-                    ..self.exec_context(tx, snapshot, &session)
-                };
-                executor::execute_plan(plan, &cx)?
-            }
-            None => {
-                let (mut bound, cached) = match binding {
-                    Binding::Fresh(b, _) => (*b, None),
-                    Binding::Cached(c) => (c.bound.clone(), Some(c)),
-                };
-                if let Some(p) = prepared {
-                    bound.substitute_params(p.values, p.types)?;
-                }
-                let cx = self.exec_context(tx, snapshot, &session);
-                if bound.is_utility() {
-                    // DDL and the like go around the planner (ProcessUtility).
-                    executor::commands::execute(bound, &cx)?
-                } else {
-                    let settings = session.settings.planner();
-                    let mut planned = self.plan(&session.catalog, &settings, bound)?;
+                ),
+                None => (None, Default::default()),
+            };
+            let custom = match generic {
+                Some(_) => None,
+                None => {
+                    let (mut bound, cached) = binding.take_statement();
+                    if let Some(p) = prepared.as_deref() {
+                        bound.substitute_params(p.values, p.types)?;
+                    }
+                    let mut planned = self.plan(&exec_session.catalog, &settings, bound)?;
                     // Planning counts against statement_timeout: a statement whose
                     // planning used it up stops before it runs (EXPLAIN included).
                     tx.check_statement_timeout()?;
                     // A prepared statement's custom plan: its cost, for the choice.
-                    if let Some(c) = cached.as_ref().filter(|c| c.plannable()) {
-                        c.note_custom(self.plan_cost(&session.catalog, &settings, &planned, true));
+                    if let Some(c) = cached.filter(|c| c.plannable()) {
+                        c.note_custom(self.plan_cost(
+                            &exec_session.catalog,
+                            &settings,
+                            &planned,
+                            true,
+                        ));
                     }
                     if let planner::PlannedStatement::Explain { planning, .. } = &mut planned {
                         // Binding (with its catalog lookups) and planning: PostgreSQL's
@@ -934,14 +961,47 @@ impl Database {
                         // indexes and partitions.
                         *planning = started.elapsed();
                     }
-                    executor::execute(planned, &cx)?
+                    Some(planned)
+                }
+            };
+            let Some(stmt) = generic.or(custom.as_ref()) else {
+                return Err(PgError::internal("a statement without a plan"));
+            };
+            // Executor rule 7: the partitions the plan keeps (pruned by this execution's
+            // values), locked before the snapshot; then the plan must still hold for the
+            // catalog, or the statement is bound and planned again (planner rule 18).
+            let pre = executor::ExecContext {
+                params,
+                ..self.exec_context(tx, &first, &exec_session)
+            };
+            if executor::exec::lock_partitions(stmt, &pre)? > 0 {
+                let now = self.catalog.snapshot(tx);
+                if now.version != catalog.version && !binding.holds_for(&now) {
+                    catalog = now;
+                    binding = bind(&catalog, &prepared)?;
+                    continue;
                 }
             }
-        };
+            let snapshot = statement_snapshot();
+            let cx = executor::ExecContext {
+                snapshot: &snapshot,
+                ..pre
+            };
+            let r = match (custom, generic) {
+                (Some(planned), _) => executor::execute(planned, &cx)?,
+                (None, Some(plan)) => executor::execute_plan(plan, &cx)?,
+                (None, None) => unreachable!("a plan was found above"),
+            };
+            return Ok(self.noted(r));
+        }
+    }
+
+    /// Count a statement's changes for autovacuum.
+    fn noted(&self, r: executor::StatementResult) -> executor::StatementResult {
         for &(table, rows) in &r.changed {
             self.note_changes(table, rows);
         }
-        Ok(r)
+        r
     }
 }
 
@@ -958,6 +1018,25 @@ impl Binding {
         match self {
             Binding::Cached(c) => &c.bound,
             Binding::Fresh(b, _) => b,
+        }
+    }
+
+    /// The statement to plan, and the cache entry it came from: a fresh binding's
+    /// statement is taken (a binding planned once is bound again before it is planned
+    /// again).
+    fn take_statement(&mut self) -> (sql::bound::BoundStatement, Option<Arc<planner::CachedPlan>>) {
+        match self {
+            Binding::Cached(c) => (c.bound.clone(), Some(c.clone())),
+            Binding::Fresh(b, _) => (
+                std::mem::replace(
+                    &mut **b,
+                    sql::bound::BoundStatement::Nothing {
+                        tag: "",
+                        notices: Vec::new(),
+                    },
+                ),
+                None,
+            ),
         }
     }
 

@@ -931,13 +931,16 @@ impl Session {
                     return self.statement_done(r, last);
                 }
                 let snapshot = self.tx.start_statement();
-                let res =
-                    self.db
-                        .execute_one(cmd, sql, &self.tx, &snapshot, &self.parts(), prepared);
+                let res = self
+                    .db
+                    .execute_one(cmd, sql, &self.tx, &self.parts(), prepared);
                 match res {
                     Ok(mut r) if r.copy_in.is_some() => {
                         // COPY FROM STDIN: the statement goes on while the data comes.
                         let load = r.copy_in.take().expect("checked above");
+                        // Its snapshot as the statement left it (taken again after a
+                        // lock it waited for).
+                        let snapshot = self.tx.snapshot().unwrap_or(snapshot);
                         self.start_copy(load, snapshot, last);
                         return Ok(r);
                     }
@@ -982,10 +985,10 @@ impl Session {
                 operations: vec![op.clone()],
                 ..a.clone()
             }));
-            let snapshot = self.tx.start_statement();
+            self.tx.start_statement();
             let res = self
                 .db
-                .execute_one(&one, sql, &self.tx, &snapshot, &self.parts(), None);
+                .execute_one(&one, sql, &self.tx, &self.parts(), None);
             self.tx.end_statement();
             let step = res?;
             r.notices.extend(step.notices);
@@ -1039,10 +1042,8 @@ impl Session {
         }
         self.tx.set_wait_policy(self.wait_policy());
         self.set_statement_context();
-        let snapshot = self.tx.start_statement();
-        let res = self
-            .db
-            .execute_one(cmd, sql, &self.tx, &snapshot, &self.parts(), None);
+        self.tx.start_statement();
+        let res = self.db.execute_one(cmd, sql, &self.tx, &self.parts(), None);
         self.tx.end_statement();
         res
     }

@@ -497,6 +497,11 @@ impl Tx {
         self.locks.borrow_mut().lock(tag, mode, wait)
     }
 
+    /// How many of this session's lock requests have had to wait ([`SessionLocks::waits`]).
+    pub fn lock_waits(&self) -> u64 {
+        self.locks.borrow().waits()
+    }
+
     /// Release every lock now: for work outside a transaction (VACUUM), which ends its
     /// lock scope itself. Inside a transaction, locks go at its end.
     pub fn release_locks(&self) {

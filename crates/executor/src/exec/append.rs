@@ -1,5 +1,6 @@
 //! Append (UNION ALL, a partitioned table's partitions), pruned when it starts by the
-//! values of the parameters its partitions' bounds are compared with (planner rule 18).
+//! values of the parameters its partitions' bounds are compared with (planner rule 18),
+//! and the locks of the partitions a plan reads (executor rule 7).
 
 #[allow(unused_imports)]
 use super::*;
@@ -47,4 +48,102 @@ pub(crate) fn surviving_with(
         .collect();
     kept.sort_unstable();
     kept
+}
+
+/// Lock partition `table` (partition rule 5): RowExclusive under a write or a row lock
+/// (`Env::emit_tid`), else AccessShare. Its parent is locked already, so it cannot go.
+/// A scan takes it as it starts; [`lock_partitions`] takes them all before a statement's
+/// snapshot, so the scan's is then a count.
+pub(crate) fn lock_partition(env: &Env, table: &catalog::TableDesc) -> PgResult<()> {
+    if table.partition_of.is_none() {
+        return Ok(());
+    }
+    use txn::lock::{LockMode, LockTag};
+    let mode = if env.emit_tid {
+        LockMode::RowExclusive
+    } else {
+        LockMode::AccessShare
+    };
+    env.tx
+        .lock(LockTag::Relation(table.oid), mode, false)
+        .map_err(|e| e.to_pg(&format!("relation \"{}\"", table.name)))
+}
+
+/// Lock every partition `stmt`'s plans will read, in the modes their scans take, and
+/// none that its run-time pruning leaves out (with `cx`'s parameter values): executor
+/// rule 7's first step, before the statement's snapshot and the check that its plan
+/// still holds for the catalog. Returns how many partitions it locked.
+pub fn lock_partitions(
+    stmt: &planner::PlannedStatement,
+    cx: &crate::ExecContext,
+) -> PgResult<usize> {
+    use planner::PlannedStatement as S;
+    let env = cx.env();
+    let mut locked = 0;
+    let subplans = match stmt {
+        S::Query { plan, subplans, .. } | S::CopyTo { plan, subplans, .. } => {
+            lock_in(plan, env, &mut locked)?;
+            subplans
+        }
+        S::Insert {
+            source, subplans, ..
+        } => {
+            lock_in(source, env, &mut locked)?;
+            subplans
+        }
+        S::Update { scan, subplans, .. } | S::Delete { scan, subplans, .. } => {
+            let target = Env {
+                emit_tid: true,
+                ..env
+            };
+            lock_in(scan, target, &mut locked)?;
+            subplans
+        }
+        S::Explain { inner, .. } => return lock_partitions(inner, cx),
+    };
+    for (_, plan) in subplans.iter() {
+        lock_in(plan, env, &mut locked)?;
+    }
+    Ok(locked)
+}
+
+/// [`lock_partitions`] of one plan tree: the modes as `build` gives its scans.
+fn lock_in(plan: &Plan, env: Env, locked: &mut usize) -> PgResult<()> {
+    let table = match plan {
+        Plan::SeqScan { table, .. }
+        | Plan::IndexScan { table, .. }
+        | Plan::BitmapHeapScan { table, .. } => Some(table),
+        _ => None,
+    };
+    if let Some(t) = table.filter(|t| t.partition_of.is_some()) {
+        lock_partition(&env, t)?;
+        *locked += 1;
+    }
+    match plan {
+        Plan::Append {
+            inputs,
+            prune: Some(p),
+            ..
+        } => {
+            for i in surviving(env, p) {
+                if let Some(input) = inputs.get(i) {
+                    lock_in(input, env, locked)?;
+                }
+            }
+        }
+        Plan::LockRows { input, .. } => lock_in(
+            input,
+            Env {
+                emit_tid: true,
+                ..env
+            },
+            locked,
+        )?,
+        other => {
+            for child in other.children() {
+                lock_in(child, env, locked)?;
+            }
+        }
+    }
+    Ok(())
 }

@@ -18,7 +18,8 @@ use crate::sortkey::{RowKey, compare_sort_keys};
 
 mod aggregate;
 mod append;
-pub(crate) use append::surviving_with;
+pub use append::lock_partitions;
+pub(crate) use append::{lock_partition, surviving_with};
 mod bitmap_scan;
 mod distinct;
 mod filter;
@@ -70,24 +71,6 @@ pub(crate) use sort::*;
 pub(crate) use system_view::*;
 #[allow(unused_imports)]
 pub(crate) use values::*;
-
-/// Lock partition `table` as its scan starts (partition rule 5): RowExclusive under a
-/// write, else AccessShare. Its parent is locked already, so it cannot go; after a
-/// generic plan's run-time pruning only the partitions left are locked.
-fn lock_partition(env: &Env, table: &catalog::TableDesc) -> PgResult<()> {
-    if table.partition_of.is_none() {
-        return Ok(());
-    }
-    use txn::lock::{LockMode, LockTag};
-    let mode = if env.emit_tid {
-        LockMode::RowExclusive
-    } else {
-        LockMode::AccessShare
-    };
-    env.tx
-        .lock(LockTag::Relation(table.oid), mode, false)
-        .map_err(|e| e.to_pg(&format!("relation \"{}\"", table.name)))
-}
 
 /// Build the operator tree for `plan`. Under EXPLAIN ANALYZE each node is numbered in
 /// pre-order (a node before its children, children in plan order) and wrapped to count.

@@ -321,6 +321,7 @@ impl LockManager {
         let mut deadlock_check_at =
             Some(start + policy.deadlock_timeout.unwrap_or(self.cfg.deadlock_timeout));
         let mut slot = proc.wait.lock();
+        slot.waits += 1;
         loop {
             if slot.state == WaitState::Granted {
                 slot.state = WaitState::Idle;

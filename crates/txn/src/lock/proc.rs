@@ -41,6 +41,9 @@ pub(crate) struct WaitSlot {
     pub(crate) state: WaitState,
     /// Set from another thread to make a waiting request fail with `Canceled`.
     pub(crate) cancel: Option<Arc<AtomicBool>>,
+    /// Requests that had to wait, since the session began: a READ COMMITTED statement
+    /// that waited for a lock takes its snapshot after it, as PostgreSQL's does.
+    pub(crate) waits: u64,
 }
 
 /// Where a session stands with respect to the one lock it may be waiting for.
@@ -64,6 +67,7 @@ impl Proc {
             wait: Mutex::new(WaitSlot {
                 state: WaitState::Idle,
                 cancel: None,
+                waits: 0,
             }),
             wake: Condvar::new(),
         }

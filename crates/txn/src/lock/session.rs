@@ -80,6 +80,12 @@ impl SessionLocks {
         self.proc.pid
     }
 
+    /// How many of this session's lock requests have had to wait, ever: a change
+    /// across a statement's locking says another session held one of them.
+    pub fn waits(&self) -> u64 {
+        self.proc.wait.lock().waits
+    }
+
     pub fn manager(&self) -> &Arc<LockManager> {
         &self.mgr
     }
