@@ -25,8 +25,8 @@ use crate::procfs;
 use crate::results::{self, Outcome, Row, Status};
 use crate::servers::{Server, ServerKind, StartContext};
 use crate::workloads::{
-    BufferProbe, Driver, MYRIAD_BUFFER_ACCESSES_SQL, Mode, Profile, Script, Series, SetupStep,
-    Sizes, Workload,
+    BufferProbe, Driver, ExplainSession, MYRIAD_BUFFER_ACCESSES_SQL, Mode, Profile, Script, Series,
+    SetupStep, Sizes, Workload,
 };
 
 /// Extra time a run may take beyond its duration (connection, a slow last transaction).
@@ -38,6 +38,9 @@ const EXPLAIN_LIMIT: Duration = Duration::from_secs(120);
 const EXPLAIN_WARM_STATEMENTS: usize = 11;
 /// Cold EXPLAIN probe: fresh sessions, the first statement of each; median reported.
 const EXPLAIN_COLD_SESSIONS: usize = 5;
+/// `ExplainSession::WarmAfterPause`: the idle time before each statement, longer than a
+/// new psql session takes to start and connect.
+const EXPLAIN_PAUSE_SECONDS: &str = "0.05";
 /// Limit for the counted `pgbench -t` run of a buffer probe.
 const BUFFER_PROBE_LIMIT: Duration = Duration::from_secs(120);
 /// Marks the btree height in the PostgreSQL buffer probe's output.
@@ -191,7 +194,7 @@ impl Runner {
                 && k.is_database()
                 && runs > 0
             {
-                match self.explain(k, s, &explain.sql, explain.cold)? {
+                match self.explain(k, s, &explain.sql, explain.session)? {
                     Ok(f) => figures = f,
                     Err(e) => {
                         if !note.is_empty() {
@@ -542,20 +545,19 @@ impl Runner {
         cmd
     }
 
-    /// EXPLAIN ANALYZE figures (medians): the first statement of fresh sessions when `cold`,
-    /// else statements 2.. of one session.
+    /// EXPLAIN ANALYZE figures (medians) of the statements `session` names.
     fn explain(
         &mut self,
         k: ServerKind,
         s: &Series,
         sql: &str,
-        cold: bool,
+        session: ExplainSession,
     ) -> Result<Result<ExplainFigures, String>, Interrupted> {
         let Some(port) = self.server(k).map(|s| s.port) else {
             return Ok(Err("server not running".into()));
         };
         let mut all = Vec::new();
-        if cold {
+        if session == ExplainSession::Cold {
             for _ in 0..EXPLAIN_COLD_SESSIONS {
                 let c = client::psql(
                     &self.ctx.tools,
@@ -572,7 +574,14 @@ impl Runner {
                 all.extend(client::parse_explains(&c.stdout).into_iter().take(1));
             }
         } else {
-            let text = format!("{sql}\n").repeat(EXPLAIN_WARM_STATEMENTS);
+            let text = match session {
+                // psql runs the shell's sleep between them: the server is idle meanwhile.
+                ExplainSession::WarmAfterPause => {
+                    format!("\\! sleep {EXPLAIN_PAUSE_SECONDS}\n{sql}\n")
+                        .repeat(EXPLAIN_WARM_STATEMENTS)
+                }
+                _ => format!("{sql}\n").repeat(EXPLAIN_WARM_STATEMENTS),
+            };
             let c = client::psql(
                 &self.ctx.tools,
                 port,

@@ -112,8 +112,22 @@ pub enum Script {
 #[derive(Clone, Debug)]
 pub struct Explain {
     pub sql: String,
-    /// Measure the first statement of brand-new sessions instead of a warm session.
-    pub cold: bool,
+    /// Which statements are measured.
+    pub session: ExplainSession,
+}
+
+/// The statements an [`Explain`] probe measures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExplainSession {
+    /// Statements 2.. of one session, back to back.
+    Warm,
+    /// The first statement of brand-new sessions.
+    Cold,
+    /// Statements 2.. of one session, each after an idle pause as long as a new
+    /// session's start at least: the CPU's caches and clock are as cold as for `Cold`,
+    /// and only the session's own state is warm, so `Cold` over this is what a new
+    /// session costs (W7).
+    WarmAfterPause,
 }
 
 /// Buffer accesses per transaction, measured after a series' runs (simple mode rows only),
@@ -336,7 +350,7 @@ impl Workload {
                 pgoptions: None,
                 explain: Some(Explain {
                     sql: "EXPLAIN ANALYZE SELECT * FROM synth_table WHERE col5 = 42;".into(),
-                    cold: false,
+                    session: ExplainSession::Warm,
                 }),
                 buffers: None,
                 schema: SchemaRef {
@@ -398,7 +412,7 @@ impl Workload {
                     pgoptions: None,
                     explain: Some(Explain {
                         sql: format!("EXPLAIN ANALYZE {}", sql(value, "42")),
-                        cold: false,
+                        session: ExplainSession::Warm,
                     }),
                     buffers: None,
                     schema: SchemaRef {
@@ -427,7 +441,7 @@ impl Workload {
                 let query = "SELECT count(*) FROM foo WHERE a <= 10000;";
                 let explain = Some(Explain {
                     sql: format!("EXPLAIN ANALYZE {query}"),
-                    cold: false,
+                    session: ExplainSession::Warm,
                 });
                 vec![
                     Series {
@@ -525,7 +539,7 @@ impl Workload {
                         pgoptions: None,
                         explain: Some(Explain {
                             sql: explain_sql.clone(),
-                            cold: true,
+                            session: ExplainSession::Cold,
                         }),
                         buffers: None,
                         schema: schema.clone(),
@@ -533,13 +547,27 @@ impl Workload {
                     Series {
                         id: "W7warm",
                         title: "the same query, warm connection",
-                        driver: pgbench(Script::Custom(script)),
+                        driver: pgbench(Script::Custom(script.clone())),
                         clients: 1,
                         modes: both,
                         pgoptions: None,
                         explain: Some(Explain {
+                            sql: explain_sql.clone(),
+                            session: ExplainSession::Warm,
+                        }),
+                        buffers: None,
+                        schema: schema.clone(),
+                    },
+                    Series {
+                        id: "W7idle",
+                        title: "the same query, warm connection, after an idle pause",
+                        driver: pgbench(Script::Custom(script)),
+                        clients: 1,
+                        modes: vec![Mode::Simple],
+                        pgoptions: None,
+                        explain: Some(Explain {
                             sql: explain_sql,
-                            cold: false,
+                            session: ExplainSession::WarmAfterPause,
                         }),
                         buffers: None,
                         schema,
