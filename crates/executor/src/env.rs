@@ -87,8 +87,11 @@ pub struct Env<'a> {
     pub tx: &'a txn::Tx,
     pub snapshot: &'a txn::Snapshot,
     /// Table scans append each row's address (`exec::lock_rows::tid_value`) after its columns:
-    /// set below a LockRows node.
+    /// set below a LockRows node and for an UPDATE's or DELETE's rows.
     pub emit_tid: bool,
+    /// Below a LockRows node: the rows are locked, not written (a partition is locked
+    /// RowShare, as PostgreSQL's SELECT ... FOR UPDATE locks it).
+    pub row_locks: bool,
     /// EXPLAIN ANALYZE: every operator is wrapped to count its rows and time.
     pub instrument: Option<&'a crate::instrument::Instrumentation>,
     /// Inside a subquery: its outer values (`ExprKind::Outer`).

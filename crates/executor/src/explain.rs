@@ -510,16 +510,16 @@ impl Renderer<'_> {
         self.qualify = multi || self.verbose;
     }
 
-    /// A relation as a node names it: with its schema under VERBOSE.
     /// A scanned table as PostgreSQL names it: the relation, then its alias if the query
-    /// gave it one.
+    /// (or the partition's place, `t_1`) gave it one other than the relation's name.
     fn scanned(&self, table: &TableDesc) -> String {
         match &table.alias {
-            Some(a) => format!("{} {}", self.relation(&table.name), a),
-            None => self.relation(&table.name),
+            Some(a) if *a != table.name => format!("{} {}", self.relation(&table.name), a),
+            _ => self.relation(&table.name),
         }
     }
 
+    /// A relation as a node names it: with its schema under VERBOSE.
     fn relation(&self, name: &str) -> String {
         if self.verbose {
             format!("public.{name}")
@@ -1594,7 +1594,14 @@ fn partition_targets(
     let lines = leaves
         .iter()
         .enumerate()
-        .map(|(k, t)| format!("{verb} on {} {base}_{}", r.relation(&t.name), k + 1))
+        .map(|(k, t)| {
+            let alias = format!("{base}_{}", k + 1);
+            if alias == t.name {
+                format!("{verb} on {}", r.relation(&t.name))
+            } else {
+                format!("{verb} on {} {alias}", r.relation(&t.name))
+            }
+        })
         .collect();
     (lines, scan)
 }

@@ -102,6 +102,7 @@ impl ExecContext<'_> {
             tx: self.tx,
             snapshot: self.snapshot,
             emit_tid: false,
+            row_locks: false,
             instrument: None,
             outer: &[],
             subqueries: &self.subqueries,

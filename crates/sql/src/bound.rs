@@ -748,7 +748,8 @@ pub enum LogicalPlan {
         offset: Option<Expr>,
     },
     /// SELECT ... FOR UPDATE / FOR SHARE (and the KEY forms): lock each input row's version of `table`
-    /// (its address is column `tid_column`) before passing it on. A row a concurrent
+    /// (its address is column `tid_column`, and the oid of the table it is in, a
+    /// partition's under a partitioned table, the column after) before passing it on. A row a concurrent
     /// transaction updated meanwhile is, under READ COMMITTED, replaced by its newest
     /// version if that still passes `recheck` (the WHERE clause, over the table's row),
     /// and re-projected with `exprs` (over the table's row plus its address).

@@ -50,8 +50,8 @@ pub(crate) fn surviving_with(
     kept
 }
 
-/// Lock partition `table` (partition rule 5): RowExclusive under a write or a row lock
-/// (`Env::emit_tid`), else AccessShare. Its parent is locked already, so it cannot go.
+/// Lock partition `table` (partition rule 5): RowShare under a row lock
+/// (`Env::row_locks`), RowExclusive under a write (`Env::emit_tid`), else AccessShare. Its parent is locked already, so it cannot go.
 /// A scan takes it as it starts; [`lock_partitions`] takes them all before a statement's
 /// snapshot, so the scan's is then a count.
 pub(crate) fn lock_partition(env: &Env, table: &catalog::TableDesc) -> PgResult<()> {
@@ -59,7 +59,9 @@ pub(crate) fn lock_partition(env: &Env, table: &catalog::TableDesc) -> PgResult<
         return Ok(());
     }
     use txn::lock::{LockMode, LockTag};
-    let mode = if env.emit_tid {
+    let mode = if env.row_locks {
+        LockMode::RowShare
+    } else if env.emit_tid {
         LockMode::RowExclusive
     } else {
         LockMode::AccessShare
@@ -135,6 +137,7 @@ fn lock_in(plan: &Plan, env: Env, locked: &mut usize) -> PgResult<()> {
             input,
             Env {
                 emit_tid: true,
+                row_locks: true,
                 ..env
             },
             locked,

@@ -62,15 +62,31 @@ pub(crate) struct LockRowsOp<'a> {
 }
 
 impl LockRowsOp<'_> {
-    /// Lock `row` (its address in `tid_column`); the row to return, or `None` to leave
-    /// it out.
-    fn lock(&self, mut row: Row) -> PgResult<Option<Row>> {
+    /// Lock `row` (its address in `tid_column`, its table's oid after it); the row to
+    /// return, or `None` to leave it out.
+    fn lock(&self, row: Row) -> PgResult<Option<Row>> {
+        // Under a partitioned table, the row is in the partition the scan names.
+        match row.get(self.tid_column + 1) {
+            Some(&Value::Oid(oid)) if oid != self.table.oid => {
+                let Some(partition) = self.env.session.catalog.table_by_oid(oid) else {
+                    return Err(PgError::internal(format!(
+                        "a locked row in relation {oid}, which is gone"
+                    )));
+                };
+                self.lock_in(partition, row)
+            }
+            _ => self.lock_in(self.table, row),
+        }
+    }
+
+    /// [`LockRowsOp::lock`] of a row of `table`.
+    fn lock_in(&self, table: &TableDesc, mut row: Row) -> PgResult<Option<Row>> {
         let env = self.env;
         let rr = env.tx.isolation() == Isolation::RepeatableRead;
         let mut tid = tid_of(&row[self.tid_column])?;
         loop {
             let xid = env.tx.xid()?;
-            match heapam::heap_lock(env.pool, self.table.rel, tid, xid, env.tx, self.mode)? {
+            match heapam::heap_lock(env.pool, table.rel, tid, xid, env.tx, self.mode)? {
                 HeapWrite::Done(_) => return Ok(Some(row)),
                 // Changed by this transaction since the snapshot, or never there.
                 HeapWrite::SelfModified | HeapWrite::Invisible => return Ok(None),
@@ -78,7 +94,7 @@ impl LockRowsOp<'_> {
                     RowWait::SkipLocked => return Ok(None),
                     RowWait::Nowait | RowWait::Block => {
                         let nowait = self.wait == RowWait::Nowait;
-                        crate::wait_for_writer(env.tx, self.table, other, nowait)?;
+                        crate::wait_for_writer(env.tx, table, other, nowait)?;
                     }
                 },
                 // PostgreSQL's row locking says "update" for a delete too.
@@ -87,11 +103,11 @@ impl LockRowsOp<'_> {
                 HeapWrite::Updated(None) => return Ok(None),
                 HeapWrite::Updated(Some(newer)) => {
                     // READ COMMITTED: go on with the newest version, if it still matches.
-                    let Some(bytes) = heapam::heap_fetch(env.pool, self.table.rel, newer)? else {
+                    let Some(bytes) = heapam::heap_fetch(env.pool, table.rel, newer)? else {
                         return Ok(None);
                     };
-                    let mut base = access::tuple::decode(&bytes, &self.table.column_types())?;
-                    push_address(&mut base, newer, self.table.oid);
+                    let mut base = access::tuple::decode(&bytes, &table.column_types())?;
+                    push_address(&mut base, newer, table.oid);
                     if let Some(f) = self.recheck
                         && !self.env.eval(f, &base)?.is_true()
                     {

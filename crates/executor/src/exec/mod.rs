@@ -152,6 +152,7 @@ fn build_node<'a>(
                 input,
                 Env {
                     emit_tid: true,
+                    row_locks: true,
                     ..env
                 },
             )?,

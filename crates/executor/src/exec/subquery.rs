@@ -115,6 +115,7 @@ fn eval_sublink(
     let sub_env = Env {
         outer: &outer,
         emit_tid: false,
+        row_locks: false,
         instrument: None,
         ..*env
     };

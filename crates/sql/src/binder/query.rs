@@ -636,13 +636,11 @@ impl Binder<'_> {
         }
         let mut lock_rows = None;
         if let (Some(table), Some(l)) = (&locked_table, lock) {
-            if table.partition_key.is_some() {
-                return Err(PgError::unsupported(
-                    "SELECT ... FOR UPDATE / SHARE of a partitioned table",
-                ));
-            }
+            // The row's address and its table's oid (a partition's), as the scan appends
+            // them (`exec::lock_rows::push_address`).
             let tid_column = exprs.len();
             exprs.push(Expr::column(table.columns.len(), DataType::Int8));
+            exprs.push(Expr::column(table.columns.len() + 1, DataType::Oid));
             lock_rows = Some((table.clone(), tid_column, l, exprs.clone()));
         }
         let types: Vec<DataType> = exprs.iter().map(|e| e.ty).collect();
