@@ -1015,6 +1015,9 @@ pub enum BoundStatement {
         change: catalog::TableChange,
         /// Warnings the statement gives when it succeeds.
         notices: Vec<common::PgError>,
+        /// ALTER TABLE ONLY: a partitioned table's change stays its own (a default, a
+        /// statistics target), where it would reach its partitions.
+        only: bool,
     },
     /// ALTER TABLE ADD PRIMARY KEY | UNIQUE.
     AddKey {

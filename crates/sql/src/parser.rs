@@ -75,6 +75,8 @@ impl std::fmt::Display for AlterPartition {
 #[derive(Clone, Debug, PartialEq)]
 pub struct AlterColumnStatistics {
     pub if_exists: bool,
+    /// ONLY: a partitioned table's own target, not its partitions'.
+    pub only: bool,
     pub name: sqlparser::ast::ObjectName,
     pub column: sqlparser::ast::Ident,
     /// As written (PostgreSQL's grammar takes a signed integer).
@@ -86,6 +88,9 @@ impl std::fmt::Display for AlterColumnStatistics {
         f.write_str("ALTER TABLE ")?;
         if self.if_exists {
             f.write_str("IF EXISTS ")?;
+        }
+        if self.only {
+            f.write_str("ONLY ")?;
         }
         write!(
             f,
@@ -1001,7 +1006,7 @@ fn parse_alter_column_statistics(p: &mut Parser<'_>) -> Result<AlterColumnStatis
     use sqlparser::tokenizer::Token;
     p.expect_keywords(&[Keyword::ALTER, Keyword::TABLE])?;
     let if_exists = p.parse_keywords(&[Keyword::IF, Keyword::EXISTS]);
-    let _ = p.parse_keyword(Keyword::ONLY);
+    let only = p.parse_keyword(Keyword::ONLY);
     let name = p.parse_object_name(false)?;
     p.expect_keyword(Keyword::ALTER)?;
     let _ = p.parse_keyword(Keyword::COLUMN);
@@ -1020,6 +1025,7 @@ fn parse_alter_column_statistics(p: &mut Parser<'_>) -> Result<AlterColumnStatis
     };
     Ok(AlterColumnStatistics {
         if_exists,
+        only,
         name,
         column,
         target: if neg { -n } else { n },

@@ -189,6 +189,7 @@ pub fn execute(stmt: BoundStatement, cx: &ExecContext) -> PgResult<StatementResu
             table,
             change,
             notices,
+            only,
         } => {
             // A column's change reaches the partitions (its name, default, NOT NULL
             // and statistics target: PostgreSQL recurses); the table's own name and its
@@ -197,6 +198,8 @@ pub fn execute(stmt: BoundStatement, cx: &ExecContext) -> PgResult<StatementResu
                 catalog::TableChange::Rename(_) | catalog::TableChange::RenameIndex { .. } => {
                     vec![table.clone()]
                 }
+                // ALTER TABLE ONLY: the binder let through only what may stay the parent's.
+                _ if only => vec![table.clone()],
                 _ => with_partitions(cx, &table),
             };
             for t in tables {

@@ -131,6 +131,102 @@ impl Binder<'_> {
             return Err(PgError::unsupported("ALTER TABLE with several actions"));
         };
         self.check_partition_alter(&table, op)?;
+        if a.only {
+            self.check_alter_only(&table, op)?;
+        }
+        let mut bound = self.bind_alter_action(table, op)?;
+        if let BoundStatement::ChangeTable { only, .. } = &mut bound {
+            *only = a.only;
+        }
+        Ok(bound)
+    }
+
+    /// ALTER TABLE ONLY of a partitioned table with partitions: what PostgreSQL refuses
+    /// to change in the parent alone (its partitions' columns and constraints are its
+    /// own: partition rule 1), with its errors. A default or a statistics target may be
+    /// the parent's alone; a table without partitions has nothing to leave out.
+    fn check_alter_only(&self, table: &TableDesc, op: &ast::AlterTableOperation) -> PgResult<()> {
+        use ast::AlterTableOperation as Op;
+        if table.partition_key.is_none() {
+            return Ok(());
+        }
+        let partitions = self.catalog.descendants(table.oid);
+        if partitions.is_empty() {
+            return Ok(());
+        }
+        let refuse = |message: String| PgError::new(SqlState::INVALID_TABLE_DEFINITION, message);
+        let hint = "Do not specify the ONLY keyword.";
+        match op {
+            Op::AddColumn { .. } => Err(refuse("column must be added to child tables too".into())),
+            Op::AddConstraint { constraint, .. } => match constraint {
+                ast::TableConstraint::Check(_) => Err(refuse(
+                    "constraint must be added to child tables too".into(),
+                )),
+                // PostgreSQL makes the parent's index alone, invalid until each
+                // partition's is attached (pg_dump's way); Myriad has no invalid index.
+                _ => Err(PgError::unsupported(
+                    "ALTER TABLE ONLY ... ADD CONSTRAINT of a partitioned table",
+                )),
+            },
+            Op::DropColumn { .. } => Err(refuse(
+                "cannot drop column from only the partitioned table when partitions exist".into(),
+            )
+            .with_hint(hint)),
+            Op::RenameColumn {
+                old_column_name, ..
+            } => Err(refuse(format!(
+                "inherited column \"{}\" must be renamed in child tables too",
+                ident_name(old_column_name)
+            ))),
+            Op::DropConstraint { .. }
+            | Op::AlterColumn {
+                op: ast::AlterColumnOperation::DropNotNull,
+                ..
+            } => Err(refuse(
+                "cannot remove constraint from only the partitioned table when partitions exist"
+                    .into(),
+            )
+            .with_hint(hint)),
+            Op::AlterColumn {
+                column_name,
+                op: ast::AlterColumnOperation::SetNotNull,
+            } => {
+                let name = ident_name(column_name);
+                let Some(c) = table.column_index(&name) else {
+                    return Ok(());
+                };
+                match partitions
+                    .iter()
+                    .find(|p| p.columns.get(c).is_some_and(|col| !col.not_null))
+                {
+                    Some(p) => Err(
+                        refuse("constraint must be added to child tables too".into())
+                            .with_detail(format!(
+                                "Column \"{name}\" of relation \"{}\" is not already NOT NULL.",
+                                p.name
+                            ))
+                            .with_hint(hint),
+                    ),
+                    None => Ok(()),
+                }
+            }
+            Op::AlterColumn {
+                column_name,
+                op: ast::AlterColumnOperation::SetDataType { .. },
+            } => Err(refuse(format!(
+                "type of inherited column \"{}\" must be changed in child tables too",
+                ident_name(column_name)
+            ))),
+            _ => Ok(()),
+        }
+    }
+
+    /// One ALTER TABLE action on `table`.
+    fn bind_alter_action(
+        &self,
+        table: Arc<TableDesc>,
+        op: &ast::AlterTableOperation,
+    ) -> PgResult<BoundStatement> {
         match op {
             ast::AlterTableOperation::AddConstraint {
                 constraint,
@@ -170,6 +266,7 @@ impl Binder<'_> {
                     table,
                     change: TableChange::Rename(name),
                     notices: Vec::new(),
+                    only: false,
                 })
             }
             ast::AlterTableOperation::DropColumn {
@@ -401,6 +498,7 @@ impl Binder<'_> {
             table,
             change,
             notices: Vec::new(),
+            only: false,
         })
     }
 
@@ -552,6 +650,7 @@ impl Binder<'_> {
             table,
             change,
             notices: Vec::new(),
+            only: false,
         })
     }
 
@@ -597,6 +696,7 @@ impl Binder<'_> {
             table,
             change: TableChange::StatTarget { column: i, target },
             notices,
+            only: a.only,
         })
     }
 
@@ -634,6 +734,7 @@ impl Binder<'_> {
                 index_exprs: Vec::new(),
             },
             notices: Vec::new(),
+            only: false,
         })
     }
 

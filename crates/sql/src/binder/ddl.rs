@@ -604,6 +604,15 @@ impl Binder<'_> {
                 .with_position(pos));
             }
             let table = self.table(&target.name)?;
+            if target.only && table.partition_key.is_some() {
+                return Err(PgError::new(
+                    SqlState::WRONG_OBJECT_TYPE,
+                    "cannot truncate only a partitioned table",
+                )
+                .with_hint(
+                    "Do not specify the ONLY keyword, or use TRUNCATE ONLY on the partitions directly.",
+                ));
+            }
             if !tables.iter().any(|x| x.oid == table.oid) {
                 tables.push(table);
             }

@@ -405,7 +405,15 @@ impl<'a> Binder<'a> {
                 .with_detail("This operation is not supported for indexes.")
                 .with_position(pos));
             }
-            tables.push(self.table(&target.name)?);
+            let table = self.table(&target.name)?;
+            // Without ONLY, a partitioned table's partitions are locked too (after it),
+            // as PostgreSQL locks a table's descendants.
+            let below = match table.partition_key {
+                Some(_) if !target.only => self.catalog.descendants(table.oid),
+                _ => Vec::new(),
+            };
+            tables.push(table);
+            tables.extend(below);
         }
         Ok(BoundStatement::Lock {
             tables,
