@@ -1244,14 +1244,57 @@ impl Renderer<'_> {
                     many => inner_details.push(format!("Filter: ({})", many.join(" AND "))),
                 }
                 // The lookups run inside the join's operator: no counts of their own.
-                let inner = Shown {
-                    header: format!("Index Scan using {} on {}", index.name, self.scanned(table)),
-                    details: inner_details,
-                    estimate: self.estimator.map(|e| e.inner_index_scan(plan)),
+                let lookup = |header: String, estimate| Shown {
+                    header,
+                    details: inner_details.clone(),
+                    estimate,
                     stats: None,
                     children: vec![],
                     subplans: vec![],
                     initplans: vec![],
+                };
+                let inner = if table.partition_key.is_some() {
+                    // A partitioned table: its partitions' lookups, as PostgreSQL's Append
+                    // of parameterized index scans, each partition named by its place.
+                    let catalog = &self.session.catalog;
+                    let leaves =
+                        planner::partition::leaves_in(catalog, table, inner_filter.as_ref());
+                    let base = table.shown_name();
+                    let mut scans: Vec<Shown> = leaves
+                        .iter()
+                        .enumerate()
+                        .filter_map(|(k, leaf)| {
+                            let ix = planner::partition::leaf_index(catalog, table, index, leaf)?;
+                            let mut named = (**leaf).clone();
+                            named.alias = Some(if leaves.len() == 1 {
+                                base.to_string()
+                            } else {
+                                format!("{base}_{}", k + 1)
+                            });
+                            Some(lookup(
+                                format!("Index Scan using {} on {}", ix.name, self.scanned(&named)),
+                                self.estimator
+                                    .map(|e| e.inner_partition_scan(plan, leaf, ix)),
+                            ))
+                        })
+                        .collect();
+                    match scans.len() {
+                        1 => scans.pop().expect("one"),
+                        _ => Shown {
+                            header: "Append".into(),
+                            details: Vec::new(),
+                            estimate: self.estimator.map(|e| e.inner_index_scan(plan)),
+                            stats: None,
+                            children: scans,
+                            subplans: vec![],
+                            initplans: vec![],
+                        },
+                    }
+                } else {
+                    lookup(
+                        format!("Index Scan using {} on {}", index.name, self.scanned(table)),
+                        self.estimator.map(|e| e.inner_index_scan(plan)),
+                    )
                 };
                 node(join_name("Nested Loop", *kind), details, vec![l, inner])
             }

@@ -226,6 +226,30 @@ impl<'a> Estimator<'a> {
         }
     }
 
+    /// [`Estimator::inner_index_scan`] of one partition `leaf` of an index nested loop's
+    /// partitioned inner table, through its index `index` (EXPLAIN's Append lists them).
+    pub fn inner_partition_scan(
+        &self,
+        plan: &Plan,
+        leaf: &std::sync::Arc<TableDesc>,
+        index: &catalog::IndexDesc,
+    ) -> Estimate {
+        match plan {
+            Plan::IndexNestLoop {
+                left,
+                inner_filter,
+                outer_key,
+                more_keys,
+                ..
+            } => {
+                let loops = self.loop_count(left, outer_key);
+                let keys = 1 + more_keys.len();
+                self.parameterized_index_scan(leaf, index, inner_filter.as_ref(), loops, keys)
+            }
+            _ => self.estimate(plan),
+        }
+    }
+
     /// The rows of the scans that `outer_key` (over `left`'s row) reads, the fewest of
     /// them (PostgreSQL's `get_loop_count`, which takes the outer relations' own rows);
     /// `left`'s rows where they cannot be traced to a scan.
@@ -1572,6 +1596,9 @@ impl<'a> Estimator<'a> {
         loops: f64,
         keys: usize,
     ) -> Estimate {
+        if table.partition_key.is_some() {
+            return self.partitioned_index_scan(table, index, filter, loops, keys);
+        }
         let cx = &self.cx;
         let s = cx.settings;
         let (widths, _) = self.table_columns(table, 0);
@@ -1679,6 +1706,62 @@ impl<'a> Estimator<'a> {
         }
     }
 }
+
+impl Estimator<'_> {
+    /// [`Estimator::parameterized_index_scan`] of partitioned table `table` through its
+    /// partitioned index `index` (planner rule 18): each lookup reads, through their own
+    /// indexes, the partitions its outer value leaves (of those `filter`'s constants
+    /// leave): one where the lookup's column is the whole key of every level, else all,
+    /// as PostgreSQL's parameterized Append. Estimated from at most
+    /// `LOOKUP_SAMPLE_LEAVES` of them, evenly spread, so planning does not pay for every
+    /// partition per join considered.
+    fn partitioned_index_scan(
+        &self,
+        table: &std::sync::Arc<TableDesc>,
+        index: &catalog::IndexDesc,
+        filter: Option<&Expr>,
+        loops: f64,
+        keys: usize,
+    ) -> Estimate {
+        let cx = &self.cx;
+        let leaves = crate::partition::leaves(cx, table, filter);
+        let col = index.columns.first().copied().unwrap_or(usize::MAX);
+        let routes = crate::partition::lookup_routes(cx.catalog, table, col);
+        let step = leaves.len().div_ceil(LOOKUP_SAMPLE_LEAVES).max(1);
+        let mut sum = Estimate::default();
+        let mut sampled = 0usize;
+        for leaf in leaves.iter().step_by(step) {
+            let Some(ix) = crate::partition::leaf_index(cx.catalog, table, index, leaf) else {
+                continue;
+            };
+            let e = self.parameterized_index_scan(leaf, ix, filter, loops, keys);
+            if sampled == 0 {
+                sum.startup = e.startup;
+                sum.width = e.width;
+            }
+            sum.total += e.total;
+            sum.rows += e.rows;
+            sampled += 1;
+        }
+        if sampled == 0 {
+            return sum;
+        }
+        // One partition per lookup: the average one's; else every one's.
+        let scale = if routes {
+            1.0 / sampled as f64
+        } else {
+            leaves.len() as f64 / sampled as f64
+        };
+        Estimate {
+            total: sum.startup + (sum.total - sum.startup) * scale,
+            rows: clamp_rows(sum.rows * scale),
+            ..sum
+        }
+    }
+}
+
+/// [`Estimator::partitioned_index_scan`]'s sample of a partitioned table's partitions.
+const LOOKUP_SAMPLE_LEAVES: usize = 32;
 
 /// A table with its statistics (for estimates over a join's columns): the descriptor
 /// held, the statistics borrowed from the catalog snapshot.

@@ -271,9 +271,20 @@ pub(crate) fn index_lookup<'p>(
         let Some((outer_key, col)) = equi_key(c, left_width, table) else {
             continue;
         };
+        // A partitioned table's indexes lead no scan of it (they have no storage), but
+        // a lookup goes through its partitions' (each outer value pruning them).
+        let partitioned: Vec<&IndexDesc> = match table.partition_key {
+            Some(_) => table
+                .indexes
+                .iter()
+                .filter(|i| i.columns.first() == Some(&col))
+                .collect(),
+            None => Vec::new(),
+        };
         for index in table
             .indexes_leading(col)
             .filter(|i| i.columns.first() == Some(&col))
+            .chain(partitioned)
         {
             let Some(implied) = usable(index) else {
                 continue;

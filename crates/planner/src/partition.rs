@@ -29,7 +29,18 @@ pub fn leaves(
     filter: Option<&Expr>,
 ) -> Vec<Arc<TableDesc>> {
     let mut out = Vec::new();
-    add_leaves(cx.catalog, table, filter, &constant, &mut out);
+    add_leaves(cx.catalog, table, filter, &constant, None, &mut out);
+    out
+}
+
+/// [`leaves`] in `catalog` (EXPLAIN's, which lists a lookup's partitions).
+pub fn leaves_in(
+    catalog: &CatalogSnapshot,
+    table: &TableDesc,
+    filter: Option<&Expr>,
+) -> Vec<Arc<TableDesc>> {
+    let mut out = Vec::new();
+    add_leaves(catalog, table, filter, &constant, None, &mut out);
     out
 }
 
@@ -41,6 +52,7 @@ fn add_leaves(
     table: &TableDesc,
     filter: Option<&Expr>,
     resolve: &Resolve<'_>,
+    fixed: Option<(usize, &Value)>,
     out: &mut Vec<Arc<TableDesc>>,
 ) {
     let Some(key) = &table.partition_key else {
@@ -55,14 +67,26 @@ fn add_leaves(
     let cols: Vec<Option<KeyValues>> = key
         .columns
         .iter()
-        .map(|&c| filter.and_then(|f| key_values(f, c, resolve)))
+        .map(|&c| {
+            let from_filter = filter.and_then(|f| key_values(f, c, resolve));
+            match fixed {
+                Some((col, v)) if col == c => {
+                    let point = KeyValues::point(v.clone());
+                    Some(match from_filter {
+                        Some(f) => f.intersect(&point),
+                        None => point,
+                    })
+                }
+                _ => from_filter,
+            }
+        })
         .collect();
     for oid in set.prune(key.strategy, &cols) {
         let Some(t) = catalog.table_by_oid(oid) else {
             continue;
         };
         if t.partition_key.is_some() {
-            add_leaves(catalog, t, filter, resolve, out);
+            add_leaves(catalog, t, filter, resolve, fixed, out);
         } else {
             out.push(t.clone());
         }
@@ -80,8 +104,76 @@ pub fn run_time_leaves(
 ) -> Vec<common::Oid> {
     let both = |e: &Expr| constant(e).or_else(|| resolve(e));
     let mut out = Vec::new();
-    add_leaves(catalog, table, Some(filter), &both, &mut out);
+    add_leaves(catalog, table, Some(filter), &both, None, &mut out);
     out.iter().map(|t| t.oid).collect()
+}
+
+/// The leaves of partitioned table `table` that may hold a row whose column `col` is
+/// `value` and that passes `filter`'s conditions on constants: what one lookup of an
+/// index nested loop over `table` reads (a nested loop's outer value prunes). O(log N)
+/// bound comparisons per level where `col` is a key column there; every partition of a
+/// level where it is not.
+pub fn lookup_leaves(
+    catalog: &CatalogSnapshot,
+    table: &TableDesc,
+    col: usize,
+    value: &Value,
+    filter: Option<&Expr>,
+) -> Vec<Arc<TableDesc>> {
+    let mut out = Vec::new();
+    add_leaves(
+        catalog,
+        table,
+        filter,
+        &constant,
+        Some((col, value)),
+        &mut out,
+    );
+    out
+}
+
+/// Whether a lookup by column `col` of partitioned table `table` reads one partition
+/// at most: `col` is the whole key of every partitioned level.
+pub fn lookup_routes(catalog: &CatalogSnapshot, table: &TableDesc, col: usize) -> bool {
+    let Some(key) = &table.partition_key else {
+        return true;
+    };
+    key.columns.as_slice() == [col]
+        && catalog.partitions(table.oid).is_some_and(|set| {
+            set.all()
+                .into_iter()
+                .filter_map(|oid| catalog.table_by_oid(oid))
+                .filter(|t| t.partition_key.is_some())
+                .all(|t| t.partition_key.as_ref().map(|k| &k.columns) == Some(&key.columns))
+        })
+}
+
+/// The index of leaf partition `leaf` that belongs to partitioned index `index` of its
+/// ancestor `root` (through the partitioned indexes of the levels between).
+pub fn leaf_index<'c>(
+    catalog: &'c CatalogSnapshot,
+    root: &TableDesc,
+    index: &catalog::IndexDesc,
+    leaf: &'c TableDesc,
+) -> Option<&'c catalog::IndexDesc> {
+    // The levels below `root` down to the leaf, top first.
+    let mut path = vec![leaf];
+    let mut at = leaf;
+    while let Some(of) = &at.partition_of {
+        if of.parent == root.oid {
+            break;
+        }
+        at = catalog.table_by_oid(of.parent)?;
+        path.push(at);
+    }
+    let mut oid = index.oid;
+    let mut found = None;
+    for t in path.iter().rev() {
+        let ix = t.indexes.iter().find(|i| i.parent == Some(oid))?;
+        oid = ix.oid;
+        found = Some(ix);
+    }
+    found
 }
 
 /// How many of `n` inputs a run-time pruning leaves, on average: one where its

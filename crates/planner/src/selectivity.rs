@@ -67,6 +67,16 @@ impl<'a> RelInfo<'a> {
     /// pages.
     pub fn new(table: &'a TableDesc, stats: Option<&'a RelStats>, curpages: u64) -> RelInfo<'a> {
         let analyzed = stats.map(|s| (f64::from(s.reltuples as f32), f64::from(s.relpages)));
+        if table.partition_key.is_some() {
+            // No storage: its rows are its partitions', as ANALYZE last counted them (the
+            // estimator sums the partitions' own where it scans them).
+            return RelInfo {
+                table,
+                stats,
+                tuples: analyzed.map_or(0.0, |(t, _)| t.max(0.0)),
+                pages: 0.0,
+            };
+        }
         let mut pages = curpages as f64;
         if curpages < 10 && analyzed.is_none() {
             pages = 10.0;

@@ -162,3 +162,57 @@ async fn ten_thousand_partitions_route_prune_lock_and_survive_restart() {
     drop(c);
     server.shutdown().await.expect("clean shutdown");
 }
+
+/// A nested loop into a partitioned table by its key looks each outer value up in the
+/// one partition it routes to, through that partition's index, and locks only the
+/// partitions it reached (PostgreSQL's run-time pruning by a nested loop's parameter,
+/// without its locks on every partition).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nested_loop_outer_values_prune_and_lock_only_what_they_reach() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = tiny_pool_config(dir.path());
+    let server = Server::start(&config).await.expect("server starts");
+    let c = connect(&server).await;
+    let mut ddl = String::from("CREATE TABLE pk (id int, v text) PARTITION BY RANGE (id);");
+    for i in 0..100 {
+        ddl.push_str(&format!(
+            "CREATE TABLE pk_{i} PARTITION OF pk FOR VALUES FROM ({}) TO ({});",
+            i * 100,
+            i * 100 + 100
+        ));
+    }
+    exec(&c, &ddl).await;
+    exec(
+        &c,
+        "INSERT INTO pk SELECT g, 'v' || g FROM generate_series(0, 9999) g;
+         CREATE INDEX ON pk (id);
+         CREATE TABLE outer_keys (id int);
+         INSERT INTO outer_keys VALUES (150), (7777), (20000);
+         ANALYZE pk; ANALYZE outer_keys",
+    )
+    .await;
+    let join = "SELECT o.id, p.v FROM outer_keys o JOIN pk p ON p.id = o.id ORDER BY 1";
+    let plan = rows(&c, &format!("EXPLAIN (COSTS OFF) {join}")).await;
+    let plan: Vec<&str> = plan.iter().map(|r| r[0].as_str()).collect();
+    assert_eq!(plan[2], "  ->  Nested Loop", "{plan:?}");
+    assert_eq!(
+        plan[6], "                    Index Cond: (id = o.id)",
+        "{plan:?}"
+    );
+    exec(&c, "BEGIN").await;
+    assert_eq!(
+        rows(&c, join).await,
+        vec![pair("150", "v150"), pair("7777", "v7777")]
+    );
+    assert_eq!(
+        locked(&c, "pk%").await,
+        vec![
+            pair("pk", "AccessShareLock"),
+            pair("pk_1", "AccessShareLock"),
+            pair("pk_77", "AccessShareLock"),
+        ]
+    );
+    exec(&c, "COMMIT").await;
+    drop(c);
+    server.shutdown().await.expect("clean shutdown");
+}

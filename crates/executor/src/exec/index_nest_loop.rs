@@ -1,8 +1,14 @@
 //! Nested loop over a parameterized index scan: each outer row's matches looked up
-//! through the inner table's index.
+//! through the inner table's index; for a partitioned inner table, through the indexes
+//! of the partitions the outer value leaves (planner rule 18), each locked as it is
+//! first read (executor rule 7).
 
 #[allow(unused_imports)]
 use super::*;
+
+use std::sync::Arc;
+
+use catalog::{IndexDesc, TableDesc};
 
 /// For each left row, the matching rows of a table found through an index on the join
 /// key (planner `Plan::IndexNestLoop`); a LEFT JOIN pads a left row without matches.
@@ -23,6 +29,41 @@ pub(crate) struct IndexNestLoopOp<'a> {
     pub(crate) pending: std::collections::VecDeque<Row>,
     /// Pairs the join condition dropped.
     pub(crate) join_removed: u64,
+    /// A partitioned inner table's partitions read so far, each with its index that
+    /// belongs to `index` (locked when first found).
+    pub(crate) partitions: std::collections::HashMap<common::Oid, (Arc<TableDesc>, IndexDesc)>,
+}
+
+impl IndexNestLoopOp<'_> {
+    /// The tables and indexes a lookup of `key` reads: the inner table's own index, or
+    /// for a partitioned table, its partitions' that `key`'s first value and the
+    /// inner filter's constants leave.
+    fn targets(&mut self, key: &Value) -> PgResult<Vec<(Arc<TableDesc>, IndexDesc)>> {
+        let env = self.env;
+        let catalog = &env.session.catalog;
+        let col = self.index.columns.first().copied().unwrap_or(usize::MAX);
+        let leaves =
+            planner::partition::lookup_leaves(catalog, self.table, col, key, self.inner_filter);
+        let mut out = Vec::with_capacity(leaves.len());
+        for leaf in leaves {
+            if let Some(found) = self.partitions.get(&leaf.oid) {
+                out.push(found.clone());
+                continue;
+            }
+            lock_partition(&env, &leaf)?;
+            let Some(ix) = planner::partition::leaf_index(catalog, self.table, self.index, &leaf)
+            else {
+                return Err(PgError::internal(format!(
+                    "partition \"{}\" has no index of \"{}\"",
+                    leaf.name, self.index.name
+                )));
+            };
+            let found = (leaf.clone(), ix.clone());
+            self.partitions.insert(leaf.oid, found.clone());
+            out.push(found);
+        }
+        Ok(out)
+    }
 }
 
 impl Operator for IndexNestLoopOp<'_> {
@@ -42,56 +83,72 @@ impl Operator for IndexNestLoopOp<'_> {
             let mut matched = false;
             if !key.iter().any(Value::is_null) {
                 let env = self.env;
-                let scan = self.index.btree(env.pool, env.roots).scan(
-                    Bound::Included(key.clone()),
-                    Bound::Included(key),
-                    ScanDirection::Forward,
-                )?;
-                for entry in scan {
-                    let (_, tid) = entry?;
-                    env.tx.check_for_interrupts()?;
-                    let Some(bytes) = heapam::heap_fetch_visible(
-                        env.pool,
-                        self.table.rel,
-                        tid,
-                        env.snapshot,
-                        env.tx,
-                    )?
-                    else {
-                        continue;
-                    };
-                    let inner = access::tuple::decode(&bytes, &self.types)?;
-                    if let Some(f) = self.inner_filter
-                        && !self.env.eval(f, &inner)?.is_true()
-                    {
-                        continue;
-                    }
-                    let mut row = left.clone();
-                    row.extend(inner);
-                    if !self.env.eval(self.key_cond, &row)?.is_true() {
-                        continue;
-                    }
-                    let mut keys_hold = true;
-                    for (_, cond) in self.more_keys {
-                        if !self.env.eval(cond, &row)?.is_true() {
-                            keys_hold = false;
+                let targets = if self.table.partition_key.is_some() {
+                    self.targets(&key[0])?
+                } else {
+                    Vec::new()
+                };
+                let single = [(self.table, self.index)];
+                let mut lookups: Vec<(&TableDesc, &IndexDesc)> =
+                    targets.iter().map(|(t, i)| (&**t, i)).collect();
+                if self.table.partition_key.is_none() {
+                    lookups = single.to_vec();
+                }
+                for (table, index) in lookups {
+                    let scan = index.btree(env.pool, env.roots).scan(
+                        Bound::Included(key.clone()),
+                        Bound::Included(key.clone()),
+                        ScanDirection::Forward,
+                    )?;
+                    for entry in scan {
+                        let (_, tid) = entry?;
+                        env.tx.check_for_interrupts()?;
+                        let Some(bytes) = heapam::heap_fetch_visible(
+                            env.pool,
+                            table.rel,
+                            tid,
+                            env.snapshot,
+                            env.tx,
+                        )?
+                        else {
+                            continue;
+                        };
+                        let inner = access::tuple::decode(&bytes, &self.types)?;
+                        if let Some(f) = self.inner_filter
+                            && !self.env.eval(f, &inner)?.is_true()
+                        {
+                            continue;
+                        }
+                        let mut row = left.clone();
+                        row.extend(inner);
+                        if !self.env.eval(self.key_cond, &row)?.is_true() {
+                            continue;
+                        }
+                        let mut keys_hold = true;
+                        for (_, cond) in self.more_keys {
+                            if !self.env.eval(cond, &row)?.is_true() {
+                                keys_hold = false;
+                                break;
+                            }
+                        }
+                        if !keys_hold {
+                            continue;
+                        }
+                        if let Some(on) = self.on
+                            && !self.env.eval(on, &row)?.is_true()
+                        {
+                            self.join_removed += 1;
+                            continue;
+                        }
+                        matched = true;
+                        if self.kind.left_only() {
                             break;
                         }
+                        self.pending.push_back(row);
                     }
-                    if !keys_hold {
-                        continue;
-                    }
-                    if let Some(on) = self.on
-                        && !self.env.eval(on, &row)?.is_true()
-                    {
-                        self.join_removed += 1;
-                        continue;
-                    }
-                    matched = true;
-                    if self.kind.left_only() {
+                    if matched && self.kind.left_only() {
                         break;
                     }
-                    self.pending.push_back(row);
                 }
             }
             match self.kind {

@@ -395,6 +395,7 @@ fn build_node<'a>(
             kind: *kind,
             pending: std::collections::VecDeque::new(),
             join_removed: 0,
+            partitions: Default::default(),
         }),
         Plan::Aggregate {
             input,
