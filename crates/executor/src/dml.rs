@@ -178,7 +178,7 @@ pub fn insert(
     // here, keys as each row goes in (PostgreSQL's immediate checks: an earlier row of
     // the same statement counts as present).
     if table.partition_key.is_some() {
-        return insert_routed(cx, table, rows, returning);
+        return insert_routed(cx, table, rows, returning, fks);
     }
     for row in &rows {
         check_row(cx, table, checks, row)?;
@@ -208,13 +208,33 @@ fn insert_routed(
     table: &Arc<TableDesc>,
     rows: Vec<Row>,
     returning: Option<&Returning>,
+    fks: &sql::bound::ForeignKeyChecks,
 ) -> PgResult<(Vec<Row>, Changed)> {
     let mut router = Router::new(table.clone());
+    // Each row's leaf, for the foreign key checks after the rows are in (as any
+    // INSERT's: an earlier row of the statement counts as present).
+    let mut placed: Vec<Oid> = Vec::with_capacity(rows.len());
     for row in &rows {
         let leaf = router.leaf(cx, row)?;
         check_row(cx, &leaf.table, &leaf.checks, row)?;
         insert_checked_row(cx, &leaf.table, &leaf.types, row, &leaf.index_exprs)?;
         leaf.rows += 1;
+        placed.push(leaf.table.oid);
+    }
+    let mut leaves: Vec<Oid> = placed.clone();
+    leaves.sort_unstable();
+    leaves.dedup();
+    for oid in leaves {
+        let Some(leaf) = router.written(oid) else {
+            continue;
+        };
+        let mine: Vec<&[Value]> = rows
+            .iter()
+            .zip(&placed)
+            .filter(|(_, p)| **p == oid)
+            .map(|(r, _)| r.as_slice())
+            .collect();
+        leaf.check_keys(cx, fks, &mine)?;
     }
     Ok((returning_rows(cx, returning, &rows)?, router.changed()))
 }
@@ -302,7 +322,7 @@ impl Partitions {
                     .table_by_oid(oid)
                     .cloned()
                     .ok_or_else(|| PgError::internal(format!("no partition with oid {oid}")))?;
-                Ok(e.insert(Leaf::bind(cx, table)?))
+                Ok(e.insert(Leaf::bind(cx, table, self.router.root().oid)?))
             }
         }
     }
@@ -376,6 +396,8 @@ pub fn update(
     let mut replaced = Vec::new();
     // Through a partitioned table: each row's partition, and where moved rows go.
     let mut partitions = Partitions::new(cx, table);
+    // Through a partitioned table: the partition each changed row is in now.
+    let mut landed: Vec<Oid> = Vec::new();
     for (oid, tid, old) in targets {
         let (mut tid, mut old) = (tid, old);
         loop {
@@ -393,6 +415,7 @@ pub fn update(
             let leaf = leaf.clone();
             check_row(cx, &leaf, checks, &new)?;
             let moves = leaf.partition_of.is_some() && !fits_partition(cx, &leaf, &new)?;
+            let mut lands = leaf.oid;
             let result = if moves {
                 // A key moved out of its partition: through a partitioned table the
                 // row moves (its old version deleted, the new one routed as an
@@ -410,6 +433,7 @@ pub fn update(
                     insert_checked_row(cx, &to.table, &to.types, &new, &to.index_exprs)?;
                     to.rows += 1;
                     counts.add(to.table.oid);
+                    lands = to.table.oid;
                 }
                 result
             } else {
@@ -424,6 +448,7 @@ pub fn update(
             if let HeapWrite::Done(_) = result {
                 counts.add(leaf.oid);
                 changed.push(new);
+                landed.push(lands);
                 if !u.fks.incoming.is_empty() {
                     replaced.push(old);
                 }
@@ -435,9 +460,34 @@ pub fn update(
             }
         }
     }
-    if !u.fks.is_empty() {
+    match &partitions {
+        // Each partition's new rows, against the statement's keys and its own levels'
+        // (errors naming the partition, as PostgreSQL's clones of the keys do).
+        Some(p) => {
+            let mut oids = landed.clone();
+            oids.sort_unstable();
+            oids.dedup();
+            for oid in oids {
+                let Some(leaf) = p.leaves.get(&oid).or_else(|| p.router.written(oid)) else {
+                    continue;
+                };
+                let rows: Vec<&[Value]> = changed
+                    .iter()
+                    .zip(&landed)
+                    .filter(|(_, l)| **l == oid)
+                    .map(|(r, _)| r.as_slice())
+                    .collect();
+                leaf.check_keys(cx, &u.fks, &rows)?;
+            }
+        }
+        None if !u.fks.outgoing.is_empty() => {
+            let new: Vec<&[Value]> = changed.iter().map(|r| r.as_slice()).collect();
+            crate::fkey::check_outgoing(cx, table, &u.fks, &new)?;
+        }
+        None => {}
+    }
+    if !u.fks.incoming.is_empty() {
         let new: Vec<&[Value]> = changed.iter().map(|r| r.as_slice()).collect();
-        crate::fkey::check_outgoing(cx, table, &u.fks, &new)?;
         let old: Vec<&[Value]> = replaced.iter().map(|r| r.as_slice()).collect();
         crate::fkey::check_incoming(cx, table, &u.fks, &old, &new)?;
     }

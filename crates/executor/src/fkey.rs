@@ -381,6 +381,9 @@ fn first_referenced(
     if keys.is_empty() {
         return Ok(None);
     }
+    if referencing.partition_key.is_some() {
+        return first_referenced_in_partitions(cx, referencing, fk, keys);
+    }
     // An index whose leading columns are the key's columns (in some order).
     let n = fk.columns.len();
     let usable = referencing
@@ -457,6 +460,63 @@ fn first_referenced(
     }
 }
 
+/// [`first_referenced`] of partitioned table `referencing`: in its leaf partitions, each
+/// locked RowShare as PostgreSQL's check of the referencing rows locks them. Where one
+/// key column is the whole partition key of every level, each key is looked for in the
+/// one partition it routes to; else every partition is looked in.
+fn first_referenced_in_partitions(
+    cx: &ExecContext,
+    referencing: &TableDesc,
+    fk: &ForeignKey,
+    keys: &[Vec<Value>],
+) -> PgResult<Option<Vec<Value>>> {
+    let catalog = &cx.session.catalog;
+    let lock = |leaf: &TableDesc| {
+        cx.tx
+            .lock(
+                txn::lock::LockTag::Relation(leaf.oid),
+                txn::lock::LockMode::RowShare,
+                false,
+            )
+            .map_err(|e| e.to_pg(&format!("relation \"{}\"", leaf.name)))
+    };
+    let routed = referencing
+        .partition_key
+        .as_ref()
+        .and_then(|k| match k.columns.as_slice() {
+            [c] => fk.columns.iter().position(|x| x == c).map(|pos| (*c, pos)),
+            _ => None,
+        })
+        .filter(|&(c, _)| planner::partition::lookup_routes(catalog, referencing, c));
+    match routed {
+        Some((col, pos)) => {
+            for key in keys {
+                for leaf in
+                    planner::partition::lookup_leaves(catalog, referencing, col, &key[pos], None)
+                {
+                    lock(&leaf)?;
+                    if let Some(found) = first_referenced(cx, &leaf, fk, std::slice::from_ref(key))?
+                    {
+                        return Ok(Some(found));
+                    }
+                }
+            }
+        }
+        None => {
+            for leaf in catalog.descendants_ref(referencing.oid) {
+                if leaf.partition_key.is_some() {
+                    continue;
+                }
+                lock(leaf)?;
+                if let Some(found) = first_referenced(cx, leaf, fk, keys)? {
+                    return Ok(Some(found));
+                }
+            }
+        }
+    }
+    Ok(None)
+}
+
 /// ALTER TABLE ADD FOREIGN KEY: every row of `table` (as this statement sees it) must
 /// reference a row of `referenced` that it sees (the caller holds locks that keep
 /// writers of both out).
@@ -466,6 +526,15 @@ pub(crate) fn validate_new_key(
     referenced: &TableDesc,
     fk: &ForeignKey,
 ) -> PgResult<()> {
+    if table.partition_key.is_some() {
+        // Its rows are its leaves' (locked with it).
+        for leaf in cx.session.catalog.descendants_ref(table.oid) {
+            if leaf.partition_key.is_none() {
+                validate_new_key(cx, leaf, referenced, fk)?;
+            }
+        }
+        return Ok(());
+    }
     let index = ref_index(cx, referenced, fk)?;
     let types = table.column_types();
     let mut present = BTreeSet::new();

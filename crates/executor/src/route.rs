@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use catalog::TableDesc;
 use common::{DataType, Oid, PgError, PgResult, SqlState, Value};
-use sql::bound::{BoundCheck, BoundIndexExprs};
+use sql::bound::{BoundCheck, BoundIndexExprs, ForeignKeyChecks};
 
 use crate::ExecContext;
 
@@ -22,6 +22,10 @@ pub(crate) struct Leaf {
     pub types: Vec<DataType>,
     pub checks: Vec<BoundCheck>,
     pub index_exprs: Vec<BoundIndexExprs>,
+    /// The foreign keys of the levels between it and the table written through, its
+    /// own included (an attached table's), each with the table it references: the
+    /// statement's own checks hold the written table's and its ancestors'.
+    pub fks: ForeignKeyChecks,
     /// Rows written to it by the statement.
     pub rows: u64,
 }
@@ -48,10 +52,31 @@ fn lock_for_write(cx: &ExecContext, t: Arc<TableDesc>) -> PgResult<Arc<TableDesc
 
 impl Leaf {
     /// Lock partition `t` for writing and bind what writing to it needs: its
-    /// descriptor as it is now that it is locked, its CHECK constraints and its
-    /// indexes' expressions.
-    pub fn bind(cx: &ExecContext, t: Arc<TableDesc>) -> PgResult<Leaf> {
+    /// descriptor as it is now that it is locked, its CHECK constraints, its indexes'
+    /// expressions and the foreign keys of the levels below `root` (the table written
+    /// through), whose referenced tables it locks RowShare.
+    pub fn bind(cx: &ExecContext, t: Arc<TableDesc>, root: Oid) -> PgResult<Leaf> {
         let t = lock_for_write(cx, t)?;
+        let mut fks = ForeignKeyChecks::default();
+        let mut level = Some(t.clone());
+        while let Some(l) = level.filter(|l| l.oid != root) {
+            for fk in &l.foreign_keys {
+                if let Some(r) = cx.session.catalog.table_by_oid(fk.ref_table) {
+                    cx.tx
+                        .lock(
+                            txn::lock::LockTag::Relation(r.oid),
+                            txn::lock::LockMode::RowShare,
+                            false,
+                        )
+                        .map_err(|e| e.to_pg(&format!("relation \"{}\"", r.name)))?;
+                    fks.outgoing.push((fk.clone(), r.clone()));
+                }
+            }
+            level = l
+                .partition_of
+                .as_ref()
+                .and_then(|p| cx.session.catalog.table_by_oid(p.parent).cloned());
+        }
         let s = cx.session;
         let checks = t
             .checks
@@ -69,8 +94,25 @@ impl Leaf {
             table: t,
             checks,
             index_exprs,
+            fks,
             rows: 0,
         })
+    }
+
+    /// Rows written to this leaf reference rows that exist: the statement's foreign
+    /// keys (`written`: the table written through, and its ancestors') and the leaf's
+    /// own levels'. Errors name the leaf, as PostgreSQL's checks of its clones do.
+    pub fn check_keys(
+        &self,
+        cx: &ExecContext,
+        written: &ForeignKeyChecks,
+        rows: &[&[Value]],
+    ) -> PgResult<()> {
+        if written.outgoing.is_empty() && self.fks.outgoing.is_empty() {
+            return Ok(());
+        }
+        crate::fkey::check_outgoing(cx, &self.table, written, rows)?;
+        crate::fkey::check_outgoing(cx, &self.table, &self.fks, rows)
     }
 }
 
@@ -137,8 +179,20 @@ impl Router {
         }
         match self.leaves.entry(t.oid) {
             std::collections::hash_map::Entry::Occupied(e) => Ok(e.into_mut()),
-            std::collections::hash_map::Entry::Vacant(e) => Ok(e.insert(Leaf::bind(cx, t)?)),
+            std::collections::hash_map::Entry::Vacant(e) => {
+                Ok(e.insert(Leaf::bind(cx, t, self.root.oid)?))
+            }
         }
+    }
+
+    /// The table rows are written through.
+    pub fn root(&self) -> &Arc<TableDesc> {
+        &self.root
+    }
+
+    /// The leaf partition `oid`, if a row went to it.
+    pub fn written(&self, oid: Oid) -> Option<&Leaf> {
+        self.leaves.get(&oid)
     }
 
     /// The rows written to each leaf.

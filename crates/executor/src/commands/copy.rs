@@ -443,6 +443,8 @@ impl CopyIn {
             .map_err(|e| e.with_context(line_text_context(name, rec.line, &rec.raw)))?;
         crate::dml::insert_checked_row(cx, &leaf.table, &leaf.types, &row, &leaf.index_exprs)
             .map_err(|e| e.with_context(format!("COPY {name}, line {}", rec.line)))?;
+        // PostgreSQL checks foreign keys after the rows (its triggers): no line.
+        leaf.check_keys(cx, &self.from.fks, &[&row])?;
         leaf.rows += 1;
         self.rows += 1;
         if self.rows.is_multiple_of(COPY_INTERRUPT_ROWS) {
@@ -467,13 +469,11 @@ impl CopyIn {
             })
             .map_err(|e| e.with_context(line_text_context(&table.name, rec.line, &rec.raw)))?;
         crate::dml::insert_checked_row(cx, table, &self.types, &row, &self.from.index_exprs)
-            .and_then(|()| {
-                if self.from.fks.outgoing.is_empty() {
-                    return Ok(());
-                }
-                crate::fkey::check_outgoing(cx, table, &self.from.fks, &[&row])
-            })
             .map_err(|e| e.with_context(self.context(rec.line)))?;
+        // PostgreSQL checks foreign keys after the rows (its triggers): no line.
+        if !self.from.fks.outgoing.is_empty() {
+            crate::fkey::check_outgoing(cx, table, &self.from.fks, &[&row])?;
+        }
         self.rows += 1;
         if self.rows.is_multiple_of(COPY_INTERRUPT_ROWS) {
             cx.tx.check_for_interrupts()?;

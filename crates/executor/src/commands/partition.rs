@@ -35,6 +35,12 @@ pub(crate) fn attach(
                     || crate::dml::check_partition_constraint(cx, &of.parent, row).is_ok())
         })?;
     }
+    // The foreign keys of the parent and the levels above it hold for the rows that
+    // come in (their referenced tables locked as ADD FOREIGN KEY locks them).
+    for (fk, referenced) in inherited_foreign_keys(cx, &of.parent) {
+        lock_referenced(cx, &referenced)?;
+        crate::fkey::validate_new_key(cx, table, &referenced, &fk)?;
+    }
     // The table's indexes that are the parent's, made its own; those the parent has
     // and the table lacks, made after.
     let mut taken: Vec<(common::Oid, Option<common::Oid>)> = Vec::new();
@@ -87,13 +93,67 @@ pub(crate) fn attach(
     Ok(())
 }
 
+/// Lock a table a foreign key references as ADD FOREIGN KEY does (ShareRowExclusive):
+/// no row of it goes while a partition's rows are checked against it, and its
+/// descriptor may record the new reference.
+fn lock_referenced(cx: &ExecContext, referenced: &catalog::TableDesc) -> PgResult<()> {
+    cx.tx
+        .lock(
+            txn::lock::LockTag::Relation(referenced.oid),
+            txn::lock::LockMode::ShareRowExclusive,
+            false,
+        )
+        .map_err(|e| e.to_pg(&format!("relation \"{}\"", referenced.name)))
+}
+
+/// The foreign keys of `table` and the partitioned tables above it, each with the table
+/// it references: what a partition of `table` is held to.
+fn inherited_foreign_keys(
+    cx: &ExecContext,
+    table: &catalog::TableDesc,
+) -> Vec<(catalog::ForeignKey, std::sync::Arc<catalog::TableDesc>)> {
+    let catalog = &cx.session.catalog;
+    let mut out = Vec::new();
+    let mut level = Some(table);
+    while let Some(l) = level {
+        for fk in &l.foreign_keys {
+            if let Some(r) = catalog.table_by_oid(fk.ref_table) {
+                out.push((fk.clone(), r.clone()));
+            }
+        }
+        level = l
+            .partition_of
+            .as_ref()
+            .and_then(|p| catalog.table_by_oid(p.parent))
+            .map(|p| &**p);
+    }
+    out
+}
+
 /// ALTER TABLE parent DETACH PARTITION table: a table of its own again, its indexes
-/// its own (PostgreSQL keeps them).
+/// its own and the foreign keys it was held to its own too (PostgreSQL keeps both).
 pub(crate) fn detach(
     cx: &ExecContext,
     parent: &catalog::TableDesc,
     table: &catalog::TableDesc,
 ) -> PgResult<()> {
+    for (fk, referenced) in inherited_foreign_keys(cx, parent) {
+        lock_referenced(cx, &referenced)?;
+        cx.catalog.add_foreign_key(
+            cx.tx,
+            table.oid,
+            catalog::NewForeignKey {
+                name: Some(fk.name.clone()),
+                columns: fk.columns.clone(),
+                ref_table: fk.ref_table,
+                ref_columns: fk.ref_columns.clone(),
+                ref_index: fk.ref_index,
+                on_delete: fk.on_delete,
+                on_update: fk.on_update,
+                match_full: fk.match_full,
+            },
+        )?;
+    }
     let freed: Vec<(common::Oid, Option<common::Oid>)> = table
         .indexes
         .iter()

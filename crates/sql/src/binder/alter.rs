@@ -40,14 +40,13 @@ impl Binder<'_> {
     /// with several as one ALTER TABLE per action, each bound against what the ones
     /// before it left).
     /// What PostgreSQL refuses to change in a partition alone (its columns are its
-    /// parent's), and what partitioned tables cannot have yet (keys, foreign keys).
+    /// parent's), and what partitions cannot have yet (foreign keys of their own).
     fn check_partition_alter(
         &self,
         table: &TableDesc,
         op: &ast::AlterTableOperation,
     ) -> PgResult<()> {
         use ast::AlterTableOperation as Op;
-        let partitioned = table.partition_key.is_some();
         let parent = table
             .partition_of
             .as_ref()
@@ -105,12 +104,10 @@ impl Binder<'_> {
                 }
             }
             Op::AddConstraint { constraint, .. }
-                if (partitioned || parent.is_some())
+                if parent.is_some()
                     && matches!(constraint, ast::TableConstraint::ForeignKey(_)) =>
             {
-                Err(PgError::unsupported(
-                    "foreign keys on partitioned tables and partitions",
-                ))
+                Err(PgError::unsupported("foreign keys on a partition alone"))
             }
             _ => Ok(()),
         }

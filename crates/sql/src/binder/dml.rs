@@ -414,12 +414,21 @@ impl Binder<'_> {
     ) -> crate::bound::ForeignKeyChecks {
         let touches = |cols: &[usize]| changed.is_none_or(|ch| cols.iter().any(|c| ch.contains(c)));
         let mut out = crate::bound::ForeignKeyChecks::default();
-        for fk in &table.foreign_keys {
-            if touches(&fk.columns)
-                && let Some(t) = self.catalog.table_by_oid(fk.ref_table)
-            {
-                out.outgoing.push((fk.clone(), t.clone()));
+        // A partition's rows are its ancestors' too: their keys hold for them.
+        let mut level = Some(table);
+        while let Some(t) = level {
+            for fk in &t.foreign_keys {
+                if touches(&fk.columns)
+                    && let Some(r) = self.catalog.table_by_oid(fk.ref_table)
+                {
+                    out.outgoing.push((fk.clone(), r.clone()));
+                }
             }
+            level = t
+                .partition_of
+                .as_ref()
+                .and_then(|p| self.catalog.table_by_oid(p.parent))
+                .map(|p| &**p);
         }
         if removes {
             // A partition's rows are its ancestors' too: keys referencing them count.
