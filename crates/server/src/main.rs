@@ -6,6 +6,10 @@ use std::process::ExitCode;
 use clap::Parser;
 use myriad_server::{Config, Server};
 
+/// The server's allocator (DESIGN.md L2: chosen by measurement).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Myriad: a PostgreSQL-compatible SQL database server.
 #[derive(Parser, Debug)]
 #[command(version, about)]
