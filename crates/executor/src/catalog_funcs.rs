@@ -124,6 +124,27 @@ pub(crate) fn eval(
                 .table_by_oid(oid(0))
                 .and_then(|t| crate::ruleutils::partition_key_definition(t)),
         ),
+        // A partitioned table's row is in the leaf its key routes to, level by level.
+        F::PartitionOfRow => {
+            let mut t = catalog.table_by_oid(oid(0));
+            while let Some(table) = t
+                && let Some(key) = &table.partition_key
+            {
+                let values: Vec<Value> = key
+                    .columns
+                    .iter()
+                    .map(|&c| args.get(1 + c).cloned().unwrap_or(Value::Null))
+                    .collect();
+                t = catalog
+                    .partitions(table.oid)
+                    .and_then(|p| p.route(key.strategy, &values))
+                    .and_then(|o| catalog.table_by_oid(o));
+            }
+            match t {
+                Some(leaf) => Value::Oid(leaf.oid),
+                None => Value::Null,
+            }
+        }
         F::PgPartitionRoot => match catalog.table_by_oid(oid(0)) {
             None => Value::Null,
             Some(t) if t.partition_of.is_none() && t.partition_key.is_none() => Value::Null,

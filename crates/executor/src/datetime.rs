@@ -289,6 +289,7 @@ pub(crate) fn eval_func(clock: &SessionClock, f: ScalarFunc, args: &[Value]) -> 
         | F::PgPartitionAncestors
         | F::PgGetPartKeyDef
         | F::PgPartitionRoot
+        | F::PartitionOfRow
         | F::PgGetPartitionConstraintDef
         | F::PgGetTriggerDef
         | F::PgEncodingToChar

@@ -261,6 +261,8 @@ pub fn deparse(cx: &ShowCx, e: &Expr, names: &[String]) -> String {
             }
             format!("{}({})", func_name(*f), shown.join(", "))
         }
+        // The system column a partitioned table's `tableoid` reads.
+        ExprKind::Func(ScalarFunc::PartitionOfRow, _) => "tableoid".into(),
         ExprKind::Func(f, args) => format!(
             "{}({})",
             func_name(*f),

@@ -440,6 +440,10 @@ fn eval_func(s: &Session, f: ScalarFunc, args: Vec<Value>, ty: &DataType) -> PgR
     if f == ScalarFunc::SetConfig {
         return crate::catalog_funcs::set_config(s, &args);
     }
+    // Not strict: a NULL key routes too (to a DEFAULT or NULL partition).
+    if f == ScalarFunc::PartitionOfRow {
+        return crate::catalog_funcs::eval(s, f, &args);
+    }
     if args.iter().any(Value::is_null) {
         return Ok(Value::Null);
     }
@@ -496,6 +500,7 @@ fn eval_func(s: &Session, f: ScalarFunc, args: Vec<Value>, ty: &DataType) -> PgR
         | ScalarFunc::PgPartitionAncestors
         | ScalarFunc::PgGetPartKeyDef
         | ScalarFunc::PgPartitionRoot
+        | ScalarFunc::PartitionOfRow
         | ScalarFunc::PgGetPartitionConstraintDef
         | ScalarFunc::PgGetTriggerDef
         | ScalarFunc::PgEncodingToChar

@@ -242,6 +242,10 @@ pub enum ScalarFunc {
     PgGetPartKeyDef,
     /// `pg_partition_root(regclass)`: the top of a partition tree.
     PgPartitionRoot,
+    /// The system column `tableoid` of a partitioned table's row: the leaf partition its
+    /// key routes to, which is the one it is in (partition rule 2). Arguments: the
+    /// partitioned table's oid, then the row's partition key columns.
+    PartitionOfRow,
     /// `pg_get_partition_constraintdef(oid)`: what a partition's bounds require.
     PgGetPartitionConstraintDef,
     /// `pg_get_triggerdef(trigger [, pretty])`: NULL, as Myriad has no triggers.
@@ -337,6 +341,7 @@ impl ScalarFunc {
             | F::PgPartitionAncestors
             | F::PgGetPartKeyDef
             | F::PgPartitionRoot
+            | F::PartitionOfRow
             | F::PgGetPartitionConstraintDef
             | F::PgGetTriggerDef
             | F::PgEncodingToChar

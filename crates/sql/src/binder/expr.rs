@@ -754,6 +754,15 @@ impl Binder<'_> {
         let pos = self.position(&table.unwrap_or(col).span);
         let local = cx.scope.resolve(qualifier.as_deref(), &name);
         if let Err(e) = &local
+            && e.code == SqlState::UNDEFINED_COLUMN
+            && name == "tableoid"
+            && let Some(oid) = self
+                .table_oid_column(cx.scope, qualifier.as_deref())
+                .map_err(|e| e.with_position(pos))?
+        {
+            return Ok(oid);
+        }
+        if let Err(e) = &local
             && matches!(
                 e.code,
                 SqlState::UNDEFINED_COLUMN | SqlState::UNDEFINED_TABLE
@@ -785,6 +794,73 @@ impl Binder<'_> {
             .with_position(pos)
         })?;
         Ok(Expr::column(index, ty))
+    }
+
+    /// The system column `tableoid` of the table in `scope` that `qualifier` names (or
+    /// the one table there): the table's oid; for a partitioned table, the partition
+    /// each row is in, found by routing the row's key (`ScalarFunc::PartitionOfRow`).
+    /// `None` when no table of the scope is meant (a user column of that name wins, as
+    /// in PostgreSQL, by being found first).
+    fn table_oid_column(&self, scope: &Scope, qualifier: Option<&str>) -> PgResult<Option<Expr>> {
+        // Each FROM item that is a table: where its first column is, and the table.
+        let mut found: Option<(usize, std::sync::Arc<catalog::TableDesc>)> = None;
+        for (i, c) in scope.columns.iter().enumerate() {
+            if c.column_number != 1
+                || c.table_oid == 0
+                || qualifier.is_some_and(|q| c.table.as_deref() != Some(q))
+            {
+                continue;
+            }
+            let Some(t) = self.catalog.table_by_oid(c.table_oid) else {
+                continue;
+            };
+            // The item's columns are the table's, in order (not a subquery's).
+            let whole = t.columns.len() <= scope.columns.len() - i
+                && t.columns.iter().enumerate().all(|(k, col)| {
+                    let sc = &scope.columns[i + k];
+                    sc.table == c.table
+                        && sc.table_oid == t.oid
+                        && sc.column_number == k as i16 + 1
+                        && *sc.name == *col.name
+                });
+            if !whole {
+                continue;
+            }
+            if found.is_some() {
+                return Err(PgError::new(
+                    SqlState::AMBIGUOUS_COLUMN,
+                    "column reference \"tableoid\" is ambiguous",
+                ));
+            }
+            found = Some((i, t.clone()));
+        }
+        let Some((start, table)) = found else {
+            return Ok(None);
+        };
+        if table.partition_key.is_none() {
+            return Ok(Some(Expr::constant(Value::Oid(table.oid), DataType::Oid)));
+        }
+        // The key columns of every partitioned level below it, the rest NULL.
+        let mut keyed = vec![false; table.columns.len()];
+        for t in std::iter::once(table.clone()).chain(self.catalog.descendants(table.oid)) {
+            for &c in t.partition_key.iter().flat_map(|k| &k.columns) {
+                if let Some(k) = keyed.get_mut(c) {
+                    *k = true;
+                }
+            }
+        }
+        let mut args = vec![Expr::constant(Value::Oid(table.oid), DataType::Oid)];
+        args.extend(table.columns.iter().enumerate().map(|(c, col)| {
+            if keyed[c] {
+                Expr::column(start + c, col.ty)
+            } else {
+                Expr::constant(Value::Null, col.ty)
+            }
+        }));
+        Ok(Some(Expr::new(
+            ExprKind::Func(crate::bound::ScalarFunc::PartitionOfRow, args),
+            DataType::Oid,
+        )))
     }
 
     fn bind_literal(&self, v: &ast::Value, span: sqlparser::tokenizer::Span) -> PgResult<Expr> {
