@@ -139,6 +139,72 @@ fn counted() {
 #[derive(Clone, Debug)]
 pub struct RangeKey(pub Vec<RangeDatum>);
 
+/// The key intervals of a multi-column range key that `cols` (each column's values, in
+/// key order) allow, lexicographically, where they say more than the first column does:
+/// the first columns each fixed to one value, then the next column's intervals (or
+/// anything), the rest anything. Each interval is inclusive, its ends padded with
+/// MINVALUE or MAXVALUE (an exclusive end taken as inclusive: a partition more, never
+/// one less). `None` where the first column is not fixed or the key has one column.
+fn key_intervals(cols: &[Option<KeyValues>]) -> Option<Vec<(RangeKey, RangeKey)>> {
+    if cols.len() < 2 {
+        return None;
+    }
+    let point = |kv: &KeyValues| match kv.intervals.as_slice() {
+        [(Bound::Included(a), Bound::Included(b))] if !kv.null && a.cmp_non_null(b).is_eq() => {
+            Some(a.clone())
+        }
+        _ => None,
+    };
+    let mut prefix = Vec::new();
+    for c in cols {
+        match c.as_ref().and_then(point) {
+            Some(v) => prefix.push(RangeDatum::Value(v)),
+            None => break,
+        }
+    }
+    if prefix.is_empty() {
+        return None;
+    }
+    let n = cols.len();
+    let pad = |mut v: Vec<RangeDatum>, d: RangeDatum| {
+        v.resize(n, d);
+        RangeKey(v)
+    };
+    if prefix.len() == n {
+        let key = RangeKey(prefix);
+        return Some(vec![(key.clone(), key)]);
+    }
+    let next = cols[prefix.len()].as_ref();
+    let Some(next) = next else {
+        return Some(vec![(
+            pad(prefix.clone(), RangeDatum::MinValue),
+            pad(prefix, RangeDatum::MaxValue),
+        )]);
+    };
+    // A NULL is in no range partition: only the non-NULL intervals count.
+    Some(
+        next.intervals
+            .iter()
+            .map(|(lo, hi)| {
+                let end = |b: &Bound<Value>, unbounded: RangeDatum, open: RangeDatum| {
+                    let mut v = prefix.clone();
+                    match b {
+                        Bound::Unbounded => v.push(unbounded),
+                        Bound::Included(x) | Bound::Excluded(x) => {
+                            v.push(RangeDatum::Value(x.clone()))
+                        }
+                    }
+                    pad(v, open)
+                };
+                (
+                    end(lo, RangeDatum::MinValue, RangeDatum::MinValue),
+                    end(hi, RangeDatum::MaxValue, RangeDatum::MaxValue),
+                )
+            })
+            .collect(),
+    )
+}
+
 fn cmp_datum(a: &RangeDatum, b: &RangeDatum) -> Ordering {
     use RangeDatum::*;
     match (a, b) {
@@ -610,13 +676,27 @@ impl Partitions {
             return self.all();
         };
         match strategy {
-            PartitionStrategy::Range => self.prune_range(first, cols.len()),
+            PartitionStrategy::Range => {
+                self.prune_range(first, cols.len(), key_intervals(cols).as_deref())
+            }
             PartitionStrategy::List => self.prune_list(first),
             PartitionStrategy::Hash => self.prune_hash(cols),
         }
     }
 
-    fn prune_range(&self, first: &KeyValues, ncols: usize) -> Vec<Oid> {
+    /// The range partitions (and the DEFAULT one) the first key column's values `first`
+    /// leave, of those meeting one of `refine`'s key intervals where it is given
+    /// ([`key_intervals`]: a partition `[lower, upper)` meets `[lo, hi]` if
+    /// `lower <= hi` and `lo < upper`).
+    fn prune_range(
+        &self,
+        first: &KeyValues,
+        ncols: usize,
+        refine: Option<&[(RangeKey, RangeKey)]>,
+    ) -> Vec<Oid> {
+        let meets = |lower: &RangeKey, upper: &RangeKey| {
+            refine.is_none_or(|r| r.iter().any(|(lo, hi)| lower <= hi && lo < upper))
+        };
         let mut out: Vec<Oid> = Vec::new();
         // A NULL key goes to the DEFAULT partition only.
         let mut default = first.null;
@@ -636,7 +716,7 @@ impl Partitions {
             // DEFAULT partition may hold some.
             let mut covered_to: Option<RangeKey> = None;
             let mut gap = false;
-            if let Some((_, (upper, oid))) = self.range.range(..=start.clone()).next_back() {
+            if let Some((lower, (upper, oid))) = self.range.range(..=start.clone()).next_back() {
                 // It holds first-column values below its upper bound's first value (or
                 // that value, with more columns after).
                 let keep = match lo {
@@ -650,7 +730,9 @@ impl Partitions {
                     }
                 };
                 if keep {
-                    out.push(*oid);
+                    if meets(lower, upper) {
+                        out.push(*oid);
+                    }
                     covered_to = Some(upper.clone());
                 } else {
                     gap = true;
@@ -676,7 +758,9 @@ impl Partitions {
                 if covered_to.as_ref().is_none_or(|c| c != lower) {
                     gap = true;
                 }
-                out.push(*oid);
+                if meets(lower, upper) {
+                    out.push(*oid);
+                }
                 covered_to = Some(upper.clone());
             }
             // The last partition must reach past `hi`.
@@ -834,6 +918,75 @@ mod tests {
         );
         assert_eq!(p.check_new(&range(-5, 0)), Ok(()));
         assert_eq!(p.all(), vec![100, 101, 102, 103]);
+    }
+
+    /// `(a, b)` from `(a, 0)` to `(a, 10)` and `(a, 10)` to `(a + 1, 0)` for a in 0..3:
+    /// six partitions, two per value of `a`.
+    fn two_column_ranges() -> Partitions {
+        let key = |a: i32, b: i32| {
+            vec![
+                RangeDatum::Value(Value::Int4(a)),
+                RangeDatum::Value(Value::Int4(b)),
+            ]
+        };
+        let mut p = Partitions::default();
+        for a in 0..3 {
+            p.add(
+                200 + 2 * a as Oid,
+                &PartitionBound::Range {
+                    from: key(a, 0),
+                    to: key(a, 10),
+                },
+            );
+            p.add(
+                201 + 2 * a as Oid,
+                &PartitionBound::Range {
+                    from: key(a, 10),
+                    to: key(a + 1, 0),
+                },
+            );
+        }
+        p
+    }
+
+    /// A multi-column range key prunes on its later columns once the first ones are
+    /// fixed: `a = 1 AND b >= 20` reads one partition of six, not the three that hold
+    /// some row with `a = 1` (`(1, -5)` is in the one from `(0, 10)` to `(1, 0)`).
+    #[test]
+    fn multi_column_range_pruning() {
+        let p = two_column_ranges();
+        let a = |v| Some(KeyValues::point(Value::Int4(v)));
+        let prune = |cols: &[Option<KeyValues>]| p.prune(PartitionStrategy::Range, cols);
+        // The first column alone: the partitions whose range holds some (1, b).
+        assert_eq!(prune(&[a(1), None]), vec![201, 202, 203]);
+        let below5 = KeyValues {
+            intervals: vec![(Bound::Unbounded, Bound::Excluded(Value::Int4(5)))],
+            null: false,
+        };
+        assert_eq!(prune(&[a(1), Some(below5)]), vec![201, 202]);
+        let from20 = KeyValues {
+            intervals: vec![(Bound::Included(Value::Int4(20)), Bound::Unbounded)],
+            null: false,
+        };
+        assert_eq!(prune(&[a(1), Some(from20)]), vec![203]);
+        // The whole key fixed: the one partition holding it.
+        assert_eq!(prune(&[a(2), a(10)]), vec![205]);
+        assert_eq!(prune(&[a(2), a(9)]), vec![204]);
+        // Only NULL for b: no range partition holds it.
+        let null = KeyValues {
+            intervals: Vec::new(),
+            null: true,
+        };
+        assert_eq!(prune(&[a(1), Some(null)]), Vec::<Oid>::new());
+        // Not fixed in the first column: as before.
+        let a01 = KeyValues {
+            intervals: vec![(
+                Bound::Included(Value::Int4(0)),
+                Bound::Included(Value::Int4(1)),
+            )],
+            null: false,
+        };
+        assert_eq!(prune(&[Some(a01), a(3)]), vec![200, 201, 202, 203]);
     }
 
     #[test]
