@@ -346,7 +346,7 @@ fn tables_read(plan: &Plan) -> usize {
         Plan::IndexNestLoop { .. } => below + 1,
         // A set operation's sides are separate FROM items in PostgreSQL's range table, so
         // it qualifies column names even with one table.
-        Plan::Append { .. } | Plan::SetOp { .. } => below.max(2),
+        Plan::Append { .. } | Plan::MergeAppend { .. } | Plan::SetOp { .. } => below.max(2),
         _ => below,
     }
 }
@@ -453,6 +453,7 @@ fn node_exprs(plan: &Plan) -> Vec<(Vec<&Expr>, Over<'_>)> {
         | Plan::SequenceState { .. }
         | Plan::Distinct { .. }
         | Plan::Append { .. }
+        | Plan::MergeAppend { .. }
         | Plan::SetOp { .. } => vec![],
     }
 }
@@ -794,12 +795,49 @@ impl Renderer<'_> {
                 parent: Some(t), ..
             } => self.table_names(t),
             Plan::Append { inputs, .. } => inputs.first().map_or(vec![], |p| self.names(p)),
+            // The parent's row projected, by the name the query gave the parent.
+            Plan::MergeAppend { parent, exprs, .. } => {
+                let inner = self.table_names(parent);
+                exprs.iter().map(|e| deparse(&self.cx, e, &inner)).collect()
+            }
             Plan::SetOp { left, .. } => self.names(left),
             Plan::Filter { input, .. }
             | Plan::Sort { input, .. }
             | Plan::Distinct { input }
             | Plan::Limit { input, .. } => self.names(input),
         }
+    }
+
+    /// A Sort's or Merge Append's keys as PostgreSQL shows them, over `names` (the
+    /// columns of `input`'s rows).
+    fn sort_keys(
+        &self,
+        keys: &[sql::bound::SortKey],
+        names: &[String],
+        input: &Plan,
+    ) -> Vec<String> {
+        keys.iter()
+            .map(|k| {
+                let mut s = deparse(&self.cx, &k.expr, names);
+                // A key its input computes is shown in parentheses: PostgreSQL's Sort
+                // reads it as a Var over a non-Var of its input's.
+                let var = matches!(k.expr.kind, ExprKind::Column(i) if column_is_var(input, i));
+                if !var {
+                    s = format!("({s})");
+                }
+                if k.desc {
+                    s.push_str(" DESC");
+                }
+                if k.nulls_first != k.desc {
+                    s.push_str(if k.nulls_first {
+                        " NULLS FIRST"
+                    } else {
+                        " NULLS LAST"
+                    });
+                }
+                s
+            })
+            .collect()
     }
 
     /// The node `plan` shows as (numbering every node, shown or folded), with the
@@ -1340,30 +1378,7 @@ impl Renderer<'_> {
             Plan::Sort { input, keys } => {
                 let names = self.names(input);
                 let child = self.shown(input);
-                let keys: Vec<String> = keys
-                    .iter()
-                    .map(|k| {
-                        let mut s = deparse(&self.cx, &k.expr, &names);
-                        // A key its input computes is shown in parentheses: PostgreSQL's
-                        // Sort reads it as a Var over a non-Var of its input's.
-                        let var =
-                            matches!(k.expr.kind, ExprKind::Column(i) if column_is_var(input, i));
-                        if !var {
-                            s = format!("({s})");
-                        }
-                        if k.desc {
-                            s.push_str(" DESC");
-                        }
-                        if k.nulls_first != k.desc {
-                            s.push_str(if k.nulls_first {
-                                " NULLS FIRST"
-                            } else {
-                                " NULLS LAST"
-                            });
-                        }
-                        s
-                    })
-                    .collect();
+                let keys = self.sort_keys(keys, &names, input);
                 let mut details = vec![format!("Sort Key: {}", keys.join(", "))];
                 if let Some(m) = stats.and_then(|s| s.memory)
                     && stats.is_some_and(|s| s.executed)
@@ -1442,6 +1457,30 @@ impl Renderer<'_> {
             Plan::Append { inputs, .. } => {
                 let children = inputs.iter().map(|p| self.shown(p)).collect();
                 node("Append".into(), vec![], children)
+            }
+            // A partitioned table's partitions merged by the keys, named by their place.
+            Plan::MergeAppend {
+                inputs,
+                keys,
+                parent,
+                ..
+            } => {
+                let names = self.names(plan);
+                let keys = match inputs.first() {
+                    Some(first) => self.sort_keys(keys, &names, first),
+                    None => Vec::new(),
+                };
+                let base = parent.shown_name().to_string();
+                let children = inputs
+                    .iter()
+                    .enumerate()
+                    .map(|(k, c)| self.shown(&renamed(c, &format!("{base}_{}", k + 1))))
+                    .collect();
+                node(
+                    "Merge Append".into(),
+                    vec![format!("Sort Key: {}", keys.join(", "))],
+                    children,
+                )
             }
             Plan::SetOp {
                 intersect,

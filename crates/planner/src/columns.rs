@@ -172,6 +172,13 @@ pub(crate) fn prune(plan: &mut Plan, needed: &[bool]) {
                 prune(input, needed);
             }
         }
+        Plan::MergeAppend { inputs, keys, .. } => {
+            let mut need = needed.to_vec();
+            read(keys.iter().map(|k| &k.expr), &mut need);
+            for input in inputs {
+                prune(input, &need);
+            }
+        }
         // Whole rows compared, or locked and rebuilt: every column.
         Plan::Distinct { input } => {
             let all = vec![true; input.width()];

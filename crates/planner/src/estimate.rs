@@ -766,6 +766,38 @@ impl<'a> Estimator<'a> {
                 };
                 Node { est, ..n }
             }
+            // PostgreSQL's cost_merge_append: every input started, a heap of their first
+            // rows built (N log N comparisons), then log N comparisons a row.
+            Plan::MergeAppend { inputs, .. } => {
+                let nodes: Vec<Node> = inputs.iter().map(|p| self.node(p)).collect();
+                let rows: f64 = nodes.iter().map(|n| n.est.rows).sum();
+                let n = (nodes.len() as f64).max(2.0);
+                let log_n = n.log2();
+                let comparison = 2.0 * s.cpu_operator_cost;
+                let startup: f64 =
+                    nodes.iter().map(|n| n.est.startup).sum::<f64>() + comparison * n * log_n;
+                let run: f64 = nodes
+                    .iter()
+                    .map(|n| n.est.total - n.est.startup)
+                    .sum::<f64>()
+                    + rows * comparison * log_n
+                    + s.cpu_tuple_cost * 0.5 * rows;
+                let first = nodes.first().cloned().unwrap_or(Node {
+                    est: Estimate::default(),
+                    widths: Rc::from([]),
+                    origins: Rc::from([]),
+                });
+                Node {
+                    est: Estimate {
+                        startup,
+                        total: startup + run,
+                        rows,
+                        width: first.est.width,
+                    },
+                    widths: first.widths,
+                    origins: vec![None; first.origins.len()].into(),
+                }
+            }
             Plan::Append { inputs, prune, .. } => {
                 let nodes: Vec<Node> = inputs.iter().map(|p| self.node(p)).collect();
                 let mut rows: f64 = nodes.iter().map(|n| n.est.rows).sum();

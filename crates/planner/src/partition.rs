@@ -355,12 +355,12 @@ pub(crate) fn ordered_by_bounds(scan: &Plan, exprs: &[Expr], keys: &[sql::bound:
             .is_some_and(|e| column_of(e) == Some(key.columns[0]))
 }
 
-/// `ORDER BY` a range-partitioned table's first key column (PostgreSQL 12's ordered
-/// Append): each partition's rows in order (by an index where that is cheaper, else
-/// sorted), the partitions one after the other in bound order, so a LIMIT stops after
-/// the first partitions; used where it costs less than sorting every row, and only where
-/// every partition is a direct range partition (no DEFAULT partition, which may hold any
-/// value, and no sub-partitions, ordered by other columns).
+/// `ORDER BY` over a partitioned table's scan: each partition's rows in order (by an
+/// index where that is cheaper, else sorted), then either the partitions one after the
+/// other in bound order (PostgreSQL 12's ordered Append: the keys are a range key's
+/// first column, every partition a direct range partition, no DEFAULT one, which may
+/// hold any value) or merged by the keys (PostgreSQL's Merge Append), so a LIMIT reads
+/// few rows of each; used where it costs less than sorting every row.
 pub(crate) fn ordered_append(
     cx: &PlanContext<'_>,
     scan: Plan,
@@ -368,7 +368,7 @@ pub(crate) fn ordered_append(
     keys: Vec<sql::bound::SortKey>,
     limit: Option<(&Option<Expr>, &Option<Expr>)>,
 ) -> Plan {
-    let sorted = || Plan::Sort {
+    let sorted = Plan::Sort {
         input: Box::new(Plan::Project {
             input: Box::new(scan.clone()),
             exprs: exprs.clone(),
@@ -376,22 +376,23 @@ pub(crate) fn ordered_append(
         keys: keys.clone(),
     };
     let Plan::SeqScan { table, filter, .. } = &scan else {
-        return sorted();
+        return sorted;
     };
     let leaves = leaves(cx, table, filter.as_ref());
-    let direct_ranges = leaves.iter().all(|l| {
-        l.partition_of.as_ref().is_some_and(|o| {
-            o.parent == table.oid
-                && matches!(o.bound, catalog::partition::PartitionBound::Range { .. })
-        })
-    });
-    if leaves.len() < 2 || !direct_ranges {
-        return sorted();
+    if leaves.len() < 2 {
+        return sorted;
     }
+    let by_bounds = ordered_by_bounds(&scan, &exprs, &keys)
+        && leaves.iter().all(|l| {
+            l.partition_of.as_ref().is_some_and(|o| {
+                o.parent == table.oid
+                    && matches!(o.bound, catalog::partition::PartitionBound::Range { .. })
+            })
+        });
     // EXPLAIN names the partitions by their place under the Append (`Plan::Append`'s
     // `parent`), their descriptors the catalog's; but by their place in bound order
     // when the Append runs them last to first (DESC), which only a copy can carry.
-    let desc_order = keys[0].desc;
+    let desc_order = by_bounds && keys[0].desc;
     let shown = table.shown_name().to_string();
     let mut inputs: Vec<Plan> = leaves
         .iter()
@@ -422,16 +423,25 @@ pub(crate) fn ordered_append(
             crate::ordered_by_index(cx, one, limit)
         })
         .collect();
-    // Descending: the partitions last to first (each named by its place in bound order).
-    if keys[0].desc {
-        inputs.reverse();
-    }
-    let ordered = Plan::Append {
-        inputs,
-        prune: None,
-        parent: Some(table.clone()),
+    let ordered = if by_bounds {
+        // Descending: the partitions last to first (each named by its place in bound
+        // order).
+        if desc_order {
+            inputs.reverse();
+        }
+        Plan::Append {
+            inputs,
+            prune: None,
+            parent: Some(table.clone()),
+        }
+    } else {
+        Plan::MergeAppend {
+            inputs,
+            keys,
+            parent: table.clone(),
+            exprs,
+        }
     };
-    let sorted = sorted();
     if crate::scan::in_order_is_cheaper(cx, &ordered, &sorted, limit) {
         ordered
     } else {

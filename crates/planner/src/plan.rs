@@ -197,6 +197,18 @@ pub enum Plan {
         /// (what EXPLAIN qualifies the Append's columns by, as PostgreSQL does).
         parent: Option<Arc<TableDesc>>,
     },
+    /// A partitioned table's partitions each read in `keys` order (an index in that
+    /// order, or sorted), merged into one stream in that order (PostgreSQL's Merge
+    /// Append): an ORDER BY ... LIMIT reads few rows of each partition.
+    MergeAppend {
+        inputs: Vec<Plan>,
+        /// Over the inputs' rows (each the parent's row projected by `exprs`).
+        keys: Vec<sql::bound::SortKey>,
+        /// The partitioned table, as the query names it.
+        parent: Arc<TableDesc>,
+        /// The projection of the parent's row the inputs make (EXPLAIN's sort keys).
+        exprs: Vec<Expr>,
+    },
     /// INTERSECT / EXCEPT [ALL]: the right side's rows counted, then the left side's
     /// passed on or not by those counts, in the left side's order.
     SetOp {
@@ -258,7 +270,9 @@ impl Plan {
             | Plan::MergeJoin { left, right, .. }
             | Plan::SetOp { left, right, .. } => vec![left, right],
             Plan::IndexNestLoop { left, .. } => vec![left],
-            Plan::Append { inputs, .. } => inputs.iter().collect(),
+            Plan::Append { inputs, .. } | Plan::MergeAppend { inputs, .. } => {
+                inputs.iter().collect()
+            }
             Plan::Filter { input, .. }
             | Plan::Project { input, .. }
             | Plan::Aggregate { input, .. }
@@ -286,7 +300,9 @@ impl Plan {
             | Plan::MergeJoin { left, right, .. }
             | Plan::SetOp { left, right, .. } => vec![left, right],
             Plan::IndexNestLoop { left, .. } => vec![left],
-            Plan::Append { inputs, .. } => inputs.iter_mut().collect(),
+            Plan::Append { inputs, .. } | Plan::MergeAppend { inputs, .. } => {
+                inputs.iter_mut().collect()
+            }
             Plan::Filter { input, .. }
             | Plan::Project { input, .. }
             | Plan::Aggregate { input, .. }
@@ -342,7 +358,9 @@ impl Plan {
                 .map(|e| e.ty)
                 .chain(aggs.iter().map(|a| a.ty))
                 .collect(),
-            Plan::Append { inputs, .. } => inputs.first()?.column_types()?,
+            Plan::Append { inputs, .. } | Plan::MergeAppend { inputs, .. } => {
+                inputs.first()?.column_types()?
+            }
             Plan::SetOp { left, .. } => left.column_types()?,
             Plan::Filter { input, .. }
             | Plan::Sort { input, .. }
@@ -400,7 +418,9 @@ impl Plan {
                     }
             }
             Plan::Aggregate { group_by, aggs, .. } => group_by.len() + aggs.len(),
-            Plan::Append { inputs, .. } => inputs.first().map_or(0, Plan::width),
+            Plan::Append { inputs, .. } | Plan::MergeAppend { inputs, .. } => {
+                inputs.first().map_or(0, Plan::width)
+            }
             Plan::SetOp { left, .. } => left.width(),
             Plan::Filter { input, .. }
             | Plan::Sort { input, .. }

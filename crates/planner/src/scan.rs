@@ -27,9 +27,7 @@ pub(crate) fn ordered_by_index(
             exprs,
         },
         Plan::Sort { input, keys } => match *input {
-            Plan::Project { input: scan, exprs }
-                if crate::partition::ordered_by_bounds(&scan, &exprs, &keys) =>
-            {
+            Plan::Project { input: scan, exprs } if matches!(&*scan, Plan::SeqScan { table, .. } if table.partition_key.is_some()) => {
                 crate::partition::ordered_append(cx, *scan, exprs, keys, limit)
             }
             Plan::Project { input: scan, exprs } => match index_order(cx, &scan, &exprs, &keys) {

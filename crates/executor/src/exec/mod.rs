@@ -29,6 +29,7 @@ mod index_nest_loop;
 mod instrumented;
 mod limit;
 pub(crate) mod lock_rows;
+mod merge_append;
 mod merge_join;
 mod nested_loop;
 mod project;
@@ -55,6 +56,8 @@ pub(crate) use hash_join::*;
 pub(crate) use index_nest_loop::*;
 #[allow(unused_imports)]
 pub(crate) use limit::*;
+#[allow(unused_imports)]
+pub(crate) use merge_append::*;
 #[allow(unused_imports)]
 pub(crate) use merge_join::*;
 #[allow(unused_imports)]
@@ -456,6 +459,15 @@ fn build_node<'a>(
                 inputs: built.into(),
             })
         }
+        Plan::MergeAppend { inputs, keys, .. } => Box::new(MergeAppendOp {
+            env,
+            inputs: inputs
+                .iter()
+                .map(|p| build(p, env))
+                .collect::<PgResult<Vec<_>>>()?,
+            keys,
+            heads: None,
+        }),
         Plan::SetOp {
             intersect,
             all,
