@@ -503,6 +503,77 @@ fn bound_constant(text: &common::value::TextContext, v: &Value) -> String {
     }
 }
 
+/// The conditions a range partition's bound `from` .. `to` over key columns `cols`
+/// puts on a row, as PostgreSQL words them (its NOT NULL tests apart): each leading
+/// column both bounds fix to one value equal to it; then from the first column they
+/// differ in, the lower bound as an OR of arms (`a > 0`, then `a = 0 AND b >= 10`, one
+/// more column each, the last `>=` where it is the key's last column or MINVALUE follows
+/// it) while its values are finite, and the upper bound alike (`<`, `<=` where MAXVALUE
+/// follows).
+fn range_conjuncts(
+    cols: &[usize],
+    from: &[catalog::partition::RangeDatum],
+    to: &[catalog::partition::RangeDatum],
+    name: &dyn Fn(usize) -> String,
+    konst: &dyn Fn(usize, &Value) -> String,
+) -> Vec<String> {
+    use catalog::partition::RangeDatum;
+    let n = cols.len().min(from.len()).min(to.len());
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < n {
+        match (&from[i], &to[i]) {
+            (RangeDatum::Value(a), RangeDatum::Value(b)) if a.cmp_non_null(b).is_eq() => {
+                out.push(format!("({} = {})", name(cols[i]), konst(cols[i], a)));
+                i += 1;
+            }
+            _ => break,
+        }
+    }
+    if i == n {
+        return out;
+    }
+    let arms = |bound: &[RangeDatum], lower: bool| -> Option<String> {
+        let mut arms = Vec::new();
+        for j in i..n {
+            let RangeDatum::Value(v) = &bound[j] else {
+                break;
+            };
+            let next = bound.get(j + 1).filter(|_| j + 1 < n);
+            let op = match (lower, next) {
+                (true, None | Some(RangeDatum::MinValue)) => ">=",
+                (true, _) => ">",
+                (false, Some(RangeDatum::MaxValue)) => "<=",
+                (false, _) => "<",
+            };
+            let mut conj: Vec<String> = (i..j)
+                .filter_map(|e| match &bound[e] {
+                    RangeDatum::Value(x) => {
+                        Some(format!("({} = {})", name(cols[e]), konst(cols[e], x)))
+                    }
+                    _ => None,
+                })
+                .collect();
+            conj.push(format!("({} {op} {})", name(cols[j]), konst(cols[j], v)));
+            arms.push(match conj.as_slice() {
+                [one] => one.clone(),
+                all => format!("({})", all.join(" AND ")),
+            });
+            if !matches!(next, Some(RangeDatum::Value(_))) {
+                break;
+            }
+        }
+        match arms.as_slice() {
+            [] => None,
+            [one] => Some(one.clone()),
+            all => Some(format!("({})", all.join(" OR "))),
+        }
+    };
+    out.extend(arms(from, true));
+    out.extend(arms(to, false));
+    out
+}
+
 /// A partition's constraint as `pg_get_partition_constraintdef` prints it: what its
 /// bound and each bound above it require of a row (`((a IS NOT NULL) AND (a >= 10) AND
 /// (a < 20))`). `None` for a table that is no partition, and for the bounds whose
@@ -514,7 +585,7 @@ pub(crate) fn partition_constraint(
     text: &common::value::TextContext,
     t: &TableDesc,
 ) -> Option<String> {
-    use catalog::partition::{PartitionBound, RangeDatum};
+    use catalog::partition::PartitionBound;
     t.partition_of.as_ref()?;
     // From the root down.
     let mut chain = vec![t];
@@ -544,14 +615,12 @@ pub(crate) fn partition_constraint(
                     .filter_map(|s| s.partition_of.as_ref().map(|o| o.bound.clone()))
                     .filter(|b| *b != PartitionBound::Default)
                     .collect();
-                let [c] = key.columns[..] else {
-                    return None;
-                };
                 if siblings.is_empty() {
                     return None;
                 }
                 let taken = match key.strategy {
                     catalog::partition::PartitionStrategy::List => {
+                        let c = key.columns[0];
                         let mut null = false;
                         let mut items = Vec::new();
                         for b in &siblings {
@@ -565,7 +634,10 @@ pub(crate) fn partition_constraint(
                                 }
                             }
                         }
-                        let any = format!("({} = ANY (ARRAY[{}]))", name(c), items.join(", "));
+                        let any = match items.as_slice() {
+                            [one] => format!("({} = {one})", name(c)),
+                            many => format!("({} = ANY (ARRAY[{}]))", name(c), many.join(", ")),
+                        };
                         if null {
                             format!("(({} IS NULL) OR {any})", name(c))
                         } else {
@@ -573,40 +645,34 @@ pub(crate) fn partition_constraint(
                         }
                     }
                     catalog::partition::PartitionStrategy::Range => {
-                        let range = |b: &PartitionBound| -> Vec<String> {
-                            let mut out = Vec::new();
-                            if let PartitionBound::Range { from, to } = b {
-                                if let Some(RangeDatum::Value(v)) = from.first() {
-                                    out.push(format!("({} >= {})", name(c), konst(c, v)));
+                        let not_null: Vec<String> = key
+                            .columns
+                            .iter()
+                            .map(|&c| format!("({} IS NOT NULL)", name(c)))
+                            .collect();
+                        let qual = |b: &PartitionBound| -> Vec<String> {
+                            match b {
+                                PartitionBound::Range { from, to } => {
+                                    range_conjuncts(&key.columns, from, to, &name, &konst)
                                 }
-                                if let Some(RangeDatum::Value(v)) = to.first() {
-                                    out.push(format!("({} < {})", name(c), konst(c, v)));
-                                }
+                                _ => Vec::new(),
                             }
-                            out
                         };
-                        let not_null = format!("({} IS NOT NULL)", name(c));
-                        match siblings.as_slice() {
-                            [one] => {
-                                let mut all = vec![not_null];
-                                all.extend(range(one));
-                                format!("({})", all.join(" AND "))
-                            }
-                            many => {
-                                let arms: Vec<String> = many
-                                    .iter()
-                                    .map(|b| {
-                                        let r = range(b);
-                                        if r.len() == 1 {
-                                            r[0].clone()
-                                        } else {
-                                            format!("({})", r.join(" AND "))
-                                        }
-                                    })
-                                    .collect();
-                                format!("({not_null} AND ({}))", arms.join(" OR "))
-                            }
-                        }
+                        // Each sibling's conditions as one arm (PostgreSQL keeps an
+                        // arm of several conditions parenthesised, even alone).
+                        let arms: Vec<String> = siblings
+                            .iter()
+                            .map(|b| match qual(b).as_slice() {
+                                [] => "true".to_string(),
+                                [one] => one.clone(),
+                                all => format!("({})", all.join(" AND ")),
+                            })
+                            .collect();
+                        let taken = match arms.as_slice() {
+                            [one] => one.clone(),
+                            many => format!("({})", many.join(" OR ")),
+                        };
+                        format!("({} AND {taken})", not_null.join(" AND "))
                     }
                     catalog::partition::PartitionStrategy::Hash => return None,
                 };
@@ -643,16 +709,10 @@ pub(crate) fn partition_constraint(
                 }
             }
             PartitionBound::Range { from, to } => {
-                let [c] = key.columns[..] else {
-                    return None;
-                };
-                parts.push(format!("({} IS NOT NULL)", name(c)));
-                if let Some(RangeDatum::Value(v)) = from.first() {
-                    parts.push(format!("({} >= {})", name(c), konst(c, v)));
+                for &c in &key.columns {
+                    parts.push(format!("({} IS NOT NULL)", name(c)));
                 }
-                if let Some(RangeDatum::Value(v)) = to.first() {
-                    parts.push(format!("({} < {})", name(c), konst(c, v)));
-                }
+                parts.extend(range_conjuncts(&key.columns, from, to, &name, &konst));
             }
         }
     }

@@ -111,6 +111,11 @@ impl Binder<'_> {
             ))
         };
         let spec = match (key.strategy, values) {
+            (PartitionStrategy::Hash, ast::ForValues::Default) => {
+                return Err(invalid_definition(
+                    "a hash-partitioned table may not have a default partition",
+                ));
+            }
             (_, ast::ForValues::Default) => BoundPartitionSpec::Default,
             (PartitionStrategy::Hash, ast::ForValues::With { modulus, remainder }) => {
                 if *modulus == 0 {
