@@ -40,7 +40,7 @@ impl Binder<'_> {
     /// with several as one ALTER TABLE per action, each bound against what the ones
     /// before it left).
     /// What PostgreSQL refuses to change in a partition alone (its columns are its
-    /// parent's), and what partitions cannot have yet (foreign keys of their own).
+    /// parent's).
     fn check_partition_alter(
         &self,
         table: &TableDesc,
@@ -102,12 +102,6 @@ impl Binder<'_> {
                     }
                     _ => Ok(()),
                 }
-            }
-            Op::AddConstraint { constraint, .. }
-                if parent.is_some()
-                    && matches!(constraint, ast::TableConstraint::ForeignKey(_)) =>
-            {
-                Err(PgError::unsupported("foreign keys on a partition alone"))
             }
             _ => Ok(()),
         }

@@ -301,10 +301,6 @@ impl Binder<'_> {
             Some(by) => Some(self.bind_partition_key(by, &columns)?),
             None => None,
         };
-        // A partition's keys are its parent's; keys of its own are not supported yet.
-        if partition_of.is_some() && !foreign_keys.is_empty() {
-            return Err(PgError::unsupported("foreign keys on a partition alone"));
-        }
         if let Some(pk) = &partition_key {
             let itself = TableDesc {
                 name: name.clone(),
