@@ -114,6 +114,57 @@ pub(crate) fn eval(
                 items,
             )))
         }
+        F::PgPartitionTree => {
+            let Some(t) = catalog.table_by_oid(oid(0)) else {
+                return Ok(Value::Null);
+            };
+            let mut items = Vec::new();
+            if t.partition_of.is_some() || t.partition_key.is_some() {
+                // Level by level from the table, each level's partitions by OID.
+                let mut level = vec![t.oid];
+                while !level.is_empty() {
+                    let mut next = Vec::new();
+                    for &o in &level {
+                        items.push(Value::Reg(common::value::RegKind::Class, o));
+                        if let Some(p) = catalog.partitions(o) {
+                            let mut below = p.all();
+                            below.sort_unstable();
+                            next.extend(below);
+                        }
+                    }
+                    level = next;
+                }
+            }
+            Value::Array(std::sync::Arc::new(common::array::Array::from_items(
+                common::types::oids::REGCLASS,
+                items,
+            )))
+        }
+        F::PartitionParent => match catalog
+            .table_by_oid(oid(0))
+            .and_then(|t| t.partition_of.as_ref())
+        {
+            Some(of) => Value::Reg(common::value::RegKind::Class, of.parent),
+            None => Value::Null,
+        },
+        F::PartitionIsLeaf => match catalog.table_by_oid(oid(0)) {
+            Some(t) => Value::Bool(t.partition_key.is_none()),
+            None => Value::Null,
+        },
+        F::PartitionLevel => {
+            let (mut at, top) = (catalog.table_by_oid(oid(0)), oid(1));
+            let mut level = 0;
+            while let Some(t) = at
+                && t.oid != top
+            {
+                level += 1;
+                at = t
+                    .partition_of
+                    .as_ref()
+                    .and_then(|o| catalog.table_by_oid(o.parent));
+            }
+            Value::Int4(level)
+        }
         F::PgGetPartitionConstraintDef => text(
             catalog
                 .table_by_oid(oid(0))

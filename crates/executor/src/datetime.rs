@@ -290,6 +290,10 @@ pub(crate) fn eval_func(clock: &SessionClock, f: ScalarFunc, args: &[Value]) -> 
         | F::PgGetPartKeyDef
         | F::PgPartitionRoot
         | F::PartitionOfRow
+        | F::PgPartitionTree
+        | F::PartitionParent
+        | F::PartitionIsLeaf
+        | F::PartitionLevel
         | F::PgGetPartitionConstraintDef
         | F::PgGetTriggerDef
         | F::PgEncodingToChar

@@ -501,6 +501,10 @@ fn eval_func(s: &Session, f: ScalarFunc, args: Vec<Value>, ty: &DataType) -> PgR
         | ScalarFunc::PgGetPartKeyDef
         | ScalarFunc::PgPartitionRoot
         | ScalarFunc::PartitionOfRow
+        | ScalarFunc::PgPartitionTree
+        | ScalarFunc::PartitionParent
+        | ScalarFunc::PartitionIsLeaf
+        | ScalarFunc::PartitionLevel
         | ScalarFunc::PgGetPartitionConstraintDef
         | ScalarFunc::PgGetTriggerDef
         | ScalarFunc::PgEncodingToChar

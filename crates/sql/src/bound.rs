@@ -242,6 +242,16 @@ pub enum ScalarFunc {
     PgGetPartKeyDef,
     /// `pg_partition_root(regclass)`: the top of a partition tree.
     PgPartitionRoot,
+    /// `pg_partition_tree(regclass)`'s rows, as a `regclass[]` of the relations (FROM
+    /// unnests it): the table and every partition below it, level by level, each
+    /// level's in OID order; empty for a table that is no partition.
+    PgPartitionTree,
+    /// `pg_partition_tree`'s `parentrelid`: a partition's parent, else NULL.
+    PartitionParent,
+    /// `pg_partition_tree`'s `isleaf`: whether the relation has no partitions of its own.
+    PartitionIsLeaf,
+    /// `pg_partition_tree`'s `level`: how far below the second argument the first is.
+    PartitionLevel,
     /// The system column `tableoid` of a partitioned table's row: the leaf partition its
     /// key routes to, which is the one it is in (partition rule 2). Arguments: the
     /// partitioned table's oid, then the row's partition key columns.
@@ -342,6 +352,10 @@ impl ScalarFunc {
             | F::PgGetPartKeyDef
             | F::PgPartitionRoot
             | F::PartitionOfRow
+            | F::PgPartitionTree
+            | F::PartitionParent
+            | F::PartitionIsLeaf
+            | F::PartitionLevel
             | F::PgGetPartitionConstraintDef
             | F::PgGetTriggerDef
             | F::PgEncodingToChar

@@ -16,11 +16,13 @@ enum Arg {
     /// oid (or a reg* type, or an integer, as PostgreSQL's implicit casts allow).
     Oid,
     Int4,
-    Int8,
     Text,
     Bool,
     /// regclass: an untyped literal is a relation's name, as PostgreSQL reads it.
     RegClass,
+    /// A size in bytes: bigint, or numeric (`pg_size_pretty(numeric)`, over a sum of
+    /// sizes), read as bigint.
+    Bytes,
 }
 
 /// `name`'s function and result type, and its arguments' types, for `n` arguments.
@@ -63,7 +65,7 @@ fn signature(name: &str, n: usize) -> Option<(ScalarFunc, DataType, &'static [Ar
         ("pg_table_size", 1) => (F::PgTableSize, DataType::Int8, &[RegClass]),
         ("pg_indexes_size", 1) => (F::PgIndexesSize, DataType::Int8, &[RegClass]),
         ("pg_total_relation_size", 1) => (F::PgTotalRelationSize, DataType::Int8, &[RegClass]),
-        ("pg_size_pretty", 1) => (F::PgSizePretty, DataType::Text, &[Int8]),
+        ("pg_size_pretty", 1) => (F::PgSizePretty, DataType::Text, &[Bytes]),
         ("pg_encoding_to_char", 1) => (F::PgEncodingToChar, DataType::Text, &[Int4]),
         ("col_description", 2) => (F::ColDescription, DataType::Text, &[Oid, Int4]),
         ("obj_description", 1) => (F::ObjDescription, DataType::Text, &[Oid]),
@@ -107,7 +109,11 @@ fn bind_call(
                 unknown || matches!(a.ty, DataType::Int2 | DataType::Int4),
                 DataType::Int4,
             ),
-            Arg::Int8 => (
+            Arg::Bytes if matches!(a.ty, DataType::Numeric(_)) => {
+                out.push(b.coerce(a.clone(), &DataType::Int8, CastContext::Explicit)?);
+                continue;
+            }
+            Arg::Bytes => (
                 unknown || matches!(a.ty, DataType::Int2 | DataType::Int4 | DataType::Int8),
                 DataType::Int8,
             ),

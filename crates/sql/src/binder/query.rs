@@ -1151,6 +1151,15 @@ impl Binder<'_> {
                 );
                 return self.unnest_scan(array, "pg_partition_ancestors", alias, ordinality);
             }
+            // `ScalarFunc::PgPartitionTree` makes the relations, unnested here; the
+            // other columns are functions of each.
+            ("pg_partition_tree", 1) => {
+                let t = types[0];
+                if !(t.is_integer() || super::expr::is_oid_like(&t) || t == DataType::Unknown) {
+                    return Err(no_such());
+                }
+                return self.partition_tree_scan(bound.pop().expect("one argument"), alias);
+            }
             ("generate_series", 2 | 3) if ordinality => {
                 return Err(PgError::unsupported("generate_series WITH ORDINALITY"));
             }
@@ -1277,6 +1286,65 @@ impl Binder<'_> {
     /// `func`: its column is named by the alias's first column, else by the function's
     /// OUT parameter (pg_partition_ancestors' `relid`), else by the table alias, else
     /// by the function; WITH ORDINALITY adds `ordinality`.
+    /// `pg_partition_tree(rel)`: relid, parentrelid, isleaf and level of `rel` and each
+    /// partition below it (PostgreSQL's columns; the alias may rename them).
+    fn partition_tree_scan(
+        &self,
+        rel: Expr,
+        alias: Option<&ast::TableAlias>,
+    ) -> PgResult<(LogicalPlan, Scope, String)> {
+        use crate::bound::ScalarFunc as F;
+        let class = DataType::Reg(common::value::RegKind::Class);
+        let rel = self.coerce(rel, &class, CastContext::Implicit)?;
+        let array = Expr::new(
+            ExprKind::Func(F::PgPartitionTree, vec![rel.clone()]),
+            class.array().expect("regclass has an array type"),
+        );
+        let (unnest, _, table_name) = self.unnest_scan(array, "pg_partition_tree", None, false)?;
+        if alias.is_some_and(|a| a.columns.len() > 4) {
+            return Err(PgError::new(
+                SqlState::SYNTAX_ERROR,
+                "too many column aliases specified for function pg_partition_tree",
+            ));
+        }
+        let relid = Expr::column(0, class);
+        let call = |f: F, args: Vec<Expr>, ty: DataType| Expr::new(ExprKind::Func(f, args), ty);
+        let exprs = vec![
+            relid.clone(),
+            call(F::PartitionParent, vec![relid.clone()], class),
+            call(F::PartitionIsLeaf, vec![relid.clone()], DataType::Bool),
+            call(F::PartitionLevel, vec![relid, rel], DataType::Int4),
+        ];
+        let table_name = alias.map(|a| ident_name(&a.name)).unwrap_or(table_name);
+        let names = ["relid", "parentrelid", "isleaf", "level"];
+        let columns = exprs
+            .iter()
+            .zip(names)
+            .enumerate()
+            .map(|(i, (e, n))| ScopeColumn {
+                table: Some(table_name.as_str().into()),
+                name: alias
+                    .and_then(|a| a.columns.get(i))
+                    .map(|c| ident_name(&c.name))
+                    .unwrap_or_else(|| n.to_string())
+                    .into(),
+                ty: e.ty,
+                table_oid: 0,
+                column_number: 0,
+                dropped: false,
+                merged_away: false,
+            })
+            .collect();
+        Ok((
+            LogicalPlan::Project {
+                input: Box::new(unnest),
+                exprs,
+            },
+            Scope { columns },
+            table_name,
+        ))
+    }
+
     fn unnest_scan(
         &self,
         array: Expr,
@@ -1683,7 +1751,12 @@ pub(crate) fn sort_key(expr: Expr, o: &ast::OrderByExpr) -> PgResult<SortKey> {
 }
 
 /// The set-returning functions Myriad has (in FROM).
-pub(crate) const SET_RETURNING: &[&str] = &["generate_series", "unnest", "pg_partition_ancestors"];
+pub(crate) const SET_RETURNING: &[&str] = &[
+    "generate_series",
+    "unnest",
+    "pg_partition_ancestors",
+    "pg_partition_tree",
+];
 
 /// `SELECT srf(args) [AS name]` without FROM, read as PostgreSQL reads it: the same
 /// rows as `SELECT f AS name FROM srf(args) AS srf(f)`, its column named after the
