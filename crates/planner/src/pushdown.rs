@@ -227,6 +227,16 @@ pub(crate) fn disjuncts<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
 pub fn add_filter(cx: &PlanContext<'_>, plan: Plan, predicate: Expr) -> Plan {
     let mut above = Vec::new();
     let plan = match plan {
+        // No rows (a false One-Time Filter without input): nothing to filter.
+        Plan::Result {
+            input: None,
+            filter:
+                Expr {
+                    kind: ExprKind::Const(common::Value::Bool(false)),
+                    ..
+                },
+            ..
+        } => return plan,
         Plan::SeqScan { table, filter, .. } => {
             let all = conjoin(filter.into_iter().chain([predicate]).collect());
             return scan_path(cx, table, all.expect("one conjunct at least"));

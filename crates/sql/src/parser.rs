@@ -320,6 +320,19 @@ fn parse_one_part(sql: &str) -> PgResult<Vec<Command>> {
             .try_with_sql(text)
             .and_then(|mut p| parse_commands(&mut p, text))
     };
+    // `FROM ONLY t` parses, wrongly, as a table named ONLY: the word goes first (a
+    // string without it is not tokenized twice).
+    if sql
+        .as_bytes()
+        .windows(4)
+        .any(|w| w.eq_ignore_ascii_case(b"only"))
+        && let Some(tokens) = respelled_tokens(sql)
+    {
+        let mut p = Parser::new(&dialect)
+            .with_recursion_limit(PARSER_RECURSION_LIMIT)
+            .with_tokens_with_locations(tokens);
+        return parse_commands(&mut p, sql).map_err(|e| syntax_error(sql, e));
+    }
     parse(sql).or_else(|e| {
         // PostgreSQL spellings sqlparser's grammar lacks, respelled as it has them.
         if let Some(respelled) = copy_booleans_respelled(sql) {
@@ -438,6 +451,7 @@ fn respelled_tokens(sql: &str) -> Option<Tokens> {
         lock_strengths_marked,
         overriding_marked,
         identity_options_ordered,
+        only_dropped,
     ] {
         if let Some(t) = respell(&tokens) {
             tokens = t;
@@ -445,6 +459,43 @@ fn respelled_tokens(sql: &str) -> Option<Tokens> {
         }
     }
     changed.then_some(tokens)
+}
+
+/// `ONLY` before a table in FROM, JOIN, UPDATE or DELETE FROM, which sqlparser's
+/// grammar lacks: the tokens without it; the binder finds it again in the text before
+/// the table's name (`Binder::only`), where the token kept its place. `None` if there
+/// is none.
+fn only_dropped(tokens: &[sqlparser::tokenizer::TokenWithSpan]) -> Option<Tokens> {
+    use sqlparser::keywords::Keyword;
+    use sqlparser::tokenizer::Token;
+    let sig = significant(tokens);
+    let mut dropped = Vec::new();
+    for k in 1..sig.len() {
+        let after_table_keyword = matches!(
+            token_keyword(&tokens[sig[k - 1]]),
+            Some(Keyword::FROM | Keyword::JOIN | Keyword::UPDATE)
+        );
+        let names_next = sig
+            .get(k + 1)
+            .is_some_and(|&n| matches!(tokens[n].token, Token::Word(_)));
+        if token_keyword(&tokens[sig[k]]) == Some(Keyword::ONLY)
+            && after_table_keyword
+            && names_next
+        {
+            dropped.push(sig[k]);
+        }
+    }
+    if dropped.is_empty() {
+        return None;
+    }
+    Some(
+        tokens
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !dropped.contains(i))
+            .map(|(_, t)| t.clone())
+            .collect(),
+    )
 }
 
 /// The keyword of a token that is an unquoted word.

@@ -293,6 +293,17 @@ impl Binder<'_> {
         Ok((table, alias))
     }
 
+    /// UPDATE ONLY / DELETE FROM ONLY a partitioned table: its own rows, of which it
+    /// has none (`filter` made false).
+    fn only_filter(&self, twj: &ast::TableWithJoins, table: &TableDesc, filter: &mut Option<Expr>) {
+        if let ast::TableFactor::Table { name, .. } = &twj.relation
+            && table.partition_key.is_some()
+            && self.only(name)
+        {
+            *filter = Some(Expr::constant(Value::Bool(false), common::DataType::Bool));
+        }
+    }
+
     fn bind_filter(&self, selection: Option<&ast::Expr>, scope: &Scope) -> PgResult<Option<Expr>> {
         selection
             .map(|w| {
@@ -345,7 +356,8 @@ impl Binder<'_> {
             };
             assignments.push((c, value));
         }
-        let filter = self.bind_filter(u.selection.as_ref(), &scope)?;
+        let mut filter = self.bind_filter(u.selection.as_ref(), &scope)?;
+        self.only_filter(&u.table, &table, &mut filter);
         let returning = self.bind_returning(u.returning.as_deref(), &table, &alias)?;
         let changed: Vec<usize> = assignments.iter().map(|(c, _)| *c).collect();
         let fks = self.fk_checks(&table, Some(&changed), true);
@@ -390,7 +402,8 @@ impl Binder<'_> {
         };
         let (table, alias) = self.single_table(twj)?;
         let scope = Scope::for_table(&table, &alias);
-        let filter = self.bind_filter(d.selection.as_ref(), &scope)?;
+        let mut filter = self.bind_filter(d.selection.as_ref(), &scope)?;
+        self.only_filter(twj, &table, &mut filter);
         let table = aliased(table, &alias);
         let returning = self.bind_returning(d.returning.as_deref(), &table, &alias)?;
         let fks = self.fk_checks(&table, Some(&[]), true);

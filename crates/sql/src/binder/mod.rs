@@ -374,6 +374,34 @@ impl<'a> Binder<'a> {
         crate::parser::location_to_position(self.sql, span.start.line, span.start.column)
     }
 
+    /// Whether `ONLY` comes before the table name `name` in the statement's text (the
+    /// parser dropped the word: `parser::only_dropped`).
+    pub(crate) fn only(&self, name: &ast::ObjectName) -> bool {
+        let Some(first) = name.0.first() else {
+            return false;
+        };
+        let span = match first {
+            ast::ObjectNamePart::Identifier(id) => id.span,
+            _ => return false,
+        };
+        let Some(at) = self.position(&span) else {
+            return false;
+        };
+        // The position counts from 1; the text before the name, backwards.
+        let before: String = self
+            .sql
+            .chars()
+            .take(at.saturating_sub(1) as usize)
+            .collect();
+        let word: String = before
+            .trim_end()
+            .chars()
+            .rev()
+            .take_while(|c| c.is_ascii_alphabetic())
+            .collect();
+        word.eq_ignore_ascii_case("ylno")
+    }
+
     /// Look up a table by (possibly schema-qualified) name.
     /// Does `name` name a table this session sees?
     pub fn table_exists(&self, name: &ast::ObjectName) -> bool {

@@ -1509,6 +1509,18 @@ impl Binder<'_> {
                         },
                         (None, None) => LogicalPlan::Scan { table },
                     };
+                    // FROM ONLY a partitioned table: its own rows, of which it has none.
+                    let plan = match &plan {
+                        LogicalPlan::Scan { table }
+                            if table.partition_key.is_some() && self.only(name) =>
+                        {
+                            LogicalPlan::Filter {
+                                input: Box::new(plan),
+                                predicate: Expr::constant(Value::Bool(false), DataType::Bool),
+                            }
+                        }
+                        _ => plan,
+                    };
                     (plan, scope, scope_name, alias.as_ref())
                 }
             }
