@@ -863,22 +863,26 @@ impl Database {
             Some(cached) => Binding::Cached(cached),
             None => bind(&catalog, &prepared)?,
         };
-        loop {
-            let mut wanted = Vec::new();
-            relation_locks(binding.statement(), &catalog, &mut wanted);
-            for w in &wanted {
-                tx.lock(txn::lock::LockTag::Relation(w.oid), w.mode, w.nowait)
-                    .map_err(|e| e.to_pg(&format!("relation \"{}\"", w.name)))?;
-            }
-            // Locked: no DDL can change these relations now. If one did since the
-            // binding (perhaps the one we waited for), bind again against what it left.
-            let now = self.catalog.snapshot(tx);
-            if now.version == catalog.version || binding.holds_for(&now) {
-                break;
-            }
-            catalog = now;
-            binding = bind(&catalog, &prepared)?;
-        }
+        // Lock the relations the binding names; if DDL changed one since the binding
+        // (perhaps the one waited for), bind again against what it left, and lock again.
+        let lock_bound =
+            |catalog: &mut Arc<catalog::CatalogSnapshot>, binding: &mut Binding| -> PgResult<()> {
+                loop {
+                    let mut wanted = Vec::new();
+                    relation_locks(binding.statement(), catalog, &mut wanted);
+                    for w in &wanted {
+                        tx.lock(txn::lock::LockTag::Relation(w.oid), w.mode, w.nowait)
+                            .map_err(|e| e.to_pg(&format!("relation \"{}\"", w.name)))?;
+                    }
+                    let now = self.catalog.snapshot(tx);
+                    if now.version == catalog.version || binding.holds_for(&now) {
+                        return Ok(());
+                    }
+                    *catalog = now;
+                    *binding = bind(catalog, &prepared)?;
+                }
+            };
+        lock_bound(&mut catalog, &mut binding)?;
         let first = tx
             .snapshot()
             .ok_or_else(|| PgError::internal("a statement without a snapshot"))?;
@@ -979,6 +983,7 @@ impl Database {
                 if now.version != catalog.version && !binding.holds_for(&now) {
                     catalog = now;
                     binding = bind(&catalog, &prepared)?;
+                    lock_bound(&mut catalog, &mut binding)?;
                     continue;
                 }
             }
@@ -990,7 +995,7 @@ impl Database {
             let r = match (custom, generic) {
                 (Some(planned), _) => executor::execute(planned, &cx)?,
                 (None, Some(plan)) => executor::execute_plan(plan, &cx)?,
-                (None, None) => unreachable!("a plan was found above"),
+                (None, None) => return Err(PgError::internal("a statement without a plan")),
             };
             return Ok(self.noted(r));
         }
