@@ -171,16 +171,61 @@ pub fn deparse(cx: &ShowCx, e: &Expr, names: &[String]) -> String {
             like_operator(*negated, *case_insensitive),
             d(pattern)
         ),
+        // As PostgreSQL's parser makes it: one value a comparison, constants one array
+        // constant, else an ARRAY[...] (`= ANY`, or `<> ALL` for NOT IN).
         ExprKind::InList {
             expr,
             list,
             negated,
-        } => format!(
-            "({} {}IN ({}))",
-            d(expr),
-            if *negated { "NOT " } else { "" },
-            list.iter().map(d).collect::<Vec<_>>().join(", ")
-        ),
+        } => {
+            let (op, quantifier) = if *negated {
+                ("<>", "ALL")
+            } else {
+                ("=", "ANY")
+            };
+            let constants: Option<Vec<Value>> = list
+                .iter()
+                .map(|i| match &i.kind {
+                    ExprKind::Const(v) if i.ty == expr.ty => Some(v.clone()),
+                    _ => None,
+                })
+                .collect();
+            let array_ty = expr.ty.array();
+            // A list reading columns is PostgreSQL's OR of comparisons (AND for NOT IN).
+            let reads_columns = list.iter().any(|i| {
+                let mut found = false;
+                i.walk(&mut |n| {
+                    found |= matches!(n.kind, ExprKind::Column(_) | ExprKind::Outer(_));
+                });
+                found
+            });
+            match (list.as_slice(), constants, array_ty) {
+                ([one], _, _) => format!("({} {op} {})", d(expr), d(one)),
+                (many, _, _) if reads_columns => {
+                    let joiner = if *negated { " AND " } else { " OR " };
+                    let arms: Vec<String> = many
+                        .iter()
+                        .map(|i| format!("({} {op} {})", d(expr), d(i)))
+                        .collect();
+                    format!("({})", arms.join(joiner))
+                }
+                (_, Some(items), Some(array_ty)) => {
+                    let array = Value::Array(std::sync::Arc::new(
+                        common::array::Array::from_items(expr.ty.oid(), items),
+                    ));
+                    format!(
+                        "({} {op} {quantifier} ({}))",
+                        d(expr),
+                        constant(cx.text, &array, &array_ty)
+                    )
+                }
+                _ => format!(
+                    "({} {op} {quantifier} (ARRAY[{}]))",
+                    d(expr),
+                    list.iter().map(d).collect::<Vec<_>>().join(", ")
+                ),
+            }
+        }
         ExprKind::Case { whens, else_result } => {
             let mut s = String::from("CASE");
             for (w, t) in whens {
