@@ -1103,6 +1103,10 @@ fn relation_locks<'a>(
             d.fks.tables().for_each(|t| add(out, t, M::RowShare));
         }
         B::Nothing { .. } => {}
+        // ALTER TABLE ONLY: the parent alone changes.
+        B::ChangeTable {
+            table, only: true, ..
+        } => add(out, table, M::AccessExclusive),
         B::AddKey { table, .. }
         | B::AddColumn { table, .. }
         | B::ChangeTable { table, .. }
@@ -1121,6 +1125,11 @@ fn relation_locks<'a>(
             table, referenced, ..
         } => {
             add(out, table, M::ShareRowExclusive);
+            // A partitioned table's rows are its partitions': none is written while
+            // they are checked.
+            for t in catalog.descendants_ref(table.oid) {
+                add(out, t, M::ShareRowExclusive);
+            }
             add(out, referenced, M::ShareRowExclusive);
         }
         B::DropConstraint(sql::bound::ConstraintDrop::ForeignKey {
