@@ -114,6 +114,37 @@ pub(crate) fn eval(
                 items,
             )))
         }
+        // A partitioned index's tree: its partitions' indexes that belong to it, level
+        // by level, each level's by OID.
+        F::PgPartitionTree if catalog.table_by_oid(oid(0)).is_none() => {
+            let Some((table, index)) = catalog.index_by_oid(oid(0)) else {
+                return Ok(Value::Null);
+            };
+            let mut items = Vec::new();
+            if index.parent.is_some() || table.partition_key.is_some() {
+                let mut level = vec![(table.oid, index.oid)];
+                while !level.is_empty() {
+                    let mut next = Vec::new();
+                    for &(t, i) in &level {
+                        items.push(Value::Reg(common::value::RegKind::Class, i));
+                        let Some(p) = catalog.partitions(t) else {
+                            continue;
+                        };
+                        for part in p.all().into_iter().filter_map(|o| catalog.table_by_oid(o)) {
+                            if let Some(child) = part.indexes.iter().find(|x| x.parent == Some(i)) {
+                                next.push((part.oid, child.oid));
+                            }
+                        }
+                    }
+                    next.sort_unstable_by_key(|&(_, i)| i);
+                    level = next;
+                }
+            }
+            Value::Array(std::sync::Arc::new(common::array::Array::from_items(
+                common::types::oids::REGCLASS,
+                items,
+            )))
+        }
         F::PgPartitionTree => {
             let Some(t) = catalog.table_by_oid(oid(0)) else {
                 return Ok(Value::Null);
@@ -140,28 +171,40 @@ pub(crate) fn eval(
                 items,
             )))
         }
-        F::PartitionParent => match catalog
-            .table_by_oid(oid(0))
-            .and_then(|t| t.partition_of.as_ref())
-        {
-            Some(of) => Value::Reg(common::value::RegKind::Class, of.parent),
-            None => Value::Null,
+        // For an index: the partitioned index it belongs to; a leaf where its table is
+        // not partitioned.
+        F::PartitionParent => match catalog.table_by_oid(oid(0)) {
+            Some(t) => match &t.partition_of {
+                Some(of) => Value::Reg(common::value::RegKind::Class, of.parent),
+                None => Value::Null,
+            },
+            None => match catalog.index_by_oid(oid(0)).and_then(|(_, i)| i.parent) {
+                Some(p) => Value::Reg(common::value::RegKind::Class, p),
+                None => Value::Null,
+            },
         },
         F::PartitionIsLeaf => match catalog.table_by_oid(oid(0)) {
             Some(t) => Value::Bool(t.partition_key.is_none()),
-            None => Value::Null,
+            None => match catalog.index_by_oid(oid(0)) {
+                Some((t, _)) => Value::Bool(t.partition_key.is_none()),
+                None => Value::Null,
+            },
         },
         F::PartitionLevel => {
-            let (mut at, top) = (catalog.table_by_oid(oid(0)), oid(1));
-            let mut level = 0;
-            while let Some(t) = at
-                && t.oid != top
+            let top = oid(1);
+            // The relation's parent: a table's partition_of, an index's parent.
+            let parent = |o: u32| -> Option<u32> {
+                match catalog.table_by_oid(o) {
+                    Some(t) => t.partition_of.as_ref().map(|p| p.parent),
+                    None => catalog.index_by_oid(o).and_then(|(_, i)| i.parent),
+                }
+            };
+            let (mut at, mut level) = (Some(oid(0)), 0);
+            while let Some(o) = at
+                && o != top
             {
                 level += 1;
-                at = t
-                    .partition_of
-                    .as_ref()
-                    .and_then(|o| catalog.table_by_oid(o.parent));
+                at = parent(o);
             }
             Value::Int4(level)
         }
