@@ -29,16 +29,16 @@ pub(crate) struct IndexNestLoopOp<'a> {
     pub(crate) pending: std::collections::VecDeque<Row>,
     /// Pairs the join condition dropped.
     pub(crate) join_removed: u64,
-    /// A partitioned inner table's partitions read so far, each with its index that
-    /// belongs to `index` (locked when first found).
-    pub(crate) partitions: std::collections::HashMap<common::Oid, (Arc<TableDesc>, IndexDesc)>,
+    /// A partitioned inner table's partitions read so far, each with the place among its
+    /// indexes of the one that belongs to `index` (locked when first found).
+    pub(crate) partitions: std::collections::HashMap<common::Oid, (Arc<TableDesc>, usize)>,
 }
 
 impl IndexNestLoopOp<'_> {
     /// The tables and indexes a lookup of `key` reads: the inner table's own index, or
     /// for a partitioned table, its partitions' that `key`'s first value and the
     /// inner filter's constants leave.
-    fn targets(&mut self, key: &Value) -> PgResult<Vec<(Arc<TableDesc>, IndexDesc)>> {
+    fn targets(&mut self, key: &Value) -> PgResult<Vec<(Arc<TableDesc>, usize)>> {
         let env = self.env;
         let catalog = &env.session.catalog;
         let col = self.index.columns.first().copied().unwrap_or(usize::MAX);
@@ -51,14 +51,15 @@ impl IndexNestLoopOp<'_> {
                 continue;
             }
             lock_partition(&env, &leaf)?;
-            let Some(ix) = planner::partition::leaf_index(catalog, self.table, self.index, &leaf)
+            let Some(pos) = planner::partition::leaf_index(catalog, self.table, self.index, &leaf)
+                .and_then(|ix| leaf.indexes.iter().position(|x| x.oid == ix.oid))
             else {
                 return Err(PgError::internal(format!(
                     "partition \"{}\" has no index of \"{}\"",
                     leaf.name, self.index.name
                 )));
             };
-            let found = (leaf.clone(), ix.clone());
+            let found = (leaf.clone(), pos);
             self.partitions.insert(leaf.oid, found.clone());
             out.push(found);
         }
@@ -89,8 +90,10 @@ impl Operator for IndexNestLoopOp<'_> {
                     Vec::new()
                 };
                 let single = [(self.table, self.index)];
-                let mut lookups: Vec<(&TableDesc, &IndexDesc)> =
-                    targets.iter().map(|(t, i)| (&**t, i)).collect();
+                let mut lookups: Vec<(&TableDesc, &IndexDesc)> = targets
+                    .iter()
+                    .map(|(t, pos)| (&**t, &t.indexes[*pos]))
+                    .collect();
                 if self.table.partition_key.is_none() {
                     lookups = single.to_vec();
                 }
