@@ -221,22 +221,32 @@ fn insert_routed(
         leaf.rows += 1;
         placed.push(leaf.table.oid);
     }
-    let mut leaves: Vec<Oid> = placed.clone();
-    leaves.sort_unstable();
-    leaves.dedup();
-    for oid in leaves {
-        let Some(leaf) = router.written(oid) else {
-            continue;
-        };
-        let mine: Vec<&[Value]> = rows
-            .iter()
-            .zip(&placed)
-            .filter(|(_, p)| **p == oid)
-            .map(|(r, _)| r.as_slice())
-            .collect();
-        leaf.check_keys(cx, fks, &mine)?;
-    }
+    check_keys_by_leaf(cx, fks, &rows, &placed, |oid| router.written(oid))?;
     Ok((returning_rows(cx, returning, &rows)?, router.changed()))
+}
+
+/// The foreign keys of rows written to partitions (`rows[i]` to partition `placed[i]`):
+/// each partition's rows against the statement's keys `fks` and its own levels'
+/// (`Leaf::check_keys`), in one pass over the rows; nothing where no key applies.
+fn check_keys_by_leaf<'l>(
+    cx: &ExecContext,
+    fks: &sql::bound::ForeignKeyChecks,
+    rows: &[Row],
+    placed: &[Oid],
+    leaf: impl Fn(Oid) -> Option<&'l Leaf>,
+) -> PgResult<()> {
+    let mut by_leaf: std::collections::BTreeMap<Oid, Vec<&[Value]>> = Default::default();
+    for (row, &oid) in rows.iter().zip(placed) {
+        if !fks.outgoing.is_empty() || leaf(oid).is_some_and(|l| !l.fks.outgoing.is_empty()) {
+            by_leaf.entry(oid).or_default().push(row);
+        }
+    }
+    for (oid, rows) in by_leaf {
+        if let Some(l) = leaf(oid) {
+            l.check_keys(cx, fks, &rows)?;
+        }
+    }
+    Ok(())
 }
 
 /// Insert one full-width row whose NOT NULL constraints were checked: the heap tuple,
@@ -463,23 +473,9 @@ pub fn update(
     match &partitions {
         // Each partition's new rows, against the statement's keys and its own levels'
         // (errors naming the partition, as PostgreSQL's clones of the keys do).
-        Some(p) => {
-            let mut oids = landed.clone();
-            oids.sort_unstable();
-            oids.dedup();
-            for oid in oids {
-                let Some(leaf) = p.leaves.get(&oid).or_else(|| p.router.written(oid)) else {
-                    continue;
-                };
-                let rows: Vec<&[Value]> = changed
-                    .iter()
-                    .zip(&landed)
-                    .filter(|(_, l)| **l == oid)
-                    .map(|(r, _)| r.as_slice())
-                    .collect();
-                leaf.check_keys(cx, &u.fks, &rows)?;
-            }
-        }
+        Some(p) => check_keys_by_leaf(cx, &u.fks, &changed, &landed, |oid| {
+            p.leaves.get(&oid).or_else(|| p.router.written(oid))
+        })?,
         None if !u.fks.outgoing.is_empty() => {
             let new: Vec<&[Value]> = changed.iter().map(|r| r.as_slice()).collect();
             crate::fkey::check_outgoing(cx, table, &u.fks, &new)?;

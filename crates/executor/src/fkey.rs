@@ -471,15 +471,7 @@ fn first_referenced_in_partitions(
     keys: &[Vec<Value>],
 ) -> PgResult<Option<Vec<Value>>> {
     let catalog = &cx.session.catalog;
-    let lock = |leaf: &TableDesc| {
-        cx.tx
-            .lock(
-                txn::lock::LockTag::Relation(leaf.oid),
-                txn::lock::LockMode::RowShare,
-                false,
-            )
-            .map_err(|e| e.to_pg(&format!("relation \"{}\"", leaf.name)))
-    };
+    let lock = |leaf: &TableDesc| crate::lock_relation(cx.tx, leaf, txn::lock::LockMode::RowShare);
     let routed = referencing
         .partition_key
         .as_ref()

@@ -264,6 +264,17 @@ pub fn remove_storage(
     first_error.map_or(Ok(()), Err)
 }
 
+/// Lock table `t` in `mode` for the rest of the transaction, waiting as the session's
+/// policy allows; a failed wait is PostgreSQL's error naming the relation.
+pub(crate) fn lock_relation(
+    tx: &txn::Tx,
+    t: &catalog::TableDesc,
+    mode: txn::lock::LockMode,
+) -> PgResult<()> {
+    tx.lock(txn::lock::LockTag::Relation(t.oid), mode, false)
+        .map_err(|e| e.to_pg(&format!("relation \"{}\"", t.name)))
+}
+
 /// Wait until transaction `xid`, which wrote a row of `table` this statement must change
 /// or lock (or a key it inserts), ends: through the lock manager (deadlock detection,
 /// timeouts); with `nowait`, fail at once with 55P03 instead. Returns its final status.

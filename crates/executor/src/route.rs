@@ -35,13 +35,7 @@ pub(crate) struct Leaf {
 /// descriptor as it stands under the lock: an index made on it, or a partition added
 /// below it, since the statement's catalog snapshot (their DDL locks it alone) is seen.
 fn lock_for_write(cx: &ExecContext, t: Arc<TableDesc>) -> PgResult<Arc<TableDesc>> {
-    cx.tx
-        .lock(
-            txn::lock::LockTag::Relation(t.oid),
-            txn::lock::LockMode::RowExclusive,
-            false,
-        )
-        .map_err(|e| e.to_pg(&format!("relation \"{}\"", t.name)))?;
+    crate::lock_relation(cx.tx, &t, txn::lock::LockMode::RowExclusive)?;
     Ok(cx
         .catalog
         .snapshot(cx.tx)
@@ -62,13 +56,7 @@ impl Leaf {
         while let Some(l) = level.filter(|l| l.oid != root) {
             for fk in &l.foreign_keys {
                 if let Some(r) = cx.session.catalog.table_by_oid(fk.ref_table) {
-                    cx.tx
-                        .lock(
-                            txn::lock::LockTag::Relation(r.oid),
-                            txn::lock::LockMode::RowShare,
-                            false,
-                        )
-                        .map_err(|e| e.to_pg(&format!("relation \"{}\"", r.name)))?;
+                    crate::lock_relation(cx.tx, r, txn::lock::LockMode::RowShare)?;
                     fks.outgoing.push((fk.clone(), r.clone()));
                 }
             }

@@ -209,25 +209,16 @@ impl<'a> Estimator<'a> {
     /// its cost per outer row and the rows it finds each time.
     pub fn inner_index_scan(&self, plan: &Plan) -> Estimate {
         match plan {
-            Plan::IndexNestLoop {
-                left,
-                table,
-                index,
-                inner_filter,
-                outer_key,
-                more_keys,
-                ..
-            } => {
-                let loops = self.loop_count(left, outer_key);
-                let keys = 1 + more_keys.len();
-                self.parameterized_index_scan(table, index, inner_filter.as_ref(), loops, keys)
+            Plan::IndexNestLoop { table, index, .. } => {
+                self.inner_partition_scan(plan, table, index)
             }
             _ => self.estimate(plan),
         }
     }
 
-    /// [`Estimator::inner_index_scan`] of one partition `leaf` of an index nested loop's
-    /// partitioned inner table, through its index `index` (EXPLAIN's Append lists them).
+    /// [`Estimator::inner_index_scan`] through table `leaf` and its index `index`: one
+    /// partition of an index nested loop's partitioned inner table (EXPLAIN's Append
+    /// lists them), or the inner table itself.
     pub fn inner_partition_scan(
         &self,
         plan: &Plan,

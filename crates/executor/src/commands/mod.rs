@@ -137,14 +137,7 @@ pub fn execute(stmt: BoundStatement, cx: &ExecContext) -> PgResult<StatementResu
                     returning: None,
                     fks: Default::default(),
                 };
-                let settings = cx.session.settings.planner();
-                let pcx = planner::PlanContext {
-                    catalog: &cx.session.catalog,
-                    sizes: &crate::PoolSizes(cx.pool),
-                    settings: &settings,
-                    subplans: None,
-                };
-                let every_row = planner::target_scan(&pcx, &t, None);
+                let every_row = target_scan(cx, &t, None);
                 let w = with_every_row(cx, |all| dml::delete(all, &delete, &every_row, None))?;
                 // Every table truncated is listed (COPY FREEZE asks), with the rows
                 // deleted from it; a partitioned one's from its partitions.
@@ -386,14 +379,7 @@ fn add_column(
             index_exprs: sql::binder::bind_index_exprs(&cx.session.catalog, &new, cx.session.info)?,
         };
         // The update's own NOT NULL check catches a default that is NULL for a row.
-        let settings = cx.session.settings.planner();
-        let pcx = planner::PlanContext {
-            catalog: &cx.session.catalog,
-            sizes: &crate::PoolSizes(cx.pool),
-            settings: &settings,
-            subplans: None,
-        };
-        let every_row = planner::target_scan(&pcx, &new, None);
+        let every_row = target_scan(cx, &new, None);
         return with_every_row(cx, |all| dml::update(all, &update, &every_row, None))
             .map(|_| ())
             .map_err(|e| {
@@ -437,13 +423,13 @@ fn check_no_nulls(
     Ok(())
 }
 
-/// Does a row committed by now (see [`with_every_row`]) make `condition` true? What
-/// SET NOT NULL and ADD CHECK ask of the rows before they change the table.
-pub(crate) fn some_row_where(
+/// The planner's scan of `table`'s rows that `condition` may keep, as UPDATE and DELETE
+/// find theirs (`planner::target_scan`, a partitioned table's through its partitions).
+fn target_scan(
     cx: &ExecContext,
     table: &std::sync::Arc<catalog::TableDesc>,
-    condition: &sql::bound::Expr,
-) -> PgResult<bool> {
+    condition: Option<&sql::bound::Expr>,
+) -> planner::Plan {
     let settings = cx.session.settings.planner();
     let pcx = planner::PlanContext {
         catalog: &cx.session.catalog,
@@ -451,7 +437,17 @@ pub(crate) fn some_row_where(
         settings: &settings,
         subplans: None,
     };
-    let plan = planner::target_scan(&pcx, table, Some(condition));
+    planner::target_scan(&pcx, table, condition)
+}
+
+/// Does a row committed by now (see [`with_every_row`]) make `condition` true? What
+/// SET NOT NULL and ADD CHECK ask of the rows before they change the table.
+pub(crate) fn some_row_where(
+    cx: &ExecContext,
+    table: &std::sync::Arc<catalog::TableDesc>,
+    condition: &sql::bound::Expr,
+) -> PgResult<bool> {
+    let plan = target_scan(cx, table, Some(condition));
     let found = with_every_row(cx, |all| exec::build(&plan, all.env())?.next())?;
     Ok(found.is_some())
 }
@@ -464,14 +460,7 @@ pub(crate) fn some_committed_row(
     table: &std::sync::Arc<catalog::TableDesc>,
     mut test: impl FnMut(&[common::Value]) -> bool,
 ) -> PgResult<bool> {
-    let settings = cx.session.settings.planner();
-    let pcx = planner::PlanContext {
-        catalog: &cx.session.catalog,
-        sizes: &crate::PoolSizes(cx.pool),
-        settings: &settings,
-        subplans: None,
-    };
-    let plan = planner::target_scan(&pcx, table, None);
+    let plan = target_scan(cx, table, None);
     with_every_row(cx, |all| {
         let mut rows = exec::build(&plan, all.env())?;
         while let Some(row) = rows.next()? {

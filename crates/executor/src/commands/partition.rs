@@ -97,13 +97,7 @@ pub(crate) fn attach(
 /// no row of it goes while a partition's rows are checked against it, and its
 /// descriptor may record the new reference.
 fn lock_referenced(cx: &ExecContext, referenced: &catalog::TableDesc) -> PgResult<()> {
-    cx.tx
-        .lock(
-            txn::lock::LockTag::Relation(referenced.oid),
-            txn::lock::LockMode::ShareRowExclusive,
-            false,
-        )
-        .map_err(|e| e.to_pg(&format!("relation \"{}\"", referenced.name)))
+    crate::lock_relation(cx.tx, referenced, txn::lock::LockMode::ShareRowExclusive)
 }
 
 /// The foreign keys of `table` and the partitioned tables above it, each with the table

@@ -58,7 +58,7 @@ pub(crate) fn lock_partition(env: &Env, table: &catalog::TableDesc) -> PgResult<
     if table.partition_of.is_none() {
         return Ok(());
     }
-    use txn::lock::{LockMode, LockTag};
+    use txn::lock::LockMode;
     let mode = if env.row_locks {
         LockMode::RowShare
     } else if env.emit_tid {
@@ -66,9 +66,7 @@ pub(crate) fn lock_partition(env: &Env, table: &catalog::TableDesc) -> PgResult<
     } else {
         LockMode::AccessShare
     };
-    env.tx
-        .lock(LockTag::Relation(table.oid), mode, false)
-        .map_err(|e| e.to_pg(&format!("relation \"{}\"", table.name)))
+    crate::lock_relation(env.tx, table, mode)
 }
 
 /// Lock every partition `stmt`'s plans will read, in the modes their scans take, and

@@ -6,50 +6,21 @@
 #[allow(unused_imports)]
 use super::*;
 
-use std::cmp::{Ordering, Reverse};
+use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 pub(crate) struct MergeAppendOp<'a> {
     pub(crate) env: Env<'a>,
     pub(crate) inputs: Vec<Box<dyn Operator + 'a>>,
     pub(crate) keys: &'a [SortKey],
-    /// Each input's next row with its key values, smallest on top; `None` until the
-    /// inputs are started.
-    pub(crate) heads: Option<BinaryHeap<Reverse<Head<'a>>>>,
+    /// Each input's next row with its key values (`seq`: the input), smallest on top;
+    /// `None` until the inputs are started.
+    pub(crate) heads: Option<BinaryHeap<Reverse<Keyed<'a>>>>,
 }
-
-/// An input's next row, ordered by its key values, then by the input's place (so equal
-/// keys come out in the inputs' order, as PostgreSQL's merge of equal keys does).
-pub(crate) struct Head<'k> {
-    keys: &'k [SortKey],
-    key: Row,
-    input: usize,
-    row: Row,
-}
-
-impl Ord for Head<'_> {
-    fn cmp(&self, other: &Self) -> Ordering {
-        compare_sort_keys(self.keys, &self.key, &other.key).then(self.input.cmp(&other.input))
-    }
-}
-
-impl PartialOrd for Head<'_> {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl PartialEq for Head<'_> {
-    fn eq(&self, other: &Self) -> bool {
-        self.cmp(other) == Ordering::Equal
-    }
-}
-
-impl Eq for Head<'_> {}
 
 impl<'a> MergeAppendOp<'a> {
-    /// Input `i`'s next row as a head, if it has one.
-    fn pull(&mut self, i: usize) -> PgResult<Option<Head<'a>>> {
+    /// Input `i`'s next row with its keys, if it has one.
+    fn pull(&mut self, i: usize) -> PgResult<Option<Keyed<'a>>> {
         let Some(row) = self.inputs[i].next()? else {
             return Ok(None);
         };
@@ -58,10 +29,10 @@ impl<'a> MergeAppendOp<'a> {
             .iter()
             .map(|k| self.env.eval(&k.expr, &row))
             .collect::<PgResult<Vec<_>>>()?;
-        Ok(Some(Head {
+        Ok(Some(Keyed {
             keys: self.keys,
             key,
-            input: i,
+            seq: i,
             row,
         }))
     }
@@ -81,7 +52,7 @@ impl Operator for MergeAppendOp<'_> {
         let Some(Reverse(top)) = self.heads.as_mut().and_then(BinaryHeap::pop) else {
             return Ok(None);
         };
-        if let Some(next) = self.pull(top.input)?
+        if let Some(next) = self.pull(top.seq)?
             && let Some(heads) = self.heads.as_mut()
         {
             heads.push(Reverse(next));

@@ -21,13 +21,14 @@ pub(crate) struct SortOp<'a> {
     pub(crate) top_n: bool,
 }
 
-/// A row in the bounded heap: ordered by its keys, then by arrival (so that among
-/// equal keys the earlier rows are kept, as a stable sort would return them first).
-struct Keyed<'k> {
-    keys: &'k [SortKey],
-    key: Row,
-    seq: usize,
-    row: Row,
+/// A row with its sort key values: ordered by those, then by `seq` (its arrival, so that
+/// among equal keys the earlier rows are kept, as a stable sort would return them
+/// first; a Merge Append's input, so equal keys come in the inputs' order).
+pub(crate) struct Keyed<'k> {
+    pub(crate) keys: &'k [SortKey],
+    pub(crate) key: Row,
+    pub(crate) seq: usize,
+    pub(crate) row: Row,
 }
 
 impl Ord for Keyed<'_> {
