@@ -23,10 +23,12 @@ use common::{DataType, Oid, PgError, PgResult, SqlState, Value};
 use storage::vfs::{Vfs, VfsFile};
 
 use crate::desc::{
-    CheckConstraint, ColumnDesc, ColumnStats, Comment, FkAction, ForeignKey, Identity, IndexDesc,
-    RelStats, SequenceDesc, SequenceOptions, TableDesc, TableOptions,
+    CheckConstraint, ColumnDesc, ColumnStats, Comment, EXPRESSION_KEY, FkAction, ForeignKey,
+    Identity, IndexDesc, RelStats, SequenceDesc, SequenceOptions, TableDesc, TableOptions,
 };
-use crate::partition::{PartitionBound, PartitionKey, PartitionOf, PartitionStrategy, RangeDatum};
+use crate::partition::{
+    KeyExpr, PartitionBound, PartitionKey, PartitionOf, PartitionStrategy, RangeDatum,
+};
 
 const LOG_FILE: &str = "catalog.log";
 const LOG_TMP_FILE: &str = "catalog.log.tmp";
@@ -549,12 +551,32 @@ pub(crate) fn encode(record: &Record, out: &mut Vec<u8>) {
 fn put_partitioning(out: &mut Vec<u8>, t: &TableDesc) {
     match &t.partition_key {
         Some(k) => {
-            out.push(match k.strategy {
+            let strategy = match k.strategy {
                 PartitionStrategy::Range => 1,
                 PartitionStrategy::List => 2,
                 PartitionStrategy::Hash => 3,
-            });
-            put_columns(out, &k.columns);
+            };
+            // A key of columns only is written as before expressions existed.
+            let expressions = !k.exprs.is_empty();
+            out.push(strategy | (expressions as u8) << PARTITION_EXPRESSIONS_BIT);
+            put_u32(out, k.columns.len() as u32);
+            for &c in &k.columns {
+                put_u32(
+                    out,
+                    match PartitionKey::expression(c) {
+                        Some(_) => u32::MAX,
+                        None => c as u32,
+                    },
+                );
+            }
+            if expressions {
+                put_u32(out, k.exprs.len() as u32);
+                for e in &k.exprs {
+                    put_str(out, &e.text);
+                    put_columns(out, &e.columns);
+                    put_type(out, &e.ty);
+                }
+            }
         }
         None => out.push(0),
     }
@@ -562,16 +584,14 @@ fn put_partitioning(out: &mut Vec<u8>, t: &TableDesc) {
         out.push(0);
         return;
     };
-    out.push(1);
+    // 2: the key's types follow (1, of logs before key expressions: the key's columns).
+    out.push(2);
     put_u32(out, of.parent);
-    put_columns(out, &of.columns);
-    let ty = |i: usize| {
-        of.columns
-            .get(i)
-            .and_then(|&c| t.columns.get(c))
-            .map(|c| c.ty)
-            .unwrap_or(DataType::Text)
-    };
+    put_u32(out, of.types.len() as u32);
+    for ty in &of.types {
+        put_type(out, ty);
+    }
+    let ty = |i: usize| of.types.get(i).copied().unwrap_or(DataType::Text);
     let value = |out: &mut Vec<u8>, v: &Value, ty: &DataType| {
         // Bound values were coerced to the key's types when bound: encoding them
         // cannot fail (a failure would read back as a torn record).
@@ -613,20 +633,63 @@ fn put_partitioning(out: &mut Vec<u8>, t: &TableDesc) {
     }
 }
 
+/// Flag bit of a partition key's strategy byte for a key with expressions: each is
+/// written as column `u32::MAX`, and their texts follow the columns.
+const PARTITION_EXPRESSIONS_BIT: u8 = 2;
+
+fn put_type(out: &mut Vec<u8>, ty: &DataType) {
+    put_u32(out, ty.oid());
+    out.extend_from_slice(&ty.typmod().to_le_bytes());
+}
+
+fn read_type(r: &mut Reader<'_>) -> Option<DataType> {
+    let oid = r.u32()?;
+    let typmod = r.u32()? as i32;
+    DataType::from_oid(oid, typmod)
+}
+
 type Partitioning = (Option<PartitionKey>, Option<PartitionOf>);
 
 fn read_partitioning(r: &mut Reader<'_>, columns: &[ColumnDesc]) -> Option<Partitioning> {
-    let strategy = match r.u8()? {
+    let code = r.u8()?;
+    let expressions = code & (1 << PARTITION_EXPRESSIONS_BIT) != 0;
+    let strategy = match code & !(1 << PARTITION_EXPRESSIONS_BIT) {
         0 => None,
         1 => Some(PartitionStrategy::Range),
         2 => Some(PartitionStrategy::List),
         3 => Some(PartitionStrategy::Hash),
         _ => return None,
     };
-    // A key has a column at least; a list key exactly one (as the binder makes them).
+    // A key has a part at least; a list key exactly one (as the binder makes them).
     let key = match strategy {
         Some(strategy) => {
-            let key_columns = read_columns(r, columns.len())?;
+            let n = r.u32()? as usize;
+            let mut key_columns = Vec::with_capacity(n.min(columns.len() + 1));
+            let mut k = 0;
+            for _ in 0..n {
+                key_columns.push(match r.u32()? {
+                    u32::MAX if expressions => {
+                        k += 1;
+                        EXPRESSION_KEY + k - 1
+                    }
+                    c if (c as usize) < columns.len() => c as usize,
+                    _ => return None,
+                });
+            }
+            let mut exprs = Vec::new();
+            if expressions {
+                let n = r.u32()? as usize;
+                if n != k {
+                    return None;
+                }
+                for _ in 0..n {
+                    exprs.push(KeyExpr {
+                        text: r.string()?,
+                        columns: read_columns(r, columns.len())?,
+                        ty: read_type(r)?,
+                    });
+                }
+            }
             if key_columns.is_empty()
                 || (strategy == PartitionStrategy::List && key_columns.len() != 1)
             {
@@ -635,25 +698,41 @@ fn read_partitioning(r: &mut Reader<'_>, columns: &[ColumnDesc]) -> Option<Parti
             Some(PartitionKey {
                 strategy,
                 columns: key_columns,
+                exprs,
             })
         }
         None => None,
     };
-    if r.u8()? == 0 {
-        return Some((key, None));
-    }
-    let parent = r.u32()?;
-    let key_columns = read_columns(r, columns.len())?;
-    if key_columns.is_empty() {
+    let types = match r.u8()? {
+        0 => return Some((key, None)),
+        // Before key expressions: the key's columns, of this table.
+        1 => {
+            let parent = r.u32()?;
+            let key_columns = read_columns(r, columns.len())?;
+            (parent, key_columns.iter().map(|&c| columns[c].ty).collect())
+        }
+        2 => {
+            let parent = r.u32()?;
+            let n = r.u32()? as usize;
+            let mut types = Vec::with_capacity(n.min(columns.len() + 1));
+            for _ in 0..n {
+                types.push(read_type(r)?);
+            }
+            (parent, types)
+        }
+        _ => return None,
+    };
+    let (parent, types): (Oid, Vec<DataType>) = types;
+    if types.is_empty() {
         return None;
     }
-    let ty = |i: usize| Some(columns.get(*key_columns.get(i)?)?.ty);
+    let ty = |i: usize| types.get(i).copied();
     let bound = match r.u8()? {
         1 => {
             let mut sides = Vec::with_capacity(2);
             for _ in 0..2 {
                 let n = r.u32()? as usize;
-                let mut side = Vec::with_capacity(n.min(key_columns.len()));
+                let mut side = Vec::with_capacity(n.min(types.len()));
                 for i in 0..n {
                     side.push(match r.u8()? {
                         0 => RangeDatum::MinValue,
@@ -667,7 +746,7 @@ fn read_partitioning(r: &mut Reader<'_>, columns: &[ColumnDesc]) -> Option<Parti
             let to = sides.pop()?;
             let from = sides.pop()?;
             // One value per key column on each side.
-            if from.len() != key_columns.len() || to.len() != key_columns.len() {
+            if from.len() != types.len() || to.len() != types.len() {
                 return None;
             }
             PartitionBound::Range { from, to }
@@ -694,7 +773,7 @@ fn read_partitioning(r: &mut Reader<'_>, columns: &[ColumnDesc]) -> Option<Parti
         key,
         Some(PartitionOf {
             parent,
-            columns: key_columns,
+            types: types.clone(),
             bound,
         }),
     ))
@@ -1358,23 +1437,43 @@ mod tests {
             alias: None,
         };
         let partitioned = TableDesc {
-            partition_key: Some(PartitionKey {
-                strategy: PartitionStrategy::Range,
-                columns: vec![0, 1],
-            }),
+            partition_key: Some(PartitionKey::of_columns(
+                PartitionStrategy::Range,
+                vec![0, 1],
+            )),
             ..t.clone()
         };
         let bound = |bound| TableDesc {
             partition_of: Some(PartitionOf {
                 parent: 16000,
-                columns: vec![0, 0],
+                types: vec![t.columns[0].ty, t.columns[0].ty],
                 bound,
+            }),
+            ..t.clone()
+        };
+        let by_expression = TableDesc {
+            partition_key: Some(PartitionKey {
+                strategy: PartitionStrategy::Hash,
+                columns: vec![EXPRESSION_KEY, 0, EXPRESSION_KEY + 1],
+                exprs: vec![
+                    KeyExpr {
+                        text: "lower(c)".into(),
+                        columns: vec![0],
+                        ty: DataType::Text,
+                    },
+                    KeyExpr {
+                        text: "c || d".into(),
+                        columns: vec![0, 1],
+                        ty: DataType::Varchar(Some(7)),
+                    },
+                ],
             }),
             ..t.clone()
         };
         for rec in [
             Record::AlterTable(t.clone()),
             Record::CreateTable(partitioned),
+            Record::CreateTable(by_expression),
             Record::CreateTable(bound(PartitionBound::Range {
                 from: vec![
                     RangeDatum::MinValue,

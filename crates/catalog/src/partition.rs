@@ -18,7 +18,9 @@
 //!    every value; a range holds the keys from its lower bound (inclusive) to its upper
 //!    bound (exclusive). NULL keys go to a list partition that lists NULL, else to the
 //!    DEFAULT partition; for hash, NULL columns are left out of the row's hash
-//!    (`common::pghash`), so rows land in the partition PostgreSQL puts them in.
+//!    (`common::pghash`), so rows land in the partition PostgreSQL puts them in. A key
+//!    part that is an expression compares by its value, the key's types being the
+//!    expressions' (`PartitionOf::types`).
 //! 4. Partitions are listed in PostgreSQL's bound order: range by lower bound, list by
 //!    smallest value (a partition of NULL alone after those), hash by modulus then
 //!    remainder; the DEFAULT partition last. EXPLAIN's Append shows them so.
@@ -32,8 +34,10 @@ use std::cell::Cell;
 use std::cmp::Ordering;
 use std::ops::Bound;
 
-use common::Oid;
 use common::value::Value;
+use common::{DataType, Oid};
+
+use crate::desc::{ColumnDesc, EXPRESSION_KEY};
 
 /// How a partitioned table divides its rows (`pg_partitioned_table.partstrat`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -63,12 +67,81 @@ impl PartitionStrategy {
     }
 }
 
-/// A partitioned table's key (`PARTITION BY strategy (columns)`).
+/// A partitioned table's key (`PARTITION BY strategy (column or expression, ...)`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct PartitionKey {
     pub strategy: PartitionStrategy,
-    /// The key's columns, by position in the table.
+    /// The key's parts in order: a column by its position in the table, or
+    /// [`EXPRESSION_KEY`]` + k` for `exprs[k]` (as an index's key columns are, and where
+    /// PostgreSQL's `partattrs` has 0).
     pub columns: Vec<usize>,
+    /// The key's expressions (`PARTITION BY RANGE (lower(b))`), in key order.
+    pub exprs: Vec<KeyExpr>,
+}
+
+/// An expression of a partition key, as SQL text over the table's row: bound again by
+/// the SQL front end where rows are routed or bounds are shown, as a CHECK's
+/// condition is (PostgreSQL keeps a node tree in `partexprs`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct KeyExpr {
+    pub text: String,
+    /// The columns it reads, in column order (a dropped or retyped one would change
+    /// the partitions' meaning: ALTER TABLE refuses them).
+    pub columns: Vec<usize>,
+    /// Its type: the type of the bounds' values.
+    pub ty: DataType,
+}
+
+impl PartitionKey {
+    /// A key of columns only.
+    pub fn of_columns(strategy: PartitionStrategy, columns: Vec<usize>) -> PartitionKey {
+        PartitionKey {
+            strategy,
+            columns,
+            exprs: Vec::new(),
+        }
+    }
+
+    /// Which of the key's expressions key part `c` (an entry of `columns`) is, if it is
+    /// one.
+    pub fn expression(c: usize) -> Option<usize> {
+        c.checked_sub(EXPRESSION_KEY)
+    }
+
+    /// The type of key part `c` of a table whose columns are `columns`.
+    pub fn part_type(&self, c: usize, columns: &[ColumnDesc]) -> Option<DataType> {
+        match PartitionKey::expression(c) {
+            Some(k) => self.exprs.get(k).map(|e| e.ty),
+            None => columns.get(c).map(|c| c.ty),
+        }
+    }
+
+    /// The types of the key's parts, in key order.
+    pub fn types(&self, columns: &[ColumnDesc]) -> Vec<DataType> {
+        self.columns
+            .iter()
+            .map(|&c| self.part_type(c, columns).unwrap_or(DataType::Text))
+            .collect()
+    }
+
+    /// Every column the key reads, its expressions' included, in column order.
+    pub fn columns_read(&self) -> Vec<usize> {
+        let mut read: Vec<usize> = self
+            .columns
+            .iter()
+            .copied()
+            .filter(|&c| PartitionKey::expression(c).is_none())
+            .chain(self.exprs.iter().flat_map(|e| e.columns.iter().copied()))
+            .collect();
+        read.sort_unstable();
+        read.dedup();
+        read
+    }
+
+    /// The key's columns, where it has no expression.
+    pub fn plain_columns(&self) -> Option<&[usize]> {
+        self.exprs.is_empty().then_some(self.columns.as_slice())
+    }
 }
 
 /// One value of a range bound.
@@ -101,10 +174,8 @@ pub enum PartitionBound {
 #[derive(Clone, Debug, PartialEq)]
 pub struct PartitionOf {
     pub parent: Oid,
-    /// The parent's key columns, by position in this table (the same positions, for a
-    /// partition created `PARTITION OF`: partition rule 1); what its bound's values are
-    /// of.
-    pub columns: Vec<usize>,
+    /// The types of the parent's key parts: what its bound's values are of.
+    pub types: Vec<DataType>,
     pub bound: PartitionBound,
 }
 

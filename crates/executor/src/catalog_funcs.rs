@@ -211,12 +211,12 @@ pub(crate) fn eval(
         F::PgGetPartitionConstraintDef => text(
             catalog
                 .table_by_oid(oid(0))
-                .and_then(|t| crate::ruleutils::partition_constraint(catalog, s.text(), t)),
+                .and_then(|t| crate::ruleutils::partition_constraint(s, t)),
         ),
         F::PgGetPartKeyDef => text(
             catalog
                 .table_by_oid(oid(0))
-                .and_then(|t| crate::ruleutils::partition_key_definition(t)),
+                .and_then(|t| crate::ruleutils::partition_key_definition(s, t)),
         ),
         // A partitioned table's row is in the leaf its key routes to, level by level.
         F::PartitionOfRow => {
@@ -224,11 +224,11 @@ pub(crate) fn eval(
             while let Some(table) = t
                 && let Some(key) = &table.partition_key
             {
-                let values: Vec<Value> = key
-                    .columns
-                    .iter()
-                    .map(|&c| args.get(1 + c).cloned().unwrap_or(Value::Null))
-                    .collect();
+                // The key expressions bound for each row: the binder passes the
+                // columns every level's key reads, so they evaluate over them.
+                let exprs = sql::binder::bind_partition_key_exprs(catalog, table, s.info)?;
+                let values =
+                    crate::route::key_values(s, key, &exprs, args.get(1..).unwrap_or(&[]))?;
                 t = catalog
                     .partitions(table.oid)
                     .and_then(|p| p.route(key.strategy, &values))

@@ -90,7 +90,7 @@ pub(crate) fn check_partition_constraint(
         let key = parent.and_then(|t| t.partition_key.as_ref());
         let ok = match (parent, key) {
             (Some(parent), Some(key)) => {
-                let values: Vec<Value> = key.columns.iter().map(|&c| row[c].clone()).collect();
+                let values = cx.partition_key_values(parent, row)?;
                 let routed = catalog
                     .partitions(parent.oid)
                     .and_then(|set| set.route(key.strategy, &values));

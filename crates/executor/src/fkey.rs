@@ -153,7 +153,7 @@ fn partition_home(
             let leaf_index = t.indexes.iter().find(|i| i.oid == at.1).cloned();
             return Ok(Some(leaf_index.map(|i| (t, i))));
         };
-        let values: Vec<Value> = pk.columns.iter().map(|&c| row[c].clone()).collect();
+        let values = cx.partition_key_values(&t, &row)?;
         let Some(next) = catalog
             .partitions(t.oid)
             .and_then(|p| p.route(pk.strategy, &values))

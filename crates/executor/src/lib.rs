@@ -91,6 +91,8 @@ pub struct ExecContext<'a> {
     pub subqueries: exec::subquery::SubqueryCache,
     /// The parameter values of a prepared statement run by its generic plan.
     pub params: exec::Params<'a>,
+    /// The key expressions of the partitioned tables the statement routes rows through.
+    pub partition_keys: route::KeyExprs,
 }
 
 impl ExecContext<'_> {

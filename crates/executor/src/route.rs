@@ -6,14 +6,79 @@
 //! is dropped or detached without AccessExclusive on the parent (as in PostgreSQL), so
 //! the leaves the statement's catalog snapshot names stay while it writes them.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
+use std::rc::Rc;
 use std::sync::Arc;
 
 use catalog::TableDesc;
 use common::{DataType, Oid, PgError, PgResult, SqlState, Value};
-use sql::bound::{BoundCheck, BoundIndexExprs, ForeignKeyChecks};
+use sql::bound::{BoundCheck, BoundIndexExprs, Expr, ForeignKeyChecks};
 
 use crate::ExecContext;
+
+/// A partitioned table's key expressions bound over its row, by the table's OID: bound
+/// once per statement, where its rows are first routed or checked (a key never changes
+/// once its table is made).
+#[derive(Debug, Default)]
+pub struct KeyExprs(RefCell<HashMap<Oid, Rc<Vec<Expr>>>>);
+
+impl ExecContext<'_> {
+    /// The key of partitioned table `t` for `row` (`t`'s columns): its columns' values,
+    /// its expressions evaluated.
+    pub(crate) fn partition_key_values(
+        &self,
+        t: &TableDesc,
+        row: &[Value],
+    ) -> PgResult<Vec<Value>> {
+        let Some(key) = &t.partition_key else {
+            return Err(PgError::internal(format!(
+                "\"{}\" is not partitioned",
+                t.name
+            )));
+        };
+        if key.exprs.is_empty() {
+            return Ok(key.columns.iter().map(|&c| row[c].clone()).collect());
+        }
+        let cached = self.partition_keys.0.borrow().get(&t.oid).cloned();
+        let exprs = match cached {
+            Some(e) => e,
+            None => {
+                let s = self.session;
+                let bound = Rc::new(sql::binder::bind_partition_key_exprs(
+                    &s.catalog, t, s.info,
+                )?);
+                self.partition_keys
+                    .0
+                    .borrow_mut()
+                    .insert(t.oid, bound.clone());
+                bound
+            }
+        };
+        key_values(self.session, key, &exprs, row)
+    }
+}
+
+/// The values of `key` for `row`, its expressions bound in `exprs`.
+pub(crate) fn key_values(
+    s: &crate::session::Session,
+    key: &catalog::partition::PartitionKey,
+    exprs: &[Expr],
+    row: &[Value],
+) -> PgResult<Vec<Value>> {
+    key.columns
+        .iter()
+        .map(|&c| match catalog::partition::PartitionKey::expression(c) {
+            Some(k) => match exprs.get(k) {
+                Some(e) => crate::eval::eval(e, row, s),
+                None => Err(PgError::internal(format!(
+                    "partition key expression {k} is not bound"
+                ))),
+            },
+            None => Ok(row.get(c).cloned().unwrap_or(Value::Null)),
+        })
+        .collect()
+}
 
 /// What writing a row to one leaf partition needs, bound once per statement.
 #[derive(Debug)]
@@ -140,7 +205,7 @@ impl Router {
     pub fn leaf(&mut self, cx: &ExecContext, row: &[Value]) -> PgResult<&mut Leaf> {
         let mut t = self.root.clone();
         while let Some(key) = &t.partition_key {
-            let values: Vec<Value> = key.columns.iter().map(|&c| row[c].clone()).collect();
+            let values = cx.partition_key_values(&t, row)?;
             let catalog = match &self.catalog {
                 Some(c) if t.oid != self.root.oid => c,
                 _ => &cx.session.catalog,
@@ -151,7 +216,7 @@ impl Router {
                 .and_then(|oid| catalog.table_by_oid(oid));
             let next = match found {
                 Some(next) => next.clone(),
-                None => return Err(no_partition(cx, &t, &key.columns, &values)),
+                None => return Err(no_partition(cx, &t, &values)),
             };
             // A partitioned level below the root: locked before its directory is read.
             t = match (&next.partition_key, self.levels.get(&next.oid)) {
@@ -193,11 +258,8 @@ impl Router {
 }
 
 /// PostgreSQL's error for a row no partition of `t` takes.
-fn no_partition(cx: &ExecContext, t: &TableDesc, columns: &[usize], values: &[Value]) -> PgError {
-    let names: Vec<&str> = columns
-        .iter()
-        .map(|&c| t.columns[c].name.as_str())
-        .collect();
+fn no_partition(cx: &ExecContext, t: &TableDesc, values: &[Value]) -> PgError {
+    let names = crate::ruleutils::partition_key_parts(cx.session, t, true);
     let text: Vec<String> = values
         .iter()
         .map(|v| {

@@ -256,6 +256,23 @@ impl Deparser<'_> {
                 | ScalarFunc::SetVal,
                 _,
             ) => deparse(&self.cx, e, self.names),
+            ExprKind::Func(ScalarFunc::Subscript, args) if !args.is_empty() => {
+                let base = self.expr(&args[0], true);
+                let mut out = match args[0].kind {
+                    ExprKind::Column(_) => base,
+                    _ => format!("({base})"),
+                };
+                for i in &args[1..] {
+                    out.push_str(&format!("[{}]", self.expr(i, true)));
+                }
+                out
+            }
+            // PostgreSQL 14+ keeps EXTRACT's own syntax.
+            ExprKind::Func(ScalarFunc::Extract, args) if extract_field(args).is_some() => format!(
+                "EXTRACT({} FROM {})",
+                extract_field(args).unwrap_or_default(),
+                self.expr(&args[1], false)
+            ),
             ExprKind::Func(f, args) => format!(
                 "{}({})",
                 func_name(*f),
@@ -386,17 +403,42 @@ pub(crate) fn index_column(
         return "expr".into();
     };
     match sql::binder::bind_index_expr(&s.catalog, table, &e.text, s.info) {
-        Ok(b) => {
-            let text = deparse_stored_expr(s.text(), &b, &column_names(table), pretty);
-            if matches!(b.kind, ExprKind::Func(..)) {
-                text
-            } else {
-                format!("({text})")
-            }
-        }
+        Ok(b) => key_expression(s.text(), &b, table, pretty),
         // Not expected: the text was bound when the index was made.
         Err(_) => format!("({})", e.text),
     }
+}
+
+/// The field of an EXTRACT call's arguments (`year` of `EXTRACT(year FROM d)`).
+fn extract_field(args: &[Expr]) -> Option<&str> {
+    match args {
+        [field, _] => match &field.kind {
+            ExprKind::Const(Value::Text(f)) => Some(f),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// An expression of an index's or a partition key's key as PostgreSQL lists it: in
+/// parentheses of its own unless it looks like a function call (ruleutils'
+/// `looks_like_function`: a call, COALESCE, GREATEST and LEAST).
+fn key_expression(
+    text: &common::value::TextContext,
+    e: &Expr,
+    table: &TableDesc,
+    pretty: bool,
+) -> String {
+    let shown = deparse_stored_expr(text, e, &column_names(table), pretty);
+    let call = match &e.kind {
+        ExprKind::Func(f, _) => !matches!(
+            f,
+            ScalarFunc::Subscript | ScalarFunc::ArrayCompare { .. } | ScalarFunc::ArrayCtor
+        ),
+        ExprKind::Coalesce(_) => true,
+        _ => false,
+    };
+    if call { shown } else { format!("({shown})") }
 }
 
 /// A partial index's predicate as `pg_get_indexdef` prints it after `WHERE` (`pretty`:
@@ -437,16 +479,44 @@ pub(crate) fn check_definition(
     s
 }
 
-/// A partitioned table's key as `pg_get_partkeydef` prints it (`RANGE (a, b)`); `None`
-/// for any other table.
-pub(crate) fn partition_key_definition(t: &TableDesc) -> Option<String> {
+/// A partitioned table's key as `pg_get_partkeydef` prints it (`RANGE (a, lower(b))`);
+/// `None` for any other table.
+pub(crate) fn partition_key_definition(
+    s: &crate::session::Session,
+    t: &TableDesc,
+) -> Option<String> {
     let key = t.partition_key.as_ref()?;
-    let cols: Vec<String> = key
-        .columns
+    let parts = partition_key_parts(s, t, false);
+    Some(format!("{} ({})", key.strategy.keyword(), parts.join(", ")))
+}
+
+/// The parts of partitioned table `t`'s key as `pg_get_partkeydef` lists them: a
+/// column's name, or an expression as [`key_expression`] shows it (`pretty`: as
+/// PostgreSQL's messages show them).
+pub(crate) fn partition_key_parts(
+    s: &crate::session::Session,
+    t: &TableDesc,
+    pretty: bool,
+) -> Vec<String> {
+    let Some(key) = &t.partition_key else {
+        return Vec::new();
+    };
+    let exprs = sql::binder::bind_partition_key_exprs(&s.catalog, t, s.info).unwrap_or_default();
+    key.columns
         .iter()
-        .map(|&c| common::ids::quote_identifier(&t.columns[c].name).into_owned())
-        .collect();
-    Some(format!("{} ({})", key.strategy.keyword(), cols.join(", ")))
+        .map(|&c| match catalog::partition::PartitionKey::expression(c) {
+            Some(k) => match exprs.get(k) {
+                Some(e) => key_expression(s.text(), e, t, pretty),
+                // Not expected: the text was bound when the table was made.
+                None => key
+                    .exprs
+                    .get(k)
+                    .map(|e| format!("({})", e.text))
+                    .unwrap_or_default(),
+            },
+            None => common::ids::quote_identifier(&t.columns[c].name).into_owned(),
+        })
+        .collect()
 }
 
 /// A partition's bound as `pg_get_expr(relpartbound, oid)` prints it (`FOR VALUES FROM
@@ -580,12 +650,9 @@ fn range_conjuncts(
 /// constraint PostgreSQL writes out in forms not made here yet (over several key
 /// columns; a DEFAULT hash partition's): psql then shows no constraint. A DEFAULT
 /// partition's is NOT what its siblings take.
-pub(crate) fn partition_constraint(
-    catalog: &catalog::CatalogSnapshot,
-    text: &common::value::TextContext,
-    t: &TableDesc,
-) -> Option<String> {
-    use catalog::partition::PartitionBound;
+pub(crate) fn partition_constraint(s: &crate::session::Session, t: &TableDesc) -> Option<String> {
+    use catalog::partition::{PartitionBound, PartitionKey};
+    let (catalog, text) = (&s.catalog, s.text());
     t.partition_of.as_ref()?;
     // From the root down.
     let mut chain = vec![t];
@@ -601,8 +668,27 @@ pub(crate) fn partition_constraint(
     for pair in chain.windows(2) {
         let (parent, part) = (pair[0], pair[1]);
         let (key, of) = (parent.partition_key.as_ref()?, part.partition_of.as_ref()?);
-        let name = |c: usize| common::ids::quote_identifier(&t.columns[c].name).into_owned();
-        let konst = |c: usize, v: &Value| crate::deparse::constant(text, v, &t.columns[c].ty);
+        // A key part: a column by name, an expression as an operand (PostgreSQL's
+        // deparsed node: an operator in its own parentheses).
+        // Folded, as PostgreSQL's partition key holds its expressions.
+        let exprs: Vec<Expr> = sql::binder::bind_partition_key_exprs(catalog, parent, s.info)
+            .ok()?
+            .into_iter()
+            .map(planner::fold)
+            .collect();
+        let name = |c: usize| match PartitionKey::expression(c) {
+            Some(k) => exprs
+                .get(k)
+                .map(|e| deparse_stored_expr(text, e, &column_names(t), false))
+                .unwrap_or_default(),
+            None => common::ids::quote_identifier(&t.columns[c].name).into_owned(),
+        };
+        let konst = |c: usize, v: &Value| {
+            let ty = key
+                .part_type(c, &t.columns)
+                .unwrap_or(common::DataType::Text);
+            crate::deparse::constant(text, v, &ty)
+        };
         match &of.bound {
             PartitionBound::Default => {
                 // NOT what its siblings take (PostgreSQL's `get_qual_for_default`).

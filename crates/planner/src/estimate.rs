@@ -798,7 +798,7 @@ impl<'a> Estimator<'a> {
                 if let Some(p) = prune
                     && !nodes.is_empty()
                 {
-                    let left = crate::partition::expected_survivors(p, nodes.len());
+                    let left = crate::partition::expected_survivors(cx.catalog, p, nodes.len());
                     let share = left / nodes.len() as f64;
                     rows *= share;
                     total *= share;

@@ -13,7 +13,7 @@ use super::*;
 use common::Value;
 
 /// `e` with its constant casts and arithmetic folded, at any depth.
-pub(crate) fn fold(e: Expr) -> Expr {
+pub fn fold(e: Expr) -> Expr {
     let e = match e.kind {
         ExprKind::Const(_) | ExprKind::Column(_) | ExprKind::Param(_) => return e,
         _ => e

@@ -21,6 +21,7 @@ mod columns;
 mod cost;
 pub mod estimate;
 mod fold;
+pub use fold::fold;
 mod grouping;
 mod join;
 pub mod join_search;

@@ -4,8 +4,10 @@
 //! partitions' own scans ([`expand_statement`]): an Append of them, the one scan when one
 //! partition is left, or no rows when none is, as PostgreSQL's plans show them.
 //!
-//! Pruning reads the scan's conditions on the partition key columns: `=`, `<`, `<=`,
-//! `>`, `>=`, `IN`, `IS NULL`, and AND / OR of them, against constants. They become the
+//! Pruning reads the scan's conditions on the partition key's parts: `=`, `<`, `<=`,
+//! `>`, `>=`, `IN`, `IS NULL`, and AND / OR of them, against constants, where a part is
+//! a key column or an expression equal to a key expression once both are folded
+//! (`lower(b) = 'x'` for a key on `lower(b)`, as PostgreSQL matches them). They become the
 //! values each key column may take (`catalog::partition::KeyValues`), which the
 //! catalog's directory finds by binary search in the bounds (partition rule 2): the
 //! cost is O(log N) in the partitions that exist, and nothing of a pruned partition is
@@ -64,11 +66,13 @@ fn add_leaves(
     if filter.is_some_and(is_false) {
         return;
     }
+    let exprs = key_exprs(catalog, table);
     let cols: Vec<Option<KeyValues>> = key
         .columns
         .iter()
         .map(|&c| {
-            let from_filter = filter.and_then(|f| key_values(f, c, resolve));
+            let part = Part::of(c, &exprs)?;
+            let from_filter = filter.and_then(|f| key_values(f, &part, resolve));
             match fixed {
                 Some((col, v)) if col == c => {
                     let point = KeyValues::point(v.clone());
@@ -176,19 +180,68 @@ pub fn leaf_index<'c>(
     found
 }
 
+/// A part of a partitioned table's key, as conditions name it: a column, or an
+/// expression over the row equal to the key's (`lower(b) = 'x'` for a key on
+/// `lower(b)`, as PostgreSQL matches a key expression).
+enum Part<'e> {
+    Column(usize),
+    Expr(&'e Expr),
+}
+
+impl<'e> Part<'e> {
+    /// Key part `c` (an entry of the key's `columns`), its expressions bound in `exprs`
+    /// ([`key_exprs`]); `None` for an expression that did not bind.
+    fn of(c: usize, exprs: &'e [Option<Expr>]) -> Option<Part<'e>> {
+        match catalog::partition::PartitionKey::expression(c) {
+            Some(k) => exprs.get(k)?.as_ref().map(Part::Expr),
+            None => Some(Part::Column(c)),
+        }
+    }
+
+    fn is(&self, e: &Expr) -> bool {
+        match self {
+            Part::Column(c) => column_of(e) == Some(*c),
+            Part::Expr(x) => e == *x,
+        }
+    }
+}
+
+/// `table`'s key expressions bound over its row and folded as a statement's are (rule
+/// 14), to compare with the statement's conditions; `None` for one that no longer
+/// binds (it then prunes nothing). Nothing is bound for a key of columns.
+fn key_exprs(catalog: &CatalogSnapshot, table: &TableDesc) -> Vec<Option<Expr>> {
+    let Some(key) = table.partition_key.as_ref().filter(|k| !k.exprs.is_empty()) else {
+        return Vec::new();
+    };
+    let detached = common::session::SessionInfo::detached();
+    match sql::binder::bind_partition_key_exprs(catalog, table, &detached) {
+        Ok(bound) => bound
+            .into_iter()
+            .map(|e| Some(crate::fold::fold(e)))
+            .collect(),
+        Err(_) => vec![None; key.exprs.len()],
+    }
+}
+
 /// How many of `n` inputs a run-time pruning leaves, on average: one where its
-/// conditions fix every key column by equality, else all.
-pub(crate) fn expected_survivors(p: &crate::RunTimePrune, n: usize) -> f64 {
+/// conditions fix every key part by equality, else all.
+pub(crate) fn expected_survivors(
+    catalog: &CatalogSnapshot,
+    p: &crate::RunTimePrune,
+    n: usize,
+) -> f64 {
     let Some(key) = &p.table.partition_key else {
         return n as f64;
     };
+    let exprs = key_exprs(catalog, &p.table);
     let mut conjuncts = Vec::new();
     crate::scan::split_and(&p.filter, &mut conjuncts);
     let fixed = key.columns.iter().all(|&c| {
+        let Some(part) = Part::of(c, &exprs) else {
+            return false;
+        };
         conjuncts.iter().any(|e| match &e.kind {
-            ExprKind::Binary(BinaryOp::Eq, l, r) => {
-                column_of(l) == Some(c) || column_of(r) == Some(c)
-            }
+            ExprKind::Binary(BinaryOp::Eq, l, r) => part.is(l) || part.is(r),
             _ => false,
         })
     });
@@ -199,20 +252,42 @@ pub(crate) fn expected_survivors(p: &crate::RunTimePrune, n: usize) -> f64 {
 /// when the plan runs, parameters (a generic plan's `$n`) or stable functions (`now()`),
 /// and read nothing else: what prunes its partitions when the plan starts. A volatile
 /// function (`random()`) may give each row another value: its conditions do not prune.
-fn run_time_conditions(table: &TableDesc, filter: &Expr) -> Option<Expr> {
+fn run_time_conditions(
+    catalog: &CatalogSnapshot,
+    table: &TableDesc,
+    filter: &Expr,
+) -> Option<Expr> {
     let key = table.partition_key.as_ref()?;
+    let exprs = key_exprs(catalog, table);
+    let parts: Vec<Part<'_>> = key
+        .columns
+        .iter()
+        .filter_map(|&c| Part::of(c, &exprs))
+        .collect();
+    // What a condition reads besides the key's parts: something known only when the
+    // plan runs (`run_time`), or anything else (`other`).
+    fn reads(e: &Expr, parts: &[Part<'_>], run_time: &mut bool, other: &mut bool) {
+        if parts.iter().any(|p| p.is(e)) {
+            return;
+        }
+        match &e.kind {
+            ExprKind::Param(_) => *run_time = true,
+            ExprKind::Func(..) => *run_time = true,
+            ExprKind::Column(_) | ExprKind::SubLink(_) | ExprKind::Outer(_) | ExprKind::Agg(_) => {
+                *other = true;
+                return;
+            }
+            _ => {}
+        }
+        e.for_each_child(&mut |c| reads(c, parts, run_time, other));
+    }
     let mut conjuncts = Vec::new();
     crate::scan::split_and(filter, &mut conjuncts);
     let kept: Vec<Expr> = conjuncts
         .into_iter()
         .filter(|e| {
             let (mut run_time, mut other) = (false, false);
-            e.walk(&mut |n| match &n.kind {
-                ExprKind::Param(_) | ExprKind::Func(..) => run_time = true,
-                ExprKind::Column(c) if !key.columns.contains(c) => other = true,
-                ExprKind::SubLink(_) | ExprKind::Outer(_) | ExprKind::Agg(_) => other = true,
-                _ => {}
-            });
+            reads(e, &parts, &mut run_time, &mut other);
             run_time && !other && !e.is_volatile()
         })
         .cloned()
@@ -241,9 +316,9 @@ fn is_false(e: &Expr) -> bool {
     )
 }
 
-/// The values `e` (a condition) lets column `col` take, if it says anything of them;
+/// The values `e` (a condition) lets key part `col` take, if it says anything of them;
 /// `resolve` gives the values of the expressions compared with it that are known.
-fn key_values(e: &Expr, col: usize, resolve: &Resolve<'_>) -> Option<KeyValues> {
+fn key_values(e: &Expr, col: &Part<'_>, resolve: &Resolve<'_>) -> Option<KeyValues> {
     match &e.kind {
         ExprKind::Binary(BinaryOp::And, l, r) => {
             match (key_values(l, col, resolve), key_values(r, col, resolve)) {
@@ -255,9 +330,9 @@ fn key_values(e: &Expr, col: usize, resolve: &Resolve<'_>) -> Option<KeyValues> 
             Some(key_values(l, col, resolve)?.union(&key_values(r, col, resolve)?))
         }
         ExprKind::Binary(op, l, r) if op.is_comparison() => {
-            let (op, v) = match (column_of(l), column_of(r)) {
-                (Some(c), None) if c == col => (*op, resolve(r)?),
-                (None, Some(c)) if c == col => (commute(*op)?, resolve(l)?),
+            let (op, v) = match (col.is(l), col.is(r)) {
+                (true, false) => (*op, resolve(r)?),
+                (false, true) => (commute(*op)?, resolve(l)?),
                 _ => return None,
             };
             // A comparison with NULL is never true.
@@ -281,7 +356,7 @@ fn key_values(e: &Expr, col: usize, resolve: &Resolve<'_>) -> Option<KeyValues> 
             expr,
             list,
             negated: false,
-        } if column_of(expr) == Some(col) => {
+        } if col.is(expr) => {
             let mut out = KeyValues::default();
             for item in list {
                 let v = resolve(item)?;
@@ -294,14 +369,14 @@ fn key_values(e: &Expr, col: usize, resolve: &Resolve<'_>) -> Option<KeyValues> 
         ExprKind::IsNull {
             expr,
             negated: false,
-        } if column_of(expr) == Some(col) => Some(KeyValues {
+        } if col.is(expr) => Some(KeyValues {
             intervals: Vec::new(),
             null: true,
         }),
         ExprKind::IsNull {
             expr,
             negated: true,
-        } if column_of(expr) == Some(col) => Some(KeyValues::all(false)),
+        } if col.is(expr) => Some(KeyValues::all(false)),
         _ => None,
     }
 }
@@ -529,7 +604,7 @@ fn partition_scans(
     let single = leaves.len() == 1 && name_single;
     // Conditions whose values come when a generic plan runs prune again then.
     let prune = match &filter {
-        Some(f) if leaves.len() > 1 => run_time_conditions(table, f).map(|filter| {
+        Some(f) if leaves.len() > 1 => run_time_conditions(cx.catalog, table, f).map(|filter| {
             Box::new(crate::RunTimePrune {
                 table: table.clone(),
                 filter,

@@ -812,6 +812,7 @@ impl Database {
             snapshot,
             sequences: &self.sequences,
             subqueries: Default::default(),
+            partition_keys: Default::default(),
             params: Default::default(),
         }
     }

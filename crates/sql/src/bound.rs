@@ -591,7 +591,8 @@ impl Expr {
         self.for_each_child(&mut |c| c.walk(f));
     }
 
-    fn for_each_child<'a>(&'a self, f: &mut dyn FnMut(&'a Expr)) {
+    /// Visit this node's children (not their children).
+    pub fn for_each_child<'a>(&'a self, f: &mut dyn FnMut(&'a Expr)) {
         match &self.kind {
             ExprKind::Const(_) | ExprKind::Column(_) | ExprKind::Param(_) | ExprKind::Outer(_) => {}
             ExprKind::Neg(e) | ExprKind::Not(e) | ExprKind::Cast { expr: e, .. } => f(e),
@@ -914,8 +915,8 @@ pub struct BoundDelete {
 #[derive(Clone, Debug)]
 pub struct BoundPartitionOf {
     pub parent: Arc<TableDesc>,
-    /// The parent's key columns (the new partition's too: partition rule 1).
-    pub key_columns: Vec<usize>,
+    /// The types of the parent's key parts: what the bound's values are of.
+    pub key_types: Vec<common::DataType>,
     pub spec: BoundPartitionSpec,
 }
 

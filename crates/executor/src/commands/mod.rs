@@ -486,6 +486,7 @@ fn with_every_row<R>(cx: &ExecContext, f: impl FnOnce(&ExecContext) -> R) -> R {
         snapshot: &fresh,
         sequences: cx.sequences,
         subqueries: Default::default(),
+        partition_keys: Default::default(),
         params: cx.params,
     })
 }

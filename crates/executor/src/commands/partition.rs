@@ -29,8 +29,9 @@ pub(crate) fn attach(
     if partition.bound != PartitionBound::Default {
         let holds = partition.bound.tester(key.strategy);
         rows_in_bound(cx, table, |row| {
-            let values: Vec<Value> = key.columns.iter().map(|&c| row[c].clone()).collect();
-            holds(&values)
+            // A key expression that fails on a row keeps the row out of the bound.
+            cx.partition_key_values(&of.parent, row)
+                .is_ok_and(|values| holds(&values))
                 && (of.parent.partition_of.is_none()
                     || crate::dml::check_partition_constraint(cx, &of.parent, row).is_ok())
         })?;
@@ -260,7 +261,7 @@ pub(crate) fn partition_of(
     }
     Ok(PartitionOf {
         parent: of.parent.oid,
-        columns: of.key_columns.clone(),
+        types: of.key_types.clone(),
         bound,
     })
 }
@@ -277,8 +278,8 @@ fn check_default_rows(
     };
     let holds = bound.tester(key.strategy);
     let takes = |row: &[Value]| {
-        let values: Vec<Value> = key.columns.iter().map(|&c| row[c].clone()).collect();
-        holds(&values)
+        cx.partition_key_values(&of.parent, row)
+            .is_ok_and(|values| holds(&values))
     };
     if super::some_committed_row(cx, default, takes)? {
         return Err(PgError::new(

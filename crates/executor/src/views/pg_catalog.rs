@@ -216,7 +216,7 @@ pub(crate) fn rows(s: &Session, view: SystemView, key: Option<common::Oid>) -> V
                 return;
             };
             let hash = k.strategy == catalog::partition::PartitionStrategy::Hash;
-            let types: Vec<DataType> = k.columns.iter().map(|&c| t.columns[c].ty).collect();
+            let types = k.types(&t.columns);
             let oids = |f: &dyn Fn(&DataType) -> u32| {
                 let items = types.iter().map(|ty| Value::Oid(f(ty))).collect();
                 Value::Array(Arc::new(Array::from_items(DataType::Oid.oid(), items)))
@@ -231,7 +231,17 @@ pub(crate) fn rows(s: &Session, view: SystemView, key: Option<common::Oid>) -> V
                         .and_then(|p| p.default_partition())
                         .unwrap_or(0),
                 ),
-                attnums(&k.columns),
+                // An expression's place is 0, as in PostgreSQL's `partattrs`.
+                Value::Array(Arc::new(Array::from_items(
+                    DataType::Int2.oid(),
+                    k.columns
+                        .iter()
+                        .map(|&c| match catalog::partition::PartitionKey::expression(c) {
+                            Some(_) => Value::Int2(0),
+                            None => Value::Int2(c as i16 + 1),
+                        })
+                        .collect(),
+                ))),
                 oids(&|ty| default_opclass(ty, hash)),
                 oids(&|ty| {
                     if matches!(
@@ -243,7 +253,17 @@ pub(crate) fn rows(s: &Session, view: SystemView, key: Option<common::Oid>) -> V
                         0
                     }
                 }),
-                Value::Null,
+                // The expressions' SQL text where PostgreSQL has their node trees.
+                match k.exprs.is_empty() {
+                    true => Value::Null,
+                    false => Value::Text(
+                        k.exprs
+                            .iter()
+                            .map(|e| e.text.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                    ),
+                },
             ]);
         }),
         _ => Vec::new(),

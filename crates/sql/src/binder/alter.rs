@@ -71,7 +71,7 @@ impl Binder<'_> {
                 }
                 if let Some(key) = &table.partition_key
                     && let Some(c) = table.column_index(&name)
-                    && key.columns.contains(&c)
+                    && key.columns_read().contains(&c)
                 {
                     return Err(PgError::new(
                         SqlState::INVALID_TABLE_DEFINITION,
@@ -1059,7 +1059,7 @@ pub(crate) fn dependents_error(
 }
 
 /// PostgreSQL's system columns, in the order of their attnums (-1 down to -6).
-const SYSTEM_COLUMNS: [&str; 6] = ["ctid", "xmin", "cmin", "xmax", "cmax", "tableoid"];
+pub(crate) const SYSTEM_COLUMNS: [&str; 6] = ["ctid", "xmin", "cmin", "xmax", "cmax", "tableoid"];
 
 /// PostgreSQL's system columns: no user column may take their names.
 pub(crate) fn check_not_system_column(name: &str) -> PgResult<()> {

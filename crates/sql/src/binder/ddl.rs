@@ -298,18 +298,20 @@ impl Binder<'_> {
             }
         }
         let partition_key = match &c.partition_by {
-            Some(by) => Some(self.bind_partition_key(by, &columns)?),
+            Some(by) => {
+                let itself = TableDesc {
+                    name: name.clone(),
+                    columns: columns.clone(),
+                    ..Default::default()
+                };
+                Some((self.bind_partition_key(by, &itself)?, itself))
+            }
             None => None,
         };
-        if let Some(pk) = &partition_key {
-            let itself = TableDesc {
-                name: name.clone(),
-                columns: columns.clone(),
-                ..Default::default()
-            };
+        if let Some((pk, itself)) = &partition_key {
             for k in &deduped {
                 let what = if k.primary { "PRIMARY KEY" } else { "UNIQUE" };
-                super::partition::check_unique_holds_partition_key(&itself, pk, &k.columns, what)?;
+                super::partition::check_unique_holds_partition_key(itself, pk, &k.columns, what)?;
             }
         }
         // A partition has its parent's keys, each belonging to the parent's.
@@ -360,7 +362,7 @@ impl Binder<'_> {
                 serials,
                 foreign_keys,
                 checks,
-                partition_key,
+                partition_key: partition_key.map(|(k, _)| k),
                 // Made from `partition_of` when the statement runs.
                 partition_of: None,
             },

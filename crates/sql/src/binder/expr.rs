@@ -636,6 +636,7 @@ impl Binder<'_> {
             super::check::CHECK_CLAUSE => Some("check constraint"),
             super::index::INDEX_PREDICATE_CLAUSE => Some("index predicate"),
             super::index::INDEX_EXPRESSION_CLAUSE => Some("index expression"),
+            super::partition::PARTITION_KEY_CLAUSE => Some("partition key expression"),
             "EXECUTE parameter" => Some("EXECUTE parameter"),
             _ => None,
         };
@@ -843,7 +844,7 @@ impl Binder<'_> {
         // The key columns of every partitioned level below it, the rest NULL.
         let mut keyed = vec![false; table.columns.len()];
         for t in std::iter::once(table.clone()).chain(self.catalog.descendants(table.oid)) {
-            for &c in t.partition_key.iter().flat_map(|k| &k.columns) {
+            for c in t.partition_key.iter().flat_map(|k| k.columns_read()) {
                 if let Some(k) = keyed.get_mut(c) {
                     *k = true;
                 }

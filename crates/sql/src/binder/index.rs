@@ -210,7 +210,7 @@ impl Binder<'_> {
 }
 
 /// The columns `e` reads, in column order.
-fn columns_read(e: &Expr) -> Vec<usize> {
+pub(crate) fn columns_read(e: &Expr) -> Vec<usize> {
     let mut columns = Vec::new();
     e.walk(&mut |x| {
         if let ExprKind::Column(i) = x.kind {

@@ -26,6 +26,7 @@ mod sequence;
 pub use check::bind_check;
 pub use dml::bind_default;
 pub use index::{bind_index_expr, bind_index_exprs, bind_index_predicate};
+pub use partition::bind_partition_key_exprs;
 pub use sequence::check_restart;
 
 pub use coerce::CastContext;

@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use catalog::partition::{PartitionKey, PartitionStrategy};
+use catalog::partition::{KeyExpr, PartitionKey, PartitionStrategy};
 use catalog::{ColumnDesc, TableDesc};
 use common::{PgError, PgResult, SqlState};
 use sqlparser::ast;
@@ -14,19 +14,24 @@ use sqlparser::ast;
 use super::coerce::CastContext;
 use super::expr::ExprContext;
 use super::{Binder, Scope, ident_name};
-use crate::bound::{BoundDatum, BoundPartitionOf, BoundPartitionSpec, BoundStatement};
+use crate::bound::{BoundDatum, BoundPartitionOf, BoundPartitionSpec, BoundStatement, Expr};
+
+/// The clause name in errors: `aggregate functions are not allowed in partition key
+/// expressions`.
+pub(crate) const PARTITION_KEY_CLAUSE: &str = "partition key expressions";
 
 fn invalid_definition(msg: impl Into<String>) -> PgError {
     PgError::new(SqlState::INVALID_TABLE_DEFINITION, msg)
 }
 
 impl Binder<'_> {
-    /// `PARTITION BY strategy (column, ...)` (sqlparser reads it as a call of a function
-    /// named after the strategy).
+    /// `PARTITION BY strategy (column | func(...) | (expression), ...)` of `itself`, the
+    /// table being made (sqlparser reads it as a call of a function named after the
+    /// strategy).
     pub(crate) fn bind_partition_key(
         &self,
         by: &ast::Expr,
-        columns: &[ColumnDesc],
+        itself: &TableDesc,
     ) -> PgResult<PartitionKey> {
         let ast::Expr::Function(f) = by else {
             return Err(PgError::syntax(format!("syntax error at or near \"{by}\"")));
@@ -45,25 +50,61 @@ impl Binder<'_> {
         let ast::FunctionArguments::List(list) = &f.args else {
             return Err(PgError::syntax(format!("syntax error at or near \"{by}\"")));
         };
+        let columns = &itself.columns;
         let mut key = Vec::with_capacity(list.args.len());
+        let mut exprs = Vec::new();
         for arg in &list.args {
             let ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) = arg else {
                 return Err(PgError::syntax(format!(
                     "syntax error at or near \"{arg}\""
                 )));
             };
-            let ast::Expr::Identifier(id) = e else {
-                return Err(PgError::unsupported("expressions in a partition key"));
+            // `(a)` is the column itself, as in PostgreSQL.
+            let mut e = e;
+            while let ast::Expr::Nested(inner) = e {
+                e = inner;
+            }
+            let ty = if let ast::Expr::Identifier(id) = e {
+                let name = ident_name(id);
+                if super::alter::SYSTEM_COLUMNS.contains(&name.as_str()) {
+                    return Err(PgError::new(
+                        SqlState::INVALID_OBJECT_DEFINITION,
+                        format!("cannot use system column \"{name}\" in partition key"),
+                    )
+                    .with_position(self.position(&id.span)));
+                }
+                let Some(c) = columns.iter().position(|c| !c.dropped && c.name == name) else {
+                    return Err(PgError::new(
+                        SqlState::UNDEFINED_COLUMN,
+                        format!("column \"{name}\" named in partition key does not exist"),
+                    )
+                    .with_position(self.position(&id.span)));
+                };
+                key.push(c);
+                columns[c].ty
+            } else {
+                let bound = self.partition_key_expression(itself, e)?;
+                let read = super::index::columns_read(&bound);
+                if read.is_empty() {
+                    return Err(PgError::new(
+                        SqlState::INVALID_OBJECT_DEFINITION,
+                        "cannot use constant expression as partition key",
+                    ));
+                }
+                key.push(catalog::EXPRESSION_KEY + exprs.len());
+                exprs.push(KeyExpr {
+                    text: e.to_string(),
+                    columns: read,
+                    ty: bound.ty,
+                });
+                bound.ty
             };
-            let name = ident_name(id);
-            let Some(c) = columns.iter().position(|c| !c.dropped && c.name == name) else {
-                return Err(PgError::new(
-                    SqlState::UNDEFINED_COLUMN,
-                    format!("column \"{name}\" named in partition key does not exist"),
-                )
-                .with_position(self.position(&id.span)));
-            };
-            key.push(c);
+            if !partition_key_type(&ty) {
+                return Err(PgError::unsupported(format!(
+                    "partition keys of type {}",
+                    ty.name()
+                )));
+            }
         }
         if key.is_empty() {
             return Err(PgError::syntax("syntax error at or near \")\""));
@@ -74,18 +115,46 @@ impl Binder<'_> {
                 "cannot use \"list\" partition strategy with more than one column",
             ));
         }
-        for &c in &key {
-            if !partition_key_type(&columns[c].ty) {
-                return Err(PgError::unsupported(format!(
-                    "partition keys of type {}",
-                    columns[c].ty.name()
-                )));
-            }
-        }
         Ok(PartitionKey {
             strategy,
             columns: key,
+            exprs,
         })
+    }
+
+    /// An expression of a partition key over `table`'s row (PostgreSQL's
+    /// `ComputePartitionAttrs` checks): no subqueries or aggregates, immutable (a row's
+    /// partition must not change while the row does not), a string literal as text.
+    fn partition_key_expression(&self, table: &TableDesc, e: &ast::Expr) -> PgResult<Expr> {
+        let scope = Scope::for_table(table, &table.name);
+        let cx = ExprContext {
+            scope: &scope,
+            aggs_allowed: false,
+            clause: PARTITION_KEY_CLAUSE,
+        };
+        let mut bound = self.bind_expr(e, &cx)?;
+        if bound.ty == common::DataType::Unknown {
+            bound = self.coerce(bound, &common::DataType::Text, CastContext::Implicit)?;
+        }
+        if !bound.is_immutable() {
+            return Err(PgError::new(
+                SqlState::INVALID_OBJECT_DEFINITION,
+                "functions in partition key expression must be marked IMMUTABLE",
+            ));
+        }
+        Ok(bound)
+    }
+
+    /// The expressions of `table`'s partition key, bound over its row, in the order of
+    /// its `exprs`.
+    pub(crate) fn partition_key_exprs(&self, table: &TableDesc) -> PgResult<Vec<Expr>> {
+        let Some(key) = &table.partition_key else {
+            return Ok(Vec::new());
+        };
+        key.exprs
+            .iter()
+            .map(|e| self.partition_key_expression(table, &crate::parser::parse_expr(&e.text)?))
+            .collect()
     }
 
     /// `PARTITION OF parent FOR VALUES ...`: the parent (it must be partitioned) and the
@@ -142,7 +211,7 @@ impl Binder<'_> {
             (PartitionStrategy::List, ast::ForValues::In(values)) => BoundPartitionSpec::List(
                 values
                     .iter()
-                    .map(|v| self.bind_bound_value(v, &parent, key.columns[0]))
+                    .map(|v| self.bind_bound_value(v, &parent, &key, key.columns[0]))
                     .collect::<PgResult<_>>()?,
             ),
             (PartitionStrategy::List, _) => return Err(wrong("list")),
@@ -159,7 +228,7 @@ impl Binder<'_> {
                             ast::PartitionBoundValue::MinValue => BoundDatum::MinValue,
                             ast::PartitionBoundValue::MaxValue => BoundDatum::MaxValue,
                             ast::PartitionBoundValue::Expr(e) => {
-                                BoundDatum::Value(self.bind_bound_value(e, &parent, c)?)
+                                BoundDatum::Value(self.bind_bound_value(e, &parent, &key, c)?)
                             }
                         });
                     }
@@ -174,19 +243,20 @@ impl Binder<'_> {
             (PartitionStrategy::Range, _) => return Err(wrong("range")),
         };
         Ok(BoundPartitionOf {
+            key_types: key.types(&parent.columns),
             parent,
-            key_columns: key.columns,
             spec,
         })
     }
 
     /// One value of a bound: a constant expression (no column, no subquery), coerced to
-    /// key column `c`'s type as an assignment (PostgreSQL's
+    /// the type of `key`'s part `c` as an assignment (PostgreSQL's
     /// `transformPartitionBoundValue`).
     fn bind_bound_value(
         &self,
         e: &ast::Expr,
         parent: &TableDesc,
+        key: &PartitionKey,
         c: usize,
     ) -> PgResult<crate::bound::Expr> {
         let scope = Scope::default();
@@ -195,7 +265,10 @@ impl Binder<'_> {
             aggs_allowed: false,
             clause: "partition bound",
         };
-        let col = &parent.columns[c];
+        let (ty, name) = match PartitionKey::expression(c).and_then(|k| key.exprs.get(k)) {
+            Some(x) => (x.ty, x.text.as_str()),
+            None => (parent.columns[c].ty, parent.columns[c].name.as_str()),
+        };
         let bound = self.bind_expr(e, &cx).map_err(|err| {
             if err.code == SqlState::UNDEFINED_COLUMN {
                 PgError::new(
@@ -216,15 +289,14 @@ impl Binder<'_> {
                 "cannot use subquery in partition bound",
             ));
         }
-        self.coerce(bound, &col.ty, CastContext::Assignment)
+        self.coerce(bound, &ty, CastContext::Assignment)
             .map_err(|err| {
                 if err.code == SqlState::DATATYPE_MISMATCH {
                     PgError::new(
                         SqlState::DATATYPE_MISMATCH,
                         format!(
-                            "specified value cannot be cast to type {} for column \"{}\"",
-                            col.ty.name(),
-                            col.name
+                            "specified value cannot be cast to type {} for column \"{name}\"",
+                            ty.name(),
                         ),
                     )
                 } else {
@@ -333,8 +405,16 @@ pub(crate) fn check_unique_holds_partition_key(
     columns: &[usize],
     what: &str,
 ) -> PgResult<()> {
+    // The key's parts in order: the first an index cannot hold decides the error.
     match key.columns.iter().find(|c| !columns.contains(c)) {
         None => Ok(()),
+        Some(&expr) if PartitionKey::expression(expr).is_some() => Err(PgError::new(
+            SqlState::FEATURE_NOT_SUPPORTED,
+            format!("unsupported {what} constraint with partition key definition"),
+        )
+        .with_detail(format!(
+            "{what} constraints cannot be used when partition keys include expressions."
+        ))),
         Some(&missing) => Err(PgError::new(
             SqlState::FEATURE_NOT_SUPPORTED,
             "unique constraint on partitioned table must include all partitioning columns",
@@ -428,4 +508,19 @@ fn check_infinite(side: &[BoundDatum]) -> PgResult<()> {
 fn partition_key_type(ty: &common::DataType) -> bool {
     use common::DataType as T;
     !matches!(ty, T::Array(_) | T::Unknown)
+}
+
+/// The expressions of `table`'s partition key, bound over its row in the order of its
+/// `exprs` (for routing rows, pruning and showing the key); none for a key of columns.
+pub fn bind_partition_key_exprs(
+    catalog: &catalog::CatalogSnapshot,
+    table: &TableDesc,
+    session: &common::session::SessionInfo,
+) -> PgResult<Vec<Expr>> {
+    match &table.partition_key {
+        Some(k) if !k.exprs.is_empty() => {
+            Binder::new(catalog, "", session).partition_key_exprs(table)
+        }
+        _ => Ok(Vec::new()),
+    }
 }
