@@ -796,10 +796,15 @@ impl Renderer<'_> {
             } => self.table_names(t),
             Plan::Append { inputs, .. } => inputs.first().map_or(vec![], |p| self.names(p)),
             // The parent's row projected, by the name the query gave the parent.
-            Plan::MergeAppend { parent, exprs, .. } => {
+            Plan::MergeAppend {
+                parent: Some(parent),
+                exprs,
+                ..
+            } => {
                 let inner = self.table_names(parent);
                 exprs.iter().map(|e| deparse(&self.cx, e, &inner)).collect()
             }
+            Plan::MergeAppend { inputs, .. } => inputs.first().map_or(vec![], |p| self.names(p)),
             Plan::SetOp { left, .. } => self.names(left),
             Plan::Filter { input, .. }
             | Plan::Sort { input, .. }
@@ -1470,11 +1475,15 @@ impl Renderer<'_> {
                     Some(first) => self.sort_keys(keys, &names, first),
                     None => Vec::new(),
                 };
-                let base = parent.shown_name().to_string();
                 let children = inputs
                     .iter()
                     .enumerate()
-                    .map(|(k, c)| self.shown(&renamed(c, &format!("{base}_{}", k + 1))))
+                    .map(|(k, c)| match parent {
+                        Some(parent) => {
+                            self.shown(&renamed(c, &format!("{}_{}", parent.shown_name(), k + 1)))
+                        }
+                        None => self.shown(c),
+                    })
                     .collect();
                 node(
                     "Merge Append".into(),

@@ -42,6 +42,12 @@ pub struct PlannerSettings {
     pub join_collapse_limit: usize,
     /// The most items a nested FROM list is merged into (`from_collapse_limit`).
     pub from_collapse_limit: usize,
+    /// Joins of partitioned tables partitioned alike may be done partition by partition
+    /// (`enable_partitionwise_join`).
+    pub enable_partitionwise_join: bool,
+    /// Grouping by a partitioned table's key may be done partition by partition
+    /// (`enable_partitionwise_aggregate`).
+    pub enable_partitionwise_aggregate: bool,
 }
 
 impl Default for PlannerSettings {
@@ -68,6 +74,8 @@ impl Default for PlannerSettings {
             hash_mem_multiplier: 2.0,
             join_collapse_limit: 8,
             from_collapse_limit: 8,
+            enable_partitionwise_join: false,
+            enable_partitionwise_aggregate: false,
         }
     }
 }

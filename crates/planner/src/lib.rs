@@ -28,6 +28,7 @@ pub mod join_search;
 mod merge;
 mod minmax;
 pub mod partition;
+mod partitionwise;
 mod plan;
 mod predicate;
 mod pullup;

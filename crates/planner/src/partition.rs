@@ -252,7 +252,7 @@ pub(crate) fn expected_survivors(
 /// when the plan runs, parameters (a generic plan's `$n`) or stable functions (`now()`),
 /// and read nothing else: what prunes its partitions when the plan starts. A volatile
 /// function (`random()`) may give each row another value: its conditions do not prune.
-fn run_time_conditions(
+pub(crate) fn run_time_conditions(
     catalog: &CatalogSnapshot,
     table: &TableDesc,
     filter: &Expr,
@@ -513,7 +513,7 @@ pub(crate) fn ordered_append(
         Plan::MergeAppend {
             inputs,
             keys,
-            parent: table.clone(),
+            parent: Some(table.clone()),
             exprs,
         }
     };
@@ -545,8 +545,16 @@ pub(crate) fn expand_statement(cx: &PlanContext<'_>, stmt: &mut PlannedStatement
     }
 }
 
-/// Replace every scan of a partitioned table in `plan` by its partitions' scans.
+/// Replace every scan of a partitioned table in `plan` by its partitions' scans, a join
+/// or grouping of such scans by one per partition where the settings allow and it can
+/// be (`crate::partitionwise`).
 pub(crate) fn expand(cx: &PlanContext<'_>, plan: &mut Plan) {
+    if let Some(split) =
+        crate::partitionwise::join(cx, plan).or_else(|| crate::partitionwise::aggregate(cx, plan))
+    {
+        *plan = split;
+        return;
+    }
     if let Plan::SeqScan { table, .. } = plan
         && table.partition_key.is_some()
     {
@@ -626,19 +634,7 @@ fn partition_scans(
             } else {
                 leaf
             };
-            let mut scan = match &filter {
-                Some(f) => crate::scan_path(cx, desc.clone(), f.clone()),
-                None => Plan::SeqScan {
-                    table: desc,
-                    filter: None,
-                    columns: None,
-                },
-            };
-            if let Some(needed) = &columns {
-                // Its own conditions' columns too (an index scan's filter; rule 12).
-                crate::columns::prune(&mut scan, needed);
-            }
-            scan
+            leaf_scan(cx, desc, &filter, &columns)
         })
         .collect();
     match inputs.len() {
@@ -654,4 +650,28 @@ fn partition_scans(
             parent: Some(table.clone()),
         },
     }
+}
+
+/// A leaf partition's scan in its parent's place: chosen as any table's scan is
+/// ([`crate::scan_path`]) for the parent's conditions, reading the columns the parent's
+/// scan read.
+pub(crate) fn leaf_scan(
+    cx: &PlanContext<'_>,
+    desc: Arc<TableDesc>,
+    filter: &Option<Expr>,
+    columns: &Option<crate::ColumnSet>,
+) -> Plan {
+    let mut scan = match filter {
+        Some(f) => crate::scan_path(cx, desc, f.clone()),
+        None => Plan::SeqScan {
+            table: desc,
+            filter: None,
+            columns: None,
+        },
+    };
+    if let Some(needed) = columns {
+        // Its own conditions' columns too (an index scan's filter; rule 12).
+        crate::columns::prune(&mut scan, needed);
+    }
+    scan
 }

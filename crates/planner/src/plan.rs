@@ -204,9 +204,11 @@ pub enum Plan {
         inputs: Vec<Plan>,
         /// Over the inputs' rows (each the parent's row projected by `exprs`).
         keys: Vec<sql::bound::SortKey>,
-        /// The partitioned table, as the query names it.
-        parent: Arc<TableDesc>,
-        /// The projection of the parent's row the inputs make (EXPLAIN's sort keys).
+        /// The partitioned table, as the query names it; `None` over a partition-wise
+        /// grouping's groupings (`crate::partitionwise`), which name their own.
+        parent: Option<Arc<TableDesc>>,
+        /// The projection of the parent's row the inputs make (EXPLAIN's sort keys);
+        /// empty without a parent, the inputs' rows being shown as the first one's.
         exprs: Vec<Expr>,
     },
     /// INTERSECT / EXCEPT [ALL]: the right side's rows counted, then the left side's

@@ -561,6 +561,24 @@ const DEFS: &[Def] = &[
         },
         default: Val::Int(8),
     },
+    Def {
+        name: "enable_partitionwise_join",
+        category: "Query Tuning / Planner Method Configuration",
+        short_desc: "Enables partitionwise join.",
+        extra_desc: None,
+        context: "user",
+        kind: Kind::Bool,
+        default: Val::Bool(false),
+    },
+    Def {
+        name: "enable_partitionwise_aggregate",
+        category: "Query Tuning / Planner Method Configuration",
+        short_desc: "Enables partitionwise aggregation and grouping.",
+        extra_desc: None,
+        context: "user",
+        kind: Kind::Bool,
+        default: Val::Bool(false),
+    },
 ];
 
 /// `application_name` as PostgreSQL stores it: truncated to 63 bytes, every byte outside
@@ -633,6 +651,10 @@ impl Setting {
     /// How far the join search reorders explicit JOINs, and merges nested FROM lists.
     pub const JOIN_COLLAPSE_LIMIT: Setting = Setting(38);
     pub const FROM_COLLAPSE_LIMIT: Setting = Setting(39);
+    /// Whether joins and aggregates over partitioned tables may be done partition by
+    /// partition (off, as in PostgreSQL).
+    pub const ENABLE_PARTITIONWISE_JOIN: Setting = Setting(40);
+    pub const ENABLE_PARTITIONWISE_AGGREGATE: Setting = Setting(41);
 
     /// The settings a client is told of (ParameterStatus) when their values change, as
     /// PostgreSQL 15 reports them (`GUC_REPORT`), with the values announced at startup.
@@ -1437,6 +1459,8 @@ impl Settings {
             },
             join_collapse_limit: self.int(Setting::JOIN_COLLAPSE_LIMIT) as usize,
             from_collapse_limit: self.int(Setting::FROM_COLLAPSE_LIMIT) as usize,
+            enable_partitionwise_join: self.flag(Setting::ENABLE_PARTITIONWISE_JOIN),
+            enable_partitionwise_aggregate: self.flag(Setting::ENABLE_PARTITIONWISE_AGGREGATE),
         }
     }
 
