@@ -53,10 +53,12 @@ impl Drop for BufferCounting {
 /// Run EXPLAIN: the plan's lines, and under ANALYZE the statement itself first.
 pub fn explain(
     options: &ExplainOptions,
-    inner: PlannedStatement,
+    mut inner: PlannedStatement,
     planning: Duration,
     cx: &ExecContext,
 ) -> PgResult<StatementResult> {
+    // Partitions' scans held compactly are shown (and run) as the Append they are.
+    planner::partition::unfold_partition_scans(&mut inner);
     let settings = cx.session.settings.planner();
     let sizes = crate::PoolSizes(cx.pool);
     let estimator = planner::estimate::Estimator::new(planner::PlanContext {
@@ -378,7 +380,9 @@ enum Over<'p> {
 /// A node's own expressions (those that can hold subqueries), by what they read.
 fn node_exprs(plan: &Plan) -> Vec<(Vec<&Expr>, Over<'_>)> {
     match plan {
-        Plan::SeqScan { filter, .. } | Plan::IndexScan { filter, .. } => {
+        Plan::SeqScan { filter, .. }
+        | Plan::IndexScan { filter, .. }
+        | Plan::PartitionScans { filter, .. } => {
             vec![(filter.iter().collect(), Over::Node)]
         }
         Plan::BitmapHeapScan {
@@ -722,6 +726,7 @@ impl Renderer<'_> {
         match plan {
             Plan::SeqScan { table, .. }
             | Plan::IndexScan { table, .. }
+            | Plan::PartitionScans { parent: table, .. }
             | Plan::BitmapHeapScan { table, .. } => self.table_names(table),
             Plan::Values { width, .. } => (1..=*width).map(|i| format!("column{i}")).collect(),
             Plan::SystemView { view, .. } => {
@@ -848,6 +853,10 @@ impl Renderer<'_> {
     /// The node `plan` shows as (numbering every node, shown or folded), with the
     /// subqueries its own expressions run.
     fn shown(&mut self, plan: &Plan) -> Shown {
+        // Not met: `explain` unfolds them first (`planner::partition::unfold_partition_scans`).
+        if let Some(append) = plan.partition_scans_append() {
+            return self.shown(&append);
+        }
         let mut links = Vec::new();
         for (exprs, over) in node_exprs(plan) {
             // A subplan's outer values are shown qualified, as PostgreSQL shows the
@@ -1034,6 +1043,8 @@ impl Renderer<'_> {
                 vec![],
                 vec![],
             ),
+            // Unfolded before `shown` reaches it.
+            Plan::PartitionScans { .. } => node("Append".into(), vec![], vec![]),
             Plan::Values { rows, .. } if rows.len() == 1 => node("Result".into(), vec![], vec![]),
             Plan::Values { .. } => node("Values Scan on \"*VALUES*\"".into(), vec![], vec![]),
             Plan::GenerateSeries { start, stop, step } if self.verbose => {

@@ -186,5 +186,9 @@ fn relations(plan: &Plan) -> usize {
             | Plan::SystemView { .. }
             | Plan::SequenceState { .. }
     ));
-    here + plan.children().into_iter().map(relations).sum::<usize>()
+    let leaves = match plan {
+        Plan::PartitionScans { leaves, .. } => leaves.len(),
+        _ => 0,
+    };
+    here + leaves + plan.children().into_iter().map(relations).sum::<usize>()
 }

@@ -27,7 +27,7 @@ pub(crate) fn prune(plan: &mut Plan, needed: &[bool]) {
         // The columns read above only: the scan decodes its filter's too, and drops
         // those only the filter reads once a row has passed it (else they would be
         // copied up through joins and hash tables for nothing: a LIKE's long text).
-        Plan::SeqScan { columns, .. } => {
+        Plan::SeqScan { columns, .. } | Plan::PartitionScans { columns, .. } => {
             *columns = (!needed.iter().all(|&n| n)).then(|| needed.into());
         }
         Plan::IndexScan {

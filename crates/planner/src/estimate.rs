@@ -789,6 +789,52 @@ impl<'a> Estimator<'a> {
                     origins: vec![None; first.origins.len()].into(),
                 }
             }
+            // As the Append of its partitions' sequential scans (each costed as a
+            // SeqScan's), its columns' widths the first partition's.
+            Plan::PartitionScans {
+                leaves,
+                filter,
+                prune,
+                ..
+            } => {
+                let Some(first) = leaves.first() else {
+                    return Node {
+                        est: Estimate::default(),
+                        widths: Rc::from([]),
+                        origins: Rc::from([]),
+                    };
+                };
+                let (widths, _) = self.table_columns(first, plan as *const Plan as usize);
+                let width: i64 = widths.iter().sum();
+                let quals = conjuncts_of(filter.as_ref());
+                let (mut rows, mut total, mut startup) = (0.0, 0.0, None);
+                for leaf in leaves {
+                    let rel =
+                        RelInfo::new(leaf, cx.catalog.stats(leaf.oid), cx.sizes.pages(leaf.rel));
+                    let r = clamp_rows(rel.tuples * conjuncts_selectivity(&rel, &quals));
+                    let e = Estimate::from_cost(cost::seq_scan(cx, &rel, &quals, r), width);
+                    startup.get_or_insert(e.startup);
+                    rows += e.rows;
+                    total += e.total;
+                }
+                if let Some(p) = prune {
+                    let left = crate::partition::expected_survivors(cx.catalog, p, leaves.len());
+                    let share = left / leaves.len() as f64;
+                    rows *= share;
+                    total *= share;
+                }
+                let n = widths.len();
+                Node {
+                    est: Estimate {
+                        startup: startup.unwrap_or(0.0),
+                        total: total + s.cpu_tuple_cost * 0.5 * rows,
+                        rows,
+                        width,
+                    },
+                    widths: widths.into(),
+                    origins: vec![None; n].into(),
+                }
+            }
             Plan::Append { inputs, prune, .. } => {
                 let nodes: Vec<Node> = inputs.iter().map(|p| self.node(p)).collect();
                 let mut rows: f64 = nodes.iter().map(|n| n.est.rows).sum();
@@ -1521,11 +1567,15 @@ impl<'a> Estimator<'a> {
         let cx = &self.cx;
         let mut rel = RelInfo::new(table, cx.catalog.stats(table.oid), 0);
         (rel.tuples, rel.pages) = (0.0, 0.0);
-        for leaf in crate::partition::leaves(cx, table, filter) {
-            let r = RelInfo::new(&leaf, cx.catalog.stats(leaf.oid), self.pages(leaf.rel));
-            rel.tuples += r.tuples;
-            rel.pages += r.pages;
-        }
+        // The storage manager's cached sizes, not this estimate's map: nothing is kept
+        // per partition.
+        let (mut tuples, mut pages) = (0.0, 0.0);
+        crate::partition::for_each_leaf(cx.catalog, table, filter, &mut |leaf| {
+            let r = RelInfo::new(leaf, cx.catalog.stats(leaf.oid), cx.sizes.pages(leaf.rel));
+            tuples += r.tuples;
+            pages += r.pages;
+        });
+        (rel.tuples, rel.pages) = (tuples, pages);
         rel
     }
 

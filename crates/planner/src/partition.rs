@@ -49,6 +49,17 @@ pub fn leaves_in(
 /// The values of the expressions a pruning compares key columns with, where known.
 type Resolve<'r> = dyn Fn(&Expr) -> Option<Value> + 'r;
 
+/// Each leaf partition of `table` whose rows `filter` may pass, given to `each` in
+/// bound order: [`leaves`] without collecting them (an estimate sums their sizes).
+pub(crate) fn for_each_leaf(
+    catalog: &CatalogSnapshot,
+    table: &TableDesc,
+    filter: Option<&Expr>,
+    each: &mut dyn FnMut(&Arc<TableDesc>),
+) {
+    add_leaves_to(catalog, table, filter, &constant, None, each);
+}
+
 fn add_leaves(
     catalog: &CatalogSnapshot,
     table: &TableDesc,
@@ -56,6 +67,19 @@ fn add_leaves(
     resolve: &Resolve<'_>,
     fixed: Option<(usize, &Value)>,
     out: &mut Vec<Arc<TableDesc>>,
+) {
+    add_leaves_to(catalog, table, filter, resolve, fixed, &mut |t| {
+        out.push(t.clone())
+    });
+}
+
+fn add_leaves_to(
+    catalog: &CatalogSnapshot,
+    table: &TableDesc,
+    filter: Option<&Expr>,
+    resolve: &Resolve<'_>,
+    fixed: Option<(usize, &Value)>,
+    out: &mut dyn FnMut(&Arc<TableDesc>),
 ) {
     let Some(key) = &table.partition_key else {
         return;
@@ -90,9 +114,9 @@ fn add_leaves(
             continue;
         };
         if t.partition_key.is_some() {
-            add_leaves(catalog, t, filter, resolve, fixed, out);
+            add_leaves_to(catalog, t, filter, resolve, fixed, out);
         } else {
-            out.push(t.clone());
+            out(t);
         }
     }
 }
@@ -545,6 +569,39 @@ pub(crate) fn expand_statement(cx: &PlanContext<'_>, stmt: &mut PlannedStatement
     }
 }
 
+/// `stmt` with each `Plan::PartitionScans` made the Append of `SeqScan`s it stands for:
+/// what EXPLAIN shows, estimates and (under ANALYZE) runs, node by node.
+pub fn unfold_partition_scans(stmt: &mut PlannedStatement) {
+    fn unfold(plan: &mut Plan) {
+        if let Some(append) = plan.partition_scans_append() {
+            *plan = append;
+            return;
+        }
+        for child in plan.children_mut() {
+            unfold(child);
+        }
+    }
+    match stmt {
+        PlannedStatement::Query { plan, subplans, .. }
+        | PlannedStatement::CopyTo { plan, subplans, .. } => {
+            unfold(plan);
+            subplans.for_each_plan(unfold);
+        }
+        PlannedStatement::Insert {
+            source, subplans, ..
+        } => {
+            unfold(source);
+            subplans.for_each_plan(unfold);
+        }
+        PlannedStatement::Update { scan, subplans, .. }
+        | PlannedStatement::Delete { scan, subplans, .. } => {
+            unfold(scan);
+            subplans.for_each_plan(unfold);
+        }
+        PlannedStatement::Explain { inner, .. } => unfold_partition_scans(inner),
+    }
+}
+
 /// Replace every scan of a partitioned table in `plan` by its partitions' scans, a join
 /// or grouping of such scans by one per partition where the settings allow and it can
 /// be (`crate::partitionwise`).
@@ -621,6 +678,42 @@ fn partition_scans(
         }),
         _ => None,
     };
+    // Partitions with no index a condition could use are read in sequence (what
+    // `scan_path` would choose) without planning each: several such are held as their
+    // descriptors alone (`Plan::PartitionScans`), so a query reading every partition
+    // plans in little memory per partition.
+    if leaves.len() > 1 && name_single {
+        // The columns the conditions read: an index that could serve them (by a bound,
+        // an OR's arms, an expression) is led by one of them; a partial index may serve
+        // without.
+        let read: Option<Vec<usize>> = filter.as_ref().map(|f| {
+            crate::columns_read(f, table.columns.len())
+                .iter()
+                .enumerate()
+                .filter(|(_, r)| **r)
+                .map(|(c, _)| c)
+                .collect()
+        });
+        let sequential = |leaf: &TableDesc| match &read {
+            None => true,
+            Some(columns) => {
+                leaf.indexes.is_empty()
+                    || (leaf.partial_index_positions().next().is_none()
+                        && columns
+                            .iter()
+                            .all(|&c| leaf.index_positions_leading(c).next().is_none()))
+            }
+        };
+        if leaves.iter().all(|l| sequential(l)) {
+            return Plan::PartitionScans {
+                parent: table.clone(),
+                leaves,
+                filter,
+                columns,
+                prune,
+            };
+        }
+    }
     let mut inputs: Vec<Plan> = leaves
         .into_iter()
         .map(|leaf| {

@@ -197,6 +197,23 @@ pub enum Plan {
         /// (what EXPLAIN qualifies the Append's columns by, as PostgreSQL does).
         parent: Option<Arc<TableDesc>>,
     },
+    /// A partitioned table's partitions, each read by a sequential scan with the
+    /// parent's conditions: an Append of `SeqScan`s held as the partitions'
+    /// descriptors (8 bytes each) and the conditions and columns once, so a query that
+    /// reads every partition plans in little memory per partition (planner rule 18).
+    /// It runs, and EXPLAIN shows it, as [`Plan::partition_scans_append`] does.
+    PartitionScans {
+        /// The partitioned table, as the query names it.
+        parent: Arc<TableDesc>,
+        /// The partitions, in bound order.
+        leaves: Vec<Arc<TableDesc>>,
+        /// Each scan's conditions, over the parent's (and so each partition's) row.
+        filter: Option<Expr>,
+        /// As a sequential scan's.
+        columns: Option<ColumnSet>,
+        /// As an Append's, its inputs being the leaves.
+        prune: Option<Box<RunTimePrune>>,
+    },
     /// A partitioned table's partitions each read in `keys` order (an index in that
     /// order, or sorted), merged into one stream in that order (PostgreSQL's Merge
     /// Append): an ORDER BY ... LIMIT reads few rows of each partition.
@@ -256,6 +273,33 @@ impl Plan {
         matches!(self, Plan::Sort { .. } | Plan::GenerateSeries { .. })
     }
 
+    /// A [`Plan::PartitionScans`] as the Append of its partitions' `SeqScan`s it
+    /// stands for (`None` for any other node): what EXPLAIN shows and estimates.
+    pub fn partition_scans_append(&self) -> Option<Plan> {
+        let Plan::PartitionScans {
+            parent,
+            leaves,
+            filter,
+            columns,
+            prune,
+        } = self
+        else {
+            return None;
+        };
+        Some(Plan::Append {
+            inputs: leaves
+                .iter()
+                .map(|leaf| Plan::SeqScan {
+                    table: leaf.clone(),
+                    filter: filter.clone(),
+                    columns: columns.clone(),
+                })
+                .collect(),
+            prune: prune.clone(),
+            parent: Some(parent.clone()),
+        })
+    }
+
     /// The plans a node reads rows from, in order.
     pub fn children(&self) -> Vec<&Plan> {
         match self {
@@ -266,6 +310,7 @@ impl Plan {
             | Plan::Values { .. }
             | Plan::GenerateSeries { .. }
             | Plan::Unnest { .. }
+            | Plan::PartitionScans { .. }
             | Plan::SequenceState { .. } => vec![],
             Plan::NestedLoopJoin { left, right, .. }
             | Plan::HashJoin { left, right, .. }
@@ -296,6 +341,7 @@ impl Plan {
             | Plan::Values { .. }
             | Plan::GenerateSeries { .. }
             | Plan::Unnest { .. }
+            | Plan::PartitionScans { .. }
             | Plan::SequenceState { .. } => vec![],
             Plan::NestedLoopJoin { left, right, .. }
             | Plan::HashJoin { left, right, .. }
@@ -322,6 +368,7 @@ impl Plan {
         Some(match self {
             Plan::SeqScan { table, .. }
             | Plan::IndexScan { table, .. }
+            | Plan::PartitionScans { parent: table, .. }
             | Plan::BitmapHeapScan { table, .. } => table.column_types(),
             Plan::Values { rows, .. } => {
                 let types: Vec<DataType> = rows.first()?.iter().map(|e| e.ty).collect();
@@ -385,6 +432,7 @@ impl Plan {
         match self {
             Plan::SeqScan { table, .. }
             | Plan::IndexScan { table, .. }
+            | Plan::PartitionScans { parent: table, .. }
             | Plan::BitmapHeapScan { table, .. } => table.columns.len(),
             Plan::Values { width, .. } | Plan::SystemView { width, .. } => *width,
             Plan::GenerateSeries { .. } => 1,

@@ -33,6 +33,7 @@ pub(crate) fn order_statement(cx: &PlanContext<'_>, stmt: &mut PlannedStatement)
 pub(crate) fn order(cx: &PlanContext<'_>, plan: &mut Plan) {
     match plan {
         Plan::SeqScan { filter, .. }
+        | Plan::PartitionScans { filter, .. }
         | Plan::IndexScan { filter, .. }
         | Plan::BitmapHeapScan { filter, .. } => sort_opt(cx, filter),
         Plan::Filter { predicate, .. } => {

@@ -131,6 +131,16 @@ fn lock_in(plan: &Plan, env: Env, locked: &mut usize) -> PgResult<()> {
                 }
             }
         }
+        Plan::PartitionScans { leaves, prune, .. } => {
+            let kept: Vec<usize> = match prune {
+                Some(p) => surviving(env, p),
+                None => (0..leaves.len()).collect(),
+            };
+            for leaf in kept.into_iter().filter_map(|i| leaves.get(i)) {
+                lock_partition(&env, leaf)?;
+                *locked += 1;
+            }
+        }
         Plan::LockRows { input, .. } => lock_in(
             input,
             Env {

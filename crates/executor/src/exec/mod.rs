@@ -98,6 +98,36 @@ fn build_bounded<'a>(
     }
 }
 
+/// A sequential scan of `table` with `filter`, decoding `columns` (all where `None`).
+fn seq_scan<'a>(
+    env: Env<'a>,
+    table: &'a std::sync::Arc<catalog::TableDesc>,
+    filter: &'a Option<sql::bound::Expr>,
+    columns: &'a Option<planner::ColumnSet>,
+) -> PgResult<Box<dyn Operator + 'a>> {
+    lock_partition(&env, table)?;
+    // The filter's columns are decoded too; those only it reads are dropped
+    // once a row passes (the plan's `columns` are what is read above).
+    let (decoded, dropped) = match (columns, filter) {
+        (Some(above), Some(f)) => {
+            let read = planner::columns_read(f, above.len());
+            let decoded: Vec<bool> = above.iter().zip(&read).map(|(a, r)| *a || *r).collect();
+            let dropped = (0..above.len()).filter(|&i| read[i] && !above[i]).collect();
+            let decoded = (!decoded.iter().all(|&d| d)).then(|| decoded.into());
+            (decoded, dropped)
+        }
+        (columns, _) => (columns.clone(), Vec::new()),
+    };
+    Ok(Box::new(SeqScanOp {
+        env,
+        scan: TableScan::new(env, table.rel, table.column_types())?.reading(decoded),
+        filter: filter.as_ref(),
+        emit_tid: env.emit_tid.then_some(table.oid),
+        removed: 0,
+        dropped,
+    }))
+}
+
 fn build_node<'a>(
     plan: &'a Plan,
     env: Env<'a>,
@@ -118,28 +148,37 @@ fn build_node<'a>(
             table,
             filter,
             columns,
+        } => seq_scan(env, table, filter, columns)?,
+        // The partitions the run-time values leave, each read in sequence with the
+        // parent's conditions (numbered for EXPLAIN ANALYZE as an Append's inputs).
+        Plan::PartitionScans {
+            leaves,
+            filter,
+            columns,
+            prune,
+            ..
         } => {
-            lock_partition(&env, table)?;
-            // The filter's columns are decoded too; those only it reads are dropped
-            // once a row passes (the plan's `columns` are what is read above).
-            let (decoded, dropped) = match (columns, filter) {
-                (Some(above), Some(f)) => {
-                    let read = planner::columns_read(f, above.len());
-                    let decoded: Vec<bool> =
-                        above.iter().zip(&read).map(|(a, r)| *a || *r).collect();
-                    let dropped = (0..above.len()).filter(|&i| read[i] && !above[i]).collect();
-                    let decoded = (!decoded.iter().all(|&d| d)).then(|| decoded.into());
-                    (decoded, dropped)
-                }
-                (columns, _) => (columns.clone(), Vec::new()),
+            let kept: Vec<&'a std::sync::Arc<catalog::TableDesc>> = match prune {
+                Some(p) => crate::exec::append::surviving(env, p)
+                    .into_iter()
+                    .filter_map(|i| leaves.get(i))
+                    .collect(),
+                None => leaves.iter().collect(),
             };
-            Box::new(SeqScanOp {
-                env,
-                scan: TableScan::new(env, table.rel, table.column_types())?.reading(decoded),
-                filter: filter.as_ref(),
-                emit_tid: env.emit_tid.then_some(table.oid),
-                removed: 0,
-                dropped,
+            let built = kept
+                .into_iter()
+                .map(|leaf| match env.instrument {
+                    None => seq_scan(env, leaf, filter, columns),
+                    Some(ins) => {
+                        let id = ins.register();
+                        let inner = seq_scan(env, leaf, filter, columns)?;
+                        Ok(Box::new(instrumented::Instrumented::new(inner, ins, id))
+                            as Box<dyn Operator + 'a>)
+                    }
+                })
+                .collect::<PgResult<Vec<_>>>()?;
+            Box::new(AppendOp {
+                inputs: built.into(),
             })
         }
         Plan::LockRows {
