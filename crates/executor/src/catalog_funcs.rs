@@ -218,27 +218,6 @@ pub(crate) fn eval(
                 .table_by_oid(oid(0))
                 .and_then(|t| crate::ruleutils::partition_key_definition(s, t)),
         ),
-        // A partitioned table's row is in the leaf its key routes to, level by level.
-        F::PartitionOfRow => {
-            let mut t = catalog.table_by_oid(oid(0));
-            while let Some(table) = t
-                && let Some(key) = &table.partition_key
-            {
-                // The key expressions bound for each row: the binder passes the
-                // columns every level's key reads, so they evaluate over them.
-                let exprs = sql::binder::bind_partition_key_exprs(catalog, table, s.info)?;
-                let values =
-                    crate::route::key_values(s, key, &exprs, args.get(1..).unwrap_or(&[]))?;
-                t = catalog
-                    .partitions(table.oid)
-                    .and_then(|p| p.route(key.strategy, &values))
-                    .and_then(|o| catalog.table_by_oid(o));
-            }
-            match t {
-                Some(leaf) => Value::Oid(leaf.oid),
-                None => Value::Null,
-            }
-        }
         F::PgPartitionRoot => match catalog.table_by_oid(oid(0)) {
             None => Value::Null,
             Some(t) if t.partition_of.is_none() && t.partition_key.is_none() => Value::Null,

@@ -55,29 +55,8 @@ impl ExecContext<'_> {
                 bound
             }
         };
-        key_values(self.session, key, &exprs, row)
+        crate::eval::partition_key_values(self.session, key, &exprs, row)
     }
-}
-
-/// The values of `key` for `row`, its expressions bound in `exprs`.
-pub(crate) fn key_values(
-    s: &crate::session::Session,
-    key: &catalog::partition::PartitionKey,
-    exprs: &[Expr],
-    row: &[Value],
-) -> PgResult<Vec<Value>> {
-    key.columns
-        .iter()
-        .map(|&c| match catalog::partition::PartitionKey::expression(c) {
-            Some(k) => match exprs.get(k) {
-                Some(e) => crate::eval::eval(e, row, s),
-                None => Err(PgError::internal(format!(
-                    "partition key expression {k} is not bound"
-                ))),
-            },
-            None => Ok(row.get(c).cloned().unwrap_or(Value::Null)),
-        })
-        .collect()
 }
 
 /// What writing a row to one leaf partition needs, bound once per statement.
