@@ -632,6 +632,56 @@ fn eval_func(s: &Session, f: ScalarFunc, args: Vec<Value>, ty: &DataType) -> PgR
     }
 }
 
+/// `tableoid` of a partitioned table's row (`args`: the table's OID, then its columns,
+/// those no level's key reads NULL): the leaf its key routes to, level by level.
+fn partition_of_row(s: &Session, args: &[Value]) -> PgResult<Value> {
+    let catalog = &s.catalog;
+    let oid = match args.first() {
+        Some(Value::Oid(o)) => *o,
+        _ => return Ok(Value::Null),
+    };
+    let row = args.get(1..).unwrap_or(&[]);
+    let mut t = catalog.table_by_oid(oid);
+    while let Some(table) = t
+        && let Some(key) = &table.partition_key
+    {
+        // The key expressions bound for each row: the binder passes the columns every
+        // level's key reads, so they evaluate over them.
+        let exprs = sql::binder::bind_partition_key_exprs(catalog, table, s.info)?;
+        let values = partition_key_values(s, key, &exprs, row)?;
+        t = catalog
+            .partitions(table.oid)
+            .and_then(|p| p.route(key.strategy, &values))
+            .and_then(|o| catalog.table_by_oid(o));
+    }
+    Ok(match t {
+        Some(leaf) => Value::Oid(leaf.oid),
+        None => Value::Null,
+    })
+}
+
+/// The values of partition key `key` for `row` (its table's columns), its expressions
+/// bound in `exprs`.
+pub(crate) fn partition_key_values(
+    s: &Session,
+    key: &catalog::partition::PartitionKey,
+    exprs: &[Expr],
+    row: &[Value],
+) -> PgResult<Vec<Value>> {
+    key.columns
+        .iter()
+        .map(|&c| match catalog::partition::PartitionKey::expression(c) {
+            Some(k) => match exprs.get(k) {
+                Some(e) => eval(e, row, s),
+                None => Err(PgError::internal(format!(
+                    "partition key expression {k} is not bound"
+                ))),
+            },
+            None => Ok(row.get(c).cloned().unwrap_or(Value::Null)),
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -742,54 +792,4 @@ mod tests {
             .is_err()
         );
     }
-}
-
-/// `tableoid` of a partitioned table's row (`args`: the table's OID, then its columns,
-/// those no level's key reads NULL): the leaf its key routes to, level by level.
-fn partition_of_row(s: &Session, args: &[Value]) -> PgResult<Value> {
-    let catalog = &s.catalog;
-    let oid = match args.first() {
-        Some(Value::Oid(o)) => *o,
-        _ => return Ok(Value::Null),
-    };
-    let row = args.get(1..).unwrap_or(&[]);
-    let mut t = catalog.table_by_oid(oid);
-    while let Some(table) = t
-        && let Some(key) = &table.partition_key
-    {
-        // The key expressions bound for each row: the binder passes the columns every
-        // level's key reads, so they evaluate over them.
-        let exprs = sql::binder::bind_partition_key_exprs(catalog, table, s.info)?;
-        let values = partition_key_values(s, key, &exprs, row)?;
-        t = catalog
-            .partitions(table.oid)
-            .and_then(|p| p.route(key.strategy, &values))
-            .and_then(|o| catalog.table_by_oid(o));
-    }
-    Ok(match t {
-        Some(leaf) => Value::Oid(leaf.oid),
-        None => Value::Null,
-    })
-}
-
-/// The values of partition key `key` for `row` (its table's columns), its expressions
-/// bound in `exprs`.
-pub(crate) fn partition_key_values(
-    s: &Session,
-    key: &catalog::partition::PartitionKey,
-    exprs: &[Expr],
-    row: &[Value],
-) -> PgResult<Vec<Value>> {
-    key.columns
-        .iter()
-        .map(|&c| match catalog::partition::PartitionKey::expression(c) {
-            Some(k) => match exprs.get(k) {
-                Some(e) => eval(e, row, s),
-                None => Err(PgError::internal(format!(
-                    "partition key expression {k} is not bound"
-                ))),
-            },
-            None => Ok(row.get(c).cloned().unwrap_or(Value::Null)),
-        })
-        .collect()
 }
