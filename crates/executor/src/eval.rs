@@ -18,6 +18,35 @@ pub fn eval(e: &Expr, row: &[Value], session: &Session) -> PgResult<Value> {
     ev(e, row, session, None)
 }
 
+/// Evaluate `e`, which reads no row and no subquery, with a generic plan's parameter
+/// values (what EXPLAIN's pruning of such a plan resolves its `$n` with).
+pub fn eval_with_params(
+    e: &Expr,
+    session: &Session,
+    params: crate::exec::Params,
+) -> PgResult<Value> {
+    fn subst(e: Expr, s: &Session, params: crate::exec::Params) -> PgResult<Expr> {
+        match e.kind {
+            ExprKind::Param(i) => {
+                let (Some(v), Some(ty)) = (params.values.get(i), params.types.get(i)) else {
+                    return Err(PgError::internal(format!(
+                        "no value for parameter ${}",
+                        i + 1
+                    )));
+                };
+                let v = if *ty == e.ty {
+                    v.clone()
+                } else {
+                    cast_value(v.clone(), &e.ty, false, s.text())?
+                };
+                Ok(Expr::constant(v, e.ty))
+            }
+            _ => e.try_map_children(&mut |c| subst(c, s, params)),
+        }
+    }
+    eval(&subst(e.clone(), session, params)?, &[], session)
+}
+
 impl Env<'_> {
     /// Evaluate `e` over `row` in this statement: subqueries in it run against the
     /// statement's snapshot.

@@ -82,6 +82,7 @@ pub fn explain(
         estimator: options.costs.then_some(&estimator),
         initplans: Vec::new(),
         session: cx.session,
+        params: cx.params,
     };
     cx.subqueries.install(inner.subplans());
     // Subplans are numbered as the planner planned them (a subquery's own subqueries
@@ -504,6 +505,9 @@ struct Renderer<'a> {
     initplans: Vec<(String, Shown)>,
     /// The session, whose catalog binds an index's stored expressions.
     session: &'a crate::session::Session<'a>,
+    /// A generic plan's parameter values (EXPLAIN EXECUTE): what its run-time pruning
+    /// prunes by.
+    params: crate::exec::Params<'a>,
 }
 
 impl Renderer<'_> {
@@ -1434,10 +1438,11 @@ impl Renderer<'_> {
                 prune: Some(p),
                 ..
             } => {
-                let session = self.session;
+                // A generic plan's `$n` (EXPLAIN EXECUTE) are this execution's values.
+                let (session, params) = (self.session, self.params);
                 let resolve = |e: &sql::bound::Expr| {
                     planner::partition::known_at_start(e)
-                        .then(|| crate::eval::eval(e, &[], session).ok())
+                        .then(|| crate::eval::eval_with_params(e, session, params).ok())
                         .flatten()
                 };
                 let kept = crate::exec::surviving_with(&session.catalog, p, &resolve);

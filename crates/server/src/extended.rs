@@ -102,6 +102,9 @@ pub(crate) struct BoundParams<'a> {
     pub columns: Option<&'a [OutputColumn]>,
     /// The statement as Bind found it bound (taken by the execution).
     pub bound: Option<Arc<planner::CachedPlan>>,
+    /// EXPLAIN EXECUTE: the plan the execution chose is explained (and under ANALYZE
+    /// run) with these options.
+    pub explain: Option<sql::bound::ExplainOptions>,
 }
 
 impl BoundParams<'_> {
@@ -469,6 +472,7 @@ impl Session {
                 values: &portal.values,
                 columns: portal.columns.as_deref(),
                 bound: portal.bound.take(),
+                explain: None,
             };
             // VACUUM runs alone and commits at once, as in PostgreSQL's extended protocol.
             let last = matches!(&*stmt, Command::Vacuum(v) if v.vacuum);
@@ -574,13 +578,16 @@ impl Session {
         })
     }
 
-    /// SQL EXECUTE name [(arguments)]: the statement's rows and command tag.
+    /// SQL EXECUTE name [(arguments)]: the statement's rows and command tag; under
+    /// `explain` (EXPLAIN EXECUTE), the plan the execution chose, generic or custom, as
+    /// EXPLAIN shows it.
     pub(crate) fn sql_execute(
         &mut self,
         name: &sqlparser::ast::ObjectName,
         args: &[sqlparser::ast::Expr],
         sql: &str,
         last: bool,
+        explain: Option<sql::bound::ExplainOptions>,
     ) -> PgResult<executor::StatementResult> {
         let name = name
             .0
@@ -634,6 +641,7 @@ impl Session {
             values: &values,
             columns: columns.as_deref(),
             bound,
+            explain,
         };
         self.run(&stmt, &prep_sql, last, Some(&mut params))
     }

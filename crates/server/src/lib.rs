@@ -993,10 +993,28 @@ impl Database {
                 snapshot: &snapshot,
                 ..pre
             };
-            let r = match (custom, generic) {
-                (Some(planned), _) => executor::execute(planned, &cx)?,
-                (None, Some(plan)) => executor::execute_plan(plan, &cx)?,
-                (None, None) => return Err(PgError::internal("a statement without a plan")),
+            // EXPLAIN EXECUTE: the plan chosen, explained (and run under ANALYZE).
+            let explain = prepared.as_deref().and_then(|p| p.explain.clone());
+            let r = match (custom, generic, explain) {
+                (Some(planned), _, Some(options)) => executor::execute(
+                    planner::PlannedStatement::Explain {
+                        options,
+                        inner: Box::new(planned),
+                        planning: started.elapsed(),
+                    },
+                    &cx,
+                )?,
+                (None, Some(plan), Some(options)) => executor::execute(
+                    planner::PlannedStatement::Explain {
+                        options,
+                        inner: Box::new(plan.clone()),
+                        planning: started.elapsed(),
+                    },
+                    &cx,
+                )?,
+                (Some(planned), _, None) => executor::execute(planned, &cx)?,
+                (None, Some(plan), None) => executor::execute_plan(plan, &cx)?,
+                (None, None, _) => return Err(PgError::internal("a statement without a plan")),
             };
             return Ok(self.noted(r));
         }

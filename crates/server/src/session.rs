@@ -867,7 +867,53 @@ impl Session {
                 if self.failed {
                     return Err(aborted_block());
                 }
-                return self.sql_execute(name, parameters, sql, last);
+                return self.sql_execute(name, parameters, sql, last, None);
+            }
+            // EXPLAIN EXECUTE: the prepared statement's plan for these arguments.
+            Statement::Explain {
+                describe_alias,
+                analyze,
+                verbose,
+                query_plan,
+                estimate,
+                statement,
+                format,
+                options,
+            } if matches!(
+                &**statement,
+                Statement::Execute {
+                    name: Some(_),
+                    immediate: false,
+                    output: false,
+                    default: false,
+                    ..
+                }
+            ) =>
+            {
+                if self.failed {
+                    return Err(aborted_block());
+                }
+                let Statement::Execute {
+                    name: Some(name),
+                    parameters,
+                    into,
+                    using,
+                    ..
+                } = &**statement
+                else {
+                    return Err(PgError::internal("EXPLAIN EXECUTE without EXECUTE"));
+                };
+                if !into.is_empty() || !using.is_empty() {
+                    return Err(PgError::syntax("syntax error at or near \"EXECUTE\""));
+                }
+                let catalog = self.db.catalog.snapshot(&self.tx);
+                let explain = sql::Binder::new(&catalog, sql, &self.info).explain_options(
+                    *describe_alias,
+                    *analyze || *verbose || *query_plan || *estimate || format.is_some(),
+                    *analyze,
+                    options.as_deref(),
+                )?;
+                return self.sql_execute(name, parameters, sql, last, Some(explain));
             }
             Statement::Deallocate { name, .. } => {
                 if self.failed {

@@ -19,6 +19,36 @@ impl Binder<'_> {
         statement: &ast::Statement,
         options: Option<&[ast::UtilityOption]>,
     ) -> PgResult<BoundStatement> {
+        let options = self.explain_options(alias, legacy, analyze, options)?;
+        let inner = match statement {
+            ast::Statement::Query(_)
+            | ast::Statement::Insert(_)
+            | ast::Statement::Update(_)
+            | ast::Statement::Delete(_) => self.bind(statement)?,
+            other => {
+                let word = other.to_string();
+                let word = word.split_whitespace().next().unwrap_or("");
+                return Err(PgError::syntax(format!(
+                    "syntax error at or near \"{word}\""
+                )));
+            }
+        };
+        Ok(BoundStatement::Explain {
+            options,
+            inner: Box::new(inner),
+            columns: explain_columns(),
+        })
+    }
+
+    /// EXPLAIN's options: `[ANALYZE] [VERBOSE]` (`legacy`: keywords other than ANALYZE
+    /// were used) or PostgreSQL's parenthesized list, with its errors.
+    pub fn explain_options(
+        &self,
+        alias: ast::DescribeAlias,
+        legacy: bool,
+        analyze: bool,
+        options: Option<&[ast::UtilityOption]>,
+    ) -> PgResult<ExplainOptions> {
         if alias != ast::DescribeAlias::Explain {
             return Err(PgError::syntax(format!(
                 "syntax error at or near \"{alias}\""
@@ -104,35 +134,23 @@ impl Binder<'_> {
                 "EXPLAIN option TIMING requires ANALYZE",
             ));
         }
-        let inner = match statement {
-            ast::Statement::Query(_)
-            | ast::Statement::Insert(_)
-            | ast::Statement::Update(_)
-            | ast::Statement::Delete(_) => self.bind(statement)?,
-            other => {
-                let word = other.to_string();
-                let word = word.split_whitespace().next().unwrap_or("");
-                return Err(PgError::syntax(format!(
-                    "syntax error at or near \"{word}\""
-                )));
-            }
-        };
-        Ok(BoundStatement::Explain {
-            options: ExplainOptions {
-                analyze,
-                timing: timing.unwrap_or(analyze),
-                summary: summary.unwrap_or(analyze),
-                verbose,
-                buffers,
-                costs,
-            },
-            inner: Box::new(inner),
-            columns: vec![OutputColumn {
-                name: "QUERY PLAN".into(),
-                ty: DataType::Text,
-                table_oid: 0,
-                column_number: 0,
-            }],
+        Ok(ExplainOptions {
+            analyze,
+            timing: timing.unwrap_or(analyze),
+            summary: summary.unwrap_or(analyze),
+            verbose,
+            buffers,
+            costs,
         })
     }
+}
+
+/// EXPLAIN's one result column.
+pub fn explain_columns() -> Vec<OutputColumn> {
+    vec![OutputColumn {
+        name: "QUERY PLAN".into(),
+        ty: DataType::Text,
+        table_oid: 0,
+        column_number: 0,
+    }]
 }
