@@ -994,7 +994,7 @@ impl Database {
                 ..pre
             };
             // EXPLAIN EXECUTE: the plan chosen, explained (and run under ANALYZE).
-            let explain = prepared.as_deref().and_then(|p| p.explain.clone());
+            let explain = prepared.as_deref().and_then(|p| p.explain);
             let r = match (custom, generic, explain) {
                 (Some(planned), _, Some(options)) => executor::execute(
                     planner::PlannedStatement::Explain {
