@@ -21,7 +21,8 @@
 //! row (built anew, counting into the same nodes) or its kept rows are read again (each
 //! pass a loop of the Materialize or Sort that keeps them); other nodes run once, or show
 //! `never executed`. An index nested loop's inner index scan is a lookup inside the
-//! join's operator, shown without counts of its own.
+//! join's operator, which counts it (each outer row a loop; a partition's scan a loop
+//! where the outer value reached it, `never executed` where none did).
 
 use std::time::{Duration, Instant};
 
@@ -1301,15 +1302,21 @@ impl Renderer<'_> {
                     [one] => inner_details.push(format!("Filter: {one}")),
                     many => inner_details.push(format!("Filter: ({})", many.join(" AND "))),
                 }
-                // The lookups run inside the join's operator: no counts of their own.
-                let lookup = |header: String, estimate| Shown {
-                    header,
-                    details: inner_details.clone(),
-                    estimate,
-                    stats: None,
-                    children: vec![],
-                    subplans: vec![],
-                    initplans: vec![],
+                // The lookups run inside the join's operator, which counts them as the
+                // nodes numbered after the outer side (`exec::index_nest_loop::InnerCounts`).
+                let lookup = |r: &mut Self, header: String, estimate| {
+                    let stats = r.take();
+                    let mut details = inner_details.clone();
+                    r.removed(&mut details, stats);
+                    Shown {
+                        header,
+                        details,
+                        estimate,
+                        stats,
+                        children: vec![],
+                        subplans: vec![],
+                        initplans: vec![],
+                    }
                 };
                 let inner = if table.partition_key.is_some() {
                     // A partitioned table: its partitions' lookups, as PostgreSQL's Append
@@ -1318,22 +1325,38 @@ impl Renderer<'_> {
                     let leaves =
                         planner::partition::leaves_in(catalog, table, inner_filter.as_ref());
                     let base = table.shown_name();
-                    let mut scans: Vec<Shown> = leaves
-                        .iter()
-                        .enumerate()
-                        .filter_map(|(k, leaf)| {
-                            let ix = planner::partition::leaf_index(catalog, table, index, leaf)?;
-                            let mut named = (**leaf).clone();
-                            named.alias = Some(if leaves.len() == 1 {
-                                base.to_string()
-                            } else {
-                                format!("{base}_{}", k + 1)
-                            });
-                            Some(lookup(
-                                format!("Index Scan using {} on {}", ix.name, self.scanned(&named)),
-                                self.estimator
-                                    .map(|e| e.inner_partition_scan(plan, leaf, ix)),
-                            ))
+                    let listed: Vec<(String, std::sync::Arc<TableDesc>, &catalog::IndexDesc)> =
+                        leaves
+                            .iter()
+                            .enumerate()
+                            .filter_map(|(k, leaf)| {
+                                let ix =
+                                    planner::partition::leaf_index(catalog, table, index, leaf)?;
+                                let mut named = (**leaf).clone();
+                                named.alias = Some(if leaves.len() == 1 {
+                                    base.to_string()
+                                } else {
+                                    format!("{base}_{}", k + 1)
+                                });
+                                Some((
+                                    format!(
+                                        "Index Scan using {} on {}",
+                                        ix.name,
+                                        self.scanned(&named)
+                                    ),
+                                    leaf.clone(),
+                                    ix,
+                                ))
+                            })
+                            .collect();
+                    let append_stats = if listed.len() > 1 { self.take() } else { None };
+                    let mut scans: Vec<Shown> = listed
+                        .into_iter()
+                        .map(|(header, leaf, ix)| {
+                            let estimate = self
+                                .estimator
+                                .map(|e| e.inner_partition_scan(plan, &leaf, ix));
+                            lookup(self, header, estimate)
                         })
                         .collect();
                     match scans.len() {
@@ -1342,17 +1365,17 @@ impl Renderer<'_> {
                             header: "Append".into(),
                             details: Vec::new(),
                             estimate: self.estimator.map(|e| e.inner_index_scan(plan)),
-                            stats: None,
+                            stats: append_stats,
                             children: scans,
                             subplans: vec![],
                             initplans: vec![],
                         },
                     }
                 } else {
-                    lookup(
-                        format!("Index Scan using {} on {}", index.name, self.scanned(table)),
-                        self.estimator.map(|e| e.inner_index_scan(plan)),
-                    )
+                    let header =
+                        format!("Index Scan using {} on {}", index.name, self.scanned(table));
+                    let estimate = self.estimator.map(|e| e.inner_index_scan(plan));
+                    lookup(self, header, estimate)
                 };
                 node(join_name("Nested Loop", *kind), details, vec![l, inner])
             }

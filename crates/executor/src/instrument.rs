@@ -97,6 +97,14 @@ impl Instrumentation {
         built
     }
 
+    /// Change node `id`'s counters: what an operator counts for a node it runs inside
+    /// itself (an index nested loop's inner lookups).
+    pub(crate) fn record(&self, id: usize, f: impl FnOnce(&mut NodeStats)) {
+        if let Some(n) = self.nodes.borrow_mut().get_mut(id) {
+            f(n);
+        }
+    }
+
     pub fn stats(&self) -> Vec<NodeStats> {
         self.nodes.borrow().clone()
     }

@@ -571,6 +571,15 @@ const DEFS: &[Def] = &[
         default: Val::Bool(false),
     },
     Def {
+        name: "enable_memoize",
+        category: "Query Tuning / Planner Method Configuration",
+        short_desc: "Enables the planner's use of memoization.",
+        extra_desc: None,
+        context: "user",
+        kind: Kind::Bool,
+        default: Val::Bool(true),
+    },
+    Def {
         name: "enable_partitionwise_aggregate",
         category: "Query Tuning / Planner Method Configuration",
         short_desc: "Enables partitionwise aggregation and grouping.",
@@ -654,7 +663,9 @@ impl Setting {
     /// Whether joins and aggregates over partitioned tables may be done partition by
     /// partition (off, as in PostgreSQL).
     pub const ENABLE_PARTITIONWISE_JOIN: Setting = Setting(40);
-    pub const ENABLE_PARTITIONWISE_AGGREGATE: Setting = Setting(41);
+    /// Kept and shown: Myriad makes no Memoize nodes.
+    pub const ENABLE_MEMOIZE: Setting = Setting(41);
+    pub const ENABLE_PARTITIONWISE_AGGREGATE: Setting = Setting(42);
 
     /// The settings a client is told of (ParameterStatus) when their values change, as
     /// PostgreSQL 15 reports them (`GUC_REPORT`), with the values announced at startup.

@@ -32,6 +32,68 @@ pub(crate) struct IndexNestLoopOp<'a> {
     /// A partitioned inner table's partitions read so far, each with the place among its
     /// indexes of the one that belongs to `index` (locked when first found).
     pub(crate) partitions: std::collections::HashMap<common::Oid, (Arc<TableDesc>, usize)>,
+    /// Under EXPLAIN ANALYZE, the inner lookups' own counters.
+    pub(crate) counted: Option<InnerCounts<'a>>,
+}
+
+/// EXPLAIN ANALYZE's nodes for an index nested loop's inner side, which runs inside
+/// the join's operator: the inner index scan, or for a partitioned table the Append of
+/// its partitions' (numbered after the outer side, in the order EXPLAIN lists them:
+/// `planner::partition::leaves_in`). Each outer row is a loop of the Append and of the
+/// plain scan; a partition's scan counts a loop where the outer value reached it, so
+/// one never reached shows `never executed`, as PostgreSQL's run-time pruning does.
+pub(crate) struct InnerCounts<'a> {
+    ins: &'a crate::instrument::Instrumentation,
+    /// The Append's node, where there are several partitions.
+    append: Option<usize>,
+    /// The scans' nodes: the table's (by its OID), or each partition's.
+    scans: std::collections::HashMap<common::Oid, usize>,
+}
+
+impl<'a> InnerCounts<'a> {
+    /// Number the inner nodes of `table`'s lookups through `index`, as EXPLAIN lists
+    /// them.
+    pub(crate) fn register(
+        ins: &'a crate::instrument::Instrumentation,
+        env: Env<'_>,
+        table: &TableDesc,
+        index: &IndexDesc,
+        inner_filter: Option<&Expr>,
+    ) -> InnerCounts<'a> {
+        let mut scans = std::collections::HashMap::new();
+        let mut append = None;
+        if table.partition_key.is_some() {
+            let catalog = &env.session.catalog;
+            let listed: Vec<common::Oid> =
+                planner::partition::leaves_in(catalog, table, inner_filter)
+                    .iter()
+                    .filter(|l| planner::partition::leaf_index(catalog, table, index, l).is_some())
+                    .map(|l| l.oid)
+                    .collect();
+            if listed.len() > 1 {
+                append = Some(ins.register());
+            }
+            for oid in listed {
+                scans.insert(oid, ins.register());
+            }
+        } else {
+            scans.insert(table.oid, ins.register());
+        }
+        InnerCounts { ins, append, scans }
+    }
+
+    /// One loop of node `id`: `rows` returned, `removed` dropped by its filter, in
+    /// `took`.
+    fn count(&self, id: usize, rows: u64, removed: u64, took: std::time::Duration) {
+        self.ins.record(id, |n| {
+            n.executed = true;
+            n.loops += 1;
+            n.rows += rows;
+            n.removed += removed;
+            n.first += took;
+            n.total += took;
+        });
+    }
 }
 
 impl IndexNestLoopOp<'_> {
@@ -82,6 +144,15 @@ impl Operator for IndexNestLoopOp<'_> {
                 key.push(self.env.eval(e, &left)?);
             }
             let mut matched = false;
+            let started = self
+                .counted
+                .as_ref()
+                .filter(|c| c.ins.timing)
+                .map(|_| std::time::Instant::now());
+            let elapsed =
+                |from: Option<std::time::Instant>| from.map(|t| t.elapsed()).unwrap_or_default();
+            // Rows each lookup returned and dropped, for EXPLAIN ANALYZE.
+            let mut lookups_done: Vec<(common::Oid, u64, u64, std::time::Duration)> = Vec::new();
             if !key.iter().any(Value::is_null) {
                 let env = self.env;
                 let targets = if self.table.partition_key.is_some() {
@@ -98,6 +169,8 @@ impl Operator for IndexNestLoopOp<'_> {
                     lookups = single.to_vec();
                 }
                 for (table, index) in lookups {
+                    let lookup_started = started.map(|_| std::time::Instant::now());
+                    let (mut returned, mut removed) = (0u64, 0u64);
                     let scan = index.btree(env.pool, env.roots).scan(
                         Bound::Included(key.clone()),
                         Bound::Included(key.clone()),
@@ -120,6 +193,7 @@ impl Operator for IndexNestLoopOp<'_> {
                         if let Some(f) = self.inner_filter
                             && !self.env.eval(f, &inner)?.is_true()
                         {
+                            removed += 1;
                             continue;
                         }
                         let mut row = left.clone();
@@ -141,17 +215,36 @@ impl Operator for IndexNestLoopOp<'_> {
                             && !self.env.eval(on, &row)?.is_true()
                         {
                             self.join_removed += 1;
+                            removed += 1;
                             continue;
                         }
                         matched = true;
+                        returned += 1;
                         if self.kind.left_only() {
                             break;
                         }
                         self.pending.push_back(row);
                     }
+                    lookups_done.push((table.oid, returned, removed, elapsed(lookup_started)));
                     if matched && self.kind.left_only() {
                         break;
                     }
+                }
+            }
+            if let Some(c) = &self.counted {
+                let total: u64 = lookups_done.iter().map(|l| l.1).sum();
+                // A key that reaches no partition (NULL) is a loop of the plain scan
+                // still, as PostgreSQL's rescan of it.
+                if self.table.partition_key.is_none() && lookups_done.is_empty() {
+                    lookups_done.push((self.table.oid, 0, 0, elapsed(started)));
+                }
+                for (oid, rows, removed, took) in &lookups_done {
+                    if let Some(&id) = c.scans.get(oid) {
+                        c.count(id, *rows, *removed, *took);
+                    }
+                }
+                if let Some(id) = c.append {
+                    c.count(id, total, 0, elapsed(started));
                 }
             }
             match self.kind {

@@ -423,22 +423,36 @@ fn build_node<'a>(
             inner_filter,
             on,
             kind,
-        } => Box::new(IndexNestLoopOp {
-            left: build(left, env)?,
-            env,
-            table,
-            index,
-            types: table.column_types(),
-            outer_key,
-            key_cond,
-            more_keys,
-            inner_filter: inner_filter.as_ref(),
-            on: on.as_ref(),
-            kind: *kind,
-            pending: std::collections::VecDeque::new(),
-            join_removed: 0,
-            partitions: Default::default(),
-        }),
+        } => {
+            let left = build(left, env)?;
+            // Numbered after the outer side, as EXPLAIN lists them.
+            let counted = env.instrument.map(|ins| {
+                index_nest_loop::InnerCounts::register(
+                    ins,
+                    env,
+                    table,
+                    index,
+                    inner_filter.as_ref(),
+                )
+            });
+            Box::new(IndexNestLoopOp {
+                left,
+                env,
+                table,
+                index,
+                types: table.column_types(),
+                outer_key,
+                key_cond,
+                more_keys,
+                inner_filter: inner_filter.as_ref(),
+                on: on.as_ref(),
+                kind: *kind,
+                pending: std::collections::VecDeque::new(),
+                join_removed: 0,
+                partitions: Default::default(),
+                counted,
+            })
+        }
         Plan::Aggregate {
             input,
             group_by,
