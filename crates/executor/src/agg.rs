@@ -246,6 +246,115 @@ impl Accumulator {
     }
 }
 
+impl Accumulator {
+    /// The aggregate's transition state for its group, as a partial aggregation passes
+    /// it to the final one (PostgreSQL's Partial Aggregate): a count, a sum, a min or
+    /// max, or an average's `{sum, count}`. Only aggregates without DISTINCT or ORDER BY,
+    /// other than array_agg and string_agg, are split (`planner::partitionwise`).
+    pub fn partial(self) -> PgResult<Value> {
+        if self.seen.is_some() || self.ordered.is_some() {
+            return Err(PgError::internal(
+                "a partial aggregate with DISTINCT or ORDER BY",
+            ));
+        }
+        let pair = |elem: DataType, a: Value, b: Value| {
+            Value::Array(std::sync::Arc::new(common::array::Array::from_items(
+                elem.oid(),
+                vec![a, b],
+            )))
+        };
+        let numeric = DataType::Numeric(None);
+        Ok(match self.state {
+            State::Count(n) => Value::Int8(n),
+            State::SumInt(s) => s.map_or(Value::Null, Value::Int8),
+            State::SumWide(s) => match s {
+                Some(v) => Value::Numeric(i128_numeric(v)?),
+                None => Value::Null,
+            },
+            State::SumNumeric(s) => match s {
+                Some(s) => Value::Numeric(s.finish()?),
+                None => Value::Null,
+            },
+            State::SumFloat(s) => s.map_or(Value::Null, Value::Float8),
+            State::AvgInt { sum, n } => pair(
+                numeric,
+                Value::Numeric(i128_numeric(sum)?),
+                Value::Numeric(i128_numeric(n as i128)?),
+            ),
+            State::AvgNumeric { sum, n } => pair(
+                numeric,
+                Value::Numeric(sum.finish()?),
+                Value::Numeric(i128_numeric(n as i128)?),
+            ),
+            State::AvgFloat { sum, n } => pair(
+                DataType::Float8,
+                Value::Float8(sum),
+                Value::Float8(n as f64),
+            ),
+            State::Min(m) | State::Max(m) => m.unwrap_or(Value::Null),
+            State::ArrayAgg(_) | State::StringAgg(_) => {
+                return Err(PgError::internal("array_agg and string_agg are not split"));
+            }
+        })
+    }
+
+    /// Add a partial aggregation's state for the same group ([`Accumulator::partial`]):
+    /// PostgreSQL's combine functions.
+    pub fn combine(&mut self, state: &Value) -> PgResult<()> {
+        if state.is_null() {
+            return Ok(());
+        }
+        let wide = |v: &Value| -> PgResult<i128> {
+            numeric_arg(v)?
+                .to_string()
+                .parse::<i128>()
+                .map_err(|_| PgError::internal(format!("a partial sum {v:?}")))
+        };
+        let pair = |v: &Value| -> PgResult<(Value, Value)> {
+            match v {
+                Value::Array(a) if a.items.len() == 2 => {
+                    Ok((a.items[0].clone(), a.items[1].clone()))
+                }
+                other => Err(PgError::internal(format!("a partial average {other:?}"))),
+            }
+        };
+        match &mut self.state {
+            State::Count(n) => *n += state.as_i64().unwrap_or(0),
+            State::SumInt(s) => {
+                let x = state.as_i64().unwrap_or(0);
+                *s = Some(s.unwrap_or(0).checked_add(x).ok_or_else(|| {
+                    PgError::new(SqlState::NUMERIC_VALUE_OUT_OF_RANGE, "bigint out of range")
+                })?);
+            }
+            State::SumWide(s) => *s = Some(s.unwrap_or(0) + wide(state)?),
+            State::SumNumeric(s) => {
+                with_numeric(state, |x| s.get_or_insert_with(Default::default).add(x))?
+            }
+            State::SumFloat(s) => *s = Some(s.unwrap_or(0.0) + state.as_f64().unwrap_or(0.0)),
+            State::AvgInt { sum, n } => {
+                let (a, b) = pair(state)?;
+                *sum += wide(&a)?;
+                *n += wide(&b)? as i64;
+            }
+            State::AvgNumeric { sum, n } => {
+                let (a, b) = pair(state)?;
+                with_numeric(&a, |x| sum.add(x))?;
+                *n += wide(&b)? as i64;
+            }
+            State::AvgFloat { sum, n } => {
+                let (a, b) = pair(state)?;
+                *sum += a.as_f64().unwrap_or(0.0);
+                *n += b.as_f64().unwrap_or(0.0) as i64;
+            }
+            State::Min(_) | State::Max(_) => self.accumulate(state.clone(), None)?,
+            State::ArrayAgg(_) | State::StringAgg(_) => {
+                return Err(PgError::internal("array_agg and string_agg are not split"));
+            }
+        }
+        Ok(())
+    }
+}
+
 /// `f` of `v` as a numeric, borrowed where it is one.
 fn with_numeric(v: &Value, f: impl FnOnce(&Numeric)) -> PgResult<()> {
     match v {
@@ -263,4 +372,87 @@ fn numeric_arg(v: &Value) -> PgResult<Numeric> {
 /// An exact 128-bit sum as a numeric.
 fn i128_numeric(v: i128) -> PgResult<Numeric> {
     Numeric::parse(&v.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sql::bound::Expr;
+
+    fn call(func: AggFunc, arg: DataType, ty: DataType) -> AggCall {
+        AggCall {
+            func,
+            arg: Some(Expr::column(0, arg)),
+            sep: None,
+            order_by: Vec::new(),
+            distinct: false,
+            ty,
+        }
+    }
+
+    /// An aggregate over `values` at once, and over each part's partial state combined:
+    /// the same result.
+    fn same_split(c: &AggCall, values: &[Value], cut: usize) {
+        let mut whole = Accumulator::new(c);
+        for v in values.iter().filter(|v| !v.is_null()) {
+            whole.accumulate(v.clone(), None).unwrap();
+        }
+        let mut fin = Accumulator::new(c);
+        for part in [&values[..cut], &values[cut..]] {
+            let mut p = Accumulator::new(c);
+            for v in part.iter().filter(|v| !v.is_null()) {
+                p.accumulate(v.clone(), None).unwrap();
+            }
+            fin.combine(&p.partial().unwrap()).unwrap();
+        }
+        assert_eq!(
+            whole.finish(c).unwrap(),
+            fin.finish(c).unwrap(),
+            "{:?} over {values:?} cut at {cut}",
+            c.func
+        );
+    }
+
+    #[test]
+    fn partial_states_combine_to_the_whole_result() {
+        let ints: Vec<Value> = [3, -7, 11, 0, 42, 5]
+            .into_iter()
+            .map(Value::Int4)
+            .chain([Value::Null])
+            .collect();
+        let bigs: Vec<Value> = [i64::MAX, i64::MAX, -5, 9]
+            .into_iter()
+            .map(Value::Int8)
+            .collect();
+        let floats: Vec<Value> = [1.5, -2.25, 8.0].into_iter().map(Value::Float8).collect();
+        let nums: Vec<Value> = ["1.25", "-3.5", "100.001"]
+            .into_iter()
+            .map(|t| Value::Numeric(Numeric::parse(t).unwrap()))
+            .collect();
+        let numeric = DataType::Numeric(None);
+        let cases = [
+            (call(AggFunc::Count, DataType::Int4, DataType::Int8), &ints),
+            (call(AggFunc::Sum, DataType::Int4, DataType::Int8), &ints),
+            (call(AggFunc::Avg, DataType::Int4, numeric), &ints),
+            (call(AggFunc::Min, DataType::Int4, DataType::Int4), &ints),
+            (call(AggFunc::Max, DataType::Int4, DataType::Int4), &ints),
+            (call(AggFunc::Sum, DataType::Int8, numeric), &bigs),
+            (call(AggFunc::Avg, DataType::Int8, numeric), &bigs),
+            (
+                call(AggFunc::Sum, DataType::Float8, DataType::Float8),
+                &floats,
+            ),
+            (
+                call(AggFunc::Avg, DataType::Float8, DataType::Float8),
+                &floats,
+            ),
+            (call(AggFunc::Sum, numeric, numeric), &nums),
+            (call(AggFunc::Avg, numeric, numeric), &nums),
+        ];
+        for (c, values) in cases {
+            for cut in 0..=values.len() {
+                same_split(&c, values, cut);
+            }
+        }
+    }
 }

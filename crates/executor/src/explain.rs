@@ -1384,24 +1384,30 @@ impl Renderer<'_> {
                 group_by,
                 sorted,
                 dependent,
+                split,
                 ..
             } => {
                 let names = self.names(input);
                 let child = self.shown(input);
                 // The group key: the columns the others determine are not in it.
                 let group_by = planner::group_keys(group_by, dependent);
+                let part = match split {
+                    planner::AggSplit::Whole => "",
+                    planner::AggSplit::Partial => "Partial ",
+                    planner::AggSplit::Final => "Finalize ",
+                };
                 if *sorted && !group_by.is_empty() {
                     let keys: Vec<String> = group_by
                         .iter()
                         .map(|e| deparse(&self.cx, e, &names))
                         .collect();
                     node(
-                        "GroupAggregate".into(),
+                        format!("{part}GroupAggregate"),
                         vec![format!("Group Key: {}", keys.join(", "))],
                         vec![child],
                     )
                 } else if group_by.is_empty() {
-                    node("Aggregate".into(), vec![], vec![child])
+                    node(format!("{part}Aggregate"), vec![], vec![child])
                 } else {
                     let keys: Vec<String> = group_by
                         .iter()
@@ -1415,7 +1421,7 @@ impl Renderer<'_> {
                             m.peak.div_ceil(1024)
                         ));
                     }
-                    node("HashAggregate".into(), details, vec![child])
+                    node(format!("{part}HashAggregate"), details, vec![child])
                 }
             }
             Plan::Sort { input, keys } => {

@@ -455,6 +455,7 @@ mod tests {
                 ty: DataType::Int8,
             }],
             sorted: false,
+            split: crate::AggSplit::Whole,
             dependent: vec![],
         };
         prune(&mut j, &[true]);

@@ -657,6 +657,7 @@ impl<'a> Estimator<'a> {
                 aggs,
                 sorted,
                 dependent,
+                ..
             } => {
                 let n = self.node(input);
                 // The groups are those of the keys (the dependent columns are carried).

@@ -23,6 +23,7 @@ pub(crate) fn plan_aggregate(
             group_by,
             aggs,
             sorted: false,
+            split: crate::AggSplit::Whole,
             dependent: vec![],
         };
     }
@@ -36,6 +37,7 @@ pub(crate) fn plan_aggregate(
         group_by: group_by.clone(),
         aggs: aggs.clone(),
         sorted: true,
+        split: crate::AggSplit::Whole,
         dependent: dependent.clone(),
     };
     let hashed = Plan::Aggregate {
@@ -43,6 +45,7 @@ pub(crate) fn plan_aggregate(
         group_by,
         aggs,
         sorted: false,
+        split: crate::AggSplit::Whole,
         dependent,
     };
     cheaper(cx, hashed, sorted)
@@ -197,6 +200,7 @@ fn regroup(cx: &PlanContext<'_>, plan: &Plan, keys: &[SortKey]) -> Option<Plan> 
                 group_by: group_by.clone(),
                 aggs: aggs.clone(),
                 sorted: true,
+                split: crate::AggSplit::Whole,
                 dependent: dependent.clone(),
             })
         }

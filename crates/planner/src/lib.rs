@@ -53,7 +53,7 @@ pub use cache::{CachedPlan, PlanCacheMode};
 pub use columns::columns_read;
 pub use cost::{NoStorage, PlanContext, PlannerSettings, RelSizes};
 pub use join::{inner_unique, make_join};
-pub use plan::{BitmapQual, ColumnSet, Plan, PlannedStatement, RunTimePrune, group_keys};
+pub use plan::{AggSplit, BitmapQual, ColumnSet, Plan, PlannedStatement, RunTimePrune, group_keys};
 pub use pushdown::add_filter;
 pub use scan::{
     indexes_examined, is_null_key, null_key, scan_path, target_scan, widened_integer_column,

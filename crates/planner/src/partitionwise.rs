@@ -14,8 +14,8 @@
 //! - A grouping of one partitioned table whose groups include its key's columns
 //!   becomes an Append of the grouping of each partition (a Merge Append of them, in
 //!   the sorted grouping's order, for a sorted one): a group's rows are all in one
-//!   partition. (PostgreSQL also splits a grouping by other keys into
-//!   partial groupings per partition and a final one; not made here.)
+//!   partition. A grouping by other columns (or none) becomes, where that costs
+//!   less, each partition's partial grouping under a final one ([`partial`]).
 //!
 //! Where conditions prune when the plan starts (a generic plan's `$n`), the scans are
 //! left whole, so that pruning still happens.
@@ -26,7 +26,7 @@ use catalog::TableDesc;
 use catalog::partition::PartitionBound;
 use sql::bound::{BinaryOp, Expr, ExprKind, JoinKind};
 
-use crate::{ColumnSet, Plan, PlanContext};
+use crate::{AggSplit, ColumnSet, Plan, PlanContext};
 
 /// The partitioned table one side of a join, or an aggregate's input, reads: its one
 /// scan, under nothing but filters, sorts and projections.
@@ -359,8 +359,9 @@ pub(crate) fn aggregate(cx: &PlanContext<'_>, plan: &Plan) -> Option<Plan> {
         k => format!("{base}_{k}"),
     };
     let grouped = |c: usize| group_by.iter().any(|g| g.kind == ExprKind::Column(c));
-    // The input split by partition: one table's scan, or a join split by pairs.
-    let pieces: Vec<Plan> = match side(input) {
+    // The input split by partition (one table's scan, or a join split by pairs), and
+    // whether the groups hold the key.
+    let (pieces, keyed): (Vec<Plan>, bool) = match side(input) {
         Some(s) => {
             if !splittable(cx, &s) {
                 return None;
@@ -373,10 +374,7 @@ pub(crate) fn aggregate(cx: &PlanContext<'_>, plan: &Plan) -> Option<Plan> {
                     _ => None,
                 })
                 .collect();
-            if !key.iter().all(|c| grouped_columns.contains(c)) {
-                return None;
-            }
-            crate::partition::leaves(cx, s.table, s.filter.as_ref())
+            let pieces = crate::partition::leaves(cx, s.table, s.filter.as_ref())
                 .iter()
                 .enumerate()
                 .map(|(k, leaf)| {
@@ -385,7 +383,8 @@ pub(crate) fn aggregate(cx: &PlanContext<'_>, plan: &Plan) -> Option<Plan> {
                         leaf_scan(cx, leaf, &s, name(s.table.shown_name(), k, 0)),
                     )
                 })
-                .collect()
+                .collect();
+            (pieces, key.iter().all(|c| grouped_columns.contains(c)))
         }
         None => {
             let pairs = split_join(cx, input, &name)?;
@@ -393,14 +392,14 @@ pub(crate) fn aggregate(cx: &PlanContext<'_>, plan: &Plan) -> Option<Plan> {
             let keyed = pairs
                 .first()
                 .is_some_and(|(_, places)| places.iter().all(|&(l, r)| grouped(l) || grouped(r)));
-            if !keyed {
-                return None;
-            }
-            pairs.into_iter().map(|(p, _)| p).collect()
+            (pairs.into_iter().map(|(p, _)| p).collect(), keyed)
         }
     };
     if pieces.len() < 2 {
         return None;
+    }
+    if !keyed {
+        return partial(cx, plan, pieces);
     }
     let inputs = pieces
         .into_iter()
@@ -425,4 +424,69 @@ pub(crate) fn aggregate(cx: &PlanContext<'_>, plan: &Plan) -> Option<Plan> {
             parent: None,
         },
     })
+}
+
+/// A hashed or whole-input grouping whose groups do not hold the key, split in two
+/// where that costs less: each partition's partial grouping (its aggregates' states),
+/// then a final grouping combining them (PostgreSQL's Partial and Finalize Aggregate).
+/// Only aggregates with a combining step are split: not DISTINCT or ORDER BY ones, nor
+/// array_agg and string_agg (which have none in PostgreSQL 15).
+fn partial(cx: &PlanContext<'_>, plan: &Plan, pieces: Vec<Plan>) -> Option<Plan> {
+    let Plan::Aggregate {
+        group_by,
+        aggs,
+        sorted: false,
+        dependent,
+        split: AggSplit::Whole,
+        ..
+    } = plan
+    else {
+        return None;
+    };
+    let combinable = |a: &sql::bound::AggCall| {
+        !a.distinct
+            && a.order_by.is_empty()
+            && !matches!(
+                a.func,
+                sql::bound::AggFunc::ArrayAgg | sql::bound::AggFunc::StringAgg
+            )
+    };
+    if !aggs.iter().all(combinable) {
+        return None;
+    }
+    let partials: Vec<Plan> = pieces
+        .into_iter()
+        .map(|piece| {
+            let mut one = plan.clone();
+            if let Plan::Aggregate { input, split, .. } = &mut one {
+                **input = piece;
+                *split = AggSplit::Partial;
+            }
+            one
+        })
+        .collect();
+    let split = Plan::Aggregate {
+        input: Box::new(Plan::Append {
+            inputs: partials,
+            prune: None,
+            parent: None,
+        }),
+        group_by: group_by
+            .iter()
+            .enumerate()
+            .map(|(i, g)| Expr::column(i, g.ty))
+            .collect(),
+        aggs: aggs.clone(),
+        sorted: false,
+        dependent: dependent.clone(),
+        split: AggSplit::Final,
+    };
+    // The whole grouping over the partitions' scans, as it is made otherwise.
+    let mut whole = plan.clone();
+    for child in whole.children_mut() {
+        crate::partition::expand(cx, child);
+    }
+    let estimator = crate::estimate::Estimator::new(*cx);
+    let cost = |p: &Plan| estimator.estimate(p).total;
+    (cost(&split) < cost(&whole)).then_some(split)
 }

@@ -3,6 +3,22 @@
 #[allow(unused_imports)]
 use super::*;
 
+/// An Aggregate node's part of its grouping (PostgreSQL's `AggSplit`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum AggSplit {
+    /// Groups and their aggregates' results.
+    #[default]
+    Whole,
+    /// Groups and their aggregates' transition states, for a final aggregation to
+    /// combine (PostgreSQL's Partial Aggregate).
+    Partial,
+    /// Groups combined from partial aggregations' rows (group columns, then one state
+    /// per aggregate), and their aggregates' results (Finalize Aggregate). Its
+    /// aggregates' arguments are over the partial aggregations' input and are not
+    /// evaluated: they say which state each is.
+    Final,
+}
+
 /// What prunes an Append of a partitioned table's partitions when the plan runs.
 #[derive(Clone, Debug)]
 pub struct RunTimePrune {
@@ -172,6 +188,9 @@ pub enum Plan {
         group_by: Vec<Expr>,
         aggs: Vec<AggCall>,
         sorted: bool,
+        /// Whole, or one half of a grouping split in two (a partial grouping per
+        /// partition under a final one: `crate::partitionwise`).
+        split: AggSplit,
         /// The places in `group_by` of the columns the others determine (a table's
         /// columns where its primary key is grouped on: PostgreSQL's
         /// `remove_useless_groupby_columns`): not part of a group's key, each group keeps

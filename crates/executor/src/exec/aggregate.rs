@@ -42,6 +42,11 @@ impl<'a> GroupColumns<'a> {
         }
     }
 
+    /// The group columns a row of the grouping has: the keys and the carried ones.
+    fn width(&self) -> usize {
+        self.keys.len() + self.carried.len()
+    }
+
     /// The carried columns' values over `row`.
     fn carry(&self, env: &Env<'_>, row: &[Value]) -> PgResult<Vec<Value>> {
         self.carried.iter().map(|e| env.eval(e, row)).collect()
@@ -67,11 +72,47 @@ impl<'a> GroupColumns<'a> {
     }
 }
 
+/// Each aggregate's input for `row`: its argument (added), or in a final aggregation
+/// the partial state in its column after the group's (combined).
+fn feed(
+    accs: &mut [Accumulator],
+    aggs: &[AggCall],
+    split: planner::AggSplit,
+    groups: usize,
+    row: &[Value],
+    env: &Env<'_>,
+) -> PgResult<()> {
+    for (k, (acc, call)) in accs.iter_mut().zip(aggs).enumerate() {
+        match split {
+            planner::AggSplit::Final => acc.combine(row.get(groups + k).unwrap_or(&Value::Null))?,
+            _ => acc.add(call, row, env)?,
+        }
+    }
+    Ok(())
+}
+
+/// A group's aggregates as its row ends: their results, or in a partial aggregation
+/// their states.
+fn results(
+    accs: Vec<Accumulator>,
+    aggs: &[AggCall],
+    split: planner::AggSplit,
+) -> PgResult<Vec<Value>> {
+    accs.into_iter()
+        .zip(aggs)
+        .map(|(a, c)| match split {
+            planner::AggSplit::Partial => a.partial(),
+            _ => a.finish(c),
+        })
+        .collect()
+}
+
 pub(crate) struct AggregateOp<'a> {
     pub(crate) env: Env<'a>,
     pub(crate) input: Option<Box<dyn Operator + 'a>>,
     pub(crate) group_by: GroupColumns<'a>,
     pub(crate) aggs: &'a [AggCall],
+    pub(crate) split: planner::AggSplit,
     pub(crate) output: std::vec::IntoIter<Row>,
     /// The groups held, against the hash memory (PostgreSQL's HashAggregate's).
     pub(crate) usage: crate::instrument::MemoryUsage,
@@ -112,9 +153,15 @@ impl AggregateOp<'_> {
                 }
                 at
             };
-            for (acc, call) in groups[at].iter_mut().zip(self.aggs) {
-                acc.add(call, &row, &self.env)?;
-            }
+            let width = self.group_by.width();
+            feed(
+                &mut groups[at],
+                self.aggs,
+                self.split,
+                width,
+                &row,
+                &self.env,
+            )?;
         }
         self.usage.peak = self.usage.bytes;
         table
@@ -124,9 +171,7 @@ impl AggregateOp<'_> {
             .zip(groups)
             .map(|((key, carry), accs)| {
                 let mut row = self.group_by.row(key, carry);
-                for (a, c) in accs.into_iter().zip(self.aggs) {
-                    row.push(a.finish(c)?);
-                }
+                row.extend(results(accs, self.aggs, self.split)?);
                 Ok(row)
             })
             .collect()
@@ -154,6 +199,7 @@ pub(crate) struct GroupAggregateOp<'a> {
     pub(crate) input: Box<dyn Operator + 'a>,
     pub(crate) group_by: GroupColumns<'a>,
     pub(crate) aggs: &'a [AggCall],
+    pub(crate) split: planner::AggSplit,
     /// The group being accumulated: its key, its carried columns and a state per
     /// aggregate.
     pub(crate) current: Option<(GroupKey, Vec<Value>, Vec<Accumulator>)>,
@@ -166,9 +212,7 @@ impl GroupAggregateOp<'_> {
         (key, carried, accs): (GroupKey, Vec<Value>, Vec<Accumulator>),
     ) -> PgResult<Row> {
         let mut row = self.group_by.row(key.0, carried);
-        for (a, c) in accs.into_iter().zip(self.aggs) {
-            row.push(a.finish(c)?);
-        }
+        row.extend(results(accs, self.aggs, self.split)?);
         Ok(row)
     }
 }
@@ -195,10 +239,9 @@ impl Operator for GroupAggregateOp<'_> {
                     self.current.replace((key, carry, accs))
                 }
             };
+            let width = self.group_by.width();
             let (_, _, accs) = self.current.as_mut().expect("a group");
-            for (acc, call) in accs.iter_mut().zip(self.aggs) {
-                acc.add(call, &row, &self.env)?;
-            }
+            feed(accs, self.aggs, self.split, width, &row, &self.env)?;
             if let Some(group) = finished {
                 return self.finish(group).map(Some);
             }

@@ -459,11 +459,13 @@ fn build_node<'a>(
             aggs,
             sorted: true,
             dependent,
+            split,
         } if !group_by.is_empty() => Box::new(GroupAggregateOp {
             env,
             input: build(input, env)?,
             group_by: aggregate::GroupColumns::new(group_by, dependent),
             aggs,
+            split: *split,
             current: None,
             done: false,
         }),
@@ -472,12 +474,14 @@ fn build_node<'a>(
             group_by,
             aggs,
             dependent,
+            split,
             ..
         } => Box::new(AggregateOp {
             env,
             input: Some(build(input, env)?),
             group_by: aggregate::GroupColumns::new(group_by, dependent),
             aggs,
+            split: *split,
             output: Vec::new().into_iter(),
             usage: Default::default(),
         }),
