@@ -23,9 +23,9 @@ pub fn eval(e: &Expr, row: &[Value], session: &Session) -> PgResult<Value> {
 pub fn eval_with_params(
     e: &Expr,
     session: &Session,
-    params: crate::exec::Params,
+    params: crate::env::Params,
 ) -> PgResult<Value> {
-    fn subst(e: Expr, s: &Session, params: crate::exec::Params) -> PgResult<Expr> {
+    fn subst(e: Expr, s: &Session, params: crate::env::Params) -> PgResult<Expr> {
         match e.kind {
             ExprKind::Param(i) => {
                 let (Some(v), Some(ty)) = (params.values.get(i), params.types.get(i)) else {
