@@ -154,7 +154,9 @@ pub struct TableDesc {
     /// The storage the table's rows live in (`base/<rel>`).
     pub rel: RelId,
     pub name: String,
-    pub columns: Vec<ColumnDesc>,
+    /// Shared where they are equal: a partition's are its parent's (partition rule 1),
+    /// so a partition keeps no copy of them ([`crate::CatalogSnapshot`]'s `put_table`).
+    pub columns: std::sync::Arc<Vec<ColumnDesc>>,
     /// Every index of the table, constraint indexes first, in creation order.
     pub indexes: Vec<IndexDesc>,
     /// Storage parameters (`WITH (...)`).
@@ -352,7 +354,12 @@ impl TableDesc {
     }
 
     /// Per column, the indexes it leads; then one more entry: the partial indexes.
+    /// Nothing for a table without indexes (nothing to look at either way; a partition
+    /// keeps no empty list per column).
     fn leads(&self) -> Vec<Vec<u16>> {
+        if self.indexes.is_empty() {
+            return Vec::new();
+        }
         let columns = self.columns.len();
         let mut leads = vec![Vec::new(); columns + 1];
         // A partitioned table's indexes have no storage (partition rule 1): no scan

@@ -107,14 +107,14 @@ pub struct CatalogSnapshot {
     /// descriptor, or what binding a statement on it reads besides (another table's
     /// foreign key referencing it, a sequence it owns). What a cached plan checks
     /// ([`Dependencies`]), so DDL on one relation replans only what reads it.
-    changed: imbl::HashMap<Oid, u64>,
-    tables: imbl::HashMap<String, Arc<TableDesc>>,
-    by_oid: imbl::HashMap<Oid, Arc<TableDesc>>,
+    changed: imbl::OrdMap<Oid, u64>,
+    tables: imbl::OrdMap<String, Arc<TableDesc>>,
+    by_oid: imbl::OrdMap<Oid, Arc<TableDesc>>,
     /// Indexes by name, with their table: PostgreSQL keeps tables and indexes in one
     /// namespace, so `CREATE TABLE t_pkey` must see them.
-    index_names: imbl::HashMap<String, (Oid, Oid)>,
+    index_names: imbl::OrdMap<String, (Oid, Oid)>,
     /// Each index's table, by the index's oid.
-    index_tables: imbl::HashMap<Oid, Oid>,
+    index_tables: imbl::OrdMap<Oid, Oid>,
     /// For each table some foreign key references, the tables whose keys reference it
     /// (derived from their descriptors as records apply; not logged).
     referencing: imbl::HashMap<Oid, imbl::Vector<Oid>>,
@@ -123,7 +123,7 @@ pub struct CatalogSnapshot {
     /// For each table owning sequences (SERIAL), those sequences (derived, not logged).
     owned: imbl::HashMap<Oid, imbl::Vector<Oid>>,
     /// What ANALYZE last found of each table analyzed.
-    stats: imbl::HashMap<Oid, RelStats>,
+    stats: imbl::OrdMap<Oid, RelStats>,
     /// Each partitioned table's partitions, by bound (derived from the partitions'
     /// descriptors as records apply, not logged: partition rule 2).
     partitions: imbl::HashMap<Oid, Partitions>,
@@ -341,6 +341,14 @@ impl CatalogSnapshot {
         self.touch(t.oid);
         if let Some(of) = &t.partition_of {
             self.touch_ancestors(of.parent);
+            // A partition's columns are its parent's (partition rule 1): one copy for
+            // all, whatever made the descriptor (the log read at startup, DDL).
+            if let Some(parent) = self.by_oid.get(&of.parent)
+                && !Arc::ptr_eq(&parent.columns, &t.columns)
+                && parent.columns == t.columns
+            {
+                t.columns = parent.columns.clone();
+            }
         }
         t.index_leading_columns();
         let t = Arc::new(t);
@@ -572,7 +580,7 @@ fn table_desc(
         oid,
         rel: oid,
         name: new.name.clone(),
-        columns,
+        columns: Arc::new(columns),
         indexes,
         options: new.options,
         foreign_keys: Vec::new(),
@@ -1436,7 +1444,7 @@ impl Catalog {
                 .table_by_oid(table)
                 .ok_or_else(|| lookup_failed(table))?)
             .clone();
-            if let Some(c) = t.columns.get_mut(column) {
+            if let Some(c) = Arc::make_mut(&mut t.columns).get_mut(column) {
                 c.default = None;
             }
             records.push(Record::AlterTable(t));
@@ -1594,7 +1602,7 @@ impl Catalog {
             };
             if key.primary {
                 for &c in &index.columns {
-                    t.columns[c].not_null = true;
+                    Arc::make_mut(&mut t.columns)[c].not_null = true;
                 }
             }
             // Constraint indexes come first (`TableDesc::indexes`).
@@ -1635,7 +1643,7 @@ impl Catalog {
                     ),
                 ));
             }
-            t.columns.push(column);
+            Arc::make_mut(&mut t.columns).push(column);
             Ok(())
         })?;
         self.snapshot(tx)
@@ -1655,7 +1663,10 @@ impl Catalog {
             .table_by_oid(table)
             .ok_or_else(|| lookup_failed(table))?)
         .clone();
-        let Some(c) = t.columns.get_mut(column).filter(|c| !c.dropped) else {
+        let Some(c) = Arc::make_mut(&mut t.columns)
+            .get_mut(column)
+            .filter(|c| !c.dropped)
+        else {
             return Err(PgError::internal(format!(
                 "no column {column} to drop in table {table}"
             )));
@@ -1719,7 +1730,7 @@ impl Catalog {
         }
         fn column(t: &mut TableDesc, i: usize) -> PgResult<&mut ColumnDesc> {
             let oid = t.oid;
-            t.columns
+            Arc::make_mut(&mut t.columns)
                 .get_mut(i)
                 .ok_or_else(|| PgError::internal(format!("no column {i} in table {oid}")))
         }

@@ -427,7 +427,7 @@ pub(crate) fn encode(record: &Record, out: &mut Vec<u8>) {
             put_u32(out, t.rel);
             put_str(out, &t.name);
             put_u32(out, t.columns.len() as u32);
-            for c in &t.columns {
+            for c in t.columns.iter() {
                 put_str(out, &c.name);
                 put_u32(out, c.ty.oid());
                 out.extend_from_slice(&c.ty.typmod().to_le_bytes());
@@ -1203,7 +1203,7 @@ pub(crate) fn decode(payload: &[u8]) -> Option<Record> {
                 oid,
                 rel,
                 name,
-                columns,
+                columns: Arc::new(columns),
                 indexes,
                 options,
                 foreign_keys,
@@ -1386,7 +1386,8 @@ mod tests {
                     dropped: true,
                     stat_target: None,
                 },
-            ],
+            ]
+            .into(),
             indexes: vec![IndexDesc {
                 oid: 16385,
                 rel: 16385,

@@ -509,7 +509,7 @@ pub struct Partitions {
     /// Each listed value's partition.
     list: imbl::OrdMap<ListKey, Oid>,
     /// Each list partition's smallest value: their order (partition rule 4).
-    list_first: imbl::HashMap<Oid, ListKey>,
+    list_first: imbl::OrdMap<Oid, ListKey>,
     /// The list partition that holds NULL.
     null: Option<Oid>,
     /// Hash partitions by (modulus, remainder).

@@ -796,7 +796,8 @@ impl SystemView {
                     dropped: false,
                     stat_target: None,
                 })
-                .collect(),
+                .collect::<Vec<_>>()
+                .into(),
             indexes: Vec::new(),
             ..Default::default()
         })

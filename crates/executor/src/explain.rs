@@ -313,7 +313,7 @@ fn per_loop(count: u64, loops: u64) -> String {
 fn live_names(table: &TableDesc, names: Vec<String>) -> Vec<String> {
     names
         .into_iter()
-        .zip(&table.columns)
+        .zip(table.columns.iter())
         .filter(|(_, c)| !c.dropped)
         .map(|(n, _)| n)
         .collect()

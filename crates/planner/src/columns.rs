@@ -383,7 +383,8 @@ mod tests {
                     dropped: false,
                     stat_target: None,
                 })
-                .collect(),
+                .collect::<Vec<_>>()
+                .into(),
             ..Default::default()
         })
     }

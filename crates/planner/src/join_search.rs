@@ -1458,7 +1458,7 @@ mod tests {
             oid: 100 + i,
             rel: 100 + i,
             name: format!("t{i}"),
-            columns: vec![col("a"), col("b")],
+            columns: vec![col("a"), col("b")].into(),
             ..Default::default()
         })
     }

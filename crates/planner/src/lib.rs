@@ -525,7 +525,8 @@ mod tests {
                     identity: None,
                     dropped: false,
                     stat_target: None,
-                }],
+                }]
+                .into(),
                 indexes: vec![],
                 ..Default::default()
             });
@@ -596,7 +597,8 @@ mod tests {
                 col("a", DataType::Int4),
                 col("b", DataType::Int4),
                 col("c", DataType::Bpchar(Some(3))),
-            ],
+            ]
+            .into(),
             indexes: vec![index(2, vec![0]), index(3, vec![1, 0]), index(4, vec![2])],
             ..Default::default()
         })
@@ -768,7 +770,8 @@ mod tests {
                 dropped: false,
                 stat_target: None,
             })
-            .collect();
+            .collect::<Vec<_>>()
+            .into();
         let indexes = (0..60)
             .map(|i| IndexDesc {
                 oid: 100 + i as u32,

@@ -1393,7 +1393,8 @@ mod tests {
                     dropped: false,
                     stat_target: None,
                 })
-                .collect(),
+                .collect::<Vec<_>>()
+                .into(),
             indexes: if unique_first {
                 vec![IndexDesc {
                     oid: 2,

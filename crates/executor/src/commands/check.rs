@@ -53,7 +53,7 @@ pub(crate) fn renamed_column(
     let s = cx.session;
     let catalog = cx.catalog.snapshot(cx.tx);
     let mut renamed = table.clone();
-    renamed.columns[at].name = new_name.to_string();
+    std::sync::Arc::make_mut(&mut renamed.columns)[at].name = new_name.to_string();
     let names = column_names(&renamed);
     // `before` written with the new name, if that text binds back (by `bind`, over the
     // renamed table) to the same expression; else 0A000 naming `what` reads the column.

@@ -301,7 +301,7 @@ impl Binder<'_> {
             Some(by) => {
                 let itself = TableDesc {
                     name: name.clone(),
-                    columns: columns.clone(),
+                    columns: columns.clone().into(),
                     ..Default::default()
                 };
                 Some((self.bind_partition_key(by, &itself)?, itself))
@@ -331,7 +331,7 @@ impl Binder<'_> {
             self.bind_new_foreign_keys(&name, &columns, &deduped, &foreign_keys)?;
         let itself = TableDesc {
             name: name.clone(),
-            columns: columns.clone(),
+            columns: columns.clone().into(),
             ..Default::default()
         };
         // A partition has its parent's CHECK constraints (PostgreSQL's inherited ones).
@@ -387,7 +387,7 @@ impl Binder<'_> {
         }
         let itself = TableDesc {
             name: name.to_string(),
-            columns: columns.to_vec(),
+            columns: columns.to_vec().into(),
             indexes: keys
                 .iter()
                 .enumerate()

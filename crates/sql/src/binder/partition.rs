@@ -465,7 +465,7 @@ fn check_same_columns(parent: &TableDesc, table: &TableDesc) -> PgResult<()> {
         && parent
             .columns
             .iter()
-            .zip(&table.columns)
+            .zip(table.columns.iter())
             .all(|(p, c)| p.dropped == c.dropped && (p.dropped || p.name == c.name));
     if !same_places {
         return Err(PgError::unsupported(

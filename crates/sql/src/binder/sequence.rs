@@ -196,7 +196,8 @@ pub(crate) fn sequence_table(s: &SequenceDesc) -> Arc<catalog::TableDesc> {
             col("last_value", DataType::Int8),
             col("log_cnt", DataType::Int8),
             col("is_called", DataType::Bool),
-        ],
+        ]
+        .into(),
         ..Default::default()
     })
 }
@@ -469,7 +470,7 @@ impl Binder<'_> {
         let mut tables: Vec<_> = self.catalog.tables().collect();
         tables.sort_by_key(|t| t.oid);
         for t in tables {
-            for c in &t.columns {
+            for c in t.columns.iter() {
                 let Some(text) = &c.default else {
                     continue;
                 };
