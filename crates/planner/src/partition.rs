@@ -435,7 +435,12 @@ fn commute(op: BinaryOp) -> Option<BinaryOp> {
 /// projection `exprs`, by the first column of its key: the order its partitions' bounds
 /// already put them in (partition rule 4), or its reverse. Its range partitions hold no
 /// NULL key, so where NULLs sort does not matter.
-pub(crate) fn ordered_by_bounds(scan: &Plan, exprs: &[Expr], keys: &[sql::bound::SortKey]) -> bool {
+pub(crate) fn ordered_by_bounds(
+    catalog: &CatalogSnapshot,
+    scan: &Plan,
+    exprs: &[Expr],
+    keys: &[sql::bound::SortKey],
+) -> bool {
     let Plan::SeqScan { table, .. } = scan else {
         return false;
     };
@@ -448,10 +453,13 @@ pub(crate) fn ordered_by_bounds(scan: &Plan, exprs: &[Expr], keys: &[sql::bound:
     let ExprKind::Column(out) = k.expr.kind else {
         return false;
     };
+    // The first key part: a column, or an expression equal to the sort key's.
+    let key_exprs = key_exprs(catalog, table);
     key.strategy == catalog::partition::PartitionStrategy::Range
-        && exprs
-            .get(out)
-            .is_some_and(|e| column_of(e) == Some(key.columns[0]))
+        && exprs.get(out).is_some_and(|e| {
+            Part::of(key.columns[0], &key_exprs)
+                .is_some_and(|p| p.is(e) || p.is(&crate::fold::fold(e.clone())))
+        })
 }
 
 /// `ORDER BY` over a partitioned table's scan: each partition's rows in order (by an
@@ -481,7 +489,7 @@ pub(crate) fn ordered_append(
     if leaves.len() < 2 {
         return sorted;
     }
-    let by_bounds = ordered_by_bounds(&scan, &exprs, &keys)
+    let by_bounds = ordered_by_bounds(cx.catalog, &scan, &exprs, &keys)
         && leaves.iter().all(|l| {
             l.partition_of.as_ref().is_some_and(|o| {
                 o.parent == table.oid
