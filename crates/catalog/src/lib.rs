@@ -318,6 +318,12 @@ impl CatalogSnapshot {
         if let Some(of) = &t.partition_of {
             let mut set = self.partitions.get(&of.parent).cloned().unwrap_or_default();
             set.add(t.oid, &of.bound);
+            // A DEFAULT partition's constraint is what its siblings leave: a new sibling
+            // changes it, so a statement bound on it alone (a write to it) binds again
+            // and checks rows against the new one (partition rule 5).
+            if let Some(d) = set.default_partition().filter(|&d| d != t.oid) {
+                self.touch(d);
+            }
             self.partitions.insert(of.parent, set);
             self.touch_ancestors(of.parent);
         }

@@ -28,7 +28,14 @@
 //!    change to every table above it: a cached plan of a partitioned table chose its
 //!    partitions' scans, so it is planned again. A partition is created, dropped or
 //!    detached only under AccessExclusive on its parent, so a statement holding any
-//!    lock on the parent never meets a partition coming or going under it.
+//!    lock on the parent never meets a partition going under it. A table is attached
+//!    under ShareUpdateExclusive on the parent (as in PostgreSQL 12+) and
+//!    AccessExclusive on itself and on the DEFAULT partition: a statement running
+//!    beside it keeps the directory of its catalog snapshot, where the table is not a
+//!    partition yet and its rows not the parent's; the only constraint that changes
+//!    is the DEFAULT partition's, whose version moves with it (a statement bound on it
+//!    binds again), and rows routed to it by an older directory are checked again
+//!    once its lock is granted (`executor::route`).
 
 use std::cell::Cell;
 use std::cmp::Ordering;

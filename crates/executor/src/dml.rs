@@ -116,7 +116,11 @@ pub(crate) fn check_partition_constraint(
 
 /// The DETAIL of a constraint violation: `Failing row contains (1, null).` (dropped
 /// columns left out).
-fn failing_row(text: &common::value::TextContext, table: &TableDesc, row: &[Value]) -> String {
+pub(crate) fn failing_row(
+    text: &common::value::TextContext,
+    table: &TableDesc,
+    row: &[Value],
+) -> String {
     let vals: Vec<String> = table
         .live_columns()
         .filter_map(|i| row.get(i))

@@ -4,7 +4,11 @@
 //!
 //! A write through a parent holds RowExclusive on the parent, and no partition of it
 //! is dropped or detached without AccessExclusive on the parent (as in PostgreSQL), so
-//! the leaves the statement's catalog snapshot names stay while it writes them.
+//! the leaves the statement's catalog snapshot names stay while it writes them. An
+//! ATTACH beside it (ShareUpdateExclusive on the parent, AccessExclusive on the DEFAULT
+//! partition: partition rule 5) may narrow the DEFAULT partition's bound: a row routed
+//! there by the statement's older directory is checked against the catalog as it stands
+//! once the DEFAULT partition is locked, as PostgreSQL checks it (23514).
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -72,6 +76,19 @@ pub(crate) struct Leaf {
     pub fks: ForeignKeyChecks,
     /// Rows written to it by the statement.
     pub rows: u64,
+    /// A DEFAULT partition whose lock was granted after the catalog moved on (an ATTACH
+    /// of a sibling committed meanwhile: it holds the DEFAULT partition's lock): the
+    /// catalog its rows are checked against, the statement's directory being older.
+    pub recheck: Option<Recheck>,
+}
+
+/// The catalog a DEFAULT partition's rows are checked against ([`Leaf::recheck`]).
+pub(crate) struct Recheck(Arc<catalog::CatalogSnapshot>);
+
+impl std::fmt::Debug for Recheck {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Recheck(version {})", self.0.version)
+    }
 }
 
 /// Lock partition `t` RowExclusive, as PostgreSQL locks a partition it writes through
@@ -121,6 +138,13 @@ impl Leaf {
             })
             .collect::<PgResult<Vec<_>>>()?;
         let index_exprs = sql::binder::bind_index_exprs(&s.catalog, &t, s.info)?;
+        let recheck = match &t.partition_of {
+            Some(of) if of.bound == catalog::partition::PartitionBound::Default => {
+                let now = cx.catalog.snapshot(cx.tx);
+                (now.version != s.catalog.version).then_some(Recheck(now))
+            }
+            _ => None,
+        };
         Ok(Leaf {
             types: t.column_types(),
             table: t,
@@ -128,6 +152,7 @@ impl Leaf {
             index_exprs,
             fks,
             rows: 0,
+            recheck,
         })
     }
 
@@ -209,12 +234,24 @@ impl Router {
                 }
             };
         }
-        match self.leaves.entry(t.oid) {
-            std::collections::hash_map::Entry::Occupied(e) => Ok(e.into_mut()),
-            std::collections::hash_map::Entry::Vacant(e) => {
-                Ok(e.insert(Leaf::bind(cx, t, self.root.oid)?))
-            }
+        let root = self.root.clone();
+        let leaf = match self.leaves.entry(t.oid) {
+            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::hash_map::Entry::Vacant(e) => e.insert(Leaf::bind(cx, t, root.oid)?),
+        };
+        if let Some(Recheck(now)) = &leaf.recheck
+            && routed_in(cx, now, &root, row)? != Some(leaf.table.oid)
+        {
+            return Err(PgError::new(
+                SqlState::CHECK_VIOLATION,
+                format!(
+                    "new row for relation \"{}\" violates partition constraint",
+                    leaf.table.name
+                ),
+            )
+            .with_detail(crate::dml::failing_row(cx.session.text(), &leaf.table, row)));
         }
+        Ok(leaf)
     }
 
     /// The table rows are written through.
@@ -233,6 +270,30 @@ impl Router {
             .values()
             .map(|l| (l.table.oid, l.rows))
             .collect()
+    }
+}
+
+/// The leaf `row` (of `root`'s columns) routes to in `catalog`, if any.
+fn routed_in(
+    cx: &ExecContext,
+    catalog: &catalog::CatalogSnapshot,
+    root: &TableDesc,
+    row: &[Value],
+) -> PgResult<Option<Oid>> {
+    let mut t = root;
+    loop {
+        if t.partition_key.is_none() {
+            return Ok(Some(t.oid));
+        }
+        let values = cx.partition_key_values(t, row)?;
+        let key = t.partition_key.as_ref().map(|k| k.strategy);
+        let next = key
+            .and_then(|strategy| catalog.partitions(t.oid)?.route(strategy, &values))
+            .and_then(|oid| catalog.table_by_oid(oid));
+        match next {
+            Some(n) => t = n,
+            None => return Ok(None),
+        }
     }
 }
 

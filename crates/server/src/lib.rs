@@ -1192,10 +1192,12 @@ fn relation_locks<'a>(
                 });
             }
         }
-        // ATTACH and DETACH: the parent, the partition (and, for ATTACH, the DEFAULT
-        // partition whose rows are checked) AccessExclusive (partition rule 5).
+        // ATTACH: the parent ShareUpdateExclusive (PostgreSQL 12+: its readers and
+        // writers go on beside it), the table attached and the DEFAULT partition whose
+        // rows are checked AccessExclusive; DETACH: the parent and the partition
+        // AccessExclusive (partition rule 5).
         B::AttachPartition { table, of } => {
-            add(out, &of.parent, M::AccessExclusive);
+            add(out, &of.parent, M::ShareUpdateExclusive);
             add(out, table, M::AccessExclusive);
             if let Some(d) = catalog
                 .partitions(of.parent.oid)
