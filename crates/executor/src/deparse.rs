@@ -489,3 +489,18 @@ pub(crate) fn func_name(f: ScalarFunc) -> String {
         _ => out,
     }
 }
+
+/// The DETAIL of a constraint violation: `Failing row contains (1, null).` (dropped
+/// columns left out).
+pub(crate) fn failing_row(
+    text: &common::value::TextContext,
+    table: &catalog::TableDesc,
+    row: &[Value],
+) -> String {
+    let vals: Vec<String> = table
+        .live_columns()
+        .filter_map(|i| row.get(i))
+        .map(|v| v.to_text(text).unwrap_or_else(|| "null".into()))
+        .collect();
+    format!("Failing row contains ({}).", vals.join(", "))
+}

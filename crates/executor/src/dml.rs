@@ -41,7 +41,7 @@ pub(crate) fn check_not_null(
                     c.name, table.name
                 ),
             )
-            .with_detail(failing_row(text, table, row)));
+            .with_detail(crate::deparse::failing_row(text, table, row)));
         }
     }
     Ok(())
@@ -69,7 +69,7 @@ pub(crate) fn check_row(
                     table.name, c.name
                 ),
             )
-            .with_detail(failing_row(cx.session.text(), table, row)));
+            .with_detail(crate::deparse::failing_row(cx.session.text(), table, row)));
         }
     }
     Ok(())
@@ -106,27 +106,12 @@ pub(crate) fn check_partition_constraint(
                     t.name
                 ),
             )
-            .with_detail(failing_row(cx.session.text(), t, row)));
+            .with_detail(crate::deparse::failing_row(cx.session.text(), t, row)));
         }
         child = p.parent;
         of = parent.and_then(|p| p.partition_of.as_ref());
     }
     Ok(())
-}
-
-/// The DETAIL of a constraint violation: `Failing row contains (1, null).` (dropped
-/// columns left out).
-pub(crate) fn failing_row(
-    text: &common::value::TextContext,
-    table: &TableDesc,
-    row: &[Value],
-) -> String {
-    let vals: Vec<String> = table
-        .live_columns()
-        .filter_map(|i| row.get(i))
-        .map(|v| v.to_text(text).unwrap_or_else(|| "null".into()))
-        .collect();
-    format!("Failing row contains ({}).", vals.join(", "))
 }
 
 fn returning_rows(cx: &ExecContext, r: Option<&Returning>, rows: &[Row]) -> PgResult<Vec<Row>> {

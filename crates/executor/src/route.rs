@@ -249,7 +249,11 @@ impl Router {
                     leaf.table.name
                 ),
             )
-            .with_detail(crate::dml::failing_row(cx.session.text(), &leaf.table, row)));
+            .with_detail(crate::deparse::failing_row(
+                cx.session.text(),
+                &leaf.table,
+                row,
+            )));
         }
         Ok(leaf)
     }
