@@ -7,8 +7,9 @@
 //!
 //! - A join of two partitioned tables partitioned alike (the same strategy, key types
 //!   and bounds, one level) whose conditions equate their keys, column by column,
-//!   becomes an Append of the same join of each pair of partitions with equal bounds:
-//!   no row of one partition can meet a row of another pair's. A pair one side's
+//!   becomes, where that costs less, an Append of the same join of each pair of
+//!   partitions with equal bounds: no row of one partition can meet a row of another
+//!   pair's. A pair one side's
 //!   conditions pruned is left out of an inner or semi join; a LEFT or anti join
 //!   that would lose a pair is not made partition-wise.
 //! - A grouping of one partitioned table whose groups include its key's columns
@@ -121,14 +122,28 @@ pub(crate) fn join(cx: &PlanContext<'_>, plan: &Plan) -> Option<Plan> {
         1 => base.to_string(),
         _ => format!("{base}_{}", k + 1),
     })?;
-    Some(match pairs.len() {
+    let split = match pairs.len() {
         1 => pairs.pop()?.0,
         _ => Plan::Append {
             inputs: pairs.into_iter().map(|(p, _)| p).collect(),
             prune: None,
             parent: None,
         },
-    })
+    };
+    // Where it costs less than the join of the tables as wholes, as PostgreSQL chooses.
+    cheaper_than_whole(cx, plan, split)
+}
+
+/// `split` where its estimate is lower than `plan`'s made as it is otherwise (each
+/// partitioned scan an Append of its partitions'), else `None`.
+fn cheaper_than_whole(cx: &PlanContext<'_>, plan: &Plan, split: Plan) -> Option<Plan> {
+    let mut whole = plan.clone();
+    for child in whole.children_mut() {
+        crate::partition::expand(cx, child);
+    }
+    let estimator = crate::estimate::Estimator::new(*cx);
+    let cost = |p: &Plan| estimator.estimate(p).total;
+    (cost(&split) < cost(&whole)).then_some(split)
 }
 
 /// How the partitions of a split plan are named in EXPLAIN: partition `k` of `n`
@@ -481,12 +496,5 @@ fn partial(cx: &PlanContext<'_>, plan: &Plan, pieces: Vec<Plan>) -> Option<Plan>
         dependent: dependent.clone(),
         split: AggSplit::Final,
     };
-    // The whole grouping over the partitions' scans, as it is made otherwise.
-    let mut whole = plan.clone();
-    for child in whole.children_mut() {
-        crate::partition::expand(cx, child);
-    }
-    let estimator = crate::estimate::Estimator::new(*cx);
-    let cost = |p: &Plan| estimator.estimate(p).total;
-    (cost(&split) < cost(&whole)).then_some(split)
+    cheaper_than_whole(cx, plan, split)
 }
