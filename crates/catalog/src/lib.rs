@@ -261,6 +261,22 @@ impl CatalogSnapshot {
             })
     }
 
+    /// The foreign keys that reference table `oid` or a table it is a partition of (at
+    /// any level), each with its table: what depends on a partition's rows, as
+    /// PostgreSQL's clones of a key referencing a partitioned table do.
+    pub fn referencing_through_parents(&self, oid: Oid) -> Vec<(&Arc<TableDesc>, &ForeignKey)> {
+        let mut out = Vec::new();
+        let mut at = self.by_oid.get(&oid);
+        while let Some(t) = at {
+            out.extend(self.referencing(t.oid));
+            at = t
+                .partition_of
+                .as_ref()
+                .and_then(|o| self.by_oid.get(&o.parent));
+        }
+        out
+    }
+
     fn remove_sequence(&mut self, oid: Oid) {
         let Some(seq) = self.sequences_by_oid.remove(&oid) else {
             return;

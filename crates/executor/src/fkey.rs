@@ -370,6 +370,47 @@ pub(crate) fn check_incoming(
     Ok(())
 }
 
+/// DETACH of partition `table` from a table foreign keys reference (`fks`, each with
+/// its referencing table): no row of the partition may be referenced, as its rows
+/// leave the referenced table (PostgreSQL's check; its message names the key's clone
+/// on the partition, which Myriad does not make: the key's own name here). `rows`: the
+/// partition's rows.
+pub(crate) fn check_detach(
+    cx: &ExecContext,
+    table: &TableDesc,
+    fks: &[(ForeignKey, std::sync::Arc<TableDesc>)],
+    rows: &[Vec<Value>],
+) -> PgResult<()> {
+    for (fk, referencing) in fks {
+        let mut seen = BTreeSet::new();
+        let keys: Vec<Vec<Value>> = rows
+            .iter()
+            .map(|r| {
+                fk.ref_columns
+                    .iter()
+                    .map(|&c| r.get(c).cloned().unwrap_or(Value::Null))
+                    .collect::<Vec<_>>()
+            })
+            .filter(|k| key_id(k).is_some_and(|id| seen.insert(id)))
+            .collect();
+        if let Some(key) = first_referenced(cx, referencing, fk, &keys)? {
+            return Err(PgError::new(
+                SqlState::FOREIGN_KEY_VIOLATION,
+                format!(
+                    "removing partition \"{}\" violates foreign key constraint \"{}\"",
+                    table.name, fk.name
+                ),
+            )
+            .with_detail(format!(
+                "{} is still referenced from table \"{}\".",
+                crate::index::columns_key_text(cx.session.text(), referencing, &fk.columns, &key),
+                referencing.name
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// The first of `keys` (referenced-side, in `fk.ref_index` order, which is `fk.columns`'
 /// order) that a live row of `referencing` holds.
 fn first_referenced(

@@ -132,6 +132,29 @@ pub(crate) fn detach(
     parent: &catalog::TableDesc,
     table: &catalog::TableDesc,
 ) -> PgResult<()> {
+    // The foreign keys referencing the parent (or a level above it) reference the
+    // partition's rows, which leave with it: none may be referenced.
+    let referencing: Vec<(catalog::ForeignKey, std::sync::Arc<catalog::TableDesc>)> = cx
+        .session
+        .catalog
+        .referencing_through_parents(parent.oid)
+        .into_iter()
+        .filter(|(t, _)| t.oid != table.oid)
+        .map(|(t, fk)| (fk.clone(), t.clone()))
+        .collect();
+    if !referencing.is_empty()
+        && let Some(t) = cx.session.catalog.table_by_oid(table.oid)
+    {
+        for (_, r) in &referencing {
+            lock_referenced(cx, r)?;
+        }
+        let mut rows = Vec::new();
+        super::some_committed_row(cx, t, |row| {
+            rows.push(row.to_vec());
+            false
+        })?;
+        crate::fkey::check_detach(cx, table, &referencing, &rows)?;
+    }
     for (fk, referenced) in inherited_foreign_keys(cx, parent) {
         lock_referenced(cx, &referenced)?;
         cx.catalog.add_foreign_key(

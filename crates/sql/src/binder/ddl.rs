@@ -536,10 +536,20 @@ impl Binder<'_> {
         }
         // Foreign keys of tables that stay, referencing a table that goes: DROP refuses,
         // CASCADE drops the keys (first) with a notice for each.
-        let mut foreign_keys = Vec::new();
+        // A partition of a referenced table is referenced too (PostgreSQL's clones of
+        // the key), unless that table goes with it.
+        let mut foreign_keys: Vec<(Arc<TableDesc>, catalog::ForeignKey, Arc<TableDesc>)> =
+            Vec::new();
         for t in &tables {
-            for (other, fk) in self.catalog.referencing(t.oid) {
-                if !tables.iter().any(|x| x.oid == other.oid) {
+            for (other, fk) in self.catalog.referencing_through_parents(t.oid) {
+                let referenced_goes =
+                    fk.ref_table != t.oid && tables.iter().any(|x| x.oid == fk.ref_table);
+                if !tables.iter().any(|x| x.oid == other.oid)
+                    && !referenced_goes
+                    && !foreign_keys
+                        .iter()
+                        .any(|(o, f, _)| o.oid == other.oid && f.oid == fk.oid)
+                {
                     foreign_keys.push((other.clone(), fk.clone(), t.clone()));
                 }
             }
@@ -615,7 +625,8 @@ impl Binder<'_> {
         for t in &tables {
             if let Some((other, _)) = self
                 .catalog
-                .referencing(t.oid)
+                .referencing_through_parents(t.oid)
+                .into_iter()
                 .find(|(o, _)| !tables.iter().any(|x| x.oid == o.oid))
             {
                 if cascade {

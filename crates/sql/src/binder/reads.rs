@@ -108,6 +108,27 @@ impl<'a> CatalogReads<'a> {
         found.into_iter()
     }
 
+    /// The foreign keys referencing table `oid` or a table it is a partition of
+    /// (`CatalogSnapshot::referencing_through_parents`); every level is read.
+    pub fn referencing_through_parents(
+        &self,
+        oid: Oid,
+    ) -> Vec<(&'a Arc<TableDesc>, &'a ForeignKey)> {
+        let mut at = self.snap.table_by_oid(oid);
+        while let Some(t) = at {
+            self.note(t.oid);
+            at = t
+                .partition_of
+                .as_ref()
+                .and_then(|o| self.snap.table_by_oid(o.parent));
+        }
+        let found = self.snap.referencing_through_parents(oid);
+        for (t, _) in &found {
+            self.note(t.oid);
+        }
+        found
+    }
+
     /// The sequences table `oid` owns (part of its version).
     pub fn owned_sequences(
         &self,
