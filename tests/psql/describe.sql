@@ -37,3 +37,10 @@ SELECT 1 AS a, 'two' AS b;
 \x
 \dconfig lock_timeout
 \dconfig+ search_path
+-- A partition key of an expression; bounds of the wrong type point at the value.
+CREATE TABLE pexp (a int, b text) PARTITION BY RANGE (lower(b));
+CREATE TABLE pexp_a PARTITION OF pexp FOR VALUES FROM ('a') TO ('m');
+\d+ pexp
+\d pexp_a
+CREATE TABLE pint (a int) PARTITION BY LIST (a);
+CREATE TABLE pint_1 PARTITION OF pint FOR VALUES IN (1, 'y');

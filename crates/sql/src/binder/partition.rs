@@ -289,6 +289,8 @@ impl Binder<'_> {
                 "cannot use subquery in partition bound",
             ));
         }
+        // PostgreSQL points at the value when it is not of the key's type.
+        let at = self.position(&sqlparser::ast::Spanned::span(e));
         self.coerce(bound, &ty, CastContext::Assignment)
             .map_err(|err| {
                 if err.code == SqlState::DATATYPE_MISMATCH {
@@ -302,6 +304,7 @@ impl Binder<'_> {
                 } else {
                     err
                 }
+                .with_position(at)
             })
     }
 
