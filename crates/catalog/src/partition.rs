@@ -44,7 +44,7 @@ use std::ops::Bound;
 use common::value::Value;
 use common::{DataType, Oid};
 
-use crate::desc::{ColumnDesc, EXPRESSION_KEY};
+use crate::desc::ColumnDesc;
 
 /// How a partitioned table divides its rows (`pg_partitioned_table.partstrat`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -79,7 +79,7 @@ impl PartitionStrategy {
 pub struct PartitionKey {
     pub strategy: PartitionStrategy,
     /// The key's parts in order: a column by its position in the table, or
-    /// [`EXPRESSION_KEY`]` + k` for `exprs[k]` (as an index's key columns are, and where
+    /// [`crate::EXPRESSION_KEY`]` + k` for `exprs[k]` (as an index's key columns are, and where
     /// PostgreSQL's `partattrs` has 0).
     pub columns: Vec<usize>,
     /// The key's expressions (`PARTITION BY RANGE (lower(b))`), in key order.
@@ -112,7 +112,7 @@ impl PartitionKey {
     /// Which of the key's expressions key part `c` (an entry of `columns`) is, if it is
     /// one.
     pub fn expression(c: usize) -> Option<usize> {
-        c.checked_sub(EXPRESSION_KEY)
+        crate::IndexDesc::expression(c)
     }
 
     /// The type of key part `c` of a table whose columns are `columns`.

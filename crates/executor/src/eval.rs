@@ -25,26 +25,8 @@ pub fn eval_with_params(
     session: &Session,
     params: crate::env::Params,
 ) -> PgResult<Value> {
-    fn subst(e: Expr, s: &Session, params: crate::env::Params) -> PgResult<Expr> {
-        match e.kind {
-            ExprKind::Param(i) => {
-                let (Some(v), Some(ty)) = (params.values.get(i), params.types.get(i)) else {
-                    return Err(PgError::internal(format!(
-                        "no value for parameter ${}",
-                        i + 1
-                    )));
-                };
-                let v = if *ty == e.ty {
-                    v.clone()
-                } else {
-                    cast_value(v.clone(), &e.ty, false, s.text())?
-                };
-                Ok(Expr::constant(v, e.ty))
-            }
-            _ => e.try_map_children(&mut |c| subst(c, s, params)),
-        }
-    }
-    eval(&subst(e.clone(), session, params)?, &[], session)
+    let bound = sql::bound::substitute_params(e.clone(), params.values, params.types)?;
+    eval(&bound, &[], session)
 }
 
 impl Env<'_> {

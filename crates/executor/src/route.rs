@@ -234,13 +234,14 @@ impl Router {
                 }
             };
         }
-        let root = self.root.clone();
         let leaf = match self.leaves.entry(t.oid) {
             std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
-            std::collections::hash_map::Entry::Vacant(e) => e.insert(Leaf::bind(cx, t, root.oid)?),
+            std::collections::hash_map::Entry::Vacant(e) => {
+                e.insert(Leaf::bind(cx, t, self.root.oid)?)
+            }
         };
         if let Some(Recheck(now)) = &leaf.recheck
-            && routed_in(cx, now, &root, row)? != Some(leaf.table.oid)
+            && routed_in(cx, now, &self.root, row)? != Some(leaf.table.oid)
         {
             return Err(PgError::new(
                 SqlState::CHECK_VIOLATION,

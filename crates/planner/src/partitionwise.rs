@@ -172,17 +172,8 @@ fn split_join(
             left_keys,
             right_keys,
             ..
-        } => (
-            left,
-            right,
-            *kind,
-            left_keys
-                .iter()
-                .cloned()
-                .zip(right_keys.iter().cloned())
-                .collect(),
-        ),
-        Plan::MergeJoin {
+        }
+        | Plan::MergeJoin {
             left,
             right,
             kind,

@@ -870,25 +870,17 @@ impl Session {
                 return self.sql_execute(name, parameters, sql, last, None);
             }
             // EXPLAIN EXECUTE: the prepared statement's plan for these arguments.
-            Statement::Explain {
-                describe_alias,
-                analyze,
-                verbose,
-                query_plan,
-                estimate,
-                statement,
-                format,
-                options,
-            } if matches!(
-                &**statement,
-                Statement::Execute {
-                    name: Some(_),
-                    immediate: false,
-                    output: false,
-                    default: false,
-                    ..
-                }
-            ) =>
+            Statement::Explain { statement, .. }
+                if matches!(
+                    &**statement,
+                    Statement::Execute {
+                        name: Some(_),
+                        immediate: false,
+                        output: false,
+                        default: false,
+                        ..
+                    }
+                ) =>
             {
                 if self.failed {
                     return Err(aborted_block());
@@ -907,12 +899,8 @@ impl Session {
                     return Err(PgError::syntax("syntax error at or near \"EXECUTE\""));
                 }
                 let catalog = self.db.catalog.snapshot(&self.tx);
-                let explain = sql::Binder::new(&catalog, sql, &self.info).explain_options(
-                    *describe_alias,
-                    *analyze || *verbose || *query_plan || *estimate || format.is_some(),
-                    *analyze,
-                    options.as_deref(),
-                )?;
+                let (explain, _) =
+                    sql::Binder::new(&catalog, sql, &self.info).explain_parts(stmt)?;
                 return self.sql_execute(name, parameters, sql, last, Some(explain));
             }
             Statement::Deallocate { name, .. } => {

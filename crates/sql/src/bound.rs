@@ -1395,48 +1395,9 @@ impl BoundStatement {
         values: &[Value],
         types: &[DataType],
     ) -> common::PgResult<()> {
-        fn subst(e: Expr, values: &[Value], types: &[DataType]) -> common::PgResult<Expr> {
-            match e.kind {
-                ExprKind::Param(i) => {
-                    let (Some(v), Some(t)) = (values.get(i), types.get(i)) else {
-                        return Err(PgError::internal(format!(
-                            "no value for parameter ${}",
-                            i + 1
-                        )));
-                    };
-                    let c = Expr::constant(v.clone(), *t);
-                    Ok(if *t == e.ty {
-                        c
-                    } else {
-                        Expr::new(
-                            ExprKind::Cast {
-                                expr: Box::new(c),
-                                explicit: false,
-                            },
-                            e.ty,
-                        )
-                    })
-                }
-                ExprKind::SubLink(_) => {
-                    let mut e = e.try_map_children(&mut |c| subst(c, values, types))?;
-                    if let ExprKind::SubLink(link) = &mut e.kind {
-                        Arc::make_mut(&mut link.query).for_each_expr_mut(&mut |x| {
-                            let taken = std::mem::replace(
-                                x,
-                                Expr::constant(Value::Null, DataType::Unknown),
-                            );
-                            *x = subst(taken, values, types)?;
-                            Ok(())
-                        })?;
-                    }
-                    Ok(e)
-                }
-                _ => e.try_map_children(&mut |c| subst(c, values, types)),
-            }
-        }
         self.for_each_expr_mut(&mut |e| {
             let taken = std::mem::replace(e, Expr::constant(Value::Null, DataType::Unknown));
-            *e = subst(taken, values, types)?;
+            *e = substitute_params(taken, values, types)?;
             Ok(())
         })
     }
@@ -1541,4 +1502,44 @@ pub struct ExplainOptions {
     pub buffers: bool,
     /// COSTS (on unless turned off): each node's estimated cost, rows and width.
     pub costs: bool,
+}
+
+/// `e` with each parameter's value in place of its `$n` (a constant of the parameter's
+/// type, cast to where its use resolved it if that differs), in its subqueries too.
+pub fn substitute_params(e: Expr, values: &[Value], types: &[DataType]) -> common::PgResult<Expr> {
+    match e.kind {
+        ExprKind::Param(i) => {
+            let (Some(v), Some(t)) = (values.get(i), types.get(i)) else {
+                return Err(PgError::internal(format!(
+                    "no value for parameter ${}",
+                    i + 1
+                )));
+            };
+            let c = Expr::constant(v.clone(), *t);
+            Ok(if *t == e.ty {
+                c
+            } else {
+                Expr::new(
+                    ExprKind::Cast {
+                        expr: Box::new(c),
+                        explicit: false,
+                    },
+                    e.ty,
+                )
+            })
+        }
+        ExprKind::SubLink(_) => {
+            let mut e = e.try_map_children(&mut |c| substitute_params(c, values, types))?;
+            if let ExprKind::SubLink(link) = &mut e.kind {
+                Arc::make_mut(&mut link.query).for_each_expr_mut(&mut |x| {
+                    let taken =
+                        std::mem::replace(x, Expr::constant(Value::Null, DataType::Unknown));
+                    *x = substitute_params(taken, values, types)?;
+                    Ok(())
+                })?;
+            }
+            Ok(e)
+        }
+        _ => e.try_map_children(&mut |c| substitute_params(c, values, types)),
+    }
 }

@@ -9,17 +9,9 @@ use crate::bound::{BoundStatement, ExplainOptions, OutputColumn};
 
 impl Binder<'_> {
     /// `EXPLAIN [ANALYZE] stmt` or `EXPLAIN (option [value], ...) stmt` of a query,
-    /// INSERT, UPDATE or DELETE. `legacy` says whether the unparenthesized form used
-    /// keywords other than ANALYZE (VERBOSE, or another dialect's).
-    pub(crate) fn bind_explain(
-        &self,
-        alias: ast::DescribeAlias,
-        legacy: bool,
-        analyze: bool,
-        statement: &ast::Statement,
-        options: Option<&[ast::UtilityOption]>,
-    ) -> PgResult<BoundStatement> {
-        let options = self.explain_options(alias, legacy, analyze, options)?;
+    /// INSERT, UPDATE or DELETE (`stmt` an EXPLAIN).
+    pub(crate) fn bind_explain(&self, stmt: &ast::Statement) -> PgResult<BoundStatement> {
+        let (options, statement) = self.explain_parts(stmt)?;
         let inner = match statement {
             ast::Statement::Query(_)
             | ast::Statement::Insert(_)
@@ -40,9 +32,34 @@ impl Binder<'_> {
         })
     }
 
+    /// An EXPLAIN's options and the statement it explains (the session's EXPLAIN
+    /// EXECUTE, which binds no statement, asks too).
+    pub fn explain_parts<'s>(
+        &self,
+        stmt: &'s ast::Statement,
+    ) -> PgResult<(ExplainOptions, &'s ast::Statement)> {
+        let ast::Statement::Explain {
+            describe_alias,
+            analyze,
+            verbose,
+            query_plan,
+            estimate,
+            statement,
+            format,
+            options,
+        } = stmt
+        else {
+            return Err(PgError::internal("EXPLAIN's options of another statement"));
+        };
+        let legacy = *analyze || *verbose || *query_plan || *estimate || format.is_some();
+        let options =
+            self.explain_options(*describe_alias, legacy, *analyze, options.as_deref())?;
+        Ok((options, statement))
+    }
+
     /// EXPLAIN's options: `[ANALYZE] [VERBOSE]` (`legacy`: keywords other than ANALYZE
     /// were used) or PostgreSQL's parenthesized list, with its errors.
-    pub fn explain_options(
+    fn explain_options(
         &self,
         alias: ast::DescribeAlias,
         legacy: bool,

@@ -163,11 +163,29 @@ impl Binder<'_> {
     /// without subqueries or aggregates, and of a type the btree orders (a string
     /// literal is text).
     fn index_expression(&self, table: &TableDesc, e: &ast::Expr) -> PgResult<Expr> {
+        let bound = self.key_expression(table, e, INDEX_EXPRESSION_CLAUSE, "index expression")?;
+        if matches!(bound.ty, DataType::Array(_)) {
+            return Err(PgError::unsupported("an index over an array expression"));
+        }
+        Ok(bound)
+    }
+
+    /// An expression of an index's or a partition key's key over `table`'s row (`what`
+    /// names it in the error): no subqueries or aggregates (`clause` names it in theirs),
+    /// immutable (42P17: a row's entry or partition must not change while the row does
+    /// not), a string literal as text.
+    pub(crate) fn key_expression(
+        &self,
+        table: &TableDesc,
+        e: &ast::Expr,
+        clause: &'static str,
+        what: &str,
+    ) -> PgResult<Expr> {
         let scope = Scope::for_table(table, &table.name);
         let cx = ExprContext {
             scope: &scope,
             aggs_allowed: false,
-            clause: INDEX_EXPRESSION_CLAUSE,
+            clause,
         };
         let mut bound = self.bind_expr(e, &cx)?;
         if bound.ty == DataType::Unknown {
@@ -176,11 +194,8 @@ impl Binder<'_> {
         if !bound.is_immutable() {
             return Err(PgError::new(
                 SqlState::INVALID_OBJECT_DEFINITION,
-                "functions in index expression must be marked IMMUTABLE",
+                format!("functions in {what} must be marked IMMUTABLE"),
             ));
-        }
-        if matches!(bound.ty, DataType::Array(_)) {
-            return Err(PgError::unsupported("an index over an array expression"));
         }
         Ok(bound)
     }

@@ -309,22 +309,7 @@ impl<'a> Binder<'a> {
             Statement::Insert(i) => self.bind_insert(i),
             Statement::Update(u) => self.bind_update(u),
             Statement::Delete(d) => self.bind_delete(d),
-            Statement::Explain {
-                describe_alias,
-                analyze,
-                verbose,
-                query_plan,
-                estimate,
-                statement,
-                format,
-                options,
-            } => self.bind_explain(
-                *describe_alias,
-                *analyze || *verbose || *query_plan || *estimate || format.is_some(),
-                *analyze,
-                statement,
-                options.as_deref(),
-            ),
+            Statement::Explain { .. } => self.bind_explain(stmt),
             Statement::CreateTable(c) => self.bind_create_table(c),
             Statement::CreateIndex(c) => self.bind_create_index(c),
             Statement::CreateSequence {

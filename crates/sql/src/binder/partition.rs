@@ -123,26 +123,9 @@ impl Binder<'_> {
     }
 
     /// An expression of a partition key over `table`'s row (PostgreSQL's
-    /// `ComputePartitionAttrs` checks): no subqueries or aggregates, immutable (a row's
-    /// partition must not change while the row does not), a string literal as text.
+    /// `ComputePartitionAttrs` checks, as an index expression's).
     fn partition_key_expression(&self, table: &TableDesc, e: &ast::Expr) -> PgResult<Expr> {
-        let scope = Scope::for_table(table, &table.name);
-        let cx = ExprContext {
-            scope: &scope,
-            aggs_allowed: false,
-            clause: PARTITION_KEY_CLAUSE,
-        };
-        let mut bound = self.bind_expr(e, &cx)?;
-        if bound.ty == common::DataType::Unknown {
-            bound = self.coerce(bound, &common::DataType::Text, CastContext::Implicit)?;
-        }
-        if !bound.is_immutable() {
-            return Err(PgError::new(
-                SqlState::INVALID_OBJECT_DEFINITION,
-                "functions in partition key expression must be marked IMMUTABLE",
-            ));
-        }
-        Ok(bound)
+        self.key_expression(table, e, PARTITION_KEY_CLAUSE, "partition key expression")
     }
 
     /// The expressions of `table`'s partition key, bound over its row, in the order of
