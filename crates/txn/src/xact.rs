@@ -497,6 +497,13 @@ impl Tx {
         self.locks.borrow_mut().lock(tag, mode, wait)
     }
 
+    /// Wait until every other transaction holding a lock on relation `rel` now has
+    /// ended (lock rule 16), as the statement's policy allows.
+    pub fn wait_for_lockers(&self, rel: common::ids::Oid) -> Result<(), LockError> {
+        let wait = self.wait.get();
+        self.locks.borrow_mut().wait_for_lockers(rel, wait)
+    }
+
     /// How many of this session's lock requests have had to wait ([`SessionLocks::waits`]).
     pub fn lock_waits(&self) -> u64 {
         self.locks.borrow().waits()

@@ -538,3 +538,64 @@ fn a_sixteen_slot_fast_path_spills_to_the_shared_table() {
     a.release_all();
     assert!(mgr.snapshot().is_empty());
 }
+
+#[test]
+fn waiting_for_lockers_waits_for_their_transactions_not_for_later_ones() {
+    let mgr = manager();
+    let rel = 16384;
+    let mut fast = mgr.register(1);
+    let mut shared = mgr.register(2);
+    let mut detacher = mgr.register(3);
+    fast.lock(REL, AccessShare, WaitPolicy::BLOCK).unwrap();
+    shared
+        .lock(REL, ShareUpdateExclusive, WaitPolicy::BLOCK)
+        .unwrap();
+    // Its own lock is not waited for.
+    detacher.lock(REL, AccessShare, WaitPolicy::BLOCK).unwrap();
+    assert_eq!(
+        detacher.wait_for_lockers(rel, WaitPolicy::NOWAIT),
+        Err(LockError::NotAvailable)
+    );
+    let (done_tx, done_rx) = mpsc::channel();
+    let waiter = thread::spawn(move || {
+        let got = detacher.wait_for_lockers(rel, WaitPolicy::BLOCK);
+        done_tx.send(()).unwrap();
+        got
+    });
+    // The fast-path holder's transaction ends; the other's has not.
+    fast.release_all();
+    assert!(done_rx.recv_timeout(Duration::from_millis(50)).is_err());
+    // A transaction that takes the lock after the look is not waited for.
+    fast.lock(REL, AccessShare, WaitPolicy::BLOCK).unwrap();
+    shared.release_all();
+    done_rx.recv().unwrap();
+    assert_eq!(waiter.join().unwrap(), Ok(()));
+}
+
+#[test]
+fn waiting_for_lockers_keeps_the_wait_policy() {
+    let mgr = manager();
+    let mut holder = mgr.register(1);
+    let mut detacher = mgr.register(2);
+    holder.lock(REL, AccessShare, WaitPolicy::BLOCK).unwrap();
+    let rel = 16384;
+    assert_eq!(
+        detacher.wait_for_lockers(
+            rel,
+            WaitPolicy::BLOCK.with_lock_timeout(Duration::from_millis(20))
+        ),
+        Err(LockError::LockTimeout)
+    );
+    let cancel = Arc::new(AtomicBool::new(true));
+    detacher.set_cancel(Arc::clone(&cancel));
+    assert_eq!(
+        detacher.wait_for_lockers(rel, WaitPolicy::BLOCK),
+        Err(LockError::Canceled)
+    );
+    cancel.store(false, Ordering::Release);
+    // Nobody else: no wait at all.
+    assert_eq!(
+        detacher.wait_for_lockers(rel + 1, WaitPolicy::NOWAIT),
+        Ok(())
+    );
+}

@@ -166,6 +166,36 @@ impl LockManager {
         out
     }
 
+    /// The sessions other than `except` that hold a lock on relation `rel` now, each with
+    /// its count of ended transactions (lock rule 16). The counts are read before the
+    /// locks are looked at: a session whose count moves has ended the transaction that
+    /// held the lock, or held none when looked at.
+    pub(crate) fn lockers(&self, rel: Oid, except: u32) -> Vec<(Arc<Proc>, u64)> {
+        let procs: Vec<(Arc<Proc>, u64)> = self
+            .procs
+            .read()
+            .values()
+            .filter(|p| p.pid != except)
+            .map(|p| (Arc::clone(p), p.ended.load(Ordering::Acquire)))
+            .collect();
+        // Fast paths before the shared table: a lock a strong locker moves between the
+        // two meanwhile (lock rule 4) is seen in one or the other.
+        let (mut out, rest): (Vec<_>, Vec<_>) = procs
+            .into_iter()
+            .partition(|(p, _)| p.fast.lock().rels.contains_key(&rel));
+        let tag = LockTag::Relation(rel);
+        let shared: Vec<u32> = self
+            .partition(&tag)
+            .state
+            .lock()
+            .locks
+            .get(&tag)
+            .map(|e| e.holders.iter().map(|h| h.pid).collect())
+            .unwrap_or_default();
+        out.extend(rest.into_iter().filter(|(p, _)| shared.contains(&p.pid)));
+        out
+    }
+
     /// The lock session `pid` waits for, if it waits: `pg_stat_activity`'s
     /// `wait_event_type` "Lock" and `wait_event` [`LockTag::wait_event`].
     pub fn waiting_for(&self, pid: u32) -> Option<(LockTag, LockMode)> {

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicU64};
 
 use common::ids::Oid;
 use parking_lot::{Condvar, Mutex, MutexGuard};
@@ -24,6 +24,9 @@ pub(crate) struct Proc {
     /// then notify `wake`, so a sleeper never misses a wakeup.
     pub(crate) wait: Mutex<WaitSlot>,
     pub(crate) wake: Condvar,
+    /// Lock rule 16: how many times the session has released everything (ended a
+    /// transaction, or left): a waiter for its lockers watches this change.
+    pub(crate) ended: AtomicU64,
 }
 
 /// The fast-path lock table of one session.
@@ -70,6 +73,7 @@ impl Proc {
                 waits: 0,
             }),
             wake: Condvar::new(),
+            ended: AtomicU64::new(0),
         }
     }
 

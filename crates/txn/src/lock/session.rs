@@ -6,6 +6,8 @@ use std::collections::hash_map::Entry;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use common::ids::Oid;
+
 use super::error::{LockError, WaitPolicy};
 use super::hash::FxBuild;
 use super::manager::LockManager;
@@ -18,6 +20,10 @@ use crate::Xid;
 /// transaction once warm) but for tables grown past this many entries, which shrink back
 /// to it: one huge transaction does not pin its memory for the session's life.
 const LOCAL_LOCKS_RETAINED_MAX: usize = 4096;
+
+/// How often [`SessionLocks::wait_for_lockers`] looks whether the sessions it waits for
+/// have ended their transactions.
+const LOCKERS_POLL_INTERVAL: std::time::Duration = std::time::Duration::from_millis(5);
 
 /// A point in a session's lock history: [`SessionLocks::release_since`] releases what
 /// was taken after it. Valid until the next `release_all`.
@@ -237,6 +243,9 @@ impl SessionLocks {
         self.to_release = to_release;
         self.local.clear();
         self.log.clear();
+        // Lock rule 16: after the releases, so a waiter that sees the count move sees
+        // the locks gone.
+        self.proc.ended.fetch_add(1, Ordering::Release);
         if self.local.capacity() > LOCAL_LOCKS_RETAINED_MAX {
             self.local.shrink_to(LOCAL_LOCKS_RETAINED_MAX);
             self.log.shrink_to(LOCAL_LOCKS_RETAINED_MAX);
@@ -271,6 +280,48 @@ impl SessionLocks {
         self.lock(tag, LockMode::Share, wait)?;
         self.unlock(tag, LockMode::Share);
         Ok(())
+    }
+
+    /// Waits until every other session that holds a lock on relation `rel` now has ended
+    /// the transaction it holds it in (PostgreSQL's `WaitForLockers`, lock rule 16), as
+    /// long as `wait` allows; a session taking a lock on `rel` later is not waited for.
+    /// NOWAIT fails at once if there is anyone to wait for.
+    pub fn wait_for_lockers(&mut self, rel: Oid, wait: WaitPolicy) -> Result<(), LockError> {
+        let mut lockers = self.mgr.lockers(rel, self.proc.pid);
+        let started = std::time::Instant::now();
+        loop {
+            lockers.retain(|(proc, ended)| proc.ended.load(Ordering::Acquire) == *ended);
+            if lockers.is_empty() {
+                return Ok(());
+            }
+            if wait.nowait {
+                return Err(LockError::NotAvailable);
+            }
+            let now = std::time::Instant::now();
+            let lock_timeout = wait.lock_timeout.map(|t| started + t);
+            match (lock_timeout, wait.statement_deadline) {
+                (Some(l), Some(s)) if now >= l.min(s) => {
+                    return Err(if l <= s {
+                        LockError::LockTimeout
+                    } else {
+                        LockError::StatementTimeout
+                    });
+                }
+                (Some(l), None) if now >= l => return Err(LockError::LockTimeout),
+                (None, Some(s)) if now >= s => return Err(LockError::StatementTimeout),
+                _ => {}
+            }
+            let mut slot = self.proc.wait.lock();
+            if slot
+                .cancel
+                .as_ref()
+                .is_some_and(|c| c.load(Ordering::Acquire))
+            {
+                return Err(LockError::Canceled);
+            }
+            // `LockManager::interrupt` wakes this sleep early.
+            self.proc.wake.wait_for(&mut slot, LOCKERS_POLL_INTERVAL);
+        }
     }
 
     /// Releases a lock whose count reached 0.
