@@ -127,6 +127,9 @@ pub struct CatalogSnapshot {
     /// Each partitioned table's partitions, by bound (derived from the partitions'
     /// descriptors as records apply, not logged: partition rule 2).
     partitions: imbl::HashMap<Oid, Partitions>,
+    /// Each partitioned table's partition whose DETACH CONCURRENTLY is pending: out of
+    /// its parent's directory, still a partition (partition rule 6).
+    detaching: imbl::OrdMap<Oid, Oid>,
     next_oid: Oid,
 }
 
@@ -211,6 +214,15 @@ impl CatalogSnapshot {
     /// The partitions of partitioned table `oid`, by bound (`None`: it has none).
     pub fn partitions(&self, oid: Oid) -> Option<&Partitions> {
         self.partitions.get(&oid)
+    }
+
+    /// The partition of partitioned table `oid` whose DETACH CONCURRENTLY is pending:
+    /// out of [`CatalogSnapshot::partitions`], no row is routed to it or read through
+    /// `oid` (partition rule 6). One at most.
+    pub fn detach_pending(&self, oid: Oid) -> Option<&Arc<TableDesc>> {
+        self.detaching
+            .get(&oid)
+            .and_then(|p| self.by_oid.get(p))
     }
 
     /// Every partition below partitioned table `oid`, at any depth, in bound order, each
@@ -332,6 +344,11 @@ impl CatalogSnapshot {
     /// plans change with it.
     fn add_partition(&mut self, t: &TableDesc) {
         if let Some(of) = &t.partition_of {
+            if of.detach_pending {
+                self.detaching.insert(of.parent, t.oid);
+                self.touch_ancestors(of.parent);
+                return;
+            }
             let mut set = self.partitions.get(&of.parent).cloned().unwrap_or_default();
             set.add(t.oid, &of.bound);
             // A DEFAULT partition's constraint is what its siblings leave: a new sibling
@@ -347,6 +364,13 @@ impl CatalogSnapshot {
 
     fn remove_partition(&mut self, t: &TableDesc) {
         if let Some(of) = &t.partition_of
+            && of.detach_pending
+        {
+            if self.detaching.get(&of.parent) == Some(&t.oid) {
+                self.detaching.remove(&of.parent);
+            }
+            self.touch_ancestors(of.parent);
+        } else if let Some(of) = &t.partition_of
             && let Some(mut set) = self.partitions.get(&of.parent).cloned()
         {
             set.remove(t.oid, &of.bound);
@@ -470,6 +494,7 @@ impl CatalogSnapshot {
                     self.touch_referenced(&t);
                     self.remove_partition(&t);
                     self.partitions.remove(oid);
+                    self.detaching.remove(oid);
                     self.changed.remove(oid);
                     self.stats.remove(oid);
                 }
@@ -1565,6 +1590,18 @@ impl Catalog {
                 }
             }
             Ok(())
+        })
+    }
+
+    /// Mark partition `table`'s DETACH CONCURRENTLY pending (partition rule 6). The
+    /// caller holds ShareUpdateExclusive on the table and its parent.
+    pub fn mark_detach_pending(&self, tx: &Tx, table: Oid) -> PgResult<()> {
+        self.alter_table(tx, table, |_, t| match &mut t.partition_of {
+            Some(of) => {
+                of.detach_pending = true;
+                Ok(())
+            }
+            None => Err(PgError::internal("DETACH of a table that is no partition")),
         })
     }
 

@@ -584,8 +584,9 @@ fn put_partitioning(out: &mut Vec<u8>, t: &TableDesc) {
         out.push(0);
         return;
     };
-    // 2: the key's types follow (1, of logs before key expressions: the key's columns).
-    out.push(2);
+    // 2: the key's types follow (1, of logs before key expressions: the key's columns);
+    // 3: as 2, DETACH CONCURRENTLY pending.
+    out.push(if of.detach_pending { 3 } else { 2 });
     put_u32(out, of.parent);
     put_u32(out, of.types.len() as u32);
     for ty in &of.types {
@@ -703,7 +704,8 @@ fn read_partitioning(r: &mut Reader<'_>, columns: &[ColumnDesc]) -> Option<Parti
         }
         None => None,
     };
-    let types = match r.u8()? {
+    let form = r.u8()?;
+    let types = match form {
         0 => return Some((key, None)),
         // Before key expressions: the key's columns, of this table.
         1 => {
@@ -711,7 +713,7 @@ fn read_partitioning(r: &mut Reader<'_>, columns: &[ColumnDesc]) -> Option<Parti
             let key_columns = read_columns(r, columns.len())?;
             (parent, key_columns.iter().map(|&c| columns[c].ty).collect())
         }
-        2 => {
+        2 | 3 => {
             let parent = r.u32()?;
             let n = r.u32()? as usize;
             let mut types = Vec::with_capacity(n.min(columns.len() + 1));
@@ -775,6 +777,7 @@ fn read_partitioning(r: &mut Reader<'_>, columns: &[ColumnDesc]) -> Option<Parti
             parent,
             types: types.clone(),
             bound,
+            detach_pending: form == 3,
         }),
     ))
 }
@@ -1449,6 +1452,16 @@ mod tests {
                 parent: 16000,
                 types: vec![t.columns[0].ty, t.columns[0].ty],
                 bound,
+                detach_pending: false,
+            }),
+            ..t.clone()
+        };
+        let detaching = TableDesc {
+            partition_of: Some(PartitionOf {
+                parent: 16000,
+                types: vec![DataType::Int4],
+                bound: PartitionBound::List(vec![Value::Int4(3)]),
+                detach_pending: true,
             }),
             ..t.clone()
         };
@@ -1494,6 +1507,7 @@ mod tests {
                 remainder: 3,
             })),
             Record::AlterTable(bound(PartitionBound::Default)),
+            Record::AlterTable(detaching),
             Record::CreateIndex {
                 table: 16384,
                 index: IndexDesc {

@@ -184,6 +184,9 @@ pub struct PartitionOf {
     /// The types of the parent's key parts: what its bound's values are of.
     pub types: Vec<DataType>,
     pub bound: PartitionBound,
+    /// DETACH CONCURRENTLY marked it and has not finished (partition rule 6): out of
+    /// its parent's directory, still its partition.
+    pub detach_pending: bool,
 }
 
 impl PartitionBound {
@@ -538,6 +541,15 @@ impl Partitions {
     /// The DEFAULT partition, if there is one.
     pub fn default_partition(&self) -> Option<Oid> {
         self.default
+    }
+
+    /// A directory of partition `oid` alone: what a new partition's bound is checked
+    /// against besides its siblings when `oid`'s DETACH CONCURRENTLY is pending (it
+    /// still takes its room, as in PostgreSQL).
+    pub fn of_one(oid: Oid, bound: &PartitionBound) -> Partitions {
+        let mut one = Partitions::default();
+        one.add(oid, bound);
+        one
     }
 
     pub(crate) fn add(&mut self, oid: Oid, bound: &PartitionBound) {

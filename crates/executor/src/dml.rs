@@ -89,6 +89,12 @@ pub(crate) fn check_partition_constraint(
         let parent = catalog.table_by_oid(p.parent);
         let key = parent.and_then(|t| t.partition_key.as_ref());
         let ok = match (parent, key) {
+            // A partition whose DETACH is pending is out of the directory; its own
+            // bound still holds its rows (partition rule 6).
+            (Some(parent), Some(key)) if p.detach_pending => {
+                let values = cx.partition_key_values(parent, row)?;
+                p.bound.tester(key.strategy)(&values)
+            }
             (Some(parent), Some(key)) => {
                 let values = cx.partition_key_values(parent, row)?;
                 let routed = catalog

@@ -826,6 +826,32 @@ impl Database {
         txn::Tx::new(self.txns.clone(), pid)
     }
 
+    /// Before DETACH ... FINALIZE (or CONCURRENTLY's second transaction) takes its
+    /// locks: wait until every transaction that held a lock on the parent when this
+    /// looked has ended (partition rule 6, lock rule 16). Those may have planned with
+    /// the partition still in its parent's directory; any later one cannot have. Holding
+    /// no lock on the partition meanwhile, this wait is in no cycle of lock waits.
+    fn await_detach(
+        &self,
+        cmd: &sql::parser::Command,
+        sql_text: &str,
+        tx: &txn::Tx,
+        session: &SessionParts<'_>,
+    ) -> PgResult<()> {
+        let catalog = self.catalog.snapshot(tx);
+        let bound = sql::Binder::new(&catalog, sql_text, session.info).bind_command(cmd)?;
+        if let sql::bound::BoundStatement::DetachPartition {
+            parent,
+            step: sql::bound::DetachStep::Finish,
+            ..
+        } = &bound
+        {
+            tx.wait_for_lockers(parent.oid)
+                .map_err(|e| e.to_pg(&format!("relation \"{}\"", parent.name)))?;
+        }
+        Ok(())
+    }
+
     /// Bind, plan and run one statement of `session` in `tx`; `prepared` carries a
     /// portal's parameters and the statement as its Bind found it bound. The statement's
     /// snapshot is the one `tx` started it with, or under READ COMMITTED, if it waited
@@ -1194,8 +1220,7 @@ fn relation_locks<'a>(
         }
         // ATTACH: the parent ShareUpdateExclusive (PostgreSQL 12+: its readers and
         // writers go on beside it), the table attached and the DEFAULT partition whose
-        // rows are checked AccessExclusive; DETACH: the parent and the partition
-        // AccessExclusive (partition rule 5).
+        // rows are checked AccessExclusive (partition rule 5).
         B::AttachPartition { table, of } => {
             add(out, &of.parent, M::ShareUpdateExclusive);
             add(out, table, M::AccessExclusive);
@@ -1207,9 +1232,22 @@ fn relation_locks<'a>(
                 add(out, d, M::AccessExclusive);
             }
         }
-        B::DetachPartition { parent, table } => {
-            add(out, parent, M::AccessExclusive);
-            add(out, table, M::AccessExclusive);
+        // DETACH CONCURRENTLY: ShareUpdateExclusive on the parent, readers and writers
+        // going on beside it; on the partition too to mark it, AccessExclusive to finish
+        // (partition rule 6).
+        B::DetachPartition {
+            parent,
+            table,
+            step,
+        } => {
+            use sql::bound::DetachStep;
+            let (on_parent, on_table) = match step {
+                DetachStep::Whole => (M::AccessExclusive, M::AccessExclusive),
+                DetachStep::Mark => (M::ShareUpdateExclusive, M::ShareUpdateExclusive),
+                DetachStep::Finish => (M::ShareUpdateExclusive, M::AccessExclusive),
+            };
+            add(out, parent, on_parent);
+            add(out, table, on_table);
         }
         B::CreateTable {
             referenced,

@@ -627,7 +627,15 @@ impl Session {
                         "ALTER TABLE ... DETACH CONCURRENTLY cannot run inside a transaction block",
                     ));
                 }
-                let r = self.run_own_ddl(cmd, sql, "ALTER TABLE")?;
+                let r = if a.concurrently {
+                    self.detach_concurrently(a, sql)?
+                } else {
+                    if a.finalize && !self.failed {
+                        self.tx.set_wait_policy(self.wait_policy());
+                        self.db.await_detach(cmd, sql, &self.tx, &self.parts())?;
+                    }
+                    self.run_own_ddl(cmd, sql, "ALTER TABLE")?
+                };
                 return self.statement_done(r, last);
             }
             Command::AlterIndex(_) => {
@@ -1080,6 +1088,30 @@ impl Session {
         let res = self.db.execute_one(cmd, sql, &self.tx, &self.parts(), None);
         self.tx.end_statement();
         res
+    }
+
+    /// DETACH PARTITION CONCURRENTLY (partition rule 6): a transaction marks the
+    /// partition pending and commits; once every transaction that held a lock on the
+    /// parent then has ended, a second finishes the detach as FINALIZE does, left open
+    /// for the caller to commit. An error in between leaves the partition pending, for
+    /// FINALIZE.
+    fn detach_concurrently(
+        &mut self,
+        a: &sql::parser::AlterPartition,
+        sql: &str,
+    ) -> PgResult<executor::StatementResult> {
+        let mark = Command::AlterPartition(a.clone());
+        let r = self.run_own_ddl(&mark, sql, "ALTER TABLE")?;
+        self.end_tx(true)?;
+        let finish = Command::AlterPartition(sql::parser::AlterPartition {
+            concurrently: false,
+            finalize: true,
+            ..a.clone()
+        });
+        self.tx.set_wait_policy(self.wait_policy());
+        self.db.await_detach(&finish, sql, &self.tx, &self.parts())?;
+        self.run_own_ddl(&finish, sql, "ALTER TABLE")?;
+        Ok(r)
     }
 
     fn maintain(

@@ -911,6 +911,18 @@ pub struct BoundDelete {
     pub fks: ForeignKeyChecks,
 }
 
+/// Which part of DETACH PARTITION a statement does (partition rule 6).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DetachStep {
+    /// Plain DETACH: all of it, under AccessExclusive on the parent.
+    Whole,
+    /// CONCURRENTLY's first transaction: the partition marked pending, out of its
+    /// parent's directory, and given its partition constraint as a CHECK.
+    Mark,
+    /// CONCURRENTLY's second transaction, or FINALIZE: a pending partition detached.
+    Finish,
+}
+
 /// `PARTITION OF parent FOR VALUES ...` as bound.
 #[derive(Clone, Debug)]
 pub struct BoundPartitionOf {
@@ -964,10 +976,12 @@ pub enum BoundStatement {
         table: Arc<TableDesc>,
         of: BoundPartitionOf,
     },
-    /// ALTER TABLE parent DETACH PARTITION table: `table` is a table of its own again.
+    /// ALTER TABLE parent DETACH PARTITION table: `table` is a table of its own again,
+    /// at once or in the steps of CONCURRENTLY (partition rule 6).
     DetachPartition {
         parent: Arc<TableDesc>,
         table: Arc<TableDesc>,
+        step: DetachStep,
     },
     /// CREATE SEQUENCE, DROP SEQUENCE.
     Sequence(SequenceDdl),

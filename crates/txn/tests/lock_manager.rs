@@ -562,6 +562,9 @@ fn waiting_for_lockers_waits_for_their_transactions_not_for_later_ones() {
         done_tx.send(()).unwrap();
         got
     });
+    // Seen waiting, as for AccessExclusive on the relation.
+    assert_eq!(await_waiting(&mgr, 3), (REL, AccessExclusive));
+    assert!(rows(&mgr, 3).iter().any(|r| !r.granted));
     // The fast-path holder's transaction ends; the other's has not.
     fast.release_all();
     assert!(done_rx.recv_timeout(Duration::from_millis(50)).is_err());
@@ -570,6 +573,7 @@ fn waiting_for_lockers_waits_for_their_transactions_not_for_later_ones() {
     shared.release_all();
     done_rx.recv().unwrap();
     assert_eq!(waiter.join().unwrap(), Ok(()));
+    assert_eq!(mgr.waiting_for(3), None);
 }
 
 #[test]

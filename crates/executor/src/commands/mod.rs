@@ -53,8 +53,17 @@ pub fn execute(stmt: BoundStatement, cx: &ExecContext) -> PgResult<StatementResu
             partition::attach(cx, &table, &of)?;
             Ok(done("ALTER TABLE"))
         }
-        BoundStatement::DetachPartition { parent, table } => {
-            partition::detach(cx, &parent, &table)?;
+        BoundStatement::DetachPartition {
+            parent,
+            table,
+            step,
+        } => {
+            match step {
+                sql::bound::DetachStep::Mark => partition::mark_detach(cx, &parent, &table)?,
+                sql::bound::DetachStep::Whole | sql::bound::DetachStep::Finish => {
+                    partition::detach(cx, &parent, &table)?
+                }
+            }
             Ok(done("ALTER TABLE"))
         }
         BoundStatement::Sequence(sql::bound::SequenceDdl::Create {

@@ -125,36 +125,58 @@ fn inherited_foreign_keys(
     out
 }
 
-/// ALTER TABLE parent DETACH PARTITION table: a table of its own again, its indexes
-/// its own and the foreign keys it was held to its own too (PostgreSQL keeps both).
+/// ALTER TABLE parent DETACH PARTITION table CONCURRENTLY, its first transaction
+/// (partition rule 6): the partition marked pending, which takes it out of its
+/// parent's directory once committed, and given its partition constraint as a CHECK
+/// constraint (unless it has one of the same text), which holds its rows where they
+/// were.
+pub(crate) fn mark_detach(
+    cx: &ExecContext,
+    parent: &catalog::TableDesc,
+    table: &catalog::TableDesc,
+) -> PgResult<()> {
+    check_not_referenced(cx, parent, table)?;
+    if let Some(expr) = crate::ruleutils::partition_constraint(cx.session, table)
+        && !table.checks.iter().any(|c| c.expr == expr)
+    {
+        // The columns of every key from the root down.
+        let catalog = &cx.session.catalog;
+        let mut columns = Vec::new();
+        let mut level = Some(parent);
+        while let Some(l) = level {
+            if let Some(key) = &l.partition_key {
+                columns.extend(key.columns.iter().filter(|&&c| c < table.columns.len()));
+                columns.extend(key.exprs.iter().flat_map(|e| e.columns.iter()));
+            }
+            level = l
+                .partition_of
+                .as_ref()
+                .and_then(|o| catalog.table_by_oid(o.parent))
+                .map(|p| &**p);
+        }
+        columns.sort_unstable();
+        columns.dedup();
+        let mut check = catalog::NewCheck {
+            name: None,
+            expr,
+            columns,
+            validated: true,
+        };
+        check.name = Some(catalog.choose_check_name(table, &check));
+        cx.catalog.add_check(cx.tx, table.oid, check)?;
+    }
+    cx.catalog.mark_detach_pending(cx.tx, table.oid)
+}
+
+/// ALTER TABLE parent DETACH PARTITION table (or CONCURRENTLY's second transaction,
+/// or FINALIZE): a table of its own again, its indexes its own and the foreign keys it
+/// was held to its own too (PostgreSQL keeps both).
 pub(crate) fn detach(
     cx: &ExecContext,
     parent: &catalog::TableDesc,
     table: &catalog::TableDesc,
 ) -> PgResult<()> {
-    // The foreign keys referencing the parent (or a level above it) reference the
-    // partition's rows, which leave with it: none may be referenced.
-    let referencing: Vec<(catalog::ForeignKey, std::sync::Arc<catalog::TableDesc>)> = cx
-        .session
-        .catalog
-        .referencing_through_parents(parent.oid)
-        .into_iter()
-        .filter(|(t, _)| t.oid != table.oid)
-        .map(|(t, fk)| (fk.clone(), t.clone()))
-        .collect();
-    if !referencing.is_empty()
-        && let Some(t) = cx.session.catalog.table_by_oid(table.oid)
-    {
-        for (_, r) in &referencing {
-            lock_referenced(cx, r)?;
-        }
-        let mut rows = Vec::new();
-        super::some_committed_row(cx, t, |row| {
-            rows.push(row.to_vec());
-            false
-        })?;
-        crate::fkey::check_detach(cx, table, &referencing, &rows)?;
-    }
+    check_not_referenced(cx, parent, table)?;
     for (fk, referenced) in inherited_foreign_keys(cx, parent) {
         lock_referenced(cx, &referenced)?;
         cx.catalog.add_foreign_key(
@@ -182,6 +204,37 @@ pub(crate) fn detach(
         .map(|i| (i.oid, None))
         .collect();
     cx.catalog.set_partition_of(cx.tx, table.oid, None, &freed)
+}
+
+/// The foreign keys referencing `parent` (or a level above it) reference the rows of
+/// its partition `table`, which leave with it: none may be referenced (23503).
+fn check_not_referenced(
+    cx: &ExecContext,
+    parent: &catalog::TableDesc,
+    table: &catalog::TableDesc,
+) -> PgResult<()> {
+    let referencing: Vec<(catalog::ForeignKey, std::sync::Arc<catalog::TableDesc>)> = cx
+        .session
+        .catalog
+        .referencing_through_parents(parent.oid)
+        .into_iter()
+        .filter(|(t, _)| t.oid != table.oid)
+        .map(|(t, fk)| (fk.clone(), t.clone()))
+        .collect();
+    if !referencing.is_empty()
+        && let Some(t) = cx.session.catalog.table_by_oid(table.oid)
+    {
+        for (_, r) in &referencing {
+            lock_referenced(cx, r)?;
+        }
+        let mut rows = Vec::new();
+        super::some_committed_row(cx, t, |row| {
+            rows.push(row.to_vec());
+            false
+        })?;
+        crate::fkey::check_detach(cx, table, &referencing, &rows)?;
+    }
+    Ok(())
 }
 
 /// Every row of `table` (all its leaves', committed by now) must pass `fits`: else
@@ -282,10 +335,19 @@ pub(crate) fn partition_of(
             check_default_rows(cx, of, d, &bound)?;
         }
     }
+    // A partition whose DETACH CONCURRENTLY is pending keeps its room (partition rule 6).
+    if let Some(pending) = catalog.detach_pending(of.parent.oid)
+        && let Some(p) = &pending.partition_of
+        && let Err(conflict) = catalog::partition::Partitions::of_one(pending.oid, &p.bound)
+            .check_new(&bound)
+    {
+        return Err(conflict_error(catalog, conflict, name, &bound));
+    }
     Ok(PartitionOf {
         parent: of.parent.oid,
         types: of.key_types.clone(),
         bound,
+        detach_pending: false,
     })
 }
 

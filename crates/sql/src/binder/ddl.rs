@@ -518,12 +518,17 @@ impl Binder<'_> {
         // A partitioned table goes with its partitions; a partition's parent is locked
         // (AccessExclusive, as PostgreSQL does) while one of its partitions goes.
         let mut partition_parents: Vec<std::sync::Arc<catalog::TableDesc>> = Vec::new();
-        for i in 0..tables.len() {
-            for d in self.catalog.descendants(tables[i].oid) {
+        // A partition whose DETACH is pending goes with them too, as in PostgreSQL.
+        let mut i = 0;
+        while i < tables.len() {
+            let oid = tables[i].oid;
+            let pending = self.catalog.detach_pending(oid).cloned();
+            for d in self.catalog.descendants(oid).into_iter().chain(pending) {
                 if !tables.iter().any(|x| x.oid == d.oid) {
                     tables.push(d);
                 }
             }
+            i += 1;
         }
         for t in &tables {
             if let Some(of) = &t.partition_of

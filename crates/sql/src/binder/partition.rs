@@ -14,7 +14,9 @@ use sqlparser::ast;
 use super::coerce::CastContext;
 use super::expr::ExprContext;
 use super::{Binder, Scope, ident_name};
-use crate::bound::{BoundDatum, BoundPartitionOf, BoundPartitionSpec, BoundStatement, Expr};
+use crate::bound::{
+    BoundDatum, BoundPartitionOf, BoundPartitionSpec, BoundStatement, DetachStep, Expr,
+};
 
 /// The clause name in errors: `aggregate functions are not allowed in partition key
 /// expressions`.
@@ -291,6 +293,74 @@ impl Binder<'_> {
             })
     }
 
+    /// ALTER TABLE parent DETACH PARTITION table [CONCURRENTLY | FINALIZE], with
+    /// PostgreSQL's refusals (partition rule 6: one pending detach per parent, none
+    /// beside a DEFAULT partition).
+    fn bind_detach(
+        &self,
+        a: &crate::parser::AlterPartition,
+        parent: Arc<TableDesc>,
+        table: Arc<TableDesc>,
+    ) -> PgResult<BoundStatement> {
+        let state = |message: String| PgError::new(SqlState::OBJECT_NOT_IN_PREREQUISITE_STATE, message);
+        let finalize_hint = "Use ALTER TABLE ... DETACH PARTITION ... FINALIZE to complete the pending detach operation.";
+        let pending = self.catalog.detach_pending(parent.oid);
+        if a.concurrently
+            && let Some(p) = pending
+        {
+            return Err(state(format!(
+                // User tables live in schema public.
+                "partition \"{}\" already pending detach in partitioned table \"public.{}\"",
+                p.name, parent.name
+            ))
+            .with_hint(finalize_hint));
+        }
+        let of = table
+            .partition_of
+            .as_ref()
+            .filter(|p| p.parent == parent.oid);
+        let Some(of) = of else {
+            return Err(PgError::new(
+                SqlState::UNDEFINED_TABLE,
+                format!(
+                    "relation \"{}\" is not a partition of relation \"{}\"",
+                    table.name, parent.name
+                ),
+            ));
+        };
+        let step = if a.finalize {
+            if !of.detach_pending {
+                return Err(state(format!(
+                    "cannot complete detaching partition \"{}\"",
+                    table.name
+                ))
+                .with_detail("There's no pending concurrent detach."));
+            }
+            DetachStep::Finish
+        } else if of.detach_pending {
+            return Err(state(format!("cannot detach partition \"{}\"", table.name))
+                .with_detail(
+                    "The partition is being detached concurrently or has an unfinished detach.",
+                )
+                .with_hint(finalize_hint));
+        } else if a.concurrently {
+            if self.catalog.default_partition(parent.oid).is_some() {
+                return Err(state(
+                    "cannot detach partitions concurrently when a default partition exists"
+                        .into(),
+                ));
+            }
+            DetachStep::Mark
+        } else {
+            DetachStep::Whole
+        };
+        Ok(BoundStatement::DetachPartition {
+            parent,
+            table,
+            step,
+        })
+    }
+
     /// ALTER TABLE parent ATTACH PARTITION table FOR VALUES ... | DETACH PARTITION
     /// table, with PostgreSQL's refusals.
     pub(crate) fn bind_alter_partition(
@@ -308,24 +378,8 @@ impl Binder<'_> {
         }
         let parent = self.table(&a.table)?;
         let table = self.table(&a.partition)?;
-        if a.finalize {
-            return Err(PgError::unsupported("DETACH PARTITION ... FINALIZE"));
-        }
         let Some(values) = &a.attach else {
-            let is_partition = table
-                .partition_of
-                .as_ref()
-                .is_some_and(|p| p.parent == parent.oid);
-            if !is_partition {
-                return Err(PgError::new(
-                    SqlState::UNDEFINED_TABLE,
-                    format!(
-                        "relation \"{}\" is not a partition of relation \"{}\"",
-                        table.name, parent.name
-                    ),
-                ));
-            }
-            return Ok(BoundStatement::DetachPartition { parent, table });
+            return self.bind_detach(a, parent, table);
         };
         if parent.partition_key.is_none() {
             return Err(PgError::new(

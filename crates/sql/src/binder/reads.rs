@@ -56,6 +56,19 @@ impl<'a> CatalogReads<'a> {
         found
     }
 
+    /// The partition of `oid` whose DETACH CONCURRENTLY is pending (a change to it is
+    /// one to `oid`: partition rule 5).
+    pub fn detach_pending(&self, oid: Oid) -> Option<&'a Arc<TableDesc>> {
+        self.note(oid);
+        self.snap.detach_pending(oid)
+    }
+
+    /// The DEFAULT partition of `oid`, if it has one.
+    pub fn default_partition(&self, oid: Oid) -> Option<Oid> {
+        self.note(oid);
+        self.snap.partitions(oid)?.default_partition()
+    }
+
     pub fn sequence(&self, name: &str) -> Option<&'a Arc<SequenceDesc>> {
         let s = self.snap.sequence(name);
         match s {

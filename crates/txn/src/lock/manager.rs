@@ -163,6 +163,18 @@ impl LockManager {
                 }));
             }
         }
+        // Lock rule 16: a wait for a relation's lockers.
+        for p in &sorted {
+            if let Some((tag, mode)) = p.awaited_lockers() {
+                out.push(LockInfo {
+                    tag,
+                    mode,
+                    granted: false,
+                    fastpath: false,
+                    pid: p.pid,
+                });
+            }
+        }
         out
     }
 

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
 use common::ids::Oid;
 use parking_lot::{Condvar, Mutex, MutexGuard};
@@ -27,6 +27,9 @@ pub(crate) struct Proc {
     /// Lock rule 16: how many times the session has released everything (ended a
     /// transaction, or left): a waiter for its lockers watches this change.
     pub(crate) ended: AtomicU64,
+    /// Lock rule 16: the relation whose lockers the session waits out, 0 if none; shown
+    /// as an ungranted AccessExclusive request on it.
+    pub(crate) awaits_lockers: AtomicU32,
 }
 
 /// The fast-path lock table of one session.
@@ -74,6 +77,7 @@ impl Proc {
             }),
             wake: Condvar::new(),
             ended: AtomicU64::new(0),
+            awaits_lockers: AtomicU32::new(0),
         }
     }
 
@@ -108,7 +112,15 @@ impl Proc {
     pub(crate) fn waiting_for(&self) -> Option<(LockTag, LockMode)> {
         match self.wait.lock().state {
             WaitState::Waiting(tag, mode) => Some((tag, mode)),
-            WaitState::Idle | WaitState::Granted => None,
+            WaitState::Idle | WaitState::Granted => self.awaited_lockers(),
+        }
+    }
+
+    /// What [`Proc::awaits_lockers`] shows: the relation as an AccessExclusive request.
+    pub(crate) fn awaited_lockers(&self) -> Option<(LockTag, LockMode)> {
+        match self.awaits_lockers.load(Ordering::Acquire) {
+            0 => None,
+            rel => Some((LockTag::Relation(rel), LockMode::AccessExclusive)),
         }
     }
 }

@@ -289,6 +289,23 @@ impl SessionLocks {
     pub fn wait_for_lockers(&mut self, rel: Oid, wait: WaitPolicy) -> Result<(), LockError> {
         let mut lockers = self.mgr.lockers(rel, self.proc.pid);
         let started = std::time::Instant::now();
+        let shown = !lockers.is_empty() && !wait.nowait;
+        if shown {
+            self.proc.awaits_lockers.store(rel, Ordering::Release);
+        }
+        let got = self.await_lockers(&mut lockers, started, wait);
+        if shown {
+            self.proc.awaits_lockers.store(0, Ordering::Release);
+        }
+        got
+    }
+
+    fn await_lockers(
+        &self,
+        lockers: &mut Vec<(Arc<Proc>, u64)>,
+        started: std::time::Instant,
+        wait: WaitPolicy,
+    ) -> Result<(), LockError> {
         loop {
             lockers.retain(|(proc, ended)| proc.ended.load(Ordering::Acquire) == *ended);
             if lockers.is_empty() {
