@@ -96,7 +96,7 @@ use storage::vfs::Vfs;
 use txn::{Tx, Xid};
 
 use crate::log::{CatalogLog, Record};
-use crate::partition::Partitions;
+use crate::partition::{PartitionBound, Partitions};
 
 /// One committed version of the catalog, shared by every session.
 #[derive(Clone, Default)]
@@ -132,6 +132,10 @@ pub struct CatalogSnapshot {
     detaching: imbl::OrdMap<Oid, Oid>,
     next_oid: Oid,
 }
+
+/// The bit [`CatalogSnapshot::before_detaches`] sets in the versions of the tables whose
+/// directory it changed: no real version has it.
+const BEFORE_DETACH_VERSION: u64 = 1 << 63;
 
 impl CatalogSnapshot {
     pub fn table(&self, name: &str) -> Option<&Arc<TableDesc>> {
@@ -220,9 +224,7 @@ impl CatalogSnapshot {
     /// out of [`CatalogSnapshot::partitions`], no row is routed to it or read through
     /// `oid` (partition rule 6). One at most.
     pub fn detach_pending(&self, oid: Oid) -> Option<&Arc<TableDesc>> {
-        self.detaching
-            .get(&oid)
-            .and_then(|p| self.by_oid.get(p))
+        self.detaching.get(&oid).and_then(|p| self.by_oid.get(p))
     }
 
     /// Every partition below partitioned table `oid`, at any depth, in bound order, each
@@ -340,11 +342,49 @@ impl CatalogSnapshot {
         }
     }
 
+    /// This catalog as a transaction sees it that does not see the commits of the
+    /// DETACH CONCURRENTLY first steps `unseen` names (by transaction id): those
+    /// partitions back in their parents' directories (partition rule 6). `None` if it
+    /// sees them all. The parents and the tables above them count as changed in a
+    /// version of their own, the same for every such transaction, so a plan made with
+    /// the partition is used only where the partition is seen, and the other way round.
+    fn before_detaches(&self, unseen: impl Fn(u64) -> bool) -> Option<CatalogSnapshot> {
+        let back: Vec<(Oid, Oid, PartitionBound)> = self
+            .detaching
+            .iter()
+            .filter_map(|(&parent, &part)| {
+                let of = self.by_oid.get(&part)?.partition_of.as_ref()?;
+                unseen(of.detach_pending?).then(|| (parent, part, of.bound.clone()))
+            })
+            .collect();
+        if back.is_empty() {
+            return None;
+        }
+        let mut s = self.clone();
+        for (parent, part, bound) in back {
+            let mut set = s.partitions.get(&parent).cloned().unwrap_or_default();
+            set.add(part, &bound);
+            s.partitions.insert(parent, set);
+            s.detaching.remove(&parent);
+            let mut next = Some(parent);
+            while let Some(p) = next {
+                if let Some(v) = s.changed.get(&p).copied() {
+                    s.changed.insert(p, v | BEFORE_DETACH_VERSION);
+                }
+                next = s
+                    .by_oid
+                    .get(&p)
+                    .and_then(|t| t.partition_of.as_ref().map(|o| o.parent));
+            }
+        }
+        Some(s)
+    }
+
     /// Enter partition `t` in its parent's directory (partition rule 2); the parent's
     /// plans change with it.
     fn add_partition(&mut self, t: &TableDesc) {
         if let Some(of) = &t.partition_of {
-            if of.detach_pending {
+            if of.detach_pending.is_some() {
                 self.detaching.insert(of.parent, t.oid);
                 self.touch_ancestors(of.parent);
                 return;
@@ -364,7 +404,7 @@ impl CatalogSnapshot {
 
     fn remove_partition(&mut self, t: &TableDesc) {
         if let Some(of) = &t.partition_of
-            && of.detach_pending
+            && of.detach_pending.is_some()
         {
             if self.detaching.get(&of.parent) == Some(&t.oid) {
                 self.detaching.remove(&of.parent);
@@ -935,6 +975,19 @@ impl Catalog {
     /// uncommitted changes if it has any. Cheap: one `Arc` clone (and, while some
     /// transaction has pending changes, a short lock).
     pub fn snapshot(&self, tx: &Tx) -> Arc<CatalogSnapshot> {
+        let snap = self.uncorrected_snapshot(tx);
+        // Partition rule 6: a transaction whose snapshot predates a DETACH CONCURRENTLY's
+        // first step still reads the partition through its parent.
+        if !snap.detaching.is_empty()
+            && let Some(seen) = tx.transaction_snapshot()
+            && let Some(older) = snap.before_detaches(|xid| seen.in_progress(xid))
+        {
+            return Arc::new(older);
+        }
+        snap
+    }
+
+    fn uncorrected_snapshot(&self, tx: &Tx) -> Arc<CatalogSnapshot> {
         if self.pending_count.load(Ordering::Acquire) != 0
             && let Some(xid) = tx.top_xid()
         {
@@ -1596,9 +1649,10 @@ impl Catalog {
     /// Mark partition `table`'s DETACH CONCURRENTLY pending (partition rule 6). The
     /// caller holds ShareUpdateExclusive on the table and its parent.
     pub fn mark_detach_pending(&self, tx: &Tx, table: Oid) -> PgResult<()> {
+        let xid = tx.xid()?;
         self.alter_table(tx, table, |_, t| match &mut t.partition_of {
             Some(of) => {
-                of.detach_pending = true;
+                of.detach_pending = Some(xid);
                 Ok(())
             }
             None => Err(PgError::internal("DETACH of a table that is no partition")),

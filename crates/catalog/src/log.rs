@@ -585,9 +585,12 @@ fn put_partitioning(out: &mut Vec<u8>, t: &TableDesc) {
         return;
     };
     // 2: the key's types follow (1, of logs before key expressions: the key's columns);
-    // 3: as 2, DETACH CONCURRENTLY pending.
-    out.push(if of.detach_pending { 3 } else { 2 });
+    // 3: as 2, DETACH CONCURRENTLY pending since the transaction whose id follows.
+    out.push(if of.detach_pending.is_some() { 3 } else { 2 });
     put_u32(out, of.parent);
+    if let Some(xid) = of.detach_pending {
+        out.extend_from_slice(&xid.to_le_bytes());
+    }
     put_u32(out, of.types.len() as u32);
     for ty in &of.types {
         put_type(out, ty);
@@ -705,6 +708,7 @@ fn read_partitioning(r: &mut Reader<'_>, columns: &[ColumnDesc]) -> Option<Parti
         None => None,
     };
     let form = r.u8()?;
+    let mut detach_pending = None;
     let types = match form {
         0 => return Some((key, None)),
         // Before key expressions: the key's columns, of this table.
@@ -715,6 +719,9 @@ fn read_partitioning(r: &mut Reader<'_>, columns: &[ColumnDesc]) -> Option<Parti
         }
         2 | 3 => {
             let parent = r.u32()?;
+            if form == 3 {
+                detach_pending = Some(r.u64()?);
+            }
             let n = r.u32()? as usize;
             let mut types = Vec::with_capacity(n.min(columns.len() + 1));
             for _ in 0..n {
@@ -777,7 +784,7 @@ fn read_partitioning(r: &mut Reader<'_>, columns: &[ColumnDesc]) -> Option<Parti
             parent,
             types: types.clone(),
             bound,
-            detach_pending: form == 3,
+            detach_pending,
         }),
     ))
 }
@@ -937,6 +944,10 @@ impl<'a> Reader<'a> {
     fn u32(&mut self) -> Option<u32> {
         self.take(4)
             .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    }
+    fn u64(&mut self) -> Option<u64> {
+        self.take(8)
+            .map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")))
     }
     fn f32(&mut self) -> Option<f32> {
         self.take(4)
@@ -1452,7 +1463,7 @@ mod tests {
                 parent: 16000,
                 types: vec![t.columns[0].ty, t.columns[0].ty],
                 bound,
-                detach_pending: false,
+                detach_pending: None,
             }),
             ..t.clone()
         };
@@ -1461,7 +1472,7 @@ mod tests {
                 parent: 16000,
                 types: vec![DataType::Int4],
                 bound: PartitionBound::List(vec![Value::Int4(3)]),
-                detach_pending: true,
+                detach_pending: Some(1 << 40),
             }),
             ..t.clone()
         };

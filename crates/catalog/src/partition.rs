@@ -27,8 +27,9 @@
 //! 5. A change to a partition (its descriptor, its indexes, its coming or going) is a
 //!    change to every table above it: a cached plan of a partitioned table chose its
 //!    partitions' scans, so it is planned again. A partition is created, dropped or
-//!    detached only under AccessExclusive on its parent, so a statement holding any
-//!    lock on the parent never meets a partition going under it. A table is attached
+//!    detached (but by DETACH CONCURRENTLY, rule 6) only under AccessExclusive on its
+//!    parent, so a statement holding any lock on the parent never meets a partition
+//!    going under it. A table is attached
 //!    under ShareUpdateExclusive on the parent (as in PostgreSQL 12+) and
 //!    AccessExclusive on itself and on the DEFAULT partition: a statement running
 //!    beside it keeps the directory of its catalog snapshot, where the table is not a
@@ -36,6 +37,27 @@
 //!    is the DEFAULT partition's, whose version moves with it (a statement bound on it
 //!    binds again), and rows routed to it by an older directory are checked again
 //!    once its lock is granted (`executor::route`).
+//! 6. DETACH PARTITION CONCURRENTLY (PostgreSQL 14+) goes in two transactions under
+//!    ShareUpdateExclusive on the parent, so readers and writers of the parent go on.
+//!    The first (also under ShareUpdateExclusive on the partition) gives the partition
+//!    its partition constraint as a CHECK constraint and marks it pending with its own
+//!    transaction id (`PartitionOf::detach_pending`). Once that commits, the partition
+//!    is out of its parent's directory: a statement planned or routed after it neither
+//!    reads nor writes it through the parent (a row of its bound is 23514), though it
+//!    keeps its room (a new partition may not overlap it), its own constraint, its
+//!    place in `pg_inherits` (`inhdetachpending`), and goes with its parent when that
+//!    is dropped. A transaction whose snapshot does not see that commit (REPEATABLE
+//!    READ, begun before) sees the catalog with the partition back in the directory
+//!    (`Catalog::snapshot`), in versions of their own, so no plan is shared between
+//!    the two views. The session then waits until every transaction that held a lock
+//!    on the parent when the first committed has ended (txn lock rule 16): only those
+//!    can have planned with the partition in the directory. The second transaction
+//!    (ShareUpdateExclusive on the parent, AccessExclusive on the partition) finishes
+//!    as a plain DETACH; FINALIZE does it alone after the same wait, for a detach
+//!    whose second step failed or was interrupted. One pending detach per parent, and
+//!    none beside a DEFAULT partition (55000, as in PostgreSQL). Unlike PostgreSQL,
+//!    nothing is locked during the wait, so DDL on the parent may run meanwhile (the
+//!    second step binds again and fails if the partition is no longer pending).
 
 use std::cell::Cell;
 use std::cmp::Ordering;
@@ -184,9 +206,9 @@ pub struct PartitionOf {
     /// The types of the parent's key parts: what its bound's values are of.
     pub types: Vec<DataType>,
     pub bound: PartitionBound,
-    /// DETACH CONCURRENTLY marked it and has not finished (partition rule 6): out of
-    /// its parent's directory, still its partition.
-    pub detach_pending: bool,
+    /// DETACH CONCURRENTLY marked it, in the transaction of this id, and has not
+    /// finished (partition rule 6): out of its parent's directory, still its partition.
+    pub detach_pending: Option<u64>,
 }
 
 impl PartitionBound {

@@ -91,7 +91,7 @@ pub(crate) fn check_partition_constraint(
         let ok = match (parent, key) {
             // A partition whose DETACH is pending is out of the directory; its own
             // bound still holds its rows (partition rule 6).
-            (Some(parent), Some(key)) if p.detach_pending => {
+            (Some(parent), Some(key)) if p.detach_pending.is_some() => {
                 let values = cx.partition_key_values(parent, row)?;
                 p.bound.tester(key.strategy)(&values)
             }

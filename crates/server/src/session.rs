@@ -1109,7 +1109,8 @@ impl Session {
             ..a.clone()
         });
         self.tx.set_wait_policy(self.wait_policy());
-        self.db.await_detach(&finish, sql, &self.tx, &self.parts())?;
+        self.db
+            .await_detach(&finish, sql, &self.tx, &self.parts())?;
         self.run_own_ddl(&finish, sql, "ALTER TABLE")?;
         Ok(r)
     }

@@ -216,3 +216,60 @@ async fn nested_loop_outer_values_prune_and_lock_only_what_they_reach() {
     drop(c);
     server.shutdown().await.expect("clean shutdown");
 }
+
+/// DETACH PARTITION CONCURRENTLY interrupted between its two transactions (here by
+/// `statement_timeout`, while a reader of the parent holds it up) leaves the partition
+/// pending detach, out of its parent's directory, through a restart; FINALIZE then
+/// finishes it (partition rule 6).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_interrupted_concurrent_detach_stays_pending_until_finalize() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = tiny_pool_config(dir.path());
+    let server = Server::start(&config).await.expect("server starts");
+    let reader = connect(&server).await;
+    let c = connect(&server).await;
+    exec(&c, "CREATE TABLE dp (a int) PARTITION BY RANGE (a)").await;
+    exec(
+        &c,
+        "CREATE TABLE dp1 PARTITION OF dp FOR VALUES FROM (0) TO (10)",
+    )
+    .await;
+    exec(
+        &c,
+        "CREATE TABLE dp2 PARTITION OF dp FOR VALUES FROM (10) TO (20)",
+    )
+    .await;
+    exec(&c, "INSERT INTO dp VALUES (1), (11)").await;
+    exec(&reader, "BEGIN").await;
+    assert_eq!(value(&reader, "SELECT count(*) FROM dp").await, "2");
+    exec(&c, "SET statement_timeout = '200ms'").await;
+    let err = c
+        .batch_execute("ALTER TABLE dp DETACH PARTITION dp2 CONCURRENTLY")
+        .await
+        .expect_err("the reader holds the second step up");
+    assert_eq!(common::sqlstate(&err), "57014");
+    exec(&c, "RESET statement_timeout").await;
+    exec(&reader, "COMMIT").await;
+    let pending = "SELECT inhrelid::regclass::text, inhdetachpending::text FROM pg_inherits \
+                   WHERE inhparent = 'dp'::regclass ORDER BY 1";
+    let both = vec![pair("dp1", "false"), pair("dp2", "true")];
+    assert_eq!(rows(&c, pending).await, both);
+    assert_eq!(value(&c, "SELECT count(*) FROM dp").await, "1");
+    drop((c, reader));
+    server.shutdown().await.expect("clean shutdown");
+
+    let server = Server::start(&config).await.expect("server restarts");
+    let c = connect(&server).await;
+    assert_eq!(rows(&c, pending).await, both);
+    assert_eq!(value(&c, "SELECT count(*) FROM dp").await, "1");
+    let err = c
+        .batch_execute("ALTER TABLE dp DETACH PARTITION dp2")
+        .await
+        .expect_err("plain DETACH of a pending partition");
+    assert_eq!(common::sqlstate(&err), "55000");
+    exec(&c, "ALTER TABLE dp DETACH PARTITION dp2 FINALIZE").await;
+    assert_eq!(rows(&c, pending).await, vec![pair("dp1", "false")]);
+    assert_eq!(value(&c, "SELECT count(*) FROM dp2").await, "1");
+    drop(c);
+    server.shutdown().await.expect("clean shutdown");
+}

@@ -226,6 +226,12 @@ impl Tx {
         Arc::new(self.mgr.snapshot(self.backend))
     }
 
+    /// The transaction's own snapshot, once its first statement took it (REPEATABLE
+    /// READ and SERIALIZABLE); `None` under READ COMMITTED.
+    pub fn transaction_snapshot(&self) -> Option<Arc<Snapshot>> {
+        self.inner.borrow().xact_snapshot.clone()
+    }
+
     /// The current statement's snapshot.
     pub fn snapshot(&self) -> Option<Arc<Snapshot>> {
         self.inner.borrow().snapshot.clone()

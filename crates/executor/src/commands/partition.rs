@@ -338,8 +338,8 @@ pub(crate) fn partition_of(
     // A partition whose DETACH CONCURRENTLY is pending keeps its room (partition rule 6).
     if let Some(pending) = catalog.detach_pending(of.parent.oid)
         && let Some(p) = &pending.partition_of
-        && let Err(conflict) = catalog::partition::Partitions::of_one(pending.oid, &p.bound)
-            .check_new(&bound)
+        && let Err(conflict) =
+            catalog::partition::Partitions::of_one(pending.oid, &p.bound).check_new(&bound)
     {
         return Err(conflict_error(catalog, conflict, name, &bound));
     }
@@ -347,7 +347,7 @@ pub(crate) fn partition_of(
         parent: of.parent.oid,
         types: of.key_types.clone(),
         bound,
-        detach_pending: false,
+        detach_pending: None,
     })
 }
 

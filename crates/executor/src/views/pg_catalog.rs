@@ -207,7 +207,7 @@ pub(crate) fn rows(s: &Session, view: SystemView, key: Option<common::Oid>) -> V
                     Value::Oid(t.oid),
                     Value::Oid(of.parent),
                     Value::Int4(1),
-                    Value::Bool(of.detach_pending),
+                    Value::Bool(of.detach_pending.is_some()),
                 ]);
             }
         }),

@@ -302,7 +302,8 @@ impl Binder<'_> {
         parent: Arc<TableDesc>,
         table: Arc<TableDesc>,
     ) -> PgResult<BoundStatement> {
-        let state = |message: String| PgError::new(SqlState::OBJECT_NOT_IN_PREREQUISITE_STATE, message);
+        let state =
+            |message: String| PgError::new(SqlState::OBJECT_NOT_IN_PREREQUISITE_STATE, message);
         let finalize_hint = "Use ALTER TABLE ... DETACH PARTITION ... FINALIZE to complete the pending detach operation.";
         let pending = self.catalog.detach_pending(parent.oid);
         if a.concurrently
@@ -329,7 +330,7 @@ impl Binder<'_> {
             ));
         };
         let step = if a.finalize {
-            if !of.detach_pending {
+            if of.detach_pending.is_none() {
                 return Err(state(format!(
                     "cannot complete detaching partition \"{}\"",
                     table.name
@@ -337,7 +338,7 @@ impl Binder<'_> {
                 .with_detail("There's no pending concurrent detach."));
             }
             DetachStep::Finish
-        } else if of.detach_pending {
+        } else if of.detach_pending.is_some() {
             return Err(state(format!("cannot detach partition \"{}\"", table.name))
                 .with_detail(
                     "The partition is being detached concurrently or has an unfinished detach.",
@@ -346,8 +347,7 @@ impl Binder<'_> {
         } else if a.concurrently {
             if self.catalog.default_partition(parent.oid).is_some() {
                 return Err(state(
-                    "cannot detach partitions concurrently when a default partition exists"
-                        .into(),
+                    "cannot detach partitions concurrently when a default partition exists".into(),
                 ));
             }
             DetachStep::Mark

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use common::ids::Oid;
 use parking_lot::{Condvar, Mutex, MutexGuard};
@@ -27,10 +27,15 @@ pub(crate) struct Proc {
     /// Lock rule 16: how many times the session has released everything (ended a
     /// transaction, or left): a waiter for its lockers watches this change.
     pub(crate) ended: AtomicU64,
-    /// Lock rule 16: the relation whose lockers the session waits out, 0 if none; shown
-    /// as an ungranted AccessExclusive request on it.
-    pub(crate) awaits_lockers: AtomicU32,
+    /// Lock rule 16: the relation whose lockers the session waits out, with those
+    /// lockers and their counts of ended transactions when it looked; shown as an
+    /// ungranted AccessExclusive request on it while one has not ended.
+    pub(crate) awaits_lockers: Mutex<Option<AwaitedLockers>>,
 }
+
+/// A relation, and the sessions that held a lock on it with their counts of ended
+/// transactions then (lock rule 16).
+pub(crate) type AwaitedLockers = (Oid, Vec<(Arc<Proc>, u64)>);
 
 /// The fast-path lock table of one session.
 #[derive(Default)]
@@ -77,7 +82,7 @@ impl Proc {
             }),
             wake: Condvar::new(),
             ended: AtomicU64::new(0),
-            awaits_lockers: AtomicU32::new(0),
+            awaits_lockers: Mutex::new(None),
         }
     }
 
@@ -118,9 +123,11 @@ impl Proc {
 
     /// What [`Proc::awaits_lockers`] shows: the relation as an AccessExclusive request.
     pub(crate) fn awaited_lockers(&self) -> Option<(LockTag, LockMode)> {
-        match self.awaits_lockers.load(Ordering::Acquire) {
-            0 => None,
-            rel => Some((LockTag::Relation(rel), LockMode::AccessExclusive)),
-        }
+        let awaited = self.awaits_lockers.lock();
+        let (rel, lockers) = awaited.as_ref()?;
+        lockers
+            .iter()
+            .any(|(p, ended)| p.ended.load(Ordering::Acquire) == *ended)
+            .then_some((LockTag::Relation(*rel), LockMode::AccessExclusive))
     }
 }

@@ -291,11 +291,11 @@ impl SessionLocks {
         let started = std::time::Instant::now();
         let shown = !lockers.is_empty() && !wait.nowait;
         if shown {
-            self.proc.awaits_lockers.store(rel, Ordering::Release);
+            *self.proc.awaits_lockers.lock() = Some((rel, lockers.clone()));
         }
         let got = self.await_lockers(&mut lockers, started, wait);
         if shown {
-            self.proc.awaits_lockers.store(0, Ordering::Release);
+            *self.proc.awaits_lockers.lock() = None;
         }
         got
     }
