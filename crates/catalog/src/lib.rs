@@ -278,6 +278,33 @@ impl CatalogSnapshot {
     /// The foreign keys that reference table `oid` or a table it is a partition of (at
     /// any level), each with its table: what depends on a partition's rows, as
     /// PostgreSQL's clones of a key referencing a partitioned table do.
+    /// The foreign keys that reference a partition below `oid` (at any depth), each with
+    /// that partition and the referencing table: what a delete through `oid` must also
+    /// check. O(tables some key references), whatever the number of partitions.
+    pub fn referencing_below(
+        &self,
+        oid: Oid,
+    ) -> Vec<(&Arc<TableDesc>, &Arc<TableDesc>, &ForeignKey)> {
+        let mut out = Vec::new();
+        for &r in self.referencing.keys() {
+            let Some(referenced) = self.by_oid.get(&r) else {
+                continue;
+            };
+            let mut above = referenced.partition_of.as_ref().map(|o| o.parent);
+            while let Some(p) = above {
+                if p == oid {
+                    out.extend(self.referencing(r).map(|(t, fk)| (referenced, t, fk)));
+                    break;
+                }
+                above = self
+                    .by_oid
+                    .get(&p)
+                    .and_then(|t| t.partition_of.as_ref().map(|o| o.parent));
+            }
+        }
+        out
+    }
+
     pub fn referencing_through_parents(&self, oid: Oid) -> Vec<(&Arc<TableDesc>, &ForeignKey)> {
         let mut out = Vec::new();
         let mut at = self.by_oid.get(&oid);
@@ -322,6 +349,15 @@ impl CatalogSnapshot {
     fn touch_referenced(&mut self, t: &TableDesc) {
         for fk in &t.foreign_keys {
             self.touch(fk.ref_table);
+            // A delete through a parent checks the keys referencing its partitions.
+            if let Some(parent) = self
+                .by_oid
+                .get(&fk.ref_table)
+                .and_then(|r| r.partition_of.as_ref())
+                .map(|o| o.parent)
+            {
+                self.touch_ancestors(parent);
+            }
         }
     }
 

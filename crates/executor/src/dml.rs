@@ -454,7 +454,7 @@ pub fn update(
                 counts.add(leaf.oid);
                 changed.push(new);
                 landed.push(lands);
-                if !u.fks.incoming.is_empty() {
+                if u.fks.checks_removals() {
                     replaced.push(old);
                 }
                 break;
@@ -477,7 +477,7 @@ pub fn update(
         }
         None => {}
     }
-    if !u.fks.incoming.is_empty() {
+    if u.fks.checks_removals() {
         let new: Vec<&[Value]> = changed.iter().map(|r| r.as_slice()).collect();
         let old: Vec<&[Value]> = replaced.iter().map(|r| r.as_slice()).collect();
         crate::fkey::check_incoming(cx, table, &u.fks, &old, &new)?;
@@ -520,7 +520,7 @@ pub fn delete(
             }
         }
     }
-    if !d.fks.incoming.is_empty() {
+    if d.fks.checks_removals() {
         let old: Vec<&[Value]> = deleted.iter().map(|r| r.as_slice()).collect();
         crate::fkey::check_incoming(cx, &d.table, &d.fks, &old, &[])?;
     }

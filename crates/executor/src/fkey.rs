@@ -328,6 +328,78 @@ pub(crate) fn check_incoming(
     new: &[&[Value]],
 ) -> PgResult<()> {
     for (fk, referencing) in &fks.incoming {
+        check_incoming_key(cx, table, fk, referencing, old, new)?;
+    }
+    // Keys referencing a partition below: the rows that were, or are, in it.
+    for (below, fk, referencing) in &fks.incoming_below {
+        let old = rows_in_partition(cx, below, table.oid, old)?;
+        if old.is_empty() {
+            continue;
+        }
+        let new = rows_in_partition(cx, below, table.oid, new)?;
+        check_incoming_key(cx, below, fk, referencing, &old, &new)?;
+    }
+    Ok(())
+}
+
+/// The `rows` that belong in `partition`, below `top` ([`row_in_partition`]).
+fn rows_in_partition<'r>(
+    cx: &ExecContext,
+    partition: &TableDesc,
+    top: common::Oid,
+    rows: &[&'r [Value]],
+) -> PgResult<Vec<&'r [Value]>> {
+    let mut out = Vec::new();
+    for &r in rows {
+        if row_in_partition(cx, partition, top, r)? {
+            out.push(r);
+        }
+    }
+    Ok(out)
+}
+
+/// Whether `row` (of `top`'s layout, which is its partitions': partition rule 1) belongs
+/// in `partition`, a partition below `top`: its key routes to each level from `top` down.
+fn row_in_partition(
+    cx: &ExecContext,
+    partition: &TableDesc,
+    top: common::Oid,
+    row: &[Value],
+) -> PgResult<bool> {
+    let catalog = &cx.session.catalog;
+    let mut child = partition;
+    while let Some(of) = &child.partition_of {
+        let Some(parent) = catalog.table_by_oid(of.parent) else {
+            return Ok(false);
+        };
+        let Some(key) = &parent.partition_key else {
+            return Ok(false);
+        };
+        let values = cx.partition_key_values(parent, row)?;
+        let routed = catalog
+            .partitions(parent.oid)
+            .and_then(|set| set.route(key.strategy, &values));
+        if routed != Some(child.oid) {
+            return Ok(false);
+        }
+        if parent.oid == top {
+            return Ok(true);
+        }
+        child = parent;
+    }
+    Ok(false)
+}
+
+/// [`check_incoming`] for one key `fk` of `referencing` that references `table`.
+fn check_incoming_key(
+    cx: &ExecContext,
+    table: &TableDesc,
+    fk: &catalog::ForeignKey,
+    referencing: &TableDesc,
+    old: &[&[Value]],
+    new: &[&[Value]],
+) -> PgResult<()> {
+    {
         let index = ref_index(cx, table, fk)?;
         let action = if new.is_empty() {
             fk.on_delete

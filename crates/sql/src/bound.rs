@@ -878,16 +878,29 @@ pub struct ForeignKeyChecks {
     /// Other tables' keys that reference the written table, each with its table: a
     /// removed or changed key must not be referenced.
     pub incoming: Vec<(catalog::ForeignKey, Arc<TableDesc>)>,
+    /// Keys that reference a partition below the written table: (that partition, the
+    /// key, its table). A removed or changed key of a row in the partition must not be
+    /// referenced.
+    pub incoming_below: Vec<(Arc<TableDesc>, catalog::ForeignKey, Arc<TableDesc>)>,
 }
 
 impl ForeignKeyChecks {
     pub fn is_empty(&self) -> bool {
-        self.outgoing.is_empty() && self.incoming.is_empty()
+        self.outgoing.is_empty() && self.incoming.is_empty() && self.incoming_below.is_empty()
+    }
+
+    /// Whether removed or changed keys are checked (`incoming` or `incoming_below`).
+    pub fn checks_removals(&self) -> bool {
+        !self.incoming.is_empty() || !self.incoming_below.is_empty()
     }
 
     /// The other tables involved, for locking.
     pub fn tables(&self) -> impl Iterator<Item = &Arc<TableDesc>> {
-        self.outgoing.iter().chain(&self.incoming).map(|(_, t)| t)
+        self.outgoing
+            .iter()
+            .chain(&self.incoming)
+            .map(|(_, t)| t)
+            .chain(self.incoming_below.iter().map(|(_, _, t)| t))
     }
 }
 

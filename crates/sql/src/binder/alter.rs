@@ -339,7 +339,11 @@ impl Binder<'_> {
         if !dependents.is_empty() {
             let what = format!("column {name} of table {}", table.name);
             if !cascade {
-                return Err(dependents_error(&what, &dependents, &what));
+                let on: Vec<_> = dependents
+                    .iter()
+                    .map(|(t, fk)| (t.clone(), fk.clone(), what.clone()))
+                    .collect();
+                return Err(dependents_error(&what, &on));
             }
             let lines: Vec<String> = dependents
                 .iter()
@@ -1004,10 +1008,13 @@ impl Binder<'_> {
                 .map(|(t, fk)| (t.clone(), fk.clone()))
                 .collect();
             if !dependents.is_empty() && !cascade {
+                let on: Vec<_> = dependents
+                    .into_iter()
+                    .map(|(t, fk)| (t, fk, format!("index {name}")))
+                    .collect();
                 return Err(dependents_error(
                     &format!("constraint {name} on table {}", table.name),
-                    &dependents,
-                    &format!("index {name}"),
+                    &on,
                 ));
             }
             return Ok(BoundStatement::DropConstraint(ConstraintDrop::Key {
@@ -1043,12 +1050,11 @@ pub(crate) fn cascade_notice(lines: &[String]) -> PgError {
 /// `reportDependentObjects`.
 pub(crate) fn dependents_error(
     what: &str,
-    dependents: &[(Arc<TableDesc>, catalog::ForeignKey)],
-    on: &str,
+    dependents: &[(Arc<TableDesc>, catalog::ForeignKey, String)],
 ) -> PgError {
     let lines: Vec<String> = dependents
         .iter()
-        .map(|(t, fk)| format!("constraint {} on table {} depends on {on}", fk.name, t.name))
+        .map(|(t, fk, on)| format!("constraint {} on table {} depends on {on}", fk.name, t.name))
         .collect();
     PgError::new(
         SqlState::DEPENDENT_OBJECTS_STILL_EXIST,

@@ -519,6 +519,7 @@ impl Binder<'_> {
         // (AccessExclusive, as PostgreSQL does) while one of its partitions goes.
         let mut partition_parents: Vec<std::sync::Arc<catalog::TableDesc>> = Vec::new();
         // A partition whose DETACH is pending goes with them too, as in PostgreSQL.
+        let named = tables.len();
         let mut i = 0;
         while i < tables.len() {
             let oid = tables[i].oid;
@@ -561,15 +562,49 @@ impl Binder<'_> {
         }
         if let Some((_, _, t)) = foreign_keys.first() {
             if !cascade {
-                let deps: Vec<_> = foreign_keys
+                // PostgreSQL names the table the statement names, and every key that
+                // depends on it or on a partition of it.
+                let named_of = |t: &Arc<TableDesc>| {
+                    let mut at = t.clone();
+                    while !tables[..named].iter().any(|x| x.oid == at.oid) {
+                        match at
+                            .partition_of
+                            .as_ref()
+                            .and_then(|o| self.catalog.table_by_oid(o.parent))
+                        {
+                            Some(p) => at = p.clone(),
+                            None => break,
+                        }
+                    }
+                    at
+                };
+                let root = named_of(t);
+                // In the order PostgreSQL's walk of the dependencies finds them: depth
+                // first through the partitions, each level's in creation order.
+                let path = |t: &Arc<TableDesc>| {
+                    let mut path = vec![t.oid];
+                    let mut at = t.partition_of.as_ref().map(|o| o.parent);
+                    while let Some(p) = at.filter(|_| path[0] != root.oid) {
+                        path.insert(0, p);
+                        at = self
+                            .catalog
+                            .table_by_oid(p)
+                            .and_then(|t| t.partition_of.as_ref().map(|o| o.parent));
+                    }
+                    path
+                };
+                let mut found: Vec<_> = foreign_keys
                     .iter()
-                    .filter(|(_, _, x)| x.oid == t.oid)
-                    .map(|(o, fk, _)| (o.clone(), fk.clone()))
+                    .filter(|(_, _, x)| named_of(x).oid == root.oid)
+                    .collect();
+                found.sort_by_cached_key(|(_, fk, x)| (path(x), fk.oid));
+                let deps: Vec<_> = found
+                    .into_iter()
+                    .map(|(o, fk, x)| (o.clone(), fk.clone(), format!("table {}", x.name)))
                     .collect();
                 return Err(super::alter::dependents_error(
-                    &format!("table {}", t.name),
+                    &format!("table {}", root.name),
                     &deps,
-                    &format!("table {}", t.name),
                 ));
             }
             let lines: Vec<String> = foreign_keys
@@ -628,10 +663,30 @@ impl Binder<'_> {
         }
         let cascade = matches!(t.cascade, Some(ast::CascadeOption::Cascade));
         for t in &tables {
-            if let Some((other, _)) = self
+            // Keys referencing it, a table above it, or a partition below it.
+            let through_parents = self
                 .catalog
                 .referencing_through_parents(t.oid)
                 .into_iter()
+                .map(|(o, _)| (o, t));
+            // PostgreSQL looks level by level, each level's partitions in creation order.
+            let depth = |b: &TableDesc| {
+                let mut n = 0;
+                let mut at = b.partition_of.as_ref().map(|o| o.parent);
+                while let Some(p) = at.filter(|&p| p != t.oid) {
+                    n += 1;
+                    at = self
+                        .catalog
+                        .table_by_oid(p)
+                        .and_then(|x| x.partition_of.as_ref().map(|o| o.parent));
+                }
+                n
+            };
+            let mut below = self.catalog.referencing_below(t.oid);
+            below.sort_by_cached_key(|(b, o, _)| (depth(b), b.oid, o.oid));
+            let below = below.into_iter().map(|(b, o, _)| (o, b));
+            if let Some((other, t)) = through_parents
+                .chain(below)
                 .find(|(o, _)| !tables.iter().any(|x| x.oid == o.oid))
             {
                 if cascade {

@@ -457,6 +457,16 @@ impl Binder<'_> {
                     .table_by_oid(oid)
                     .and_then(|t| t.partition_of.as_ref().map(|p| p.parent));
             }
+            // Keys may reference a partition below it too (CREATE TABLE ... REFERENCES
+            // a partition, or ATTACH of a referenced table).
+            if table.partition_key.is_some() {
+                for (below, t, fk) in self.catalog.referencing_below(table.oid) {
+                    if touches(&fk.ref_columns) || changed.is_some_and(<[usize]>::is_empty) {
+                        out.incoming_below
+                            .push((below.clone(), fk.clone(), t.clone()));
+                    }
+                }
+            }
         }
         out
     }

@@ -410,13 +410,6 @@ impl Binder<'_> {
             )));
         }
         check_same_columns(&parent, &table)?;
-        // A key referencing it would go unchecked by deletes through the parent, which
-        // look for references to the parent and its ancestors only.
-        if self.catalog.referencing(table.oid).next().is_some() {
-            return Err(PgError::unsupported(
-                "ATTACH PARTITION of a table a foreign key references",
-            ));
-        }
         let of = self.bind_partition_of(&a.table, Some(values))?;
         Ok(BoundStatement::AttachPartition { table, of })
     }

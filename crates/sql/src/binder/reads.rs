@@ -123,6 +123,20 @@ impl<'a> CatalogReads<'a> {
 
     /// The foreign keys referencing table `oid` or a table it is a partition of
     /// (`CatalogSnapshot::referencing_through_parents`); every level is read.
+    /// See [`CatalogSnapshot::referencing_below`]. A key added or dropped that references
+    /// a partition moves the versions of the tables above it.
+    pub fn referencing_below(
+        &self,
+        oid: Oid,
+    ) -> Vec<(&'a Arc<TableDesc>, &'a Arc<TableDesc>, &'a ForeignKey)> {
+        self.note(oid);
+        let found = self.snap.referencing_below(oid);
+        for (_, t, _) in &found {
+            self.note(t.oid);
+        }
+        found
+    }
+
     pub fn referencing_through_parents(
         &self,
         oid: Oid,
