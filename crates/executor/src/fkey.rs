@@ -22,6 +22,7 @@
 
 use std::collections::BTreeSet;
 use std::ops::Bound;
+use std::sync::Arc;
 
 use access::heapam::{self, HeapWrite};
 use access::nbtree::ScanDirection;
@@ -342,6 +343,27 @@ pub(crate) fn check_incoming(
     Ok(())
 }
 
+/// The leaf partition of partitioned `table` that `row` (of its layout) routes to.
+fn leaf_of(cx: &ExecContext, table: &TableDesc, row: &[Value]) -> PgResult<Option<Arc<TableDesc>>> {
+    let catalog = &cx.session.catalog;
+    let mut at: Option<Arc<TableDesc>> = None;
+    loop {
+        let t = at.as_deref().unwrap_or(table);
+        let Some(key) = &t.partition_key else {
+            return Ok(at);
+        };
+        let values = cx.partition_key_values(t, row)?;
+        let next = catalog
+            .partitions(t.oid)
+            .and_then(|p| p.route(key.strategy, &values))
+            .and_then(|o| catalog.table_by_oid(o));
+        match next {
+            Some(n) => at = Some(n.clone()),
+            None => return Ok(None),
+        }
+    }
+}
+
 /// The `rows` that belong in `partition`, below `top` ([`row_in_partition`]).
 fn rows_in_partition<'r>(
     cx: &ExecContext,
@@ -411,8 +433,9 @@ fn check_incoming_key(
             .map(|r| key_id(&crate::index::key_of(r, index)))
             .collect();
         let mut gone = Vec::new();
+        let mut gone_at = Vec::new();
         let mut seen = BTreeSet::new();
-        for row in old {
+        for (at, &row) in old.iter().enumerate() {
             let key = crate::index::key_of(row, index);
             let bytes = key_id(&key);
             // A NULL key references nothing; an unchanged key is still there.
@@ -423,13 +446,30 @@ fn check_incoming_key(
                 continue;
             }
             gone.push(key);
+            gone_at.push(at);
         }
         if let Some(key) = first_referenced(cx, referencing, fk, &gone)? {
+            // PostgreSQL's check runs on the partition the row was in, and names it,
+            // unless an UPDATE moved the row to another (`new` is parallel to `old`
+            // for an UPDATE): then on the table written.
+            let at = gone.iter().position(|k| *k == key).map(|i| gone_at[i]);
+            let leaf = match at {
+                Some(at) if table.partition_key.is_some() => {
+                    let was = leaf_of(cx, table, old[at])?;
+                    let stays = match new.get(at) {
+                        Some(row) => leaf_of(cx, table, row)?.map(|l| l.oid),
+                        None => was.as_ref().map(|l| l.oid),
+                    };
+                    was.filter(|w| Some(w.oid) == stays)
+                }
+                _ => None,
+            };
+            let name = leaf.as_ref().map_or(&table.name, |l| &l.name);
             return Err(PgError::new(
                 SqlState::FOREIGN_KEY_VIOLATION,
                 format!(
                     "update or delete on table \"{}\" violates foreign key constraint \"{}\" on table \"{}\"",
-                    table.name, fk.name, referencing.name
+                    name, fk.name, referencing.name
                 ),
             )
             .with_detail(format!(

@@ -346,9 +346,20 @@ pub(crate) fn pg_class_rows(env: Env, key: Option<common::Oid>) -> Vec<Row> {
             .map_or(Value::Null, Value::Text);
         // PostgreSQL enforces a foreign key with triggers on both tables, and psql's \d
         // lists foreign keys only for a table with triggers. Myriad enforces them
-        // without triggers (pg_trigger is empty) but says the same of such tables.
+        // without triggers (pg_trigger is empty) but says the same of such tables. A
+        // partition has its parents' keys (PostgreSQL clones them, triggers and all).
+        let mut keyed = false;
+        let mut level: Option<&catalog::TableDesc> = Some(t);
+        while let Some(l) = level.filter(|_| !keyed) {
+            keyed = !l.foreign_keys.is_empty();
+            level = l
+                .partition_of
+                .as_ref()
+                .and_then(|o| catalog.table_by_oid(o.parent))
+                .map(|p| &**p);
+        }
         r[RELHASTRIGGERS] =
-            Value::Bool(!t.foreign_keys.is_empty() || catalog.referencing(t.oid).next().is_some());
+            Value::Bool(keyed || !catalog.referencing_through_parents(t.oid).is_empty());
         r[RELOPTIONS] = reloptions(&t.options);
         r[RELCHECKS] = Value::Int2(t.checks.len() as i16);
         out.push(r);
