@@ -320,12 +320,15 @@ fn parse_one_part(sql: &str) -> PgResult<Vec<Command>> {
             .try_with_sql(text)
             .and_then(|mut p| parse_commands(&mut p, text))
     };
-    // `FROM ONLY t` parses, wrongly, as a table named ONLY: the word goes first (a
-    // string without it is not tokenized twice).
-    if sql
-        .as_bytes()
-        .windows(4)
-        .any(|w| w.eq_ignore_ascii_case(b"only"))
+    // `FROM ONLY t` parses, wrongly, as a table named ONLY, and `PARTITION OF p (a NOT
+    // NULL)` as a column of type NOT: those go first (a string without either word is
+    // not tokenized twice).
+    let has = |word: &[u8]| {
+        sql.as_bytes()
+            .windows(word.len())
+            .any(|w| w.eq_ignore_ascii_case(word))
+    };
+    if (has(b"only") || has(b"partition"))
         && let Some(tokens) = respelled_tokens(sql)
     {
         let mut p = Parser::new(&dialect)
@@ -452,6 +455,7 @@ fn respelled_tokens(sql: &str) -> Option<Tokens> {
         overriding_marked,
         identity_options_ordered,
         only_dropped,
+        partition_columns_typed,
     ] {
         if let Some(t) = respell(&tokens) {
             tokens = t;
@@ -496,6 +500,100 @@ fn only_dropped(tokens: &[sqlparser::tokenizer::TokenWithSpan]) -> Option<Tokens
             .map(|(_, t)| t.clone())
             .collect(),
     )
+}
+
+/// The type name [`partition_columns_typed`] gives the columns of `PARTITION OF`'s
+/// list: the binder takes such a column for the parent's, with the options given.
+pub const PARTITION_COLUMN_MARK: &str = "\0partition column";
+
+/// `CREATE TABLE ... PARTITION OF parent (a NOT NULL, b WITH OPTIONS DEFAULT 5,
+/// CHECK (...))`: the columns there have no type (they are the parent's), which
+/// sqlparser's grammar requires. The tokens with [`PARTITION_COLUMN_MARK`] as each
+/// column's type, and `WITH OPTIONS` dropped; `None` if there is no such list.
+fn partition_columns_typed(tokens: &[sqlparser::tokenizer::TokenWithSpan]) -> Option<Tokens> {
+    use sqlparser::keywords::Keyword;
+    use sqlparser::tokenizer::{Token, TokenWithSpan, Word};
+    let sig = significant(tokens);
+    let at = |k: usize| sig.get(k).map(|&i| &tokens[i]).and_then(token_keyword);
+    // After PARTITION OF and the parent's name: the list's opening parenthesis.
+    let mut open = None;
+    for k in 0..sig.len() {
+        if at(k) == Some(Keyword::PARTITION) && at(k + 1) == Some(Keyword::OF) {
+            let mut n = k + 2;
+            while matches!(tokens.get(*sig.get(n)?)?.token, Token::Word(_))
+                && matches!(
+                    sig.get(n + 1).map(|&i| &tokens[i].token),
+                    Some(Token::Period)
+                )
+            {
+                n += 2;
+            }
+            if matches!(
+                sig.get(n + 1).map(|&i| &tokens[i].token),
+                Some(Token::LParen)
+            ) {
+                open = Some(n + 1);
+            }
+            break;
+        }
+    }
+    let open = open?;
+    let mut out: Vec<TokenWithSpan> = tokens[..=sig[open]].to_vec();
+    let mut depth = 0;
+    let mut element_start = true;
+    let mut k = open + 1;
+    let mut last = sig[open];
+    while k < sig.len() {
+        let t = &tokens[sig[k]];
+        // Whitespace between the last significant token and this one.
+        out.extend_from_slice(&tokens[last + 1..sig[k]]);
+        last = sig[k];
+        match &t.token {
+            Token::LParen => depth += 1,
+            Token::RParen if depth == 0 => {
+                out.extend_from_slice(&tokens[sig[k]..]);
+                return Some(out);
+            }
+            Token::RParen => depth -= 1,
+            Token::Comma if depth == 0 => {
+                out.push(t.clone());
+                element_start = true;
+                k += 1;
+                continue;
+            }
+            _ => {}
+        }
+        let constraint = matches!(
+            at(k),
+            Some(
+                Keyword::CONSTRAINT
+                    | Keyword::CHECK
+                    | Keyword::PRIMARY
+                    | Keyword::UNIQUE
+                    | Keyword::FOREIGN
+                    | Keyword::EXCLUDE
+                    | Keyword::LIKE
+            )
+        );
+        out.push(t.clone());
+        if element_start && depth == 0 && !constraint && matches!(t.token, Token::Word(_)) {
+            out.push(TokenWithSpan {
+                token: Token::Word(Word {
+                    value: PARTITION_COLUMN_MARK.to_string(),
+                    quote_style: Some('"'),
+                    keyword: Keyword::NoKeyword,
+                }),
+                span: t.span,
+            });
+            if at(k + 1) == Some(Keyword::WITH) && at(k + 2) == Some(Keyword::OPTIONS) {
+                last = sig[k + 2];
+                k += 2;
+            }
+        }
+        element_start = false;
+        k += 1;
+    }
+    None
 }
 
 /// The keyword of a token that is an unquoted word.

@@ -23,7 +23,6 @@ impl Binder<'_> {
             || c.clone.is_some()
             || c.inherits.is_some()
             || (c.for_values.is_some() && c.partition_of.is_none())
-            || (c.partition_of.is_some() && !c.columns.is_empty())
         {
             return Err(PgError::unsupported(format!(
                 "this form of CREATE TABLE (\"{}\")",
@@ -78,36 +77,70 @@ impl Binder<'_> {
         let mut serials = Vec::new();
         let mut foreign_keys: Vec<ast::ForeignKeyConstraint> = Vec::new();
         let mut checks: Vec<ast::CheckConstraint> = Vec::new();
+        let mut named: Vec<String> = Vec::new();
         for def in &c.columns {
             self.check_not_reserved(&def.name)?;
             let cname = ident_name(&def.name);
             super::alter::check_not_system_column(&cname)?;
-            if columns.iter().any(|x| x.name == cname) {
+            if named.contains(&cname)
+                || (partition_of.is_none() && columns.iter().any(|x| x.name == cname))
+            {
                 return Err(PgError::new(
                     SqlState::DUPLICATE_COLUMN,
                     format!("column \"{cname}\" specified more than once"),
                 ));
             }
+            named.push(cname.clone());
+            // `PARTITION OF parent (a NOT NULL, ...)`: options for the parent's column.
+            let inherited = match &def.data_type {
+                ast::DataType::Custom(n, _)
+                    if n.0.len() == 1
+                        && n.to_string().contains(crate::parser::PARTITION_COLUMN_MARK) =>
+                {
+                    match columns.iter().position(|x| !x.dropped && x.name == cname) {
+                        Some(i) => Some(i),
+                        None => {
+                            return Err(PgError::new(
+                                SqlState::UNDEFINED_COLUMN,
+                                format!("column \"{cname}\" does not exist"),
+                            ));
+                        }
+                    }
+                }
+                _ if partition_of.is_some() => {
+                    return Err(PgError::syntax(format!(
+                        "syntax error at or near \"{}\"",
+                        def.data_type
+                    )));
+                }
+                _ => None,
+            };
             let serial = match &def.data_type {
+                _ if inherited.is_some() => None,
                 ast::DataType::Custom(n, mods) if mods.is_empty() && n.0.len() == 1 => {
                     super::sequence::serial_type(n.to_string().to_lowercase().as_str())
                 }
                 _ => None,
             };
-            let ty = match serial {
-                Some(ty) => ty,
-                None => self.bind_type(&def.data_type)?,
+            let (mut col, idx) = match inherited {
+                Some(i) => (columns[i].clone(), i),
+                None => {
+                    let ty = match serial {
+                        Some(ty) => ty,
+                        None => self.bind_type(&def.data_type)?,
+                    };
+                    let col = ColumnDesc {
+                        name: cname,
+                        ty,
+                        not_null: false,
+                        default: None,
+                        identity: None,
+                        dropped: false,
+                        stat_target: None,
+                    };
+                    (col, columns.len())
+                }
             };
-            let mut col = ColumnDesc {
-                name: cname,
-                ty,
-                not_null: false,
-                default: None,
-                identity: None,
-                dropped: false,
-                stat_target: None,
-            };
-            let idx = columns.len();
             let has_default = def
                 .options
                 .iter()
@@ -227,7 +260,11 @@ impl Binder<'_> {
                 serials.push((idx, options));
             }
             col.not_null |= serial.is_some();
-            columns.push(col);
+            if inherited.is_some() {
+                columns[idx] = col;
+            } else {
+                columns.push(col);
+            }
         }
         for tc in &c.constraints {
             let (name, cols, primary) = match tc {

@@ -173,7 +173,17 @@ impl Binder<'_> {
                         return self.bind_scalar_function(f, Vec::new());
                     }
                 }
-                self.bind_column(None, id, cx)
+                // A reserved word is no column name in PostgreSQL's grammar
+                // (`SELECT only FROM t`), where sqlparser's takes it for one.
+                self.bind_column(None, id, cx).map_err(|e| {
+                    match (
+                        e.code == SqlState::UNDEFINED_COLUMN,
+                        self.check_not_reserved(id),
+                    ) {
+                        (true, Err(syntax)) => syntax,
+                        _ => e,
+                    }
+                })
             }
             A::CompoundIdentifier(parts) => match parts.as_slice() {
                 [t, c] => self.bind_column(Some(t), c, cx),
