@@ -111,6 +111,8 @@ impl SqlState {
     pub const ADMIN_SHUTDOWN: SqlState = SqlState("57P01");
     /// Too many buffers pinned at once.
     pub const CONFIGURATION_LIMIT_EXCEEDED: SqlState = SqlState("53400");
+    /// `max_connections` sessions exist already.
+    pub const TOO_MANY_CONNECTIONS: SqlState = SqlState("53300");
     /// A program limit such as the largest row that fits on a page.
     pub const PROGRAM_LIMIT_EXCEEDED: SqlState = SqlState("54000");
     /// `stack depth limit exceeded`: a statement nested too deeply.

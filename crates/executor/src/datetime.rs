@@ -253,6 +253,8 @@ pub(crate) fn eval_func(clock: &SessionClock, f: ScalarFunc, args: &[Value]) -> 
         | F::SetVal
         | F::LastVal
         | F::GenRandomUuid
+        | F::PgCancelBackend
+        | F::PgTerminateBackend
         | F::Random
         | F::PgGetUserById
         | F::PgTableIsVisible

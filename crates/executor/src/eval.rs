@@ -556,6 +556,7 @@ fn eval_func(s: &Session, f: ScalarFunc, args: Vec<Value>, ty: &DataType) -> PgR
             })
         }
         ScalarFunc::Random => Ok(Value::Float8(rand::random::<f64>())),
+        ScalarFunc::PgCancelBackend | ScalarFunc::PgTerminateBackend => signal_backend(f, &args, s),
         ScalarFunc::GenRandomUuid => {
             let mut u: [u8; 16] = rand::random();
             // RFC 4122 version 4, variant 10xx, as PostgreSQL's gen_random_uuid.
@@ -669,6 +670,46 @@ fn partition_of_row(s: &Session, args: &[Value]) -> PgResult<Value> {
         Some(leaf) => Value::Oid(leaf.oid),
         None => Value::Null,
     })
+}
+
+/// `pg_cancel_backend(pid)`, `pg_terminate_backend(pid [, timeout])`: false if there is
+/// no such session (PostgreSQL warns too). A termination with a timeout waits, up to it,
+/// for the session to go, as PostgreSQL 14+ does.
+fn signal_backend(f: ScalarFunc, args: &[Value], s: &Session) -> PgResult<Value> {
+    use txn::activity::Signal;
+    let Some(pid) = args.first().and_then(Value::as_i64) else {
+        return Ok(Value::Null);
+    };
+    let timeout = args.get(1).and_then(Value::as_i64).unwrap_or(0);
+    if timeout < 0 {
+        return Err(PgError::new(
+            SqlState::INVALID_PARAMETER_VALUE,
+            "\"timeout\" must not be negative",
+        ));
+    }
+    let signal = match f {
+        ScalarFunc::PgCancelBackend => Signal::Cancel,
+        _ => Signal::Terminate,
+    };
+    let manager = s.tx.manager();
+    let Ok(pid) = u32::try_from(pid) else {
+        return Ok(Value::Bool(false));
+    };
+    if !manager.signal_backend(pid, signal, None) {
+        return Ok(Value::Bool(false));
+    }
+    if signal == Signal::Terminate && timeout > 0 && pid != s.info.backend_pid {
+        let until = std::time::Instant::now() + std::time::Duration::from_millis(timeout as u64);
+        let gone = || !manager.activity().sessions().iter().any(|b| b.pid() == pid);
+        while !gone() {
+            if std::time::Instant::now() >= until {
+                return Ok(Value::Bool(false));
+            }
+            s.tx.check_statement_timeout()?;
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+    }
+    Ok(Value::Bool(true))
 }
 
 /// The values of partition key `key` for `row` (its table's columns), its expressions

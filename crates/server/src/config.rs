@@ -12,6 +12,7 @@
 //!                                 # directory is created (a power of two, >= 64 KiB)
 //! autovacuum = true               # vacuum tables in the background as rows change
 //! autovacuum_naptime_ms = 1000    # how often the worker looks for tables to vacuum
+//! max_connections = 100           # sessions at once; the next client gets 53300
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -30,7 +31,11 @@ pub struct Config {
     pub wal_segment_size: u64,
     pub autovacuum: bool,
     pub autovacuum_naptime_ms: u64,
+    pub max_connections: usize,
 }
+
+/// PostgreSQL's default `max_connections`.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 100;
 
 impl Default for Config {
     fn default() -> Config {
@@ -44,6 +49,7 @@ impl Default for Config {
             wal_segment_size: storage::xlog::DEFAULT_WAL_SEGMENT_SIZE,
             autovacuum: true,
             autovacuum_naptime_ms: 1000,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
         }
     }
 }

@@ -466,6 +466,7 @@ impl Session {
                     }),
                 };
             };
+            self.tx.clear_cancel();
             self.activity.status().start_query(&portal.sql);
             let mut params = BoundParams {
                 types: &portal.param_types,

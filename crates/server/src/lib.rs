@@ -100,6 +100,8 @@ pub struct Database {
     sequences: access::sequence::Sequences,
     /// Plans made since startup (`Database::plan`).
     plans_made: std::sync::atomic::AtomicU64,
+    /// Sessions at once; the next client gets 53300 (`max_connections`).
+    max_connections: usize,
     /// `postmaster.pid`, locked while this database is open ([`lock_data_dir`]).
     _lock: std::fs::File,
 }
@@ -265,6 +267,7 @@ impl Database {
             activity: parking_lot::Mutex::new(std::collections::HashMap::new()),
             sequences: access::sequence::Sequences::new(),
             plans_made: std::sync::atomic::AtomicU64::new(0),
+            max_connections: config.max_connections,
             _lock: lock,
         })
     }
@@ -1393,6 +1396,16 @@ impl Backend for Database {
 
     fn new_session(db: &Arc<Database>) -> session::Session {
         session::Session::new(db.clone())
+    }
+
+    /// A CancelRequest: cancel session `pid`'s statement if `key` is its own; else
+    /// nothing (the client is told nothing either way, as in PostgreSQL).
+    fn cancel_request(&self, pid: i32, key: i32) {
+        let sent = u32::try_from(pid).is_ok_and(|pid| {
+            self.txns
+                .signal_backend(pid, txn::activity::Signal::Cancel, Some(key))
+        });
+        tracing::debug!(pid, sent, "cancel request");
     }
 }
 

@@ -60,6 +60,8 @@ pub struct Session {
     reg_catalog: Option<Arc<executor::session::SnapshotRegCatalog>>,
     /// This session in `pg_stat_activity`.
     pub(crate) activity: txn::activity::Registration,
+    /// Wakes the connection waiting for its client when the session is to end.
+    end_notify: Arc<tokio::sync::Notify>,
     /// Prepared statements by name ("" is the unnamed one): `extended`.
     pub(crate) statements: HashMap<String, Prepared>,
     /// Portals by name ("" is the unnamed one).
@@ -340,9 +342,23 @@ impl Session {
         let backend = db.next_backend.fetch_add(1, Ordering::Relaxed);
         let tx = Tx::new(db.txns().clone(), backend);
         let activity = db.txns().activity().register(backend);
+        // Cancels and ends other sessions ask of this one reach its checks for
+        // interrupts and its lock waits; an end wakes its connection if it is idle.
+        let interrupts = activity.status().interrupts().clone();
+        tx.set_interrupts(interrupts.clone());
+        let end_notify = Arc::new(tokio::sync::Notify::new());
+        let wake = end_notify.clone();
+        interrupts.set_waker(Box::new(move || wake.notify_one()));
         let settings = Arc::new(Mutex::new(Settings::default()));
+        if db.max_connections != crate::config::DEFAULT_MAX_CONNECTIONS {
+            settings.lock().from_server(
+                Setting::MAX_CONNECTIONS,
+                Val::Int(db.max_connections as i64),
+            );
+        }
         Session {
             activity,
+            end_notify,
             db,
             tx,
             explicit: false,
@@ -1154,6 +1170,7 @@ impl Drop for Session {
 
 impl wire::Session for Session {
     fn execute_simple(&mut self, sql_text: &str) -> Vec<StatementOutcome> {
+        self.tx.clear_cancel();
         self.activity.status().start_query(sql_text);
         let out = self.execute_string(sql_text);
         self.set_idle_state();
@@ -1259,6 +1276,34 @@ impl wire::Session for Session {
         let name =
             Setting::APPLICATION_NAME.format(self.settings.lock().get(Setting::APPLICATION_NAME));
         self.activity.status().set_application_name(&name);
+    }
+
+    fn backend_key(&self) -> (i32, i32) {
+        let status = self.activity.status();
+        (status.pid() as i32, status.interrupts().secret)
+    }
+
+    /// PostgreSQL's refusal past `max_connections` (every Myriad user is a superuser,
+    /// so none of the connections are reserved).
+    fn refusal(&self) -> Option<PgError> {
+        (self.db.txns().activity().count() > self.db.max_connections).then(|| {
+            PgError::fatal(
+                SqlState::TOO_MANY_CONNECTIONS,
+                "sorry, too many clients already",
+            )
+        })
+    }
+
+    fn terminating(&self) -> Option<PgError> {
+        self.activity
+            .status()
+            .interrupts()
+            .terminating()
+            .then(txn::xact::terminated)
+    }
+
+    fn end_notify(&self) -> Option<Arc<tokio::sync::Notify>> {
+        Some(self.end_notify.clone())
     }
 
     fn transaction_status(&self) -> TxStatus {

@@ -83,6 +83,9 @@ enum Kind {
     FloatDigits,
     /// `search_path`: a list of schema names, kept as given.
     SearchPath,
+    /// `max_connections`: the server's, fixed when it starts (each session is given it:
+    /// [`Settings::from_server`]).
+    MaxConnections,
 }
 
 /// The `TimeZone` a session starts with: what PostgreSQL 15's initdb picks on a host whose
@@ -588,6 +591,15 @@ const DEFS: &[Def] = &[
         kind: Kind::Bool,
         default: Val::Bool(false),
     },
+    Def {
+        name: "max_connections",
+        category: "Connections and Authentication / Connection Settings",
+        short_desc: "Sets the maximum number of concurrent connections.",
+        extra_desc: None,
+        context: "postmaster",
+        kind: Kind::MaxConnections,
+        default: Val::Int(crate::config::DEFAULT_MAX_CONNECTIONS as i64),
+    },
 ];
 
 /// `application_name` as PostgreSQL stores it: truncated to 63 bytes, every byte outside
@@ -666,6 +678,8 @@ impl Setting {
     /// Kept and shown: Myriad makes no Memoize nodes.
     pub const ENABLE_MEMOIZE: Setting = Setting(41);
     pub const ENABLE_PARTITIONWISE_AGGREGATE: Setting = Setting(42);
+    /// The server's limit on sessions (SHOW only).
+    pub const MAX_CONNECTIONS: Setting = Setting(43);
 
     /// The settings a client is told of (ParameterStatus) when their values change, as
     /// PostgreSQL 15 reports them (`GUC_REPORT`), with the values announced at startup.
@@ -857,6 +871,13 @@ impl Setting {
                 SqlState::CANT_CHANGE_RUNTIME_PARAM,
                 format!("parameter \"{}\" cannot be changed", d.name),
             )),
+            Kind::MaxConnections => Err(PgError::new(
+                SqlState::CANT_CHANGE_RUNTIME_PARAM,
+                format!(
+                    "parameter \"{}\" cannot be changed without restarting the server",
+                    d.name
+                ),
+            )),
             Kind::FloatDigits => {
                 let n: i64 = text.trim().parse().map_err(|_| {
                     PgError::new(
@@ -920,6 +941,7 @@ impl Setting {
                 None,
                 value.parse().ok().and_then(|n: i64| ints(n, n)),
             ),
+            Kind::MaxConnections => ("integer", None, ints(1, 262143)),
             _ => ("string", None, None),
         };
         SettingRow {
@@ -1307,6 +1329,8 @@ pub fn parse_options(options: &str) -> (Vec<(String, String)>, Vec<String>) {
 pub enum Source {
     /// Never set.
     Default,
+    /// The server's configuration (`max_connections`).
+    Server,
     /// The client's startup packet.
     Client,
     /// SET, SET LOCAL or set_config.
@@ -1317,6 +1341,7 @@ impl Source {
     fn name(self) -> &'static str {
         match self {
             Source::Default => "default",
+            Source::Server => "configuration file",
             Source::Client => "client",
             Source::Session => "session",
         }
@@ -1522,6 +1547,13 @@ impl Settings {
 
     /// A value from the client's startup packet: the session starts with it, and RESET
     /// goes back to it.
+    /// A value the server's configuration gives setting `s` (`max_connections`).
+    pub fn from_server(&mut self, s: Setting, v: Val) {
+        self.session[s.0] = v.clone();
+        self.sources[s.0] = Source::Server;
+        self.reset[s.0] = (v, Source::Server);
+    }
+
     pub fn startup(&mut self, s: Setting, v: Val) {
         self.changes += 1;
         self.session[s.0] = v.clone();

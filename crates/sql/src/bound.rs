@@ -163,6 +163,11 @@ pub enum ScalarFunc {
     LastVal,
     /// `gen_random_uuid()`: a version 4 UUID from a random source, at each call.
     GenRandomUuid,
+    /// `pg_cancel_backend(pid)`: cancel that session's statement.
+    PgCancelBackend,
+    /// `pg_terminate_backend(pid [, timeout])`: end that session (waiting up to
+    /// `timeout` ms for it to go).
+    PgTerminateBackend,
     /// `random()`: a double precision value in [0, 1), a new one at each call.
     Random,
     /// `pg_get_userbyid(oid)`: the role's name.
@@ -300,6 +305,8 @@ impl ScalarFunc {
                 | F::NextVal
                 | F::SetVal
                 | F::GenRandomUuid
+                | F::PgCancelBackend
+                | F::PgTerminateBackend
                 | F::Random
                 | F::SetConfig
         )
@@ -326,6 +333,8 @@ impl ScalarFunc {
             | F::SetVal
             | F::LastVal
             | F::GenRandomUuid
+            | F::PgCancelBackend
+            | F::PgTerminateBackend
             | F::Random
             | F::MakeTimestampTz
             | F::AtTimeZone

@@ -9,8 +9,77 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use parking_lot::{Mutex, RwLock};
+
+/// What another session (or a client's CancelRequest) may ask of a session: PostgreSQL's
+/// signals to a backend.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Signal {
+    /// Cancel the running statement (57014), if any (`pg_cancel_backend`).
+    Cancel,
+    /// End the session (FATAL 57P01), even while it waits for its client
+    /// (`pg_terminate_backend`).
+    Terminate,
+}
+
+/// A session's flags that other threads set and its own reads where it checks for
+/// interrupts (`Tx::check_for_interrupts`, lock waits).
+pub struct Interrupts {
+    /// Cancel the running statement. The lock manager's waits read it too; the session
+    /// clears it before each statement (a cancel that finds it idle does nothing).
+    pub cancel: Arc<AtomicBool>,
+    /// End the session. Sets `cancel` too, so whatever it waits for gives up.
+    pub terminate: AtomicBool,
+    /// The key a CancelRequest must carry: what the session's BackendKeyData said.
+    pub secret: i32,
+    /// Wakes the session's connection while it waits for its client (to end it).
+    waker: Mutex<Option<Box<dyn Fn() + Send + Sync>>>,
+}
+
+impl std::fmt::Debug for Interrupts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Interrupts")
+            .field("cancel", &self.cancel)
+            .field("terminate", &self.terminate)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Interrupts {
+    /// What wakes the session's connection when it is to end.
+    pub fn set_waker(&self, waker: Box<dyn Fn() + Send + Sync>) {
+        *self.waker.lock() = Some(waker);
+    }
+
+    /// Whether the session is to end.
+    pub fn terminating(&self) -> bool {
+        self.terminate.load(Ordering::Acquire)
+    }
+
+    fn signal(&self, signal: Signal) {
+        if signal == Signal::Terminate {
+            self.terminate.store(true, Ordering::Release);
+        }
+        self.cancel.store(true, Ordering::Release);
+        if signal == Signal::Terminate
+            && let Some(wake) = &*self.waker.lock()
+        {
+            wake();
+        }
+    }
+}
+
+/// A key for a new session's CancelRequests: unpredictable to other clients (the
+/// standard library's randomly seeded hasher over the pid and the clock).
+fn secret_key(pid: u32) -> i32 {
+    use std::hash::BuildHasher;
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    std::collections::hash_map::RandomState::new().hash_one((pid, nanos)) as i32
+}
 
 /// `pg_stat_activity.state`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,11 +115,17 @@ struct Current {
 pub struct BackendStatus {
     pid: u32,
     current: Mutex<Current>,
+    interrupts: Arc<Interrupts>,
 }
 
 impl BackendStatus {
     pub fn pid(&self) -> u32 {
         self.pid
+    }
+
+    /// The flags other sessions set to cancel or end this one.
+    pub fn interrupts(&self) -> &Arc<Interrupts> {
+        &self.interrupts
     }
 
     /// A query starts.
@@ -114,6 +189,12 @@ impl Activity {
                 query: String::new(),
                 application_name: String::new(),
             }),
+            interrupts: Arc::new(Interrupts {
+                cancel: Arc::new(AtomicBool::new(false)),
+                terminate: AtomicBool::new(false),
+                secret: secret_key(pid),
+                waker: Mutex::new(None),
+            }),
         });
         self.backends.write().insert(pid, status.clone());
         Registration {
@@ -125,5 +206,24 @@ impl Activity {
     /// Every session, by pid.
     pub fn sessions(&self) -> Vec<Arc<BackendStatus>> {
         self.backends.read().values().cloned().collect()
+    }
+
+    /// How many sessions there are.
+    pub fn count(&self) -> usize {
+        self.backends.read().len()
+    }
+
+    /// Send `signal` to session `pid`; with `key`, only if it is the session's (a
+    /// CancelRequest). False if there is no such session (or the key is wrong). The
+    /// caller wakes the session's lock wait, if any (`LockManager::interrupt`).
+    pub fn signal(&self, pid: u32, signal: Signal, key: Option<i32>) -> bool {
+        let Some(status) = self.backends.read().get(&pid).cloned() else {
+            return false;
+        };
+        if key.is_some_and(|k| k != status.interrupts.secret) {
+            return false;
+        }
+        status.interrupts.signal(signal);
+        true
     }
 }

@@ -183,6 +183,21 @@ impl TxnManager {
         &self.activity
     }
 
+    /// Send `signal` to session `pid` (with `key`: only if it is the session's), waking
+    /// it if it waits for a lock. False if there is no such session.
+    pub fn signal_backend(
+        &self,
+        pid: u32,
+        signal: crate::activity::Signal,
+        key: Option<i32>,
+    ) -> bool {
+        let sent = self.activity.signal(pid, signal, key);
+        if sent {
+            self.locks().interrupt(pid);
+        }
+        sent
+    }
+
     /// The oldest snapshot xmin session `backend` holds (`pg_stat_activity.backend_xmin`).
     pub fn xmin_of(&self, backend: u32) -> Option<Xid> {
         self.procs.lock().xmins.get(&backend).copied()

@@ -98,8 +98,18 @@ pub struct Tx {
     wait: Cell<WaitPolicy>,
     /// Calls of `check_for_interrupts` since it last read the clock.
     interrupt_ticks: Cell<u32>,
+    /// What other sessions set to cancel this one's statement or end it.
+    interrupts: std::cell::OnceCell<Arc<crate::activity::Interrupts>>,
     /// The last final status looked up (a scan asks about the same id over and over).
     status_cache: Cell<(Xid, XidStatus)>,
+}
+
+/// PostgreSQL's error for a session `pg_terminate_backend` ends.
+pub fn terminated() -> PgError {
+    PgError::fatal(
+        SqlState::ADMIN_SHUTDOWN,
+        "terminating connection due to administrator command",
+    )
 }
 
 fn no_savepoint(name: &str) -> PgError {
@@ -118,6 +128,7 @@ impl Tx {
             locks: RefCell::new(locks),
             wait: Cell::new(WaitPolicy::BLOCK),
             interrupt_ticks: Cell::new(0),
+            interrupts: std::cell::OnceCell::new(),
             mgr,
             backend,
             inner: RefCell::new(Inner {
@@ -465,10 +476,48 @@ impl Tx {
         self.wait.set(wait);
     }
 
+    /// The flags other sessions set to cancel this session's statements or end it: its
+    /// checks for interrupts and its lock waits read them from now on.
+    pub fn set_interrupts(&self, interrupts: Arc<crate::activity::Interrupts>) {
+        self.locks
+            .borrow_mut()
+            .set_cancel(Arc::clone(&interrupts.cancel));
+        let _ = self.interrupts.set(interrupts);
+    }
+
+    /// Forget a cancel that came while no statement ran (before the next one starts).
+    pub fn clear_cancel(&self) {
+        if let Some(i) = self.interrupts.get()
+            && !i.terminating()
+        {
+            i.cancel.store(false, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+
+    /// The error for a cancel or an end asked of this session, if one was.
+    fn interrupted(&self) -> Option<PgError> {
+        let i = self.interrupts.get()?;
+        if !i.cancel.load(std::sync::atomic::Ordering::Relaxed) {
+            return None;
+        }
+        Some(if i.terminating() {
+            terminated()
+        } else {
+            PgError::new(
+                SqlState::QUERY_CANCELED,
+                "canceling statement due to user request",
+            )
+        })
+    }
+
     /// Fails with 57014 if the statement's `statement_timeout` has passed, reading the
-    /// clock now: for the end of a step that has no loop over rows to check it, such as
-    /// planning (whose every search is bounded, so it ends).
+    /// clock now, or if the statement was canceled (57014) or the session is to end
+    /// (FATAL 57P01): for the end of a step that has no loop over rows to check it, such
+    /// as planning (whose every search is bounded, so it ends).
     pub fn check_statement_timeout(&self) -> PgResult<()> {
+        if let Some(e) = self.interrupted() {
+            return Err(e);
+        }
         match self.wait.get().statement_deadline {
             Some(deadline) if std::time::Instant::now() >= deadline => Err(PgError::new(
                 SqlState::QUERY_CANCELED,
@@ -479,8 +528,12 @@ impl Tx {
     }
 
     /// Called by loops over rows: fails with 57014 once the statement's
-    /// `statement_timeout` has passed. Reads the clock only every 1024th call.
+    /// `statement_timeout` has passed (read from the clock only every 1024th call) or it
+    /// was canceled, and with FATAL 57P01 if the session is to end.
     pub fn check_for_interrupts(&self) -> PgResult<()> {
+        if let Some(e) = self.interrupted() {
+            return Err(e);
+        }
         let ticks = self.interrupt_ticks.get().wrapping_add(1);
         self.interrupt_ticks.set(ticks);
         if !ticks.is_multiple_of(1024) {

@@ -42,7 +42,6 @@ use pgwire::api::results::Response;
 use pgwire::api::store::PortalStore;
 use pgwire::api::{
     ClientInfo, ClientPortalStore, DefaultClient, PgWireConnectionState, PgWireServerHandlers,
-    PidSecretKeyGenerator, RandomPidSecretKeyGenerator,
 };
 use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
 use pgwire::messages::copy::{CopyData, CopyDone, CopyInResponse, CopyOutResponse};
@@ -57,6 +56,7 @@ use pgwire::messages::response::{
     ReadyForQuery, SslResponse, TransactionStatus,
 };
 use pgwire::messages::simplequery::Query;
+use pgwire::messages::startup::SecretKey;
 use pgwire::messages::{
     DecodeContext, PgWireBackendMessage, PgWireFrontendMessage, ProtocolVersion,
 };
@@ -224,6 +224,29 @@ pub trait Session: Send + 'static {
     /// The startup packet's parameters (`user`, `database`, `application_name`, and any
     /// setting a client sends there), once the connection is ready for queries.
     fn startup_parameters(&mut self, _params: &HashMap<String, String>) {}
+
+    /// The process id and secret key BackendKeyData announces: what a CancelRequest for
+    /// this session carries ([`Backend::cancel_request`]).
+    fn backend_key(&self) -> (i32, i32) {
+        (0, 0)
+    }
+
+    /// Why the connection may not start (FATAL, such as 53300 past `max_connections`).
+    fn refusal(&self) -> Option<PgError> {
+        None
+    }
+
+    /// The FATAL error that ends the connection once the session was asked to end
+    /// (`pg_terminate_backend`): looked at after each message, and when
+    /// [`Session::end_notify`] wakes the connection waiting for its client.
+    fn terminating(&self) -> Option<PgError> {
+        None
+    }
+
+    /// Notified when the session is asked to end.
+    fn end_notify(&self) -> Option<Arc<tokio::sync::Notify>> {
+        None
+    }
 }
 
 /// What goes before ReadyForQuery: a ParameterStatus per changed setting; then the
@@ -248,6 +271,9 @@ pub trait Backend: Send + Sync + 'static {
 
     /// A session for a new connection.
     fn new_session(backend: &Arc<Self>) -> Self::Session;
+
+    /// A CancelRequest for session `pid` with secret `key` (no reply is sent).
+    fn cancel_request(&self, _pid: i32, _key: i32) {}
 }
 
 /// The pgwire handlers for one server: shared by all its connections.
@@ -275,11 +301,18 @@ impl<B: Backend> PgWireServerHandlers for Handlers<B> {
     }
 
     fn startup_handler(&self) -> Arc<impl StartupHandler> {
-        Arc::new(Startup)
+        Arc::new(Startup {
+            key: (0, 0),
+            refusal: None,
+        })
     }
 }
 
-struct Startup;
+/// A connection's startup: its session's BackendKeyData, or the FATAL error refusing it.
+struct Startup {
+    key: (i32, i32),
+    refusal: Option<PgError>,
+}
 
 /// PostgreSQL 15's ParameterStatus values, as captured from a real server.
 struct Parameters;
@@ -331,16 +364,16 @@ impl StartupHandler for Startup {
         if let PgWireFrontendMessage::Startup(ref startup) = message {
             protocol_negotiation(client, startup).await?;
             save_startup_parameters_to_metadata(client, startup);
-            let (pid, key) = PIDS.generate(client);
-            client.set_pid_and_secret_key(pid, key);
+            if let Some(e) = &self.refusal {
+                return Err(wire_error(e));
+            }
+            let (pid, key) = self.key;
+            client.set_pid_and_secret_key(pid, SecretKey::I32(key));
             finish_authentication(client, &Parameters).await?;
         }
         Ok(())
     }
 }
-
-static PIDS: std::sync::LazyLock<RandomPidSecretKeyGenerator> =
-    std::sync::LazyLock::new(RandomPidSecretKeyGenerator::default);
 
 struct QueryHandler<B: Backend> {
     /// Only this connection's thread uses it; the mutex is never contended.
@@ -434,7 +467,17 @@ impl<B: Backend> SimpleQueryHandler for QueryHandler<B> {
             // The connection has its own thread (`spawn_connection_thread`): running the
             // statements right here blocks only this connection, and costs no hand-off
             // to another thread and back.
-            let outcomes = self.session.lock().execute_simple(&query.query);
+            let mut outcomes = self.session.lock().execute_simple(&query.query);
+            // The session is to end: what its statements did goes out, but for the one
+            // that was stopped, whose error is the FATAL one that ends the connection.
+            let terminating = self.session.lock().terminating();
+            if let Some(fatal) = terminating {
+                if outcomes.last().is_some_and(|o| o.result.is_err()) {
+                    outcomes.pop();
+                }
+                send_outcomes(client, outcomes).await?;
+                return Err(wire_error(&fatal));
+            }
             if send_outcomes(client, outcomes).await? {
                 return Ok(());
             }
@@ -702,6 +745,11 @@ where
             }
         }
         Err(e) => {
+            // The session is to end: its FATAL error goes instead (`run_connection`).
+            let terminating = session.lock().terminating().is_some();
+            if terminating {
+                return Ok(());
+            }
             client.feed(error_response(&e)).await?;
             client.set_state(PgWireConnectionState::AwaitingSync);
         }
@@ -831,8 +879,15 @@ async fn run_connection<B: Backend>(
     );
     client.set_state(PgWireConnectionState::AwaitingStartup);
 
-    let startup = handlers.startup_handler();
     let simple = handlers.query_handler();
+    let startup = {
+        let session = simple.session.lock();
+        Arc::new(Startup {
+            key: session.backend_key(),
+            refusal: session.refusal(),
+        })
+    };
+    let end_notify = simple.session.lock().end_notify();
     let extended = handlers.extended_query_handler();
     let copy = handlers.copy_handler();
     let cancel = handlers.cancel_handler();
@@ -885,7 +940,18 @@ async fn run_connection<B: Backend>(
                         .send(PgWireBackendMessage::GssEncResponse(GssEncResponse::Refuse))
                         .await?;
                 }
-                frame::StartupKind::Cancel => return Ok(false),
+                frame::StartupKind::Cancel => {
+                    let word = |at: usize| {
+                        i32::from_be_bytes([
+                            packet[at],
+                            packet[at + 1],
+                            packet[at + 2],
+                            packet[at + 3],
+                        ])
+                    };
+                    handlers.backend.cancel_request(word(8), word(12));
+                    return Ok(false);
+                }
                 frame::StartupKind::Startup => {
                     let mut ctx = DecodeContext::new(ProtocolVersion::default());
                     ctx.awaiting_frontend_ssl = false;
@@ -915,20 +981,36 @@ async fn run_connection<B: Backend>(
     ctx.awaiting_frontend_ssl = false;
     ctx.awaiting_frontend_startup = false;
     loop {
+        // Asked to end (`pg_terminate_backend`) by now, or while waiting for the client.
+        let terminating = simple.session.lock().terminating();
+        if let Some(e) = terminating {
+            send_fatal(&mut client, &e).await;
+            return Ok(());
+        }
         let idle_timeout = simple.session.lock().idle_timeout();
-        let next = match idle_timeout {
-            None => reader.next_message().await,
-            Some(t) => match tokio::time::timeout(t, reader.next_message()).await {
-                Ok(next) => next,
-                Err(_) => {
-                    let e = PgError::fatal(
-                        common::error::SqlState::IDLE_IN_TRANSACTION_SESSION_TIMEOUT,
-                        "terminating connection due to idle-in-transaction timeout",
-                    );
-                    send_fatal(&mut client, &e).await;
-                    return Ok(());
-                }
-            },
+        let read = async {
+            match idle_timeout {
+                None => Some(reader.next_message().await),
+                Some(t) => tokio::time::timeout(t, reader.next_message()).await.ok(),
+            }
+        };
+        let ended = async {
+            match &end_notify {
+                Some(n) => n.notified().await,
+                None => std::future::pending().await,
+            }
+        };
+        let next = tokio::select! {
+            next = read => next,
+            () = ended => continue,
+        };
+        let Some(next) = next else {
+            let e = PgError::fatal(
+                common::error::SqlState::IDLE_IN_TRANSACTION_SESSION_TIMEOUT,
+                "terminating connection due to idle-in-transaction timeout",
+            );
+            send_fatal(&mut client, &e).await;
+            return Ok(());
         };
         let (ty, mut message) = match next {
             Ok(Some(m)) => m,

@@ -1557,6 +1557,28 @@ impl Binder<'_> {
                 ExprKind::Func(ScalarFunc::GenRandomUuid, Vec::new()),
                 DataType::Uuid,
             )),
+            // pg_cancel_backend(integer), pg_terminate_backend(integer, bigint DEFAULT 0).
+            ("pg_cancel_backend", 1) | ("pg_terminate_backend", 1 | 2) => {
+                let integer = |a: &Expr| a.ty.is_integer() || a.ty == DataType::Unknown;
+                if !args.iter().all(integer) || (args.len() == 1 && args[0].ty == DataType::Int8) {
+                    return Err(undefined_function(name, &args));
+                }
+                let f = if name == "pg_cancel_backend" {
+                    ScalarFunc::PgCancelBackend
+                } else {
+                    ScalarFunc::PgTerminateBackend
+                };
+                let mut it = args.into_iter();
+                let mut out = vec![self.coerce(
+                    it.next().expect("one argument"),
+                    &DataType::Int4,
+                    CastContext::Implicit,
+                )?];
+                if let Some(timeout) = it.next() {
+                    out.push(self.coerce(timeout, &DataType::Int8, CastContext::Implicit)?);
+                }
+                Ok(Expr::new(ExprKind::Func(f, out), DataType::Bool))
+            }
             ("pg_backend_pid", 0) => Ok(Expr::new(
                 ExprKind::Const(Value::Int4(self.session.backend_pid as i32)),
                 DataType::Int4,
