@@ -466,7 +466,7 @@ impl Database {
             if v.verbose {
                 notices.push(PgError::info(format!("vacuuming \"public.{}\"", t.name)));
             }
-            let s = self.vacuum_one(&t)?;
+            let s = self.vacuum_one(&t, tx)?;
             if v.verbose {
                 notices.push(PgError::info(format!(
                     "finished vacuuming \"public.{}\": index scans: {}\n\
@@ -543,7 +543,7 @@ impl Database {
             return Ok(true);
         }
         if vacuum {
-            self.vacuum_one(&t)?;
+            self.vacuum_one(&t, tx)?;
         } else {
             self.analyze_one(
                 &t,
@@ -558,10 +558,10 @@ impl Database {
     fn vacuum_one(
         &self,
         t: &catalog::TableDesc,
+        tx: &txn::Tx,
     ) -> PgResult<executor::commands::vacuum::VacuumStats> {
         let changes_before = self.activity.lock().get(&t.oid).map_or(0, |a| a.changes);
-        let stats =
-            executor::commands::vacuum::vacuum_table(&self.pool, &self.roots, &self.txns, t)?;
+        let stats = executor::commands::vacuum::vacuum_table(&self.pool, &self.roots, tx, t)?;
         tracing::debug!(table = %t.name, ?stats, "vacuumed");
         // As PostgreSQL's VACUUM, record the table's size and rows (the versions left),
         // keeping what ANALYZE found of its columns.
@@ -614,7 +614,6 @@ impl Database {
             .lock()
             .get(&t.oid)
             .map_or(0, |a| a.changes_since_analyze);
-        let mine = |x| tx.is_mine(x);
         let stats = if t.partition_key.is_some() {
             // Sampled from its leaves (locked with it by `maintain`'s list).
             let leaves: Vec<_> = self
@@ -624,11 +623,9 @@ impl Database {
                 .into_iter()
                 .filter(|l| l.partition_key.is_none())
                 .collect();
-            executor::commands::analyze::analyze_partitioned(
-                &self.pool, &self.txns, &mine, t, &leaves, &targets,
-            )?
+            executor::commands::analyze::analyze_partitioned(&self.pool, tx, t, &leaves, &targets)?
         } else {
-            executor::commands::analyze::analyze_table(&self.pool, &self.txns, &mine, t, &targets)?
+            executor::commands::analyze::analyze_table(&self.pool, tx, t, &targets)?
         };
         tracing::debug!(table = %t.name, pages = stats.pages_scanned, rows = stats.sample_rows, "analyzed");
         let mut rel = stats.rel.clone();

@@ -250,3 +250,26 @@ async fn past_max_connections_clients_are_refused_and_the_others_go_on() {
     let admitted = admitted.expect("a place came free");
     assert_eq!(value(&admitted, "SELECT 1").await, "1");
 }
+
+/// CREATE INDEX, VACUUM and ANALYZE look for interrupts as they read the table: a
+/// statement timeout (the check a cancel shares) stops each, and the session goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn maintenance_commands_check_for_interrupts() {
+    let (server, _dir) = common::start_without_autovacuum().await;
+    let c = connect(&server).await;
+    exec(&c, "CREATE TABLE m (a int, b text)").await;
+    exec(
+        &c,
+        "INSERT INTO m SELECT g, 'row ' || g FROM generate_series(1, 200000) g",
+    )
+    .await;
+    exec(&c, "DELETE FROM m WHERE a % 2 = 0").await;
+    for sql in ["CREATE INDEX m_a ON m (a)", "VACUUM m", "ANALYZE m"] {
+        exec(&c, "SET statement_timeout = 1").await;
+        let e = c.batch_execute(sql).await.expect_err(sql);
+        assert_eq!(sqlstate(&e), "57014", "{sql}");
+        exec(&c, "RESET statement_timeout").await;
+        c.batch_execute(sql).await.expect(sql);
+    }
+    assert_eq!(value(&c, "SELECT count(*) FROM m WHERE a = 3").await, "1");
+}

@@ -35,7 +35,6 @@ use common::{DataType, PgResult, Value};
 use rand::Rng;
 use storage::BufferPool;
 use storage::page::Page;
-use txn::TxnManager;
 
 /// PostgreSQL's `default_statistics_target`.
 pub const DEFAULT_STATISTICS_TARGET: u32 = 100;
@@ -69,18 +68,17 @@ pub struct AnalyzeStats {
 
 /// ANALYZE one table: sample its pages and rows, count live and dead row versions, and
 /// compute statistics for each column whose target (`targets[i]`, by column position; 0
-/// for none, as for a dropped column) is not 0. `mine`: whether an id is the analyzing
-/// transaction's own (its inserts count as rows, as PostgreSQL counts them). Reads
+/// for none, as for a dropped column) is not 0, in transaction `tx` (its own inserts
+/// count as rows, as PostgreSQL counts them; its checks for interrupts stop it). Reads
 /// copies of the pages; takes no latch while deciding.
 pub fn analyze_table(
     pool: &BufferPool,
-    mgr: &TxnManager,
-    mine: &dyn Fn(txn::Xid) -> bool,
+    tx: &txn::Tx,
     table: &TableDesc,
     targets: &[u32],
 ) -> PgResult<AnalyzeStats> {
     let targrows = sample_size(targets);
-    let (mut stats, rows) = sample_rows(pool, mgr, mine, table, targrows, targets_any(targets))?;
+    let (mut stats, rows) = sample_rows(pool, tx, table, targrows, targets_any(targets))?;
     stats.sample_rows = rows.len() as u64;
     stats.rel = RelStats {
         reltuples: stats.estimated_rows,
@@ -96,8 +94,7 @@ pub fn analyze_table(
 /// pages of its own: `relpages` 0, `reltuples` its partitions' rows.
 pub fn analyze_partitioned(
     pool: &BufferPool,
-    mgr: &TxnManager,
-    mine: &dyn Fn(txn::Xid) -> bool,
+    tx: &txn::Tx,
     parent: &TableDesc,
     leaves: &[std::sync::Arc<TableDesc>],
     targets: &[u32],
@@ -115,7 +112,7 @@ pub fn analyze_partitioned(
             continue;
         }
         let share = ((targrows as f64 * n as f64 / total_pages as f64).round() as u64).max(1);
-        let (s, r) = sample_rows(pool, mgr, mine, leaf, share, targets_any(targets))?;
+        let (s, r) = sample_rows(pool, tx, leaf, share, targets_any(targets))?;
         stats.pages += s.pages;
         stats.pages_scanned += s.pages_scanned;
         stats.live_rows += s.live_rows;
@@ -182,13 +179,13 @@ fn columns_of(
 /// pages, counting its live and dead row versions there.
 fn sample_rows(
     pool: &BufferPool,
-    mgr: &TxnManager,
-    mine: &dyn Fn(txn::Xid) -> bool,
+    tx: &txn::Tx,
     table: &TableDesc,
     targrows: u64,
     want_rows: bool,
 ) -> PgResult<(AnalyzeStats, Vec<SampledRow>)> {
     let nblocks = pool.smgr().nblocks(table.rel)? as u64;
+    let (mgr, mine) = (tx.manager(), |x| tx.is_mine(x));
     let mut rng = rand::rng();
     let blocks = sample_blocks(nblocks, targrows, &mut rng);
     let mut stats = AnalyzeStats {
@@ -200,6 +197,8 @@ fn sample_rows(
     let mut reservoir = Reservoir::new(targrows as usize);
     let mut copy = Box::new([0u8; common::limits::BLCKSZ]);
     for &block in &blocks {
+        // A clock read per page is nothing beside the page's work.
+        tx.check_statement_timeout()?;
         copy.copy_from_slice(&pool.read_buffer(table.rel, block)?.read()[..]);
         let page = Page::new(&copy);
         if page.is_new() {

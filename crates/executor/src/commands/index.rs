@@ -26,6 +26,7 @@ fn index_entries(
     let mut entries = Vec::new();
     let mut live = Vec::new();
     for item in heapam::HeapScan::new(cx.pool, table.rel)? {
+        cx.tx.check_for_interrupts()?;
         let (tid, bytes) = item?;
         let h = access::tuple::header(&bytes)?;
         if visibility::aborted_insert(&h, cx.tx)? {

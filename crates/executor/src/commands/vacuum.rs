@@ -22,7 +22,6 @@ use common::ids::OffsetNumber;
 use common::{ItemPointer, PgResult};
 use storage::page::{LpFlags, Page, PageMut};
 use storage::{BufferPool, Mtr};
-use txn::TxnManager;
 
 /// What one VACUUM of a table did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -38,15 +37,18 @@ pub struct VacuumStats {
 pub fn vacuum_table(
     pool: &BufferPool,
     roots: &RootCache,
-    mgr: &TxnManager,
+    tx: &txn::Tx,
     table: &TableDesc,
 ) -> PgResult<VacuumStats> {
+    let mgr = tx.manager();
     let horizon = mgr.oldest_xmin();
     let mut stats = VacuumStats::default();
     let nblocks = pool.smgr().nblocks(table.rel)?;
     let mut dead: BTreeMap<u32, Vec<OffsetNumber>> = BTreeMap::new();
     let mut copy = Box::new([0u8; common::limits::BLCKSZ]);
     for block in 0..nblocks {
+        // A clock read per page is nothing beside the page's work.
+        tx.check_statement_timeout()?;
         copy.copy_from_slice(&pool.read_buffer(table.rel, block)?.read()[..]);
         stats.pages_scanned += 1;
         let page = Page::new(&copy);
