@@ -1432,15 +1432,22 @@ impl Renderer<'_> {
                 if let Some(m) = stats.and_then(|s| s.memory)
                     && stats.is_some_and(|s| s.executed)
                 {
-                    details.push(format!(
-                        "Sort Method: {}  Memory: {}kB",
-                        if m.top_n {
-                            "top-N heapsort"
-                        } else {
-                            "quicksort"
-                        },
-                        m.peak.div_ceil(1024)
-                    ));
+                    details.push(if m.disk > 0 {
+                        format!(
+                            "Sort Method: external merge  Disk: {}kB",
+                            m.disk.div_ceil(1024)
+                        )
+                    } else {
+                        format!(
+                            "Sort Method: {}  Memory: {}kB",
+                            if m.top_n {
+                                "top-N heapsort"
+                            } else {
+                                "quicksort"
+                            },
+                            m.peak.div_ceil(1024)
+                        )
+                    });
                 }
                 node("Sort".into(), details, vec![child])
             }

@@ -35,12 +35,16 @@ pub struct NodeStats {
 /// What a sort or hash table held, accounted against the memory it may use: `work_mem`
 /// for a sort, `work_mem × hash_mem_multiplier` for a hash table (PostgreSQL's hash_mem).
 /// A hash table's buckets (the keys it holds without growing) and batches (1: it is in
-/// memory); the bytes of its rows and keys now and at most. Nothing spills to disk yet:
-/// past its limit a node still runs in memory, and `peak` shows by how much.
+/// memory); the bytes of its rows and keys now and at most. A sort past its limit writes
+/// sorted runs to temporary files and merges them (`disk`: their bytes); a hash table
+/// does not spill yet: past its limit it still runs in memory, and `peak` shows by how
+/// much.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct MemoryUsage {
     /// A sort kept only a LIMIT's rows, in a heap (`top-N heapsort`).
     pub top_n: bool,
+    /// Bytes a sort wrote to temporary files (`external merge  Disk: NkB`); 0 in memory.
+    pub disk: u64,
     pub buckets: usize,
     pub batches: usize,
     pub bytes: usize,

@@ -46,6 +46,7 @@ pub mod ruleutils;
 pub mod sequence;
 pub mod session;
 pub mod sortkey;
+mod spill;
 mod views;
 
 use catalog::Catalog;

@@ -10,7 +10,10 @@ use std::path::Path;
 /// the crate root's types: `ExecContext`, `StatementResult`). Keep in step with
 /// `crates/executor/README.md`.
 const LAYERS: &[(&str, &[&str])] = &[
-    ("values", &["array", "cast", "datetime", "math", "sortkey"]),
+    (
+        "values",
+        &["array", "cast", "datetime", "math", "sortkey", "spill"],
+    ),
     (
         "session state",
         &["instrument", "reg_catalog", "sequence", "session"],

@@ -331,6 +331,11 @@ impl Database {
     }
 
     /// The transaction manager.
+    /// The server's temporary file space (storage temp rules).
+    pub fn temp_space(&self) -> &Arc<storage::tempfile::TempSpace> {
+        self.pool.smgr().temp()
+    }
+
     pub fn txns(&self) -> &Arc<txn::TxnManager> {
         &self.txns
     }

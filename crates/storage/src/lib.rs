@@ -23,6 +23,7 @@ pub mod mtr;
 pub mod page;
 pub mod simvfs;
 pub mod smgr;
+pub mod tempfile;
 pub mod vfs;
 pub mod xlog;
 

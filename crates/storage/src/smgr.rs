@@ -250,6 +250,8 @@ pub struct Smgr {
     eviction_syncs: AtomicU64,
     /// `open_files.ring.len()`, readable without the mutex.
     open_count: AtomicUsize,
+    /// Temporary files, in `base/pgsql_tmp` (temp rule 1).
+    temp: Arc<crate::tempfile::TempSpace>,
 }
 
 impl Smgr {
@@ -273,7 +275,9 @@ impl Smgr {
                 e,
             )
         })?;
+        let temp = Arc::new(crate::tempfile::TempSpace::open(vfs.clone(), &base_dir)?);
         Ok(Smgr {
+            temp,
             vfs,
             base_dir,
             rels: RwLock::new(HashMap::new()),
@@ -291,6 +295,11 @@ impl Smgr {
             eviction_syncs: AtomicU64::new(0),
             open_count: AtomicUsize::new(0),
         })
+    }
+
+    /// The server's temporary file space.
+    pub fn temp(&self) -> &Arc<crate::tempfile::TempSpace> {
+        &self.temp
     }
 
     /// The bound on open relation files.

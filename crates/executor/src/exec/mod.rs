@@ -490,7 +490,7 @@ fn build_node<'a>(
             input: Some(build(input, env)?),
             keys,
             bound,
-            output: Vec::new().into_iter(),
+            output: sort::Sorted::Memory(Vec::new().into_iter()),
             usage: Default::default(),
             top_n: false,
         }),

@@ -1,6 +1,11 @@
 //! Sort: every input row with its key values, sorted by them (PostgreSQL's quicksort);
 //! under a LIMIT that reads at most `bound` rows, once the input passes twice that
 //! many, only the `bound` smallest are kept, in a heap (PostgreSQL's top-N heapsort).
+//! Past `work_mem`, the rows held are sorted and written out as a run to a temporary
+//! file (`crate::spill`), and the runs are merged at the end, at most as many at once
+//! as `work_mem` has room for a block of each, in passes until one is left, whose rows
+//! come out as the merge makes them (PostgreSQL's external merge sort). Equal keys keep
+//! their input order throughout.
 
 #[allow(unused_imports)]
 use super::*;
@@ -14,7 +19,7 @@ pub(crate) struct SortOp<'a> {
     pub(crate) keys: &'a [SortKey],
     /// The rows a LIMIT above will read at most.
     pub(crate) bound: Option<usize>,
-    pub(crate) output: std::vec::IntoIter<Row>,
+    pub(crate) output: Sorted<'a>,
     /// The rows and keys held, against `work_mem`.
     pub(crate) usage: crate::instrument::MemoryUsage,
     /// Whether the bounded heap was used (EXPLAIN ANALYZE's `top-N heapsort`).
@@ -51,15 +56,89 @@ impl PartialEq for Keyed<'_> {
 
 impl Eq for Keyed<'_> {}
 
-impl SortOp<'_> {
+/// A sort's result: in memory, or the last merge of its runs.
+pub(crate) enum Sorted<'k> {
+    Memory(std::vec::IntoIter<Row>),
+    Merge(Merge<'k>),
+}
+
+/// A merge of sorted runs: the next record of each, smallest on top (ties to the earlier
+/// run, which holds the earlier input).
+pub(crate) struct Merge<'k> {
+    keys: &'k [SortKey],
+    runs: Vec<crate::spill::RunReader>,
+    heads: BinaryHeap<std::cmp::Reverse<Keyed<'k>>>,
+}
+
+impl<'k> Merge<'k> {
+    fn new(keys: &'k [SortKey], mut runs: Vec<crate::spill::RunReader>) -> PgResult<Merge<'k>> {
+        let mut heads = BinaryHeap::with_capacity(runs.len());
+        for (i, run) in runs.iter_mut().enumerate() {
+            if let Some(head) = Self::read(keys, run, i)? {
+                heads.push(std::cmp::Reverse(head));
+            }
+        }
+        Ok(Merge { keys, runs, heads })
+    }
+
+    /// A run's next record as a key and row (`seq`: the run).
+    fn read(
+        keys: &'k [SortKey],
+        run: &mut crate::spill::RunReader,
+        i: usize,
+    ) -> PgResult<Option<Keyed<'k>>> {
+        Ok(run.next()?.map(|mut values| {
+            let row = values.split_off(keys.len());
+            Keyed {
+                keys,
+                key: values,
+                seq: i,
+                row,
+            }
+        }))
+    }
+
+    /// The smallest record left, as its key and row.
+    fn next(&mut self) -> PgResult<Option<Keyed<'k>>> {
+        let Some(std::cmp::Reverse(top)) = self.heads.pop() else {
+            return Ok(None);
+        };
+        if let Some(next) = Self::read(self.keys, &mut self.runs[top.seq], top.seq)? {
+            self.heads.push(std::cmp::Reverse(next));
+        }
+        Ok(Some(top))
+    }
+}
+
+impl<'a> SortOp<'a> {
     fn bytes(k: &Keyed<'_>) -> usize {
         crate::env::row_bytes(&k.key) + crate::env::row_bytes(&k.row)
     }
 
-    fn sort(&mut self, mut input: Box<dyn Operator + '_>) -> PgResult<Vec<Row>> {
+    /// Sort `all` and write it out as a run.
+    fn write_run(
+        &mut self,
+        all: &mut Vec<Keyed<'_>>,
+        runs: &mut Vec<crate::spill::RunReader>,
+    ) -> PgResult<()> {
+        all.sort();
+        let mut run = crate::spill::RunWriter::new(self.env.pool.smgr().temp())?;
+        for k in all.drain(..) {
+            self.env.tx.check_for_interrupts()?;
+            run.push(&[&k.key, &k.row])?;
+        }
+        let run = run.finish()?;
+        self.usage.disk += run.bytes();
+        runs.push(run);
+        self.usage.bytes = 0;
+        Ok(())
+    }
+
+    fn sort(&mut self, mut input: Box<dyn Operator + 'a>) -> PgResult<Sorted<'a>> {
         self.usage.limit = crate::env::work_mem_bytes(&self.env, false);
         let keys = self.keys;
         let mut all: Vec<Keyed> = Vec::new();
+        let mut runs: Vec<crate::spill::RunReader> = Vec::new();
         // The `bound` smallest rows so far, largest on top, once `all` passed 2 x bound.
         let mut heap: Option<BinaryHeap<Keyed>> = None;
         let mut seq = 0;
@@ -91,6 +170,12 @@ impl SortOp<'_> {
                 _ => {
                     self.usage.bytes += Self::bytes(&item);
                     all.push(item);
+                    // Past work_mem, what is held goes out as a sorted run.
+                    if self.bound.is_none() && self.usage.bytes > self.usage.limit {
+                        self.usage.peak = self.usage.peak.max(self.usage.bytes);
+                        self.write_run(&mut all, &mut runs)?;
+                        continue;
+                    }
                     if let Some(bound) = self.bound
                         && all.len() > bound.saturating_mul(2)
                     {
@@ -106,6 +191,12 @@ impl SortOp<'_> {
             }
             self.usage.peak = self.usage.peak.max(self.usage.bytes);
         }
+        if !runs.is_empty() {
+            if !all.is_empty() {
+                self.write_run(&mut all, &mut runs)?;
+            }
+            return Ok(Sorted::Merge(self.merge(runs)?));
+        }
         let sorted = match heap {
             Some(h) => h.into_sorted_vec(),
             None => {
@@ -113,16 +204,51 @@ impl SortOp<'_> {
                 all
             }
         };
-        Ok(sorted.into_iter().map(|k| k.row).collect())
+        Ok(Sorted::Memory(
+            sorted
+                .into_iter()
+                .map(|k| k.row)
+                .collect::<Vec<_>>()
+                .into_iter(),
+        ))
+    }
+
+    /// Merge `runs` down to the last merge: while there are more than `work_mem` has a
+    /// block for each of, merge neighbours in groups of that many into longer runs (in
+    /// order, so ties keep their input order).
+    fn merge(&mut self, mut runs: Vec<crate::spill::RunReader>) -> PgResult<Merge<'a>> {
+        let fan_in = (self.usage.limit / crate::spill::BLOCK).max(6);
+        while runs.len() > fan_in {
+            let mut merged = Vec::with_capacity(runs.len().div_ceil(fan_in));
+            let mut rest = runs.into_iter();
+            loop {
+                let group: Vec<_> = rest.by_ref().take(fan_in).collect();
+                if group.is_empty() {
+                    break;
+                }
+                let mut merge = Merge::new(self.keys, group)?;
+                let mut out = crate::spill::RunWriter::new(self.env.pool.smgr().temp())?;
+                while let Some(k) = merge.next()? {
+                    self.env.tx.check_for_interrupts()?;
+                    out.push(&[&k.key, &k.row])?;
+                }
+                merged.push(out.finish()?);
+            }
+            runs = merged;
+        }
+        Merge::new(self.keys, runs)
     }
 }
 
-impl Operator for SortOp<'_> {
+impl<'a> Operator for SortOp<'a> {
     fn next(&mut self) -> PgResult<Option<Row>> {
         if let Some(input) = self.input.take() {
-            self.output = self.sort(input)?.into_iter();
+            self.output = self.sort(input)?;
         }
-        Ok(self.output.next())
+        match &mut self.output {
+            Sorted::Memory(rows) => Ok(rows.next()),
+            Sorted::Merge(m) => Ok(m.next()?.map(|k| k.row)),
+        }
     }
 
     fn memory(&self) -> Option<crate::instrument::MemoryUsage> {

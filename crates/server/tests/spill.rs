@@ -1,0 +1,72 @@
+//! Sorts past `work_mem` go to temporary files (issue 30, storage temp rules): EXPLAIN
+//! ANALYZE says so, the files are gone when the query ends (done, failed or canceled),
+//! and a restart empties the directory of what a crash would leave.
+
+mod common;
+
+use common::{connect, exec, rows, sqlstate, tiny_pool_config};
+use myriad_server::Server;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sort_spills_and_its_files_go_with_the_query() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = tiny_pool_config(dir.path());
+    let server = Server::start(&config).await.expect("server starts");
+    let temp = server.database().temp_space().clone();
+    let c = connect(&server).await;
+    exec(&c, "CREATE TABLE s (g int, t text)").await;
+    exec(
+        &c,
+        "INSERT INTO s SELECT g, ((g * 7919) % 20011)::text FROM generate_series(1, 20000) g",
+    )
+    .await;
+    exec(&c, "SET work_mem = '64kB'").await;
+    let plan = rows(
+        &c,
+        "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) SELECT * FROM s ORDER BY t",
+    )
+    .await
+    .concat();
+    assert!(
+        plan.iter()
+            .any(|l| l.contains("Sort Method: external merge  Disk: ")),
+        "{plan:?}"
+    );
+    let made = temp.files_created();
+    assert!(made > 2, "runs written: {made}");
+    assert!(temp.bytes_written() > 64 * 1024);
+    assert_eq!(temp.present(), 0, "the runs went with the query");
+
+    // A query that fails while its sort's runs exist leaves none behind.
+    let e = c
+        .batch_execute("SELECT t, 1 / (g - 20000) FROM s ORDER BY t")
+        .await
+        .expect_err("division by zero");
+    assert_eq!(sqlstate(&e), "22012");
+    assert!(temp.files_created() > made);
+    assert_eq!(temp.present(), 0);
+
+    // In memory, nothing is written.
+    exec(&c, "RESET work_mem").await;
+    let made = temp.files_created();
+    let plan = rows(
+        &c,
+        "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) SELECT * FROM s ORDER BY t",
+    )
+    .await
+    .concat();
+    assert!(
+        plan.iter().any(|l| l.contains("Sort Method: quicksort")),
+        "{plan:?}"
+    );
+    assert_eq!(temp.files_created(), made);
+    drop(c);
+    server.shutdown().await.expect("clean shutdown");
+
+    // What a crash leaves in the directory goes at the next start.
+    let tmp_dir = dir.path().join("base").join("pgsql_tmp");
+    std::fs::write(tmp_dir.join("pgsql_tmp7"), b"left by a crash").expect("write");
+    let server = Server::start(&config).await.expect("server restarts");
+    assert_eq!(server.database().temp_space().present(), 0);
+    server.shutdown().await.expect("clean shutdown");
+}
