@@ -67,6 +67,8 @@ pub struct Session<'a> {
     /// statement's snapshot): what [`Session::catalog_now`] reads.
     pub tx: &'a txn::Tx,
     pub live_catalog: &'a catalog::Catalog,
+    /// What the session's temporary files hold, against its `temp_file_limit`.
+    pub temp: &'a std::sync::Arc<storage::tempfile::TempBudget>,
 }
 
 impl Session<'_> {

@@ -136,9 +136,12 @@ pub(crate) struct RunWriter {
 }
 
 impl RunWriter {
-    pub(crate) fn new(space: &std::sync::Arc<TempSpace>) -> PgResult<RunWriter> {
+    pub(crate) fn new(
+        space: &std::sync::Arc<TempSpace>,
+        budget: Option<&std::sync::Arc<storage::tempfile::TempBudget>>,
+    ) -> PgResult<RunWriter> {
         Ok(RunWriter {
-            file: space.create()?,
+            file: space.create(budget)?,
             buf: Vec::with_capacity(BLOCK * 2),
         })
     }
@@ -255,7 +258,7 @@ mod tests {
             ],
             vec![Value::Text("x".repeat(3 * BLOCK))],
         ];
-        let mut w = RunWriter::new(&space).expect("run");
+        let mut w = RunWriter::new(&space, None).expect("run");
         for _ in 0..500 {
             for r in &rows {
                 w.push(&[r.as_slice()]).expect("push");

@@ -170,6 +170,8 @@ pub(crate) struct SessionParts<'a> {
     pub sequence_memory: &'a std::cell::RefCell<executor::session::SequenceMemory>,
     /// The transaction is read-only.
     pub read_only: bool,
+    /// What the session's temporary files hold (`temp_file_limit`).
+    pub temp: &'a Arc<storage::tempfile::TempBudget>,
 }
 
 /// What autovacuum knows of a table.
@@ -798,6 +800,7 @@ impl Database {
             sequences: &self.sequences,
             tx,
             live_catalog: &self.catalog,
+            temp: parts.temp,
         }
     }
 

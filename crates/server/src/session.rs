@@ -62,6 +62,8 @@ pub struct Session {
     pub(crate) activity: txn::activity::Registration,
     /// Wakes the connection waiting for its client when the session is to end.
     end_notify: Arc<tokio::sync::Notify>,
+    /// What the session's temporary files hold, against its `temp_file_limit`.
+    temp: Arc<storage::tempfile::TempBudget>,
     /// Prepared statements by name ("" is the unnamed one): `extended`.
     pub(crate) statements: HashMap<String, Prepared>,
     /// Portals by name ("" is the unnamed one).
@@ -359,6 +361,7 @@ impl Session {
         Session {
             activity,
             end_notify,
+            temp: Default::default(),
             db,
             tx,
             explicit: false,
@@ -412,6 +415,11 @@ impl Session {
     /// zone, the catalog its values are read and shown with (`self.info`), and the
     /// transaction's characteristics its settings report.
     pub(crate) fn set_statement_context(&mut self) {
+        self.temp
+            .set_limit_kb(match self.settings.lock().get(Setting::TEMP_FILE_LIMIT) {
+                Val::Int(kb) => kb,
+                _ => -1,
+            });
         *self.hook.tx.lock() = (
             self.tx.depth().max(1),
             self.tx.isolation(),
@@ -447,6 +455,7 @@ impl Session {
             settings: &*self.hook,
             sequence_memory: &self.sequence_memory,
             read_only: self.tx.is_active() && self.tx.read_only(),
+            temp: &self.temp,
         }
     }
 

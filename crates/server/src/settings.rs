@@ -592,6 +592,19 @@ const DEFS: &[Def] = &[
         default: Val::Bool(false),
     },
     Def {
+        name: "temp_file_limit",
+        category: "Resource Usage / Disk",
+        short_desc: "Limits the total size of all temporary files used by each process.",
+        extra_desc: Some("-1 means no limit."),
+        context: "superuser",
+        kind: Kind::Memory {
+            unit_kb: 1,
+            min: -1,
+            max: i32::MAX as i64,
+        },
+        default: Val::Int(-1),
+    },
+    Def {
         name: "max_connections",
         category: "Connections and Authentication / Connection Settings",
         short_desc: "Sets the maximum number of concurrent connections.",
@@ -678,8 +691,10 @@ impl Setting {
     /// Kept and shown: Myriad makes no Memoize nodes.
     pub const ENABLE_MEMOIZE: Setting = Setting(41);
     pub const ENABLE_PARTITIONWISE_AGGREGATE: Setting = Setting(42);
+    /// The total size of one session's temporary files (kB; -1: no limit).
+    pub const TEMP_FILE_LIMIT: Setting = Setting(43);
     /// The server's limit on sessions (SHOW only).
-    pub const MAX_CONNECTIONS: Setting = Setting(43);
+    pub const MAX_CONNECTIONS: Setting = Setting(44);
 
     /// The settings a client is told of (ParameterStatus) when their values change, as
     /// PostgreSQL 15 reports them (`GUC_REPORT`), with the values announced at startup.
@@ -931,7 +946,11 @@ impl Setting {
             Kind::Millis { min } => ("integer", Some("ms"), ints(min, MAX_MILLIS)),
             Kind::FloatDigits => ("integer", None, ints(-15, 3)),
             Kind::Int { min, max } => ("integer", None, ints(min, max)),
-            Kind::Memory { min, max, .. } => ("integer", Some("8kB"), ints(min, max)),
+            Kind::Memory { unit_kb, min, max } => (
+                "integer",
+                Some(if unit_kb == 8 { "8kB" } else { "kB" }),
+                ints(min, max),
+            ),
             Kind::Real { min, max } => ("real", None, Some((format_g(min), format_g(max)))),
             Kind::Bool | Kind::OnlyOn => ("bool", None, None),
             Kind::Enum(_) => ("enum", None, None),
@@ -1084,8 +1103,9 @@ fn parse_memory(name: &str, text: &str, unit_kb: i64, min: i64, max: i64) -> PgR
 
 /// How `SHOW` prints an amount of memory: in the largest unit that divides it exactly.
 fn format_memory(kb: i64) -> String {
-    if kb == 0 {
-        return "0".into();
+    // 0, and -1 (`temp_file_limit`'s "no limit"), without a unit.
+    if kb <= 0 {
+        return kb.to_string();
     }
     for (unit, size) in [("TB", 1i64 << 30), ("GB", 1 << 20), ("MB", 1 << 10)] {
         if kb % size == 0 {

@@ -10,12 +10,45 @@
 //!    query, and a crash only leaves garbage for rule 1 to remove.
 //! 3. The server counts the files made and the bytes written to them
 //!    (`pg_stat_database.temp_files`, `temp_bytes`).
+//! 4. A session's files together may hold at most its `temp_file_limit`
+//!    ([`TempBudget`]): a write past it fails with PostgreSQL's 53400, and the query's
+//!    files go with the error (rule 1).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 
-use common::{PgError, PgResult};
+use common::{PgError, PgResult, SqlState};
+
+/// What one session's temporary files hold, against its `temp_file_limit` (temp rule 4).
+#[derive(Debug)]
+pub struct TempBudget {
+    used: AtomicU64,
+    /// In bytes; negative: no limit.
+    limit: AtomicI64,
+}
+
+impl Default for TempBudget {
+    fn default() -> TempBudget {
+        TempBudget {
+            used: AtomicU64::new(0),
+            limit: AtomicI64::new(-1),
+        }
+    }
+}
+
+impl TempBudget {
+    /// The limit, in kB as `temp_file_limit` gives it (-1: none).
+    pub fn set_limit_kb(&self, kb: i64) {
+        self.limit
+            .store(kb.saturating_mul(1024).max(-1), Ordering::Relaxed);
+    }
+
+    /// Bytes the session's temporary files hold now.
+    pub fn used(&self) -> u64 {
+        self.used.load(Ordering::Relaxed)
+    }
+}
 
 use crate::vfs::{Vfs, VfsFile};
 
@@ -57,8 +90,8 @@ impl TempSpace {
         })
     }
 
-    /// A new, empty temporary file.
-    pub fn create(self: &Arc<Self>) -> PgResult<TempFile> {
+    /// A new, empty temporary file, its bytes counted against `budget` if given.
+    pub fn create(self: &Arc<Self>, budget: Option<&Arc<TempBudget>>) -> PgResult<TempFile> {
         let n = self.next.fetch_add(1, Ordering::Relaxed);
         let path = self.dir.join(format!("pgsql_tmp{n}"));
         let file = self.vfs.open(&path, true).map_err(|e| {
@@ -70,6 +103,7 @@ impl TempSpace {
         self.files.fetch_add(1, Ordering::Relaxed);
         Ok(TempFile {
             space: Arc::clone(self),
+            budget: budget.cloned(),
             path,
             file,
             len: 0,
@@ -95,6 +129,7 @@ impl TempSpace {
 /// One temporary file, written at its end and read anywhere; removed when dropped.
 pub struct TempFile {
     space: Arc<TempSpace>,
+    budget: Option<Arc<TempBudget>>,
     path: PathBuf,
     file: Arc<dyn VfsFile>,
     len: u64,
@@ -104,6 +139,19 @@ impl TempFile {
     /// Append `bytes`; returns where they start.
     pub fn append(&mut self, bytes: &[u8]) -> PgResult<u64> {
         let at = self.len;
+        if let Some(b) = &self.budget {
+            let limit = b.limit.load(Ordering::Relaxed);
+            if limit >= 0 && b.used() + bytes.len() as u64 > limit as u64 {
+                return Err(PgError::new(
+                    SqlState::CONFIGURATION_LIMIT_EXCEEDED,
+                    format!(
+                        "temporary file size exceeds temp_file_limit ({}kB)",
+                        limit / 1024
+                    ),
+                ));
+            }
+            b.used.fetch_add(bytes.len() as u64, Ordering::Relaxed);
+        }
         self.file.write_all_at(bytes, at).map_err(|e| {
             PgError::io(
                 format!(
@@ -145,6 +193,9 @@ impl TempFile {
 
 impl Drop for TempFile {
     fn drop(&mut self) {
+        if let Some(b) = &self.budget {
+            b.used.fetch_sub(self.len, Ordering::Relaxed);
+        }
         let _ = self.space.vfs.remove(&self.path);
     }
 }

@@ -122,7 +122,8 @@ impl<'a> SortOp<'a> {
         runs: &mut Vec<crate::spill::RunReader>,
     ) -> PgResult<()> {
         all.sort();
-        let mut run = crate::spill::RunWriter::new(self.env.pool.smgr().temp())?;
+        let mut run =
+            crate::spill::RunWriter::new(self.env.pool.smgr().temp(), Some(self.env.session.temp))?;
         for k in all.drain(..) {
             self.env.tx.check_for_interrupts()?;
             run.push(&[&k.key, &k.row])?;
@@ -227,7 +228,10 @@ impl<'a> SortOp<'a> {
                     break;
                 }
                 let mut merge = Merge::new(self.keys, group)?;
-                let mut out = crate::spill::RunWriter::new(self.env.pool.smgr().temp())?;
+                let mut out = crate::spill::RunWriter::new(
+                    self.env.pool.smgr().temp(),
+                    Some(self.env.session.temp),
+                )?;
                 while let Some(k) = merge.next()? {
                     self.env.tx.check_for_interrupts()?;
                     out.push(&[&k.key, &k.row])?;
