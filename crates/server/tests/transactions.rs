@@ -360,10 +360,13 @@ async fn foreign_keys_hold_under_concurrent_updates_and_deletes() {
 }
 
 /// Bytes of every relation file (heap and index pages; files grow as pages are added).
+/// `base/pgsql_tmp`, the temporary files' directory, is no relation.
 fn relation_bytes(dir: &std::path::Path) -> u64 {
     std::fs::read_dir(dir.join("base"))
         .expect("base")
-        .map(|e| e.expect("entry").metadata().expect("metadata").len())
+        .map(|e| e.expect("entry").metadata().expect("metadata"))
+        .filter(|m| m.is_file())
+        .map(|m| m.len())
         .sum()
 }
 
@@ -371,8 +374,9 @@ fn relation_bytes(dir: &std::path::Path) -> u64 {
 fn first_relation_bytes(dir: &std::path::Path) -> u64 {
     let mut files: Vec<(u64, u64)> = std::fs::read_dir(dir.join("base"))
         .expect("base")
+        .map(|e| e.expect("entry"))
+        .filter(|e| e.file_name() != "pgsql_tmp")
         .map(|e| {
-            let e = e.expect("entry");
             let oid = e
                 .file_name()
                 .to_string_lossy()
