@@ -1,6 +1,8 @@
 //! Nested loop join: for each left row, the right side read again, from rows kept the
 //! first time (a Materialize, or a Sort's own rows), run again (a rescan), or for a
-//! LATERAL right side run with the left row's values.
+//! LATERAL right side run with the left row's values. Kept rows are read from the right
+//! side as a pass first needs them, as PostgreSQL's Materialize reads: a LIMIT above
+//! that stops early stops the right side too.
 
 use std::time::Instant;
 
@@ -26,7 +28,8 @@ pub(crate) struct NestedLoopOp<'a> {
 pub(crate) enum Inner<'a> {
     /// Read once and kept: by a Materialize over it, or by the node itself (a Sort).
     Kept {
-        /// The right input until it has been read into `rows`.
+        /// The right input until all of it has been read into `rows` (a pass past the
+        /// rows kept so far reads the next one from it).
         input: Option<Box<dyn Operator + 'a>>,
         rows: Vec<Row>,
         pos: usize,
@@ -119,11 +122,9 @@ impl<'a> Inner<'a> {
                 counter,
                 counting,
             } => {
-                let started = Instant::now();
-                let first = input.is_some();
-                if let Some(mut r) = input.take() {
-                    *rows = collect(r.as_mut())?;
-                }
+                // The first pass is the one that reads the right side (a Sort counts it
+                // itself).
+                let first = input.is_some() && rows.is_empty() && *pos == 0;
                 *pos = 0;
                 *counting = counter.as_ref().is_some_and(|c| c.first_pass || !first);
                 if let Some(c) = counter
@@ -133,10 +134,6 @@ impl<'a> Inner<'a> {
                     let n = &mut nodes[c.id];
                     n.executed = true;
                     n.loops += 1;
-                    if first && c.ins.timing {
-                        n.first += started.elapsed();
-                        n.total += started.elapsed();
-                    }
                 }
             }
             Inner::Rerun {
@@ -205,19 +202,43 @@ impl Operator for NestedLoopOp<'_> {
                 let fetched;
                 let right: &Row = match &mut self.inner {
                     Inner::Kept {
+                        input,
                         rows,
                         pos,
                         counter,
                         counting,
-                        ..
-                    } => match rows.get(*pos) {
-                        Some(r) => {
-                            *pos += 1;
-                            Inner::counted(counter, *counting);
-                            r
+                    } => {
+                        // Past the rows kept so far: the next one from the right side.
+                        if *pos == rows.len()
+                            && let Some(r) = input
+                        {
+                            let started = Instant::now();
+                            let next = r.next()?;
+                            if let Some(c) = counter
+                                && c.first_pass
+                                && c.ins.timing
+                            {
+                                let mut nodes = c.ins.nodes.borrow_mut();
+                                let n = &mut nodes[c.id];
+                                if rows.is_empty() {
+                                    n.first += started.elapsed();
+                                }
+                                n.total += started.elapsed();
+                            }
+                            match next {
+                                Some(row) => rows.push(row),
+                                None => *input = None,
+                            }
                         }
-                        None => break,
-                    },
+                        match rows.get(*pos) {
+                            Some(r) => {
+                                *pos += 1;
+                                Inner::counted(counter, *counting);
+                                r
+                            }
+                            None => break,
+                        }
+                    }
                     Inner::Lateral { rows, pos, .. } => match rows.get(*pos) {
                         Some(r) => {
                             *pos += 1;
