@@ -1,5 +1,5 @@
 //! Rows in temporary files (storage temp rules): the runs an external sort writes and
-//! merges. A row is written self-described, each value with the type it reads back as,
+//! merges, and the rows a Materialize keeps past `work_mem` ([`RowStore`]). A row is written self-described, each value with the type it reads back as,
 //! so any row a plan makes can go out and come back equal.
 //!
 //! A run is a sequence of records, each a `u32` length and then the values: a `u16`
@@ -224,6 +224,145 @@ impl RunReader {
     }
 }
 
+/// Rows kept in order and read again from the start as often as needed: in memory up to
+/// `limit` bytes (`work_mem`), the rest in a temporary file (a Materialize's store,
+/// PostgreSQL's tuplestore). One reader at a time, passes from the first row.
+pub(crate) struct RowStore {
+    memory: Vec<Vec<Value>>,
+    bytes: usize,
+    limit: usize,
+    space: std::sync::Arc<TempSpace>,
+    budget: Option<std::sync::Arc<storage::tempfile::TempBudget>>,
+    /// The rows after `memory`'s, once they outgrew it.
+    file: Option<TempFile>,
+    /// Records not yet written to `file`.
+    pending: Vec<u8>,
+    spilled: usize,
+    /// The reader of the file: the next spilled row it gives, where its record starts,
+    /// and what it has read ahead.
+    next_spilled: usize,
+    offset: u64,
+    buf: Vec<u8>,
+    at: usize,
+}
+
+impl RowStore {
+    pub(crate) fn new(
+        limit: usize,
+        space: std::sync::Arc<TempSpace>,
+        budget: Option<std::sync::Arc<storage::tempfile::TempBudget>>,
+    ) -> RowStore {
+        RowStore {
+            memory: Vec::new(),
+            bytes: 0,
+            limit,
+            space,
+            budget,
+            file: None,
+            pending: Vec::new(),
+            spilled: 0,
+            next_spilled: 0,
+            offset: 0,
+            buf: Vec::new(),
+            at: 0,
+        }
+    }
+
+    /// Rows kept.
+    pub(crate) fn len(&self) -> usize {
+        self.memory.len() + self.spilled
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Keep `row` after the others.
+    pub(crate) fn push(&mut self, row: Vec<Value>, bytes: usize) -> PgResult<()> {
+        if self.file.is_none() && (self.bytes + bytes <= self.limit || self.memory.is_empty()) {
+            self.bytes += bytes;
+            self.memory.push(row);
+            return Ok(());
+        }
+        if self.file.is_none() {
+            self.file = Some(self.space.create(self.budget.as_ref())?);
+        }
+        put_record(&mut self.pending, &[&row])?;
+        self.spilled += 1;
+        if self.pending.len() >= BLOCK {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> PgResult<()> {
+        if let Some(f) = &mut self.file
+            && !self.pending.is_empty()
+        {
+            f.append(&self.pending)?;
+            self.pending.clear();
+        }
+        Ok(())
+    }
+
+    /// Rows kept in memory (the first ones).
+    pub(crate) fn memory_len(&self) -> usize {
+        self.memory.len()
+    }
+
+    /// Row `i`, one of those kept in memory.
+    pub(crate) fn in_memory(&self, i: usize) -> &Vec<Value> {
+        &self.memory[i]
+    }
+
+    /// Row `i`, past those in memory: read from the file, in order (a pass that starts
+    /// again from the first spilled row rereads the file from its start).
+    pub(crate) fn spilled(&mut self, i: usize) -> PgResult<Option<Vec<Value>>> {
+        let Some(k) = i
+            .checked_sub(self.memory.len())
+            .filter(|&k| k < self.spilled)
+        else {
+            return Ok(None);
+        };
+        if k != self.next_spilled {
+            if k != 0 {
+                return Err(PgError::internal("a row store read out of order"));
+            }
+            self.next_spilled = 0;
+            self.offset = 0;
+            self.buf.clear();
+            self.at = 0;
+        }
+        self.flush()?;
+        let file = self.file.as_ref().ok_or_else(corrupt)?;
+        let mut need = 4;
+        loop {
+            if self.buf.len() - self.at >= need {
+                let len = u32::from_le_bytes(self.buf[self.at..self.at + 4].try_into().expect("4"))
+                    as usize;
+                if need == 4 {
+                    need = 4 + len;
+                    continue;
+                }
+                let values = get_record(&self.buf[self.at + 4..self.at + 4 + len])?;
+                self.at += 4 + len;
+                self.next_spilled += 1;
+                return Ok(Some(values));
+            }
+            self.buf.drain(..self.at);
+            self.at = 0;
+            let old = self.buf.len();
+            self.buf.resize(old + BLOCK.max(need - old), 0);
+            let got = file.read_at(&mut self.buf[old..], self.offset)?;
+            self.buf.truncate(old + got);
+            self.offset += got as u64;
+            if got == 0 {
+                return Err(corrupt());
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -274,5 +413,40 @@ mod tests {
         assert_eq!(r.next().expect("end"), None);
         drop(r);
         assert_eq!(space.present(), 0, "a run's file goes with it");
+    }
+
+    #[test]
+    fn a_row_store_keeps_what_memory_cannot_and_reads_it_again() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let space = std::sync::Arc::new(
+            TempSpace::open(std::sync::Arc::new(storage::vfs::OsVfs), dir.path()).expect("space"),
+        );
+        let row = |i: i32| vec![Value::Int4(i), Value::Text(format!("row {i}"))];
+        let mut store = RowStore::new(1000, space.clone(), None);
+        let read = |store: &mut RowStore, i: usize| -> Vec<Value> {
+            if i < store.memory_len() {
+                store.in_memory(i).clone()
+            } else {
+                store.spilled(i).expect("read").expect("there")
+            }
+        };
+        // A first pass that stops early, then passes that read on as rows are added.
+        for i in 0..300 {
+            store.push(row(i), 100).expect("push");
+        }
+        assert_eq!(store.memory_len(), 10);
+        assert_eq!(space.present(), 1);
+        for i in 0..150 {
+            assert_eq!(read(&mut store, i), row(i as i32));
+        }
+        for pass in 0..3 {
+            for i in 0..store.len() {
+                assert_eq!(read(&mut store, i), row(i as i32), "pass {pass}");
+            }
+            store.push(row(300 + pass), 100).expect("push");
+        }
+        assert_eq!(store.len(), 303);
+        drop(store);
+        assert_eq!(space.present(), 0);
     }
 }

@@ -46,6 +46,17 @@ async fn a_sort_spills_and_its_files_go_with_the_query() {
     assert!(temp.files_created() > made);
     assert_eq!(temp.present(), 0);
 
+    // A nested loop's Materialize keeps what work_mem cannot hold in a file too.
+    exec(&c, "CREATE TABLE few (a int)").await;
+    exec(&c, "INSERT INTO few VALUES (1), (2), (3)").await;
+    exec(&c, "SET enable_hashjoin = off; SET enable_mergejoin = off").await;
+    let made = temp.files_created();
+    let joined = "SELECT count(*), sum(x.a * y.g) FROM few x LEFT JOIN s y ON y.g % 1000 = x.a";
+    assert_eq!(rows(&c, joined).await, vec![vec!["60", "1140280"]]);
+    assert_eq!(temp.files_created(), made + 1);
+    assert_eq!(temp.present(), 0);
+    exec(&c, "RESET enable_hashjoin; RESET enable_mergejoin").await;
+
     // In memory, nothing is written.
     exec(&c, "RESET work_mem").await;
     let made = temp.files_created();

@@ -31,7 +31,8 @@ pub(crate) enum Inner<'a> {
         /// The right input until all of it has been read into `rows` (a pass past the
         /// rows kept so far reads the next one from it).
         input: Option<Box<dyn Operator + 'a>>,
-        rows: Vec<Row>,
+        /// In memory up to `work_mem`, the rest in a temporary file.
+        rows: crate::spill::RowStore,
         pos: usize,
         /// Under EXPLAIN ANALYZE, the node each pass over `rows` counts as one loop of:
         /// the Materialize, or the Sort after its first pass (which it counts itself).
@@ -98,7 +99,11 @@ impl<'a> Inner<'a> {
             });
             return Ok(Inner::Kept {
                 input: Some(build(right, env)?),
-                rows: Vec::new(),
+                rows: crate::spill::RowStore::new(
+                    crate::env::work_mem_bytes(&env, false),
+                    env.pool.smgr().temp().clone(),
+                    Some(env.session.temp.clone()),
+                ),
                 pos: 0,
                 counter,
                 counting: false,
@@ -226,17 +231,27 @@ impl Operator for NestedLoopOp<'_> {
                                 n.total += started.elapsed();
                             }
                             match next {
-                                Some(row) => rows.push(row),
+                                Some(row) => {
+                                    let bytes = crate::env::row_bytes(&row);
+                                    rows.push(row, bytes)?;
+                                }
                                 None => *input = None,
                             }
                         }
-                        match rows.get(*pos) {
-                            Some(r) => {
-                                *pos += 1;
-                                Inner::counted(counter, *counting);
-                                r
+                        if *pos < rows.memory_len() {
+                            *pos += 1;
+                            Inner::counted(counter, *counting);
+                            rows.in_memory(*pos - 1)
+                        } else {
+                            match rows.spilled(*pos)? {
+                                Some(r) => {
+                                    *pos += 1;
+                                    Inner::counted(counter, *counting);
+                                    fetched = r;
+                                    &fetched
+                                }
+                                None => break,
                             }
-                            None => break,
                         }
                     }
                     Inner::Lateral { rows, pos, .. } => match rows.get(*pos) {
