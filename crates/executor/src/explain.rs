@@ -1415,8 +1415,13 @@ impl Renderer<'_> {
                         .collect();
                     let mut details = vec![format!("Group Key: {}", keys.join(", "))];
                     if let Some(m) = stats.and_then(|s| s.memory) {
+                        let disk = if m.disk > 0 {
+                            format!("  Disk Usage: {}kB", m.disk.div_ceil(1024))
+                        } else {
+                            String::new()
+                        };
                         details.push(format!(
-                            "Batches: {}  Memory Usage: {}kB",
+                            "Batches: {}  Memory Usage: {}kB{disk}",
                             m.batches,
                             m.peak.div_ceil(1024)
                         ));

@@ -36,9 +36,10 @@ pub struct NodeStats {
 /// for a sort, `work_mem × hash_mem_multiplier` for a hash table (PostgreSQL's hash_mem).
 /// A hash table's buckets (the keys it holds without growing) and batches (1: it is in
 /// memory); the bytes of its rows and keys now and at most. A sort past its limit writes
-/// sorted runs to temporary files and merges them (`disk`: their bytes); a hash table
-/// does not spill yet: past its limit it still runs in memory, and `peak` shows by how
-/// much.
+/// sorted runs to temporary files and merges them, and a hash aggregate writes the rows
+/// of groups it cannot hold to files (`disk`: their bytes; `batches` counts those
+/// files, plus one); a hash join's table does not spill yet: past its limit it still
+/// runs in memory, and `peak` shows by how much.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct MemoryUsage {
     /// A sort kept only a LIMIT's rows, in a heap (`top-N heapsort`).

@@ -122,6 +122,19 @@ pub(crate) struct GroupTable {
 }
 
 impl GroupTable {
+    /// The number of `key`'s group, if it has one.
+    pub(crate) fn find(&self, key: &[Cow<'_, Value>]) -> Option<usize> {
+        let hash = hash_key(key.iter().map(|v| &**v));
+        self.table
+            .find(hash, |k: &u32| {
+                self.keys[*k as usize]
+                    .iter()
+                    .zip(key)
+                    .all(|(a, b)| a.cmp_nulls_last(b) == std::cmp::Ordering::Equal)
+            })
+            .map(|&k| k as usize)
+    }
+
     /// The number of `key`'s group, and whether it is new (then added).
     pub(crate) fn group(&mut self, key: &[Cow<'_, Value>]) -> (usize, bool) {
         let hash = hash_key(key.iter().map(|v| &**v));

@@ -57,6 +57,24 @@ async fn a_sort_spills_and_its_files_go_with_the_query() {
     assert_eq!(temp.present(), 0);
     exec(&c, "RESET enable_hashjoin; RESET enable_mergejoin").await;
 
+    // So does a hash aggregate past its memory, for the groups it cannot hold.
+    exec(&c, "SET enable_sort = off").await;
+    let made = temp.files_created();
+    let plan = rows(
+        &c,
+        "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) SELECT g % 5000, count(*) FROM s GROUP BY 1",
+    )
+    .await
+    .concat();
+    assert!(
+        plan.iter()
+            .any(|l| l.contains("Batches: ") && l.contains("Disk Usage: ")),
+        "{plan:?}"
+    );
+    assert!(temp.files_created() > made);
+    assert_eq!(temp.present(), 0);
+    exec(&c, "RESET enable_sort").await;
+
     // In memory, nothing is written.
     exec(&c, "RESET work_mem").await;
     let made = temp.files_created();

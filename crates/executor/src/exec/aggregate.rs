@@ -116,17 +116,36 @@ pub(crate) struct AggregateOp<'a> {
     pub(crate) output: std::vec::IntoIter<Row>,
     /// The groups held, against the hash memory (PostgreSQL's HashAggregate's).
     pub(crate) usage: crate::instrument::MemoryUsage,
+    /// Rows of groups that did not fit, still to aggregate: a temporary file each, with
+    /// the depth of the split that made it.
+    pub(crate) pending: Vec<(crate::spill::RunReader, u32)>,
 }
 
+/// The files a hash aggregate past its memory splits new groups' rows into (by their
+/// keys' hash), and how many times a file's rows may be split again.
+const SPILL_PARTITIONS: usize = 8;
+const SPILL_DEPTH_MAX: u32 = 4;
+
 impl AggregateOp<'_> {
-    fn compute(&mut self, mut input: Box<dyn Operator + '_>) -> PgResult<Vec<Row>> {
+    /// Aggregate the rows `next` gives, split `depth` times already. Past the hash
+    /// memory, the groups held go on taking their rows, and the rows of other groups go
+    /// to [`SPILL_PARTITIONS`] files by their keys' hash (other bits of it at each
+    /// depth), aggregated after these groups are out (PostgreSQL 13+'s spilling
+    /// HashAggregate).
+    fn compute(
+        &mut self,
+        next: &mut dyn FnMut() -> PgResult<Option<Row>>,
+        depth: u32,
+    ) -> PgResult<Vec<Row>> {
         // Each group's number, by its key: a hash table, as PostgreSQL's HashAggregate;
         // the groups come out in the order they were first seen.
         let mut table = GroupTable::default();
         let mut groups: Vec<Vec<Accumulator>> = Vec::new();
         let mut carried: Vec<Vec<Value>> = Vec::new();
         self.usage.limit = crate::env::work_mem_bytes(&self.env, true);
-        self.usage.batches = 1;
+        self.usage.batches = self.usage.batches.max(1);
+        self.usage.bytes = 0;
+        let mut spill: Vec<Option<crate::spill::RunWriter>> = Vec::new();
         let new_accs = |aggs: &[AggCall]| aggs.iter().map(Accumulator::new).collect::<Vec<_>>();
         let plain = self.group_by.keys.is_empty();
         if plain {
@@ -135,12 +154,39 @@ impl AggregateOp<'_> {
             groups.push(new_accs(self.aggs));
             carried.push(Vec::new());
         }
-        while let Some(row) = input.next()? {
+        while let Some(row) = next()? {
             // (Without GROUP BY, the one group.)
             let at = if plain {
                 0
             } else {
                 let key = key_values(&self.env, &self.group_by.keys, &row)?;
+                if !spill.is_empty() {
+                    let Some(at) = table.find(&key) else {
+                        let hash = crate::keytable::hash_key(key.iter().map(|v| &**v));
+                        let part = (hash >> (8 + 8 * depth)) as usize % SPILL_PARTITIONS;
+                        let w = match &mut spill[part] {
+                            Some(w) => w,
+                            slot => slot.insert(crate::spill::RunWriter::new(
+                                self.env.pool.smgr().temp(),
+                                Some(self.env.session.temp),
+                            )?),
+                        };
+                        drop(key);
+                        w.push(&[&row])?;
+                        continue;
+                    };
+                    let width = self.group_by.width();
+                    drop(key);
+                    feed(
+                        &mut groups[at],
+                        self.aggs,
+                        self.split,
+                        width,
+                        &row,
+                        &self.env,
+                    )?;
+                    continue;
+                }
                 let (at, new) = table.group(&key);
                 if new {
                     // A group: its key, its carried columns and a state per aggregate.
@@ -150,6 +196,9 @@ impl AggregateOp<'_> {
                         + 64 * self.aggs.len();
                     groups.push(new_accs(self.aggs));
                     carried.push(carry);
+                    if self.usage.bytes > self.usage.limit && depth < SPILL_DEPTH_MAX {
+                        spill.resize_with(SPILL_PARTITIONS, || None);
+                    }
                 }
                 at
             };
@@ -163,7 +212,13 @@ impl AggregateOp<'_> {
                 &self.env,
             )?;
         }
-        self.usage.peak = self.usage.bytes;
+        self.usage.peak = self.usage.peak.max(self.usage.bytes);
+        for w in spill.into_iter().flatten() {
+            let run = w.finish()?;
+            self.usage.disk += run.bytes();
+            self.usage.batches += 1;
+            self.pending.push((run, depth + 1));
+        }
         table
             .keys
             .into_iter()
@@ -180,10 +235,28 @@ impl AggregateOp<'_> {
 
 impl Operator for AggregateOp<'_> {
     fn next(&mut self) -> PgResult<Option<Row>> {
-        if let Some(input) = self.input.take() {
-            self.output = self.compute(input)?.into_iter();
+        if let Some(mut input) = self.input.take() {
+            self.output = self.compute(&mut || input.next(), 0)?.into_iter();
         }
-        Ok(self.output.next())
+        loop {
+            if let Some(row) = self.output.next() {
+                return Ok(Some(row));
+            }
+            // The groups that did not fit, a file at a time.
+            let Some((mut run, depth)) = self.pending.pop() else {
+                return Ok(None);
+            };
+            let tx = self.env.tx;
+            self.output = self
+                .compute(
+                    &mut || {
+                        tx.check_for_interrupts()?;
+                        run.next()
+                    },
+                    depth,
+                )?
+                .into_iter();
+        }
     }
 
     fn memory(&self) -> Option<crate::instrument::MemoryUsage> {

@@ -484,6 +484,7 @@ fn build_node<'a>(
             split: *split,
             output: Vec::new().into_iter(),
             usage: Default::default(),
+            pending: Vec::new(),
         }),
         Plan::Sort { input, keys } => Box::new(SortOp {
             env,
