@@ -75,6 +75,24 @@ async fn a_sort_spills_and_its_files_go_with_the_query() {
     assert_eq!(temp.present(), 0);
     exec(&c, "RESET enable_sort").await;
 
+    // And a hash join, in batches.
+    exec(&c, "SET enable_mergejoin = off; SET enable_nestloop = off").await;
+    let made = temp.files_created();
+    let plan = rows(
+        &c,
+        "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) SELECT count(*) FROM s a JOIN s b ON a.g = b.g",
+    )
+    .await
+    .concat();
+    assert!(plan.iter().any(|l| l.contains("Batches: 8")), "{plan:?}");
+    assert_eq!(
+        rows(&c, "SELECT count(*) FROM s a JOIN s b ON a.g = b.g").await,
+        vec![vec!["20000"]]
+    );
+    assert!(temp.files_created() > made);
+    assert_eq!(temp.present(), 0);
+    exec(&c, "RESET enable_mergejoin; RESET enable_nestloop").await;
+
     // In memory, nothing is written.
     exec(&c, "RESET work_mem").await;
     let made = temp.files_created();

@@ -3,9 +3,13 @@
 //! join returns a left row that matched nothing NULL-padded; a FULL join also each right
 //! row that matched nothing (NULL keys included), after the left rows; a RIGHT join only
 //! those; a semi join each left row once at its first match, an anti join those with
-//! none. The table is in memory; its size is accounted against `work_mem ×
-//! hash_mem_multiplier` and shown by EXPLAIN ANALYZE (spilling batches to disk is the
-//! streaming executor's work).
+//! none. The table's size is accounted against `work_mem × hash_mem_multiplier` and
+//! shown by EXPLAIN ANALYZE. Past it, the join goes in [`BATCHES`] batches by its keys'
+//! hash (PostgreSQL's hybrid hash join): the table keeps the first batch's right rows
+//! and the others go to a temporary file each; left rows of the first batch are probed
+//! as they come and the others written to their batch's file; then each later batch's
+//! right rows are read into a table of their own and its left rows probed against it.
+//! Rows with a NULL key match nothing and stay in the first batch.
 
 #[allow(unused_imports)]
 use super::*;
@@ -44,6 +48,32 @@ pub(crate) struct HashJoinOp<'a> {
     /// The left row being joined, and the next right row of its key to try.
     pub(crate) current: Option<(Row, Option<u32>)>,
     pub(crate) matched: bool,
+    /// Past the hash memory: the later batches.
+    pub(crate) batches: Option<Batches>,
+}
+
+/// The batches a hash join past its memory goes in (a power of two).
+const BATCHES: usize = 8;
+
+/// The batches after the first, of a hash join past its memory.
+pub(crate) struct Batches {
+    /// Each later batch's right and left rows as written (index 0 unused).
+    right: Vec<Option<crate::spill::RunWriter>>,
+    left: Vec<Option<crate::spill::RunWriter>>,
+    /// Once the left input is done: the batches left to join, last first.
+    todo: Option<
+        Vec<(
+            Option<crate::spill::RunReader>,
+            Option<crate::spill::RunReader>,
+        )>,
+    >,
+    /// The left rows of the batch being joined (after the first).
+    left_rows: Option<crate::spill::RunReader>,
+}
+
+/// The batch of a key (`values` of a join key, none NULL).
+fn batch_of<'v>(values: impl IntoIterator<Item = &'v Value>) -> usize {
+    (crate::keytable::hash_key(values) >> 40) as usize % BATCHES
 }
 
 /// The values of `keys` over `row` (columns read in place); `None` if one is NULL
@@ -77,6 +107,53 @@ impl<'a> HashJoinOp<'a> {
                 }
                 continue;
             };
+            if let Some(b) = &mut self.batches {
+                let batch = batch_of(&key);
+                if batch != 0 {
+                    self.usage.bytes -= row_bytes(&row);
+                    Self::write(&self.env, &mut b.right[batch], &row)?;
+                    continue;
+                }
+            }
+            let key_bytes = row_bytes(&key) + std::mem::size_of::<usize>();
+            if self.table.insert(key, row) {
+                self.usage.bytes += key_bytes;
+            }
+            if self.keeps_right() {
+                self.right_matched.push(false);
+            }
+            if self.batches.is_none() && self.usage.bytes > self.usage.limit {
+                self.split()?;
+            }
+        }
+        self.usage.buckets = self.table.capacity();
+        self.usage.peak = self.usage.peak.max(self.usage.bytes);
+        Ok(())
+    }
+
+    /// Past the hash memory: go in batches, the table keeping the first batch's rows and
+    /// the others' written out.
+    fn split(&mut self) -> PgResult<()> {
+        self.usage.peak = self.usage.peak.max(self.usage.bytes);
+        let mut b = Batches {
+            right: (0..BATCHES).map(|_| None).collect(),
+            left: (0..BATCHES).map(|_| None).collect(),
+            todo: None,
+            left_rows: None,
+        };
+        let rows = std::mem::take(&mut self.table).rows;
+        self.right_matched.clear();
+        self.usage.bytes = 0;
+        for row in rows {
+            let key: Vec<Value> = key_values(&self.env, self.right_keys, &row)?
+                .map(|k| k.into_iter().map(Cow::into_owned).collect())
+                .unwrap_or_default();
+            let batch = batch_of(&key);
+            if batch != 0 {
+                Self::write(&self.env, &mut b.right[batch], &row)?;
+                continue;
+            }
+            self.usage.bytes += row_bytes(&row);
             let key_bytes = row_bytes(&key) + std::mem::size_of::<usize>();
             if self.table.insert(key, row) {
                 self.usage.bytes += key_bytes;
@@ -85,9 +162,96 @@ impl<'a> HashJoinOp<'a> {
                 self.right_matched.push(false);
             }
         }
-        self.usage.buckets = self.table.capacity();
-        self.usage.peak = self.usage.peak.max(self.usage.bytes);
+        self.usage.batches = BATCHES;
+        self.batches = Some(b);
         Ok(())
+    }
+
+    /// Append `row` to a batch's file, made at its first row.
+    fn write(
+        env: &Env<'_>,
+        file: &mut Option<crate::spill::RunWriter>,
+        row: &[Value],
+    ) -> PgResult<()> {
+        let w = match file {
+            Some(w) => w,
+            None => file.insert(crate::spill::RunWriter::new(
+                env.pool.smgr().temp(),
+                Some(env.session.temp),
+            )?),
+        };
+        w.push(&[row])
+    }
+
+    /// The next left row to probe: of the batch being joined; in the first batch, from
+    /// the left input, whose rows of later batches go to their files meanwhile.
+    fn next_left(&mut self) -> PgResult<Option<Row>> {
+        loop {
+            if let Some(b) = &mut self.batches
+                && b.todo.is_some()
+            {
+                self.env.tx.check_for_interrupts()?;
+                return match &mut b.left_rows {
+                    Some(r) => r.next(),
+                    None => Ok(None),
+                };
+            }
+            let Some(row) = self.left.next()? else {
+                return Ok(None);
+            };
+            if let Some(b) = &mut self.batches
+                && let Some(key) = key_values(&self.env, self.left_keys, &row)?
+            {
+                let batch = batch_of(key.iter().map(|v| &**v));
+                if batch != 0 {
+                    drop(key);
+                    Self::write(&self.env, &mut b.left[batch], &row)?;
+                    continue;
+                }
+            }
+            return Ok(Some(row));
+        }
+    }
+
+    /// The current batch is done: the next one's right rows into a table of their own;
+    /// false if there is none.
+    fn next_batch(&mut self) -> PgResult<bool> {
+        let Some(b) = &mut self.batches else {
+            return Ok(false);
+        };
+        if b.todo.is_none() {
+            let mut todo = Vec::with_capacity(BATCHES);
+            for i in (1..BATCHES).rev() {
+                let right = b.right[i].take().map(|w| w.finish()).transpose()?;
+                let left = b.left[i].take().map(|w| w.finish()).transpose()?;
+                for r in right.iter().chain(&left) {
+                    self.usage.disk += r.bytes();
+                }
+                todo.push((right, left));
+            }
+            b.todo = Some(todo);
+        }
+        let Some((right, left)) = b.todo.as_mut().and_then(|t| t.pop()) else {
+            return Ok(false);
+        };
+        b.left_rows = left;
+        self.table = KeyTable::default();
+        self.right_matched.clear();
+        self.unmatched = None;
+        self.current = None;
+        if let Some(mut right) = right {
+            while let Some(row) = right.next()? {
+                self.env.tx.check_for_interrupts()?;
+                let key: Vec<Value> = key_values(&self.env, self.right_keys, &row)?
+                    .map(|k| k.into_iter().map(Cow::into_owned).collect())
+                    .unwrap_or_default();
+                self.table.insert(key, row);
+                if self.keeps_right() {
+                    self.right_matched.push(false);
+                }
+            }
+        }
+        Ok(true)
     }
 }
 
@@ -122,16 +286,27 @@ impl Operator for HashJoinOp<'_> {
         if let Some(right) = self.right.take() {
             self.build(right)?;
         }
-        if self.unmatched.is_some() {
-            return Ok(self.next_unmatched());
-        }
         loop {
-            let Some((left, candidate)) = &mut self.current else {
-                let Some(l) = self.left.next()? else {
-                    if self.keeps_right() {
-                        return Ok(self.next_unmatched());
-                    }
+            // FULL and RIGHT, after a batch's left rows: its right rows nothing matched.
+            if self.unmatched.is_some() {
+                if let Some(row) = self.next_unmatched() {
+                    return Ok(Some(row));
+                }
+                if !self.next_batch()? {
                     return Ok(None);
+                }
+                continue;
+            }
+            let Some((left, candidate)) = &mut self.current else {
+                let Some(l) = self.next_left()? else {
+                    if self.keeps_right() {
+                        self.unmatched = Some(0);
+                        continue;
+                    }
+                    if !self.next_batch()? {
+                        return Ok(None);
+                    }
+                    continue;
                 };
                 let first = match key_values(&self.env, self.left_keys, &l)? {
                     Some(k) => {

@@ -412,6 +412,7 @@ fn build_node<'a>(
             current: None,
             matched: false,
             join_removed: 0,
+            batches: None,
         }),
         Plan::IndexNestLoop {
             left,
