@@ -39,8 +39,8 @@ pub struct NodeStats {
 /// sorted runs to temporary files and merges them, and a hash aggregate writes the rows
 /// of groups it cannot hold to files (`disk`: their bytes; `batches` counts those
 /// files, plus one); a hash join goes in batches, the later ones' rows in files (a
-/// batch that outgrows the limit by itself still runs in memory, and `peak` shows by
-/// how much).
+/// later batch that outgrows the limit by itself still runs in memory, and `peak`
+/// shows by how much).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct MemoryUsage {
     /// A sort kept only a LIMIT's rows, in a heap (`top-N heapsort`).

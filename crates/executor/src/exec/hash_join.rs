@@ -4,12 +4,15 @@
 //! row that matched nothing (NULL keys included), after the left rows; a RIGHT join only
 //! those; a semi join each left row once at its first match, an anti join those with
 //! none. The table's size is accounted against `work_mem × hash_mem_multiplier` and
-//! shown by EXPLAIN ANALYZE. Past it, the join goes in [`BATCHES`] batches by its keys'
-//! hash (PostgreSQL's hybrid hash join): the table keeps the first batch's right rows
-//! and the others go to a temporary file each; left rows of the first batch are probed
-//! as they come and the others written to their batch's file; then each later batch's
-//! right rows are read into a table of their own and its left rows probed against it.
-//! Rows with a NULL key match nothing and stay in the first batch.
+//! shown by EXPLAIN ANALYZE. Past it, the join goes in batches by its keys' hash
+//! (PostgreSQL's hybrid hash join): the table keeps the first batch's right rows and the
+//! others go to a temporary file each; left rows of the first batch are probed as they
+//! come and the others written to their batch's file; then each later batch's right
+//! rows are read into a table of their own and its left rows probed against it. While
+//! the right input is read, a first batch over the memory again doubles the batches (8
+//! at first, at most [`BATCHES_MAX`]): a batch `b` of `n` becomes `b` and `b + n`, and
+//! rows already written to `b` that now belong to the later one move there when `b`
+//! is read back. Rows with a NULL key match nothing and stay in the first batch.
 
 #[allow(unused_imports)]
 use super::*;
@@ -52,28 +55,26 @@ pub(crate) struct HashJoinOp<'a> {
     pub(crate) batches: Option<Batches>,
 }
 
-/// The batches a hash join past its memory goes in (a power of two).
+/// The batches a hash join past its memory goes in first, and at most (powers of two).
 const BATCHES: usize = 8;
+const BATCHES_MAX: usize = 1024;
 
 /// The batches after the first, of a hash join past its memory.
 pub(crate) struct Batches {
-    /// Each later batch's right and left rows as written (index 0 unused).
+    /// How many batches there are.
+    n: usize,
+    /// Each batch's right and left rows, as written until it is joined (index 0 unused).
     right: Vec<Option<crate::spill::RunWriter>>,
     left: Vec<Option<crate::spill::RunWriter>>,
-    /// Once the left input is done: the batches left to join, last first.
-    todo: Option<
-        Vec<(
-            Option<crate::spill::RunReader>,
-            Option<crate::spill::RunReader>,
-        )>,
-    >,
-    /// The left rows of the batch being joined (after the first).
+    /// The batch being joined (0: the first, whose left rows come from the input).
+    current: usize,
+    /// The left rows of the batch being joined, after the first.
     left_rows: Option<crate::spill::RunReader>,
 }
 
-/// The batch of a key (`values` of a join key, none NULL).
-fn batch_of<'v>(values: impl IntoIterator<Item = &'v Value>) -> usize {
-    (crate::keytable::hash_key(values) >> 40) as usize % BATCHES
+/// The batch of a key (`values` of a join key, none NULL) among `n`.
+fn batch_of<'v>(values: impl IntoIterator<Item = &'v Value>, n: usize) -> usize {
+    (crate::keytable::hash_key(values) >> 40) as usize & (n - 1)
 }
 
 /// The values of `keys` over `row` (columns read in place); `None` if one is NULL
@@ -108,7 +109,7 @@ impl<'a> HashJoinOp<'a> {
                 continue;
             };
             if let Some(b) = &mut self.batches {
-                let batch = batch_of(&key);
+                let batch = batch_of(&key, b.n);
                 if batch != 0 {
                     self.usage.bytes -= row_bytes(&row);
                     Self::write(&self.env, &mut b.right[batch], &row)?;
@@ -122,7 +123,9 @@ impl<'a> HashJoinOp<'a> {
             if self.keeps_right() {
                 self.right_matched.push(false);
             }
-            if self.batches.is_none() && self.usage.bytes > self.usage.limit {
+            if self.usage.bytes > self.usage.limit
+                && self.batches.as_ref().is_none_or(|b| b.n < BATCHES_MAX)
+            {
                 self.split()?;
             }
         }
@@ -131,16 +134,20 @@ impl<'a> HashJoinOp<'a> {
         Ok(())
     }
 
-    /// Past the hash memory: go in batches, the table keeping the first batch's rows and
-    /// the others' written out.
+    /// Past the hash memory: go in batches (or twice as many), the table keeping the
+    /// first batch's rows and the others' written out.
     fn split(&mut self) -> PgResult<()> {
         self.usage.peak = self.usage.peak.max(self.usage.bytes);
-        let mut b = Batches {
-            right: (0..BATCHES).map(|_| None).collect(),
-            left: (0..BATCHES).map(|_| None).collect(),
-            todo: None,
+        let mut b = self.batches.take().unwrap_or(Batches {
+            n: BATCHES / 2,
+            right: Vec::new(),
+            left: Vec::new(),
+            current: 0,
             left_rows: None,
-        };
+        });
+        b.n *= 2;
+        b.right.resize_with(b.n, || None);
+        b.left.resize_with(b.n, || None);
         let rows = std::mem::take(&mut self.table).rows;
         self.right_matched.clear();
         self.usage.bytes = 0;
@@ -148,7 +155,7 @@ impl<'a> HashJoinOp<'a> {
             let key: Vec<Value> = key_values(&self.env, self.right_keys, &row)?
                 .map(|k| k.into_iter().map(Cow::into_owned).collect())
                 .unwrap_or_default();
-            let batch = batch_of(&key);
+            let batch = batch_of(&key, b.n);
             if batch != 0 {
                 Self::write(&self.env, &mut b.right[batch], &row)?;
                 continue;
@@ -162,7 +169,7 @@ impl<'a> HashJoinOp<'a> {
                 self.right_matched.push(false);
             }
         }
-        self.usage.batches = BATCHES;
+        self.usage.batches = b.n;
         self.batches = Some(b);
         Ok(())
     }
@@ -187,23 +194,25 @@ impl<'a> HashJoinOp<'a> {
     /// the left input, whose rows of later batches go to their files meanwhile.
     fn next_left(&mut self) -> PgResult<Option<Row>> {
         loop {
-            if let Some(b) = &mut self.batches
-                && b.todo.is_some()
-            {
-                self.env.tx.check_for_interrupts()?;
-                return match &mut b.left_rows {
-                    Some(r) => r.next(),
-                    None => Ok(None),
-                };
-            }
-            let Some(row) = self.left.next()? else {
-                return Ok(None);
+            let row = match &mut self.batches {
+                Some(b) if b.current > 0 => {
+                    self.env.tx.check_for_interrupts()?;
+                    match b.left_rows.as_mut().map(|r| r.next()).transpose()? {
+                        Some(Some(row)) => row,
+                        _ => return Ok(None),
+                    }
+                }
+                _ => match self.left.next()? {
+                    Some(row) => row,
+                    None => return Ok(None),
+                },
             };
+            // A row of a later batch (one the batches' doubling moved) waits for it.
             if let Some(b) = &mut self.batches
                 && let Some(key) = key_values(&self.env, self.left_keys, &row)?
             {
-                let batch = batch_of(key.iter().map(|v| &**v));
-                if batch != 0 {
+                let batch = batch_of(key.iter().map(|v| &**v), b.n);
+                if batch != b.current {
                     drop(key);
                     Self::write(&self.env, &mut b.left[batch], &row)?;
                     continue;
@@ -216,23 +225,23 @@ impl<'a> HashJoinOp<'a> {
     /// The current batch is done: the next one's right rows into a table of their own;
     /// false if there is none.
     fn next_batch(&mut self) -> PgResult<bool> {
+        let keeps_right = self.keeps_right();
         let Some(b) = &mut self.batches else {
             return Ok(false);
         };
-        if b.todo.is_none() {
-            let mut todo = Vec::with_capacity(BATCHES);
-            for i in (1..BATCHES).rev() {
-                let right = b.right[i].take().map(|w| w.finish()).transpose()?;
-                let left = b.left[i].take().map(|w| w.finish()).transpose()?;
-                for r in right.iter().chain(&left) {
-                    self.usage.disk += r.bytes();
-                }
-                todo.push((right, left));
+        let (right, left) = loop {
+            b.current += 1;
+            if b.current >= b.n {
+                return Ok(false);
             }
-            b.todo = Some(todo);
-        }
-        let Some((right, left)) = b.todo.as_mut().and_then(|t| t.pop()) else {
-            return Ok(false);
+            let right = b.right[b.current].take().map(|w| w.finish()).transpose()?;
+            let left = b.left[b.current].take().map(|w| w.finish()).transpose()?;
+            for r in right.iter().chain(&left) {
+                self.usage.disk += r.bytes();
+            }
+            if right.is_some() || left.is_some() {
+                break (right, left);
+            }
         };
         b.left_rows = left;
         self.table = KeyTable::default();
@@ -245,8 +254,14 @@ impl<'a> HashJoinOp<'a> {
                 let key: Vec<Value> = key_values(&self.env, self.right_keys, &row)?
                     .map(|k| k.into_iter().map(Cow::into_owned).collect())
                     .unwrap_or_default();
+                // A row the batches' doubling moved to a later batch goes there.
+                let batch = batch_of(&key, b.n);
+                if batch != b.current {
+                    Self::write(&self.env, &mut b.right[batch], &row)?;
+                    continue;
+                }
                 self.table.insert(key, row);
-                if self.keeps_right() {
+                if keeps_right {
                     self.right_matched.push(false);
                 }
             }
