@@ -10,7 +10,7 @@
 //! come and the others written to their batch's file; then each later batch's right
 //! rows are read into a table of their own and its left rows probed against it. While
 //! the right input is read, a first batch over the memory again doubles the batches (8
-//! at first, at most [`BATCHES_MAX`]): a batch `b` of `n` becomes `b` and `b + n`, and
+//! at first, at most [`BATCHES_MAX`], each holding up to two files open): a batch `b` of `n` becomes `b` and `b + n`, and
 //! rows already written to `b` that now belong to the later one move there when `b`
 //! is read back. Rows with a NULL key match nothing and stay in the first batch.
 
@@ -57,7 +57,8 @@ pub(crate) struct HashJoinOp<'a> {
 
 /// The batches a hash join past its memory goes in first, and at most (powers of two).
 const BATCHES: usize = 8;
-const BATCHES_MAX: usize = 1024;
+/// (Each batch holds up to two temporary files open until it is joined.)
+const BATCHES_MAX: usize = 128;
 
 /// The batches after the first, of a hash join past its memory.
 pub(crate) struct Batches {

@@ -3,9 +3,11 @@
 //! many, only the `bound` smallest are kept, in a heap (PostgreSQL's top-N heapsort).
 //! Past `work_mem`, the rows held are sorted and written out as a run to a temporary
 //! file (`crate::spill`), and the runs are merged at the end, at most as many at once
-//! as `work_mem` has room for a block of each, in passes until one is left, whose rows
-//! come out as the merge makes them (PostgreSQL's external merge sort). Equal keys keep
-//! their input order throughout.
+//! as `work_mem` has room for a block of each (6 to [`FAN_IN_MAX`]), in passes until
+//! one is left, whose rows come out as the merge makes them (PostgreSQL's external merge
+//! sort). Runs already merge while the input is read, whenever that many of one size
+//! are written (a run of the next size), so a sort holds at most that many files open
+//! per size, not one per run. Equal keys keep their input order throughout.
 
 #[allow(unused_imports)]
 use super::*;
@@ -55,6 +57,9 @@ impl PartialEq for Keyed<'_> {
 }
 
 impl Eq for Keyed<'_> {}
+
+/// The most runs a sort merges at once (and so holds open per size of run).
+const FAN_IN_MAX: usize = 64;
 
 /// A sort's result: in memory, or the last merge of its runs.
 pub(crate) enum Sorted<'k> {
@@ -115,11 +120,19 @@ impl<'a> SortOp<'a> {
         crate::env::row_bytes(&k.key) + crate::env::row_bytes(&k.row)
     }
 
-    /// Sort `all` and write it out as a run.
+    /// Runs merged at once: as many as `work_mem` has a block for, 6 at least and
+    /// [`FAN_IN_MAX`] at most.
+    fn fan_in(&self) -> usize {
+        (self.usage.limit / crate::spill::BLOCK).clamp(6, FAN_IN_MAX)
+    }
+
+    /// Sort `all` and write it out as a run; when that makes [`SortOp::fan_in`] runs of
+    /// one size at the end, merge them into one of the next size (in order, so the runs
+    /// stay in input order).
     fn write_run(
         &mut self,
         all: &mut Vec<Keyed<'_>>,
-        runs: &mut Vec<crate::spill::RunReader>,
+        runs: &mut Vec<(u32, crate::spill::RunReader)>,
     ) -> PgResult<()> {
         all.sort();
         let mut run =
@@ -130,16 +143,40 @@ impl<'a> SortOp<'a> {
         }
         let run = run.finish()?;
         self.usage.disk += run.bytes();
-        runs.push(run);
+        runs.push((0, run));
         self.usage.bytes = 0;
+        while let Some(&(size, _)) = runs.last() {
+            let same = runs.iter().rev().take_while(|(s, _)| *s == size).count();
+            if same < self.fan_in() {
+                break;
+            }
+            let group: Vec<_> = runs.drain(runs.len() - same..).map(|(_, r)| r).collect();
+            let merged = self.merge_group(group)?;
+            runs.push((size + 1, merged));
+        }
         Ok(())
+    }
+
+    /// Merge `group` (in input order) into one run.
+    fn merge_group(
+        &mut self,
+        group: Vec<crate::spill::RunReader>,
+    ) -> PgResult<crate::spill::RunReader> {
+        let mut merge = Merge::new(self.keys, group)?;
+        let mut out =
+            crate::spill::RunWriter::new(self.env.pool.smgr().temp(), Some(self.env.session.temp))?;
+        while let Some(k) = merge.next()? {
+            self.env.tx.check_for_interrupts()?;
+            out.push(&[&k.key, &k.row])?;
+        }
+        out.finish()
     }
 
     fn sort(&mut self, mut input: Box<dyn Operator + 'a>) -> PgResult<Sorted<'a>> {
         self.usage.limit = crate::env::work_mem_bytes(&self.env, false);
         let keys = self.keys;
         let mut all: Vec<Keyed> = Vec::new();
-        let mut runs: Vec<crate::spill::RunReader> = Vec::new();
+        let mut runs: Vec<(u32, crate::spill::RunReader)> = Vec::new();
         // The `bound` smallest rows so far, largest on top, once `all` passed 2 x bound.
         let mut heap: Option<BinaryHeap<Keyed>> = None;
         let mut seq = 0;
@@ -196,7 +233,9 @@ impl<'a> SortOp<'a> {
             if !all.is_empty() {
                 self.write_run(&mut all, &mut runs)?;
             }
-            return Ok(Sorted::Merge(self.merge(runs)?));
+            return Ok(Sorted::Merge(
+                self.merge(runs.into_iter().map(|(_, r)| r).collect())?,
+            ));
         }
         let sorted = match heap {
             Some(h) => h.into_sorted_vec(),
@@ -218,7 +257,7 @@ impl<'a> SortOp<'a> {
     /// block for each of, merge neighbours in groups of that many into longer runs (in
     /// order, so ties keep their input order).
     fn merge(&mut self, mut runs: Vec<crate::spill::RunReader>) -> PgResult<Merge<'a>> {
-        let fan_in = (self.usage.limit / crate::spill::BLOCK).max(6);
+        let fan_in = self.fan_in();
         while runs.len() > fan_in {
             let mut merged = Vec::with_capacity(runs.len().div_ceil(fan_in));
             let mut rest = runs.into_iter();
@@ -227,16 +266,7 @@ impl<'a> SortOp<'a> {
                 if group.is_empty() {
                     break;
                 }
-                let mut merge = Merge::new(self.keys, group)?;
-                let mut out = crate::spill::RunWriter::new(
-                    self.env.pool.smgr().temp(),
-                    Some(self.env.session.temp),
-                )?;
-                while let Some(k) = merge.next()? {
-                    self.env.tx.check_for_interrupts()?;
-                    out.push(&[&k.key, &k.row])?;
-                }
-                merged.push(out.finish()?);
+                merged.push(self.merge_group(group)?);
             }
             runs = merged;
         }
