@@ -118,6 +118,9 @@ pub struct CatalogSnapshot {
     /// For each table some foreign key references, the tables whose keys reference it
     /// (derived from their descriptors as records apply; not logged).
     referencing: imbl::HashMap<Oid, imbl::Vector<Oid>>,
+    /// The partitions among `referencing`'s keys (derived): what a delete through a
+    /// parent looks for, so that it need not look at every referenced table.
+    referenced_partitions: imbl::OrdSet<Oid>,
     sequences: imbl::HashMap<String, Arc<SequenceDesc>>,
     sequences_by_oid: imbl::HashMap<Oid, Arc<SequenceDesc>>,
     /// For each table owning sequences (SERIAL), those sequences (derived, not logged).
@@ -280,13 +283,13 @@ impl CatalogSnapshot {
     /// PostgreSQL's clones of a key referencing a partitioned table do.
     /// The foreign keys that reference a partition below `oid` (at any depth), each with
     /// that partition and the referencing table: what a delete through `oid` must also
-    /// check. O(tables some key references), whatever the number of partitions.
+    /// check. O(partitions some key references): usually none.
     pub fn referencing_below(
         &self,
         oid: Oid,
     ) -> Vec<(&Arc<TableDesc>, &Arc<TableDesc>, &ForeignKey)> {
         let mut out = Vec::new();
-        for &r in self.referencing.keys() {
+        for &r in &self.referenced_partitions {
             let Some(referenced) = self.by_oid.get(&r) else {
                 continue;
             };
@@ -475,7 +478,10 @@ impl CatalogSnapshot {
         t.index_leading_columns();
         let t = Arc::new(t);
         self.tables.insert(t.name.clone(), t.clone());
-        self.by_oid.insert(t.oid, t);
+        let oid = t.oid;
+        self.by_oid.insert(oid, t);
+        // It may have become, or stopped being, a partition.
+        self.note_referenced_partition(oid);
     }
 
     /// Record (`add`) or forget the references `t`'s foreign keys make.
@@ -498,6 +504,20 @@ impl CatalogSnapshot {
             } else {
                 self.referencing.insert(fk.ref_table, v);
             }
+            self.note_referenced_partition(fk.ref_table);
+        }
+    }
+
+    /// Keep `referenced_partitions` true of table `oid`.
+    fn note_referenced_partition(&mut self, oid: Oid) {
+        let partition = self
+            .by_oid
+            .get(&oid)
+            .is_some_and(|t| t.partition_of.is_some());
+        if partition && self.referencing.contains_key(&oid) {
+            self.referenced_partitions.insert(oid);
+        } else {
+            self.referenced_partitions.remove(&oid);
         }
     }
 
@@ -571,6 +591,7 @@ impl CatalogSnapshot {
                     self.remove_partition(&t);
                     self.partitions.remove(oid);
                     self.detaching.remove(oid);
+                    self.referenced_partitions.remove(oid);
                     self.changed.remove(oid);
                     self.stats.remove(oid);
                 }
