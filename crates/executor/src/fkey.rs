@@ -22,7 +22,6 @@
 
 use std::collections::BTreeSet;
 use std::ops::Bound;
-use std::sync::Arc;
 
 use access::heapam::{self, HeapWrite};
 use access::nbtree::ScanDirection;
@@ -333,83 +332,40 @@ pub(crate) fn check_incoming(
     }
     // Keys referencing a partition below: the rows that were, or are, in it.
     for (below, fk, referencing) in &fks.incoming_below {
-        let old = rows_in_partition(cx, below, table.oid, old)?;
+        let old = rows_in_partition(cx, below, table, old)?;
         if old.is_empty() {
             continue;
         }
-        let new = rows_in_partition(cx, below, table.oid, new)?;
+        let new = rows_in_partition(cx, below, table, new)?;
         check_incoming_key(cx, below, fk, referencing, &old, &new)?;
     }
     Ok(())
 }
 
-/// The leaf partition of partitioned `table` that `row` (of its layout) routes to.
-fn leaf_of(cx: &ExecContext, table: &TableDesc, row: &[Value]) -> PgResult<Option<Arc<TableDesc>>> {
-    let catalog = &cx.session.catalog;
-    let mut at: Option<Arc<TableDesc>> = None;
-    loop {
-        let t = at.as_deref().unwrap_or(table);
-        let Some(key) = &t.partition_key else {
-            return Ok(at);
-        };
-        let values = cx.partition_key_values(t, row)?;
-        let next = catalog
-            .partitions(t.oid)
-            .and_then(|p| p.route(key.strategy, &values))
-            .and_then(|o| catalog.table_by_oid(o));
-        match next {
-            Some(n) => at = Some(n.clone()),
-            None => return Ok(None),
-        }
-    }
-}
-
-/// The `rows` that belong in `partition`, below `top` ([`row_in_partition`]).
+/// The `rows` (of `top`'s layout, which is its partitions': partition rule 1) that are
+/// in `partition`, below `top`: the leaf each routes to is it or below it.
 fn rows_in_partition<'r>(
     cx: &ExecContext,
     partition: &TableDesc,
-    top: common::Oid,
+    top: &TableDesc,
     rows: &[&'r [Value]],
 ) -> PgResult<Vec<&'r [Value]>> {
+    let catalog = &cx.session.catalog;
     let mut out = Vec::new();
     for &r in rows {
-        if row_in_partition(cx, partition, top, r)? {
-            out.push(r);
+        let mut at = cx.routed_in(catalog, top, r)?;
+        while let Some(oid) = at.filter(|&o| o != top.oid) {
+            if oid == partition.oid {
+                out.push(r);
+                break;
+            }
+            at = catalog
+                .table_by_oid(oid)
+                .and_then(|t| t.partition_of.as_ref())
+                .map(|o| o.parent);
         }
     }
     Ok(out)
-}
-
-/// Whether `row` (of `top`'s layout, which is its partitions': partition rule 1) belongs
-/// in `partition`, a partition below `top`: its key routes to each level from `top` down.
-fn row_in_partition(
-    cx: &ExecContext,
-    partition: &TableDesc,
-    top: common::Oid,
-    row: &[Value],
-) -> PgResult<bool> {
-    let catalog = &cx.session.catalog;
-    let mut child = partition;
-    while let Some(of) = &child.partition_of {
-        let Some(parent) = catalog.table_by_oid(of.parent) else {
-            return Ok(false);
-        };
-        let Some(key) = &parent.partition_key else {
-            return Ok(false);
-        };
-        let values = cx.partition_key_values(parent, row)?;
-        let routed = catalog
-            .partitions(parent.oid)
-            .and_then(|set| set.route(key.strategy, &values));
-        if routed != Some(child.oid) {
-            return Ok(false);
-        }
-        if parent.oid == top {
-            return Ok(true);
-        }
-        child = parent;
-    }
-    Ok(false)
 }
 
 /// [`check_incoming`] for one key `fk` of `referencing` that references `table`.
@@ -453,18 +409,20 @@ fn check_incoming_key(
             // unless an UPDATE moved the row to another (`new` is parallel to `old`
             // for an UPDATE): then on the table written.
             let at = gone.iter().position(|k| *k == key).map(|i| gone_at[i]);
+            let catalog = &cx.session.catalog;
             let leaf = match at {
                 Some(at) if table.partition_key.is_some() => {
-                    let was = leaf_of(cx, table, old[at])?;
+                    let was = cx.routed_in(catalog, table, old[at])?;
                     let stays = match new.get(at) {
-                        Some(row) => leaf_of(cx, table, row)?.map(|l| l.oid),
-                        None => was.as_ref().map(|l| l.oid),
+                        Some(row) => cx.routed_in(catalog, table, row)?,
+                        None => was,
                     };
-                    was.filter(|w| Some(w.oid) == stays)
+                    was.filter(|_| was == stays)
+                        .and_then(|oid| catalog.table_by_oid(oid))
                 }
                 _ => None,
             };
-            let name = leaf.as_ref().map_or(&table.name, |l| &l.name);
+            let name = leaf.map_or(&table.name, |l| &l.name);
             return Err(PgError::new(
                 SqlState::FOREIGN_KEY_VIOLATION,
                 format!(

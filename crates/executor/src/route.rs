@@ -28,6 +28,31 @@ use crate::ExecContext;
 pub struct KeyExprs(RefCell<HashMap<Oid, Rc<Vec<Expr>>>>);
 
 impl ExecContext<'_> {
+    /// The leaf `row` (of `root`'s columns) routes to in `catalog`, if any (`root` itself
+    /// if it is not partitioned).
+    pub(crate) fn routed_in(
+        &self,
+        catalog: &catalog::CatalogSnapshot,
+        root: &TableDesc,
+        row: &[Value],
+    ) -> PgResult<Option<Oid>> {
+        let mut t = root;
+        loop {
+            if t.partition_key.is_none() {
+                return Ok(Some(t.oid));
+            }
+            let values = self.partition_key_values(t, row)?;
+            let key = t.partition_key.as_ref().map(|k| k.strategy);
+            let next = key
+                .and_then(|strategy| catalog.partitions(t.oid)?.route(strategy, &values))
+                .and_then(|oid| catalog.table_by_oid(oid));
+            match next {
+                Some(n) => t = n,
+                None => return Ok(None),
+            }
+        }
+    }
+
     /// The key of partitioned table `t` for `row` (`t`'s columns): its columns' values,
     /// its expressions evaluated.
     pub(crate) fn partition_key_values(
@@ -241,7 +266,7 @@ impl Router {
             }
         };
         if let Some(Recheck(now)) = &leaf.recheck
-            && routed_in(cx, now, &self.root, row)? != Some(leaf.table.oid)
+            && cx.routed_in(now, &self.root, row)? != Some(leaf.table.oid)
         {
             return Err(PgError::new(
                 SqlState::CHECK_VIOLATION,
@@ -275,30 +300,6 @@ impl Router {
             .values()
             .map(|l| (l.table.oid, l.rows))
             .collect()
-    }
-}
-
-/// The leaf `row` (of `root`'s columns) routes to in `catalog`, if any.
-fn routed_in(
-    cx: &ExecContext,
-    catalog: &catalog::CatalogSnapshot,
-    root: &TableDesc,
-    row: &[Value],
-) -> PgResult<Option<Oid>> {
-    let mut t = root;
-    loop {
-        if t.partition_key.is_none() {
-            return Ok(Some(t.oid));
-        }
-        let values = cx.partition_key_values(t, row)?;
-        let key = t.partition_key.as_ref().map(|k| k.strategy);
-        let next = key
-            .and_then(|strategy| catalog.partitions(t.oid)?.route(strategy, &values))
-            .and_then(|oid| catalog.table_by_oid(oid));
-        match next {
-            Some(n) => t = n,
-            None => return Ok(None),
-        }
     }
 }
 

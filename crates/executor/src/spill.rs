@@ -146,6 +146,20 @@ impl RunWriter {
         })
     }
 
+    /// Append `row` to the run in `slot`, made at its first row.
+    pub(crate) fn push_to(
+        slot: &mut Option<RunWriter>,
+        space: &std::sync::Arc<TempSpace>,
+        budget: Option<&std::sync::Arc<storage::tempfile::TempBudget>>,
+        row: &[Value],
+    ) -> PgResult<()> {
+        let w = match slot {
+            Some(w) => w,
+            None => slot.insert(RunWriter::new(space, budget)?),
+        };
+        w.push(&[row])
+    }
+
     pub(crate) fn push(&mut self, values: &[&[Value]]) -> PgResult<()> {
         put_record(&mut self.buf, values)?;
         if self.buf.len() >= BLOCK {
@@ -162,9 +176,7 @@ impl RunWriter {
         }
         Ok(RunReader {
             file: self.file,
-            buf: Vec::new(),
-            at: 0,
-            offset: 0,
+            cursor: Cursor::default(),
         })
     }
 }
@@ -172,11 +184,7 @@ impl RunWriter {
 /// A run being read back, a block at a time; its file goes when it drops.
 pub(crate) struct RunReader {
     file: TempFile,
-    buf: Vec<u8>,
-    /// Where the next record starts in `buf`.
-    at: usize,
-    /// The file offset of `buf`'s end.
-    offset: u64,
+    cursor: Cursor,
 }
 
 impl RunReader {
@@ -187,13 +195,29 @@ impl RunReader {
 
     /// The next record's values, `None` at the end of the run.
     pub(crate) fn next(&mut self) -> PgResult<Option<Vec<Value>>> {
-        let len = match self.available(4)? {
-            false => return Ok(None),
-            true => {
-                u32::from_le_bytes(self.buf[self.at..self.at + 4].try_into().expect("4")) as usize
-            }
-        };
-        if !self.available(4 + len)? {
+        self.cursor.next(&self.file)
+    }
+}
+
+/// A place in a file of records, and the block read ahead from there.
+#[derive(Default)]
+struct Cursor {
+    buf: Vec<u8>,
+    /// Where the next record starts in `buf`.
+    at: usize,
+    /// The file offset of `buf`'s end.
+    offset: u64,
+}
+
+impl Cursor {
+    /// The next record's values from `file`, `None` at its end.
+    fn next(&mut self, file: &TempFile) -> PgResult<Option<Vec<Value>>> {
+        if !self.available(file, 4)? {
+            return Ok(None);
+        }
+        let len = u32::from_le_bytes(self.buf[self.at..self.at + 4].try_into().expect("4"));
+        let len = len as usize;
+        if !self.available(file, 4 + len)? {
             return Err(corrupt());
         }
         let values = get_record(&self.buf[self.at + 4..self.at + 4 + len])?;
@@ -201,19 +225,18 @@ impl RunReader {
         Ok(Some(values))
     }
 
-    /// Make `n` bytes from `at` available in `buf`, reading more of the file; false if
-    /// the file ends first.
-    fn available(&mut self, n: usize) -> PgResult<bool> {
+    /// Make `n` bytes from `at` available in `buf`, reading more of `file`; false if the
+    /// file ends first.
+    fn available(&mut self, file: &TempFile, n: usize) -> PgResult<bool> {
         while self.buf.len() - self.at < n {
-            if self.offset >= self.file.len() {
+            if self.offset >= file.len() {
                 return Ok(false);
             }
             self.buf.drain(..self.at);
             self.at = 0;
             let old = self.buf.len();
-            let want = BLOCK.max(n - old);
-            self.buf.resize(old + want, 0);
-            let got = self.file.read_at(&mut self.buf[old..], self.offset)?;
+            self.buf.resize(old + BLOCK.max(n - old), 0);
+            let got = file.read_at(&mut self.buf[old..], self.offset)?;
             self.buf.truncate(old + got);
             self.offset += got as u64;
             if got == 0 {
@@ -238,12 +261,9 @@ pub(crate) struct RowStore {
     /// Records not yet written to `file`.
     pending: Vec<u8>,
     spilled: usize,
-    /// The reader of the file: the next spilled row it gives, where its record starts,
-    /// and what it has read ahead.
+    /// The reader of the file, and the spilled row it gives next.
+    cursor: Cursor,
     next_spilled: usize,
-    offset: u64,
-    buf: Vec<u8>,
-    at: usize,
 }
 
 impl RowStore {
@@ -261,10 +281,8 @@ impl RowStore {
             file: None,
             pending: Vec::new(),
             spilled: 0,
+            cursor: Cursor::default(),
             next_spilled: 0,
-            offset: 0,
-            buf: Vec::new(),
-            at: 0,
         }
     }
 
@@ -329,37 +347,13 @@ impl RowStore {
                 return Err(PgError::internal("a row store read out of order"));
             }
             self.next_spilled = 0;
-            self.offset = 0;
-            self.buf.clear();
-            self.at = 0;
+            self.cursor = Cursor::default();
         }
         self.flush()?;
         let file = self.file.as_ref().ok_or_else(corrupt)?;
-        let mut need = 4;
-        loop {
-            if self.buf.len() - self.at >= need {
-                let len = u32::from_le_bytes(self.buf[self.at..self.at + 4].try_into().expect("4"))
-                    as usize;
-                if need == 4 {
-                    need = 4 + len;
-                    continue;
-                }
-                let values = get_record(&self.buf[self.at + 4..self.at + 4 + len])?;
-                self.at += 4 + len;
-                self.next_spilled += 1;
-                return Ok(Some(values));
-            }
-            self.buf.drain(..self.at);
-            self.at = 0;
-            let old = self.buf.len();
-            self.buf.resize(old + BLOCK.max(need - old), 0);
-            let got = file.read_at(&mut self.buf[old..], self.offset)?;
-            self.buf.truncate(old + got);
-            self.offset += got as u64;
-            if got == 0 {
-                return Err(corrupt());
-            }
-        }
+        let row = self.cursor.next(file)?.ok_or_else(corrupt)?;
+        self.next_spilled += 1;
+        Ok(Some(row))
     }
 }
 

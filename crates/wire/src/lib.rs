@@ -300,6 +300,8 @@ impl<B: Backend> PgWireServerHandlers for Handlers<B> {
         self.query_handler()
     }
 
+    /// Unused by `run_connection`, which gives each connection its own (its session's
+    /// key and refusal); pgwire's trait asks for one.
     fn startup_handler(&self) -> Arc<impl StartupHandler> {
         Arc::new(Startup {
             key: (0, 0),

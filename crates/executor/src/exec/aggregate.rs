@@ -160,30 +160,16 @@ impl AggregateOp<'_> {
                 0
             } else {
                 let key = key_values(&self.env, &self.group_by.keys, &row)?;
-                if !spill.is_empty() {
-                    let Some(at) = table.find(&key) else {
-                        let hash = crate::keytable::hash_key(key.iter().map(|v| &**v));
-                        let part = (hash >> (8 + 8 * depth)) as usize % SPILL_PARTITIONS;
-                        let w = match &mut spill[part] {
-                            Some(w) => w,
-                            slot => slot.insert(crate::spill::RunWriter::new(
-                                self.env.pool.smgr().temp(),
-                                Some(self.env.session.temp),
-                            )?),
-                        };
-                        drop(key);
-                        w.push(&[&row])?;
-                        continue;
-                    };
-                    let width = self.group_by.width();
+                // Spilling: a group held takes its row; another's goes to its file.
+                if !spill.is_empty() && table.find(&key).is_none() {
+                    let hash = crate::keytable::hash_key(key.iter().map(|v| &**v));
+                    let part = (hash >> (8 + 8 * depth)) as usize % SPILL_PARTITIONS;
                     drop(key);
-                    feed(
-                        &mut groups[at],
-                        self.aggs,
-                        self.split,
-                        width,
+                    crate::spill::RunWriter::push_to(
+                        &mut spill[part],
+                        self.env.pool.smgr().temp(),
+                        Some(self.env.session.temp),
                         &row,
-                        &self.env,
                     )?;
                     continue;
                 }

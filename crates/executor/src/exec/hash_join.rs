@@ -98,32 +98,21 @@ impl<'a> HashJoinOp<'a> {
             self.env.tx.check_for_interrupts()?;
             // A right row with a NULL key matches no left row (a FULL join still
             // returns it).
-            let key: Option<Vec<Value>> = key_values(&self.env, self.right_keys, &row)?
-                .map(|k| k.into_iter().map(Cow::into_owned).collect());
-            self.usage.bytes += row_bytes(&row);
-            let Some(key) = key else {
+            let Some(key) = self.right_key(&row)? else {
                 if self.keeps_right() {
+                    self.usage.bytes += row_bytes(&row);
                     self.null_keyed.push(row);
-                } else {
-                    self.usage.bytes -= row_bytes(&row);
                 }
                 continue;
             };
             if let Some(b) = &mut self.batches {
                 let batch = batch_of(&key, b.n);
                 if batch != 0 {
-                    self.usage.bytes -= row_bytes(&row);
                     Self::write(&self.env, &mut b.right[batch], &row)?;
                     continue;
                 }
             }
-            let key_bytes = row_bytes(&key) + std::mem::size_of::<usize>();
-            if self.table.insert(key, row) {
-                self.usage.bytes += key_bytes;
-            }
-            if self.keeps_right() {
-                self.right_matched.push(false);
-            }
+            self.keep(key, row);
             if self.usage.bytes > self.usage.limit
                 && self.batches.as_ref().is_none_or(|b| b.n < BATCHES_MAX)
             {
@@ -153,26 +142,36 @@ impl<'a> HashJoinOp<'a> {
         self.right_matched.clear();
         self.usage.bytes = 0;
         for row in rows {
-            let key: Vec<Value> = key_values(&self.env, self.right_keys, &row)?
-                .map(|k| k.into_iter().map(Cow::into_owned).collect())
-                .unwrap_or_default();
+            // (No NULL key is in the table.)
+            let key = self.right_key(&row)?.unwrap_or_default();
             let batch = batch_of(&key, b.n);
             if batch != 0 {
                 Self::write(&self.env, &mut b.right[batch], &row)?;
                 continue;
             }
-            self.usage.bytes += row_bytes(&row);
-            let key_bytes = row_bytes(&key) + std::mem::size_of::<usize>();
-            if self.table.insert(key, row) {
-                self.usage.bytes += key_bytes;
-            }
-            if self.keeps_right() {
-                self.right_matched.push(false);
-            }
+            self.keep(key, row);
         }
         self.usage.batches = b.n;
         self.batches = Some(b);
         Ok(())
+    }
+
+    /// A right row's join key, `None` if a part of it is NULL.
+    fn right_key(&self, row: &[Value]) -> PgResult<Option<Vec<Value>>> {
+        Ok(key_values(&self.env, self.right_keys, row)?
+            .map(|k| k.into_iter().map(Cow::into_owned).collect()))
+    }
+
+    /// Put a right row in the table under `key`, counted against the memory.
+    fn keep(&mut self, key: Vec<Value>, row: Row) {
+        self.usage.bytes += row_bytes(&row);
+        let key_bytes = row_bytes(&key) + std::mem::size_of::<usize>();
+        if self.table.insert(key, row) {
+            self.usage.bytes += key_bytes;
+        }
+        if self.keeps_right() {
+            self.right_matched.push(false);
+        }
     }
 
     /// Append `row` to a batch's file, made at its first row.
@@ -181,14 +180,7 @@ impl<'a> HashJoinOp<'a> {
         file: &mut Option<crate::spill::RunWriter>,
         row: &[Value],
     ) -> PgResult<()> {
-        let w = match file {
-            Some(w) => w,
-            None => file.insert(crate::spill::RunWriter::new(
-                env.pool.smgr().temp(),
-                Some(env.session.temp),
-            )?),
-        };
-        w.push(&[row])
+        crate::spill::RunWriter::push_to(file, env.pool.smgr().temp(), Some(env.session.temp), row)
     }
 
     /// The next left row to probe: of the batch being joined; in the first batch, from
@@ -226,11 +218,10 @@ impl<'a> HashJoinOp<'a> {
     /// The current batch is done: the next one's right rows into a table of their own;
     /// false if there is none.
     fn next_batch(&mut self) -> PgResult<bool> {
-        let keeps_right = self.keeps_right();
         let Some(b) = &mut self.batches else {
             return Ok(false);
         };
-        let (right, left) = loop {
+        let (mut right, left) = loop {
             b.current += 1;
             if b.current >= b.n {
                 return Ok(false);
@@ -245,28 +236,26 @@ impl<'a> HashJoinOp<'a> {
             }
         };
         b.left_rows = left;
+        let (n, current) = (b.n, b.current);
         self.table = KeyTable::default();
         self.right_matched.clear();
+        self.usage.bytes = 0;
         self.unmatched = None;
         self.current = None;
-        if let Some(mut right) = right {
-            while let Some(row) = right.next()? {
-                self.env.tx.check_for_interrupts()?;
-                let key: Vec<Value> = key_values(&self.env, self.right_keys, &row)?
-                    .map(|k| k.into_iter().map(Cow::into_owned).collect())
-                    .unwrap_or_default();
-                // A row the batches' doubling moved to a later batch goes there.
-                let batch = batch_of(&key, b.n);
-                if batch != b.current {
-                    Self::write(&self.env, &mut b.right[batch], &row)?;
-                    continue;
-                }
-                self.table.insert(key, row);
-                if keeps_right {
-                    self.right_matched.push(false);
-                }
+        while let Some(row) = right.as_mut().map(|r| r.next()).transpose()?.flatten() {
+            self.env.tx.check_for_interrupts()?;
+            // (No NULL key is written out.)
+            let key = self.right_key(&row)?.unwrap_or_default();
+            // A row the batches' doubling moved to a later batch goes there.
+            let batch = batch_of(&key, n);
+            if batch != current {
+                let b = self.batches.as_mut().expect("batches");
+                Self::write(&self.env, &mut b.right[batch], &row)?;
+                continue;
             }
+            self.keep(key, row);
         }
+        self.usage.peak = self.usage.peak.max(self.usage.bytes);
         Ok(true)
     }
 }
