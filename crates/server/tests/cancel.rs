@@ -51,10 +51,7 @@ async fn cancel_requests_stop_the_statement_and_the_session_goes_on() {
     let (server, _dir) = common::start().await;
     let holder = connect(&server).await;
     let observer = connect(&server).await;
-    let (waiter, connection) = tokio_postgres::connect(&common::url(&server), NoTls)
-        .await
-        .expect("connect");
-    tokio::spawn(connection);
+    let waiter = connect(&server).await;
     exec(&holder, "CREATE TABLE t (a int)").await;
     let pid = value(&waiter, "SELECT pg_backend_pid()").await;
     exec(&holder, "BEGIN; LOCK TABLE t").await;
@@ -166,10 +163,7 @@ async fn pg_terminate_backend_ends_idle_and_busy_sessions() {
     assert!(idle.is_closed());
 
     // A session waiting for a lock ends with FATAL 57P01, and its lock wait with it.
-    let (busy, connection) = tokio_postgres::connect(&common::url(&server), NoTls)
-        .await
-        .expect("connect");
-    tokio::spawn(connection);
+    let busy = connect(&server).await;
     let pid = value(&busy, "SELECT pg_backend_pid()").await;
     exec(&admin, "BEGIN; LOCK TABLE t").await;
     let running = tokio::spawn(async move { busy.batch_execute("SELECT * FROM t").await });

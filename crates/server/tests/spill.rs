@@ -7,6 +7,16 @@ mod common;
 use common::{connect, exec, rows, sqlstate, tiny_pool_config};
 use myriad_server::Server;
 
+/// EXPLAIN ANALYZE's lines for `query` (costs and times left out).
+async fn analyzed(c: &tokio_postgres::Client, query: &str) -> Vec<String> {
+    rows(
+        c,
+        &format!("EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) {query}"),
+    )
+    .await
+    .concat()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sort_spills_and_its_files_go_with_the_query() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -21,12 +31,7 @@ async fn a_sort_spills_and_its_files_go_with_the_query() {
     )
     .await;
     exec(&c, "SET work_mem = '64kB'").await;
-    let plan = rows(
-        &c,
-        "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) SELECT * FROM s ORDER BY t",
-    )
-    .await
-    .concat();
+    let plan = analyzed(&c, "SELECT * FROM s ORDER BY t").await;
     assert!(
         plan.iter()
             .any(|l| l.contains("Sort Method: external merge  Disk: ")),
@@ -60,12 +65,7 @@ async fn a_sort_spills_and_its_files_go_with_the_query() {
     // So does a hash aggregate past its memory, for the groups it cannot hold.
     exec(&c, "SET enable_sort = off").await;
     let made = temp.files_created();
-    let plan = rows(
-        &c,
-        "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) SELECT g % 5000, count(*) FROM s GROUP BY 1",
-    )
-    .await
-    .concat();
+    let plan = analyzed(&c, "SELECT g % 5000, count(*) FROM s GROUP BY 1").await;
     assert!(
         plan.iter()
             .any(|l| l.contains("Batches: ") && l.contains("Disk Usage: ")),
@@ -78,13 +78,8 @@ async fn a_sort_spills_and_its_files_go_with_the_query() {
     // And a hash join, in batches.
     exec(&c, "SET enable_mergejoin = off; SET enable_nestloop = off").await;
     let made = temp.files_created();
-    let plan = rows(
-        &c,
-        "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) SELECT count(*) FROM s a JOIN s b ON a.g = b.g",
-    )
-    .await
-    .concat();
-    // Batches doubled from 8 until the first fits the memory (PostgreSQL's count).
+    let plan = analyzed(&c, "SELECT count(*) FROM s a JOIN s b ON a.g = b.g").await;
+    // Batches doubled from 8 until the first fits the memory.
     let batches: Vec<usize> = plan
         .iter()
         .filter_map(|l| l.split("Batches: ").nth(1))
@@ -102,12 +97,7 @@ async fn a_sort_spills_and_its_files_go_with_the_query() {
     // In memory, nothing is written.
     exec(&c, "RESET work_mem").await;
     let made = temp.files_created();
-    let plan = rows(
-        &c,
-        "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) SELECT * FROM s ORDER BY t",
-    )
-    .await
-    .concat();
+    let plan = analyzed(&c, "SELECT * FROM s ORDER BY t").await;
     assert!(
         plan.iter().any(|l| l.contains("Sort Method: quicksort")),
         "{plan:?}"
