@@ -131,9 +131,10 @@ pub fn holders(h: &TupleHeader, rel: RelId, tid: ItemPointer, tx: &Tx) -> PgResu
 
 /// Whether the version `h` is visible to `snap`, taken by `tx`.
 pub fn visible(h: &TupleHeader, snap: &Snapshot, tx: &Tx) -> PgResult<bool> {
+    let cid = || snap.cid.unwrap_or_else(|| tx.cid());
     if h.xmin >= FIRST_NORMAL_XID {
         if tx.is_mine(h.xmin) {
-            if cmin(h, tx) >= tx.cid() {
+            if cmin(h, tx) >= cid() {
                 return Ok(false); // inserted by this or a later command
             }
         } else if snap.in_progress(h.xmin) || tx.status(h.xmin)? != XidStatus::Committed {
@@ -146,7 +147,7 @@ pub fn visible(h: &TupleHeader, snap: &Snapshot, tx: &Tx) -> PgResult<bool> {
         return Ok(true);
     }
     if tx.is_mine(h.xmax) {
-        return Ok(cmax(h, tx) >= tx.cid()); // deleted by this or a later command
+        return Ok(cmax(h, tx) >= cid()); // deleted by this or a later command
     }
     if snap.in_progress(h.xmax) {
         return Ok(true);

@@ -40,6 +40,7 @@ pub mod index;
 pub mod instrument;
 mod keytable;
 mod math;
+pub mod portal;
 mod reg_catalog;
 mod route;
 pub mod ruleutils;
@@ -71,6 +72,8 @@ pub struct StatementResult {
     pub copy_in: Option<Box<commands::copy::CopyIn>>,
     /// COPY TO STDOUT: each line of output, and the number of columns.
     pub copy_out: Option<(usize, Vec<Vec<u8>>)>,
+    /// A query's rows, still to be fetched (`rows` is empty): executor rule 8.
+    pub portal: Option<portal::Portal>,
 }
 
 /// Everything a statement may touch.
@@ -321,5 +324,6 @@ fn with_returning(
         changed: vec![],
         copy_in: None,
         copy_out: None,
+        portal: None,
     }
 }

@@ -24,7 +24,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("system views", &["views"]),
     ("plan nodes", &["exec"]),
     ("writes", &["dml", "fkey", "index", "route"]),
-    ("statements", &["commands", "explain"]),
+    ("statements", &["commands", "explain", "portal"]),
 ];
 
 /// The module (a file or a directory under `src/`) each source file belongs to.

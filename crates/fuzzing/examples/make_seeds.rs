@@ -488,7 +488,7 @@ fn wal_record() {
     let mut position = MIN_WAL_SEGMENT_SIZE;
     let mut all = Vec::new();
     for (name, sql) in workload {
-        for outcome in session.execute_simple(sql) {
+        for outcome in session.execute_all(sql) {
             if let Err(e) = outcome.result {
                 panic!("{sql}: {}", e.message);
             }

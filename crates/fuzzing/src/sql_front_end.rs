@@ -81,7 +81,7 @@ fn build_fixture() -> Fixture {
     };
     let db = Arc::new(server::Database::open(&config).expect("open a data directory"));
     let mut session = server::session::Session::new(db.clone());
-    for outcome in session.execute_simple(SCHEMA) {
+    for outcome in session.execute_all(SCHEMA) {
         if let Err(e) = outcome.result {
             panic!("the fuzzing schema failed: {} {}", e.code.0, e.message);
         }

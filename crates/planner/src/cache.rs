@@ -136,6 +136,11 @@ impl CachedPlan {
         Ok(Some(&self.generic(make)?.0))
     }
 
+    /// The generic plan, once [`CachedPlan::generic_for`] has made it.
+    pub fn generic_plan(&self) -> Option<&PlannedStatement> {
+        self.generic.get().map(|g| &g.0)
+    }
+
     /// A custom plan was made and run, at `cost` (planning included).
     pub fn note_custom(&self, cost: f64) {
         let mut c = self.custom.lock().unwrap_or_else(|e| e.into_inner());

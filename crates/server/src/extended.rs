@@ -31,7 +31,7 @@ use std::sync::Arc;
 use common::{DataType, PgError, PgResult, SqlState, Value};
 use sql::bound::{BoundStatement, OutputColumn};
 use sql::parser::{Command, Statement};
-use wire::{BindRequest, Description, ExecuteEnd, ExecuteOutcome, Executed};
+use wire::{BindRequest, Description, ExecuteEnd, ExecuteOutcome, Executed, STREAM_BATCH_ROWS};
 
 use crate::session::Session;
 
@@ -73,6 +73,12 @@ pub(crate) fn cache_plan(
 enum PortalState {
     /// Not run yet.
     Ready,
+    /// A query, running (executor rule 8): each Execute fetches its next rows, and
+    /// `sent` counts those of the Execute under way (its batches, `ExecuteEnd::More`).
+    Live {
+        portal: executor::portal::Portal,
+        sent: usize,
+    },
     /// Ran; these rows are still to be sent (`tag` ends them).
     Suspended {
         rows: std::vec::IntoIter<Vec<Value>>,
@@ -493,11 +499,16 @@ impl Session {
             match result {
                 Ok(r) => {
                     notices = r.notices;
-                    let tag =
-                        (!matches!(*stmt, Command::Sql(Statement::Query(_)))).then_some(r.tag);
-                    portal.state = PortalState::Suspended {
-                        rows: r.rows.into_iter(),
-                        tag,
+                    portal.state = match r.portal {
+                        Some(live) => PortalState::Live {
+                            portal: live,
+                            sent: 0,
+                        },
+                        None => PortalState::Suspended {
+                            tag: (!matches!(*stmt, Command::Sql(Statement::Query(_))))
+                                .then_some(r.tag),
+                            rows: r.rows.into_iter(),
+                        },
                     };
                 }
                 Err(e) => {
@@ -509,8 +520,36 @@ impl Session {
                 }
             }
         }
+        let mut text = self.info.text.clone();
         let (rows, end) = match &mut portal.state {
             PortalState::Ready => unreachable!("the portal ran above"),
+            PortalState::Live { portal: live, sent } => {
+                text = live.text().clone();
+                let limit = if max_rows == 0 { usize::MAX } else { max_rows };
+                let rows = match crate::stream::fetch_batch(live, limit.min(STREAM_BATCH_ROWS)) {
+                    Ok(rows) => rows,
+                    Err(e) => {
+                        // The portal goes with its failed transaction.
+                        self.fail();
+                        return ExecuteOutcome {
+                            notices,
+                            result: Err(e),
+                        };
+                    }
+                };
+                *sent += rows.len();
+                let end = if live.is_done() {
+                    let end = ExecuteEnd::Complete(format!("SELECT {sent}"));
+                    portal.state = PortalState::Done { tag: None };
+                    end
+                } else if rows.len() == limit {
+                    *sent = 0;
+                    ExecuteEnd::Suspended
+                } else {
+                    ExecuteEnd::More
+                };
+                (rows, end)
+            }
             PortalState::Suspended { rows, tag } => {
                 let take = if max_rows == 0 { usize::MAX } else { max_rows };
                 let out: Vec<Vec<Value>> = rows.by_ref().take(take).collect();
@@ -539,7 +578,7 @@ impl Session {
                 rows,
                 binary,
                 end,
-                text: self.info.text.clone(),
+                text,
             }),
         }
     }

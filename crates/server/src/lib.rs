@@ -68,12 +68,14 @@ mod copy;
 mod extended;
 pub mod session;
 pub mod settings;
+mod stream;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 
 use catalog::Catalog;
 use common::{PgError, PgResult};
+use executor::session::SessionSettings;
 use storage::bufmgr::BufferPool;
 use storage::smgr::Smgr;
 use storage::vfs::{OsVfs, Vfs};
@@ -165,9 +167,10 @@ fn lock_data_dir(dir: &std::path::Path) -> PgResult<std::fs::File> {
 /// [`Database::execute_one`], which adds the catalog the statement is bound against to
 /// make the executor's `Session`.
 pub(crate) struct SessionParts<'a> {
+    pub db: &'a Arc<Database>,
     pub info: &'a common::session::SessionInfo,
-    pub settings: &'a dyn executor::session::SessionSettings,
-    pub sequence_memory: &'a std::cell::RefCell<executor::session::SequenceMemory>,
+    pub settings: &'a Arc<session::SettingsHook>,
+    pub sequence_memory: &'a std::rc::Rc<std::cell::RefCell<executor::session::SequenceMemory>>,
     /// The transaction is read-only.
     pub read_only: bool,
     /// What the session's temporary files hold (`temp_file_limit`).
@@ -793,7 +796,7 @@ impl Database {
         executor::session::Session {
             info: parts.info,
             catalog,
-            settings: parts.settings,
+            settings: &**parts.settings,
             sequence_memory: parts.sequence_memory,
             read_only: parts.read_only,
             pool: &self.pool,
@@ -868,7 +871,7 @@ impl Database {
         &self,
         cmd: &sql::parser::Command,
         sql_text: &str,
-        tx: &txn::Tx,
+        tx: &std::rc::Rc<txn::Tx>,
         session: &SessionParts<'_>,
         mut prepared: Option<&mut extended::BoundParams<'_>>,
     ) -> PgResult<executor::StatementResult> {
@@ -1029,6 +1032,38 @@ impl Database {
             };
             // EXPLAIN EXECUTE: the plan chosen, explained (and run under ANALYZE).
             let explain = prepared.as_deref().and_then(|p| p.explain);
+            // A query becomes a portal, whose rows are fetched as the client takes
+            // them (executor rule 8).
+            if let (planner::PlannedStatement::Query { columns, .. }, None) = (stmt, explain) {
+                let columns = columns.clone();
+                let plan = match (custom, entry) {
+                    (Some(planned), _) => executor::portal::PlanOf::Own(Box::new(planned)),
+                    (None, Some(c)) => executor::portal::PlanOf::Generic(c),
+                    (None, None) => return Err(PgError::internal("a statement without a plan")),
+                };
+                let sources = executor::portal::Sources {
+                    shared: session.db.clone(),
+                    tx: tx.clone(),
+                    info: session.info.clone(),
+                    catalog: catalog.clone(),
+                    settings: session.settings.clone(),
+                    sequence_memory: session.sequence_memory.clone(),
+                    read_only: session.read_only,
+                    temp: session.temp.clone(),
+                };
+                let portal = executor::portal::Portal::open(
+                    sources,
+                    snapshot.clone(),
+                    plan,
+                    params.values.to_vec(),
+                    params.types.to_vec(),
+                )?;
+                return Ok(executor::StatementResult {
+                    columns: Some(columns),
+                    portal: Some(portal),
+                    ..Default::default()
+                });
+            }
             let r = match (custom, generic, explain) {
                 (Some(planned), _, Some(options)) => executor::execute(
                     planner::PlannedStatement::Explain {
@@ -1393,6 +1428,21 @@ fn scanned_tables<'a>(
             scanned_tables(left, locked, f);
             scanned_tables(right, locked, f);
         }
+    }
+}
+
+impl executor::portal::Shared for Database {
+    fn pool(&self) -> &BufferPool {
+        &self.pool
+    }
+    fn catalog(&self) -> &Catalog {
+        &self.catalog
+    }
+    fn roots(&self) -> &access::nbtree::RootCache {
+        &self.roots
+    }
+    fn sequences(&self) -> &access::sequence::Sequences {
+        &self.sequences
     }
 }
 

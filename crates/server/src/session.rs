@@ -40,7 +40,8 @@ use crate::settings::{self, Setting, Settings, Val};
 /// One connection's session.
 pub struct Session {
     pub(crate) db: Arc<Database>,
-    pub(crate) tx: Tx,
+    /// Shared with the session's live portals, which run in it (`executor::portal`).
+    pub(crate) tx: std::rc::Rc<Tx>,
     /// Inside BEGIN ... COMMIT.
     pub(crate) explicit: bool,
     /// The block failed: only ROLLBACK (or ROLLBACK TO) is accepted.
@@ -53,7 +54,7 @@ pub struct Session {
     /// and shows values with (`set_statement_context`).
     pub(crate) info: common::session::SessionInfo,
     /// `currval` and `lastval`, for the session's life.
-    sequence_memory: std::cell::RefCell<executor::session::SequenceMemory>,
+    sequence_memory: std::rc::Rc<std::cell::RefCell<executor::session::SequenceMemory>>,
     /// The catalog `self.info`'s `reg*` names read, kept while the transaction's
     /// catalog is the same snapshot (one allocation per catalog change, not per
     /// statement).
@@ -71,6 +72,10 @@ pub struct Session {
     /// A COPY FROM STDIN waiting for data, and the statements after it.
     pub(crate) copy: Option<crate::copy::CopyState>,
     pub(crate) rest: Option<crate::copy::RestOfString>,
+    /// A simple Query's statement whose rows are being sent, and the statements after
+    /// it once it has ended (`stream`).
+    pub(crate) streaming: Option<crate::stream::Streaming>,
+    pub(crate) after_stream: Option<crate::copy::RestOfString>,
     /// Tables TRUNCATEd in this transaction, with the subtransaction depth (for COPY
     /// FREEZE's precondition).
     pub(crate) truncated: Vec<(common::Oid, usize)>,
@@ -225,21 +230,32 @@ fn done(tag: &str) -> executor::StatementResult {
 
 /// The error a panic in statement `stmt` becomes: XX000 for this session only.
 pub(crate) fn panic_error(p: &(dyn std::any::Any + Send), stmt: &Command) -> PgError {
-    let msg = if let Some(s) = p.downcast_ref::<&str>() {
+    let msg = panic_message(p);
+    tracing::error!(panic = %msg, statement = %stmt, "statement panicked");
+    PgError::new(SqlState::INTERNAL_ERROR, format!("internal error: {msg}"))
+}
+
+/// The error a panic while a portal's rows were fetched becomes.
+pub(crate) fn panic_payload_error(p: &(dyn std::any::Any + Send)) -> PgError {
+    let msg = panic_message(p);
+    tracing::error!(panic = %msg, "fetching rows panicked");
+    PgError::new(SqlState::INTERNAL_ERROR, format!("internal error: {msg}"))
+}
+
+fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = p.downcast_ref::<&str>() {
         s.to_string()
     } else if let Some(s) = p.downcast_ref::<String>() {
         s.clone()
     } else {
         "unknown panic".to_string()
-    };
-    tracing::error!(panic = %msg, statement = %stmt, "statement panicked");
-    PgError::new(SqlState::INTERNAL_ERROR, format!("internal error: {msg}"))
+    }
 }
 
 /// A statement's result for the wire, its rows shown in `text` (the statement's context:
 /// the rows go out after the whole query string has run, and a later SET TimeZone must
 /// not change them).
-fn to_wire(
+pub(crate) fn to_wire(
     r: executor::StatementResult,
     text: &common::value::TextContext,
 ) -> (Vec<PgError>, Completed) {
@@ -257,6 +273,7 @@ fn to_wire(
             copy_in: None,
             copy_out,
             text: text.clone(),
+            more: false,
         },
     )
 }
@@ -363,7 +380,7 @@ impl Session {
             end_notify,
             temp: Default::default(),
             db,
-            tx,
+            tx: std::rc::Rc::new(tx),
             explicit: false,
             failed: false,
             settings: settings.clone(),
@@ -381,6 +398,8 @@ impl Session {
             portals: HashMap::new(),
             copy: None,
             rest: None,
+            streaming: None,
+            after_stream: None,
             truncated: Vec::new(),
             reported: Setting::REPORTED
                 .iter()
@@ -451,8 +470,9 @@ impl Session {
     /// What a statement reads of this session, for `Database::execute_one`.
     pub(crate) fn parts(&self) -> crate::SessionParts<'_> {
         crate::SessionParts {
+            db: &self.db,
             info: &self.info,
-            settings: &*self.hook,
+            settings: &self.hook,
             sequence_memory: &self.sequence_memory,
             read_only: self.tx.is_active() && self.tx.read_only(),
             temp: &self.temp,
@@ -463,6 +483,8 @@ impl Session {
     /// undone).
     pub(crate) fn end_tx(&mut self, commit: bool) -> PgResult<()> {
         self.truncated.clear();
+        // Portals belong to their transaction (executor rule 8), as in PostgreSQL.
+        self.portals.clear();
         if commit {
             self.settings.lock().commit();
             self.db.commit(&self.tx)
@@ -1068,13 +1090,14 @@ impl Session {
     }
 
     /// After a statement succeeded: the implicit transaction of a query string commits
-    /// with its last statement.
-    fn statement_done(
+    /// with its last statement (a query's, once its portal has returned its rows).
+    pub(crate) fn statement_done(
         &mut self,
         mut r: executor::StatementResult,
         last: bool,
     ) -> PgResult<executor::StatementResult> {
-        if last
+        if r.portal.is_none()
+            && last
             && !self.explicit
             && self.tx.is_active()
             && let Err(e) = self.end_tx(true)
@@ -1182,8 +1205,18 @@ impl wire::Session for Session {
         self.tx.clear_cancel();
         self.activity.status().start_query(sql_text);
         let out = self.execute_string(sql_text);
-        self.set_idle_state();
+        if self.streaming.is_none() {
+            self.set_idle_state();
+        }
         out
+    }
+
+    fn fetch(&mut self, max_rows: usize) -> wire::Fetched {
+        self.fetch_streaming(max_rows)
+    }
+
+    fn resume(&mut self) -> Vec<StatementOutcome> {
+        self.resume_after_stream()
     }
 
     fn copy_data(&mut self, data: &[u8]) {
@@ -1371,6 +1404,39 @@ impl Session {
             }))
             .unwrap_or_else(|p| Err(panic_error(p.as_ref(), stmt)));
             match result {
+                Ok(r) if r.portal.is_some() => {
+                    let rest = crate::copy::RestOfString {
+                        stmts,
+                        next: i + 1,
+                        sql: sql_text,
+                    };
+                    match self.start_stream(r, i + 1 == n, rest) {
+                        Ok(o) => {
+                            let streaming = self.streaming.is_some();
+                            out.push(o);
+                            let rest = match self.streaming.as_mut() {
+                                Some(_) => None,
+                                None => self.after_stream.take(),
+                            };
+                            if !streaming {
+                                // Ended within its first batch: the rest runs now.
+                                if let Some(rest) = rest {
+                                    out.extend(
+                                        self.run_statements(rest.stmts, rest.next, rest.sql),
+                                    );
+                                }
+                            }
+                        }
+                        Err(e) => {
+                            self.fail();
+                            out.push(StatementOutcome {
+                                notices: vec![],
+                                result: Err(e),
+                            });
+                        }
+                    }
+                    return out;
+                }
                 Ok(r) => {
                     let (notices, mut done) = to_wire(r, &self.info.text);
                     done.copy_in = self.copy_columns();

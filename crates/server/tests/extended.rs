@@ -1158,3 +1158,130 @@ async fn wider_integer_parameters_against_narrower_keys() {
     assert_eq!(client.execute(&delete, &[&3i64]).await.expect("delete"), 2);
     assert_eq!(client.execute(&delete, &[&big]).await.expect("delete"), 28);
 }
+
+/// A portal runs as its rows are asked for (issue 30): an Execute with a row limit
+/// stops the query there, and the next goes on without running it again. Statements
+/// run between two Executes see what the portal did so far (a sequence advanced by the
+/// rows fetched, not by all of them), and the portal does not see their writes. Rows go
+/// out before an error that stops a query, in both protocols.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn portals_run_only_as_far_as_their_rows_are_fetched() {
+    let (_guard, addr) = target().await;
+    let mut c = Conn::connect(addr).await;
+    c.send(&query(
+        "drop table if exists ext_lazy; drop sequence if exists ext_lazy_seq; \
+         create table ext_lazy(a int); insert into ext_lazy values (1), (2), (3), (4), (5); \
+         create sequence ext_lazy_seq",
+    ))
+    .await;
+    c.until_ready().await;
+    check(
+        &mut c,
+        &[
+            (
+                vec![query("BEGIN")],
+                &["CommandComplete BEGIN", "ReadyForQuery T"],
+            ),
+            (
+                vec![
+                    parse(
+                        "",
+                        "SELECT nextval('ext_lazy_seq') FROM generate_series(1, 10)",
+                        &[],
+                    ),
+                    bind("seq", "", &[], &[], &[]),
+                    execute("seq", 2),
+                    execute("seq", 2),
+                    parse("", "SELECT a FROM ext_lazy", &[]),
+                    bind("scan", "", &[], &[], &[]),
+                    execute("scan", 2),
+                    sync(),
+                ],
+                &[
+                    "ParseComplete",
+                    "BindComplete",
+                    "DataRow 1",
+                    "DataRow 2",
+                    "PortalSuspended",
+                    "DataRow 3",
+                    "DataRow 4",
+                    "PortalSuspended",
+                    "ParseComplete",
+                    "BindComplete",
+                    "DataRow 1",
+                    "DataRow 2",
+                    "PortalSuspended",
+                    "ReadyForQuery T",
+                ],
+            ),
+            (
+                vec![query(
+                    "SELECT last_value FROM ext_lazy_seq; INSERT INTO ext_lazy VALUES (6)",
+                )],
+                &[
+                    "RowDescription last_value:20/0",
+                    "DataRow 4",
+                    "CommandComplete SELECT 1",
+                    "CommandComplete INSERT 0 1",
+                    "ReadyForQuery T",
+                ],
+            ),
+            (
+                vec![execute("scan", 0), execute("seq", 1), sync()],
+                &[
+                    "DataRow 3",
+                    "DataRow 4",
+                    "DataRow 5",
+                    "CommandComplete SELECT 3",
+                    "DataRow 5",
+                    "PortalSuspended",
+                    "ReadyForQuery T",
+                ],
+            ),
+            // Portals end with their transaction.
+            (
+                vec![query("COMMIT")],
+                &["CommandComplete COMMIT", "ReadyForQuery I"],
+            ),
+            (
+                vec![execute("seq", 1), sync()],
+                &[
+                    "Error 34000 portal \"seq\" does not exist",
+                    "ReadyForQuery I",
+                ],
+            ),
+            // The rows made before the error go out, then the error.
+            (
+                vec![query("SELECT 12 / (5 - g) FROM generate_series(1, 10) g")],
+                &[
+                    "RowDescription ?column?:23/0",
+                    "DataRow 3",
+                    "DataRow 4",
+                    "DataRow 6",
+                    "DataRow 12",
+                    "Error 22012 division by zero",
+                    "ReadyForQuery I",
+                ],
+            ),
+            (
+                vec![
+                    parse("", "SELECT 12 / (5 - g) FROM generate_series(1, 10) g", &[]),
+                    bind("", "", &[], &[], &[]),
+                    execute("", 0),
+                    sync(),
+                ],
+                &[
+                    "ParseComplete",
+                    "BindComplete",
+                    "DataRow 3",
+                    "DataRow 4",
+                    "DataRow 6",
+                    "DataRow 12",
+                    "Error 22012 division by zero",
+                    "ReadyForQuery I",
+                ],
+            ),
+        ],
+    )
+    .await;
+}

@@ -12,7 +12,7 @@ use wire::Session as _;
 /// the SQLSTATE and message of its first error.
 fn run(s: &mut Session, sql: &str) -> Result<Vec<Vec<String>>, String> {
     let mut rows = Vec::new();
-    for outcome in s.execute_simple(sql) {
+    for outcome in s.execute_all(sql) {
         let done = outcome
             .result
             .map_err(|e| format!("{}: {}", e.code.0, e.message))?;

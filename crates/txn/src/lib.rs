@@ -46,6 +46,11 @@ pub struct Snapshot {
     /// The first id not yet handed out when the snapshot was taken.
     pub xmax: Xid,
     pub xip: Vec<Xid>,
+    /// The command of its own transaction the snapshot sees up to (not including):
+    /// fixed for a portal, which goes on reading while later statements of its
+    /// transaction write (PostgreSQL's `curcid`). `None`: the transaction's current
+    /// command, for a statement that ends before the next begins.
+    pub cid: Option<Cid>,
 }
 
 impl Snapshot {

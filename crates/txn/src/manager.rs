@@ -421,7 +421,12 @@ impl TxnManager {
         let xip: Vec<Xid> = procs.running.iter().copied().collect();
         let xmin = xip.first().copied().unwrap_or(xmax);
         procs.xmins.entry(backend).or_insert(xmin);
-        Snapshot { xmin, xmax, xip }
+        Snapshot {
+            xmin,
+            xmax,
+            xip,
+            cid: None,
+        }
     }
 
     /// Session `backend` holds no snapshot any more (its transaction ended).

@@ -2,10 +2,12 @@
 //!
 //! This layer knows messages, not SQL. The layer above implements [`Backend`], which makes
 //! one [`Session`] per connection: given a query string, the session runs every statement
-//! (synchronously, on the connection's own thread: [`spawn_connection_thread`]), reports
-//! one [`StatementOutcome`] per statement and its transaction status ([`TxStatus`], for
-//! ReadyForQuery). This
-//! layer turns them into RowDescription / DataRow / CommandComplete / ErrorResponse /
+//! (synchronously, on the connection's own thread: [`spawn_connection_thread`], which
+//! owns the session), reports one [`StatementOutcome`] per statement and its
+//! transaction status ([`TxStatus`], for ReadyForQuery). A statement whose rows go on
+//! ([`Completed::more`]) has them sent in batches, each flushed before the next is
+//! asked for ([`Session::fetch`]), and an Execute's rows likewise ([`ExecuteEnd::More`]).
+//! This layer turns them into RowDescription / DataRow / CommandComplete / ErrorResponse /
 //! NoticeResponse messages. The extended protocol's messages map one to one onto
 //! [`Session::parse`], [`Session::bind`], [`Session::describe`], [`Session::execute`],
 //! [`Session::close`] and [`Session::sync`] (`extended_message`); COPY's onto
@@ -55,7 +57,6 @@ use pgwire::messages::response::{
     CommandComplete, EmptyQueryResponse, ErrorResponse, GssEncResponse, NoticeResponse,
     ReadyForQuery, SslResponse, TransactionStatus,
 };
-use pgwire::messages::simplequery::Query;
 use pgwire::messages::startup::SecretKey;
 use pgwire::messages::{
     DecodeContext, PgWireBackendMessage, PgWireFrontendMessage, ProtocolVersion,
@@ -98,6 +99,19 @@ pub struct Completed {
     /// What the rows' text is shown in: the statement's session clock, zone and catalog
     /// (a later `SET TimeZone` in the same query string does not change them).
     pub text: TextContext,
+    /// The statement's rows go on after `rows` (no tag yet): the connection sends what
+    /// it has and asks [`Session::fetch`] for more until the statement ends, then
+    /// [`Session::resume`] for the rest of the query string.
+    pub more: bool,
+}
+
+/// Rows of a query still running, for [`Session::fetch`].
+#[derive(Debug)]
+pub struct Fetched {
+    pub rows: Vec<Vec<Value>>,
+    pub text: TextContext,
+    /// `None`: more rows follow. Else the statement ended, with its tag or its error.
+    pub end: Option<Result<String, PgError>>,
 }
 
 /// What one statement of a query string did.
@@ -132,6 +146,9 @@ pub enum ExecuteEnd {
     Complete(String),
     /// The row limit was reached: PortalSuspended; a later Execute goes on.
     Suspended,
+    /// A batch of rows, short of the limit: the connection sends them and calls
+    /// [`Session::execute`] again with the rows left of the limit (the same Execute).
+    More,
     /// The statement was empty: EmptyQueryResponse.
     Empty,
 }
@@ -167,13 +184,68 @@ pub enum TxStatus {
 
 /// One connection's session: its transaction and settings. Dropping it ends the
 /// session (an open transaction is rolled back).
-pub trait Session: Send + 'static {
+pub trait Session: 'static {
     /// Run every statement of a simple Query, stopping after the first error. Blocking:
     /// it runs on the connection's own thread.
     fn execute_simple(&mut self, sql: &str) -> Vec<StatementOutcome>;
 
     /// The transaction status ReadyForQuery reports.
     fn transaction_status(&self) -> TxStatus;
+
+    /// The next rows of the statement whose outcome said `more` (at most `max_rows`).
+    fn fetch(&mut self, _max_rows: usize) -> Fetched {
+        Fetched {
+            rows: Vec::new(),
+            text: TextContext::detached(),
+            end: Some(Err(PgError::internal("no statement is running"))),
+        }
+    }
+
+    /// Once a statement whose outcome said `more` has ended: the outcomes of the query
+    /// string's remaining statements.
+    fn resume(&mut self) -> Vec<StatementOutcome> {
+        Vec::new()
+    }
+
+    /// Every statement of a simple Query, each one's rows all fetched: what a caller
+    /// with no connection (a test, a fuzzer) reads.
+    fn execute_all(&mut self, sql: &str) -> Vec<StatementOutcome> {
+        let mut out = Vec::new();
+        let mut next = self.execute_simple(sql);
+        loop {
+            let streaming = next
+                .last()
+                .is_some_and(|o| o.result.as_ref().is_ok_and(|c| c.more));
+            out.append(&mut next);
+            if !streaming {
+                return out;
+            }
+            let Some(Ok(last)) = out.last_mut().map(|o| o.result.as_mut()) else {
+                return out;
+            };
+            last.more = false;
+            loop {
+                let f = self.fetch(usize::MAX);
+                let Some(Ok(last)) = out.last_mut().map(|o| o.result.as_mut()) else {
+                    return out;
+                };
+                last.rows.extend(f.rows);
+                match f.end {
+                    None => continue,
+                    Some(Ok(tag)) => last.tag = tag,
+                    Some(Err(e)) => {
+                        out.push(StatementOutcome {
+                            notices: vec![],
+                            result: Err(e),
+                        });
+                        return out;
+                    }
+                }
+                break;
+            }
+            next = self.resume();
+        }
+    }
 
     /// CopyData during COPY FROM STDIN. An error is kept and reported at CopyDone.
     fn copy_data(&mut self, data: &[u8]);
@@ -285,19 +357,12 @@ impl<B: Backend> Handlers<B> {
     pub fn new(backend: Arc<B>) -> Arc<Handlers<B>> {
         Arc::new(Handlers { backend })
     }
-
-    /// A new connection's query handler, owning its session.
-    fn query_handler(&self) -> Arc<QueryHandler<B>> {
-        Arc::new(QueryHandler::<B> {
-            session: parking_lot::Mutex::new(B::new_session(&self.backend)),
-        })
-    }
 }
 
 impl<B: Backend> PgWireServerHandlers for Handlers<B> {
-    /// Called once per connection (`run_connection`): the handler owns its session.
+    /// Unused: `run_connection` answers every Query itself, with the session it owns.
     fn simple_query_handler(&self) -> Arc<impl SimpleQueryHandler> {
-        self.query_handler()
+        Arc::new(NoQueries)
     }
 
     /// Unused by `run_connection`, which gives each connection its own (its session's
@@ -377,10 +442,9 @@ impl StartupHandler for Startup {
     }
 }
 
-struct QueryHandler<B: Backend> {
-    /// Only this connection's thread uses it; the mutex is never contended.
-    session: parking_lot::Mutex<B::Session>,
-}
+/// pgwire's dispatcher asks for a simple-query handler; Query never reaches it
+/// (`run_connection` answers it: [`query_message`]).
+struct NoQueries;
 
 /// PostgreSQL's ErrorResponse / NoticeResponse fields for an error.
 fn error_fields(e: &PgError) -> Vec<(u8, String)> {
@@ -450,46 +514,7 @@ fn is_empty_query(q: &str) -> bool {
 }
 
 #[async_trait]
-impl<B: Backend> SimpleQueryHandler for QueryHandler<B> {
-    async fn on_query<C>(&self, client: &mut C, query: Query) -> PgWireResult<()>
-    where
-        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
-        C::PortalStore: PortalStore,
-        C::Error: Debug,
-        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
-    {
-        client.set_state(PgWireConnectionState::QueryInProgress);
-        if is_empty_query(&query.query) {
-            client
-                .feed(PgWireBackendMessage::EmptyQueryResponse(
-                    EmptyQueryResponse::new(),
-                ))
-                .await?;
-        } else {
-            // The connection has its own thread (`spawn_connection_thread`): running the
-            // statements right here blocks only this connection, and costs no hand-off
-            // to another thread and back.
-            let mut outcomes = self.session.lock().execute_simple(&query.query);
-            // The session is to end: what its statements did goes out, but for the one
-            // that was stopped, whose error is the FATAL one that ends the connection.
-            let terminating = self.session.lock().terminating();
-            if let Some(fatal) = terminating {
-                if outcomes.last().is_some_and(|o| o.result.is_err()) {
-                    outcomes.pop();
-                }
-                send_outcomes(client, outcomes).await?;
-                return Err(wire_error(&fatal));
-            }
-            if send_outcomes(client, outcomes).await? {
-                return Ok(());
-            }
-        }
-        client.set_state(PgWireConnectionState::ReadyForQuery);
-        let messages = ready_messages(&mut *self.session.lock());
-        send_all(client, messages).await?;
-        Ok(())
-    }
-
+impl SimpleQueryHandler for NoQueries {
     async fn do_query<C>(&self, _client: &mut C, _query: &str) -> PgWireResult<Vec<Response>>
     where
         C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
@@ -497,9 +522,57 @@ impl<B: Backend> SimpleQueryHandler for QueryHandler<B> {
         C::Error: Debug,
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
-        // `on_query` above answers every Query itself.
-        Ok(Vec::new())
+        Err(wire_error(&PgError::internal(
+            "a Query reached pgwire's handler",
+        )))
     }
+}
+
+/// A simple Query: every statement of its string, run on the connection's own thread
+/// (`spawn_connection_thread`), which blocks only this connection and costs no hand-off
+/// to another thread and back.
+async fn query_message<S: Session, C>(
+    client: &mut C,
+    session: &mut S,
+    query: &str,
+) -> PgWireResult<()>
+where
+    C: ClientInfo + Sink<PgWireBackendMessage> + Unpin + Send,
+    PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+{
+    client.set_state(PgWireConnectionState::QueryInProgress);
+    if is_empty_query(query) {
+        client
+            .feed(PgWireBackendMessage::EmptyQueryResponse(
+                EmptyQueryResponse::new(),
+            ))
+            .await?;
+    } else {
+        let mut outcomes = session.execute_simple(query);
+        loop {
+            // The session is to end: what its statements did goes out, but for the one
+            // that was stopped, whose error is the FATAL one that ends the connection.
+            if let Some(fatal) = session.terminating() {
+                if outcomes.last().is_some_and(|o| o.result.is_err()) {
+                    outcomes.pop();
+                }
+                send_outcomes(client, outcomes).await?;
+                return Err(wire_error(&fatal));
+            }
+            match send_outcomes(client, outcomes).await? {
+                Sent::All => break,
+                Sent::CopyIn => return Ok(()),
+                Sent::More => {
+                    stream_rows(client, session).await?;
+                    outcomes = session.resume();
+                }
+            }
+        }
+    }
+    client.set_state(PgWireConnectionState::ReadyForQuery);
+    let messages = ready_messages(session);
+    send_all(client, messages).await?;
+    Ok(())
 }
 
 /// Send `messages`, flushing once after the last.
@@ -519,10 +592,66 @@ where
     Ok(())
 }
 
-/// Send what the statements of a query string did. Returns true when the last one
-/// started COPY FROM STDIN: CopyInResponse went out (flushed), the connection is in
-/// copy mode, and ReadyForQuery waits for the end of the data.
-async fn send_outcomes<C>(client: &mut C, outcomes: Vec<StatementOutcome>) -> PgWireResult<bool>
+/// How [`send_outcomes`] left a query string.
+enum Sent {
+    /// Every statement's outcome went out.
+    All,
+    /// The last one started COPY FROM STDIN: CopyInResponse went out (flushed), the
+    /// connection is in copy mode, and ReadyForQuery waits for the end of the data.
+    CopyIn,
+    /// The last one's rows go on ([`Completed::more`]): [`stream_rows`].
+    More,
+}
+
+/// The rows of a running query after those its outcome carried, in batches: each
+/// batch goes to the client (flushed) before the next is made, so the client has the
+/// first rows while the rest are made, and a client that stops reading holds up only
+/// its own query. Ends with the statement's CommandComplete or error.
+async fn stream_rows<S: Session, C>(client: &mut C, session: &mut S) -> PgWireResult<()>
+where
+    C: ClientInfo + Sink<PgWireBackendMessage> + Unpin + Send,
+    PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+{
+    let mut buf = BytesMut::new();
+    loop {
+        client.flush().await?;
+        let f = session.fetch(STREAM_BATCH_ROWS);
+        for r in &f.rows {
+            client
+                .feed(PgWireBackendMessage::DataRow(data_row(
+                    r,
+                    &[],
+                    &f.text,
+                    &mut buf,
+                )))
+                .await?;
+        }
+        match f.end {
+            None => {}
+            Some(Ok(tag)) => {
+                client
+                    .feed(PgWireBackendMessage::CommandComplete(CommandComplete::new(
+                        tag,
+                    )))
+                    .await?;
+                return Ok(());
+            }
+            Some(Err(e)) => {
+                if session.terminating().is_none() {
+                    client.feed(error_response(&e)).await?;
+                }
+                return Ok(());
+            }
+        }
+    }
+}
+
+/// The rows a running query sends at most between two flushes (the session may send
+/// fewer: it bounds a batch's bytes too).
+pub const STREAM_BATCH_ROWS: usize = 1000;
+
+/// Send what the statements of a query string did.
+async fn send_outcomes<C>(client: &mut C, outcomes: Vec<StatementOutcome>) -> PgWireResult<Sent>
 where
     C: ClientInfo + Sink<PgWireBackendMessage> + Unpin + Send,
     PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
@@ -547,7 +676,7 @@ where
                         )))
                         .await?;
                     client.set_state(PgWireConnectionState::CopyInProgress(false));
-                    return Ok(true);
+                    return Ok(Sent::CopyIn);
                 }
                 if let Some((columns, lines)) = done.copy_out {
                     client
@@ -581,6 +710,9 @@ where
                             .await?;
                     }
                 }
+                if done.more {
+                    return Ok(Sent::More);
+                }
                 client
                     .feed(PgWireBackendMessage::CommandComplete(CommandComplete::new(
                         done.tag,
@@ -593,14 +725,14 @@ where
             }
         }
     }
-    Ok(false)
+    Ok(Sent::All)
 }
 
 /// A message during COPY FROM STDIN: data, its end, or its failure (anything else
 /// fails the COPY, as PostgreSQL does; Flush and Sync are ignored).
 async fn copy_message<S: Session, C>(
     client: &mut C,
-    session: &parking_lot::Mutex<S>,
+    session: &mut S,
     ty: u8,
     msg: PgWireFrontendMessage,
 ) -> PgWireResult<()>
@@ -610,26 +742,34 @@ where
 {
     let outcomes = match msg {
         PgWireFrontendMessage::CopyData(d) => {
-            session.lock().copy_data(&d.data);
+            session.copy_data(&d.data);
             return Ok(());
         }
         PgWireFrontendMessage::Flush(_) | PgWireFrontendMessage::Sync(_) => return Ok(()),
-        PgWireFrontendMessage::CopyDone(_) => session.lock().copy_done(),
-        PgWireFrontendMessage::CopyFail(f) => session.lock().copy_fail(PgError::new(
+        PgWireFrontendMessage::CopyDone(_) => session.copy_done(),
+        PgWireFrontendMessage::CopyFail(f) => session.copy_fail(PgError::new(
             common::error::SqlState::QUERY_CANCELED,
             format!("COPY from stdin failed: {}", f.message),
         )),
-        _ => session.lock().copy_fail(PgError::new(
+        _ => session.copy_fail(PgError::new(
             common::error::SqlState::PROTOCOL_VIOLATION,
             format!("unexpected message type 0x{ty:02X} during COPY from stdin"),
         )),
     };
     client.set_state(PgWireConnectionState::QueryInProgress);
-    if send_outcomes(client, outcomes).await? {
-        return Ok(());
+    let mut outcomes = outcomes;
+    loop {
+        match send_outcomes(client, outcomes).await? {
+            Sent::All => break,
+            Sent::CopyIn => return Ok(()),
+            Sent::More => {
+                stream_rows(client, session).await?;
+                outcomes = session.resume();
+            }
+        }
     }
     client.set_state(PgWireConnectionState::ReadyForQuery);
-    let messages = ready_messages(&mut *session.lock());
+    let messages = ready_messages(session);
     send_all(client, messages).await?;
     Ok(())
 }
@@ -653,7 +793,7 @@ fn error_response(e: &PgError) -> PgWireBackendMessage {
 /// to the next Sync (`AwaitingSync`, see `run_connection`).
 async fn extended_message<S: Session, C>(
     client: &mut C,
-    session: &parking_lot::Mutex<S>,
+    session: &mut S,
     msg: PgWireFrontendMessage,
 ) -> PgWireResult<()>
 where
@@ -665,14 +805,12 @@ where
     // Each message's reply, or the error that makes the connection skip to Sync.
     let reply: Result<Vec<PgWireBackendMessage>, PgError> = match msg {
         PgWireFrontendMessage::Parse(p) => session
-            .lock()
             .parse(&name(&p.name), &p.query, &p.type_oids)
             .map(|()| vec![B::ParseComplete(ParseComplete::new())]),
         PgWireFrontendMessage::Bind(b) => {
             let portal = name(&b.portal_name);
             let statement = name(&b.statement_name);
             session
-                .lock()
                 .bind(BindRequest {
                     portal: &portal,
                     statement: &statement,
@@ -683,7 +821,6 @@ where
                 .map(|()| vec![B::BindComplete(BindComplete::new())])
         }
         PgWireFrontendMessage::Describe(d) => session
-            .lock()
             .describe(d.target_type == b'P', &name(&d.name))
             .map(|desc| {
                 let params = desc
@@ -696,41 +833,51 @@ where
                 params.into_iter().chain([columns]).collect()
             }),
         PgWireFrontendMessage::Execute(e) => {
-            let max_rows = usize::try_from(e.max_rows).unwrap_or(0);
-            let outcome = session.lock().execute(&name(&e.name), max_rows);
-            for n in &outcome.notices {
-                client
-                    .feed(B::NoticeResponse(NoticeResponse::new(error_fields(n))))
-                    .await?;
-            }
-            match outcome.result {
-                Ok(done) => {
-                    let mut buf = BytesMut::new();
-                    for r in &done.rows {
-                        client
-                            .feed(B::DataRow(data_row(r, &done.binary, &done.text, &mut buf)))
-                            .await?;
-                    }
-                    Ok(vec![match done.end {
-                        ExecuteEnd::Complete(tag) => B::CommandComplete(CommandComplete::new(tag)),
-                        ExecuteEnd::Suspended => B::PortalSuspended(PortalSuspended::new()),
-                        ExecuteEnd::Empty => B::EmptyQueryResponse(EmptyQueryResponse::new()),
-                    }])
+            // The rows left of the limit (0: no limit); the rows come in batches, each
+            // sent (flushed) before the next is made.
+            let mut left = usize::try_from(e.max_rows).unwrap_or(0);
+            let mut buf = BytesMut::new();
+            loop {
+                let outcome = session.execute(&name(&e.name), left);
+                for n in &outcome.notices {
+                    client
+                        .feed(B::NoticeResponse(NoticeResponse::new(error_fields(n))))
+                        .await?;
                 }
-                Err(e) => Err(e),
+                let done = match outcome.result {
+                    Ok(done) => done,
+                    Err(e) => break Err(e),
+                };
+                for r in &done.rows {
+                    client
+                        .feed(B::DataRow(data_row(r, &done.binary, &done.text, &mut buf)))
+                        .await?;
+                }
+                break Ok(vec![match done.end {
+                    ExecuteEnd::Complete(tag) => B::CommandComplete(CommandComplete::new(tag)),
+                    ExecuteEnd::Suspended => B::PortalSuspended(PortalSuspended::new()),
+                    ExecuteEnd::Empty => B::EmptyQueryResponse(EmptyQueryResponse::new()),
+                    ExecuteEnd::More => {
+                        if left > 0 {
+                            left -= done.rows.len().min(left - 1);
+                        }
+                        client.flush().await?;
+                        continue;
+                    }
+                }]);
             }
         }
         PgWireFrontendMessage::Close(c) => {
-            session.lock().close(c.target_type == b'P', &name(&c.name));
+            session.close(c.target_type == b'P', &name(&c.name));
             Ok(vec![B::CloseComplete(CloseComplete::new())])
         }
         PgWireFrontendMessage::Sync(_) => {
-            let r = session.lock().sync();
+            let r = session.sync();
             if let Err(e) = r {
                 client.feed(error_response(&e)).await?;
             }
             client.set_state(PgWireConnectionState::ReadyForQuery);
-            let messages = ready_messages(&mut *session.lock());
+            let messages = ready_messages(session);
             send_all(client, messages).await?;
             return Ok(());
         }
@@ -748,7 +895,7 @@ where
         }
         Err(e) => {
             // The session is to end: its FATAL error goes instead (`run_connection`).
-            let terminating = session.lock().terminating().is_some();
+            let terminating = session.terminating().is_some();
             if terminating {
                 return Ok(());
             }
@@ -881,15 +1028,14 @@ async fn run_connection<B: Backend>(
     );
     client.set_state(PgWireConnectionState::AwaitingStartup);
 
-    let simple = handlers.query_handler();
-    let startup = {
-        let session = simple.session.lock();
-        Arc::new(Startup {
-            key: session.backend_key(),
-            refusal: session.refusal(),
-        })
-    };
-    let end_notify = simple.session.lock().end_notify();
+    // The connection's session: only this connection's thread ever touches it.
+    let mut session = B::new_session(&handlers.backend);
+    let startup = Arc::new(Startup {
+        key: session.backend_key(),
+        refusal: session.refusal(),
+    });
+    let end_notify = session.end_notify();
+    let simple = Arc::new(NoQueries);
     let extended = handlers.extended_query_handler();
     let copy = handlers.copy_handler();
     let cancel = handlers.cancel_handler();
@@ -977,19 +1123,19 @@ async fn run_connection<B: Backend>(
         Ok(Ok(false)) | Err(_) => return Ok(()),
         Ok(Err(e)) => return Err(e),
     }
-    simple.session.lock().startup_parameters(client.metadata());
+    session.startup_parameters(client.metadata());
 
     let mut ctx = DecodeContext::new(client.protocol_version());
     ctx.awaiting_frontend_ssl = false;
     ctx.awaiting_frontend_startup = false;
     loop {
         // Asked to end (`pg_terminate_backend`) by now, or while waiting for the client.
-        let terminating = simple.session.lock().terminating();
+        let terminating = session.terminating();
         if let Some(e) = terminating {
             send_fatal(&mut client, &e).await;
             return Ok(());
         }
-        let idle_timeout = simple.session.lock().idle_timeout();
+        let idle_timeout = session.idle_timeout();
         let read = async {
             match idle_timeout {
                 None => Some(reader.next_message().await),
@@ -1057,7 +1203,7 @@ async fn run_connection<B: Backend>(
             }
         };
         if in_copy.is_some() {
-            copy_message(&mut client, &simple.session, ty, msg).await?;
+            copy_message(&mut client, &mut session, ty, msg).await?;
             continue;
         }
         if matches!(
@@ -1070,7 +1216,17 @@ async fn run_connection<B: Backend>(
                 | PgWireFrontendMessage::Sync(_)
                 | PgWireFrontendMessage::Flush(_)
         ) {
-            extended_message(&mut client, &simple.session, msg).await?;
+            extended_message(&mut client, &mut session, msg).await?;
+            continue;
+        }
+        if let PgWireFrontendMessage::Query(q) = msg {
+            if let Err(e) = query_message(&mut client, &mut session, &q.query).await {
+                let fatal = e.is_fatal();
+                process_error(&mut client, e, false).await?;
+                if fatal {
+                    return Ok(());
+                }
+            }
             continue;
         }
         if dispatch!(msg, is_extended) {

@@ -1,0 +1,155 @@
+//! A query's rows, streamed: a simple Query's SELECT runs as a portal
+//! (`executor::portal`), whose rows go to the client in batches as they are made
+//! (`wire::Session::fetch`), so a big result is never held whole and the client has the
+//! first rows before the last are made. The statements after it in the query string
+//! run once it ends (`wire::Session::resume`).
+
+use std::panic::AssertUnwindSafe;
+
+use common::PgError;
+use executor::portal::Portal;
+use wire::{Fetched, StatementOutcome};
+
+use crate::copy::RestOfString;
+use crate::session::Session;
+
+/// The most bytes of rows (`executor::exec::row_bytes`) one batch holds, however few
+/// rows that is: what the server holds of a query's result at once.
+pub(crate) const BATCH_BYTES: usize = 256 << 10;
+
+/// A simple Query's statement whose rows are still being sent.
+pub(crate) struct Streaming {
+    portal: Portal,
+    /// The statement ends its query string: an implicit transaction commits after it.
+    last: bool,
+    /// The statements after it.
+    rest: Option<RestOfString>,
+    /// An error the first batch met, after rows the client is still to be sent.
+    pending: Option<PgError>,
+}
+
+/// Up to `max_rows` rows of `portal`, at most [`BATCH_BYTES`] of them; a panic in the
+/// executor is this statement's error.
+pub(crate) fn fetch_batch(
+    portal: &mut Portal,
+    max_rows: usize,
+) -> common::PgResult<Vec<Vec<common::Value>>> {
+    std::panic::catch_unwind(AssertUnwindSafe(|| portal.fetch(max_rows, BATCH_BYTES)))
+        .unwrap_or_else(|p| Err(crate::session::panic_payload_error(p.as_ref())))
+}
+
+impl Session {
+    /// A statement of a query string returned a portal: its first batch goes with its
+    /// outcome. A result that fits in it ends the statement now (one batch: what most
+    /// queries are); else the rest streams, and the statements after it wait.
+    pub(crate) fn start_stream(
+        &mut self,
+        mut r: executor::StatementResult,
+        last: bool,
+        rest: RestOfString,
+    ) -> Result<StatementOutcome, PgError> {
+        let mut portal = r
+            .portal
+            .take()
+            .ok_or_else(|| PgError::internal("no portal"))?;
+        let first = fetch_batch(&mut portal, wire::STREAM_BATCH_ROWS);
+        let (rows, pending) = match first {
+            Ok(rows) if portal.is_done() => {
+                r.tag = format!("SELECT {}", rows.len());
+                r.rows = rows;
+                let r = self.statement_done(r, last)?;
+                self.after_stream = Some(rest);
+                let (notices, done) = crate::session::to_wire(r, &self.info.text);
+                return Ok(StatementOutcome {
+                    notices,
+                    result: Ok(done),
+                });
+            }
+            Ok(rows) => (rows, None),
+            Err(e) => (Vec::new(), Some(e)),
+        };
+        r.rows = rows;
+        let (notices, mut done) = crate::session::to_wire(r, portal.text());
+        done.more = true;
+        self.streaming = Some(Streaming {
+            portal,
+            last,
+            rest: Some(rest),
+            pending,
+        });
+        Ok(StatementOutcome {
+            notices,
+            result: Ok(done),
+        })
+    }
+
+    /// `wire::Session::fetch`: the next rows of the streaming statement. Its end (its
+    /// last rows, or an error) ends the statement as [`Session::run`] would have: an
+    /// implicit transaction commits after the query string's last statement, an error
+    /// fails the transaction and drops the rest of the string.
+    pub(crate) fn fetch_streaming(&mut self, max_rows: usize) -> Fetched {
+        let Some(st) = self.streaming.as_mut() else {
+            return Fetched {
+                rows: Vec::new(),
+                text: self.info.text.clone(),
+                end: Some(Err(PgError::internal("no statement is streaming"))),
+            };
+        };
+        let text = st.portal.text().clone();
+        let fetched = match st.pending.take() {
+            Some(e) => Err(e),
+            None => fetch_batch(&mut st.portal, max_rows),
+        };
+        let rows = match fetched {
+            Ok(rows) if !st.portal.is_done() => {
+                return Fetched {
+                    rows,
+                    text,
+                    end: None,
+                };
+            }
+            Ok(rows) => rows,
+            Err(e) => {
+                self.streaming = None;
+                self.fail();
+                return Fetched {
+                    rows: Vec::new(),
+                    text,
+                    end: Some(Err(e)),
+                };
+            }
+        };
+        let Some(st) = self.streaming.take() else {
+            unreachable!("the stream was there above")
+        };
+        let tag = format!("SELECT {}", st.portal.fetched());
+        drop(st.portal);
+        let end = match self.statement_done(Default::default(), st.last) {
+            Ok(_) => {
+                self.after_stream = st.rest;
+                Ok(tag)
+            }
+            Err(e) => {
+                self.fail();
+                Err(e)
+            }
+        };
+        Fetched {
+            rows,
+            text,
+            end: Some(end),
+        }
+    }
+
+    /// `wire::Session::resume`: the statements after a streamed one.
+    pub(crate) fn resume_after_stream(&mut self) -> Vec<StatementOutcome> {
+        let out = match self.after_stream.take() {
+            Some(rest) => self.run_statements(rest.stmts, rest.next, rest.sql),
+            None => Vec::new(),
+        };
+        if self.streaming.is_none() {
+            self.set_idle_state();
+        }
+        out
+    }
+}
