@@ -74,6 +74,8 @@ pub struct StatementResult {
     pub copy_out: Option<(usize, Vec<Vec<u8>>)>,
     /// A query's rows, still to be fetched (`rows` is empty): executor rule 8.
     pub portal: Option<portal::Portal>,
+    /// The rows go in binary (FETCH from a cursor declared BINARY).
+    pub binary: bool,
 }
 
 /// Everything a statement may touch.
@@ -325,5 +327,6 @@ fn with_returning(
         copy_in: None,
         copy_out: None,
         portal: None,
+        binary: false,
     }
 }

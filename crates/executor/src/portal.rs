@@ -251,3 +251,292 @@ impl Portal {
         &self.running.borrow_owner().session.borrow_owner().info.text
     }
 }
+
+/// PostgreSQL's error for a backward move of a cursor that cannot scroll.
+fn forward_only() -> PgError {
+    PgError::new(
+        common::SqlState::OBJECT_NOT_IN_PREREQUISITE_STATE,
+        "cursor can only scan forward",
+    )
+    .with_hint("Declare it with SCROLL option to enable backward scan.")
+}
+
+/// A cursor (DECLARE ... CURSOR): a portal moved by FETCH and MOVE as PostgreSQL moves
+/// one. A cursor that scrolls keeps the rows it has read (in memory up to `work_mem`,
+/// then in a temporary file), so moving back reads them again rather than running the
+/// plan backward; one that does not scroll keeps none. WITH HOLD keeps its rows after its
+/// transaction commits ([`Cursor::hold`]).
+pub struct Cursor {
+    /// `None` once held: every row left is in `store`.
+    portal: Option<Portal>,
+    /// Rows `base + 1 ..`, as read.
+    store: Option<crate::spill::RowStore>,
+    base: u64,
+    scroll: bool,
+    /// Rows read from the portal so far (the last is row `read`).
+    read: u64,
+    /// The portal has returned its last row: there are `read` rows in all.
+    exhausted: bool,
+    /// 0 before the first row, k on row k, `read + 1` after the last.
+    pos: u64,
+    text: common::value::TextContext,
+}
+
+impl Cursor {
+    /// A cursor over `portal`; `scroll`: `Some(true)` SCROLL, `Some(false)` NO SCROLL,
+    /// `None` as the plan allows ([`planner::Plan::supports_backward`]).
+    pub fn new(portal: Portal, scroll: Option<bool>) -> PgResult<Cursor> {
+        let plan_scrolls = match portal.running.borrow_owner().plan.get()? {
+            PlannedStatement::Query { plan, .. } => plan.supports_backward(),
+            _ => false,
+        };
+        let scroll = scroll.unwrap_or(plan_scrolls);
+        let text = portal.text().clone();
+        let mut cursor = Cursor {
+            portal: Some(portal),
+            store: None,
+            base: 0,
+            scroll,
+            read: 0,
+            exhausted: false,
+            pos: 0,
+            text,
+        };
+        if scroll {
+            cursor.store = Some(cursor.new_store()?);
+        }
+        Ok(cursor)
+    }
+
+    fn new_store(&self) -> PgResult<crate::spill::RowStore> {
+        let portal = self
+            .portal
+            .as_ref()
+            .ok_or_else(|| PgError::internal("a held cursor makes no store"))?;
+        let sources = portal.running.borrow_owner().session.borrow_owner();
+        let work_mem = sources.settings.planner().work_mem;
+        Ok(crate::spill::RowStore::new(
+            (work_mem * 1024.0) as usize,
+            sources.shared.pool().smgr().temp().clone(),
+            Some(sources.temp.clone()),
+        ))
+    }
+
+    pub fn scrollable(&self) -> bool {
+        self.scroll
+    }
+
+    /// The context its rows' values are shown in (the session's at DECLARE).
+    pub fn text(&self) -> &common::value::TextContext {
+        &self.text
+    }
+
+    /// The next row from the portal, kept if the cursor keeps rows.
+    fn pull(&mut self) -> PgResult<Option<Row>> {
+        if self.exhausted {
+            return Ok(None);
+        }
+        let Some(portal) = self.portal.as_mut() else {
+            self.exhausted = true;
+            return Ok(None);
+        };
+        let row = portal.fetch(1, usize::MAX)?.pop();
+        match row {
+            Some(r) => {
+                self.read += 1;
+                if let Some(store) = &mut self.store {
+                    store.push(r.clone(), crate::env::row_bytes(&r))?;
+                }
+                Ok(Some(r))
+            }
+            None => {
+                self.exhausted = true;
+                Ok(None)
+            }
+        }
+    }
+
+    /// Row `k` (from 1), if there is one: kept, or read on from the portal.
+    fn row(&mut self, k: u64) -> PgResult<Option<Row>> {
+        while self.read < k {
+            if self.pull()?.is_none() {
+                return Ok(None);
+            }
+        }
+        match &mut self.store {
+            Some(store) if k > self.base => store.get((k - self.base - 1) as usize),
+            _ if k == self.read && !self.scroll => Err(PgError::internal(
+                "a cursor that keeps no rows read one again",
+            )),
+            _ => Ok(None),
+        }
+    }
+
+    /// Move forward up to `count` rows, returning each one landed on (if `keep`).
+    fn forward(&mut self, count: u64, keep: bool) -> PgResult<(Vec<Row>, u64)> {
+        let mut rows = Vec::new();
+        let mut n = 0;
+        while n < count {
+            if self.exhausted && self.pos > self.read {
+                break;
+            }
+            let k = self.pos + 1;
+            // A cursor that keeps no rows reads each new one once, here.
+            let row = if self.store.is_none() && k == self.read + 1 {
+                self.pull()?
+            } else {
+                self.row(k)?
+            };
+            self.pos = k;
+            match row {
+                Some(r) => {
+                    n += 1;
+                    if keep {
+                        rows.push(r);
+                    }
+                }
+                None => break,
+            }
+        }
+        Ok((rows, n))
+    }
+
+    /// Move back up to `count` rows, returning each one landed on (if `keep`).
+    fn backward(&mut self, count: u64, keep: bool) -> PgResult<(Vec<Row>, u64)> {
+        if !self.scroll {
+            return Err(forward_only());
+        }
+        let mut rows = Vec::new();
+        let mut n = 0;
+        while n < count {
+            if self.pos <= self.base + 1 {
+                self.pos = 0;
+                break;
+            }
+            let k = self.pos - 1;
+            self.pos = k;
+            if let Some(r) = self.row(k)? {
+                n += 1;
+                if keep {
+                    rows.push(r);
+                }
+            }
+        }
+        Ok((rows, n))
+    }
+
+    /// Go to row `k` and return it (if `keep`); past the last row, stop after it.
+    fn go_to(&mut self, k: u64, keep: bool) -> PgResult<(Vec<Row>, u64)> {
+        match self.row(k)? {
+            Some(r) => {
+                self.pos = k;
+                Ok((if keep { vec![r] } else { Vec::new() }, 1))
+            }
+            None => {
+                self.pos = self.read + 1;
+                Ok((Vec::new(), 0))
+            }
+        }
+    }
+
+    /// FETCH (`keep`) or MOVE in `direction`, as PostgreSQL's `DoPortalRunFetch`: the
+    /// rows landed on, and how many.
+    pub fn fetch(
+        &mut self,
+        direction: sql::parser::FetchDirection,
+        keep: bool,
+    ) -> PgResult<(Vec<Row>, u64)> {
+        use sql::parser::FetchDirection as D;
+        let all = u64::MAX;
+        match direction {
+            // A count of 0 fetches the current row again, if the cursor is on one.
+            D::Forward(Some(0)) | D::Backward(Some(0)) | D::Relative(0) => {
+                let on_row = self.pos >= 1 && self.pos <= self.read;
+                if !on_row {
+                    return Ok((Vec::new(), 0));
+                }
+                if !keep {
+                    return Ok((Vec::new(), 1));
+                }
+                if !self.scroll {
+                    return Err(forward_only());
+                }
+                let row = self.row(self.pos)?;
+                let n = u64::from(row.is_some());
+                Ok((row.into_iter().collect(), n))
+            }
+            D::Forward(n) => self.forward(n.map_or(all, |n| n as u64), keep),
+            D::Backward(n) => self.backward(n.map_or(all, |n| n as u64), keep),
+            D::Absolute(0) => {
+                if self.pos > 0 && !self.scroll {
+                    return Err(forward_only());
+                }
+                self.pos = 0;
+                Ok((Vec::new(), 0))
+            }
+            D::Absolute(n) if n > 0 => {
+                let n = n as u64;
+                if n <= self.pos {
+                    if !self.scroll {
+                        return Err(forward_only());
+                    }
+                    return self.go_to(n, keep);
+                }
+                // Forward to row n, returning only it.
+                let skip = n - self.pos - 1;
+                let (_, skipped) = self.forward(skip, false)?;
+                if skipped < skip {
+                    return Ok((Vec::new(), 0));
+                }
+                self.forward(1, keep)
+            }
+            D::Absolute(n) => {
+                if !self.scroll {
+                    return Err(forward_only());
+                }
+                while self.pull()?.is_some() {}
+                let back = n.unsigned_abs();
+                if back > self.read {
+                    self.pos = 0;
+                    return Ok((Vec::new(), 0));
+                }
+                self.go_to(self.read + 1 - back, keep)
+            }
+            D::Relative(n) if n > 0 => {
+                let n = n as u64;
+                let (_, skipped) = self.forward(n - 1, false)?;
+                if skipped < n - 1 {
+                    return Ok((Vec::new(), 0));
+                }
+                self.forward(1, keep)
+            }
+            D::Relative(n) => {
+                if !self.scroll {
+                    return Err(forward_only());
+                }
+                let back = n.unsigned_abs();
+                let (_, moved) = self.backward(back - 1, false)?;
+                if moved < back - 1 {
+                    return Ok((Vec::new(), 0));
+                }
+                self.backward(1, keep)
+            }
+        }
+    }
+
+    /// WITH HOLD, at its transaction's commit: the rows not yet read are kept (all of
+    /// them for a cursor that scrolls), so the cursor no longer needs its transaction,
+    /// snapshot or plan.
+    pub fn hold(&mut self) -> PgResult<()> {
+        if self.portal.is_none() {
+            return Ok(());
+        }
+        if self.store.is_none() {
+            self.store = Some(self.new_store()?);
+            self.base = self.read;
+        }
+        while self.pull()?.is_some() {}
+        self.portal = None;
+        Ok(())
+    }
+}

@@ -333,6 +333,26 @@ impl RowStore {
         &self.memory[i]
     }
 
+    /// Row `i`, wherever it is: a spilled row before the last one read is reached by
+    /// reading the file again from its start (a scrollable cursor moving back).
+    pub(crate) fn get(&mut self, i: usize) -> PgResult<Option<Vec<Value>>> {
+        if i < self.memory.len() {
+            return Ok(Some(self.memory[i].clone()));
+        }
+        let k = i - self.memory.len();
+        if k >= self.spilled {
+            return Ok(None);
+        }
+        if k < self.next_spilled {
+            self.next_spilled = 0;
+            self.cursor = Cursor::default();
+        }
+        while self.next_spilled < k {
+            self.spilled(self.memory.len() + self.next_spilled)?;
+        }
+        self.spilled(i)
+    }
+
     /// Row `i`, past those in memory: read from the file, in order (a pass that starts
     /// again from the first spilled row rereads the file from its start).
     pub(crate) fn spilled(&mut self, i: usize) -> PgResult<Option<Vec<Value>>> {

@@ -284,6 +284,31 @@ pub enum Plan {
 }
 
 impl Plan {
+    /// Whether the plan could return its rows backward, as PostgreSQL's
+    /// `ExecSupportsBackwardScan` says: scans, function and values scans, sorts, and
+    /// what passes their rows through. A cursor declared without SCROLL or NO SCROLL
+    /// scrolls when its plan can (PostgreSQL's rule, which Myriad's cursors follow by
+    /// keeping the rows they have read: `executor::portal::Cursor`).
+    pub fn supports_backward(&self) -> bool {
+        match self {
+            Plan::SeqScan { .. }
+            | Plan::IndexScan { .. }
+            | Plan::PartitionScans { .. }
+            | Plan::Values { .. }
+            | Plan::Unnest { .. }
+            | Plan::GenerateSeries { .. }
+            | Plan::SequenceState { .. }
+            | Plan::SystemView { .. }
+            | Plan::Sort { .. } => true,
+            Plan::Filter { input, .. }
+            | Plan::Project { input, .. }
+            | Plan::Limit { input, .. } => input.supports_backward(),
+            Plan::Result { input, .. } => input.as_ref().is_none_or(|i| i.supports_backward()),
+            Plan::Append { inputs, .. } => inputs.iter().all(Plan::supports_backward),
+            _ => false,
+        }
+    }
+
     /// Whether the node keeps all its rows before returning the first (a Sort, a
     /// function scan), so that reading them again costs no more than a Materialize
     /// would: a nested loop keeps such an inner side's rows without one (PostgreSQL's

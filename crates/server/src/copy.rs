@@ -78,6 +78,7 @@ impl Session {
     /// After RELEASE: what the released subtransactions truncated belongs to the
     /// parent. After ROLLBACK TO: what they truncated is undone.
     pub(crate) fn savepoint_ended(&mut self, rolled_back: bool) {
+        self.cursors_after_savepoint(rolled_back);
         let depth = self.tx.depth();
         if rolled_back {
             self.truncated.retain(|&(_, d)| d < depth);

@@ -111,6 +111,9 @@ pub(crate) struct BoundParams<'a> {
     /// EXPLAIN EXECUTE: the plan the execution chose is explained (and under ANALYZE
     /// run) with these options.
     pub explain: Option<sql::bound::ExplainOptions>,
+    /// The statement run is a DECLARE's query: its columns are the cursor's, whatever
+    /// they are (the DECLARE returns none).
+    pub cursor_query: bool,
 }
 
 impl BoundParams<'_> {
@@ -120,7 +123,14 @@ impl BoundParams<'_> {
         binder: sql::Binder<'_>,
         stmt: &Statement,
     ) -> PgResult<(BoundStatement, catalog::Dependencies)> {
-        rebind(binder, stmt, self.types, self.columns)
+        match self.cursor_query {
+            true => {
+                let binder = binder.with_params(self.types.to_vec());
+                let (bound, _) = binder.bind_prepared(stmt)?;
+                Ok((bound, binder.dependencies()))
+            }
+            false => rebind(binder, stmt, self.types, self.columns),
+        }
     }
 }
 
@@ -304,6 +314,8 @@ impl Session {
                 let columns = cached.bound.columns().map(Arc::from);
                 (types, columns, Some(cached))
             }
+            // FETCH returns its cursor's columns (MOVE, none).
+            Some(Command::Fetch(f)) => (declared, self.cursor_columns(f).map(Arc::from), None),
             Some(Command::Sql(Statement::ShowVariable { variable })) => {
                 let name = crate::session::setting_name(variable);
                 let column = OutputColumn {
@@ -480,6 +492,7 @@ impl Session {
                 columns: portal.columns.as_deref(),
                 bound: portal.bound.take(),
                 explain: None,
+                cursor_query: false,
             };
             // VACUUM runs alone and commits at once, as in PostgreSQL's extended protocol.
             let last = matches!(&*stmt, Command::Vacuum(v) if v.vacuum);
@@ -682,6 +695,7 @@ impl Session {
             columns: columns.as_deref(),
             bound,
             explain,
+            cursor_query: false,
         };
         self.run(&stmt, &prep_sql, last, Some(&mut params))
     }

@@ -65,6 +65,7 @@
 
 pub mod config;
 mod copy;
+mod cursor;
 mod extended;
 pub mod session;
 pub mod settings;

@@ -69,6 +69,8 @@ pub struct Session {
     pub(crate) statements: HashMap<String, Prepared>,
     /// Portals by name ("" is the unnamed one).
     pub(crate) portals: HashMap<String, Portal>,
+    /// Cursors by name (DECLARE).
+    pub(crate) cursors: crate::cursor::Cursors,
     /// A COPY FROM STDIN waiting for data, and the statements after it.
     pub(crate) copy: Option<crate::copy::CopyState>,
     pub(crate) rest: Option<crate::copy::RestOfString>,
@@ -263,7 +265,7 @@ pub(crate) fn to_wire(
     let rows = r.rows;
     let columns = r
         .columns
-        .map(|cols| crate::extended::wire_columns(&cols, &[]));
+        .map(|cols| crate::extended::wire_columns(&cols, &vec![r.binary; cols.len()]));
     (
         r.notices,
         Completed {
@@ -396,6 +398,7 @@ impl Session {
             reg_catalog: None,
             statements: HashMap::new(),
             portals: HashMap::new(),
+            cursors: HashMap::new(),
             copy: None,
             rest: None,
             streaming: None,
@@ -483,8 +486,15 @@ impl Session {
     /// undone).
     pub(crate) fn end_tx(&mut self, commit: bool) -> PgResult<()> {
         self.truncated.clear();
-        // Portals belong to their transaction (executor rule 8), as in PostgreSQL.
+        // Portals belong to their transaction (executor rule 8), as in PostgreSQL;
+        // cursors too, but for those declared WITH HOLD, whose rows are kept now.
         self.portals.clear();
+        let held = self.cursors_at_end(commit);
+        if let Err(e) = held {
+            self.settings.lock().abort();
+            let _ = self.db.abort(&self.tx);
+            return Err(e);
+        }
         if commit {
             self.settings.lock().commit();
             self.db.commit(&self.tx)
@@ -495,7 +505,7 @@ impl Session {
     }
 
     /// How the next statement waits for locks: the session's timeouts.
-    fn wait_policy(&self) -> WaitPolicy {
+    pub(crate) fn wait_policy(&self) -> WaitPolicy {
         let s = self.settings.lock();
         WaitPolicy {
             nowait: false,
@@ -688,6 +698,10 @@ impl Session {
             Command::AlterIndex(_) => {
                 let mut r = self.run_own_ddl(cmd, sql, "ALTER INDEX")?;
                 r.tag = "ALTER INDEX".into();
+                return self.statement_done(r, last);
+            }
+            Command::Fetch(f) => {
+                let r = self.fetch_cursor(f)?;
                 return self.statement_done(r, last);
             }
             Command::Checkpoint => {
@@ -1019,10 +1033,34 @@ impl Session {
                     let r = self.alter_table_actions(a, sql)?;
                     return self.statement_done(r, last);
                 }
+                if let Statement::Close { cursor } = stmt {
+                    let r = self.close_cursor(cursor)?;
+                    return self.statement_done(r, last);
+                }
+                // DECLARE: its query, opened as a cursor.
+                let declared = match stmt {
+                    Statement::Declare { stmts } => Some(self.declaration(stmts)?),
+                    _ => None,
+                };
                 let snapshot = self.tx.start_statement();
-                let res = self
-                    .db
-                    .execute_one(cmd, sql, &self.tx, &self.parts(), prepared);
+                let res = match &declared {
+                    Some(d) => {
+                        let mut prepared = prepared;
+                        if let Some(p) = prepared.as_deref_mut() {
+                            p.cursor_query = true;
+                            p.bound = None;
+                        }
+                        self.db
+                            .execute_one(d.query(), sql, &self.tx, &self.parts(), prepared)
+                    }
+                    None => self
+                        .db
+                        .execute_one(cmd, sql, &self.tx, &self.parts(), prepared),
+                };
+                let res = match (res, declared) {
+                    (Ok(r), Some(d)) => self.open_cursor(d, r),
+                    (res, _) => res,
+                };
                 match res {
                     Ok(mut r) if r.copy_in.is_some() => {
                         // COPY FROM STDIN: the statement goes on while the data comes.

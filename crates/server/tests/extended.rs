@@ -1285,3 +1285,71 @@ async fn portals_run_only_as_far_as_their_rows_are_fetched() {
     )
     .await;
 }
+
+/// A cursor through the extended protocol, as psycopg's server-side cursors use it:
+/// DECLARE, then FETCH with Describe, whose RowDescription is the cursor's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cursors_fetch_through_the_extended_protocol() {
+    let (_guard, addr) = target().await;
+    let mut c = Conn::connect(addr).await;
+    let run = |sql: &str| {
+        vec![
+            parse("", sql, &[]),
+            bind("", "", &[], &[], &[]),
+            describe(b'P', ""),
+            execute("", 0),
+            sync(),
+        ]
+    };
+    check(
+        &mut c,
+        &[
+            (vec![query("BEGIN")], &["CommandComplete BEGIN", "ReadyForQuery T"]),
+            (
+                run("DECLARE ext_cur CURSOR FOR SELECT g, g * 2 AS twice FROM generate_series(1, 5) g"),
+                &[
+                    "ParseComplete",
+                    "BindComplete",
+                    "NoData",
+                    "CommandComplete DECLARE CURSOR",
+                    "ReadyForQuery T",
+                ],
+            ),
+            (
+                run("FETCH FORWARD 2 FROM ext_cur"),
+                &[
+                    "ParseComplete",
+                    "BindComplete",
+                    "RowDescription g:23/0,twice:23/0",
+                    "DataRow 1|2",
+                    "DataRow 2|4",
+                    "CommandComplete FETCH 2",
+                    "ReadyForQuery T",
+                ],
+            ),
+            (
+                run("MOVE 2 ext_cur"),
+                &[
+                    "ParseComplete",
+                    "BindComplete",
+                    "NoData",
+                    "CommandComplete MOVE 2",
+                    "ReadyForQuery T",
+                ],
+            ),
+            (
+                run("FETCH ALL ext_cur"),
+                &[
+                    "ParseComplete",
+                    "BindComplete",
+                    "RowDescription g:23/0,twice:23/0",
+                    "DataRow 5|10",
+                    "CommandComplete FETCH 1",
+                    "ReadyForQuery T",
+                ],
+            ),
+            (vec![query("COMMIT")], &["CommandComplete COMMIT", "ReadyForQuery I"]),
+        ],
+    )
+    .await;
+}

@@ -3,7 +3,8 @@
 //! files, and the process's peak memory (VmHWM, read from /proc) grows by at most 32 MB
 //! over where it stood with the table loaded and read. Without spilling, the sort alone
 //! holds well over that. A big result sent to a client that keeps none of it (a simple
-//! Query, an Execute with no row limit, a portal fetched 1,000 rows at a time) stays
+//! Query, an Execute with no row limit, a portal fetched 1,000 rows at a time, a cursor
+//! FETCHed 1,000 rows at a time, which keeps what it read for moving back) stays
 //! within the same bound: the rows go out in batches as they are made. Held whole, as
 //! before, the result alone is about 100 MB. A test binary of its own: the peak is the
 //! process's (the client's included).
@@ -74,7 +75,7 @@ async fn spilling_operators_keep_the_peak_memory_bounded() {
     );
     exec(&c, "RESET work_mem").await;
     let wide = "SELECT g, t, t || t || t || t FROM big";
-    assert_eq!(streamed(&mut c, wide).await, [400_000; 3]);
+    assert_eq!(streamed(&mut c, wide).await, [400_000; 4]);
     let grown_mb = peak_kb().saturating_sub(before) / 1024;
     assert!(
         temp.files_created() > made + 4,
@@ -86,8 +87,8 @@ async fn spilling_operators_keep_the_peak_memory_bounded() {
 }
 
 /// The rows of `sql`, counted and dropped as they come: by a simple Query, by an Execute
-/// with no row limit, and by a portal fetched 1,000 rows at a time.
-async fn streamed(c: &mut tokio_postgres::Client, sql: &str) -> [usize; 3] {
+/// with no row limit, by a portal fetched 1,000 rows at a time, and by a cursor.
+async fn streamed(c: &mut tokio_postgres::Client, sql: &str) -> [usize; 4] {
     use futures::TryStreamExt;
     let mut simple = 0;
     let stream = c.simple_query_raw(sql).await.expect("simple query");
@@ -117,5 +118,22 @@ async fn streamed(c: &mut tokio_postgres::Client, sql: &str) -> [usize; 3] {
         fetched += rows.len();
     }
     tx.commit().await.expect("commit");
-    [simple, extended, fetched]
+    let mut cursor = 0;
+    exec(c, &format!("BEGIN; DECLARE big_cursor CURSOR FOR {sql}")).await;
+    loop {
+        let rows = c
+            .simple_query("FETCH 1000 FROM big_cursor")
+            .await
+            .expect("fetch");
+        let n = rows
+            .iter()
+            .filter(|m| matches!(m, tokio_postgres::SimpleQueryMessage::Row(_)))
+            .count();
+        if n == 0 {
+            break;
+        }
+        cursor += n;
+    }
+    exec(c, "COMMIT").await;
+    [simple, extended, fetched, cursor]
 }

@@ -30,6 +30,42 @@ pub enum Command {
     AlterColumnStatistics(AlterColumnStatistics),
     /// ALTER TABLE ... ATTACH PARTITION / DETACH PARTITION (sqlparser lacks both).
     AlterPartition(AlterPartition),
+    /// FETCH or MOVE (sqlparser's FETCH needs FROM and a count; it has no MOVE).
+    Fetch(Fetch),
+}
+
+/// `FETCH [direction] [FROM | IN] cursor` or `MOVE ...`: PostgreSQL's grammar.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Fetch {
+    pub direction: FetchDirection,
+    pub cursor: sqlparser::ast::Ident,
+    /// MOVE: the cursor moves as FETCH would move it, and no rows are returned.
+    pub move_only: bool,
+}
+
+/// Where a FETCH goes, as PostgreSQL's `FetchDirection` and count: `None` is ALL. A
+/// negative count of FORWARD or BACKWARD is read as the other direction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FetchDirection {
+    Forward(Option<i64>),
+    Backward(Option<i64>),
+    Absolute(i64),
+    Relative(i64),
+}
+
+impl std::fmt::Display for Fetch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.move_only { "MOVE " } else { "FETCH " })?;
+        match self.direction {
+            FetchDirection::Forward(None) => f.write_str("FORWARD ALL")?,
+            FetchDirection::Forward(Some(n)) => write!(f, "FORWARD {n}")?,
+            FetchDirection::Backward(None) => f.write_str("BACKWARD ALL")?,
+            FetchDirection::Backward(Some(n)) => write!(f, "BACKWARD {n}")?,
+            FetchDirection::Absolute(n) => write!(f, "ABSOLUTE {n}")?,
+            FetchDirection::Relative(n) => write!(f, "RELATIVE {n}")?,
+        }
+        write!(f, " FROM {}", self.cursor)
+    }
 }
 
 /// `ALTER TABLE [IF EXISTS] [ONLY] name ATTACH PARTITION p FOR VALUES ... | DEFAULT`, or
@@ -110,6 +146,7 @@ impl Command {
             | Command::AlterIndex(_)
             | Command::AlterColumnStatistics(_)
             | Command::AlterPartition(_)
+            | Command::Fetch(_)
             | Command::Checkpoint => None,
         }
     }
@@ -125,6 +162,7 @@ impl std::fmt::Display for Command {
             Command::Checkpoint => f.write_str("CHECKPOINT"),
             Command::AlterColumnStatistics(a) => a.fmt(f),
             Command::AlterPartition(a) => a.fmt(f),
+            Command::Fetch(a) => a.fmt(f),
         }
     }
 }
@@ -904,6 +942,8 @@ fn parse_commands(p: &mut Parser<'_>, sql: &str) -> Result<Vec<Command>, ParserE
         } else if is_checkpoint(p) {
             p.next_token();
             Command::Checkpoint
+        } else if let Some(move_only) = fetch_or_move(p) {
+            Command::Fetch(parse_fetch(p, move_only)?)
         } else if is_reset_time_zone(p) {
             // PostgreSQL's spelling of `RESET timezone`, which sqlparser lacks.
             for _ in 0..3 {
@@ -938,6 +978,99 @@ fn is_checkpoint(p: &Parser<'_>) -> bool {
         }
         _ => false,
     }
+}
+
+/// `FETCH` (false) or `MOVE` (true) next?
+fn fetch_or_move(p: &Parser<'_>) -> Option<bool> {
+    match &p.peek_token_ref().token {
+        sqlparser::tokenizer::Token::Word(w) if w.quote_style.is_none() => {
+            if w.value.eq_ignore_ascii_case("fetch") {
+                Some(false)
+            } else if w.value.eq_ignore_ascii_case("move") {
+                Some(true)
+            } else {
+                None
+            }
+        }
+        _ => None,
+    }
+}
+
+/// `FETCH | MOVE [direction] [FROM | IN] cursor`, where direction is NEXT, PRIOR,
+/// FIRST, LAST, ABSOLUTE n, RELATIVE n, n, ALL, FORWARD [n | ALL] or BACKWARD [n | ALL]
+/// (n signed), as PostgreSQL's grammar has it.
+fn parse_fetch(p: &mut Parser<'_>, move_only: bool) -> Result<Fetch, ParserError> {
+    use sqlparser::keywords::Keyword;
+    use sqlparser::tokenizer::Token;
+    p.next_token();
+    let count = |p: &mut Parser<'_>| -> Result<i64, ParserError> {
+        let negative = p.consume_token(&Token::Minus);
+        if !negative {
+            let _ = p.consume_token(&Token::Plus);
+        }
+        let t = p.next_token();
+        match &t.token {
+            Token::Number(n, _) => match n.parse::<i64>() {
+                Ok(v) => Ok(if negative { -v } else { v }),
+                Err(_) => p.expected("an integer count", t),
+            },
+            _ => p.expected("an integer count", t),
+        }
+    };
+    let is_count = |p: &Parser<'_>| {
+        matches!(
+            p.peek_token_ref().token,
+            Token::Number(..) | Token::Minus | Token::Plus
+        )
+    };
+    let signed = |n: i64, forward: bool| match (n < 0, forward) {
+        (false, true) | (true, false) => FetchDirection::Forward(Some(n.abs())),
+        (false, false) | (true, true) => FetchDirection::Backward(Some(n.abs())),
+    };
+    let direction = if p.parse_keyword(Keyword::NEXT) {
+        FetchDirection::Forward(Some(1))
+    } else if p.parse_keyword(Keyword::PRIOR) {
+        FetchDirection::Backward(Some(1))
+    } else if p.parse_keyword(Keyword::FIRST) {
+        FetchDirection::Absolute(1)
+    } else if p.parse_keyword(Keyword::LAST) {
+        FetchDirection::Absolute(-1)
+    } else if p.parse_keyword(Keyword::ABSOLUTE) {
+        FetchDirection::Absolute(count(p)?)
+    } else if p.parse_keyword(Keyword::RELATIVE) {
+        FetchDirection::Relative(count(p)?)
+    } else if p.parse_keyword(Keyword::ALL) {
+        FetchDirection::Forward(None)
+    } else if p.parse_keyword(Keyword::FORWARD) {
+        if p.parse_keyword(Keyword::ALL) {
+            FetchDirection::Forward(None)
+        } else if is_count(p) {
+            signed(count(p)?, true)
+        } else {
+            FetchDirection::Forward(Some(1))
+        }
+    } else if p.parse_keyword(Keyword::BACKWARD) {
+        if p.parse_keyword(Keyword::ALL) {
+            FetchDirection::Backward(None)
+        } else if is_count(p) {
+            signed(count(p)?, false)
+        } else {
+            FetchDirection::Backward(Some(1))
+        }
+    } else if is_count(p) {
+        signed(count(p)?, true)
+    } else {
+        FetchDirection::Forward(Some(1))
+    };
+    if !p.parse_keyword(Keyword::FROM) {
+        let _ = p.parse_keyword(Keyword::IN);
+    }
+    let cursor = p.parse_identifier()?;
+    Ok(Fetch {
+        direction,
+        cursor,
+        move_only,
+    })
 }
 
 /// `CREATE [TEMP | TEMPORARY] SEQUENCE` next?

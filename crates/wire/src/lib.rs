@@ -699,13 +699,12 @@ where
                     client
                         .feed(PgWireBackendMessage::RowDescription(row_description(cols)))
                         .await?;
+                    // Text, but for a cursor declared BINARY.
+                    let binary: Vec<bool> = cols.iter().map(|c| c.binary).collect();
                     for r in &done.rows {
                         client
                             .feed(PgWireBackendMessage::DataRow(data_row(
-                                r,
-                                &[],
-                                &done.text,
-                                &mut buf,
+                                r, &binary, &done.text, &mut buf,
                             )))
                             .await?;
                     }

@@ -297,9 +297,11 @@ impl<'a> Binder<'a> {
             crate::parser::Command::AlterIndex(a) => self.bind_alter_index(a),
             crate::parser::Command::AlterColumnStatistics(a) => self.bind_set_statistics(a),
             crate::parser::Command::AlterPartition(a) => self.bind_alter_partition(a),
-            crate::parser::Command::Vacuum(_) | crate::parser::Command::Checkpoint => Err(
-                PgError::internal("VACUUM, ANALYZE and CHECKPOINT run outside the binder"),
-            ),
+            crate::parser::Command::Vacuum(_)
+            | crate::parser::Command::Checkpoint
+            | crate::parser::Command::Fetch(_) => Err(PgError::internal(
+                "VACUUM, ANALYZE, CHECKPOINT and FETCH run outside the binder",
+            )),
         }
     }
 

@@ -1,0 +1,221 @@
+//! SQL cursors: DECLARE, FETCH, MOVE and CLOSE. A cursor is a portal the session keeps
+//! by name (`executor::portal::Cursor`, executor rule 8): DECLARE runs its query as far
+//! as opening it, each FETCH reads on from where the last stopped. A cursor ends with its
+//! transaction, unless declared WITH HOLD: then its rows are kept at the commit and it
+//! lives until CLOSE or the session's end (one declared in a transaction that rolls back
+//! goes with it).
+
+use std::collections::HashMap;
+use std::panic::AssertUnwindSafe;
+
+use common::{PgError, PgResult, SqlState};
+use executor::portal::Cursor;
+use sql::bound::OutputColumn;
+use sql::parser::{Command, Fetch};
+use sqlparser::ast::{CloseCursor, Declare, DeclareType, Statement};
+
+use crate::session::Session;
+
+/// A session's cursor.
+pub(crate) struct Named {
+    cursor: Cursor,
+    columns: Vec<OutputColumn>,
+    hold: bool,
+    /// DECLARE BINARY: FETCH sends its rows in binary (in the simple protocol; Bind's
+    /// formats decide in the extended one).
+    binary: bool,
+    /// Declared in the transaction under way (a rollback drops it, held or not), at
+    /// this savepoint depth (a ROLLBACK TO below it drops it).
+    new: bool,
+    depth: usize,
+}
+
+/// The session's cursors by name.
+pub(crate) type Cursors = HashMap<String, Named>;
+
+/// What DECLARE asks for, its query made a statement of its own.
+pub(crate) struct Declaration {
+    name: String,
+    query: Command,
+    scroll: Option<bool>,
+    hold: bool,
+    binary: bool,
+}
+
+fn no_cursor(name: &str) -> PgError {
+    PgError::new(
+        SqlState::INVALID_CURSOR_NAME,
+        format!("cursor \"{name}\" does not exist"),
+    )
+}
+
+impl Declaration {
+    /// The cursor's query, as a statement.
+    pub(crate) fn query(&self) -> &Command {
+        &self.query
+    }
+}
+
+impl Session {
+    /// DECLARE's checks, before its query is bound and planned: one cursor, not one of
+    /// the session's already, in a transaction block unless WITH HOLD.
+    pub(crate) fn declaration(&self, stmts: &[Declare]) -> PgResult<Declaration> {
+        let [d] = stmts else {
+            return Err(PgError::syntax("DECLARE takes one cursor"));
+        };
+        let (Some(DeclareType::Cursor), Some(query), [name]) =
+            (&d.declare_type, &d.for_query, d.names.as_slice())
+        else {
+            return Err(PgError::syntax("DECLARE takes a cursor FOR a query"));
+        };
+        let hold = d.hold == Some(true);
+        if !self.explicit && !hold {
+            return Err(PgError::new(
+                SqlState::NO_ACTIVE_SQL_TRANSACTION,
+                "DECLARE CURSOR can only be used in transaction blocks",
+            ));
+        }
+        let name = sql::binder::ident_name(name);
+        if self.cursors.contains_key(&name) {
+            return Err(PgError::new(
+                SqlState::DUPLICATE_CURSOR,
+                format!("cursor \"{name}\" already exists"),
+            ));
+        }
+        Ok(Declaration {
+            name,
+            query: Command::Sql(Statement::Query(query.clone())),
+            scroll: d.scroll,
+            hold,
+            binary: d.binary == Some(true),
+        })
+    }
+
+    /// The query of `d` is open: keep it as the cursor.
+    pub(crate) fn open_cursor(
+        &mut self,
+        d: Declaration,
+        r: executor::StatementResult,
+    ) -> PgResult<executor::StatementResult> {
+        let (Some(portal), Some(columns)) = (r.portal, r.columns) else {
+            return Err(PgError::internal("DECLARE's query made no portal"));
+        };
+        let cursor = Cursor::new(portal, d.scroll)?;
+        self.cursors.insert(
+            d.name,
+            Named {
+                cursor,
+                columns,
+                hold: d.hold,
+                binary: d.binary,
+                new: true,
+                depth: self.tx.depth(),
+            },
+        );
+        Ok(executor::StatementResult {
+            tag: "DECLARE CURSOR".into(),
+            notices: r.notices,
+            ..Default::default()
+        })
+    }
+
+    /// FETCH or MOVE.
+    pub(crate) fn fetch_cursor(&mut self, f: &Fetch) -> PgResult<executor::StatementResult> {
+        if self.failed {
+            return Err(crate::session::aborted_block());
+        }
+        self.set_statement_context();
+        self.tx.set_wait_policy(self.wait_policy());
+        let name = sql::binder::ident_name(&f.cursor);
+        let named = self
+            .cursors
+            .get_mut(&name)
+            .ok_or_else(|| no_cursor(&name))?;
+        let moved = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            named.cursor.fetch(f.direction, !f.move_only)
+        }))
+        .unwrap_or_else(|p| Err(crate::session::panic_payload_error(p.as_ref())))?;
+        let (rows, n) = moved;
+        Ok(if f.move_only {
+            executor::StatementResult {
+                tag: format!("MOVE {n}"),
+                ..Default::default()
+            }
+        } else {
+            executor::StatementResult {
+                columns: Some(named.columns.clone()),
+                rows,
+                tag: format!("FETCH {n}"),
+                binary: named.binary,
+                ..Default::default()
+            }
+        })
+    }
+
+    /// The result columns a FETCH of cursor `name` returns, if it exists (Describe).
+    pub(crate) fn cursor_columns(&self, f: &Fetch) -> Option<Vec<OutputColumn>> {
+        if f.move_only {
+            return None;
+        }
+        self.cursors
+            .get(&sql::binder::ident_name(&f.cursor))
+            .map(|n| n.columns.clone())
+    }
+
+    /// CLOSE name | ALL.
+    pub(crate) fn close_cursor(&mut self, c: &CloseCursor) -> PgResult<executor::StatementResult> {
+        let tag = match c {
+            CloseCursor::All => {
+                self.cursors.clear();
+                "CLOSE CURSOR ALL"
+            }
+            CloseCursor::Specific { name } => {
+                let name = sql::binder::ident_name(name);
+                self.cursors.remove(&name).ok_or_else(|| no_cursor(&name))?;
+                "CLOSE CURSOR"
+            }
+        };
+        Ok(executor::StatementResult {
+            tag: tag.into(),
+            ..Default::default()
+        })
+    }
+
+    /// After ROLLBACK TO (`rolled_back`) or RELEASE: the cursors declared in the
+    /// subtransactions rolled back go, as in PostgreSQL; those of released ones belong
+    /// to the parent.
+    pub(crate) fn cursors_after_savepoint(&mut self, rolled_back: bool) {
+        let depth = self.tx.depth();
+        if rolled_back {
+            self.cursors.retain(|_, n| !n.new || n.depth < depth);
+        } else {
+            for n in self.cursors.values_mut() {
+                n.depth = n.depth.min(depth);
+            }
+        }
+    }
+
+    /// At the end of a transaction: a commit keeps the rows of cursors WITH HOLD (an
+    /// error doing so fails the commit) and ends the others; a rollback ends the cursors
+    /// it declared and those without HOLD.
+    pub(crate) fn cursors_at_end(&mut self, commit: bool) -> PgResult<()> {
+        let mut result = Ok(());
+        if commit {
+            for named in self.cursors.values_mut() {
+                if named.hold
+                    && let Err(e) = named.cursor.hold()
+                {
+                    result = Err(e);
+                    break;
+                }
+            }
+        }
+        // A failed hold fails the commit: the transaction rolls back instead.
+        let committed = commit && result.is_ok();
+        self.cursors.retain(|_, n| n.hold && (committed || !n.new));
+        for n in self.cursors.values_mut() {
+            n.new = false;
+        }
+        result
+    }
+}
