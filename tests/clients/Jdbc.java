@@ -1,7 +1,8 @@
 // pgjdbc against a server: typed parameters and results, through the driver's unnamed
 // statements first and then, from the fifth run, its named server-side statements with
 // binary results; a batch; generated keys; a rolled-back transaction; an error's SQLSTATE;
-// the catalog queries behind DatabaseMetaData and a type lookup. Usage (single-file
+// the catalog queries behind DatabaseMetaData and a type lookup; a result read with a
+// fetch size. Usage (single-file
 // source): java -cp postgresql.jar Jdbc.java PORT. Passes against PostgreSQL 15 and Myriad
 // alike (crates/server/tests/clients.rs).
 import java.math.BigDecimal;
@@ -172,6 +173,27 @@ public class Jdbc {
             equal(r.getString("TABLE_TYPE"), "TABLE", "table type");
             check(!r.next(), "one table");
         }
+        // A fetch size, outside autocommit: pgjdbc reads the result through one portal,
+        // 50 rows per Execute, each continuing where the last stopped.
+        c.setAutoCommit(false);
+        try (PreparedStatement p = c.prepareStatement(
+                "SELECT g, 'row ' || g FROM generate_series(1, 1000) g WHERE g > ?")) {
+            p.setFetchSize(50);
+            p.setInt(1, 10);
+            long sum = 0;
+            int rows = 0;
+            try (ResultSet r = p.executeQuery()) {
+                while (r.next()) {
+                    sum += r.getInt(1);
+                    equal(r.getString(2), "row " + r.getInt(1), "fetched row");
+                    rows++;
+                }
+            }
+            equal(rows, 990, "rows fetched 50 at a time");
+            equal(sum, 500500L - 55L, "their sum");
+        }
+        c.commit();
+        c.setAutoCommit(true);
         try (Statement st = c.createStatement()) {
             st.execute("DROP TABLE jd_t");
         }

@@ -1,5 +1,6 @@
 """psycopg 3 against a server: typed parameters and results of every supported type, in
-text and binary, a transaction block, executemany and COPY FROM STDIN. Usage:
+text and binary, a transaction block, executemany, COPY FROM STDIN, and server-side
+(named) cursors read in batches and scrolled. Usage:
 psycopg_types.py PORT. Passes against PostgreSQL 15 and Myriad alike (crates/server/tests/clients.rs)."""
 
 import datetime
@@ -72,4 +73,20 @@ with psycopg.connect(url, autocommit=True) as conn:
     except psycopg.errors.UniqueViolation:
         pass
     cur.execute("DROP TABLE psy_t")
+
+# Server-side cursors: DECLARE, then FETCH in batches of itersize; scroll moves them.
+with psycopg.connect(url) as conn:
+    with conn.cursor(name="psy_named") as named:
+        named.itersize = 100
+        named.execute("SELECT g, g * 2 FROM generate_series(1, 1000) g WHERE g > %s", (10,))
+        total = sum(a for a, _ in named)
+        assert total == sum(range(11, 1001)), total
+    with conn.cursor(name="psy_scroll", scrollable=True) as named:
+        named.execute("SELECT g FROM generate_series(1, 10) g")
+        assert named.fetchmany(3) == [(1,), (2,), (3,)]
+        named.scroll(-2)
+        assert named.fetchone() == (2,)
+        named.scroll(7, mode="absolute")
+        assert named.fetchall() == [(8,), (9,), (10,)]
+    conn.commit()
 print("ok")

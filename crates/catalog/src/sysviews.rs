@@ -95,6 +95,8 @@ pub enum SystemView {
     /// Privileges on settings (PostgreSQL's `pg_parameter_acl`): empty, Myriad grants
     /// none.
     PgParameterAcl,
+    /// The session's SQL cursors (PostgreSQL's `pg_cursors` view).
+    PgCursors,
     /// `information_schema.tables`: the tables of `public`.
     InfoTables,
     /// `information_schema.columns`: their columns.
@@ -132,7 +134,7 @@ impl SystemView {
         }
     }
 
-    pub const ALL: [SystemView; 38] = [
+    pub const ALL: [SystemView; 39] = [
         SystemView::StatFd,
         SystemView::StatBuffers,
         SystemView::StatWal,
@@ -165,6 +167,7 @@ impl SystemView {
         SystemView::PgAuthMembers,
         SystemView::PgSettings,
         SystemView::PgParameterAcl,
+        SystemView::PgCursors,
         SystemView::InfoTables,
         SystemView::InfoColumns,
         SystemView::InfoSchemata,
@@ -233,6 +236,7 @@ impl SystemView {
             SystemView::PgAuthMembers => "pg_auth_members",
             SystemView::PgSettings => "pg_settings",
             SystemView::PgParameterAcl => "pg_parameter_acl",
+            SystemView::PgCursors => "pg_cursors",
             SystemView::InfoTables => "tables",
             SystemView::InfoColumns => "columns",
             SystemView::InfoSchemata => "schemata",
@@ -274,6 +278,7 @@ impl SystemView {
             SystemView::PgSettings => 12003,
             SystemView::PgStats => 12004,
             SystemView::PgParameterAcl => 6243,
+            SystemView::PgCursors => 12077,
             SystemView::InfoTables => 12901,
             SystemView::InfoColumns => 12902,
             SystemView::InfoSchemata => 12903,
@@ -512,6 +517,14 @@ impl SystemView {
                 ("tgdeferrable", Bool),
                 ("tginitdeferred", Bool),
                 ("tgnargs", Int2),
+            ],
+            SystemView::PgCursors => &[
+                ("name", Text),
+                ("statement", Text),
+                ("is_holdable", Bool),
+                ("is_binary", Bool),
+                ("is_scrollable", Bool),
+                ("creation_time", TimestampTz(None)),
             ],
             SystemView::PgParameterAcl => {
                 &[("oid", Oid), ("parname", Text), ("paracl", TEXT_ARRAY)]

@@ -37,6 +37,10 @@ pub trait SessionSettings: Send + Sync {
     fn planner(&self) -> planner::PlannerSettings;
     /// `plan_cache_mode` alone (read at each execution of a prepared statement).
     fn plan_cache_mode(&self) -> planner::PlanCacheMode;
+    /// `pg_cursors`' rows: the session's SQL cursors.
+    fn cursor_rows(&self) -> Vec<Vec<common::Value>> {
+        Vec::new()
+    }
 }
 
 /// What a session remembers of the sequences it used, for its life, as PostgreSQL keeps

@@ -28,6 +28,9 @@ pub(crate) struct Named {
     /// this savepoint depth (a ROLLBACK TO below it drops it).
     new: bool,
     depth: usize,
+    /// `pg_cursors`: the query string that declared it, and when.
+    statement: std::sync::Arc<str>,
+    created: common::datetime::TimestampTz,
 }
 
 /// The session's cursors by name.
@@ -96,6 +99,7 @@ impl Session {
         &mut self,
         d: Declaration,
         r: executor::StatementResult,
+        statement: &str,
     ) -> PgResult<executor::StatementResult> {
         let (Some(portal), Some(columns)) = (r.portal, r.columns) else {
             return Err(PgError::internal("DECLARE's query made no portal"));
@@ -110,8 +114,11 @@ impl Session {
                 binary: d.binary,
                 new: true,
                 depth: self.tx.depth(),
+                statement: statement.into(),
+                created: self.info.text.clock.statement_start,
             },
         );
+        self.publish_cursors();
         Ok(executor::StatementResult {
             tag: "DECLARE CURSOR".into(),
             notices: r.notices,
@@ -162,6 +169,12 @@ impl Session {
             .map(|n| n.columns.clone())
     }
 
+    /// The result columns of cursor `name` (as the protocol names a portal), if it
+    /// exists.
+    pub(crate) fn named_cursor_columns(&self, name: &str) -> Option<Vec<OutputColumn>> {
+        self.cursors.get(name).map(|n| n.columns.clone())
+    }
+
     /// CLOSE name | ALL.
     pub(crate) fn close_cursor(&mut self, c: &CloseCursor) -> PgResult<executor::StatementResult> {
         let tag = match c {
@@ -175,6 +188,7 @@ impl Session {
                 "CLOSE CURSOR"
             }
         };
+        self.publish_cursors();
         Ok(executor::StatementResult {
             tag: tag.into(),
             ..Default::default()
@@ -188,11 +202,43 @@ impl Session {
         let depth = self.tx.depth();
         if rolled_back {
             self.cursors.retain(|_, n| !n.new || n.depth < depth);
+            self.publish_cursors();
         } else {
             for n in self.cursors.values_mut() {
                 n.depth = n.depth.min(depth);
             }
         }
+    }
+
+    /// Close a cursor by name, as the protocol's Close of a portal does; false if
+    /// there is none.
+    pub(crate) fn close_cursor_named(&mut self, name: &str) -> bool {
+        let closed = self.cursors.remove(name).is_some();
+        if closed {
+            self.publish_cursors();
+        }
+        closed
+    }
+
+    /// `pg_cursors`' rows, for the statements that read it.
+    fn publish_cursors(&self) {
+        use common::Value;
+        let mut named: Vec<_> = self.cursors.iter().collect();
+        named.sort_by(|a, b| a.0.cmp(b.0));
+        let rows: Vec<Vec<Value>> = named
+            .into_iter()
+            .map(|(name, n)| {
+                vec![
+                    Value::Text(name.clone()),
+                    Value::Text(n.statement.to_string()),
+                    Value::Bool(n.hold),
+                    Value::Bool(n.binary),
+                    Value::Bool(n.cursor.scrollable()),
+                    Value::TimestampTz(n.created),
+                ]
+            })
+            .collect();
+        *self.hook().cursors.lock() = rows;
     }
 
     /// At the end of a transaction: a commit keeps the rows of cursors WITH HOLD (an
@@ -212,9 +258,13 @@ impl Session {
         }
         // A failed hold fails the commit: the transaction rolls back instead.
         let committed = commit && result.is_ok();
+        let before = self.cursors.len();
         self.cursors.retain(|_, n| n.hold && (committed || !n.new));
         for n in self.cursors.values_mut() {
             n.new = false;
+        }
+        if self.cursors.len() != before {
+            self.publish_cursors();
         }
         result
     }

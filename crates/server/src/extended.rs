@@ -444,6 +444,15 @@ impl Session {
 
     pub(crate) fn describe_target(&mut self, portal: bool, name: &str) -> PgResult<Description> {
         if portal {
+            // A cursor is a portal too (psycopg describes its server-side cursors).
+            if !self.portals.contains_key(name)
+                && let Some(columns) = self.named_cursor_columns(name)
+            {
+                return Ok(Description {
+                    params: None,
+                    columns: Some(wire_columns(&columns, &[])),
+                });
+            }
             let p = self.portals.get(name).ok_or_else(|| no_portal(name))?;
             Ok(Description {
                 params: None,
@@ -723,7 +732,9 @@ impl Session {
 
     pub(crate) fn close_target(&mut self, portal: bool, name: &str) {
         if portal {
-            self.portals.remove(name);
+            if self.portals.remove(name).is_none() {
+                self.close_cursor_named(name);
+            }
         } else {
             self.statements.remove(name);
         }

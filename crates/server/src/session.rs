@@ -389,6 +389,7 @@ impl Session {
             hook: Arc::new(SettingsHook {
                 settings,
                 tx: Mutex::new((1, Isolation::ReadCommitted, false)),
+                cursors: Mutex::new(Vec::new()),
             }),
             info: common::session::SessionInfo {
                 backend_pid: backend,
@@ -505,6 +506,10 @@ impl Session {
     }
 
     /// How the next statement waits for locks: the session's timeouts.
+    pub(crate) fn hook(&self) -> &SettingsHook {
+        &self.hook
+    }
+
     pub(crate) fn wait_policy(&self) -> WaitPolicy {
         let s = self.settings.lock();
         WaitPolicy {
@@ -1058,7 +1063,7 @@ impl Session {
                         .execute_one(cmd, sql, &self.tx, &self.parts(), prepared),
                 };
                 let res = match (res, declared) {
-                    (Ok(r), Some(d)) => self.open_cursor(d, r),
+                    (Ok(r), Some(d)) => self.open_cursor(d, r, sql),
                     (res, _) => res,
                 };
                 match res {
@@ -1512,11 +1517,17 @@ pub(crate) struct SettingsHook {
     settings: Arc<Mutex<Settings>>,
     /// The transaction's level (savepoints deep), isolation level and access mode.
     tx: Mutex<(usize, Isolation, bool)>,
+    /// `pg_cursors`' rows, as the session's cursors last changed (`cursor`).
+    pub(crate) cursors: Mutex<Vec<Vec<Value>>>,
 }
 
 impl executor::session::SessionSettings for SettingsHook {
     fn planner(&self) -> planner::PlannerSettings {
         self.settings.lock().planner()
+    }
+
+    fn cursor_rows(&self) -> Vec<Vec<Value>> {
+        self.cursors.lock().clone()
     }
 
     fn plan_cache_mode(&self) -> planner::PlanCacheMode {

@@ -79,6 +79,7 @@ pub(crate) fn system_view_rows(
         | SystemView::PgAuthMembers
         | SystemView::PgParameterAcl => pg_catalog::rows(env.session, view, key),
         SystemView::PgSettings => env.session.settings.rows(),
+        SystemView::PgCursors => env.session.settings.cursor_rows(),
         SystemView::InfoTables
         | SystemView::InfoColumns
         | SystemView::InfoSchemata
