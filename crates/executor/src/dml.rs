@@ -137,6 +137,16 @@ fn returning_rows(cx: &ExecContext, r: Option<&Returning>, rows: &[Row]) -> PgRe
 /// partitioned table).
 pub type Changed = Vec<(Oid, u64)>;
 
+/// Add the counts of `more` to `into` (a statement written in batches).
+pub fn add_changed(into: &mut Changed, more: Changed) {
+    for (table, n) in more {
+        match into.iter_mut().find(|(t, _)| *t == table) {
+            Some((_, m)) => *m += n,
+            None => into.push((table, n)),
+        }
+    }
+}
+
 /// What an UPDATE or DELETE did: the rows it changed, its RETURNING rows, and the rows
 /// changed in each table (a row moved between partitions counts in both).
 pub struct Written {

@@ -599,6 +599,23 @@ fn joined_row(
 }
 
 /// Run an operator to the end.
+/// The next rows of `op`: up to `max_rows`, fewer once they hold `max_bytes`
+/// ([`crate::env::row_bytes`], at least one row) or at the end (none: the end).
+pub fn next_batch(op: &mut dyn Operator, max_rows: usize, max_bytes: usize) -> PgResult<Vec<Row>> {
+    let mut rows = Vec::new();
+    let mut bytes = 0;
+    while rows.len() < max_rows && bytes < max_bytes {
+        match op.next()? {
+            Some(r) => {
+                bytes += crate::env::row_bytes(&r);
+                rows.push(r);
+            }
+            None => break,
+        }
+    }
+    Ok(rows)
+}
+
 pub fn collect(op: &mut dyn Operator) -> PgResult<Vec<Row>> {
     let mut rows = Vec::new();
     while let Some(r) = op.next()? {
