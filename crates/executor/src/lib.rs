@@ -76,6 +76,9 @@ pub struct StatementResult {
     pub portal: Option<portal::Portal>,
     /// The rows go in binary (FETCH from a cursor declared BINARY).
     pub binary: bool,
+    /// COPY TO STDOUT whose rows come from `portal`: each becomes a line of this
+    /// format (`copy_out` holds the lines before them: the header).
+    pub copy_format: Option<sql::bound::CopyFormat>,
 }
 
 /// Everything a statement may touch.
@@ -354,5 +357,6 @@ fn with_returning(
         copy_out: None,
         portal: None,
         binary: false,
+        copy_format: None,
     }
 }

@@ -153,7 +153,9 @@ impl Portal {
         };
         let running = Running::try_new(owned, |o| -> PgResult<Tree<'_>> {
             let stmt = o.plan.get()?;
-            let PlannedStatement::Query { plan, .. } = stmt else {
+            let (PlannedStatement::Query { plan, .. } | PlannedStatement::CopyTo { plan, .. }) =
+                stmt
+            else {
                 return Err(PgError::internal("a portal runs a query"));
             };
             o.subqueries.install(stmt.subplans());

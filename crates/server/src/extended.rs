@@ -78,6 +78,8 @@ enum PortalState {
     Live {
         portal: executor::portal::Portal,
         sent: usize,
+        /// COPY TO STDOUT: its rows go as lines (the header first).
+        copy: Option<CopyOut>,
     },
     /// Ran; these rows are still to be sent (`tag` ends them).
     Suspended {
@@ -86,6 +88,14 @@ enum PortalState {
     },
     /// All sent; executing it again sends no rows.
     Done { tag: Option<String> },
+}
+
+/// What a portal running COPY TO STDOUT sends its rows as.
+struct CopyOut {
+    columns: usize,
+    format: sql::bound::CopyFormat,
+    /// Lines still to go before the rows' (the header).
+    header: Vec<Vec<u8>>,
 }
 
 /// A portal: a prepared statement with its parameter values (Bind).
@@ -490,6 +500,7 @@ impl Session {
                         binary: vec![],
                         end: ExecuteEnd::Empty,
                         text: self.info.text.clone(),
+                        copy_out: None,
                     }),
                 };
             };
@@ -519,12 +530,21 @@ impl Session {
                 };
             }
             match result {
-                Ok(r) => {
-                    notices = r.notices;
+                Ok(mut r) => {
+                    notices = std::mem::take(&mut r.notices);
+                    let copy = match (r.copy_format.take(), r.copy_out.take()) {
+                        (Some(format), Some((columns, header))) => Some(CopyOut {
+                            columns,
+                            format,
+                            header,
+                        }),
+                        _ => None,
+                    };
                     portal.state = match r.portal {
                         Some(live) => PortalState::Live {
                             portal: live,
                             sent: 0,
+                            copy,
                         },
                         None => PortalState::Suspended {
                             tag: (!matches!(*stmt, Command::Sql(Statement::Query(_))))
@@ -543,11 +563,21 @@ impl Session {
             }
         }
         let mut text = self.info.text.clone();
+        let mut copy_out = None;
         let (rows, end) = match &mut portal.state {
             PortalState::Ready => unreachable!("the portal ran above"),
-            PortalState::Live { portal: live, sent } => {
+            PortalState::Live {
+                portal: live,
+                sent,
+                copy,
+            } => {
                 text = live.text().clone();
-                let limit = if max_rows == 0 { usize::MAX } else { max_rows };
+                // COPY runs to its end whatever the limit, as in PostgreSQL.
+                let limit = if max_rows == 0 || copy.is_some() {
+                    usize::MAX
+                } else {
+                    max_rows
+                };
                 let rows = match crate::stream::fetch_batch(live, limit.min(STREAM_BATCH_ROWS)) {
                     Ok(rows) => rows,
                     Err(e) => {
@@ -560,8 +590,22 @@ impl Session {
                     }
                 };
                 *sent += rows.len();
+                let rows = match copy {
+                    Some(c) => {
+                        let mut lines = std::mem::take(&mut c.header);
+                        lines.extend(executor::commands::copy::rows_to_lines(
+                            &c.format, &rows, &text,
+                        ));
+                        copy_out = Some((c.columns, lines));
+                        Vec::new()
+                    }
+                    None => rows,
+                };
                 let end = if live.is_done() {
-                    let end = ExecuteEnd::Complete(format!("SELECT {sent}"));
+                    let end = ExecuteEnd::Complete(match copy_out {
+                        Some(_) => format!("COPY {}", live.fetched()),
+                        None => format!("SELECT {sent}"),
+                    });
                     portal.state = PortalState::Done { tag: None };
                     end
                 } else if rows.len() == limit {
@@ -601,6 +645,7 @@ impl Session {
                 binary,
                 end,
                 text,
+                copy_out,
             }),
         }
     }

@@ -1035,8 +1035,20 @@ impl Database {
             let explain = prepared.as_deref().and_then(|p| p.explain);
             // A query becomes a portal, whose rows are fetched as the client takes
             // them (executor rule 8).
-            if let (planner::PlannedStatement::Query { columns, .. }, None) = (stmt, explain) {
-                let columns = columns.clone();
+            // COPY TO STDOUT too: its rows become lines as they are fetched.
+            let shape = match (stmt, explain) {
+                (planner::PlannedStatement::Query { columns, .. }, None) => {
+                    Some((columns.clone(), None))
+                }
+                (
+                    planner::PlannedStatement::CopyTo {
+                        columns, format, ..
+                    },
+                    None,
+                ) => Some((columns.clone(), Some(format.clone()))),
+                _ => None,
+            };
+            if let Some((columns, copy_format)) = shape {
                 let plan = match (custom, entry) {
                     (Some(planned), _) => executor::portal::PlanOf::Own(Box::new(planned)),
                     (None, Some(c)) => executor::portal::PlanOf::Generic(c),
@@ -1059,8 +1071,21 @@ impl Database {
                     params.values.to_vec(),
                     params.types.to_vec(),
                 )?;
+                let Some(format) = copy_format else {
+                    return Ok(executor::StatementResult {
+                        columns: Some(columns),
+                        portal: Some(portal),
+                        ..Default::default()
+                    });
+                };
+                let mut header = Vec::new();
+                if format.header {
+                    let names: Vec<Option<&str>> = columns.iter().map(|c| Some(&*c.name)).collect();
+                    header.push(executor::commands::copy::format_line(&format, &names));
+                }
                 return Ok(executor::StatementResult {
-                    columns: Some(columns),
+                    copy_out: Some((columns.len(), header)),
+                    copy_format: Some(format),
                     portal: Some(portal),
                     ..Default::default()
                 });

@@ -20,6 +20,8 @@ pub(crate) const BATCH_BYTES: usize = 256 << 10;
 /// A simple Query's statement whose rows are still being sent.
 pub(crate) struct Streaming {
     portal: Portal,
+    /// COPY TO STDOUT: the rows go as lines of this format.
+    copy: Option<sql::bound::CopyFormat>,
     /// The statement ends its query string: an implicit transaction commits after it.
     last: bool,
     /// The statements after it.
@@ -38,10 +40,21 @@ pub(crate) fn fetch_batch(
         .unwrap_or_else(|p| Err(crate::session::panic_payload_error(p.as_ref())))
 }
 
+impl Streaming {
+    /// The tag of the statement once all its rows are out.
+    fn tag(&self) -> String {
+        match self.copy {
+            Some(_) => format!("COPY {}", self.portal.fetched()),
+            None => format!("SELECT {}", self.portal.fetched()),
+        }
+    }
+}
+
 impl Session {
     /// A statement of a query string returned a portal: its first batch goes with its
-    /// outcome. A result that fits in it ends the statement now (one batch: what most
-    /// queries are); else the rest streams, and the statements after it wait.
+    /// outcome (for COPY TO, as lines after the header). A result that fits in it ends
+    /// the statement now (one batch: what most queries are); else the rest streams, and
+    /// the statements after it wait.
     pub(crate) fn start_stream(
         &mut self,
         mut r: executor::StatementResult,
@@ -52,31 +65,41 @@ impl Session {
             .portal
             .take()
             .ok_or_else(|| PgError::internal("no portal"))?;
+        let copy = r.copy_format.take();
         let first = fetch_batch(&mut portal, wire::STREAM_BATCH_ROWS);
         let (rows, pending) = match first {
-            Ok(rows) if portal.is_done() => {
-                r.tag = format!("SELECT {}", rows.len());
-                r.rows = rows;
-                let r = self.statement_done(r, last)?;
-                self.after_stream = Some(rest);
-                let (notices, done) = crate::session::to_wire(r, &self.info.text);
-                return Ok(StatementOutcome {
-                    notices,
-                    result: Ok(done),
-                });
-            }
             Ok(rows) => (rows, None),
             Err(e) => (Vec::new(), Some(e)),
         };
-        r.rows = rows;
-        let (notices, mut done) = crate::session::to_wire(r, portal.text());
-        done.more = true;
-        self.streaming = Some(Streaming {
+        let text = portal.text().clone();
+        if let (Some(format), Some((_, lines))) = (&copy, r.copy_out.as_mut()) {
+            lines.extend(executor::commands::copy::rows_to_lines(
+                format, &rows, &text,
+            ));
+        } else {
+            r.rows = rows;
+        }
+        let mut st = Streaming {
             portal,
+            copy,
             last,
             rest: Some(rest),
             pending,
-        });
+        };
+        if st.portal.is_done() && st.pending.is_none() {
+            r.tag = st.tag();
+            drop(st.portal);
+            let r = self.statement_done(r, last)?;
+            self.after_stream = st.rest.take();
+            let (notices, done) = crate::session::to_wire(r, &text);
+            return Ok(StatementOutcome {
+                notices,
+                result: Ok(done),
+            });
+        }
+        let (notices, mut done) = crate::session::to_wire(r, &text);
+        done.more = true;
+        self.streaming = Some(st);
         Ok(StatementOutcome {
             notices,
             result: Ok(done),
@@ -91,6 +114,7 @@ impl Session {
         let Some(st) = self.streaming.as_mut() else {
             return Fetched {
                 rows: Vec::new(),
+                copy_lines: None,
                 text: self.info.text.clone(),
                 end: Some(Err(PgError::internal("no statement is streaming"))),
             };
@@ -100,29 +124,37 @@ impl Session {
             Some(e) => Err(e),
             None => fetch_batch(&mut st.portal, max_rows),
         };
-        let rows = match fetched {
-            Ok(rows) if !st.portal.is_done() => {
-                return Fetched {
-                    rows,
-                    text,
-                    end: None,
-                };
-            }
-            Ok(rows) => rows,
-            Err(e) => {
+        let (rows, copy_lines) = match (fetched, &st.copy) {
+            (Ok(rows), Some(format)) => (
+                Vec::new(),
+                Some(executor::commands::copy::rows_to_lines(
+                    format, &rows, &text,
+                )),
+            ),
+            (Ok(rows), None) => (rows, None),
+            (Err(e), _) => {
                 self.streaming = None;
                 self.fail();
                 return Fetched {
                     rows: Vec::new(),
+                    copy_lines: None,
                     text,
                     end: Some(Err(e)),
                 };
             }
         };
+        if !st.portal.is_done() || st.pending.is_some() {
+            return Fetched {
+                rows,
+                copy_lines,
+                text,
+                end: None,
+            };
+        }
         let Some(st) = self.streaming.take() else {
             unreachable!("the stream was there above")
         };
-        let tag = format!("SELECT {}", st.portal.fetched());
+        let tag = st.tag();
         drop(st.portal);
         let end = match self.statement_done(Default::default(), st.last) {
             Ok(_) => {
@@ -136,6 +168,7 @@ impl Session {
         };
         Fetched {
             rows,
+            copy_lines,
             text,
             end: Some(end),
         }

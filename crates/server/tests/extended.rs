@@ -1353,3 +1353,39 @@ async fn cursors_fetch_through_the_extended_protocol() {
     )
     .await;
 }
+
+/// COPY TO STDOUT through the extended protocol (tokio-postgres's `copy_out`): its
+/// lines go as CopyData, whatever the Execute's row limit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn copy_to_stdout_through_the_extended_protocol() {
+    let (_guard, addr) = target().await;
+    let mut c = Conn::connect(addr).await;
+    check(
+        &mut c,
+        &[(
+            vec![
+                parse(
+                    "",
+                    "COPY (SELECT g, 'v' || g FROM generate_series(1, 3) g) TO STDOUT WITH (FORMAT csv, HEADER)",
+                    &[],
+                ),
+                bind("", "", &[], &[], &[]),
+                execute("", 1),
+                sync(),
+            ],
+            &[
+                "ParseComplete",
+                "BindComplete",
+                "CopyOutResponse 0 2",
+                "CopyData g,?column?\\n",
+                "CopyData 1,v1\\n",
+                "CopyData 2,v2\\n",
+                "CopyData 3,v3\\n",
+                "CopyDone",
+                "CommandComplete COPY 3",
+                "ReadyForQuery I",
+            ],
+        )],
+    )
+    .await;
+}

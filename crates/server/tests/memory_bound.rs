@@ -4,7 +4,8 @@
 //! over where it stood with the table loaded and read. Without spilling, the sort alone
 //! holds well over that. A big result sent to a client that keeps none of it (a simple
 //! Query, an Execute with no row limit, a portal fetched 1,000 rows at a time, a cursor
-//! FETCHed 1,000 rows at a time, which keeps what it read for moving back) stays
+//! FETCHed 1,000 rows at a time, which keeps what it read for moving back, and COPY TO
+//! STDOUT) stays
 //! within the same bound: the rows go out in batches as they are made. Held whole, as
 //! before, the result alone is about 100 MB. A test binary of its own: the peak is the
 //! process's (the client's included).
@@ -75,7 +76,7 @@ async fn spilling_operators_keep_the_peak_memory_bounded() {
     );
     exec(&c, "RESET work_mem").await;
     let wide = "SELECT g, t, t || t || t || t FROM big";
-    assert_eq!(streamed(&mut c, wide).await, [400_000; 4]);
+    assert_eq!(streamed(&mut c, wide).await, [400_000; 5]);
     let grown_mb = peak_kb().saturating_sub(before) / 1024;
     assert!(
         temp.files_created() > made + 4,
@@ -87,8 +88,9 @@ async fn spilling_operators_keep_the_peak_memory_bounded() {
 }
 
 /// The rows of `sql`, counted and dropped as they come: by a simple Query, by an Execute
-/// with no row limit, by a portal fetched 1,000 rows at a time, and by a cursor.
-async fn streamed(c: &mut tokio_postgres::Client, sql: &str) -> [usize; 4] {
+/// with no row limit, by a portal fetched 1,000 rows at a time, by a cursor, and as
+/// the lines of COPY TO STDOUT.
+async fn streamed(c: &mut tokio_postgres::Client, sql: &str) -> [usize; 5] {
     use futures::TryStreamExt;
     let mut simple = 0;
     let stream = c.simple_query_raw(sql).await.expect("simple query");
@@ -135,5 +137,14 @@ async fn streamed(c: &mut tokio_postgres::Client, sql: &str) -> [usize; 4] {
         cursor += n;
     }
     exec(c, "COMMIT").await;
-    [simple, extended, fetched, cursor]
+    let mut lines = 0;
+    let stream = c
+        .copy_out(&format!("COPY ({sql}) TO STDOUT"))
+        .await
+        .expect("copy out");
+    futures::pin_mut!(stream);
+    while let Some(data) = stream.try_next().await.expect("copy data") {
+        lines += data.iter().filter(|&&b| b == b'\n').count();
+    }
+    [simple, extended, fetched, cursor, lines]
 }

@@ -109,6 +109,8 @@ pub struct Completed {
 #[derive(Debug)]
 pub struct Fetched {
     pub rows: Vec<Vec<Value>>,
+    /// COPY TO STDOUT: its lines instead of rows (CopyData each; CopyDone at the end).
+    pub copy_lines: Option<Vec<Vec<u8>>>,
     pub text: TextContext,
     /// `None`: more rows follow. Else the statement ended, with its tag or its error.
     pub end: Option<Result<String, PgError>>,
@@ -162,6 +164,10 @@ pub struct Executed {
     pub end: ExecuteEnd,
     /// What text columns are shown in (the session's at this Execute).
     pub text: TextContext,
+    /// COPY TO STDOUT: its number of columns and lines, instead of rows. The first
+    /// batch of an Execute starts with CopyOutResponse; CopyDone goes before its
+    /// CommandComplete.
+    pub copy_out: Option<(usize, Vec<Vec<u8>>)>,
 }
 
 /// What an Execute did: notices, then rows and an end, or an error.
@@ -196,6 +202,7 @@ pub trait Session: 'static {
     fn fetch(&mut self, _max_rows: usize) -> Fetched {
         Fetched {
             rows: Vec::new(),
+            copy_lines: None,
             text: TextContext::detached(),
             end: Some(Err(PgError::internal("no statement is running"))),
         }
@@ -230,6 +237,9 @@ pub trait Session: 'static {
                     return out;
                 };
                 last.rows.extend(f.rows);
+                if let (Some(lines), Some((_, all))) = (f.copy_lines, last.copy_out.as_mut()) {
+                    all.extend(lines);
+                }
                 match f.end {
                     None => continue,
                     Some(Ok(tag)) => last.tag = tag,
@@ -616,6 +626,12 @@ where
     loop {
         client.flush().await?;
         let f = session.fetch(STREAM_BATCH_ROWS);
+        let copy = f.copy_lines.is_some();
+        for line in f.copy_lines.into_iter().flatten() {
+            client
+                .feed(PgWireBackendMessage::CopyData(CopyData::new(line.into())))
+                .await?;
+        }
         for r in &f.rows {
             client
                 .feed(PgWireBackendMessage::DataRow(data_row(
@@ -629,6 +645,11 @@ where
         match f.end {
             None => {}
             Some(Ok(tag)) => {
+                if copy {
+                    client
+                        .feed(PgWireBackendMessage::CopyDone(CopyDone::new()))
+                        .await?;
+                }
                 client
                     .feed(PgWireBackendMessage::CommandComplete(CommandComplete::new(
                         tag,
@@ -690,6 +711,9 @@ where
                         client
                             .feed(PgWireBackendMessage::CopyData(CopyData::new(line.into())))
                             .await?;
+                    }
+                    if done.more {
+                        return Ok(Sent::More);
                     }
                     client
                         .feed(PgWireBackendMessage::CopyDone(CopyDone::new()))
@@ -836,6 +860,7 @@ where
             // sent (flushed) before the next is made.
             let mut left = usize::try_from(e.max_rows).unwrap_or(0);
             let mut buf = BytesMut::new();
+            let mut copying = false;
             loop {
                 let outcome = session.execute(&name(&e.name), left);
                 for n in &outcome.notices {
@@ -847,13 +872,33 @@ where
                     Ok(done) => done,
                     Err(e) => break Err(e),
                 };
+                if let Some((columns, lines)) = done.copy_out {
+                    if !copying {
+                        copying = true;
+                        client
+                            .feed(B::CopyOutResponse(CopyOutResponse::new(
+                                0,
+                                columns as i16,
+                                vec![0; columns],
+                            )))
+                            .await?;
+                    }
+                    for line in lines {
+                        client.feed(B::CopyData(CopyData::new(line.into()))).await?;
+                    }
+                }
                 for r in &done.rows {
                     client
                         .feed(B::DataRow(data_row(r, &done.binary, &done.text, &mut buf)))
                         .await?;
                 }
                 break Ok(vec![match done.end {
-                    ExecuteEnd::Complete(tag) => B::CommandComplete(CommandComplete::new(tag)),
+                    ExecuteEnd::Complete(tag) => {
+                        if copying {
+                            client.feed(B::CopyDone(CopyDone::new())).await?;
+                        }
+                        B::CommandComplete(CommandComplete::new(tag))
+                    }
                     ExecuteEnd::Suspended => B::PortalSuspended(PortalSuspended::new()),
                     ExecuteEnd::Empty => B::EmptyQueryResponse(EmptyQueryResponse::new()),
                     ExecuteEnd::More => {

@@ -338,6 +338,21 @@ fn put_field(format: &CopyFormat, v: Option<&str>, out: &mut Vec<u8>) {
 }
 
 /// A line of COPY TO output: the values (or, for the header, the column names).
+/// COPY TO's lines for `rows`, their values shown in `text`.
+pub fn rows_to_lines(
+    format: &CopyFormat,
+    rows: &[Vec<common::Value>],
+    text: &common::value::TextContext,
+) -> Vec<Vec<u8>> {
+    rows.iter()
+        .map(|r| {
+            let texts: Vec<Option<String>> = r.iter().map(|v| v.to_text(text)).collect();
+            let fields: Vec<Option<&str>> = texts.iter().map(|t| t.as_deref()).collect();
+            format_line(format, &fields)
+        })
+        .collect()
+}
+
 pub fn format_line(format: &CopyFormat, values: &[Option<&str>]) -> Vec<u8> {
     let mut out = Vec::new();
     for (i, v) in values.iter().enumerate() {
