@@ -97,6 +97,9 @@ pub enum SystemView {
     PgParameterAcl,
     /// The session's SQL cursors (PostgreSQL's `pg_cursors` view).
     PgCursors,
+    /// Counts of the database's work since startup (PostgreSQL's `pg_stat_database`):
+    /// transactions, buffer reads, temporary files, deadlocks, sessions.
+    PgStatDatabase,
     /// `information_schema.tables`: the tables of `public`.
     InfoTables,
     /// `information_schema.columns`: their columns.
@@ -134,7 +137,7 @@ impl SystemView {
         }
     }
 
-    pub const ALL: [SystemView; 39] = [
+    pub const ALL: [SystemView; 40] = [
         SystemView::StatFd,
         SystemView::StatBuffers,
         SystemView::StatWal,
@@ -168,6 +171,7 @@ impl SystemView {
         SystemView::PgSettings,
         SystemView::PgParameterAcl,
         SystemView::PgCursors,
+        SystemView::PgStatDatabase,
         SystemView::InfoTables,
         SystemView::InfoColumns,
         SystemView::InfoSchemata,
@@ -237,6 +241,7 @@ impl SystemView {
             SystemView::PgSettings => "pg_settings",
             SystemView::PgParameterAcl => "pg_parameter_acl",
             SystemView::PgCursors => "pg_cursors",
+            SystemView::PgStatDatabase => "pg_stat_database",
             SystemView::InfoTables => "tables",
             SystemView::InfoColumns => "columns",
             SystemView::InfoSchemata => "schemata",
@@ -279,6 +284,7 @@ impl SystemView {
             SystemView::PgStats => 12004,
             SystemView::PgParameterAcl => 6243,
             SystemView::PgCursors => 12077,
+            SystemView::PgStatDatabase => 12266,
             SystemView::InfoTables => 12901,
             SystemView::InfoColumns => 12902,
             SystemView::InfoSchemata => 12903,
@@ -299,7 +305,7 @@ impl SystemView {
 
     /// Column names and types, in order.
     pub fn columns(self) -> &'static [(&'static str, DataType)] {
-        use DataType::{Bool, Float4, Int2, Int4, Int8, Oid, Text, TimestampTz};
+        use DataType::{Bool, Float4, Float8, Int2, Int4, Int8, Oid, Text, TimestampTz};
         const fn array_of(elem_oid: common::Oid) -> DataType {
             DataType::Array(common::types::ArrayType {
                 elem_oid,
@@ -517,6 +523,36 @@ impl SystemView {
                 ("tgdeferrable", Bool),
                 ("tginitdeferred", Bool),
                 ("tgnargs", Int2),
+            ],
+            SystemView::PgStatDatabase => &[
+                ("datid", Oid),
+                ("datname", Text),
+                ("numbackends", Int4),
+                ("xact_commit", Int8),
+                ("xact_rollback", Int8),
+                ("blks_read", Int8),
+                ("blks_hit", Int8),
+                ("tup_returned", Int8),
+                ("tup_fetched", Int8),
+                ("tup_inserted", Int8),
+                ("tup_updated", Int8),
+                ("tup_deleted", Int8),
+                ("conflicts", Int8),
+                ("temp_files", Int8),
+                ("temp_bytes", Int8),
+                ("deadlocks", Int8),
+                ("checksum_failures", Int8),
+                ("checksum_last_failure", TimestampTz(None)),
+                ("blk_read_time", Float8),
+                ("blk_write_time", Float8),
+                ("session_time", Float8),
+                ("active_time", Float8),
+                ("idle_in_transaction_time", Float8),
+                ("sessions", Int8),
+                ("sessions_abandoned", Int8),
+                ("sessions_fatal", Int8),
+                ("sessions_killed", Int8),
+                ("stats_reset", TimestampTz(None)),
             ],
             SystemView::PgCursors => &[
                 ("name", Text),

@@ -31,6 +31,12 @@ async fn a_sort_spills_and_its_files_go_with_the_query() {
     )
     .await;
     exec(&c, "SET work_mem = '64kB'").await;
+    let stats = "SELECT temp_files, temp_bytes, xact_commit FROM pg_stat_database \
+                 WHERE datname = current_database()";
+    let counted = |r: Vec<Vec<String>>| -> Vec<u64> {
+        r[0].iter().map(|v| v.parse().expect("a count")).collect()
+    };
+    let before = counted(rows(&c, stats).await);
     let plan = analyzed(&c, "SELECT * FROM s ORDER BY t").await;
     assert!(
         plan.iter()
@@ -41,6 +47,11 @@ async fn a_sort_spills_and_its_files_go_with_the_query() {
     assert!(made > 2, "runs written: {made}");
     assert!(temp.bytes_written() > 64 * 1024);
     assert_eq!(temp.present(), 0, "the runs went with the query");
+    // pg_stat_database counts them, as PostgreSQL does (and the transactions).
+    let after = counted(rows(&c, stats).await);
+    assert!(after[0] >= before[0] + made, "{before:?} {after:?}");
+    assert!(after[1] >= before[1] + 64 * 1024, "{before:?} {after:?}");
+    assert!(after[2] > before[2], "{before:?} {after:?}");
 
     // A query that fails while its sort's runs exist leaves none behind.
     let e = c

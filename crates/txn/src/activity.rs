@@ -159,6 +159,27 @@ impl BackendStatus {
 #[derive(Default)]
 pub struct Activity {
     backends: RwLock<BTreeMap<u32, Arc<BackendStatus>>>,
+    /// `pg_stat_database`'s counts, since startup.
+    pub counts: DatabaseCounts,
+}
+
+/// What `pg_stat_database` counts of the sessions' work, since startup.
+#[derive(Default)]
+pub struct DatabaseCounts {
+    pub commits: std::sync::atomic::AtomicU64,
+    pub rollbacks: std::sync::atomic::AtomicU64,
+    pub deadlocks: std::sync::atomic::AtomicU64,
+    pub sessions: std::sync::atomic::AtomicU64,
+}
+
+impl DatabaseCounts {
+    pub fn add(counter: &std::sync::atomic::AtomicU64) {
+        counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    pub fn read(counter: &std::sync::atomic::AtomicU64) -> u64 {
+        counter.load(std::sync::atomic::Ordering::Relaxed)
+    }
 }
 
 /// A session's registration: leaves the registry when dropped.
@@ -182,6 +203,7 @@ impl Drop for Registration {
 impl Activity {
     /// Session `pid` appears, idle.
     pub fn register(self: &Arc<Self>, pid: u32) -> Registration {
+        DatabaseCounts::add(&self.counts.sessions);
         let status = Arc::new(BackendStatus {
             pid,
             current: Mutex::new(Current {

@@ -30,6 +30,7 @@ use std::sync::Arc;
 
 use common::{PgError, PgResult, SqlState};
 
+use crate::activity::DatabaseCounts;
 use crate::clog::XidStatus;
 use crate::lock::{LockError, LockMark, LockMode, LockTag, SessionLocks, WaitPolicy};
 use crate::{Cid, Snapshot, TxnManager, Xid};
@@ -428,11 +429,14 @@ impl Tx {
     pub fn commit_with(&self, committed: impl FnOnce()) -> PgResult<()> {
         let xids = self.take_xids();
         let res = self.mgr.commit(&xids);
+        let counts = &self.mgr.activity().counts;
         if res.is_err() {
             // Never acknowledged: it must not stay running forever either.
             let _ = self.mgr.abort(&xids);
+            DatabaseCounts::add(&counts.rollbacks);
         } else {
             committed();
+            DatabaseCounts::add(&counts.commits);
         }
         self.reset();
         res
@@ -442,6 +446,7 @@ impl Tx {
     pub fn abort(&self) -> PgResult<()> {
         let xids = self.take_xids();
         let res = self.mgr.abort(&xids);
+        DatabaseCounts::add(&self.mgr.activity().counts.rollbacks);
         self.reset();
         res
     }
@@ -553,14 +558,25 @@ impl Tx {
     pub fn lock(&self, tag: LockTag, mode: LockMode, nowait: bool) -> Result<(), LockError> {
         let mut wait = self.wait.get();
         wait.nowait |= nowait;
-        self.locks.borrow_mut().lock(tag, mode, wait)
+        let r = self.locks.borrow_mut().lock(tag, mode, wait);
+        self.note_deadlock(&r);
+        r
+    }
+
+    /// `pg_stat_database.deadlocks`: a lock wait of this session closed a cycle.
+    fn note_deadlock<T>(&self, r: &Result<T, LockError>) {
+        if let Err(LockError::Deadlock { .. }) = r {
+            DatabaseCounts::add(&self.mgr.activity().counts.deadlocks);
+        }
     }
 
     /// Wait until every other transaction holding a lock on relation `rel` now has
     /// ended (lock rule 16), as the statement's policy allows.
     pub fn wait_for_lockers(&self, rel: common::ids::Oid) -> Result<(), LockError> {
         let wait = self.wait.get();
-        self.locks.borrow_mut().wait_for_lockers(rel, wait)
+        let r = self.locks.borrow_mut().wait_for_lockers(rel, wait);
+        self.note_deadlock(&r);
+        r
     }
 
     /// How many of this session's lock requests have had to wait ([`SessionLocks::waits`]).
@@ -583,10 +599,9 @@ impl Tx {
     pub fn wait_for_xid(&self, xid: Xid, nowait: bool, what: &str) -> PgResult<XidStatus> {
         let mut wait = self.wait.get();
         wait.nowait |= nowait;
-        self.locks
-            .borrow_mut()
-            .wait_for_transaction(xid, wait)
-            .map_err(|e| e.to_pg(what))?;
+        let r = self.locks.borrow_mut().wait_for_transaction(xid, wait);
+        self.note_deadlock(&r);
+        r.map_err(|e| e.to_pg(what))?;
         match self.mgr.status(xid)? {
             // Its owner released its locks without ending it (a commit whose WAL write
             // failed): wait the plain way.

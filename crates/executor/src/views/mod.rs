@@ -80,6 +80,45 @@ pub(crate) fn system_view_rows(
         | SystemView::PgParameterAcl => pg_catalog::rows(env.session, view, key),
         SystemView::PgSettings => env.session.settings.rows(),
         SystemView::PgCursors => env.session.settings.cursor_rows(),
+        SystemView::PgStatDatabase => {
+            use txn::activity::DatabaseCounts as C;
+            let activity = env.tx.manager().activity();
+            let counts = &activity.counts;
+            let buffers = pool.stats();
+            let temp = pool.smgr().temp();
+            // What Myriad does not count yet (tuples, times, abandoned sessions) is 0;
+            // checksum failures are NULL, as in a cluster without data checksums.
+            vec![vec![
+                Value::Oid(5),
+                Value::Text(env.session.info.database.clone()),
+                Value::Int4(activity.count() as i32),
+                n(C::read(&counts.commits)),
+                n(C::read(&counts.rollbacks)),
+                n(buffers.misses),
+                n(buffers.hits),
+                n(0),
+                n(0),
+                n(0),
+                n(0),
+                n(0),
+                n(0),
+                n(temp.files_created()),
+                n(temp.bytes_written()),
+                n(C::read(&counts.deadlocks)),
+                Value::Null,
+                Value::Null,
+                Value::Float8(0.0),
+                Value::Float8(0.0),
+                Value::Float8(0.0),
+                Value::Float8(0.0),
+                Value::Float8(0.0),
+                n(C::read(&counts.sessions)),
+                n(0),
+                n(0),
+                n(0),
+                Value::Null,
+            ]]
+        }
         SystemView::InfoTables
         | SystemView::InfoColumns
         | SystemView::InfoSchemata
