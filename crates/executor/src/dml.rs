@@ -278,27 +278,49 @@ pub(crate) fn insert_checked_row(
 /// The rows UPDATE or DELETE changes, with their addresses: the planner's scan (`scan`,
 /// with the statement's filter) run as any plan is, its rows carrying their addresses
 /// (`Env::emit_tid`); under EXPLAIN ANALYZE `instrument` counts it as any node.
-fn matching_rows(
-    cx: &ExecContext,
-    scan: &planner::Plan,
-    instrument: Option<&crate::instrument::Instrumentation>,
-) -> PgResult<Vec<(Oid, ItemPointer, Row)>> {
-    let env = crate::exec::Env {
-        emit_tid: true,
-        instrument,
-        ..cx.env()
-    };
-    let mut op = crate::exec::build(scan, env)?;
-    let mut out = Vec::new();
-    while let Some(mut row) = op.next()? {
-        let (Some(Value::Oid(table)), Some(tid)) = (row.pop(), row.pop()) else {
-            return Err(common::PgError::internal(
-                "a target row without its address",
-            ));
+/// The rows an UPDATE or DELETE changes, as its scan finds them: a batch at a time, each
+/// with its table and address, so a statement over millions of rows holds one batch
+/// (executor rule 8). Versions the statement writes carry its command id, which its
+/// scan does not see; a version it already changed and meets again (an index scan past
+/// a key it wrote) is `HeapWrite::SelfModified`, and skipped.
+struct Targets<'a> {
+    op: Box<dyn crate::exec::Operator + 'a>,
+}
+
+/// The target rows an UPDATE or DELETE reads and changes at a time.
+const TARGET_BATCH: usize = 1000;
+
+impl<'a> Targets<'a> {
+    fn new(
+        cx: &'a ExecContext,
+        scan: &'a planner::Plan,
+        instrument: Option<&'a crate::instrument::Instrumentation>,
+    ) -> PgResult<Targets<'a>> {
+        let env = crate::exec::Env {
+            emit_tid: true,
+            instrument,
+            ..cx.env()
         };
-        out.push((table, crate::exec::lock_rows::tid_of(&tid)?, row));
+        Ok(Targets {
+            op: crate::exec::build(scan, env)?,
+        })
     }
-    Ok(out)
+
+    fn next_batch(&mut self) -> PgResult<Vec<(Oid, ItemPointer, Row)>> {
+        let mut out = Vec::new();
+        while out.len() < TARGET_BATCH {
+            let Some(mut row) = self.op.next()? else {
+                break;
+            };
+            let (Some(Value::Oid(table)), Some(tid)) = (row.pop(), row.pop()) else {
+                return Err(common::PgError::internal(
+                    "a target row without its address",
+                ));
+            };
+            out.push((table, crate::exec::lock_rows::tid_of(&tid)?, row));
+        }
+        Ok(out)
+    }
 }
 
 fn passes(cx: &ExecContext, filter: Option<&sql::bound::Expr>, row: &Row) -> PgResult<bool> {
@@ -403,75 +425,94 @@ pub fn update(
 ) -> PgResult<Written> {
     let table = &u.table;
     let mut counts = Counts::default();
-    let targets = matching_rows(cx, scan, instrument)?;
+    let mut targets = Targets::new(cx, scan, instrument)?;
     let types = table.column_types();
-    let xid = if targets.is_empty() { 0 } else { cx.tx.xid()? };
-    let mut changed = Vec::with_capacity(targets.len());
+    let mut xid = 0;
+    // The new rows, kept only for what needs them after: RETURNING and foreign keys
+    // (through a partitioned table, its partitions' keys too).
+    let mut changed = Vec::new();
+    let mut rows = 0;
     // The old rows whose new versions went in, for the foreign key checks.
     let mut replaced = Vec::new();
     // Through a partitioned table: each row's partition, and where moved rows go.
     let mut partitions = Partitions::new(cx, table);
     // Through a partitioned table: the partition each changed row is in now.
     let mut landed: Vec<Oid> = Vec::new();
-    for (oid, tid, old) in targets {
-        let (mut tid, mut old) = (tid, old);
-        loop {
-            let mut new = old.clone();
-            for (c, e) in &u.assignments {
-                new[*c] = cx.env().eval(e, &old)?;
-            }
-            let (leaf, types, checks, index_exprs) = match partitions.as_mut() {
-                Some(p) => {
-                    let l = p.leaf(cx, oid)?;
-                    (&l.table, &l.types, &l.checks, &l.index_exprs)
+    let keep = u.returning.is_some()
+        || !u.fks.outgoing.is_empty()
+        || u.fks.checks_removals()
+        || partitions.is_some();
+    loop {
+        let batch = targets.next_batch()?;
+        if batch.is_empty() {
+            break;
+        }
+        if xid == 0 {
+            xid = cx.tx.xid()?;
+        }
+        for (oid, tid, old) in batch {
+            let (mut tid, mut old) = (tid, old);
+            loop {
+                let mut new = old.clone();
+                for (c, e) in &u.assignments {
+                    new[*c] = cx.env().eval(e, &old)?;
                 }
-                None => (table, &types, &u.checks, &u.index_exprs),
-            };
-            let leaf = leaf.clone();
-            check_row(cx, &leaf, checks, &new)?;
-            let moves = leaf.partition_of.is_some() && !fits_partition(cx, &leaf, &new)?;
-            let mut lands = leaf.oid;
-            let result = if moves {
-                // A key moved out of its partition: through a partitioned table the
-                // row moves (its old version deleted, the new one routed as an
-                // INSERT's), as PostgreSQL's UPDATE moves it; in a partition named
-                // directly it is refused.
-                let Some(p) = partitions.as_mut() else {
-                    return Err(check_partition_constraint(cx, &leaf, &new)
-                        .err()
-                        .unwrap_or_else(|| PgError::internal("a row both fits and does not")));
+                let (leaf, types, checks, index_exprs) = match partitions.as_mut() {
+                    Some(p) => {
+                        let l = p.leaf(cx, oid)?;
+                        (&l.table, &l.types, &l.checks, &l.index_exprs)
+                    }
+                    None => (table, &types, &u.checks, &u.index_exprs),
                 };
-                let result = heapam::heap_move_out(cx.pool, leaf.rel, tid, xid, cx.tx)?;
+                let leaf = leaf.clone();
+                check_row(cx, &leaf, checks, &new)?;
+                let moves = leaf.partition_of.is_some() && !fits_partition(cx, &leaf, &new)?;
+                let mut lands = leaf.oid;
+                let result = if moves {
+                    // A key moved out of its partition: through a partitioned table the
+                    // row moves (its old version deleted, the new one routed as an
+                    // INSERT's), as PostgreSQL's UPDATE moves it; in a partition named
+                    // directly it is refused.
+                    let Some(p) = partitions.as_mut() else {
+                        return Err(check_partition_constraint(cx, &leaf, &new)
+                            .err()
+                            .unwrap_or_else(|| PgError::internal("a row both fits and does not")));
+                    };
+                    let result = heapam::heap_move_out(cx.pool, leaf.rel, tid, xid, cx.tx)?;
+                    if let HeapWrite::Done(_) = result {
+                        let to = p.router.leaf(cx, &new)?;
+                        check_row(cx, &to.table, &to.checks, &new)?;
+                        insert_checked_row(cx, &to.table, &to.types, &new, &to.index_exprs)?;
+                        to.rows += 1;
+                        counts.add(to.table.oid);
+                        lands = to.table.oid;
+                    }
+                    result
+                } else {
+                    let t = access::tuple::encode(&new, types)?;
+                    let keys = leaf.keys_changed(&old, &new);
+                    let result = heapam::heap_update(cx.pool, leaf.rel, tid, &t, xid, cx.tx, keys)?;
+                    if let HeapWrite::Done(new_tid) = result {
+                        index::insert_entries(cx, &leaf, &new, new_tid, index_exprs)?;
+                    }
+                    result
+                };
                 if let HeapWrite::Done(_) = result {
-                    let to = p.router.leaf(cx, &new)?;
-                    check_row(cx, &to.table, &to.checks, &new)?;
-                    insert_checked_row(cx, &to.table, &to.types, &new, &to.index_exprs)?;
-                    to.rows += 1;
-                    counts.add(to.table.oid);
-                    lands = to.table.oid;
+                    counts.add(leaf.oid);
+                    rows += 1;
+                    if keep {
+                        changed.push(new);
+                        landed.push(lands);
+                    }
+                    if u.fks.checks_removals() {
+                        replaced.push(old);
+                    }
+                    break;
                 }
-                result
-            } else {
-                let t = access::tuple::encode(&new, types)?;
-                let keys = leaf.keys_changed(&old, &new);
-                let result = heapam::heap_update(cx.pool, leaf.rel, tid, &t, xid, cx.tx, keys)?;
-                if let HeapWrite::Done(new_tid) = result {
-                    index::insert_entries(cx, &leaf, &new, new_tid, index_exprs)?;
+                match after_conflict(cx, &leaf, u.filter.as_ref(), tid, old, result)? {
+                    Next::Done => break,
+                    Next::Retry(t, r) => (tid, old) = (t, r),
                 }
-                result
-            };
-            if let HeapWrite::Done(_) = result {
-                counts.add(leaf.oid);
-                changed.push(new);
-                landed.push(lands);
-                if u.fks.checks_removals() {
-                    replaced.push(old);
-                }
-                break;
-            }
-            match after_conflict(cx, &leaf, u.filter.as_ref(), tid, old, result)? {
-                Next::Done => break,
-                Next::Retry(t, r) => (tid, old) = (t, r),
             }
         }
     }
@@ -494,7 +535,7 @@ pub fn update(
     }
     let out = returning_rows(cx, u.returning.as_ref(), &changed)?;
     Ok(Written {
-        rows: changed.len(),
+        rows,
         returning: out,
         changed: counts.0,
     })
@@ -507,26 +548,41 @@ pub fn delete(
     instrument: Option<&crate::instrument::Instrumentation>,
 ) -> PgResult<Written> {
     let mut counts = Counts::default();
-    let targets = matching_rows(cx, scan, instrument)?;
-    let xid = if targets.is_empty() { 0 } else { cx.tx.xid()? };
-    let mut deleted = Vec::with_capacity(targets.len());
+    let mut targets = Targets::new(cx, scan, instrument)?;
+    let mut xid = 0;
+    // The deleted rows, kept only for RETURNING and the foreign keys referencing them.
+    let keep = d.returning.is_some() || d.fks.checks_removals();
+    let mut deleted = Vec::new();
+    let mut rows = 0;
     let mut partitions = Partitions::new(cx, &d.table);
-    for (oid, tid, row) in targets {
-        let (mut tid, mut row) = (tid, row);
-        let table = match partitions.as_mut() {
-            Some(p) => p.leaf(cx, oid)?.table.clone(),
-            None => d.table.clone(),
-        };
-        loop {
-            let result = heapam::heap_delete(cx.pool, table.rel, tid, xid, cx.tx)?;
-            if let HeapWrite::Done(_) = result {
-                counts.add(table.oid);
-                deleted.push(row);
-                break;
-            }
-            match after_conflict(cx, &table, d.filter.as_ref(), tid, row, result)? {
-                Next::Done => break,
-                Next::Retry(t, r) => (tid, row) = (t, r),
+    loop {
+        let batch = targets.next_batch()?;
+        if batch.is_empty() {
+            break;
+        }
+        if xid == 0 {
+            xid = cx.tx.xid()?;
+        }
+        for (oid, tid, row) in batch {
+            let (mut tid, mut row) = (tid, row);
+            let table = match partitions.as_mut() {
+                Some(p) => p.leaf(cx, oid)?.table.clone(),
+                None => d.table.clone(),
+            };
+            loop {
+                let result = heapam::heap_delete(cx.pool, table.rel, tid, xid, cx.tx)?;
+                if let HeapWrite::Done(_) = result {
+                    counts.add(table.oid);
+                    rows += 1;
+                    if keep {
+                        deleted.push(row);
+                    }
+                    break;
+                }
+                match after_conflict(cx, &table, d.filter.as_ref(), tid, row, result)? {
+                    Next::Done => break,
+                    Next::Retry(t, r) => (tid, row) = (t, r),
+                }
             }
         }
     }
@@ -536,7 +592,7 @@ pub fn delete(
     }
     let out = returning_rows(cx, d.returning.as_ref(), &deleted)?;
     Ok(Written {
-        rows: deleted.len(),
+        rows,
         returning: out,
         changed: counts.0,
     })
