@@ -578,17 +578,23 @@ impl Session {
                 } else {
                     max_rows
                 };
-                let rows = match crate::stream::fetch_batch(live, limit.min(STREAM_BATCH_ROWS)) {
-                    Ok(rows) => rows,
-                    Err(e) => {
-                        // The portal goes with its failed transaction.
-                        self.fail();
-                        return ExecuteOutcome {
-                            notices,
-                            result: Err(e),
-                        };
-                    }
+                // The first batch of an Execute is small, so its rows go out soon.
+                let bytes = match sent {
+                    0 => crate::stream::FIRST_BATCH_BYTES,
+                    _ => crate::stream::BATCH_BYTES,
                 };
+                let rows =
+                    match crate::stream::fetch_batch(live, limit.min(STREAM_BATCH_ROWS), bytes) {
+                        Ok(rows) => rows,
+                        Err(e) => {
+                            // The portal goes with its failed transaction.
+                            self.fail();
+                            return ExecuteOutcome {
+                                notices,
+                                result: Err(e),
+                            };
+                        }
+                    };
                 *sent += rows.len();
                 let rows = match copy {
                     Some(c) => {

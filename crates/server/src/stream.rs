@@ -17,6 +17,11 @@ use crate::session::Session;
 /// rows that is: what the server holds of a query's result at once.
 pub(crate) const BATCH_BYTES: usize = 256 << 10;
 
+/// The first batch of a statement (or of an Execute) is smaller: its rows reach the
+/// client soon, as PostgreSQL's first 8 kB output buffer does, and a small result
+/// still goes out whole with its statement.
+pub(crate) const FIRST_BATCH_BYTES: usize = 8 << 10;
+
 /// A simple Query's statement whose rows are still being sent.
 pub(crate) struct Streaming {
     portal: Portal,
@@ -30,13 +35,14 @@ pub(crate) struct Streaming {
     pending: Option<PgError>,
 }
 
-/// Up to `max_rows` rows of `portal`, at most [`BATCH_BYTES`] of them; a panic in the
-/// executor is this statement's error.
+/// Up to `max_rows` rows of `portal`, at most `max_bytes` of them ([`BATCH_BYTES`],
+/// [`FIRST_BATCH_BYTES`]); a panic in the executor is this statement's error.
 pub(crate) fn fetch_batch(
     portal: &mut Portal,
     max_rows: usize,
+    max_bytes: usize,
 ) -> common::PgResult<Vec<Vec<common::Value>>> {
-    std::panic::catch_unwind(AssertUnwindSafe(|| portal.fetch(max_rows, BATCH_BYTES)))
+    std::panic::catch_unwind(AssertUnwindSafe(|| portal.fetch(max_rows, max_bytes)))
         .unwrap_or_else(|p| Err(crate::session::panic_payload_error(p.as_ref())))
 }
 
@@ -66,7 +72,7 @@ impl Session {
             .take()
             .ok_or_else(|| PgError::internal("no portal"))?;
         let copy = r.copy_format.take();
-        let first = fetch_batch(&mut portal, wire::STREAM_BATCH_ROWS);
+        let first = fetch_batch(&mut portal, wire::STREAM_BATCH_ROWS, FIRST_BATCH_BYTES);
         let (rows, pending) = match first {
             Ok(rows) => (rows, None),
             Err(e) => (Vec::new(), Some(e)),
@@ -122,7 +128,7 @@ impl Session {
         let text = st.portal.text().clone();
         let fetched = match st.pending.take() {
             Some(e) => Err(e),
-            None => fetch_batch(&mut st.portal, max_rows),
+            None => fetch_batch(&mut st.portal, max_rows, BATCH_BYTES),
         };
         let (rows, copy_lines) = match (fetched, &st.copy) {
             (Ok(rows), Some(format)) => (
