@@ -284,6 +284,7 @@ pub(crate) fn insert_checked_row(
 /// scan does not see; a version it already changed and meets again (an index scan past
 /// a key it wrote) is `HeapWrite::SelfModified`, and skipped.
 struct Targets<'a> {
+    cx: &'a ExecContext<'a>,
     op: Box<dyn crate::exec::Operator + 'a>,
 }
 
@@ -302,11 +303,14 @@ impl<'a> Targets<'a> {
             ..cx.env()
         };
         Ok(Targets {
+            cx,
             op: crate::exec::build(scan, env)?,
         })
     }
 
-    fn next_batch(&mut self) -> PgResult<Vec<(Oid, ItemPointer, Row)>> {
+    /// The next rows to change (none: the end); the first time there are some, the
+    /// transaction's id to write them with goes in `xid` (which is 0 until then).
+    fn next_batch(&mut self, xid: &mut txn::Xid) -> PgResult<Vec<(Oid, ItemPointer, Row)>> {
         let mut out = Vec::new();
         while out.len() < TARGET_BATCH {
             let Some(mut row) = self.op.next()? else {
@@ -318,6 +322,9 @@ impl<'a> Targets<'a> {
                 ));
             };
             out.push((table, crate::exec::lock_rows::tid_of(&tid)?, row));
+        }
+        if *xid == 0 && !out.is_empty() {
+            *xid = self.cx.tx.xid()?;
         }
         Ok(out)
     }
@@ -443,12 +450,9 @@ pub fn update(
         || u.fks.checks_removals()
         || partitions.is_some();
     loop {
-        let batch = targets.next_batch()?;
+        let batch = targets.next_batch(&mut xid)?;
         if batch.is_empty() {
             break;
-        }
-        if xid == 0 {
-            xid = cx.tx.xid()?;
         }
         for (oid, tid, old) in batch {
             let (mut tid, mut old) = (tid, old);
@@ -556,12 +560,9 @@ pub fn delete(
     let mut rows = 0;
     let mut partitions = Partitions::new(cx, &d.table);
     loop {
-        let batch = targets.next_batch()?;
+        let batch = targets.next_batch(&mut xid)?;
         if batch.is_empty() {
             break;
-        }
-        if xid == 0 {
-            xid = cx.tx.xid()?;
         }
         for (oid, tid, row) in batch {
             let (mut tid, mut row) = (tid, row);

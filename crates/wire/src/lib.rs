@@ -557,25 +557,40 @@ where
                 EmptyQueryResponse::new(),
             ))
             .await?;
-    } else {
-        let mut outcomes = session.execute_simple(query);
-        loop {
-            // The session is to end: what its statements did goes out, but for the one
-            // that was stopped, whose error is the FATAL one that ends the connection.
-            if let Some(fatal) = session.terminating() {
-                if outcomes.last().is_some_and(|o| o.result.is_err()) {
-                    outcomes.pop();
-                }
-                send_outcomes(client, outcomes).await?;
-                return Err(wire_error(&fatal));
+        return finish_query(client, session, Vec::new()).await;
+    }
+    let outcomes = session.execute_simple(query);
+    finish_query(client, session, outcomes).await
+}
+
+/// Send what a query string's statements did (`outcomes`, then those of the statements
+/// after each one whose rows stream), then ReadyForQuery; or stop after CopyInResponse,
+/// when one starts COPY FROM STDIN.
+async fn finish_query<S: Session, C>(
+    client: &mut C,
+    session: &mut S,
+    mut outcomes: Vec<StatementOutcome>,
+) -> PgWireResult<()>
+where
+    C: ClientInfo + Sink<PgWireBackendMessage> + Unpin + Send,
+    PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+{
+    loop {
+        // The session is to end: what its statements did goes out, but for the one
+        // that was stopped, whose error is the FATAL one that ends the connection.
+        if let Some(fatal) = session.terminating() {
+            if outcomes.last().is_some_and(|o| o.result.is_err()) {
+                outcomes.pop();
             }
-            match send_outcomes(client, outcomes).await? {
-                Sent::All => break,
-                Sent::CopyIn => return Ok(()),
-                Sent::More => {
-                    stream_rows(client, session).await?;
-                    outcomes = session.resume();
-                }
+            send_outcomes(client, outcomes).await?;
+            return Err(wire_error(&fatal));
+        }
+        match send_outcomes(client, outcomes).await? {
+            Sent::All => break,
+            Sent::CopyIn => return Ok(()),
+            Sent::More => {
+                stream_rows(client, session).await?;
+                outcomes = session.resume();
             }
         }
     }
@@ -780,21 +795,7 @@ where
         )),
     };
     client.set_state(PgWireConnectionState::QueryInProgress);
-    let mut outcomes = outcomes;
-    loop {
-        match send_outcomes(client, outcomes).await? {
-            Sent::All => break,
-            Sent::CopyIn => return Ok(()),
-            Sent::More => {
-                stream_rows(client, session).await?;
-                outcomes = session.resume();
-            }
-        }
-    }
-    client.set_state(PgWireConnectionState::ReadyForQuery);
-    let messages = ready_messages(session);
-    send_all(client, messages).await?;
-    Ok(())
+    finish_query(client, session, outcomes).await
 }
 
 fn ready_for_query(status: TxStatus) -> PgWireBackendMessage {
