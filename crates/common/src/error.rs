@@ -103,6 +103,12 @@ impl SqlState {
     pub const CHARACTER_NOT_IN_REPERTOIRE: SqlState = SqlState("22021");
     /// Disk I/O failed.
     pub const IO_ERROR: SqlState = SqlState("58030");
+    /// Out of file descriptors (EMFILE, ENFILE) or another resource.
+    pub const INSUFFICIENT_RESOURCES: SqlState = SqlState("53000");
+    /// No space left on the device (ENOSPC).
+    pub const DISK_FULL: SqlState = SqlState("53100");
+    /// A file that should exist does not.
+    pub const UNDEFINED_FILE: SqlState = SqlState("58P01");
     /// Data on disk is not what it should be (bad checksum, impossible page).
     pub const DATA_CORRUPTED: SqlState = SqlState("XX001");
     /// A bug: an invariant did not hold. Reported to the one session that hit it.
@@ -321,8 +327,23 @@ impl PgError {
         PgError::new(SqlState::INTERNAL_ERROR, message)
     }
 
+    /// A failed file operation: PostgreSQL's `errcode_for_file_access` codes (53000 out
+    /// of file descriptors, 53100 disk full, 58P01 no such file, else 58030), and the
+    /// system's message as its `%m` prints it.
     pub fn io(context: impl fmt::Display, err: std::io::Error) -> PgError {
-        PgError::new(SqlState::IO_ERROR, format!("{context}: {err}"))
+        // Linux's ENFILE, EMFILE and ENOSPC.
+        let code = match (err.kind(), err.raw_os_error()) {
+            (_, Some(23 | 24)) => SqlState::INSUFFICIENT_RESOURCES,
+            (std::io::ErrorKind::StorageFull, _) | (_, Some(28)) => SqlState::DISK_FULL,
+            (std::io::ErrorKind::NotFound, _) => SqlState::UNDEFINED_FILE,
+            _ => SqlState::IO_ERROR,
+        };
+        let text = err.to_string();
+        let text = match text.rfind(" (os error ") {
+            Some(at) if text.ends_with(')') => &text[..at],
+            _ => &text,
+        };
+        PgError::new(code, format!("{context}: {text}"))
     }
 
     pub fn division_by_zero() -> PgError {
