@@ -5,10 +5,10 @@
 //! holds well over that. A big result sent to a client that keeps none of it (a simple
 //! Query, an Execute with no row limit, a portal fetched 1,000 rows at a time, a cursor
 //! FETCHed 1,000 rows at a time, which keeps what it read for moving back, and COPY TO
-//! STDOUT) stays
-//! within the same bound: the rows go out in batches as they are made. Held whole, as
-//! before, the result alone is about 100 MB. A test binary of its own: the peak is the
-//! process's (the client's included).
+//! STDOUT) stays within the same bound: the rows go out in batches as they are made.
+//! Held whole, as before, the result alone is about 100 MB. So does a client that stops
+//! reading such a result: its session waits with one batch, and the others go on. A
+//! test binary of its own: the peak is the process's (the client's included).
 
 mod common;
 
@@ -77,6 +77,13 @@ async fn spilling_operators_keep_the_peak_memory_bounded() {
     exec(&c, "RESET work_mem").await;
     let wide = "SELECT g, t, t || t || t || t FROM big";
     assert_eq!(streamed(&mut c, wide).await, [400_000; 5]);
+    // A client that stops reading holds up only its own query: its session waits to
+    // send its next batch, holding one, while the others go on.
+    let mut stalled = common::raw::Conn::connect(server.local_addr()).await;
+    stalled.send(&common::raw::query(wide)).await;
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    assert_eq!(value(&c, "SELECT count(*) FROM big WHERE g <= 10").await, "10");
+    drop(stalled);
     let grown_mb = peak_kb().saturating_sub(before) / 1024;
     assert!(
         temp.files_created() > made + 4,
