@@ -36,6 +36,9 @@ pub struct PlannerSettings {
     pub plan_cache_mode: crate::cache::PlanCacheMode,
     /// The memory a sort or hash table may use, in kB (`work_mem`).
     pub work_mem: f64,
+    /// `maintenance_work_mem` (kB): what CREATE INDEX's sort holds in memory before it
+    /// writes sorted runs to temporary files (read by the executor, not costed).
+    pub maintenance_work_mem: f64,
     /// Hash tables may use this multiple of `work_mem`.
     pub hash_mem_multiplier: f64,
     /// The most items explicit JOINs are flattened into (`join_collapse_limit`).
@@ -71,6 +74,7 @@ impl Default for PlannerSettings {
             enable_material: true,
             plan_cache_mode: crate::cache::PlanCacheMode::Auto,
             work_mem: 4096.0,
+            maintenance_work_mem: 65536.0,
             hash_mem_multiplier: 2.0,
             join_collapse_limit: 8,
             from_collapse_limit: 8,

@@ -613,6 +613,19 @@ const DEFS: &[Def] = &[
         kind: Kind::MaxConnections,
         default: Val::Int(crate::config::DEFAULT_MAX_CONNECTIONS as i64),
     },
+    Def {
+        name: "maintenance_work_mem",
+        category: "Resource Usage / Memory",
+        short_desc: "Sets the maximum memory to be used for maintenance operations.",
+        extra_desc: Some("This includes operations such as VACUUM and CREATE INDEX."),
+        context: "user",
+        kind: Kind::Memory {
+            unit_kb: 1,
+            min: 1024,
+            max: i32::MAX as i64,
+        },
+        default: Val::Int(65536),
+    },
 ];
 
 /// `application_name` as PostgreSQL stores it: truncated to 63 bytes, every byte outside
@@ -695,6 +708,8 @@ impl Setting {
     pub const TEMP_FILE_LIMIT: Setting = Setting(43);
     /// The server's limit on sessions (SHOW only).
     pub const MAX_CONNECTIONS: Setting = Setting(44);
+    /// The memory CREATE INDEX's sort may use (kB) before it spills.
+    pub const MAINTENANCE_WORK_MEM: Setting = Setting(45);
 
     /// The settings a client is told of (ParameterStatus) when their values change, as
     /// PostgreSQL 15 reports them (`GUC_REPORT`), with the values announced at startup.
@@ -1509,6 +1524,7 @@ impl Settings {
             enable_material: on(9),
             plan_cache_mode: self.plan_cache_mode(),
             work_mem: self.int(Setting::WORK_MEM) as f64,
+            maintenance_work_mem: self.int(Setting::MAINTENANCE_WORK_MEM) as f64,
             hash_mem_multiplier: match self.get(Setting::HASH_MEM_MULTIPLIER) {
                 Val::Real(x) => x,
                 _ => 2.0,

@@ -7,7 +7,9 @@
 //! FETCHed 1,000 rows at a time, which keeps what it read for moving back, and COPY TO
 //! STDOUT) stays within the same bound: the rows go out in batches as they are made.
 //! Held whole, as before, the result alone is about 100 MB. So does a client that stops
-//! reading such a result: its session waits with one batch, and the others go on. A
+//! reading such a result: its session waits with one batch, and the others go on. So
+//! does CREATE INDEX over the table with `maintenance_work_mem` at 1MB, its sort in
+//! runs on disk. A
 //! test binary of its own: the peak is the process's (the client's included).
 
 mod common;
@@ -82,8 +84,26 @@ async fn spilling_operators_keep_the_peak_memory_bounded() {
     let mut stalled = common::raw::Conn::connect(server.local_addr()).await;
     stalled.send(&common::raw::query(wide)).await;
     tokio::time::sleep(std::time::Duration::from_millis(500)).await;
-    assert_eq!(value(&c, "SELECT count(*) FROM big WHERE g <= 10").await, "10");
+    assert_eq!(
+        value(&c, "SELECT count(*) FROM big WHERE g <= 10").await,
+        "10"
+    );
     drop(stalled);
+    // CREATE INDEX's sort past maintenance_work_mem: runs in temporary files, merged
+    // as the pages are written.
+    exec(&c, "SET maintenance_work_mem = '1MB'").await;
+    let before_index = temp.files_created();
+    exec(&c, "CREATE INDEX big_t ON big (t)").await;
+    assert!(
+        temp.files_created() > before_index + 4,
+        "the index's sort spilled"
+    );
+    exec(&c, "SET enable_seqscan = off").await;
+    assert_eq!(
+        value(&c, "SELECT count(*) FROM big WHERE t > ''").await,
+        "400000"
+    );
+    exec(&c, "RESET enable_seqscan").await;
     let grown_mb = peak_kb().saturating_sub(before) / 1024;
     assert!(
         temp.files_created() > made + 4,

@@ -62,7 +62,7 @@ pub use check::TreeStats;
 pub use insert::UniqueInsert;
 pub use rootcache::{RootCache, RootInfo};
 pub use scan::{BTreeScan, ScanDirection};
-pub use sort::BuildStats;
+pub use sort::{BuildStats, SortSpill};
 pub use tuple::{BT_MAX_ITEM_SIZE, INDEX_MAX_KEYS, KeyOrder, index_row_too_big};
 pub use vacuum::BulkDeleteStats;
 

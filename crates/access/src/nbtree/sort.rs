@@ -150,48 +150,49 @@ impl<'a> BTree<'a> {
         natts: usize,
         entries: impl IntoIterator<Item = (Vec<Value>, ItemPointer)>,
     ) -> PgResult<BuildStats> {
+        self.build_spilling(natts, entries.into_iter().map(Ok), None)
+    }
+
+    /// [`BTree::build`], its sort holding at most `spill.memory` bytes of entries: past
+    /// that, each sorted batch goes to a temporary file (a run), and the pages are
+    /// written from a merge of the runs (PostgreSQL's tuplesort under
+    /// `maintenance_work_mem`).
+    pub fn build_spilling(
+        &self,
+        natts: usize,
+        entries: impl IntoIterator<Item = PgResult<(Vec<Value>, ItemPointer)>>,
+        spill: Option<SortSpill<'_>>,
+    ) -> PgResult<BuildStats> {
         self.check_new_index(natts)?;
         let mut arena = Vec::new();
         let mut spans: Vec<(usize, usize)> = Vec::new();
-        for (key, tid) in entries {
+        let mut runs = Vec::new();
+        let mut total = 0u64;
+        for entry in entries {
+            let (key, tid) = entry?;
             let t = self.leaf_tuple(&key, tid, natts as u16)?;
             spans.push((arena.len(), t.len()));
             arena.extend_from_slice(&t);
-        }
-        let tuple_at = |s: &(usize, usize)| TupleRef::parse(&arena[s.0..s.0 + s.1]);
-        let mut failure = None;
-        spans.sort_unstable_by(|a, b| {
-            tuple_at(a)
-                .and_then(|a| tuple_at(b).and_then(|b| tuple::compare_tuples(&a, &b, self.order)))
-                .unwrap_or_else(|e| {
-                    failure.get_or_insert(e);
-                    std::cmp::Ordering::Equal
-                })
-        });
-        if let Some(e) = failure {
-            return Err(PgError::internal(format!("btree build: {e}")));
-        }
-        for w in spans.windows(2) {
-            let (a, b) = (tuple_at(&w[0]), tuple_at(&w[1]));
-            let same = a
-                .and_then(|a| b.and_then(|b| tuple::compare_tuples(&a, &b, self.order)))
-                .map_err(PgError::internal)?;
-            if same == std::cmp::Ordering::Equal {
-                let tid = tuple_at(&w[0])
-                    .ok()
-                    .and_then(|t| t.heap_tid())
-                    .unwrap_or(ItemPointer {
-                        block: 0,
-                        offset: 0,
-                    });
-                return Err(PgError::internal(format!(
-                    "duplicate entry for heap tuple ({},{}) in btree index {}",
-                    tid.block,
-                    tid.offset,
-                    self.display_name()
-                )));
+            total += 1;
+            if let Some(s) = &spill
+                && arena.len() + spans.len() * std::mem::size_of::<(usize, usize)>() >= s.memory
+            {
+                self.sort_spans(&arena, &mut spans)?;
+                runs.push(write_run(s, &arena, &spans)?);
+                arena.clear();
+                spans.clear();
             }
         }
+        self.sort_spans(&arena, &mut spans)?;
+        let mut sorted = Merge {
+            tree: self,
+            files: runs.into_iter().map(RunReader::new).collect(),
+            heads: Vec::new(),
+            arena: &arena,
+            spans: &spans,
+            next_span: 0,
+        };
+        sorted.start()?;
 
         let (meta_block, meta_buf) = self.pool.extend(self.rel)?;
         drop(meta_buf);
@@ -208,8 +209,27 @@ impl<'a> BTree<'a> {
         };
         let first = builder.alloc()?;
         builder.levels.push(LevelState::new(0, first));
-        for s in &spans {
-            builder.add(0, arena[s.0..s.0 + s.1].to_vec())?;
+        let mut last: Option<Vec<u8>> = None;
+        while let Some(t) = sorted.next()? {
+            if let Some(prev) = &last
+                && self.compare_encoded(prev, &t)? == std::cmp::Ordering::Equal
+            {
+                let tid = TupleRef::parse(&t)
+                    .ok()
+                    .and_then(|t| t.heap_tid())
+                    .unwrap_or(ItemPointer {
+                        block: 0,
+                        offset: 0,
+                    });
+                return Err(PgError::internal(format!(
+                    "duplicate entry for heap tuple ({},{}) in btree index {}",
+                    tid.block,
+                    tid.offset,
+                    self.display_name()
+                )));
+            }
+            builder.add(0, t.clone())?;
+            last = Some(t);
         }
         let (root, level, pages) = builder.finish()?;
         let mut meta_buf = self.pool.read_buffer(self.rel, BTREE_METAPAGE)?;
@@ -226,10 +246,192 @@ impl<'a> BTree<'a> {
         mtr.commit()?;
         self.publish_root(root, level, natts);
         Ok(BuildStats {
-            entries: spans.len() as u64,
+            entries: total,
             levels: level + 1,
             pages,
         })
+    }
+}
+
+impl BTree<'_> {
+    /// Two encoded leaf tuples in the tree's order (key, then heap TID).
+    fn compare_encoded(&self, a: &[u8], b: &[u8]) -> PgResult<std::cmp::Ordering> {
+        let (a, b) = (TupleRef::parse(a), TupleRef::parse(b));
+        a.and_then(|a| b.and_then(|b| tuple::compare_tuples(&a, &b, self.order)))
+            .map_err(|e| PgError::internal(format!("btree build: {e}")))
+    }
+
+    /// Sort `spans` of `arena` in the tree's order.
+    fn sort_spans(&self, arena: &[u8], spans: &mut [(usize, usize)]) -> PgResult<()> {
+        let tuple_at = |s: &(usize, usize)| TupleRef::parse(&arena[s.0..s.0 + s.1]);
+        let mut failure = None;
+        spans.sort_unstable_by(|a, b| {
+            tuple_at(a)
+                .and_then(|a| tuple_at(b).and_then(|b| tuple::compare_tuples(&a, &b, self.order)))
+                .unwrap_or_else(|e| {
+                    failure.get_or_insert(e);
+                    std::cmp::Ordering::Equal
+                })
+        });
+        match failure {
+            Some(e) => Err(PgError::internal(format!("btree build: {e}"))),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Where a bulk build's sort may spill: temporary files of `space` (counted against
+/// `budget`), past `memory` bytes of encoded entries.
+pub struct SortSpill<'s> {
+    pub space: &'s std::sync::Arc<storage::tempfile::TempSpace>,
+    pub budget: Option<&'s std::sync::Arc<storage::tempfile::TempBudget>>,
+    pub memory: usize,
+}
+
+/// Bytes a run is written and read in at a time.
+const RUN_BLOCK: usize = 64 << 10;
+
+/// Write the sorted `spans` of `arena` to a new temporary file: each tuple after its
+/// length (4 bytes, little-endian).
+fn write_run(
+    spill: &SortSpill<'_>,
+    arena: &[u8],
+    spans: &[(usize, usize)],
+) -> PgResult<storage::tempfile::TempFile> {
+    let mut file = spill.space.create(spill.budget)?;
+    let mut buf = Vec::with_capacity(RUN_BLOCK);
+    for &(at, len) in spans {
+        buf.extend_from_slice(&(len as u32).to_le_bytes());
+        buf.extend_from_slice(&arena[at..at + len]);
+        if buf.len() >= RUN_BLOCK {
+            file.append(&buf)?;
+            buf.clear();
+        }
+    }
+    if !buf.is_empty() {
+        file.append(&buf)?;
+    }
+    Ok(file)
+}
+
+/// A run read back in order, a block at a time.
+struct RunReader {
+    file: storage::tempfile::TempFile,
+    buf: Vec<u8>,
+    pos: usize,
+    offset: u64,
+}
+
+impl RunReader {
+    fn new(file: storage::tempfile::TempFile) -> RunReader {
+        RunReader {
+            file,
+            buf: Vec::new(),
+            pos: 0,
+            offset: 0,
+        }
+    }
+
+    /// Have `n` bytes unread in `buf` (false: the file ends first).
+    fn fill(&mut self, n: usize) -> PgResult<bool> {
+        while self.buf.len() - self.pos < n {
+            self.buf.drain(..self.pos);
+            self.pos = 0;
+            let old = self.buf.len();
+            self.buf.resize(old + RUN_BLOCK.max(n), 0);
+            let got = self.file.read_at(&mut self.buf[old..], self.offset)?;
+            self.buf.truncate(old + got);
+            self.offset += got as u64;
+            if got == 0 {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    fn next(&mut self) -> PgResult<Option<Vec<u8>>> {
+        if !self.fill(4)? {
+            return Ok(None);
+        }
+        let len = u32::from_le_bytes(
+            self.buf[self.pos..self.pos + 4]
+                .try_into()
+                .expect("4 bytes"),
+        ) as usize;
+        self.pos += 4;
+        if !self.fill(len)? {
+            return Err(PgError::internal(
+                "btree build: a sort run ends inside a tuple",
+            ));
+        }
+        let t = self.buf[self.pos..self.pos + len].to_vec();
+        self.pos += len;
+        Ok(Some(t))
+    }
+}
+
+/// The build's entries in order: the runs written to temporary files and the last
+/// batch, still in memory, merged.
+struct Merge<'a, 't> {
+    tree: &'a BTree<'t>,
+    files: Vec<RunReader>,
+    /// The next tuple of each file (`None`: it has ended).
+    heads: Vec<Option<Vec<u8>>>,
+    arena: &'a [u8],
+    spans: &'a [(usize, usize)],
+    next_span: usize,
+}
+
+impl Merge<'_, '_> {
+    fn start(&mut self) -> PgResult<()> {
+        for f in &mut self.files {
+            self.heads.push(f.next()?);
+        }
+        Ok(())
+    }
+
+    fn next(&mut self) -> PgResult<Option<Vec<u8>>> {
+        // The least of the heads and the next in-memory tuple: runs are few (each holds
+        // `maintenance_work_mem` of entries), so a linear pass over them is cheap.
+        let mut best: Option<usize> = None;
+        for i in 0..self.heads.len() {
+            let Some(t) = &self.heads[i] else { continue };
+            best = match best {
+                Some(b) => {
+                    let bt = self.heads[b].as_deref().expect("a head");
+                    if self.tree.compare_encoded(t, bt)? == std::cmp::Ordering::Less {
+                        Some(i)
+                    } else {
+                        Some(b)
+                    }
+                }
+                None => Some(i),
+            };
+        }
+        let memory = self
+            .spans
+            .get(self.next_span)
+            .map(|&(at, len)| &self.arena[at..at + len]);
+        match (best, memory) {
+            (Some(b), Some(m))
+                if self
+                    .tree
+                    .compare_encoded(m, self.heads[b].as_deref().expect("a head"))?
+                    == std::cmp::Ordering::Less =>
+            {
+                self.next_span += 1;
+                Ok(Some(m.to_vec()))
+            }
+            (Some(b), _) => {
+                let next = self.files[b].next()?;
+                Ok(std::mem::replace(&mut self.heads[b], next))
+            }
+            (None, Some(m)) => {
+                self.next_span += 1;
+                Ok(Some(m.to_vec()))
+            }
+            (None, None) => Ok(None),
+        }
     }
 }
 

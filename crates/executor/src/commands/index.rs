@@ -21,9 +21,9 @@ fn index_entries(
     probe: &IndexDesc,
     bound: Option<&BoundIndexExprs>,
     not_null: bool,
-) -> PgResult<Vec<(Vec<Value>, ItemPointer)>> {
+) -> PgResult<Entries> {
     let types = table.column_types();
-    let mut entries = Vec::new();
+    let mut entries = Entries::new(cx);
     let mut live = Vec::new();
     for item in heapam::HeapScan::new(cx.pool, table.rel)? {
         cx.tx.check_for_interrupts()?;
@@ -58,7 +58,7 @@ fn index_entries(
                 live.push(RowKey(key.to_vec()));
             }
         }
-        entries.push((entry, tid));
+        entries.push(entry, tid)?;
     }
     // Equal under the btree's order, not bytewise: 1.0 and 1.00, '1 mon' and '30 days'
     // are duplicates.
@@ -239,13 +239,69 @@ pub(crate) fn inherit_indexes(
     Ok(())
 }
 
-fn build_index(
-    cx: &ExecContext,
-    index: &IndexDesc,
-    entries: Vec<(Vec<Value>, ItemPointer)>,
-) -> PgResult<()> {
+/// An index's entries as the table's scan made them, in memory up to half of
+/// `maintenance_work_mem` and the rest in a temporary file; the build's sort may hold
+/// the other half before it writes sorted runs.
+struct Entries {
+    store: crate::spill::RowStore,
+    /// Half of `maintenance_work_mem`, in bytes.
+    memory: usize,
+}
+
+impl Entries {
+    fn new(cx: &ExecContext) -> Entries {
+        let memory = (cx.session.settings.planner().maintenance_work_mem * 1024.0 / 2.0) as usize;
+        Entries {
+            store: crate::spill::RowStore::new(
+                memory,
+                cx.pool.smgr().temp().clone(),
+                Some(cx.session.temp.clone()),
+            ),
+            memory,
+        }
+    }
+
+    /// Keep `entry` for the heap tuple at `tid` (its address after its values).
+    fn push(&mut self, mut entry: Vec<Value>, tid: ItemPointer) -> PgResult<()> {
+        entry.push(Value::Int8(
+            (i64::from(tid.block) << 16) | i64::from(tid.offset),
+        ));
+        let bytes = crate::env::row_bytes(&entry);
+        self.store.push(entry, bytes)
+    }
+
+    /// The entries in the order they were kept.
+    fn drain(mut self) -> impl Iterator<Item = PgResult<(Vec<Value>, ItemPointer)>> {
+        let n = self.store.len();
+        (0..n).map(move |i| {
+            let mut row = self
+                .store
+                .get(i)?
+                .ok_or_else(|| PgError::internal("an index entry went missing"))?;
+            let Some(Value::Int8(at)) = row.pop() else {
+                return Err(PgError::internal("an index entry without its address"));
+            };
+            let tid = ItemPointer {
+                block: (at >> 16) as u32,
+                offset: (at & 0xffff) as u16,
+            };
+            Ok((row, tid))
+        })
+    }
+}
+
+fn build_index(cx: &ExecContext, index: &IndexDesc, entries: Entries) -> PgResult<()> {
     cx.pool.create_relation(index.rel)?;
-    btree(cx, index).build(index.columns.len() + index.include.len(), entries)?;
+    let spill = access::nbtree::SortSpill {
+        space: cx.pool.smgr().temp(),
+        budget: Some(cx.session.temp),
+        memory: entries.memory,
+    };
+    btree(cx, index).build_spilling(
+        index.columns.len() + index.include.len(),
+        entries.drain(),
+        Some(spill),
+    )?;
     Ok(())
 }
 
