@@ -489,7 +489,8 @@ impl Session {
             };
         };
         let mut notices = Vec::new();
-        if matches!(portal.state, PortalState::Ready) {
+        let first_run = matches!(portal.state, PortalState::Ready);
+        if first_run {
             let Some(stmt) = portal.stmt.clone() else {
                 portal.state = PortalState::Done { tag: None };
                 self.portals.insert(name.to_string(), portal);
@@ -572,6 +573,12 @@ impl Session {
                 copy,
             } => {
                 text = live.text().clone();
+                // Each Execute of a suspended portal is a statement of its own for
+                // statement_timeout and cancels, as in PostgreSQL (not each batch).
+                if *sent == 0 && !first_run {
+                    self.tx.clear_cancel();
+                    self.tx.set_wait_policy(self.wait_policy());
+                }
                 // COPY runs to its end whatever the limit, as in PostgreSQL.
                 let limit = if max_rows == 0 || copy.is_some() {
                     usize::MAX
