@@ -1447,39 +1447,29 @@ impl Session {
             }))
             .unwrap_or_else(|p| Err(panic_error(p.as_ref(), stmt)));
             match result {
-                Ok(r) if r.portal.is_some() => {
-                    let rest = crate::copy::RestOfString {
-                        stmts,
-                        next: i + 1,
-                        sql: sql_text,
-                    };
-                    match self.start_stream(r, i + 1 == n, rest) {
-                        Ok(o) => {
-                            let streaming = self.streaming.is_some();
-                            out.push(o);
-                            let rest = match self.streaming.as_mut() {
-                                Some(_) => None,
-                                None => self.after_stream.take(),
-                            };
-                            if !streaming {
-                                // Ended within its first batch: the rest runs now.
-                                if let Some(rest) = rest {
-                                    out.extend(
-                                        self.run_statements(rest.stmts, rest.next, rest.sql),
-                                    );
-                                }
-                            }
-                        }
-                        Err(e) => {
-                            self.fail();
-                            out.push(StatementOutcome {
-                                notices: vec![],
-                                result: Err(e),
+                // A query: its first batch now; if its rows go on, the statements
+                // after it wait for its end (`stream`), else they run on here.
+                Ok(r) if r.portal.is_some() => match self.start_stream(r, i + 1 == n) {
+                    Ok(o) => {
+                        out.push(o);
+                        if let Some(st) = self.streaming.as_mut() {
+                            st.set_rest(crate::copy::RestOfString {
+                                stmts,
+                                next: i + 1,
+                                sql: sql_text,
                             });
+                            return out;
                         }
                     }
-                    return out;
-                }
+                    Err(e) => {
+                        self.fail();
+                        out.push(StatementOutcome {
+                            notices: vec![],
+                            result: Err(e),
+                        });
+                        break;
+                    }
+                },
                 Ok(r) => {
                     let (notices, mut done) = to_wire(r, &self.info.text);
                     done.copy_in = self.copy_columns();

@@ -47,6 +47,11 @@ pub(crate) fn fetch_batch(
 }
 
 impl Streaming {
+    /// The statements of its query string after it, run once it ends.
+    pub(crate) fn set_rest(&mut self, rest: RestOfString) {
+        self.rest = Some(rest);
+    }
+
     /// The tag of the statement once all its rows are out.
     fn tag(&self) -> String {
         match self.copy {
@@ -59,13 +64,12 @@ impl Streaming {
 impl Session {
     /// A statement of a query string returned a portal: its first batch goes with its
     /// outcome (for COPY TO, as lines after the header). A result that fits in it ends
-    /// the statement now (one batch: what most queries are); else the rest streams, and
-    /// the statements after it wait.
+    /// the statement now (one batch: what most queries are); else the rest streams
+    /// (`self.streaming`), and the caller leaves the statements after it there.
     pub(crate) fn start_stream(
         &mut self,
         mut r: executor::StatementResult,
         last: bool,
-        rest: RestOfString,
     ) -> Result<StatementOutcome, PgError> {
         let mut portal = r
             .portal
@@ -85,18 +89,17 @@ impl Session {
         } else {
             r.rows = rows;
         }
-        let mut st = Streaming {
+        let st = Streaming {
             portal,
             copy,
             last,
-            rest: Some(rest),
+            rest: None,
             pending,
         };
         if st.portal.is_done() && st.pending.is_none() {
             r.tag = st.tag();
             drop(st.portal);
             let r = self.statement_done(r, last)?;
-            self.after_stream = st.rest.take();
             let (notices, done) = crate::session::to_wire(r, &text);
             return Ok(StatementOutcome {
                 notices,

@@ -86,3 +86,22 @@ fn two_sessions_interleaved_on_one_thread_keep_their_own_state() {
     assert!(e.starts_with("55000"), "{e}");
     assert_eq!(one(&mut b, mine), "only_a,seq_a");
 }
+
+/// A query string of many queries runs them one after another (each a portal that ends
+/// within its first batch), not one inside the other: this test thread's small stack
+/// would overflow long before 20,000 nested calls.
+#[test]
+fn many_queries_in_one_string_run_in_turn() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = Config {
+        data_dir: dir.path().to_path_buf(),
+        autovacuum: false,
+        ..Config::default()
+    };
+    let db = Arc::new(Database::open(&config).unwrap());
+    let mut s = Session::new(db);
+    let sql = "SELECT 1;".repeat(20_000);
+    let outcomes = s.execute_all(&sql);
+    assert_eq!(outcomes.len(), 20_000);
+    assert!(outcomes.iter().all(|o| o.result.is_ok()));
+}
