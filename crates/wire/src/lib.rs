@@ -17,7 +17,9 @@
 //! Rules kept here (research notes, clients.md §3 and §6):
 //! - One socket write per Query, and per Sync of the extended protocol: every message is
 //!   `feed`-ed into the connection's buffer and only ReadyForQuery (or a Flush, or
-//!   CopyInResponse, after which the client must send data) flushes, as PostgreSQL does.
+//!   CopyInResponse, after which the client must send data) flushes, as PostgreSQL does;
+//!   a result bigger than its first batch adds one write per batch, as PostgreSQL's full
+//!   output buffer does.
 //! - ParameterStatus reports a PostgreSQL 15 version (`server_version` decides which
 //!   catalog queries psql sends and whether pgbench uses COPY FREEZE) and PostgreSQL's
 //!   defaults (`DateStyle = ISO, MDY`), not pgwire's.
