@@ -168,8 +168,56 @@ impl Counts {
     }
 }
 
+/// The rows of an INSERT ... SELECT's source inserted at a time, at most (and at most
+/// this many bytes of them).
+const INSERT_BATCH_ROWS: usize = 1000;
+const INSERT_BATCH_BYTES: usize = 256 << 10;
+
+/// INSERT the rows of `source`, a batch at a time, so a big INSERT ... SELECT holds one
+/// batch (executor rule 8); the rows it writes are unseen by its own scan (their command
+/// id). Foreign keys are checked once every row is in (a row may reference a later one,
+/// as PostgreSQL's after-row checks allow), and a partitioned table's partitions may have
+/// keys of their own: those statements take their rows whole.
+pub fn insert_from(
+    cx: &ExecContext,
+    insert: &sql::bound::BoundInsert,
+    source: &mut dyn crate::exec::Operator,
+) -> PgResult<Written> {
+    let whole = !insert.fks.outgoing.is_empty() || insert.table.partition_key.is_some();
+    let mut done = Written {
+        rows: 0,
+        returning: Vec::new(),
+        changed: Changed::new(),
+    };
+    loop {
+        let rows = match whole {
+            true => crate::exec::collect(source)?,
+            false => crate::exec::next_batch(source, INSERT_BATCH_ROWS, INSERT_BATCH_BYTES)?,
+        };
+        if rows.is_empty() && done.rows > 0 {
+            return Ok(done);
+        }
+        let end = whole || rows.is_empty();
+        done.rows += rows.len();
+        let (returned, written) = insert_rows(
+            cx,
+            &insert.table,
+            rows,
+            insert.returning.as_ref(),
+            &insert.fks,
+            &insert.checks,
+            &insert.index_exprs,
+        )?;
+        done.returning.extend(returned);
+        add_changed(&mut done.changed, written);
+        if end {
+            return Ok(done);
+        }
+    }
+}
+
 /// Insert `rows` (full width, already cast); returns the RETURNING rows.
-pub fn insert(
+fn insert_rows(
     cx: &ExecContext,
     table: &Arc<TableDesc>,
     rows: Vec<Row>,

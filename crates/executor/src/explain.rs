@@ -127,19 +127,10 @@ pub fn explain(
                 };
                 let t0 = Instant::now();
                 let mut op = crate::exec::build(source, env)?;
-                let rows = crate::exec::collect(op.as_mut())?;
+                let written = crate::dml::insert_from(cx, insert, op.as_mut())?;
                 drop(op);
-                let (out, inserted) = crate::dml::insert(
-                    cx,
-                    &insert.table,
-                    rows,
-                    insert.returning.as_ref(),
-                    &insert.fks,
-                    &insert.checks,
-                    &insert.index_exprs,
-                )?;
-                changed.extend(inserted);
-                top_stats = Some(modified(t0, out.len()));
+                changed.extend(written.changed);
+                top_stats = Some(modified(t0, written.returning.len()));
                 r.stats = Some(ins.stats());
             }
             let child = r.shown(source);

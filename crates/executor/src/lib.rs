@@ -132,11 +132,6 @@ impl planner::RelSizes for PoolSizes<'_> {
     }
 }
 
-/// The rows of an INSERT ... SELECT's source inserted at a time, at most (and at most
-/// this many bytes of them).
-const INSERT_BATCH_ROWS: usize = 1000;
-const INSERT_BATCH_BYTES: usize = 256 << 10;
-
 /// Run a query or DML statement (SELECT, INSERT, UPDATE, DELETE) whose plan stays the
 /// caller's: a prepared statement's generic plan runs once per execution, with the
 /// parameter values `cx.params` holds.
@@ -155,38 +150,11 @@ pub fn execute_plan(stmt: &PlannedStatement, cx: &ExecContext) -> PgResult<State
         }
         PlannedStatement::Insert { insert, source, .. } => {
             let mut op = exec::build(source, cx.env())?;
-            // The source's rows go in a batch at a time, so a big INSERT ... SELECT
-            // holds one batch (executor rule 8). Foreign keys are checked once every
-            // row is in (a row may reference a later one, as PostgreSQL's after-row
-            // checks allow), and a partitioned table's partitions may have keys of
-            // their own: those statements take their rows whole.
-            let whole = !insert.fks.outgoing.is_empty() || insert.table.partition_key.is_some();
-            let (mut n, mut out, mut changed) = (0, Vec::new(), dml::Changed::new());
-            loop {
-                let rows = match whole {
-                    true => exec::collect(op.as_mut())?,
-                    false => exec::next_batch(op.as_mut(), INSERT_BATCH_ROWS, INSERT_BATCH_BYTES)?,
-                };
-                if rows.is_empty() && n > 0 {
-                    break;
-                }
-                let len = rows.len();
-                n += len;
-                let (returned, written) = dml::insert(
-                    cx,
-                    &insert.table,
-                    rows,
-                    insert.returning.as_ref(),
-                    &insert.fks,
-                    &insert.checks,
-                    &insert.index_exprs,
-                )?;
-                out.extend(returned);
-                dml::add_changed(&mut changed, written);
-                if whole || len == 0 {
-                    break;
-                }
-            }
+            let dml::Written {
+                rows: n,
+                returning: out,
+                changed,
+            } = dml::insert_from(cx, insert, op.as_mut())?;
             Ok(StatementResult {
                 changed,
                 ..with_returning(

@@ -228,13 +228,28 @@ impl Portal {
         }
     }
 
-    /// Every row left.
-    pub fn fetch_all(&mut self) -> PgResult<Vec<Row>> {
-        let mut all = Vec::new();
-        while !self.is_done() {
-            all.extend(self.fetch(usize::MAX, usize::MAX)?);
+    /// The next row, if any (a cursor's reads: no batch to allocate).
+    pub fn next_row(&mut self) -> PgResult<Option<Row>> {
+        if let Some(e) = self.pending.take() {
+            return Err(e);
         }
-        Ok(all)
+        if self.done {
+            return Ok(None);
+        }
+        match self.running.with_dependent_mut(|_, op| op.next()) {
+            Ok(Some(r)) => {
+                self.fetched += 1;
+                Ok(Some(r))
+            }
+            Ok(None) => {
+                self.done = true;
+                Ok(None)
+            }
+            Err(e) => {
+                self.done = true;
+                Err(e)
+            }
+        }
     }
 
     /// The operators have returned their last row (and no error waits to be
@@ -281,7 +296,6 @@ pub struct Cursor {
     exhausted: bool,
     /// 0 before the first row, k on row k, `read + 1` after the last.
     pos: u64,
-    text: common::value::TextContext,
 }
 
 impl Cursor {
@@ -293,7 +307,6 @@ impl Cursor {
             _ => false,
         };
         let scroll = scroll.unwrap_or(plan_scrolls);
-        let text = portal.text().clone();
         let mut cursor = Cursor {
             portal: Some(portal),
             store: None,
@@ -302,7 +315,6 @@ impl Cursor {
             read: 0,
             exhausted: false,
             pos: 0,
-            text,
         };
         if scroll {
             cursor.store = Some(cursor.new_store()?);
@@ -328,11 +340,6 @@ impl Cursor {
         self.scroll
     }
 
-    /// The context its rows' values are shown in (the session's at DECLARE).
-    pub fn text(&self) -> &common::value::TextContext {
-        &self.text
-    }
-
     /// The next row from the portal, kept if the cursor keeps rows.
     fn pull(&mut self) -> PgResult<Option<Row>> {
         if self.exhausted {
@@ -342,8 +349,7 @@ impl Cursor {
             self.exhausted = true;
             return Ok(None);
         };
-        let row = portal.fetch(1, usize::MAX)?.pop();
-        match row {
+        match portal.next_row()? {
             Some(r) => {
                 self.read += 1;
                 if let Some(store) = &mut self.store {

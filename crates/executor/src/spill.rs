@@ -333,6 +333,18 @@ impl RowStore {
         &self.memory[i]
     }
 
+    /// Every row in order, once, the store given up: the rows in memory are moved out
+    /// (an index build's entries, `commands::index`), the rest read from the file.
+    pub(crate) fn drain(mut self) -> impl Iterator<Item = PgResult<Vec<Value>>> {
+        let memory = std::mem::take(&mut self.memory);
+        let spilled = self.spilled;
+        // With the memory rows gone, spilled row k is row k.
+        memory
+            .into_iter()
+            .map(Ok)
+            .chain((0..spilled).map(move |k| self.spilled(k)?.ok_or_else(corrupt)))
+    }
+
     /// Row `i`, wherever it is: a spilled row before the last one read is reached by
     /// reading the file again from its start (a scrollable cursor moving back).
     pub(crate) fn get(&mut self, i: usize) -> PgResult<Option<Vec<Value>>> {

@@ -1446,43 +1446,34 @@ impl Session {
                 self.run(stmt, &sql_text, i + 1 == n, None)
             }))
             .unwrap_or_else(|p| Err(panic_error(p.as_ref(), stmt)));
-            match result {
-                // A query: its first batch now; if its rows go on, the statements
-                // after it wait for its end (`stream`), else they run on here.
-                Ok(r) if r.portal.is_some() => match self.start_stream(r, i + 1 == n) {
-                    Ok(o) => {
-                        out.push(o);
-                        if let Some(st) = self.streaming.as_mut() {
-                            st.set_rest(crate::copy::RestOfString {
-                                stmts,
-                                next: i + 1,
-                                sql: sql_text,
-                            });
-                            return out;
-                        }
-                    }
-                    Err(e) => {
-                        self.fail();
-                        out.push(StatementOutcome {
-                            notices: vec![],
-                            result: Err(e),
-                        });
-                        break;
-                    }
-                },
+            let outcome = match result {
+                // A query: its first batch now (`stream`).
+                Ok(r) if r.portal.is_some() => self.start_stream(r, i + 1 == n),
                 Ok(r) => {
                     let (notices, mut done) = to_wire(r, &self.info.text);
                     done.copy_in = self.copy_columns();
-                    out.push(StatementOutcome {
+                    Ok(StatementOutcome {
                         notices,
                         result: Ok(done),
-                    });
-                    if self.copy.is_some() {
-                        self.rest = Some(crate::copy::RestOfString {
+                    })
+                }
+                Err(e) => Err(e),
+            };
+            match outcome {
+                Ok(o) => {
+                    out.push(o);
+                    // A query whose rows go on, or a COPY FROM STDIN waiting for its
+                    // data: the statements after it run once it ends.
+                    if self.streaming.is_some() || self.copy.is_some() {
+                        let rest = crate::copy::RestOfString {
                             stmts,
                             next: i + 1,
                             sql: sql_text,
-                        });
+                        };
+                        match self.streaming.as_mut() {
+                            Some(st) => st.set_rest(rest),
+                            None => self.rest = Some(rest),
+                        }
                         return out;
                     }
                 }

@@ -271,13 +271,9 @@ impl Entries {
     }
 
     /// The entries in the order they were kept.
-    fn drain(mut self) -> impl Iterator<Item = PgResult<(Vec<Value>, ItemPointer)>> {
-        let n = self.store.len();
-        (0..n).map(move |i| {
-            let mut row = self
-                .store
-                .get(i)?
-                .ok_or_else(|| PgError::internal("an index entry went missing"))?;
+    fn drain(self) -> impl Iterator<Item = PgResult<(Vec<Value>, ItemPointer)>> {
+        self.store.drain().map(|row| {
+            let mut row = row?;
             let Some(Value::Int8(at)) = row.pop() else {
                 return Err(PgError::internal("an index entry without its address"));
             };
