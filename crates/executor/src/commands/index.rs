@@ -12,9 +12,9 @@ use crate::ExecContext;
 use crate::index::{btree, entry_of, entry_with, key_text};
 use crate::sortkey::RowKey;
 /// The entries a new index over `probe.columns` gets: one per tuple version (readers
-/// check versions against their snapshots). For a unique index, the keys of versions
-/// that are live or may yet be must differ (23505 naming the index); `not_null` also
-/// refuses a NULL in such a version (23502, ADD PRIMARY KEY's SET NOT NULL).
+/// check versions against their snapshots). `not_null` refuses a NULL in a version that
+/// is live or may yet be (23502, ADD PRIMARY KEY's SET NOT NULL). A unique index's keys
+/// are checked once it is built ([`check_unique`]).
 fn index_entries(
     cx: &ExecContext,
     table: &TableDesc,
@@ -24,7 +24,6 @@ fn index_entries(
 ) -> PgResult<Entries> {
     let types = table.column_types();
     let mut entries = Entries::new(cx);
-    let mut live = Vec::new();
     for item in heapam::HeapScan::new(cx.pool, table.rel)? {
         cx.tx.check_for_interrupts()?;
         let (tid, bytes) = item?;
@@ -42,38 +41,93 @@ fn index_entries(
             None => entry_of(&row, probe),
         };
         let key = &entry[..probe.columns.len()];
-        if (probe.unique || not_null) && visibility::liveness(&h, cx.tx)? != Liveness::Dead {
-            if not_null && let Some(k) = key.iter().position(Value::is_null) {
-                let column = &table.columns[probe.columns[k]].name;
-                return Err(PgError::new(
-                    SqlState::NOT_NULL_VIOLATION,
-                    format!(
-                        "column \"{column}\" of relation \"{}\" contains null values",
-                        table.name
-                    ),
-                ));
-            }
-            // Keys with a NULL never conflict.
-            if probe.unique && !key.iter().any(Value::is_null) {
-                live.push(RowKey(key.to_vec()));
-            }
+        let dead = (probe.unique || not_null) && visibility::liveness(&h, cx.tx)? == Liveness::Dead;
+        entries.dead |= dead;
+        if not_null
+            && !dead
+            && let Some(k) = key.iter().position(Value::is_null)
+        {
+            let column = &table.columns[probe.columns[k]].name;
+            return Err(PgError::new(
+                SqlState::NOT_NULL_VIOLATION,
+                format!(
+                    "column \"{column}\" of relation \"{}\" contains null values",
+                    table.name
+                ),
+            ));
         }
         entries.push(entry, tid)?;
     }
-    // Equal under the btree's order, not bytewise: 1.0 and 1.00, '1 mon' and '30 days'
-    // are duplicates.
-    live.sort();
-    if let Some(dup) = live.windows(2).find(|w| w[0] == w[1]) {
-        return Err(PgError::new(
-            SqlState::UNIQUE_VIOLATION,
-            format!("could not create unique index \"{}\"", probe.name),
-        )
-        .with_detail(format!(
-            "{} is duplicated.",
-            key_text(cx.session, table, probe, &dup[0].0)
-        )));
-    }
     Ok(entries)
+}
+
+/// A new unique index's check: the keys of versions that are live or may yet be must
+/// differ (23505 naming the index). Made on the built index, whose entries come in key
+/// order, so it holds one key at a time however big the table: equal under the btree's
+/// order, not bytewise (1.0 and 1.00, '1 mon' and '30 days' are duplicates); keys with a
+/// NULL never conflict. Only the versions of a key met more than once are looked up in
+/// the heap, and only when the scan met a dead version (`dead`).
+fn check_unique(
+    cx: &ExecContext,
+    table: &TableDesc,
+    index: &IndexDesc,
+    dead: bool,
+) -> PgResult<()> {
+    let n = index.columns.len();
+    let live = |tid: ItemPointer| -> PgResult<bool> {
+        if !dead {
+            return Ok(true);
+        }
+        let Some(bytes) = heapam::heap_fetch(cx.pool, table.rel, tid)? else {
+            return Ok(false);
+        };
+        let h = access::tuple::header(&bytes)?;
+        Ok(visibility::liveness(&h, cx.tx)? != Liveness::Dead)
+    };
+    // The key met last, its first version, whether that one is live (once a second
+    // version of the key asks), and the live versions of the key counted.
+    let mut group: Option<(RowKey, ItemPointer, Option<bool>)> = None;
+    let mut lives = 0;
+    let scan = btree(cx, index).scan(
+        std::ops::Bound::Unbounded,
+        std::ops::Bound::Unbounded,
+        access::nbtree::ScanDirection::Forward,
+    )?;
+    for item in scan {
+        cx.tx.check_for_interrupts()?;
+        let (mut entry, tid) = item?;
+        entry.truncate(n);
+        if entry.iter().any(Value::is_null) {
+            group = None;
+            continue;
+        }
+        let key = RowKey(entry);
+        match &mut group {
+            Some((k, first, first_live)) if *k == key => {
+                if first_live.is_none() {
+                    let l = live(*first)?;
+                    *first_live = Some(l);
+                    lives += usize::from(l);
+                }
+                lives += usize::from(live(tid)?);
+                if lives > 1 {
+                    return Err(PgError::new(
+                        SqlState::UNIQUE_VIOLATION,
+                        format!("could not create unique index \"{}\"", index.name),
+                    )
+                    .with_detail(format!(
+                        "{} is duplicated.",
+                        key_text(cx.session, table, index, &key.0)
+                    )));
+                }
+            }
+            _ => {
+                group = Some((key, tid, None));
+                lives = 0;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// CREATE INDEX: read the table, check uniqueness, then record the index in the catalog,
@@ -132,7 +186,7 @@ pub(crate) fn create_index(
             name: Some(name),
             ..new
         },
-        |index| build_index(cx, index, entries),
+        |index| build_index(cx, table, index, entries),
     )?;
     Ok(())
 }
@@ -185,7 +239,7 @@ pub(crate) fn add_key(cx: &ExecContext, table: &TableDesc, key: NewKey) -> PgRes
             name: Some(name),
             ..key
         },
-        |index| build_index(cx, index, entries),
+        |index| build_index(cx, table, index, entries),
     )?;
     Ok(())
 }
@@ -246,6 +300,8 @@ struct Entries {
     store: crate::spill::RowStore,
     /// Half of `maintenance_work_mem`, in bytes.
     memory: usize,
+    /// Some entry is of a dead version (looked at for unique indexes and primary keys).
+    dead: bool,
 }
 
 impl Entries {
@@ -258,6 +314,7 @@ impl Entries {
                 Some(cx.session.temp.clone()),
             ),
             memory,
+            dead: false,
         }
     }
 
@@ -286,7 +343,13 @@ impl Entries {
     }
 }
 
-fn build_index(cx: &ExecContext, index: &IndexDesc, entries: Entries) -> PgResult<()> {
+fn build_index(
+    cx: &ExecContext,
+    table: &TableDesc,
+    index: &IndexDesc,
+    entries: Entries,
+) -> PgResult<()> {
+    let dead = entries.dead;
     cx.pool.create_relation(index.rel)?;
     let spill = access::nbtree::SortSpill {
         space: cx.pool.smgr().temp(),
@@ -298,6 +361,9 @@ fn build_index(cx: &ExecContext, index: &IndexDesc, entries: Entries) -> PgResul
         entries.drain(),
         Some(spill),
     )?;
+    if index.unique {
+        check_unique(cx, table, index, dead)?;
+    }
     Ok(())
 }
 
