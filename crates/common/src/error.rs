@@ -162,6 +162,8 @@ impl SqlState {
     pub const LOCK_NOT_AVAILABLE: SqlState = SqlState("55P03");
     /// An object in the wrong state for the request.
     pub const OBJECT_NOT_IN_PREREQUISITE_STATE: SqlState = SqlState("55000");
+    /// DDL on a table a cursor of the same session reads.
+    pub const OBJECT_IN_USE: SqlState = SqlState("55006");
     /// Another server holds the data directory (`postmaster.pid`).
     pub const LOCK_FILE_EXISTS: SqlState = SqlState("F0001");
     /// SET of a parameter fixed at server start.

@@ -23,6 +23,7 @@ use crate::ExecContext;
 use crate::eval::Row;
 use crate::index;
 use crate::route::{Leaf, Router};
+use crate::spill::RowStore;
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 use txn::Isolation;
@@ -120,17 +121,102 @@ pub(crate) fn check_partition_constraint(
     Ok(())
 }
 
-fn returning_rows(cx: &ExecContext, r: Option<&Returning>, rows: &[Row]) -> PgResult<Vec<Row>> {
-    let Some(r) = r else { return Ok(Vec::new()) };
+/// `row`'s RETURNING values, kept after those before it in `out`.
+fn add_returning(
+    cx: &ExecContext,
+    r: Option<&Returning>,
+    row: &[Value],
+    out: &mut RowStore,
+) -> PgResult<()> {
+    let Some(r) = r else { return Ok(()) };
     let env = cx.env();
-    rows.iter()
-        .map(|row| {
-            r.exprs
-                .iter()
-                .map(|e| env.eval(e, row))
-                .collect::<PgResult<Row>>()
-        })
-        .collect()
+    let values = r
+        .exprs
+        .iter()
+        .map(|e| env.eval(e, row))
+        .collect::<PgResult<Row>>()?;
+    let bytes = crate::env::row_bytes(&values);
+    out.push(values, bytes)
+}
+
+/// A store for rows a write keeps until its end: in memory up to `work_mem`, the rest
+/// in a temporary file (executor rule 8).
+fn row_store(cx: &ExecContext) -> RowStore {
+    RowStore::new(
+        crate::env::work_mem_bytes(&cx.env(), false),
+        cx.pool.smgr().temp().clone(),
+        Some(cx.session.temp.clone()),
+    )
+}
+
+/// The rows a write keeps for its foreign key checks, which run once every row is
+/// written (a row may reference one written after it, as PostgreSQL's after-row checks
+/// allow), in a [`RowStore`]: a statement over millions of rows holds a bounded part of
+/// them. Each record is a row; then, for an UPDATE whose table is referenced, its old
+/// version; then, through a partitioned table, the partition it is in.
+struct Kept {
+    store: RowStore,
+    width: usize,
+    old: bool,
+    leaf: bool,
+}
+
+/// The kept rows checked at a time.
+const CHECK_BATCH: usize = 1000;
+
+impl Kept {
+    fn new(cx: &ExecContext, width: usize, old: bool, leaf: bool) -> Kept {
+        Kept {
+            store: row_store(cx),
+            width,
+            old,
+            leaf,
+        }
+    }
+
+    fn push(&mut self, mut row: Row, old: Option<Row>, leaf: Oid) -> PgResult<()> {
+        if self.old {
+            row.extend(old.ok_or_else(|| PgError::internal("a kept row without its old one"))?);
+        }
+        if self.leaf {
+            row.push(Value::Oid(leaf));
+        }
+        let bytes = crate::env::row_bytes(&row);
+        self.store.push(row, bytes)
+    }
+
+    /// Every kept row, in order, a batch at a time: `check(rows, their old versions,
+    /// their partitions)`, the last two empty where not kept.
+    fn check(self, mut check: impl FnMut(&[Row], &[Row], &[Oid]) -> PgResult<()>) -> PgResult<()> {
+        let (width, old, leaf) = (self.width, self.old, self.leaf);
+        let (mut rows, mut olds, mut leaves) = (Vec::new(), Vec::new(), Vec::new());
+        let mut records = self.store.drain();
+        loop {
+            let record = records.next().transpose()?;
+            let end = record.is_none();
+            if let Some(mut r) = record {
+                if leaf {
+                    let Some(Value::Oid(oid)) = r.pop() else {
+                        return Err(PgError::internal("a kept row without its partition"));
+                    };
+                    leaves.push(oid);
+                }
+                if old {
+                    olds.push(r.split_off(width));
+                }
+                rows.push(r);
+            }
+            if rows.len() == CHECK_BATCH || (end && !rows.is_empty()) {
+                check(&rows, &olds, &leaves)?;
+                rows.clear();
+                olds.clear();
+                leaves.clear();
+            }
+            if end {
+                return Ok(());
+            }
+        }
+    }
 }
 
 /// The rows a write changed in each table it wrote (each leaf partition, through a
@@ -149,9 +235,10 @@ pub fn add_changed(into: &mut Changed, more: Changed) {
 
 /// What an UPDATE or DELETE did: the rows it changed, its RETURNING rows, and the rows
 /// changed in each table (a row moved between partitions counts in both).
-pub struct Written {
+pub(crate) struct Written {
     pub rows: usize,
-    pub returning: Vec<Row>,
+    /// RETURNING's rows, in order.
+    pub returning: RowStore,
     pub changed: Changed,
 }
 
@@ -175,107 +262,73 @@ const INSERT_BATCH_BYTES: usize = 256 << 10;
 
 /// INSERT the rows of `source`, a batch at a time, so a big INSERT ... SELECT holds one
 /// batch (executor rule 8); the rows it writes are unseen by its own scan (their command
-/// id). Foreign keys are checked once every row is in (a row may reference a later one,
-/// as PostgreSQL's after-row checks allow), and a partitioned table's partitions may have
-/// keys of their own: those statements take their rows whole.
-pub fn insert_from(
+/// id). Each row is checked and goes in, then gives its RETURNING values, as in
+/// PostgreSQL; foreign keys are checked once every row is in ([`Kept`]).
+pub(crate) fn insert_from(
     cx: &ExecContext,
     insert: &sql::bound::BoundInsert,
     source: &mut dyn crate::exec::Operator,
 ) -> PgResult<Written> {
-    let whole = !insert.fks.outgoing.is_empty() || insert.table.partition_key.is_some();
+    let table = &insert.table;
+    let types = table.column_types();
     let mut done = Written {
         rows: 0,
-        returning: Vec::new(),
+        returning: row_store(cx),
         changed: Changed::new(),
     };
+    // Through a partitioned table, each row goes to its leaf partition, checked against
+    // the leaf's constraints (`crate::route`).
+    let mut router = table
+        .partition_key
+        .is_some()
+        .then(|| Router::new(table.clone()));
+    let mut keyed = Kept::new(cx, types.len(), false, router.is_some());
     loop {
-        let rows = match whole {
-            true => crate::exec::collect(source)?,
-            false => crate::exec::next_batch(source, INSERT_BATCH_ROWS, INSERT_BATCH_BYTES)?,
-        };
-        if rows.is_empty() && done.rows > 0 {
-            return Ok(done);
+        let rows = crate::exec::next_batch(source, INSERT_BATCH_ROWS, INSERT_BATCH_BYTES)?;
+        if rows.is_empty() {
+            break;
         }
-        let end = whole || rows.is_empty();
         done.rows += rows.len();
-        let (returned, written) = insert_rows(
-            cx,
-            &insert.table,
-            rows,
-            insert.returning.as_ref(),
-            &insert.fks,
-            &insert.checks,
-            &insert.index_exprs,
-        )?;
-        done.returning.extend(returned);
-        add_changed(&mut done.changed, written);
-        if end {
-            return Ok(done);
+        for row in rows {
+            // NOT NULL and CHECK, then keys as the row goes in (PostgreSQL's immediate
+            // checks: an earlier row of the same statement counts as present).
+            let (at, leaf_keys) = match router.as_mut() {
+                Some(router) => {
+                    let leaf = router.leaf(cx, &row)?;
+                    check_row(cx, &leaf.table, &leaf.checks, &row)?;
+                    insert_checked_row(cx, &leaf.table, &leaf.types, &row, &leaf.index_exprs)?;
+                    leaf.rows += 1;
+                    (leaf.table.oid, !leaf.fks.outgoing.is_empty())
+                }
+                None => {
+                    check_row(cx, table, &insert.checks, &row)?;
+                    if table.partition_of.is_some() {
+                        check_partition_constraint(cx, table, &row)?;
+                    }
+                    insert_checked_row(cx, table, &types, &row, &insert.index_exprs)?;
+                    (table.oid, false)
+                }
+            };
+            add_returning(cx, insert.returning.as_ref(), &row, &mut done.returning)?;
+            if leaf_keys || !insert.fks.outgoing.is_empty() {
+                keyed.push(row, None, at)?;
+            }
         }
     }
-}
-
-/// Insert `rows` (full width, already cast); returns the RETURNING rows.
-fn insert_rows(
-    cx: &ExecContext,
-    table: &Arc<TableDesc>,
-    rows: Vec<Row>,
-    returning: Option<&Returning>,
-    fks: &sql::bound::ForeignKeyChecks,
-    checks: &[BoundCheck],
-    predicates: &[sql::bound::BoundIndexExprs],
-) -> PgResult<(Vec<Row>, Changed)> {
-    let types = table.column_types();
-    // Length checks of char(n)/varchar(n) happened in the casts; NOT NULL and CHECK
-    // here, keys as each row goes in (PostgreSQL's immediate checks: an earlier row of
-    // the same statement counts as present).
-    if table.partition_key.is_some() {
-        return insert_routed(cx, table, rows, returning, fks);
-    }
-    for row in &rows {
-        check_row(cx, table, checks, row)?;
-        if table.partition_of.is_some() {
-            check_partition_constraint(cx, table, row)?;
+    keyed.check(|rows, _, placed| match &router {
+        Some(router) => {
+            check_keys_by_leaf(cx, &insert.fks, rows, placed, |oid| router.written(oid))
         }
-    }
-    let out = returning_rows(cx, returning, &rows)?;
-    let changed = vec![(table.oid, rows.len() as u64)];
-    if rows.is_empty() {
-        return Ok((out, changed));
-    }
-    for row in &rows {
-        insert_checked_row(cx, table, &types, row, predicates)?;
-    }
-    if !fks.outgoing.is_empty() {
-        let refs: Vec<&[Value]> = rows.iter().map(|r| r.as_slice()).collect();
-        crate::fkey::check_outgoing(cx, table, fks, &refs)?;
-    }
-    Ok((out, changed))
-}
-
-/// Insert `rows` into partitioned table `table`: each to its leaf partition, checked
-/// against the leaf's constraints (`crate::route`).
-fn insert_routed(
-    cx: &ExecContext,
-    table: &Arc<TableDesc>,
-    rows: Vec<Row>,
-    returning: Option<&Returning>,
-    fks: &sql::bound::ForeignKeyChecks,
-) -> PgResult<(Vec<Row>, Changed)> {
-    let mut router = Router::new(table.clone());
-    // Each row's leaf, for the foreign key checks after the rows are in (as any
-    // INSERT's: an earlier row of the statement counts as present).
-    let mut placed: Vec<Oid> = Vec::with_capacity(rows.len());
-    for row in &rows {
-        let leaf = router.leaf(cx, row)?;
-        check_row(cx, &leaf.table, &leaf.checks, row)?;
-        insert_checked_row(cx, &leaf.table, &leaf.types, row, &leaf.index_exprs)?;
-        leaf.rows += 1;
-        placed.push(leaf.table.oid);
-    }
-    check_keys_by_leaf(cx, fks, &rows, &placed, |oid| router.written(oid))?;
-    Ok((returning_rows(cx, returning, &rows)?, router.changed()))
+        None => {
+            let refs: Vec<&[Value]> = rows.iter().map(|r| r.as_slice()).collect();
+            crate::fkey::check_outgoing(cx, table, &insert.fks, &refs)
+        }
+    })?;
+    done.changed = match &router {
+        Some(router) => router.changed(),
+        None => vec![(table.oid, done.rows as u64)],
+    };
+    Ok(done)
 }
 
 /// The foreign keys of rows written to partitions (`rows[i]` to partition `placed[i]`):
@@ -472,7 +525,7 @@ fn after_conflict(
 }
 
 /// Returns (rows changed, RETURNING rows). `count`: EXPLAIN ANALYZE's counts of the scan.
-pub fn update(
+pub(crate) fn update(
     cx: &ExecContext,
     u: &BoundUpdate,
     scan: &planner::Plan,
@@ -483,20 +536,18 @@ pub fn update(
     let mut targets = Targets::new(cx, scan, instrument)?;
     let types = table.column_types();
     let mut xid = 0;
-    // The new rows, kept only for what needs them after: RETURNING and foreign keys
-    // (through a partitioned table, its partitions' keys too).
-    let mut changed = Vec::new();
     let mut rows = 0;
-    // The old rows whose new versions went in, for the foreign key checks.
-    let mut replaced = Vec::new();
+    let mut returning = row_store(cx);
     // Through a partitioned table: each row's partition, and where moved rows go.
     let mut partitions = Partitions::new(cx, table);
-    // Through a partitioned table: the partition each changed row is in now.
-    let mut landed: Vec<Oid> = Vec::new();
-    let keep = u.returning.is_some()
-        || !u.fks.outgoing.is_empty()
-        || u.fks.checks_removals()
-        || partitions.is_some();
+    // The new rows (with their old versions where the table is referenced, and the
+    // partition each is in now), for the foreign key checks.
+    let mut kept = Kept::new(
+        cx,
+        types.len(),
+        u.fks.checks_removals(),
+        partitions.is_some(),
+    );
     loop {
         let batch = targets.next_batch(&mut xid)?;
         if batch.is_empty() {
@@ -509,12 +560,15 @@ pub fn update(
                 for (c, e) in &u.assignments {
                     new[*c] = cx.env().eval(e, &old)?;
                 }
-                let (leaf, types, checks, index_exprs) = match partitions.as_mut() {
+                // `leaf_keys`: the partition's own levels have foreign keys its rows
+                // must meet.
+                let (leaf, types, checks, index_exprs, mut leaf_keys) = match partitions.as_mut() {
                     Some(p) => {
                         let l = p.leaf(cx, oid)?;
-                        (&l.table, &l.types, &l.checks, &l.index_exprs)
+                        let keys = !l.fks.outgoing.is_empty();
+                        (&l.table, &l.types, &l.checks, &l.index_exprs, keys)
                     }
-                    None => (table, &types, &u.checks, &u.index_exprs),
+                    None => (table, &types, &u.checks, &u.index_exprs, false),
                 };
                 let leaf = leaf.clone();
                 check_row(cx, &leaf, checks, &new)?;
@@ -538,6 +592,7 @@ pub fn update(
                         to.rows += 1;
                         counts.add(to.table.oid);
                         lands = to.table.oid;
+                        leaf_keys = !to.fks.outgoing.is_empty();
                     }
                     result
                 } else {
@@ -552,12 +607,9 @@ pub fn update(
                 if let HeapWrite::Done(_) = result {
                     counts.add(leaf.oid);
                     rows += 1;
-                    if keep {
-                        changed.push(new);
-                        landed.push(lands);
-                    }
-                    if u.fks.checks_removals() {
-                        replaced.push(old);
+                    add_returning(cx, u.returning.as_ref(), &new, &mut returning)?;
+                    if leaf_keys || !u.fks.outgoing.is_empty() || u.fks.checks_removals() {
+                        kept.push(new, Some(old), lands)?;
                     }
                     break;
                 }
@@ -568,32 +620,35 @@ pub fn update(
             }
         }
     }
-    match &partitions {
-        // Each partition's new rows, against the statement's keys and its own levels'
-        // (errors naming the partition, as PostgreSQL's clones of the keys do).
-        Some(p) => check_keys_by_leaf(cx, &u.fks, &changed, &landed, |oid| {
-            p.leaves.get(&oid).or_else(|| p.router.written(oid))
-        })?,
-        None if !u.fks.outgoing.is_empty() => {
-            let new: Vec<&[Value]> = changed.iter().map(|r| r.as_slice()).collect();
-            crate::fkey::check_outgoing(cx, table, &u.fks, &new)?;
+    kept.check(|new, old, landed| {
+        match &partitions {
+            // Each partition's new rows, against the statement's keys and its own
+            // levels' (errors naming the partition, as PostgreSQL's clones of the keys
+            // do).
+            Some(p) => check_keys_by_leaf(cx, &u.fks, new, landed, |oid| {
+                p.leaves.get(&oid).or_else(|| p.router.written(oid))
+            })?,
+            None if !u.fks.outgoing.is_empty() => {
+                let new: Vec<&[Value]> = new.iter().map(|r| r.as_slice()).collect();
+                crate::fkey::check_outgoing(cx, table, &u.fks, &new)?;
+            }
+            None => {}
         }
-        None => {}
-    }
-    if u.fks.checks_removals() {
-        let new: Vec<&[Value]> = changed.iter().map(|r| r.as_slice()).collect();
-        let old: Vec<&[Value]> = replaced.iter().map(|r| r.as_slice()).collect();
-        crate::fkey::check_incoming(cx, table, &u.fks, &old, &new)?;
-    }
-    let out = returning_rows(cx, u.returning.as_ref(), &changed)?;
+        if u.fks.checks_removals() {
+            let new: Vec<&[Value]> = new.iter().map(|r| r.as_slice()).collect();
+            let old: Vec<&[Value]> = old.iter().map(|r| r.as_slice()).collect();
+            crate::fkey::check_incoming(cx, table, &u.fks, &old, &new)?;
+        }
+        Ok(())
+    })?;
     Ok(Written {
         rows,
-        returning: out,
+        returning,
         changed: counts.0,
     })
 }
 
-pub fn delete(
+pub(crate) fn delete(
     cx: &ExecContext,
     d: &BoundDelete,
     scan: &planner::Plan,
@@ -602,9 +657,9 @@ pub fn delete(
     let mut counts = Counts::default();
     let mut targets = Targets::new(cx, scan, instrument)?;
     let mut xid = 0;
-    // The deleted rows, kept only for RETURNING and the foreign keys referencing them.
-    let keep = d.returning.is_some() || d.fks.checks_removals();
-    let mut deleted = Vec::new();
+    let mut returning = row_store(cx);
+    // The deleted rows, kept for the foreign keys referencing them.
+    let mut deleted = Kept::new(cx, d.table.columns.len(), false, false);
     let mut rows = 0;
     let mut partitions = Partitions::new(cx, &d.table);
     loop {
@@ -623,8 +678,9 @@ pub fn delete(
                 if let HeapWrite::Done(_) = result {
                     counts.add(table.oid);
                     rows += 1;
-                    if keep {
-                        deleted.push(row);
+                    add_returning(cx, d.returning.as_ref(), &row, &mut returning)?;
+                    if d.fks.checks_removals() {
+                        deleted.push(row, None, table.oid)?;
                     }
                     break;
                 }
@@ -635,14 +691,13 @@ pub fn delete(
             }
         }
     }
-    if d.fks.checks_removals() {
-        let old: Vec<&[Value]> = deleted.iter().map(|r| r.as_slice()).collect();
-        crate::fkey::check_incoming(cx, &d.table, &d.fks, &old, &[])?;
-    }
-    let out = returning_rows(cx, d.returning.as_ref(), &deleted)?;
+    deleted.check(|old, _, _| {
+        let old: Vec<&[Value]> = old.iter().map(|r| r.as_slice()).collect();
+        crate::fkey::check_incoming(cx, &d.table, &d.fks, &old, &[])
+    })?;
     Ok(Written {
         rows,
-        returning: out,
+        returning,
         changed: counts.0,
     })
 }

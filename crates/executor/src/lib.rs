@@ -158,6 +158,7 @@ pub fn execute_plan(stmt: &PlannedStatement, cx: &ExecContext) -> PgResult<State
             Ok(StatementResult {
                 changed,
                 ..with_returning(
+                    cx,
                     format!("INSERT 0 {n}"),
                     insert.returning.as_ref().map(|r| r.columns.clone()),
                     out,
@@ -175,6 +176,7 @@ pub fn execute_plan(stmt: &PlannedStatement, cx: &ExecContext) -> PgResult<State
             Ok(StatementResult {
                 changed,
                 ..with_returning(
+                    cx,
                     format!("UPDATE {n}"),
                     u.returning.as_ref().map(|r| r.columns.clone()),
                     out,
@@ -192,6 +194,7 @@ pub fn execute_plan(stmt: &PlannedStatement, cx: &ExecContext) -> PgResult<State
             Ok(StatementResult {
                 changed,
                 ..with_returning(
+                    cx,
                     format!("DELETE {n}"),
                     d.returning.as_ref().map(|r| r.columns.clone()),
                     out,
@@ -310,21 +313,28 @@ pub(crate) fn moved_to_another_partition() -> PgError {
     )
 }
 
+/// A write's result: its tag, and its RETURNING rows (`columns`), which go with it
+/// when they fit in memory and else are read back from their store as a query's rows
+/// are (executor rule 8).
 fn with_returning(
+    cx: &ExecContext,
     tag: String,
     columns: Option<Vec<OutputColumn>>,
-    rows: Vec<Vec<Value>>,
+    rows: spill::RowStore,
 ) -> StatementResult {
+    let (rows, portal) = match rows.spilled_any() {
+        false => (rows.into_memory(), None),
+        true => {
+            let text = cx.session.text().clone();
+            let portal = portal::Portal::made(rows, text, tag.clone());
+            (Vec::new(), Some(portal))
+        }
+    };
     StatementResult {
         tag,
         columns,
         rows,
-        notices: vec![],
-        changed: vec![],
-        copy_in: None,
-        copy_out: None,
-        portal: None,
-        binary: false,
-        copy_format: None,
+        portal,
+        ..Default::default()
     }
 }

@@ -91,9 +91,34 @@ self_cell::self_cell!(
     }
 );
 
+/// Where a portal's rows come from.
+enum Source {
+    /// A query's operators, run as its rows are fetched.
+    Plan(Running),
+    /// Rows a statement made before its end (a write's RETURNING rows, in memory up to
+    /// `work_mem`, then in a temporary file), read back in order; the tag it ends with.
+    Made(Box<Made>),
+}
+
+/// [`Source::Made`]'s rows, the context they are shown in and their statement's tag.
+struct Made {
+    rows: Box<dyn Iterator<Item = PgResult<Row>>>,
+    text: common::value::TextContext,
+    tag: String,
+}
+
+impl Source {
+    fn next(&mut self) -> PgResult<Option<Row>> {
+        match self {
+            Source::Plan(running) => running.with_dependent_mut(|_, op| op.next()),
+            Source::Made(made) => made.rows.next().transpose(),
+        }
+    }
+}
+
 /// A query's running operators and what they borrow.
 pub struct Portal {
-    running: Running,
+    source: Source,
     /// Rows returned so far.
     fetched: u64,
     /// The operators returned their last row (or failed): nothing more comes.
@@ -179,11 +204,30 @@ impl Portal {
             crate::exec::build(plan, env)
         })?;
         Ok(Portal {
-            running,
+            source: Source::Plan(running),
             fetched: 0,
             done: false,
             pending: None,
         })
+    }
+
+    /// A portal over rows already made: a write's RETURNING rows, too many to hold in
+    /// memory, sent as a query's are (executor rule 8). Their statement ends with `tag`.
+    pub(crate) fn made(
+        rows: crate::spill::RowStore,
+        text: common::value::TextContext,
+        tag: String,
+    ) -> Portal {
+        Portal {
+            source: Source::Made(Box::new(Made {
+                rows: Box::new(rows.drain()),
+                text,
+                tag,
+            })),
+            fetched: 0,
+            done: false,
+            pending: None,
+        }
     }
 
     /// Up to `max` more rows, fewer at the end or once they hold `max_bytes`
@@ -198,9 +242,9 @@ impl Portal {
             return Ok(rows);
         }
         let mut bytes = 0;
-        let result = self.running.with_dependent_mut(|_, op| {
+        let result = (|| {
             while rows.len() < max && bytes < max_bytes {
-                match op.next()? {
+                match self.source.next()? {
                     Some(r) => {
                         bytes += crate::env::row_bytes(&r);
                         rows.push(r);
@@ -209,7 +253,7 @@ impl Portal {
                 }
             }
             Ok(false)
-        });
+        })();
         match result {
             Ok(end) => {
                 self.done = end;
@@ -236,7 +280,7 @@ impl Portal {
         if self.done {
             return Ok(None);
         }
-        match self.running.with_dependent_mut(|_, op| op.next()) {
+        match self.source.next() {
             Ok(Some(r)) => {
                 self.fetched += 1;
                 Ok(Some(r))
@@ -265,7 +309,39 @@ impl Portal {
 
     /// The context its rows' values are shown in: the session's as the query started.
     pub fn text(&self) -> &common::value::TextContext {
-        &self.running.borrow_owner().session.borrow_owner().info.text
+        match &self.source {
+            Source::Plan(running) => &running.borrow_owner().session.borrow_owner().info.text,
+            Source::Made(made) => &made.text,
+        }
+    }
+
+    /// The command tag its statement ends with, where it is not a query's (`SELECT n`).
+    pub fn tag(&self) -> Option<&str> {
+        match &self.source {
+            Source::Plan(_) => None,
+            Source::Made(made) => Some(&made.tag),
+        }
+    }
+
+    /// Whether its query reads table `oid` (DDL of its session may not change it
+    /// meanwhile: PostgreSQL's 55006). Rows already made read nothing.
+    pub fn reads_table(&self, oid: common::Oid) -> bool {
+        match &self.source {
+            Source::Plan(running) => running
+                .borrow_owner()
+                .plan
+                .get()
+                .is_ok_and(|p| p.reads_table(oid)),
+            Source::Made(_) => false,
+        }
+    }
+
+    /// The running query, for what a cursor reads of it (a cursor's portal is a query's).
+    fn running(&self) -> PgResult<&Running> {
+        match &self.source {
+            Source::Plan(running) => Ok(running),
+            Source::Made(_) => Err(PgError::internal("a cursor over rows already made")),
+        }
     }
 }
 
@@ -302,7 +378,7 @@ impl Cursor {
     /// A cursor over `portal`; `scroll`: `Some(true)` SCROLL, `Some(false)` NO SCROLL,
     /// `None` as the plan allows ([`planner::Plan::supports_backward`]).
     pub fn new(portal: Portal, scroll: Option<bool>) -> PgResult<Cursor> {
-        let plan_scrolls = match portal.running.borrow_owner().plan.get()? {
+        let plan_scrolls = match portal.running()?.borrow_owner().plan.get()? {
             PlannedStatement::Query { plan, .. } => plan.supports_backward(),
             _ => false,
         };
@@ -327,7 +403,7 @@ impl Cursor {
             .portal
             .as_ref()
             .ok_or_else(|| PgError::internal("a held cursor makes no store"))?;
-        let sources = portal.running.borrow_owner().session.borrow_owner();
+        let sources = portal.running()?.borrow_owner().session.borrow_owner();
         let work_mem = sources.settings.planner().work_mem;
         Ok(crate::spill::RowStore::new(
             (work_mem * 1024.0) as usize,
@@ -530,6 +606,11 @@ impl Cursor {
                 self.backward(1, keep)
             }
         }
+    }
+
+    /// Whether its query reads table `oid` (a held cursor's rows read nothing).
+    pub fn reads_table(&self, oid: common::Oid) -> bool {
+        self.portal.as_ref().is_some_and(|p| p.reads_table(oid))
     }
 
     /// WITH HOLD, at its transaction's commit: the rows not yet read are kept (all of

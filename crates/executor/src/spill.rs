@@ -333,6 +333,17 @@ impl RowStore {
         &self.memory[i]
     }
 
+    /// Some rows went to the file.
+    pub(crate) fn spilled_any(&self) -> bool {
+        self.spilled > 0
+    }
+
+    /// The rows kept in memory, the store given up (all of them unless
+    /// [`RowStore::spilled_any`]).
+    pub(crate) fn into_memory(self) -> Vec<Vec<Value>> {
+        self.memory
+    }
+
     /// Every row in order, once, the store given up: the rows in memory are moved out
     /// (an index build's entries, `commands::index`), the rest read from the file.
     pub(crate) fn drain(mut self) -> impl Iterator<Item = PgResult<Vec<Value>>> {

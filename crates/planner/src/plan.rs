@@ -344,6 +344,29 @@ impl Plan {
         })
     }
 
+    /// Whether the plan reads table `oid`: scans it, probes it, or names it as the
+    /// partitioned table its partitions' scans stand for (what DDL in the same session
+    /// must not change while a cursor reads it: PostgreSQL's 55006).
+    pub fn reads_table(&self, oid: common::Oid) -> bool {
+        let here = match self {
+            Plan::SeqScan { table, .. }
+            | Plan::IndexScan { table, .. }
+            | Plan::BitmapHeapScan { table, .. }
+            | Plan::IndexNestLoop { table, .. } => table.oid == oid,
+            Plan::PartitionScans { parent, leaves, .. } => {
+                parent.oid == oid || leaves.iter().any(|l| l.oid == oid)
+            }
+            Plan::Append {
+                parent: Some(p), ..
+            }
+            | Plan::MergeAppend {
+                parent: Some(p), ..
+            } => p.oid == oid,
+            _ => false,
+        };
+        here || self.children().into_iter().any(|c| c.reads_table(oid))
+    }
+
     /// The plans a node reads rows from, in order.
     pub fn children(&self) -> Vec<&Plan> {
         match self {
@@ -569,6 +592,16 @@ pub enum PlannedStatement {
 }
 
 impl PlannedStatement {
+    /// Whether a query or COPY TO reads table `oid`, in its plan or a subquery's
+    /// ([`Plan::reads_table`]).
+    pub fn reads_table(&self, oid: common::Oid) -> bool {
+        let plan = match self {
+            PlannedStatement::Query { plan, .. } | PlannedStatement::CopyTo { plan, .. } => plan,
+            _ => return false,
+        };
+        plan.reads_table(oid) || self.subplans().iter().any(|(_, p)| p.reads_table(oid))
+    }
+
     /// The plans of the statement's subqueries (an EXPLAIN's: those of the statement
     /// explained).
     pub fn subplans(&self) -> &SubPlans {

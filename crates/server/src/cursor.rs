@@ -52,6 +52,13 @@ fn no_cursor(name: &str) -> PgError {
     )
 }
 
+impl Named {
+    /// Whether its query reads table `oid` (not once held).
+    pub(crate) fn reads_table(&self, oid: common::Oid) -> bool {
+        self.cursor.reads_table(oid)
+    }
+}
+
 impl Declaration {
     /// The cursor's query, as a statement.
     pub(crate) fn query(&self) -> &Command {

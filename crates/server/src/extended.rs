@@ -111,6 +111,16 @@ pub(crate) struct Portal {
     state: PortalState,
 }
 
+impl Portal {
+    /// Whether its query, suspended, reads table `oid`.
+    pub(crate) fn reads_table(&self, oid: common::Oid) -> bool {
+        match &self.state {
+            PortalState::Live { portal, .. } => portal.reads_table(oid),
+            _ => false,
+        }
+    }
+}
+
 /// What `Database::execute_one` needs from a portal.
 pub(crate) struct BoundParams<'a> {
     pub types: &'a [DataType],
@@ -615,9 +625,10 @@ impl Session {
                     None => rows,
                 };
                 let end = if live.is_done() {
-                    let end = ExecuteEnd::Complete(match copy_out {
-                        Some(_) => format!("COPY {}", live.fetched()),
-                        None => format!("SELECT {sent}"),
+                    let end = ExecuteEnd::Complete(match (live.tag(), &copy_out) {
+                        (Some(tag), _) => tag.to_string(),
+                        (None, Some(_)) => format!("COPY {}", live.fetched()),
+                        (None, None) => format!("SELECT {sent}"),
                     });
                     portal.state = PortalState::Done { tag: None };
                     end

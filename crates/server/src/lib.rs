@@ -176,6 +176,57 @@ pub(crate) struct SessionParts<'a> {
     pub read_only: bool,
     /// What the session's temporary files hold (`temp_file_limit`).
     pub temp: &'a Arc<storage::tempfile::TempBudget>,
+    /// The session's cursors and portals, whose queries read on.
+    pub cursors: &'a cursor::Cursors,
+    pub portals: &'a std::collections::HashMap<String, extended::Portal>,
+}
+
+impl SessionParts<'_> {
+    /// PostgreSQL's CheckTableNotInUse: DDL that changes a table (but for renames) may
+    /// not run while a cursor or a suspended portal of the same session reads it
+    /// (55006); a held cursor's rows read nothing.
+    fn check_not_in_use(&self, stmt: &sql::bound::BoundStatement) -> PgResult<()> {
+        use sql::bound::{BoundStatement as B, ColumnDrop, ConstraintDrop};
+        let alter = "ALTER TABLE";
+        let (what, tables): (&str, Vec<&catalog::TableDesc>) = match stmt {
+            B::DropTables { tables, .. } => ("DROP TABLE", tables.iter().map(|t| &**t).collect()),
+            B::Truncate { tables, .. } => ("TRUNCATE", tables.iter().map(|t| &**t).collect()),
+            B::CreateIndex { table, .. } => ("CREATE INDEX", vec![table]),
+            B::ChangeTable {
+                change:
+                    catalog::TableChange::Rename(_)
+                    | catalog::TableChange::RenameColumn { .. }
+                    | catalog::TableChange::RenameIndex { .. },
+                ..
+            } => return Ok(()),
+            B::AddColumn { table, .. }
+            | B::ChangeTable { table, .. }
+            | B::AddKey { table, .. }
+            | B::AddForeignKey { table, .. }
+            | B::AddCheck { table, .. }
+            | B::DropColumn(ColumnDrop { table, .. })
+            | B::DropConstraint(
+                ConstraintDrop::Check { table, .. }
+                | ConstraintDrop::ForeignKey { table, .. }
+                | ConstraintDrop::Key { table, .. },
+            ) => (alter, vec![table]),
+            _ => return Ok(()),
+        };
+        for t in tables {
+            let reads = self.cursors.values().any(|c| c.reads_table(t.oid))
+                || self.portals.values().any(|p| p.reads_table(t.oid));
+            if reads {
+                return Err(PgError::new(
+                    common::SqlState::OBJECT_IN_USE,
+                    format!(
+                        "cannot {what} \"{}\" because it is being used by active queries in this session",
+                        t.name
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// What autovacuum knows of a table.
@@ -937,6 +988,7 @@ impl Database {
         if binding.statement().is_utility() {
             // DDL and the like go around the planner (ProcessUtility).
             let (bound, _) = binding.take_statement();
+            session.check_not_in_use(&bound)?;
             let session = self.exec_session(session, tx, catalog);
             let snapshot = statement_snapshot();
             let cx = self.exec_context(tx, &snapshot, &session);

@@ -480,6 +480,8 @@ impl Session {
             sequence_memory: &self.sequence_memory,
             read_only: self.tx.is_active() && self.tx.read_only(),
             temp: &self.temp,
+            cursors: &self.cursors,
+            portals: &self.portals,
         }
     }
 

@@ -54,6 +54,9 @@ impl Streaming {
 
     /// The tag of the statement once all its rows are out.
     fn tag(&self) -> String {
+        if let Some(tag) = self.portal.tag() {
+            return tag.to_string();
+        }
         match self.copy {
             Some(_) => format!("COPY {}", self.portal.fetched()),
             None => format!("SELECT {}", self.portal.fetched()),
