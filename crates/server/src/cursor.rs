@@ -31,6 +31,8 @@ pub(crate) struct Named {
     /// `pg_cursors`: the query string that declared it, and when.
     statement: std::sync::Arc<str>,
     created: common::datetime::TimestampTz,
+    /// Rows sent by the protocol's Execute of its name under way (its batches).
+    executing: usize,
 }
 
 /// The session's cursors by name.
@@ -66,10 +68,32 @@ impl Declaration {
     }
 }
 
+/// Where `word` starts in DECLARE's text `sql`: its first appearance (in any case) after
+/// the words CURSOR and FOR.
+fn word_after_for(sql: &str, word: &str) -> Option<usize> {
+    let upper = sql.to_ascii_uppercase();
+    let mut at = 0;
+    for w in ["CURSOR", "FOR", word] {
+        let found = upper[at..]
+            .match_indices(w)
+            .map(|(i, _)| at + i)
+            .find(|&i| {
+                let before = upper[..i].chars().next_back();
+                let after = upper[i + w.len()..].chars().next();
+                let edge = |c: Option<char>| c.is_none_or(|c| !c.is_alphanumeric() && c != '_');
+                edge(before) && edge(after)
+            })?;
+        at = found + w.len();
+    }
+    Some(at - word.len())
+}
+
 impl Session {
-    /// DECLARE's checks, before its query is bound and planned: one cursor, not one of
-    /// the session's already, in a transaction block unless WITH HOLD.
-    pub(crate) fn declaration(&self, stmts: &[Declare]) -> PgResult<Declaration> {
+    /// DECLARE's checks, before its query is bound and planned (`sql`: its text): one
+    /// cursor FOR a query (a SELECT, VALUES or TABLE, not a write), read only if it
+    /// scrolls or is held, not one of the session's already, in a transaction block
+    /// unless WITH HOLD.
+    pub(crate) fn declaration(&self, stmts: &[Declare], sql: &str) -> PgResult<Declaration> {
         let [d] = stmts else {
             return Err(PgError::syntax("DECLARE takes one cursor"));
         };
@@ -79,6 +103,46 @@ impl Session {
             return Err(PgError::syntax("DECLARE takes a cursor FOR a query"));
         };
         let hold = d.hold == Some(true);
+        use sqlparser::ast::SetExpr;
+        let write = match &*query.body {
+            SetExpr::Insert(_) => Some("INSERT"),
+            SetExpr::Update(_) => Some("UPDATE"),
+            SetExpr::Delete(_) => Some("DELETE"),
+            SetExpr::Merge(_) => Some("MERGE"),
+            _ => None,
+        };
+        if let Some(word) = write {
+            // PostgreSQL's grammar takes a SELECT only: the write's first word is where
+            // it stops.
+            let at = word_after_for(sql, word);
+            let written = at.map_or(word, |at| &sql[at..at + word.len()]);
+            return Err(
+                PgError::syntax(format!("syntax error at or near \"{written}\""))
+                    .with_position(at.map(|at| sql[..at].chars().count() as u32 + 1)),
+            );
+        }
+        if let Some(lock) = query.locks.first() {
+            let clause = sql::parser::lock_clause(lock).mode.clause();
+            let refused = |what: &str, detail: &str| {
+                PgError::new(
+                    SqlState::FEATURE_NOT_SUPPORTED,
+                    format!("DECLARE {what} ... FOR {clause} is not supported"),
+                )
+                .with_detail(detail)
+            };
+            if hold {
+                return Err(refused(
+                    "CURSOR WITH HOLD",
+                    "Holdable cursors must be READ ONLY.",
+                ));
+            }
+            if d.scroll == Some(true) {
+                return Err(refused(
+                    "SCROLL CURSOR",
+                    "Scrollable cursors must be READ ONLY.",
+                ));
+            }
+        }
         if !self.explicit && !hold {
             return Err(PgError::new(
                 SqlState::NO_ACTIVE_SQL_TRANSACTION,
@@ -123,6 +187,7 @@ impl Session {
                 depth: self.tx.depth(),
                 statement: statement.into(),
                 created: self.info.text.clock.statement_start,
+                executing: 0,
             },
         );
         self.publish_cursors();
@@ -164,6 +229,65 @@ impl Session {
                 ..Default::default()
             }
         })
+    }
+
+    /// The protocol's Execute of a cursor's name (a cursor is a portal, as in
+    /// PostgreSQL): its next rows forward, up to the Execute's limit (`max_rows`, 0 for
+    /// no limit), a batch at a time (`ExecuteEnd::More`); the end is PortalSuspended at
+    /// the limit, else `SELECT n`. An error fails the transaction, as FETCH's does.
+    pub(crate) fn execute_cursor(&mut self, name: &str, max_rows: usize) -> wire::ExecuteOutcome {
+        let outcome = |result| wire::ExecuteOutcome {
+            notices: Vec::new(),
+            result,
+        };
+        if self.failed {
+            return outcome(Err(crate::session::aborted_block()));
+        }
+        let batch = match max_rows {
+            0 => wire::STREAM_BATCH_ROWS,
+            n => n.min(wire::STREAM_BATCH_ROWS),
+        };
+        let first = self.cursors.get(name).is_some_and(|n| n.executing == 0);
+        if first {
+            // Each Execute is a statement of its own (statement_timeout, cancels).
+            self.set_statement_context();
+            self.tx.clear_cancel();
+            self.tx.set_wait_policy(self.wait_policy());
+        }
+        let Some(named) = self.cursors.get_mut(name) else {
+            return outcome(Err(no_cursor(name)));
+        };
+        let direction = sql::parser::FetchDirection::Forward(Some(batch as i64));
+        let fetched =
+            std::panic::catch_unwind(AssertUnwindSafe(|| named.cursor.fetch(direction, true)))
+                .unwrap_or_else(|p| Err(crate::session::panic_payload_error(p.as_ref())));
+        let rows = match fetched {
+            Ok((rows, _)) => rows,
+            Err(e) => {
+                named.executing = 0;
+                self.fail();
+                return outcome(Err(e));
+            }
+        };
+        named.executing += rows.len();
+        let end = if max_rows > 0 && rows.len() == max_rows {
+            named.executing = 0;
+            wire::ExecuteEnd::Suspended
+        } else if rows.len() == batch {
+            wire::ExecuteEnd::More
+        } else {
+            let tag = format!("SELECT {}", named.executing);
+            named.executing = 0;
+            wire::ExecuteEnd::Complete(tag)
+        };
+        let binary = vec![named.binary; named.columns.len()];
+        outcome(Ok(wire::Executed {
+            rows,
+            binary,
+            end,
+            text: self.info.text.clone(),
+            copy_out: None,
+        }))
     }
 
     /// The result columns a FETCH of cursor `name` returns, if it exists (Describe).

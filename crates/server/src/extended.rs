@@ -493,6 +493,9 @@ impl Session {
     /// Execute: run the portal (the first time) and send up to `max_rows` rows.
     pub(crate) fn execute_portal(&mut self, name: &str, max_rows: usize) -> ExecuteOutcome {
         let Some(mut portal) = self.portals.remove(name) else {
+            if self.cursors.contains_key(name) {
+                return self.execute_cursor(name, max_rows);
+            }
             return ExecuteOutcome {
                 notices: vec![],
                 result: Err(no_portal(name)),

@@ -1046,7 +1046,7 @@ impl Session {
                 }
                 // DECLARE: its query, opened as a cursor.
                 let declared = match stmt {
-                    Statement::Declare { stmts } => Some(self.declaration(stmts)?),
+                    Statement::Declare { stmts } => Some(self.declaration(stmts, sql)?),
                     _ => None,
                 };
                 let snapshot = self.tx.start_statement();

@@ -1354,6 +1354,88 @@ async fn cursors_fetch_through_the_extended_protocol() {
     .await;
 }
 
+/// A cursor is a portal: an Execute of its name fetches from it, up to the Execute's
+/// row limit, as PostgreSQL's does; Close of its name closes it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_execute_of_a_cursor_name_fetches_from_it() {
+    let (_guard, addr) = target().await;
+    let mut c = Conn::connect(addr).await;
+    check(
+        &mut c,
+        &[
+            (
+                vec![query(
+                    "BEGIN; DECLARE exec_cur CURSOR FOR SELECT g FROM generate_series(1, 5) g",
+                )],
+                &[
+                    "CommandComplete BEGIN",
+                    "CommandComplete DECLARE CURSOR",
+                    "ReadyForQuery T",
+                ],
+            ),
+            (
+                vec![describe(b'P', "exec_cur"), execute("exec_cur", 2), sync()],
+                &[
+                    "RowDescription g:23/0",
+                    "DataRow 1",
+                    "DataRow 2",
+                    "PortalSuspended",
+                    "ReadyForQuery T",
+                ],
+            ),
+            (
+                vec![execute("exec_cur", 0), sync()],
+                &[
+                    "DataRow 3",
+                    "DataRow 4",
+                    "DataRow 5",
+                    "CommandComplete SELECT 3",
+                    "ReadyForQuery T",
+                ],
+            ),
+            (
+                vec![execute("exec_cur", 0), sync()],
+                &["CommandComplete SELECT 0", "ReadyForQuery T"],
+            ),
+            (
+                vec![query("FETCH ALL FROM exec_cur")],
+                &[
+                    "RowDescription g:23/0",
+                    "CommandComplete FETCH 0",
+                    "ReadyForQuery T",
+                ],
+            ),
+            (
+                vec![close(b'P', "exec_cur"), sync()],
+                &["CloseComplete", "ReadyForQuery T"],
+            ),
+            (
+                vec![query("COMMIT")],
+                &["CommandComplete COMMIT", "ReadyForQuery I"],
+            ),
+        ],
+    )
+    .await;
+    // Past a batch: 2,500 rows to a limit of 2,200, then the rest.
+    c.send_all(&[query(
+        "BEGIN; DECLARE long_cur CURSOR FOR SELECT g FROM generate_series(1, 2500) g",
+    )])
+    .await;
+    c.until_ready().await;
+    for (limit, rows, end) in [
+        (2200, 2200, "PortalSuspended"),
+        (0, 300, "CommandComplete SELECT 300"),
+    ] {
+        c.send_all(&[execute("long_cur", limit), sync()]).await;
+        let got = c.until_ready().await;
+        let data: Vec<&String> = got.iter().filter(|m| m.starts_with("DataRow")).collect();
+        assert_eq!(data.len(), rows);
+        assert_eq!(got[got.len() - 2], end);
+    }
+    c.send_all(&[query("COMMIT")]).await;
+    c.until_ready().await;
+}
+
 /// COPY TO STDOUT through the extended protocol (tokio-postgres's `copy_out`): its
 /// lines go as CopyData, whatever the Execute's row limit.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
