@@ -372,7 +372,16 @@ pub struct Cursor {
     exhausted: bool,
     /// 0 before the first row, k on row k, `read + 1` after the last.
     pos: u64,
+    /// What its stores are made with: `work_mem` as it was declared, the temporary
+    /// files' place and the session's budget for them.
+    store_limit: usize,
+    temp_space: Arc<storage::tempfile::TempSpace>,
+    temp_budget: Arc<storage::tempfile::TempBudget>,
 }
+
+/// The rows a FETCH takes from its cursor at a time when it keeps them in a store
+/// ([`Cursor::fetch_stored`]).
+const FETCH_BATCH: u64 = 1000;
 
 impl Cursor {
     /// A cursor over `portal`; `scroll`: `Some(true)` SCROLL, `Some(false)` NO SCROLL,
@@ -383,6 +392,10 @@ impl Cursor {
             _ => false,
         };
         let scroll = scroll.unwrap_or(plan_scrolls);
+        let sources = portal.running()?.borrow_owner().session.borrow_owner();
+        let store_limit = (sources.settings.planner().work_mem * 1024.0) as usize;
+        let temp_space = sources.shared.pool().smgr().temp().clone();
+        let temp_budget = sources.temp.clone();
         let mut cursor = Cursor {
             portal: Some(portal),
             store: None,
@@ -391,6 +404,9 @@ impl Cursor {
             read: 0,
             exhausted: false,
             pos: 0,
+            store_limit,
+            temp_space,
+            temp_budget,
         };
         if scroll {
             cursor.store = Some(cursor.new_store()?);
@@ -399,17 +415,43 @@ impl Cursor {
     }
 
     fn new_store(&self) -> PgResult<crate::spill::RowStore> {
-        let portal = self
-            .portal
-            .as_ref()
-            .ok_or_else(|| PgError::internal("a held cursor makes no store"))?;
-        let sources = portal.running()?.borrow_owner().session.borrow_owner();
-        let work_mem = sources.settings.planner().work_mem;
         Ok(crate::spill::RowStore::new(
-            (work_mem * 1024.0) as usize,
-            sources.shared.pool().smgr().temp().clone(),
-            Some(sources.temp.clone()),
+            self.store_limit,
+            self.temp_space.clone(),
+            Some(self.temp_budget.clone()),
         ))
+    }
+
+    /// FETCH FORWARD `count` (ALL: `None`) of more rows than a batch: the rows go to a
+    /// store as the cursor moves (in memory up to `work_mem`, then in a temporary file)
+    /// and are sent from there as a query's are (`text`: the context they are shown
+    /// in), so a FETCH ALL of a big cursor holds a bounded part of it (executor rule 8).
+    pub fn fetch_stored(
+        &mut self,
+        count: Option<u64>,
+        text: common::value::TextContext,
+    ) -> PgResult<Portal> {
+        let mut store = self.new_store()?;
+        let mut n = 0u64;
+        loop {
+            let want = count.map_or(FETCH_BATCH, |c| (c - n).min(FETCH_BATCH));
+            if want == 0 {
+                break;
+            }
+            let (rows, got) = self.fetch(
+                sql::parser::FetchDirection::Forward(Some(want as i64)),
+                true,
+            )?;
+            for r in rows {
+                let bytes = crate::env::row_bytes(&r);
+                store.push(r, bytes)?;
+            }
+            n += got;
+            if got < want {
+                break;
+            }
+        }
+        Ok(Portal::made(store, text, format!("FETCH {n}")))
     }
 
     pub fn scrollable(&self) -> bool {

@@ -210,6 +210,29 @@ impl Session {
             .cursors
             .get_mut(&name)
             .ok_or_else(|| no_cursor(&name))?;
+        // More rows forward than a batch: kept in a store as the cursor moves, and sent
+        // from there.
+        let stored = match f.direction {
+            _ if f.move_only => None,
+            sql::parser::FetchDirection::Forward(None) => Some(None),
+            sql::parser::FetchDirection::Forward(Some(n)) if n > wire::STREAM_BATCH_ROWS as i64 => {
+                Some(Some(n as u64))
+            }
+            _ => None,
+        };
+        if let Some(count) = stored {
+            let text = self.info.text.clone();
+            let portal = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                named.cursor.fetch_stored(count, text)
+            }))
+            .unwrap_or_else(|p| Err(crate::session::panic_payload_error(p.as_ref())))?;
+            return Ok(executor::StatementResult {
+                columns: Some(named.columns.clone()),
+                portal: Some(portal),
+                binary: named.binary,
+                ..Default::default()
+            });
+        }
         let moved = std::panic::catch_unwind(AssertUnwindSafe(|| {
             named.cursor.fetch(f.direction, !f.move_only)
         }))

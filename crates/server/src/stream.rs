@@ -33,6 +33,8 @@ pub(crate) struct Streaming {
     rest: Option<RestOfString>,
     /// An error the first batch met, after rows the client is still to be sent.
     pending: Option<PgError>,
+    /// Its rows go in binary (FETCH from a cursor declared BINARY).
+    binary: bool,
 }
 
 /// Up to `max_rows` rows of `portal`, at most `max_bytes` of them ([`BATCH_BYTES`],
@@ -98,6 +100,7 @@ impl Session {
             last,
             rest: None,
             pending,
+            binary: r.binary,
         };
         if st.portal.is_done() && st.pending.is_none() {
             r.tag = st.tag();
@@ -128,10 +131,12 @@ impl Session {
                 rows: Vec::new(),
                 copy_lines: None,
                 text: self.info.text.clone(),
+                binary: false,
                 end: Some(Err(PgError::internal("no statement is streaming"))),
             };
         };
         let text = st.portal.text().clone();
+        let binary = st.binary;
         let fetched = match st.pending.take() {
             Some(e) => Err(e),
             None => fetch_batch(&mut st.portal, max_rows, BATCH_BYTES),
@@ -151,6 +156,7 @@ impl Session {
                     rows: Vec::new(),
                     copy_lines: None,
                     text,
+                    binary: false,
                     end: Some(Err(e)),
                 };
             }
@@ -160,6 +166,7 @@ impl Session {
                 rows,
                 copy_lines,
                 text,
+                binary,
                 end: None,
             };
         }
@@ -182,6 +189,7 @@ impl Session {
             rows,
             copy_lines,
             text,
+            binary,
             end: Some(end),
         }
     }

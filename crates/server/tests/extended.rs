@@ -1436,6 +1436,33 @@ async fn an_execute_of_a_cursor_name_fetches_from_it() {
     c.until_ready().await;
 }
 
+/// FETCH ALL of a cursor with more rows than a batch: they stream from a store, in
+/// binary for a cursor declared BINARY, every batch of them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fetch_all_streams_a_binary_cursors_rows_in_binary() {
+    let (_guard, addr) = target().await;
+    let mut c = Conn::connect(addr).await;
+    c.send_all(&[query(
+        "BEGIN; DECLARE bin_cur BINARY CURSOR FOR SELECT g FROM generate_series(1, 3000) g",
+    )])
+    .await;
+    c.until_ready().await;
+    c.send_all(&[query("FETCH 2 FROM bin_cur; FETCH ALL FROM bin_cur")])
+        .await;
+    let got = c.until_ready().await;
+    let data: Vec<&String> = got.iter().filter(|m| m.starts_with("DataRow")).collect();
+    assert_eq!(data.len(), 3000);
+    assert_eq!(data[2], "DataRow [00, 00, 00, 03]");
+    assert_eq!(data[2999], "DataRow [00, 00, 0b, b8]");
+    assert!(
+        got.contains(&"CommandComplete FETCH 2998".to_string()),
+        "{:?}",
+        &got[got.len() - 3..]
+    );
+    c.send_all(&[query("COMMIT")]).await;
+    c.until_ready().await;
+}
+
 /// COPY TO STDOUT through the extended protocol (tokio-postgres's `copy_out`): its
 /// lines go as CopyData, whatever the Execute's row limit.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -4,7 +4,8 @@
 //! over where it stood with the table loaded and read. Without spilling, the sort alone
 //! holds well over that. A big result sent to a client that keeps none of it (a simple
 //! Query, an Execute with no row limit, a portal fetched 1,000 rows at a time, a cursor
-//! FETCHed 1,000 rows at a time, which keeps what it read for moving back, and COPY TO
+//! FETCHed 1,000 rows at a time and then with FETCH ALL (it keeps what it read for
+//! moving back; FETCH ALL's rows go through a store of their own), and COPY TO
 //! STDOUT) stays within the same bound: the rows go out in batches as they are made.
 //! Held whole, as before, the result alone is about 250 MB. So does a client that stops
 //! reading such a result: its session waits with one batch, and the others go on. So
@@ -115,7 +116,8 @@ async fn spilling_operators_keep_the_peak_memory_bounded() {
 }
 
 /// The rows of `sql`, counted and dropped as they come: by a simple Query, by an Execute
-/// with no row limit, by a portal fetched 1,000 rows at a time, by a cursor, and as
+/// with no row limit, by a portal fetched 1,000 rows at a time, by a cursor (FETCH 1000
+/// three times, then FETCH ALL), and as
 /// the lines of COPY TO STDOUT.
 async fn streamed(c: &mut tokio_postgres::Client, sql: &str) -> [usize; 5] {
     use futures::TryStreamExt;
@@ -149,19 +151,26 @@ async fn streamed(c: &mut tokio_postgres::Client, sql: &str) -> [usize; 5] {
     tx.commit().await.expect("commit");
     let mut cursor = 0;
     exec(c, &format!("BEGIN; DECLARE big_cursor CURSOR FOR {sql}")).await;
-    loop {
+    for _ in 0..3 {
         let rows = c
             .simple_query("FETCH 1000 FROM big_cursor")
             .await
             .expect("fetch");
-        let n = rows
+        cursor += rows
             .iter()
             .filter(|m| matches!(m, tokio_postgres::SimpleQueryMessage::Row(_)))
             .count();
-        if n == 0 {
-            break;
+    }
+    // The rest in one FETCH ALL, streamed from a store as the cursor moves.
+    let stream = c
+        .simple_query_raw("FETCH ALL FROM big_cursor")
+        .await
+        .expect("fetch all");
+    futures::pin_mut!(stream);
+    while let Some(m) = stream.try_next().await.expect("rows") {
+        if let tokio_postgres::SimpleQueryMessage::Row(_) = m {
+            cursor += 1;
         }
-        cursor += n;
     }
     exec(c, "COMMIT").await;
     let mut lines = 0;

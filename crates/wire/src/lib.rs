@@ -114,6 +114,8 @@ pub struct Fetched {
     /// COPY TO STDOUT: its lines instead of rows (CopyData each; CopyDone at the end).
     pub copy_lines: Option<Vec<Vec<u8>>>,
     pub text: TextContext,
+    /// The rows go in binary (FETCH from a cursor declared BINARY), as the first did.
+    pub binary: bool,
     /// `None`: more rows follow. Else the statement ended, with its tag or its error.
     pub end: Option<Result<String, PgError>>,
 }
@@ -206,6 +208,7 @@ pub trait Session: 'static {
             rows: Vec::new(),
             copy_lines: None,
             text: TextContext::detached(),
+            binary: false,
             end: Some(Err(PgError::internal("no statement is running"))),
         }
     }
@@ -649,13 +652,12 @@ where
                 .feed(PgWireBackendMessage::CopyData(CopyData::new(line.into())))
                 .await?;
         }
+        let width = f.rows.first().map_or(0, Vec::len);
+        let binary = vec![f.binary; width];
         for r in &f.rows {
             client
                 .feed(PgWireBackendMessage::DataRow(data_row(
-                    r,
-                    &[],
-                    &f.text,
-                    &mut buf,
+                    r, &binary, &f.text, &mut buf,
                 )))
                 .await?;
         }
