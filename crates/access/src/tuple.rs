@@ -483,7 +483,11 @@ fn get_datum(ty: &DataType, r: &mut Reader<'_>, i: usize) -> PgResult<Value> {
             r.take(used, "numeric")?;
             Value::Numeric(n)
         }
-        DataType::Text | DataType::Varchar(_) | DataType::Unknown | DataType::Bpchar(_) => {
+        DataType::Text
+        | DataType::Varchar(_)
+        | DataType::Unknown
+        | DataType::Void
+        | DataType::Bpchar(_) => {
             let len = u32::from_le_bytes(r.array("text length")?) as usize;
             let raw = r.take(len, "text")?;
             let s = std::str::from_utf8(raw)
@@ -519,6 +523,7 @@ fn skip_datum(ty: &DataType, r: &mut Reader<'_>, i: usize) -> PgResult<()> {
         | DataType::Text
         | DataType::Varchar(_)
         | DataType::Unknown
+        | DataType::Void
         | DataType::Bpchar(_)
         | DataType::Array(_) => {
             let len = u32::from_le_bytes(r.array("length")?) as usize;

@@ -178,6 +178,7 @@ pub(super) const BUILTIN_PROCS: &[BuiltinProc] = &[
     BuiltinProc { oid: 2507, name: "pg_get_indexdef", kind: 'f', args: &[26, 23, 16], ret: 25, retset: false, strict: true, volatility: 's', parallel: 's', arg_names: &[], defaults: &[] },
     BuiltinProc { oid: 2508, name: "pg_get_constraintdef", kind: 'f', args: &[26, 16], ret: 25, retset: false, strict: true, volatility: 's', parallel: 's', arg_names: &[], defaults: &[] },
     BuiltinProc { oid: 2559, name: "lastval", kind: 'f', args: &[], ret: 20, retset: false, strict: true, volatility: 'v', parallel: 'u', arg_names: &[], defaults: &[] },
+    BuiltinProc { oid: 2626, name: "pg_sleep", kind: 'f', args: &[701], ret: 2278, retset: false, strict: true, volatility: 'v', parallel: 's', arg_names: &[], defaults: &[] },
     BuiltinProc { oid: 2647, name: "transaction_timestamp", kind: 'f', args: &[], ret: 1184, retset: false, strict: true, volatility: 's', parallel: 's', arg_names: &[], defaults: &[] },
     BuiltinProc { oid: 2648, name: "statement_timestamp", kind: 'f', args: &[], ret: 1184, retset: false, strict: true, volatility: 's', parallel: 's', arg_names: &[], defaults: &[] },
     BuiltinProc { oid: 2649, name: "clock_timestamp", kind: 'f', args: &[], ret: 1184, retset: false, strict: true, volatility: 'v', parallel: 's', arg_names: &[], defaults: &[] },

@@ -46,6 +46,9 @@ pub enum DataType {
     /// PostgreSQL, of elements of one type. `typmod` is the elements' (and, as in
     /// PostgreSQL's `atttypmod`, the array column's) type modifier.
     Array(ArrayType),
+    /// `void`: what a function that returns nothing returns (`pg_sleep`); its one value
+    /// is shown as an empty string and is not NULL.
+    Void,
     Unknown,
 }
 
@@ -88,6 +91,7 @@ pub mod oids {
     pub const REGCLASS: Oid = 2205;
     pub const REGTYPE: Oid = 2206;
     pub const REGNAMESPACE: Oid = 4089;
+    pub const VOID: Oid = 2278;
 
     /// Each element type with its array type (`typarray` in `pg_type.dat`).
     pub const ARRAYS: [(Oid, Oid); 20] = [
@@ -159,6 +163,7 @@ impl DataType {
             DataType::Reg(k) => k.type_oid(),
             // Every element type Myriad has has an array type.
             DataType::Array(a) => oids::array_of(a.elem_oid).unwrap_or(0),
+            DataType::Void => oids::VOID,
             DataType::Unknown => oids::UNKNOWN,
         }
     }
@@ -181,6 +186,7 @@ impl DataType {
             DataType::Bool => 1,
             DataType::Int2 => 2,
             DataType::Int4 | DataType::Float4 | DataType::Date | DataType::Oid => 4,
+            DataType::Void => 4,
             DataType::Reg(_) => 4,
             DataType::Int8 | DataType::Float8 => 8,
             DataType::Timestamp(_) | DataType::TimestampTz(_) => 8,
@@ -226,6 +232,7 @@ impl DataType {
             oids::REGTYPE => DataType::Reg(crate::value::RegKind::Type),
             oids::REGNAMESPACE => DataType::Reg(crate::value::RegKind::Namespace),
             oids::UNKNOWN => DataType::Unknown,
+            oids::VOID => DataType::Void,
             array => {
                 let elem_oid = oids::element_of(array)?;
                 DataType::Array(ArrayType { elem_oid, typmod })
@@ -269,6 +276,7 @@ impl DataType {
             DataType::Oid => "oid",
             DataType::Reg(k) => k.type_name(),
             DataType::Array(_) => "array",
+            DataType::Void => "void",
             DataType::Unknown => "unknown",
         }
     }
@@ -296,6 +304,7 @@ impl DataType {
             DataType::Numeric(_) => "numeric",
             DataType::Uuid => "uuid",
             DataType::Bytea => "bytea",
+            DataType::Void => "void",
             DataType::Unknown => "unknown",
         }
     }

@@ -473,6 +473,8 @@ impl Value {
             }
             DataType::Float8 => parse_float(text, ty).map(Value::Float8),
             DataType::Text | DataType::Unknown => Ok(Value::Text(text.to_string())),
+            // Any text reads as the one void value, as PostgreSQL's void_in.
+            DataType::Void => Ok(Value::Text(String::new())),
             // 'now', 'today' and input without a zone read the session clock and zone.
             DataType::Date => Date::parse(text, &cx.clock.context()).map(Value::Date),
             DataType::Timestamp(p) => Timestamp::parse(text, &cx.clock.context())?

@@ -35,6 +35,8 @@ pub fn cast_value(v: Value, to: &DataType, explicit: bool, cx: &TextContext) -> 
         return Ok(Value::Null);
     }
     match to {
+        // Through text, as PostgreSQL's I/O conversion: void_in takes anything.
+        DataType::Void => Ok(Value::Text(String::new())),
         DataType::Bool => match v {
             Value::Bool(_) => Ok(v),
             Value::Int4(i) => Ok(Value::Bool(i != 0)),

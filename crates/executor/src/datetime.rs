@@ -255,6 +255,7 @@ pub(crate) fn eval_func(clock: &SessionClock, f: ScalarFunc, args: &[Value]) -> 
         | F::GenRandomUuid
         | F::PgCancelBackend
         | F::PgTerminateBackend
+        | F::PgSleep
         | F::Random
         | F::PgGetUserById
         | F::PgTableIsVisible

@@ -557,6 +557,7 @@ fn eval_func(s: &Session, f: ScalarFunc, args: Vec<Value>, ty: &DataType) -> PgR
         }
         ScalarFunc::Random => Ok(Value::Float8(rand::random::<f64>())),
         ScalarFunc::PgCancelBackend | ScalarFunc::PgTerminateBackend => signal_backend(f, &args, s),
+        ScalarFunc::PgSleep => sleep(&args, s),
         ScalarFunc::GenRandomUuid => {
             let mut u: [u8; 16] = rand::random();
             // RFC 4122 version 4, variant 10xx, as PostgreSQL's gen_random_uuid.
@@ -675,6 +676,26 @@ fn partition_of_row(s: &Session, args: &[Value]) -> PgResult<Value> {
 /// `pg_cancel_backend(pid)`, `pg_terminate_backend(pid [, timeout])`: false if there is
 /// no such session (PostgreSQL warns too). A termination with a timeout waits, up to it,
 /// for the session to go, as PostgreSQL 14+ does.
+/// `pg_sleep(seconds)`: wait, a short step at a time so that a cancel, a terminate or
+/// statement_timeout stops it (57014) as they stop any long loop. NULL in, NULL out
+/// (the function is strict); else the one void value.
+fn sleep(args: &[Value], s: &Session) -> PgResult<Value> {
+    let Some(Value::Float8(seconds)) = args.first() else {
+        return Ok(Value::Null);
+    };
+    let until = std::time::Instant::now()
+        + std::time::Duration::try_from_secs_f64(seconds.max(0.0))
+            .unwrap_or(std::time::Duration::MAX / 2);
+    loop {
+        s.tx.check_statement_timeout()?;
+        let now = std::time::Instant::now();
+        if now >= until {
+            return Ok(Value::Text(String::new()));
+        }
+        std::thread::sleep((until - now).min(std::time::Duration::from_millis(10)));
+    }
+}
+
 fn signal_backend(f: ScalarFunc, args: &[Value], s: &Session) -> PgResult<Value> {
     use txn::activity::Signal;
     let Some(pid) = args.first().and_then(Value::as_i64) else {

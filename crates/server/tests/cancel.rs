@@ -139,6 +139,30 @@ async fn cancel_requests_stop_the_statement_and_the_session_goes_on() {
     let e = running.await.expect("join").expect_err("canceled");
     assert_eq!(sqlstate(&e), "57014");
     assert_eq!(value(&waiter, "SELECT 1").await, "1");
+
+    // pg_sleep looks as it waits.
+    let w = waiter.clone();
+    let running = tokio::spawn(async move { w.batch_execute("SELECT pg_sleep(60)").await });
+    loop {
+        let active = value(
+            &observer,
+            &format!(
+                "SELECT count(*) FROM pg_stat_activity WHERE pid = {pid} AND state = 'active'"
+            ),
+        )
+        .await;
+        if active == "1" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert_eq!(
+        value(&observer, &format!("SELECT pg_cancel_backend({pid})")).await,
+        "t"
+    );
+    let e = running.await.expect("join").expect_err("canceled");
+    assert_eq!(sqlstate(&e), "57014");
+    assert_eq!(value(&waiter, "SELECT 1").await, "1");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -170,6 +170,8 @@ pub enum ScalarFunc {
     PgTerminateBackend,
     /// `random()`: a double precision value in [0, 1), a new one at each call.
     Random,
+    /// `pg_sleep(seconds)`: wait, stopped by a cancel or statement_timeout; void.
+    PgSleep,
     /// `pg_get_userbyid(oid)`: the role's name.
     PgGetUserById,
     /// `pg_table_is_visible(oid)`: whether the relation exists (every relation is in
@@ -307,6 +309,7 @@ impl ScalarFunc {
                 | F::GenRandomUuid
                 | F::PgCancelBackend
                 | F::PgTerminateBackend
+                | F::PgSleep
                 | F::Random
                 | F::SetConfig
         )
@@ -335,6 +338,7 @@ impl ScalarFunc {
             | F::GenRandomUuid
             | F::PgCancelBackend
             | F::PgTerminateBackend
+            | F::PgSleep
             | F::Random
             | F::MakeTimestampTz
             | F::AtTimeZone

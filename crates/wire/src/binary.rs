@@ -237,6 +237,7 @@ pub fn get_param(bytes: &[u8], ty: &DataType, n: usize) -> PgResult<Value> {
         DataType::Oid => Value::Oid(u32::from_be_bytes(fixed(bytes, n)?)),
         DataType::Reg(kind) => Value::Reg(*kind, u32::from_be_bytes(fixed(bytes, n)?)),
         DataType::Array(a) => get_array(bytes, &a.elem(), n)?,
+        DataType::Void => Value::Text(String::new()),
     })
 }
 

@@ -666,6 +666,23 @@ pub(crate) fn pg_type_rows() -> Vec<Row> {
             Value::Int4(-1),
         ]);
     }
+    // void, the pseudo-type of a function that returns nothing (`pg_sleep`).
+    rows.push(vec![
+        Value::Oid(DataType::Void.oid()),
+        Value::Text(DataType::Void.internal_name().into()),
+        Value::Oid(11),
+        Value::Int2(DataType::Void.typlen()),
+        Value::Text("p".into()),
+        Value::Text("P".into()),
+        Value::Oid(0),
+        Value::Oid(0),
+        Value::Oid(0),
+        Value::Oid(0),
+        Value::Text("p".into()),
+        Value::Bool(false),
+        Value::Oid(0),
+        Value::Int4(-1),
+    ]);
     rows.sort_by_key(|r| r[0].as_i64());
     rows
 }

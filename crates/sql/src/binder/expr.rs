@@ -955,6 +955,10 @@ impl Binder<'_> {
     ) -> PgResult<(Expr, Expr)> {
         let (lt, rt) = (l.ty, r.ty);
         let ty = match (lt, rt) {
+            // void has no operators.
+            (DataType::Void, _) | (_, DataType::Void) => {
+                return Err(undefined_operator(op, &lt, &rt));
+            }
             (DataType::Unknown, DataType::Unknown) => DataType::Text,
             (DataType::Unknown, t) | (t, DataType::Unknown) => t,
             // As arithmetic: the wider type, except that float4 meets anything but
@@ -1578,6 +1582,18 @@ impl Binder<'_> {
                     out.push(self.coerce(timeout, &DataType::Int8, CastContext::Implicit)?);
                 }
                 Ok(Expr::new(ExprKind::Func(f, out), DataType::Bool))
+            }
+            // pg_sleep(double precision): void.
+            ("pg_sleep", 1) => {
+                let a = args.into_iter().next().expect("one argument");
+                if !(a.ty.is_numeric() || a.ty == DataType::Unknown) {
+                    return Err(undefined_function(name, &[a]));
+                }
+                let a = self.coerce(a, &DataType::Float8, CastContext::Implicit)?;
+                Ok(Expr::new(
+                    ExprKind::Func(ScalarFunc::PgSleep, vec![a]),
+                    DataType::Void,
+                ))
             }
             ("pg_backend_pid", 0) => Ok(Expr::new(
                 ExprKind::Const(Value::Int4(self.session.backend_pid as i32)),
