@@ -713,12 +713,15 @@ fn signal_backend(f: ScalarFunc, args: &[Value], s: &Session) -> PgResult<Value>
         _ => Signal::Terminate,
     };
     let manager = s.tx.manager();
-    let Ok(pid) = u32::try_from(pid) else {
-        return Ok(Value::Bool(false));
-    };
-    if !manager.signal_backend(pid, signal, None) {
+    let signaled = u32::try_from(pid).is_ok_and(|pid| manager.signal_backend(pid, signal, None));
+    if !signaled {
+        s.notices.borrow_mut().push(PgError::warning(
+            SqlState::WARNING,
+            format!("PID {pid} is not a PostgreSQL backend process"),
+        ));
         return Ok(Value::Bool(false));
     }
+    let pid = pid as u32;
     if signal == Signal::Terminate && timeout > 0 && pid != s.info.backend_pid {
         let until = std::time::Instant::now() + std::time::Duration::from_millis(timeout as u64);
         let gone = || !manager.activity().sessions().iter().any(|b| b.pid() == pid);

@@ -42,6 +42,7 @@ pub struct Sources {
     pub sequence_memory: Rc<RefCell<SequenceMemory>>,
     pub read_only: bool,
     pub temp: Arc<storage::tempfile::TempBudget>,
+    pub notices: Rc<RefCell<Vec<PgError>>>,
 }
 
 self_cell::self_cell!(
@@ -161,6 +162,7 @@ impl Portal {
             tx: &s.tx,
             live_catalog: s.shared.catalog(),
             temp: &s.temp,
+            notices: &s.notices,
         });
         // Its own transaction's later statements stay unseen, as they would be by a
         // statement that had run to its end.

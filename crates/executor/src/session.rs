@@ -73,6 +73,9 @@ pub struct Session<'a> {
     pub live_catalog: &'a catalog::Catalog,
     /// What the session's temporary files hold, against its `temp_file_limit`.
     pub temp: &'a std::sync::Arc<storage::tempfile::TempBudget>,
+    /// Notices a statement raises as it runs (a WARNING of `pg_cancel_backend`): the
+    /// session sends them with the statement's next rows or its end.
+    pub notices: &'a RefCell<Vec<common::PgError>>,
 }
 
 impl Session<'_> {

@@ -490,8 +490,15 @@ impl Session {
         }
     }
 
-    /// Execute: run the portal (the first time) and send up to `max_rows` rows.
+    /// Execute: run the portal (the first time) and send up to `max_rows` rows, after
+    /// the notices the statement raised making them.
     pub(crate) fn execute_portal(&mut self, name: &str, max_rows: usize) -> ExecuteOutcome {
+        let mut outcome = self.execute_portal_rows(name, max_rows);
+        outcome.notices.extend(self.take_notices());
+        outcome
+    }
+
+    fn execute_portal_rows(&mut self, name: &str, max_rows: usize) -> ExecuteOutcome {
         let Some(mut portal) = self.portals.remove(name) else {
             if self.cursors.contains_key(name) {
                 return self.execute_cursor(name, max_rows);

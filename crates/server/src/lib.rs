@@ -176,6 +176,8 @@ pub(crate) struct SessionParts<'a> {
     pub read_only: bool,
     /// What the session's temporary files hold (`temp_file_limit`).
     pub temp: &'a Arc<storage::tempfile::TempBudget>,
+    /// Notices its statements raise as they run (`executor::session::Session::notices`).
+    pub notices: &'a std::rc::Rc<std::cell::RefCell<Vec<PgError>>>,
     /// The session's cursors and portals, whose queries read on.
     pub cursors: &'a cursor::Cursors,
     pub portals: &'a std::collections::HashMap<String, extended::Portal>,
@@ -856,6 +858,7 @@ impl Database {
             tx,
             live_catalog: &self.catalog,
             temp: parts.temp,
+            notices: parts.notices,
         }
     }
 
@@ -1115,6 +1118,7 @@ impl Database {
                     sequence_memory: session.sequence_memory.clone(),
                     read_only: session.read_only,
                     temp: session.temp.clone(),
+                    notices: session.notices.clone(),
                 };
                 let portal = executor::portal::Portal::open(
                     sources,

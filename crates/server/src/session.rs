@@ -55,6 +55,9 @@ pub struct Session {
     pub(crate) info: common::session::SessionInfo,
     /// `currval` and `lastval`, for the session's life.
     sequence_memory: std::rc::Rc<std::cell::RefCell<executor::session::SequenceMemory>>,
+    /// Notices statements raise as they run, sent with the next outcome or rows
+    /// ([`Session::take_notices`]).
+    notices: std::rc::Rc<std::cell::RefCell<Vec<PgError>>>,
     /// The catalog `self.info`'s `reg*` names read, kept while the transaction's
     /// catalog is the same snapshot (one allocation per catalog change, not per
     /// statement).
@@ -276,6 +279,7 @@ pub(crate) fn to_wire(
             copy_out,
             text: text.clone(),
             more: false,
+            raised: Vec::new(),
         },
     )
 }
@@ -396,6 +400,7 @@ impl Session {
                 ..common::session::SessionInfo::detached()
             },
             sequence_memory: Default::default(),
+            notices: Default::default(),
             reg_catalog: None,
             statements: HashMap::new(),
             portals: HashMap::new(),
@@ -478,6 +483,7 @@ impl Session {
             info: &self.info,
             settings: &self.hook,
             sequence_memory: &self.sequence_memory,
+            notices: &self.notices,
             read_only: self.tx.is_active() && self.tx.read_only(),
             temp: &self.temp,
             cursors: &self.cursors,
@@ -1461,8 +1467,14 @@ impl Session {
                 }
                 Err(e) => Err(e),
             };
+            // What it raised as it ran goes with its result (after its RowDescription).
+            let raised = self.take_notices();
             match outcome {
-                Ok(o) => {
+                Ok(mut o) => {
+                    match &mut o.result {
+                        Ok(done) => done.raised = raised,
+                        Err(_) => o.notices.extend(raised),
+                    }
                     out.push(o);
                     // A query whose rows go on, or a COPY FROM STDIN waiting for its
                     // data: the statements after it run once it ends.
@@ -1482,7 +1494,7 @@ impl Session {
                 Err(e) => {
                     self.fail();
                     out.push(StatementOutcome {
-                        notices: vec![],
+                        notices: raised,
                         result: Err(e),
                     });
                     break;
@@ -1490,6 +1502,11 @@ impl Session {
             }
         }
         out
+    }
+
+    /// The notices statements raised as they ran, since the last call.
+    pub(crate) fn take_notices(&self) -> Vec<PgError> {
+        std::mem::take(&mut *self.notices.borrow_mut())
     }
 }
 

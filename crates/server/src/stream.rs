@@ -132,6 +132,7 @@ impl Session {
                 copy_lines: None,
                 text: self.info.text.clone(),
                 binary: false,
+                notices: self.take_notices(),
                 end: Some(Err(PgError::internal("no statement is streaming"))),
             };
         };
@@ -157,6 +158,7 @@ impl Session {
                     copy_lines: None,
                     text,
                     binary: false,
+                    notices: self.take_notices(),
                     end: Some(Err(e)),
                 };
             }
@@ -167,6 +169,7 @@ impl Session {
                 copy_lines,
                 text,
                 binary,
+                notices: self.take_notices(),
                 end: None,
             };
         }
@@ -190,6 +193,7 @@ impl Session {
             copy_lines,
             text,
             binary,
+            notices: self.take_notices(),
             end: Some(end),
         }
     }

@@ -1463,6 +1463,47 @@ async fn fetch_all_streams_a_binary_cursors_rows_in_binary() {
     c.until_ready().await;
 }
 
+/// A WARNING a statement raises as it runs (pg_cancel_backend of no such process) goes
+/// to the client in both protocols, as PostgreSQL sends it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn notices_raised_while_running_reach_the_client() {
+    let (_guard, addr) = target().await;
+    let mut c = Conn::connect(addr).await;
+    let sql = "SELECT pg_cancel_backend(999999) AS c";
+    check(
+        &mut c,
+        &[
+            (
+                vec![query(sql)],
+                &[
+                    "RowDescription c:16/0",
+                    "Notice 01000 PID 999999 is not a PostgreSQL backend process",
+                    "DataRow f",
+                    "CommandComplete SELECT 1",
+                    "ReadyForQuery I",
+                ],
+            ),
+            (
+                vec![
+                    parse("", sql, &[]),
+                    bind("", "", &[], &[], &[]),
+                    execute("", 0),
+                    sync(),
+                ],
+                &[
+                    "ParseComplete",
+                    "BindComplete",
+                    "Notice 01000 PID 999999 is not a PostgreSQL backend process",
+                    "DataRow f",
+                    "CommandComplete SELECT 1",
+                    "ReadyForQuery I",
+                ],
+            ),
+        ],
+    )
+    .await;
+}
+
 /// COPY TO STDOUT through the extended protocol (tokio-postgres's `copy_out`): its
 /// lines go as CopyData, whatever the Execute's row limit.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

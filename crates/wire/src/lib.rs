@@ -105,6 +105,9 @@ pub struct Completed {
     /// it has and asks [`Session::fetch`] for more until the statement ends, then
     /// [`Session::resume`] for the rest of the query string.
     pub more: bool,
+    /// Notices the statement raised as it ran (not those of its start, which go
+    /// before it): after its RowDescription, before its rows, as PostgreSQL sends them.
+    pub raised: Vec<PgError>,
 }
 
 /// Rows of a query still running, for [`Session::fetch`].
@@ -116,6 +119,8 @@ pub struct Fetched {
     pub text: TextContext,
     /// The rows go in binary (FETCH from a cursor declared BINARY), as the first did.
     pub binary: bool,
+    /// Notices the statement raised making them: sent first.
+    pub notices: Vec<PgError>,
     /// `None`: more rows follow. Else the statement ended, with its tag or its error.
     pub end: Option<Result<String, PgError>>,
 }
@@ -209,6 +214,7 @@ pub trait Session: 'static {
             copy_lines: None,
             text: TextContext::detached(),
             binary: false,
+            notices: Vec::new(),
             end: Some(Err(PgError::internal("no statement is running"))),
         }
     }
@@ -646,6 +652,13 @@ where
     loop {
         client.flush().await?;
         let f = session.fetch(STREAM_BATCH_ROWS);
+        for n in &f.notices {
+            client
+                .feed(PgWireBackendMessage::NoticeResponse(NoticeResponse::new(
+                    error_fields(n),
+                )))
+                .await?;
+        }
         let copy = f.copy_lines.is_some();
         for line in f.copy_lines.into_iter().flatten() {
             client
@@ -742,6 +755,15 @@ where
                     client
                         .feed(PgWireBackendMessage::RowDescription(row_description(cols)))
                         .await?;
+                }
+                for n in &done.raised {
+                    client
+                        .feed(PgWireBackendMessage::NoticeResponse(NoticeResponse::new(
+                            error_fields(n),
+                        )))
+                        .await?;
+                }
+                if let Some(cols) = &done.columns {
                     // Text, but for a cursor declared BINARY.
                     let binary: Vec<bool> = cols.iter().map(|c| c.binary).collect();
                     for r in &done.rows {
