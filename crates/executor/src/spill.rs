@@ -264,7 +264,16 @@ pub(crate) struct RowStore {
     /// The reader of the file, and the spilled row it gives next.
     cursor: Cursor,
     next_spilled: usize,
+    /// Where every [`CHECKPOINT`]th spilled row starts in the file: a read of an
+    /// earlier row (a cursor moving back) starts from the one before it, not from the
+    /// file's start.
+    checkpoints: Vec<u64>,
+    /// Spilled rows read from the file so far (what a backward read costs, in tests).
+    records_read: u64,
 }
+
+/// The spilled rows between two of a [`RowStore`]'s remembered file offsets.
+const CHECKPOINT: usize = 128;
 
 impl RowStore {
     pub(crate) fn new(
@@ -283,6 +292,8 @@ impl RowStore {
             spilled: 0,
             cursor: Cursor::default(),
             next_spilled: 0,
+            checkpoints: Vec::new(),
+            records_read: 0,
         }
     }
 
@@ -304,6 +315,10 @@ impl RowStore {
         }
         if self.file.is_none() {
             self.file = Some(self.space.create(self.budget.as_ref())?);
+        }
+        if self.spilled.is_multiple_of(CHECKPOINT) {
+            let flushed = self.file.as_ref().map_or(0, TempFile::len);
+            self.checkpoints.push(flushed + self.pending.len() as u64);
         }
         put_record(&mut self.pending, &[&row])?;
         self.spilled += 1;
@@ -356,8 +371,9 @@ impl RowStore {
             .chain((0..spilled).map(move |k| self.spilled(k)?.ok_or_else(corrupt)))
     }
 
-    /// Row `i`, wherever it is: a spilled row before the last one read is reached by
-    /// reading the file again from its start (a scrollable cursor moving back).
+    /// Row `i`, wherever it is: a spilled row before the last one read (a scrollable
+    /// cursor moving back) is read from the checkpoint before it, at most
+    /// [`CHECKPOINT`] rows back.
     pub(crate) fn get(&mut self, i: usize) -> PgResult<Option<Vec<Value>>> {
         if i < self.memory.len() {
             return Ok(Some(self.memory[i].clone()));
@@ -367,8 +383,12 @@ impl RowStore {
             return Ok(None);
         }
         if k < self.next_spilled {
-            self.next_spilled = 0;
-            self.cursor = Cursor::default();
+            let c = k / CHECKPOINT;
+            self.next_spilled = c * CHECKPOINT;
+            self.cursor = Cursor {
+                offset: *self.checkpoints.get(c).ok_or_else(corrupt)?,
+                ..Cursor::default()
+            };
         }
         while self.next_spilled < k {
             self.spilled(self.memory.len() + self.next_spilled)?;
@@ -396,6 +416,7 @@ impl RowStore {
         let file = self.file.as_ref().ok_or_else(corrupt)?;
         let row = self.cursor.next(file)?.ok_or_else(corrupt)?;
         self.next_spilled += 1;
+        self.records_read += 1;
         Ok(Some(row))
     }
 }
@@ -485,5 +506,33 @@ mod tests {
         assert_eq!(store.len(), 303);
         drop(store);
         assert_eq!(space.present(), 0);
+    }
+
+    #[test]
+    fn a_row_store_reads_spilled_rows_backward_and_at_random() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let space = std::sync::Arc::new(
+            TempSpace::open(std::sync::Arc::new(storage::vfs::OsVfs), dir.path()).expect("space"),
+        );
+        let row = |i: usize| vec![Value::Int8(i as i64), Value::Text("x".repeat(i % 50))];
+        let mut store = RowStore::new(1000, space, None);
+        for i in 0..2000 {
+            store.push(row(i), 100).expect("push");
+        }
+        // Backward from the end, as a scrollable cursor moving back reads them: each
+        // from the checkpoint before it, not from the file's start.
+        for i in (0..2000).rev() {
+            assert_eq!(store.get(i).expect("read"), Some(row(i)), "row {i}");
+        }
+        assert!(
+            store.records_read <= 2000 * CHECKPOINT as u64,
+            "{} records read",
+            store.records_read
+        );
+        // Jumps both ways, across checkpoints and onto them.
+        for i in [1999, 5, 1500, 128 + 10, 138, 137, 1024 + 128, 1023, 2000] {
+            let want = (i < 2000).then(|| row(i));
+            assert_eq!(store.get(i).expect("read"), want, "row {i}");
+        }
     }
 }

@@ -32,7 +32,7 @@ pub(crate) enum Inner<'a> {
         /// rows kept so far reads the next one from it).
         input: Option<Box<dyn Operator + 'a>>,
         /// In memory up to `work_mem`, the rest in a temporary file.
-        rows: crate::spill::RowStore,
+        rows: Box<crate::spill::RowStore>,
         pos: usize,
         /// Under EXPLAIN ANALYZE, the node each pass over `rows` counts as one loop of:
         /// the Materialize, or the Sort after its first pass (which it counts itself).
@@ -99,11 +99,11 @@ impl<'a> Inner<'a> {
             });
             return Ok(Inner::Kept {
                 input: Some(build(right, env)?),
-                rows: crate::spill::RowStore::new(
+                rows: Box::new(crate::spill::RowStore::new(
                     crate::env::work_mem_bytes(&env, false),
                     env.pool.smgr().temp().clone(),
                     Some(env.session.temp.clone()),
-                ),
+                )),
                 pos: 0,
                 counter,
                 counting: false,
