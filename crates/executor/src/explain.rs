@@ -1406,16 +1406,7 @@ impl Renderer<'_> {
                         .collect();
                     let mut details = vec![format!("Group Key: {}", keys.join(", "))];
                     if let Some(m) = stats.and_then(|s| s.memory) {
-                        let disk = if m.disk > 0 {
-                            format!("  Disk Usage: {}kB", m.disk.div_ceil(1024))
-                        } else {
-                            String::new()
-                        };
-                        details.push(format!(
-                            "Batches: {}  Memory Usage: {}kB{disk}",
-                            m.batches,
-                            m.peak.div_ceil(1024)
-                        ));
+                        details.push(hash_batches(&m));
                     }
                     node(format!("{part}HashAggregate"), details, vec![child])
                 }
@@ -1450,11 +1441,11 @@ impl Renderer<'_> {
             Plan::Distinct { input } => {
                 let names = self.names(input);
                 let child = self.shown(input);
-                node(
-                    "HashAggregate".into(),
-                    vec![format!("Group Key: {}", names.join(", "))],
-                    vec![child],
-                )
+                let mut details = vec![format!("Group Key: {}", names.join(", "))];
+                if let Some(m) = stats.and_then(|s| s.memory) {
+                    details.push(hash_batches(&m));
+                }
+                node("HashAggregate".into(), details, vec![child])
             }
             Plan::Limit { input, .. } => {
                 let mut child = self.shown(input);
@@ -1785,4 +1776,19 @@ fn rename_scans(plan: &mut Plan, alias: &str) {
             }
         }
     }
+}
+
+/// A HashAggregate's line under ANALYZE: its batches (1 plus the files it spilled), its
+/// peak memory and, once it spilled, what went to disk.
+fn hash_batches(m: &crate::instrument::MemoryUsage) -> String {
+    let disk = if m.disk > 0 {
+        format!("  Disk Usage: {}kB", m.disk.div_ceil(1024))
+    } else {
+        String::new()
+    };
+    format!(
+        "Batches: {}  Memory Usage: {}kB{disk}",
+        m.batches,
+        m.peak.div_ceil(1024)
+    )
 }

@@ -1,7 +1,7 @@
 //! Memory stays bounded when work_mem is small (issue 30): a sort, a hash aggregate, a
-//! hash join and a nested loop's Materialize over 1,000,000 rows each go to temporary
-//! files, and the process's peak memory (VmHWM, read from /proc) grows by at most 32 MB
-//! over where it stood with the table loaded and read. Without spilling, the sort alone
+//! DISTINCT, an EXCEPT, a hash join and a nested loop's Materialize over 1,000,000 rows
+//! each go to temporary files, and the process's peak memory (VmHWM, read from /proc)
+//! grows by at most 32 MB over where it stood with the table loaded and read. Without spilling, the sort alone
 //! holds well over that. A big result sent to a client that keeps none of it (a simple
 //! Query, an Execute with no row limit, a portal fetched 1,000 rows at a time, a cursor
 //! FETCHed 1,000 rows at a time and then with FETCH ALL (it keeps what it read for
@@ -58,6 +58,19 @@ async fn spilling_operators_keep_the_peak_memory_bounded() {
         )
         .await,
         "100000"
+    );
+    // A DISTINCT over a million distinct texts, and a set operation of them.
+    assert_eq!(
+        value(&c, "SELECT count(*) FROM (SELECT DISTINCT t FROM big) x").await,
+        "1000000"
+    );
+    assert_eq!(
+        value(
+            &c,
+            "SELECT count(*) FROM (SELECT t FROM big EXCEPT SELECT t FROM big WHERE g % 2 = 0) x"
+        )
+        .await,
+        "500000"
     );
     exec(&c, "RESET enable_sort").await;
     // A hash join of the table with itself.

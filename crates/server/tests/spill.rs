@@ -84,6 +84,16 @@ async fn a_sort_spills_and_its_files_go_with_the_query() {
     );
     assert!(temp.files_created() > made);
     assert_eq!(temp.present(), 0);
+    // A DISTINCT's HashAggregate too.
+    let made = temp.files_created();
+    let plan = analyzed(&c, "SELECT DISTINCT t FROM s").await;
+    assert!(
+        plan.iter()
+            .any(|l| l.contains("Batches: ") && l.contains("Disk Usage: ")),
+        "{plan:?}"
+    );
+    assert!(temp.files_created() > made);
+    assert_eq!(temp.present(), 0);
     exec(&c, "RESET enable_sort").await;
 
     // And a hash join, in batches.

@@ -123,8 +123,8 @@ pub(crate) struct AggregateOp<'a> {
 
 /// The files a hash aggregate past its memory splits new groups' rows into (by their
 /// keys' hash), and how many times a file's rows may be split again.
-const SPILL_PARTITIONS: usize = 8;
-const SPILL_DEPTH_MAX: u32 = 4;
+pub(crate) const SPILL_PARTITIONS: usize = 8;
+pub(crate) const SPILL_DEPTH_MAX: u32 = 4;
 
 impl AggregateOp<'_> {
     /// Aggregate the rows `next` gives, split `depth` times already. Past the hash

@@ -496,10 +496,7 @@ fn build_node<'a>(
             usage: Default::default(),
             top_n: false,
         }),
-        Plan::Distinct { input } => Box::new(DistinctOp {
-            input: build(input, env)?,
-            seen: Default::default(),
-        }),
+        Plan::Distinct { input } => Box::new(DistinctOp::new(env, build(input, env)?)),
         Plan::Append { inputs, prune, .. } => {
             // A partitioned table's partitions: those the run-time values leave (EXPLAIN
             // shows and numbers the same ones).
@@ -532,13 +529,13 @@ fn build_node<'a>(
             all,
             left,
             right,
-        } => Box::new(SetOpOp {
-            left: build(left, env)?,
-            right: Some(build(right, env)?),
-            intersect: *intersect,
-            all: *all,
-            counts: BTreeMap::new(),
-        }),
+        } => Box::new(SetOpOp::new(
+            env,
+            build(left, env)?,
+            build(right, env)?,
+            *intersect,
+            *all,
+        )),
         Plan::Limit {
             input,
             limit,
