@@ -1,7 +1,8 @@
 //! Memory stays bounded when work_mem is small (issue 30): a sort, a hash aggregate, a
-//! DISTINCT, an EXCEPT, a hash join and a nested loop's Materialize over 1,000,000 rows
-//! each go to temporary files, and the process's peak memory (VmHWM, read from /proc)
-//! grows by at most 32 MB over where it stood with the table loaded and read. Without spilling, the sort alone
+//! DISTINCT, an EXCEPT, a NOT IN subquery, a hash join and a nested loop's Materialize
+//! over 1,000,000 rows each go to temporary files, and the process's peak memory (VmHWM,
+//! read from /proc) grows by at most 32 MB over where it stood with the table loaded and
+//! read. Without spilling, the sort alone
 //! holds well over that. A big result sent to a client that keeps none of it (a simple
 //! Query, an Execute with no row limit, a portal fetched 1,000 rows at a time, a cursor
 //! FETCHed 1,000 rows at a time and then with FETCH ALL (it keeps what it read for
@@ -73,6 +74,15 @@ async fn spilling_operators_keep_the_peak_memory_bounded() {
         "500000"
     );
     exec(&c, "RESET enable_sort").await;
+    // An uncorrelated NOT IN over the table's million texts.
+    assert_eq!(
+        value(
+            &c,
+            "SELECT count(*) FROM few WHERE a::text NOT IN (SELECT t FROM big)"
+        )
+        .await,
+        "3"
+    );
     // A hash join of the table with itself.
     exec(&c, "SET enable_mergejoin = off; SET enable_nestloop = off").await;
     assert_eq!(

@@ -9,7 +9,9 @@
 //! uncorrelated subquery (no outer values), its result, computed once as PostgreSQL's
 //! InitPlans and hashed SubPlans are (executor rule 4). For
 //! `x IN (uncorrelated subquery)` comparing equal types, the rows are kept in an ordered
-//! set and each test is a lookup.
+//! set and each test is a lookup, while they fit the hash memory; rows that do not are
+//! kept past `work_mem` in a temporary file and compared one by one (what PostgreSQL's
+//! planner does when a hashed SubPlan would not fit: a plain one over a Materialize).
 
 use std::cell::RefCell;
 use std::collections::{BTreeSet, HashMap};
@@ -44,6 +46,8 @@ enum Cached {
     Scalar(Value),
     /// The rows' one value each, compared one by one.
     Rows(Vec<Value>),
+    /// As `Rows`, past the memory: in memory up to `work_mem`, the rest in a file.
+    Stored(RefCell<crate::spill::RowStore>),
     /// `= ANY` comparing one type: the rows' non-NULL values, for lookups.
     Set {
         set: BTreeSet<RowKey>,
@@ -172,11 +176,38 @@ fn eval_sublink(
             if uncorrelated {
                 let result = cached(&entry, || {
                     let mut op = build(&entry.plan, sub_env)?;
+                    let hashed = planner::hashed_subplan(link);
+                    let limit = crate::env::work_mem_bytes(env, hashed);
                     let mut values = Vec::new();
+                    let mut bytes = 0;
+                    let mut store: Option<crate::spill::RowStore> = None;
                     while let Some(r) = op.next()? {
-                        values.push(r.into_iter().next().unwrap_or(Value::Null));
+                        let v = vec![r.into_iter().next().unwrap_or(Value::Null)];
+                        let size = crate::env::row_bytes(&v);
+                        if let Some(s) = store.as_mut() {
+                            s.push(v, size)?;
+                            continue;
+                        }
+                        bytes += size;
+                        values.extend(v);
+                        if bytes > limit {
+                            let mut s = crate::spill::RowStore::new(
+                                crate::env::work_mem_bytes(env, false),
+                                env.pool.smgr().temp().clone(),
+                                Some(env.session.temp.clone()),
+                            );
+                            for v in values.drain(..) {
+                                let v = vec![v];
+                                let size = crate::env::row_bytes(&v);
+                                s.push(v, size)?;
+                            }
+                            store = Some(s);
+                        }
                     }
-                    if !planner::hashed_subplan(link) {
+                    if let Some(s) = store {
+                        return Ok(Cached::Stored(RefCell::new(s)));
+                    }
+                    if !hashed {
                         return Ok(Cached::Rows(values));
                     }
                     Ok(Cached::Set {
@@ -212,6 +243,18 @@ fn eval_sublink(
                     Cached::Rows(values) => {
                         for v in values {
                             if let Some(done) = acc.add(env.eval(cmp, &[t.clone(), v.clone()])?) {
+                                return Ok(done);
+                            }
+                        }
+                    }
+                    Cached::Stored(store) => {
+                        let mut store = store.borrow_mut();
+                        let mut i = 0;
+                        while let Some(r) = store.get(i)? {
+                            env.tx.check_for_interrupts()?;
+                            i += 1;
+                            let v = r.into_iter().next().unwrap_or(Value::Null);
+                            if let Some(done) = acc.add(env.eval(cmp, &[t.clone(), v])?) {
                                 return Ok(done);
                             }
                         }
