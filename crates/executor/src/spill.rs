@@ -396,6 +396,19 @@ impl RowStore {
         self.spilled(i)
     }
 
+    /// `f` over row `i`, if there is one: a row in memory is lent, not copied (a merge
+    /// join's group, read again for each left row of its key).
+    pub(crate) fn with_row<R>(
+        &mut self,
+        i: usize,
+        f: impl FnOnce(&[Value]) -> R,
+    ) -> PgResult<Option<R>> {
+        if i < self.memory.len() {
+            return Ok(Some(f(&self.memory[i])));
+        }
+        Ok(self.get(i)?.map(|row| f(&row)))
+    }
+
     /// Row `i`, past those in memory: read from the file, in order (a pass that starts
     /// again from the first spilled row rereads the file from its start).
     pub(crate) fn spilled(&mut self, i: usize) -> PgResult<Option<Vec<Value>>> {

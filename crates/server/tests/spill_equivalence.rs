@@ -1,8 +1,9 @@
 //! Operators past `work_mem` return what they return in memory (issue 30), for tables
 //! proptest makes at random: a sort, a hash aggregate, a hash join, a nested loop's
-//! Materialize, a DISTINCT and set operations, each run with `work_mem` at its 64kB
-//! minimum (they write temporary files) and at 64MB (they do not), the results compared
-//! whole. The slt files check the same operators against PostgreSQL 15.
+//! Materialize, a merge join's groups, a DISTINCT and set operations, each run with
+//! `work_mem` at its 64kB minimum (they write temporary files) and at 64MB (they do
+//! not), the results compared whole. The slt files check the same operators against
+//! PostgreSQL 15.
 
 mod common;
 
@@ -33,6 +34,10 @@ const QUERIES: &[(&str, &str)] = &[
     (
         "SET enable_hashjoin = off; SET enable_mergejoin = off",
         "SELECT x.a, y.t, y.n FROM few x LEFT JOIN p y ON y.k = x.a",
+    ),
+    (
+        "SET enable_hashjoin = off; SET enable_nestloop = off",
+        "SELECT x.a, y.k, y.t, y.n FROM few x FULL JOIN p y ON x.a / 50 = y.k / 50",
     ),
     ("SET enable_sort = off", "SELECT DISTINCT t FROM p"),
     (
