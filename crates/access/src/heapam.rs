@@ -591,6 +591,21 @@ pub fn heap_fetch(pool: &BufferPool, rel: RelId, tid: ItemPointer) -> PgResult<O
     Ok(Page::new(&page).get_item(tid.offset).map(<[u8]>::to_vec))
 }
 
+/// The last line pointer of page `block` of `rel` (0 past its end): a lossy bitmap
+/// page's rows are offsets 1 to it.
+pub fn heap_page_max_offset(
+    pool: &BufferPool,
+    rel: RelId,
+    block: BlockNumber,
+) -> PgResult<OffsetNumber> {
+    if block >= pool.smgr().nblocks(rel)? {
+        return Ok(0);
+    }
+    let buf = pool.read_buffer(rel, block)?;
+    let page = buf.read();
+    Ok(Page::new(&page).max_offset())
+}
+
 /// A copy of the tuple at `tid` if `snap` sees that version.
 pub fn heap_fetch_visible(
     pool: &BufferPool,

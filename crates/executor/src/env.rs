@@ -45,9 +45,9 @@ pub trait Operator {
         None
     }
 
-    /// The heap pages a bitmap heap scan has read so far (EXPLAIN ANALYZE's `Heap
-    /// Blocks`); `None` for other nodes.
-    fn heap_blocks(&self) -> Option<u64> {
+    /// The heap pages a bitmap heap scan has read so far, exact and lossy (EXPLAIN
+    /// ANALYZE's `Heap Blocks`); `None` for other nodes.
+    fn heap_blocks(&self) -> Option<(u64, u64)> {
         None
     }
 }

@@ -948,8 +948,17 @@ impl Renderer<'_> {
                     details.push(format!("Filter: {}", deparse(&self.cx, f, &names)));
                     self.removed(&mut details, stats);
                 }
-                if let Some(blocks) = stats.and_then(|s| s.heap_blocks).filter(|&b| b > 0) {
-                    details.push(format!("Heap Blocks: exact={blocks}"));
+                if let Some((exact, lossy)) = stats.and_then(|s| s.heap_blocks) {
+                    let mut line = String::from("Heap Blocks:");
+                    if exact > 0 {
+                        line.push_str(&format!(" exact={exact}"));
+                    }
+                    if lossy > 0 {
+                        line.push_str(&format!(" lossy={lossy}"));
+                    }
+                    if exact > 0 || lossy > 0 {
+                        details.push(line);
+                    }
                 }
                 let rows = estimate.as_ref().map_or(0.0, |e| e.rows);
                 let child = self.bitmap_shown(table, bitmap, &names, rows);

@@ -28,8 +28,9 @@ pub struct NodeStats {
     pub buffers: storage::bufmgr::usage::RelUsage,
     /// What the node's sort or hash table held.
     pub memory: Option<MemoryUsage>,
-    /// A bitmap heap scan's heap pages read (`Heap Blocks: exact=N`; no bitmap is lossy).
-    pub heap_blocks: Option<u64>,
+    /// A bitmap heap scan's heap pages read, exact and lossy (`Heap Blocks: exact=N
+    /// lossy=M`).
+    pub heap_blocks: Option<(u64, u64)>,
 }
 
 /// What a sort or hash table held, accounted against the memory it may use: `work_mem`

@@ -84,6 +84,20 @@ async fn a_sort_spills_and_its_files_go_with_the_query() {
     );
     assert!(temp.files_created() > made);
     assert_eq!(temp.present(), 0);
+    // A bitmap past work_mem keeps pages, not addresses: EXPLAIN says how many.
+    exec(&c, "CREATE INDEX s_g ON s (g)").await;
+    exec(&c, "SET enable_seqscan = off; SET enable_indexscan = off").await;
+    let plan = analyzed(&c, "SELECT count(*) FROM s WHERE g < 15000").await;
+    assert!(
+        plan.iter()
+            .any(|l| l.contains("Heap Blocks: ") && l.contains(" lossy=")),
+        "{plan:?}"
+    );
+    assert_eq!(
+        rows(&c, "SELECT count(*) FROM s WHERE g < 15000").await,
+        vec![vec!["14999"]]
+    );
+    exec(&c, "RESET enable_seqscan; RESET enable_indexscan").await;
     // A DISTINCT's HashAggregate too.
     let made = temp.files_created();
     let plan = analyzed(&c, "SELECT DISTINCT t FROM s").await;

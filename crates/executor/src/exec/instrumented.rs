@@ -20,7 +20,7 @@ pub(crate) struct Instrumented<'a> {
     /// operator counts its own run only).
     removed_before: u64,
     join_removed_before: u64,
-    blocks_before: Option<u64>,
+    blocks_before: Option<(u64, u64)>,
 }
 
 impl<'a> Instrumented<'a> {
@@ -57,8 +57,9 @@ impl Operator for Instrumented<'_> {
         if let Some(h) = self.inner.memory() {
             n.memory = Some(h);
         }
-        if let Some(b) = self.inner.heap_blocks() {
-            n.heap_blocks = Some(self.blocks_before.unwrap_or(0) + b);
+        if let Some((exact, lossy)) = self.inner.heap_blocks() {
+            let (e0, l0) = self.blocks_before.unwrap_or((0, 0));
+            n.heap_blocks = Some((e0 + exact, l0 + lossy));
         }
         if let Some(b) = before {
             let d = usage::total().since(b);
@@ -91,7 +92,7 @@ impl Operator for Instrumented<'_> {
         self.inner.memory()
     }
 
-    fn heap_blocks(&self) -> Option<u64> {
+    fn heap_blocks(&self) -> Option<(u64, u64)> {
         self.inner.heap_blocks()
     }
 }

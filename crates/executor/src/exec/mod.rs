@@ -260,7 +260,7 @@ fn build_node<'a>(
                 wanted: columns.as_deref(),
                 tids: None,
                 removed: 0,
-                blocks: 0,
+                blocks: (0, 0),
                 last_block: None,
                 // Its bitmap's nodes are numbered after it, in pre-order.
                 counted: env.instrument.map(|ins| {
