@@ -521,6 +521,103 @@ mod tests {
         assert_eq!(space.present(), 0);
     }
 
+    /// A file system with room for `room` bytes of writes, then ENOSPC.
+    struct NearlyFull {
+        room: std::sync::Arc<std::sync::atomic::AtomicI64>,
+    }
+
+    struct NearlyFullFile {
+        inner: std::sync::Arc<dyn storage::vfs::VfsFile>,
+        room: std::sync::Arc<std::sync::atomic::AtomicI64>,
+    }
+
+    impl storage::vfs::Vfs for NearlyFull {
+        fn open(
+            &self,
+            path: &std::path::Path,
+            create: bool,
+        ) -> std::io::Result<std::sync::Arc<dyn storage::vfs::VfsFile>> {
+            Ok(std::sync::Arc::new(NearlyFullFile {
+                inner: storage::vfs::OsVfs.open(path, create)?,
+                room: self.room.clone(),
+            }))
+        }
+        fn remove(&self, path: &std::path::Path) -> std::io::Result<()> {
+            storage::vfs::OsVfs.remove(path)
+        }
+        fn exists(&self, path: &std::path::Path) -> bool {
+            storage::vfs::OsVfs.exists(path)
+        }
+        fn create_dir_all(&self, path: &std::path::Path) -> std::io::Result<()> {
+            storage::vfs::OsVfs.create_dir_all(path)
+        }
+        fn rename(&self, from: &std::path::Path, to: &std::path::Path) -> std::io::Result<()> {
+            storage::vfs::OsVfs.rename(from, to)
+        }
+        fn sync_dir(&self, path: &std::path::Path) -> std::io::Result<()> {
+            storage::vfs::OsVfs.sync_dir(path)
+        }
+        fn list_dir(&self, path: &std::path::Path) -> std::io::Result<Vec<String>> {
+            storage::vfs::OsVfs.list_dir(path)
+        }
+    }
+
+    impl storage::vfs::VfsFile for NearlyFullFile {
+        fn read_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+            self.inner.read_at(buf, offset)
+        }
+        fn write_all_at(&self, buf: &[u8], offset: u64) -> std::io::Result<()> {
+            let left = self
+                .room
+                .fetch_sub(buf.len() as i64, std::sync::atomic::Ordering::AcqRel);
+            if left < buf.len() as i64 {
+                return Err(std::io::Error::from_raw_os_error(28));
+            }
+            self.inner.write_all_at(buf, offset)
+        }
+        fn sync(&self) -> std::io::Result<()> {
+            self.inner.sync()
+        }
+        fn len(&self) -> std::io::Result<u64> {
+            self.inner.len()
+        }
+        fn set_len(&self, len: u64) -> std::io::Result<()> {
+            self.inner.set_len(len)
+        }
+    }
+
+    /// A store that needs more disk than there is fails with 53100 (disk full), as
+    /// PostgreSQL's temporary files do, and leaves no file behind.
+    #[test]
+    fn a_full_disk_is_53100_and_the_files_go() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let vfs = NearlyFull {
+            room: std::sync::Arc::new(std::sync::atomic::AtomicI64::new(64 << 10)),
+        };
+        let space = std::sync::Arc::new(
+            TempSpace::open(std::sync::Arc::new(vfs), dir.path()).expect("space"),
+        );
+        let mut store = RowStore::new(1000, space.clone(), None);
+        let mut failed = None;
+        for i in 0..100_000 {
+            let row = vec![Value::Int4(i), Value::Text("x".repeat(100))];
+            if let Err(e) = store.push(row, 150).and_then(|_| store.get(0).map(|_| ())) {
+                failed = Some(e);
+                break;
+            }
+        }
+        let e = failed.expect("the disk filled up");
+        assert_eq!(e.code, common::SqlState::DISK_FULL, "{e:?}");
+        assert!(
+            e.message.contains("No space left on device"),
+            "{}",
+            e.message
+        );
+        assert!(!e.message.contains("os error"), "{}", e.message);
+        drop(store);
+        assert_eq!(space.present(), 0);
+    }
+
     #[test]
     fn a_row_store_reads_spilled_rows_backward_and_at_random() {
         let dir = tempfile::tempdir().expect("tempdir");
