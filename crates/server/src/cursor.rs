@@ -397,7 +397,7 @@ impl Session {
 
     /// At the end of a transaction: a commit keeps the rows of cursors WITH HOLD (an
     /// error doing so fails the commit) and ends the others; a rollback ends the cursors
-    /// it declared and those without HOLD.
+    /// it declared and those without HOLD (server rule 4).
     pub(crate) fn cursors_at_end(&mut self, commit: bool) -> PgResult<()> {
         let mut result = Ok(());
         if commit {

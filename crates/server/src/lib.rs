@@ -23,9 +23,12 @@
 //! 6. `executor::execute` runs the plan, with the session in its `ExecContext`: operators pull
 //!    rows from `access::heapam::HeapScan`, which reads pages through
 //!    `storage::bufmgr::BufferPool` from `storage::smgr`.
-//! 7. The rows and command tag go back to `wire`, which encodes RowDescription, DataRow
-//!    (text in the statement's context) and CommandComplete and flushes once, with
-//!    ReadyForQuery.
+//! 7. A query's plan becomes a portal, whose rows go back to `wire` a batch at a time
+//!    (server rule 2); `wire` encodes RowDescription, DataRow (text in the statement's
+//!    context) and CommandComplete, flushing once with ReadyForQuery, or once per batch
+//!    of a longer result (wire rule 2).
+//!
+//! The crate's rules are in its README ("server rule N").
 //!
 //! The extended protocol (Parse / Bind / Execute / Sync) takes the same path from step
 //! 4, with a prepared statement's cached binding: a query or DML runs its cached generic
@@ -103,7 +106,7 @@ pub struct Database {
     sequences: access::sequence::Sequences,
     /// Plans made since startup (`Database::plan`).
     plans_made: std::sync::atomic::AtomicU64,
-    /// Sessions at once; the next client gets 53300 (`max_connections`).
+    /// Sessions at once; the next client gets 53300 (`max_connections`, server rule 6).
     max_connections: usize,
     /// `postmaster.pid`, locked while this database is open ([`lock_data_dir`]).
     _lock: std::fs::File,
@@ -186,7 +189,7 @@ pub(crate) struct SessionParts<'a> {
 impl SessionParts<'_> {
     /// PostgreSQL's CheckTableNotInUse: DDL that changes a table (but for renames) may
     /// not run while a cursor or a suspended portal of the same session reads it
-    /// (55006); a held cursor's rows read nothing.
+    /// (55006); a held cursor's rows read nothing (server rule 4).
     fn check_not_in_use(&self, stmt: &sql::bound::BoundStatement) -> PgResult<()> {
         use sql::bound::{BoundStatement as B, ColumnDrop, ConstraintDrop};
         let alter = "ALTER TABLE";
@@ -957,7 +960,8 @@ impl Database {
             None => bind(&catalog, &prepared)?,
         };
         // Lock the relations the binding names; if DDL changed one since the binding
-        // (perhaps the one waited for), bind again against what it left, and lock again.
+        // (perhaps the one waited for), bind again against what it left, and lock again
+        // (server rule 1).
         let lock_bound =
             |catalog: &mut Arc<catalog::CatalogSnapshot>, binding: &mut Binding| -> PgResult<()> {
                 loop {

@@ -233,7 +233,8 @@ fn done(tag: &str) -> executor::StatementResult {
     }
 }
 
-/// The error a panic in statement `stmt` becomes: XX000 for this session only.
+/// The error a panic in statement `stmt` becomes: XX000 for this session only (server
+/// rule 3).
 pub(crate) fn panic_error(p: &(dyn std::any::Any + Send), stmt: &Command) -> PgError {
     let msg = panic_message(p);
     tracing::error!(panic = %msg, statement = %stmt, "statement panicked");
@@ -1504,7 +1505,7 @@ impl Session {
         out
     }
 
-    /// The notices statements raised as they ran, since the last call.
+    /// The notices statements raised as they ran, since the last call (server rule 5).
     pub(crate) fn take_notices(&self) -> Vec<PgError> {
         std::mem::take(&mut *self.notices.borrow_mut())
     }

@@ -2,7 +2,7 @@
 //! (`executor::portal`), whose rows go to the client in batches as they are made
 //! (`wire::Session::fetch`), so a big result is never held whole and the client has the
 //! first rows before the last are made. The statements after it in the query string
-//! run once it ends (`wire::Session::resume`).
+//! run once it ends (`wire::Session::resume`). Server rule 2.
 
 use std::panic::AssertUnwindSafe;
 

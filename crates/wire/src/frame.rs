@@ -1,4 +1,5 @@
-//! Frontend message framing and validation, before `pgwire` decodes anything.
+//! Frontend message framing and validation, before `pgwire` decodes anything (wire
+//! rule 5).
 //!
 //! pgwire's decoders index into message bodies without checking their lengths, so a
 //! truncated Bind or Execute panics the connection task. This module reads frames off the

@@ -14,19 +14,12 @@
 //! [`Session::copy_data`], [`Session::copy_done`] and [`Session::copy_fail`]
 //! (`copy_message`). Binary values: [`binary`].
 //!
-//! Rules kept here (research notes, clients.md §3 and §6):
-//! - One socket write per Query, and per Sync of the extended protocol: every message is
-//!   `feed`-ed into the connection's buffer and only ReadyForQuery (or a Flush, or
-//!   CopyInResponse, after which the client must send data) flushes, as PostgreSQL does;
-//!   a result bigger than its first batch adds one write per batch, as PostgreSQL's full
-//!   output buffer does.
-//! - ParameterStatus reports a PostgreSQL 15 version (`server_version` decides which
-//!   catalog queries psql sends and whether pgbench uses COPY FREEZE) and PostgreSQL's
-//!   defaults (`DateStyle = ISO, MDY`), not pgwire's.
-//! - Authentication is trust: the server listens on loopback by default.
-//! - Frames are read and checked here (`frame`) before pgwire decodes them: a malformed
-//!   message gets PostgreSQL's 08P01 error (FATAL for broken framing, which ends only that
-//!   connection), never a panic.
+//! The crate's rules are in its README ("wire rule N"; research notes, clients.md §3
+//! and §6): a connection's session lives on its own thread (1); one socket write per
+//! query string and per Sync, one more per streamed batch (2); a connection holds one
+//! batch of a result (3); notices go where PostgreSQL sends them (4); a malformed
+//! message is 08P01, never a panic (5); the server presents itself as PostgreSQL 15,
+//! with trust authentication (6).
 
 use std::collections::HashMap;
 use std::fmt::Debug;
@@ -402,7 +395,7 @@ struct Startup {
     refusal: Option<PgError>,
 }
 
-/// PostgreSQL 15's ParameterStatus values, as captured from a real server.
+/// PostgreSQL 15's ParameterStatus values, as captured from a real server (wire rule 6).
 struct Parameters;
 
 impl ServerParameterProvider for Parameters {
@@ -642,7 +635,8 @@ enum Sent {
 /// The rows of a running query after those its outcome carried, in batches: each
 /// batch goes to the client (flushed) before the next is made, so the client has the
 /// first rows while the rest are made, and a client that stops reading holds up only
-/// its own query. Ends with the statement's CommandComplete or error.
+/// its own query (wire rules 2 and 3). Ends with the statement's CommandComplete or
+/// error.
 async fn stream_rows<S: Session, C>(client: &mut C, session: &mut S) -> PgWireResult<()>
 where
     C: ClientInfo + Sink<PgWireBackendMessage> + Unpin + Send,
@@ -703,7 +697,9 @@ where
 /// fewer: it bounds a batch's bytes too).
 pub const STREAM_BATCH_ROWS: usize = 1000;
 
-/// Send what the statements of a query string did.
+/// Send what the statements of a query string did: each one's notices from before it
+/// ran, then its RowDescription, the notices it raised running, its rows and its end
+/// (wire rule 4), all fed, not flushed (wire rule 2).
 async fn send_outcomes<C>(client: &mut C, outcomes: Vec<StatementOutcome>) -> PgWireResult<Sent>
 where
     C: ClientInfo + Sink<PgWireBackendMessage> + Unpin + Send,
@@ -1035,8 +1031,8 @@ fn wire_error(e: &PgError) -> PgWireError {
 /// a session touches are backed by memory.
 pub const SESSION_STACK_BYTES: usize = 64 << 20;
 
-/// Serve one accepted connection on a thread of its own, as PostgreSQL gives each
-/// connection a backend process: a single-threaded runtime drives its socket, and its
+/// Serve one accepted connection on a thread of its own (wire rule 1), as PostgreSQL
+/// gives each connection a backend process: a single-threaded runtime drives its socket, and its
 /// statements run on the same thread, blocking only this connection. Compared with
 /// running statements on a shared pool, a query costs no cross-thread wake-ups (measured:
 /// they were most of the server's CPU per point query).
