@@ -57,6 +57,11 @@ fn set_operation(
         .zip(&right.columns)
         .map(|(l, r)| common_type(&[l.ty, r.ty], kw))
         .collect::<PgResult<Vec<_>>>()?;
+    if !all || kind != SetOpKind::Union {
+        for t in &types {
+            check_operator(*t, true)?;
+        }
+    }
     let cast = |mut q: BoundQuery| -> PgResult<LogicalPlan> {
         // A leaf's untyped literals and parameters take the type in place (so that a
         // `$n` there is typed by the set operation, as in PostgreSQL).
@@ -542,6 +547,7 @@ impl Binder<'_> {
                     "aggregate functions are not allowed in GROUP BY",
                 ));
             }
+            check_operator(e.ty, true)?;
             group_by.push(e);
         }
         // HAVING
@@ -649,6 +655,9 @@ impl Binder<'_> {
             exprs,
         };
         if distinct {
+            for t in &types {
+                check_operator(*t, true)?;
+            }
             plan = LogicalPlan::Distinct {
                 input: Box::new(plan),
             };
@@ -1746,7 +1755,37 @@ fn join_name(op: &ast::JoinOperator) -> &'static str {
     }
 }
 
+/// 42883 for a type without an ordering (`equality`: an equality) operator: `void`,
+/// the one Myriad has.
+pub(crate) fn check_operator(ty: DataType, equality: bool) -> PgResult<()> {
+    if ty != DataType::Void {
+        return Ok(());
+    }
+    let (what, hint) = match equality {
+        true => (
+            "equality",
+            "Use an explicit equality operator or modify the query.",
+        ),
+        false => (
+            "ordering",
+            "Use an explicit ordering operator or modify the query.",
+        ),
+    };
+    let e = PgError::new(
+        SqlState::UNDEFINED_FUNCTION,
+        format!(
+            "could not identify an {what} operator for type {}",
+            ty.name()
+        ),
+    );
+    Err(match equality {
+        true => e,
+        false => e.with_hint(hint),
+    })
+}
+
 pub(crate) fn sort_key(expr: Expr, o: &ast::OrderByExpr) -> PgResult<SortKey> {
+    check_operator(expr.ty, false)?;
     if o.with_fill.is_some() {
         return Err(PgError::unsupported("WITH FILL"));
     }
