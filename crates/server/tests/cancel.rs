@@ -31,6 +31,15 @@ async fn await_lock_wait(observer: &tokio_postgres::Client, pid: &str) {
 
 /// Sends a CancelRequest for `pid` with `key` on a connection of its own and waits for
 /// the server to close it (it has handled the request by then).
+/// Wait until session `pid` runs a statement (`pg_stat_activity.state` is active).
+async fn await_active(observer: &tokio_postgres::Client, pid: &str) {
+    let sql =
+        format!("SELECT count(*) FROM pg_stat_activity WHERE pid = {pid} AND state = 'active'");
+    while value(observer, &sql).await != "1" {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
 async fn send_cancel(server: &Server, pid: i32, key: i32) {
     let mut s = tokio::net::TcpStream::connect(server.local_addr())
         .await
@@ -118,19 +127,7 @@ async fn cancel_requests_stop_the_statement_and_the_session_goes_on() {
         )
         .await
     });
-    loop {
-        let active = value(
-            &observer,
-            &format!(
-                "SELECT count(*) FROM pg_stat_activity WHERE pid = {pid} AND state = 'active'"
-            ),
-        )
-        .await;
-        if active == "1" {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    await_active(&observer, &pid).await;
     waiter
         .cancel_token()
         .cancel_query(NoTls)
@@ -143,19 +140,7 @@ async fn cancel_requests_stop_the_statement_and_the_session_goes_on() {
     // pg_sleep looks as it waits.
     let w = waiter.clone();
     let running = tokio::spawn(async move { w.batch_execute("SELECT pg_sleep(60)").await });
-    loop {
-        let active = value(
-            &observer,
-            &format!(
-                "SELECT count(*) FROM pg_stat_activity WHERE pid = {pid} AND state = 'active'"
-            ),
-        )
-        .await;
-        if active == "1" {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    await_active(&observer, &pid).await;
     assert_eq!(
         value(&observer, &format!("SELECT pg_cancel_backend({pid})")).await,
         "t"

@@ -16,17 +16,7 @@
 
 mod common;
 
-use common::{connect, exec, value};
-
-/// The process's peak resident memory, in kB (`VmHWM` in /proc/self/status).
-fn peak_kb() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .expect("VmHWM")
-}
+use common::{connect, exec, peak_kb, value};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn spilling_operators_keep_the_peak_memory_bounded() {

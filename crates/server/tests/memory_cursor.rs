@@ -6,18 +6,8 @@
 
 mod common;
 
-use common::{connect, exec, value};
+use common::{connect, exec, peak_kb, value};
 use futures::TryStreamExt;
-
-/// The process's peak resident memory, in kB (`VmHWM` in /proc/self/status).
-fn peak_kb() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .expect("VmHWM")
-}
 
 /// The rows `sql` returns, counted and dropped as they come.
 async fn count_rows(c: &tokio_postgres::Client, sql: &str) -> usize {

@@ -8,18 +8,8 @@
 
 mod common;
 
-use common::{connect, exec, value};
+use common::{connect, exec, peak_kb, value};
 use myriad_server::{Config, Server};
-
-/// The process's peak resident memory, in kB (`VmHWM` in /proc/self/status).
-fn peak_kb() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .expect("VmHWM")
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn big_writes_go_a_batch_at_a_time() {

@@ -17,6 +17,24 @@ async fn analyzed(c: &tokio_postgres::Client, query: &str) -> Vec<String> {
     .concat()
 }
 
+/// `query`'s HashAggregate wrote files: EXPLAIN ANALYZE shows its batches and disk
+/// use, and the files are gone once it ends.
+async fn hash_aggregate_spills(
+    c: &tokio_postgres::Client,
+    temp: &storage::tempfile::TempSpace,
+    query: &str,
+) {
+    let made = temp.files_created();
+    let plan = analyzed(c, query).await;
+    assert!(
+        plan.iter()
+            .any(|l| l.contains("Batches: ") && l.contains("Disk Usage: ")),
+        "{query}: {plan:?}"
+    );
+    assert!(temp.files_created() > made, "{query}");
+    assert_eq!(temp.present(), 0, "{query}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sort_spills_and_its_files_go_with_the_query() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -75,15 +93,7 @@ async fn a_sort_spills_and_its_files_go_with_the_query() {
 
     // So does a hash aggregate past its memory, for the groups it cannot hold.
     exec(&c, "SET enable_sort = off").await;
-    let made = temp.files_created();
-    let plan = analyzed(&c, "SELECT g % 5000, count(*) FROM s GROUP BY 1").await;
-    assert!(
-        plan.iter()
-            .any(|l| l.contains("Batches: ") && l.contains("Disk Usage: ")),
-        "{plan:?}"
-    );
-    assert!(temp.files_created() > made);
-    assert_eq!(temp.present(), 0);
+    hash_aggregate_spills(&c, &temp, "SELECT g % 5000, count(*) FROM s GROUP BY 1").await;
     // A bitmap past work_mem keeps pages, not addresses: EXPLAIN says how many.
     exec(&c, "CREATE INDEX s_g ON s (g)").await;
     exec(&c, "SET enable_seqscan = off; SET enable_indexscan = off").await;
@@ -99,15 +109,7 @@ async fn a_sort_spills_and_its_files_go_with_the_query() {
     );
     exec(&c, "RESET enable_seqscan; RESET enable_indexscan").await;
     // A DISTINCT's HashAggregate too.
-    let made = temp.files_created();
-    let plan = analyzed(&c, "SELECT DISTINCT t FROM s").await;
-    assert!(
-        plan.iter()
-            .any(|l| l.contains("Batches: ") && l.contains("Disk Usage: ")),
-        "{plan:?}"
-    );
-    assert!(temp.files_created() > made);
-    assert_eq!(temp.present(), 0);
+    hash_aggregate_spills(&c, &temp, "SELECT DISTINCT t FROM s").await;
     exec(&c, "RESET enable_sort").await;
 
     // And a hash join, in batches.

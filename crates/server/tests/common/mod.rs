@@ -6,6 +6,17 @@
 use myriad_server::{AutovacuumRound, Config, Server};
 use tokio_postgres::{Client, NoTls, SimpleQueryMessage};
 
+/// The process's peak resident memory, in kB (`VmHWM` in /proc/self/status): what the
+/// memory tests bound, each a test binary of its own.
+pub fn peak_kb() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmHWM")
+}
+
 /// A server on a fresh data directory and a free port; keep the directory alive.
 pub async fn start() -> (Server, tempfile::TempDir) {
     let dir = tempfile::tempdir().expect("tempdir");
