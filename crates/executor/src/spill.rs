@@ -88,7 +88,8 @@ fn corrupt() -> PgError {
     )
 }
 
-/// Append `values` as one record to `out`.
+/// Append `values` as one record to `out`: a frame (`storage::tempfile::put_frame`),
+/// its length word filled in once the values are encoded in place.
 pub(crate) fn put_record(out: &mut Vec<u8>, values: &[&[Value]]) -> PgResult<()> {
     let start = out.len();
     out.extend_from_slice(&[0; 4]);
@@ -199,51 +200,25 @@ impl RunReader {
     }
 }
 
-/// A place in a file of records, and the block read ahead from there.
-#[derive(Default)]
-struct Cursor {
-    buf: Vec<u8>,
-    /// Where the next record starts in `buf`.
-    at: usize,
-    /// The file offset of `buf`'s end.
-    offset: u64,
+/// A place in a file of records, and the block read ahead from there: the file's
+/// frames (`storage::tempfile::FrameReader`, [`BLOCK`] bytes at a time), each decoded.
+struct Cursor(storage::tempfile::FrameReader);
+
+impl Default for Cursor {
+    fn default() -> Cursor {
+        Cursor::at(0)
+    }
 }
 
 impl Cursor {
-    /// The next record's values from `file`, `None` at its end.
-    fn next(&mut self, file: &TempFile) -> PgResult<Option<Vec<Value>>> {
-        if !self.available(file, 4)? {
-            return Ok(None);
-        }
-        let len = u32::from_le_bytes(self.buf[self.at..self.at + 4].try_into().expect("4"));
-        let len = len as usize;
-        if !self.available(file, 4 + len)? {
-            return Err(corrupt());
-        }
-        let values = get_record(&self.buf[self.at + 4..self.at + 4 + len])?;
-        self.at += 4 + len;
-        Ok(Some(values))
+    /// A cursor whose first record starts at `offset`.
+    fn at(offset: u64) -> Cursor {
+        Cursor(storage::tempfile::FrameReader::new(BLOCK, offset))
     }
 
-    /// Make `n` bytes from `at` available in `buf`, reading more of `file`; false if the
-    /// file ends first.
-    fn available(&mut self, file: &TempFile, n: usize) -> PgResult<bool> {
-        while self.buf.len() - self.at < n {
-            if self.offset >= file.len() {
-                return Ok(false);
-            }
-            self.buf.drain(..self.at);
-            self.at = 0;
-            let old = self.buf.len();
-            self.buf.resize(old + BLOCK.max(n - old), 0);
-            let got = file.read_at(&mut self.buf[old..], self.offset)?;
-            self.buf.truncate(old + got);
-            self.offset += got as u64;
-            if got == 0 {
-                return Ok(false);
-            }
-        }
-        Ok(true)
+    /// The next record's values from `file`, `None` at its end.
+    fn next(&mut self, file: &TempFile) -> PgResult<Option<Vec<Value>>> {
+        self.0.next(file)?.map(get_record).transpose()
     }
 }
 
@@ -385,10 +360,7 @@ impl RowStore {
         if k < self.next_spilled {
             let c = k / CHECKPOINT;
             self.next_spilled = c * CHECKPOINT;
-            self.cursor = Cursor {
-                offset: *self.checkpoints.get(c).ok_or_else(corrupt)?,
-                ..Cursor::default()
-            };
+            self.cursor = Cursor::at(*self.checkpoints.get(c).ok_or_else(corrupt)?);
         }
         while self.next_spilled < k {
             self.spilled(self.memory.len() + self.next_spilled)?;

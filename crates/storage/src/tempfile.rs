@@ -126,6 +126,81 @@ impl TempSpace {
     }
 }
 
+/// A record written to a temporary file: its length (4 bytes, little-endian), then its
+/// bytes. Sort runs and row stores write their rows so ([`FrameReader`] reads them).
+pub fn put_frame(out: &mut Vec<u8>, record: &[u8]) {
+    out.extend_from_slice(&(record.len() as u32).to_le_bytes());
+    out.extend_from_slice(record);
+}
+
+/// Framed records ([`put_frame`]) read back from a temporary file in order, `block`
+/// bytes at a time (what the reader's owner accounts for it), from the start or from a
+/// record's offset.
+pub struct FrameReader {
+    buf: Vec<u8>,
+    /// Where the next record starts in `buf`.
+    at: usize,
+    /// The file offset of `buf`'s end.
+    offset: u64,
+    block: usize,
+}
+
+impl FrameReader {
+    /// A reader reading `block` bytes at a time, whose first record starts at `offset`.
+    pub fn new(block: usize, offset: u64) -> FrameReader {
+        FrameReader {
+            buf: Vec::new(),
+            at: 0,
+            offset,
+            block,
+        }
+    }
+
+    /// The next record's bytes, `None` at the end of `file`; XX001 if the file ends
+    /// inside a record.
+    pub fn next<'r>(&'r mut self, file: &TempFile) -> PgResult<Option<&'r [u8]>> {
+        if !self.available(file, 4)? {
+            return Ok(None);
+        }
+        let mut len = [0u8; 4];
+        len.copy_from_slice(&self.buf[self.at..self.at + 4]);
+        let len = u32::from_le_bytes(len) as usize;
+        if !self.available(file, 4 + len)? {
+            return Err(PgError::new(
+                SqlState::DATA_CORRUPTED,
+                format!(
+                    "temporary file \"{}\" ends inside a record",
+                    file.path.display()
+                ),
+            ));
+        }
+        let start = self.at + 4;
+        self.at = start + len;
+        Ok(Some(&self.buf[start..start + len]))
+    }
+
+    /// Make `n` bytes from `at` available in `buf`, reading more of `file`; false if the
+    /// file ends first.
+    fn available(&mut self, file: &TempFile, n: usize) -> PgResult<bool> {
+        while self.buf.len() - self.at < n {
+            if self.offset >= file.len() {
+                return Ok(false);
+            }
+            self.buf.drain(..self.at);
+            self.at = 0;
+            let old = self.buf.len();
+            self.buf.resize(old + self.block.max(n - old), 0);
+            let got = file.read_at(&mut self.buf[old..], self.offset)?;
+            self.buf.truncate(old + got);
+            self.offset += got as u64;
+            if got == 0 {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+}
+
 /// One temporary file, written at its end and read anywhere; removed when dropped.
 pub struct TempFile {
     space: Arc<TempSpace>,
@@ -197,5 +272,40 @@ impl Drop for TempFile {
             b.used.fetch_sub(self.len, Ordering::Relaxed);
         }
         let _ = self.space.vfs.remove(&self.path);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frames_read_back_from_any_record_and_a_cut_one_is_xx001() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let space =
+            Arc::new(TempSpace::open(Arc::new(crate::vfs::OsVfs), dir.path()).expect("space"));
+        let mut file = space.create(None).expect("file");
+        let mut buf = Vec::new();
+        let mut starts = Vec::new();
+        for i in 0..1000u32 {
+            starts.push(buf.len() as u64);
+            put_frame(&mut buf, &i.to_le_bytes().repeat(i as usize % 7));
+        }
+        file.append(&buf).expect("append");
+        // A small block: records cross block ends.
+        for from in [0, 1, 500, 999] {
+            let mut r = FrameReader::new(16, starts[from]);
+            for i in from as u32..1000 {
+                let want = i.to_le_bytes().repeat(i as usize % 7);
+                assert_eq!(r.next(&file).expect("read"), Some(&want[..]));
+            }
+            assert_eq!(r.next(&file).expect("end"), None);
+        }
+        // A record whose bytes the file does not hold.
+        file.append(&[200, 0, 0, 0, 1, 2]).expect("append");
+        let mut r = FrameReader::new(16, starts[999]);
+        r.next(&file).expect("the last whole record");
+        let e = r.next(&file).expect_err("cut");
+        assert_eq!(e.code, SqlState::DATA_CORRUPTED);
     }
 }

@@ -288,11 +288,11 @@ pub struct SortSpill<'s> {
     pub memory: usize,
 }
 
-/// Bytes a run is written and read in at a time.
+/// Bytes a run is written in at a time.
 const RUN_BLOCK: usize = 64 << 10;
 
-/// Write the sorted `spans` of `arena` to a new temporary file: each tuple after its
-/// length (4 bytes, little-endian).
+/// Write the sorted `spans` of `arena` to a new temporary file, each tuple a frame
+/// (`storage::tempfile::put_frame`).
 fn write_run(
     spill: &SortSpill<'_>,
     arena: &[u8],
@@ -301,8 +301,7 @@ fn write_run(
     let mut file = spill.space.create(spill.budget)?;
     let mut buf = Vec::with_capacity(RUN_BLOCK);
     for &(at, len) in spans {
-        buf.extend_from_slice(&(len as u32).to_le_bytes());
-        buf.extend_from_slice(&arena[at..at + len]);
+        storage::tempfile::put_frame(&mut buf, &arena[at..at + len]);
         if buf.len() >= RUN_BLOCK {
             file.append(&buf)?;
             buf.clear();
@@ -314,59 +313,22 @@ fn write_run(
     Ok(file)
 }
 
-/// A run read back in order, a block at a time.
+/// A run read back in order.
 struct RunReader {
     file: storage::tempfile::TempFile,
-    buf: Vec<u8>,
-    pos: usize,
-    offset: u64,
+    frames: storage::tempfile::FrameReader,
 }
 
 impl RunReader {
     fn new(file: storage::tempfile::TempFile) -> RunReader {
         RunReader {
             file,
-            buf: Vec::new(),
-            pos: 0,
-            offset: 0,
+            frames: storage::tempfile::FrameReader::new(RUN_BLOCK, 0),
         }
-    }
-
-    /// Have `n` bytes unread in `buf` (false: the file ends first).
-    fn fill(&mut self, n: usize) -> PgResult<bool> {
-        while self.buf.len() - self.pos < n {
-            self.buf.drain(..self.pos);
-            self.pos = 0;
-            let old = self.buf.len();
-            self.buf.resize(old + RUN_BLOCK.max(n), 0);
-            let got = self.file.read_at(&mut self.buf[old..], self.offset)?;
-            self.buf.truncate(old + got);
-            self.offset += got as u64;
-            if got == 0 {
-                return Ok(false);
-            }
-        }
-        Ok(true)
     }
 
     fn next(&mut self) -> PgResult<Option<Vec<u8>>> {
-        if !self.fill(4)? {
-            return Ok(None);
-        }
-        let len = u32::from_le_bytes(
-            self.buf[self.pos..self.pos + 4]
-                .try_into()
-                .expect("4 bytes"),
-        ) as usize;
-        self.pos += 4;
-        if !self.fill(len)? {
-            return Err(PgError::internal(
-                "btree build: a sort run ends inside a tuple",
-            ));
-        }
-        let t = self.buf[self.pos..self.pos + len].to_vec();
-        self.pos += len;
-        Ok(Some(t))
+        Ok(self.frames.next(&self.file)?.map(<[u8]>::to_vec))
     }
 }
 

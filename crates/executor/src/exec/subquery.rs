@@ -47,7 +47,7 @@ enum Cached {
     /// The rows' one value each, compared one by one.
     Rows(Vec<Value>),
     /// As `Rows`, past the memory: in memory up to `work_mem`, the rest in a file.
-    Stored(RefCell<crate::spill::RowStore>),
+    Stored(Box<RefCell<crate::spill::RowStore>>),
     /// `= ANY` comparing one type: the rows' non-NULL values, for lookups.
     Set {
         set: BTreeSet<RowKey>,
@@ -205,7 +205,7 @@ fn eval_sublink(
                         }
                     }
                     if let Some(s) = store {
-                        return Ok(Cached::Stored(RefCell::new(s)));
+                        return Ok(Cached::Stored(Box::new(RefCell::new(s))));
                     }
                     if !hashed {
                         return Ok(Cached::Rows(values));
