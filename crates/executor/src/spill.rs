@@ -272,6 +272,18 @@ impl RowStore {
         }
     }
 
+    /// Keep no row (a file of spilled rows goes), ready to be filled again.
+    pub(crate) fn clear(&mut self) {
+        self.memory.clear();
+        self.bytes = 0;
+        self.file = None;
+        self.pending.clear();
+        self.spilled = 0;
+        self.cursor = Cursor::default();
+        self.next_spilled = 0;
+        self.checkpoints.clear();
+    }
+
     /// Rows kept.
     pub(crate) fn len(&self) -> usize {
         self.memory.len() + self.spilled
@@ -588,6 +600,28 @@ mod tests {
         assert!(!e.message.contains("os error"), "{}", e.message);
         drop(store);
         assert_eq!(space.present(), 0);
+    }
+
+    #[test]
+    fn a_cleared_row_store_is_empty_and_fills_again() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let space = std::sync::Arc::new(
+            TempSpace::open(std::sync::Arc::new(storage::vfs::OsVfs), dir.path()).expect("space"),
+        );
+        let mut store = RowStore::new(1000, space.clone(), None);
+        for i in 0..500 {
+            store.push(vec![Value::Int4(i)], 100).expect("push");
+        }
+        assert_eq!(space.present(), 1);
+        store.clear();
+        assert_eq!((store.len(), space.present()), (0, 0));
+        for i in 0..300 {
+            store.push(vec![Value::Int4(-i)], 100).expect("push");
+        }
+        let back: Vec<_> = (0..300).map(|i| store.get(i).expect("read")).collect();
+        let want: Vec<_> = (0..300).map(|i| Some(vec![Value::Int4(-i)])).collect();
+        assert_eq!(back, want);
+        assert_eq!(store.get(300).expect("end"), None);
     }
 
     #[test]

@@ -100,12 +100,17 @@ impl MergeJoinOp<'_> {
         if self.group_key.is_none() && self.group_matched.is_empty() {
             return;
         }
-        let group = std::mem::replace(&mut self.group, group_store(&self.env));
-        let matched = std::mem::take(&mut self.group_matched);
-        if self.keeps_right() && matched.iter().any(|m| !m) {
-            self.left_behind = Some((Box::new(group.drain()), matched, 0));
-        }
         self.group_key = None;
+        if self.keeps_right() && self.group_matched.iter().any(|m| !m) {
+            let group = std::mem::replace(&mut self.group, group_store(&self.env));
+            let matched = std::mem::take(&mut self.group_matched);
+            self.left_behind = Some((Box::new(group.drain()), matched, 0));
+            return;
+        }
+        // Most groups leave nothing behind: their store is emptied in place, not made
+        // anew per key.
+        self.group.clear();
+        self.group_matched.clear();
     }
 
     /// The next unmatched row of the group left behind, if any.
