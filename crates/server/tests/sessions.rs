@@ -10,6 +10,17 @@ use wire::Session as _;
 
 /// Run `sql` in `s`; the text of every row of its last statement that returned rows, or
 /// the SQLSTATE and message of its first error.
+/// A database without autovacuum in a fresh directory (keep the directory alive).
+fn database() -> (Arc<Database>, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let config = Config {
+        data_dir: dir.path().to_path_buf(),
+        autovacuum: false,
+        ..Config::default()
+    };
+    (Arc::new(Database::open(&config).unwrap()), dir)
+}
+
 fn run(s: &mut Session, sql: &str) -> Result<Vec<Vec<String>>, String> {
     let mut rows = Vec::new();
     for outcome in s.execute_all(sql) {
@@ -38,13 +49,7 @@ fn one(s: &mut Session, sql: &str) -> String {
 
 #[test]
 fn two_sessions_interleaved_on_one_thread_keep_their_own_state() {
-    let dir = tempfile::tempdir().unwrap();
-    let config = Config {
-        data_dir: dir.path().to_path_buf(),
-        autovacuum: false,
-        ..Config::default()
-    };
-    let db = Arc::new(Database::open(&config).unwrap());
+    let (db, _dir) = database();
     let (mut a, mut b) = (Session::new(db.clone()), Session::new(db.clone()));
 
     run(&mut a, "SET TIME ZONE 'America/New_York'").unwrap();
@@ -92,13 +97,7 @@ fn two_sessions_interleaved_on_one_thread_keep_their_own_state() {
 /// would overflow long before 20,000 nested calls.
 #[test]
 fn many_queries_in_one_string_run_in_turn() {
-    let dir = tempfile::tempdir().unwrap();
-    let config = Config {
-        data_dir: dir.path().to_path_buf(),
-        autovacuum: false,
-        ..Config::default()
-    };
-    let db = Arc::new(Database::open(&config).unwrap());
+    let (db, _dir) = database();
     let mut s = Session::new(db);
     let sql = "SELECT 1;".repeat(20_000);
     let outcomes = s.execute_all(&sql);
