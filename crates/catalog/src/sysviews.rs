@@ -100,6 +100,15 @@ pub enum SystemView {
     /// Counts of the database's work since startup (PostgreSQL's `pg_stat_database`):
     /// transactions, buffer reads, temporary files, deadlocks, sessions.
     PgStatDatabase,
+    /// What each table's work counted since startup (PostgreSQL's
+    /// `pg_stat_user_tables`): scans, rows written, live and dead rows, VACUUM and
+    /// ANALYZE (`txn::relstat`).
+    PgStatUserTables,
+    /// The pages each table and its indexes asked of the buffer pool, and those found
+    /// there (PostgreSQL's `pg_statio_user_tables`).
+    PgStatioUserTables,
+    /// What each index's scans counted (PostgreSQL's `pg_stat_user_indexes`).
+    PgStatUserIndexes,
     /// `information_schema.tables`: the tables of `public`.
     InfoTables,
     /// `information_schema.columns`: their columns.
@@ -137,7 +146,7 @@ impl SystemView {
         }
     }
 
-    pub const ALL: [SystemView; 40] = [
+    pub const ALL: [SystemView; 43] = [
         SystemView::StatFd,
         SystemView::StatBuffers,
         SystemView::StatWal,
@@ -172,6 +181,9 @@ impl SystemView {
         SystemView::PgParameterAcl,
         SystemView::PgCursors,
         SystemView::PgStatDatabase,
+        SystemView::PgStatUserTables,
+        SystemView::PgStatioUserTables,
+        SystemView::PgStatUserIndexes,
         SystemView::InfoTables,
         SystemView::InfoColumns,
         SystemView::InfoSchemata,
@@ -242,6 +254,9 @@ impl SystemView {
             SystemView::PgParameterAcl => "pg_parameter_acl",
             SystemView::PgCursors => "pg_cursors",
             SystemView::PgStatDatabase => "pg_stat_database",
+            SystemView::PgStatUserTables => "pg_stat_user_tables",
+            SystemView::PgStatioUserTables => "pg_statio_user_tables",
+            SystemView::PgStatUserIndexes => "pg_stat_user_indexes",
             SystemView::InfoTables => "tables",
             SystemView::InfoColumns => "columns",
             SystemView::InfoSchemata => "schemata",
@@ -285,6 +300,9 @@ impl SystemView {
             SystemView::PgParameterAcl => 6243,
             SystemView::PgCursors => 12077,
             SystemView::PgStatDatabase => 12266,
+            SystemView::PgStatUserTables => 12161,
+            SystemView::PgStatioUserTables => 12179,
+            SystemView::PgStatUserIndexes => 12192,
             SystemView::InfoTables => 12901,
             SystemView::InfoColumns => 12902,
             SystemView::InfoSchemata => 12903,
@@ -553,6 +571,54 @@ impl SystemView {
                 ("sessions_fatal", Int8),
                 ("sessions_killed", Int8),
                 ("stats_reset", TimestampTz(None)),
+            ],
+            SystemView::PgStatUserTables => &[
+                ("relid", Oid),
+                ("schemaname", Text),
+                ("relname", Text),
+                ("seq_scan", Int8),
+                ("seq_tup_read", Int8),
+                ("idx_scan", Int8),
+                ("idx_tup_fetch", Int8),
+                ("n_tup_ins", Int8),
+                ("n_tup_upd", Int8),
+                ("n_tup_del", Int8),
+                ("n_tup_hot_upd", Int8),
+                ("n_live_tup", Int8),
+                ("n_dead_tup", Int8),
+                ("n_mod_since_analyze", Int8),
+                ("n_ins_since_vacuum", Int8),
+                ("last_vacuum", TimestampTz(None)),
+                ("last_autovacuum", TimestampTz(None)),
+                ("last_analyze", TimestampTz(None)),
+                ("last_autoanalyze", TimestampTz(None)),
+                ("vacuum_count", Int8),
+                ("autovacuum_count", Int8),
+                ("analyze_count", Int8),
+                ("autoanalyze_count", Int8),
+            ],
+            SystemView::PgStatioUserTables => &[
+                ("relid", Oid),
+                ("schemaname", Text),
+                ("relname", Text),
+                ("heap_blks_read", Int8),
+                ("heap_blks_hit", Int8),
+                ("idx_blks_read", Int8),
+                ("idx_blks_hit", Int8),
+                ("toast_blks_read", Int8),
+                ("toast_blks_hit", Int8),
+                ("tidx_blks_read", Int8),
+                ("tidx_blks_hit", Int8),
+            ],
+            SystemView::PgStatUserIndexes => &[
+                ("relid", Oid),
+                ("indexrelid", Oid),
+                ("schemaname", Text),
+                ("relname", Text),
+                ("indexrelname", Text),
+                ("idx_scan", Int8),
+                ("idx_tup_read", Int8),
+                ("idx_tup_fetch", Int8),
             ],
             SystemView::PgCursors => &[
                 ("name", Text),

@@ -256,6 +256,9 @@ pub(crate) fn eval_func(clock: &SessionClock, f: ScalarFunc, args: &[Value]) -> 
         | F::PgCancelBackend
         | F::PgTerminateBackend
         | F::PgSleep
+        | F::PgStatForceNextFlush
+        | F::PgStatReset
+        | F::PgStatResetSingleTableCounters
         | F::Random
         | F::PgGetUserById
         | F::PgTableIsVisible

@@ -219,40 +219,13 @@ impl Kept {
     }
 }
 
-/// The rows a write changed in each table it wrote (each leaf partition, through a
-/// partitioned table).
-pub type Changed = Vec<(Oid, u64)>;
-
-/// Add the counts of `more` to `into` (a statement written in batches).
-pub fn add_changed(into: &mut Changed, more: Changed) {
-    for (table, n) in more {
-        match into.iter_mut().find(|(t, _)| *t == table) {
-            Some((_, m)) => *m += n,
-            None => into.push((table, n)),
-        }
-    }
-}
-
-/// What an UPDATE or DELETE did: the rows it changed, its RETURNING rows, and the rows
-/// changed in each table (a row moved between partitions counts in both).
+/// What an INSERT, UPDATE or DELETE did: the rows it changed and its RETURNING rows.
+/// Each row written is counted in its table's statistics as it is written
+/// (`txn::Tx::count_write`, txn rule 10).
 pub(crate) struct Written {
     pub rows: usize,
     /// RETURNING's rows, in order.
     pub returning: RowStore,
-    pub changed: Changed,
-}
-
-/// Rows changed per table, in the order the tables were first written.
-#[derive(Default)]
-struct Counts(Changed);
-
-impl Counts {
-    fn add(&mut self, table: Oid) {
-        match self.0.iter_mut().find(|(t, _)| *t == table) {
-            Some((_, n)) => *n += 1,
-            None => self.0.push((table, 1)),
-        }
-    }
 }
 
 /// The rows of an INSERT ... SELECT's source inserted at a time, at most (and at most
@@ -274,7 +247,6 @@ pub(crate) fn insert_from(
     let mut done = Written {
         rows: 0,
         returning: row_store(cx),
-        changed: Changed::new(),
     };
     // Through a partitioned table, each row goes to its leaf partition, checked against
     // the leaf's constraints (`crate::route`).
@@ -297,7 +269,6 @@ pub(crate) fn insert_from(
                     let leaf = router.leaf(cx, &row)?;
                     check_row(cx, &leaf.table, &leaf.checks, &row)?;
                     insert_checked_row(cx, &leaf.table, &leaf.types, &row, &leaf.index_exprs)?;
-                    leaf.rows += 1;
                     (leaf.table.oid, !leaf.fks.outgoing.is_empty())
                 }
                 None => {
@@ -324,10 +295,6 @@ pub(crate) fn insert_from(
             crate::fkey::check_outgoing(cx, table, &insert.fks, &refs)
         }
     })?;
-    done.changed = match &router {
-        Some(router) => router.changed(),
-        None => vec![(table.oid, done.rows as u64)],
-    };
     Ok(done)
 }
 
@@ -373,6 +340,7 @@ pub(crate) fn insert_checked_row(
         cx.tx.cid(),
         table.options.fillfactor,
     )?;
+    cx.tx.count_write(table.oid, txn::relstat::Write::Insert);
     index::insert_entries(cx, table, row, tid, predicates)
 }
 
@@ -532,7 +500,6 @@ pub(crate) fn update(
     instrument: Option<&crate::instrument::Instrumentation>,
 ) -> PgResult<Written> {
     let table = &u.table;
-    let mut counts = Counts::default();
     let mut targets = Targets::new(cx, scan, instrument)?;
     let types = table.column_types();
     let mut xid = 0;
@@ -586,11 +553,12 @@ pub(crate) fn update(
                     };
                     let result = heapam::heap_move_out(cx.pool, leaf.rel, tid, xid, cx.tx)?;
                     if let HeapWrite::Done(_) = result {
+                        // Counted as PostgreSQL counts a row moved between partitions:
+                        // deleted from one, inserted into the other.
+                        cx.tx.count_write(leaf.oid, txn::relstat::Write::Delete);
                         let to = p.router.leaf(cx, &new)?;
                         check_row(cx, &to.table, &to.checks, &new)?;
                         insert_checked_row(cx, &to.table, &to.types, &new, &to.index_exprs)?;
-                        to.rows += 1;
-                        counts.add(to.table.oid);
                         lands = to.table.oid;
                         leaf_keys = !to.fks.outgoing.is_empty();
                     }
@@ -600,12 +568,12 @@ pub(crate) fn update(
                     let keys = leaf.keys_changed(&old, &new);
                     let result = heapam::heap_update(cx.pool, leaf.rel, tid, &t, xid, cx.tx, keys)?;
                     if let HeapWrite::Done(new_tid) = result {
+                        cx.tx.count_write(leaf.oid, txn::relstat::Write::Update);
                         index::insert_entries(cx, &leaf, &new, new_tid, index_exprs)?;
                     }
                     result
                 };
                 if let HeapWrite::Done(_) = result {
-                    counts.add(leaf.oid);
                     rows += 1;
                     add_returning(cx, u.returning.as_ref(), &new, &mut returning)?;
                     if leaf_keys || !u.fks.outgoing.is_empty() || u.fks.checks_removals() {
@@ -641,11 +609,7 @@ pub(crate) fn update(
         }
         Ok(())
     })?;
-    Ok(Written {
-        rows,
-        returning,
-        changed: counts.0,
-    })
+    Ok(Written { rows, returning })
 }
 
 pub(crate) fn delete(
@@ -654,7 +618,6 @@ pub(crate) fn delete(
     scan: &planner::Plan,
     instrument: Option<&crate::instrument::Instrumentation>,
 ) -> PgResult<Written> {
-    let mut counts = Counts::default();
     let mut targets = Targets::new(cx, scan, instrument)?;
     let mut xid = 0;
     let mut returning = row_store(cx);
@@ -676,7 +639,7 @@ pub(crate) fn delete(
             loop {
                 let result = heapam::heap_delete(cx.pool, table.rel, tid, xid, cx.tx)?;
                 if let HeapWrite::Done(_) = result {
-                    counts.add(table.oid);
+                    cx.tx.count_write(table.oid, txn::relstat::Write::Delete);
                     rows += 1;
                     add_returning(cx, d.returning.as_ref(), &row, &mut returning)?;
                     if d.fks.checks_removals() {
@@ -695,9 +658,5 @@ pub(crate) fn delete(
         let old: Vec<&[Value]> = old.iter().map(|r| r.as_slice()).collect();
         crate::fkey::check_incoming(cx, &d.table, &d.fks, &old, &[])
     })?;
-    Ok(Written {
-        rows,
-        returning,
-        changed: counts.0,
-    })
+    Ok(Written { rows, returning })
 }

@@ -558,6 +558,25 @@ fn eval_func(s: &Session, f: ScalarFunc, args: Vec<Value>, ty: &DataType) -> PgR
         ScalarFunc::Random => Ok(Value::Float8(rand::random::<f64>())),
         ScalarFunc::PgCancelBackend | ScalarFunc::PgTerminateBackend => signal_backend(f, &args, s),
         ScalarFunc::PgSleep => sleep(&args, s),
+        ScalarFunc::PgStatForceNextFlush => Ok(Value::Text(String::new())),
+        ScalarFunc::PgStatReset => {
+            s.tx.manager().rel_stats().reset();
+            Ok(Value::Text(String::new()))
+        }
+        ScalarFunc::PgStatResetSingleTableCounters => {
+            // A table's or an index's counts (and its file's pages); NULL: none.
+            if let Some(Value::Oid(oid) | Value::Reg(_, oid)) = args.first() {
+                let catalog = &s.catalog;
+                let file = catalog
+                    .table_by_oid(*oid)
+                    .map(|t| t.rel)
+                    .or_else(|| catalog.index_by_oid(*oid).map(|(_, i)| i.rel));
+                if let Some(file) = file {
+                    s.tx.manager().rel_stats().reset_one(*oid, file);
+                }
+            }
+            Ok(Value::Text(String::new()))
+        }
         ScalarFunc::GenRandomUuid => {
             let mut u: [u8; 16] = rand::random();
             // RFC 4122 version 4, variant 10xx, as PostgreSQL's gen_random_uuid.

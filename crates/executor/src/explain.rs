@@ -34,20 +34,27 @@ use sql::bound::{BinaryOp, ExplainOptions, Expr, ExprKind, JoinKind, OutputColum
 use crate::deparse::*;
 pub use crate::instrument::{Instrumentation, NodeStats};
 use crate::{ExecContext, StatementResult};
+use storage::bufmgr::usage::RelUsage;
 
-/// Counting this thread's buffer accesses, until dropped (whatever way EXPLAIN ends).
-struct BufferCounting;
+/// Counting this thread's buffer accesses, until dropped (whatever way EXPLAIN ends):
+/// the transaction counts them already (txn rule 10), or EXPLAIN starts and stops it.
+struct BufferCounting {
+    began: bool,
+}
 
 impl BufferCounting {
     fn start() -> BufferCounting {
-        storage::bufmgr::usage::start();
-        BufferCounting
+        BufferCounting {
+            began: storage::bufmgr::usage::start(),
+        }
     }
 }
 
 impl Drop for BufferCounting {
     fn drop(&mut self) {
-        storage::bufmgr::usage::take();
+        if self.began {
+            storage::bufmgr::usage::take();
+        }
     }
 }
 
@@ -84,6 +91,7 @@ pub fn explain(
         initplans: Vec::new(),
         session: cx.session,
         params: cx.params,
+        buffers_from: RelUsage::default(),
     };
     cx.subqueries.install(inner.subplans());
     // Subplans are numbered as the planner planned them (a subquery's own subqueries
@@ -95,10 +103,9 @@ pub fn explain(
         }
     }
     let started = Instant::now();
-    // Rows an EXPLAIN ANALYZE of INSERT, UPDATE or DELETE changed (autovacuum counts them).
-    let mut changed = Vec::new();
     // BUFFERS: this thread counts its buffer accesses while the statement runs.
     let _counting = (options.analyze && options.buffers).then(BufferCounting::start);
+    r.buffers_from = storage::bufmgr::usage::total();
     match &inner {
         PlannedStatement::Query { plan, .. } => {
             r.set_qualify(tables_read(plan) > 1);
@@ -129,8 +136,7 @@ pub fn explain(
                 let mut op = crate::exec::build(source, env)?;
                 let written = crate::dml::insert_from(cx, insert, op.as_mut())?;
                 drop(op);
-                changed.extend(written.changed);
-                top_stats = Some(modified(t0, written.returning.len()));
+                top_stats = Some(modified(t0, written.returning.len(), r.buffers_from));
                 r.stats = Some(ins.stats());
             }
             let child = r.shown(source);
@@ -141,7 +147,7 @@ pub fn explain(
             update: u, scan, ..
         } => {
             let top_stats = match options.analyze {
-                true => Some(run_counted(&mut r, options, &mut changed, |ins| {
+                true => Some(run_counted(&mut r, options, |ins| {
                     crate::dml::update(cx, u, scan, Some(ins))
                 })?),
                 false => None,
@@ -157,7 +163,7 @@ pub fn explain(
             delete: d, scan, ..
         } => {
             let top_stats = match options.analyze {
-                true => Some(run_counted(&mut r, options, &mut changed, |ins| {
+                true => Some(run_counted(&mut r, options, |ins| {
                     crate::dml::delete(cx, d, scan, Some(ins))
                 })?),
                 false => None,
@@ -193,7 +199,6 @@ pub fn explain(
             column_number: 0,
         }]),
         rows: r.lines.into_iter().map(|l| vec![Value::Text(l)]).collect(),
-        changed,
         ..Default::default()
     })
 }
@@ -230,24 +235,23 @@ fn column_names(table: &TableDesc, qualify: bool) -> Vec<String> {
 }
 
 /// Run an UPDATE or DELETE for ANALYZE: its scan, instrumented as any plan node, gives
-/// its counts to `r`, the rows it changed go to `changed`; returns its own node's counts.
+/// its counts to `r`; returns its own node's counts.
 fn run_counted(
     r: &mut Renderer,
     options: &ExplainOptions,
-    changed: &mut Vec<(common::Oid, u64)>,
     run: impl FnOnce(&Instrumentation) -> PgResult<crate::dml::Written>,
 ) -> PgResult<NodeStats> {
     let t0 = Instant::now();
     let ins = Instrumentation::new(options.timing, options.buffers);
     let w = run(&ins)?;
-    changed.extend(w.changed);
     r.stats = Some(ins.stats());
-    Ok(modified(t0, w.returning.len()))
+    Ok(modified(t0, w.returning.len(), r.buffers_from))
 }
 
 /// What ANALYZE shows on an `Insert` / `Update` / `Delete` node started at `t0`: the
-/// RETURNING rows it returned, and the statement's buffer accesses.
-fn modified(t0: Instant, returned: usize) -> NodeStats {
+/// RETURNING rows it returned, and the statement's buffer accesses (those counted
+/// since `buffers_from`).
+fn modified(t0: Instant, returned: usize, buffers_from: RelUsage) -> NodeStats {
     NodeStats {
         executed: true,
         rows: returned as u64,
@@ -256,7 +260,7 @@ fn modified(t0: Instant, returned: usize) -> NodeStats {
         total: t0.elapsed(),
         removed: 0,
         join_removed: 0,
-        buffers: storage::bufmgr::usage::total(),
+        buffers: storage::bufmgr::usage::total().since(buffers_from),
         memory: None,
         heap_blocks: None,
     }
@@ -500,6 +504,8 @@ struct Renderer<'a> {
     /// A generic plan's parameter values (EXPLAIN EXECUTE): what its run-time pruning
     /// prunes by.
     params: crate::exec::Params<'a>,
+    /// The thread's buffer counts as the statement began.
+    buffers_from: RelUsage,
 }
 
 impl Renderer<'_> {

@@ -65,9 +65,9 @@ pub struct StatementResult {
     /// The CommandComplete tag, exactly as PostgreSQL writes it (`INSERT 0 2`).
     pub tag: String,
     pub notices: Vec<PgError>,
-    /// For INSERT, UPDATE and DELETE: the table and how many rows changed (versions that
-    /// VACUUM will have to clean up, counted for autovacuum).
-    pub changed: Vec<(common::Oid, u64)>,
+    /// TRUNCATE: every table it emptied, the partitions of a partitioned one too
+    /// (what COPY FREEZE asks).
+    pub truncated: Vec<common::Oid>,
     /// COPY FROM STDIN: the load, which the session feeds with the client's data.
     pub copy_in: Option<Box<commands::copy::CopyIn>>,
     /// COPY TO STDOUT: each line of output, and the number of columns.
@@ -153,17 +153,13 @@ pub fn execute_plan(stmt: &PlannedStatement, cx: &ExecContext) -> PgResult<State
             let dml::Written {
                 rows: n,
                 returning: out,
-                changed,
             } = dml::insert_from(cx, insert, op.as_mut())?;
-            Ok(StatementResult {
-                changed,
-                ..with_returning(
-                    cx,
-                    format!("INSERT 0 {n}"),
-                    insert.returning.as_ref().map(|r| r.columns.clone()),
-                    out,
-                )
-            })
+            Ok(with_returning(
+                cx,
+                format!("INSERT 0 {n}"),
+                insert.returning.as_ref().map(|r| r.columns.clone()),
+                out,
+            ))
         }
         PlannedStatement::Update {
             update: u, scan, ..
@@ -171,17 +167,13 @@ pub fn execute_plan(stmt: &PlannedStatement, cx: &ExecContext) -> PgResult<State
             let dml::Written {
                 rows: n,
                 returning: out,
-                changed,
             } = dml::update(cx, u, scan, None)?;
-            Ok(StatementResult {
-                changed,
-                ..with_returning(
-                    cx,
-                    format!("UPDATE {n}"),
-                    u.returning.as_ref().map(|r| r.columns.clone()),
-                    out,
-                )
-            })
+            Ok(with_returning(
+                cx,
+                format!("UPDATE {n}"),
+                u.returning.as_ref().map(|r| r.columns.clone()),
+                out,
+            ))
         }
         PlannedStatement::Delete {
             delete: d, scan, ..
@@ -189,17 +181,13 @@ pub fn execute_plan(stmt: &PlannedStatement, cx: &ExecContext) -> PgResult<State
             let dml::Written {
                 rows: n,
                 returning: out,
-                changed,
             } = dml::delete(cx, d, scan, None)?;
-            Ok(StatementResult {
-                changed,
-                ..with_returning(
-                    cx,
-                    format!("DELETE {n}"),
-                    d.returning.as_ref().map(|r| r.columns.clone()),
-                    out,
-                )
-            })
+            Ok(with_returning(
+                cx,
+                format!("DELETE {n}"),
+                d.returning.as_ref().map(|r| r.columns.clone()),
+                out,
+            ))
         }
         _ => Err(PgError::internal(
             "execute_plan takes a query or DML statement",

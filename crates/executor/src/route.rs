@@ -99,8 +99,6 @@ pub(crate) struct Leaf {
     /// own included (an attached table's), each with the table it references: the
     /// statement's own checks hold the written table's and its ancestors'.
     pub fks: ForeignKeyChecks,
-    /// Rows written to it by the statement.
-    pub rows: u64,
     /// A DEFAULT partition whose lock was granted after the catalog moved on (an ATTACH
     /// of a sibling committed meanwhile: it holds the DEFAULT partition's lock): the
     /// catalog its rows are checked against, the statement's directory being older.
@@ -176,7 +174,6 @@ impl Leaf {
             checks,
             index_exprs,
             fks,
-            rows: 0,
             recheck,
         })
     }
@@ -292,14 +289,6 @@ impl Router {
     /// The leaf partition `oid`, if a row went to it.
     pub fn written(&self, oid: Oid) -> Option<&Leaf> {
         self.leaves.get(&oid)
-    }
-
-    /// The rows written to each leaf.
-    pub fn changed(&self) -> Vec<(Oid, u64)> {
-        self.leaves
-            .values()
-            .map(|l| (l.table.oid, l.rows))
-            .collect()
     }
 }
 

@@ -119,10 +119,7 @@ impl Session {
             }
         };
         self.tx.end_statement();
-        let result = result.and_then(|(n, changed)| {
-            for (table, rows) in changed {
-                self.db.note_changes(table, rows);
-            }
+        let result = result.and_then(|n| {
             if c.last && !self.explicit && self.tx.is_active() {
                 self.end_tx(true)?;
             }

@@ -100,8 +100,6 @@ pub struct Database {
     txns: Arc<txn::TxnManager>,
     /// Session ids (what pg_backend_pid() and pg_locks call a pid).
     next_backend: std::sync::atomic::AtomicU32,
-    /// Rows changed per table since its last VACUUM (autovacuum's trigger).
-    activity: parking_lot::Mutex<std::collections::HashMap<common::Oid, TableActivity>>,
     /// The running state of every sequence used since startup.
     sequences: access::sequence::Sequences,
     /// Plans made since startup (`Database::plan`).
@@ -234,28 +232,19 @@ impl SessionParts<'_> {
     }
 }
 
-/// What autovacuum knows of a table.
-#[derive(Clone, Copy, Debug, Default)]
-struct TableActivity {
-    /// Rows inserted, updated or deleted since the last VACUUM.
-    changes: u64,
-    /// ... and since the last ANALYZE (PostgreSQL's `n_mod_since_analyze`).
-    changes_since_analyze: u64,
-    /// Rows in the table as the last VACUUM (versions it left) or ANALYZE (live rows,
-    /// estimated) found them: PostgreSQL's `pg_class.reltuples`.
-    reltuples: f64,
-    vacuum_count: u64,
-    analyze_count: u64,
-}
-
-/// Autovacuum vacuums a table once its changes exceed this plus a fraction of its size
-/// (PostgreSQL's `autovacuum_vacuum_threshold` and `autovacuum_vacuum_scale_factor`).
-const AUTOVACUUM_THRESHOLD: u64 = 50;
-const AUTOVACUUM_SCALE_PERCENT: u64 = 20;
+/// Autovacuum vacuums a table once its dead rows exceed this plus a fraction of its
+/// size (PostgreSQL's `autovacuum_vacuum_threshold` and `autovacuum_vacuum_scale_factor`).
+const AUTOVACUUM_THRESHOLD: f64 = 50.0;
+const AUTOVACUUM_SCALE: f64 = 0.2;
+/// ... or once the rows inserted since its last VACUUM exceed this plus a fraction of its
+/// size (`autovacuum_vacuum_insert_threshold`, `..._scale_factor`): a VACUUM then marks
+/// their pages all-visible.
+const AUTOVACUUM_INSERT_THRESHOLD: f64 = 1000.0;
+const AUTOVACUUM_INSERT_SCALE: f64 = 0.2;
 /// Autovacuum analyzes a table once its changes since the last ANALYZE exceed this plus
 /// a fraction of its size (`autovacuum_analyze_threshold`, `..._scale_factor`).
-const AUTOANALYZE_THRESHOLD: u64 = 50;
-const AUTOANALYZE_SCALE_PERCENT: u64 = 10;
+const AUTOANALYZE_THRESHOLD: f64 = 50.0;
+const AUTOANALYZE_SCALE: f64 = 0.1;
 
 /// What one round of autovacuum did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -326,7 +315,6 @@ impl Database {
             wal,
             txns,
             next_backend: std::sync::atomic::AtomicU32::new(1),
-            activity: parking_lot::Mutex::new(std::collections::HashMap::new()),
             sequences: access::sequence::Sequences::new(),
             plans_made: std::sync::atomic::AtomicU64::new(0),
             max_connections: config.max_connections,
@@ -533,7 +521,7 @@ impl Database {
             if v.verbose {
                 notices.push(PgError::info(format!("vacuuming \"public.{}\"", t.name)));
             }
-            let s = self.vacuum_one(&t, tx)?;
+            let s = self.vacuum_one(&t, tx, false)?;
             if v.verbose {
                 notices.push(PgError::info(format!(
                     "finished vacuuming \"public.{}\": index scans: {}\n\
@@ -552,7 +540,7 @@ impl Database {
             if v.verbose {
                 notices.push(PgError::info(format!("analyzing \"public.{}\"", t.name)));
             }
-            let s = self.analyze_one(&t, columns, default_target, tx)?;
+            let s = self.analyze_one(&t, columns, default_target, tx, false)?;
             if v.verbose {
                 notices.push(PgError::info(format!(
                     "\"{}\": scanned {} of {} pages, containing {} live rows and {} dead \
@@ -610,24 +598,28 @@ impl Database {
             return Ok(true);
         }
         if vacuum {
-            self.vacuum_one(&t, tx)?;
+            self.vacuum_one(&t, tx, true)?;
         } else {
             self.analyze_one(
                 &t,
                 &[],
                 executor::commands::analyze::DEFAULT_STATISTICS_TARGET,
                 tx,
+                true,
             )?;
         }
         Ok(true)
     }
 
+    /// VACUUM `t` (by autovacuum if `auto`), and record what it found.
     fn vacuum_one(
         &self,
         t: &catalog::TableDesc,
         tx: &txn::Tx,
+        auto: bool,
     ) -> PgResult<executor::commands::vacuum::VacuumStats> {
-        let changes_before = self.activity.lock().get(&t.oid).map_or(0, |a| a.changes);
+        let counts = self.txns.rel_stats();
+        let inserted_before = counts.get(t.oid).ins_since_vacuum;
         let stats = executor::commands::vacuum::vacuum_table(&self.pool, &self.roots, tx, t)?;
         tracing::debug!(table = %t.name, ?stats, "vacuumed");
         // As PostgreSQL's VACUUM, record the table's size and rows (the versions left),
@@ -646,23 +638,26 @@ impl Database {
                 columns,
             },
         )?;
-        let mut activity = self.activity.lock();
-        let a = activity.entry(t.oid).or_default();
-        a.changes = a.changes.saturating_sub(changes_before);
-        a.reltuples = stats.tuples_remaining as f64;
-        a.vacuum_count += 1;
+        counts.report_vacuum(
+            t.oid,
+            auto,
+            std::time::SystemTime::now(),
+            (stats.live_tuples, stats.dead_tuples),
+            inserted_before,
+        );
         Ok(stats)
     }
 
-    /// ANALYZE `t`: the columns at positions `columns` (every column if empty), each
-    /// with its own statistics target or `default_target`. Statistics of the columns not
-    /// analyzed stay as they were.
+    /// ANALYZE `t` (by autovacuum if `auto`): the columns at positions `columns` (every
+    /// column if empty), each with its own statistics target or `default_target`.
+    /// Statistics of the columns not analyzed stay as they were.
     fn analyze_one(
         &self,
         t: &catalog::TableDesc,
         columns: &[usize],
         default_target: u32,
         tx: &txn::Tx,
+        auto: bool,
     ) -> PgResult<executor::commands::analyze::AnalyzeStats> {
         let targets: Vec<u32> = t
             .columns
@@ -676,11 +671,8 @@ impl Database {
                 }
             })
             .collect();
-        let changes_before = self
-            .activity
-            .lock()
-            .get(&t.oid)
-            .map_or(0, |a| a.changes_since_analyze);
+        let counts = self.txns.rel_stats();
+        let changed_before = counts.get(t.oid).mod_since_analyze;
         let stats = if t.partition_key.is_some() {
             // Sampled from its leaves (locked with it by `maintain`'s list).
             let leaves: Vec<_> = self
@@ -708,23 +700,24 @@ impl Database {
             rel.columns = cols.into();
         }
         self.catalog.set_stats_by(tx, t.oid, rel)?;
-        let mut activity = self.activity.lock();
-        let a = activity.entry(t.oid).or_default();
-        a.reltuples = stats.estimated_rows;
-        a.changes_since_analyze = a.changes_since_analyze.saturating_sub(changes_before);
-        a.analyze_count += 1;
+        // The dead rows on the pages read, scaled as the live ones are. A partitioned
+        // table's rows are its partitions': PostgreSQL counts none of its own.
+        let (live, dead) = match (t.partition_key.is_some(), stats.live_rows) {
+            (true, _) => (0.0, 0.0),
+            (false, 0) => (stats.estimated_rows, stats.dead_rows as f64),
+            (false, n) => (
+                stats.estimated_rows,
+                stats.dead_rows as f64 * stats.estimated_rows / n as f64,
+            ),
+        };
+        counts.report_analyze(
+            t.oid,
+            auto,
+            std::time::SystemTime::now(),
+            (live, dead),
+            changed_before,
+        );
         Ok(stats)
-    }
-
-    /// Count rows a statement changed (autovacuum's trigger). One uncontended mutex per
-    /// writing statement; sharding it is the fix if it ever shows in a profile.
-    pub(crate) fn note_changes(&self, table: common::Oid, rows: u64) {
-        if rows > 0 {
-            let mut activity = self.activity.lock();
-            let a = activity.entry(table).or_default();
-            a.changes += rows;
-            a.changes_since_analyze += rows;
-        }
     }
 
     /// One round of autovacuum, run as session `tx`: VACUUM every table whose changes
@@ -732,43 +725,43 @@ impl Database {
     /// ANALYZE passed that threshold (with `default_statistics_target`'s default),
     /// skipping those whose lock is taken (a DDL never queues behind autovacuum).
     pub fn autovacuum_round(&self, tx: &txn::Tx) -> PgResult<AutovacuumRound> {
-        let (vacuum_due, analyze_due): (Vec<common::Oid>, Vec<common::Oid>) = {
-            let activity = self.activity.lock();
-            let due = |changes: u64, reltuples: f64, threshold: u64, percent: u64| {
-                changes as f64 > threshold as f64 + reltuples.max(0.0) * percent as f64 / 100.0
+        let counts = self.txns.rel_stats();
+        let catalog = self.catalog.committed();
+        // Counts of relations dropped since go (tables' and indexes' alike).
+        let files: std::collections::HashSet<common::RelId> = catalog
+            .tables()
+            .flat_map(|t| std::iter::once(t.rel).chain(t.indexes.iter().map(|i| i.rel)))
+            .collect();
+        counts.retain(
+            |oid| catalog.table_by_oid(oid).is_some() || catalog.index_by_oid(oid).is_some(),
+            |file| files.contains(&file),
+        );
+        let (mut vacuum_due, mut analyze_due) = (Vec::new(), Vec::new());
+        for (oid, c) in counts.all() {
+            let Some(t) = catalog.table_by_oid(oid) else {
+                continue;
             };
-            (
-                activity
-                    .iter()
-                    .filter(|(_, a)| {
-                        due(
-                            a.changes,
-                            a.reltuples,
-                            AUTOVACUUM_THRESHOLD,
-                            AUTOVACUUM_SCALE_PERCENT,
-                        )
-                    })
-                    .map(|(oid, _)| *oid)
-                    .collect(),
-                activity
-                    .iter()
-                    .filter(|(_, a)| {
-                        due(
-                            a.changes_since_analyze,
-                            a.reltuples,
-                            AUTOANALYZE_THRESHOLD,
-                            AUTOANALYZE_SCALE_PERCENT,
-                        )
-                    })
-                    .map(|(oid, _)| *oid)
-                    .collect(),
-            )
-        };
+            // PostgreSQL 15's autovacuum leaves partitioned tables alone.
+            if t.partition_key.is_some() {
+                continue;
+            }
+            // `pg_class.reltuples` as the last VACUUM or ANALYZE set it (0 before).
+            let reltuples = catalog.stats(oid).map_or(0.0, |s| s.reltuples.max(0.0));
+            if c.dead_tuples as f64 > AUTOVACUUM_THRESHOLD + AUTOVACUUM_SCALE * reltuples
+                || c.ins_since_vacuum as f64
+                    > AUTOVACUUM_INSERT_THRESHOLD + AUTOVACUUM_INSERT_SCALE * reltuples
+            {
+                vacuum_due.push(oid);
+            }
+            if c.mod_since_analyze as f64 > AUTOANALYZE_THRESHOLD + AUTOANALYZE_SCALE * reltuples {
+                analyze_due.push(oid);
+            }
+        }
+        drop(catalog);
         let mut round = AutovacuumRound::default();
         for (oids, vacuum) in [(vacuum_due, true), (analyze_due, false)] {
             for oid in oids {
                 let Some(t) = self.catalog.committed().table_by_oid(oid).cloned() else {
-                    self.activity.lock().remove(&oid);
                     continue;
                 };
                 if !t.options.autovacuum_enabled {
@@ -1000,7 +993,7 @@ impl Database {
             let snapshot = statement_snapshot();
             let cx = self.exec_context(tx, &snapshot, &session);
             let r = executor::commands::execute(bound, &cx)?;
-            return Ok(self.noted(r));
+            return Ok(r);
         }
         let settings = session.settings.planner();
         loop {
@@ -1171,16 +1164,8 @@ impl Database {
                 (None, Some(plan), None) => executor::execute_plan(plan, &cx)?,
                 (None, None, _) => return Err(PgError::internal("a statement without a plan")),
             };
-            return Ok(self.noted(r));
+            return Ok(r);
         }
-    }
-
-    /// Count a statement's changes for autovacuum.
-    fn noted(&self, r: executor::StatementResult) -> executor::StatementResult {
-        for &(table, rows) in &r.changed {
-            self.note_changes(table, rows);
-        }
-        r
     }
 }
 

@@ -1089,7 +1089,7 @@ impl Session {
                         self.tx.end_statement();
                         let r = res?;
                         if matches!(stmt, Statement::Truncate(_)) {
-                            self.note_truncated(r.changed.iter().map(|&(t, _)| t));
+                            self.note_truncated(r.truncated.iter().copied());
                         }
                         r
                     }

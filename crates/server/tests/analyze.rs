@@ -117,10 +117,10 @@ async fn autovacuum_analyzes_tables_that_changed_enough() {
     assert_eq!(
         round().await,
         AutovacuumRound {
-            vacuumed: 1,
+            vacuumed: 0,
             analyzed: 1
         },
-        "60 changes pass both thresholds"
+        "60 changes pass ANALYZE's threshold; 60 inserted rows are under VACUUM's 1000"
     );
     let mcv = "SELECT most_common_vals FROM pg_stats WHERE tablename = 'a' AND attname = 'tag'";
     assert_eq!(value(&c, mcv).await, "{x,y}");

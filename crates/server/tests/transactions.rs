@@ -453,8 +453,9 @@ async fn vacuum_and_pruning_keep_an_updated_table_from_growing() {
     assert_eq!(sqlstate(&e), "25001");
 }
 
-/// Autovacuum's trigger: a table is vacuumed once its changed rows pass 50 + 20% of its
-/// size, and not again until it changes again; vacuumed that way, the table stays small.
+/// Autovacuum's triggers, PostgreSQL's: a table is vacuumed once its dead rows pass
+/// 50 + 20% of its size, or the rows inserted since its last VACUUM pass 1000 + 20%,
+/// and not again until it changes again; vacuumed that way, the table stays small.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn autovacuum_vacuums_tables_that_changed_enough() {
     let (server, dir) = start_without_autovacuum().await;
@@ -465,12 +466,16 @@ async fn autovacuum_vacuums_tables_that_changed_enough() {
     exec(&c, "INSERT INTO quiet VALUES (1)").await;
     let rows: Vec<String> = (0..200).map(|i| format!("({i}, 0)")).collect();
     exec(&c, &format!("INSERT INTO a VALUES {}", rows.join(", "))).await;
-    assert_eq!(round().await, 1, "200 inserted rows pass 50");
-    assert_eq!(round().await, 0, "nothing changed since");
+    assert_eq!(
+        round().await,
+        0,
+        "200 inserted rows are under 1000, none dead"
+    );
     exec(&c, "UPDATE a SET n = 1 WHERE id < 60").await;
-    assert_eq!(round().await, 0, "60 changes are under 50 + 20% of 200");
+    assert_eq!(round().await, 0, "60 dead rows are under 50 + 20% of 200");
     exec(&c, "UPDATE a SET n = 2 WHERE id < 60").await;
-    assert_eq!(round().await, 1, "120 changes are over 90");
+    assert_eq!(round().await, 1, "120 dead rows are over 90");
+    assert_eq!(round().await, 0, "nothing changed since");
     let start_size = relation_bytes(dir.path());
     for _ in 0..30 {
         exec(&c, "UPDATE a SET n = n + 1").await;
@@ -501,14 +506,21 @@ async fn autovacuum_vacuums_tables_that_changed_enough() {
         "INSERT INTO big SELECT g FROM generate_series(1, 1000) AS g",
     )
     .await;
-    assert_eq!(round().await, 1, "1000 inserted rows");
+    // The round ANALYZEs it too: 1000 rows make the thresholds 1200 and 250.
+    assert_eq!(round().await, 0, "1000 inserted rows are not over 1000");
+    exec(
+        &c,
+        "INSERT INTO big SELECT g FROM generate_series(1001, 1201) AS g",
+    )
+    .await;
+    assert_eq!(round().await, 1, "1201 inserted rows are over 1200");
     exec(&c, "DELETE FROM big WHERE id <= 200").await;
-    assert_eq!(round().await, 0, "200 changes are under 50 + 20% of 1000");
+    assert_eq!(round().await, 0, "200 dead rows are under 50 + 20% of 1201");
     exec(&c, "ANALYZE big").await;
-    exec(&c, "DELETE FROM big WHERE id <= 220").await;
+    exec(&c, "DELETE FROM big WHERE id <= 260").await;
     assert_eq!(
         round().await,
         1,
-        "ANALYZE counted 800 rows: 220 changes are over 210"
+        "ANALYZE counted 1001 rows: 260 dead rows are over 250.2"
     );
 }

@@ -172,6 +172,13 @@ pub enum ScalarFunc {
     Random,
     /// `pg_sleep(seconds)`: wait, stopped by a cancel or statement_timeout; void.
     PgSleep,
+    /// `pg_stat_force_next_flush()`: void. Myriad shares a transaction's counts when it
+    /// ends, always (txn rule 10), so there is nothing to force.
+    PgStatForceNextFlush,
+    /// `pg_stat_reset()`: forget every table's and index's counts; void.
+    PgStatReset,
+    /// `pg_stat_reset_single_table_counters(oid)`: forget one table's or index's; void.
+    PgStatResetSingleTableCounters,
     /// `pg_get_userbyid(oid)`: the role's name.
     PgGetUserById,
     /// `pg_table_is_visible(oid)`: whether the relation exists (every relation is in
@@ -310,6 +317,9 @@ impl ScalarFunc {
                 | F::PgCancelBackend
                 | F::PgTerminateBackend
                 | F::PgSleep
+                | F::PgStatForceNextFlush
+                | F::PgStatReset
+                | F::PgStatResetSingleTableCounters
                 | F::Random
                 | F::SetConfig
         )
@@ -339,6 +349,9 @@ impl ScalarFunc {
             | F::PgCancelBackend
             | F::PgTerminateBackend
             | F::PgSleep
+            | F::PgStatForceNextFlush
+            | F::PgStatReset
+            | F::PgStatResetSingleTableCounters
             | F::Random
             | F::MakeTimestampTz
             | F::AtTimeZone

@@ -68,11 +68,12 @@ pub const BUF_DROP_FULL_SCAN_DIVISOR: usize = 32;
 pub const DROP_RELATION_PIN_WAIT: Duration = Duration::from_secs(10);
 
 /// Buffer accesses per relation by the current thread, while it asks for them (buffer
-/// rule 9): what `EXPLAIN (ANALYZE, BUFFERS)` and per-statement I/O reports read.
+/// rule 9): what `EXPLAIN (ANALYZE, BUFFERS)`, per-statement I/O reports and each
+/// transaction's `pg_statio_user_tables` counts read.
 ///
 /// Kept in the thread, not in shared memory, so the hit path writes nothing shared: when
-/// tracking is off (the usual case) counting is one thread-local flag test. A statement
-/// runs on one thread, so its thread's counts are its own.
+/// tracking is off counting is one thread-local flag test. A session runs on one thread
+/// (a statement, a transaction), so its thread's counts are its own.
 pub mod usage {
     use std::cell::{Cell, RefCell};
     use std::collections::HashMap;
@@ -108,9 +109,32 @@ pub mod usage {
         Write,
     }
 
+    /// The relations a transaction touches are usually few: the first ones are found by
+    /// comparing ids in a short list, the rest through a map.
+    const LISTED: usize = 8;
+
+    #[derive(Default)]
+    struct Counts {
+        listed: Vec<(RelId, RelUsage)>,
+        more: HashMap<RelId, RelUsage>,
+    }
+
+    impl Counts {
+        fn get(&mut self, rel: RelId) -> &mut RelUsage {
+            if let Some(i) = self.listed.iter().position(|(r, _)| *r == rel) {
+                return &mut self.listed[i].1;
+            }
+            if self.listed.len() < LISTED {
+                self.listed.push((rel, RelUsage::default()));
+                return &mut self.listed.last_mut().expect("just pushed").1;
+            }
+            self.more.entry(rel).or_default()
+        }
+    }
+
     thread_local! {
         static TRACKING: Cell<bool> = const { Cell::new(false) };
-        static COUNTS: RefCell<HashMap<RelId, RelUsage>> = RefCell::new(HashMap::new());
+        static COUNTS: RefCell<Counts> = RefCell::new(Counts::default());
         static TOTAL: Cell<RelUsage> = const {
             Cell::new(RelUsage {
                 hits: 0,
@@ -120,11 +144,21 @@ pub mod usage {
         };
     }
 
-    /// Start counting this thread's buffer accesses (from zero).
-    pub fn start() {
-        COUNTS.with(|c| c.borrow_mut().clear());
+    /// Start counting this thread's buffer accesses (from zero), unless it counts
+    /// already (then the counts go on); true if this call started it. Whoever started
+    /// it [`take`]s the counts.
+    pub fn start() -> bool {
+        if TRACKING.with(Cell::get) {
+            return false;
+        }
+        COUNTS.with(|c| {
+            let mut c = c.borrow_mut();
+            c.listed.clear();
+            c.more.clear();
+        });
         TOTAL.with(|t| t.set(RelUsage::default()));
         TRACKING.with(|t| t.set(true));
+        true
     }
 
     /// The counts of every relation together since [`start`], read cheaply (what EXPLAIN
@@ -136,7 +170,12 @@ pub mod usage {
     /// Stop counting; returns the counts since [`start`].
     pub fn take() -> HashMap<RelId, RelUsage> {
         TRACKING.with(|t| t.set(false));
-        COUNTS.with(|c| std::mem::take(&mut *c.borrow_mut()))
+        COUNTS.with(|c| {
+            let mut c = c.borrow_mut();
+            let mut all = std::mem::take(&mut c.more);
+            all.extend(c.listed.drain(..));
+            all
+        })
     }
 
     pub(crate) fn count(rel: RelId, kind: Kind) {
@@ -148,7 +187,7 @@ pub mod usage {
             Kind::Read => u.reads += 1,
             Kind::Write => u.writes += 1,
         };
-        COUNTS.with(|c| add(c.borrow_mut().entry(rel).or_default()));
+        COUNTS.with(|c| add(c.borrow_mut().get(rel)));
         TOTAL.with(|t| {
             let mut u = t.get();
             add(&mut u);
@@ -1265,5 +1304,27 @@ mod tests {
         let writes: u64 = counts.values().map(|u| u.writes).sum();
         assert!(writes <= 1);
         assert!(usage::take().is_empty(), "take stops tracking");
+    }
+
+    #[test]
+    fn usage_started_twice_goes_on_counting() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let pool = pool(dir.path(), 16);
+        for rel in 1..=12 {
+            pool.smgr().create(rel).expect("create");
+            let (_, mut b) = pool.extend(rel).expect("extend");
+            stamp(&mut b, rel);
+        }
+        assert!(usage::start());
+        drop(pool.read_buffer(1, 0).expect("read"));
+        assert!(!usage::start(), "already counting: the counts go on");
+        // More relations than the short list holds.
+        for rel in 1..=12 {
+            drop(pool.read_buffer(rel, 0).expect("read"));
+        }
+        let counts = usage::take();
+        assert_eq!(counts.len(), 12);
+        assert_eq!(counts[&1].hits, 2);
+        assert_eq!(counts[&12].hits, 1);
     }
 }

@@ -6,6 +6,7 @@
 //! - [`xact`]: one session's transaction: lazily assigned ids, savepoints as
 //!   subtransactions, command ids, combo command ids, its snapshots.
 //! - [`activity`]: what each session is doing (`pg_stat_activity`).
+//! - [`relstat`]: what each table's and index's work counted (`pg_stat_user_tables`).
 //! - [`lock`]: PostgreSQL's eight table lock modes, a fast path with no slot limit for the
 //!   weak modes, a partitioned shared lock table and deadlock detection (its README).
 //!
@@ -16,6 +17,7 @@ pub mod activity;
 pub mod clog;
 pub mod lock;
 pub mod manager;
+pub mod relstat;
 pub mod xact;
 
 pub use clog::XidStatus;

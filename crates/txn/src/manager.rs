@@ -57,6 +57,8 @@ pub struct TxnManager {
     locks: Arc<crate::lock::LockManager>,
     /// What each session is doing (`pg_stat_activity`).
     activity: Arc<crate::activity::Activity>,
+    /// What each relation's work counted (txn rule 10).
+    rel_stats: crate::relstat::RelStats,
     /// The members of each multixact, and the lockers of updated versions, still worth
     /// remembering (txn rule 8).
     multis: Mutex<Multis>,
@@ -170,12 +172,18 @@ impl TxnManager {
             commit_fence: RwLock::new(()),
             locks: crate::lock::LockManager::new(crate::lock::LockConfig::default()),
             activity: Arc::default(),
+            rel_stats: crate::relstat::RelStats::default(),
             multis: Mutex::new(Multis {
                 members: HashMap::new(),
                 updated: HashMap::new(),
                 sweep_at: MULTI_SWEEP_MIN,
             }),
         })
+    }
+
+    /// What each relation's work counted since startup (txn rule 10).
+    pub fn rel_stats(&self) -> &crate::relstat::RelStats {
+        &self.rel_stats
     }
 
     /// The sessions' status registry.

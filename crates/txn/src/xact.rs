@@ -62,6 +62,8 @@ struct Level {
     children: Vec<Xid>,
     /// Where this savepoint's locks begin (`None` for the top level).
     mark: Option<LockMark>,
+    /// The rows this level wrote, per table (txn rule 10).
+    writes: crate::relstat::LevelWrites,
 }
 
 impl Level {
@@ -103,6 +105,9 @@ pub struct Tx {
     interrupts: std::cell::OnceCell<Arc<crate::activity::Interrupts>>,
     /// The last final status looked up (a scan asks about the same id over and over).
     status_cache: Cell<(Xid, XidStatus)>,
+    /// What this transaction counted of its relations' work, shared when it ends
+    /// (txn rule 10).
+    counted: RefCell<crate::relstat::Pending>,
 }
 
 /// PostgreSQL's error for a session `pg_terminate_backend` ends.
@@ -148,6 +153,7 @@ impl Tx {
                 start_time: std::time::UNIX_EPOCH,
             }),
             status_cache: Cell::new((crate::INVALID_XID, XidStatus::InProgress)),
+            counted: RefCell::new(crate::relstat::Pending::default()),
         }
     }
 
@@ -169,6 +175,8 @@ impl Tx {
         s.isolation = isolation;
         s.read_only = read_only;
         s.levels = vec![Level::default()];
+        // The pages it asks of the buffer pool are counted (txn rule 10).
+        storage::bufmgr::usage::start();
     }
 
     /// When the running transaction began (`now()`, `CURRENT_TIMESTAMP`); meaningless
@@ -384,8 +392,9 @@ impl Tx {
             .levels
             .last_mut()
             .ok_or_else(|| PgError::internal("a savepoint without a parent"))?;
-        for l in &gone {
+        for mut l in gone {
             parent.children.extend(l.all_xids());
+            crate::relstat::merge_level(&mut parent.writes, std::mem::take(&mut l.writes));
         }
         Ok(())
     }
@@ -396,10 +405,15 @@ impl Tx {
     pub fn rollback_to(&self, name: &str) -> PgResult<usize> {
         let i = self.find(name)?;
         let mut s = self.inner.borrow_mut();
-        let gone: Vec<Level> = s.levels.drain(i..).collect();
+        let mut gone: Vec<Level> = s.levels.drain(i..).collect();
         let xids: Vec<Xid> = gone.iter().flat_map(Level::all_xids).collect();
         s.mine.retain(|x| !xids.contains(x));
         drop(s);
+        let mut counted = self.counted.borrow_mut();
+        for l in &mut gone {
+            counted.end_level(std::mem::take(&mut l.writes), false);
+        }
+        drop(counted);
         let res = self.mgr.abort(&xids);
         // After the abort is recorded: whoever waited on these ids finds them ended.
         let mut locks = self.locks.borrow_mut();
@@ -429,6 +443,7 @@ impl Tx {
     pub fn commit_with(&self, committed: impl FnOnce()) -> PgResult<()> {
         let xids = self.take_xids();
         let res = self.mgr.commit(&xids);
+        self.share_counts(res.is_ok());
         let counts = &self.mgr.activity().counts;
         if res.is_err() {
             // Never acknowledged: it must not stay running forever either.
@@ -446,9 +461,48 @@ impl Tx {
     pub fn abort(&self) -> PgResult<()> {
         let xids = self.take_xids();
         let res = self.mgr.abort(&xids);
+        self.share_counts(false);
         DatabaseCounts::add(&self.mgr.activity().counts.rollbacks);
         self.reset();
         res
+    }
+
+    /// Count a row written to table `rel` in the current level (txn rule 10).
+    pub fn count_write(&self, rel: common::ids::Oid, what: crate::relstat::Write) {
+        if let Some(l) = self.inner.borrow_mut().levels.last_mut() {
+            crate::relstat::count_write(&mut l.writes, rel, what);
+        }
+    }
+
+    /// Count an update of table `rel` that added no index entries (and the update).
+    pub fn count_hot_update(&self, rel: common::ids::Oid) {
+        self.count_write(rel, crate::relstat::Write::Update);
+        self.counted.borrow_mut().hot_update(rel);
+    }
+
+    /// What this transaction counts of its relations' reads (scans, fetches, pages):
+    /// shared, whatever its outcome, when it ends.
+    pub fn counted(&self) -> std::cell::RefMut<'_, crate::relstat::Pending> {
+        self.counted.borrow_mut()
+    }
+
+    /// The transaction ends (`committed` or not): its levels' writes count as such, and
+    /// everything it counted goes to the shared counts.
+    fn share_counts(&self, committed: bool) {
+        let mut s = self.inner.borrow_mut();
+        let mut levels = s.levels.iter_mut();
+        let mut writes = levels
+            .next()
+            .map(|l| std::mem::take(&mut l.writes))
+            .unwrap_or_default();
+        for l in levels {
+            crate::relstat::merge_level(&mut writes, std::mem::take(&mut l.writes));
+        }
+        drop(s);
+        let mut counted = std::mem::take(&mut *self.counted.borrow_mut());
+        counted.end_level(writes, committed);
+        counted.blocks(storage::bufmgr::usage::take());
+        self.mgr.rel_stats().flush(counted);
     }
 
     fn take_xids(&self) -> Vec<Xid> {

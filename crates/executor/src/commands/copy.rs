@@ -429,9 +429,8 @@ impl CopyIn {
         Ok(())
     }
 
-    /// CopyDone: the last record goes in; the number of rows loaded, and how many went
-    /// to each table (the leaf partitions, for a partitioned one).
-    pub fn finish(mut self, cx: &ExecContext) -> PgResult<(u64, Vec<(common::Oid, u64)>)> {
+    /// CopyDone: the last record goes in; the number of rows loaded.
+    pub fn finish(mut self, cx: &ExecContext) -> PgResult<u64> {
         let mut records = Vec::new();
         let raw = self.reader.pending.clone();
         let r = self.reader.finish(&mut records);
@@ -440,11 +439,7 @@ impl CopyIn {
         for rec in records {
             self.load(cx, rec)?;
         }
-        let changed = match &self.router {
-            Some(r) => r.changed(),
-            None => vec![(self.from.table.oid, self.rows)],
-        };
-        Ok((self.rows, changed))
+        Ok(self.rows)
     }
 
     /// Insert one record's row into the leaf partition it belongs in.
@@ -460,7 +455,6 @@ impl CopyIn {
             .map_err(|e| e.with_context(format!("COPY {name}, line {}", rec.line)))?;
         // PostgreSQL checks foreign keys after the rows (its triggers): no line.
         leaf.check_keys(cx, &self.from.fks, &[&row])?;
-        leaf.rows += 1;
         self.rows += 1;
         if self.rows.is_multiple_of(COPY_INTERRUPT_ROWS) {
             cx.tx.check_for_interrupts()?;

@@ -24,6 +24,8 @@ fn index_entries(
 ) -> PgResult<Entries> {
     let types = table.column_types();
     let mut entries = Entries::new(cx);
+    // A sequential scan of the table, counted as PostgreSQL counts its index build's.
+    let mut read = 0;
     for item in heapam::HeapScan::new(cx.pool, table.rel)? {
         cx.tx.check_for_interrupts()?;
         let (tid, bytes) = item?;
@@ -31,6 +33,7 @@ fn index_entries(
         if visibility::aborted_insert(&h, cx.tx)? {
             continue;
         }
+        read += 1;
         let row = access::tuple::decode(&bytes, &types)?;
         // A partial index holds the versions its condition is true for.
         let entry = match bound {
@@ -58,6 +61,7 @@ fn index_entries(
         }
         entries.push(entry, tid)?;
     }
+    cx.tx.counted().scan(table.oid, read, 0);
     Ok(entries)
 }
 

@@ -137,24 +137,38 @@ pub fn execute(stmt: BoundStatement, cx: &ExecContext) -> PgResult<StatementResu
             // PostgreSQL's TRUNCATE removes them all. Deleting them (rather than
             // swapping in empty files) keeps TRUNCATE transactional with the catalog
             // as it is; VACUUM reclaims the space.
-            let mut changed = Vec::with_capacity(tables.len());
+            // Every table truncated is listed (COPY FREEZE asks): a partitioned one, and
+            // each partition whose rows go.
+            let mut truncated = Vec::with_capacity(tables.len());
             for t in tables {
-                // Tables referencing these are truncated with them (checked when bound).
-                let delete = sql::bound::BoundDelete {
-                    table: t.clone(),
-                    filter: None,
-                    returning: None,
-                    fks: Default::default(),
+                truncated.push(t.oid);
+                let leaves = match t.partition_key {
+                    Some(_) => cx
+                        .session
+                        .catalog
+                        .descendants(t.oid)
+                        .into_iter()
+                        .filter(|l| l.partition_key.is_none())
+                        .collect(),
+                    None => vec![t.clone()],
                 };
-                let every_row = target_scan(cx, &t, None);
-                let w = with_every_row(cx, |all| dml::delete(all, &delete, &every_row, None))?;
-                // Every table truncated is listed (COPY FREEZE asks), with the rows
-                // deleted from it; a partitioned one's from its partitions.
-                if t.partition_key.is_some() {
-                    changed.push((t.oid, 0));
-                    changed.extend(w.changed);
-                } else {
-                    changed.push((t.oid, w.rows as u64));
+                for leaf in leaves {
+                    // Tables referencing these are truncated with them (checked when
+                    // bound).
+                    let delete = sql::bound::BoundDelete {
+                        table: leaf.clone(),
+                        filter: None,
+                        returning: None,
+                        fks: Default::default(),
+                    };
+                    let every_row = target_scan(cx, &leaf, None);
+                    let w = with_every_row(cx, |all| dml::delete(all, &delete, &every_row, None))?;
+                    let removed = w.rows as u64;
+                    cx.tx
+                        .count_write(leaf.oid, txn::relstat::Write::Truncate { removed });
+                    if leaf.oid != t.oid {
+                        truncated.push(leaf.oid);
+                    }
                 }
             }
             for s in &restart {
@@ -162,7 +176,7 @@ pub fn execute(stmt: BoundStatement, cx: &ExecContext) -> PgResult<StatementResu
             }
             Ok(StatementResult {
                 tag: "TRUNCATE TABLE".into(),
-                changed,
+                truncated,
                 ..Default::default()
             })
         }

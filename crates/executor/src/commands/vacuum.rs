@@ -30,6 +30,11 @@ pub struct VacuumStats {
     pub tuples_removed: u64,
     /// Versions left (live, or still visible to some snapshot).
     pub tuples_remaining: u64,
+    /// Of those, the rows of the table (committed, not deleted by a committed
+    /// transaction) and the deleted ones some snapshot may still see: what
+    /// `pg_stat_user_tables` shows as `n_live_tup` and `n_dead_tup`.
+    pub live_tuples: u64,
+    pub dead_tuples: u64,
     pub index_entries_removed: u64,
 }
 
@@ -68,6 +73,14 @@ pub fn vacuum_table(
                 dead.entry(block).or_default().push(off);
             } else {
                 stats.tuples_remaining += 1;
+                match visibility::census(&h, mgr)? {
+                    visibility::Census::Live | visibility::Census::DeleteInProgress(_) => {
+                        stats.live_tuples += 1;
+                    }
+                    visibility::Census::Dead => stats.dead_tuples += 1,
+                    // Not counted until its transaction ends, as PostgreSQL's VACUUM.
+                    visibility::Census::InsertInProgress { .. } => {}
+                }
             }
         }
     }

@@ -27,6 +27,9 @@ pub(crate) struct BitmapHeapScanOp<'a> {
     /// The addresses still to fetch, once collected.
     pub(crate) tids: Option<Walk>,
     pub(crate) removed: u64,
+    /// Live rows fetched, counted for `pg_stat_user_tables` when the scan ends (txn
+    /// rule 10).
+    pub(crate) fetched: u64,
     /// Heap pages read so far, exactly and lossily, and the last one.
     pub(crate) blocks: (u64, u64),
     pub(crate) last_block: Option<u32>,
@@ -216,6 +219,7 @@ impl BitmapHeapScanOp<'_> {
                     bitmap.fit(max_exact);
                 }
                 bitmap.settle();
+                env.tx.counted().scan(index.oid, entries, 0);
                 return Ok((bitmap, entries));
             }
             BitmapQual::Or(parts) => {
@@ -292,6 +296,7 @@ impl Operator for BitmapHeapScanOp<'_> {
             else {
                 continue;
             };
+            self.fetched += 1;
             if !env.eval(self.recheck, &row)?.is_true() {
                 continue;
             }
@@ -309,5 +314,11 @@ impl Operator for BitmapHeapScanOp<'_> {
 
     fn heap_blocks(&self) -> Option<(u64, u64)> {
         Some(self.blocks)
+    }
+}
+
+impl Drop for BitmapHeapScanOp<'_> {
+    fn drop(&mut self) {
+        self.env.tx.counted().fetched(self.table.oid, self.fetched);
     }
 }

@@ -176,9 +176,12 @@ impl Operator for IndexNestLoopOp<'_> {
                         Bound::Included(key.clone()),
                         ScanDirection::Forward,
                     )?;
+                    // Each lookup is a scan of the index (as PostgreSQL counts a rescan).
+                    let mut counted = (0u64, 0u64);
                     for entry in scan {
                         let (_, tid) = entry?;
                         env.tx.check_for_interrupts()?;
+                        counted.0 += 1;
                         let Some(bytes) = heapam::heap_fetch_visible(
                             env.pool,
                             table.rel,
@@ -189,6 +192,7 @@ impl Operator for IndexNestLoopOp<'_> {
                         else {
                             continue;
                         };
+                        counted.1 += 1;
                         let inner = access::tuple::decode(&bytes, &self.types)?;
                         if let Some(f) = self.inner_filter
                             && !self.env.eval(f, &inner)?.is_true()
@@ -225,6 +229,7 @@ impl Operator for IndexNestLoopOp<'_> {
                         }
                         self.pending.push_back(row);
                     }
+                    env.tx.counted().scan(index.oid, counted.0, counted.1);
                     lookups_done.push((table.oid, returned, removed, elapsed(lookup_started)));
                     if matched && self.kind.left_only() {
                         break;

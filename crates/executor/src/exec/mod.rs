@@ -125,6 +125,7 @@ fn seq_scan<'a>(
         emit_tid: env.emit_tid.then_some(table.oid),
         removed: 0,
         dropped,
+        counted: (table.oid, 0),
     }))
 }
 
@@ -240,6 +241,7 @@ fn build_node<'a>(
                 filter: filter.as_ref(),
                 removed: 0,
                 wanted: columns.as_deref(),
+                counted: (index.oid, 0, 0),
             })
         }
         Plan::BitmapHeapScan {
@@ -260,6 +262,7 @@ fn build_node<'a>(
                 wanted: columns.as_deref(),
                 tids: None,
                 removed: 0,
+                fetched: 0,
                 blocks: (0, 0),
                 last_block: None,
                 // Its bitmap's nodes are numbered after it, in pre-order.

@@ -139,6 +139,18 @@ pub(crate) struct IndexScanOp<'a> {
     pub(crate) removed: u64,
     /// The columns decoded (the plan's `columns`); the others read NULL.
     pub(crate) wanted: Option<&'a [bool]>,
+    /// The index, with the entries it returned and the live rows they led to, counted
+    /// for `pg_stat_user_indexes` when the scan ends (txn rule 10).
+    pub(crate) counted: (common::Oid, u64, u64),
+}
+
+impl Drop for IndexScanOp<'_> {
+    fn drop(&mut self) {
+        if self.scan.is_some() {
+            let (index, read, fetched) = self.counted;
+            self.env.tx.counted().scan(index, read, fetched);
+        }
+    }
 }
 
 impl Operator for IndexScanOp<'_> {
@@ -150,9 +162,11 @@ impl Operator for IndexScanOp<'_> {
             let (_, tid) = entry?;
             let env = self.env;
             env.tx.check_for_interrupts()?;
+            self.counted.1 += 1;
             let Some(row) = fetch_row(&env, self.rel, tid, &self.types, self.wanted)? else {
                 continue;
             };
+            self.counted.2 += 1;
             match self.filter {
                 Some(f) if !env.eval(f, &row)?.is_true() => self.removed += 1,
                 _ => return Ok(Some(row)),
@@ -195,11 +209,22 @@ pub(crate) struct SeqScanOp<'a> {
     pub(crate) removed: u64,
     /// Columns only the filter reads: NULL once a row has passed it.
     pub(crate) dropped: Vec<usize>,
+    /// The table, with the rows the scan returned, counted for `pg_stat_user_tables`
+    /// when the scan ends (txn rule 10).
+    pub(crate) counted: (common::Oid, u64),
+}
+
+impl Drop for SeqScanOp<'_> {
+    fn drop(&mut self) {
+        let (table, read) = self.counted;
+        self.env.tx.counted().scan(table, read, 0);
+    }
 }
 
 impl Operator for SeqScanOp<'_> {
     fn next(&mut self) -> PgResult<Option<Row>> {
         while let Some((tid, mut row)) = self.scan.next_row()? {
+            self.counted.1 += 1;
             match self.filter {
                 Some(f) if !self.env.eval(f, &row)?.is_true() => {
                     self.removed += 1;

@@ -7,6 +7,7 @@
 
 pub(crate) mod information_schema;
 pub(crate) mod pg_catalog;
+pub(crate) mod stat;
 
 use common::{DataType, Value};
 
@@ -80,14 +81,18 @@ pub(crate) fn system_view_rows(
         | SystemView::PgParameterAcl => pg_catalog::rows(env.session, view, key),
         SystemView::PgSettings => env.session.settings.rows(),
         SystemView::PgCursors => env.session.settings.cursor_rows(),
+        SystemView::PgStatUserTables => stat::user_tables(env),
+        SystemView::PgStatioUserTables => stat::statio_user_tables(env),
+        SystemView::PgStatUserIndexes => stat::user_indexes(env),
         SystemView::PgStatDatabase => {
             use txn::activity::DatabaseCounts as C;
             let activity = env.tx.manager().activity();
             let counts = &activity.counts;
             let buffers = pool.stats();
             let temp = pool.smgr().temp();
-            // What Myriad does not count yet (tuples, times, abandoned sessions) is 0;
-            // checksum failures are NULL, as in a cluster without data checksums.
+            // What Myriad does not count yet (times, abandoned sessions) is 0; checksum
+            // failures are NULL, as in a cluster without data checksums.
+            let [returned, fetched, inserted, updated, deleted] = stat::database_rows(env);
             vec![vec![
                 Value::Oid(5),
                 Value::Text(env.session.info.database.clone()),
@@ -96,11 +101,11 @@ pub(crate) fn system_view_rows(
                 n(C::read(&counts.rollbacks)),
                 n(buffers.misses),
                 n(buffers.hits),
-                n(0),
-                n(0),
-                n(0),
-                n(0),
-                n(0),
+                n(returned),
+                n(fetched),
+                n(inserted),
+                n(updated),
+                n(deleted),
                 n(0),
                 n(temp.files_created()),
                 n(temp.bytes_written()),

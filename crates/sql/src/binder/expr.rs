@@ -1595,6 +1595,25 @@ impl Binder<'_> {
                     DataType::Void,
                 ))
             }
+            ("pg_stat_force_next_flush", 0) | ("pg_stat_reset", 0) => Ok(Expr::new(
+                ExprKind::Func(
+                    if name == "pg_stat_reset" {
+                        ScalarFunc::PgStatReset
+                    } else {
+                        ScalarFunc::PgStatForceNextFlush
+                    },
+                    Vec::new(),
+                ),
+                DataType::Void,
+            )),
+            ("pg_stat_reset_single_table_counters", 1) => {
+                let a = args.into_iter().next().expect("one argument");
+                let a = self.coerce(a, &DataType::Oid, CastContext::Implicit)?;
+                Ok(Expr::new(
+                    ExprKind::Func(ScalarFunc::PgStatResetSingleTableCounters, vec![a]),
+                    DataType::Void,
+                ))
+            }
             ("pg_backend_pid", 0) => Ok(Expr::new(
                 ExprKind::Const(Value::Int4(self.session.backend_pid as i32)),
                 DataType::Int4,
