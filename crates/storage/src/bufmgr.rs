@@ -169,12 +169,25 @@ pub mod usage {
 
     /// Stop counting; returns the counts since [`start`].
     pub fn take() -> HashMap<RelId, RelUsage> {
+        let mut all = HashMap::new();
+        take_each(|rel, u| {
+            all.insert(rel, u);
+        });
+        all
+    }
+
+    /// Stop counting; hands each relation's counts since [`start`] to `f`, allocating
+    /// nothing (what a transaction's end does).
+    pub fn take_each(mut f: impl FnMut(RelId, RelUsage)) {
         TRACKING.with(|t| t.set(false));
         COUNTS.with(|c| {
             let mut c = c.borrow_mut();
-            let mut all = std::mem::take(&mut c.more);
-            all.extend(c.listed.drain(..));
-            all
+            for (rel, u) in c.listed.drain(..) {
+                f(rel, u);
+            }
+            for (rel, u) in c.more.drain() {
+                f(rel, u);
+            }
         })
     }
 

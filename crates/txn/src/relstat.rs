@@ -84,7 +84,7 @@ fn entry<T: Default>(v: &mut Vec<(Oid, T)>, rel: Oid) -> &mut T {
 pub struct Pending {
     rels: Vec<(Oid, Delta)>,
     /// Pages each relation file asked of the buffer pool (`bufmgr::usage`).
-    blocks: HashMap<RelId, RelUsage>,
+    blocks: Vec<(RelId, RelUsage)>,
 }
 
 /// A change to one relation's counts.
@@ -130,10 +130,10 @@ impl Pending {
         }
     }
 
-    /// The pages relation files asked of the buffer pool, as the transaction's thread
-    /// counted them.
-    pub(crate) fn blocks(&mut self, used: HashMap<RelId, RelUsage>) {
-        self.blocks = used;
+    /// The pages relation file `rel` asked of the buffer pool, as the transaction's
+    /// thread counted them.
+    pub(crate) fn blocks(&mut self, rel: RelId, used: RelUsage) {
+        self.blocks.push((rel, used));
     }
 
     /// An update of table `rel` that added no index entries.
@@ -214,16 +214,44 @@ pub enum Write {
     },
 }
 
+/// Hashes a relation's OID or file number (a `u32`) by one multiplication: keys are
+/// small integers, chosen by the server, not by clients.
+#[derive(Clone, Copy, Default)]
+pub struct IdHasher(u64);
+
+impl std::hash::Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+
+    fn write_u32(&mut self, n: u32) {
+        self.0 = (u64::from(n) ^ self.0).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+type IdMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<IdHasher>>;
+
 /// The shared counts of every relation used since startup. One mutex, taken once per
 /// transaction that counted anything and by readers of the views; at a few hundred
 /// nanoseconds per transaction it is not contended at today's rates (sharding by OID is
 /// the fix if it shows in a profile).
 #[derive(Default)]
 pub struct RelStats {
-    rels: Mutex<HashMap<Oid, RelCounts>>,
+    shared: Mutex<Shared>,
+}
+
+#[derive(Default)]
+struct Shared {
+    rels: IdMap<Oid, RelCounts>,
     /// Pages asked of the buffer pool and found there, per relation file (what
     /// `pg_statio_user_tables` reads; a table rewritten into a new file starts over).
-    blocks: Mutex<HashMap<RelId, BlockCounts>>,
+    blocks: IdMap<RelId, BlockCounts>,
 }
 
 /// Pages of one relation file asked of the buffer pool, and those found there.
@@ -234,22 +262,19 @@ pub struct BlockCounts {
 }
 
 impl RelStats {
-    /// Add a transaction's counts.
-    pub fn flush(&self, pending: Pending) {
-        if !pending.blocks.is_empty() {
-            let mut blocks = self.blocks.lock();
-            for (rel, u) in pending.blocks {
-                let b = blocks.entry(rel).or_default();
-                b.fetched += u.hits + u.reads;
-                b.hit += u.hits;
-            }
-        }
-        if pending.rels.is_empty() {
+    /// Add a transaction's counts, leaving `pending` empty (its lists keep their room).
+    pub fn flush(&self, pending: &mut Pending) {
+        if pending.is_empty() {
             return;
         }
-        let mut rels = self.rels.lock();
-        for (rel, d) in pending.rels {
-            let c = rels.entry(rel).or_default();
+        let mut shared = self.shared.lock();
+        for (rel, u) in pending.blocks.drain(..) {
+            let b = shared.blocks.entry(rel).or_default();
+            b.fetched += u.hits + u.reads;
+            b.hit += u.hits;
+        }
+        for (rel, d) in pending.rels.drain(..) {
+            let c = shared.rels.entry(rel).or_default();
             c.numscans += d.numscans;
             c.tuples_returned += d.tuples_returned;
             c.tuples_fetched += d.tuples_fetched;
@@ -271,17 +296,32 @@ impl RelStats {
 
     /// One relation's counts (zero if it was never used).
     pub fn get(&self, rel: Oid) -> RelCounts {
-        self.rels.lock().get(&rel).copied().unwrap_or_default()
+        self.shared
+            .lock()
+            .rels
+            .get(&rel)
+            .copied()
+            .unwrap_or_default()
     }
 
     /// Every relation's counts at once (what a scan of a view reads).
     pub fn all(&self) -> HashMap<Oid, RelCounts> {
-        self.rels.lock().clone()
+        self.shared
+            .lock()
+            .rels
+            .iter()
+            .map(|(k, v)| (*k, *v))
+            .collect()
     }
 
     /// Every relation file's page counts at once.
     pub fn all_blocks(&self) -> HashMap<RelId, BlockCounts> {
-        self.blocks.lock().clone()
+        self.shared
+            .lock()
+            .blocks
+            .iter()
+            .map(|(k, v)| (*k, *v))
+            .collect()
     }
 
     /// VACUUM of `rel` ended at `at` finding `live` live and `dead` dead versions it
@@ -295,8 +335,8 @@ impl RelStats {
         (live, dead): (u64, u64),
         inserted_before: u64,
     ) {
-        let mut rels = self.rels.lock();
-        let c = rels.entry(rel).or_default();
+        let mut shared = self.shared.lock();
+        let c = shared.rels.entry(rel).or_default();
         c.live_tuples = i64::try_from(live).unwrap_or(i64::MAX);
         c.dead_tuples = i64::try_from(dead).unwrap_or(i64::MAX);
         c.ins_since_vacuum = c.ins_since_vacuum.saturating_sub(inserted_before);
@@ -319,8 +359,8 @@ impl RelStats {
         (live, dead): (f64, f64),
         changed_before: u64,
     ) {
-        let mut rels = self.rels.lock();
-        let c = rels.entry(rel).or_default();
+        let mut shared = self.shared.lock();
+        let c = shared.rels.entry(rel).or_default();
         c.live_tuples = live.max(0.0).round() as i64;
         c.dead_tuples = dead.max(0.0).round() as i64;
         c.mod_since_analyze = c.mod_since_analyze.saturating_sub(changed_before);
@@ -335,22 +375,25 @@ impl RelStats {
 
     /// Forget every relation's counts (`pg_stat_reset()`).
     pub fn reset(&self) {
-        self.rels.lock().clear();
-        self.blocks.lock().clear();
+        let mut shared = self.shared.lock();
+        shared.rels.clear();
+        shared.blocks.clear();
     }
 
     /// Forget one relation's counts (`pg_stat_reset_single_table_counters`), and its
     /// file's `file`.
     pub fn reset_one(&self, rel: Oid, file: RelId) {
-        self.rels.lock().remove(&rel);
-        self.blocks.lock().remove(&file);
+        let mut shared = self.shared.lock();
+        shared.rels.remove(&rel);
+        shared.blocks.remove(&file);
     }
 
     /// Forget the relations `keep` says are gone (dropped tables and indexes), and
     /// the files `keep_file` says are.
     pub fn retain(&self, keep: impl Fn(Oid) -> bool, keep_file: impl Fn(RelId) -> bool) {
-        self.rels.lock().retain(|rel, _| keep(*rel));
-        self.blocks.lock().retain(|file, _| keep_file(*file));
+        let mut shared = self.shared.lock();
+        shared.rels.retain(|rel, _| keep(*rel));
+        shared.blocks.retain(|file, _| keep_file(*file));
     }
 }
 
@@ -374,7 +417,7 @@ mod tests {
             level(&[(1, Write::Insert), (1, Write::Insert), (1, Write::Update)]),
             true,
         );
-        stats.flush(p);
+        stats.flush(&mut p);
         let c = stats.get(1);
         assert_eq!((c.tuples_inserted, c.tuples_updated), (2, 1));
         assert_eq!((c.live_tuples, c.dead_tuples), (2, 1));
@@ -389,7 +432,7 @@ mod tests {
             level(&[(1, Write::Insert), (1, Write::Delete), (1, Write::Update)]),
             false,
         );
-        stats.flush(p);
+        stats.flush(&mut p);
         let c = stats.get(1);
         assert_eq!(
             (c.tuples_inserted, c.tuples_deleted, c.tuples_updated),
@@ -404,7 +447,7 @@ mod tests {
         let stats = RelStats::default();
         let mut p = Pending::default();
         p.end_level(level(&[(1, Write::Insert), (1, Write::Insert)]), true);
-        stats.flush(p);
+        stats.flush(&mut p);
         let mut p = Pending::default();
         p.end_level(
             level(&[
@@ -414,7 +457,7 @@ mod tests {
             ]),
             true,
         );
-        stats.flush(p);
+        stats.flush(&mut p);
         let c = stats.get(1);
         assert_eq!((c.live_tuples, c.dead_tuples, c.tuples_inserted), (1, 2, 3));
         assert_eq!(c.tuples_deleted, 0, "TRUNCATE deletes nothing, as counted");
@@ -427,7 +470,7 @@ mod tests {
         let stats = RelStats::default();
         let mut p = Pending::default();
         p.end_level(top, true);
-        stats.flush(p);
+        stats.flush(&mut p);
         assert_eq!(stats.get(1).live_tuples, 2);
         assert_eq!(stats.get(2).dead_tuples, 1);
     }
@@ -437,12 +480,12 @@ mod tests {
         let stats = RelStats::default();
         let mut p = Pending::default();
         p.end_level(level(&[(1, Write::Insert), (1, Write::Delete)]), true);
-        stats.flush(p);
+        stats.flush(&mut p);
         let before = stats.get(1);
         // A row inserted while VACUUM ran stays counted.
         let mut p = Pending::default();
         p.end_level(level(&[(1, Write::Insert)]), true);
-        stats.flush(p);
+        stats.flush(&mut p);
         let at = SystemTime::now();
         stats.report_vacuum(1, true, at, (5, 0), before.ins_since_vacuum);
         stats.report_analyze(1, false, at, (5.0, 0.0), before.mod_since_analyze);

@@ -499,10 +499,10 @@ impl Tx {
             crate::relstat::merge_level(&mut writes, std::mem::take(&mut l.writes));
         }
         drop(s);
-        let mut counted = std::mem::take(&mut *self.counted.borrow_mut());
+        let mut counted = self.counted.borrow_mut();
         counted.end_level(writes, committed);
-        counted.blocks(storage::bufmgr::usage::take());
-        self.mgr.rel_stats().flush(counted);
+        storage::bufmgr::usage::take_each(|rel, used| counted.blocks(rel, used));
+        self.mgr.rel_stats().flush(&mut counted);
     }
 
     fn take_xids(&self) -> Vec<Xid> {
