@@ -36,6 +36,7 @@ use crate::tuple::{
     HEAP_XMAX_IS_MULTI, HEAP_XMAX_LOCK_ONLY, HEAP_XMAX_LOCKERS_ASIDE, MAX_HEAP_TUPLE_SIZE,
 };
 use crate::visibility::{self, Fate, WriteCheck};
+use crate::visibilitymap;
 
 /// Check a tuple handed to insert or update: it must have a header and fit on a page.
 fn check_tuple(tuple: &[u8]) -> PgResult<()> {
@@ -138,6 +139,7 @@ pub fn heap_insert(
     let nblocks = pool.smgr().nblocks(rel)?;
     if let Some(block) = nblocks.checked_sub(1) {
         let mut buf = pool.read_buffer(rel, block)?;
+        let mut map_pin = None;
         let mut mtr = Mtr::new(pool);
         let p = mtr.latch(&mut buf);
         let page = Page::new(mtr.page(p));
@@ -150,6 +152,7 @@ pub fn heap_insert(
                 || need <= page.free_space()
                 || need <= page.free_space() + page.fragmented_space());
         if fits && let Some(offset) = place_on_page(mtr.page(p), block, tuple, stamp) {
+            visibilitymap::clear(&mut mtr, pool, (rel, p, block), &mut map_pin, None)?;
             mtr.commit()?;
             return Ok(ItemPointer { block, offset });
         }
@@ -266,6 +269,7 @@ fn delete_version(
     moved: bool,
 ) -> PgResult<HeapWrite> {
     let mut buf = pin_tid_page(pool, rel, tid)?;
+    let mut map_pin = None;
     let mut mtr = Mtr::new(pool);
     let p = mtr.latch(&mut buf);
     let (h, verdict) = check_target(mtr.page(p), rel, tid, tx, RowLockMode::Update, false)?;
@@ -281,6 +285,7 @@ fn delete_version(
     if moved {
         tuple::set_ctid(item, MOVED_TO_ANOTHER_PARTITION);
     }
+    visibilitymap::clear(&mut mtr, pool, (rel, p, tid.block), &mut map_pin, None)?;
     mtr.commit()?;
     Ok(HeapWrite::Done(tid))
 }
@@ -371,6 +376,7 @@ fn lock_version(
         return Ok(LockStep::Refused(HeapWrite::Invisible));
     }
     let mut buf = pin_tid_page(pool, rel, tid)?;
+    let mut map_pin = None;
     let mut mtr = Mtr::new(pool);
     let p = mtr.latch(&mut buf);
     match (Page::new(mtr.page(p)).get_item(tid.offset), prior) {
@@ -421,6 +427,7 @@ fn lock_version(
                         .ok_or_else(|| not_live(rel, tid))?;
                     let bits = h.infomask & !(tuple::HEAP_HASNULL | tuple::HEAP_HASVARWIDTH);
                     tuple::set_xmax(item, u, h.cid, bits | HEAP_XMAX_LOCKERS_ASIDE);
+                    visibilitymap::clear(&mut mtr, pool, (rel, p, tid.block), &mut map_pin, None)?;
                     mtr.commit()?;
                 }
             }
@@ -439,6 +446,7 @@ fn lock_version(
         .ok_or_else(|| not_live(rel, tid))?;
     let bits = kept_bits(&h) | (h.infomask & HEAP_COMBOCID) | bits;
     tuple::set_xmax(item, locker, h.cid, bits);
+    visibilitymap::clear(&mut mtr, pool, (rel, p, tid.block), &mut map_pin, None)?;
     mtr.commit()?;
     Ok(LockStep::Done)
 }
@@ -469,6 +477,7 @@ pub fn heap_update(
     // Declared before the mini-transaction, which borrows them until it ends.
     let mut last_buf: Option<PinnedBuffer<'_>> = None;
     let mut new_buf: Option<PinnedBuffer<'_>> = None;
+    let (mut old_map_pin, mut new_map_pin) = (None, None);
     let mut mtr = Mtr::new(pool);
     let p = mtr.latch(&mut old_buf);
     let (h, verdict) = check_target(mtr.page(p), rel, tid, tx, want, false)?;
@@ -513,6 +522,7 @@ pub fn heap_update(
             offset,
         };
         stamp_old(mtr.page(p), new_tid)?;
+        visibilitymap::clear(&mut mtr, pool, (rel, p, tid.block), &mut old_map_pin, None)?;
         mtr.commit()?;
         return Ok(HeapWrite::Done(new_tid));
     }
@@ -528,25 +538,111 @@ pub fn heap_update(
         if !Page::new(mtr.page_ref(q)).is_new()
             && let Some(offset) = place_on_page(mtr.page(q), last, new_tuple, stamp)
         {
-            placed = Some(ItemPointer {
-                block: last,
-                offset,
-            });
+            placed = Some((
+                ItemPointer {
+                    block: last,
+                    offset,
+                },
+                q,
+            ));
         }
     }
-    let new_tid = match placed {
+    let (new_tid, q) = match placed {
         Some(t) => t,
         None => {
             let (block, buf) = pool.extend(rel)?;
             let q = mtr.latch(new_buf.insert(buf));
             let offset = place_on_page(mtr.page(q), block, new_tuple, stamp)
                 .expect("a tuple of at most MAX_HEAP_TUPLE_SIZE fits on an empty page");
-            ItemPointer { block, offset }
+            (ItemPointer { block, offset }, q)
         }
     };
     stamp_old(mtr.page(p), new_tid)?;
+    // Both pages' map bits go (one map page, latched once, where both are on it).
+    let latched =
+        visibilitymap::clear(&mut mtr, pool, (rel, p, tid.block), &mut old_map_pin, None)?;
+    visibilitymap::clear(
+        &mut mtr,
+        pool,
+        (rel, q, new_tid.block),
+        &mut new_map_pin,
+        latched,
+    )?;
     mtr.commit()?;
     Ok(HeapWrite::Done(new_tid))
+}
+
+/// Mark heap page `block` all-visible (and all-frozen) in its flag and the visibility
+/// map if every tuple on it is visible to all below `horizon`, deciding under the page's
+/// latch in the mini-transaction that sets them (access rule 9). With `freeze`, each
+/// such tuple's inserter becomes [`txn::FROZEN_XID`] first (VACUUM FREEZE), and a row
+/// lock that no longer holds goes. A page with a DEAD stub (index entries may still
+/// point at it) or an empty new page is left as it is. Returns the bits set (0: none).
+pub fn set_all_visible(
+    pool: &BufferPool,
+    rel: RelId,
+    block: BlockNumber,
+    horizon: Xid,
+    mgr: &txn::TxnManager,
+    freeze: bool,
+) -> PgResult<u8> {
+    let mut buf = pool.read_buffer(rel, block)?;
+    let mut map_pin = None;
+    let mut mtr = Mtr::new(pool);
+    let p = mtr.latch(&mut buf);
+    let page = Page::new(mtr.page_ref(p));
+    if page.is_new() {
+        return Ok(0);
+    }
+    let mut frozen = true;
+    let mut to_freeze = Vec::new();
+    for off in 1..=page.max_offset() {
+        let Some(id) = page.item_id(off) else {
+            continue;
+        };
+        match id.flags {
+            storage::page::LpFlags::Normal => {}
+            storage::page::LpFlags::Dead => return Ok(0),
+            _ => continue,
+        }
+        let item = page.get_item(off).ok_or_else(|| {
+            PgError::new(
+                common::SqlState::DATA_CORRUPTED,
+                format!(
+                    "invalid line pointer {off} in block {block} of relation {}",
+                    relpath(rel)
+                ),
+            )
+        })?;
+        let h = tuple::header(item)?;
+        if !visibility::visible_to_all(&h, mgr, horizon)? {
+            return Ok(0);
+        }
+        if freeze && h.xmin >= txn::FIRST_NORMAL_XID {
+            to_freeze.push((off, h));
+        }
+        // A tuple with a `t_xmax` (a row lock, or a deleter that aborted) keeps it, and
+        // keeps its page from being all-frozen: a locker may still run.
+        frozen &= h.xmax == INVALID_XID && (freeze || h.xmin < txn::FIRST_NORMAL_XID);
+    }
+    let bits = visibilitymap::ALL_VISIBLE | if frozen { visibilitymap::ALL_FROZEN } else { 0 };
+    let had = visibilitymap::get(pool, rel, block)?;
+    if to_freeze.is_empty() && Page::new(mtr.page_ref(p)).is_all_visible() && had & bits == bits {
+        // Set already (a VACUUM that did not skip the page).
+        return Ok(0);
+    }
+    let mut page = PageMut::new(mtr.page(p));
+    for (off, h) in to_freeze {
+        let item = page
+            .item_mut(off)
+            .ok_or_else(|| not_live(rel, ItemPointer { block, offset: off }))?;
+        let bits = h.infomask & !(tuple::HEAP_HASNULL | tuple::HEAP_HASVARWIDTH);
+        tuple::set_mvcc(item, txn::FROZEN_XID, h.xmax, h.cid, bits);
+    }
+    page.set_all_visible(true);
+    visibilitymap::set(&mut mtr, pool, rel, block, bits, &mut map_pin)?;
+    mtr.commit()?;
+    Ok(bits)
 }
 
 /// Opportunistic pruning (access rule 7): mark the versions on `page` that no snapshot can
@@ -1454,5 +1550,101 @@ mod tests {
                 reader.commit().expect("commit");
             }
         }
+    }
+
+    /// The page's flag and its map bits, as a reader finds them.
+    fn visibility_of(e: &Env, block: BlockNumber) -> (bool, u8) {
+        let flag =
+            Page::new(&e.pool.read_buffer(REL, block).expect("page").read()).is_all_visible();
+        (flag, visibilitymap::get(&e.pool, REL, block).expect("map"))
+    }
+
+    fn mark(e: &Env, freeze: bool) -> u8 {
+        set_all_visible(&e.pool, REL, 0, e.mgr.oldest_xmin(), &e.mgr, freeze).expect("mark")
+    }
+
+    #[test]
+    fn all_visible_pages_are_marked_only_when_every_tuple_is_visible_to_all() {
+        use visibilitymap::ALL_VISIBLE;
+        let e = env(16);
+        let nothing = visibilitymap::get(&e.pool, REL, 0).expect("map");
+        assert_eq!(nothing, 0, "no page, no map: nothing claimed");
+        committed_row(&e);
+        // A running inserter keeps the page from being all-visible.
+        let running = e.tx(2);
+        let tid = insert(&e.pool, &running, 2, "b");
+        assert_eq!(mark(&e, false), 0);
+        assert_eq!(visibility_of(&e, 0), (false, 0));
+        running.commit().expect("commit");
+        assert_eq!(
+            mark(&e, false),
+            ALL_VISIBLE,
+            "not frozen: the inserters are not"
+        );
+        assert_eq!(visibility_of(&e, 0), (true, ALL_VISIBLE));
+        assert_eq!(mark(&e, false), 0, "marked already");
+        // A committed delete leaves a version no one may see: not all-visible.
+        let deleter = e.tx(3);
+        let xid = deleter.xid().expect("xid");
+        heap_delete(&e.pool, REL, tid, xid, &deleter).expect("delete");
+        deleter.commit().expect("commit");
+        assert_eq!(mark(&e, false), 0);
+    }
+
+    #[test]
+    fn every_change_to_an_all_visible_page_clears_it_in_the_same_step() {
+        type Change = fn(&Env, &Tx, ItemPointer);
+        let changes: [(&str, Change); 4] = [
+            ("insert", |e, tx, _| {
+                insert(&e.pool, tx, 3, "c");
+            }),
+            ("lock", |e, tx, tid| {
+                let xid = tx.xid().expect("xid");
+                heap_lock(&e.pool, REL, tid, xid, tx, KeyShare).expect("lock");
+            }),
+            ("update", |e, tx, tid| {
+                let xid = tx.xid().expect("xid");
+                heap_update(&e.pool, REL, tid, &row(1, "a2"), xid, tx, false).expect("update");
+            }),
+            ("delete", |e, tx, tid| {
+                let xid = tx.xid().expect("xid");
+                heap_delete(&e.pool, REL, tid, xid, tx).expect("delete");
+            }),
+        ];
+        for (what, change) in changes {
+            let e = env(16);
+            let tid = committed_row(&e);
+            assert_eq!(mark(&e, false), visibilitymap::ALL_VISIBLE);
+            let tx = e.tx(2);
+            change(&e, &tx, tid);
+            assert_eq!(
+                visibility_of(&e, 0),
+                (false, 0),
+                "{what} cleared flag and bits"
+            );
+            // Rolled back, the change still cleared them: the page holds its version.
+            tx.abort().expect("abort");
+            assert_eq!(visibility_of(&e, 0), (false, 0), "{what}");
+        }
+    }
+
+    #[test]
+    fn vacuum_freeze_freezes_inserters_and_marks_the_page_all_frozen() {
+        use visibilitymap::{ALL_FROZEN, ALL_VISIBLE};
+        let e = env(16);
+        let tid = committed_row(&e);
+        assert_eq!(mark(&e, true), ALL_VISIBLE | ALL_FROZEN);
+        assert_eq!(visibility_of(&e, 0), (true, ALL_VISIBLE | ALL_FROZEN));
+        let bytes = heap_fetch(&e.pool, REL, tid)
+            .expect("fetch")
+            .expect("there");
+        assert_eq!(tuple::header(&bytes).expect("header").xmin, txn::FROZEN_XID);
+        assert_eq!(seen(&e.pool, &e.tx(2)).len(), 1, "a frozen row is visible");
+        // A row lock keeps the page from being all-frozen (its locker may run).
+        let locker = e.tx(3);
+        let xid = locker.xid().expect("xid");
+        heap_lock(&e.pool, REL, tid, xid, &locker, Share).expect("lock");
+        assert_eq!(mark(&e, true), ALL_VISIBLE, "visible to all, not frozen");
+        locker.commit().expect("commit");
     }
 }

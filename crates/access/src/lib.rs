@@ -18,5 +18,6 @@ pub mod nbtree;
 pub mod sequence;
 pub mod tuple;
 pub mod visibility;
+pub mod visibilitymap;
 
 pub use heapam::{HeapScan, heap_delete, heap_fetch, heap_insert, heap_update};

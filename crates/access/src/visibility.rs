@@ -264,6 +264,22 @@ pub fn dead_to_all(h: &TupleHeader, mgr: &txn::TxnManager, horizon: Xid) -> PgRe
     Ok(final_status(h.xmax, mgr)? == Fate::Committed)
 }
 
+/// Is `h` visible to every snapshot there is or will be: inserted by a transaction that
+/// committed below `horizon` (or frozen), and not deleted or updated by one that did not
+/// abort (a row lock does not hide it)? What a page must hold of every tuple to be marked
+/// all-visible (access rule 9).
+pub fn visible_to_all(h: &TupleHeader, mgr: &txn::TxnManager, horizon: Xid) -> PgResult<bool> {
+    if h.xmin >= FIRST_NORMAL_XID
+        && (h.xmin >= horizon || final_status(h.xmin, mgr)? != Fate::Committed)
+    {
+        return Ok(false);
+    }
+    if h.xmax == INVALID_XID || lock_only(h) {
+        return Ok(true);
+    }
+    Ok(final_status(h.xmax, mgr)? == Fate::Aborted)
+}
+
 /// What ANALYZE counts a version as (`HeapTupleSatisfiesVacuum`'s classes, folded).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Census {

@@ -1267,8 +1267,10 @@ impl Catalog {
     fn take_oids(&self, n: u32) -> PgResult<Oid> {
         let mut c = self.oids.lock();
         let first = c.next;
+        // OIDs name relation files too, whose ids keep their top bits for forks.
         let next = first
             .checked_add(n)
+            .filter(|&next| next <= common::ids::MAX_RELID)
             .ok_or_else(|| PgError::internal("OID counter wraparound"))?;
         if next > c.logged {
             if let Some(wal) = self.wal.read().as_ref() {

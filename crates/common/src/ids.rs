@@ -6,7 +6,44 @@ pub type Oid = u32;
 /// Identifies a relation's storage. Today one relation has one file per fork, named by its
 /// `RelId`; it stays a separate name from `Oid` because TRUNCATE and rewrites will give a
 /// relation new storage under the same `Oid` (PostgreSQL's relfilenode).
+///
+/// A fork other than the main one is a `RelId` of its own to the storage manager, the
+/// buffer pool and the write-ahead log: the main fork's id with the fork's number in its
+/// top two bits ([`fork`]), so everything that keeps pages keeps a fork's unchanged.
+/// Relation ids stay below [`MAX_RELID`].
 pub type RelId = u32;
+
+/// The forks of a relation, as PostgreSQL's `ForkNumber` (its init fork aside).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Fork {
+    Main = 0,
+    /// The free space map (`<rel>_fsm`).
+    FreeSpace = 1,
+    /// The visibility map (`<rel>_vm`).
+    Visibility = 2,
+}
+
+/// Bits of a `RelId` below its fork number.
+const FORK_SHIFT: u32 = 30;
+
+/// Relation ids (and so OIDs, which they are drawn from) stay below this: the top two bits
+/// name a fork.
+pub const MAX_RELID: RelId = 1 << FORK_SHIFT;
+
+/// The id under which the storage layers know fork `fork` of relation `rel`.
+pub const fn fork(rel: RelId, fork: Fork) -> RelId {
+    (rel & (MAX_RELID - 1)) | ((fork as u32) << FORK_SHIFT)
+}
+
+/// The relation and fork a storage id names.
+pub const fn fork_of(id: RelId) -> (RelId, Fork) {
+    let rel = id & (MAX_RELID - 1);
+    match id >> FORK_SHIFT {
+        0 => (rel, Fork::Main),
+        1 => (rel, Fork::FreeSpace),
+        _ => (rel, Fork::Visibility),
+    }
+}
 
 /// A block (page) number within one relation fork.
 pub type BlockNumber = u32;

@@ -249,7 +249,15 @@ pub fn remove_storage(
     let mut first_error = None;
     for f in files {
         match f.kind {
-            catalog::RelKind::Table => {}
+            // Its visibility map goes with it (made by its first VACUUM, if any).
+            catalog::RelKind::Table => {
+                let map = access::visibilitymap::map_rel(f.rel);
+                if pool.smgr().exists(map)
+                    && let Err(e) = pool.unlink_relation(map)
+                {
+                    first_error.get_or_insert(e);
+                }
+            }
             catalog::RelKind::Index => roots.forget_root(f.rel),
             catalog::RelKind::Sequence => sequences.forget(f.rel),
         }

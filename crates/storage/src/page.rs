@@ -62,7 +62,8 @@ pub const MAX_ITEM_SIZE: usize = BLCKSZ - maxalign(SIZE_OF_PAGE_HEADER + SIZE_OF
 pub const PD_HAS_FREE_LINES: u16 = 0x0001;
 /// `pd_flags`: no room for another tuple (a hint for pruning, unused yet).
 pub const PD_PAGE_FULL: u16 = 0x0002;
-/// `pd_flags`: every tuple is visible to everyone (for the visibility map, unused yet).
+/// `pd_flags`: every tuple is visible to everyone; set with the page's visibility map
+/// bit and cleared with it (`access::visibilitymap`).
 pub const PD_ALL_VISIBLE: u16 = 0x0004;
 const PD_VALID_FLAG_BITS: u16 = PD_HAS_FREE_LINES | PD_PAGE_FULL | PD_ALL_VISIBLE;
 
@@ -186,6 +187,11 @@ impl<'a> Page<'a> {
         read_u16(self.data, PD_FLAGS)
     }
 
+    /// Whether [`PD_ALL_VISIBLE`] is set.
+    pub fn is_all_visible(&self) -> bool {
+        self.flags() & PD_ALL_VISIBLE != 0
+    }
+
     pub fn lower(&self) -> u16 {
         read_u16(self.data, PD_LOWER)
     }
@@ -293,6 +299,16 @@ impl<'a> PageMut<'a> {
 
     pub fn set_lsn(&mut self, lsn: u64) {
         self.data[PD_LSN..PD_LSN + 8].copy_from_slice(&lsn.to_le_bytes());
+    }
+
+    /// Set or clear [`PD_ALL_VISIBLE`].
+    pub fn set_all_visible(&mut self, on: bool) {
+        let flags = self.as_page().flags();
+        self.set_flags(if on {
+            flags | PD_ALL_VISIBLE
+        } else {
+            flags & !PD_ALL_VISIBLE
+        });
     }
 
     fn set_flags(&mut self, flags: u16) {

@@ -1,8 +1,8 @@
 //! The storage manager: relations as arrays of 8 KiB blocks in files.
 //!
 //! Relation `rel` keeps its main fork in `<data_dir>/base/<rel>`; block `b` lives at byte
-//! `b * BLCKSZ`. Other forks (free space, visibility map) arrive with their issues and will
-//! be named `<rel>_fsm`, `<rel>_vm` as in PostgreSQL.
+//! `b * BLCKSZ`. Its other forks are relations of their own here (`common::ids::fork`),
+//! named `<rel>_fsm` and `<rel>_vm` as in PostgreSQL.
 //!
 //! Interface: [`Smgr::create`], [`Smgr::unlink`], [`Smgr::exists`], [`Smgr::nblocks`],
 //! [`Smgr::extend`], [`Smgr::read_block`], [`Smgr::write_block`], [`Smgr::sync`],
@@ -89,10 +89,20 @@ pub const MAX_BLOCKS_PER_RELATION: BlockNumber = BlockNumber::MAX - 1;
 /// SQLSTATE for creating a file that already exists (PostgreSQL's `duplicate_file`).
 const DUPLICATE_FILE: SqlState = SqlState("58P02");
 
-/// The name of a relation's main fork relative to the data directory, as error messages
-/// show it (`base/16384`).
+/// The name of a relation fork's file relative to the data directory, as error messages
+/// show it (`base/16384`, `base/16384_vm`).
 pub fn relpath(rel: RelId) -> String {
-    format!("base/{rel}")
+    format!("base/{}", file_name(rel))
+}
+
+/// A fork's file name in `base`.
+fn file_name(id: RelId) -> String {
+    use common::ids::Fork;
+    match common::ids::fork_of(id) {
+        (rel, Fork::Main) => rel.to_string(),
+        (rel, Fork::FreeSpace) => format!("{rel}_fsm"),
+        (rel, Fork::Visibility) => format!("{rel}_vm"),
+    }
 }
 
 /// How many relation files to keep open by default: the process's soft `RLIMIT_NOFILE`
@@ -320,7 +330,7 @@ impl Smgr {
     }
 
     fn path(&self, rel: RelId) -> PathBuf {
-        self.base_dir.join(rel.to_string())
+        self.base_dir.join(file_name(rel))
     }
 
     /// Create relation `rel`'s file, empty. Error if it already exists (a relation id
