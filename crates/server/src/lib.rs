@@ -521,16 +521,20 @@ impl Database {
             if v.verbose {
                 notices.push(PgError::info(format!("vacuuming \"public.{}\"", t.name)));
             }
-            let s = self.vacuum_one(&t, tx, false)?;
+            let s = self.vacuum_one(&t, tx, false, v.freeze)?;
             if v.verbose {
                 notices.push(PgError::info(format!(
                     "finished vacuuming \"public.{}\": index scans: {}\n\
-                     pages: 0 removed, {} remain, {} scanned (100.00% of total)\n\
+                     pages: 0 removed, {} remain, {} scanned ({:.2}% of total)\n\
                      tuples: {} removed, {} remain",
                     t.name,
                     usize::from(s.index_entries_removed > 0),
+                    s.pages,
                     s.pages_scanned,
-                    s.pages_scanned,
+                    match s.pages {
+                        0 => 100.0,
+                        n => s.pages_scanned as f64 * 100.0 / n as f64,
+                    },
                     s.tuples_removed,
                     s.tuples_remaining
                 )));
@@ -598,7 +602,7 @@ impl Database {
             return Ok(true);
         }
         if vacuum {
-            self.vacuum_one(&t, tx, true)?;
+            self.vacuum_one(&t, tx, true, false)?;
         } else {
             self.analyze_one(
                 &t,
@@ -617,32 +621,46 @@ impl Database {
         t: &catalog::TableDesc,
         tx: &txn::Tx,
         auto: bool,
+        freeze: bool,
     ) -> PgResult<executor::commands::vacuum::VacuumStats> {
         let counts = self.txns.rel_stats();
         let inserted_before = counts.get(t.oid).ins_since_vacuum;
-        let stats = executor::commands::vacuum::vacuum_table(&self.pool, &self.roots, tx, t)?;
+        let stats = tx.counting(|| {
+            executor::commands::vacuum::vacuum_table(&self.pool, &self.roots, tx, t, freeze)
+        })?;
         tracing::debug!(table = %t.name, ?stats, "vacuumed");
         // As PostgreSQL's VACUUM, record the table's size and rows (the versions left),
-        // keeping what ANALYZE found of its columns.
-        let columns = self
-            .catalog
-            .committed()
-            .stats(t.oid)
-            .map(|s| s.columns.clone())
-            .unwrap_or_default();
+        // keeping what ANALYZE found of its columns. The rows on the pages it skipped
+        // (all-visible) are estimated at the density the last count found, as
+        // PostgreSQL's `vac_estimate_reltuples`.
+        let old = self.catalog.committed().stats(t.oid).cloned();
+        let unscanned = stats.pages - stats.pages_scanned;
+        let estimate = |counted: u64| -> f64 {
+            let counted = counted as f64;
+            match &old {
+                _ if unscanned == 0 => counted,
+                Some(o) if stats.pages_scanned == 0 => o.reltuples.max(0.0),
+                Some(o) if o.relpages > 0 && o.reltuples >= 0.0 => {
+                    counted + o.reltuples / f64::from(o.relpages) * unscanned as f64
+                }
+                _ => counted * stats.pages as f64 / stats.pages_scanned.max(1) as f64,
+            }
+        };
+        let reltuples = estimate(stats.tuples_remaining);
+        let live = estimate(stats.live_tuples).round() as u64;
         self.catalog.set_stats(
             t.oid,
             catalog::RelStats {
-                reltuples: stats.tuples_remaining as f64,
-                relpages: u32::try_from(stats.pages_scanned).unwrap_or(u32::MAX),
-                columns,
+                reltuples,
+                relpages: u32::try_from(stats.pages).unwrap_or(u32::MAX),
+                columns: old.as_ref().map(|o| o.columns.clone()).unwrap_or_default(),
             },
         )?;
         counts.report_vacuum(
             t.oid,
             auto,
             std::time::SystemTime::now(),
-            (stats.live_tuples, stats.dead_tuples),
+            (live, stats.dead_tuples),
             inserted_before,
         );
         Ok(stats)
@@ -673,19 +691,23 @@ impl Database {
             .collect();
         let counts = self.txns.rel_stats();
         let changed_before = counts.get(t.oid).mod_since_analyze;
-        let stats = if t.partition_key.is_some() {
-            // Sampled from its leaves (locked with it by `maintain`'s list).
-            let leaves: Vec<_> = self
-                .catalog
-                .snapshot(tx)
-                .descendants(t.oid)
-                .into_iter()
-                .filter(|l| l.partition_key.is_none())
-                .collect();
-            executor::commands::analyze::analyze_partitioned(&self.pool, tx, t, &leaves, &targets)?
-        } else {
-            executor::commands::analyze::analyze_table(&self.pool, tx, t, &targets)?
-        };
+        let stats = tx.counting(|| {
+            if t.partition_key.is_some() {
+                // Sampled from its leaves (locked with it by `maintain`'s list).
+                let leaves: Vec<_> = self
+                    .catalog
+                    .snapshot(tx)
+                    .descendants(t.oid)
+                    .into_iter()
+                    .filter(|l| l.partition_key.is_none())
+                    .collect();
+                executor::commands::analyze::analyze_partitioned(
+                    &self.pool, tx, t, &leaves, &targets,
+                )
+            } else {
+                executor::commands::analyze::analyze_table(&self.pool, tx, t, &targets)
+            }
+        })?;
         tracing::debug!(table = %t.name, pages = stats.pages_scanned, rows = stats.sample_rows, "analyzed");
         let mut rel = stats.rel.clone();
         // Keep what an earlier ANALYZE found of the columns not analyzed now (when the

@@ -370,19 +370,16 @@ fn relation_bytes(dir: &std::path::Path) -> u64 {
         .sum()
 }
 
-/// The size of the relation file created first (a table's heap, before its indexes).
+/// The size of the relation file created first (a table's heap, before its indexes;
+/// a fork such as `16384_vm` is not its main file).
 fn first_relation_bytes(dir: &std::path::Path) -> u64 {
     let mut files: Vec<(u64, u64)> = std::fs::read_dir(dir.join("base"))
         .expect("base")
         .map(|e| e.expect("entry"))
         .filter(|e| e.file_name() != "pgsql_tmp")
-        .map(|e| {
-            let oid = e
-                .file_name()
-                .to_string_lossy()
-                .parse()
-                .expect("oid file name");
-            (oid, e.metadata().expect("metadata").len())
+        .filter_map(|e| {
+            let oid = e.file_name().to_string_lossy().parse().ok()?;
+            Some((oid, e.metadata().expect("metadata").len()))
         })
         .collect();
     files.sort();

@@ -486,6 +486,20 @@ impl Tx {
         self.counted.borrow_mut()
     }
 
+    /// Run `work` counting the pages it asks of the buffer pool, and share them (with
+    /// any scans it counted) when it ends: for work outside a transaction (VACUUM,
+    /// autovacuum). Inside one, the transaction counts them already.
+    pub fn counting<T>(&self, work: impl FnOnce() -> T) -> T {
+        let began = storage::bufmgr::usage::start();
+        let out = work();
+        if began {
+            let mut counted = self.counted.borrow_mut();
+            storage::bufmgr::usage::take_each(|rel, used| counted.blocks(rel, used));
+            self.mgr.rel_stats().flush(&mut counted);
+        }
+        out
+    }
+
     /// The transaction ends (`committed` or not): its levels' writes count as such, and
     /// everything it counted goes to the shared counts.
     fn share_counts(&self, committed: bool) {

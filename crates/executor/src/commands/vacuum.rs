@@ -7,7 +7,14 @@
 //!    transaction manager's oldest xmin), and the DEAD stubs pruning left;
 //! 2. remove every index entry pointing at one of them (`BTree::bulk_delete`);
 //! 3. on each heap page that had any, mark them DEAD, compact the page and make the line
-//!    pointers UNUSED — one mini-transaction per page.
+//!    pointers UNUSED — one mini-transaction per page;
+//! 4. mark each page read whose tuples are all visible to everyone all-visible, in its
+//!    flag and the visibility map (`heapam::set_all_visible`, access rule 9), freezing
+//!    them first with FREEZE.
+//!
+//! Pass 1 skips the pages the map says are all-visible (all-frozen, with FREEZE): they
+//! hold nothing to remove, and they stay marked until a change clears them. A page
+//! skipped is counted, not read: the caller estimates its rows.
 //!
 //! Why correct: a version dead to everyone stays dead (its deleter committed before every
 //! snapshot, or its inserter aborted), so what pass 1 decided still holds in pass 3; no
@@ -16,7 +23,7 @@
 use std::collections::{BTreeMap, HashSet};
 
 use access::nbtree::RootCache;
-use access::visibility;
+use access::{visibility, visibilitymap};
 use catalog::TableDesc;
 use common::ids::OffsetNumber;
 use common::{ItemPointer, PgResult};
@@ -26,7 +33,12 @@ use storage::{BufferPool, Mtr};
 /// What one VACUUM of a table did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct VacuumStats {
+    /// The table's pages, and those read (the others were skipped: all-visible).
+    pub pages: u64,
     pub pages_scanned: u64,
+    /// Pages marked all-visible, and all-frozen, by this VACUUM.
+    pub pages_marked_visible: u64,
+    pub pages_marked_frozen: u64,
     pub tuples_removed: u64,
     /// Versions left (live, or still visible to some snapshot).
     pub tuples_remaining: u64,
@@ -38,22 +50,35 @@ pub struct VacuumStats {
     pub index_entries_removed: u64,
 }
 
-/// VACUUM one table.
+/// VACUUM one table; with `freeze`, VACUUM FREEZE.
 pub fn vacuum_table(
     pool: &BufferPool,
     roots: &RootCache,
     tx: &txn::Tx,
     table: &TableDesc,
+    freeze: bool,
 ) -> PgResult<VacuumStats> {
     let mgr = tx.manager();
     let horizon = mgr.oldest_xmin();
     let mut stats = VacuumStats::default();
     let nblocks = pool.smgr().nblocks(table.rel)?;
+    stats.pages = u64::from(nblocks);
     let mut dead: BTreeMap<u32, Vec<OffsetNumber>> = BTreeMap::new();
+    let mut scanned = Vec::new();
+    let mut map = visibilitymap::Reader::new(pool, table.rel);
+    let skip = if freeze {
+        visibilitymap::ALL_FROZEN
+    } else {
+        visibilitymap::ALL_VISIBLE
+    };
     let mut copy = Box::new([0u8; common::limits::BLCKSZ]);
     for block in 0..nblocks {
         // A clock read per page is nothing beside the page's work.
         tx.check_statement_timeout()?;
+        if map.get(block)? & skip != 0 {
+            continue;
+        }
+        scanned.push(block);
         copy.copy_from_slice(&pool.read_buffer(table.rel, block)?.read()[..]);
         stats.pages_scanned += 1;
         let page = Page::new(&copy);
@@ -84,9 +109,27 @@ pub fn vacuum_table(
             }
         }
     }
-    if dead.is_empty() {
-        return Ok(stats);
+    drop(map);
+    if !dead.is_empty() {
+        remove_dead(pool, roots, table, dead, &mut stats)?;
     }
+    for block in scanned {
+        tx.check_statement_timeout()?;
+        let bits = access::heapam::set_all_visible(pool, table.rel, block, horizon, mgr, freeze)?;
+        stats.pages_marked_visible += u64::from(bits & visibilitymap::ALL_VISIBLE != 0);
+        stats.pages_marked_frozen += u64::from(bits & visibilitymap::ALL_FROZEN != 0);
+    }
+    Ok(stats)
+}
+
+/// Passes 2 and 3: the index entries of the `dead` versions, then the versions.
+fn remove_dead(
+    pool: &BufferPool,
+    roots: &RootCache,
+    table: &TableDesc,
+    dead: BTreeMap<u32, Vec<OffsetNumber>>,
+    stats: &mut VacuumStats,
+) -> PgResult<()> {
     let tids: HashSet<ItemPointer> = dead
         .iter()
         .flat_map(|(&block, offs)| {
@@ -111,5 +154,5 @@ pub fn vacuum_table(
         stats.tuples_removed += page.set_unused(&offs) as u64;
         mtr.commit()?;
     }
-    Ok(stats)
+    Ok(())
 }
