@@ -250,6 +250,9 @@ pub struct RelStats {
     pub reltuples: f64,
     /// The table's size in pages then.
     pub relpages: u32,
+    /// Of those, the pages the visibility map said were all-visible (PostgreSQL's
+    /// `relallvisible`): what index-only scans' costs start from.
+    pub relallvisible: u32,
     /// Per analyzed column, sorted by `attnum` (shared: a snapshot copies it by pointer).
     pub columns: Arc<[ColumnStats]>,
 }

@@ -3110,6 +3110,7 @@ mod tests {
         let stats = RelStats {
             reltuples: 60.0,
             relpages: 3,
+            relallvisible: 2,
             columns: vec![wide].into(),
         };
         {

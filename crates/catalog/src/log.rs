@@ -96,6 +96,8 @@ const KIND_SET_STATS: u8 = 22;
 /// its f32 frequency, u32 count and each histogram bound, u8 1 and f32 correlation or
 /// u8 0.
 const KIND_SET_STATS_V2: u8 = 23;
+/// As kind 23, with u32 relallvisible after relpages (kinds 22 and 23 are read with 0).
+const KIND_SET_STATS_V3: u8 = 29;
 /// One piece of a `KIND_SET_STATS_V2` record too large for one WAL record: u32 table,
 /// u32 piece number (from 0), u8 1 if it is the last, then the next bytes of the record.
 /// Recovery joins a table's pieces and applies the record at the last one; pieces cut
@@ -534,10 +536,11 @@ pub(crate) fn encode(record: &Record, out: &mut Vec<u8>) {
             put_records(out, records);
         }
         Record::SetStats { table, stats } => {
-            out.push(KIND_SET_STATS_V2);
+            out.push(KIND_SET_STATS_V3);
             put_u32(out, *table);
             out.extend_from_slice(&stats.reltuples.to_le_bytes());
             put_u32(out, stats.relpages);
+            put_u32(out, stats.relallvisible);
             put_u32(out, stats.columns.len() as u32);
             for c in stats.columns.iter() {
                 put_column_stats(out, c);
@@ -1288,12 +1291,17 @@ pub(crate) fn decode(payload: &[u8]) -> Option<Record> {
         }
         KIND_DROP_SEQUENCE => Record::DropSequence(r.u32()?),
         KIND_BATCH => Record::Batch(read_records(&mut r)?),
-        KIND_SET_STATS | KIND_SET_STATS_V2 => {
+        KIND_SET_STATS | KIND_SET_STATS_V2 | KIND_SET_STATS_V3 => {
             let table = r.u32()?;
             let reltuples = f64::from_le_bytes(r.take(8)?.try_into().ok()?);
             let relpages = r.u32()?;
+            let relallvisible = if kind == KIND_SET_STATS_V3 {
+                r.u32()?
+            } else {
+                0
+            };
             let mut columns = Vec::new();
-            if kind == KIND_SET_STATS_V2 {
+            if kind != KIND_SET_STATS {
                 let n = r.u32()? as usize;
                 columns.reserve(n.min(common::limits::MAX_COLUMNS));
                 for _ in 0..n {
@@ -1305,6 +1313,7 @@ pub(crate) fn decode(payload: &[u8]) -> Option<Record> {
                 stats: RelStats {
                     reltuples,
                     relpages,
+                    relallvisible,
                     columns: columns.into(),
                 },
             }
@@ -1584,6 +1593,7 @@ mod tests {
                 stats: RelStats {
                     reltuples: 1234.5,
                     relpages: 17,
+                    relallvisible: 9,
                     columns: vec![
                         ColumnStats {
                             attnum: 2,

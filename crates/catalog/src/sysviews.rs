@@ -821,6 +821,7 @@ impl SystemView {
                 ("relreplident", Text),
                 ("relpartbound", Text),
                 ("reloptions", TEXT_ARRAY),
+                ("relallvisible", Int4),
             ],
             SystemView::PgType => &[
                 ("oid", Oid),

@@ -1495,6 +1495,7 @@ mod tests {
         let rel_of = |bounds: i32| RelStats {
             reltuples: 10000.0,
             relpages: 45,
+            relallvisible: 0,
             columns: Arc::from(vec![ColumnStats {
                 attnum: 1,
                 ty: DataType::Text,
@@ -1545,6 +1546,7 @@ mod tests {
         let stats = RelStats {
             reltuples: 10000.0,
             relpages: 45,
+            relallvisible: 0,
             columns: Arc::from(vec![ColumnStats {
                 attnum: 1,
                 ty: DataType::Int4,
@@ -1579,6 +1581,7 @@ mod tests {
         let stats = RelStats {
             reltuples: 3000.0,
             relpages: 14,
+            relallvisible: 0,
             columns: Arc::from(vec![ColumnStats {
                 attnum: 1,
                 ty: DataType::Int4,

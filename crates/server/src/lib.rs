@@ -653,6 +653,7 @@ impl Database {
             catalog::RelStats {
                 reltuples,
                 relpages: u32::try_from(stats.pages).unwrap_or(u32::MAX),
+                relallvisible: stats.pages_all_visible,
                 columns: old.as_ref().map(|o| o.columns.clone()).unwrap_or_default(),
             },
         )?;

@@ -80,9 +80,13 @@ pub fn analyze_table(
     let targrows = sample_size(targets);
     let (mut stats, rows) = sample_rows(pool, tx, table, targrows, targets_any(targets))?;
     stats.sample_rows = rows.len() as u64;
+    let relpages = u32::try_from(stats.pages).unwrap_or(u32::MAX);
     stats.rel = RelStats {
         reltuples: stats.estimated_rows,
-        relpages: u32::try_from(stats.pages).unwrap_or(u32::MAX),
+        relpages,
+        // As PostgreSQL's ANALYZE, from the visibility map (one map page per 32,672
+        // heap pages).
+        relallvisible: access::visibilitymap::count(pool, table.rel, relpages)?.0,
         columns: columns_of(table, targets, &rows, stats.estimated_rows).into(),
     };
     Ok(stats)
@@ -124,6 +128,7 @@ pub fn analyze_partitioned(
     stats.rel = RelStats {
         reltuples: stats.estimated_rows,
         relpages: 0,
+        relallvisible: 0,
         columns: columns_of(parent, targets, &rows, stats.estimated_rows).into(),
     };
     Ok(stats)

@@ -39,6 +39,9 @@ pub struct VacuumStats {
     /// Pages marked all-visible, and all-frozen, by this VACUUM.
     pub pages_marked_visible: u64,
     pub pages_marked_frozen: u64,
+    /// Pages all-visible when it ended, as far as it knows: those it skipped and those
+    /// it marked (PostgreSQL's `relallvisible` after a VACUUM).
+    pub pages_all_visible: u32,
     pub tuples_removed: u64,
     /// Versions left (live, or still visible to some snapshot).
     pub tuples_remaining: u64,
@@ -75,7 +78,9 @@ pub fn vacuum_table(
     for block in 0..nblocks {
         // A clock read per page is nothing beside the page's work.
         tx.check_statement_timeout()?;
-        if map.get(block)? & skip != 0 {
+        let bits = map.get(block)?;
+        if bits & skip != 0 {
+            stats.pages_all_visible += 1;
             continue;
         }
         scanned.push(block);
@@ -117,6 +122,12 @@ pub fn vacuum_table(
         tx.check_statement_timeout()?;
         let bits = access::heapam::set_all_visible(pool, table.rel, block, horizon, mgr, freeze)?;
         stats.pages_marked_visible += u64::from(bits & visibilitymap::ALL_VISIBLE != 0);
+        // Marked now, or before (by a VACUUM this one did not skip it for: FREEZE).
+        if bits != 0
+            || visibilitymap::get(pool, table.rel, block)? & visibilitymap::ALL_VISIBLE != 0
+        {
+            stats.pages_all_visible += 1;
+        }
         stats.pages_marked_frozen += u64::from(bits & visibilitymap::ALL_FROZEN != 0);
     }
     Ok(stats)

@@ -330,6 +330,8 @@ pub(crate) fn pg_class_rows(env: Env, key: Option<common::Oid>) -> Vec<Row> {
             Value::Text(if matches!(kind, "r" | "p") { "d" } else { "n" }.into()),
             Value::Null,
             Value::Null,
+            // relallvisible: a table's is set by the caller.
+            Value::Int4(0),
         ]
     };
     // One relation (a table, an index or a sequence), or all of them.
@@ -407,6 +409,11 @@ pub(crate) fn pg_class_rows(env: Env, key: Option<common::Oid>) -> Vec<Row> {
             Value::Bool(keyed || !catalog.referencing_through_parents(t.oid).is_empty());
         r[RELOPTIONS] = reloptions(&t.options);
         r[RELCHECKS] = Value::Int2(t.checks.len() as i16);
+        r[RELALLVISIBLE] = Value::Int4(
+            catalog
+                .stats(t.oid)
+                .map_or(0, |s| i32::try_from(s.relallvisible).unwrap_or(i32::MAX)),
+        );
         out.push(r);
         if key.is_none() {
             out.extend(t.indexes.iter().map(|i| index_row((t, i))));
@@ -429,6 +436,8 @@ pub(crate) const RELISPARTITION: usize = 17;
 pub(crate) const RELPARTBOUND: usize = 22;
 
 pub(crate) const RELOPTIONS: usize = 23;
+
+pub(crate) const RELALLVISIBLE: usize = 24;
 
 /// A table's storage options as `pg_class.reloptions` lists them (`{fillfactor=70}`),
 /// NULL for none. Myriad keeps the options' values, not whether they were given, so
