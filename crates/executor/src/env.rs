@@ -50,6 +50,12 @@ pub trait Operator {
     fn heap_blocks(&self) -> Option<(u64, u64)> {
         None
     }
+
+    /// The heap tuples an index-only scan has read so far (EXPLAIN ANALYZE's `Heap
+    /// Fetches`); `None` for other nodes.
+    fn heap_fetches(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// The bytes a row takes in memory: its values, and what they point to (what sorts and

@@ -263,6 +263,7 @@ fn modified(t0: Instant, returned: usize, buffers_from: RelUsage) -> NodeStats {
         buffers: storage::bufmgr::usage::total().since(buffers_from),
         memory: None,
         heap_blocks: None,
+        heap_fetches: None,
     }
 }
 
@@ -994,6 +995,7 @@ impl Renderer<'_> {
                 upper,
                 filter,
                 backward,
+                only,
                 ..
             } => {
                 let names = self.scan_names(plan);
@@ -1019,10 +1021,18 @@ impl Renderer<'_> {
                         self.removed(&mut details, stats);
                     }
                 }
+                if let Some(fetches) = stats.and_then(|s| s.heap_fetches) {
+                    details.push(format!("Heap Fetches: {fetches}"));
+                }
                 let dir = if *backward { " Backward" } else { "" };
+                let what = if *only {
+                    "Index Only Scan"
+                } else {
+                    "Index Scan"
+                };
                 node(
                     format!(
-                        "Index Scan{dir} using {} on {}",
+                        "{what}{dir} using {} on {}",
                         index.name,
                         self.scanned(table)
                     ),

@@ -31,6 +31,8 @@ pub struct NodeStats {
     /// A bitmap heap scan's heap pages read, exact and lossy (`Heap Blocks: exact=N
     /// lossy=M`).
     pub heap_blocks: Option<(u64, u64)>,
+    /// An index-only scan's heap tuples read, over all loops (`Heap Fetches: N`).
+    pub heap_fetches: Option<u64>,
 }
 
 /// What a sort or hash table held, accounted against the memory it may use: `work_mem`

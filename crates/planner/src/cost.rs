@@ -236,7 +236,42 @@ pub fn index_scan(
     rest: &[&sql::bound::Expr],
     rows: f64,
 ) -> Cost {
+    index_path(cx, rel, index, (bound, full_key_equal), rest, rows, false)
+}
+
+/// As [`index_scan`], for an index-only scan (planner rule 19): the heap pages it reads
+/// are those not all-visible, `1 - allvisfrac` of them (PostgreSQL's `cost_index` with
+/// `indexonly`), and `enable_indexonlyscan` off disables it.
+pub fn index_only_scan(
+    cx: &PlanContext<'_>,
+    rel: &RelInfo<'_>,
+    index: &catalog::IndexDesc,
+    bound: &[&sql::bound::Expr],
+    full_key_equal: bool,
+    rest: &[&sql::bound::Expr],
+    rows: f64,
+) -> Cost {
+    index_path(cx, rel, index, (bound, full_key_equal), rest, rows, true)
+}
+
+fn index_path(
+    cx: &PlanContext<'_>,
+    rel: &RelInfo<'_>,
+    index: &catalog::IndexDesc,
+    (bound, full_key_equal): (&[&sql::bound::Expr], bool),
+    rest: &[&sql::bound::Expr],
+    rows: f64,
+    only: bool,
+) -> Cost {
     let s = cx.settings;
+    // The pages an index-only scan still reads from the heap: those not all-visible.
+    let heap_share = |pages: f64| {
+        if only {
+            (pages * (1.0 - rel.allvisfrac())).ceil()
+        } else {
+            pages
+        }
+    };
     let IndexAccess {
         startup: index_startup,
         total: index_total,
@@ -260,11 +295,11 @@ pub fn index_scan(
     let mut run = index_total - index_startup;
     let tuples_fetched = clamp_rows(index_sel * rel.tuples);
     let total_pages = rel.pages + index_pages;
-    let max_pages = pages_fetched(cx, tuples_fetched, rel.pages, total_pages);
+    let max_pages = heap_share(pages_fetched(cx, tuples_fetched, rel.pages, total_pages));
     let max_io = max_pages * s.random_page_cost;
     // Perfectly correlated: the matching fraction of the pages, one random read then in
     // sequence.
-    let min_pages = (index_sel * rel.pages).ceil();
+    let min_pages = heap_share((index_sel * rel.pages).ceil());
     let min_io = if min_pages > 0.0 {
         s.random_page_cost + (min_pages - 1.0).max(0.0) * s.seq_page_cost
     } else {
@@ -275,7 +310,11 @@ pub fn index_scan(
     let (qual_startup, qual_per_tuple) = qual_cost(cx, rest);
     startup += qual_startup;
     run += (s.cpu_tuple_cost + qual_per_tuple) * tuples_fetched;
-    if !s.enable_indexscan {
+    if !(if only {
+        s.enable_indexonlyscan
+    } else {
+        s.enable_indexscan
+    }) {
         startup += DISABLE_COST;
     }
     Cost {

@@ -403,6 +403,7 @@ impl<'a> Estimator<'a> {
                 filter,
                 lower,
                 upper,
+                only,
                 ..
             } => {
                 let (widths, origins) = self.table_columns(table, plan as *const Plan as usize);
@@ -435,7 +436,11 @@ impl<'a> Estimator<'a> {
                     .filter(|(i, _)| !used.contains(i))
                     .map(|(_, e)| *e)
                     .collect();
-                let c = cost::index_scan(cx, &rel, index, &bound, full, &rest, rows);
+                let c = if *only {
+                    cost::index_only_scan(cx, &rel, index, &bound, full, &rest, rows)
+                } else {
+                    cost::index_scan(cx, &rel, index, &bound, full, &rest, rows)
+                };
                 let width = widths.iter().sum();
                 Node {
                     est: Estimate::from_cost(c, width),

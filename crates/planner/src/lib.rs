@@ -23,6 +23,7 @@ pub mod estimate;
 mod fold;
 pub use fold::fold;
 mod grouping;
+mod indexonly;
 mod join;
 pub mod join_search;
 mod merge;
@@ -146,6 +147,8 @@ pub fn plan(cx: &PlanContext<'_>, mut stmt: BoundStatement) -> PgResult<PlannedS
     columns::prune_statement(&mut planned);
     // A partitioned table's scan becomes its surviving partitions' (rule 18).
     partition::expand_statement(cx, &mut planned);
+    // Scans whose columns an index holds read it alone (rule 19).
+    indexonly::choose_statement(cx, &mut planned);
     // Each node tests its cheapest conditions first (rule 17).
     quals::order_statement(cx, &mut planned);
     Ok(planned)

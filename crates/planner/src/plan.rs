@@ -56,6 +56,10 @@ pub enum Plan {
         backward: bool,
         /// As a sequential scan's.
         columns: Option<ColumnSet>,
+        /// An index-only scan (planner rule 19): the index holds every column the scan
+        /// produces and its filter reads; a row comes from the entry, and the heap is
+        /// read only where the visibility map does not say the page is all-visible.
+        only: bool,
     },
     /// Bitmap heap scan: the row addresses `bitmap` collects from indexes, sorted, each
     /// row fetched once in heap order and checked against `recheck` (the conditions the

@@ -242,6 +242,7 @@ pub(crate) fn index_order(
             .and_then(|f| without(f, &conjuncts, &implied)),
         backward,
         columns: None,
+        only: false,
     })
 }
 
@@ -641,6 +642,7 @@ pub fn scan_path(cx: &PlanContext<'_>, table: Arc<TableDesc>, predicate: Expr) -
                 table,
                 backward: false,
                 columns: None,
+                only: false,
             };
         }
         // A partial index whose predicate the conditions imply, read whole where no
@@ -807,6 +809,7 @@ pub fn scan_path(cx: &PlanContext<'_>, table: Arc<TableDesc>, predicate: Expr) -
                 table,
                 backward: false,
                 columns: None,
+                only: false,
             }
         }
         Way::Bitmap => {

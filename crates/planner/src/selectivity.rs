@@ -61,6 +61,18 @@ const TUPLE_OVERHEAD: i64 = 28;
 const PAGE_USABLE: i64 = 8168;
 
 impl<'a> RelInfo<'a> {
+    /// The fraction of the table's pages the visibility map said were all-visible when
+    /// VACUUM or ANALYZE last counted (PostgreSQL's `allvisfrac`: `relallvisible` over
+    /// the pages there are now, at most 1).
+    pub fn allvisfrac(&self) -> f64 {
+        match self.stats {
+            Some(s) if self.pages > 0.0 && s.relallvisible > 0 => {
+                (f64::from(s.relallvisible) / self.pages).min(1.0)
+            }
+            _ => 0.0,
+        }
+    }
+
     /// `table`, now `curpages` pages long, with the statistics ANALYZE left (PostgreSQL's
     /// `estimate_rel_size`): rows per page from the last ANALYZE scaled to the current
     /// size; never analyzed, rows per page from the columns' widths, over at least 10

@@ -50,6 +50,12 @@ impl SubPlans {
     }
 
     /// Order the conditions of each subquery's plan (rule 17).
+    pub(crate) fn choose_index_only(&mut self, cx: &PlanContext<'_>) {
+        for (_, plan) in &mut self.plans {
+            crate::indexonly::choose(cx, Arc::make_mut(plan));
+        }
+    }
+
     pub(crate) fn order_quals(&mut self, cx: &PlanContext<'_>) {
         for (_, plan) in &mut self.plans {
             crate::quals::order(cx, Arc::make_mut(plan));

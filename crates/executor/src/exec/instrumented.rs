@@ -21,6 +21,7 @@ pub(crate) struct Instrumented<'a> {
     removed_before: u64,
     join_removed_before: u64,
     blocks_before: Option<(u64, u64)>,
+    fetches_before: Option<u64>,
 }
 
 impl<'a> Instrumented<'a> {
@@ -38,6 +39,7 @@ impl<'a> Instrumented<'a> {
             removed_before: n.removed,
             join_removed_before: n.join_removed,
             blocks_before: n.heap_blocks,
+            fetches_before: n.heap_fetches,
         }
     }
 }
@@ -60,6 +62,9 @@ impl Operator for Instrumented<'_> {
         if let Some((exact, lossy)) = self.inner.heap_blocks() {
             let (e0, l0) = self.blocks_before.unwrap_or((0, 0));
             n.heap_blocks = Some((e0 + exact, l0 + lossy));
+        }
+        if let Some(fetches) = self.inner.heap_fetches() {
+            n.heap_fetches = Some(self.fetches_before.unwrap_or(0) + fetches);
         }
         if let Some(b) = before {
             let d = usage::total().since(b);
@@ -94,5 +99,9 @@ impl Operator for Instrumented<'_> {
 
     fn heap_blocks(&self) -> Option<(u64, u64)> {
         self.inner.heap_blocks()
+    }
+
+    fn heap_fetches(&self) -> Option<u64> {
+        self.inner.heap_fetches()
     }
 }

@@ -215,6 +215,7 @@ fn build_node<'a>(
             filter,
             backward,
             columns,
+            only,
         } => {
             lock_partition(&env, table)?;
             // A NULL bound (`a = NULL`) matches nothing: no scan at all.
@@ -242,6 +243,7 @@ fn build_node<'a>(
                 removed: 0,
                 wanted: columns.as_deref(),
                 counted: (index.oid, 0, 0),
+                only: only.then(|| IndexOnly::new(env, table, index)),
             })
         }
         Plan::BitmapHeapScan {
