@@ -342,6 +342,7 @@ impl SystemView {
                 ("misses", Int8),
                 ("evictions", Int8),
                 ("eviction_syncs", Int8),
+                ("probes", Int8),
             ],
             SystemView::StatBuffers => &[
                 ("pages", Int8),

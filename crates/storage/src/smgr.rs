@@ -155,6 +155,10 @@ pub struct FdStats {
     pub eviction_syncs: u64,
     /// Relation files open now; never more than `max_open_files`.
     pub open_files: usize,
+    /// Questions put to the file system about a relation file: every `Vfs::open`
+    /// (found or not: whether a fork exists is one) and every size read. Smgr rule 1
+    /// keeps this to once per relation until DDL forgets it.
+    pub probes: u64,
     /// The bound on open relation files.
     pub max_open_files: usize,
 }
@@ -256,6 +260,8 @@ pub struct Smgr {
     max_open_files: usize,
     hits: [PaddedCounter; HIT_COUNTER_SHARDS],
     misses: AtomicU64,
+    /// [`FdStats::probes`].
+    probes: AtomicU64,
     evictions: AtomicU64,
     eviction_syncs: AtomicU64,
     /// `open_files.ring.len()`, readable without the mutex.
@@ -301,6 +307,7 @@ impl Smgr {
             max_open_files,
             hits: Default::default(),
             misses: AtomicU64::new(0),
+            probes: AtomicU64::new(0),
             evictions: AtomicU64::new(0),
             eviction_syncs: AtomicU64::new(0),
             open_count: AtomicUsize::new(0),
@@ -322,6 +329,7 @@ impl Smgr {
         FdStats {
             hits: self.hits.iter().map(|c| c.0.load(Ordering::Relaxed)).sum(),
             misses: self.misses.load(Ordering::Relaxed),
+            probes: self.probes.load(Ordering::Relaxed),
             evictions: self.evictions.load(Ordering::Relaxed),
             eviction_syncs: self.eviction_syncs.load(Ordering::Relaxed),
             open_files: self.open_count.load(Ordering::Relaxed),
@@ -479,6 +487,7 @@ impl Smgr {
             }
             Err(e) => return Err(open_error(rel, e)),
         };
+        self.probes.fetch_add(1, Ordering::Relaxed);
         let len = file.len().map_err(|e| {
             PgError::io(
                 format!("could not seek to end of file \"{}\"", relpath(rel)),
@@ -545,6 +554,7 @@ impl Smgr {
         rel: RelId,
     ) -> PgResult<io::Result<Arc<dyn VfsFile>>> {
         self.make_room(open)?;
+        self.probes.fetch_add(1, Ordering::Relaxed);
         let file = self.vfs.open(&self.path(rel), false);
         if file.is_ok() {
             self.misses.fetch_add(1, Ordering::Relaxed);

@@ -153,6 +153,7 @@ pub(crate) fn system_view_rows(
                 n(s.misses),
                 n(s.evictions),
                 n(s.eviction_syncs),
+                n(s.probes),
             ]]
         }
         SystemView::StatBuffers => {
