@@ -36,7 +36,7 @@ use crate::tuple::{
     HEAP_XMAX_IS_MULTI, HEAP_XMAX_LOCK_ONLY, HEAP_XMAX_LOCKERS_ASIDE, MAX_HEAP_TUPLE_SIZE,
 };
 use crate::visibility::{self, Fate, WriteCheck};
-use crate::visibilitymap;
+use crate::{freespace, visibilitymap};
 
 /// Check a tuple handed to insert or update: it must have a header and fit on a page.
 fn check_tuple(tuple: &[u8]) -> PgResult<()> {
@@ -115,10 +115,10 @@ fn place_on_page(
 }
 
 /// Insert a tuple as a version made by `xid` at command `cid`; returns where it went.
-/// Tries the relation's last page, else extends the relation by one page. The last page
-/// takes the tuple only if `100 - fillfactor` percent of the page stays free after it
-/// (room kept for updated versions, PostgreSQL's `RelationGetTargetPageFreeSpace`); an
-/// empty page always takes it. A tuple larger than [`MAX_HEAP_TUPLE_SIZE`] is
+/// Tries the relation's last page, then pages the free space map says have room (access
+/// rule 10), else extends the relation by one page. A page takes the tuple only if
+/// `100 - fillfactor` percent of it stays free after it (room kept for updated versions,
+/// PostgreSQL's `RelationGetTargetPageFreeSpace`); an empty page always takes it. A tuple larger than [`MAX_HEAP_TUPLE_SIZE`] is
 /// PROGRAM_LIMIT_EXCEEDED "row is too big".
 pub fn heap_insert(
     pool: &BufferPool,
@@ -136,27 +136,26 @@ pub fn heap_insert(
         bits: 0,
     };
     let reserve = BLCKSZ * 100usize.saturating_sub(fillfactor as usize) / 100;
+    let need = storage::page::maxalign(tuple.len()) + reserve;
     let nblocks = pool.smgr().nblocks(rel)?;
-    if let Some(block) = nblocks.checked_sub(1) {
-        let mut buf = pool.read_buffer(rel, block)?;
-        let mut map_pin = None;
-        let mut mtr = Mtr::new(pool);
-        let p = mtr.latch(&mut buf);
-        let page = Page::new(mtr.page(p));
-        let need = storage::page::maxalign(tuple.len()) + reserve;
-        // A new (all-zero) last page belongs to the session that just extended the
-        // relation and is about to initialise it: leave it to that session.
-        let fits = !page.is_new()
-            && (reserve == 0
-                || page.max_offset() == 0
-                || need <= page.free_space()
-                || need <= page.free_space() + page.fragmented_space());
-        if fits && let Some(offset) = place_on_page(mtr.page(p), block, tuple, stamp) {
-            visibilitymap::clear(&mut mtr, pool, (rel, p, block), &mut map_pin, None)?;
-            mtr.commit()?;
-            return Ok(ItemPointer { block, offset });
+    if let Some(last) = nblocks.checked_sub(1) {
+        if let Some(tid) = insert_into(pool, rel, last, tuple, stamp, reserve)? {
+            return Ok(tid);
         }
-        // Dropping the mtr undoes a compaction that did not make room.
+        // The last page is full: a page the free space map knows has room (access rule
+        // 10), a few tries at most (a page it names may have filled since).
+        let mut from = 0;
+        for _ in 0..FREE_SPACE_TRIES {
+            match freespace::search(pool, rel, need, from)? {
+                Some(block) if block < last => {
+                    if let Some(tid) = insert_into(pool, rel, block, tuple, stamp, reserve)? {
+                        return Ok(tid);
+                    }
+                    from = block + 1;
+                }
+                _ => break,
+            }
+        }
     }
     let (block, mut buf) = pool.extend(rel)?;
     let mut mtr = Mtr::new(pool);
@@ -165,6 +164,51 @@ pub fn heap_insert(
         .expect("a tuple of at most MAX_HEAP_TUPLE_SIZE fits on an empty page");
     mtr.commit()?;
     Ok(ItemPointer { block, offset })
+}
+
+/// Pages the free space map names that an insert tries before it extends the table.
+const FREE_SPACE_TRIES: usize = 3;
+
+/// Insert into page `block` if the tuple fits leaving `reserve` bytes free (an empty
+/// page always takes it); if not, record the room the page has in the free space map.
+fn insert_into(
+    pool: &BufferPool,
+    rel: RelId,
+    block: BlockNumber,
+    tuple: &[u8],
+    stamp: Stamp,
+    reserve: usize,
+) -> PgResult<Option<ItemPointer>> {
+    freespace::counters::heap_page_examined();
+    let mut buf = pool.read_buffer(rel, block)?;
+    let mut map_pin = None;
+    let mut mtr = Mtr::new(pool);
+    let p = mtr.latch(&mut buf);
+    let page = Page::new(mtr.page(p));
+    let need = storage::page::maxalign(tuple.len()) + reserve;
+    // A new (all-zero) last page belongs to the session that just extended the
+    // relation and is about to initialise it: leave it to that session.
+    let fits = !page.is_new()
+        && (reserve == 0
+            || page.max_offset() == 0
+            || need <= page.free_space()
+            || need <= page.free_space() + page.fragmented_space());
+    if fits && let Some(offset) = place_on_page(mtr.page(p), block, tuple, stamp) {
+        visibilitymap::clear(&mut mtr, pool, (rel, p, block), &mut map_pin, None)?;
+        mtr.commit()?;
+        return Ok(Some(ItemPointer { block, offset }));
+    }
+    let page = Page::new(mtr.page_ref(p));
+    let room = if page.is_new() {
+        0
+    } else {
+        page.free_space() + page.fragmented_space()
+    };
+    // Dropping the mtr undoes a compaction that did not make room.
+    drop(mtr);
+    drop(buf);
+    freespace::record(pool, rel, block, room)?;
+    Ok(None)
 }
 
 /// What a delete, update or row lock did.
@@ -477,6 +521,7 @@ pub fn heap_update(
     // Declared before the mini-transaction, which borrows them until it ends.
     let mut last_buf: Option<PinnedBuffer<'_>> = None;
     let mut new_buf: Option<PinnedBuffer<'_>> = None;
+    let mut free_buf: Option<PinnedBuffer<'_>> = None;
     let (mut old_map_pin, mut new_map_pin) = (None, None);
     let mut mtr = Mtr::new(pool);
     let p = mtr.latch(&mut old_buf);
@@ -526,11 +571,24 @@ pub fn heap_update(
         mtr.commit()?;
         return Ok(HeapWrite::Done(new_tid));
     }
-    // Another page, after this one (ascending latch order): the last page if it is a
-    // different one, else a new page.
+    // Another page, after this one (ascending latch order): one the free space map says
+    // has room (access rule 10), else the last page if it is a different one, else a new
+    // page.
     let last = pool.smgr().nblocks(rel)?.saturating_sub(1);
     let mut placed = None;
-    if last > tid.block {
+    let need = storage::page::maxalign(new_tuple.len());
+    if let Some(block) = freespace::search(pool, rel, need, tid.block + 1)?
+        && block < last
+    {
+        freespace::counters::heap_page_examined();
+        let q = mtr.latch(free_buf.insert(pool.read_buffer(rel, block)?));
+        if !Page::new(mtr.page_ref(q)).is_new()
+            && let Some(offset) = place_on_page(mtr.page(q), block, new_tuple, stamp)
+        {
+            placed = Some((ItemPointer { block, offset }, q));
+        }
+    }
+    if placed.is_none() && last > tid.block {
         let q = mtr.latch(last_buf.insert(pool.read_buffer(rel, last)?));
         // A new (all-zero) last page belongs to the session that just extended the
         // relation and is about to initialise it (as in `heap_insert`): writing into it

@@ -13,6 +13,7 @@
 //! `freespace` with their issues. Rules: this crate's README.md ("access rule N",
 //! "tuple rule N", "nbtree rule N").
 
+pub mod freespace;
 pub mod heapam;
 pub mod nbtree;
 pub mod sequence;

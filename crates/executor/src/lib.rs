@@ -249,13 +249,17 @@ pub fn remove_storage(
     let mut first_error = None;
     for f in files {
         match f.kind {
-            // Its visibility map goes with it (made by its first VACUUM, if any).
+            // Its visibility and free space maps go with it (made when first needed).
             catalog::RelKind::Table => {
-                let map = access::visibilitymap::map_rel(f.rel);
-                if pool.smgr().exists(map)
-                    && let Err(e) = pool.unlink_relation(map)
-                {
-                    first_error.get_or_insert(e);
+                for map in [
+                    access::visibilitymap::map_rel(f.rel),
+                    access::freespace::map_rel(f.rel),
+                ] {
+                    if pool.smgr().exists(map)
+                        && let Err(e) = pool.unlink_relation(map)
+                    {
+                        first_error.get_or_insert(e);
+                    }
                 }
             }
             catalog::RelKind::Index => roots.forget_root(f.rel),
