@@ -635,7 +635,8 @@ pub fn heap_update(
 /// latch in the mini-transaction that sets them (access rule 9). With `freeze`, each
 /// such tuple's inserter becomes [`txn::FROZEN_XID`] first (VACUUM FREEZE), and a row
 /// lock that no longer holds goes. A page with a DEAD stub (index entries may still
-/// point at it) or an empty new page is left as it is. Returns the bits set (0: none).
+/// point at it) or an empty new page is left as it is. Returns the bits set (0: none)
+/// and the page's room (free and fragmented bytes), for the free space map.
 pub fn set_all_visible(
     pool: &BufferPool,
     rel: RelId,
@@ -643,15 +644,17 @@ pub fn set_all_visible(
     horizon: Xid,
     mgr: &txn::TxnManager,
     freeze: bool,
-) -> PgResult<u8> {
+) -> PgResult<(u8, usize)> {
     let mut buf = pool.read_buffer(rel, block)?;
     let mut map_pin = None;
     let mut mtr = Mtr::new(pool);
     let p = mtr.latch(&mut buf);
     let page = Page::new(mtr.page_ref(p));
     if page.is_new() {
-        return Ok(0);
+        return Ok((0, 0));
     }
+    // Marking and freezing change no tuple's size: the room is what it is now.
+    let room = page.free_space() + page.fragmented_space();
     let mut frozen = true;
     let mut to_freeze = Vec::new();
     for off in 1..=page.max_offset() {
@@ -660,7 +663,7 @@ pub fn set_all_visible(
         };
         match id.flags {
             storage::page::LpFlags::Normal => {}
-            storage::page::LpFlags::Dead => return Ok(0),
+            storage::page::LpFlags::Dead => return Ok((0, room)),
             _ => continue,
         }
         let item = page.get_item(off).ok_or_else(|| {
@@ -674,7 +677,7 @@ pub fn set_all_visible(
         })?;
         let h = tuple::header(item)?;
         if !visibility::visible_to_all(&h, mgr, horizon)? {
-            return Ok(0);
+            return Ok((0, room));
         }
         if freeze && h.xmin >= txn::FIRST_NORMAL_XID {
             to_freeze.push((off, h));
@@ -687,7 +690,7 @@ pub fn set_all_visible(
     let had = visibilitymap::get(pool, rel, block)?;
     if to_freeze.is_empty() && Page::new(mtr.page_ref(p)).is_all_visible() && had & bits == bits {
         // Set already (a VACUUM that did not skip the page).
-        return Ok(0);
+        return Ok((0, room));
     }
     let mut page = PageMut::new(mtr.page(p));
     for (off, h) in to_freeze {
@@ -700,7 +703,7 @@ pub fn set_all_visible(
     page.set_all_visible(true);
     visibilitymap::set(&mut mtr, pool, rel, block, bits, &mut map_pin)?;
     mtr.commit()?;
-    Ok(bits)
+    Ok((bits, room))
 }
 
 /// Opportunistic pruning (access rule 7): mark the versions on `page` that no snapshot can
@@ -1618,7 +1621,9 @@ mod tests {
     }
 
     fn mark(e: &Env, freeze: bool) -> u8 {
-        set_all_visible(&e.pool, REL, 0, e.mgr.oldest_xmin(), &e.mgr, freeze).expect("mark")
+        set_all_visible(&e.pool, REL, 0, e.mgr.oldest_xmin(), &e.mgr, freeze)
+            .expect("mark")
+            .0
     }
 
     #[test]

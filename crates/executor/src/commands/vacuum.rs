@@ -120,18 +120,10 @@ pub fn vacuum_table(
     }
     for block in scanned {
         tx.check_statement_timeout()?;
+        let (bits, room) =
+            access::heapam::set_all_visible(pool, table.rel, block, horizon, mgr, freeze)?;
         // The room the page has now, for inserts to find (access rule 10).
-        let room = {
-            let buf = pool.read_buffer(table.rel, block)?;
-            let data = buf.read();
-            let page = Page::new(&data);
-            match page.is_new() {
-                true => 0,
-                false => page.free_space() + page.fragmented_space(),
-            }
-        };
         access::freespace::record(pool, table.rel, block, room)?;
-        let bits = access::heapam::set_all_visible(pool, table.rel, block, horizon, mgr, freeze)?;
         stats.pages_marked_visible += u64::from(bits & visibilitymap::ALL_VISIBLE != 0);
         // Marked now, or before (by a VACUUM this one did not skip it for: FREEZE).
         if bits != 0
