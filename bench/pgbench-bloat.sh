@@ -1,47 +1,77 @@
 #!/usr/bin/env bash
-# Issue 4's bloat check: does pgbench's tpcb-like workload grow its tables? Starts a release
-# Myriad (autovacuum on, its default) on a fresh data directory, runs `pgbench -i -s SCALE`,
-# then 10,000 tpcb-like transactions, then 90,000 more, and prints each relation's size in
-# 8 KiB blocks after each step. The goal: every table the workload updates (accounts,
-# tellers, branches) at most 2x its size after 10k transactions once 100k have run
-# (pgbench_history only grows: it gets one row per transaction).
+# Bloat under steady updates (issues 4 and 31): does pgbench's tpcb-like workload grow its
+# tables, on Myriad and on PostgreSQL 15 side by side? Starts a release Myriad and a
+# throwaway PostgreSQL 15, both with autovacuum on (their defaults), runs `pgbench -i -s
+# SCALE` on each, then the same fixed number of tpcb-like transactions (`-t`, not a
+# duration, so the faster server is not penalised) in two steps, and prints each
+# relation's size in 8 KiB blocks after each step, from `pg_relation_size`. Issue 31's
+# goal: pgbench_accounts within 1.2x PostgreSQL 15's size after the same transactions.
 #
-#   cargo build --release -p myriad-server && bench/pgbench-bloat.sh [SCALE]
+#   cargo build --release -p myriad-server && bench/pgbench-bloat.sh [SCALE] [TRANSACTIONS]
 #
-# Relations are named by creation order on a fresh directory (pgbench 15 -i creates
-# history, tellers, accounts, branches, then the primary keys of branches, tellers,
-# accounts): Myriad has no pg_class yet to ask.
+# TRANSACTIONS (default 100,000) run as 10% then 90%, by 4 clients. PostgreSQL runs with
+# fsync off (sizes do not depend on it); as root it runs as the `postgres` user.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 scale="${1:-1}"
+total="${2:-100000}"
 bin=target/release/myriad
 [[ -x $bin ]] || { echo "build first: cargo build --release -p myriad-server" >&2; exit 2; }
 command -v pgbench >/dev/null || { echo "pgbench missing: apt-get install postgresql-client" >&2; exit 2; }
+pg_bindir="${PG_BINDIR:-$(pg_config --bindir 2>/dev/null || echo /usr/lib/postgresql/15/bin)}"
+[[ -x $pg_bindir/postgres ]] || pg_bindir=/usr/lib/postgresql/15/bin
+[[ -x $pg_bindir/postgres ]] || { echo "PostgreSQL 15 missing: apt-get install postgresql-15" >&2; exit 2; }
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+as_owner() { if [[ $(id -u) == 0 ]]; then runuser -u postgres -- "$@"; else "$@"; fi; }
 
 dir="$(mktemp -d)"
-port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
-"$bin" --listen "127.0.0.1:$port" --data-dir "$dir/data" > "$dir/server.log" 2>&1 &
-pid=$!
-trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -rf "$dir"' EXIT
-for _ in $(seq 50); do pg_isready -q -h 127.0.0.1 -p "$port" && break; sleep 0.2; done
-
-pg=(-h 127.0.0.1 -p "$port" -U postgres)
-names=(pgbench_history pgbench_tellers pgbench_accounts pgbench_branches
-       pgbench_branches_pkey pgbench_tellers_pkey pgbench_accounts_pkey)
-sizes() {
-    local i=0
-    for f in $(ls "$dir/data/base" | sort -n); do
-        echo "${names[$i]:-rel$f} $(( $(stat -c %s "$dir/data/base/$f") / 8192 ))"
-        i=$((i + 1))
-    done
+chmod 755 "$dir"
+myriad_port="$(free_port)"
+pg_port="$(free_port)"
+"$bin" --listen "127.0.0.1:$myriad_port" --data-dir "$dir/myriad" > "$dir/myriad.log" 2>&1 &
+myriad_pid=$!
+mkdir "$dir/pg"
+[[ $(id -u) == 0 ]] && chown postgres: "$dir/pg"
+as_owner "$pg_bindir/initdb" -D "$dir/pg/data" -U postgres --auth=trust --locale=C \
+    --encoding=UTF8 > "$dir/initdb.log" 2>&1
+as_owner "$pg_bindir/pg_ctl" -D "$dir/pg/data" -l "$dir/pg/log" -w \
+    -o "-c listen_addresses=127.0.0.1 -p $pg_port -k $dir/pg -c fsync=off" start > /dev/null
+cleanup() {
+    kill "$myriad_pid" 2>/dev/null || true
+    wait "$myriad_pid" 2>/dev/null || true
+    as_owner "$pg_bindir/pg_ctl" -D "$dir/pg/data" -m immediate stop > /dev/null 2>&1 || true
+    rm -rf "$dir"
 }
-pgbench "${pg[@]}" -i -s "$scale" -q postgres > "$dir/init.out" 2>&1
-sizes > "$dir/s0"
-pgbench "${pg[@]}" -n -c 4 -j 2 -t 2500 postgres > "$dir/run1.out"
-sizes > "$dir/s1"
-pgbench "${pg[@]}" -n -c 4 -j 2 -t 22500 postgres > "$dir/run2.out"
-sizes > "$dir/s2"
-echo "| relation | after -i | after 10k | after 100k | 100k / 10k |"
-echo "|---|---:|---:|---:|---:|"
-paste -d' ' "$dir/s0" "$dir/s1" "$dir/s2" | awk '{printf "| %s | %d | %d | %d | %.2f |\n", $1, $2, $4, $6, ($4 > 0) ? $6 / $4 : 0}'
-grep -h "failed transactions\|^tps" "$dir/run1.out" "$dir/run2.out"
+trap cleanup EXIT
+for _ in $(seq 50); do pg_isready -q -h 127.0.0.1 -p "$myriad_port" && break; sleep 0.2; done
+
+sizes() {
+    psql -X -At -F ' ' -h 127.0.0.1 -p "$1" -U postgres postgres -c \
+        "SELECT relname, pg_relation_size(oid) / 8192 FROM pg_class
+         WHERE relname LIKE 'pgbench%' AND relkind IN ('r', 'i') ORDER BY relname"
+}
+first=$((total / 10))
+second=$((total - first))
+for side in myriad pg; do
+    port=$myriad_port
+    [[ $side == pg ]] && port=$pg_port
+    pg=(-h 127.0.0.1 -p "$port" -U postgres)
+    pgbench "${pg[@]}" -i -s "$scale" -q postgres > "$dir/$side.init" 2>&1
+    sizes "$port" > "$dir/$side.s0"
+    pgbench "${pg[@]}" -n -c 4 -j 2 -t $((first / 4)) postgres > "$dir/$side.run1"
+    sizes "$port" > "$dir/$side.s1"
+    pgbench "${pg[@]}" -n -c 4 -j 2 -t $((second / 4)) postgres > "$dir/$side.run2"
+    sizes "$port" > "$dir/$side.s2"
+done
+echo "Scale $scale, $total tpcb-like transactions (4 clients); sizes in 8 KiB blocks."
+echo
+echo "| relation | Myriad after -i | after $first | after $total | PostgreSQL after -i | after $first | after $total | Myriad / PostgreSQL at $total |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|"
+paste -d' ' "$dir/myriad.s0" "$dir/myriad.s1" "$dir/myriad.s2" "$dir/pg.s0" "$dir/pg.s1" "$dir/pg.s2" |
+    awk '{printf "| %s | %d | %d | %d | %d | %d | %d | %.2f |\n", $1, $2, $4, $6, $8, $10, $12, ($12 > 0) ? $6 / $12 : 0}'
+echo
+for side in myriad pg; do
+    echo "$side: $(grep -h "^tps" "$dir/$side.run1" "$dir/$side.run2" | tr '\n' ' ')"
+    grep -h "failed transactions" "$dir/$side.run1" "$dir/$side.run2" | sed "s/^/$side: /"
+done

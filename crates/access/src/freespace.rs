@@ -201,6 +201,47 @@ pub fn search(
     Ok(None)
 }
 
+/// The table is being cut to its first `nblocks` pages: forget the room of the pages cut
+/// (one logged step per leaf they are on).
+pub fn truncate(pool: &BufferPool, rel: RelId, nblocks: BlockNumber) -> PgResult<()> {
+    let fsm = map_rel(rel);
+    if !pool.smgr().exists(fsm) {
+        return Ok(());
+    }
+    let pages = pool.smgr().nblocks(fsm)?;
+    let Some((first_leaf, first_at)) = locate(nblocks) else {
+        return Ok(());
+    };
+    for leaf in first_leaf..pages {
+        let mut root = pool.read_buffer(fsm, 0)?;
+        let mut buf = pool.read_buffer(fsm, leaf)?;
+        let mut mtr = Mtr::new(pool);
+        let r = mtr.latch(&mut root);
+        let l = mtr.latch(&mut buf);
+        if Page::new(mtr.page_ref(l)).is_new() || Page::new(mtr.page_ref(r)).is_new() {
+            continue;
+        }
+        let from = if leaf == first_leaf {
+            first_at
+        } else {
+            SIZE_OF_PAGE_HEADER
+        };
+        let page = mtr.page(l);
+        if page[from..].iter().all(|&b| b == 0) {
+            continue;
+        }
+        page[from..].fill(0);
+        let max = page[SIZE_OF_PAGE_HEADER..]
+            .iter()
+            .copied()
+            .max()
+            .unwrap_or(0);
+        mtr.page(r)[SIZE_OF_PAGE_HEADER + (leaf - 1) as usize] = max;
+        mtr.commit()?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -201,6 +201,40 @@ pub fn clear<'a, 'b>(
     Ok(Some((page, m)))
 }
 
+/// The table is being cut to its first `nblocks` pages (VACUUM's truncation, before the
+/// table itself): the bits of the pages cut are cleared, in a logged step, and the map
+/// pages past the last one needed are cut, so a page the table grows into again later
+/// starts with no claim.
+pub fn truncate(pool: &BufferPool, rel: RelId, nblocks: BlockNumber) -> PgResult<()> {
+    let vm = map_rel(rel);
+    if !pool.smgr().exists(vm) {
+        return Ok(());
+    }
+    let pages = pool.smgr().nblocks(vm)?;
+    let (page, byte, shift) = locate(nblocks);
+    if page < pages {
+        let mut buf = pool.read_buffer(vm, page)?;
+        let mut mtr = Mtr::new(pool);
+        let m = mtr.latch(&mut buf);
+        if !Page::new(mtr.page_ref(m)).is_new() {
+            let data = mtr.page(m);
+            // This heap page's bits and those after it in the byte, then the bytes after.
+            data[byte] &= !(0xFFu8 << shift);
+            data[byte + 1..].fill(0);
+        }
+        mtr.commit()?;
+    }
+    let keep = if nblocks.is_multiple_of(HEAP_BLOCKS_PER_PAGE) {
+        page
+    } else {
+        page + 1
+    };
+    if keep < pages {
+        pool.truncate_relation(vm, keep)?;
+    }
+    Ok(())
+}
+
 /// How many of the first `nblocks` heap pages of `rel` are all-visible and all-frozen
 /// (PostgreSQL's `visibilitymap_count`, for `pg_class.relallvisible`).
 pub fn count(pool: &BufferPool, rel: RelId, nblocks: BlockNumber) -> PgResult<(u32, u32)> {

@@ -525,11 +525,12 @@ impl Database {
             if v.verbose {
                 notices.push(PgError::info(format!(
                     "finished vacuuming \"public.{}\": index scans: {}\n\
-                     pages: 0 removed, {} remain, {} scanned ({:.2}% of total)\n\
+                     pages: {} removed, {} remain, {} scanned ({:.2}% of total)\n\
                      tuples: {} removed, {} remain",
                     t.name,
                     usize::from(s.index_entries_removed > 0),
-                    s.pages,
+                    s.pages_removed,
+                    s.pages - s.pages_removed,
                     s.pages_scanned,
                     match s.pages {
                         0 => 100.0,
@@ -635,6 +636,9 @@ impl Database {
         // PostgreSQL's `vac_estimate_reltuples`.
         let old = self.catalog.committed().stats(t.oid).cloned();
         let unscanned = stats.pages - stats.pages_scanned;
+        // The empty pages it cut at the end were read, marked and then removed.
+        let pages = stats.pages - stats.pages_removed;
+        let all_visible = u64::from(stats.pages_all_visible).saturating_sub(stats.pages_removed);
         let estimate = |counted: u64| -> f64 {
             let counted = counted as f64;
             match &old {
@@ -652,8 +656,8 @@ impl Database {
             t.oid,
             catalog::RelStats {
                 reltuples,
-                relpages: u32::try_from(stats.pages).unwrap_or(u32::MAX),
-                relallvisible: stats.pages_all_visible,
+                relpages: u32::try_from(pages).unwrap_or(u32::MAX),
+                relallvisible: u32::try_from(all_visible).unwrap_or(u32::MAX),
                 columns: old.as_ref().map(|o| o.columns.clone()).unwrap_or_default(),
             },
         )?;

@@ -1,5 +1,6 @@
 //! The visibility map through SQL (access rule 9): VACUUM marks the pages whose rows are
-//! all visible to everyone, skips them the next time, and reads again only the pages a
+//! all visible to everyone, skips them the next time (but for the last page, which it
+//! reads to see whether the table ends in empty pages), and reads again only the pages a
 //! change cleared; VACUUM (FREEZE) marks them all-frozen. Pages read are counted by
 //! `pg_statio_user_tables` (the session's VACUUM counts its own).
 
@@ -42,9 +43,11 @@ async fn vacuum_skips_the_pages_the_map_says_are_all_visible() {
     assert!(pages > 50, "{pages} pages");
     let first = pages_read_by(&c, "VACUUM vm").await;
     assert!(first >= pages, "the first VACUUM reads every page: {first}");
+    // All-visible: skipped, but for the last page, read to see whether it is empty
+    // (PostgreSQL's VACUUM reads it too).
     assert_eq!(
         pages_read_by(&c, "VACUUM vm").await,
-        0,
+        1,
         "all-visible: skipped"
     );
     let live = "SELECT n_live_tup FROM pg_stat_user_tables WHERE relname = 'vm'";
@@ -59,7 +62,7 @@ async fn vacuum_skips_the_pages_the_map_says_are_all_visible() {
     exec(&c, "UPDATE vm SET pad = 'y' WHERE id = 1000").await;
     let after_update = pages_read_by(&c, "VACUUM vm").await;
     assert!(
-        (1..=4).contains(&after_update),
+        (1..=5).contains(&after_update),
         "one changed page: {after_update}"
     );
     exec(&c, "INSERT INTO vm VALUES (5000, 'new')").await;
@@ -68,7 +71,7 @@ async fn vacuum_skips_the_pages_the_map_says_are_all_visible() {
         (1..=3).contains(&after_insert),
         "one page inserted into: {after_insert}"
     );
-    assert_eq!(pages_read_by(&c, "VACUUM vm").await, 0);
+    assert_eq!(pages_read_by(&c, "VACUUM vm").await, 1);
     // The rows of the pages skipped are estimated from the density the last count found,
     // as PostgreSQL's `vac_estimate_reltuples` does: near, not exact.
     for sql in [live, "SELECT reltuples FROM pg_class WHERE relname = 'vm'"] {
@@ -80,8 +83,8 @@ async fn vacuum_skips_the_pages_the_map_says_are_all_visible() {
     // VACUUM skips all-frozen pages, which are all-visible.
     let freeze = pages_read_by(&c, "VACUUM (FREEZE) vm").await;
     assert!(freeze >= pages, "FREEZE reads what is not frozen: {freeze}");
-    assert_eq!(pages_read_by(&c, "VACUUM (FREEZE) vm").await, 0);
-    assert_eq!(pages_read_by(&c, "VACUUM vm").await, 0);
+    assert_eq!(pages_read_by(&c, "VACUUM (FREEZE) vm").await, 1);
+    assert_eq!(pages_read_by(&c, "VACUUM vm").await, 1);
     assert_eq!(value(&c, "SELECT count(*) FROM vm").await, "2001");
 
     // A rolled-back change cleared its page too (its version is on it).
@@ -89,7 +92,8 @@ async fn vacuum_skips_the_pages_the_map_says_are_all_visible() {
     exec(&c, "DELETE FROM vm WHERE id = 7").await;
     exec(&c, "ROLLBACK").await;
     let after_rollback = pages_read_by(&c, "VACUUM vm").await;
-    assert!((1..=2).contains(&after_rollback), "{after_rollback}");
+    // Its page read and marked again, and the last page looked at.
+    assert!((1..=3).contains(&after_rollback), "{after_rollback}");
     assert_eq!(value(&c, "SELECT count(*) FROM vm").await, "2001");
 }
 
@@ -120,4 +124,65 @@ async fn the_map_goes_with_its_table() {
     assert_eq!(maps(), 1);
     exec(&c, "DROP TABLE vm").await;
     assert_eq!(maps(), 0);
+}
+
+/// VACUUM cuts the empty pages at the end of a table, when it can lock the table without
+/// waiting; the pages the table grows into again claim nothing in the visibility map.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn vacuum_truncates_empty_pages_at_the_end() {
+    let (server, _dir) = start_without_autovacuum().await;
+    let c = connect(&server).await;
+    let size = "SELECT pg_relation_size('vm') / 8192";
+    exec(&c, "CREATE TABLE vm (id int PRIMARY KEY, pad text)").await;
+    exec(
+        &c,
+        "INSERT INTO vm SELECT g, repeat('x', 200) FROM generate_series(1, 10000) AS g",
+    )
+    .await;
+    let full: u64 = value(&c, size).await.parse().expect("pages");
+    exec(&c, "DELETE FROM vm WHERE id > 2000").await;
+
+    // Another session reading the table holds a lock VACUUM does not wait for: the
+    // dead rows go, the pages stay.
+    let reader = connect(&server).await;
+    exec(&reader, "BEGIN").await;
+    exec(&reader, "SELECT count(*) FROM vm").await;
+    exec(&c, "VACUUM vm").await;
+    assert_eq!(value(&c, size).await.parse::<u64>().expect("pages"), full);
+    exec(&reader, "COMMIT").await;
+
+    exec(&c, "VACUUM vm").await;
+    let cut: u64 = value(&c, size).await.parse().expect("pages");
+    assert!(cut * 4 < full, "{full} pages cut to {cut}");
+    assert_eq!(
+        value(&c, "SELECT relpages FROM pg_class WHERE relname = 'vm'").await,
+        cut.to_string()
+    );
+    assert_eq!(value(&c, "SELECT count(*) FROM vm").await, "2000");
+
+    // Grown again: the new pages are not all-visible, whatever the map said of the
+    // pages of those numbers before the cut.
+    exec(
+        &c,
+        "INSERT INTO vm SELECT g, repeat('y', 200) FROM generate_series(20001, 28000) AS g",
+    )
+    .await;
+    exec(&c, "SET enable_seqscan = off").await;
+    exec(&c, "SET enable_bitmapscan = off").await;
+    let lines: Vec<String> = common::rows(
+        &c,
+        "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT count(*) FROM vm WHERE id > 20000",
+    )
+    .await
+    .into_iter()
+    .map(|r| r[0].clone())
+    .collect();
+    assert!(
+        lines.iter().any(|l| l.trim() == "Heap Fetches: 8000"),
+        "{lines:?}"
+    );
+    assert_eq!(
+        value(&c, "SELECT count(*) FROM vm WHERE id > 20000").await,
+        "8000"
+    );
 }

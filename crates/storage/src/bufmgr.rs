@@ -407,6 +407,47 @@ impl BufferPool {
         self.smgr.unlink(rel)
     }
 
+    /// Cut `rel` to its first `nblocks` blocks (VACUUM's truncation): logged and the log
+    /// flushed first (a crash after the file is cut replays the cut, never a page past
+    /// it that a later record does not bring back), then the buffers of the blocks cut
+    /// go, then the file is cut. The caller holds the relation's AccessExclusive lock:
+    /// no one else reads or pins those blocks.
+    pub fn truncate_relation(&self, rel: RelId, nblocks: BlockNumber) -> PgResult<()> {
+        if let Some(wal) = &self.wal {
+            let mut payload = rel.to_le_bytes().to_vec();
+            payload.extend_from_slice(&nblocks.to_le_bytes());
+            let end = wal.log(RecordKind::SmgrTruncate, &payload)?;
+            wal.flush(end)?;
+        }
+        self.drop_blocks_from(rel, nblocks)?;
+        self.smgr.truncate(rel, nblocks)
+    }
+
+    /// Discard the buffers of `rel`'s blocks from `nblocks` on, dirty or not.
+    pub fn drop_blocks_from(&self, rel: RelId, nblocks: BlockNumber) -> PgResult<()> {
+        let end = self.smgr.nblocks(rel)?;
+        if ((end.saturating_sub(nblocks)) as usize) < self.frames.len() / BUF_DROP_FULL_SCAN_DIVISOR
+        {
+            for block in nblocks..end {
+                let tag = BufferTag { rel, block };
+                let found = self.partitions[Self::partition_of(tag)]
+                    .map
+                    .lock()
+                    .frames
+                    .get(&tag)
+                    .copied();
+                if let Some(id) = found {
+                    self.invalidate(id, |t| t == tag)?;
+                }
+            }
+        } else {
+            for id in 0..self.frames.len() {
+                self.invalidate(id, |t| t.rel == rel && t.block >= nblocks)?;
+            }
+        }
+        Ok(())
+    }
+
     /// Recovery's access to a block: extends the relation up to `block` if a crash lost
     /// its extension, and with `overwrite` skips reading a page that a full image is about
     /// to replace (it may be torn on disk).

@@ -702,6 +702,36 @@ impl Smgr {
         }
     }
 
+    /// Cut `rel` to its first `nblocks` blocks (VACUUM's truncation of empty pages at the
+    /// end); nothing if it has no more. The caller has dropped the buffers of the blocks
+    /// cut and logged the truncation first.
+    pub fn truncate(&self, rel: RelId, nblocks: BlockNumber) -> PgResult<()> {
+        loop {
+            let r = self.relation(rel)?;
+            let _extending = r.extend_lock.lock();
+            if r.nblocks() <= nblocks {
+                return Ok(());
+            }
+            let Some(file) = self.file(rel, &r)? else {
+                continue;
+            };
+            // The size first: no reader asks for a block being cut.
+            r.nblocks.store(nblocks, Ordering::Release);
+            file.set_len(u64::from(nblocks) * BLCKSZ as u64)
+                .map_err(|e| {
+                    PgError::io(
+                        format!(
+                            "could not truncate file \"{}\" to {nblocks} blocks",
+                            relpath(rel)
+                        ),
+                        e,
+                    )
+                })?;
+            r.needs_sync.store(true, Ordering::Release);
+            return Ok(());
+        }
+    }
+
     /// Read block `block` of `rel` into `buf`. The block must exist.
     pub fn read_block(
         &self,

@@ -72,6 +72,9 @@ pub enum RecordKind {
     /// A transaction's commit or abort, or a new block of transaction ids: opaque to
     /// storage, replayed by the transaction manager's redo handler.
     Xact = 7,
+    /// A relation file was cut short: payload is the relation id and the blocks kept
+    /// (u32 each).
+    SmgrTruncate = 8,
 }
 
 impl RecordKind {
@@ -84,6 +87,7 @@ impl RecordKind {
             5 => RecordKind::SmgrUnlink,
             6 => RecordKind::Catalog,
             7 => RecordKind::Xact,
+            8 => RecordKind::SmgrTruncate,
             _ => return None,
         })
     }
@@ -839,6 +843,18 @@ fn rel_of(r: &Record) -> PgResult<RelId> {
     Ok(u32::from_le_bytes(b))
 }
 
+fn truncation_of(r: &Record) -> PgResult<(RelId, common::ids::BlockNumber)> {
+    let p = r.payload.as_slice();
+    if p.len() != 8 {
+        return Err(corrupt(format!(
+            "bad truncation record at {}",
+            fmt_lsn(r.lsn)
+        )));
+    }
+    let word = |i: usize| u32::from_le_bytes([p[i], p[i + 1], p[i + 2], p[i + 3]]);
+    Ok((word(0), word(4)))
+}
+
 fn redo_record(pool: &BufferPool, r: &Record, stats: &mut RecoveryStats) -> PgResult<()> {
     match r.kind {
         RecordKind::Switch | RecordKind::Checkpoint => Ok(()),
@@ -854,6 +870,14 @@ fn redo_record(pool: &BufferPool, r: &Record, stats: &mut RecoveryStats) -> PgRe
             if pool.smgr().exists(rel) {
                 pool.drop_relation(rel)?;
                 pool.smgr().unlink(rel)?;
+            }
+            Ok(())
+        }
+        RecordKind::SmgrTruncate => {
+            let (rel, nblocks) = truncation_of(r)?;
+            if pool.smgr().exists(rel) {
+                pool.drop_blocks_from(rel, nblocks)?;
+                pool.smgr().truncate(rel, nblocks)?;
             }
             Ok(())
         }

@@ -42,6 +42,8 @@ pub struct VacuumStats {
     /// Pages all-visible when it ended, as far as it knows: those it skipped and those
     /// it marked (PostgreSQL's `relallvisible` after a VACUUM).
     pub pages_all_visible: u32,
+    /// Empty pages cut from the end of the table.
+    pub pages_removed: u64,
     pub tuples_removed: u64,
     /// Versions left (live, or still visible to some snapshot).
     pub tuples_remaining: u64,
@@ -75,12 +77,16 @@ pub fn vacuum_table(
         visibilitymap::ALL_VISIBLE
     };
     let mut copy = Box::new([0u8; common::limits::BLCKSZ]);
+    // The pages up to the last one that will hold a tuple when this VACUUM is done (a
+    // page skipped counts as holding some): what a truncation keeps.
+    let mut nonempty = 0;
     for block in 0..nblocks {
         // A clock read per page is nothing beside the page's work.
         tx.check_statement_timeout()?;
         let bits = map.get(block)?;
         if bits & skip != 0 {
             stats.pages_all_visible += 1;
+            nonempty = block + 1;
             continue;
         }
         scanned.push(block);
@@ -102,6 +108,7 @@ pub fn vacuum_table(
             if visibility::dead_to_all(&h, mgr, horizon)? {
                 dead.entry(block).or_default().push(off);
             } else {
+                nonempty = block + 1;
                 stats.tuples_remaining += 1;
                 match visibility::census(&h, mgr)? {
                     visibility::Census::Live | visibility::Census::DeleteInProgress(_) => {
@@ -133,7 +140,80 @@ pub fn vacuum_table(
         }
         stats.pages_marked_frozen += u64::from(bits & visibilitymap::ALL_FROZEN != 0);
     }
+    truncate_empty_end(pool, tx, table, nonempty, &mut stats)?;
     Ok(stats)
+}
+
+/// Empty pages at the end of a table are cut when there are at least this many, or a
+/// sixteenth of the table (PostgreSQL's `REL_TRUNCATE_MINIMUM`, `REL_TRUNCATE_FRACTION`).
+const TRUNCATE_MINIMUM: u32 = 1000;
+const TRUNCATE_FRACTION: u32 = 16;
+
+/// Pass 5: cut the empty pages at the end of the table (after the first `nonempty`, as
+/// pass 1 found them), as PostgreSQL's VACUUM does, if its AccessExclusive lock can be
+/// had without waiting (no scan is reading it, no write is under way); under the lock
+/// the pages are looked at again. The visibility map's bits of the pages cut go first,
+/// then their room in the free space map, then the pages.
+fn truncate_empty_end(
+    pool: &BufferPool,
+    tx: &txn::Tx,
+    table: &TableDesc,
+    nonempty: u32,
+    stats: &mut VacuumStats,
+) -> PgResult<()> {
+    use txn::lock::{LockError, LockMode, LockTag};
+    let nblocks = pool.smgr().nblocks(table.rel)?;
+    let mut nonempty = nonempty.min(nblocks);
+    // Pass 1 skipped the last page (all-visible): it may be empty all the same (a page
+    // whose rows all went is marked all-visible). It is read, as PostgreSQL's VACUUM
+    // always reads the last page, and if it is, so are the pages before it.
+    if nonempty == nblocks && nblocks > 0 && page_is_empty(pool, table, nblocks - 1)? {
+        nonempty = nonempty_pages(pool, table, nblocks)?;
+    }
+    let freeable = nblocks - nonempty;
+    if freeable == 0 || (freeable < TRUNCATE_MINIMUM && freeable < nblocks / TRUNCATE_FRACTION) {
+        return Ok(());
+    }
+    match tx.lock(
+        LockTag::Relation(table.oid),
+        LockMode::AccessExclusive,
+        true,
+    ) {
+        Ok(()) => {}
+        Err(LockError::NotAvailable) => return Ok(()),
+        Err(e) => return Err(e.to_pg(&format!("relation \"{}\"", table.name))),
+    }
+    let nblocks = pool.smgr().nblocks(table.rel)?;
+    let keep = nonempty_pages(pool, table, nblocks)?;
+    if keep < nblocks {
+        visibilitymap::truncate(pool, table.rel, keep)?;
+        access::freespace::truncate(pool, table.rel, keep)?;
+        pool.truncate_relation(table.rel, keep)?;
+        stats.pages_removed = u64::from(nblocks - keep);
+    }
+    Ok(())
+}
+
+/// The table's pages up to its last one holding any line pointer in use: those kept.
+fn nonempty_pages(pool: &BufferPool, table: &TableDesc, nblocks: u32) -> PgResult<u32> {
+    for block in (0..nblocks).rev() {
+        if !page_is_empty(pool, table, block)? {
+            return Ok(block + 1);
+        }
+    }
+    Ok(0)
+}
+
+/// Whether page `block` has no line pointer in use.
+fn page_is_empty(pool: &BufferPool, table: &TableDesc, block: u32) -> PgResult<bool> {
+    let buf = pool.read_buffer(table.rel, block)?;
+    let data = buf.read();
+    let page = Page::new(&data);
+    Ok(page.is_new()
+        || (1..=page.max_offset()).all(|off| {
+            page.item_id(off)
+                .is_none_or(|id| id.flags == LpFlags::Unused)
+        }))
 }
 
 /// Passes 2 and 3: the index entries of the `dead` versions, then the versions.
