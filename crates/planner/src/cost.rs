@@ -241,7 +241,7 @@ pub fn index_scan(
 
 /// As [`index_scan`], for an index-only scan (planner rule 19): the heap pages it reads
 /// are those not all-visible, `1 - allvisfrac` of them (PostgreSQL's `cost_index` with
-/// `indexonly`), and `enable_indexonlyscan` off disables it.
+/// `indexonly`); `enable_indexscan` off disables it as it does index scans.
 pub fn index_only_scan(
     cx: &PlanContext<'_>,
     rel: &RelInfo<'_>,
@@ -310,11 +310,9 @@ fn index_path(
     let (qual_startup, qual_per_tuple) = qual_cost(cx, rest);
     startup += qual_startup;
     run += (s.cpu_tuple_cost + qual_per_tuple) * tuples_fetched;
-    if !(if only {
-        s.enable_indexonlyscan
-    } else {
-        s.enable_indexscan
-    }) {
+    // As PostgreSQL's: `enable_indexscan` off disables index-only scans too;
+    // `enable_indexonlyscan` off makes none (`indexonly::choose_statement`).
+    if !s.enable_indexscan {
         startup += DISABLE_COST;
     }
     Cost {
