@@ -237,29 +237,10 @@ fn run_seed(seed: u64) -> u64 {
     claimed
 }
 
-fn seeds() -> Vec<u64> {
-    if let Ok(s) = std::env::var("MYRIAD_FUZZ_SEED") {
-        return vec![s.trim().parse().expect("MYRIAD_FUZZ_SEED must be a u64")];
-    }
-    let n: u64 = std::env::var("MYRIAD_SIM_SEEDS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(12);
-    let base = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64 % 1_000_000_000)
-        .unwrap_or(0);
-    eprintln!(
-        "seeds {base}..{} (replay one with MYRIAD_FUZZ_SEED)",
-        base + n
-    );
-    (base..base + n).collect()
-}
-
 #[test]
 fn no_map_bit_claims_what_is_not_true_after_a_crash() {
     let mut claimed = 0;
-    for seed in seeds() {
+    for seed in storage::simvfs::seeds(12) {
         eprintln!("seed {seed}");
         claimed += run_seed(seed);
     }

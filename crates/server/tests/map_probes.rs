@@ -29,13 +29,10 @@ async fn index_only_scans_probe_no_file_for_the_map() {
     exec(&c, "SET enable_seqscan = off").await;
     exec(&c, "SET enable_bitmapscan = off").await;
     let scan = "SELECT count(*) FROM w5 WHERE a <= 10000";
-    let plan = value(&c, &format!("EXPLAIN (COSTS OFF) {scan}")).await;
-    assert_eq!(plan, "Aggregate", "the plan's first line");
-    let lines: Vec<String> = common::rows(&c, &format!("EXPLAIN (COSTS OFF) {scan}"))
+    let lines = common::rows(&c, &format!("EXPLAIN (COSTS OFF) {scan}"))
         .await
-        .into_iter()
-        .map(|r| r[0].clone())
-        .collect();
+        .concat();
+    assert_eq!(lines[0], "Aggregate", "{lines:?}");
     assert!(
         lines[1].contains("Index Only Scan using w5_pkey"),
         "{lines:?}"
@@ -47,17 +44,10 @@ async fn index_only_scans_probe_no_file_for_the_map() {
         assert_eq!(value(&c, scan).await, "10000");
     }
     assert_eq!(probes(&c).await, before, "no map: nothing asked again");
-    let analyzed: Vec<String> = common::rows(
-        &c,
-        &format!("EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) {scan}"),
-    )
-    .await
-    .into_iter()
-    .map(|r| r[0].clone())
-    .collect();
+    let plan = common::analyzed(&c, scan).await;
     assert!(
-        analyzed.iter().any(|l| l.trim() == "Heap Fetches: 10000"),
-        "{analyzed:?}"
+        plan.iter().any(|l| l.trim() == "Heap Fetches: 10000"),
+        "{plan:?}"
     );
 
     // Vacuumed: the map exists; still nothing asked per scan once it is known.
@@ -68,16 +58,9 @@ async fn index_only_scans_probe_no_file_for_the_map() {
         assert_eq!(value(&c, scan).await, "10000");
     }
     assert_eq!(probes(&c).await, before, "a map: nothing asked again");
-    let analyzed: Vec<String> = common::rows(
-        &c,
-        &format!("EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) {scan}"),
-    )
-    .await
-    .into_iter()
-    .map(|r| r[0].clone())
-    .collect();
+    let plan = common::analyzed(&c, scan).await;
     assert!(
-        analyzed.iter().any(|l| l.trim() == "Heap Fetches: 0"),
-        "{analyzed:?}"
+        plan.iter().any(|l| l.trim() == "Heap Fetches: 0"),
+        "{plan:?}"
     );
 }

@@ -4,18 +4,8 @@
 
 mod common;
 
-use common::{connect, exec, rows, sqlstate, tiny_pool_config};
+use common::{analyzed, connect, exec, rows, sqlstate, tiny_pool_config};
 use myriad_server::Server;
-
-/// EXPLAIN ANALYZE's lines for `query` (costs and times left out).
-async fn analyzed(c: &tokio_postgres::Client, query: &str) -> Vec<String> {
-    rows(
-        c,
-        &format!("EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) {query}"),
-    )
-    .await
-    .concat()
-}
 
 /// `query`'s HashAggregate wrote files: EXPLAIN ANALYZE shows its batches and disk
 /// use, and the files are gone once it ends.

@@ -169,14 +169,7 @@ async fn vacuum_truncates_empty_pages_at_the_end() {
     .await;
     exec(&c, "SET enable_seqscan = off").await;
     exec(&c, "SET enable_bitmapscan = off").await;
-    let lines: Vec<String> = common::rows(
-        &c,
-        "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT count(*) FROM vm WHERE id > 20000",
-    )
-    .await
-    .into_iter()
-    .map(|r| r[0].clone())
-    .collect();
+    let lines = common::analyzed(&c, "SELECT count(*) FROM vm WHERE id > 20000").await;
     assert!(
         lines.iter().any(|l| l.trim() == "Heap Fetches: 8000"),
         "{lines:?}"

@@ -423,11 +423,14 @@ impl BufferPool {
         self.smgr.truncate(rel, nblocks)
     }
 
-    /// Discard the buffers of `rel`'s blocks from `nblocks` on, dirty or not.
+    /// Discard the buffers of `rel`'s blocks from `nblocks` on, dirty or not: looking up
+    /// each block where they are few (`BUF_DROP_FULL_SCAN_DIVISOR`), else every frame
+    /// (also where the relation's size is unknown).
     pub fn drop_blocks_from(&self, rel: RelId, nblocks: BlockNumber) -> PgResult<()> {
-        let end = self.smgr.nblocks(rel)?;
-        if ((end.saturating_sub(nblocks)) as usize) < self.frames.len() / BUF_DROP_FULL_SCAN_DIVISOR
-        {
+        let few = self.smgr.nblocks(rel).ok().filter(|end| {
+            (end.saturating_sub(nblocks) as usize) < self.frames.len() / BUF_DROP_FULL_SCAN_DIVISOR
+        });
+        if let Some(end) = few {
             for block in nblocks..end {
                 let tag = BufferTag { rel, block };
                 let found = self.partitions[Self::partition_of(tag)]
@@ -801,33 +804,7 @@ impl BufferPool {
     /// `Smgr::unlink`). The caller holds no pin on `rel` and keeps others off it (the DDL
     /// lock); a pin held by an eviction in progress is waited out.
     pub fn drop_relation(&self, rel: RelId) -> PgResult<()> {
-        let few_blocks = self
-            .smgr
-            .nblocks(rel)
-            .ok()
-            .filter(|n| (*n as usize) < self.frames.len() / BUF_DROP_FULL_SCAN_DIVISOR);
-        match few_blocks {
-            Some(nblocks) => {
-                for block in 0..nblocks {
-                    let tag = BufferTag { rel, block };
-                    let found = self.partitions[Self::partition_of(tag)]
-                        .map
-                        .lock()
-                        .frames
-                        .get(&tag)
-                        .copied();
-                    if let Some(id) = found {
-                        self.invalidate(id, |t| t == tag)?;
-                    }
-                }
-            }
-            None => {
-                for id in 0..self.frames.len() {
-                    self.invalidate(id, |t| t.rel == rel)?;
-                }
-            }
-        }
-        Ok(())
+        self.drop_blocks_from(rel, 0)
     }
 
     /// Make frame `id` Free if it holds a page matching `matches`, waiting out pins.

@@ -20,6 +20,28 @@ use crate::vfs::{Vfs, VfsFile};
 
 const SECTOR: usize = 512;
 
+/// The seeds a simulation test runs: `MYRIAD_FUZZ_SEED=N` replays that one seed;
+/// otherwise `MYRIAD_SIM_SEEDS` of them (`default` if unset) from a base taken from the
+/// clock, printed so a failing run can be replayed.
+pub fn seeds(default: u64) -> Vec<u64> {
+    if let Ok(s) = std::env::var("MYRIAD_FUZZ_SEED") {
+        return vec![s.trim().parse().expect("MYRIAD_FUZZ_SEED must be a u64")];
+    }
+    let n: u64 = std::env::var("MYRIAD_SIM_SEEDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(default);
+    let base = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64 % 1_000_000_000)
+        .unwrap_or(0);
+    eprintln!(
+        "seeds {base}..{} (replay one with MYRIAD_FUZZ_SEED)",
+        base + n
+    );
+    (base..base + n).collect()
+}
+
 /// A small deterministic generator (splitmix64), so the simulator needs no dependency.
 #[derive(Clone, Debug)]
 pub struct SimRng(u64);

@@ -178,39 +178,16 @@ fn run_seed(seed: u64, fail_syncs: bool) {
     verify(&pool, &mut model, seed, 4);
 }
 
-fn seeds() -> Vec<u64> {
-    if let Ok(s) = std::env::var("MYRIAD_FUZZ_SEED") {
-        return vec![s.trim().parse().expect("MYRIAD_FUZZ_SEED must be a u64")];
-    }
-    let n: u64 = std::env::var("MYRIAD_SIM_SEEDS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(40);
-    let base: u64 = rand_base();
-    eprintln!(
-        "seeds {base}..{} (replay one with MYRIAD_FUZZ_SEED)",
-        base + n
-    );
-    (base..base + n).collect()
-}
-
-fn rand_base() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64 % 1_000_000_000)
-        .unwrap_or(0)
-}
-
 #[test]
 fn power_loss_keeps_acknowledged_changes_and_atomic_steps() {
-    for seed in seeds() {
+    for seed in storage::simvfs::seeds(40) {
         run_seed(seed, false);
     }
 }
 
 #[test]
 fn failed_fsync_or_write_refuses_writes_and_recovery_keeps_acknowledged_changes() {
-    for seed in seeds() {
+    for seed in storage::simvfs::seeds(40) {
         run_seed(seed, true);
     }
 }

@@ -119,6 +119,16 @@ pub async fn rows(c: &Client, sql: &str) -> Vec<Vec<String>> {
         .collect()
 }
 
+/// EXPLAIN ANALYZE's lines for `query` (costs and times left out).
+pub async fn analyzed(c: &Client, query: &str) -> Vec<String> {
+    rows(
+        c,
+        &format!("EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) {query}"),
+    )
+    .await
+    .concat()
+}
+
 /// The SQLSTATE of a server error, or the client error's text.
 pub fn sqlstate(e: &tokio_postgres::Error) -> String {
     e.as_db_error()
