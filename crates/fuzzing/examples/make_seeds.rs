@@ -477,6 +477,14 @@ fn wal_record() {
         ("update", "UPDATE w SET name = 'changed' WHERE id % 3 = 0"),
         ("index", "CREATE INDEX w_name ON w (name)"),
         ("delete", "DELETE FROM w WHERE id > 30"),
+        // VACUUM marks pages in the visibility and free space maps, and cuts the empty
+        // pages at the end (a truncation record).
+        (
+            "grow",
+            "INSERT INTO w SELECT g, repeat('x', 500), 0 FROM generate_series(1000, 1100) g",
+        ),
+        ("shrink", "DELETE FROM w WHERE id >= 1000"),
+        ("vacuum", "VACUUM w"),
         ("sequence", "CREATE SEQUENCE s; SELECT nextval('s')"),
         (
             "rollback",

@@ -19,13 +19,14 @@ use storage::{BufferPool, Smgr, Vfs, Wal};
 
 /// The kinds an input's record may have, by its kind byte modulo their number (Switch is
 /// the writer's own and never logged by a caller).
-const KINDS: [RecordKind; 6] = [
+const KINDS: [RecordKind; 7] = [
     RecordKind::Checkpoint,
     RecordKind::Pages,
     RecordKind::SmgrCreate,
     RecordKind::SmgrUnlink,
     RecordKind::Catalog,
     RecordKind::Xact,
+    RecordKind::SmgrTruncate,
 ];
 
 /// Most records one input writes.
@@ -49,6 +50,7 @@ pub fn records(mut data: &[u8]) -> Vec<(RecordKind, Vec<u8>)> {
         let payload = match kind {
             RecordKind::Pages => near_blocks(payload),
             RecordKind::Xact => near_xids(payload),
+            RecordKind::SmgrTruncate => near_truncation(payload),
             _ => payload.to_vec(),
         };
         out.push((kind, payload));
@@ -101,6 +103,17 @@ fn near_blocks(payload: &[u8]) -> Vec<u8> {
                 at += 4 + len;
             }
         }
+    }
+    out
+}
+
+/// A truncation's payload (u32 relation, u32 blocks kept) with the blocks kept taken
+/// modulo [`MAX_REDO_BLOCKS`], as a page change's blocks are; anything else as it was.
+fn near_truncation(payload: &[u8]) -> Vec<u8> {
+    let mut out = payload.to_vec();
+    if let Some(b) = out.get_mut(4..8) {
+        let blocks = u32::from_le_bytes([b[0], b[1], b[2], b[3]]) % MAX_REDO_BLOCKS;
+        b.copy_from_slice(&blocks.to_le_bytes());
     }
     out
 }
