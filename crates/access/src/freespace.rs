@@ -23,12 +23,14 @@ use common::limits::BLCKSZ;
 use common::{PgResult, RelId};
 use storage::bufmgr::BufferPool;
 use storage::mtr::Mtr;
-use storage::page::{Page, PageMut, SIZE_OF_PAGE_HEADER};
+use storage::page::{Page, SIZE_OF_PAGE_HEADER};
+
+use crate::mapfork;
 
 /// Bytes of free space per step of a category (PostgreSQL's `FSM_CAT_STEP`).
 const STEP: usize = BLCKSZ / 256;
 /// Heap pages per leaf page, and leaves the root page covers.
-pub const LEAF_SLOTS: u32 = (BLCKSZ - SIZE_OF_PAGE_HEADER) as u32;
+pub const LEAF_SLOTS: u32 = mapfork::MAP_BYTES as u32;
 
 /// The storage id of `rel`'s free space map.
 pub fn map_rel(rel: RelId) -> RelId {
@@ -85,10 +87,6 @@ fn locate(block: BlockNumber) -> Option<(BlockNumber, usize)> {
     })
 }
 
-fn init_map_page(page: &mut [u8; BLCKSZ]) {
-    PageMut::new(page).init(BLCKSZ - SIZE_OF_PAGE_HEADER);
-}
-
 /// Record that heap page `block` of `rel` has `free` bytes of room (making the map, and
 /// its pages, as needed). Takes no heap page latch: call it with none held.
 pub fn record(pool: &BufferPool, rel: RelId, block: BlockNumber, free: usize) -> PgResult<()> {
@@ -98,7 +96,7 @@ pub fn record(pool: &BufferPool, rel: RelId, block: BlockNumber, free: usize) ->
     let fsm = map_rel(rel);
     let cat = category(free);
     // Nothing to write where the map already says so (a page without one reads 0).
-    let known = pool.smgr().exists(fsm) && leaf < pool.smgr().nblocks(fsm)?;
+    let known = leaf < mapfork::pages(pool, fsm)?;
     if !known && cat == 0 {
         return Ok(());
     }
@@ -109,7 +107,7 @@ pub fn record(pool: &BufferPool, rel: RelId, block: BlockNumber, free: usize) ->
             return Ok(());
         }
     }
-    extend_to(pool, fsm, leaf)?;
+    mapfork::extend_to(pool, fsm, leaf)?;
     let mut root = pool.read_buffer(fsm, 0)?;
     let mut leaf_buf = pool.read_buffer(fsm, leaf)?;
     // Root before leaf, everywhere: the one order map pages are latched in.
@@ -118,7 +116,7 @@ pub fn record(pool: &BufferPool, rel: RelId, block: BlockNumber, free: usize) ->
     let l = mtr.latch(&mut leaf_buf);
     for p in [r, l] {
         if Page::new(mtr.page_ref(p)).is_new() {
-            init_map_page(mtr.page(p));
+            mapfork::init_page(mtr.page(p));
         }
     }
     let page = mtr.page(l);
@@ -136,22 +134,6 @@ pub fn record(pool: &BufferPool, rel: RelId, block: BlockNumber, free: usize) ->
     Ok(())
 }
 
-/// Make the map `fsm` at least `page + 1` pages long, each new page made whole in a
-/// mini-transaction of its own.
-fn extend_to(pool: &BufferPool, fsm: RelId, page: BlockNumber) -> PgResult<()> {
-    if !pool.smgr().exists(fsm) {
-        pool.create_relation(fsm)?;
-    }
-    while pool.smgr().nblocks(fsm)? <= page {
-        let (_, mut buf) = pool.extend(fsm)?;
-        let mut mtr = Mtr::new(pool);
-        let m = mtr.latch(&mut buf);
-        init_map_page(mtr.page(m));
-        mtr.commit()?;
-    }
-    Ok(())
-}
-
 /// A heap page of `rel` at or after `from` that the map says has room for `need` bytes,
 /// the first such; `None` if it knows of none. Reads the root and at most two leaves
 /// (the first only past `from`, whose room may all be before it).
@@ -162,10 +144,7 @@ pub fn search(
     from: BlockNumber,
 ) -> PgResult<Option<BlockNumber>> {
     let fsm = map_rel(rel);
-    if !pool.smgr().exists(fsm) {
-        return Ok(None);
-    }
-    let pages = pool.smgr().nblocks(fsm)?;
+    let pages = mapfork::pages(pool, fsm)?;
     if pages < 2 {
         return Ok(None);
     }
@@ -205,10 +184,7 @@ pub fn search(
 /// (one logged step per leaf they are on).
 pub fn truncate(pool: &BufferPool, rel: RelId, nblocks: BlockNumber) -> PgResult<()> {
     let fsm = map_rel(rel);
-    if !pool.smgr().exists(fsm) {
-        return Ok(());
-    }
-    let pages = pool.smgr().nblocks(fsm)?;
+    let pages = mapfork::pages(pool, fsm)?;
     let Some((first_leaf, first_at)) = locate(nblocks) else {
         return Ok(());
     };

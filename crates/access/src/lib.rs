@@ -7,14 +7,16 @@
 //! - [`nbtree`]: btree indexes (Lehman–Yao, root cached per index, every step one
 //!   mini-transaction).
 //! - [`sequence`]: sequence counters, one page each, logged ahead as PostgreSQL's.
+//! - [`visibilitymap`]: each heap page's all-visible and all-frozen bits (access rule 9).
+//! - [`freespace`]: each heap page's room, for inserts to find (access rule 10).
 //!
 //! Below: `storage` (pages, buffer pool, WAL). Above: the executor, which turns rows into
-//! tuples and back. Visibility map and free space map arrive as `visibilitymap` and
-//! `freespace` with their issues. Rules: this crate's README.md ("access rule N",
-//! "tuple rule N", "nbtree rule N").
+//! tuples and back. Rules: this crate's README.md ("access rule N", "tuple rule N",
+//! "nbtree rule N").
 
 pub mod freespace;
 pub mod heapam;
+mod mapfork;
 pub mod nbtree;
 pub mod sequence;
 pub mod tuple;

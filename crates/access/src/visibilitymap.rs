@@ -24,16 +24,16 @@ use storage::bufmgr::{BufferPool, PinnedBuffer};
 use storage::mtr::Mtr;
 use storage::page::{Page, PageMut, SIZE_OF_PAGE_HEADER};
 
+use crate::mapfork;
+
 /// Every tuple on the heap page is visible to all.
 pub const ALL_VISIBLE: u8 = 0x01;
 /// Every tuple on the heap page is frozen.
 pub const ALL_FROZEN: u8 = 0x02;
 const BITS_PER_HEAP_BLOCK: usize = 2;
 
-/// Bytes of bits on a map page.
-const MAP_BYTES: usize = BLCKSZ - SIZE_OF_PAGE_HEADER;
 /// Heap pages one map page covers (PostgreSQL's `HEAPBLOCKS_PER_PAGE`).
-pub const HEAP_BLOCKS_PER_PAGE: u32 = (MAP_BYTES * 8 / BITS_PER_HEAP_BLOCK) as u32;
+pub const HEAP_BLOCKS_PER_PAGE: u32 = (mapfork::MAP_BYTES * 8 / BITS_PER_HEAP_BLOCK) as u32;
 
 /// The storage id of `rel`'s map.
 pub fn map_rel(rel: RelId) -> RelId {
@@ -49,16 +49,11 @@ fn locate(block: BlockNumber) -> (BlockNumber, usize, u32) {
     (page, byte, shift)
 }
 
-/// Make a new map page: every bit clear, no free hole.
-fn init_map_page(page: &mut [u8; BLCKSZ]) {
-    PageMut::new(page).init(MAP_BYTES);
-}
-
 /// Heap page `block`'s bits in `rel`'s map (0 where the map has no page for it).
 pub fn get(pool: &BufferPool, rel: RelId, block: BlockNumber) -> PgResult<u8> {
     let vm = map_rel(rel);
     let (page, byte, shift) = locate(block);
-    if !pool.smgr().exists(vm) || page >= pool.smgr().nblocks(vm)? {
+    if page >= mapfork::pages(pool, vm)? {
         return Ok(0);
     }
     let buf = pool.read_buffer(vm, page)?;
@@ -96,21 +91,13 @@ impl<'a> Reader<'a> {
     /// Heap page `block`'s bits.
     pub fn get(&mut self, block: BlockNumber) -> PgResult<u8> {
         let (page, byte, shift) = locate(block);
+        // The map's size as the reader first looked: a page it gained since (a VACUUM
+        // running beside the scan) reads as 0, which claims nothing.
         let pages = match self.pages {
             Some(n) => n,
-            None => {
-                let smgr = self.pool.smgr();
-                let n = if smgr.exists(self.vm) {
-                    smgr.nblocks(self.vm)?
-                } else {
-                    0
-                };
-                *self.pages.insert(n)
-            }
+            None => *self.pages.insert(mapfork::pages(self.pool, self.vm)?),
         };
         if page >= pages {
-            // The map may have grown since: ask again when a later page is asked.
-            self.pages = None;
             return Ok(0);
         }
         let buf = match &self.pinned {
@@ -138,29 +125,13 @@ pub fn set<'a, 'b>(
 ) -> PgResult<()> {
     let vm = map_rel(rel);
     let (page, byte, shift) = locate(block);
-    extend_to(pool, vm, page)?;
+    mapfork::extend_to(pool, vm, page)?;
     let m = mtr.latch(pin.insert(pool.read_buffer(vm, page)?));
     let data = mtr.page(m);
     if Page::new(data).is_new() {
-        init_map_page(data);
+        mapfork::init_page(data);
     }
     data[byte] |= (bits & (ALL_VISIBLE | ALL_FROZEN)) << shift;
-    Ok(())
-}
-
-/// Make the map `vm` at least `page + 1` pages long: each new page is made in a
-/// mini-transaction of its own (logged whole), before any bit on it is set.
-fn extend_to(pool: &BufferPool, vm: RelId, page: BlockNumber) -> PgResult<()> {
-    if !pool.smgr().exists(vm) {
-        pool.create_relation(vm)?;
-    }
-    while pool.smgr().nblocks(vm)? <= page {
-        let (_, mut buf) = pool.extend(vm)?;
-        let mut mtr = Mtr::new(pool);
-        let m = mtr.latch(&mut buf);
-        init_map_page(mtr.page(m));
-        mtr.commit()?;
-    }
     Ok(())
 }
 
@@ -187,7 +158,7 @@ pub fn clear<'a, 'b>(
     let vm = map_rel(rel);
     let (page, byte, shift) = locate(block);
     // A map page that is not there claims nothing: only the flag had to go.
-    if !pool.smgr().exists(vm) || page >= pool.smgr().nblocks(vm)? {
+    if page >= mapfork::pages(pool, vm)? {
         return Ok(latched);
     }
     let m = match latched {
@@ -207,10 +178,10 @@ pub fn clear<'a, 'b>(
 /// starts with no claim.
 pub fn truncate(pool: &BufferPool, rel: RelId, nblocks: BlockNumber) -> PgResult<()> {
     let vm = map_rel(rel);
-    if !pool.smgr().exists(vm) {
+    let pages = mapfork::pages(pool, vm)?;
+    if pages == 0 {
         return Ok(());
     }
-    let pages = pool.smgr().nblocks(vm)?;
     let (page, byte, shift) = locate(nblocks);
     if page < pages {
         let mut buf = pool.read_buffer(vm, page)?;

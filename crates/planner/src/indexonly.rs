@@ -50,27 +50,29 @@ pub(crate) fn choose_statement(cx: &PlanContext<'_>, stmt: &mut PlannedStatement
 
 /// Make the scans in `plan` index-only where they can be.
 pub(crate) fn choose(cx: &PlanContext<'_>, plan: &mut Plan) {
-    let instead = match plan {
-        Plan::IndexScan {
-            index,
-            columns,
-            only,
-            table,
-            ..
-        } => {
-            // The columns pass left the filter's columns in `columns` too.
-            if !*only && covers(index, &needed(table, columns.as_deref(), None)) {
-                *only = true;
-            }
-            None
-        }
+    if let Plan::IndexScan {
+        index,
+        columns,
+        only,
+        table,
+        ..
+    } = plan
+        && !*only
+        // The columns pass left the filter's columns in `columns` too.
+        && covers(index, &needed(table, columns.as_deref(), None))
+    {
+        *only = true;
+    }
+    let instead = match &*plan {
         Plan::SeqScan {
             table,
             filter,
             columns,
         } => {
             let need = needed(table, columns.as_deref(), filter.as_ref());
-            index_only_instead(cx, table, filter.clone(), &need, None)
+            index_only_instead(cx, table, filter.clone(), &need, |rel, conjuncts, rows| {
+                cost::seq_scan(cx, rel, conjuncts, rows)
+            })
         }
         // The bitmap's conditions and the filter, all tested on the index's values.
         Plan::BitmapHeapScan {
@@ -86,13 +88,14 @@ pub(crate) fn choose(cx: &PlanContext<'_>, plan: &mut Plan) {
                     .chain(filter.iter().cloned())
                     .collect(),
             );
-            let now = crate::estimate::Estimator::new(*cx).estimate(plan);
-            let now = cost::Cost {
-                startup: now.startup,
-                total: now.total,
-                rows: now.rows,
-            };
-            index_only_instead(cx, table_of(plan), all, &need, Some(now))
+            index_only_instead(cx, table, all, &need, |_, _, _| {
+                let now = crate::estimate::Estimator::new(*cx).estimate(plan);
+                cost::Cost {
+                    startup: now.startup,
+                    total: now.total,
+                    rows: now.rows,
+                }
+            })
         }
         _ => None,
     };
@@ -132,23 +135,16 @@ fn covers(index: &IndexDesc, need: &[bool]) -> bool {
 /// An index scan's lower and upper bound.
 type KeyRange = (Bound<Vec<Expr>>, Bound<Vec<Expr>>);
 
-/// A bitmap heap scan's table.
-fn table_of(plan: &Plan) -> &std::sync::Arc<TableDesc> {
-    match plan {
-        Plan::BitmapHeapScan { table, .. } => table,
-        _ => unreachable!("called for bitmap heap scans"),
-    }
-}
-
 /// The cheapest index-only scan that could replace a scan of `table` with `filter`
-/// that produces and tests the columns `need` marks, if one costs less than the scan:
-/// `now`, or where `None` a sequential scan.
+/// that produces and tests the columns `need` marks, if one costs less than the scan
+/// (`now`: its cost from the table's estimates, the conditions and the rows they keep;
+/// asked only when some index holds the columns).
 fn index_only_instead(
     cx: &PlanContext<'_>,
     table: &std::sync::Arc<TableDesc>,
     filter: Option<Expr>,
     need: &[bool],
-    now: Option<cost::Cost>,
+    now: impl FnOnce(&RelInfo<'_>, &[&Expr], f64) -> cost::Cost,
 ) -> Option<Plan> {
     // A partitioned table is scanned as its partitions (planner rule 18).
     if table.partition_key.is_some() {
@@ -173,7 +169,7 @@ fn index_only_instead(
         cx.sizes.pages(table.rel),
     );
     let rows = clamp_rows(rel.tuples * conjuncts_selectivity(&rel, &conjuncts));
-    let mut best = now.unwrap_or_else(|| cost::seq_scan(cx, &rel, &conjuncts, rows));
+    let mut best = now(&rel, &conjuncts, rows);
     let mut chosen: Option<(&IndexDesc, KeyRange)> = None;
     let quals = index_quals(table, &conjuncts);
     for index in covering {
