@@ -5,7 +5,8 @@
 //! named `<rel>_fsm` and `<rel>_vm` as in PostgreSQL.
 //!
 //! Interface: [`Smgr::create`], [`Smgr::unlink`], [`Smgr::exists`], [`Smgr::nblocks`],
-//! [`Smgr::extend`], [`Smgr::read_block`], [`Smgr::write_block`], [`Smgr::sync`],
+//! [`Smgr::extend`], [`Smgr::truncate`], [`Smgr::read_block`], [`Smgr::write_block`],
+//! [`Smgr::sync`],
 //! [`Smgr::sync_all`], [`Smgr::forget`]; [`Smgr::fd_stats`] for the open-file cache.
 //!
 //! Invariants (README "smgr rules"):
