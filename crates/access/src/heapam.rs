@@ -32,8 +32,9 @@ use storage::{BufferPool, Mtr, PinnedBuffer};
 use txn::{Cid, INVALID_XID, RowLocker, Snapshot, Tx, Xid};
 
 use crate::tuple::{
-    self, HEAP_COMBOCID, HEAP_KEYS_UPDATED, HEAP_TUPLE_HEADER_SIZE, HEAP_UPDATED,
-    HEAP_XMAX_IS_MULTI, HEAP_XMAX_LOCK_ONLY, HEAP_XMAX_LOCKERS_ASIDE, MAX_HEAP_TUPLE_SIZE,
+    self, HEAP_COMBOCID, HEAP_HOT_UPDATED, HEAP_KEYS_UPDATED, HEAP_ONLY_TUPLE,
+    HEAP_TUPLE_HEADER_SIZE, HEAP_UPDATED, HEAP_XMAX_IS_MULTI, HEAP_XMAX_LOCK_ONLY,
+    HEAP_XMAX_LOCKERS_ASIDE, MAX_HEAP_TUPLE_SIZE,
 };
 use crate::visibility::{self, Fate, WriteCheck};
 use crate::{freespace, visibilitymap};
@@ -423,6 +424,16 @@ fn lock_version(
     let mut map_pin = None;
     let mut mtr = Mtr::new(pool);
     let p = mtr.latch(&mut buf);
+    let mut tid = tid;
+    // An index entry's root pruned to a redirect: the chain goes on at its target
+    // (access rule 11), and the versions after it are followed as any update's.
+    if missing_ok
+        && prior.is_none()
+        && let Some(id) = Page::new(mtr.page_ref(p)).item_id(tid.offset)
+        && id.flags == storage::page::LpFlags::Redirect
+    {
+        tid.offset = id.off;
+    }
     match (Page::new(mtr.page(p)).get_item(tid.offset), prior) {
         (None, _) if missing_ok => return Ok(LockStep::Refused(HeapWrite::Invisible)),
         // The address holds another tuple now: the chain ended.
@@ -502,6 +513,11 @@ fn lock_version(
 /// NoKeyUpdate mode, which FOR KEY SHARE lockers (foreign key checks) do not block:
 /// they keep their lock on the old version, kept aside, and on the new one, whose
 /// `t_xmax` they become.
+///
+/// `hot`: no index's entry for the row changes, so a new version on the old one's page
+/// is a heap-only tuple (access rule 11): the update is HOT exactly when `hot` and the
+/// new version's block is the old one's, and then the caller adds no index entry.
+#[allow(clippy::too_many_arguments)]
 pub fn heap_update(
     pool: &BufferPool,
     rel: RelId,
@@ -510,6 +526,7 @@ pub fn heap_update(
     xid: Xid,
     tx: &Tx,
     keys_updated: bool,
+    hot: bool,
 ) -> PgResult<HeapWrite> {
     check_tuple(new_tuple)?;
     let want = if keys_updated {
@@ -548,25 +565,30 @@ pub fn heap_update(
         old_bits |= HEAP_XMAX_LOCKERS_ASIDE;
     }
     let (cid, combo) = visibility::cid_for_delete(&h, tx);
-    let stamp_old = |page: &mut [u8; BLCKSZ], new_tid: ItemPointer| -> PgResult<()> {
+    let stamp_old = |page: &mut [u8; BLCKSZ], new_tid: ItemPointer, bits: u16| -> PgResult<()> {
         let mut page = PageMut::new(page);
         let item = page
             .item_mut(tid.offset)
             .ok_or_else(|| not_live(rel, tid))?;
-        tuple::set_xmax(item, xid, cid, old_bits | combo);
+        tuple::set_xmax(item, xid, cid, old_bits | combo | bits);
         tuple::set_ctid(item, new_tid);
         Ok(())
     };
-    let mut same_page = place_on_page(mtr.page(p), tid.block, new_tuple, stamp);
-    if same_page.is_none() && prune_page(mtr.page(p), tx)? > 0 {
-        same_page = place_on_page(mtr.page(p), tid.block, new_tuple, stamp);
+    let same_stamp = Stamp {
+        bits: stamp.bits | if hot { HEAP_ONLY_TUPLE } else { 0 },
+        ..stamp
+    };
+    let mut same_page = place_on_page(mtr.page(p), tid.block, new_tuple, same_stamp);
+    if same_page.is_none() && prune_page(mtr.page(p), tid.block, tx)? > 0 {
+        same_page = place_on_page(mtr.page(p), tid.block, new_tuple, same_stamp);
     }
     if let Some(offset) = same_page {
         let new_tid = ItemPointer {
             block: tid.block,
             offset,
         };
-        stamp_old(mtr.page(p), new_tid)?;
+        let bits = if hot { HEAP_HOT_UPDATED } else { 0 };
+        stamp_old(mtr.page(p), new_tid, bits)?;
         visibilitymap::clear(&mut mtr, pool, (rel, p, tid.block), &mut old_map_pin, None)?;
         mtr.commit()?;
         return Ok(HeapWrite::Done(new_tid));
@@ -615,7 +637,7 @@ pub fn heap_update(
             (ItemPointer { block, offset }, q)
         }
     };
-    stamp_old(mtr.page(p), new_tid)?;
+    stamp_old(mtr.page(p), new_tid, 0)?;
     // Both pages' map bits go (one map page, latched once, where both are on it).
     let latched =
         visibilitymap::clear(&mut mtr, pool, (rel, p, tid.block), &mut old_map_pin, None)?;
@@ -706,35 +728,302 @@ pub fn set_all_visible(
     Ok((bits, room))
 }
 
-/// Opportunistic pruning (access rule 7): mark the versions on `page` that no snapshot can
-/// see DEAD and compact the page, so their space serves new versions at once. The line
-/// pointers stay as DEAD stubs until VACUUM has removed the index entries pointing at
-/// them (page rule 4). Returns how many versions were pruned. The caller holds the page's
-/// exclusive latch in a mini-transaction, which logs the change.
-pub fn prune_page(page: &mut [u8; BLCKSZ], tx: &Tx) -> PgResult<usize> {
+/// Opportunistic pruning (access rules 7 and 11) of page `block`: [`prune`] against
+/// the transaction manager's oldest xmin. The caller holds the page's exclusive latch in
+/// a mini-transaction, which logs the change.
+pub fn prune_page(page: &mut [u8; BLCKSZ], block: BlockNumber, tx: &Tx) -> PgResult<usize> {
     let mgr = tx.manager();
-    let horizon = mgr.oldest_xmin();
-    let mut dead = Vec::new();
-    {
-        let view = Page::new(page);
-        for off in 1..=view.max_offset() {
-            let Some(item) = view.get_item(off) else {
-                continue;
-            };
-            if visibility::dead_to_all(&tuple::header(item)?, mgr, horizon)? {
-                dead.push(off);
+    prune(page, block, mgr, mgr.oldest_xmin())
+}
+
+/// What pruning knows of a NORMAL item.
+#[derive(Clone, Copy)]
+struct PruneItem {
+    dead: bool,
+    heap_only: bool,
+    xmin: Xid,
+    xmax: Xid,
+    /// The next member of its HOT chain, if it was HOT-updated.
+    next: Option<OffsetNumber>,
+}
+
+/// The offset of the next member of `h`'s HOT chain, if `h` (on page `block`) was
+/// HOT-updated. Whether that member is the one its updater made is the caller's test
+/// (its `t_xmin` is `h`'s `t_xmax`).
+fn hot_next(h: &tuple::TupleHeader, block: BlockNumber) -> Option<OffsetNumber> {
+    (h.infomask & HEAP_HOT_UPDATED != 0 && h.ctid.block == block).then_some(h.ctid.offset)
+}
+
+/// Prune page `block` (access rules 7 and 11): remove the versions no snapshot can see
+/// (`visibility::dead_to_all` below `horizon`) and compact the page, so their space
+/// serves new versions at once. For each HOT chain, from its root (a line pointer index
+/// entries point at: a tuple that is not heap-only, or a redirect):
+/// - every member dead: the root becomes a DEAD stub (VACUUM removes the index entries
+///   pointing at it, then the stub) and the heap-only members UNUSED;
+/// - the oldest members dead: the root redirects to the oldest member left, and the
+///   dead heap-only members become UNUSED (no index entry points at them);
+/// - dead members after a live one (the versions of an updater that aborted) become
+///   UNUSED, as do dead heap-only tuples no chain reaches.
+///
+/// Returns how many versions it removed. The caller holds the page's exclusive latch in
+/// a mini-transaction, which logs the change.
+pub fn prune(
+    page: &mut [u8; BLCKSZ],
+    block: BlockNumber,
+    mgr: &txn::TxnManager,
+    horizon: Xid,
+) -> PgResult<usize> {
+    let view = Page::new(page);
+    let max = view.max_offset() as usize;
+    let mut items: Vec<Option<PruneItem>> = vec![None; max + 1];
+    let mut any_dead = false;
+    for off in 1..=max as OffsetNumber {
+        let Some(item) = view.get_item(off) else {
+            continue;
+        };
+        let h = tuple::header(item)?;
+        let dead = visibility::dead_to_all(&h, mgr, horizon)?;
+        any_dead |= dead;
+        items[off as usize] = Some(PruneItem {
+            dead,
+            heap_only: h.infomask & HEAP_ONLY_TUPLE != 0,
+            xmin: h.xmin,
+            xmax: h.xmax,
+            next: hot_next(&h, block),
+        });
+    }
+    if !any_dead {
+        return Ok(0);
+    }
+    let mut reached = vec![false; max + 1];
+    let mut redirects = Vec::new();
+    let mut dead_roots = Vec::new();
+    let mut unused = Vec::new();
+    let mut removed = 0;
+    for root in 1..=max as OffsetNumber {
+        let Some(id) = view.item_id(root) else {
+            continue;
+        };
+        let (start, redirected) = match id.flags {
+            storage::page::LpFlags::Redirect => (id.off, true),
+            storage::page::LpFlags::Normal
+                if items[root as usize].is_some_and(|i| !i.heap_only) =>
+            {
+                (root, false)
             }
+            _ => continue,
+        };
+        let chain = walk_chain(start, redirected, |off| {
+            let i = items.get(off as usize).copied().flatten()?;
+            Some((i.heap_only, i.xmin, i.xmax, i.next))
+        });
+        for &off in &chain {
+            reached[off as usize] = true;
+        }
+        let dead = |off: OffsetNumber| items[off as usize].is_some_and(|i| i.dead);
+        let ndead = chain.iter().take_while(|&&o| dead(o)).count();
+        // Members after the first live one that are dead: an aborted updater's; only
+        // the whole rest of the chain goes.
+        if let Some(j) = chain[ndead.min(chain.len())..]
+            .iter()
+            .position(|&o| dead(o))
+            && chain[ndead + j..].iter().all(|&o| dead(o))
+        {
+            unused.extend_from_slice(&chain[ndead + j..]);
+            removed += chain.len() - ndead - j;
+        }
+        if ndead == 0 {
+            if redirected && chain.is_empty() {
+                // A redirect to nothing (never made so): a stub VACUUM clears.
+                dead_roots.push(root);
+            }
+            continue;
+        }
+        removed += ndead;
+        let heap_only = &chain[usize::from(!redirected)..ndead];
+        unused.extend_from_slice(heap_only);
+        if ndead == chain.len() {
+            dead_roots.push(root);
+        } else {
+            redirects.push((root, chain[ndead]));
         }
     }
-    if dead.is_empty() {
+    for off in 1..=max {
+        if let Some(i) = items[off]
+            && i.heap_only
+            && i.dead
+            && !reached[off]
+        {
+            unused.push(off as OffsetNumber);
+            removed += 1;
+        }
+    }
+    if removed == 0 && dead_roots.is_empty() {
         return Ok(0);
     }
     let mut page = PageMut::new(page);
-    for &off in &dead {
+    for (root, to) in redirects {
+        page.set_redirect(root, to);
+    }
+    for &off in dead_roots.iter().chain(&unused) {
         page.mark_dead(off);
     }
+    page.set_unused(&unused);
     page.compact()?;
-    Ok(dead.len())
+    Ok(removed)
+}
+
+/// The members of the HOT chain that starts at `start` (`redirected`: reached through a
+/// redirect, so it must be heap-only), oldest first. `item(off)` tells of a NORMAL item
+/// whether it is heap-only, its `t_xmin`, `t_xmax` and next member. The chain is the
+/// root (not heap-only, unless redirected), then heap-only tuples each inserted by the
+/// previous one's updater; anything else ends it (a line pointer used again). At most
+/// one member per line pointer: a loop ends it too.
+fn walk_chain(
+    start: OffsetNumber,
+    redirected: bool,
+    item: impl Fn(OffsetNumber) -> Option<(bool, Xid, Xid, Option<OffsetNumber>)>,
+) -> Vec<OffsetNumber> {
+    let mut chain: Vec<OffsetNumber> = Vec::new();
+    let mut off = start;
+    let mut prior = None;
+    while let Some((heap_only, xmin, xmax, next)) = item(off) {
+        if heap_only != (redirected || prior.is_some())
+            || prior.is_some_and(|x| x != xmin)
+            || chain.contains(&off)
+        {
+            break;
+        }
+        chain.push(off);
+        match next {
+            Some(n) => {
+                prior = Some(xmax);
+                off = n;
+            }
+            None => break,
+        }
+    }
+    chain
+}
+
+/// Search the HOT chain an index entry's `tid` points at (its root: a redirect, or a
+/// tuple that is not heap-only), oldest member first, under the page's shared latch:
+/// `f` gets each member's address, bytes and header, and the first `Some` it returns is
+/// the answer (PostgreSQL's `heap_hot_search_buffer`). An address past the relation's
+/// end, or one whose line pointer is not a root, has no members.
+///
+/// Pruning on access (access rule 11): when the chain has older members and the page
+/// is nearly full (under a tenth free, PostgreSQL's threshold), the page is pruned
+/// afterwards if its oldest member is dead to everyone, so chains collapse where rows
+/// are read, not only where they are updated.
+pub fn heap_hot_search<T>(
+    pool: &BufferPool,
+    rel: RelId,
+    tid: ItemPointer,
+    tx: &Tx,
+    mut f: impl FnMut(ItemPointer, &[u8], &tuple::TupleHeader) -> PgResult<Option<T>>,
+) -> PgResult<Option<T>> {
+    if tid.block >= pool.smgr().nblocks(rel)? {
+        return Ok(None);
+    }
+    let mut buf = pool.read_buffer(rel, tid.block)?;
+    let (found, prune_first) = {
+        let guard = buf.read();
+        let page = Page::new(&guard);
+        let (start, redirected) = match page.item_id(tid.offset) {
+            Some(id) if id.flags == storage::page::LpFlags::Redirect => (id.off, true),
+            Some(id) if id.flags == storage::page::LpFlags::Normal => (tid.offset, false),
+            _ => return Ok(None),
+        };
+        let chain = walk_chain(start, redirected, |off| {
+            let h = tuple::header(page.get_item(off)?).ok()?;
+            Some((
+                h.infomask & HEAP_ONLY_TUPLE != 0,
+                h.xmin,
+                h.xmax,
+                hot_next(&h, tid.block),
+            ))
+        });
+        let mut found = None;
+        for &off in &chain {
+            let item = page.get_item(off).ok_or_else(|| not_live(rel, tid))?;
+            let h = tuple::header(item)?;
+            let at = ItemPointer {
+                block: tid.block,
+                offset: off,
+            };
+            if let Some(t) = f(at, item, &h)? {
+                found = Some(t);
+                break;
+            }
+        }
+        let crowded = page.free_space() < BLCKSZ / 10;
+        let prune_first = (chain.len() > 1 && crowded).then(|| {
+            page.get_item(chain[0])
+                .and_then(|item| tuple::header(item).ok())
+        });
+        (found, prune_first.flatten())
+    };
+    if let Some(h) = prune_first {
+        let mgr = tx.manager();
+        let horizon = mgr.oldest_xmin();
+        if visibility::dead_to_all(&h, mgr, horizon)? {
+            let mut mtr = Mtr::new(pool);
+            let p = mtr.latch(&mut buf);
+            if prune(mtr.page(p), tid.block, mgr, horizon)? > 0 {
+                mtr.commit()?;
+            }
+        }
+    }
+    Ok(found)
+}
+
+/// The version of the row index entry `tid` points at that `snap` sees, with its own
+/// address (a member of the entry's HOT chain, [`heap_hot_search`]): what index scans
+/// return.
+pub fn heap_hot_fetch(
+    pool: &BufferPool,
+    rel: RelId,
+    tid: ItemPointer,
+    snap: &Snapshot,
+    tx: &Tx,
+) -> PgResult<Option<(ItemPointer, Vec<u8>)>> {
+    heap_hot_search(pool, rel, tid, tx, |at, item, h| {
+        Ok(visibility::visible(h, snap, tx)?.then(|| (at, item.to_vec())))
+    })
+}
+
+/// The root of each NORMAL item's HOT chain on `page` (block `block`), by offset, with
+/// its place in the chain (0: the oldest member); root 0: not a chain member. What a
+/// new index's entries point at (access rule 11): every version of a chain is found
+/// from its root.
+pub fn hot_roots(page: &[u8; BLCKSZ], block: BlockNumber) -> Vec<(OffsetNumber, usize)> {
+    let view = Page::new(page);
+    let max = view.max_offset();
+    let mut roots = vec![(0, 0); max as usize + 1];
+    let info = |off: OffsetNumber| {
+        let h = tuple::header(view.get_item(off)?).ok()?;
+        Some((
+            h.infomask & HEAP_ONLY_TUPLE != 0,
+            h.xmin,
+            h.xmax,
+            hot_next(&h, block),
+        ))
+    };
+    for root in 1..=max {
+        let Some(id) = view.item_id(root) else {
+            continue;
+        };
+        let (start, redirected) = match id.flags {
+            storage::page::LpFlags::Redirect => (id.off, true),
+            storage::page::LpFlags::Normal => (root, false),
+            _ => continue,
+        };
+        for (depth, off) in walk_chain(start, redirected, info).into_iter().enumerate() {
+            roots[off as usize] = (root, depth);
+        }
+    }
+    roots
 }
 
 /// A copy of the tuple at `tid`, any version, or `None` if there is none (dead, unused,
@@ -829,6 +1118,11 @@ impl<'a> HeapScan<'a> {
     /// Number of blocks this scan covers.
     pub fn nblocks(&self) -> BlockNumber {
         self.nblocks
+    }
+
+    /// The scan's copy of the page the last tuple came from (for [`hot_roots`]).
+    pub fn page(&self) -> Option<&[u8; BLCKSZ]> {
+        self.page.as_deref()
     }
 }
 
@@ -1036,8 +1330,17 @@ mod tests {
         // A new version too big for block 0 goes to the last page, or to a new one.
         let tid = first.expect("a row on block 0");
         let xid = t.xid().expect("xid");
-        let w = heap_update(&e.pool, REL, tid, &row(1, &"y".repeat(600)), xid, &t, true)
-            .expect("update");
+        let w = heap_update(
+            &e.pool,
+            REL,
+            tid,
+            &row(1, &"y".repeat(600)),
+            xid,
+            &t,
+            true,
+            false,
+        )
+        .expect("update");
         let HeapWrite::Done(new_tid) = w else {
             panic!("{w:?}");
         };
@@ -1119,7 +1422,7 @@ mod tests {
             HeapWrite::Done(a)
         );
         let HeapWrite::Done(b2) =
-            heap_update(&e.pool, REL, b, &row(2, "b2"), wx, &writer, true).expect("update")
+            heap_update(&e.pool, REL, b, &row(2, "b2"), wx, &writer, true, false).expect("update")
         else {
             panic!("update")
         };
@@ -1141,12 +1444,12 @@ mod tests {
         let second = e.tx(5);
         let sx = second.xid().expect("xid");
         assert_eq!(
-            heap_update(&e.pool, REL, b, &row(2, "x"), sx, &second, true).expect("blocked"),
+            heap_update(&e.pool, REL, b, &row(2, "x"), sx, &second, true, false).expect("blocked"),
             HeapWrite::BeingModified(wx)
         );
         writer.commit().expect("commit");
         assert_eq!(
-            heap_update(&e.pool, REL, b, &row(2, "x"), sx, &second, true).expect("after"),
+            heap_update(&e.pool, REL, b, &row(2, "x"), sx, &second, true, false).expect("after"),
             HeapWrite::Updated(Some(b2))
         );
         assert_eq!(
@@ -1227,7 +1530,8 @@ mod tests {
             HeapWrite::BeingModified(lx)
         );
         assert_eq!(
-            heap_update(&e.pool, REL, tid, &row(1, "b"), lx, &locker, true).expect("own lock"),
+            heap_update(&e.pool, REL, tid, &row(1, "b"), lx, &locker, true, false)
+                .expect("own lock"),
             HeapWrite::Done(ItemPointer {
                 block: 0,
                 offset: 2
@@ -1306,11 +1610,11 @@ mod tests {
         // A key change waits for the FOR KEY SHARE locker; an update keeping the key
         // does not, and the lock goes on to the new version.
         assert_eq!(
-            heap_update(&e.pool, REL, tid, &row(1, "k"), ux, &u, true).unwrap(),
+            heap_update(&e.pool, REL, tid, &row(1, "k"), ux, &u, true, false).unwrap(),
             HeapWrite::BeingModified(ax)
         );
         let HeapWrite::Done(new) =
-            heap_update(&e.pool, REL, tid, &row(1, "b"), ux, &u, false).unwrap()
+            heap_update(&e.pool, REL, tid, &row(1, "b"), ux, &u, false, false).unwrap()
         else {
             panic!("a no-key update waited")
         };
@@ -1355,7 +1659,7 @@ mod tests {
         // A no-key update now, committed: FOR KEY SHARE of the old version goes on
         // (to the new one), FOR SHARE finds it updated.
         let HeapWrite::Done(newer) =
-            heap_update(&e.pool, REL, tid, &row(1, "c"), wx, &w, false).unwrap()
+            heap_update(&e.pool, REL, tid, &row(1, "c"), wx, &w, false, false).unwrap()
         else {
             panic!("b's key share lock blocked a no-key update")
         };
@@ -1454,7 +1758,7 @@ mod tests {
         );
         c.abort().expect("abort");
         assert_eq!(
-            heap_update(&e.pool, REL, tid, &row(1, "b"), bx, &b, true).unwrap(),
+            heap_update(&e.pool, REL, tid, &row(1, "b"), bx, &b, true, false).unwrap(),
             HeapWrite::Done(ItemPointer {
                 block: 0,
                 offset: 2
@@ -1582,7 +1886,7 @@ mod tests {
                     let id = ids[rng.below(ids.len())];
                     let tid = model[&id].0;
                     let HeapWrite::Done(new) =
-                        heap_update(&e.pool, REL, tid, &row(id, &text), x, &t, true)
+                        heap_update(&e.pool, REL, tid, &row(id, &text), x, &t, true, false)
                             .expect("update")
                     else {
                         panic!("seed {seed} step {step}: update refused")
@@ -1667,7 +1971,8 @@ mod tests {
             }),
             ("update", |e, tx, tid| {
                 let xid = tx.xid().expect("xid");
-                heap_update(&e.pool, REL, tid, &row(1, "a2"), xid, tx, false).expect("update");
+                heap_update(&e.pool, REL, tid, &row(1, "a2"), xid, tx, false, false)
+                    .expect("update");
             }),
             ("delete", |e, tx, tid| {
                 let xid = tx.xid().expect("xid");

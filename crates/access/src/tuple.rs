@@ -85,6 +85,15 @@ pub const HEAP_UPDATED: u16 = 0x2000;
 /// `t_infomask`: `t_xmax` deleted the tuple, changed a key column of it, or holds a
 /// FOR UPDATE lock: it conflicts with FOR KEY SHARE (PostgreSQL's `HEAP_KEYS_UPDATED`).
 pub const HEAP_KEYS_UPDATED: u16 = 0x4000;
+/// `t_infomask`: `t_xmax` updated the tuple and its newer version is a heap-only tuple
+/// on the same page, reached through `t_ctid` (a HOT chain, access rule 11).
+/// PostgreSQL keeps this bit (0x4000) and the next in `t_infomask2`; Myriad's one mask
+/// uses bits PostgreSQL gives to hints it does not have.
+pub const HEAP_HOT_UPDATED: u16 = 0x0800;
+/// `t_infomask`: no index entry points at the tuple: it is a newer version in a HOT
+/// chain, found from the chain's root (access rule 11). Where the tuple lives, not who
+/// changed it: [`set_mvcc`] keeps it.
+pub const HEAP_ONLY_TUPLE: u16 = 0x8000;
 /// Bits this version understands.
 const HEAP_KNOWN_BITS: u16 = HEAP_HASNULL
     | HEAP_HASVARWIDTH
@@ -96,7 +105,9 @@ const HEAP_KNOWN_BITS: u16 = HEAP_HASNULL
     | HEAP_XMAX_LOCKERS_ASIDE
     | HEAP_XMAX_IS_MULTI
     | HEAP_UPDATED
-    | HEAP_KEYS_UPDATED;
+    | HEAP_KEYS_UPDATED
+    | HEAP_HOT_UPDATED
+    | HEAP_ONLY_TUPLE;
 
 /// Block number of an item pointer that points nowhere (`InvalidBlockNumber`).
 pub const INVALID_BLOCK: BlockNumber = BlockNumber::MAX;
@@ -246,7 +257,8 @@ pub fn set_ctid(bytes: &mut [u8], tid: ItemPointer) {
     bytes[T_CTID_OFFSET..T_CTID_OFFSET + 2].copy_from_slice(&tid.offset.to_le_bytes());
 }
 
-/// Overwrite the MVCC fields of a tuple (checked or built as for [`set_ctid`]).
+/// Overwrite the MVCC fields of a tuple (checked or built as for [`set_ctid`]); the
+/// layout bits and [`HEAP_ONLY_TUPLE`] stay.
 pub fn set_mvcc(bytes: &mut [u8], xmin: Xid, xmax: Xid, cid: Cid, infomask_mvcc: u16) {
     assert!(
         bytes.len() >= HEAP_TUPLE_HEADER_SIZE,
@@ -257,7 +269,7 @@ pub fn set_mvcc(bytes: &mut [u8], xmin: Xid, xmax: Xid, cid: Cid, infomask_mvcc:
     bytes[T_XMAX..T_XMAX + 8].copy_from_slice(&xmax.to_le_bytes());
     bytes[T_CID..T_CID + 4].copy_from_slice(&cid.to_le_bytes());
     let old = u16::from_le_bytes([bytes[T_INFOMASK], bytes[T_INFOMASK + 1]]);
-    let layout = old & (HEAP_HASNULL | HEAP_HASVARWIDTH);
+    let layout = old & (HEAP_HASNULL | HEAP_HASVARWIDTH | HEAP_ONLY_TUPLE);
     bytes[T_INFOMASK..T_INFOMASK + 2].copy_from_slice(&(layout | infomask_mvcc).to_le_bytes());
 }
 

@@ -147,7 +147,8 @@ fn transaction(db: &Db, rng: &mut SimRng, next_id: &mut i32) -> bool {
                 *next_id += 1;
                 let width = 50 + rng.below(600) as usize;
                 let new = row(*next_id, width);
-                heapam::heap_update(&db.pool, REL, tid, &new, xid, &tx, false).expect("update")
+                heapam::heap_update(&db.pool, REL, tid, &new, xid, &tx, false, false)
+                    .expect("update")
             } else if dice < 94 {
                 heapam::heap_delete(&db.pool, REL, tid, xid, &tx).expect("delete")
             } else {

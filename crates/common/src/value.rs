@@ -284,6 +284,28 @@ pub fn format_uuid(u: &[u8; 16]) -> String {
 }
 
 impl Value {
+    /// Whether two values have the same stored form, not only compare equal (PostgreSQL's
+    /// `datumIsEqual`): `1.0` and `1.00`, `0` and `-0` (floats), `'1 mon'` and
+    /// `'30 days'` are equal and not identical. What a HOT update asks of an index's
+    /// entry, which an index-only scan returns as the row's value (access rule 11).
+    pub fn identical(&self, other: &Value) -> bool {
+        match (self, other) {
+            (Value::Float4(a), Value::Float4(b)) => a.to_bits() == b.to_bits(),
+            (Value::Float8(a), Value::Float8(b)) => a.to_bits() == b.to_bits(),
+            (Value::Numeric(a), Value::Numeric(b)) => a == b && a.scale() == b.scale(),
+            (Value::Interval(a), Value::Interval(b)) => {
+                (a.months, a.days, a.micros) == (b.months, b.days, b.micros)
+            }
+            (Value::Array(a), Value::Array(b)) => {
+                a.elem == b.elem
+                    && a.dims == b.dims
+                    && a.items.len() == b.items.len()
+                    && a.items.iter().zip(&b.items).all(|(x, y)| x.identical(y))
+            }
+            _ => self == other,
+        }
+    }
+
     /// Whether this is the boolean true (a condition that passes: false and NULL do not).
     #[inline]
     pub fn is_true(&self) -> bool {

@@ -566,10 +566,18 @@ pub(crate) fn update(
                 } else {
                     let t = access::tuple::encode(&new, types)?;
                     let keys = leaf.keys_changed(&old, &new);
-                    let result = heapam::heap_update(cx.pool, leaf.rel, tid, &t, xid, cx.tx, keys)?;
+                    // No index's entry changes: a new version on the old one's page is
+                    // heap-only, and gets no entries (access rule 11).
+                    let hot = index::entries_unchanged(cx, &leaf, &old, &new, index_exprs)?;
+                    let result =
+                        heapam::heap_update(cx.pool, leaf.rel, tid, &t, xid, cx.tx, keys, hot)?;
                     if let HeapWrite::Done(new_tid) = result {
-                        cx.tx.count_write(leaf.oid, txn::relstat::Write::Update);
-                        index::insert_entries(cx, &leaf, &new, new_tid, index_exprs)?;
+                        if hot && new_tid.block == tid.block {
+                            cx.tx.count_hot_update(leaf.oid);
+                        } else {
+                            cx.tx.count_write(leaf.oid, txn::relstat::Write::Update);
+                            index::insert_entries(cx, &leaf, &new, new_tid, index_exprs)?;
+                        }
                     }
                     result
                 };

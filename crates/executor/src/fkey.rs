@@ -308,10 +308,7 @@ fn key_live(
         ScanDirection::Forward,
     )? {
         let (_, tid) = entry?;
-        let Some(bytes) = heapam::heap_fetch(cx.pool, table.rel, tid)? else {
-            continue;
-        };
-        if visibility::liveness(&access::tuple::header(&bytes)?, cx.tx)? == Liveness::Live {
+        if crate::index::chain_liveness(cx, table, tid)? == Liveness::Live {
             return Ok(true);
         }
     }
@@ -505,11 +502,8 @@ fn first_referenced(
     loop {
         let mut wait = None;
         let mut found = None;
-        let mut consider = |tid: ItemPointer, key: &[Value]| -> PgResult<bool> {
-            let Some(bytes) = heapam::heap_fetch(cx.pool, referencing.rel, tid)? else {
-                return Ok(false);
-            };
-            match visibility::liveness(&access::tuple::header(&bytes)?, cx.tx)? {
+        let mut consider = |liveness: Liveness, key: &[Value]| -> PgResult<bool> {
+            match liveness {
                 Liveness::Dead => Ok(false),
                 Liveness::Live => {
                     found = Some(key.to_vec());
@@ -538,7 +532,8 @@ fn first_referenced(
                         ScanDirection::Forward,
                     )? {
                         let (_, tid) = entry?;
-                        if consider(tid, key)? {
+                        let liveness = crate::index::chain_liveness(cx, referencing, tid)?;
+                        if consider(liveness, key)? {
                             break 'keys;
                         }
                     }
@@ -547,7 +542,7 @@ fn first_referenced(
             None => {
                 let wanted: BTreeSet<Option<RowKey>> = keys.iter().map(|k| key_id(k)).collect();
                 for item in heapam::HeapScan::new(cx.pool, referencing.rel)? {
-                    let (tid, bytes) = item?;
+                    let (_, bytes) = item?;
                     let h = access::tuple::header(&bytes)?;
                     if access::visibility::aborted_insert(&h, cx.tx)? {
                         continue;
@@ -555,7 +550,10 @@ fn first_referenced(
                     let row = access::tuple::decode(&bytes, &types)?;
                     let key: Vec<Value> = fk.columns.iter().map(|&c| row[c].clone()).collect();
                     let kb = key_id(&key);
-                    if kb.is_some() && wanted.contains(&kb) && consider(tid, &key)? {
+                    if kb.is_some()
+                        && wanted.contains(&kb)
+                        && consider(visibility::liveness(&h, cx.tx)?, &key)?
+                    {
                         break;
                     }
                 }
@@ -663,7 +661,7 @@ pub(crate) fn validate_new_key(
             ScanDirection::Forward,
         )? {
             let (_, tid) = entry?;
-            if heapam::heap_fetch_visible(cx.pool, target.rel, tid, cx.snapshot, cx.tx)?.is_some() {
+            if heapam::heap_hot_fetch(cx.pool, target.rel, tid, cx.snapshot, cx.tx)?.is_some() {
                 found = true;
                 break;
             }

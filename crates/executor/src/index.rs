@@ -2,10 +2,11 @@
 //! every index of its table, with the unique checks (building one is
 //! `commands::index`'s).
 //!
-//! MVCC: an index entry points at one tuple version and outlives it; a reader checks the
-//! version against its snapshot (`heapam::heap_fetch_visible`). Deleting a row removes no
-//! entry (VACUUM does, once no snapshot can see the version). A unique check therefore
-//! asks of each equal entry's version whether it is live for everyone
+//! MVCC: an index entry points at a row's HOT chain (one version, or the versions an
+//! update that changed no entry kept on its page, access rule 11) and outlives it; a
+//! reader checks the chain's versions against its snapshot (`heapam::heap_hot_fetch`).
+//! Deleting a row removes no entry (VACUUM does, once no snapshot can see the version).
+//! A unique check therefore asks of each equal entry's chain whether it is live for everyone
 //! (`visibility::liveness`): committed and not deleted is a conflict, in doubt (a running
 //! transaction inserted or deleted it) waits for that transaction and looks again, as
 //! PostgreSQL's `_bt_check_unique` does.
@@ -110,11 +111,7 @@ fn insert_entry(
     loop {
         let mut in_doubt = None;
         let outcome = tree.insert_unique(&entry, tid, |other| {
-            let Some(bytes) = heapam::heap_fetch(cx.pool, table.rel, other)? else {
-                return Ok(false);
-            };
-            let h = access::tuple::header(&bytes)?;
-            Ok(match visibility::liveness(&h, cx.tx)? {
+            Ok(match chain_liveness(cx, table, other)? {
                 Liveness::Dead => false,
                 Liveness::Live => true,
                 Liveness::InDoubt(xid) => {
@@ -134,6 +131,23 @@ fn insert_entry(
             }
         }
     }
+}
+
+/// Whether the row index entry `tid` points at is live for everyone, in doubt or dead:
+/// the first member of its HOT chain (access rule 11) that is not dead decides, as
+/// PostgreSQL's `SnapshotDirty` search of the chain.
+pub(crate) fn chain_liveness(
+    cx: &ExecContext,
+    table: &TableDesc,
+    tid: ItemPointer,
+) -> PgResult<Liveness> {
+    let found = heapam::heap_hot_search(cx.pool, table.rel, tid, cx.tx, |_, _, h| {
+        Ok(match visibility::liveness(h, cx.tx)? {
+            Liveness::Dead => None,
+            l => Some(l),
+        })
+    })?;
+    Ok(found.unwrap_or(Liveness::Dead))
 }
 
 /// Add the entries of a new tuple version to every index of its table. A partial or
@@ -159,6 +173,45 @@ pub(crate) fn insert_entries(
         insert_entry(cx, table, index, entry, tid)?;
     }
     Ok(())
+}
+
+/// Whether every index of `table` holds the same entry for `new` as for `old`: the same
+/// values, stored alike ([`Value::identical`]), and the same partial indexes holding
+/// it. Then an update from `old` to `new` may be HOT (access rule 11): the entries
+/// pointing at the row's chain stay true of every version in it.
+pub(crate) fn entries_unchanged(
+    cx: &ExecContext,
+    table: &TableDesc,
+    old: &[Value],
+    new: &[Value],
+    bound: &[BoundIndexExprs],
+) -> PgResult<bool> {
+    for index in &table.indexes {
+        let same = if index.is_plain() {
+            index
+                .stored_columns()
+                .all(|c| match (old.get(c), new.get(c)) {
+                    (Some(a), Some(b)) => a.identical(b),
+                    _ => false,
+                })
+        } else {
+            let b = bound_for(index, bound)?;
+            match (
+                entry_with(cx, index, b, old)?,
+                entry_with(cx, index, b, new)?,
+            ) {
+                (None, None) => true,
+                (Some(x), Some(y)) => {
+                    x.len() == y.len() && x.iter().zip(&y).all(|(a, b)| a.identical(b))
+                }
+                _ => false,
+            }
+        };
+        if !same {
+            return Ok(false);
+        }
+    }
+    Ok(true)
 }
 
 /// The predicate and expressions bound for `index`.

@@ -562,7 +562,7 @@ fn heap_page() {
     let tx = env.tx();
     let xid = tx.xid().expect("xid");
     heapam::heap_delete(&env.pool, REL, tids[1], xid, &tx).expect("delete");
-    heapam::heap_update(&env.pool, REL, tids[2], &row(22), xid, &tx, false).expect("update");
+    heapam::heap_update(&env.pool, REL, tids[2], &row(22), xid, &tx, false, true).expect("update");
     heapam::heap_lock(
         &env.pool,
         REL,

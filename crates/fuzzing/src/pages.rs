@@ -227,13 +227,15 @@ pub fn heap_page(data: &[u8]) {
     }
     for &tid in &tids {
         let _ = heapam::heap_fetch_visible(pool, REL, tid, &snapshot, &tx);
+        let _ = heapam::heap_hot_fetch(pool, REL, tid, &snapshot, &tx);
     }
     heap_writes(&env, &tx, &tids);
     for block in 0..pages.len() as u32 {
         if let Ok(buf) = pool.read_buffer(REL, block) {
             let mut copy = Box::new([0u8; BLCKSZ]);
             copy.copy_from_slice(&buf.read()[..]);
-            let _ = heapam::prune_page(&mut copy, &tx);
+            let _ = heapam::hot_roots(&copy, block);
+            let _ = heapam::prune_page(&mut copy, block, &tx);
         }
     }
     let _ = tx.abort();
@@ -253,7 +255,16 @@ fn heap_writes(env: &Env, tx: &Tx, tids: &[ItemPointer]) {
         let _ = match i % 3 {
             0 => heapam::heap_delete(pool, REL, tid, xid, tx),
             1 => heapam::heap_lock(pool, REL, tid, xid, tx, common::RowLockMode::Share),
-            _ => heapam::heap_update(pool, REL, tid, &new_row, xid, tx, i.is_multiple_of(2)),
+            _ => heapam::heap_update(
+                pool,
+                REL,
+                tid,
+                &new_row,
+                xid,
+                tx,
+                i.is_multiple_of(2),
+                i % 4 == 2,
+            ),
         };
     }
 }

@@ -104,7 +104,8 @@ pub enum LpFlags {
     Unused = 0,
     /// Points at a live item.
     Normal = 1,
-    /// Points at another line pointer (HOT chains; not produced yet).
+    /// Points at another line pointer: the newest live version of a HOT chain whose
+    /// root was pruned (access rule 11).
     Redirect = 2,
     /// The item is dead; its storage is reclaimed by [`PageMut::compact`].
     Dead = 3,
@@ -397,8 +398,9 @@ impl<'a> PageMut<'a> {
     }
 
     /// Mark a NORMAL item DEAD (`ItemIdMarkDead`): it is no longer returned, its storage
-    /// stays until [`compact`](Self::compact). Returns false, changing nothing, if `off` is
-    /// not a NORMAL item.
+    /// stays until [`compact`](Self::compact). A REDIRECT becomes a DEAD stub too (HOT
+    /// pruning, when its whole chain is dead). Returns false, changing nothing, if `off`
+    /// is neither.
     pub fn mark_dead(&mut self, off: OffsetNumber) -> bool {
         match self.as_page().item_id(off) {
             Some(id) if id.flags == LpFlags::Normal => {
@@ -407,6 +409,17 @@ impl<'a> PageMut<'a> {
                     ItemId {
                         flags: LpFlags::Dead,
                         ..id
+                    },
+                );
+                true
+            }
+            Some(id) if id.flags == LpFlags::Redirect => {
+                self.set_item_id(
+                    off,
+                    ItemId {
+                        off: 0,
+                        flags: LpFlags::Dead,
+                        len: 0,
                     },
                 );
                 true

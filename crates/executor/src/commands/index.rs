@@ -11,10 +11,12 @@ use sql::bound::BoundIndexExprs;
 use crate::ExecContext;
 use crate::index::{btree, entry_of, entry_with, key_text};
 use crate::sortkey::RowKey;
-/// The entries a new index over `probe.columns` gets: one per tuple version (readers
-/// check versions against their snapshots). `not_null` refuses a NULL in a version that
-/// is live or may yet be (23502, ADD PRIMARY KEY's SET NOT NULL). A unique index's keys
-/// are checked once it is built ([`check_unique`]).
+/// The entries a new index over `probe.columns` gets: one per HOT chain (access rule
+/// 11), pointing at its root and holding the newest version's values, for each row
+/// version that is no chain member (readers check versions against their snapshots).
+/// `not_null` refuses a NULL in a version that is live or may yet be (23502, ADD
+/// PRIMARY KEY's SET NOT NULL). A unique index's keys are checked once it is built
+/// ([`check_unique`]).
 fn index_entries(
     cx: &ExecContext,
     table: &TableDesc,
@@ -26,9 +28,19 @@ fn index_entries(
     let mut entries = Entries::new(cx);
     // A sequential scan of the table, counted as PostgreSQL counts its index build's.
     let mut read = 0;
-    for item in heapam::HeapScan::new(cx.pool, table.rel)? {
+    let mut scan = heapam::HeapScan::new(cx.pool, table.rel)?;
+    let mut page = PageChains::default();
+    while let Some(item) = scan.next() {
         cx.tx.check_for_interrupts()?;
         let (tid, bytes) = item?;
+        if page.block != Some(tid.block) {
+            page.flush(&mut entries)?;
+            let copy = scan
+                .page()
+                .ok_or_else(|| PgError::internal("a tuple without its page"))?;
+            page.roots = heapam::hot_roots(copy, tid.block);
+            page.block = Some(tid.block);
+        }
         let h = access::tuple::header(&bytes)?;
         if visibility::aborted_insert(&h, cx.tx)? {
             continue;
@@ -37,11 +49,12 @@ fn index_entries(
         let row = access::tuple::decode(&bytes, &types)?;
         // A partial index holds the versions its condition is true for.
         let entry = match bound {
-            Some(b) => match entry_with(cx, probe, b, &row)? {
-                Some(entry) => entry,
-                None => continue,
-            },
-            None => entry_of(&row, probe),
+            Some(b) => entry_with(cx, probe, b, &row)?,
+            None => Some(entry_of(&row, probe)),
+        };
+        let Some(entry) = entry else {
+            page.member(tid, None);
+            continue;
         };
         let key = &entry[..probe.columns.len()];
         let dead = (probe.unique || not_null) && visibility::liveness(&h, cx.tx)? == Liveness::Dead;
@@ -59,10 +72,67 @@ fn index_entries(
                 ),
             ));
         }
-        entries.push(entry, tid)?;
+        page.member(tid, Some(entry));
     }
+    page.flush(&mut entries)?;
     cx.tx.counted().scan(table.oid, read, 0);
     Ok(entries)
+}
+
+/// The HOT chains of the page an index build is reading (access rule 11): by root, the
+/// newest version read of each and its entry (`None`: a partial index's condition is
+/// false for it). Only the newest is indexed, as PostgreSQL's build does: the older
+/// versions are those of updates that changed no indexed column, or, where this index's
+/// columns changed before it existed, versions only snapshots older than the index can
+/// see (PostgreSQL then sets `indcheckxmin`; here those snapshots may miss them).
+#[derive(Default)]
+struct PageChains {
+    block: Option<u32>,
+    /// Each line pointer's chain root and place in it (`heapam::hot_roots`).
+    roots: Vec<(u16, usize)>,
+    chains: std::collections::BTreeMap<u16, (usize, Option<Vec<Value>>)>,
+}
+
+impl PageChains {
+    /// A version read at `tid`; one that is no chain member (an orphan pruning will
+    /// remove) is not indexed.
+    fn member(&mut self, tid: ItemPointer, entry: Option<Vec<Value>>) {
+        let Some(&(root, depth)) = self.roots.get(tid.offset as usize) else {
+            return;
+        };
+        if root == 0 {
+            return;
+        }
+        match self.chains.entry(root) {
+            std::collections::btree_map::Entry::Occupied(mut o) => {
+                if o.get().0 < depth {
+                    o.insert((depth, entry));
+                }
+            }
+            std::collections::btree_map::Entry::Vacant(v) => {
+                v.insert((depth, entry));
+            }
+        }
+    }
+
+    /// Keep the page's entries, one per chain, at its root.
+    fn flush(&mut self, entries: &mut Entries) -> PgResult<()> {
+        let Some(block) = self.block else {
+            return Ok(());
+        };
+        for (root, (_, entry)) in std::mem::take(&mut self.chains) {
+            if let Some(entry) = entry {
+                entries.push(
+                    entry,
+                    ItemPointer {
+                        block,
+                        offset: root,
+                    },
+                )?;
+            }
+        }
+        Ok(())
+    }
 }
 
 /// A new unique index's check: the keys of versions that are live or may yet be must
@@ -82,11 +152,7 @@ fn check_unique(
         if !dead {
             return Ok(true);
         }
-        let Some(bytes) = heapam::heap_fetch(cx.pool, table.rel, tid)? else {
-            return Ok(false);
-        };
-        let h = access::tuple::header(&bytes)?;
-        Ok(visibility::liveness(&h, cx.tx)? != Liveness::Dead)
+        Ok(crate::index::chain_liveness(cx, table, tid)? != Liveness::Dead)
     };
     // The key met last, its first version, whether that one is live (once a second
     // version of the key asks), and the live versions of the key counted.

@@ -1,13 +1,15 @@
 //! VACUUM: remove tuple versions no snapshot can see, and the index entries pointing at
 //! them, so their space and item pointers can be used again.
 //!
-//! Three passes, in this order (page rule 4):
-//! 1. read every heap page (a copy, no latch held while deciding) and collect the item
-//!    pointers of versions dead to everyone (`visibility::dead_to_all` against the
-//!    transaction manager's oldest xmin), and the DEAD stubs pruning left;
+//! Passes, in this order (page rule 4):
+//! 1. read every heap page (a copy, no latch held while deciding); one holding versions
+//!    dead to everyone (`visibility::dead_to_all` against the transaction manager's
+//!    oldest xmin) is pruned first (`heapam::prune`, access rules 7 and 11: dead
+//!    versions become DEAD stubs, dead heap-only tuples UNUSED, HOT chains' roots
+//!    redirects), and the DEAD stubs are collected;
 //! 2. remove every index entry pointing at one of them (`BTree::bulk_delete`);
-//! 3. on each heap page that had any, mark them DEAD, compact the page and make the line
-//!    pointers UNUSED — one mini-transaction per page;
+//! 3. on each heap page that had any, make the stubs UNUSED — one mini-transaction per
+//!    page;
 //! 4. mark each page read whose tuples are all visible to everyone all-visible, in its
 //!    flag and the visibility map (`heapam::set_all_visible`, access rule 9), freezing
 //!    them first with FREEZE.
@@ -90,24 +92,42 @@ pub fn vacuum_table(
             continue;
         }
         scanned.push(block);
-        copy.copy_from_slice(&pool.read_buffer(table.rel, block)?.read()[..]);
+        let mut buf = pool.read_buffer(table.rel, block)?;
+        copy.copy_from_slice(&buf.read()[..]);
         stats.pages_scanned += 1;
-        let page = Page::new(&copy);
-        if page.is_new() {
+        if Page::new(&copy).is_new() {
             continue;
         }
+        if prunable(&copy, mgr, horizon)? {
+            let mut mtr = Mtr::new(pool);
+            let p = mtr.latch(&mut buf);
+            let pruned = access::heapam::prune(mtr.page(p), block, mgr, horizon)?;
+            stats.tuples_removed += pruned as u64;
+            copy.copy_from_slice(mtr.page_ref(p));
+            mtr.commit()?;
+        }
+        drop(buf);
+        let page = Page::new(&copy);
         for off in 1..=page.max_offset() {
-            let Some(item) = page.get_item(off) else {
-                // A stub left by pruning (access rule 7): its index entries go too.
-                if page.item_id(off).map(|id| id.flags) == Some(LpFlags::Dead) {
-                    dead.entry(block).or_default().push(off);
-                }
+            let Some(id) = page.item_id(off) else {
                 continue;
             };
+            let item = match id.flags {
+                // A stub pruning left (access rules 7 and 11): its index entries go.
+                LpFlags::Dead => {
+                    dead.entry(block).or_default().push(off);
+                    continue;
+                }
+                // A HOT chain's root: its entries stay.
+                LpFlags::Redirect => {
+                    nonempty = block + 1;
+                    continue;
+                }
+                LpFlags::Unused => continue,
+                LpFlags::Normal => page.get_item(off).unwrap_or_default(),
+            };
             let h = access::tuple::header(item)?;
-            if visibility::dead_to_all(&h, mgr, horizon)? {
-                dead.entry(block).or_default().push(off);
-            } else {
+            if !visibility::dead_to_all(&h, mgr, horizon)? {
                 nonempty = block + 1;
                 stats.tuples_remaining += 1;
                 match visibility::census(&h, mgr)? {
@@ -216,6 +236,24 @@ fn page_is_empty(pool: &BufferPool, table: &TableDesc, block: u32) -> PgResult<b
         }))
 }
 
+/// Whether some version on the page copy is dead to everyone below `horizon`: then
+/// pass 1 prunes the page (`heapam::prune`) before reading it.
+fn prunable(
+    page: &[u8; common::limits::BLCKSZ],
+    mgr: &txn::TxnManager,
+    horizon: txn::Xid,
+) -> PgResult<bool> {
+    let page = Page::new(page);
+    for off in 1..=page.max_offset() {
+        if let Some(item) = page.get_item(off)
+            && visibility::dead_to_all(&access::tuple::header(item)?, mgr, horizon)?
+        {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
 /// Passes 2 and 3: the index entries of the `dead` versions, then the versions.
 fn remove_dead(
     pool: &BufferPool,
@@ -241,11 +279,8 @@ fn remove_dead(
         let mut mtr = Mtr::new(pool);
         let p = mtr.latch(&mut buf);
         let mut page = PageMut::new(mtr.page(p));
-        for &off in &offs {
-            page.mark_dead(off);
-        }
+        page.set_unused(&offs);
         page.compact()?;
-        stats.tuples_removed += page.set_unused(&offs) as u64;
         mtr.commit()?;
     }
     Ok(())

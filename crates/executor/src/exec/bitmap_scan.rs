@@ -290,6 +290,7 @@ impl Operator for BitmapHeapScanOp<'_> {
                 &env,
                 (self.table.rel, self.table.oid),
                 tid,
+                !lossy,
                 &self.types,
                 self.wanted,
             )?

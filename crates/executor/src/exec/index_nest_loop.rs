@@ -182,13 +182,8 @@ impl Operator for IndexNestLoopOp<'_> {
                         let (_, tid) = entry?;
                         env.tx.check_for_interrupts()?;
                         counted.0 += 1;
-                        let Some(bytes) = heapam::heap_fetch_visible(
-                            env.pool,
-                            table.rel,
-                            tid,
-                            env.snapshot,
-                            env.tx,
-                        )?
+                        let Some((_, bytes)) =
+                            heapam::heap_hot_fetch(env.pool, table.rel, tid, env.snapshot, env.tx)?
                         else {
                             continue;
                         };

@@ -177,18 +177,27 @@ impl<'a> IndexOnly<'a> {
     }
 
     /// The row an entry stands for, if the scan's snapshot sees it: its stored columns
-    /// from the entry, the others NULL.
+    /// from the entry, the others NULL; and the address of the version seen, where the
+    /// page was read (else the entry's).
     fn row(
         &mut self,
         env: &Env,
         rel: common::RelId,
         values: Vec<Value>,
         tid: ItemPointer,
-    ) -> PgResult<Option<Row>> {
-        if self.map.get(tid.block)? & access::visibilitymap::ALL_VISIBLE == 0 {
-            self.heap_fetches += 1;
-            if heapam::heap_fetch_visible(env.pool, rel, tid, env.snapshot, env.tx)?.is_none() {
-                return Ok(None);
+    ) -> PgResult<Option<(Row, ItemPointer)>> {
+        let mut at = tid;
+        let all_visible = self.map.get(tid.block)? & access::visibilitymap::ALL_VISIBLE != 0;
+        // A statement that writes the row needs its version's own address: the entry
+        // names its HOT chain's root (access rule 11).
+        if !all_visible || env.emit_tid {
+            self.heap_fetches += u64::from(!all_visible);
+            let seen = heapam::heap_hot_search(env.pool, rel, tid, env.tx, |at, _, h| {
+                Ok(access::visibility::visible(h, env.snapshot, env.tx)?.then_some(at))
+            })?;
+            match seen {
+                Some(t) => at = t,
+                None => return Ok(None),
             }
         }
         let mut row = vec![Value::Null; self.width];
@@ -197,7 +206,7 @@ impl<'a> IndexOnly<'a> {
                 *slot = v;
             }
         }
-        Ok(Some(row))
+        Ok(Some((row, at)))
     }
 }
 
@@ -223,18 +232,18 @@ impl Operator for IndexScanOp<'_> {
             let row = match self.only.as_mut() {
                 Some(only) => {
                     let fetches = only.heap_fetches;
-                    let Some(mut row) = only.row(&env, self.rel.0, values, tid)? else {
+                    let Some((mut row, at)) = only.row(&env, self.rel.0, values, tid)? else {
                         continue;
                     };
                     // A row read from the heap counts as fetched (PostgreSQL's).
                     self.counted.2 += only.heap_fetches - fetches;
                     if env.emit_tid {
-                        crate::exec::lock_rows::push_address(&mut row, tid, self.rel.1);
+                        crate::exec::lock_rows::push_address(&mut row, at, self.rel.1);
                     }
                     row
                 }
                 None => {
-                    let Some(row) = fetch_row(&env, self.rel, tid, &self.types, self.wanted)?
+                    let Some(row) = fetch_row(&env, self.rel, tid, true, &self.types, self.wanted)?
                     else {
                         continue;
                     };
@@ -259,17 +268,26 @@ impl Operator for IndexScanOp<'_> {
     }
 }
 
-/// The row version at `tid` of `rel`, if the statement's snapshot sees it: decoded (the
-/// `wanted` columns; the others NULL), its address after it where the statement needs it
-/// (UPDATE, DELETE, FOR UPDATE). What index and bitmap heap scans return for an address.
+/// The row version the statement's snapshot sees at `tid` of `rel`: with `chain`, the
+/// one of the HOT chain an index entry's `tid` leads to (access rule 11), else the tuple
+/// at `tid` itself (a lossy bitmap page's offsets, each read on its own). Decoded (the
+/// `wanted` columns; the others NULL), its own address after it where the statement
+/// needs it (UPDATE, DELETE, FOR UPDATE). What index and bitmap heap scans return for an
+/// address.
 pub(crate) fn fetch_row(
     env: &Env,
     (rel, oid): (common::RelId, common::Oid),
     tid: ItemPointer,
+    chain: bool,
     types: &[DataType],
     wanted: Option<&[bool]>,
 ) -> PgResult<Option<Row>> {
-    let Some(bytes) = heapam::heap_fetch_visible(env.pool, rel, tid, env.snapshot, env.tx)? else {
+    let found = if chain {
+        heapam::heap_hot_fetch(env.pool, rel, tid, env.snapshot, env.tx)?
+    } else {
+        heapam::heap_fetch_visible(env.pool, rel, tid, env.snapshot, env.tx)?.map(|b| (tid, b))
+    };
+    let Some((tid, bytes)) = found else {
         return Ok(None);
     };
     let mut row = access::tuple::decode_columns(&bytes, types, wanted)?;
