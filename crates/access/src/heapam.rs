@@ -978,6 +978,35 @@ pub fn heap_hot_search<T>(
     Ok(found)
 }
 
+/// The newer version an update made of the version at `tid` (through a redirect, for
+/// an index entry's root: access rule 11), if one did: where a foreign key check goes on
+/// from a row this transaction updated ([`HeapWrite::SelfModified`]).
+pub fn heap_entry_newer(
+    pool: &BufferPool,
+    rel: RelId,
+    tid: ItemPointer,
+) -> PgResult<Option<ItemPointer>> {
+    if tid.block >= pool.smgr().nblocks(rel)? {
+        return Ok(None);
+    }
+    let buf = pool.read_buffer(rel, tid.block)?;
+    let guard = buf.read();
+    let page = Page::new(&guard);
+    let at = match page.item_id(tid.offset) {
+        Some(id) if id.flags == storage::page::LpFlags::Redirect => ItemPointer {
+            block: tid.block,
+            offset: id.off,
+        },
+        _ => tid,
+    };
+    let Some(item) = page.get_item(at.offset) else {
+        return Ok(None);
+    };
+    let h = tuple::header(item)?;
+    let updated = h.xmax != INVALID_XID && !visibility::lock_only(&h);
+    Ok((updated && h.ctid != at && h.ctid != MOVED_TO_ANOTHER_PARTITION).then_some(h.ctid))
+}
+
 /// The version of the row index entry `tid` points at that `snap` sees, with its own
 /// address (a member of the entry's HOT chain, [`heap_hot_search`]): what index scans
 /// return.

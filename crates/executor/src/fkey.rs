@@ -215,7 +215,14 @@ fn lock_referenced(
             let mut tid = first;
             loop {
                 let mode = RowLockMode::KeyShare;
-                match heapam::heap_lock_entry(cx.pool, referenced.rel, tid, xid, cx.tx, mode)? {
+                let newer = match heapam::heap_lock_entry(
+                    cx.pool,
+                    referenced.rel,
+                    tid,
+                    xid,
+                    cx.tx,
+                    mode,
+                )? {
                     HeapWrite::Done(_) => return Ok(true),
                     HeapWrite::BeingModified(other) => {
                         blocked.get_or_insert(other);
@@ -225,24 +232,29 @@ fn lock_referenced(
                     HeapWrite::Updated(Some(_)) if rr => {
                         return Err(crate::serialization_failure("update"));
                     }
-                    // A committed update: its newer version, if the key is the same.
-                    HeapWrite::Updated(Some(newer)) => {
-                        let Some(bytes) = heapam::heap_fetch(cx.pool, referenced.rel, newer)?
-                        else {
-                            break;
-                        };
-                        let row = access::tuple::decode(&bytes, &referenced.column_types())?;
-                        if key_id(&crate::index::key_of(&row, index)) != want {
-                            break;
+                    // A committed update: its newer version.
+                    HeapWrite::Updated(Some(newer)) => newer,
+                    // Updated by this transaction: its newer version is the row, with
+                    // an entry of its own only if the update was not HOT (access
+                    // rule 11).
+                    HeapWrite::SelfModified => {
+                        match heapam::heap_entry_newer(cx.pool, referenced.rel, tid)? {
+                            Some(newer) => newer,
+                            None => break,
                         }
-                        tid = newer;
                     }
-                    // Deleted, never there, or changed by this transaction (whose newer
-                    // version has an entry of its own in the list).
-                    HeapWrite::Updated(None) | HeapWrite::Invisible | HeapWrite::SelfModified => {
-                        break;
-                    }
+                    // Deleted (by this transaction too), or never there.
+                    HeapWrite::Updated(None) | HeapWrite::Invisible => break,
+                };
+                // The newer version is the row if its key is the same.
+                let Some(bytes) = heapam::heap_fetch(cx.pool, referenced.rel, newer)? else {
+                    break;
+                };
+                let row = access::tuple::decode(&bytes, &referenced.column_types())?;
+                if key_id(&crate::index::key_of(&row, index)) != want {
+                    break;
                 }
+                tid = newer;
             }
         }
         let Some(other) = blocked else {
