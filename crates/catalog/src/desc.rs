@@ -75,6 +75,12 @@ pub struct IndexDesc {
     /// The partitioned table's index this partition's index belongs to (PostgreSQL's
     /// index `pg_inherits`): made with it, dropped with it.
     pub parent: Option<Oid>,
+    /// A snapshot whose xmin is at or below this transaction id (the index's maker) must
+    /// not read through the index (PostgreSQL's `indcheckxmin`; 0: any may). Set when
+    /// the index was built over HOT chains whose older versions, which such a snapshot
+    /// may see, hold other values in its columns than the newest version it indexes
+    /// (access rule 11). Kept in memory only: after a restart no snapshot is that old.
+    pub check_xmin: u64,
 }
 
 /// In [`IndexDesc::columns`], `EXPRESSION_KEY + k` is the key's `k`-th expression (where
@@ -490,6 +496,8 @@ pub struct NewIndex {
     pub include: Vec<usize>,
     pub predicate: Option<String>,
     pub exprs: Vec<IndexExpr>,
+    /// [`IndexDesc::check_xmin`], found by the build.
+    pub check_xmin: u64,
 }
 
 /// PostgreSQL's generated index name (`ChooseIndexName`): `<table>_<col>[_<col>...]_idx`.
@@ -637,6 +645,8 @@ pub struct NewKey {
     pub name: Option<String>,
     pub columns: Vec<usize>,
     pub primary: bool,
+    /// [`IndexDesc::check_xmin`], found by the build.
+    pub check_xmin: u64,
 }
 
 /// PostgreSQL's generated constraint name: `<table>_pkey` or `<table>_<col>[_<col>...]_key`,

@@ -1647,6 +1647,7 @@ impl Catalog {
             predicate: new.predicate,
             exprs: new.exprs,
             parent: new.parent,
+            check_xmin: new.check_xmin,
         };
         // A partitioned table's index has no storage (partition rule 1).
         if !self.is_partitioned(tx, table)? {
@@ -1770,6 +1771,7 @@ impl Catalog {
                 primary: key.primary,
                 constraint: true,
                 parent: key.parent,
+                check_xmin: key.check_xmin,
                 ..IndexDesc::default()
             };
             if key.primary {
@@ -2425,6 +2427,7 @@ mod tests {
                 col("name", DataType::Varchar(Some(10))),
             ],
             keys: vec![NewKey {
+                check_xmin: 0,
                 parent: None,
                 name: None,
                 columns: vec![0],
@@ -2536,6 +2539,7 @@ mod tests {
             let p = cat.create_table_ok(parent).unwrap();
             let c = cat.create_table_ok(new_table("c")).unwrap();
             let key = NewKey {
+                check_xmin: 0,
                 parent: None,
                 name: None,
                 columns: vec![0],

@@ -1544,6 +1544,7 @@ mod tests {
             Record::CreateIndex {
                 table: 16384,
                 index: IndexDesc {
+                    check_xmin: 0,
                     oid: 16391,
                     rel: 16391,
                     name: "t_c_idx1".into(),

@@ -70,6 +70,7 @@ pub fn explain(
     let settings = cx.session.settings.planner();
     let sizes = crate::PoolSizes(cx.pool);
     let estimator = planner::estimate::Estimator::new(planner::PlanContext {
+        snapshot_xmin: u64::MAX,
         catalog: &cx.session.catalog,
         sizes: &sizes,
         settings: &settings,

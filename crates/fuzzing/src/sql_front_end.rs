@@ -198,6 +198,7 @@ fn plan_unless_utility(
         let settings = planner::PlannerSettings::default();
         planner::plan(
             &planner::PlanContext {
+                snapshot_xmin: u64::MAX,
                 catalog,
                 sizes: &planner::NoStorage,
                 settings: &settings,

@@ -112,6 +112,19 @@ pub struct PlanContext<'a> {
     /// What each subquery of the statement costs to run, once it is planned: what a
     /// condition running it costs ([`qual_cost`]). `None` costs subqueries nothing.
     pub subplans: Option<&'a SubplanCosts>,
+    /// The xmin of the snapshot the statement runs with (`u64::MAX`: no snapshot older
+    /// than any index): an index with a `check_xmin` at or above it is not used
+    /// ([`PlanContext::index_usable`]).
+    pub snapshot_xmin: u64,
+}
+
+impl PlanContext<'_> {
+    /// Whether the statement may read through `index`: not one built over HOT chains
+    /// whose older versions its snapshot may see and the index does not hold
+    /// (`IndexDesc::check_xmin`, PostgreSQL's `indcheckxmin`; planner rule 20).
+    pub fn index_usable(&self, index: &catalog::IndexDesc) -> bool {
+        index.check_xmin == 0 || index.check_xmin < self.snapshot_xmin
+    }
 }
 
 /// The estimate of each planned subquery's plan, by its query.

@@ -156,7 +156,7 @@ fn index_only_instead(
     let mut covering = table
         .indexes
         .iter()
-        .filter(|i| i.predicate.is_none() && covers(i, need))
+        .filter(|i| i.predicate.is_none() && covers(i, need) && cx.index_usable(i))
         .peekable();
     covering.peek()?;
     let mut conjuncts = Vec::new();

@@ -285,6 +285,7 @@ pub(crate) fn index_lookup<'p>(
             .indexes_leading(col)
             .filter(|i| i.columns.first() == Some(&col))
             .chain(partitioned)
+            .filter(|i| cx.index_usable(i))
         {
             let Some(implied) = usable(index) else {
                 continue;
@@ -326,6 +327,9 @@ pub(crate) fn index_lookup<'p>(
         let lead = crate::scan::first_column(&inner)?;
         let index = table.index_positions_leading(lead).find_map(|pos| {
             let index = &table.indexes[pos];
+            if !cx.index_usable(index) {
+                return None;
+            }
             let k = index
                 .columns
                 .first()

@@ -1557,6 +1557,7 @@ mod tests {
             let n = 2 + round % 5;
             let (sizes, tree, conds) = problem(&mut rng, n);
             let cx = PlanContext {
+                snapshot_xmin: u64::MAX,
                 catalog: &catalog,
                 sizes: &sizes,
                 settings: &settings,
@@ -1590,6 +1591,7 @@ mod tests {
         let catalog = catalog::CatalogSnapshot::default();
         let (sizes, tree, conds) = problem(&mut rng, 14);
         let cx = PlanContext {
+            snapshot_xmin: u64::MAX,
             catalog: &catalog,
             sizes: &sizes,
             settings: &settings,
@@ -1637,6 +1639,7 @@ mod tests {
         let settings = PlannerSettings::default();
         let catalog = catalog::CatalogSnapshot::default();
         let cx = PlanContext {
+            snapshot_xmin: u64::MAX,
             catalog: &catalog,
             sizes: &sizes,
             settings: &settings,
@@ -1696,6 +1699,7 @@ mod tests {
             let n = 2 + round % 6;
             let (sizes, tree, conds) = problem(&mut rng, n);
             let cx = PlanContext {
+                snapshot_xmin: u64::MAX,
                 catalog: &catalog,
                 sizes: &sizes,
                 settings: &settings,
@@ -1751,6 +1755,7 @@ mod tests {
         let settings = PlannerSettings::default();
         let catalog = catalog::CatalogSnapshot::default();
         let cx = PlanContext {
+            snapshot_xmin: u64::MAX,
             catalog: &catalog,
             sizes: &sizes,
             settings: &settings,

@@ -505,6 +505,7 @@ mod tests {
         let catalog = catalog::CatalogSnapshot::default();
         let settings = PlannerSettings::default();
         f(&PlanContext {
+            snapshot_xmin: u64::MAX,
             catalog: &catalog,
             sizes: &NoStorage,
             settings: &settings,

@@ -219,6 +219,7 @@ pub(crate) fn index_order(
             leads.iter().find_map(|&c| {
                 table
                     .indexes_leading(c)
+                    .filter(|i| cx.index_usable(i))
                     .find_map(|i| fits(i).map(|f| (i, f)))
             })
         })?;
@@ -597,6 +598,9 @@ pub fn scan_path(cx: &PlanContext<'_>, table: Arc<TableDesc>, predicate: Expr) -
             for pos in table.index_positions_leading(lead) {
                 let index = &table.indexes[pos];
                 INDEXES_EXAMINED.with(|n| n.set(n.get() + 1));
+                if !cx.index_usable(index) {
+                    continue;
+                }
                 let with_exprs;
                 let quals = if index.exprs.is_empty() {
                     &quals
@@ -655,6 +659,9 @@ pub fn scan_path(cx: &PlanContext<'_>, table: Arc<TableDesc>, predicate: Expr) -
             }
             let index = &table.indexes[pos];
             INDEXES_EXAMINED.with(|n| n.set(n.get() + 1));
+            if !cx.index_usable(index) {
+                continue;
+            }
             if let Some(implied) = crate::predicate::usable(cx, &table, index, &conjuncts) {
                 candidates.push((
                     pos,
@@ -954,7 +961,7 @@ fn bitmap_ors(cx: &PlanContext<'_>, table: &TableDesc, conjuncts: &[&Expr]) -> V
                     seen.push(pos);
                     let index = &table.indexes[pos];
                     INDEXES_EXAMINED.with(|n| n.set(n.get() + 1));
-                    if !index.is_plain() {
+                    if !index.is_plain() || !cx.index_usable(index) {
                         continue;
                     }
                     let Some(cand) = index_candidate(index, &quals) else {

@@ -330,18 +330,21 @@ impl Database {
     }
 
     /// Plan a bound statement, counting the plans made (a prepared statement's generic
-    /// plan is made once and reused while its catalog dependencies hold).
+    /// plan is made once and reused while its catalog dependencies hold). `xmin`: the
+    /// statement's snapshot's (`PlanContext::snapshot_xmin`).
     fn plan(
         &self,
         catalog: &catalog::CatalogSnapshot,
         settings: &planner::PlannerSettings,
         bound: sql::bound::BoundStatement,
+        xmin: u64,
     ) -> PgResult<planner::PlannedStatement> {
         self.plans_made
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let sizes = executor::PoolSizes(&self.pool);
         planner::plan(
             &planner::PlanContext {
+                snapshot_xmin: xmin,
                 catalog,
                 sizes: &sizes,
                 settings,
@@ -362,6 +365,7 @@ impl Database {
     ) -> f64 {
         let sizes = executor::PoolSizes(&self.pool);
         let cx = planner::PlanContext {
+            snapshot_xmin: u64::MAX,
             catalog,
             sizes: &sizes,
             settings,
@@ -1034,7 +1038,12 @@ impl Database {
             let generic = match (&entry, prepared.as_deref()) {
                 (Some(c), Some(p)) => {
                     let make = || {
-                        let g = self.plan(&exec_session.catalog, &settings, c.bound.clone())?;
+                        let g = self.plan(
+                            &exec_session.catalog,
+                            &settings,
+                            c.bound.clone(),
+                            first.xmin,
+                        )?;
                         let cost = self.plan_cost(&exec_session.catalog, &settings, &g, false);
                         Ok((g, cost))
                     };
@@ -1064,7 +1073,8 @@ impl Database {
                     if let Some(p) = prepared.as_deref() {
                         bound.substitute_params(p.values, p.types)?;
                     }
-                    let mut planned = self.plan(&exec_session.catalog, &settings, bound)?;
+                    let mut planned =
+                        self.plan(&exec_session.catalog, &settings, bound, first.xmin)?;
                     // Planning counts against statement_timeout: a statement whose
                     // planning used it up stops before it runs (EXPLAIN included).
                     tx.check_statement_timeout()?;

@@ -74,6 +74,7 @@ fn planning_bytes(catalog: &catalog::CatalogSnapshot, sql: &str) -> (u64, u64) {
     };
     let settings = planner::PlannerSettings::default();
     let cx = planner::PlanContext {
+        snapshot_xmin: u64::MAX,
         catalog,
         sizes: &planner::NoStorage,
         settings: &settings,

@@ -30,6 +30,8 @@ fn index_entries(
     let mut read = 0;
     let mut scan = heapam::HeapScan::new(cx.pool, table.rel)?;
     let mut page = PageChains::default();
+    let mgr = cx.tx.manager();
+    let horizon = mgr.oldest_xmin();
     while let Some(item) = scan.next() {
         cx.tx.check_for_interrupts()?;
         let (tid, bytes) = item?;
@@ -46,6 +48,9 @@ fn index_entries(
             continue;
         }
         read += 1;
+        // An older version of a HOT chain: whether some snapshot may still see it.
+        let seen = h.infomask & access::tuple::HEAP_HOT_UPDATED == 0
+            || !visibility::dead_to_all(&h, mgr, horizon)?;
         let row = access::tuple::decode(&bytes, &types)?;
         // A partial index holds the versions its condition is true for.
         let entry = match bound {
@@ -53,7 +58,7 @@ fn index_entries(
             None => Some(entry_of(&row, probe)),
         };
         let Some(entry) = entry else {
-            page.member(tid, None);
+            page.member(tid, None, seen);
             continue;
         };
         let key = &entry[..probe.columns.len()];
@@ -72,46 +77,62 @@ fn index_entries(
                 ),
             ));
         }
-        page.member(tid, Some(entry));
+        page.member(tid, Some(entry), seen);
     }
     page.flush(&mut entries)?;
+    entries.broken_chains = page.broken;
     cx.tx.counted().scan(table.oid, read, 0);
     Ok(entries)
 }
 
 /// The HOT chains of the page an index build is reading (access rule 11): by root, the
 /// newest version read of each and its entry (`None`: a partial index's condition is
-/// false for it). Only the newest is indexed, as PostgreSQL's build does: the older
-/// versions are those of updates that changed no indexed column, or, where this index's
-/// columns changed before it existed, versions only snapshots older than the index can
-/// see (PostgreSQL then sets `indcheckxmin`; here those snapshots may miss them).
+/// false for it), and the entries of the older versions some snapshot may still see.
+/// Only the newest is indexed, as PostgreSQL's build does. The older versions are
+/// those of updates that changed no indexed column, so their entries are the newest's,
+/// unless this index's columns changed before it existed: such a chain is broken for
+/// it, and the snapshots that may see its older versions must not use the index
+/// (`check_xmin`, PostgreSQL's `indcheckxmin`; planner rule 20).
 #[derive(Default)]
 struct PageChains {
     block: Option<u32>,
     /// Each line pointer's chain root and place in it (`heapam::hot_roots`).
     roots: Vec<(u16, usize)>,
-    chains: std::collections::BTreeMap<u16, (usize, Option<Vec<Value>>)>,
+    chains: std::collections::BTreeMap<u16, Chain>,
+    /// A chain read so far is broken for the index.
+    broken: bool,
+}
+
+/// The newest version of a chain read so far (its place, entry, and whether a
+/// snapshot may see it), and the entries of the older ones a snapshot may see.
+#[derive(Default)]
+struct Chain {
+    newest: Option<(usize, Option<Vec<Value>>, bool)>,
+    older: Vec<Option<Vec<Value>>>,
 }
 
 impl PageChains {
-    /// A version read at `tid`; one that is no chain member (an orphan pruning will
-    /// remove) is not indexed.
-    fn member(&mut self, tid: ItemPointer, entry: Option<Vec<Value>>) {
+    /// A version read at `tid`; `seen`: some snapshot may see it. One that is no chain
+    /// member (an orphan pruning will remove) is not indexed.
+    fn member(&mut self, tid: ItemPointer, entry: Option<Vec<Value>>, seen: bool) {
         let Some(&(root, depth)) = self.roots.get(tid.offset as usize) else {
             return;
         };
         if root == 0 {
             return;
         }
-        match self.chains.entry(root) {
-            std::collections::btree_map::Entry::Occupied(mut o) => {
-                if o.get().0 < depth {
-                    o.insert((depth, entry));
-                }
+        let chain = self.chains.entry(root).or_default();
+        let older = match &mut chain.newest {
+            Some(newest) if newest.0 < depth => std::mem::replace(newest, (depth, entry, seen)),
+            Some(_) => (depth, entry, seen),
+            None => {
+                chain.newest = Some((depth, entry, seen));
+                return;
             }
-            std::collections::btree_map::Entry::Vacant(v) => {
-                v.insert((depth, entry));
-            }
+        };
+        // Only what a snapshot may see matters: a version dead to all is never read.
+        if older.2 {
+            chain.older.push(older.1);
         }
     }
 
@@ -120,8 +141,12 @@ impl PageChains {
         let Some(block) = self.block else {
             return Ok(());
         };
-        for (root, (_, entry)) in std::mem::take(&mut self.chains) {
-            if let Some(entry) = entry {
+        for (root, chain) in std::mem::take(&mut self.chains) {
+            let Some((_, newest, _)) = chain.newest else {
+                continue;
+            };
+            self.broken |= chain.older.iter().any(|e| !same_entry(e, &newest));
+            if let Some(entry) = newest {
                 entries.push(
                     entry,
                     ItemPointer {
@@ -132,6 +157,15 @@ impl PageChains {
             }
         }
         Ok(())
+    }
+}
+
+/// Whether two entries (or their absence) are alike, stored as they are.
+fn same_entry(a: &Option<Vec<Value>>, b: &Option<Vec<Value>>) -> bool {
+    match (a, b) {
+        (None, None) => true,
+        (Some(a), Some(b)) => a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.identical(y)),
+        _ => false,
     }
 }
 
@@ -235,6 +269,7 @@ pub(crate) fn create_index(
         return Ok(());
     }
     let probe = IndexDesc {
+        check_xmin: 0,
         oid: 0,
         rel: 0,
         name: name.clone(),
@@ -249,11 +284,13 @@ pub(crate) fn create_index(
         parent: new.parent,
     };
     let entries = index_entries(cx, table, &probe, Some(bound), false)?;
+    let check_xmin = entries.check_xmin(cx)?;
     cx.catalog.create_index(
         cx.tx,
         table.oid,
         NewIndex {
             name: Some(name),
+            check_xmin,
             ..new
         },
         |index| build_index(cx, table, index, entries),
@@ -302,11 +339,13 @@ pub(crate) fn add_key(cx: &ExecContext, table: &TableDesc, key: NewKey) -> PgRes
         ..IndexDesc::default()
     };
     let entries = index_entries(cx, table, &probe, None, key.primary)?;
+    let check_xmin = entries.check_xmin(cx)?;
     cx.catalog.add_key(
         cx.tx,
         table.oid,
         NewKey {
             name: Some(name),
+            check_xmin,
             ..key
         },
         |index| build_index(cx, table, index, entries),
@@ -349,6 +388,7 @@ pub(crate) fn inherit_indexes(
                 keys: Vec::new(),
             });
         let new = NewIndex {
+            check_xmin: 0,
             parent: Some(index.oid),
             name: None,
             columns: index.columns.clone(),
@@ -372,6 +412,8 @@ struct Entries {
     memory: usize,
     /// Some entry is of a dead version (looked at for unique indexes and primary keys).
     dead: bool,
+    /// Some HOT chain is broken for the index ([`PageChains`]).
+    broken_chains: bool,
 }
 
 impl Entries {
@@ -385,7 +427,14 @@ impl Entries {
             ),
             memory,
             dead: false,
+            broken_chains: false,
         }
+    }
+
+    /// The index's `check_xmin`: this transaction's id where a HOT chain is broken for
+    /// it (snapshots that old may see versions it does not hold), else 0.
+    fn check_xmin(&self, cx: &ExecContext) -> PgResult<u64> {
+        Ok(if self.broken_chains { cx.tx.xid()? } else { 0 })
     }
 
     /// Keep `entry` for the heap tuple at `tid` (its address after its values).

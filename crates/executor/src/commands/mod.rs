@@ -455,6 +455,7 @@ fn target_scan(
 ) -> planner::Plan {
     let settings = cx.session.settings.planner();
     let pcx = planner::PlanContext {
+        snapshot_xmin: cx.snapshot.xmin,
         catalog: &cx.session.catalog,
         sizes: &crate::PoolSizes(cx.pool),
         settings: &settings,

@@ -77,6 +77,7 @@ pub(crate) fn attach(
                 cx,
                 &table,
                 catalog::NewKey {
+                    check_xmin: 0,
                     parent: Some(p.oid),
                     name: None,
                     columns: p.columns.clone(),

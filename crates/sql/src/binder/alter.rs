@@ -790,6 +790,7 @@ impl Binder<'_> {
         Ok(BoundStatement::AddKey {
             table,
             key: NewKey {
+                check_xmin: 0,
                 parent: None,
                 name: name.as_ref().map(ident_name),
                 columns: positions,

@@ -212,6 +212,7 @@ impl Binder<'_> {
                     ast::ColumnOption::PrimaryKey(_) => {
                         col.not_null = true;
                         keys.push(NewKey {
+                            check_xmin: 0,
                             parent: None,
                             name: opt.name.as_ref().map(ident_name),
                             columns: vec![idx],
@@ -220,6 +221,7 @@ impl Binder<'_> {
                     }
                     ast::ColumnOption::Unique(_) => {
                         keys.push(NewKey {
+                            check_xmin: 0,
                             parent: None,
                             name: opt.name.as_ref().map(ident_name),
                             columns: vec![idx],
@@ -310,6 +312,7 @@ impl Binder<'_> {
                 }
             }
             keys.push(NewKey {
+                check_xmin: 0,
                 parent: None,
                 name: name.as_ref().map(ident_name),
                 columns: positions,
@@ -356,6 +359,7 @@ impl Binder<'_> {
             for i in p.parent.indexes.iter().filter(|i| i.constraint) {
                 if !deduped.iter().any(|k| k.columns == i.columns) {
                     deduped.push(NewKey {
+                        check_xmin: 0,
                         parent: Some(i.oid),
                         name: None,
                         columns: i.columns.clone(),

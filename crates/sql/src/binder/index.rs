@@ -120,6 +120,7 @@ impl Binder<'_> {
         }
         Ok(BoundStatement::CreateIndex {
             index: catalog::NewIndex {
+                check_xmin: 0,
                 parent: None,
                 name,
                 columns,
