@@ -330,6 +330,7 @@ fn delete_version(
     if moved {
         tuple::set_ctid(item, MOVED_TO_ANOTHER_PARTITION);
     }
+    mark_prunable(mtr.page(p), xid);
     visibilitymap::clear(&mut mtr, pool, (rel, p, tid.block), &mut map_pin, None)?;
     mtr.commit()?;
     Ok(HeapWrite::Done(tid))
@@ -566,12 +567,13 @@ pub fn heap_update(
     }
     let (cid, combo) = visibility::cid_for_delete(&h, tx);
     let stamp_old = |page: &mut [u8; BLCKSZ], new_tid: ItemPointer, bits: u16| -> PgResult<()> {
-        let mut page = PageMut::new(page);
-        let item = page
+        let mut view = PageMut::new(page);
+        let item = view
             .item_mut(tid.offset)
             .ok_or_else(|| not_live(rel, tid))?;
         tuple::set_xmax(item, xid, cid, old_bits | combo | bits);
         tuple::set_ctid(item, new_tid);
+        mark_prunable(page, xid);
         Ok(())
     };
     let same_stamp = Stamp {
@@ -579,7 +581,7 @@ pub fn heap_update(
         ..stamp
     };
     let mut same_page = place_on_page(mtr.page(p), tid.block, new_tuple, same_stamp);
-    if same_page.is_none() && prune_page(mtr.page(p), tid.block, tx)? > 0 {
+    if same_page.is_none() && prune_page(mtr.page(p), tid.block, tx)?.removed > 0 {
         same_page = place_on_page(mtr.page(p), tid.block, new_tuple, same_stamp);
     }
     if let Some(offset) = same_page {
@@ -731,9 +733,73 @@ pub fn set_all_visible(
 /// Opportunistic pruning (access rules 7 and 11) of page `block`: [`prune`] against
 /// the transaction manager's oldest xmin. The caller holds the page's exclusive latch in
 /// a mini-transaction, which logs the change.
-pub fn prune_page(page: &mut [u8; BLCKSZ], block: BlockNumber, tx: &Tx) -> PgResult<usize> {
+pub fn prune_page(page: &mut [u8; BLCKSZ], block: BlockNumber, tx: &Tx) -> PgResult<Pruned> {
     let mgr = tx.manager();
     prune(page, block, mgr, mgr.oldest_xmin())
+}
+
+/// What [`prune`] did to a page.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Pruned {
+    /// Versions removed.
+    pub removed: usize,
+    /// Whether the page changed (versions removed, or its `pd_prune_xid` hint).
+    pub changed: bool,
+}
+
+/// `pd_prune_xid` holds the low 32 bits of the oldest deleter on the page whose version
+/// is not dead to all yet (0: none), compared modulo 2^32 as PostgreSQL compares its
+/// xids. It is a hint (a wrong answer costs a futile prune, or a late one), so 64-bit
+/// ids need no more room in the header.
+fn prune_hint(xid: Xid) -> u32 {
+    (xid as u32).max(1)
+}
+
+fn hint_precedes(a: u32, b: u32) -> bool {
+    (a.wrapping_sub(b) as i32) < 0
+}
+
+/// Note on the page that `xid` deleted or updated a version on it (PostgreSQL's
+/// `PageSetPrunable`): the hint keeps the oldest.
+fn mark_prunable(page: &mut [u8; BLCKSZ], xid: Xid) {
+    let x = prune_hint(xid);
+    let p = Page::new(page).prune_xid();
+    if p == 0 || hint_precedes(x, p) {
+        PageMut::new(page).set_prune_xid(x);
+    }
+}
+
+/// Whether pruning the page on access may pay (PostgreSQL's `heap_page_prune_opt`): it
+/// has under a tenth free, and its hint names a deleter older than every snapshot's
+/// xmin (`horizon`, asked only then).
+fn worth_pruning(page: &[u8; BLCKSZ], horizon: impl FnOnce() -> Xid) -> bool {
+    let view = Page::new(page);
+    let hint = view.prune_xid();
+    !view.is_new()
+        && hint != 0
+        && view.free_space() < BLCKSZ / 10
+        && hint_precedes(hint, prune_hint(horizon()))
+}
+
+/// Prune page `block` of `rel` if [`worth_pruning`], as a reader meets it; returns
+/// whether it changed.
+fn prune_on_access(
+    pool: &BufferPool,
+    buf: &mut PinnedBuffer<'_>,
+    block: BlockNumber,
+    mgr: &txn::TxnManager,
+) -> PgResult<bool> {
+    let mut mtr = Mtr::new(pool);
+    let p = mtr.latch(buf);
+    let horizon = mgr.oldest_xmin();
+    if !worth_pruning(mtr.page_ref(p), || horizon) {
+        return Ok(false);
+    }
+    let pruned = prune(mtr.page(p), block, mgr, horizon)?;
+    if pruned.changed {
+        mtr.commit()?;
+    }
+    Ok(pruned.changed)
 }
 
 /// What pruning knows of a NORMAL item.
@@ -765,18 +831,22 @@ fn hot_next(h: &tuple::TupleHeader, block: BlockNumber) -> Option<OffsetNumber> 
 /// - dead members after a live one (the versions of an updater that aborted) become
 ///   UNUSED, as do dead heap-only tuples no chain reaches.
 ///
-/// Returns how many versions it removed. The caller holds the page's exclusive latch in
-/// a mini-transaction, which logs the change.
+/// The page's `pd_prune_xid` becomes the oldest deleter of a version left that may
+/// become dead (0: none). The caller holds the page's exclusive latch in a
+/// mini-transaction, which logs the change if there is one.
 pub fn prune(
     page: &mut [u8; BLCKSZ],
     block: BlockNumber,
     mgr: &txn::TxnManager,
     horizon: Xid,
-) -> PgResult<usize> {
+) -> PgResult<Pruned> {
     let view = Page::new(page);
     let max = view.max_offset() as usize;
     let mut items: Vec<Option<PruneItem>> = vec![None; max + 1];
     let mut any_dead = false;
+    // The oldest deleter of a version left that is not dead yet: at or above the
+    // horizon (one below it that did not kill its version aborted, or only locked).
+    let mut hint = 0;
     for off in 1..=max as OffsetNumber {
         let Some(item) = view.get_item(off) else {
             continue;
@@ -784,6 +854,14 @@ pub fn prune(
         let h = tuple::header(item)?;
         let dead = visibility::dead_to_all(&h, mgr, horizon)?;
         any_dead |= dead;
+        if !dead
+            && h.xmax != INVALID_XID
+            && h.xmax >= horizon
+            && !visibility::lock_only(&h)
+            && (hint == 0 || hint_precedes(prune_hint(h.xmax), hint))
+        {
+            hint = prune_hint(h.xmax);
+        }
         items[off as usize] = Some(PruneItem {
             dead,
             heap_only: h.infomask & HEAP_ONLY_TUPLE != 0,
@@ -792,8 +870,15 @@ pub fn prune(
             next: hot_next(&h, block),
         });
     }
+    let hint_changed = view.prune_xid() != hint;
     if !any_dead {
-        return Ok(0);
+        if hint_changed {
+            PageMut::new(page).set_prune_xid(hint);
+        }
+        return Ok(Pruned {
+            removed: 0,
+            changed: hint_changed,
+        });
     }
     let mut reached = vec![false; max + 1];
     let mut redirects = Vec::new();
@@ -858,10 +943,16 @@ pub fn prune(
             removed += 1;
         }
     }
-    if removed == 0 && dead_roots.is_empty() {
-        return Ok(0);
-    }
     let mut page = PageMut::new(page);
+    if hint_changed {
+        page.set_prune_xid(hint);
+    }
+    if removed == 0 && dead_roots.is_empty() {
+        return Ok(Pruned {
+            removed: 0,
+            changed: hint_changed,
+        });
+    }
     for (root, to) in redirects {
         page.set_redirect(root, to);
     }
@@ -870,7 +961,10 @@ pub fn prune(
     }
     page.set_unused(&unused);
     page.compact()?;
-    Ok(removed)
+    Ok(Pruned {
+        removed,
+        changed: true,
+    })
 }
 
 /// The members of the HOT chain that starts at `start` (`redirected`: reached through a
@@ -957,23 +1051,12 @@ pub fn heap_hot_search<T>(
                 break;
             }
         }
-        let crowded = page.free_space() < BLCKSZ / 10;
-        let prune_first = (chain.len() > 1 && crowded).then(|| {
-            page.get_item(chain[0])
-                .and_then(|item| tuple::header(item).ok())
-        });
-        (found, prune_first.flatten())
-    };
-    if let Some(h) = prune_first {
         let mgr = tx.manager();
-        let horizon = mgr.oldest_xmin();
-        if visibility::dead_to_all(&h, mgr, horizon)? {
-            let mut mtr = Mtr::new(pool);
-            let p = mtr.latch(&mut buf);
-            if prune(mtr.page(p), tid.block, mgr, horizon)? > 0 {
-                mtr.commit()?;
-            }
-        }
+        let prune = chain.len() > 1 && worth_pruning(&guard, || mgr.oldest_xmin());
+        (found, prune)
+    };
+    if prune_first {
+        prune_on_access(pool, &mut buf, tid.block, tx.manager())?;
     }
     Ok(found)
 }
@@ -1197,15 +1280,29 @@ impl HeapScan<'_> {
             if self.failed || self.next_block >= self.nblocks {
                 return None;
             }
-            match self.pool.read_buffer(self.rel, self.next_block) {
-                Ok(buf) => self
-                    .page
-                    .get_or_insert_with(|| Box::new([0; BLCKSZ]))
-                    .copy_from_slice(&buf.read()[..]),
-                Err(e) => {
-                    self.failed = true;
-                    return Some(Err(e));
-                }
+            let read = self
+                .pool
+                .read_buffer(self.rel, self.next_block)
+                .and_then(|mut buf| {
+                    // A scan with a snapshot prunes a crowded page as it meets it (access
+                    // rule 11), as PostgreSQL's does.
+                    if let Some((_, tx)) = self.visible_to {
+                        let worth = {
+                            let page = buf.read();
+                            worth_pruning(&page, || tx.manager().oldest_xmin())
+                        };
+                        if worth {
+                            prune_on_access(self.pool, &mut buf, self.next_block, tx.manager())?;
+                        }
+                    }
+                    self.page
+                        .get_or_insert_with(|| Box::new([0; BLCKSZ]))
+                        .copy_from_slice(&buf.read()[..]);
+                    Ok(())
+                });
+            if let Err(e) = read {
+                self.failed = true;
+                return Some(Err(e));
             }
             self.next_block += 1;
             self.next_offset = 1;

@@ -8,8 +8,8 @@
 //!
 //! The workload, per round: transactions update rows HOT where the new version fits
 //! (else as a new root with its own entry), delete a few, commit (mostly) or roll back;
-//! pages are pruned now and then (often just before the crash), index fetches prune
-//! crowded pages on their own; checkpoints now and then; then a crash, possibly in the
+//! pages are pruned now and then (often just before the crash), index fetches and
+//! sequential scans prune crowded pages on their own; checkpoints now and then; then a crash, possibly in the
 //! middle of a transaction, and a restart.
 //!
 //! `MYRIAD_FUZZ_SEED=N` replays one seed; `MYRIAD_SIM_SEEDS` runs more (default 12).
@@ -150,7 +150,10 @@ fn prune(db: &Db, block: u32) {
     let mut mtr = Mtr::new(&db.pool);
     let p = mtr.latch(&mut buf);
     let horizon = db.mgr.oldest_xmin();
-    if heapam::prune(mtr.page(p), block, &db.mgr, horizon).expect("prune") > 0 {
+    if heapam::prune(mtr.page(p), block, &db.mgr, horizon)
+        .expect("prune")
+        .changed
+    {
         mtr.commit().expect("commit");
     }
 }
@@ -164,6 +167,13 @@ fn transaction(db: &Db, rng: &mut SimRng, model: &mut Model) -> Option<u64> {
     let mut hot = 0;
     for _ in 0..=rng.below(4) {
         let xid = tx.xid().expect("xid");
+        if rng.chance(10) {
+            // A sequential scan, which prunes crowded pages it meets.
+            let snap = tx.start_statement();
+            for item in heapam::HeapScan::visible(&db.pool, REL, &snap, &tx).expect("scan") {
+                item.expect("row");
+            }
+        }
         let id = 1 + rng.below(ROWS as u64) as i32;
         let Some((at, v)) = find(db, &tx, &next, id, "transaction") else {
             continue;

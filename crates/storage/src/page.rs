@@ -312,6 +312,12 @@ impl<'a> PageMut<'a> {
         });
     }
 
+    /// Set `pd_prune_xid`: a hint of the oldest deleter on the page whose version may
+    /// become prunable (0: none), kept by the heap (access rule 11).
+    pub fn set_prune_xid(&mut self, xid: u32) {
+        self.data[PD_PRUNE_XID..PD_PRUNE_XID + 4].copy_from_slice(&xid.to_le_bytes());
+    }
+
     fn set_flags(&mut self, flags: u16) {
         write_u16(self.data, PD_FLAGS, flags);
     }

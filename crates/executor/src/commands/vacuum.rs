@@ -102,7 +102,7 @@ pub fn vacuum_table(
             let mut mtr = Mtr::new(pool);
             let p = mtr.latch(&mut buf);
             let pruned = access::heapam::prune(mtr.page(p), block, mgr, horizon)?;
-            stats.tuples_removed += pruned as u64;
+            stats.tuples_removed += pruned.removed as u64;
             copy.copy_from_slice(mtr.page_ref(p));
             mtr.commit()?;
         }
