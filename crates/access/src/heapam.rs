@@ -909,9 +909,7 @@ pub fn prune(
         let ndead = chain.iter().take_while(|&&o| dead(o)).count();
         // Members after the first live one that are dead: an aborted updater's; only
         // the whole rest of the chain goes.
-        if let Some(j) = chain[ndead.min(chain.len())..]
-            .iter()
-            .position(|&o| dead(o))
+        if let Some(j) = chain[ndead..].iter().position(|&o| dead(o))
             && chain[ndead + j..].iter().all(|&o| dead(o))
         {
             unused.extend_from_slice(&chain[ndead + j..]);

@@ -12,57 +12,27 @@
 //!
 //! `MYRIAD_FUZZ_SEED=N` replays one seed; `MYRIAD_SIM_SEEDS` runs more (default 12).
 
-use std::path::Path;
+mod simdb;
+
 use std::sync::Arc;
 
 use common::ids::ItemPointer;
 use common::{DataType, RelId, RowLockMode, Value};
 use myriad_access::heapam::{self, HeapWrite};
 use myriad_access::{tuple, visibility, visibilitymap};
-use storage::bufmgr::BufferPool;
+use simdb::Db;
 use storage::page::{LpFlags, Page};
 use storage::simvfs::{SimRng, SimVfs};
-use storage::smgr::Smgr;
-use storage::vfs::Vfs;
-use storage::xlog::{self, Wal, WalOptions};
-use txn::{Isolation, Tx, TxnManager};
+use storage::xlog;
+use txn::{Isolation, Tx};
 
 const REL: RelId = 16500;
 const POOL_PAGES: usize = 6;
 const ROUNDS: u32 = 4;
 const TYPES: [DataType; 2] = [DataType::Int4, DataType::Text];
 
-struct Db {
-    pool: BufferPool,
-    wal: Arc<Wal>,
-    mgr: Arc<TxnManager>,
-}
-
 fn open(vfs: &Arc<SimVfs>) -> Db {
-    let dir = Path::new("/sim/data");
-    let vfs: Arc<dyn Vfs> = vfs.clone();
-    vfs.create_dir_all(dir).unwrap();
-    let smgr = Arc::new(Smgr::new(vfs.clone(), dir).unwrap());
-    let mut pool = BufferPool::new(smgr, POOL_PAGES);
-    let mgr = Arc::new(TxnManager::open(vfs.clone(), dir).expect("txns"));
-    let options = WalOptions {
-        segment_size: xlog::MIN_WAL_SEGMENT_SIZE,
-        synchronous_commit: true,
-    };
-    let (wal, _) = xlog::open_and_recover_with(
-        vfs,
-        dir,
-        &mut pool,
-        options,
-        &mut |r| match r.kind {
-            xlog::RecordKind::Xact => mgr.redo(r),
-            _ => Ok(()),
-        },
-        &|| mgr.checkpoint(),
-    )
-    .expect("recovery");
-    mgr.attach_wal(wal.clone());
-    Db { pool, wal, mgr }
+    simdb::open(vfs, POOL_PAGES)
 }
 
 fn row(id: i32, width: usize) -> Vec<u8> {

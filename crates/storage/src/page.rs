@@ -147,6 +147,13 @@ impl ItemId {
         flags: LpFlags::Unused,
         len: 0,
     };
+
+    /// A DEAD line pointer without storage (page rule 4).
+    const DEAD_STUB: ItemId = ItemId {
+        off: 0,
+        flags: LpFlags::Dead,
+        len: 0,
+    };
 }
 
 fn read_u16(data: &[u8; BLCKSZ], at: usize) -> u16 {
@@ -420,14 +427,7 @@ impl<'a> PageMut<'a> {
                 true
             }
             Some(id) if id.flags == LpFlags::Redirect => {
-                self.set_item_id(
-                    off,
-                    ItemId {
-                        off: 0,
-                        flags: LpFlags::Dead,
-                        len: 0,
-                    },
-                );
+                self.set_item_id(off, ItemId::DEAD_STUB);
                 true
             }
             _ => false,
@@ -572,14 +572,7 @@ impl<'a> PageMut<'a> {
                     unused_below_last |= unused_seen;
                 }
                 LpFlags::Dead => {
-                    self.set_item_id(
-                        off,
-                        ItemId {
-                            off: 0,
-                            flags: LpFlags::Dead,
-                            len: 0,
-                        },
-                    );
+                    self.set_item_id(off, ItemId::DEAD_STUB);
                     last_used = off;
                     unused_below_last |= unused_seen;
                 }
