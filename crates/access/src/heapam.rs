@@ -781,25 +781,32 @@ fn worth_pruning(page: &[u8; BLCKSZ], horizon: impl FnOnce() -> Xid) -> bool {
         && hint_precedes(hint, prune_hint(horizon()))
 }
 
-/// Prune page `block` of `rel` if [`worth_pruning`], as a reader meets it; returns
-/// whether it changed.
+/// Prune page `block` of the buffer's relation if [`worth_pruning`], as a reader meets
+/// it; a page whose versions are then all visible to everyone is marked so, as VACUUM
+/// marks it (access rule 9: [`set_all_visible`] decides under the page's latch).
 fn prune_on_access(
     pool: &BufferPool,
     buf: &mut PinnedBuffer<'_>,
     block: BlockNumber,
     mgr: &txn::TxnManager,
-) -> PgResult<bool> {
-    let mut mtr = Mtr::new(pool);
-    let p = mtr.latch(buf);
+) -> PgResult<()> {
     let horizon = mgr.oldest_xmin();
-    if !worth_pruning(mtr.page_ref(p), || horizon) {
-        return Ok(false);
+    let pruned = {
+        let mut mtr = Mtr::new(pool);
+        let p = mtr.latch(buf);
+        if !worth_pruning(mtr.page_ref(p), || horizon) {
+            return Ok(());
+        }
+        let pruned = prune(mtr.page(p), block, mgr, horizon)?;
+        if pruned.changed {
+            mtr.commit()?;
+        }
+        pruned
+    };
+    if pruned.removed > 0 {
+        set_all_visible(pool, buf.rel(), block, horizon, mgr, false)?;
     }
-    let pruned = prune(mtr.page(p), block, mgr, horizon)?;
-    if pruned.changed {
-        mtr.commit()?;
-    }
-    Ok(pruned.changed)
+    Ok(())
 }
 
 /// What pruning knows of a NORMAL item.

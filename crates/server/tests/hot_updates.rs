@@ -82,3 +82,58 @@ async fn updates_of_an_unindexed_column_leave_the_indexes_as_they_were() {
         "0"
     );
 }
+
+/// A reader that prunes a crowded page whose HOT chains collapse (no dead version left
+/// behind a stub) marks it all-visible, as VACUUM would: an index-only scan then reads
+/// no heap tuple (access rules 9 and 11). PostgreSQL 15's pruning leaves that to VACUUM.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pruning_marks_a_page_whose_chains_collapsed_all_visible() {
+    let (server, _dir) = start_without_autovacuum().await;
+    let c = connect(&server).await;
+    let heap_fetches = |lines: Vec<String>| {
+        lines
+            .iter()
+            .find_map(|l| l.trim().strip_prefix("Heap Fetches: ").map(str::to_owned))
+            .expect("an index-only scan")
+    };
+    for table in ["by_scan", "by_index"] {
+        exec(
+            &c,
+            &format!("CREATE TABLE {table} (id int PRIMARY KEY, v int, pad text)"),
+        )
+        .await;
+        // 70 rows: one page, under a tenth of it free.
+        exec(
+            &c,
+            &format!(
+                "INSERT INTO {table} SELECT g, 0, repeat('x', 60) FROM generate_series(1, 70) AS g"
+            ),
+        )
+        .await;
+        exec(&c, &format!("VACUUM {table}")).await;
+        assert_eq!(size(&c, table).await, 8192);
+        // HOT updates of one row, each its own transaction: the page's mark goes.
+        for _ in 0..5 {
+            exec(&c, &format!("UPDATE {table} SET v = v + 1 WHERE id = 1")).await;
+        }
+    }
+    // A sequential scan meets the crowded page and prunes it: row 1's chain collapses
+    // into a redirect to its newest version, and nothing on the page is dead.
+    assert_eq!(
+        value(&c, "SELECT sum(v) FROM by_scan WHERE v >= 0").await,
+        "5"
+    );
+    exec(&c, "SET enable_seqscan = off").await;
+    exec(&c, "SET enable_bitmapscan = off").await;
+    let ios = "SELECT id FROM by_scan WHERE id <= 70";
+    assert_eq!(heap_fetches(common::analyzed(&c, ios).await), "0");
+    // An index-only scan's first heap fetch, of row 1's chain, prunes the page the same
+    // way: the other 69 rows need none.
+    let ios = "SELECT id FROM by_index WHERE id <= 70";
+    assert_eq!(heap_fetches(common::analyzed(&c, ios).await), "1");
+    assert_eq!(heap_fetches(common::analyzed(&c, ios).await), "0");
+    assert_eq!(
+        value(&c, "SELECT count(*) FROM by_index WHERE id <= 70").await,
+        "70"
+    );
+}
