@@ -342,9 +342,23 @@ fn relation_size(s: &Session, f: sql::bound::ScalarFunc, oid: u32) -> PgResult<O
         return Ok(Some(0));
     }
     let indexes = || -> PgResult<i64> { table.indexes.iter().map(|i| bytes(i.rel)).sum() };
+    // The table's free space and visibility maps, where they were made: PostgreSQL's
+    // pg_table_size counts them with the table (access rules 9 and 10).
+    let maps = || -> PgResult<i64> {
+        use common::ids::{Fork, fork};
+        let mut n = 0;
+        for f in [Fork::FreeSpace, Fork::Visibility] {
+            let id = fork(table.rel, f);
+            if s.pool.smgr().exists(id) {
+                n += bytes(id)?;
+            }
+        }
+        Ok(n)
+    };
     Ok(Some(match f {
         F::PgIndexesSize => indexes()?,
-        F::PgTotalRelationSize => bytes(table.rel)? + indexes()?,
+        F::PgTableSize => bytes(table.rel)? + maps()?,
+        F::PgTotalRelationSize => bytes(table.rel)? + maps()? + indexes()?,
         _ => bytes(table.rel)?,
     }))
 }
