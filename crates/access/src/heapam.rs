@@ -1011,10 +1011,10 @@ fn walk_chain(
 /// the answer (PostgreSQL's `heap_hot_search_buffer`). An address past the relation's
 /// end, or one whose line pointer is not a root, has no members.
 ///
-/// Pruning on access (access rule 11): when the chain has older members and the page
-/// is nearly full (under a tenth free, PostgreSQL's threshold), the page is pruned
-/// afterwards if its oldest member is dead to everyone, so chains collapse where rows
-/// are read, not only where they are updated.
+/// Pruning on access (access rule 11): a page that is nearly full (under a tenth free,
+/// PostgreSQL's threshold) and whose `pd_prune_xid` hint is older than every snapshot's
+/// xmin is pruned afterwards, so chains collapse where rows are read, not only where
+/// they are updated.
 pub fn heap_hot_search<T>(
     pool: &BufferPool,
     rel: RelId,
@@ -1057,8 +1057,7 @@ pub fn heap_hot_search<T>(
             }
         }
         let mgr = tx.manager();
-        let prune = chain.len() > 1 && worth_pruning(&guard, || mgr.oldest_xmin());
-        (found, prune)
+        (found, worth_pruning(&guard, || mgr.oldest_xmin()))
     };
     if prune_first {
         prune_on_access(pool, &mut buf, tid.block, tx.manager())?;
