@@ -104,7 +104,10 @@ pub fn vacuum_table(
             let pruned = access::heapam::prune(mtr.page(p), block, mgr, horizon)?;
             stats.tuples_removed += pruned.removed as u64;
             copy.copy_from_slice(mtr.page_ref(p));
-            mtr.commit()?;
+            // Another session may have pruned it since the copy: then nothing to log.
+            if pruned.changed {
+                mtr.commit()?;
+            }
         }
         drop(buf);
         let page = Page::new(&copy);
