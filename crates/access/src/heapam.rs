@@ -1,8 +1,11 @@
 //! The heap access method: tuple versions in relation pages, addressed by item pointer.
 //!
 //! Interface: [`heap_insert`], [`heap_delete`], [`heap_update`], [`heap_lock`],
-//! [`heap_fetch`] / [`heap_fetch_visible`] and the sequential scan [`HeapScan`]. Tuples
-//! are bytes built by [`tuple::encode`]; this module stamps their MVCC fields.
+//! [`heap_fetch`] / [`heap_fetch_visible`] (a version by its address),
+//! [`heap_hot_search`] / [`heap_hot_fetch`] (a row by its index entry, through its HOT
+//! chain: access rule 11), [`prune`], [`set_all_visible`] and the sequential scan
+//! [`HeapScan`]. Tuples are bytes built by [`tuple::encode`]; this module stamps their
+//! MVCC fields.
 //!
 //! This is the one place heap pages change (access rule 1): every change is one
 //! mini-transaction ([`storage::Mtr`]) taken here, logged as one WAL record.
@@ -13,11 +16,13 @@
 //! half an update. Whether the caller may do so is decided under the page's latch
 //! ([`visibility::check_write`]); if another transaction is in the way the call changes
 //! nothing and says why ([`HeapWrite`]), and the caller waits or gives up. Dead versions
-//! stay until pruning or VACUUM.
+//! stay until pruning or VACUUM. An update that changes no index's entry and fits on its
+//! page is HOT: the new version is heap-only, found from the old one (access rule 11).
 //!
 //! Space (access rule 2): inserts go to the relation's last block, whose number is smgr's
-//! cached size less one (no scan, no syscall); when it is full the relation is extended. A
-//! new version goes on its old version's page if it fits, else on the last page.
+//! cached size less one (no scan, no syscall); when it is full, a page the free space map
+//! names (access rule 10), else a new one. A new version goes on its old version's page
+//! if it fits, else on a page after it.
 //!
 //! Latching (buffer rule 5): one page at a time, except an update that moves a tuple,
 //! which latches the old page and then a page after it (the last or a new one): always
@@ -1288,20 +1293,16 @@ impl HeapScan<'_> {
                 .pool
                 .read_buffer(self.rel, self.next_block)
                 .and_then(|mut buf| {
+                    let copy = self.page.get_or_insert_with(|| Box::new([0; BLCKSZ]));
+                    copy.copy_from_slice(&buf.read()[..]);
                     // A scan with a snapshot prunes a crowded page as it meets it (access
-                    // rule 11), as PostgreSQL's does.
-                    if let Some((_, tx)) = self.visible_to {
-                        let worth = {
-                            let page = buf.read();
-                            worth_pruning(&page, || tx.manager().oldest_xmin())
-                        };
-                        if worth {
-                            prune_on_access(self.pool, &mut buf, self.next_block, tx.manager())?;
-                        }
+                    // rule 11), as PostgreSQL's does, and copies it again.
+                    if let Some((_, tx)) = self.visible_to
+                        && worth_pruning(copy, || tx.manager().oldest_xmin())
+                    {
+                        prune_on_access(self.pool, &mut buf, self.next_block, tx.manager())?;
+                        copy.copy_from_slice(&buf.read()[..]);
                     }
-                    self.page
-                        .get_or_insert_with(|| Box::new([0; BLCKSZ]))
-                        .copy_from_slice(&buf.read()[..]);
                     Ok(())
                 });
             if let Err(e) = read {

@@ -6,10 +6,10 @@
 //! update that changed no entry kept on its page, access rule 11) and outlives it; a
 //! reader checks the chain's versions against its snapshot (`heapam::heap_hot_fetch`).
 //! Deleting a row removes no entry (VACUUM does, once no snapshot can see the version).
-//! A unique check therefore asks of each equal entry's chain whether it is live for everyone
-//! (`visibility::liveness`): committed and not deleted is a conflict, in doubt (a running
-//! transaction inserted or deleted it) waits for that transaction and looks again, as
-//! PostgreSQL's `_bt_check_unique` does.
+//! A unique check therefore asks of each equal entry's chain whether it is live for
+//! everyone (`visibility::liveness`): committed and not deleted is a conflict, in doubt
+//! (a running transaction inserted or deleted it) waits for that transaction and looks
+//! again, as PostgreSQL's `_bt_check_unique` does.
 
 use access::heapam;
 use access::nbtree::{BTree, UniqueInsert};
