@@ -9,6 +9,7 @@
 //! - [`sequence`]: sequence counters, one page each, logged ahead as PostgreSQL's.
 //! - [`visibilitymap`]: each heap page's all-visible and all-frozen bits (access rule 9).
 //! - [`freespace`]: each heap page's room, for inserts to find (access rule 10).
+//! - [`toast`]: values too large for their row, compressed or out of line (access rule 12).
 //!
 //! Below: `storage` (pages, buffer pool, WAL). Above: the executor, which turns rows into
 //! tuples and back. Rules: this crate's README.md ("access rule N", "tuple rule N",
@@ -19,6 +20,7 @@ pub mod heapam;
 mod mapfork;
 pub mod nbtree;
 pub mod sequence;
+pub mod toast;
 pub mod tuple;
 pub mod visibility;
 pub mod visibilitymap;

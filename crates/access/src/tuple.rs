@@ -12,6 +12,7 @@
 //!  | column data, non-NULL columns in order, no padding:                                |
 //!  |   bool 1 byte (0 or 1); int2 2; int4 4; int8 8; float4 4; float8 8 (little-endian) |
 //!  |   text / varchar / bpchar: u32 length, then that many UTF-8 bytes                  |
+//!  |   (bytea, arrays alike; the length word's top two bits: compressed, out of line)  |
 //!  +-----------------------------------------------------------------------------------+
 //! ```
 //!
@@ -39,6 +40,7 @@
 //! Decoding never panics: bytes that do not fit the format are an error with
 //! [`SqlState::DATA_CORRUPTED`]; callers add where the tuple came from.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use common::array::{Array, Dim};
@@ -47,6 +49,7 @@ use common::ids::{BlockNumber, ItemPointer};
 use common::limits::MAX_COLUMNS;
 use common::numeric::Numeric;
 use common::{DataType, PgError, PgResult, RelId, SqlState, Value};
+use storage::bufmgr::BufferPool;
 use storage::page::MAX_ITEM_SIZE;
 use storage::smgr::relpath;
 
@@ -62,6 +65,9 @@ pub const MAX_HEAP_TUPLE_SIZE: usize = MAX_ITEM_SIZE;
 pub const HEAP_HASNULL: u16 = 0x0001;
 /// `t_infomask`: the tuple has variable-length columns.
 pub const HEAP_HASVARWIDTH: u16 = 0x0002;
+/// `t_infomask`: some column's value is stored out of line, in the table's TOAST
+/// relation (access rule 12): deleting the tuple's row deletes its chunks.
+pub const HEAP_HASEXTERNAL: u16 = 0x0004;
 /// `t_infomask`: `t_xmax` holds a FOR SHARE lock.
 pub const HEAP_XMAX_SHR_LOCK: u16 = 0x0010;
 /// `t_infomask`: `t_cid` is a combo command id (inserted and deleted by one transaction).
@@ -97,6 +103,7 @@ pub const HEAP_ONLY_TUPLE: u16 = 0x8000;
 /// Bits this version understands.
 const HEAP_KNOWN_BITS: u16 = HEAP_HASNULL
     | HEAP_HASVARWIDTH
+    | HEAP_HASEXTERNAL
     | HEAP_XMAX_SHR_LOCK
     | HEAP_COMBOCID
     | HEAP_XMAX_EXCL_LOCK
@@ -269,7 +276,7 @@ pub fn set_mvcc(bytes: &mut [u8], xmin: Xid, xmax: Xid, cid: Cid, infomask_mvcc:
     bytes[T_XMAX..T_XMAX + 8].copy_from_slice(&xmax.to_le_bytes());
     bytes[T_CID..T_CID + 4].copy_from_slice(&cid.to_le_bytes());
     let old = u16::from_le_bytes([bytes[T_INFOMASK], bytes[T_INFOMASK + 1]]);
-    let layout = old & (HEAP_HASNULL | HEAP_HASVARWIDTH | HEAP_ONLY_TUPLE);
+    let layout = old & (HEAP_HASNULL | HEAP_HASVARWIDTH | HEAP_HASEXTERNAL | HEAP_ONLY_TUPLE);
     bytes[T_INFOMASK..T_INFOMASK + 2].copy_from_slice(&(layout | infomask_mvcc).to_le_bytes());
 }
 
@@ -292,6 +299,25 @@ pub fn row_too_big(size: usize) -> PgError {
     PgError::new(
         SqlState::PROGRAM_LIMIT_EXCEEDED,
         format!("row is too big: size {size}, maximum size {MAX_HEAP_TUPLE_SIZE}"),
+    )
+}
+
+/// A variable-length value's length word (text, bytea, arrays): its low 30 bits count
+/// the bytes stored after it; its top two bits say what those bytes are (access rule 12).
+pub const VARLENA_LEN_MASK: u32 = (1 << 30) - 1;
+/// The stored bytes are the value compressed ([`crate::toast`]).
+pub const VARLENA_COMPRESSED: u32 = 1 << 30;
+/// The stored bytes are a pointer to the value in the table's TOAST relation.
+pub const VARLENA_EXTERNAL: u32 = 1 << 31;
+/// The largest variable-length value: PostgreSQL's 1 GB limit (`MaxAllocSize`, which
+/// counts its 4-byte length word).
+pub const MAX_VARLENA: usize = VARLENA_LEN_MASK as usize - 4;
+
+/// The error for a value over [`MAX_VARLENA`] bytes, as PostgreSQL words it.
+pub fn value_too_long(len: usize) -> PgError {
+    PgError::new(
+        SqlState::PROGRAM_LIMIT_EXCEEDED,
+        format!("invalid memory alloc request size {}", len + 4),
     )
 }
 
@@ -343,11 +369,53 @@ pub fn encode(values: &[Value], types: &[DataType]) -> PgResult<Vec<u8>> {
             return Err(row_too_big(out.len() + rest));
         }
     }
-    let natts = types.len() as u16;
+    finish_header(&mut out, infomask, types.len() as u16, hoff);
+    Ok(out)
+}
+
+/// Build a heap tuple from each column's stored bytes (`None`: NULL), as TOAST made them
+/// ([`crate::toast`]): the values' own encodings, or a compressed value's or a TOAST
+/// pointer's length word and bytes. `external`: some column is out of line. The caller
+/// checks the size.
+pub(crate) fn assemble(columns: &[Option<Vec<u8>>], varwidth: bool, external: bool) -> Vec<u8> {
+    let has_null = columns.iter().any(Option::is_none);
+    let bitmap_len = if has_null {
+        columns.len().div_ceil(8)
+    } else {
+        0
+    };
+    let hoff = HEAP_TUPLE_HEADER_SIZE + bitmap_len;
+    let data: usize = columns.iter().flatten().map(Vec::len).sum();
+    let mut out = vec![0u8; hoff];
+    out.reserve(data);
+    let mut infomask = 0;
+    if has_null {
+        infomask |= HEAP_HASNULL;
+    }
+    if varwidth {
+        infomask |= HEAP_HASVARWIDTH;
+    }
+    if external {
+        infomask |= HEAP_HASEXTERNAL;
+    }
+    for (i, c) in columns.iter().enumerate() {
+        if let Some(bytes) = c {
+            if has_null {
+                out[HEAP_TUPLE_HEADER_SIZE + i / 8] |= 1 << (i % 8);
+            }
+            out.extend_from_slice(bytes);
+        }
+    }
+    finish_header(&mut out, infomask, columns.len() as u16, hoff);
+    out
+}
+
+/// Fill in a new tuple's header (tuple rule 2's ids, no place yet).
+fn finish_header(out: &mut [u8], infomask: u16, natts: u16, hoff: usize) {
     out[T_XMIN..T_XMIN + 8].copy_from_slice(&BOOTSTRAP_XID.to_le_bytes());
     out[T_XMAX..T_XMAX + 8].copy_from_slice(&INVALID_XID.to_le_bytes());
     set_ctid(
-        &mut out,
+        out,
         ItemPointer {
             block: INVALID_BLOCK,
             offset: 0,
@@ -356,6 +424,39 @@ pub fn encode(values: &[Value], types: &[DataType]) -> PgResult<Vec<u8>> {
     out[T_INFOMASK..T_INFOMASK + 2].copy_from_slice(&infomask.to_le_bytes());
     out[T_NATTS..T_NATTS + 2].copy_from_slice(&natts.to_le_bytes());
     out[T_HOFF] = hoff as u8;
+}
+
+/// Each column's stored bytes in a tuple (`None`: NULL, or not stored: tuple rule 4),
+/// as [`assemble`] takes them: what TOAST reads its pointers from.
+pub(crate) fn stored_columns<'a>(
+    bytes: &'a [u8],
+    types: &[DataType],
+) -> PgResult<Vec<Option<&'a [u8]>>> {
+    let h = header(bytes)?;
+    let natts = h.natts as usize;
+    if natts > types.len() {
+        return Err(corrupt(format!(
+            "{natts} columns, but the table has {}",
+            types.len()
+        )));
+    }
+    let has_null = h.infomask & HEAP_HASNULL != 0;
+    let bitmap = &bytes[HEAP_TUPLE_HEADER_SIZE..h.hoff as usize];
+    let mut r = Reader {
+        bytes,
+        pos: h.hoff as usize,
+    };
+    let mut out = Vec::with_capacity(types.len());
+    for (i, ty) in types.iter().enumerate() {
+        let present = i < natts && (!has_null || bitmap[i / 8] & (1 << (i % 8)) != 0);
+        if !present {
+            out.push(None);
+            continue;
+        }
+        let start = r.pos;
+        skip_datum(ty, &mut r, i)?;
+        out.push(Some(&bytes[start..r.pos]));
+    }
     Ok(out)
 }
 
@@ -373,7 +474,7 @@ pub fn encode_value(v: &Value, ty: &DataType, out: &mut Vec<u8>) -> PgResult<()>
 /// it. Bytes that do not fit are DATA_CORRUPTED.
 pub fn decode_value(bytes: &[u8], pos: &mut usize, ty: &DataType) -> PgResult<Value> {
     let mut r = Reader { bytes, pos: *pos };
-    let v = get_datum(ty, &mut r, 0)?;
+    let v = get_datum(ty, &mut r, 0, Src::Column(None))?;
     *pos = r.pos;
     Ok(v)
 }
@@ -402,17 +503,9 @@ fn put_datum(ty: &DataType, v: &Value, out: &mut Vec<u8>) -> PgResult<Option<boo
             n.encode(out);
         }
         (DataType::Uuid, Value::Uuid(u)) => out.extend_from_slice(u),
-        (DataType::Bytea, Value::Bytea(b)) => {
-            let len = u32::try_from(b.len()).map_err(|_| row_too_big(b.len()))?;
-            out.extend_from_slice(&len.to_le_bytes());
-            out.extend_from_slice(b);
-        }
+        (DataType::Bytea, Value::Bytea(b)) => put_varlena(b, out)?,
         (DataType::Text | DataType::Varchar(_) | DataType::Unknown, Value::Text(s))
-        | (DataType::Bpchar(_), Value::Bpchar(s)) => {
-            let len = u32::try_from(s.len()).map_err(|_| row_too_big(s.len()))?;
-            out.extend_from_slice(&len.to_le_bytes());
-            out.extend_from_slice(s.as_bytes());
-        }
+        | (DataType::Bpchar(_), Value::Bpchar(s)) => put_varlena(s.as_bytes(), out)?,
         (DataType::Oid, Value::Oid(o)) | (DataType::Reg(_), Value::Reg(_, o)) => {
             out.extend_from_slice(&o.to_le_bytes())
         }
@@ -429,6 +522,16 @@ fn put_datum(ty: &DataType, v: &Value, out: &mut Vec<u8>) -> PgResult<Option<boo
             | DataType::Bpchar(_)
             | DataType::Array(_)
     )))
+}
+
+/// A plain variable-length value: its length word, then its bytes.
+fn put_varlena(b: &[u8], out: &mut Vec<u8>) -> PgResult<()> {
+    if b.len() > MAX_VARLENA {
+        return Err(value_too_long(b.len()));
+    }
+    out.extend_from_slice(&(b.len() as u32).to_le_bytes());
+    out.extend_from_slice(b);
+    Ok(())
 }
 
 /// An array: its byte length, the number of dimensions, each dimension's length and
@@ -453,13 +556,48 @@ fn put_array(a: &Array, elem: &DataType, out: &mut Vec<u8>) -> PgResult<Option<b
         }
     }
     let len = out.len() - start - 4;
-    let len = u32::try_from(len).map_err(|_| row_too_big(len))?;
-    out[start..start + 4].copy_from_slice(&len.to_le_bytes());
+    if len > MAX_VARLENA {
+        return Err(value_too_long(len));
+    }
+    out[start..start + 4].copy_from_slice(&(len as u32).to_le_bytes());
     Ok(Some(true))
 }
 
+/// Where a value being read sits: a tuple's column, whose value may be stored compressed
+/// or out of line (read through the buffer pool given, access rule 12), or an element of
+/// an array, which is always plain.
+#[derive(Clone, Copy)]
+enum Src<'p> {
+    Column(Option<&'p BufferPool>),
+    Element,
+}
+
+/// Read a variable-length value's length word and bytes: the value's own bytes,
+/// decompressed or fetched from the TOAST relation where the word says so.
+fn get_varlena<'a>(r: &mut Reader<'a>, src: Src<'_>, i: usize) -> PgResult<Cow<'a, [u8]>> {
+    let word = u32::from_le_bytes(r.array("length")?);
+    let stored = r.take((word & VARLENA_LEN_MASK) as usize, "value")?;
+    match (word & !VARLENA_LEN_MASK, src) {
+        (0, _) => Ok(Cow::Borrowed(stored)),
+        (VARLENA_COMPRESSED, Src::Column(_)) => crate::toast::decompress(stored)
+            .map(Cow::Owned)
+            .map_err(|e| corrupt(format!("column {}: {}", i + 1, e.message))),
+        (VARLENA_EXTERNAL, Src::Column(Some(pool))) => {
+            crate::toast::fetch(pool, stored).map(Cow::Owned)
+        }
+        (VARLENA_EXTERNAL, Src::Column(None)) => Err(PgError::internal(format!(
+            "column {} is stored out of line, read without the buffer pool",
+            i + 1
+        ))),
+        _ => Err(corrupt(format!(
+            "column {} has a bad length word {word:#010x}",
+            i + 1
+        ))),
+    }
+}
+
 /// Read one non-NULL value of type `ty` (column `i`, for errors).
-fn get_datum(ty: &DataType, r: &mut Reader<'_>, i: usize) -> PgResult<Value> {
+fn get_datum(ty: &DataType, r: &mut Reader<'_>, i: usize, src: Src<'_>) -> PgResult<Value> {
     Ok(match ty {
         DataType::Bool => match r.array::<1>("bool")?[0] {
             0 => Value::Bool(false),
@@ -484,10 +622,7 @@ fn get_datum(ty: &DataType, r: &mut Reader<'_>, i: usize) -> PgResult<Value> {
             months: i32::from_le_bytes(r.array("interval")?),
         }),
         DataType::Uuid => Value::Uuid(r.array("uuid")?),
-        DataType::Bytea => {
-            let len = u32::from_le_bytes(r.array("bytea length")?) as usize;
-            Value::Bytea(r.take(len, "bytea")?.to_vec())
-        }
+        DataType::Bytea => Value::Bytea(get_varlena(r, src, i)?.into_owned()),
         DataType::Numeric(_) => {
             let rest = &r.bytes[r.pos..];
             let (n, used) = Numeric::decode(rest)
@@ -500,11 +635,12 @@ fn get_datum(ty: &DataType, r: &mut Reader<'_>, i: usize) -> PgResult<Value> {
         | DataType::Unknown
         | DataType::Void
         | DataType::Bpchar(_) => {
-            let len = u32::from_le_bytes(r.array("text length")?) as usize;
-            let raw = r.take(len, "text")?;
-            let s = std::str::from_utf8(raw)
-                .map_err(|e| corrupt(format!("column {} is not UTF-8: {e}", i + 1)))?
-                .to_owned();
+            let not_utf8 =
+                |e: std::str::Utf8Error| corrupt(format!("column {} is not UTF-8: {e}", i + 1));
+            let s = match get_varlena(r, src, i)? {
+                Cow::Borrowed(raw) => std::str::from_utf8(raw).map_err(not_utf8)?.to_owned(),
+                Cow::Owned(raw) => String::from_utf8(raw).map_err(|e| not_utf8(e.utf8_error()))?,
+            };
             if matches!(ty, DataType::Bpchar(_)) {
                 Value::Bpchar(s)
             } else {
@@ -513,7 +649,7 @@ fn get_datum(ty: &DataType, r: &mut Reader<'_>, i: usize) -> PgResult<Value> {
         }
         DataType::Oid => Value::Oid(u32::from_le_bytes(r.array("oid")?)),
         DataType::Reg(kind) => Value::Reg(*kind, u32::from_le_bytes(r.array("oid")?)),
-        DataType::Array(at) => get_array(r, &at.elem(), i)?,
+        DataType::Array(at) => get_array(r, &at.elem(), i, src)?,
     })
 }
 
@@ -538,8 +674,8 @@ fn skip_datum(ty: &DataType, r: &mut Reader<'_>, i: usize) -> PgResult<()> {
         | DataType::Void
         | DataType::Bpchar(_)
         | DataType::Array(_) => {
-            let len = u32::from_le_bytes(r.array("length")?) as usize;
-            r.take(len, "value")?;
+            let word = u32::from_le_bytes(r.array("length")?);
+            r.take((word & VARLENA_LEN_MASK) as usize, "value")?;
             return Ok(());
         }
     };
@@ -548,9 +684,14 @@ fn skip_datum(ty: &DataType, r: &mut Reader<'_>, i: usize) -> PgResult<()> {
 }
 
 /// Read back what [`put_array`] wrote.
-fn get_array(r: &mut Reader<'_>, elem: &DataType, i: usize) -> PgResult<Value> {
-    let len = u32::from_le_bytes(r.array("array length")?) as usize;
-    let end = r.pos + len;
+fn get_array(r: &mut Reader<'_>, elem: &DataType, i: usize, src: Src<'_>) -> PgResult<Value> {
+    let body = get_varlena(r, src, i)?;
+    let len = body.len();
+    let r = &mut Reader {
+        bytes: &body,
+        pos: 0,
+    };
+    let end = len;
     let [ndims] = r.array::<1>("array dimensions")?;
     let mut dims = Vec::with_capacity(ndims as usize);
     let mut count = 1usize;
@@ -572,7 +713,7 @@ fn get_array(r: &mut Reader<'_>, elem: &DataType, i: usize) -> PgResult<Value> {
         if bitmap[k / 8] & (1 << (k % 8)) == 0 {
             items.push(Value::Null);
         } else {
-            items.push(get_datum(elem, r, i)?);
+            items.push(get_datum(elem, r, i, Src::Element)?);
         }
     }
     if r.pos != end {
@@ -586,7 +727,7 @@ fn get_array(r: &mut Reader<'_>, elem: &DataType, i: usize) -> PgResult<Value> {
 }
 
 /// Bytes a value takes in the data area (for the size in "row is too big").
-fn encoded_len(v: &Value, ty: &DataType) -> usize {
+pub(crate) fn encoded_len(v: &Value, ty: &DataType) -> usize {
     match v {
         Value::Null => 0,
         Value::Text(s) | Value::Bpchar(s) => 4 + s.len(),
@@ -604,8 +745,15 @@ fn encoded_len(v: &Value, ty: &DataType) -> usize {
 /// Read a heap tuple back into one value per column of `types`. Bytes that do not fit
 /// the format (truncated, bad lengths, invalid UTF-8, a bool other than 0/1, more columns
 /// than `types`) are DATA_CORRUPTED; nothing here panics.
+/// A value stored out of line is an internal error here: [`decode_columns`] given the
+/// buffer pool reads it.
 pub fn decode(bytes: &[u8], types: &[DataType]) -> PgResult<Vec<Value>> {
-    decode_columns(bytes, types, None)
+    decode_columns(bytes, types, None, None)
+}
+
+/// [`decode`], values stored out of line fetched through `pool`.
+pub fn decode_with(bytes: &[u8], types: &[DataType], pool: &BufferPool) -> PgResult<Vec<Value>> {
+    decode_columns(bytes, types, None, Some(pool))
 }
 
 /// [`decode`], but only the columns `wanted` marks (all when `None`): the others are
@@ -613,12 +761,16 @@ pub fn decode(bytes: &[u8], types: &[DataType]) -> PgResult<Vec<Value>> {
 /// copy the other 14's strings), and nothing past the last one wanted is read at all (a
 /// `count(*)` steps over nothing). The layout up to there is checked as a full decode
 /// checks it (tuple rule 5); the bytes of a value stepped over are not (its text's
-/// UTF-8), nor those after the last value wanted.
+/// UTF-8), nor those after the last value wanted. A value stored out of line is read
+/// through `toast` only if it is wanted: a query that does not read a column reads none
+/// of its TOAST pages (access rule 12).
 pub fn decode_columns(
     bytes: &[u8],
     types: &[DataType],
     wanted: Option<&[bool]>,
+    toast: Option<&BufferPool>,
 ) -> PgResult<Vec<Value>> {
+    let src = Src::Column(toast);
     let h = header(bytes)?;
     let natts = h.natts as usize;
     if natts > types.len() {
@@ -648,7 +800,7 @@ pub fn decode_columns(
                 skip_datum(ty, &mut r, i)?;
                 values.push(Value::Null);
             } else {
-                values.push(get_datum(ty, &mut r, i)?);
+                values.push(get_datum(ty, &mut r, i, src)?);
             }
         }
         // (Made, not cloned: a clone of a Value matches on its kind.)
@@ -667,7 +819,7 @@ pub fn decode_columns(
             values.push(Value::Null);
             continue;
         }
-        let v = get_datum(ty, &mut r, i)?;
+        let v = get_datum(ty, &mut r, i, src)?;
         values.push(v);
     }
     if r.pos != bytes.len() {
@@ -686,8 +838,9 @@ pub fn decode_at(
     types: &[DataType],
     rel: RelId,
     tid: ItemPointer,
+    toast: Option<&BufferPool>,
 ) -> PgResult<Vec<Value>> {
-    decode(bytes, types).map_err(|e| {
+    decode_columns(bytes, types, None, toast).map_err(|e| {
         let place = format!(
             "tuple ({},{}) of relation {}",
             tid.block,
@@ -762,7 +915,7 @@ mod tests {
         let bytes = encode(&values, &types).expect("encode");
         for mask in 0u32..(1 << types.len()) {
             let wanted: Vec<bool> = (0..types.len()).map(|i| mask & (1 << i) != 0).collect();
-            let got = decode_columns(&bytes, &types, Some(&wanted)).expect("decode");
+            let got = decode_columns(&bytes, &types, Some(&wanted), None).expect("decode");
             let want: Vec<Value> = values
                 .iter()
                 .zip(&wanted)
@@ -775,17 +928,17 @@ mod tests {
         let cut = &bytes[..bytes.len() - 1];
         let mut last = vec![false; types.len()];
         *last.last_mut().expect("columns") = true;
-        assert!(decode_columns(cut, &types, Some(&last)).is_err());
+        assert!(decode_columns(cut, &types, Some(&last), None).is_err());
         let mut first = vec![false; types.len()];
         first[0] = true;
         let mut both = first.clone();
         *both.last_mut().expect("columns") = true;
-        assert!(decode_columns(cut, &types, Some(&both)).is_err());
+        assert!(decode_columns(cut, &types, Some(&both), None).is_err());
         // Nothing past the last column wanted is read: `count(*)` reads no column.
-        assert!(decode_columns(cut, &types, Some(&first)).is_ok());
+        assert!(decode_columns(cut, &types, Some(&first), None).is_ok());
         let none = vec![false; types.len()];
         assert_eq!(
-            decode_columns(cut, &types, Some(&none)).expect("nothing read"),
+            decode_columns(cut, &types, Some(&none), None).expect("nothing read"),
             vec![Value::Null; types.len()]
         );
     }
@@ -966,7 +1119,7 @@ mod tests {
             block: 3,
             offset: 7,
         };
-        let e = decode_at(&long, &types, 16384, tid).expect_err("trailing garbage");
+        let e = decode_at(&long, &types, 16384, tid, None).expect_err("trailing garbage");
         assert_eq!(e.code, SqlState::DATA_CORRUPTED);
         assert_eq!(
             e.detail.as_deref(),

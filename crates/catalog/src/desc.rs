@@ -28,6 +28,9 @@ pub struct ColumnDesc {
     /// own statistics target, 0 for no statistics; `None` (-1) follows
     /// `default_statistics_target`.
     pub stat_target: Option<u16>,
+    /// How the column's values are stored when its row is large (`attstorage`, `ALTER
+    /// COLUMN ... SET STORAGE`; access rule 12); its type's strategy until changed.
+    pub storage: common::types::Storage,
 }
 
 /// PostgreSQL's name for a dropped column: `........pg.dropped.<attnum>........`.
@@ -190,6 +193,10 @@ pub struct TableDesc {
     pub partition_key: Option<PartitionKey>,
     /// `PARTITION OF`: this table's parent and bound.
     pub partition_of: Option<PartitionOf>,
+    /// The heap holding the table's values stored out of line (access rule 12), made on
+    /// first use (PostgreSQL's `reltoastrelid`); `None` for a table without storage and
+    /// for one made before TOAST existed.
+    pub toast: Option<common::RelId>,
 }
 
 /// A comment on a table (`object` its OID, `sub` 0), one of its columns (`sub` the

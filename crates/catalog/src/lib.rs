@@ -734,6 +734,12 @@ fn table_desc(
         partition_key: new.partition_key.clone(),
         partition_of: new.partition_of.clone(),
         alias: None,
+        // A partitioned table has no storage (partition rule 1).
+        toast: new.partition_key.is_none().then_some(
+            oid + 1
+                + (new.keys.len() + new.serials.len() + new.foreign_keys.len() + new.checks.len())
+                    as Oid,
+        ),
     };
     for (n, mut fk) in new.foreign_keys.iter().cloned().enumerate() {
         if fk.ref_table == 0 {
@@ -886,6 +892,7 @@ fn table_files<'a>(
     let indexes = if own { &table.indexes[..] } else { &[] };
     own.then_some(table.rel)
         .into_iter()
+        .chain(table.toast.filter(|_| own))
         .map(|rel| file(rel, RelKind::Table))
         .chain(indexes.iter().map(|i| file(i.rel, RelKind::Index)))
         .chain(
@@ -1455,8 +1462,9 @@ impl Catalog {
         new: NewTable,
         make_storage: impl FnOnce(&TableDesc, &[SequenceDesc]) -> PgResult<()>,
     ) -> PgResult<Arc<TableDesc>> {
+        // The table, its keys, sequences and constraints, then its TOAST relation.
         let oid = self.take_oids(
-            (1 + new.keys.len() + new.serials.len() + new.foreign_keys.len() + new.checks.len())
+            (2 + new.keys.len() + new.serials.len() + new.foreign_keys.len() + new.checks.len())
                 as Oid,
         )?;
         let (table, sequences) = self.claiming(tx, |cur, others| {
@@ -1853,6 +1861,7 @@ impl Catalog {
             identity: None,
             dropped: true,
             stat_target: None,
+            storage: c.storage,
         };
         let mut files = Vec::new();
         t.indexes.retain(|i| {
@@ -2294,6 +2303,7 @@ mod tests {
             identity: None,
             dropped: false,
             stat_target: None,
+            storage: ty.default_storage(),
         }
     }
 
@@ -2649,7 +2659,15 @@ mod tests {
             })
             .unwrap();
         let kinds: Vec<RelKind> = files.iter().map(|f| f.kind).collect();
-        assert_eq!(kinds, [RelKind::Table, RelKind::Index, RelKind::Sequence]);
+        assert_eq!(
+            kinds,
+            [
+                RelKind::Table,
+                RelKind::Table,
+                RelKind::Index,
+                RelKind::Sequence
+            ]
+        );
         cat.drop_sequence(s).unwrap();
         drop(cat);
         let cat = Db::open(dir.path());
@@ -2887,6 +2905,10 @@ mod tests {
                     kind: RelKind::Table
                 },
                 RelFile {
+                    rel: t.toast.expect("a TOAST relation"),
+                    kind: RelKind::Table
+                },
+                RelFile {
                     rel: t.indexes[0].rel,
                     kind: RelKind::Index
                 }
@@ -2922,7 +2944,11 @@ mod tests {
             cat.release(tx, tx.depth());
             let files = cat.rollback_to(tx, tx.savepoint_level("s").unwrap());
             tx.rollback_to("s").unwrap();
-            assert_eq!(files.len(), 4, "b and b2, with their keys: {files:?}");
+            assert_eq!(
+                files.len(),
+                6,
+                "b and b2, with their keys and TOAST relations: {files:?}"
+            );
             assert_eq!(files[0].rel, b.rel);
             let snap = db.snapshot();
             assert!(snap.table("a").is_some() && snap.table("b").is_none());
@@ -2944,7 +2970,7 @@ mod tests {
         db.create_in_tx("d");
         let files = db.cat.rollback_to(&db.tx, 2);
         db.tx.rollback_to("s").unwrap();
-        assert_eq!(files.len(), 2);
+        assert_eq!(files.len(), 3, "the table, its TOAST relation and its key");
         assert!(db.snapshot().table("d").is_none());
         // Its changes went with it; the next change starts afresh.
         db.create_in_tx("e");

@@ -72,6 +72,11 @@ const KIND_ALTER_TABLE_V8: u8 = 26;
 /// ... and a partitioned table's key, a partition's parent and bound.
 const KIND_CREATE_TABLE_V9: u8 = 27;
 const KIND_ALTER_TABLE_V9: u8 = 28;
+/// ... whose columns carry their storage strategy (u8, `attstorage`'s letter) after their
+/// statistics target, and the table its TOAST relation (u32, 0 for none) last; kinds 27
+/// and 28 are read with the types' strategies and no TOAST relation.
+const KIND_CREATE_TABLE_V10: u8 = 30;
+const KIND_ALTER_TABLE_V10: u8 = 31;
 const KIND_CREATE_SEQUENCE: u8 = 9;
 const KIND_DROP_SEQUENCE: u8 = 10;
 /// Several records applied as one (a table and its SERIAL sequences): u32 count, then
@@ -421,9 +426,9 @@ pub(crate) fn encode(record: &Record, out: &mut Vec<u8>) {
     match record {
         Record::CreateTable(t) | Record::AlterTable(t) => {
             out.push(if matches!(record, Record::CreateTable(_)) {
-                KIND_CREATE_TABLE_V9
+                KIND_CREATE_TABLE_V10
             } else {
-                KIND_ALTER_TABLE_V9
+                KIND_ALTER_TABLE_V10
             });
             put_u32(out, t.oid);
             put_u32(out, t.rel);
@@ -449,6 +454,7 @@ pub(crate) fn encode(record: &Record, out: &mut Vec<u8>) {
                 out.push(c.dropped as u8);
                 let target = c.stat_target.map_or(-1, |t| t as i16);
                 out.extend_from_slice(&target.to_le_bytes());
+                out.push(c.storage.code().as_bytes()[0]);
             }
             put_u32(out, t.indexes.len() as u32);
             for i in &t.indexes {
@@ -483,6 +489,7 @@ pub(crate) fn encode(record: &Record, out: &mut Vec<u8>) {
                 put_str(out, &c.text);
             }
             put_partitioning(out, t);
+            put_u32(out, t.toast.unwrap_or(0));
         }
         Record::DropTable(oid) => {
             out.push(KIND_DROP_TABLE);
@@ -1101,8 +1108,11 @@ pub(crate) fn decode(payload: &[u8]) -> Option<Record> {
         | KIND_CREATE_TABLE_V8
         | KIND_ALTER_TABLE_V8
         | KIND_CREATE_TABLE_V9
-        | KIND_ALTER_TABLE_V9 => {
-            let v9 = matches!(kind, KIND_CREATE_TABLE_V9 | KIND_ALTER_TABLE_V9);
+        | KIND_ALTER_TABLE_V9
+        | KIND_CREATE_TABLE_V10
+        | KIND_ALTER_TABLE_V10 => {
+            let v10 = matches!(kind, KIND_CREATE_TABLE_V10 | KIND_ALTER_TABLE_V10);
+            let v9 = v10 || matches!(kind, KIND_CREATE_TABLE_V9 | KIND_ALTER_TABLE_V9);
             let v8 = v9 || matches!(kind, KIND_CREATE_TABLE_V8 | KIND_ALTER_TABLE_V8);
             let v7 = v8 || matches!(kind, KIND_CREATE_TABLE_V7 | KIND_ALTER_TABLE_V7);
             let v6 = v7 || matches!(kind, KIND_CREATE_TABLE_V6 | KIND_ALTER_TABLE_V6);
@@ -1143,6 +1153,11 @@ pub(crate) fn decode(payload: &[u8]) -> Option<Record> {
                 } else {
                     None
                 };
+                let storage = if v10 {
+                    common::types::Storage::from_code(r.u8()?)?
+                } else {
+                    ty.default_storage()
+                };
                 columns.push(ColumnDesc {
                     name,
                     ty,
@@ -1151,6 +1166,7 @@ pub(crate) fn decode(payload: &[u8]) -> Option<Record> {
                     identity,
                     dropped,
                     stat_target,
+                    storage,
                 });
             }
             let n = r.u32()? as usize;
@@ -1216,6 +1232,11 @@ pub(crate) fn decode(payload: &[u8]) -> Option<Record> {
             } else {
                 (None, None)
             };
+            let toast = if v10 {
+                Some(r.u32()?).filter(|&t| t != 0)
+            } else {
+                None
+            };
             let t = TableDesc {
                 oid,
                 rel,
@@ -1230,6 +1251,7 @@ pub(crate) fn decode(payload: &[u8]) -> Option<Record> {
                 partition_key,
                 partition_of,
                 alias: None,
+                toast,
             };
             if matches!(
                 kind,
@@ -1240,6 +1262,7 @@ pub(crate) fn decode(payload: &[u8]) -> Option<Record> {
                     | KIND_ALTER_TABLE_V7
                     | KIND_ALTER_TABLE_V8
                     | KIND_ALTER_TABLE_V9
+                    | KIND_ALTER_TABLE_V10
             ) {
                 Record::AlterTable(t)
             } else {
@@ -1399,6 +1422,7 @@ mod tests {
                     identity: Some(Identity::ByDefault),
                     dropped: false,
                     stat_target: None,
+                    storage: common::types::Storage::External,
                 },
                 ColumnDesc {
                     name: crate::dropped_column_name(2),
@@ -1408,6 +1432,7 @@ mod tests {
                     identity: None,
                     dropped: true,
                     stat_target: None,
+                    storage: common::types::Storage::Plain,
                 },
             ]
             .into(),
@@ -1459,6 +1484,7 @@ mod tests {
             partition_key: None,
             partition_of: None,
             alias: None,
+            toast: Some(16390),
         };
         let partitioned = TableDesc {
             partition_key: Some(PartitionKey::of_columns(

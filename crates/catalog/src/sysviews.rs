@@ -912,6 +912,7 @@ impl SystemView {
                     identity: None,
                     dropped: false,
                     stat_target: None,
+                    storage: ty.default_storage(),
                 })
                 .collect::<Vec<_>>()
                 .into(),

@@ -199,10 +199,16 @@ impl DataType {
     /// PostgreSQL's storage strategy (`typstorage`): `p` plain for fixed-length types,
     /// `m` main for numeric, `x` extended for the other variable-length ones.
     pub fn typstorage(&self) -> &'static str {
+        self.default_storage().code()
+    }
+
+    /// The storage strategy a column of this type has until `ALTER COLUMN ... SET
+    /// STORAGE` changes it.
+    pub fn default_storage(&self) -> Storage {
         match self {
-            DataType::Numeric(_) => "m",
-            _ if self.typlen() == -1 => "x",
-            _ => "p",
+            DataType::Numeric(_) => Storage::Main,
+            _ if self.typlen() == -1 => Storage::Extended,
+            _ => Storage::Plain,
         }
     }
 
@@ -490,5 +496,43 @@ mod tests {
         let varchar_array = DataType::from_oid(1015, 14).unwrap();
         assert_eq!(varchar_array.name(), "character varying(10)[]");
         assert_eq!(varchar_array.internal_name(), "varchar");
+    }
+}
+
+/// How a column's values may be stored when its row is large (PostgreSQL's
+/// `attstorage`): TOAST (access rule 12) compresses only `Extended` and `Main` values and
+/// moves only `Extended` and `External` ones out of line, `Main` ones last of all.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Storage {
+    /// Always inline and uncompressed (fixed-length types).
+    Plain,
+    /// Out of line, never compressed.
+    External,
+    /// Compressed, then out of line if still too large.
+    Extended,
+    /// Compressed; out of line only if the row cannot fit a page otherwise.
+    Main,
+}
+
+impl Storage {
+    /// The one-letter code `pg_attribute.attstorage` shows.
+    pub fn code(self) -> &'static str {
+        match self {
+            Storage::Plain => "p",
+            Storage::External => "e",
+            Storage::Extended => "x",
+            Storage::Main => "m",
+        }
+    }
+
+    /// The strategy a code names.
+    pub fn from_code(code: u8) -> Option<Storage> {
+        Some(match code {
+            b'p' => Storage::Plain,
+            b'e' => Storage::External,
+            b'x' => Storage::Extended,
+            b'm' => Storage::Main,
+            _ => return None,
+        })
     }
 }

@@ -342,13 +342,20 @@ fn relation_size(s: &Session, f: sql::bound::ScalarFunc, oid: u32) -> PgResult<O
         return Ok(Some(0));
     }
     let indexes = || -> PgResult<i64> { table.indexes.iter().map(|i| bytes(i.rel)).sum() };
-    // The table's free space and visibility maps, where they were made: PostgreSQL's
-    // pg_table_size counts them with the table (access rules 9 and 10).
+    // The table's free space and visibility maps, and its TOAST relation with its own,
+    // where they were made: PostgreSQL's pg_table_size counts them with the table
+    // (access rules 9, 10 and 12).
     let maps = || -> PgResult<i64> {
         use common::ids::{Fork, fork};
         let mut n = 0;
-        for f in [Fork::FreeSpace, Fork::Visibility] {
-            let id = fork(table.rel, f);
+        let toast = table.toast.into_iter().map(|t| (t, Fork::Main));
+        let maps = [table.rel].into_iter().chain(table.toast).flat_map(|r| {
+            [Fork::FreeSpace, Fork::Visibility]
+                .into_iter()
+                .map(move |f| (r, f))
+        });
+        for (rel, f) in toast.chain(maps) {
+            let id = fork(rel, f);
             if s.pool.smgr().exists(id) {
                 n += bytes(id)?;
             }

@@ -331,17 +331,57 @@ pub(crate) fn insert_checked_row(
     row: &Row,
     predicates: &[sql::bound::BoundIndexExprs],
 ) -> PgResult<()> {
-    let t = access::tuple::encode(row, types)?;
+    let xid = cx.tx.xid()?;
+    let t = encode_row(cx, table, types, row, None, xid)?;
     let tid = heapam::heap_insert(
         cx.pool,
         table.rel,
         &t,
-        cx.tx.xid()?,
+        xid,
         cx.tx.cid(),
         table.options.fillfactor,
     )?;
     cx.tx.count_write(table.oid, txn::relstat::Write::Insert);
     index::insert_entries(cx, table, row, tid, predicates)
+}
+
+/// The tuple for a row of `table`, its large values compressed or stored out of line
+/// (access rule 12); `old`: the version an UPDATE replaces, whose out-of-line values
+/// the row keeps unchanged are pointed at again, not copied.
+fn encode_row(
+    cx: &ExecContext,
+    table: &TableDesc,
+    types: &[common::DataType],
+    row: &[Value],
+    old: Option<(&[u8], &[Value])>,
+    xid: txn::Xid,
+) -> PgResult<Vec<u8>> {
+    let target = access::toast::ToastTarget {
+        rel: table.toast,
+        table: table.oid,
+    };
+    let storage = |i: usize| {
+        table
+            .columns
+            .get(i)
+            .map_or(common::types::Storage::Plain, |c| c.storage)
+    };
+    access::toast::encode_row(cx.pool, target, row, types, storage, old, xid, cx.tx.cid())
+}
+
+/// The tuple of the version at `tid` of `table` if it may hold values stored out of
+/// line: only a table with a TOAST relation has any (a row stored plain as `row`, when
+/// it is known whole, had none).
+fn toasted_version(
+    cx: &ExecContext,
+    table: &TableDesc,
+    tid: ItemPointer,
+    row: Option<(&[Value], &[common::DataType])>,
+) -> PgResult<Option<Vec<u8>>> {
+    if table.toast.is_none() || row.is_some_and(|(r, ty)| !access::toast::needs_toast(r, ty)) {
+        return Ok(None);
+    }
+    heapam::heap_fetch(cx.pool, table.rel, tid)
 }
 
 /// The rows UPDATE or DELETE changes, with their addresses: the planner's scan (`scan`,
@@ -482,7 +522,7 @@ fn after_conflict(
             let Some(bytes) = heapam::heap_fetch(cx.pool, table.rel, newer)? else {
                 return Ok(Next::Done);
             };
-            let row = access::tuple::decode(&bytes, &table.column_types())?;
+            let row = access::tuple::decode_with(&bytes, &table.column_types(), cx.pool)?;
             if passes(cx, filter, &row)? {
                 Ok(Next::Retry(newer, row))
             } else {
@@ -553,6 +593,15 @@ pub(crate) fn update(
                     };
                     let result = heapam::heap_move_out(cx.pool, leaf.rel, tid, xid, cx.tx)?;
                     if let HeapWrite::Done(_) = result {
+                        // Its out-of-line values go with it; the new one's are stored
+                        // in the other partition's TOAST relation.
+                        let types = leaf.column_types();
+                        if let Some(bytes) = toasted_version(cx, &leaf, tid, Some((&old, &types)))?
+                        {
+                            access::toast::delete_external(
+                                cx.pool, &bytes, &types, None, xid, cx.tx,
+                            )?;
+                        }
                         // Counted as PostgreSQL counts a row moved between partitions:
                         // deleted from one, inserted into the other.
                         cx.tx.count_write(leaf.oid, txn::relstat::Write::Delete);
@@ -564,13 +613,24 @@ pub(crate) fn update(
                     }
                     result
                 } else {
-                    let t = access::tuple::encode(&new, types)?;
+                    let old_tuple = toasted_version(cx, &leaf, tid, Some((&old, types)))?;
+                    let replaced = old_tuple.as_deref().map(|b| (b, old.as_slice()));
+                    let t = encode_row(cx, &leaf, types, &new, replaced, xid)?;
                     let keys = leaf.keys_changed(&old, &new);
                     // No index's entry changes: a new version on the old one's page is
                     // heap-only, and gets no entries (access rule 11).
                     let hot = index::entries_unchanged(cx, &leaf, &old, &new, index_exprs)?;
                     let result =
                         heapam::heap_update(cx.pool, leaf.rel, tid, &t, xid, cx.tx, keys, hot)?;
+                    // The old version's out-of-line values the new one does not point
+                    // at go with it; if the update did not happen, the new ones go.
+                    let (gone, kept) = match result {
+                        HeapWrite::Done(_) => (old_tuple.as_deref(), Some(t.as_slice())),
+                        _ => (Some(t.as_slice()), old_tuple.as_deref()),
+                    };
+                    if let Some(gone) = gone {
+                        access::toast::delete_external(cx.pool, gone, types, kept, xid, cx.tx)?;
+                    }
                     if let HeapWrite::Done(new_tid) = result {
                         if hot && new_tid.block == tid.block {
                             cx.tx.count_hot_update(leaf.oid);
@@ -647,6 +707,12 @@ pub(crate) fn delete(
             loop {
                 let result = heapam::heap_delete(cx.pool, table.rel, tid, xid, cx.tx)?;
                 if let HeapWrite::Done(_) = result {
+                    // The row may be only the columns the statement reads: the stored
+                    // version says whether it had values out of line.
+                    if let Some(bytes) = toasted_version(cx, &table, tid, None)? {
+                        let types = table.column_types();
+                        access::toast::delete_external(cx.pool, &bytes, &types, None, xid, cx.tx)?;
+                    }
                     cx.tx.count_write(table.oid, txn::relstat::Write::Delete);
                     rows += 1;
                     add_returning(cx, d.returning.as_ref(), &row, &mut returning)?;

@@ -250,7 +250,7 @@ fn lock_referenced(
                 let Some(bytes) = heapam::heap_fetch(cx.pool, referenced.rel, newer)? else {
                     break;
                 };
-                let row = access::tuple::decode(&bytes, &referenced.column_types())?;
+                let row = access::tuple::decode_with(&bytes, &referenced.column_types(), cx.pool)?;
                 if key_id(&crate::index::key_of(&row, index)) != want {
                     break;
                 }
@@ -559,7 +559,7 @@ fn first_referenced(
                     if access::visibility::aborted_insert(&h, cx.tx)? {
                         continue;
                     }
-                    let row = access::tuple::decode(&bytes, &types)?;
+                    let row = access::tuple::decode_with(&bytes, &types, cx.pool)?;
                     let key: Vec<Value> = fk.columns.iter().map(|&c| row[c].clone()).collect();
                     let kb = key_id(&key);
                     if kb.is_some()

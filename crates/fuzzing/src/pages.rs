@@ -201,7 +201,7 @@ pub fn heap_page(data: &[u8]) {
         for item in scan.take(MAX_SCAN_ENTRIES) {
             let Ok((tid, bytes)) = item else { break };
             for types in &schemas {
-                let _ = tuple::decode_at(&bytes, types, REL, tid);
+                let _ = tuple::decode_at(&bytes, types, REL, tid, Some(pool));
             }
             let _ = tuple::ctid(&bytes);
             tids.push(tid);

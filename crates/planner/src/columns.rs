@@ -382,6 +382,7 @@ mod tests {
                     identity: None,
                     dropped: false,
                     stat_target: None,
+                    storage: common::types::Storage::Plain,
                 })
                 .collect::<Vec<_>>()
                 .into(),

@@ -1453,6 +1453,7 @@ mod tests {
             identity: None,
             dropped: false,
             stat_target: None,
+            storage: common::types::Storage::Plain,
         };
         Arc::new(TableDesc {
             oid: 100 + i,

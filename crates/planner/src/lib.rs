@@ -529,6 +529,7 @@ mod tests {
                     identity: None,
                     dropped: false,
                     stat_target: None,
+                    storage: common::types::Storage::Plain,
                 }]
                 .into(),
                 indexes: vec![],
@@ -574,7 +575,7 @@ mod tests {
     }
 
     fn indexed_table() -> Arc<TableDesc> {
-        let col = |name: &str, ty| ColumnDesc {
+        let col = |name: &str, ty: DataType| ColumnDesc {
             name: name.into(),
             ty,
             not_null: false,
@@ -582,6 +583,7 @@ mod tests {
             identity: None,
             dropped: false,
             stat_target: None,
+            storage: ty.default_storage(),
         };
         let index = |oid, columns: Vec<usize>| IndexDesc {
             oid,
@@ -773,6 +775,7 @@ mod tests {
                 identity: None,
                 dropped: false,
                 stat_target: None,
+                storage: common::types::Storage::Plain,
             })
             .collect::<Vec<_>>()
             .into();

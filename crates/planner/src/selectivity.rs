@@ -1404,6 +1404,7 @@ mod tests {
                     identity: None,
                     dropped: false,
                     stat_target: None,
+                    storage: ty.default_storage(),
                 })
                 .collect::<Vec<_>>()
                 .into(),

@@ -229,7 +229,8 @@ fn sample_rows(
                     stats.live_rows += 1;
                     if want_rows && let Some(slot) = reservoir.offer(&mut rng) {
                         let tid = common::ItemPointer { block, offset: off };
-                        let row = access::tuple::decode_at(item, &types, table.rel, tid)?;
+                        let row =
+                            access::tuple::decode_at(item, &types, table.rel, tid, Some(pool))?;
                         reservoir.put(slot, (tid, row));
                     }
                 }

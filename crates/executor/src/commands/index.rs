@@ -51,7 +51,7 @@ fn index_entries(
         // An older version of a HOT chain: whether some snapshot may still see it.
         let seen = h.infomask & access::tuple::HEAP_HOT_UPDATED == 0
             || !visibility::dead_to_all(&h, mgr, horizon)?;
-        let row = access::tuple::decode(&bytes, &types)?;
+        let row = access::tuple::decode_with(&bytes, &types, cx.pool)?;
         // A partial index holds the versions its condition is true for.
         let entry = match bound {
             Some(b) => entry_with(cx, probe, b, &row)?,

@@ -57,8 +57,31 @@ pub struct VacuumStats {
     pub index_entries_removed: u64,
 }
 
-/// VACUUM one table; with `freeze`, VACUUM FREEZE.
+/// VACUUM one table, then its TOAST relation (the chunks of the values its removed
+/// versions stored out of line, access rule 12); with `freeze`, VACUUM FREEZE. The
+/// counts are the table's.
 pub fn vacuum_table(
+    pool: &BufferPool,
+    roots: &RootCache,
+    tx: &txn::Tx,
+    table: &TableDesc,
+    freeze: bool,
+) -> PgResult<VacuumStats> {
+    let stats = vacuum_heap(pool, roots, tx, table, freeze)?;
+    if let Some(toast) = table.toast.filter(|&rel| pool.smgr().exists(rel)) {
+        // A heap with no index; truncating it takes the table's lock.
+        let heap = TableDesc {
+            rel: toast,
+            indexes: Vec::new(),
+            ..table.clone()
+        };
+        vacuum_heap(pool, roots, tx, &heap, freeze)?;
+    }
+    Ok(stats)
+}
+
+/// VACUUM one heap and its indexes.
+fn vacuum_heap(
     pool: &BufferPool,
     roots: &RootCache,
     tx: &txn::Tx,

@@ -188,7 +188,7 @@ impl Operator for IndexNestLoopOp<'_> {
                             continue;
                         };
                         counted.1 += 1;
-                        let inner = access::tuple::decode(&bytes, &self.types)?;
+                        let inner = access::tuple::decode_with(&bytes, &self.types, env.pool)?;
                         if let Some(f) = self.inner_filter
                             && !self.env.eval(f, &inner)?.is_true()
                         {

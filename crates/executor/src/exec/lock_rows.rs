@@ -106,7 +106,8 @@ impl LockRowsOp<'_> {
                     let Some(bytes) = heapam::heap_fetch(env.pool, table.rel, newer)? else {
                         return Ok(None);
                     };
-                    let mut base = access::tuple::decode(&bytes, &table.column_types())?;
+                    let mut base =
+                        access::tuple::decode_with(&bytes, &table.column_types(), env.pool)?;
                     push_address(&mut base, newer, table.oid);
                     if let Some(f) = self.recheck
                         && !self.env.eval(f, &base)?.is_true()

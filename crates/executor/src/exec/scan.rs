@@ -9,6 +9,8 @@ pub struct TableScan<'a> {
     pub(crate) scan: HeapScan<'a>,
     pub(crate) types: Vec<DataType>,
     pub(crate) tx: &'a txn::Tx,
+    /// Where values stored out of line are read from (access rule 12).
+    pub(crate) pool: &'a storage::BufferPool,
     /// The columns decoded (the plan's `columns`); the others read NULL.
     pub(crate) wanted: Option<planner::ColumnSet>,
 }
@@ -19,6 +21,7 @@ impl<'a> TableScan<'a> {
             scan: HeapScan::visible(env.pool, rel, env.snapshot, env.tx)?,
             types,
             tx: env.tx,
+            pool: env.pool,
             wanted: None,
         })
     }
@@ -37,7 +40,7 @@ impl<'a> TableScan<'a> {
                 let wanted = self.wanted.as_deref();
                 Ok(Some((
                     tid,
-                    access::tuple::decode_columns(bytes, &self.types, wanted)?,
+                    access::tuple::decode_columns(bytes, &self.types, wanted, Some(self.pool))?,
                 )))
             }
         }
@@ -290,7 +293,7 @@ pub(crate) fn fetch_row(
     let Some((tid, bytes)) = found else {
         return Ok(None);
     };
-    let mut row = access::tuple::decode_columns(&bytes, types, wanted)?;
+    let mut row = access::tuple::decode_columns(&bytes, types, wanted, Some(env.pool))?;
     if env.emit_tid {
         crate::exec::lock_rows::push_address(&mut row, tid, oid);
     }

@@ -69,8 +69,9 @@ pub(crate) fn user_tables(env: Env) -> Vec<Row> {
     })
 }
 
-/// `pg_statio_user_tables`: a row per table. Myriad has no TOAST relations yet: their
-/// columns are NULL, as PostgreSQL's for a table without one.
+/// `pg_statio_user_tables`: a row per table. The TOAST columns count the table's TOAST
+/// relation (NULL for a table without one, as PostgreSQL's); its index columns are NULL:
+/// Myriad's TOAST relations have no index (access rule 12).
 pub(crate) fn statio_user_tables(env: Env) -> Vec<Row> {
     let blocks = env.tx.manager().rel_stats().all_blocks();
     let of = |file| blocks.get(&file).copied().unwrap_or_default();
@@ -89,8 +90,9 @@ pub(crate) fn statio_user_tables(env: Env) -> Vec<Row> {
             n(c.hit),
             idx_read.map_or(Value::Null, n),
             idx_hit.map_or(Value::Null, n),
-            Value::Null,
-            Value::Null,
+            t.toast
+                .map_or(Value::Null, |r| n(of(r).fetched - of(r).hit)),
+            t.toast.map_or(Value::Null, |r| n(of(r).hit)),
             Value::Null,
             Value::Null,
         ]);

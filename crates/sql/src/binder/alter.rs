@@ -524,14 +524,16 @@ impl Binder<'_> {
                 "ALTER TABLE ... ADD COLUMN of a SERIAL type",
             ));
         }
+        let ty = self.bind_type(&def.data_type)?;
         let mut column = catalog::ColumnDesc {
             name,
-            ty: self.bind_type(&def.data_type)?,
+            ty,
             not_null: false,
             default: None,
             identity: None,
             dropped: false,
             stat_target: None,
+            storage: ty.default_storage(),
         };
         let mut fill = None;
         for opt in &def.options {

@@ -137,6 +137,7 @@ impl Binder<'_> {
                         identity: None,
                         dropped: false,
                         stat_target: None,
+                        storage: ty.default_storage(),
                     };
                     (col, columns.len())
                 }

@@ -179,7 +179,7 @@ fn resolve_options(
 
 /// The columns `SELECT * FROM seq` shows, as a table for the binder's scope.
 pub(crate) fn sequence_table(s: &SequenceDesc) -> Arc<catalog::TableDesc> {
-    let col = |name: &str, ty| catalog::ColumnDesc {
+    let col = |name: &str, ty: common::DataType| catalog::ColumnDesc {
         name: name.into(),
         ty,
         not_null: true,
@@ -187,6 +187,7 @@ pub(crate) fn sequence_table(s: &SequenceDesc) -> Arc<catalog::TableDesc> {
         identity: None,
         dropped: false,
         stat_target: None,
+        storage: ty.default_storage(),
     };
     Arc::new(catalog::TableDesc {
         oid: s.oid,
