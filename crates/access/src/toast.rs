@@ -568,6 +568,20 @@ pub fn needs_toast(values: &[Value], types: &[DataType]) -> bool {
     false
 }
 
+/// The raw length of the value a column's stored bytes (from its length word on) hold
+/// compressed or out of line; `None` for a plain value (or bytes too short to say).
+pub(crate) fn raw_len(b: &[u8]) -> Option<usize> {
+    let word = u32::from_le_bytes(*b.first_chunk::<4>()?);
+    if word & VARLENA_EXTERNAL != 0 {
+        let at = 4 + 22;
+        return Some(u32::from_le_bytes(b.get(at..at + 4)?.try_into().ok()?) as usize);
+    }
+    if word & VARLENA_COMPRESSED != 0 {
+        return Some(u32::from_le_bytes(b.get(4..8)?.try_into().ok()?) as usize);
+    }
+    None
+}
+
 /// Whether a column's stored bytes are an out-of-line pointer.
 fn external(b: &[u8]) -> bool {
     b.first_chunk::<4>()

@@ -831,6 +831,64 @@ pub fn decode_columns(
     Ok(values)
 }
 
+/// A row read for a statistics sample: its values, and its columns too wide to read
+/// (column, bytes in the tuple), NULL among the values.
+pub type Sampled = (Vec<Value>, Vec<(usize, usize)>);
+
+/// [`decode_columns`] of every column for a statistics sample: a value stored
+/// compressed or out of line whose raw length is over `wide` bytes is neither fetched
+/// nor decompressed (a sample of rows holding megabytes each would not fit memory): it
+/// reads NULL, and `(column, bytes it takes in the tuple)` is listed after the values,
+/// as PostgreSQL's ANALYZE counts a "too wide" value by its stored size.
+pub fn decode_sample(
+    bytes: &[u8],
+    types: &[DataType],
+    pool: &BufferPool,
+    wide: usize,
+) -> PgResult<Sampled> {
+    let h = header(bytes)?;
+    let natts = h.natts as usize;
+    if natts > types.len() {
+        return Err(corrupt(format!(
+            "{natts} columns, but the table has {}",
+            types.len()
+        )));
+    }
+    let has_null = h.infomask & HEAP_HASNULL != 0;
+    let bitmap = &bytes[HEAP_TUPLE_HEADER_SIZE..h.hoff as usize];
+    let mut r = Reader {
+        bytes,
+        pos: h.hoff as usize,
+    };
+    let mut values = Vec::with_capacity(types.len());
+    let mut too_wide = Vec::new();
+    for (i, ty) in types.iter().enumerate() {
+        let present = i < natts && (!has_null || bitmap[i / 8] & (1 << (i % 8)) != 0);
+        if !present {
+            values.push(Value::Null);
+            continue;
+        }
+        let start = r.pos;
+        if ty.typlen() == -1
+            && let Some(raw) = crate::toast::raw_len(&bytes[start..])
+            && raw > wide
+        {
+            skip_datum(ty, &mut r, i)?;
+            too_wide.push((i, r.pos - start));
+            values.push(Value::Null);
+            continue;
+        }
+        values.push(get_datum(ty, &mut r, i, Src::Column(Some(pool)))?);
+    }
+    if r.pos != bytes.len() {
+        return Err(corrupt(format!(
+            "{} bytes left over after the last column",
+            bytes.len() - r.pos
+        )));
+    }
+    Ok((values, too_wide))
+}
+
 /// [`decode`], with a corruption error saying where the tuple came from (relation and
 /// item pointer), as every DATA_CORRUPTED error should.
 pub fn decode_at(

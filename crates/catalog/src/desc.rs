@@ -33,6 +33,36 @@ pub struct ColumnDesc {
     pub storage: common::types::Storage,
 }
 
+/// Whether a table of `columns` needs a TOAST relation (PostgreSQL's
+/// `needs_toast_table`): some column's values can be stored out of line (access rule 12:
+/// text, varchar, char, bytea and arrays, unless `SET STORAGE PLAIN`), and a row can be
+/// larger than `TOAST_TUPLE_THRESHOLD`, counting each length-limited string at its most
+/// (4 bytes a character).
+pub fn needs_toast<'a>(columns: impl IntoIterator<Item = &'a ColumnDesc>) -> bool {
+    use common::types::Storage;
+    let mut size = access::tuple::HEAP_TUPLE_HEADER_SIZE;
+    let mut any = false;
+    for c in columns.into_iter().filter(|c| !c.dropped) {
+        let toastable = c.storage != Storage::Plain;
+        size += match c.ty {
+            DataType::Varchar(Some(n)) | DataType::Bpchar(Some(n)) => 4 + 4 * n as usize,
+            DataType::Text
+            | DataType::Varchar(None)
+            | DataType::Bpchar(None)
+            | DataType::Bytea
+            | DataType::Array(_)
+                if toastable =>
+            {
+                return true;
+            }
+            ty => ty.typlen().max(0) as usize,
+        };
+        any |= toastable && matches!(c.ty, DataType::Varchar(_) | DataType::Bpchar(_));
+    }
+    size += 1;
+    any && size > access::toast::TOAST_TUPLE_THRESHOLD
+}
+
 /// PostgreSQL's name for a dropped column: `........pg.dropped.<attnum>........`.
 pub fn dropped_column_name(attnum: usize) -> String {
     format!("........pg.dropped.{attnum}........")
@@ -640,6 +670,11 @@ pub enum TableChange {
     Rename(String),
     /// ALTER COLUMN SET STATISTICS: the column's statistics target (`None`: the default).
     StatTarget { column: usize, target: Option<u16> },
+    /// ALTER COLUMN SET STORAGE: the column's storage strategy (access rule 12).
+    Storage {
+        column: usize,
+        storage: common::types::Storage,
+    },
     /// ALTER INDEX ... RENAME TO: the index (and the constraint it backs, which has its
     /// name).
     RenameIndex { index: Oid, name: String },

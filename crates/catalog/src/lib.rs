@@ -735,7 +735,7 @@ fn table_desc(
         partition_of: new.partition_of.clone(),
         alias: None,
         // A partitioned table has no storage (partition rule 1).
-        toast: new.partition_key.is_none().then_some(
+        toast: (new.partition_key.is_none() && desc::needs_toast(&new.columns)).then_some(
             oid + 1
                 + (new.keys.len() + new.serials.len() + new.foreign_keys.len() + new.checks.len())
                     as Oid,
@@ -1462,10 +1462,15 @@ impl Catalog {
         new: NewTable,
         make_storage: impl FnOnce(&TableDesc, &[SequenceDesc]) -> PgResult<()>,
     ) -> PgResult<Arc<TableDesc>> {
-        // The table, its keys, sequences and constraints, then its TOAST relation.
+        // The table, its keys, sequences and constraints, then its TOAST relation if it
+        // needs one.
+        let toast = new.partition_key.is_none() && desc::needs_toast(&new.columns);
         let oid = self.take_oids(
-            (2 + new.keys.len() + new.serials.len() + new.foreign_keys.len() + new.checks.len())
-                as Oid,
+            (1 + usize::from(toast)
+                + new.keys.len()
+                + new.serials.len()
+                + new.foreign_keys.len()
+                + new.checks.len()) as Oid,
         )?;
         let (table, sequences) = self.claiming(tx, |cur, others| {
             let (table, sequences) = table_desc(cur, others, &new, oid)?;
@@ -1806,7 +1811,31 @@ impl Catalog {
     /// Add a column at the end of `table` (ALTER TABLE ADD COLUMN); returns the table's
     /// new descriptor. Rows stored before it read NULL for it (access tuple rules).
     pub fn add_column(&self, tx: &Tx, table: Oid, column: ColumnDesc) -> PgResult<Arc<TableDesc>> {
+        // The first column whose values may need storing out of line brings the table its
+        // TOAST relation (access rule 12).
+        let cur = self.ddl_base(tx)?;
+        let toast = match cur.table_by_oid(table) {
+            Some(t)
+                if t.toast.is_none()
+                    && t.partition_key.is_none()
+                    && desc::needs_toast(t.columns.iter().chain([&column])) =>
+            {
+                let rel = self.take_oids(1)?;
+                self.ddl_files(
+                    tx,
+                    &[RelFile {
+                        rel,
+                        kind: RelKind::Table,
+                    }],
+                )?;
+                Some(rel)
+            }
+            _ => None,
+        };
         self.alter_table(tx, table, |_, t| {
+            if toast.is_some() {
+                t.toast = toast;
+            }
             if t.columns.iter().any(|c| c.name == column.name) {
                 return Err(PgError::new(
                     SqlState::DUPLICATE_COLUMN,
@@ -1925,6 +1954,7 @@ impl Catalog {
                     not_null,
                 } => column(t, i)?.not_null = not_null,
                 TableChange::StatTarget { column: i, target } => column(t, i)?.stat_target = target,
+                TableChange::Storage { column: i, storage } => column(t, i)?.storage = storage,
                 TableChange::RenameColumn {
                     column: i,
                     name,
@@ -2659,15 +2689,7 @@ mod tests {
             })
             .unwrap();
         let kinds: Vec<RelKind> = files.iter().map(|f| f.kind).collect();
-        assert_eq!(
-            kinds,
-            [
-                RelKind::Table,
-                RelKind::Table,
-                RelKind::Index,
-                RelKind::Sequence
-            ]
-        );
+        assert_eq!(kinds, [RelKind::Table, RelKind::Index, RelKind::Sequence]);
         cat.drop_sequence(s).unwrap();
         drop(cat);
         let cat = Db::open(dir.path());
@@ -2905,10 +2927,6 @@ mod tests {
                     kind: RelKind::Table
                 },
                 RelFile {
-                    rel: t.toast.expect("a TOAST relation"),
-                    kind: RelKind::Table
-                },
-                RelFile {
                     rel: t.indexes[0].rel,
                     kind: RelKind::Index
                 }
@@ -2944,11 +2962,7 @@ mod tests {
             cat.release(tx, tx.depth());
             let files = cat.rollback_to(tx, tx.savepoint_level("s").unwrap());
             tx.rollback_to("s").unwrap();
-            assert_eq!(
-                files.len(),
-                6,
-                "b and b2, with their keys and TOAST relations: {files:?}"
-            );
+            assert_eq!(files.len(), 4, "b and b2, with their keys: {files:?}");
             assert_eq!(files[0].rel, b.rel);
             let snap = db.snapshot();
             assert!(snap.table("a").is_some() && snap.table("b").is_none());
@@ -2970,7 +2984,7 @@ mod tests {
         db.create_in_tx("d");
         let files = db.cat.rollback_to(&db.tx, 2);
         db.tx.rollback_to("s").unwrap();
-        assert_eq!(files.len(), 3, "the table, its TOAST relation and its key");
+        assert_eq!(files.len(), 2);
         assert!(db.snapshot().table("d").is_none());
         // Its changes went with it; the next change starts afresh.
         db.create_in_tx("e");

@@ -397,8 +397,10 @@ struct Targets<'a> {
     op: Box<dyn crate::exec::Operator + 'a>,
 }
 
-/// The target rows an UPDATE or DELETE reads and changes at a time.
+/// The target rows an UPDATE or DELETE reads and changes at a time, and the bytes: a
+/// batch of rows holding large values (access rule 12) is cut short.
 const TARGET_BATCH: usize = 1000;
+const TARGET_BATCH_BYTES: usize = 8 << 20;
 
 impl<'a> Targets<'a> {
     fn new(
@@ -421,7 +423,8 @@ impl<'a> Targets<'a> {
     /// transaction's id to write them with goes in `xid` (which is 0 until then).
     fn next_batch(&mut self, xid: &mut txn::Xid) -> PgResult<Vec<(Oid, ItemPointer, Row)>> {
         let mut out = Vec::new();
-        while out.len() < TARGET_BATCH {
+        let mut bytes = 0;
+        while out.len() < TARGET_BATCH && bytes < TARGET_BATCH_BYTES {
             let Some(mut row) = self.op.next()? else {
                 break;
             };
@@ -430,6 +433,7 @@ impl<'a> Targets<'a> {
                     "a target row without its address",
                 ));
             };
+            bytes += crate::env::row_bytes(&row);
             out.push((table, crate::exec::lock_rows::tid_of(&tid)?, row));
         }
         if *xid == 0 && !out.is_empty() {

@@ -311,8 +311,18 @@ fn eval_binary(
                 return Ok(Value::Bool(res));
             }
             if op == BinaryOp::Concat {
-                let mut s = a.as_str().unwrap_or_default().to_string();
-                s.push_str(b.as_str().unwrap_or_default());
+                let (a, b) = (
+                    a.as_str().unwrap_or_default(),
+                    b.as_str().unwrap_or_default(),
+                );
+                // A value is at most 1 GB (tuple rule 6): refused before it is made.
+                let len = a.len() + b.len();
+                if len > access::tuple::MAX_VARLENA {
+                    return Err(access::tuple::value_too_long(len));
+                }
+                let mut s = String::with_capacity(len);
+                s.push_str(a);
+                s.push_str(b);
                 return Ok(Value::Text(s));
             }
             let temporal = |v: &Value| {

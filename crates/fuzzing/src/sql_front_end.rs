@@ -138,7 +138,7 @@ fn bind_and_plan(catalog: &CatalogSnapshot, text: &str, cmd: &Command) -> Result
         // Utility statements: bound, and not planned (they go around the planner).
         Command::AlterSequence(_)
         | Command::AlterIndex(_)
-        | Command::AlterColumnStatistics(_)
+        | Command::AlterColumnSet(_)
         | Command::AlterPartition(_) => {
             binder.bind_command(cmd)?;
             return Ok(());

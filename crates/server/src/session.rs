@@ -686,7 +686,7 @@ impl Session {
                 let r = self.run_own_ddl(cmd, sql, "ALTER SEQUENCE")?;
                 return self.statement_done(r, last);
             }
-            Command::AlterColumnStatistics(_) => {
+            Command::AlterColumnSet(_) => {
                 let r = self.run_own_ddl(cmd, sql, "ALTER TABLE")?;
                 return self.statement_done(r, last);
             }

@@ -626,7 +626,21 @@ const DEFS: &[Def] = &[
         },
         default: Val::Int(65536),
     },
+    // Myriad compresses with lz4 alone (access rule 12): PostgreSQL's pglz is not one of
+    // its values, as lz4 is not one of a PostgreSQL built without it.
+    Def {
+        name: "default_toast_compression",
+        category: "Client Connection Defaults / Statement Behavior",
+        short_desc: "Sets the default compression method for compressible values.",
+        extra_desc: None,
+        context: "user",
+        kind: Kind::Enum(TOAST_COMPRESSION_NAMES),
+        default: Val::Enum(0),
+    },
 ];
+
+/// The compression methods `default_toast_compression` takes.
+const TOAST_COMPRESSION_NAMES: &[&str] = &["lz4"];
 
 /// `application_name` as PostgreSQL stores it: truncated to 63 bytes, every byte outside
 /// printable ASCII replaced by `?`.
@@ -710,6 +724,8 @@ impl Setting {
     pub const MAX_CONNECTIONS: Setting = Setting(44);
     /// The memory CREATE INDEX's sort may use (kB) before it spills.
     pub const MAINTENANCE_WORK_MEM: Setting = Setting(45);
+    /// The compression method of values toasted (lz4, the only one).
+    pub const DEFAULT_TOAST_COMPRESSION: Setting = Setting(46);
 
     /// The settings a client is told of (ParameterStatus) when their values change, as
     /// PostgreSQL 15 reports them (`GUC_REPORT`), with the values announced at startup.

@@ -83,6 +83,20 @@ async fn a_megabyte_value_lives_out_of_line() {
     assert_eq!(number(&c, "SELECT length(body) FROM docs").await, MB as i64);
     let read = toast_pages(&c, "docs").await - before;
     assert!(read >= (MB / 8192) as i64, "{read} TOAST pages read");
+    // ANALYZE counts a value too wide for statistics by its stored size, unread (a
+    // sample of such rows would not fit memory).
+    let before = toast_pages(&c, "docs").await;
+    exec(&c, "ANALYZE docs").await;
+    assert_eq!(toast_pages(&c, "docs").await, before);
+    assert_eq!(
+        value(
+            &c,
+            "SELECT null_frac || ' ' || (avg_width < 100) FROM pg_stats \
+             WHERE tablename = 'docs' AND attname = 'body'"
+        )
+        .await,
+        "0 true"
+    );
 
     // An UPDATE of another column keeps the pointer: far less than the value is logged.
     let wal = server.database().wal().clone();

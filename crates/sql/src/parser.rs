@@ -26,8 +26,9 @@ pub enum Command {
     AlterIndex(AlterIndex),
     /// CHECKPOINT (sqlparser has no such statement).
     Checkpoint,
-    /// ALTER TABLE ... ALTER COLUMN ... SET STATISTICS (sqlparser lacks the action).
-    AlterColumnStatistics(AlterColumnStatistics),
+    /// ALTER TABLE ... ALTER COLUMN ... SET STATISTICS | STORAGE | COMPRESSION (sqlparser
+    /// lacks these actions).
+    AlterColumnSet(AlterColumnSet),
     /// ALTER TABLE ... ATTACH PARTITION / DETACH PARTITION (sqlparser lacks both).
     AlterPartition(AlterPartition),
     /// FETCH or MOVE (sqlparser's FETCH needs FROM and a count; it has no MOVE).
@@ -107,19 +108,30 @@ impl std::fmt::Display for AlterPartition {
     }
 }
 
-/// `ALTER TABLE [IF EXISTS] [ONLY] name ALTER [COLUMN] column SET STATISTICS n`.
+/// `ALTER TABLE [IF EXISTS] [ONLY] name ALTER [COLUMN] column SET STATISTICS n | SET
+/// STORAGE strategy | SET COMPRESSION method`.
 #[derive(Clone, Debug, PartialEq)]
-pub struct AlterColumnStatistics {
+pub struct AlterColumnSet {
     pub if_exists: bool,
-    /// ONLY: a partitioned table's own target, not its partitions'.
+    /// ONLY: a partitioned table's own setting, not its partitions'.
     pub only: bool,
     pub name: sqlparser::ast::ObjectName,
     pub column: sqlparser::ast::Ident,
-    /// As written (PostgreSQL's grammar takes a signed integer).
-    pub target: i64,
+    pub action: ColumnSet,
 }
 
-impl std::fmt::Display for AlterColumnStatistics {
+/// What `ALTER COLUMN ... SET` sets.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ColumnSet {
+    /// The statistics target, as written (PostgreSQL's grammar takes a signed integer).
+    Statistics(i64),
+    /// The storage strategy's name, as written (an identifier, or DEFAULT).
+    Storage(String),
+    /// The compression method's name, as written (an identifier, or DEFAULT).
+    Compression(String),
+}
+
+impl std::fmt::Display for AlterColumnSet {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("ALTER TABLE ")?;
         if self.if_exists {
@@ -128,11 +140,12 @@ impl std::fmt::Display for AlterColumnStatistics {
         if self.only {
             f.write_str("ONLY ")?;
         }
-        write!(
-            f,
-            "{} ALTER COLUMN {} SET STATISTICS {}",
-            self.name, self.column, self.target
-        )
+        write!(f, "{} ALTER COLUMN {} SET ", self.name, self.column)?;
+        match &self.action {
+            ColumnSet::Statistics(n) => write!(f, "STATISTICS {n}"),
+            ColumnSet::Storage(s) => write!(f, "STORAGE {s}"),
+            ColumnSet::Compression(m) => write!(f, "COMPRESSION {m}"),
+        }
     }
 }
 
@@ -144,7 +157,7 @@ impl Command {
             Command::Vacuum(_)
             | Command::AlterSequence(_)
             | Command::AlterIndex(_)
-            | Command::AlterColumnStatistics(_)
+            | Command::AlterColumnSet(_)
             | Command::AlterPartition(_)
             | Command::Fetch(_)
             | Command::Checkpoint => None,
@@ -160,7 +173,7 @@ impl std::fmt::Display for Command {
             Command::AlterSequence(a) => a.fmt(f),
             Command::AlterIndex(a) => a.fmt(f),
             Command::Checkpoint => f.write_str("CHECKPOINT"),
-            Command::AlterColumnStatistics(a) => a.fmt(f),
+            Command::AlterColumnSet(a) => a.fmt(f),
             Command::AlterPartition(a) => a.fmt(f),
             Command::Fetch(a) => a.fmt(f),
         }
@@ -937,8 +950,8 @@ fn parse_commands(p: &mut Parser<'_>, sql: &str) -> Result<Vec<Command>, ParserE
             Command::AlterIndex(parse_alter_index(p)?)
         } else if is_alter_partition(p) {
             Command::AlterPartition(parse_alter_partition(p, sql)?)
-        } else if is_alter_column_statistics(p) {
-            Command::AlterColumnStatistics(parse_alter_column_statistics(p)?)
+        } else if is_alter_column_set(p) {
+            Command::AlterColumnSet(parse_alter_column_set(p)?)
         } else if is_checkpoint(p) {
             p.next_token();
             Command::Checkpoint
@@ -1253,11 +1266,16 @@ fn is_reset_time_zone(p: &Parser<'_>) -> bool {
 }
 
 /// `ALTER INDEX` next?
-/// `ALTER TABLE ...` whose action is `SET STATISTICS`?
-fn is_alter_column_statistics(p: &Parser<'_>) -> bool {
+/// `ALTER TABLE ...` whose action is `SET STATISTICS`, `SET STORAGE` or `SET
+/// COMPRESSION`?
+fn is_alter_column_set(p: &Parser<'_>) -> bool {
     use sqlparser::keywords::Keyword;
     alter_table_with(p, |w, n| {
-        w.keyword == Keyword::SET && keyword_at(p, n + 1) == Some(Keyword::STATISTICS)
+        w.keyword == Keyword::SET
+            && matches!(
+                keyword_at(p, n + 1),
+                Some(Keyword::STATISTICS | Keyword::STORAGE | Keyword::COMPRESSION)
+            )
     })
 }
 
@@ -1283,7 +1301,7 @@ fn alter_table_with(
     }
 }
 
-fn parse_alter_column_statistics(p: &mut Parser<'_>) -> Result<AlterColumnStatistics, ParserError> {
+fn parse_alter_column_set(p: &mut Parser<'_>) -> Result<AlterColumnSet, ParserError> {
     use sqlparser::keywords::Keyword;
     use sqlparser::tokenizer::Token;
     p.expect_keywords(&[Keyword::ALTER, Keyword::TABLE])?;
@@ -1293,7 +1311,30 @@ fn parse_alter_column_statistics(p: &mut Parser<'_>) -> Result<AlterColumnStatis
     p.expect_keyword(Keyword::ALTER)?;
     let _ = p.parse_keyword(Keyword::COLUMN);
     let column = p.parse_identifier()?;
-    p.expect_keywords(&[Keyword::SET, Keyword::STATISTICS])?;
+    p.expect_keyword(Keyword::SET)?;
+    let named = |p: &mut Parser<'_>| -> Result<String, ParserError> {
+        if p.parse_keyword(Keyword::DEFAULT) {
+            return Ok("default".into());
+        }
+        Ok(p.parse_identifier()?.value)
+    };
+    let action = if p.parse_keyword(Keyword::STORAGE) {
+        Some(ColumnSet::Storage(named(p)?))
+    } else if p.parse_keyword(Keyword::COMPRESSION) {
+        Some(ColumnSet::Compression(named(p)?))
+    } else {
+        p.expect_keyword(Keyword::STATISTICS)?;
+        None
+    };
+    if let Some(action) = action {
+        return Ok(AlterColumnSet {
+            if_exists,
+            only,
+            name,
+            column,
+            action,
+        });
+    }
     let neg = p.consume_token(&Token::Minus);
     if !neg {
         let _ = p.consume_token(&Token::Plus);
@@ -1305,12 +1346,12 @@ fn parse_alter_column_statistics(p: &mut Parser<'_>) -> Result<AlterColumnStatis
     let Ok(n) = digits.parse::<i64>() else {
         return p.expected("an integer", next);
     };
-    Ok(AlterColumnStatistics {
+    Ok(AlterColumnSet {
         if_exists,
         only,
         name,
         column,
-        target: if neg { -n } else { n },
+        action: ColumnSet::Statistics(if neg { -n } else { n }),
     })
 }
 

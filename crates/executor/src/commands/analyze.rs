@@ -134,8 +134,9 @@ pub fn analyze_partitioned(
     Ok(stats)
 }
 
-/// A sampled row, with its address.
-type SampledRow = (common::ItemPointer, Vec<Value>);
+/// A sampled row, with its address, and its values too wide to read: (column, the
+/// bytes it takes in the tuple), each NULL in the row.
+type SampledRow = (common::ItemPointer, access::tuple::Sampled);
 
 /// Rows to sample for the largest of `targets` (the default target's when none is set:
 /// pages are still sampled, and rows counted).
@@ -168,12 +169,21 @@ fn columns_of(
         if target == 0 || col.dropped {
             continue;
         }
-        let values = rows.iter().map(|(_, r)| r.get(i).unwrap_or(&Value::Null));
+        let is_wide = |wide: &[(usize, usize)]| wide.iter().any(|&(c, _)| c == i);
+        let values = rows
+            .iter()
+            .filter(|(_, (_, wide))| !is_wide(wide))
+            .map(|(_, (r, _))| r.get(i).unwrap_or(&Value::Null));
+        let wide: Vec<usize> = rows
+            .iter()
+            .flat_map(|(_, (_, wide))| wide.iter().filter(|&&(c, _)| c == i).map(|&(_, w)| w))
+            .collect();
         columns.push(column_stats(
             (i + 1) as u16,
             &col.ty,
             target,
             values,
+            &wide,
             estimated_rows,
         ));
     }
@@ -229,8 +239,21 @@ fn sample_rows(
                     stats.live_rows += 1;
                     if want_rows && let Some(slot) = reservoir.offer(&mut rng) {
                         let tid = common::ItemPointer { block, offset: off };
-                        let row =
-                            access::tuple::decode_at(item, &types, table.rel, tid, Some(pool))?;
+                        // Values too wide for statistics are not read (access rule 12).
+                        let row = access::tuple::decode_sample(item, &types, pool, WIDTH_THRESHOLD)
+                            .map_err(|e| {
+                                let place = format!(
+                                    "tuple ({},{}) of relation {}",
+                                    tid.block,
+                                    tid.offset,
+                                    storage::smgr::relpath(table.rel)
+                                );
+                                let detail = e
+                                    .detail
+                                    .clone()
+                                    .map_or(place.clone(), |d| format!("{place}: {d}"));
+                                e.with_detail(detail)
+                            })?;
                         reservoir.put(slot, (tid, row));
                     }
                 }
@@ -273,7 +296,7 @@ fn sample_blocks(n: u64, k: u64, rng: &mut impl Rng) -> Vec<u32> {
 struct Reservoir {
     cap: usize,
     seen: u64,
-    rows: Vec<(common::ItemPointer, Vec<Value>)>,
+    rows: Vec<SampledRow>,
     /// Some row replaced an earlier one: the rows are no longer in physical order.
     replaced: bool,
 }
@@ -298,7 +321,7 @@ impl Reservoir {
         (r < self.cap as u64).then_some(r as usize)
     }
 
-    fn put(&mut self, slot: usize, row: (common::ItemPointer, Vec<Value>)) {
+    fn put(&mut self, slot: usize, row: SampledRow) {
         if slot == self.rows.len() {
             self.rows.push(row);
         } else {
@@ -307,7 +330,7 @@ impl Reservoir {
         }
     }
 
-    fn into_rows(mut self) -> Vec<(common::ItemPointer, Vec<Value>)> {
+    fn into_rows(mut self) -> Vec<SampledRow> {
         if self.replaced {
             self.rows.sort_by_key(|(tid, _)| (tid.block, tid.offset));
         }
@@ -317,8 +340,9 @@ impl Reservoir {
 
 /// Bytes `v` takes stored in a row as PostgreSQL stores it: a fixed-width type's length;
 /// a variable-width value's data with a 1-byte length word when that makes at most 127
-/// bytes, else a 4-byte one (PostgreSQL's short varlena headers; TOAST compression of
-/// values over about 2 kB is not modelled).
+/// bytes, else a 4-byte one (PostgreSQL's short varlena headers). A value stored
+/// compressed or out of line and too wide to read counts its stored bytes instead
+/// (`decode_sample`).
 fn stored_width(v: &Value, ty: &DataType) -> usize {
     let typlen = ty.typlen();
     if typlen > 0 {
@@ -373,21 +397,24 @@ fn element_size(v: &Value) -> (usize, usize) {
 }
 
 /// PostgreSQL's statistics of one column from the sampled rows' `values` (in physical
-/// order) of an estimated `total_rows` (see the module header).
+/// order) and the widths of its values too wide to have been read (`wide`: stored
+/// compressed or out of line), of an estimated `total_rows` (see the module header).
 pub fn column_stats<'a>(
     attnum: u16,
     ty: &DataType,
     target: u32,
     values: impl Iterator<Item = &'a Value>,
+    wide: &[usize],
     total_rows: f64,
 ) -> ColumnStats {
     let fixed_width = ty.typlen() > 0;
     let mut sorted: Vec<(&Value, usize)> = Vec::new();
-    let mut sample_rows = 0usize;
     let mut null_cnt = 0usize;
-    let mut nonnull_cnt = 0usize;
-    let mut too_wide = 0usize;
-    let mut total_width = 0f64;
+    // Too wide ones not read count as those read: not null, of their stored width.
+    let mut too_wide = wide.len();
+    let mut total_width = wide.iter().sum::<usize>() as f64;
+    let mut sample_rows = wide.len();
+    let mut nonnull_cnt = wide.len();
     for v in values {
         sample_rows += 1;
         if v.is_null() {
@@ -635,7 +662,7 @@ mod tests {
     #[test]
     fn a_unique_column_has_a_histogram_and_no_common_values() {
         let values = ints(&(1..=1000).map(Some).collect::<Vec<_>>());
-        let s = column_stats(1, &DataType::Int4, 100, values.iter(), 1000.0);
+        let s = column_stats(1, &DataType::Int4, 100, values.iter(), &[], 1000.0);
         assert_eq!(s.null_frac, 0.0);
         assert_eq!(s.avg_width, 4);
         assert_eq!(s.n_distinct, -1.0);
@@ -653,7 +680,7 @@ mod tests {
         let mut v: Vec<Option<i32>> = (0..300).map(|i| Some(4 - i % 5)).collect();
         v.extend([None; 100]);
         let values = ints(&v);
-        let s = column_stats(2, &DataType::Int4, 100, values.iter(), 400.0);
+        let s = column_stats(2, &DataType::Int4, 100, values.iter(), &[], 400.0);
         assert_eq!(s.null_frac, 0.25);
         assert_eq!(s.n_distinct, 5.0);
         assert_eq!(s.mcv.len(), 5);
@@ -666,11 +693,11 @@ mod tests {
     #[test]
     fn a_target_limits_the_lists_and_only_nulls_give_zero_distinct() {
         let values = ints(&(0..1000).map(|i| Some(i % 50)).collect::<Vec<_>>());
-        let s = column_stats(1, &DataType::Int4, 10, values.iter(), 1000.0);
+        let s = column_stats(1, &DataType::Int4, 10, values.iter(), &[], 1000.0);
         assert_eq!(s.mcv.len(), 10);
         assert_eq!(s.histogram.len(), 11);
         let nulls = ints(&[None, None]);
-        let s = column_stats(1, &DataType::Text, 100, nulls.iter(), 2.0);
+        let s = column_stats(1, &DataType::Text, 100, nulls.iter(), &[], 2.0);
         assert_eq!((s.null_frac, s.avg_width, s.n_distinct), (1.0, 0, 0.0));
         assert_eq!(s.correlation, None);
     }

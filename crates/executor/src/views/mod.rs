@@ -501,7 +501,7 @@ pub(crate) fn pg_attribute_rows(s: &crate::session::Session, key: Option<common:
                     0
                 }),
                 Value::Text(String::new()),
-                Value::Text(c.ty.typstorage().into()),
+                Value::Text(c.storage.code().into()),
                 // No compression method chosen; the statistics target (-1: the default;
                 // a dropped column's is 0).
                 Value::Text(String::new()),

@@ -652,11 +652,14 @@ impl Binder<'_> {
     }
 
     /// ALTER TABLE ... ALTER [COLUMN] c SET STATISTICS n: -1 for the default, 0 for none,
-    /// above 10000 lowered to it with a warning (as PostgreSQL does).
-    pub(crate) fn bind_set_statistics(
+    /// above 10000 lowered to it with a warning (as PostgreSQL does). SET STORAGE: the
+    /// column's strategy (access rule 12), which the rows stored before keep. SET
+    /// COMPRESSION: lz4 (or DEFAULT, which is lz4), the one method Myriad has.
+    pub(crate) fn bind_column_set(
         &self,
-        a: &crate::parser::AlterColumnStatistics,
+        a: &crate::parser::AlterColumnSet,
     ) -> PgResult<BoundStatement> {
+        use crate::parser::ColumnSet;
         let table = match self.altered_table(&a.name, a.if_exists)? {
             Ok(table) => table,
             Err(skipped) => return Ok(skipped),
@@ -671,8 +674,73 @@ impl Binder<'_> {
                 ),
             ));
         };
+        let ty = table.columns[i].ty;
+        let not_varlena = || {
+            PgError::new(
+                SqlState::FEATURE_NOT_SUPPORTED,
+                format!("column data type {} can only have storage PLAIN", ty.name()),
+            )
+        };
+        let target = match &a.action {
+            ColumnSet::Statistics(t) => *t,
+            ColumnSet::Storage(name) => {
+                let storage = match name.to_ascii_lowercase().as_str() {
+                    "plain" => common::types::Storage::Plain,
+                    "external" => common::types::Storage::External,
+                    "extended" => common::types::Storage::Extended,
+                    "main" => common::types::Storage::Main,
+                    _ => {
+                        return Err(PgError::new(
+                            SqlState::INVALID_PARAMETER_VALUE,
+                            format!("invalid storage type \"{name}\""),
+                        ));
+                    }
+                };
+                if ty.typlen() != -1 && storage != common::types::Storage::Plain {
+                    return Err(not_varlena());
+                }
+                return Ok(BoundStatement::ChangeTable {
+                    table,
+                    change: TableChange::Storage { column: i, storage },
+                    notices: Vec::new(),
+                    only: a.only,
+                });
+            }
+            ColumnSet::Compression(method) => {
+                if ty.typlen() != -1 {
+                    return Err(PgError::new(
+                        SqlState::FEATURE_NOT_SUPPORTED,
+                        format!(
+                            "column data type {} does not support compression",
+                            ty.name()
+                        ),
+                    ));
+                }
+                return match method.to_ascii_lowercase().as_str() {
+                    // lz4 is what every value is compressed with: nothing changes.
+                    "lz4" | "default" => Ok(BoundStatement::ChangeTable {
+                        change: TableChange::Storage {
+                            column: i,
+                            storage: table.columns[i].storage,
+                        },
+                        table,
+                        notices: Vec::new(),
+                        only: a.only,
+                    }),
+                    "pglz" => Err(PgError::new(
+                        SqlState::FEATURE_NOT_SUPPORTED,
+                        "compression method pglz not supported",
+                    )
+                    .with_detail("Myriad compresses values with lz4 only.")),
+                    _ => Err(PgError::new(
+                        SqlState::INVALID_PARAMETER_VALUE,
+                        format!("invalid compression method \"{method}\""),
+                    )),
+                };
+            }
+        };
         let mut notices = Vec::new();
-        let target = match a.target {
+        let target = match target {
             t if t < -1 => {
                 return Err(PgError::new(
                     SqlState::INVALID_PARAMETER_VALUE,

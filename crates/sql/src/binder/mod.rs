@@ -295,7 +295,7 @@ impl<'a> Binder<'a> {
             crate::parser::Command::Sql(s) => self.bind(s),
             crate::parser::Command::AlterSequence(a) => self.bind_alter_sequence(a),
             crate::parser::Command::AlterIndex(a) => self.bind_alter_index(a),
-            crate::parser::Command::AlterColumnStatistics(a) => self.bind_set_statistics(a),
+            crate::parser::Command::AlterColumnSet(a) => self.bind_column_set(a),
             crate::parser::Command::AlterPartition(a) => self.bind_alter_partition(a),
             crate::parser::Command::Vacuum(_)
             | crate::parser::Command::Checkpoint
