@@ -674,25 +674,62 @@ pub fn set_all_visible(
     mgr: &txn::TxnManager,
     freeze: bool,
 ) -> PgResult<(u8, usize)> {
+    mark_page(pool, rel, block, horizon, mgr, freeze).map(|m| (m.bits, m.room))
+}
+
+/// What [`mark_page`] did and found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Marked {
+    /// The visibility map bits set (0: none).
+    pub bits: u8,
+    /// The page's free and fragmented bytes, for the free space map.
+    pub room: usize,
+    /// The oldest transaction id a tuple on the page still holds unfrozen (`t_xmin`,
+    /// `t_xmax`, a multixact's members, lockers kept aside), once it is marked;
+    /// `Xid::MAX` for none: what VACUUM's `frozen_xid` is the least of (txn rule 11).
+    pub oldest_xid: Xid,
+}
+
+/// [`set_all_visible`], with the oldest id the page holds afterwards.
+pub fn mark_page(
+    pool: &BufferPool,
+    rel: RelId,
+    block: BlockNumber,
+    horizon: Xid,
+    mgr: &txn::TxnManager,
+    freeze: bool,
+) -> PgResult<Marked> {
     let mut buf = pool.read_buffer(rel, block)?;
     let mut map_pin = None;
     let mut mtr = Mtr::new(pool);
     let p = mtr.latch(&mut buf);
     let page = Page::new(mtr.page_ref(p));
+    let untouched = |room, oldest_xid| Marked {
+        bits: 0,
+        room,
+        oldest_xid,
+    };
     if page.is_new() {
-        return Ok((0, 0));
+        return Ok(untouched(0, Xid::MAX));
     }
     // Marking and freezing change no tuple's size: the room is what it is now.
     let room = page.free_space() + page.fragmented_space();
     let mut frozen = true;
+    let mut visible = true;
     let mut to_freeze = Vec::new();
+    // The oldest ids the tuples hold: inserters (frozen if the page is marked with
+    // FREEZE) and deleters or lockers.
+    let (mut oldest_xmin, mut oldest_xmax) = (Xid::MAX, Xid::MAX);
     for off in 1..=page.max_offset() {
         let Some(id) = page.item_id(off) else {
             continue;
         };
         match id.flags {
             storage::page::LpFlags::Normal => {}
-            storage::page::LpFlags::Dead => return Ok((0, room)),
+            storage::page::LpFlags::Dead => {
+                visible = false;
+                continue;
+            }
             _ => continue,
         }
         let item = page.get_item(off).ok_or_else(|| {
@@ -705,8 +742,30 @@ pub fn set_all_visible(
             )
         })?;
         let h = tuple::header(item)?;
-        if !visibility::visible_to_all(&h, mgr, horizon)? {
-            return Ok((0, room));
+        if h.xmin >= txn::FIRST_NORMAL_XID {
+            oldest_xmin = oldest_xmin.min(h.xmin);
+        }
+        if h.xmax >= txn::FIRST_NORMAL_XID {
+            // A multixact's members, and the lockers kept aside beside an updater, are
+            // ids whose status a writer asks too (txn rule 8).
+            let tid = ItemPointer { block, offset: off };
+            let lockers = if h.infomask & tuple::HEAP_XMAX_IS_MULTI != 0 {
+                mgr.multi_members(h.xmax)
+            } else {
+                oldest_xmax = oldest_xmax.min(h.xmax);
+                if h.infomask & tuple::HEAP_XMAX_LOCKERS_ASIDE != 0 {
+                    mgr.version_lockers(rel, tid, h.xmax)
+                } else {
+                    Vec::new()
+                }
+            };
+            for (x, _) in lockers {
+                oldest_xmax = oldest_xmax.min(x);
+            }
+        }
+        if !visible || !visibility::visible_to_all(&h, mgr, horizon)? {
+            visible = false;
+            continue;
         }
         if freeze && h.xmin >= txn::FIRST_NORMAL_XID {
             to_freeze.push((off, h));
@@ -715,11 +774,20 @@ pub fn set_all_visible(
         // keeps its page from being all-frozen: a locker may still run.
         frozen &= h.xmax == INVALID_XID && (freeze || h.xmin < txn::FIRST_NORMAL_XID);
     }
+    if !visible {
+        return Ok(untouched(room, oldest_xmin.min(oldest_xmax)));
+    }
+    // Marked, with FREEZE every inserter is frozen.
+    let oldest_xid = if freeze {
+        oldest_xmax
+    } else {
+        oldest_xmin.min(oldest_xmax)
+    };
     let bits = visibilitymap::ALL_VISIBLE | if frozen { visibilitymap::ALL_FROZEN } else { 0 };
     let had = visibilitymap::get(pool, rel, block)?;
     if to_freeze.is_empty() && Page::new(mtr.page_ref(p)).is_all_visible() && had & bits == bits {
         // Set already (a VACUUM that did not skip the page).
-        return Ok((0, room));
+        return Ok(untouched(room, oldest_xid));
     }
     let mut page = PageMut::new(mtr.page(p));
     for (off, h) in to_freeze {
@@ -732,7 +800,11 @@ pub fn set_all_visible(
     page.set_all_visible(true);
     visibilitymap::set(&mut mtr, pool, rel, block, bits, &mut map_pin)?;
     mtr.commit()?;
-    Ok((bits, room))
+    Ok(Marked {
+        bits,
+        room,
+        oldest_xid,
+    })
 }
 
 /// Opportunistic pruning (access rules 7 and 11) of page `block`: [`prune`] against

@@ -296,6 +296,11 @@ pub struct RelStats {
     /// Of those, the pages the visibility map said were all-visible (PostgreSQL's
     /// `relallvisible`): what index-only scans' costs start from.
     pub relallvisible: u32,
+    /// No tuple of the table (or of its TOAST relation) holds an id below this one
+    /// unfrozen, as a VACUUM that read every page not all-frozen found (PostgreSQL's
+    /// `relfrozenxid`); 0 while no such VACUUM ran. What the commit log may be truncated
+    /// below (txn rule 11).
+    pub frozen_xid: txn::Xid,
     /// Per analyzed column, sorted by `attnum` (shared: a snapshot copies it by pointer).
     pub columns: Arc<[ColumnStats]>,
 }

@@ -3155,6 +3155,7 @@ mod tests {
             reltuples: 60.0,
             relpages: 3,
             relallvisible: 2,
+            frozen_xid: 1 << 40,
             columns: vec![wide].into(),
         };
         {

@@ -103,6 +103,9 @@ const KIND_SET_STATS: u8 = 22;
 const KIND_SET_STATS_V2: u8 = 23;
 /// As kind 23, with u32 relallvisible after relpages (kinds 22 and 23 are read with 0).
 const KIND_SET_STATS_V3: u8 = 29;
+/// As kind 29, with u64 frozen_xid after relallvisible (kinds 22, 23 and 29 are read
+/// with 0: not known).
+const KIND_SET_STATS_V4: u8 = 32;
 /// One piece of a `KIND_SET_STATS_V2` record too large for one WAL record: u32 table,
 /// u32 piece number (from 0), u8 1 if it is the last, then the next bytes of the record.
 /// Recovery joins a table's pieces and applies the record at the last one; pieces cut
@@ -543,11 +546,12 @@ pub(crate) fn encode(record: &Record, out: &mut Vec<u8>) {
             put_records(out, records);
         }
         Record::SetStats { table, stats } => {
-            out.push(KIND_SET_STATS_V3);
+            out.push(KIND_SET_STATS_V4);
             put_u32(out, *table);
             out.extend_from_slice(&stats.reltuples.to_le_bytes());
             put_u32(out, stats.relpages);
             put_u32(out, stats.relallvisible);
+            out.extend_from_slice(&stats.frozen_xid.to_le_bytes());
             put_u32(out, stats.columns.len() as u32);
             for c in stats.columns.iter() {
                 put_column_stats(out, c);
@@ -1314,12 +1318,17 @@ pub(crate) fn decode(payload: &[u8]) -> Option<Record> {
         }
         KIND_DROP_SEQUENCE => Record::DropSequence(r.u32()?),
         KIND_BATCH => Record::Batch(read_records(&mut r)?),
-        KIND_SET_STATS | KIND_SET_STATS_V2 | KIND_SET_STATS_V3 => {
+        KIND_SET_STATS | KIND_SET_STATS_V2 | KIND_SET_STATS_V3 | KIND_SET_STATS_V4 => {
             let table = r.u32()?;
             let reltuples = f64::from_le_bytes(r.take(8)?.try_into().ok()?);
             let relpages = r.u32()?;
-            let relallvisible = if kind == KIND_SET_STATS_V3 {
+            let relallvisible = if matches!(kind, KIND_SET_STATS_V3 | KIND_SET_STATS_V4) {
                 r.u32()?
+            } else {
+                0
+            };
+            let frozen_xid = if kind == KIND_SET_STATS_V4 {
+                u64::from_le_bytes(r.take(8)?.try_into().ok()?)
             } else {
                 0
             };
@@ -1337,6 +1346,7 @@ pub(crate) fn decode(payload: &[u8]) -> Option<Record> {
                     reltuples,
                     relpages,
                     relallvisible,
+                    frozen_xid,
                     columns: columns.into(),
                 },
             }
@@ -1621,6 +1631,7 @@ mod tests {
                     reltuples: 1234.5,
                     relpages: 17,
                     relallvisible: 9,
+                    frozen_xid: 4_000_000_007,
                     columns: vec![
                         ColumnStats {
                             attnum: 2,

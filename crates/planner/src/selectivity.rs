@@ -1509,6 +1509,7 @@ mod tests {
             reltuples: 10000.0,
             relpages: 45,
             relallvisible: 0,
+            frozen_xid: 0,
             columns: Arc::from(vec![ColumnStats {
                 attnum: 1,
                 ty: DataType::Text,
@@ -1560,6 +1561,7 @@ mod tests {
             reltuples: 10000.0,
             relpages: 45,
             relallvisible: 0,
+            frozen_xid: 0,
             columns: Arc::from(vec![ColumnStats {
                 attnum: 1,
                 ty: DataType::Int4,
@@ -1595,6 +1597,7 @@ mod tests {
             reltuples: 3000.0,
             relpages: 14,
             relallvisible: 0,
+            frozen_xid: 0,
             columns: Arc::from(vec![ColumnStats {
                 attnum: 1,
                 ty: DataType::Int4,

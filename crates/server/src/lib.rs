@@ -662,9 +662,15 @@ impl Database {
                 reltuples,
                 relpages: u32::try_from(pages).unwrap_or(u32::MAX),
                 relallvisible: u32::try_from(all_visible).unwrap_or(u32::MAX),
+                // A VACUUM that skipped pages not all-frozen learnt nothing new of the
+                // ids left: what the last one found still bounds them (txn rule 11).
+                frozen_xid: stats
+                    .frozen_xid
+                    .unwrap_or_else(|| old.as_ref().map_or(0, |o| o.frozen_xid)),
                 columns: old.as_ref().map(|o| o.columns.clone()).unwrap_or_default(),
             },
         )?;
+        self.truncate_clog()?;
         counts.report_vacuum(
             t.oid,
             auto,
@@ -673,6 +679,25 @@ impl Database {
             inserted_before,
         );
         Ok(stats)
+    }
+
+    /// Truncate the commit log below the least `frozen_xid` of every table with storage
+    /// (txn rule 11): no tuple anywhere holds an older id unfrozen. A table no VACUUM
+    /// has read whole yet (0) keeps the log whole.
+    fn truncate_clog(&self) -> PgResult<()> {
+        let catalog = self.catalog.committed();
+        let below = catalog
+            .tables()
+            .filter(|t| t.partition_key.is_none())
+            .map(|t| catalog.stats(t.oid).map_or(0, |s| s.frozen_xid))
+            .min();
+        if let Some(below) = below.filter(|&b| b > 0) {
+            let removed = self.txns.truncate_clog(below)?;
+            if removed > 0 {
+                tracing::debug!(below, removed, "commit log truncated");
+            }
+        }
+        Ok(())
     }
 
     /// ANALYZE `t` (by autovacuum if `auto`): the columns at positions `columns` (every
@@ -722,6 +747,8 @@ impl Database {
         // Keep what an earlier ANALYZE found of the columns not analyzed now (when the
         // sample was empty, PostgreSQL leaves every column's statistics as they were).
         if let Some(old) = self.catalog.snapshot(tx).stats(t.oid) {
+            // What the last VACUUM found of the table's ids (ANALYZE reads none).
+            rel.frozen_xid = old.frozen_xid;
             let mut cols: Vec<catalog::ColumnStats> = rel.columns.to_vec();
             let analyzed = |attnum: u16| {
                 stats.sample_rows > 0 && targets.get(attnum as usize - 1).is_some_and(|x| *x > 0)

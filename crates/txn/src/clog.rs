@@ -11,6 +11,11 @@
 //! Layout: page `p` holds xids `p * XIDS_PER_PAGE ..`; four per byte, low bits first.
 //! Segment file `pg_xact/%016X` holds [`PAGES_PER_SEGMENT`] pages. Ids are 64-bit, so
 //! the file of a page is named by the full segment number and never wraps.
+//!
+//! Truncation ([`Clog::truncate`], txn rule 11): the segments wholly below an id no
+//! tuple needs the status of any more are removed; `pg_xact/oldest` records the first id
+//! kept, written and fsync'd first, and asking the status of an id below it is an error,
+//! never a guess.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -59,6 +64,10 @@ pub const XIDS_PER_PAGE: u64 = BLCKSZ as u64 * 4;
 pub const PAGES_PER_SEGMENT: u64 = 32;
 /// Directory of the segment files, under the data directory.
 pub const CLOG_DIR: &str = "pg_xact";
+/// Transaction ids per segment file.
+pub const XIDS_PER_SEGMENT: u64 = XIDS_PER_PAGE * PAGES_PER_SEGMENT;
+/// The file holding the first id whose status is kept (decimal), once truncated.
+const OLDEST_FILE: &str = "oldest";
 
 struct ClogPage {
     bytes: Box<[AtomicU8]>,
@@ -81,13 +90,35 @@ impl ClogPage {
     }
 }
 
+/// The first id whose status is kept, from `path` (0 where there is no such file).
+fn read_oldest(vfs: &dyn Vfs, path: &Path) -> PgResult<Xid> {
+    if !vfs.exists(path) {
+        return Ok(0);
+    }
+    let what = || format!("could not read \"{}\"", path.display());
+    let f = vfs.open(path, false).map_err(io_err(what()))?;
+    let mut buf = [0u8; 32];
+    let n = f.read_at(&mut buf, 0).map_err(io_err(what()))?;
+    std::str::from_utf8(&buf[..n])
+        .ok()
+        .and_then(|t| t.trim().parse().ok())
+        .ok_or_else(|| {
+            PgError::new(
+                common::SqlState::DATA_CORRUPTED,
+                format!("invalid contents of \"{}\"", path.display()),
+            )
+        })
+}
+
 /// The commit log of one data directory.
 pub struct Clog {
     vfs: Arc<dyn Vfs>,
     dir: PathBuf,
     pages: RwLock<HashMap<u64, Arc<ClogPage>>>,
-    /// Serialises writing pages out (checkpoint) against each other.
+    /// Serialises writing pages out (checkpoint) and truncation against each other.
     io: Mutex<()>,
+    /// The first id whose status is kept: the log was truncated below it (0: never).
+    oldest: AtomicU64,
 }
 
 fn io_err(what: String) -> impl FnOnce(std::io::Error) -> PgError {
@@ -102,12 +133,69 @@ impl Clog {
             "could not create directory \"{}\"",
             dir.display()
         )))?;
+        let oldest = read_oldest(&*vfs, &dir.join(OLDEST_FILE))?;
         Ok(Clog {
             vfs,
             dir,
             pages: RwLock::new(HashMap::new()),
             io: Mutex::new(()),
+            oldest: AtomicU64::new(oldest),
         })
+    }
+
+    /// The first id whose status is kept (0 if the log was never truncated).
+    pub fn oldest(&self) -> Xid {
+        self.oldest.load(Ordering::Acquire)
+    }
+
+    /// Forget the status of every id below `below`, rounded down to a segment: remove
+    /// the segment files wholly below it. The caller knows that no tuple left holds such
+    /// an id unfrozen (txn rule 11). `pg_xact/oldest` is written and fsync'd before a
+    /// file goes, so a crash between leaves files nobody reads. Returns the segments
+    /// removed.
+    pub fn truncate(&self, below: Xid) -> PgResult<u64> {
+        let _io = self.io.lock();
+        let keep = below / XIDS_PER_SEGMENT;
+        let from = self.oldest() / XIDS_PER_SEGMENT;
+        if keep <= from {
+            return Ok(0);
+        }
+        let oldest = keep * XIDS_PER_SEGMENT;
+        let path = self.dir.join(OLDEST_FILE);
+        let tmp = self.dir.join(format!("{OLDEST_FILE}.tmp"));
+        let f = self
+            .vfs
+            .open(&tmp, true)
+            .map_err(io_err(format!("could not open \"{}\"", tmp.display())))?;
+        f.write_all_at(oldest.to_string().as_bytes(), 0)
+            .and_then(|()| f.sync())
+            .map_err(io_err(format!("could not write \"{}\"", tmp.display())))?;
+        drop(f);
+        self.vfs
+            .rename(&tmp, &path)
+            .and_then(|()| self.vfs.sync_dir(&self.dir))
+            .map_err(io_err(format!("could not write \"{}\"", path.display())))?;
+        self.oldest.store(oldest, Ordering::Release);
+        self.pages
+            .write()
+            .retain(|pageno, _| pageno / PAGES_PER_SEGMENT >= keep);
+        let mut removed = 0;
+        for segment in from..keep {
+            let seg = self.segment_path(segment);
+            if self.vfs.exists(&seg) {
+                self.vfs
+                    .remove(&seg)
+                    .map_err(io_err(format!("could not remove \"{}\"", seg.display())))?;
+                removed += 1;
+            }
+        }
+        if removed > 0 {
+            self.vfs.sync_dir(&self.dir).map_err(io_err(format!(
+                "could not fsync directory \"{}\"",
+                self.dir.display()
+            )))?;
+        }
+        Ok(removed)
     }
 
     fn segment_path(&self, segment: u64) -> PathBuf {
@@ -153,8 +241,19 @@ impl Clog {
         Ok(data)
     }
 
-    /// The status of `xid`.
+    /// The status of `xid`; below [`Clog::oldest`] an error (PostgreSQL's "could not
+    /// access status of transaction").
     pub fn status(&self, xid: Xid) -> PgResult<XidStatus> {
+        let oldest = self.oldest();
+        if xid < oldest {
+            return Err(PgError::new(
+                common::SqlState::DATA_CORRUPTED,
+                format!("could not access status of transaction {xid}"),
+            )
+            .with_detail(format!(
+                "The commit log was truncated below transaction {oldest}."
+            )));
+        }
         let page = self.page(xid / XIDS_PER_PAGE)?;
         let i = (xid % XIDS_PER_PAGE) as usize;
         let byte = page.bytes[i / 4].load(Ordering::Acquire);
@@ -163,7 +262,9 @@ impl Clog {
 
     /// Record the final status of `xids`, whose WAL record ends at `lsn`.
     pub fn set(&self, xids: &[Xid], status: XidStatus, lsn: Lsn) -> PgResult<()> {
-        for &xid in xids {
+        let oldest = self.oldest();
+        // Redo of a record older than a truncation: nobody asks for those any more.
+        for &xid in xids.iter().filter(|&&x| x >= oldest) {
             let page = self.page(xid / XIDS_PER_PAGE)?;
             let i = (xid % XIDS_PER_PAGE) as usize;
             let shift = (i % 4) * 2;
@@ -283,6 +384,36 @@ mod tests {
             again.status(XIDS_PER_PAGE * 7).unwrap(),
             XidStatus::InProgress
         );
+    }
+
+    #[test]
+    fn truncation_removes_whole_segments_below_and_refuses_their_ids() {
+        let dir = tempfile::tempdir().unwrap();
+        let vfs: Arc<dyn Vfs> = Arc::new(OsVfs);
+        let clog = Clog::open(vfs.clone(), dir.path()).unwrap();
+        let seg = XIDS_PER_SEGMENT;
+        let xids = [3, seg + 7, 2 * seg + 1, 3 * seg + 5];
+        clog.set(&xids, XidStatus::Committed, 0).unwrap();
+        clog.checkpoint(None).unwrap();
+        let file = |s: u64| dir.path().join(CLOG_DIR).join(format!("{s:016X}"));
+        assert!((0..4).all(|s| file(s).exists()));
+        // Below the start of segment 2: segments 0 and 1 go; the id 2 * seg + 1 is kept.
+        assert_eq!(clog.truncate(2 * seg + 3).unwrap(), 2);
+        assert!(!file(0).exists() && !file(1).exists() && file(2).exists());
+        assert_eq!(clog.oldest(), 2 * seg);
+        let e = clog.status(seg + 7).expect_err("truncated");
+        assert_eq!(e.code, common::SqlState::DATA_CORRUPTED);
+        assert_eq!(clog.status(2 * seg + 1).unwrap(), XidStatus::Committed);
+        // Redo of an old record changes nothing; truncating less is nothing.
+        clog.set(&[5], XidStatus::Committed, 0).unwrap();
+        clog.checkpoint(None).unwrap();
+        assert!(!file(0).exists());
+        assert_eq!(clog.truncate(seg).unwrap(), 0);
+        // After a restart, the same.
+        let again = Clog::open(vfs, dir.path()).unwrap();
+        assert_eq!(again.oldest(), 2 * seg);
+        assert!(again.status(3).is_err());
+        assert_eq!(again.status(3 * seg + 5).unwrap(), XidStatus::Committed);
     }
 
     #[test]

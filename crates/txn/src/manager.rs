@@ -483,6 +483,12 @@ impl TxnManager {
     pub fn clog(&self) -> &Clog {
         &self.clog
     }
+
+    /// Truncate the commit log below `below` (txn rule 11), never past an id some
+    /// transaction or snapshot may still see running. Returns the segments removed.
+    pub fn truncate_clog(&self, below: Xid) -> PgResult<u64> {
+        self.clog.truncate(below.min(self.oldest_xmin()))
+    }
 }
 
 #[allow(dead_code)]

@@ -87,6 +87,8 @@ pub fn analyze_table(
         // As PostgreSQL's ANALYZE, from the visibility map (one map page per 32,672
         // heap pages).
         relallvisible: access::visibilitymap::count(pool, table.rel, relpages)?.0,
+        // ANALYZE reads no tuple's ids: the caller keeps what VACUUM found.
+        frozen_xid: 0,
         columns: columns_of(table, targets, &rows, stats.estimated_rows).into(),
     };
     Ok(stats)
@@ -129,6 +131,7 @@ pub fn analyze_partitioned(
         reltuples: stats.estimated_rows,
         relpages: 0,
         relallvisible: 0,
+        frozen_xid: 0,
         columns: columns_of(parent, targets, &rows, stats.estimated_rows).into(),
     };
     Ok(stats)

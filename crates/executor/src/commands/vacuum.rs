@@ -55,6 +55,10 @@ pub struct VacuumStats {
     pub live_tuples: u64,
     pub dead_tuples: u64,
     pub index_entries_removed: u64,
+    /// No tuple left holds an id below this one unfrozen (txn rule 11): known when
+    /// every page was read or skipped as all-frozen; the least of what the pages marked
+    /// held and the horizon (a writer after the start has a later id).
+    pub frozen_xid: Option<txn::Xid>,
 }
 
 /// VACUUM one table, then its TOAST relation (the chunks of the values its removed
@@ -67,7 +71,7 @@ pub fn vacuum_table(
     table: &TableDesc,
     freeze: bool,
 ) -> PgResult<VacuumStats> {
-    let stats = vacuum_heap(pool, roots, tx, table, freeze)?;
+    let mut stats = vacuum_heap(pool, roots, tx, table, freeze)?;
     if let Some(toast) = table.toast.filter(|&rel| pool.smgr().exists(rel)) {
         // A heap with no index; truncating it takes the table's lock.
         let heap = TableDesc {
@@ -75,7 +79,11 @@ pub fn vacuum_table(
             indexes: Vec::new(),
             ..table.clone()
         };
-        vacuum_heap(pool, roots, tx, &heap, freeze)?;
+        let chunks = vacuum_heap(pool, roots, tx, &heap, freeze)?;
+        stats.frozen_xid = stats
+            .frozen_xid
+            .zip(chunks.frozen_xid)
+            .map(|(a, b)| a.min(b));
     }
     Ok(stats)
 }
@@ -105,6 +113,9 @@ fn vacuum_heap(
     // The pages up to the last one that will hold a tuple when this VACUUM is done (a
     // page skipped counts as holding some): what a truncation keeps.
     let mut nonempty = 0;
+    // Every page read, or skipped as all-frozen: the oldest id left is known.
+    let mut complete = true;
+    let mut oldest = txn::Xid::MAX;
     for block in 0..nblocks {
         // A clock read per page is nothing beside the page's work.
         tx.check_statement_timeout()?;
@@ -112,6 +123,7 @@ fn vacuum_heap(
         if bits & skip != 0 {
             stats.pages_all_visible += 1;
             nonempty = block + 1;
+            complete &= bits & visibilitymap::ALL_FROZEN != 0;
             continue;
         }
         scanned.push(block);
@@ -173,10 +185,11 @@ fn vacuum_heap(
     }
     for block in scanned {
         tx.check_statement_timeout()?;
-        let (bits, room) =
-            access::heapam::set_all_visible(pool, table.rel, block, horizon, mgr, freeze)?;
+        let marked = access::heapam::mark_page(pool, table.rel, block, horizon, mgr, freeze)?;
+        let bits = marked.bits;
+        oldest = oldest.min(marked.oldest_xid);
         // The room the page has now, for inserts to find (access rule 10).
-        access::freespace::record(pool, table.rel, block, room)?;
+        access::freespace::record(pool, table.rel, block, marked.room)?;
         stats.pages_marked_visible += u64::from(bits & visibilitymap::ALL_VISIBLE != 0);
         // Marked now, or before (by a VACUUM this one did not skip it for: FREEZE).
         if bits != 0
@@ -187,6 +200,7 @@ fn vacuum_heap(
         stats.pages_marked_frozen += u64::from(bits & visibilitymap::ALL_FROZEN != 0);
     }
     truncate_empty_end(pool, tx, table, nonempty, &mut stats)?;
+    stats.frozen_xid = complete.then_some(oldest.min(horizon));
     Ok(stats)
 }
 
