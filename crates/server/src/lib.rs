@@ -245,12 +245,20 @@ const AUTOVACUUM_INSERT_SCALE: f64 = 0.2;
 /// a fraction of its size (`autovacuum_analyze_threshold`, `..._scale_factor`).
 const AUTOANALYZE_THRESHOLD: f64 = 50.0;
 const AUTOANALYZE_SCALE: f64 = 0.1;
+/// Autovacuum runs VACUUM (FREEZE) on a table whose oldest unfrozen id (`frozen_xid`,
+/// unknown counting as 0) is more than this many ids old, whatever its changes and its
+/// `autovacuum_enabled` (PostgreSQL's `autovacuum_freeze_max_age`, whose VACUUM
+/// prevents wraparound): Myriad's ids never wrap, but the commit log is truncated only
+/// below every table's `frozen_xid` (txn rule 11).
+pub const AUTOVACUUM_FREEZE_MAX_AGE: u64 = 200_000_000;
 
 /// What one round of autovacuum did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct AutovacuumRound {
-    /// Tables vacuumed.
+    /// Tables vacuumed (with FREEZE, or not).
     pub vacuumed: usize,
+    /// Of those, vacuumed with FREEZE because their oldest id was too old.
+    pub frozen: usize,
     /// Tables analyzed.
     pub analyzed: usize,
 }
@@ -594,6 +602,7 @@ impl Database {
         t: &catalog::TableDesc,
         tx: &txn::Tx,
         vacuum: bool,
+        freeze: bool,
     ) -> PgResult<bool> {
         if !self.lock_for_maintenance(t, tx, true)? {
             return Ok(false);
@@ -607,7 +616,7 @@ impl Database {
             return Ok(true);
         }
         if vacuum {
-            self.vacuum_one(&t, tx, true, false)?;
+            self.vacuum_one(&t, tx, true, freeze)?;
         } else {
             self.analyze_one(
                 &t,
@@ -815,21 +824,39 @@ impl Database {
                 analyze_due.push(oid);
             }
         }
+        // Tables holding ids too old to let the commit log be truncated: frozen, in
+        // place of a plain VACUUM.
+        let next = self.txns.next_xid();
+        let freeze_due: Vec<common::Oid> = catalog
+            .tables()
+            .filter(|t| t.partition_key.is_none())
+            .filter(|t| {
+                let frozen = catalog.stats(t.oid).map_or(0, |s| s.frozen_xid);
+                next.saturating_sub(frozen) > AUTOVACUUM_FREEZE_MAX_AGE
+            })
+            .map(|t| t.oid)
+            .collect();
+        vacuum_due.retain(|oid| !freeze_due.contains(oid));
         drop(catalog);
         let mut round = AutovacuumRound::default();
-        for (oids, vacuum) in [(vacuum_due, true), (analyze_due, false)] {
+        for (oids, vacuum, freeze) in [
+            (freeze_due, true, true),
+            (vacuum_due, true, false),
+            (analyze_due, false, false),
+        ] {
             for oid in oids {
                 let Some(t) = self.catalog.committed().table_by_oid(oid).cloned() else {
                     continue;
                 };
-                if !t.options.autovacuum_enabled {
+                if !t.options.autovacuum_enabled && !freeze {
                     continue;
                 }
-                let res = self.maintain_locked(&t, tx, vacuum);
+                let res = self.maintain_locked(&t, tx, vacuum, freeze);
                 tx.release_locks();
                 if res? {
                     if vacuum {
                         round.vacuumed += 1;
+                        round.frozen += usize::from(freeze);
                     } else {
                         round.analyzed += 1;
                     }

@@ -118,6 +118,7 @@ async fn autovacuum_analyzes_tables_that_changed_enough() {
         round().await,
         AutovacuumRound {
             vacuumed: 0,
+            frozen: 0,
             analyzed: 1
         },
         "60 changes pass ANALYZE's threshold; 60 inserted rows are under VACUUM's 1000"
@@ -130,6 +131,7 @@ async fn autovacuum_analyzes_tables_that_changed_enough() {
         round().await,
         AutovacuumRound {
             vacuumed: 0,
+            frozen: 0,
             analyzed: 1
         }
     );

@@ -6,8 +6,8 @@
 
 mod common;
 
-use common::{connect, exec, value};
-use myriad_server::{Config, Server};
+use common::{autovacuum_round, connect, exec, value};
+use myriad_server::{AUTOVACUUM_FREEZE_MAX_AGE, Config, Server};
 
 fn config(dir: &std::path::Path) -> Config {
     Config {
@@ -78,5 +78,45 @@ async fn vacuum_freeze_lets_the_commit_log_be_truncated() {
         "changed"
     );
     check(c).await;
+    server.shutdown().await.expect("shutdown");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn autovacuum_freezes_tables_holding_old_ids() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let server = Server::start(&config(dir.path())).await.expect("start");
+    let c = connect(&server).await;
+    exec(
+        &c,
+        "CREATE TABLE quiet (id int) WITH (autovacuum_enabled = false)",
+    )
+    .await;
+    exec(&c, "INSERT INTO quiet VALUES (1), (2)").await;
+    exec(&c, "CREATE TABLE busy (id int)").await;
+    exec(&c, "INSERT INTO busy VALUES (1)").await;
+    exec(&c, "CHECKPOINT").await;
+    let first = dir.path().join("pg_xact").join(format!("{:016X}", 0));
+    assert!(first.exists());
+    // Few changes, young ids: nothing to do.
+    assert_eq!(autovacuum_round(&server).await.vacuumed, 0);
+    // Ids grow old: both tables are frozen, the table autovacuum otherwise leaves alone
+    // too, and the commit log's first segment goes.
+    let txns = server.database().txns();
+    txns.advance_next_xid(AUTOVACUUM_FREEZE_MAX_AGE + 1000);
+    exec(&c, "INSERT INTO busy VALUES (2)").await;
+    let round = autovacuum_round(&server).await;
+    assert_eq!((round.vacuumed, round.frozen), (2, 2), "{round:?}");
+    assert!(!first.exists());
+    assert_eq!(
+        value(
+            &c,
+            "SELECT (SELECT sum(id) FROM quiet) + (SELECT sum(id) FROM busy)"
+        )
+        .await,
+        "6"
+    );
+    // Frozen, they are young again.
+    assert_eq!(autovacuum_round(&server).await.frozen, 0);
+    drop(c);
     server.shutdown().await.expect("shutdown");
 }
