@@ -51,6 +51,11 @@ pub trait VfsFile: Send + Sync {
     fn write_all_at(&self, buf: &[u8], offset: u64) -> io::Result<()>;
     /// Make every write so far durable (`fsync`).
     fn sync(&self) -> io::Result<()>;
+    /// Make every write so far durable, with the metadata needed to read it back but not
+    /// the rest (`fdatasync`): cheaper where the writes did not grow the file.
+    fn sync_data(&self) -> io::Result<()> {
+        self.sync()
+    }
     /// The file's length in bytes (one `fstat`: callers cache the answer).
     fn len(&self) -> io::Result<u64>;
     /// Truncate or extend (with zeros) to `len` bytes.
@@ -131,6 +136,10 @@ impl VfsFile for OsFile {
 
     fn sync(&self) -> io::Result<()> {
         self.file.sync_all()
+    }
+
+    fn sync_data(&self) -> io::Result<()> {
+        self.file.sync_data()
     }
 
     fn len(&self) -> io::Result<u64> {

@@ -406,6 +406,7 @@ impl Wal {
                         self.sync_locked(fl)?;
                     }
                     let path = self.segment_path(segment);
+                    let created = !self.vfs.exists(&path);
                     let f = match self.vfs.open(&path, true) {
                         Ok(f) => f,
                         Err(e) => {
@@ -415,6 +416,15 @@ impl Wal {
                             ));
                         }
                     };
+                    // A new segment is written whole with zeros and fsync'd first (wal
+                    // rule 3): commits then overwrite allocated blocks, and their
+                    // fdatasync need not log the file's growth.
+                    if created && let Err(e) = zero_fill(&*f, self.segment_size) {
+                        return self.fail(PgError::io(
+                            format!("could not fill WAL segment \"{}\"", path.display()),
+                            e,
+                        ));
+                    }
                     if let Err(e) = self.vfs.sync_dir(&self.dir) {
                         return self.fail(PgError::io(
                             format!("could not fsync directory \"{}\"", self.dir.display()),
@@ -446,7 +456,7 @@ impl Wal {
             return Ok(());
         }
         if let Some((segment, f)) = &fl.segment {
-            if let Err(e) = f.sync() {
+            if let Err(e) = f.sync_data() {
                 let path = self.segment_path(*segment);
                 return self.fail(PgError::io(
                     format!("could not fsync WAL segment \"{}\"", path.display()),
@@ -645,6 +655,20 @@ impl WalReader {
             }));
         }
     }
+}
+
+/// Write `size` bytes of zeros over a new segment file and fsync it, so that its blocks
+/// are allocated before any record is written there (PostgreSQL's `wal_init_zero`).
+fn zero_fill(f: &dyn crate::vfs::VfsFile, size: u64) -> std::io::Result<()> {
+    const CHUNK: u64 = 1 << 20;
+    let zeros = vec![0u8; CHUNK.min(size) as usize];
+    let mut at = 0;
+    while at < size {
+        let n = (size - at).min(CHUNK) as usize;
+        f.write_all_at(&zeros[..n], at)?;
+        at += n as u64;
+    }
+    f.sync()
 }
 
 /// How to open the log.
