@@ -80,6 +80,13 @@ struct ClogPage {
 }
 
 impl ClogPage {
+    /// Note a use, writing the shared flag only when it changes.
+    fn mark_used(&self) {
+        if !self.used.load(Ordering::Relaxed) {
+            self.used.store(true, Ordering::Relaxed);
+        }
+    }
+
     fn new(data: &[u8]) -> ClogPage {
         ClogPage {
             bytes: data.iter().map(|b| AtomicU8::new(*b)).collect(),
@@ -114,7 +121,9 @@ fn read_oldest(vfs: &dyn Vfs, path: &Path) -> PgResult<Xid> {
 pub struct Clog {
     vfs: Arc<dyn Vfs>,
     dir: PathBuf,
-    pages: RwLock<HashMap<u64, Arc<ClogPage>>>,
+    /// By page number (Fx-hashed: every visibility check of a version not yet frozen
+    /// looks a page up).
+    pages: RwLock<HashMap<u64, Arc<ClogPage>, common::hash::FxBuild>>,
     /// Serialises writing pages out (checkpoint) and truncation against each other.
     io: Mutex<()>,
     /// The first id whose status is kept: the log was truncated below it (0: never).
@@ -137,7 +146,7 @@ impl Clog {
         Ok(Clog {
             vfs,
             dir,
-            pages: RwLock::new(HashMap::new()),
+            pages: RwLock::new(HashMap::default()),
             io: Mutex::new(()),
             oldest: AtomicU64::new(oldest),
         })
@@ -204,7 +213,7 @@ impl Clog {
 
     fn page(&self, pageno: u64) -> PgResult<Arc<ClogPage>> {
         if let Some(p) = self.pages.read().get(&pageno) {
-            p.used.store(true, Ordering::Relaxed);
+            p.mark_used();
             return Ok(p.clone());
         }
         let data = self.read_page(pageno)?;
@@ -254,10 +263,17 @@ impl Clog {
                 "The commit log was truncated below transaction {oldest}."
             )));
         }
-        let page = self.page(xid / XIDS_PER_PAGE)?;
-        let i = (xid % XIDS_PER_PAGE) as usize;
-        let byte = page.bytes[i / 4].load(Ordering::Acquire);
-        Ok(XidStatus::from_bits(byte >> ((i % 4) * 2)))
+        let (pageno, i) = (xid / XIDS_PER_PAGE, (xid % XIDS_PER_PAGE) as usize);
+        let bits = |p: &ClogPage| {
+            let byte = p.bytes[i / 4].load(Ordering::Acquire);
+            XidStatus::from_bits(byte >> ((i % 4) * 2))
+        };
+        // A cached page is read under the map's shared lock, not cloned out of it.
+        if let Some(p) = self.pages.read().get(&pageno) {
+            p.mark_used();
+            return Ok(bits(p));
+        }
+        Ok(bits(&*self.page(pageno)?))
     }
 
     /// Record the final status of `xids`, whose WAL record ends at `lsn`.

@@ -118,6 +118,16 @@ fn seq_scan<'a>(
         }
         (columns, _) => (columns.clone(), Vec::new()),
     };
+    // A filter reading fewer columns than are decoded is evaluated on those first.
+    let ncols = table.columns.len();
+    let filter_first = filter.as_ref().and_then(|f| {
+        let read = planner::columns_read(f, ncols);
+        let more = match &decoded {
+            Some(d) => d.iter().zip(&read).any(|(d, r)| *d && !*r),
+            None => read.iter().any(|r| !r),
+        };
+        more.then(|| read.to_vec())
+    });
     Ok(Box::new(SeqScanOp {
         env,
         scan: TableScan::new(env, table.rel, table.column_types())?.reading(decoded),
@@ -125,6 +135,7 @@ fn seq_scan<'a>(
         emit_tid: env.emit_tid.then_some(table.oid),
         removed: 0,
         dropped,
+        filter_first,
         counted: (table.oid, 0),
     }))
 }

@@ -31,6 +31,52 @@ impl<'a> TableScan<'a> {
         TableScan { wanted, ..self }
     }
 
+    /// The next row `keep` takes (none at the end), with the count of rows it refused
+    /// before it. With
+    /// `first` (the columns `keep` reads), each row is decoded first to those columns
+    /// alone and in full only if `keep` takes it: a selective filter over a page of many
+    /// versions (pgbench's tellers) decodes one column of each.
+    pub fn next_kept(
+        &mut self,
+        first: Option<&[bool]>,
+        mut keep: impl FnMut(&Row) -> PgResult<bool>,
+    ) -> PgResult<(Option<(ItemPointer, Row)>, u64)> {
+        let mut refused = 0;
+        loop {
+            self.tx.check_for_interrupts()?;
+            let Some(r) = self.scan.next_ref() else {
+                return Ok((None, refused));
+            };
+            let (tid, bytes) = r?;
+            let wanted = self.wanted.as_deref();
+            let row = match first {
+                Some(first) => {
+                    let part = access::tuple::decode_columns(
+                        bytes,
+                        &self.types,
+                        Some(first),
+                        Some(self.pool),
+                    )?;
+                    if !keep(&part)? {
+                        refused += 1;
+                        continue;
+                    }
+                    access::tuple::decode_columns(bytes, &self.types, wanted, Some(self.pool))?
+                }
+                None => {
+                    let row =
+                        access::tuple::decode_columns(bytes, &self.types, wanted, Some(self.pool))?;
+                    if !keep(&row)? {
+                        refused += 1;
+                        continue;
+                    }
+                    row
+                }
+            };
+            return Ok((Some((tid, row)), refused));
+        }
+    }
+
     pub fn next_row(&mut self) -> PgResult<Option<(ItemPointer, Row)>> {
         self.tx.check_for_interrupts()?;
         match self.scan.next_ref() {
@@ -309,6 +355,9 @@ pub(crate) struct SeqScanOp<'a> {
     pub(crate) removed: u64,
     /// Columns only the filter reads: NULL once a row has passed it.
     pub(crate) dropped: Vec<usize>,
+    /// The columns the filter reads, where the scan decodes more: each row is decoded to
+    /// these first ([`TableScan::next_kept`]).
+    pub(crate) filter_first: Option<Vec<bool>>,
     /// The table, with the rows the scan returned, counted for `pg_stat_user_tables`
     /// when the scan ends (txn rule 10).
     pub(crate) counted: (common::Oid, u64),
@@ -323,25 +372,25 @@ impl Drop for SeqScanOp<'_> {
 
 impl Operator for SeqScanOp<'_> {
     fn next(&mut self) -> PgResult<Option<Row>> {
-        while let Some((tid, mut row)) = self.scan.next_row()? {
-            self.counted.1 += 1;
-            match self.filter {
-                Some(f) if !self.env.eval(f, &row)?.is_true() => {
-                    self.removed += 1;
-                    continue;
-                }
-                _ => {
-                    for &i in &self.dropped {
-                        row[i] = Value::Null;
-                    }
-                    if let Some(oid) = self.emit_tid {
-                        crate::exec::lock_rows::push_address(&mut row, tid, oid);
-                    }
-                    return Ok(Some(row));
-                }
-            }
+        let (env, filter) = (self.env, self.filter);
+        let keep = |row: &Row| match filter {
+            Some(f) => Ok(env.eval(f, row)?.is_true()),
+            None => Ok(true),
+        };
+        let (found, refused) = self.scan.next_kept(self.filter_first.as_deref(), keep)?;
+        self.counted.1 += refused;
+        self.removed += refused;
+        let Some((tid, mut row)) = found else {
+            return Ok(None);
+        };
+        self.counted.1 += 1;
+        for &i in &self.dropped {
+            row[i] = Value::Null;
         }
-        Ok(None)
+        if let Some(oid) = self.emit_tid {
+            crate::exec::lock_rows::push_address(&mut row, tid, oid);
+        }
+        Ok(Some(row))
     }
 
     fn rows_removed(&self) -> u64 {
