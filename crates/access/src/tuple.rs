@@ -426,36 +426,61 @@ fn finish_header(out: &mut [u8], infomask: u16, natts: u16, hoff: usize) {
     out[T_HOFF] = hoff as u8;
 }
 
+/// A tuple's columns as they are read: which are stored (tuple rules 3 and 4), and a
+/// reader at the first one's bytes.
+struct Columns<'a> {
+    natts: usize,
+    has_null: bool,
+    bitmap: &'a [u8],
+    r: Reader<'a>,
+}
+
+impl<'a> Columns<'a> {
+    /// The columns of tuple `bytes` of a table of `types`, its header checked.
+    fn open(bytes: &'a [u8], types: &[DataType]) -> PgResult<Columns<'a>> {
+        let h = header(bytes)?;
+        let natts = h.natts as usize;
+        if natts > types.len() {
+            return Err(corrupt(format!(
+                "{natts} columns, but the table has {}",
+                types.len()
+            )));
+        }
+        Ok(Columns {
+            natts,
+            has_null: h.infomask & HEAP_HASNULL != 0,
+            bitmap: &bytes[HEAP_TUPLE_HEADER_SIZE..h.hoff as usize],
+            r: Reader {
+                bytes,
+                pos: h.hoff as usize,
+            },
+        })
+    }
+
+    /// Whether column `i` is stored (not NULL, not past the tuple's columns).
+    #[inline]
+    fn present(&self, i: usize) -> bool {
+        i < self.natts && (!self.has_null || self.bitmap[i / 8] & (1 << (i % 8)) != 0)
+    }
+}
+
 /// Each column's stored bytes in a tuple (`None`: NULL, or not stored: tuple rule 4),
 /// as [`assemble`] takes them: what TOAST reads its pointers from.
 pub(crate) fn stored_columns<'a>(
     bytes: &'a [u8],
     types: &[DataType],
 ) -> PgResult<Vec<Option<&'a [u8]>>> {
-    let h = header(bytes)?;
-    let natts = h.natts as usize;
-    if natts > types.len() {
-        return Err(corrupt(format!(
-            "{natts} columns, but the table has {}",
-            types.len()
-        )));
-    }
-    let has_null = h.infomask & HEAP_HASNULL != 0;
-    let bitmap = &bytes[HEAP_TUPLE_HEADER_SIZE..h.hoff as usize];
-    let mut r = Reader {
-        bytes,
-        pos: h.hoff as usize,
-    };
+    let mut c = Columns::open(bytes, types)?;
     let mut out = Vec::with_capacity(types.len());
     for (i, ty) in types.iter().enumerate() {
-        let present = i < natts && (!has_null || bitmap[i / 8] & (1 << (i % 8)) != 0);
+        let present = c.present(i);
         if !present {
             out.push(None);
             continue;
         }
-        let start = r.pos;
-        skip_datum(ty, &mut r, i)?;
-        out.push(Some(&bytes[start..r.pos]));
+        let start = c.r.pos;
+        skip_datum(ty, &mut c.r, i)?;
+        out.push(Some(&bytes[start..c.r.pos]));
     }
     Ok(out)
 }
@@ -771,20 +796,7 @@ pub fn decode_columns(
     toast: Option<&BufferPool>,
 ) -> PgResult<Vec<Value>> {
     let src = Src::Column(toast);
-    let h = header(bytes)?;
-    let natts = h.natts as usize;
-    if natts > types.len() {
-        return Err(corrupt(format!(
-            "{natts} columns, but the table has {}",
-            types.len()
-        )));
-    }
-    let has_null = h.infomask & HEAP_HASNULL != 0;
-    let bitmap = &bytes[HEAP_TUPLE_HEADER_SIZE..h.hoff as usize];
-    let mut r = Reader {
-        bytes,
-        pos: h.hoff as usize,
-    };
+    let mut c = Columns::open(bytes, types)?;
     let mut values = Vec::with_capacity(types.len());
     // The columns to read: through the last one wanted.
     let end = match wanted {
@@ -793,14 +805,14 @@ pub fn decode_columns(
     };
     if end < types.len() {
         for (i, ty) in types[..end].iter().enumerate() {
-            let present = i < natts && (!has_null || bitmap[i / 8] & (1 << (i % 8)) != 0);
+            let present = c.present(i);
             if !present {
                 values.push(Value::Null);
             } else if wanted.is_some_and(|w| !w[i]) {
-                skip_datum(ty, &mut r, i)?;
+                skip_datum(ty, &mut c.r, i)?;
                 values.push(Value::Null);
             } else {
-                values.push(get_datum(ty, &mut r, i, src)?);
+                values.push(get_datum(ty, &mut c.r, i, src)?);
             }
         }
         // (Made, not cloned: a clone of a Value matches on its kind.)
@@ -809,23 +821,23 @@ pub fn decode_columns(
         return Ok(values);
     }
     for (i, ty) in types.iter().enumerate() {
-        let present = i < natts && (!has_null || bitmap[i / 8] & (1 << (i % 8)) != 0);
+        let present = c.present(i);
         if !present {
             values.push(Value::Null);
             continue;
         }
         if wanted.is_some_and(|w| !w.get(i).copied().unwrap_or(true)) {
-            skip_datum(ty, &mut r, i)?;
+            skip_datum(ty, &mut c.r, i)?;
             values.push(Value::Null);
             continue;
         }
-        let v = get_datum(ty, &mut r, i, src)?;
+        let v = get_datum(ty, &mut c.r, i, src)?;
         values.push(v);
     }
-    if r.pos != bytes.len() {
+    if c.r.pos != bytes.len() {
         return Err(corrupt(format!(
             "{} bytes left over after the last column",
-            bytes.len() - r.pos
+            bytes.len() - c.r.pos
         )));
     }
     Ok(values)
@@ -846,44 +858,31 @@ pub fn decode_sample(
     pool: &BufferPool,
     wide: usize,
 ) -> PgResult<Sampled> {
-    let h = header(bytes)?;
-    let natts = h.natts as usize;
-    if natts > types.len() {
-        return Err(corrupt(format!(
-            "{natts} columns, but the table has {}",
-            types.len()
-        )));
-    }
-    let has_null = h.infomask & HEAP_HASNULL != 0;
-    let bitmap = &bytes[HEAP_TUPLE_HEADER_SIZE..h.hoff as usize];
-    let mut r = Reader {
-        bytes,
-        pos: h.hoff as usize,
-    };
+    let mut c = Columns::open(bytes, types)?;
     let mut values = Vec::with_capacity(types.len());
     let mut too_wide = Vec::new();
     for (i, ty) in types.iter().enumerate() {
-        let present = i < natts && (!has_null || bitmap[i / 8] & (1 << (i % 8)) != 0);
+        let present = c.present(i);
         if !present {
             values.push(Value::Null);
             continue;
         }
-        let start = r.pos;
+        let start = c.r.pos;
         if ty.typlen() == -1
             && let Some(raw) = crate::toast::raw_len(&bytes[start..])
             && raw > wide
         {
-            skip_datum(ty, &mut r, i)?;
-            too_wide.push((i, r.pos - start));
+            skip_datum(ty, &mut c.r, i)?;
+            too_wide.push((i, c.r.pos - start));
             values.push(Value::Null);
             continue;
         }
-        values.push(get_datum(ty, &mut r, i, Src::Column(Some(pool)))?);
+        values.push(get_datum(ty, &mut c.r, i, Src::Column(Some(pool)))?);
     }
-    if r.pos != bytes.len() {
+    if c.r.pos != bytes.len() {
         return Err(corrupt(format!(
             "{} bytes left over after the last column",
-            bytes.len() - r.pos
+            bytes.len() - c.r.pos
         )));
     }
     Ok((values, too_wide))

@@ -24,7 +24,6 @@ use common::{DataType, RelId, Value};
 use myriad_access::heapam::{self, HeapWrite};
 use myriad_access::tuple;
 use simdb::Db;
-use storage::Mtr;
 use storage::simvfs::{SimRng, SimVfs};
 use storage::xlog;
 use txn::{Isolation, Tx};
@@ -114,20 +113,6 @@ fn verify(db: &Db, model: &Model, ctx: &str) {
     tx.abort().expect("abort");
 }
 
-/// Prune `block` as an update or VACUUM does.
-fn prune(db: &Db, block: u32) {
-    let mut buf = db.pool.read_buffer(REL, block).expect("page");
-    let mut mtr = Mtr::new(&db.pool);
-    let p = mtr.latch(&mut buf);
-    let horizon = db.mgr.oldest_xmin();
-    if heapam::prune(mtr.page(p), block, &db.mgr, horizon)
-        .expect("prune")
-        .changed
-    {
-        mtr.commit().expect("commit");
-    }
-}
-
 /// One transaction of a few updates and deletes; the model changes only if it commits.
 /// Returns the count of HOT updates it made, `None` if the log refused (a failed fsync).
 fn transaction(db: &Db, rng: &mut SimRng, model: &mut Model) -> Option<u64> {
@@ -213,7 +198,7 @@ fn run_seed(seed: u64) -> u64 {
                 }
             } else {
                 let nblocks = db.pool.smgr().nblocks(REL).expect("nblocks");
-                prune(&db, rng.below(u64::from(nblocks)) as u32);
+                simdb::prune(&db, REL, rng.below(u64::from(nblocks)) as u32);
             }
             if rng.chance(5) {
                 xlog::checkpoint_with(&db.pool, &db.wal, &|| db.mgr.checkpoint())
@@ -225,7 +210,7 @@ fn run_seed(seed: u64) -> u64 {
         if rng.chance(50) {
             let nblocks = db.pool.smgr().nblocks(REL).expect("nblocks");
             for block in 0..nblocks {
-                prune(&db, block);
+                simdb::prune(&db, REL, block);
             }
             db.wal.commit().expect("flush");
         }

@@ -136,20 +136,6 @@ fn verify(db: &Db, model: &Model, ctx: &str) {
     tx.abort().expect("abort");
 }
 
-/// Prune page `block` of `rel` as an update or VACUUM does.
-fn prune(db: &Db, rel: RelId, block: u32) {
-    let mut buf = db.pool.read_buffer(rel, block).expect("page");
-    let mut mtr = Mtr::new(&db.pool);
-    let p = mtr.latch(&mut buf);
-    let horizon = db.mgr.oldest_xmin();
-    if heapam::prune(mtr.page(p), block, &db.mgr, horizon)
-        .expect("prune")
-        .changed
-    {
-        mtr.commit().expect("commit");
-    }
-}
-
 /// One transaction of a few changes; the model changes only if it commits. `None` if
 /// the log refused (a failed fsync).
 fn transaction(db: &Db, rng: &mut SimRng, model: &mut Model, next_id: &mut i32) -> Option<()> {
@@ -233,7 +219,7 @@ fn run_seed(seed: u64) {
                     if db.pool.smgr().exists(rel) {
                         let nblocks = db.pool.smgr().nblocks(rel).expect("nblocks");
                         if nblocks > 0 {
-                            prune(&db, rel, rng.below(u64::from(nblocks)) as u32);
+                            simdb::prune(&db, rel, rng.below(u64::from(nblocks)) as u32);
                         }
                     }
                 }

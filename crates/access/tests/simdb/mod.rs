@@ -45,3 +45,18 @@ pub fn open(vfs: &Arc<SimVfs>, pool_pages: usize) -> Db {
     mgr.attach_wal(wal.clone());
     Db { pool, wal, mgr }
 }
+
+/// Prune page `block` of `rel` as an update or VACUUM does, logged if it changed.
+#[allow(dead_code)] // not every crash test prunes
+pub fn prune(db: &Db, rel: common::RelId, block: u32) {
+    let mut buf = db.pool.read_buffer(rel, block).expect("page");
+    let mut mtr = storage::Mtr::new(&db.pool);
+    let p = mtr.latch(&mut buf);
+    let horizon = db.mgr.oldest_xmin();
+    if myriad_access::heapam::prune(mtr.page(p), block, &db.mgr, horizon)
+        .expect("prune")
+        .changed
+    {
+        mtr.commit().expect("commit");
+    }
+}
