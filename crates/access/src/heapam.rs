@@ -659,25 +659,7 @@ pub fn heap_update(
     Ok(HeapWrite::Done(new_tid))
 }
 
-/// Mark heap page `block` all-visible (and all-frozen) in its flag and the visibility
-/// map if every tuple on it is visible to all below `horizon`, deciding under the page's
-/// latch in the mini-transaction that sets them (access rule 9). With `freeze`, each
-/// such tuple's inserter becomes [`txn::FROZEN_XID`] first (VACUUM FREEZE), and a row
-/// lock that no longer holds goes. A page with a DEAD stub (index entries may still
-/// point at it) or an empty new page is left as it is. Returns the bits set (0: none)
-/// and the page's room (free and fragmented bytes), for the free space map.
-pub fn set_all_visible(
-    pool: &BufferPool,
-    rel: RelId,
-    block: BlockNumber,
-    horizon: Xid,
-    mgr: &txn::TxnManager,
-    freeze: bool,
-) -> PgResult<(u8, usize)> {
-    mark_page(pool, rel, block, horizon, mgr, freeze).map(|m| (m.bits, m.room))
-}
-
-/// What [`mark_page`] did and found.
+/// What [`set_all_visible`] did and found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Marked {
     /// The visibility map bits set (0: none).
@@ -690,8 +672,14 @@ pub struct Marked {
     pub oldest_xid: Xid,
 }
 
-/// [`set_all_visible`], with the oldest id the page holds afterwards.
-pub fn mark_page(
+/// Mark heap page `block` all-visible (and all-frozen) in its flag and the visibility
+/// map if every tuple on it is visible to all below `horizon`, deciding under the page's
+/// latch in the mini-transaction that sets them (access rule 9). With `freeze`, each
+/// such tuple's inserter becomes [`txn::FROZEN_XID`] first (VACUUM FREEZE), and a row
+/// lock that no longer holds goes. A page with a DEAD stub (index entries may still
+/// point at it) or an empty new page is left as it is. Returns the bits set, the page's
+/// room for the free space map, and the oldest id its tuples still hold.
+pub fn set_all_visible(
     pool: &BufferPool,
     rel: RelId,
     block: BlockNumber,
@@ -2130,7 +2118,7 @@ mod tests {
     fn mark(e: &Env, freeze: bool) -> u8 {
         set_all_visible(&e.pool, REL, 0, e.mgr.oldest_xmin(), &e.mgr, freeze)
             .expect("mark")
-            .0
+            .bits
     }
 
     #[test]

@@ -31,6 +31,7 @@
 //! (value id, sequence number, size), and the value's bytes against its checksum;
 //! anything else is `DATA_CORRUPTED` naming the TOAST relation, never wrong bytes.
 
+use std::sync::LazyLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use common::ids::ItemPointer;
@@ -169,21 +170,17 @@ impl Pointer {
     }
 }
 
-/// Value ids: unique within a run, and unlikely to repeat across runs (they only check
-/// that a chunk is the one its pointer means; the place is in the pointer).
+/// Value ids: unique within a run, and unlikely to repeat across runs (counted from the
+/// clock at the first): they only check that a chunk is the one its pointer means; the
+/// place is in the pointer.
 fn next_value_id() -> u64 {
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    let mut id = NEXT.fetch_add(1, Ordering::Relaxed);
-    if id == 0 {
-        let seed = std::time::SystemTime::now()
+    static NEXT: LazyLock<AtomicU64> = LazyLock::new(|| {
+        let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
-            .map_or(1, |d| d.as_nanos() as u64)
-            << 8;
-        // The first caller seeds the counter; racing first callers each keep theirs.
-        let _ = NEXT.compare_exchange(1, seed + 1, Ordering::Relaxed, Ordering::Relaxed);
-        id = seed;
-    }
-    id
+            .map_or(1, |d| d.as_nanos() as u64);
+        AtomicU64::new(nanos)
+    });
+    NEXT.fetch_add(1, Ordering::Relaxed)
 }
 
 /// A compressed value's bytes (after the length word) back to the value's.
@@ -573,8 +570,8 @@ pub fn needs_toast(values: &[Value], types: &[DataType]) -> bool {
 pub(crate) fn raw_len(b: &[u8]) -> Option<usize> {
     let word = u32::from_le_bytes(*b.first_chunk::<4>()?);
     if word & VARLENA_EXTERNAL != 0 {
-        let at = 4 + 22;
-        return Some(u32::from_le_bytes(b.get(at..at + 4)?.try_into().ok()?) as usize);
+        let p = Pointer::parse(b.get(4..4 + POINTER_LEN)?).ok()?;
+        return Some(p.raw_len as usize);
     }
     if word & VARLENA_COMPRESSED != 0 {
         return Some(u32::from_le_bytes(b.get(4..8)?.try_into().ok()?) as usize);

@@ -724,8 +724,6 @@ impl Setting {
     pub const MAX_CONNECTIONS: Setting = Setting(44);
     /// The memory CREATE INDEX's sort may use (kB) before it spills.
     pub const MAINTENANCE_WORK_MEM: Setting = Setting(45);
-    /// The compression method of values toasted (lz4, the only one).
-    pub const DEFAULT_TOAST_COMPRESSION: Setting = Setting(46);
 
     /// The settings a client is told of (ParameterStatus) when their values change, as
     /// PostgreSQL 15 reports them (`GUC_REPORT`), with the values announced at startup.

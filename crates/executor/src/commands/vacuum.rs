@@ -185,7 +185,7 @@ fn vacuum_heap(
     }
     for block in scanned {
         tx.check_statement_timeout()?;
-        let marked = access::heapam::mark_page(pool, table.rel, block, horizon, mgr, freeze)?;
+        let marked = access::heapam::set_all_visible(pool, table.rel, block, horizon, mgr, freeze)?;
         let bits = marked.bits;
         oldest = oldest.min(marked.oldest_xid);
         // The room the page has now, for inserts to find (access rule 10).
