@@ -292,7 +292,7 @@ impl Session {
         if !name.is_empty() && self.statements.contains_key(name) {
             return Err(duplicate_statement(name));
         }
-        let mut stmts = sql::parser::parse(sql)?;
+        let mut stmts = self.db.parses.parse(sql)?;
         if stmts.len() > 1 {
             return Err(PgError::syntax(
                 "cannot insert multiple commands into a prepared statement",

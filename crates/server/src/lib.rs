@@ -10,7 +10,8 @@
 //!    message reaches `wire`'s query handler, which calls the connection's
 //!    [`session::Session`] right there, blocking only that connection.
 //! 3. `sql::parser::parse` parses the whole string into statements (a syntax error anywhere
-//!    runs nothing, as in PostgreSQL).
+//!    runs nothing, as in PostgreSQL), through the database's parse cache: a string of a
+//!    shape seen before, literals aside, is not parsed again (sql rule 1).
 //! 4. For each statement, the session starts a transaction if none is open, takes a
 //!    snapshot and makes the statement's session context
 //!    (`Session::set_statement_context`: its clock, zone and catalog, passed down
@@ -91,6 +92,9 @@ use wire::Backend;
 pub use config::Config;
 
 /// One open data directory: catalog, storage, buffer pool, write-ahead log.
+/// Query string shapes whose parse is kept (sql rule 1), each of at most 2 KB of text.
+const PARSE_CACHE_SHAPES: usize = 1024;
+
 pub struct Database {
     catalog: Catalog,
     pool: BufferPool,
@@ -104,6 +108,8 @@ pub struct Database {
     sequences: access::sequence::Sequences,
     /// Plans made since startup (`Database::plan`).
     plans_made: std::sync::atomic::AtomicU64,
+    /// Query strings parsed, by shape (sql rule 1).
+    pub(crate) parses: sql::parse_cache::ParseCache,
     /// Sessions at once; the next client gets 53300 (`max_connections`, server rule 6).
     max_connections: usize,
     /// `postmaster.pid`, locked while this database is open ([`lock_data_dir`]).
@@ -325,6 +331,7 @@ impl Database {
             next_backend: std::sync::atomic::AtomicU32::new(1),
             sequences: access::sequence::Sequences::new(),
             plans_made: std::sync::atomic::AtomicU64::new(0),
+            parses: sql::parse_cache::ParseCache::new(PARSE_CACHE_SHAPES),
             max_connections: config.max_connections,
             _lock: lock,
         })

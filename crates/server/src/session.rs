@@ -1425,7 +1425,7 @@ impl Session {
     }
 
     fn execute_string(&mut self, sql_text: &str) -> Vec<StatementOutcome> {
-        let stmts = match sql::parser::parse(sql_text) {
+        let stmts = match self.db.parses.parse(sql_text) {
             Ok(s) => s,
             Err(e) => {
                 self.fail();

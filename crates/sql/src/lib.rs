@@ -1,7 +1,9 @@
 //! The SQL front end: text to bound, typed statements.
 //!
 //! 1. [`parser::parse`] runs `sqlparser` (PostgreSQL dialect) over the whole query string and
-//!    turns its errors into PostgreSQL's `syntax error at or near "..."` with a position.
+//!    turns its errors into PostgreSQL's `syntax error at or near "..."` with a position;
+//!    [`parse_cache::ParseCache`] gives a string the parse of one of the same shape,
+//!    literals aside, with its own literals (sql rule 1).
 //! 2. [`binder::Binder::bind`] resolves every name against one [`catalog::CatalogSnapshot`],
 //!    types every expression, inserts the implicit casts PostgreSQL would, and produces a
 //!    [`bound::BoundStatement`]: a logical plan for queries, a target and row source for DML,
@@ -13,6 +15,7 @@
 
 pub mod binder;
 pub mod bound;
+pub mod parse_cache;
 pub mod parser;
 
 pub use binder::Binder;
