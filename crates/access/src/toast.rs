@@ -579,6 +579,16 @@ pub(crate) fn raw_len(b: &[u8]) -> Option<usize> {
     None
 }
 
+/// What a column's stored bytes (from its length word on) take, as `pg_column_size`
+/// reports it: the bytes in the tuple, compressed or not; for a value out of line, its
+/// bytes in the TOAST relation (PostgreSQL's `toast_datum_size`).
+pub(crate) fn stored_size(b: &[u8], ty: &DataType) -> PgResult<usize> {
+    if toastable(ty) && external(b) {
+        return Ok(Pointer::parse(b.get(4..).unwrap_or_default())?.stored_len as usize);
+    }
+    Ok(b.len())
+}
+
 /// Whether a column's stored bytes are an out-of-line pointer.
 fn external(b: &[u8]) -> bool {
     b.first_chunk::<4>()

@@ -485,6 +485,23 @@ pub(crate) fn stored_columns<'a>(
     Ok(out)
 }
 
+/// The stored size of each of `columns` of a tuple (`None` for NULL), as
+/// `pg_column_size` reports it ([`crate::toast`]'s `stored_size`): what a scan returns
+/// after a row's values where a query asks (access rule 12).
+pub fn column_sizes(bytes: &[u8], types: &[DataType], columns: &[u16]) -> PgResult<Vec<Value>> {
+    let stored = stored_columns(bytes, types)?;
+    columns
+        .iter()
+        .map(|&c| match stored.get(c as usize).copied().flatten() {
+            None => Ok(Value::Null),
+            Some(b) => {
+                let size = crate::toast::stored_size(b, &types[c as usize])?;
+                Ok(Value::Int4(i32::try_from(size).unwrap_or(i32::MAX)))
+            }
+        })
+        .collect()
+}
+
 /// Append one non-NULL value of type `ty` in the form a tuple's data area holds it, with no
 /// size limit (the catalog keeps statistics' values this way). A NULL, or a value not of
 /// type `ty`, is a caller bug, reported as an internal error.
@@ -751,8 +768,9 @@ fn get_array(r: &mut Reader<'_>, elem: &DataType, i: usize, src: Src<'_>) -> PgR
     })))
 }
 
-/// Bytes a value takes in the data area (for the size in "row is too big").
-pub(crate) fn encoded_len(v: &Value, ty: &DataType) -> usize {
+/// Bytes a value takes in the data area (for the size in "row is too big"), stored
+/// inline and uncompressed: `pg_column_size` of a value not read from a table.
+pub fn encoded_len(v: &Value, ty: &DataType) -> usize {
     match v {
         Value::Null => 0,
         Value::Text(s) | Value::Bpchar(s) => 4 + s.len(),

@@ -227,6 +227,11 @@ pub struct TableDesc {
     /// first use (PostgreSQL's `reltoastrelid`); `None` for a table without storage and
     /// for one made before TOAST existed.
     pub toast: Option<common::RelId>,
+    /// `pg_column_size` of these columns, in a query's description of the table (never
+    /// the catalog's, where it is empty): the last `stored_sizes.len()` of `columns` are
+    /// not the table's but int4 columns a scan fills with the stored size of each of
+    /// these columns of the row (access rule 12; the binder's `with_stored_sizes`).
+    pub stored_sizes: Vec<u16>,
 }
 
 /// A comment on a table (`object` its OID, `sub` 0), one of its columns (`sub` the
@@ -518,6 +523,13 @@ impl TableDesc {
 
     pub fn column_types(&self) -> Vec<DataType> {
         self.columns.iter().map(|c| c.ty).collect()
+    }
+
+    /// The types of the columns the table's tuples hold: `column_types` without the
+    /// stored sizes a query's scan adds after them (`stored_sizes`).
+    pub fn tuple_types(&self) -> Vec<DataType> {
+        let n = self.columns.len() - self.stored_sizes.len();
+        self.columns[..n].iter().map(|c| c.ty).collect()
     }
 
     /// The unique indexes (constraint or not): what inserts and updates must check.

@@ -740,6 +740,7 @@ fn table_desc(
                 + (new.keys.len() + new.serials.len() + new.foreign_keys.len() + new.checks.len())
                     as Oid,
         ),
+        stored_sizes: Vec::new(),
     };
     for (n, mut fk) in new.foreign_keys.iter().cloned().enumerate() {
         if fk.ref_table == 0 {

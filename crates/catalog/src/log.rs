@@ -1256,6 +1256,7 @@ pub(crate) fn decode(payload: &[u8]) -> Option<Record> {
                 partition_of,
                 alias: None,
                 toast,
+                stored_sizes: Vec::new(),
             };
             if matches!(
                 kind,
@@ -1495,6 +1496,7 @@ mod tests {
             partition_of: None,
             alias: None,
             toast: Some(16390),
+            stored_sizes: Vec::new(),
         };
         let partitioned = TableDesc {
             partition_key: Some(PartitionKey::of_columns(

@@ -264,6 +264,7 @@ pub(crate) fn eval_func(clock: &SessionClock, f: ScalarFunc, args: &[Value]) -> 
         | F::PgTableIsVisible
         | F::PgRelationSize
         | F::PgTableSize
+        | F::PgColumnSize
         | F::PgIndexesSize
         | F::PgTotalRelationSize
         | F::PgSizePretty

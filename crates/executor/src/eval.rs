@@ -195,6 +195,18 @@ fn ev(e: &Expr, row: &[Value], s: &Session, env: Option<&Env>) -> PgResult<Value
         ExprKind::Cast { expr, explicit } => {
             cast_value(ev(expr, row, s, env)?, &e.ty, *explicit, s.text())
         }
+        // A value not read from a table: the size it takes stored inline, uncompressed.
+        ExprKind::Func(ScalarFunc::PgColumnSize, args) => {
+            let Some(a) = args.first() else {
+                return Err(PgError::internal("pg_column_size without argument"));
+            };
+            Ok(match ev(a, row, s, env)? {
+                Value::Null => Value::Null,
+                v => Value::Int4(
+                    i32::try_from(access::tuple::encoded_len(&v, &a.ty)).unwrap_or(i32::MAX),
+                ),
+            })
+        }
         ExprKind::Func(f, args) => {
             let vals = args
                 .iter()
@@ -513,6 +525,7 @@ fn eval_func(s: &Session, f: ScalarFunc, args: Vec<Value>, ty: &DataType) -> PgR
         | ScalarFunc::ArrayContained
         | ScalarFunc::ArrayOverlap
         | ScalarFunc::FormatType => Err(PgError::internal(format!("{f:?} is an array function"))),
+        ScalarFunc::PgColumnSize => Err(PgError::internal("pg_column_size is evaluated by ev")),
         ScalarFunc::PgGetExpr
         | ScalarFunc::PgGetIndexDef
         | ScalarFunc::PgGetConstraintDef

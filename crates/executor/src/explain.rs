@@ -220,17 +220,27 @@ fn buffers_line(u: &storage::bufmgr::usage::RelUsage) -> Option<String> {
     (!parts.is_empty()).then(|| format!("Buffers: shared {}", parts.join(" ")))
 }
 
-/// The names of `table`'s columns, `t.c` if `qualify`.
+/// The names of `table`'s columns, `t.c` if `qualify`; a stored size its scan returns
+/// (`TableDesc::stored_sizes`) as the call that asked for it.
 fn column_names(table: &TableDesc, qualify: bool) -> Vec<String> {
+    let name = |c: &catalog::ColumnDesc| {
+        if qualify {
+            format!("{}.{}", table.shown_name(), c.name)
+        } else {
+            c.name.clone()
+        }
+    };
+    let own = table.columns.len() - table.stored_sizes.len();
     table
         .columns
         .iter()
-        .map(|c| {
-            if qualify {
-                format!("{}.{}", table.shown_name(), c.name)
-            } else {
-                c.name.clone()
+        .enumerate()
+        .map(|(i, c)| match i.checked_sub(own) {
+            Some(k) => {
+                let measured = &table.columns[table.stored_sizes[k] as usize];
+                format!("pg_column_size({})", name(measured))
             }
+            None => name(c),
         })
         .collect()
 }

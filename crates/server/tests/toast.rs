@@ -181,3 +181,142 @@ async fn repetitive_values_are_compressed_inline() {
         "no value went out of line"
     );
 }
+
+/// `pg_column_size` of a table's column is what its scan read (compressed, or out of
+/// line, as stored), through each kind of scan, a join and an aggregate; of any other
+/// value, its size stored inline.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pg_column_size_is_the_stored_size() {
+    let (server, _dir) = start_without_autovacuum().await;
+    let c = connect(&server).await;
+    exec(
+        &c,
+        "CREATE TABLE docs (id int PRIMARY KEY, note text, body text, n int8)",
+    )
+    .await;
+    let big = incompressible(MB, 11);
+    c.execute("INSERT INTO docs VALUES (1, 'abc', $1, NULL)", &[&big])
+        .await
+        .expect("insert");
+    exec(
+        &c,
+        "INSERT INTO docs VALUES (2, NULL, repeat('x', 1000000), 5), (3, 'de', 'short', 6)",
+    )
+    .await;
+    let sizes = "SELECT id, pg_column_size(note), pg_column_size(body), \
+                 pg_column_size(docs.n), octet_length(body) FROM docs";
+    // Out of line: the value's bytes in the TOAST relation; compressed inline: far
+    // less than the value; plain inline: the value and its 4-byte length word.
+    let expect = vec![
+        format!("1|7|{MB}||{MB}"),
+        "2||COMPRESSED|8|1000000".to_string(),
+        "3|6|9|8|5".to_string(),
+    ];
+    let rows = |q: String| {
+        let c = &c;
+        async move {
+            c.query(&q, &[])
+                .await
+                .unwrap_or_else(|e| panic!("{q}: {e}"))
+                .iter()
+                .map(|r| {
+                    (0..r.len())
+                        .map(|i| match r.try_get::<_, Option<i32>>(i) {
+                            Ok(v) => v.map(|v| v.to_string()).unwrap_or_default(),
+                            Err(_) => r.get::<_, Option<i64>>(i).unwrap().to_string(),
+                        })
+                        .collect::<Vec<_>>()
+                        .join("|")
+                })
+                .collect::<Vec<_>>()
+        }
+    };
+    let check = |got: Vec<String>, how: &str| {
+        assert_eq!(got.len(), 3, "{how}: {got:?}");
+        for (g, e) in got.iter().zip(&expect) {
+            match e.split('|').nth(2) {
+                Some("COMPRESSED") => {
+                    let size: i64 = g.split('|').nth(2).unwrap().parse().unwrap();
+                    assert!(size > 0 && size < 20_000, "{how}: compressed to {size}");
+                }
+                _ => assert_eq!(g, e, "{how}"),
+            }
+        }
+    };
+    check(
+        rows(format!("{sizes} ORDER BY id")).await,
+        "sequential scan",
+    );
+    exec(&c, "SET enable_seqscan = off").await;
+    exec(&c, "SET enable_bitmapscan = off").await;
+    let plan = |q: String| {
+        let c = &c;
+        async move {
+            let rows = c
+                .query(&format!("EXPLAIN {q}"), &[])
+                .await
+                .expect("explain");
+            rows.iter()
+                .map(|r| r.get::<_, String>(0))
+                .collect::<Vec<_>>()
+                .join("\n")
+        }
+    };
+    let q = format!("{sizes} WHERE id > 0 ORDER BY id");
+    assert!(plan(q.clone()).await.contains("Index Scan"));
+    check(rows(q.clone()).await, "index scan");
+    exec(&c, "RESET enable_bitmapscan").await;
+    exec(&c, "SET enable_indexscan = off").await;
+    assert!(plan(q.clone()).await.contains("Bitmap Heap Scan"));
+    check(rows(q).await, "bitmap scan");
+    exec(&c, "RESET enable_seqscan").await;
+    exec(&c, "RESET enable_indexscan").await;
+    // In a filter, a join (qualified by an alias), an aggregate.
+    assert_eq!(
+        value(
+            &c,
+            "SELECT id FROM docs WHERE pg_column_size(body) > 100000"
+        )
+        .await,
+        "1"
+    );
+    assert_eq!(
+        value(
+            &c,
+            "SELECT d.id FROM docs d JOIN docs e ON e.id = d.id \
+             WHERE pg_column_size(d.body) < pg_column_size(e.note) + 4"
+        )
+        .await,
+        "3"
+    );
+    assert_eq!(
+        number(&c, "SELECT max(pg_column_size(body)) FROM docs").await,
+        MB as i64
+    );
+    // Outside an aggregate of a grouped query: the grouped value's size.
+    assert_eq!(
+        value(
+            &c,
+            "SELECT pg_column_size(n) || ' ' || max(pg_column_size(body)) FROM docs \
+             WHERE n IS NOT NULL GROUP BY n ORDER BY n LIMIT 1"
+        )
+        .await
+        .split(' ')
+        .next(),
+        Some("8")
+    );
+    // Not read from a table: its size stored inline.
+    assert_eq!(
+        value(
+            &c,
+            "SELECT pg_column_size(1::int8) || ' ' || pg_column_size('abcd'::text) || ' ' \
+             || pg_column_size(body || '') FROM docs WHERE id = 3"
+        )
+        .await,
+        "8 8 9"
+    );
+    assert_eq!(
+        value(&c, "SELECT pg_column_size(NULL::text) IS NULL").await,
+        "t"
+    );
+}

@@ -191,6 +191,10 @@ pub enum ScalarFunc {
     PgTableSize,
     /// `pg_indexes_size(table)`: the bytes of the table's indexes.
     PgIndexesSize,
+    /// `pg_column_size(value)` of a value not read from a table: the bytes it takes
+    /// stored inline and uncompressed (a table's column is its scan's stored size: the
+    /// binder's `column_size`).
+    PgColumnSize,
     /// `pg_total_relation_size(rel)`: a table's and its indexes' bytes.
     PgTotalRelationSize,
     /// `pg_size_pretty(bigint)`: bytes as PostgreSQL prints them (`10 kB`, `3 MB`).
@@ -366,6 +370,7 @@ impl ScalarFunc {
             | F::PgTableIsVisible
             | F::PgRelationSize
             | F::PgTableSize
+            | F::PgColumnSize
             | F::PgIndexesSize
             | F::PgTotalRelationSize
             | F::FormatType

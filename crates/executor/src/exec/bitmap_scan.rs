@@ -291,8 +291,7 @@ impl Operator for BitmapHeapScanOp<'_> {
                 (self.table.rel, self.table.oid),
                 tid,
                 !lossy,
-                &self.types,
-                self.wanted,
+                (&self.types, self.wanted, &self.table.stored_sizes),
             )?
             else {
                 continue;

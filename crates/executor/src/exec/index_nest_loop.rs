@@ -188,7 +188,13 @@ impl Operator for IndexNestLoopOp<'_> {
                             continue;
                         };
                         counted.1 += 1;
-                        let inner = access::tuple::decode_with(&bytes, &self.types, env.pool)?;
+                        let inner = super::scan::decode_row(
+                            &bytes,
+                            &self.types,
+                            None,
+                            env.pool,
+                            &table.stored_sizes,
+                        )?;
                         if let Some(f) = self.inner_filter
                             && !self.env.eval(f, &inner)?.is_true()
                         {
@@ -254,7 +260,7 @@ impl Operator for IndexNestLoopOp<'_> {
             }
             if !matched && self.kind == JoinKind::Left {
                 let mut row = left;
-                row.resize(row.len() + self.types.len(), Value::Null);
+                row.resize(row.len() + self.table.columns.len(), Value::Null);
                 return Ok(Some(row));
             }
         }

@@ -106,8 +106,8 @@ impl LockRowsOp<'_> {
                     let Some(bytes) = heapam::heap_fetch(env.pool, table.rel, newer)? else {
                         return Ok(None);
                     };
-                    let mut base =
-                        access::tuple::decode_with(&bytes, &table.column_types(), env.pool)?;
+                    let (types, sizes) = (table.tuple_types(), &table.stored_sizes);
+                    let mut base = super::scan::decode_row(&bytes, &types, None, env.pool, sizes)?;
                     push_address(&mut base, newer, table.oid);
                     if let Some(f) = self.recheck
                         && !self.env.eval(f, &base)?.is_true()

@@ -118,19 +118,25 @@ fn seq_scan<'a>(
         }
         (columns, _) => (columns.clone(), Vec::new()),
     };
-    // A filter reading fewer columns than are decoded is evaluated on those first.
+    // A filter reading fewer columns than are decoded is evaluated on those first
+    // (not where it may read a stored size, which follows the row's values).
     let ncols = table.columns.len();
-    let filter_first = filter.as_ref().and_then(|f| {
-        let read = planner::columns_read(f, ncols);
-        let more = match &decoded {
-            Some(d) => d.iter().zip(&read).any(|(d, r)| *d && !*r),
-            None => read.iter().any(|r| !r),
-        };
-        more.then(|| read.to_vec())
-    });
+    let filter_first = filter
+        .as_ref()
+        .filter(|_| table.stored_sizes.is_empty())
+        .and_then(|f| {
+            let read = planner::columns_read(f, ncols);
+            let more = match &decoded {
+                Some(d) => d.iter().zip(&read).any(|(d, r)| *d && !*r),
+                None => read.iter().any(|r| !r),
+            };
+            more.then(|| read.to_vec())
+        });
     Ok(Box::new(SeqScanOp {
         env,
-        scan: TableScan::new(env, table.rel, table.column_types())?.reading(decoded),
+        scan: TableScan::new(env, table.rel, table.tuple_types())?
+            .reading(decoded)
+            .sizing(&table.stored_sizes),
         filter: filter.as_ref(),
         emit_tid: env.emit_tid.then_some(table.oid),
         removed: 0,
@@ -248,11 +254,12 @@ fn build_node<'a>(
             Box::new(IndexScanOp {
                 env,
                 rel: (table.rel, table.oid),
-                types: table.column_types(),
+                types: table.tuple_types(),
                 scan,
                 filter: filter.as_ref(),
                 removed: 0,
                 wanted: columns.as_deref(),
+                sizes: &table.stored_sizes,
                 counted: (index.oid, 0, 0),
                 only: only.then(|| IndexOnly::new(env, table, index)),
             })
@@ -271,7 +278,7 @@ fn build_node<'a>(
                 bitmap,
                 recheck,
                 filter: filter.as_ref(),
-                types: table.column_types(),
+                types: table.tuple_types(),
                 wanted: columns.as_deref(),
                 tids: None,
                 removed: 0,
@@ -459,7 +466,7 @@ fn build_node<'a>(
                 env,
                 table,
                 index,
-                types: table.column_types(),
+                types: table.tuple_types(),
                 outer_key,
                 key_cond,
                 more_keys,

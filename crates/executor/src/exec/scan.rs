@@ -13,6 +13,28 @@ pub struct TableScan<'a> {
     pub(crate) pool: &'a storage::BufferPool,
     /// The columns decoded (the plan's `columns`); the others read NULL.
     pub(crate) wanted: Option<planner::ColumnSet>,
+    /// The columns whose stored size follows each row's values (`TableDesc::stored_sizes`).
+    pub(crate) sizes: Vec<u16>,
+}
+
+/// A table's heap tuple as a row of its scan: the `wanted` columns of the tuple's `types`
+/// decoded (the others NULL; values out of line read through `pool`), then the stored
+/// size of each column of `sizes` (`pg_column_size`: `TableDesc::stored_sizes`, access
+/// rule 12).
+pub(crate) fn decode_row(
+    bytes: &[u8],
+    types: &[DataType],
+    wanted: Option<&[bool]>,
+    pool: &storage::BufferPool,
+    sizes: &[u16],
+) -> PgResult<Row> {
+    // A plan's column set also covers the sizes after the tuple's own columns.
+    let wanted = wanted.map(|w| &w[..w.len().min(types.len())]);
+    let mut row = access::tuple::decode_columns(bytes, types, wanted, Some(pool))?;
+    if !sizes.is_empty() {
+        row.extend(access::tuple::column_sizes(bytes, types, sizes)?);
+    }
+    Ok(row)
 }
 
 impl<'a> TableScan<'a> {
@@ -23,12 +45,21 @@ impl<'a> TableScan<'a> {
             tx: env.tx,
             pool: env.pool,
             wanted: None,
+            sizes: Vec::new(),
         })
     }
 
     /// Decode only the columns `wanted` marks (all when `None`).
     pub fn reading(self, wanted: Option<planner::ColumnSet>) -> TableScan<'a> {
         TableScan { wanted, ..self }
+    }
+
+    /// Follow each row's values with the stored size of each of these columns.
+    pub fn sizing(self, sizes: &[u16]) -> TableScan<'a> {
+        TableScan {
+            sizes: sizes.to_vec(),
+            ..self
+        }
     }
 
     /// The next row `keep` takes (none at the end), with the count of rows it refused
@@ -61,11 +92,10 @@ impl<'a> TableScan<'a> {
                         refused += 1;
                         continue;
                     }
-                    access::tuple::decode_columns(bytes, &self.types, wanted, Some(self.pool))?
+                    decode_row(bytes, &self.types, wanted, self.pool, &self.sizes)?
                 }
                 None => {
-                    let row =
-                        access::tuple::decode_columns(bytes, &self.types, wanted, Some(self.pool))?;
+                    let row = decode_row(bytes, &self.types, wanted, self.pool, &self.sizes)?;
                     if !keep(&row)? {
                         refused += 1;
                         continue;
@@ -86,7 +116,7 @@ impl<'a> TableScan<'a> {
                 let wanted = self.wanted.as_deref();
                 Ok(Some((
                     tid,
-                    access::tuple::decode_columns(bytes, &self.types, wanted, Some(self.pool))?,
+                    decode_row(bytes, &self.types, wanted, self.pool, &self.sizes)?,
                 )))
             }
         }
@@ -188,6 +218,8 @@ pub(crate) struct IndexScanOp<'a> {
     pub(crate) removed: u64,
     /// The columns decoded (the plan's `columns`); the others read NULL.
     pub(crate) wanted: Option<&'a [bool]>,
+    /// The columns whose stored size follows each row's values (`TableDesc::stored_sizes`).
+    pub(crate) sizes: &'a [u16],
     /// The index, with the entries it returned and the live rows they led to, counted
     /// for `pg_stat_user_indexes` when the scan ends (txn rule 10).
     pub(crate) counted: (common::Oid, u64, u64),
@@ -292,8 +324,8 @@ impl Operator for IndexScanOp<'_> {
                     row
                 }
                 None => {
-                    let Some(row) = fetch_row(&env, self.rel, tid, true, &self.types, self.wanted)?
-                    else {
+                    let shape = (&self.types[..], self.wanted, self.sizes);
+                    let Some(row) = fetch_row(&env, self.rel, tid, true, shape)? else {
                         continue;
                     };
                     self.counted.2 += 1;
@@ -320,16 +352,15 @@ impl Operator for IndexScanOp<'_> {
 /// The row version the statement's snapshot sees at `tid` of `rel`: with `chain`, the
 /// one of the HOT chain an index entry's `tid` leads to (access rule 11), else the tuple
 /// at `tid` itself (a lossy bitmap page's offsets, each read on its own). Decoded (the
-/// `wanted` columns; the others NULL), its own address after it where the statement
-/// needs it (UPDATE, DELETE, FOR UPDATE). What index and bitmap heap scans return for an
-/// address.
+/// `wanted` columns of the tuple's `types`; the others NULL; then the stored `sizes`:
+/// [`decode_row`]), its own address after it where the statement needs it (UPDATE,
+/// DELETE, FOR UPDATE). What index and bitmap heap scans return for an address.
 pub(crate) fn fetch_row(
     env: &Env,
     (rel, oid): (common::RelId, common::Oid),
     tid: ItemPointer,
     chain: bool,
-    types: &[DataType],
-    wanted: Option<&[bool]>,
+    (types, wanted, sizes): (&[DataType], Option<&[bool]>, &[u16]),
 ) -> PgResult<Option<Row>> {
     let found = if chain {
         heapam::heap_hot_fetch(env.pool, rel, tid, env.snapshot, env.tx)?
@@ -339,7 +370,7 @@ pub(crate) fn fetch_row(
     let Some((tid, bytes)) = found else {
         return Ok(None);
     };
-    let mut row = access::tuple::decode_columns(&bytes, types, wanted, Some(env.pool))?;
+    let mut row = decode_row(&bytes, types, wanted, env.pool, sizes)?;
     if env.emit_tid {
         crate::exec::lock_rows::push_address(&mut row, tid, oid);
     }

@@ -22,6 +22,28 @@ pub(crate) struct ExprContext<'s> {
     pub clause: &'static str,
 }
 
+/// `pg_column_size(arg)`: for a column of a table in FROM, the size its scan read it
+/// at (the column after the table's own that `query::with_stored_sizes` asked the scan
+/// for: compressed, or out of line, as stored); for any other value, the size it would
+/// take stored inline and uncompressed (`ScalarFunc::PgColumnSize`), as PostgreSQL's
+/// for a value not read from a table.
+fn column_size(arg: Expr, scope: &Scope) -> Expr {
+    if let ExprKind::Column(i) = arg.kind
+        && let Some(c) = scope.columns.get(i)
+        && c.table_oid != 0
+        && let Some(at) = scope
+            .columns
+            .iter()
+            .position(|s| s.stored_size_of == Some(c.column_number) && s.table == c.table)
+    {
+        return Expr::column(at, DataType::Int4);
+    }
+    Expr::new(
+        ExprKind::Func(ScalarFunc::PgColumnSize, vec![arg]),
+        DataType::Int4,
+    )
+}
+
 impl ExprContext<'_> {
     fn inside_agg(&self) -> Self {
         ExprContext {
@@ -1393,6 +1415,9 @@ impl Binder<'_> {
                 }
                 _ => return Err(PgError::unsupported(format!("function argument {a}"))),
             }
+        }
+        if name == "pg_column_size" && bound.len() == 1 {
+            return Ok(column_size(bound.remove(0), cx.scope));
         }
         self.bind_scalar_function(&name, bound)
     }

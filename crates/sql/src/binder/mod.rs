@@ -62,6 +62,10 @@ pub struct Binder<'a> {
     outer: std::cell::RefCell<Vec<OuterFrame>>,
     /// How deep `bind_expr` is in the expression being bound.
     depth: std::cell::Cell<usize>,
+    /// The columns (qualifier, name) whose stored size the SELECT whose FROM is being
+    /// bound asks for (`pg_column_size(col)`): its scans of tables with such columns
+    /// return them (`query::with_stored_sizes`).
+    sized: std::cell::RefCell<Vec<(Option<String>, String)>>,
 }
 
 /// The deepest expression nesting bound (a chain of 1,000 ANDs is 1,000 deep): every
@@ -115,6 +119,9 @@ pub(crate) struct ScopeColumn {
     /// A column JOIN ... USING merged with its match on the other side: its qualified
     /// name and `table.*` still find it, its bare name and `*` find the merged column.
     pub merged_away: bool,
+    /// A scan's stored size of the table's column of this number (`pg_column_size`;
+    /// `TableDesc::stored_sizes`): no name finds it and `*` does not show it.
+    pub stored_size_of: Option<i16>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -130,14 +137,29 @@ impl Scope {
                 .columns
                 .iter()
                 .enumerate()
-                .map(|(i, c)| ScopeColumn {
-                    table: Some(alias.clone()),
-                    name: c.name.as_str().into(),
-                    ty: c.ty,
-                    table_oid: table.oid,
-                    column_number: i as i16 + 1,
-                    dropped: c.dropped,
-                    merged_away: false,
+                .map(|(i, c)| {
+                    // The stored sizes a query asked the scan for (`TableDesc::stored_sizes`).
+                    let own = table.columns.len() - table.stored_sizes.len();
+                    let stored_size_of =
+                        i.checked_sub(own).map(|k| table.stored_sizes[k] as i16 + 1);
+                    ScopeColumn {
+                        table: Some(alias.clone()),
+                        name: c.name.as_str().into(),
+                        ty: c.ty,
+                        table_oid: if stored_size_of.is_some() {
+                            0
+                        } else {
+                            table.oid
+                        },
+                        column_number: if stored_size_of.is_some() {
+                            0
+                        } else {
+                            i as i16 + 1
+                        },
+                        dropped: c.dropped || stored_size_of.is_some(),
+                        merged_away: false,
+                        stored_size_of,
+                    }
                 })
                 .collect(),
         }
@@ -214,6 +236,7 @@ impl<'a> Binder<'a> {
             set_op_leaf: std::cell::Cell::new(false),
             outer: std::cell::RefCell::new(Vec::new()),
             depth: std::cell::Cell::new(0),
+            sized: std::cell::RefCell::new(Vec::new()),
         }
     }
 

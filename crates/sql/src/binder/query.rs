@@ -8,8 +8,8 @@ use super::coerce::{CastContext, can_cast, common_type};
 use super::expr::{ExprContext, coerce_to_bool, figure_colname};
 use super::{Binder, Scope, ScopeColumn, ident_name};
 use crate::bound::{
-    AggCall, BoundQuery, Expr, ExprKind, JoinKind, LogicalPlan, OutputColumn, RowWait, SetOpKind,
-    SortKey,
+    AggCall, BoundQuery, Expr, ExprKind, JoinKind, LogicalPlan, OutputColumn, RowWait, ScalarFunc,
+    SetOpKind, SortKey,
 };
 
 /// An ORDER BY item: a select-list column, or an expression over the input.
@@ -112,12 +112,101 @@ fn set_operation(
     })
 }
 
+/// The columns whose stored size a SELECT asks for: each `pg_column_size(col)` or
+/// `pg_column_size(t.col)` in it, its subqueries' too (a scan asked for a size no
+/// expression reads returns it unread).
+fn stored_sizes_asked(
+    s: &ast::Select,
+    order_by: &[ast::OrderByExpr],
+) -> Vec<(Option<String>, String)> {
+    let mut asked = Vec::new();
+    let mut look = |e: &ast::Expr| {
+        if let ast::Expr::Function(f) = e
+            && let [ast::ObjectNamePart::Identifier(n)] = f.name.0.as_slice()
+            && ident_name(n) == "pg_column_size"
+            && let ast::FunctionArguments::List(list) = &f.args
+            && let [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(arg))] =
+                list.args.as_slice()
+        {
+            match arg {
+                ast::Expr::Identifier(c) => asked.push((None, ident_name(c))),
+                ast::Expr::CompoundIdentifier(p) if p.len() == 2 => {
+                    asked.push((Some(ident_name(&p[0])), ident_name(&p[1])))
+                }
+                _ => {}
+            }
+        }
+        std::ops::ControlFlow::<()>::Continue(())
+    };
+    let _ = ast::visit_expressions(s, &mut look);
+    for o in order_by {
+        let _ = ast::visit_expressions(o, &mut look);
+    }
+    asked
+}
+
 /// The alias a one-table scope is known by, if it has columns.
 fn scope_name_of(scope: &Scope) -> Option<&str> {
     scope.columns.first().and_then(|c| c.table.as_deref())
 }
 
 impl Binder<'_> {
+    /// `table` as a scan of it for the SELECT being bound returns it: with an int4
+    /// column after its own for each of its columns whose stored size the SELECT asks for
+    /// (`TableDesc::stored_sizes`, filled by the scan: access rule 12). A partitioned
+    /// table's scans are its partitions', and return none.
+    fn with_stored_sizes(
+        &self,
+        table: std::sync::Arc<catalog::TableDesc>,
+        scope_name: &str,
+    ) -> std::sync::Arc<catalog::TableDesc> {
+        let sized = self.sized.borrow();
+        if sized.is_empty() || table.partition_key.is_some() {
+            return table;
+        }
+        let mut wanted: Vec<u16> = Vec::new();
+        for (qualifier, name) in sized.iter() {
+            if qualifier.as_deref().is_some_and(|q| q != scope_name) {
+                continue;
+            }
+            let found = table
+                .columns
+                .iter()
+                .position(|c| !c.dropped && c.name == *name);
+            if let Some(i) = found
+                && !wanted.contains(&(i as u16))
+            {
+                wanted.push(i as u16);
+            }
+        }
+        if wanted.is_empty() {
+            return table;
+        }
+        let mut columns = (*table.columns).clone();
+        for &i in &wanted {
+            columns.push(catalog::ColumnDesc {
+                name: format!("pg_column_size({})", table.columns[i as usize].name),
+                ty: DataType::Int4,
+                not_null: false,
+                default: None,
+                identity: None,
+                dropped: false,
+                stat_target: None,
+                storage: common::types::Storage::Plain,
+            });
+        }
+        let mut sized = catalog::TableDesc {
+            columns: std::sync::Arc::new(columns),
+            stored_sizes: wanted,
+            ..(*table).clone()
+        };
+        if !sized.index_leads.is_empty() {
+            // Its map of the indexes each column leads, for its columns.
+            sized.index_leading_columns();
+        }
+        std::sync::Arc::new(sized)
+    }
+
     pub(crate) fn bind_query(&self, q: &ast::Query) -> PgResult<BoundQuery> {
         if q.with.is_some() {
             return Err(PgError::unsupported("WITH"));
@@ -267,6 +356,7 @@ impl Binder<'_> {
                                 column_number: 0,
                                 dropped: false,
                                 merged_away: false,
+                                stored_size_of: None,
                             })
                             .collect(),
                     };
@@ -412,7 +502,10 @@ impl Binder<'_> {
                 Scope::default(),
             )
         } else {
-            self.bind_from(&s.from)?
+            let outer = self.sized.replace(stored_sizes_asked(s, order_by));
+            let from = self.bind_from(&s.from);
+            self.sized.replace(outer);
+            from?
         };
         // FOR UPDATE / FOR SHARE: rows of one table, each locked as it passes (after
         // sorting, before LIMIT, as PostgreSQL's LockRows). Its scan appends each row's
@@ -810,6 +903,20 @@ impl Binder<'_> {
                 };
                 Ok(Expr::column(groups.len() + j, e.ty))
             }
+            // pg_column_size of a column outside an aggregate: its scan's size is a row's,
+            // not the group's; the grouped value's is its size stored inline.
+            ExprKind::Column(i)
+                if let Some(n) = scope.columns[i].stored_size_of
+                    && let Some(m) = scope.columns.iter().position(|c| {
+                        c.stored_size_of.is_none()
+                            && c.table == scope.columns[i].table
+                            && c.column_number == n
+                    }) =>
+            {
+                let arg = Expr::column(m, scope.columns[m].ty);
+                let size = Expr::new(ExprKind::Func(ScalarFunc::PgColumnSize, vec![arg]), e.ty);
+                self.rewrite_over_groups(size, groups, aggs, scope, outer)
+            }
             ExprKind::Column(i) => {
                 let c = &scope.columns[i];
                 let name = match &c.table {
@@ -1093,6 +1200,7 @@ impl Binder<'_> {
                     column_number: from.column_number,
                     dropped: false,
                     merged_away: false,
+                    stored_size_of: None,
                 });
                 exprs.push(e);
             }
@@ -1261,6 +1369,7 @@ impl Binder<'_> {
                 column_number: 0,
                 dropped: false,
                 merged_away: false,
+                stored_size_of: None,
             }],
         };
         Ok((
@@ -1342,6 +1451,7 @@ impl Binder<'_> {
                 column_number: 0,
                 dropped: false,
                 merged_away: false,
+                stored_size_of: None,
             })
             .collect();
         Ok((
@@ -1397,6 +1507,7 @@ impl Binder<'_> {
             column_number: 0,
             dropped: false,
             merged_away: false,
+            stored_size_of: None,
         };
         let mut columns = vec![column(first, elem.without_typmod())];
         if ordinality {
@@ -1518,6 +1629,14 @@ impl Binder<'_> {
                         },
                         (None, None) => LogicalPlan::Scan { table },
                     };
+                    let (plan, scope) = match plan {
+                        LogicalPlan::Scan { table } => {
+                            let table = self.with_stored_sizes(table, &scope_name);
+                            let scope = Scope::for_table(&table, &scope_name);
+                            (LogicalPlan::Scan { table }, scope)
+                        }
+                        plan => (plan, scope),
+                    };
                     // FROM ONLY a partitioned table: its own rows, of which it has none.
                     let plan = match &plan {
                         LogicalPlan::Scan { table }
@@ -1597,6 +1716,7 @@ impl Binder<'_> {
                             column_number: c.column_number,
                             dropped: false,
                             merged_away: false,
+                            stored_size_of: None,
                         })
                         .collect(),
                 };
