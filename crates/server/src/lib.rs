@@ -92,8 +92,8 @@ use wire::Backend;
 pub use config::Config;
 
 /// One open data directory: catalog, storage, buffer pool, write-ahead log.
-/// Query string shapes whose parse is kept (sql rule 1), each of at most 2 KB of text.
-const PARSE_CACHE_SHAPES: usize = 1024;
+/// Query string shapes whose parse is kept (sql rule 1), each of at most 1 KB of text.
+const PARSE_CACHE_SHAPES: usize = 512;
 
 pub struct Database {
     catalog: Catalog,

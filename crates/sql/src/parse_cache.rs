@@ -18,7 +18,7 @@ use crate::parser::{self, Command};
 
 /// Query strings longer than this are parsed each time (a cache of large statements
 /// would hold large trees).
-const MAX_TEXT: usize = 2048;
+const MAX_TEXT: usize = 1024;
 
 /// What a masked number's digits and a masked string's characters become in the key.
 /// A query string holding either byte is not cached, so a key cannot be mistaken for a
