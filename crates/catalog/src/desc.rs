@@ -33,6 +33,23 @@ pub struct ColumnDesc {
     pub storage: common::types::Storage,
 }
 
+impl ColumnDesc {
+    /// A nullable column of type `ty`, without a default, identity or statistics target,
+    /// stored as its type's values are by default.
+    pub fn new(name: impl Into<String>, ty: DataType) -> ColumnDesc {
+        ColumnDesc {
+            name: name.into(),
+            ty,
+            not_null: false,
+            default: None,
+            identity: None,
+            dropped: false,
+            stat_target: None,
+            storage: ty.default_storage(),
+        }
+    }
+}
+
 /// Whether a table of `columns` needs a TOAST relation (PostgreSQL's
 /// `needs_toast_table`): some column's values can be stored out of line (access rule 12:
 /// text, varchar, char, bytea and arrays, unless `SET STORAGE PLAIN`), and a row can be

@@ -374,16 +374,7 @@ mod tests {
             rel: oid,
             name: format!("t{oid}"),
             columns: (0..width)
-                .map(|i| ColumnDesc {
-                    name: format!("c{i}"),
-                    ty: DataType::Int4,
-                    not_null: false,
-                    default: None,
-                    identity: None,
-                    dropped: false,
-                    stat_target: None,
-                    storage: common::types::Storage::Plain,
-                })
+                .map(|i| ColumnDesc::new(format!("c{i}"), DataType::Int4))
                 .collect::<Vec<_>>()
                 .into(),
             ..Default::default()

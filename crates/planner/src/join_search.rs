@@ -1445,16 +1445,7 @@ mod tests {
     }
 
     fn table(i: u32) -> Arc<TableDesc> {
-        let col = |name: &str| ColumnDesc {
-            name: name.into(),
-            ty: DataType::Int4,
-            not_null: false,
-            default: None,
-            identity: None,
-            dropped: false,
-            stat_target: None,
-            storage: common::types::Storage::Plain,
-        };
+        let col = |name: &str| ColumnDesc::new(name, DataType::Int4);
         Arc::new(TableDesc {
             oid: 100 + i,
             rel: 100 + i,

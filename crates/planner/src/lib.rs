@@ -521,17 +521,7 @@ mod tests {
                 oid: 1,
                 rel: 1,
                 name: "t".into(),
-                columns: vec![ColumnDesc {
-                    name: "a".into(),
-                    ty: DataType::Int4,
-                    not_null: false,
-                    default: None,
-                    identity: None,
-                    dropped: false,
-                    stat_target: None,
-                    storage: common::types::Storage::Plain,
-                }]
-                .into(),
+                columns: vec![ColumnDesc::new("a", DataType::Int4)].into(),
                 indexes: vec![],
                 ..Default::default()
             });

@@ -117,6 +117,7 @@ impl Template {
     /// into something other than a value (`FETCH 5`'s count, `varchar(10)`'s length).
     fn new(commands: &[Command], literals: &[Literal]) -> Option<Template> {
         let mut commands = commands.to_vec();
+        let spans: Vec<Span> = literals.iter().map(|l| l.span).collect();
         let mut found = vec![false; literals.len()];
         for c in &mut commands {
             let Command::Sql(stmt) = c else {
@@ -126,7 +127,7 @@ impl Template {
                 return None;
             };
             let mut check = Values {
-                spans: literals.iter().map(|l| l.span).collect(),
+                spans: &spans,
                 each: |k: usize, v: &mut Value| {
                     found[k] |= match (v, &literals[k].value) {
                         (Value::Number(n, false), LiteralValue::Number(m)) => n == m,
@@ -142,10 +143,10 @@ impl Template {
                 return None;
             }
         }
-        found.iter().all(|&f| f).then(|| Template {
-            commands,
-            spans: literals.iter().map(|l| l.span).collect(),
-        })
+        found
+            .iter()
+            .all(|&f| f)
+            .then_some(Template { commands, spans })
     }
 
     /// The parse of a string of this shape holding `literals`.
@@ -157,7 +158,7 @@ impl Template {
         for c in &mut commands {
             if let Command::Sql(stmt) = c {
                 let mut set = Values {
-                    spans: self.spans.clone(),
+                    spans: &self.spans,
                     each: |k: usize, v: &mut Value| {
                         match (v, &literals[k].value) {
                             (Value::Number(n, _), LiteralValue::Number(m)) => m.clone_into(n),
@@ -179,13 +180,13 @@ impl Template {
 
 /// A visitor calling `each(k, value)` for each value at the span of literal `k`; `ok`
 /// turns false where `each` refuses one.
-struct Values<F> {
-    spans: Vec<Span>,
+struct Values<'s, F> {
+    spans: &'s [Span],
     each: F,
     ok: bool,
 }
 
-impl<F: FnMut(usize, &mut Value) -> bool> VisitorMut for Values<F> {
+impl<F: FnMut(usize, &mut Value) -> bool> VisitorMut for Values<'_, F> {
     type Break = ();
 
     fn pre_visit_value(&mut self, v: &mut ValueWithSpan) -> std::ops::ControlFlow<()> {
@@ -229,15 +230,7 @@ fn mask(sql: &str) -> Option<(String, Vec<Literal>)> {
                 if start > 0 && (ident(b[start - 1]) || b[start - 1] == b'&') {
                     return None;
                 }
-                let mut j = start + 1;
-                loop {
-                    match b.get(j) {
-                        None => return None,
-                        Some(b'\'') if b.get(j + 1) == Some(&b'\'') => j += 2,
-                        Some(b'\'') => break,
-                        Some(_) => j += 1,
-                    }
-                }
+                let j = closing_quote(b, start)?;
                 let content = &sql[start + 1..j];
                 if content.contains('\\') {
                     at.copy(sql, j + 1, &mut key);
@@ -288,15 +281,7 @@ fn mask(sql: &str) -> Option<(String, Vec<Literal>)> {
                 });
             }
             b'"' => {
-                let mut j = start + 1;
-                loop {
-                    match b.get(j) {
-                        None => return None,
-                        Some(b'"') if b.get(j + 1) == Some(&b'"') => j += 2,
-                        Some(b'"') => break,
-                        Some(_) => j += 1,
-                    }
-                }
+                let j = closing_quote(b, start)?;
                 at.copy(sql, j + 1, &mut key);
             }
             b'-' if b.get(start + 1) == Some(&b'-') => {
@@ -340,6 +325,20 @@ fn mask(sql: &str) -> Option<(String, Vec<Literal>)> {
         }
     }
     Some((key, literals))
+}
+
+/// Where the quoted string or name opening at `b[start]` closes (its quote doubled
+/// inside it); `None` if it does not.
+fn closing_quote(b: &[u8], start: usize) -> Option<usize> {
+    let q = b[start];
+    let mut j = start + 1;
+    loop {
+        match *b.get(j)? {
+            c if c == q && b.get(j + 1) == Some(&q) => j += 2,
+            c if c == q => return Some(j),
+            _ => j += 1,
+        }
+    }
 }
 
 /// A place in the string: its byte offset, and its line and column as sqlparser counts

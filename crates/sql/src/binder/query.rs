@@ -184,16 +184,8 @@ impl Binder<'_> {
         }
         let mut columns = (*table.columns).clone();
         for &i in &wanted {
-            columns.push(catalog::ColumnDesc {
-                name: format!("pg_column_size({})", table.columns[i as usize].name),
-                ty: DataType::Int4,
-                not_null: false,
-                default: None,
-                identity: None,
-                dropped: false,
-                stat_target: None,
-                storage: common::types::Storage::Plain,
-            });
+            let name = format!("pg_column_size({})", table.columns[i as usize].name);
+            columns.push(catalog::ColumnDesc::new(name, DataType::Int4));
         }
         let mut sized = catalog::TableDesc {
             columns: std::sync::Arc::new(columns),
