@@ -200,12 +200,13 @@ fn ev(e: &Expr, row: &[Value], s: &Session, env: Option<&Env>) -> PgResult<Value
             let Some(a) = args.first() else {
                 return Err(PgError::internal("pg_column_size without argument"));
             };
-            Ok(match ev(a, row, s, env)? {
-                Value::Null => Value::Null,
-                v => Value::Int4(
-                    i32::try_from(access::tuple::encoded_len(&v, &a.ty)).unwrap_or(i32::MAX),
-                ),
-            })
+            let size = match ev(a, row, s, env)? {
+                Value::Null => return Ok(Value::Null),
+                // An untyped literal is a C string to PostgreSQL: its bytes and a NUL.
+                Value::Text(t) if a.ty == DataType::Unknown => t.len() + 1,
+                v => access::tuple::encoded_len(&v, &a.ty),
+            };
+            Ok(Value::Int4(i32::try_from(size).unwrap_or(i32::MAX)))
         }
         ExprKind::Func(f, args) => {
             let vals = args
