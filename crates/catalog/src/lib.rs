@@ -2326,16 +2326,7 @@ mod tests {
     use storage::vfs::OsVfs;
 
     fn col(name: &str, ty: DataType) -> ColumnDesc {
-        ColumnDesc {
-            name: name.into(),
-            ty,
-            not_null: false,
-            default: None,
-            identity: None,
-            dropped: false,
-            stat_target: None,
-            storage: ty.default_storage(),
-        }
+        ColumnDesc::new(name, ty)
     }
 
     /// A catalog over a real WAL and transaction manager, recovered as the server does;

@@ -903,17 +903,7 @@ impl SystemView {
             columns: self
                 .columns()
                 .iter()
-                .map(|(name, ty)| ColumnDesc {
-                    name: name.to_string(),
-                    ty: *ty,
-                    // pg_locks and pg_stat_activity have NULLs; nothing writes a view.
-                    not_null: false,
-                    default: None,
-                    identity: None,
-                    dropped: false,
-                    stat_target: None,
-                    storage: ty.default_storage(),
-                })
+                .map(|(name, ty)| ColumnDesc::new(*name, *ty))
                 .collect::<Vec<_>>()
                 .into(),
             indexes: Vec::new(),

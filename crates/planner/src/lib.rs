@@ -565,16 +565,7 @@ mod tests {
     }
 
     fn indexed_table() -> Arc<TableDesc> {
-        let col = |name: &str, ty: DataType| ColumnDesc {
-            name: name.into(),
-            ty,
-            not_null: false,
-            default: None,
-            identity: None,
-            dropped: false,
-            stat_target: None,
-            storage: ty.default_storage(),
-        };
+        let col = |name: &str, ty: DataType| ColumnDesc::new(name, ty);
         let index = |oid, columns: Vec<usize>| IndexDesc {
             oid,
             rel: oid,

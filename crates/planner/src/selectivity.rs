@@ -1396,16 +1396,7 @@ mod tests {
             name: "t".into(),
             columns: cols
                 .iter()
-                .map(|(n, ty)| ColumnDesc {
-                    name: (*n).into(),
-                    ty: *ty,
-                    not_null: false,
-                    default: None,
-                    identity: None,
-                    dropped: false,
-                    stat_target: None,
-                    storage: ty.default_storage(),
-                })
+                .map(|(n, ty)| ColumnDesc::new(*n, *ty))
                 .collect::<Vec<_>>()
                 .into(),
             indexes: if unique_first {

@@ -221,9 +221,9 @@ async fn pg_column_size_is_the_stored_size() {
                 .iter()
                 .map(|r| {
                     (0..r.len())
-                        .map(|i| match r.try_get::<_, Option<i32>>(i) {
-                            Ok(v) => v.map(|v| v.to_string()).unwrap_or_default(),
-                            Err(_) => r.get::<_, Option<i64>>(i).unwrap().to_string(),
+                        .map(|i| {
+                            r.get::<_, Option<i32>>(i)
+                                .map_or(String::new(), |v| v.to_string())
                         })
                         .collect::<Vec<_>>()
                         .join("|")
@@ -291,6 +291,11 @@ async fn pg_column_size_is_the_stored_size() {
     );
     assert_eq!(
         number(&c, "SELECT max(pg_column_size(body)) FROM docs").await,
+        MB as i64
+    );
+    // Spelled in capitals, as PostgreSQL folds it.
+    assert_eq!(
+        number(&c, "SELECT PG_COLUMN_SIZE(body) FROM docs WHERE id = 1").await,
         MB as i64
     );
     // Outside an aggregate of a grouped query: the grouped value's size.

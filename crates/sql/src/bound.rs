@@ -186,8 +186,8 @@ pub enum ScalarFunc {
     PgTableIsVisible,
     /// `pg_relation_size(rel)`: its main fork's bytes.
     PgRelationSize,
-    /// `pg_table_size(rel)`: a table's bytes, without its indexes (Myriad keeps no free
-    /// space map, visibility map or TOAST relation beside it).
+    /// `pg_table_size(rel)`: a table's bytes, with its free space and visibility maps and
+    /// its TOAST relation's, without its indexes.
     PgTableSize,
     /// `pg_indexes_size(table)`: the bytes of the table's indexes.
     PgIndexesSize,
@@ -195,7 +195,7 @@ pub enum ScalarFunc {
     /// stored inline and uncompressed (a table's column is its scan's stored size: the
     /// binder's `column_size`).
     PgColumnSize,
-    /// `pg_total_relation_size(rel)`: a table's and its indexes' bytes.
+    /// `pg_total_relation_size(rel)`: `pg_table_size` and its indexes' bytes.
     PgTotalRelationSize,
     /// `pg_size_pretty(bigint)`: bytes as PostgreSQL prints them (`10 kB`, `3 MB`).
     PgSizePretty,

@@ -525,16 +525,7 @@ impl Binder<'_> {
             ));
         }
         let ty = self.bind_type(&def.data_type)?;
-        let mut column = catalog::ColumnDesc {
-            name,
-            ty,
-            not_null: false,
-            default: None,
-            identity: None,
-            dropped: false,
-            stat_target: None,
-            storage: ty.default_storage(),
-        };
+        let mut column = catalog::ColumnDesc::new(name, ty);
         let mut fill = None;
         for opt in &def.options {
             match &opt.option {

@@ -129,16 +129,7 @@ impl Binder<'_> {
                         Some(ty) => ty,
                         None => self.bind_type(&def.data_type)?,
                     };
-                    let col = ColumnDesc {
-                        name: cname,
-                        ty,
-                        not_null: false,
-                        default: None,
-                        identity: None,
-                        dropped: false,
-                        stat_target: None,
-                        storage: ty.default_storage(),
-                    };
+                    let col = ColumnDesc::new(cname, ty);
                     (col, columns.len())
                 }
             };

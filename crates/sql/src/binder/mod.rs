@@ -66,6 +66,9 @@ pub struct Binder<'a> {
     /// bound asks for (`pg_column_size(col)`): its scans of tables with such columns
     /// return them (`query::with_stored_sizes`).
     sized: std::cell::RefCell<Vec<(Option<String>, String)>>,
+    /// Whether the statement can call `pg_column_size` (its text names it, or there is no
+    /// text): the SELECTs of those that cannot are not searched for calls.
+    may_size: bool,
 }
 
 /// The deepest expression nesting bound (a chain of 1,000 ANDs is 1,000 deep): every
@@ -237,6 +240,11 @@ impl<'a> Binder<'a> {
             outer: std::cell::RefCell::new(Vec::new()),
             depth: std::cell::Cell::new(0),
             sized: std::cell::RefCell::new(Vec::new()),
+            may_size: sql.is_empty()
+                || sql
+                    .as_bytes()
+                    .windows(14)
+                    .any(|w| w.eq_ignore_ascii_case(b"pg_column_size")),
         }
     }
 

@@ -494,7 +494,11 @@ impl Binder<'_> {
                 Scope::default(),
             )
         } else {
-            let outer = self.sized.replace(stored_sizes_asked(s, order_by));
+            let asked = match self.may_size {
+                true => stored_sizes_asked(s, order_by),
+                false => Vec::new(),
+            };
+            let outer = self.sized.replace(asked);
             let from = self.bind_from(&s.from);
             self.sized.replace(outer);
             from?

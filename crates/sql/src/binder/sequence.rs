@@ -180,14 +180,8 @@ fn resolve_options(
 /// The columns `SELECT * FROM seq` shows, as a table for the binder's scope.
 pub(crate) fn sequence_table(s: &SequenceDesc) -> Arc<catalog::TableDesc> {
     let col = |name: &str, ty: common::DataType| catalog::ColumnDesc {
-        name: name.into(),
-        ty,
         not_null: true,
-        default: None,
-        identity: None,
-        dropped: false,
-        stat_target: None,
-        storage: ty.default_storage(),
+        ..catalog::ColumnDesc::new(name, ty)
     };
     Arc::new(catalog::TableDesc {
         oid: s.oid,
